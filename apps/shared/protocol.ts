@@ -1,0 +1,325 @@
+// The one event protocol of TRT Build Studio. Every surface (CLI --json, SSE, Electron IPC, MCP)
+// carries exactly these objects, and every process boundary validates them with these schemas.
+// This module must stay free of Node and DOM imports: it runs in the renderer, the worker,
+// the service and Electron main alike.
+import { z } from 'zod';
+
+/** Bumped on any incompatible change; carried by every event as `v`. */
+export const PROTOCOL_VERSION = 1 as const;
+
+// ───────────────────────────── building blocks ─────────────────────────────
+
+export const BackendName = z.enum(['tensorrt', 'simulated']);
+export type BackendName = z.infer<typeof BackendName>;
+
+export const BackendChoice = z.enum(['auto', 'tensorrt', 'simulated']);
+export type BackendChoice = z.infer<typeof BackendChoice>;
+
+export const BackendInfo = z.object({
+  name: BackendName,
+  available: z.boolean(),
+  /** e.g. "10.16.1" for TensorRT, "sim-1" for the simulator. */
+  version: z.string().optional(),
+  /** Why it is unavailable ("libnvinfer.so.10 not found: ..."), when it is. */
+  reason: z.string().optional(),
+  /** Extra facts worth showing (library paths, compiled-against header version). */
+  detail: z.record(z.string(), z.string()).optional(),
+});
+export type BackendInfo = z.infer<typeof BackendInfo>;
+
+export const Severity = z.enum(['internal_error', 'error', 'warning', 'info', 'verbose']);
+export type Severity = z.infer<typeof Severity>;
+
+export const BuildStatus = z.enum(['succeeded', 'cancelled', 'failed', 'crashed']);
+export type BuildStatus = z.infer<typeof BuildStatus>;
+
+export const CancelReason = z.enum(['user', 'timeout', 'shutdown']);
+export type CancelReason = z.infer<typeof CancelReason>;
+
+/** A dimension: a fixed size, or the symbolic name ONNX gives it ("batch"), or "?" when unnamed. */
+export const Dim = z.union([z.number().int(), z.string()]);
+export type Dim = z.infer<typeof Dim>;
+
+export const TensorInfo = z.object({
+  name: z.string(),
+  /** ONNX element type name, lower case: "float32", "float16", "int64", ... */
+  elemType: z.string(),
+  shape: z.array(Dim),
+});
+export type TensorInfo = z.infer<typeof TensorInfo>;
+
+export const ModelSummary = z.object({
+  path: z.string().optional(),
+  fileName: z.string(),
+  fileBytes: z.number().int().nonnegative(),
+  irVersion: z.number().int(),
+  opsetImports: z.array(z.object({ domain: z.string(), version: z.number().int() })),
+  producer: z.object({ name: z.string(), version: z.string() }),
+  graphName: z.string(),
+  inputs: z.array(TensorInfo),
+  outputs: z.array(TensorInfo),
+  nodeCount: z.number().int().nonnegative(),
+  opHistogram: z.record(z.string(), z.number().int()),
+  /** Bytes of all initializers, inline and external. */
+  initializerBytes: z.number().int().nonnegative(),
+  externalData: z.object({
+    files: z.array(z.string()),
+    bytes: z.number().int().nonnegative(),
+  }),
+  /** Inputs with at least one non-fixed dimension; `dims` are the symbolic names (or "?"). */
+  dynamicInputs: z.array(z.object({ name: z.string(), dims: z.array(z.string()) })),
+});
+export type ModelSummary = z.infer<typeof ModelSummary>;
+
+/** One layer as the simulated backend needs it (from the model reader). */
+export const LayerInfo = z.object({ name: z.string(), op: z.string() });
+export type LayerInfo = z.infer<typeof LayerInfo>;
+
+// ─────────────────────────────── build options ──────────────────────────────
+// The same camelCase names everywhere options travel: CLI flags map onto them, the HTTP body
+// carries them, the MCP tool takes them, the options form edits them.
+
+export const ShapeRange = z.object({
+  min: z.array(z.number().int().positive()),
+  opt: z.array(z.number().int().positive()),
+  max: z.array(z.number().int().positive()),
+});
+export type ShapeRange = z.infer<typeof ShapeRange>;
+
+export const Precision = z.enum(['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4']);
+export type Precision = z.infer<typeof Precision>;
+
+export const SimFaultKind = z.enum(['fail', 'crash', 'hang']);
+export type SimFaultKind = z.infer<typeof SimFaultKind>;
+
+/** `fail`, `crash`, `hang`, optionally `@<phase name>` (e.g. "hang@Timing graph nodes"). */
+export const SimFault = z.string().regex(/^(fail|crash|hang)(@.+)?$/, 'expected fail|crash|hang[@<phase>]');
+
+export const BuildOptions = z.object({
+  backend: BackendChoice.default('auto'),
+  /** Timing cache file; read (ignoring mismatches) before and merged back after the build. */
+  timingCache: z.string().min(1).optional(),
+  optLevel: z.number().int().min(0).max(5).optional(),
+  workspaceMiB: z.number().int().positive().optional(),
+  tacticDramMiB: z.number().int().positive().optional(),
+  tacticSharedMemoryKiB: z.number().int().positive().optional(),
+  /** Per dynamic input, min/opt/max dims (trtexec's --minShapes/--optShapes/--maxShapes). */
+  shapes: z.record(z.string(), ShapeRange).optional(),
+  stronglyTyped: z.boolean().optional(),
+  /** Weakly typed precision flags (TensorRT 10.x only). Ignored with stronglyTyped. */
+  precision: z.array(Precision).optional(),
+  tf32: z.boolean().optional(),
+  profilingVerbosity: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
+  hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']).optional(),
+  maxAuxStreams: z.number().int().min(0).optional(),
+  /** Simulated backend: target wall time in seconds (fractions allowed). */
+  simDuration: z.number().positive().max(24 * 3600).optional(),
+  simSeed: z.number().int().nonnegative().optional(),
+  simFault: SimFault.optional(),
+});
+export type BuildOptions = z.infer<typeof BuildOptions>;
+export type BuildOptionsInput = z.input<typeof BuildOptions>;
+
+// ──────────────────────────────── the phase tree ────────────────────────────
+
+export const PhaseNode = z.object({
+  id: z.number().int(),
+  parentId: z.number().int().nullable(),
+  name: z.string(),
+  nbSteps: z.number().int(),
+  /** n-th phase of this name under this parent (0-based). */
+  instance: z.number().int(),
+  stepsDone: z.number().int(),
+  /** ms since build start. */
+  startT: z.number(),
+  endT: z.number().optional(),
+  early: z.boolean().optional(),
+});
+export type PhaseNode = z.infer<typeof PhaseNode>;
+
+// ─────────────────────────────────── events ─────────────────────────────────
+
+const base = {
+  v: z.literal(PROTOCOL_VERSION),
+  buildId: z.string(),
+  /** Rises by at least one per event of a build (gaps mean coalesced steps). */
+  seq: z.number().int().nonnegative(),
+  /** ms since build start, measured where the event originates (native layer for most). */
+  t: z.number(),
+};
+
+export const CacheStats = z.object({
+  entriesBefore: z.number().int(),
+  entriesAfter: z.number().int(),
+  added: z.number().int(),
+  bytes: z.number().int(),
+  /** Only where a backend can know them (the simulator can; TensorRT has no hit/miss API). */
+  hits: z.number().int().optional(),
+  misses: z.number().int().optional(),
+  /** True when misses were inferred (e.g. counted "Autotuning op" log lines), not measured. */
+  missesInferred: z.boolean().optional(),
+  path: z.string().optional(),
+  /** Why a cache file could not be used (corrupt, mismatched...): the build went on fresh. */
+  warning: z.string().optional(),
+});
+export type CacheStats = z.infer<typeof CacheStats>;
+
+export const BuildStartedEvent = z.object({
+  ...base,
+  type: z.literal('build.started'),
+  backend: BackendName,
+  backendVersion: z.string(),
+  simulated: z.boolean(),
+  gpu: z.string().nullable().optional(),
+  model: ModelSummary.optional(),
+  options: BuildOptions.optional(),
+  outputPath: z.string().optional(),
+});
+export const PhaseStartEvent = z.object({
+  ...base,
+  type: z.literal('phase.start'),
+  id: z.number().int(),
+  parentId: z.number().int().nullable(),
+  name: z.string(),
+  nbSteps: z.number().int(),
+  instance: z.number().int(),
+});
+export const PhaseStepEvent = z.object({
+  ...base,
+  type: z.literal('phase.step'),
+  id: z.number().int(),
+  step: z.number().int(),
+  stepsDone: z.number().int(),
+});
+export const PhaseFinishEvent = z.object({
+  ...base,
+  type: z.literal('phase.finish'),
+  id: z.number().int(),
+  stepsDone: z.number().int(),
+  early: z.boolean(),
+});
+export const LogEvent = z.object({
+  ...base,
+  type: z.literal('log'),
+  severity: Severity,
+  message: z.string(),
+});
+export const CacheStatsEvent = z.object({ ...base, type: z.literal('cache.stats'), ...CacheStats.shape });
+export const HeartbeatEvent = z.object({
+  ...base,
+  type: z.literal('heartbeat'),
+  sinceLastCallbackMs: z.number(),
+  cancelRequested: z.boolean(),
+});
+export const BuildCancellingEvent = z.object({
+  ...base,
+  type: z.literal('build.cancelling'),
+  /** ms since build start when Stop was requested. */
+  requestedAt: z.number(),
+  reason: CancelReason,
+});
+export const BuildFinishedEvent = z.object({
+  ...base,
+  type: z.literal('build.finished'),
+  status: BuildStatus,
+  durationMs: z.number(),
+  /** Stop request → first stepComplete that returned false. */
+  cancelLatencyMs: z.number().optional(),
+  /** Stop request → build.finished (the builder has unwound). */
+  stopToFinishMs: z.number().optional(),
+  engineBytes: z.number().int().optional(),
+  outputPath: z.string().optional(),
+  error: z.string().optional(),
+  cache: CacheStats.optional(),
+});
+
+export const BuildEvent = z.discriminatedUnion('type', [
+  BuildStartedEvent,
+  PhaseStartEvent,
+  PhaseStepEvent,
+  PhaseFinishEvent,
+  LogEvent,
+  CacheStatsEvent,
+  HeartbeatEvent,
+  BuildCancellingEvent,
+  BuildFinishedEvent,
+]);
+export type BuildEvent = z.infer<typeof BuildEvent>;
+export type BuildEventType = BuildEvent['type'];
+export type EventOf<T extends BuildEventType> = Extract<BuildEvent, { type: T }>;
+export type BuildStarted = EventOf<'build.started'>;
+export type BuildFinished = EventOf<'build.finished'>;
+
+/** Everything except the fields every event has; what producers fill in before stamping. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type EventBody = DistributiveOmit<BuildEvent, 'v' | 'buildId' | 'seq' | 't'>;
+
+// ───────────────────────────── build records (service) ─────────────────────
+
+export const BuildState = z.enum(['queued', 'running', 'cancelling', 'succeeded', 'cancelled', 'failed', 'crashed']);
+export type BuildState = z.infer<typeof BuildState>;
+
+/** What `GET /api/builds/{id}` returns and what a late subscriber starts from. */
+export const BuildRecord = z.object({
+  id: z.string(),
+  state: BuildState,
+  modelPath: z.string(),
+  outputPath: z.string().optional(),
+  options: BuildOptions,
+  queuedAt: z.string(), // ISO time
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  backend: BackendName.optional(),
+  backendVersion: z.string().optional(),
+  simulated: z.boolean().optional(),
+  model: ModelSummary.optional(),
+  outcome: BuildFinishedEvent.optional(),
+  cache: CacheStats.optional(),
+  /** Highest seq applied to `phases`; the live stream resumes after it. */
+  lastSeq: z.number().int(),
+  phases: z.array(PhaseNode),
+  /** Engine file available for download/saving. */
+  engineAvailable: z.boolean(),
+});
+export type BuildRecord = z.infer<typeof BuildRecord>;
+
+// ───────────────────────────────── helpers ──────────────────────────────────
+
+/** Parse one `name:AxBxC/AxBxC/AxBxC` spec (trtexec style; one shape means min=opt=max). */
+export function parseShapeSpec(spec: string): [string, ShapeRange] {
+  const colon = spec.lastIndexOf(':');
+  if (colon <= 0) throw new Error(`invalid shape "${spec}": expected <input>:<min>/<opt>/<max>, e.g. x:1x3x224x224/4x3x224x224/8x3x224x224`);
+  const name = spec.slice(0, colon);
+  const parts = spec.slice(colon + 1).split('/');
+  if (parts.length !== 1 && parts.length !== 3) {
+    throw new Error(`invalid shape "${spec}": give one shape or three (min/opt/max) separated by "/"`);
+  }
+  const dims = parts.map((p) => {
+    const ds = p.split('x').map((d) => (/^\d+$/.test(d) ? Number(d) : NaN));
+    if (ds.length === 0 || ds.some((d) => !Number.isSafeInteger(d) || d <= 0)) {
+      throw new Error(`invalid shape "${spec}": "${p}" is not a list of positive integers joined by "x"`);
+    }
+    return ds;
+  });
+  const [min, opt, max] = dims.length === 1 ? [dims[0], dims[0], dims[0]] : dims;
+  return [name, { min, opt, max }];
+}
+
+export function formatShapeRange(name: string, r: ShapeRange): string {
+  const f = (d: number[]) => d.join('x');
+  return `${name}:${f(r.min)}/${f(r.opt)}/${f(r.max)}`;
+}
+
+/** Parse `fail|crash|hang[@phase]`. */
+export function parseSimFault(s: string): { kind: SimFaultKind; phase?: string } {
+  const at = s.indexOf('@');
+  const kind = SimFaultKind.parse(at < 0 ? s : s.slice(0, at));
+  return at < 0 ? { kind } : { kind, phase: s.slice(at + 1) };
+}
+
+/** Human-readable message for a zod error, naming the offending field paths. */
+export function describeZodError(err: z.ZodError): string {
+  return err.issues
+    .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
+    .join('; ');
+}

@@ -1,0 +1,118 @@
+// The seam between build backends (tensorrt, simulated) and the shared event pipeline.
+// Every backend reports through ProgressSink; everything behind the sink (phase tracking,
+// event queue, cancel bookkeeping, delivery to JS) is shared code that the simulated backend
+// exercises in tests, so the TensorRT-only code stays a thin adapter.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tbs {
+
+enum class Severity : uint8_t { kInternalError = 0, kError, kWarning, kInfo, kVerbose };
+
+enum class CancelReason : uint8_t { kUser = 0, kTimeout, kShutdown };
+
+// Timing-cache figures; -1 means "not known" (TensorRT has no hit/miss API).
+struct CacheStats {
+  int64_t entriesBefore = -1;
+  int64_t entriesAfter = -1;
+  int64_t bytes = -1;
+  int64_t hits = -1;
+  int64_t misses = -1;
+  bool missesInferred = false;
+  std::string path;
+  std::string warning;  // e.g. "timing cache file is corrupt; started with an empty cache"
+};
+
+// Called from any number of builder threads at once. Implementations must not block on JS,
+// I/O, or each other for long: record and return.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  // IProgressMonitor semantics (see shared/TENSORRT.md): parent is null at the root.
+  virtual void phaseStart(char const* name, char const* parent, int32_t nbSteps) noexcept = 0;
+  // Returns false once cancel has been requested (the builder should stop early).
+  virtual bool stepComplete(char const* name, int32_t step) noexcept = 0;
+  virtual void phaseFinish(char const* name) noexcept = 0;
+  virtual void log(Severity severity, char const* message) noexcept = 0;
+  virtual void cacheStats(CacheStats const& stats) noexcept = 0;
+  virtual bool cancelRequested() const noexcept = 0;
+};
+
+struct ShapeRange {
+  std::vector<int64_t> min, opt, max;
+};
+
+struct LayerInfo {
+  std::string name;
+  std::string op;
+};
+
+enum class SimFaultKind : uint8_t { kNone = 0, kFail, kCrash, kHang };
+
+// A build request as the addon receives it (converted from the JS object once, up front).
+struct BuildRequest {
+  std::string buildId;
+  std::string backend;      // "tensorrt" | "simulated" (never "auto": JS resolves that)
+  std::string modelPath;
+  std::string outputPath;   // final path; backends write via AtomicFile (temp + rename)
+  std::vector<LayerInfo> layers;  // from the model reader; drives the simulated tree
+
+  std::string timingCachePath;    // empty = no cache file
+  int32_t optLevel = -1;          // -1 = backend default (TensorRT: 3)
+  int64_t workspaceBytes = -1;
+  int64_t tacticDramBytes = -1;
+  int64_t tacticSharedMemoryBytes = -1;
+  std::map<std::string, ShapeRange> shapes;
+  bool stronglyTyped = false;
+  std::vector<std::string> precision;  // "fp16", "bf16", "int8", "fp8", "int4", "fp4"
+  int32_t tf32 = -1;                   // -1 default, 0 off, 1 on
+  std::string profilingVerbosity;      // "", "layer_names_only", "none", "detailed"
+  std::string hardwareCompatibility;   // "", "none", "ampere_plus", "same_compute_capability"
+  int32_t maxAuxStreams = -1;
+
+  // Simulated backend only.
+  double simDurationMs = 2000;
+  uint64_t simSeed = 1;
+  int32_t simThreads = 4;
+  SimFaultKind simFault = SimFaultKind::kNone;
+  std::string simFaultPhase;  // empty = a phase chosen by the seed
+  double simHangMs = 60000;   // how long a "hang" step blocks unless cancelled
+
+  int32_t heartbeatMs = 1000;  // cadence of heartbeat events
+};
+
+struct BuildOutcome {
+  enum class Status : uint8_t { kSucceeded = 0, kCancelled, kFailed };
+  Status status = Status::kFailed;
+  std::string error;        // user-facing; names the node/phase/file involved
+  int64_t engineBytes = -1;
+  std::string outputPath;   // set when a file was written
+};
+
+struct BackendProbe {
+  std::string name;
+  bool available = false;
+  std::string version;  // "10.16.1", "sim-1"
+  std::string reason;   // why unavailable
+  std::map<std::string, std::string> detail;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendProbe probe() = 0;
+  // Runs the whole build on the calling thread (which is not the JS thread) and reports through
+  // sink. Must honour sink.cancelRequested() / stepComplete()==false, and must never leave a
+  // partial output file behind.
+  virtual BuildOutcome build(BuildRequest const& request, ProgressSink& sink) = 0;
+  // Facts for build.started: backend version and GPU name when known.
+  virtual std::string version() = 0;
+  virtual std::string gpuName() { return {}; }
+};
+
+}  // namespace tbs
