@@ -1,0 +1,68 @@
+// The one interface the renderer depends on (Netron's host-adapter pattern). Electron's preload
+// implements it over IPC; apps/renderer/web implements it over HTTP + SSE against `serve`. The UI
+// cannot tell which one it has, except through `host` for wording ("Save…" vs "Download").
+import type {
+  BackendInfo,
+  BuildEvent,
+  BuildOptionsInput,
+  BuildRecord,
+  ModelSummary,
+} from './protocol.js';
+
+/** A model the host can build: a path on the machine that runs the builds. */
+export interface ModelRef {
+  /** Path as the build service sees it (an uploaded copy in browser mode). */
+  path: string;
+  /** What to show the user (original file name). */
+  displayName: string;
+  summary: ModelSummary;
+}
+
+export interface SavedEngine {
+  /** Where it went (Electron), or the downloaded file name (browser). */
+  location: string;
+  bytes: number;
+}
+
+export interface HostCapabilities {
+  host: 'electron' | 'web';
+  /** Native dialogs exist (Electron); otherwise file pickers and downloads. */
+  nativeDialogs: boolean;
+  /** Recent files are remembered by the host. */
+  recentFiles: boolean;
+}
+
+export interface BuildClient {
+  readonly capabilities: HostCapabilities;
+  listBackends(): Promise<BackendInfo[]>;
+  /**
+   * Asks the user for a model (native dialog / file picker) and inspects it.
+   * Resolves null when the user cancels. Rejects with a user-readable Error for a bad model.
+   */
+  openModel(): Promise<ModelRef | null>;
+  /** Inspects a dropped file (browser: uploads it; Electron: its path). */
+  openDroppedFile(file: File): Promise<ModelRef>;
+  /** Electron: a path from the recent-files list or the command line. */
+  openModelPath?(path: string): Promise<ModelRef>;
+  recentModels?(): Promise<string[]>;
+  /** Models the host wants opened at start (command line / drag onto the dock), then later ones. */
+  onOpenRequest?(cb: (path: string) => void): () => void;
+  /** Asks the host for a timing-cache file path (Electron dialog); null when unsupported/cancelled. */
+  chooseTimingCache?(): Promise<string | null>;
+
+  startBuild(model: ModelRef, options: BuildOptionsInput): Promise<{ id: string }>;
+  cancelBuild(id: string): Promise<void>;
+  listBuilds(): Promise<BuildRecord[]>;
+  /**
+   * Snapshot first, then live batches. Returns an unsubscribe function. Implementations batch:
+   * callers must not assume one call per event.
+   */
+  subscribe(
+    id: string,
+    handlers: { onSnapshot(record: BuildRecord): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
+  ): () => void;
+  /** Saves (Electron: native save dialog) or downloads (browser) the engine. Null when cancelled. */
+  saveEngine(id: string): Promise<SavedEngine | null>;
+  /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
+  setProgress?(fraction: number | null): void;
+}
