@@ -65,4 +65,10 @@ export interface BuildClient {
   saveEngine(id: string): Promise<SavedEngine | null>;
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
+  /**
+   * Electron: application-menu commands (Open Ctrl/Cmd+O, Build Ctrl/Cmd+B, Stop Esc, Save
+   * Ctrl/Cmd+S). The menu consumes these keys, so the renderer performs the action as if its own
+   * button or shortcut had been used. Returns an unsubscribe function.
+   */
+  onHostAction?(cb: (action: 'open' | 'build' | 'stop' | 'save') => void): () => void;
 }

@@ -104,7 +104,22 @@ export const BuildOptions = z.object({
   tacticDramMiB: z.number().int().positive().optional(),
   tacticSharedMemoryKiB: z.number().int().positive().optional(),
   /** Per dynamic input, min/opt/max dims (trtexec's --minShapes/--optShapes/--maxShapes). */
-  shapes: z.record(z.string(), ShapeRange).optional(),
+  shapes: z
+    .preprocess((value, ctx) => {
+      // Also accept trtexec-style strings: ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...].
+      if (!Array.isArray(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const spec of value) {
+        try {
+          const [name, range] = parseShapeSpec(String(spec));
+          out[name] = range;
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        }
+      }
+      return out;
+    }, z.record(z.string(), ShapeRange))
+    .optional(),
   stronglyTyped: z.boolean().optional(),
   /** Weakly typed precision flags (TensorRT 10.x only). Ignored with stronglyTyped. */
   precision: z.array(Precision).optional(),
@@ -174,6 +189,12 @@ export const BuildStartedEvent = z.object({
   model: ModelSummary.optional(),
   options: BuildOptions.optional(),
   outputPath: z.string().optional(),
+  /**
+   * Wall-clock time (ms since the Unix epoch, fractions allowed) of the native build start, the
+   * instant t = 0. `startedAtMs + t` is then any event's wall time, so a consumer on the same
+   * machine can measure delivery latency (bench:pipeline). Filled by the addon where it can.
+   */
+  startedAtMs: z.number().optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,

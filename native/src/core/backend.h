@@ -4,10 +4,12 @@
 // exercises in tests, so the TensorRT-only code stays a thin adapter.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tbs {
@@ -41,6 +43,16 @@ class ProgressSink {
   virtual void log(Severity severity, char const* message) noexcept = 0;
   virtual void cacheStats(CacheStats const& stats) noexcept = 0;
   virtual bool cancelRequested() const noexcept = 0;
+  // Waits up to `ms` or until cancel is requested, whichever comes first; returns
+  // cancelRequested(). Lets a backend sleep (simulated silent stretches, injected hangs) without
+  // delaying Stop. The default polls; the pipeline overrides it with a condition variable.
+  virtual bool waitForCancel(double ms) noexcept {
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+    while (!cancelRequested() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return cancelRequested();
+  }
 };
 
 struct ShapeRange {

@@ -1,0 +1,103 @@
+// `trt-build-studio`: build | inspect | backends | serve | mcp. Exit codes: 0 ok, 1 the build
+// failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ServiceError } from '../service/api.js';
+import { UsageError } from './usage-error.js';
+
+const HELP = `Usage: trt-build-studio <command> [options]
+
+Observable, cancelable TensorRT engine builds.
+
+Commands:
+  build <model.onnx> -o <engine>   build an engine, showing the build's phases live
+  inspect <model.onnx>             print the model's summary (inputs, shapes, operators, sizes)
+  backends                         list build backends (TensorRT, simulated) and their state
+  serve                            HTTP + Server-Sent Events service with the web UI
+  mcp                              MCP server (stdio) for agent runtimes
+
+Run \`trt-build-studio <command> --help\` for a command's options.
+  -h, --help       this help
+  -v, --version    print the version
+`;
+
+function version(): string {
+  for (const rel of ['../../../package.json', '../../package.json']) {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')).version;
+    } catch {
+      // Try the next layout (dist/ vs source).
+    }
+  }
+  return 'unknown';
+}
+
+type Command = (argv: string[]) => Promise<number>;
+
+// Lazy: `serve` and `mcp` pull in HTTP/MCP code that plain builds never need.
+const COMMANDS: Record<string, () => Command> = {
+  build: () => require('./commands/build.js').runBuild,
+  inspect: () => require('./commands/inspect.js').runInspect,
+  backends: () => require('./commands/backends.js').runBackends,
+  serve: () => require('../service/http/serve.js').runServe,
+  mcp: () => require('../mcp/server.js').runMcp,
+};
+
+function isUsageError(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  return e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'));
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
+    process.stdout.write(HELP);
+    return cmd === undefined ? 2 : 0;
+  }
+  if (cmd === '-v' || cmd === '--version') {
+    process.stdout.write(`trt-build-studio ${version()}\n`);
+    return 0;
+  }
+  const load = COMMANDS[cmd];
+  if (!load) {
+    process.stderr.write(`trt-build-studio: unknown command "${cmd}"\nRun \`trt-build-studio --help\` for the commands.\n`);
+    return 2;
+  }
+  let run: Command;
+  try {
+    run = load();
+  } catch (e) {
+    process.stderr.write(`trt-build-studio: the "${cmd}" command is not available in this build (${(e as Error).message.split('\n')[0]})\n`);
+    return 1;
+  }
+  try {
+    return await run(rest);
+  } catch (e) {
+    if (isUsageError(e)) {
+      // Node's parseArgs messages explain positionals at length; the flag is what matters.
+      const msg = (e as Error).message.replace(/^Unknown option '([^']+)'.*$/s, 'unknown option $1');
+      process.stderr.write(`trt-build-studio ${cmd}: ${msg}\nRun \`trt-build-studio ${cmd} --help\` for usage.\n`);
+      return 2;
+    }
+    if (e instanceof ServiceError) {
+      process.stderr.write(`trt-build-studio ${cmd}: ${e.message}\n`);
+      return e.code === 'internal' ? 1 : 2;
+    }
+    process.stderr.write(`trt-build-studio ${cmd}: internal error: ${(e as Error)?.stack ?? e}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+      // Everything should be closed by now; do not let a stray handle keep a finished CLI alive.
+      setTimeout(() => process.exit(code), 3000).unref();
+    },
+    (e) => {
+      process.stderr.write(`trt-build-studio: ${(e as Error)?.stack ?? e}\n`);
+      process.exit(1);
+    },
+  );
+}

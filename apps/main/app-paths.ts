@@ -1,0 +1,55 @@
+// Where the desktop app finds its parts, in development (`electron .` from the repo) and when
+// packaged by electron-builder (everything under resources/app.asar, native files unpacked to
+// resources/app.asar.unpacked because the OS loader cannot read inside an asar archive).
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface AppLayout {
+  rendererDir: string;
+  preloadPath: string;
+  workerPath: string;
+  /** Environment the worker needs to find the addon; empty when its default lookup works. */
+  workerEnv: Record<string, string>;
+}
+
+export const ADDON_ENV = 'TBS_ADDON_PATH';
+const ADDON_DIR = path.join('build', 'native', 'Release');
+
+/**
+ * `appPath` is app.getAppPath() (the repo in development, …/resources/app.asar when packaged);
+ * `mainDir` is the directory of the compiled main.js (where preload.cjs sits next to it).
+ */
+export function resolveAppLayout(appPath: string, mainDir: string, isPackaged: boolean, env: NodeJS.ProcessEnv = process.env): AppLayout {
+  const workerEnv: Record<string, string> = {};
+  if (env[ADDON_ENV]) {
+    workerEnv[ADDON_ENV] = env[ADDON_ENV];
+  } else if (isPackaged) {
+    // The worker could also reach it through Electron's asar redirect, but an explicit real path
+    // keeps the addon loader independent of that machinery.
+    const addon = findAddon(path.join(unpackedPath(appPath), ADDON_DIR));
+    if (addon) workerEnv[ADDON_ENV] = addon;
+  }
+  return {
+    rendererDir: path.join(appPath, 'dist', 'renderer'),
+    preloadPath: path.join(mainDir, 'preload.cjs'),
+    workerPath: path.join(appPath, 'dist', 'apps', 'worker', 'worker.js'),
+    workerEnv,
+  };
+}
+
+/** …/app.asar → …/app.asar.unpacked; unchanged for an unpacked app folder. */
+export function unpackedPath(appPath: string): string {
+  return appPath.endsWith('.asar') ? `${appPath}.unpacked` : appPath;
+}
+
+/** The single .node file the native build produced (its name belongs to the native build). */
+export function findAddon(dir: string): string | null {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return null;
+  }
+  const addons = names.filter((n) => n.endsWith('.node')).sort();
+  return addons.length > 0 ? path.join(dir, addons[0]) : null;
+}

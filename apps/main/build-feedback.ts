@@ -1,0 +1,127 @@
+// What the desktop shell shows about builds outside the page: the taskbar/dock progress bar, the
+// Stop menu item's enabled state, and a system notification when a build ends while the user is
+// looking at another window (long builds are exactly when they will be).
+import path from 'node:path';
+import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildEvent, BuildFinished } from '../shared/protocol.js';
+import { ProgressEstimate } from './progress-estimate.js';
+
+export interface FeedbackWindow {
+  isDestroyed(): boolean;
+  isFocused(): boolean;
+  setProgressBar(progress: number, options?: { mode: 'none' | 'normal' | 'indeterminate' | 'error' | 'paused' }): void;
+}
+
+export interface FeedbackDeps {
+  service: Pick<BuildServiceApi, 'subscribe'>;
+  window(): FeedbackWindow | null;
+  notify(title: string, body: string): void;
+  setStopEnabled(running: boolean): void;
+  /** How often the bar may be redrawn; the OS needs no more than a few updates a second. */
+  throttleMs?: number;
+}
+
+interface Tracked {
+  modelName: string;
+  estimate: ProgressEstimate;
+  subscription: Subscription | null;
+}
+
+/** Electron: "a value > 1 shows an indeterminate bar, < 0 removes it". */
+const INDETERMINATE = 2;
+const NONE = -1;
+
+export class BuildFeedback {
+  private readonly builds = new Map<string, Tracked>();
+  private timer: NodeJS.Timeout | null = null;
+  private lastShown: number | null = NaN;
+
+  constructor(private readonly deps: FeedbackDeps) {}
+
+  track(buildId: string, modelPath: string): void {
+    if (this.builds.has(buildId)) return;
+    const tracked: Tracked = { modelName: path.basename(modelPath), estimate: new ProgressEstimate(), subscription: null };
+    this.builds.set(buildId, tracked);
+    try {
+      tracked.subscription = this.deps.service.subscribe(buildId, (events) => this.onEvents(buildId, events));
+    } catch {
+      // Unknown or already gone: nothing to show for it.
+      this.builds.delete(buildId);
+      return;
+    }
+    const outcome = tracked.subscription.snapshot.outcome;
+    if (outcome) this.finish(buildId, outcome);
+    else this.changed();
+  }
+
+  get activeCount(): number {
+    return this.builds.size;
+  }
+
+  dispose(): void {
+    for (const t of this.builds.values()) t.subscription?.unsubscribe();
+    this.builds.clear();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private onEvents(buildId: string, events: BuildEvent[]): void {
+    const tracked = this.builds.get(buildId);
+    if (!tracked) return;
+    tracked.estimate.apply(events);
+    const last = events[events.length - 1];
+    if (last?.type === 'build.finished') this.finish(buildId, last);
+    else this.changed();
+  }
+
+  private finish(buildId: string, outcome: BuildFinished): void {
+    const tracked = this.builds.get(buildId);
+    if (!tracked) return;
+    this.builds.delete(buildId);
+    tracked.subscription?.unsubscribe();
+    this.render();
+    const win = this.deps.window();
+    if (!win || win.isDestroyed() || !win.isFocused()) {
+      this.deps.notify(titleOf(outcome), bodyOf(tracked.modelName, outcome));
+    }
+  }
+
+  private changed(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.render();
+    }, this.deps.throttleMs ?? 250);
+  }
+
+  /** Shows the most recently started build still running (builds queue one at a time anyway). */
+  private render(): void {
+    this.deps.setStopEnabled(this.builds.size > 0);
+    const current = [...this.builds.values()].pop();
+    const value = current ? (current.estimate.fraction() ?? INDETERMINATE) : NONE;
+    if (value === this.lastShown) return;
+    const win = this.deps.window();
+    if (!win || win.isDestroyed()) return;
+    this.lastShown = value;
+    win.setProgressBar(value, { mode: value === INDETERMINATE ? 'indeterminate' : value === NONE ? 'none' : 'normal' });
+  }
+}
+
+function titleOf(outcome: BuildFinished): string {
+  switch (outcome.status) {
+    case 'succeeded':
+      return 'Build succeeded';
+    case 'cancelled':
+      return 'Build cancelled';
+    case 'failed':
+      return 'Build failed';
+    case 'crashed':
+      return 'Build crashed';
+  }
+}
+
+function bodyOf(model: string, outcome: BuildFinished): string {
+  const secs = (outcome.durationMs / 1000).toFixed(1);
+  const detail = outcome.error ? ` — ${outcome.error}` : '';
+  return `${model} after ${secs} s${detail}`;
+}

@@ -1,0 +1,89 @@
+// Native file dialogs. Every path main writes to (engine, timing cache) was picked here by the
+// user, never named by the renderer.
+//
+// End-to-end tests cannot click native dialogs, so they can be answered from the environment:
+// TBS_E2E_OPEN, TBS_E2E_SAVE and TBS_E2E_TIMING_CACHE each hold one or more paths separated by
+// the platform's path delimiter (':' on Linux), consumed one per dialog (the last one repeats);
+// the word "cancel" answers as if the user cancelled. Playwright can also replace
+// dialog.showOpenDialog / showSaveDialog from electronApp.evaluate(): the methods are looked up on
+// the dialog object at call time, so such a replacement takes effect.
+import path from 'node:path';
+import { dialog, type BaseWindow } from 'electron';
+
+export const E2E_ENV = { open: 'TBS_E2E_OPEN', save: 'TBS_E2E_SAVE', timingCache: 'TBS_E2E_TIMING_CACHE' } as const;
+
+/** Answers queued in the environment for one kind of dialog. */
+export class StubAnswers {
+  private readonly answers: string[];
+  private next = 0;
+
+  constructor(raw: string | undefined) {
+    this.answers = raw ? raw.split(path.delimiter).filter((s) => s.length > 0) : [];
+  }
+
+  get active(): boolean {
+    return this.answers.length > 0;
+  }
+
+  take(): string | null {
+    const a = this.answers[Math.min(this.next, this.answers.length - 1)];
+    this.next++;
+    return a === 'cancel' ? null : path.resolve(a);
+  }
+}
+
+export interface Dialogs {
+  chooseModel(win: BaseWindow | null): Promise<string | null>;
+  chooseEngineDestination(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
+  chooseTimingCache(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
+}
+
+export function createDialogs(env: NodeJS.ProcessEnv = process.env): Dialogs {
+  const stubs = {
+    open: new StubAnswers(env[E2E_ENV.open]),
+    save: new StubAnswers(env[E2E_ENV.save]),
+    timingCache: new StubAnswers(env[E2E_ENV.timingCache]),
+  };
+
+  const open = async (win: BaseWindow | null, options: Electron.OpenDialogOptions) => {
+    const res = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+    return res.canceled || res.filePaths.length === 0 ? null : res.filePaths[0];
+  };
+  const save = async (win: BaseWindow | null, options: Electron.SaveDialogOptions) => {
+    const res = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
+    return res.canceled || !res.filePath ? null : res.filePath;
+  };
+
+  return {
+    chooseModel(win) {
+      if (stubs.open.active) return Promise.resolve(stubs.open.take());
+      return open(win, {
+        title: 'Open ONNX model',
+        properties: ['openFile'],
+        filters: [
+          { name: 'ONNX models', extensions: ['onnx'] },
+          { name: 'All files', extensions: ['*'] },
+        ],
+      });
+    },
+    chooseEngineDestination(win, defaultPath) {
+      if (stubs.save.active) return Promise.resolve(stubs.save.take());
+      return save(win, {
+        title: 'Save engine',
+        defaultPath,
+        properties: ['showOverwriteConfirmation', 'createDirectory'],
+      });
+    },
+    chooseTimingCache(win, defaultPath) {
+      if (stubs.timingCache.active) return Promise.resolve(stubs.timingCache.take());
+      // A save dialog, because the file may not exist yet (the first build creates it); no
+      // overwrite prompt, because the build merges into an existing cache rather than replacing it.
+      return save(win, {
+        title: 'Timing cache file (read before the build, updated after it)',
+        defaultPath,
+        buttonLabel: 'Use',
+        properties: ['createDirectory'],
+      });
+    },
+  };
+}

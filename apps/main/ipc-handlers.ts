@@ -1,0 +1,155 @@
+// The main-process side of the preload's BuildClient. Every handler first checks who is asking
+// (sender-check.ts), then validates the payload against ipc-channels.ts, then answers with an
+// IpcResult envelope; nothing the renderer sends reaches the service or the disk unchecked.
+import path from 'node:path';
+import type { BaseWindow, IpcMainInvokeEvent } from 'electron';
+import type { ModelRef, SavedEngine } from '../shared/build-client.js';
+import { describeZodError } from '../shared/protocol.js';
+import { ServiceError, type BuildServiceApi } from '../service/api.js';
+import { copyFileAtomic } from './atomic-file.js';
+import type { Dialogs } from './dialogs.js';
+import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
+import type { OpenRequests } from './open-requests.js';
+import type { RecentFiles } from './recent-files.js';
+import type { SenderInfo } from './sender-check.js';
+import type { StreamTarget, SubscriptionHub } from './subscription-hub.js';
+
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: IpcMainInvokeEvent, ...args: unknown[]) => unknown): void;
+  removeHandler(channel: string): void;
+}
+
+export interface IpcDeps {
+  ipcMain: IpcMainLike;
+  service: BuildServiceApi;
+  isTrustedSender(event: SenderInfo): boolean;
+  dialogs: Dialogs;
+  recent: RecentFiles;
+  openRequests: OpenRequests;
+  hub: SubscriptionHub;
+  /** The window that owns the sender, to parent dialogs to it. */
+  windowOf(event: IpcMainInvokeEvent): BaseWindow | null;
+  /** Where the save dialog starts (e.g. app.getPath('documents')). */
+  defaultSaveDir: string;
+  /** Build feedback (progress bar, notification, Stop menu item) follows each started build. */
+  onBuildStarted(buildId: string, modelPath: string): void;
+  log?(message: string): void;
+}
+
+type Handler<C extends InvokeChannel> = (payload: PayloadOf<C>, event: IpcMainInvokeEvent) => unknown;
+
+function fail(code: string, message: string): IpcResult<never> {
+  return { ok: false, error: { code, message } };
+}
+
+function errorResult(err: unknown): IpcResult<never> {
+  if (err instanceof ServiceError) return fail(err.code, err.message);
+  // Anything else is unexpected but still worth a readable line rather than a silent failure.
+  return fail('internal', err instanceof Error ? err.message : String(err));
+}
+
+const FS_REASONS: Record<string, string> = {
+  ENOENT: 'the folder does not exist',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'the disk is full',
+  EISDIR: 'that is a folder',
+  EXDEV: 'cannot move across file systems',
+};
+
+function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code && FS_REASONS[code]) ?? (err instanceof Error ? err.message : String(err));
+}
+
+export function registerIpcHandlers(deps: IpcDeps): () => void {
+  const { ipcMain, service } = deps;
+  /** Timing-cache files the user picked in a dialog this session: the only ones a build may write. */
+  const approvedTimingCaches = new Set<string>();
+
+  const on = <C extends InvokeChannel>(channel: C, handler: Handler<C>) => {
+    ipcMain.handle(channel, async (event, payload) => {
+      if (!deps.isTrustedSender(event)) {
+        deps.log?.(`refused ${channel} from webContents ${event.sender?.id} (${event.senderFrame?.url ?? 'no frame'})`);
+        return fail('forbidden', 'This page may not use the build service.');
+      }
+      const parsed = PAYLOADS[channel].safeParse(payload);
+      if (!parsed.success) return fail('bad_input', `Invalid request to ${channel}: ${describeZodError(parsed.error)}`);
+      try {
+        return { ok: true, value: (await handler(parsed.data as PayloadOf<C>, event)) ?? null };
+      } catch (err) {
+        return errorResult(err);
+      }
+    });
+  };
+
+  const inspect = async (modelPath: string): Promise<ModelRef> => {
+    const summary = await service.inspectModel(modelPath);
+    await deps.recent.add(modelPath).catch((err: Error) => deps.log?.(`recent files not saved: ${err.message}`));
+    return { path: modelPath, displayName: path.basename(modelPath), summary };
+  };
+
+  on(INVOKE.listBackends, () => service.listBackends());
+  on(INVOKE.openModel, async (_p, event) => {
+    const chosen = await deps.dialogs.chooseModel(deps.windowOf(event));
+    return chosen === null ? null : inspect(chosen);
+  });
+  on(INVOKE.openModelPath, async ({ path: p }) => {
+    try {
+      return await inspect(p);
+    } catch (err) {
+      // A recent entry whose file has gone should not stay in the list.
+      if (err instanceof ServiceError && err.code === 'not_found') await deps.recent.remove(p).catch(() => undefined);
+      throw err;
+    }
+  });
+  on(INVOKE.recentModels, () => deps.recent.get());
+  on(INVOKE.takeOpenRequests, (_p, event) => deps.openRequests.take(event.sender.id));
+  on(INVOKE.chooseTimingCache, async (_p, event) => {
+    const chosen = await deps.dialogs.chooseTimingCache(deps.windowOf(event), path.join(deps.defaultSaveDir, 'timing.cache'));
+    if (chosen !== null) approvedTimingCaches.add(path.resolve(chosen));
+    return chosen;
+  });
+  on(INVOKE.startBuild, async ({ modelPath, options }) => {
+    if (options?.timingCache !== undefined && !approvedTimingCaches.has(path.resolve(options.timingCache))) {
+      // The build writes the cache back; a path the user never picked in a dialog is refused.
+      throw new ServiceError('bad_input', 'Choose the timing-cache file with "Timing cache…" before building.');
+    }
+    const record = await service.startBuild({ modelPath, options });
+    deps.onBuildStarted(record.id, modelPath);
+    return { id: record.id };
+  });
+  on(INVOKE.cancelBuild, ({ id }) => {
+    if (!service.getBuild(id)) throw new ServiceError('not_found', `No build with id ${id}.`);
+    service.cancelBuild(id, 'user');
+  });
+  on(INVOKE.listBuilds, () => service.listBuilds());
+  on(INVOKE.subscribe, ({ subscriptionId, buildId }, event) => {
+    deps.hub.open(event.sender as unknown as StreamTarget, subscriptionId, buildId);
+  });
+  on(INVOKE.unsubscribe, ({ subscriptionId }, event) => {
+    deps.hub.close(event.sender.id, subscriptionId);
+  });
+  on(INVOKE.saveEngine, async ({ id }, event): Promise<SavedEngine | null> => {
+    const source = service.enginePath(id);
+    if (!source) {
+      const known = service.getBuild(id);
+      throw new ServiceError(
+        known ? 'conflict' : 'not_found',
+        known ? `Build ${id} has no engine to save (it did not succeed, or the file is gone).` : `No build with id ${id}.`,
+      );
+    }
+    const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(deps.defaultSaveDir, path.basename(source)));
+    if (dest === null) return null;
+    try {
+      return { location: dest, bytes: await copyFileAtomic(source, dest) };
+    } catch (err) {
+      throw new ServiceError('bad_input', `Could not save the engine to ${dest}: ${describeFsError(err)}.`);
+    }
+  });
+
+  return () => {
+    for (const channel of Object.values(INVOKE)) ipcMain.removeHandler(channel);
+  };
+}

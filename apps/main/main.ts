@@ -1,0 +1,174 @@
+// Electron main: wires the modules of apps/main together and owns the app's lifecycle. Each
+// concern lives in its own module; this file only decides the order things happen in.
+//
+// Not run here: the Electron binary cannot be downloaded on the machines this was written on.
+// The modules are unit-tested with Electron mocked; this wiring was only type-checked.
+import path from 'node:path';
+import { app, BrowserWindow, ipcMain, Menu, Notification, protocol, session } from 'electron';
+import { createBuildService } from '../service/build-service.js';
+import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
+import { resolveAppLayout } from './app-paths.js';
+import { modelPathFromArgv } from './argv.js';
+import { BuildFeedback } from './build-feedback.js';
+import { createDialogs } from './dialogs.js';
+import { registerIpcHandlers } from './ipc-handlers.js';
+import { PUSH, type HostAction } from './ipc-channels.js';
+import { buildMenuTemplate, setBuildRunning } from './menu.js';
+import { OpenRequests } from './open-requests.js';
+import { installQuitGuard } from './quit-guard.js';
+import { RecentFiles } from './recent-files.js';
+import { createSenderCheck } from './sender-check.js';
+import { SubscriptionHub } from './subscription-hub.js';
+import { createMainWindow, hardenSession } from './window.js';
+import { createUtilityLauncher } from './worker-launcher.js';
+
+const log = (m: string) => console.error(`[trt-build-studio] ${m}`);
+
+// Tests (and users who want a throwaway profile) can keep recent files etc. out of the real profile.
+if (process.env.TBS_USER_DATA_DIR) app.setPath('userData', path.resolve(process.env.TBS_USER_DATA_DIR));
+
+// Must happen before 'ready': the scheme's privileges are fixed when Chromium starts.
+protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
+
+if (!app.requestSingleInstanceLock()) {
+  // Another instance has the lock; it receives our argv through 'second-instance'.
+  app.quit();
+} else {
+  start();
+}
+
+function start(): void {
+  let win: BrowserWindow | null = null;
+  let buildRunning = false;
+  const layout = resolveAppLayout(app.getAppPath(), __dirname, app.isPackaged);
+  const openRequests = new OpenRequests(() => (win && !win.isDestroyed() ? win.webContents : null));
+
+  const initial = modelPathFromArgv(process.argv, process.cwd(), app.isPackaged);
+  if (initial) openRequests.request(initial);
+
+  app.on('second-instance', (_event, argv, cwd) => {
+    const p = modelPathFromArgv(argv, cwd, app.isPackaged);
+    if (p) openRequests.request(p);
+    if (win && !win.isDestroyed()) {
+      if (win.isMinimized()) win.restore();
+      win.show();
+      win.focus();
+    }
+  });
+  // macOS: files dropped on the dock icon or opened from Finder.
+  app.on('open-file', (event, p) => {
+    event.preventDefault();
+    openRequests.request(p);
+  });
+  // SIGTERM from a session manager or `kill` takes the same path as the Quit menu item.
+  process.on('SIGTERM', () => app.quit());
+  process.on('SIGINT', () => app.quit());
+
+  void app.whenReady().then(() => {
+    protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
+    hardenSession(session.defaultSession);
+
+    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log });
+    const service = createBuildService({
+      launcher: launcher.launch,
+      outputDir: path.join(app.getPath('userData'), 'engines'),
+    });
+
+    const sendAction = (action: HostAction) => {
+      if (win && !win.isDestroyed()) win.webContents.send(PUSH.hostAction, { action });
+    };
+    let recentList: string[] = [];
+    const refreshMenu = () => {
+      const template = buildMenuTemplate({
+        isMac: process.platform === 'darwin',
+        isPackaged: app.isPackaged,
+        sendAction,
+        recent: recentList,
+        openRecent: (p) => openRequests.request(p),
+      });
+      const menu = Menu.buildFromTemplate(template);
+      Menu.setApplicationMenu(menu);
+      setBuildRunning(menu, buildRunning);
+    };
+    const recent = new RecentFiles(path.join(app.getPath('userData'), 'recent-models.json'), {
+      addToOs: (p) => app.addRecentDocument(p),
+      onChange: (list) => {
+        recentList = list;
+        refreshMenu();
+      },
+    });
+
+    const hub = new SubscriptionHub(service);
+    const feedback = new BuildFeedback({
+      service,
+      window: () => win,
+      notify(title, body) {
+        if (!Notification.isSupported()) return;
+        const n = new Notification({ title, body });
+        n.on('click', () => {
+          if (win && !win.isDestroyed()) {
+            win.show();
+            win.focus();
+          }
+        });
+        n.show();
+      },
+      setStopEnabled(running) {
+        buildRunning = running;
+        setBuildRunning(Menu.getApplicationMenu(), running);
+      },
+    });
+
+    registerIpcHandlers({
+      ipcMain,
+      service,
+      isTrustedSender: createSenderCheck(() => (win && !win.isDestroyed() ? [win.webContents.id] : [])),
+      dialogs: createDialogs(),
+      recent,
+      openRequests,
+      hub,
+      windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
+      defaultSaveDir: app.getPath('documents'),
+      onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
+      log,
+    });
+
+    installQuitGuard({
+      app,
+      service,
+      killWorkers: () => launcher.killAll(),
+      onStateChange: (state) => state === 'done' && feedback.dispose(),
+      log,
+    });
+
+    void recent.get().then((list) => {
+      recentList = list;
+      refreshMenu();
+    });
+    refreshMenu();
+
+    win = createMainWindow({ preloadPath: layout.preloadPath, url: APP_INDEX_URL, log });
+    const contentsId = win.webContents.id;
+    // A reload starts a fresh page: its old subscriptions and listeners are gone.
+    win.webContents.on('did-start-navigation', (details) => {
+      if (details.isMainFrame && !details.isSameDocument) {
+        hub.closeAllFor(contentsId);
+        openRequests.reset();
+      }
+    });
+    win.webContents.on('render-process-gone', (_e, details) => {
+      log(`renderer gone (${details.reason}); reloading`);
+      hub.closeAllFor(contentsId);
+      openRequests.reset();
+      if (win && !win.isDestroyed() && details.reason !== 'clean-exit') win.reload();
+    });
+    win.on('closed', () => {
+      hub.closeAllFor(contentsId);
+      openRequests.reset();
+      win = null;
+    });
+  });
+
+  // Linux and Windows: closing the window quits (through the quit guard, which stops builds).
+  app.on('window-all-closed', () => app.quit());
+}

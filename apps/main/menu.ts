@@ -1,0 +1,67 @@
+// The application menu. Its commands act on state the renderer owns (the open model, the current
+// options, the running build), so each one is forwarded to the page as a host action; the page
+// runs it exactly as if its own button had been pressed.
+import type { MenuItemConstructorOptions } from 'electron';
+import type { HostAction } from './ipc-channels.js';
+
+export const MENU_IDS = { open: 'open', recent: 'recent', build: 'build', stop: 'stop', save: 'save' } as const;
+
+export interface MenuContext {
+  isMac: boolean;
+  isPackaged: boolean;
+  sendAction(action: HostAction): void;
+  recent: readonly string[];
+  openRecent(path: string): void;
+}
+
+export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[] {
+  const act = (action: HostAction) => () => ctx.sendAction(action);
+  const recentItems: MenuItemConstructorOptions[] = ctx.recent.length
+    ? ctx.recent.map((p) => ({ label: p, click: () => ctx.openRecent(p) }))
+    : [{ label: 'No recent models', enabled: false }];
+
+  const file: MenuItemConstructorOptions = {
+    label: '&File',
+    submenu: [
+      { id: MENU_IDS.open, label: 'Open Model…', accelerator: 'CmdOrCtrl+O', click: act('open') },
+      { id: MENU_IDS.recent, label: 'Open Recent', submenu: recentItems },
+      { type: 'separator' },
+      { id: MENU_IDS.save, label: 'Save Engine…', accelerator: 'CmdOrCtrl+S', click: act('save') },
+      ...(ctx.isMac ? [] : [{ type: 'separator' } as const, { role: 'quit' } as const]),
+    ],
+  };
+  const build: MenuItemConstructorOptions = {
+    label: '&Build',
+    submenu: [
+      { id: MENU_IDS.build, label: 'Build', accelerator: 'CmdOrCtrl+B', click: act('build') },
+      // Disabled while idle: a bare Escape accelerator would otherwise swallow the key in every
+      // text field and popup of the page.
+      { id: MENU_IDS.stop, label: 'Stop', accelerator: 'Escape', enabled: false, click: act('stop') },
+    ],
+  };
+  const view: MenuItemConstructorOptions = {
+    label: '&View',
+    submenu: [
+      ...(ctx.isPackaged ? [] : ([{ role: 'reload' }, { role: 'toggleDevTools' }, { type: 'separator' }] as const)),
+      { role: 'resetZoom' },
+      { role: 'zoomIn' },
+      { role: 'zoomOut' },
+      { type: 'separator' },
+      { role: 'togglefullscreen' },
+    ],
+  };
+  const edit: MenuItemConstructorOptions = { role: 'editMenu' };
+  const appMenu: MenuItemConstructorOptions[] = ctx.isMac ? [{ role: 'appMenu' }] : [];
+  return [...appMenu, file, edit, build, view, { role: 'windowMenu' }];
+}
+
+/** The parts of Menu the state updates touch. */
+export interface MenuLike {
+  getMenuItemById(id: string): { enabled: boolean } | null;
+}
+
+/** Stop is only a command while a build runs. */
+export function setBuildRunning(menu: MenuLike | null, running: boolean): void {
+  const stop = menu?.getMenuItemById(MENU_IDS.stop);
+  if (stop) stop.enabled = running;
+}

@@ -1,0 +1,105 @@
+// The BuildClient of the desktop app, exposed to the page as `window.trtBuildStudio`.
+//
+// This preload runs sandboxed (sandbox: true, contextIsolation: true): it may require only
+// 'electron' and a few builtins, so it imports nothing else at run time. Everything the renderer
+// sends is validated again in main (apps/main/ipc-handlers.ts); the checks here only give early,
+// readable errors. Channel names are repeated as literals because ./ipc-channels.js cannot be
+// required here; `satisfies` ties them to the real list at compile time and
+// apps/main/test/preload.test.ts checks they are the same set. (Electron runs a sandboxed preload
+// as a function of require, process, exports and module, so CommonJS output works as is.)
+import electron = require('electron');
+import type { BuildClient, ModelRef, SavedEngine } from '../shared/build-client.js';
+import type { BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
+import type { BuildStreamMessage, HostAction, InvokeChannel, IpcResult, PushChannel } from './ipc-channels.js';
+
+const { contextBridge, ipcRenderer, webUtils } = electron;
+
+const C = {
+  listBackends: 'tbs:list-backends',
+  openModel: 'tbs:open-model',
+  openModelPath: 'tbs:open-model-path',
+  recentModels: 'tbs:recent-models',
+  takeOpenRequests: 'tbs:take-open-requests',
+  chooseTimingCache: 'tbs:choose-timing-cache',
+  startBuild: 'tbs:start-build',
+  cancelBuild: 'tbs:cancel-build',
+  listBuilds: 'tbs:list-builds',
+  subscribe: 'tbs:subscribe',
+  unsubscribe: 'tbs:unsubscribe',
+  saveEngine: 'tbs:save-engine',
+} as const satisfies Record<string, InvokeChannel>;
+
+const P = {
+  buildStream: 'tbs:build-stream',
+  openRequest: 'tbs:open-request',
+  hostAction: 'tbs:host-action',
+} as const satisfies Record<string, PushChannel>;
+
+async function call<T>(channel: InvokeChannel, payload?: unknown): Promise<T> {
+  const res = (await ipcRenderer.invoke(channel, payload)) as IpcResult<T>;
+  if (res.ok) return res.value;
+  const err = new Error(res.error.message);
+  err.name = res.error.code;
+  throw err;
+}
+
+type StreamHandlers = Parameters<BuildClient['subscribe']>[1];
+const streams = new Map<string, StreamHandlers>();
+let subscriptionCounter = 0;
+// One listener for every subscription: main tags each batch with the subscription it belongs to.
+ipcRenderer.on(P.buildStream, (_e, msg: BuildStreamMessage) => {
+  const h = streams.get(msg.subscriptionId);
+  if (!h) return;
+  if (msg.kind === 'snapshot') h.onSnapshot(msg.record);
+  else if (msg.kind === 'events') h.onEvents(msg.events);
+  else h.onError?.(new Error(msg.message));
+});
+
+function listen<T>(channel: PushChannel, cb: (value: T) => void): () => void {
+  const listener = (_e: unknown, value: T) => cb(value);
+  ipcRenderer.on(channel, listener);
+  return () => {
+    ipcRenderer.removeListener(channel, listener);
+  };
+}
+
+const client: BuildClient = {
+  capabilities: { host: 'electron', nativeDialogs: true, recentFiles: true },
+  listBackends: () => call<BackendInfo[]>(C.listBackends),
+  openModel: () => call<ModelRef | null>(C.openModel),
+  openDroppedFile(file: File) {
+    // Only the preload can turn a dropped File into its path (File.path was removed in Electron 32).
+    const path = webUtils.getPathForFile(file);
+    if (!path) return Promise.reject(new Error('That item is not a file on this computer; drop a .onnx file.'));
+    return call<ModelRef>(C.openModelPath, { path });
+  },
+  openModelPath: (path: string) => call<ModelRef>(C.openModelPath, { path }),
+  recentModels: () => call<string[]>(C.recentModels),
+  onOpenRequest(cb: (path: string) => void) {
+    const stop = listen<{ path: string }>(P.openRequest, (m) => cb(m.path));
+    // Paths from the command line arrive before the page is listening; main holds them until asked.
+    void call<string[]>(C.takeOpenRequests).then((paths) => paths.forEach((p) => cb(p)));
+    return stop;
+  },
+  chooseTimingCache: () => call<string | null>(C.chooseTimingCache),
+  startBuild: (model: ModelRef, options: BuildOptionsInput) =>
+    call<{ id: string }>(C.startBuild, { modelPath: model.path, options }),
+  cancelBuild: (id: string) => call<void>(C.cancelBuild, { id }),
+  listBuilds: () => call<BuildRecord[]>(C.listBuilds),
+  subscribe(id: string, handlers: StreamHandlers) {
+    const subscriptionId = `s${++subscriptionCounter}`;
+    streams.set(subscriptionId, handlers);
+    call<void>(C.subscribe, { subscriptionId, buildId: id }).catch((err: Error) => {
+      streams.delete(subscriptionId);
+      handlers.onError?.(err);
+    });
+    return () => {
+      if (!streams.delete(subscriptionId)) return;
+      void call<void>(C.unsubscribe, { subscriptionId }).catch(() => undefined);
+    };
+  },
+  saveEngine: (id: string) => call<SavedEngine | null>(C.saveEngine, { id }),
+  onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
+};
+
+contextBridge.exposeInMainWorld('trtBuildStudio', client);

@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+const dialog = {
+  showOpenDialog: vi.fn(),
+  showSaveDialog: vi.fn(),
+};
+vi.mock('electron', () => ({ dialog }));
+
+const { createDialogs, StubAnswers } = await import('../dialogs.js');
+
+beforeEach(() => {
+  dialog.showOpenDialog.mockReset();
+  dialog.showSaveDialog.mockReset();
+});
+
+describe('native dialogs', () => {
+  it('returns null when the user cancels, the path otherwise', async () => {
+    const d = createDialogs({});
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: [] });
+    expect(await d.chooseModel(null)).toBeNull();
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/m/a.onnx'] });
+    expect(await d.chooseModel(null)).toBe('/m/a.onnx');
+    dialog.showSaveDialog.mockResolvedValueOnce({ canceled: true, filePath: '' });
+    expect(await d.chooseEngineDestination(null, '/docs/b1.engine')).toBeNull();
+    dialog.showSaveDialog.mockResolvedValueOnce({ canceled: false, filePath: '/docs/out.engine' });
+    expect(await d.chooseEngineDestination(null, '/docs/b1.engine')).toBe('/docs/out.engine');
+  });
+
+  it('parents dialogs to the window when there is one, and offers ONNX files first', async () => {
+    const d = createDialogs({});
+    const win = { id: 1 };
+    dialog.showOpenDialog.mockResolvedValue({ canceled: true, filePaths: [] });
+    await d.chooseModel(win as never);
+    expect(dialog.showOpenDialog.mock.calls[0][0]).toBe(win);
+    expect(dialog.showOpenDialog.mock.calls[0][1].filters[0]).toEqual({ name: 'ONNX models', extensions: ['onnx'] });
+    dialog.showSaveDialog.mockResolvedValue({ canceled: true });
+    await d.chooseEngineDestination(win as never, '/docs/x.engine');
+    expect(dialog.showSaveDialog.mock.calls[0][1]).toMatchObject({ defaultPath: '/docs/x.engine', properties: expect.arrayContaining(['showOverwriteConfirmation']) });
+  });
+
+  it('answers from TBS_E2E_* in order, repeating the last, with "cancel" as a cancel', async () => {
+    const d = createDialogs({
+      TBS_E2E_OPEN: ['/m/a.onnx', '/m/b.onnx'].join(path.delimiter),
+      TBS_E2E_SAVE: ['cancel', '/out/e.engine'].join(path.delimiter),
+    });
+    expect(await d.chooseModel(null)).toBe('/m/a.onnx');
+    expect(await d.chooseModel(null)).toBe('/m/b.onnx');
+    expect(await d.chooseModel(null)).toBe('/m/b.onnx');
+    expect(await d.chooseEngineDestination(null, '/x')).toBeNull();
+    expect(await d.chooseEngineDestination(null, '/x')).toBe('/out/e.engine');
+    // Not stubbed: the real dialog.
+    dialog.showSaveDialog.mockResolvedValueOnce({ canceled: false, filePath: '/real/timing.cache' });
+    expect(await d.chooseTimingCache(null, '/x/timing.cache')).toBe('/real/timing.cache');
+    expect(dialog.showOpenDialog).not.toHaveBeenCalled();
+  });
+
+  it('resolves stubbed relative paths against the working directory', () => {
+    expect(new StubAnswers('rel/m.onnx').take()).toBe(path.resolve('rel/m.onnx'));
+    expect(new StubAnswers('').active).toBe(false);
+    expect(new StubAnswers(undefined).active).toBe(false);
+  });
+});

@@ -1,0 +1,163 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Subscription } from '../../service/api.js';
+import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import { EventBatcher } from '../event-batcher.js';
+import { PUSH, type BuildStreamMessage } from '../ipc-channels.js';
+import { SubscriptionHub, type StreamTarget } from '../subscription-hub.js';
+
+const step = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'phase.step', id: 1, step: seq, stepsDone: seq + 1 });
+const finished = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'build.finished', status: 'succeeded', durationMs: seq });
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('EventBatcher', () => {
+  it('sends at most once per 16 ms under a continuous stream, losing and reordering nothing', () => {
+    const sends: Array<{ at: number; events: BuildEvent[] }> = [];
+    const b = new EventBatcher((events) => sends.push({ at: performance.now(), events }));
+    let seq = 0;
+    // 100k events/s for one simulated second, pushed in 1 ms slices of 100.
+    for (let i = 0; i < 1_000; i++) {
+      b.push(Array.from({ length: 100 }, () => step(seq++)));
+      vi.advanceTimersByTime(1);
+    }
+    vi.advanceTimersByTime(50);
+    const all = sends.flatMap((s) => s.events.map((e) => e.seq));
+    expect(all).toEqual(Array.from({ length: seq }, (_, i) => i));
+    for (let i = 1; i < sends.length; i++) expect(sends[i].at - sends[i - 1].at).toBeGreaterThanOrEqual(16);
+    // About one message per frame, not one per event.
+    expect(sends.length).toBeGreaterThan(50);
+    expect(sends.length).toBeLessThanOrEqual(64);
+  });
+
+  it('waits for the next tick even for the first event, so a snapshot sent right after goes first', () => {
+    const order: string[] = [];
+    const b = new EventBatcher(() => order.push('events'));
+    b.push([step(0)]);
+    order.push('snapshot');
+    vi.advanceTimersByTime(0);
+    expect(order).toEqual(['snapshot', 'events']);
+  });
+
+  it('flush sends what is pending at once; close drops it and ignores later pushes', () => {
+    const deliver = vi.fn();
+    const b = new EventBatcher(deliver);
+    b.push([step(0), step(1)]);
+    b.flush();
+    expect(deliver).toHaveBeenCalledTimes(1);
+    b.push([step(2)]);
+    b.close();
+    b.push([step(3)]);
+    vi.advanceTimersByTime(100);
+    expect(deliver).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('SubscriptionHub', () => {
+  const snapshot = (extra: Partial<BuildRecord> = {}): BuildRecord => ({
+    id: 'b1',
+    state: 'running',
+    modelPath: '/m.onnx',
+    options: { backend: 'simulated' },
+    queuedAt: '1970-01-01T00:00:00.000Z',
+    lastSeq: 4,
+    phases: [],
+    engineAvailable: false,
+    ...extra,
+  });
+
+  function fakeService(record = snapshot()) {
+    let emit: ((e: BuildEvent[]) => void) | null = null;
+    const unsubscribe = vi.fn();
+    return {
+      unsubscribe,
+      emit: (e: BuildEvent[]) => emit?.(e),
+      subscribe: vi.fn((id: string, onEvents: (e: BuildEvent[]) => void): Subscription => {
+        if (id !== 'b1') throw new Error(`unknown build ${id}`);
+        emit = onEvents;
+        return { snapshot: record, unsubscribe };
+      }),
+    };
+  }
+
+  function target(id = 1) {
+    const sent: BuildStreamMessage[] = [];
+    const t: StreamTarget & { sent: BuildStreamMessage[]; destroyed: boolean } = {
+      id,
+      sent,
+      destroyed: false,
+      send: (channel, msg) => {
+        expect(channel).toBe(PUSH.buildStream);
+        sent.push(msg);
+      },
+      isDestroyed: () => t.destroyed,
+    };
+    return t;
+  }
+
+  it('sends the snapshot first, then batches, and lets go after build.finished', () => {
+    const svc = fakeService();
+    const hub = new SubscriptionHub(svc);
+    const t = target();
+    hub.open(t, 's1', 'b1');
+    svc.emit([step(5), step(6)]);
+    svc.emit([step(7)]);
+    vi.advanceTimersByTime(16);
+    svc.emit([finished(8)]);
+    vi.advanceTimersByTime(16);
+    expect(t.sent.map((m) => m.kind)).toEqual(['snapshot', 'events', 'events']);
+    expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', events: [step(5), step(6), step(7)] });
+    expect(svc.unsubscribe).toHaveBeenCalledTimes(1);
+    expect(hub.size).toBe(0);
+  });
+
+  it('streams nothing more for a build that had already finished', () => {
+    const svc = fakeService(snapshot({ state: 'succeeded', outcome: { v: 1, buildId: 'b1', seq: 9, t: 9, type: 'build.finished', status: 'succeeded', durationMs: 9 } }));
+    const hub = new SubscriptionHub(svc);
+    const t = target();
+    hub.open(t, 's1', 'b1');
+    expect(t.sent.map((m) => m.kind)).toEqual(['snapshot']);
+    expect(svc.unsubscribe).toHaveBeenCalled();
+    expect(hub.size).toBe(0);
+  });
+
+  it('registers nothing when the service refuses the subscription', () => {
+    const hub = new SubscriptionHub(fakeService());
+    const t = target();
+    expect(() => hub.open(t, 's1', 'nope')).toThrow('unknown build nope');
+    expect(hub.size).toBe(0);
+    expect(t.sent).toEqual([]);
+  });
+
+  it('releases a window\'s subscriptions when it goes away, and stops sending to a destroyed one', () => {
+    const svc = fakeService();
+    const hub = new SubscriptionHub(svc);
+    const a = target(1);
+    const b = target(2);
+    hub.open(a, 's1', 'b1');
+    hub.open(a, 's2', 'b1');
+    hub.open(b, 's1', 'b1');
+    hub.closeAllFor(1);
+    expect(hub.size).toBe(1);
+    expect(svc.unsubscribe).toHaveBeenCalledTimes(2);
+    b.destroyed = true;
+    svc.emit([step(5)]);
+    vi.advanceTimersByTime(16);
+    expect(b.sent.map((m) => m.kind)).toEqual(['snapshot']);
+    expect(hub.size).toBe(0);
+  });
+
+  it('replaces a subscription id reused by a reloaded page instead of leaking it', () => {
+    const svc = fakeService();
+    const hub = new SubscriptionHub(svc);
+    const t = target();
+    hub.open(t, 's1', 'b1');
+    hub.open(t, 's1', 'b1');
+    expect(hub.size).toBe(1);
+    expect(svc.unsubscribe).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,294 @@
+// The IPC surface as the renderer sees it: who may call, what may be sent, and what comes back.
+// The service is an in-memory stand-in; files are real (temp folder).
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { ServiceError, type BuildServiceApi } from '../../service/api.js';
+import type { BuildRecord, ModelSummary } from '../../shared/protocol.js';
+import type { Dialogs } from '../dialogs.js';
+import { registerIpcHandlers } from '../ipc-handlers.js';
+import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
+import { OpenRequests } from '../open-requests.js';
+import { RecentFiles } from '../recent-files.js';
+import { createSenderCheck } from '../sender-check.js';
+import { SubscriptionHub } from '../subscription-hub.js';
+import { FakeWebContents } from './fake-electron.js';
+
+const summary = (fileName: string): ModelSummary => ({
+  fileName,
+  fileBytes: 10,
+  irVersion: 9,
+  opsetImports: [{ domain: '', version: 17 }],
+  producer: { name: 't', version: '1' },
+  graphName: 'g',
+  inputs: [],
+  outputs: [],
+  nodeCount: 1,
+  opHistogram: { Relu: 1 },
+  initializerBytes: 0,
+  externalData: { files: [], bytes: 0 },
+  dynamicInputs: [],
+});
+
+const record = (id: string, extra: Partial<BuildRecord> = {}): BuildRecord => ({
+  id,
+  state: 'running',
+  modelPath: '/m.onnx',
+  options: { backend: 'simulated' },
+  queuedAt: new Date(0).toISOString(),
+  lastSeq: 0,
+  phases: [],
+  engineAvailable: false,
+  ...extra,
+});
+
+function setup() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tbs-ipc-'));
+  const model = path.join(dir, 'model.onnx');
+  writeFileSync(model, 'not really onnx');
+  const engine = path.join(dir, 'b1.engine');
+  writeFileSync(engine, Buffer.alloc(100_000, 7));
+
+  const builds = new Map<string, BuildRecord>([['b1', record('b1', { state: 'succeeded', engineAvailable: true })], ['b2', record('b2', { state: 'failed' })]]);
+  const service = {
+    listBackends: vi.fn(async () => [{ name: 'simulated' as const, available: true }]),
+    inspectModel: vi.fn(async (p: string) => {
+      if (p.endsWith('gone.onnx')) throw new ServiceError('not_found', `No such file: ${p}`);
+      if (p.endsWith('bad.onnx')) throw new ServiceError('bad_model', `${path.basename(p)} is not an ONNX model (truncated protobuf)`);
+      return summary(path.basename(p));
+    }),
+    startBuild: vi.fn(async (input: { modelPath: string }) => {
+      const r = record('b3', { modelPath: input.modelPath });
+      builds.set(r.id, r);
+      return r;
+    }),
+    getBuild: vi.fn((id: string) => builds.get(id)),
+    listBuilds: vi.fn(() => [...builds.values()]),
+    cancelBuild: vi.fn(() => true),
+    subscribe: vi.fn((id: string) => {
+      const snapshot = builds.get(id);
+      if (!snapshot) throw new ServiceError('not_found', `No build with id ${id}`);
+      return { snapshot, unsubscribe: vi.fn() };
+    }),
+    waitForResult: vi.fn(),
+    enginePath: vi.fn((id: string) => (id === 'b1' ? engine : undefined)),
+    shutdown: vi.fn(async () => undefined),
+  } satisfies BuildServiceApi;
+
+  const dialogAnswers: { model: string | null; engine: string | null; cache: string | null } = { model: null, engine: null, cache: null };
+  const dialogs: Dialogs = {
+    chooseModel: vi.fn(async () => dialogAnswers.model),
+    chooseEngineDestination: vi.fn(async () => dialogAnswers.engine),
+    chooseTimingCache: vi.fn(async () => dialogAnswers.cache),
+  };
+
+  const handlers = new Map<string, (event: unknown, payload?: unknown) => Promise<IpcResult<unknown>>>();
+  const ipcMain = {
+    handle: (channel: string, fn: never) => void handlers.set(channel, fn),
+    removeHandler: (channel: string) => void handlers.delete(channel),
+  };
+  const window = new FakeWebContents();
+  const stranger = new FakeWebContents();
+  const openRequests = new OpenRequests(() => window);
+  const recent = new RecentFiles(path.join(dir, 'recent.json'));
+  const hub = new SubscriptionHub(service);
+  const started: string[] = [];
+  const refused: string[] = [];
+  const unregister = registerIpcHandlers({
+    ipcMain: ipcMain as never,
+    service,
+    isTrustedSender: createSenderCheck(() => [window.id]),
+    dialogs,
+    recent,
+    openRequests,
+    hub,
+    windowOf: () => null,
+    defaultSaveDir: dir,
+    onBuildStarted: (id) => started.push(id),
+    log: (m) => refused.push(m),
+  });
+
+  const event = (sender = window, url = 'app://studio/index.html', parent: unknown = null) => ({ sender, senderFrame: { url, parent } });
+  const call = async (channel: string, payload?: unknown, ev: unknown = event()) => {
+    const h = handlers.get(channel);
+    if (!h) throw new Error(`no handler for ${channel}`);
+    return h(ev, payload);
+  };
+  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, unregister, openRequests };
+}
+
+type Ctx = ReturnType<typeof setup>;
+let t: Ctx;
+beforeEach(() => {
+  t = setup();
+});
+
+const errorOf = (r: IpcResult<unknown>) => {
+  if (r.ok) throw new Error(`expected an error, got ${JSON.stringify(r.value)}`);
+  return r.error;
+};
+
+describe('who may call', () => {
+  it('registers a handler for every channel and removes them all', () => {
+    expect([...t.handlers.keys()].sort()).toEqual(Object.values(INVOKE).sort());
+    t.unregister();
+    expect(t.handlers.size).toBe(0);
+  });
+
+  it.each([
+    ['another webContents', () => t.event(t.stranger)],
+    ['a subframe of our window', () => t.event(t.window, 'app://studio/index.html', {})],
+    ['a page that is not ours', () => t.event(t.window, 'https://evil.example/')],
+    ['a file:// page', () => t.event(t.window, 'file:///tmp/index.html')],
+    ['a frame that went away', () => ({ sender: t.window, senderFrame: null })],
+  ])('refuses %s before looking at the payload or touching the service', async (_name, ev) => {
+    for (const channel of Object.values(INVOKE)) {
+      const err = errorOf(await t.call(channel, { path: t.model, id: 'b1', modelPath: t.model }, ev()));
+      expect(err.code).toBe('forbidden');
+    }
+    for (const fn of Object.values(t.service)) expect(fn).not.toHaveBeenCalled();
+    expect(t.dialogs.chooseModel).not.toHaveBeenCalled();
+    expect(t.refused.length).toBe(Object.values(INVOKE).length);
+  });
+});
+
+describe('what may be sent', () => {
+  it.each([
+    [INVOKE.openModelPath, { path: 'relative/model.onnx' }, 'path: path must be absolute'],
+    [INVOKE.openModelPath, { path: '/a\0b.onnx' }, 'NUL'],
+    [INVOKE.openModelPath, { path: '/x.onnx', extra: 1 }, 'extra'],
+    [INVOKE.openModelPath, undefined, 'expected object'],
+    [INVOKE.startBuild, { modelPath: '/m.onnx', options: { optLevel: 9 } }, 'options.optLevel'],
+    [INVOKE.startBuild, { modelPath: '/m.onnx', options: { shapes: ['x:1x3/2x3'] } }, 'invalid shape'],
+    [INVOKE.startBuild, { modelPath: '/m.onnx', options: { simFault: 'explode' } }, 'options.simFault'],
+    [INVOKE.startBuild, { modelPath: '/m.onnx', outputPath: '/etc/passwd' }, 'outputPath'],
+    [INVOKE.cancelBuild, { id: '../../x' }, 'id: unexpected characters'],
+    [INVOKE.cancelBuild, { id: 42 }, 'id'],
+    [INVOKE.subscribe, { subscriptionId: 's1' }, 'buildId'],
+    [INVOKE.saveEngine, { id: 'b1', path: '/tmp/x' }, 'path'],
+    [INVOKE.listBuilds, { sneaky: true }, 'expected undefined'],
+  ])('%s rejects %j', async (channel, payload, mentions) => {
+    const err = errorOf(await t.call(channel, payload));
+    expect(err.code).toBe('bad_input');
+    expect(err.message).toContain(mentions);
+    expect(t.service.startBuild).not.toHaveBeenCalled();
+    expect(t.service.inspectModel).not.toHaveBeenCalled();
+  });
+
+  it('gives the service\'s own message for a bad model', async () => {
+    const err = errorOf(await t.call(INVOKE.openModelPath, { path: path.join(t.dir, 'bad.onnx') }));
+    expect(err).toEqual({ code: 'bad_model', message: 'bad.onnx is not an ONNX model (truncated protobuf)' });
+  });
+});
+
+describe('opening models', () => {
+  it('returns null when the open dialog is cancelled', async () => {
+    expect(await t.call(INVOKE.openModel)).toEqual({ ok: true, value: null });
+    expect(t.service.inspectModel).not.toHaveBeenCalled();
+  });
+
+  it('inspects the chosen model and remembers it', async () => {
+    t.dialogAnswers.model = t.model;
+    const res = await t.call(INVOKE.openModel);
+    expect(res).toEqual({ ok: true, value: { path: t.model, displayName: 'model.onnx', summary: summary('model.onnx') } });
+    expect(await t.recent.get()).toEqual([t.model]);
+    expect(JSON.parse(readFileSync(path.join(t.dir, 'recent.json'), 'utf8')).files).toEqual([t.model]);
+  });
+
+  it('drops a recent entry whose file is gone', async () => {
+    const gone = path.join(t.dir, 'gone.onnx');
+    await t.recent.add(gone);
+    const err = errorOf(await t.call(INVOKE.openModelPath, { path: gone }));
+    expect(err.code).toBe('not_found');
+    expect(await t.recent.get()).toEqual([]);
+  });
+
+  it('hands command-line paths to the page once it asks, then pushes later ones', async () => {
+    t.openRequests.request('/early.onnx');
+    expect(t.window.sent).toEqual([]);
+    expect(await t.call(INVOKE.takeOpenRequests)).toEqual({ ok: true, value: ['/early.onnx'] });
+    t.openRequests.request('/later.onnx');
+    expect(t.window.sent).toEqual([[PUSH.openRequest, { path: '/later.onnx' }]]);
+    expect(await t.call(INVOKE.takeOpenRequests)).toEqual({ ok: true, value: [] });
+  });
+});
+
+describe('builds', () => {
+  it('starts a build without letting the page pick where the engine goes', async () => {
+    const res = await t.call(INVOKE.startBuild, { modelPath: t.model, options: { backend: 'simulated', simDuration: 0.5 } });
+    expect(res).toEqual({ ok: true, value: { id: 'b3' } });
+    expect(t.service.startBuild).toHaveBeenCalledWith({ modelPath: t.model, options: expect.objectContaining({ backend: 'simulated', simDuration: 0.5 }) });
+    expect(t.service.startBuild.mock.calls[0][0]).not.toHaveProperty('outputPath');
+    expect(t.started).toEqual(['b3']);
+  });
+
+  it('only writes a timing cache the user picked in the dialog', async () => {
+    const cache = path.join(t.dir, 'timing.cache');
+    const refused = errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: cache } }));
+    expect(refused.code).toBe('bad_input');
+    expect(refused.message).toMatch(/timing-cache file/);
+    expect(t.service.startBuild).not.toHaveBeenCalled();
+
+    t.dialogAnswers.cache = cache;
+    expect(await t.call(INVOKE.chooseTimingCache)).toEqual({ ok: true, value: cache });
+    expect((await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: cache } })).ok).toBe(true);
+    // Another path is still refused after one was approved.
+    expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: `${cache}2` } })).code).toBe('bad_input');
+  });
+
+  it('cancels with reason "user" and says so when the build is unknown', async () => {
+    expect(await t.call(INVOKE.cancelBuild, { id: 'b1' })).toEqual({ ok: true, value: null });
+    expect(t.service.cancelBuild).toHaveBeenCalledWith('b1', 'user');
+    expect(errorOf(await t.call(INVOKE.cancelBuild, { id: 'nope' }))).toEqual({ code: 'not_found', message: 'No build with id nope.' });
+  });
+
+  it('streams a snapshot to the subscribing frame, and reports unknown builds', async () => {
+    expect(await t.call(INVOKE.subscribe, { subscriptionId: 's1', buildId: 'b1' })).toEqual({ ok: true, value: null });
+    expect(t.window.sent[0]).toEqual([PUSH.buildStream, { subscriptionId: 's1', kind: 'snapshot', record: expect.objectContaining({ id: 'b1' }) }]);
+    expect(errorOf(await t.call(INVOKE.subscribe, { subscriptionId: 's2', buildId: 'zz' })).code).toBe('not_found');
+  });
+});
+
+describe('saving the engine', () => {
+  it('returns null and writes nothing when the save dialog is cancelled', async () => {
+    expect(await t.call(INVOKE.saveEngine, { id: 'b1' })).toEqual({ ok: true, value: null });
+    expect(t.dialogs.chooseEngineDestination).toHaveBeenCalledWith(null, path.join(t.dir, 'b1.engine'));
+    expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
+  });
+
+  it('copies the engine to the chosen place, whole, leaving no temp file', async () => {
+    const dest = path.join(t.dir, 'out', '..', 'saved.engine');
+    t.dialogAnswers.engine = dest;
+    const res = await t.call(INVOKE.saveEngine, { id: 'b1' });
+    expect(res).toEqual({ ok: true, value: { location: dest, bytes: 100_000 } });
+    expect(readFileSync(dest).equals(readFileSync(t.engine))).toBe(true);
+    expect(readdirSync(t.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('refuses a build without an engine, and an unknown build', async () => {
+    t.dialogAnswers.engine = path.join(t.dir, 'x.engine');
+    expect(errorOf(await t.call(INVOKE.saveEngine, { id: 'b2' })).code).toBe('conflict');
+    expect(errorOf(await t.call(INVOKE.saveEngine, { id: 'b9' })).code).toBe('not_found');
+    expect(t.dialogs.chooseEngineDestination).not.toHaveBeenCalled();
+    expect(existsSync(path.join(t.dir, 'x.engine'))).toBe(false);
+  });
+
+  it('fails cleanly when the destination is a folder, keeping what was there', async () => {
+    const dest = path.join(t.dir, 'folder.engine');
+    mkdirSync(dest);
+    writeFileSync(path.join(dest, 'keep.txt'), 'keep');
+    t.dialogAnswers.engine = dest;
+    const err = errorOf(await t.call(INVOKE.saveEngine, { id: 'b1' }));
+    expect(err).toEqual({ code: 'bad_input', message: `Could not save the engine to ${dest}: that is a folder.` });
+    expect(readFileSync(path.join(dest, 'keep.txt'), 'utf8')).toBe('keep');
+    expect(readdirSync(t.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('reports a destination it cannot write, and leaves no partial file', async () => {
+    t.dialogAnswers.engine = path.join(t.dir, 'missing-dir', 'x.engine');
+    const err = errorOf(await t.call(INVOKE.saveEngine, { id: 'b1' }));
+    expect(err).toEqual({ code: 'bad_input', message: `Could not save the engine to ${t.dialogAnswers.engine}: the folder does not exist.` });
+    expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
+  });
+});

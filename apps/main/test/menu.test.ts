@@ -1,0 +1,72 @@
+import type { MenuItemConstructorOptions } from 'electron';
+import { describe, expect, it, vi } from 'vitest';
+import { buildMenuTemplate, MENU_IDS, setBuildRunning } from '../menu.js';
+
+function flatten(items: MenuItemConstructorOptions[]): MenuItemConstructorOptions[] {
+  return items.flatMap((i) => [i, ...(Array.isArray(i.submenu) ? flatten(i.submenu) : [])]);
+}
+
+const make = (over: Partial<Parameters<typeof buildMenuTemplate>[0]> = {}) => {
+  const sendAction = vi.fn();
+  const openRecent = vi.fn();
+  const items = flatten(buildMenuTemplate({ isMac: false, isPackaged: true, sendAction, recent: [], openRecent, ...over }));
+  const byId = (id: string) => items.find((i) => i.id === id)!;
+  return { items, byId, sendAction, openRecent };
+};
+
+describe('application menu', () => {
+  it('has the documented shortcuts, each forwarded to the page as an action', () => {
+    const { byId, sendAction } = make();
+    const expected = [
+      [MENU_IDS.open, 'CmdOrCtrl+O', 'open'],
+      [MENU_IDS.build, 'CmdOrCtrl+B', 'build'],
+      [MENU_IDS.stop, 'Escape', 'stop'],
+      [MENU_IDS.save, 'CmdOrCtrl+S', 'save'],
+    ] as const;
+    for (const [id, accelerator, action] of expected) {
+      const item = byId(id);
+      expect(item.accelerator, id).toBe(accelerator);
+      (item.click as () => void)();
+      expect(sendAction).toHaveBeenLastCalledWith(action);
+    }
+  });
+
+  it('accelerators are unique', () => {
+    const accels = make().items.map((i) => i.accelerator).filter(Boolean);
+    expect(new Set(accels).size).toBe(accels.length);
+  });
+
+  it('enables Stop (and its Escape key) only while a build runs', () => {
+    const { byId } = make();
+    expect(byId(MENU_IDS.stop).enabled).toBe(false);
+    const stop = { enabled: false };
+    const menu = { getMenuItemById: (id: string) => (id === MENU_IDS.stop ? stop : null) };
+    setBuildRunning(menu, true);
+    expect(stop.enabled).toBe(true);
+    setBuildRunning(menu, false);
+    expect(stop.enabled).toBe(false);
+    expect(() => setBuildRunning(null, true)).not.toThrow();
+  });
+
+  it('lists recent models, or says there are none', () => {
+    const none = make().byId(MENU_IDS.recent).submenu as MenuItemConstructorOptions[];
+    expect(none).toEqual([{ label: 'No recent models', enabled: false }]);
+    const { byId, openRecent } = make({ recent: ['/m/a.onnx', '/m/b.onnx'] });
+    const items = byId(MENU_IDS.recent).submenu as MenuItemConstructorOptions[];
+    expect(items.map((i) => i.label)).toEqual(['/m/a.onnx', '/m/b.onnx']);
+    (items[1].click as () => void)();
+    expect(openRecent).toHaveBeenCalledWith('/m/b.onnx');
+  });
+
+  it('offers developer tools only in development', () => {
+    expect(make({ isPackaged: true }).items.some((i) => i.role === 'toggleDevTools')).toBe(false);
+    expect(make({ isPackaged: false }).items.some((i) => i.role === 'toggleDevTools')).toBe(true);
+  });
+
+  it('puts Quit in the File menu except on macOS, where the app menu has it', () => {
+    expect(make({ isMac: false }).items.some((i) => i.role === 'quit')).toBe(true);
+    const mac = make({ isMac: true }).items;
+    expect(mac.some((i) => i.role === 'quit')).toBe(false);
+    expect(mac[0].role).toBe('appMenu');
+  });
+});

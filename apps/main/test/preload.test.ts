@@ -1,0 +1,137 @@
+// Runs the compiled preload the way Electron runs a sandboxed one: as a function of require,
+// process, exports and module, where require knows only 'electron'. The electron module is a fake
+// that records what the preload bridges and sends.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import vm from 'node:vm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { BuildClient } from '../../shared/build-client.js';
+import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
+
+const root = path.resolve(__dirname, '../../..');
+let compiled: string;
+
+beforeAll(() => {
+  // Compiled on its own (not from dist/) so the test sees the current source.
+  const out = mkdtempSync(path.join(os.tmpdir(), 'tbs-preload-'));
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '--ignoreConfig', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+    '--strict', '--skipLibCheck', '--types', 'node', '--rootDir', root, '--outDir', out, path.join(root, 'apps/main/preload.cts')], { cwd: root, stdio: 'pipe' });
+  compiled = readFileSync(path.join(out, 'apps', 'main', 'preload.cjs'), 'utf8');
+}, 60_000);
+
+function runPreload(answer: (channel: string, payload: unknown) => IpcResult<unknown>) {
+  const listeners = new Map<string, Array<(e: unknown, m: unknown) => void>>();
+  const invoked: Array<[string, unknown]> = [];
+  let exposed: { key: string; api: BuildClient } | null = null;
+  const electron = {
+    contextBridge: { exposeInMainWorld: (key: string, api: BuildClient) => void (exposed = { key, api }) },
+    ipcRenderer: {
+      invoke: async (channel: string, payload: unknown) => {
+        invoked.push([channel, payload]);
+        return answer(channel, payload);
+      },
+      on: (channel: string, fn: (e: unknown, m: unknown) => void) => void listeners.set(channel, [...(listeners.get(channel) ?? []), fn]),
+      removeListener: (channel: string, fn: (e: unknown, m: unknown) => void) =>
+        void listeners.set(channel, (listeners.get(channel) ?? []).filter((f) => f !== fn)),
+    },
+    webUtils: { getPathForFile: (f: { fakePath?: string }) => f.fakePath ?? '' },
+  };
+  const required: string[] = [];
+  const sandboxRequire = (name: string) => {
+    required.push(name);
+    if (name === 'electron') return electron;
+    throw new Error(`module not found: ${name}`);
+  };
+  const exports = {};
+  const fn = vm.runInThisContext(`(function (require, process, exports, module) {${compiled}\n})`);
+  fn(sandboxRequire, {}, exports, { exports });
+  const push = (channel: string, msg: unknown) => (listeners.get(channel) ?? []).forEach((f) => f({}, msg));
+  return { api: exposed!.api, key: exposed!.key, invoked, push, listeners, required };
+}
+
+const ok = (value: unknown): IpcResult<unknown> => ({ ok: true, value });
+
+describe('preload', () => {
+  it('requires nothing but electron, and exposes the client as window.trtBuildStudio', () => {
+    const p = runPreload(() => ok(null));
+    expect(p.required).toEqual(['electron']);
+    expect(p.key).toBe('trtBuildStudio');
+    expect(p.api.capabilities).toEqual({ host: 'electron', nativeDialogs: true, recentFiles: true });
+  });
+
+  it('uses exactly the channel names main registers', () => {
+    const literals = new Set([...compiled.matchAll(/'(tbs:[a-z-]+)'/g)].map((m) => m[1]));
+    expect([...literals].sort()).toEqual([...Object.values(INVOKE), ...Object.values(PUSH)].sort());
+  });
+
+  it('unwraps results and turns error envelopes into Errors with the message as main wrote it', async () => {
+    const p = runPreload((channel) =>
+      channel === INVOKE.openModelPath ? { ok: false, error: { code: 'bad_model', message: 'x.onnx is not an ONNX model' } } : ok([{ name: 'simulated', available: true }]),
+    );
+    expect(await p.api.listBackends()).toEqual([{ name: 'simulated', available: true }]);
+    const err = await p.api.openModelPath!('/m/x.onnx').catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe('x.onnx is not an ONNX model');
+    expect((err as Error).name).toBe('bad_model');
+  });
+
+  it('sends only the model path and options when starting a build', async () => {
+    const p = runPreload(() => ok({ id: 'b1' }));
+    const model = { path: '/m/a.onnx', displayName: 'a.onnx', summary: {} as never };
+    expect(await p.api.startBuild(model, { backend: 'simulated' })).toEqual({ id: 'b1' });
+    expect(p.invoked).toEqual([[INVOKE.startBuild, { modelPath: '/m/a.onnx', options: { backend: 'simulated' } }]]);
+  });
+
+  it('resolves a dropped file to its path in the preload, and refuses one without a path', async () => {
+    const p = runPreload(() => ok({ path: '/m/d.onnx' }));
+    await p.api.openDroppedFile({ fakePath: '/m/d.onnx' } as never);
+    expect(p.invoked).toEqual([[INVOKE.openModelPath, { path: '/m/d.onnx' }]]);
+    await expect(p.api.openDroppedFile({} as never)).rejects.toThrow(/not a file on this computer/);
+  });
+
+  it('routes stream messages to the right subscription and stops after unsubscribe', async () => {
+    const p = runPreload(() => ok(null));
+    const got: string[] = [];
+    const unsubA = p.api.subscribe('b1', { onSnapshot: (r) => got.push(`A snap ${r.id}`), onEvents: (e) => got.push(`A ${e.length}`) });
+    p.api.subscribe('b2', { onSnapshot: (r) => got.push(`B snap ${r.id}`), onEvents: (e) => got.push(`B ${e.length}`) });
+    const [[, subA], [, subB]] = p.invoked as Array<[string, { subscriptionId: string; buildId: string }]>;
+    expect(subA.buildId).toBe('b1');
+    expect(subA.subscriptionId).not.toBe(subB.subscriptionId);
+    p.push(PUSH.buildStream, { subscriptionId: subA.subscriptionId, kind: 'snapshot', record: { id: 'b1' } });
+    p.push(PUSH.buildStream, { subscriptionId: subB.subscriptionId, kind: 'events', events: [{}, {}] });
+    p.push(PUSH.buildStream, { subscriptionId: 'unknown', kind: 'events', events: [{}] });
+    unsubA();
+    p.push(PUSH.buildStream, { subscriptionId: subA.subscriptionId, kind: 'events', events: [{}] });
+    expect(got).toEqual(['A snap b1', 'B 2']);
+    await new Promise((r) => setImmediate(r));
+    expect(p.invoked.at(-1)).toEqual([INVOKE.unsubscribe, { subscriptionId: subA.subscriptionId }]);
+  });
+
+  it('reports a refused subscription through onError', async () => {
+    const p = runPreload(() => ({ ok: false, error: { code: 'not_found', message: 'No build with id zz.' } }));
+    const errors: string[] = [];
+    p.api.subscribe('zz', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e.message) });
+    await new Promise((r) => setImmediate(r));
+    expect(errors).toEqual(['No build with id zz.']);
+  });
+
+  it('delivers open requests held by main, then live ones, and menu actions', async () => {
+    const p = runPreload((channel) => ok(channel === INVOKE.takeOpenRequests ? ['/m/argv.onnx'] : null));
+    const opened: string[] = [];
+    const stop = p.api.onOpenRequest!((path) => opened.push(path));
+    await new Promise((r) => setImmediate(r));
+    p.push(PUSH.openRequest, { path: '/m/second.onnx' });
+    expect(opened).toEqual(['/m/argv.onnx', '/m/second.onnx']);
+    stop();
+    p.push(PUSH.openRequest, { path: '/m/third.onnx' });
+    expect(opened).toHaveLength(2);
+
+    const actions: string[] = [];
+    p.api.onHostAction!((a) => actions.push(a));
+    p.push(PUSH.hostAction, { action: 'build' });
+    expect(actions).toEqual(['build']);
+  });
+});

@@ -1,0 +1,80 @@
+// The one application window and the hardening around it. The renderer is treated as untrusted
+// content: it runs sandboxed without Node, cannot navigate away from our origin, cannot open
+// windows, and is refused every permission (camera, notifications, clipboard-read, …): the UI
+// needs none, and Notification is shown by main instead.
+import { BrowserWindow, nativeTheme, type Session, type WebContents, type WebPreferences } from 'electron';
+import { CONTENT_SECURITY_POLICY, isAppUrl } from './app-protocol.js';
+
+export function secureWebPreferences(preloadPath: string): WebPreferences {
+  return {
+    preload: preloadPath,
+    contextIsolation: true,
+    sandbox: true,
+    nodeIntegration: false,
+    nodeIntegrationInWorker: false,
+    nodeIntegrationInSubFrames: false,
+    webSecurity: true,
+    allowRunningInsecureContent: false,
+    webviewTag: false,
+    experimentalFeatures: false,
+    navigateOnDragDrop: false,
+    spellcheck: false,
+  };
+}
+
+/** Keeps the contents on our page: no navigation, no new windows, no <webview>. */
+export function hardenWebContents(contents: WebContents, log: (m: string) => void = () => undefined): void {
+  const block = (event: { preventDefault(): void }, url: string) => {
+    if (isAppUrl(url)) return;
+    event.preventDefault();
+    log(`blocked navigation to ${url}`);
+  };
+  contents.on('will-navigate', (event) => block(event, event.url));
+  // Covers iframes too (will-navigate only sees the main frame).
+  contents.on('will-frame-navigate', (event) => block(event, event.url));
+  contents.on('will-redirect', (event) => block(event, event.url));
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+  contents.setWindowOpenHandler(({ url }) => {
+    log(`blocked window.open(${url})`);
+    return { action: 'deny' };
+  });
+}
+
+/** Denies every permission and adds the CSP to responses the app protocol did not serve. */
+export function hardenSession(ses: Session): void {
+  ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  ses.setPermissionCheckHandler(() => false);
+  ses.setDevicePermissionHandler(() => false);
+  // app:// responses carry the header already; this covers anything else that might load (a dev
+  // server, a file:// fallback is not covered: webRequest does not see file responses).
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    const headers = { ...(details.responseHeaders ?? {}) };
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === 'content-security-policy') delete headers[k];
+    headers['Content-Security-Policy'] = [CONTENT_SECURITY_POLICY];
+    callback({ responseHeaders: headers });
+  });
+}
+
+export interface MainWindowOptions {
+  preloadPath: string;
+  url: string;
+  log?: (m: string) => void;
+}
+
+export function createMainWindow(opts: MainWindowOptions): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1400,
+    height: 900,
+    minWidth: 900,
+    minHeight: 560,
+    title: 'TRT Build Studio',
+    // Shown once the first paint is ready, so the user never sees an empty white frame.
+    show: false,
+    backgroundColor: nativeTheme.shouldUseDarkColors ? '#1e1e1e' : '#ffffff',
+    webPreferences: secureWebPreferences(opts.preloadPath),
+  });
+  hardenWebContents(win.webContents, opts.log);
+  win.once('ready-to-show', () => win.show());
+  void win.loadURL(opts.url);
+  return win;
+}

@@ -1,0 +1,137 @@
+// The build_engine tool: one tool call = one build, from start to its final state. While it runs,
+// progress notifications follow the phase tree; a notifications/cancelled for the request (the SDK
+// aborts extra.signal) or an exhausted time budget stops it at the next step boundary.
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildEvent, BuildFinished, CancelReason } from '../shared/protocol.js';
+import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
+import { buildResult, errorResult, okResult, resultForError } from './results.js';
+import { parseBuildOptions, type BuildArgs } from './schemas.js';
+
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Agents send "~/models/x.onnx" and relative paths; the service wants absolute ones. */
+export function resolveUserPath(p: string): string {
+  const expanded = p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p;
+  return path.resolve(expanded);
+}
+
+/** Why each build this server started was cancelled; the service's records do not keep it. */
+export class CancelReasons {
+  private readonly reasons = new Map<string, CancelReason>();
+  note(id: string, reason: CancelReason): void {
+    if (!this.reasons.has(id)) this.reasons.set(id, reason);
+  }
+  get(id: string): CancelReason | undefined {
+    return this.reasons.get(id);
+  }
+}
+
+export interface BuildToolDeps {
+  service: BuildServiceApi;
+  reasons: CancelReasons;
+  /** Pacing of progress notifications (tests shorten the heartbeat). */
+  notifier?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
+  log?: (line: string) => void;
+}
+
+export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof BuildArgs>, extra: ToolExtra): Promise<CallToolResult> {
+  const { service, reasons } = deps;
+  const log = deps.log ?? (() => {});
+  let options;
+  try {
+    options = parseBuildOptions(args.options);
+  } catch (e) {
+    return resultForError(e, 'Cannot start the build');
+  }
+  if (extra.signal.aborted) return errorResult('The request was cancelled before the build started.');
+
+  let record;
+  try {
+    record = await service.startBuild({
+      modelPath: resolveUserPath(args.modelPath),
+      outputPath: args.outputPath === undefined ? undefined : resolveUserPath(args.outputPath),
+      options,
+      timeBudgetSeconds: args.timeBudgetSeconds,
+    });
+  } catch (e) {
+    return resultForError(e, 'Cannot start the build');
+  }
+  const id = record.id;
+  log(`build ${id} started for ${record.modelPath}`);
+
+  const token = extra._meta?.progressToken;
+  const notifier =
+    token === undefined
+      ? undefined
+      : new ProgressNotifier({
+          ...deps.notifier,
+          send: (u) => {
+            // The build id rides along in _meta so an agent can poll or cancel it by id.
+            extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, ...u, _meta: { 'trt-build-studio/buildId': id } },
+              })
+              .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`));
+          },
+        });
+
+  // Events can arrive while subscribe() is still returning its snapshot; hold them until the
+  // model has the snapshot, so nothing is applied twice or before its parent.
+  let pending: BuildEvent[] | undefined = [];
+  const onEvents = (events: BuildEvent[]) => {
+    for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
+    if (pending) pending.push(...events);
+    else notifier?.onEvents(events);
+  };
+  let sub: Subscription | undefined;
+  try {
+    sub = service.subscribe(id, onEvents);
+  } catch (e) {
+    log(`cannot follow build ${id}: ${(e as Error).message}`);
+  }
+  if (notifier && sub) {
+    notifier.model.applySnapshot(sub.snapshot, Date.now());
+    notifier.onEvents(pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq));
+  }
+  pending = undefined;
+  notifier?.start();
+
+  const onAbort = () => {
+    reasons.note(id, 'user');
+    // The SDK drops notifications and the response of a cancelled request; only the build matters now.
+    notifier?.stop();
+    const accepted = service.cancelBuild(id, 'user');
+    log(`build ${id}: request cancelled by the client, cancel ${accepted ? 'sent' : 'not needed (already finished)'}`);
+  };
+  extra.signal.addEventListener('abort', onAbort, { once: true });
+  if (extra.signal.aborted) onAbort(); // aborted while startBuild was in flight: no event will come
+
+  let outcome: BuildFinished;
+  try {
+    outcome = await service.waitForResult(id);
+  } catch (e) {
+    notifier?.stop();
+    return resultForError(e, `Build ${id} could not be followed to its end`);
+  } finally {
+    extra.signal.removeEventListener('abort', onAbort);
+    sub?.unsubscribe();
+  }
+
+  let reason = reasons.get(id);
+  if (outcome.status === 'cancelled' && !reason && args.timeBudgetSeconds !== undefined && outcome.durationMs >= args.timeBudgetSeconds * 1000) {
+    // The service cancelled without a build.cancelling event reaching us; the budget is the only candidate.
+    reason = 'timeout';
+    reasons.note(id, reason);
+  }
+  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds);
+  log(result.message);
+  notifier?.finish(result.message, outcome.status === 'succeeded');
+  if (outcome.status === 'failed' || outcome.status === 'crashed') return errorResult(result.message, result);
+  return okResult(result, result.message);
+}

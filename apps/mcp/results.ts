@@ -1,0 +1,129 @@
+// Tool results: structured content for programs, plus the same facts as text for models and for
+// clients that predate structured output (the MCP spec asks for both).
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { BuildFinished, BuildRecord, CancelReason } from '../shared/protocol.js';
+import { ServiceError } from '../service/api.js';
+import { summarizePhases } from './phase-summary.js';
+import { BuildProgressModel, formatCurrentPhase, formatDuration } from './progress-model.js';
+import { ToolInputError, type BuildResultOut, type BuildStateOut } from './schemas.js';
+
+export function okResult(structured: Record<string, unknown>, headline?: string): CallToolResult {
+  const json = JSON.stringify(structured, null, 2);
+  return { content: [{ type: 'text', text: headline ? `${headline}\n${json}` : json }], structuredContent: structured };
+}
+
+/** A tool error the agent can act on; `structured` travels along when there is a build to describe. */
+export function errorResult(message: string, structured?: Record<string, unknown>): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: structured ? `${message}\n${JSON.stringify(structured, null, 2)}` : message }],
+    ...(structured ? { structuredContent: structured } : {}),
+  };
+}
+
+/** Maps what a tool threw to a tool error: user-fixable errors verbatim, anything else marked internal. */
+export function resultForError(err: unknown, action: string): CallToolResult {
+  if (err instanceof ToolInputError) return errorResult(err.message);
+  if (err instanceof ServiceError) return errorResult(`${action}: ${err.message}`);
+  const message = err instanceof Error ? err.message : String(err);
+  return errorResult(`${action}: internal error: ${message}`);
+}
+
+const REASON_TEXT: Record<CancelReason, string> = {
+  user: 'cancelled at the caller\'s request',
+  timeout: 'time budget exhausted',
+  shutdown: 'the server was shutting down',
+};
+
+export function cancelWhy(reason: CancelReason, timeBudgetSeconds?: number): string {
+  if (reason === 'timeout' && timeBudgetSeconds !== undefined) return `time budget of ${timeBudgetSeconds}s exhausted`;
+  return REASON_TEXT[reason];
+}
+
+/** The headline of a finished build, e.g. "succeeded in 3.2 s: 1,234 bytes written to /out.engine". */
+export function outcomeSentence(outcome: BuildFinished, reason: CancelReason | undefined, timeBudgetSeconds?: number): string {
+  const took = formatDuration(outcome.durationMs);
+  switch (outcome.status) {
+    case 'succeeded':
+      return `succeeded in ${took}: ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
+    case 'cancelled': {
+      const latency = outcome.cancelLatencyMs === undefined ? '' : `, stopped ${Math.round(outcome.cancelLatencyMs)} ms after the request`;
+      const why = reason ? ` (${cancelWhy(reason, timeBudgetSeconds)})` : '';
+      return `cancelled after ${took}${why}${latency}; no engine was written`;
+    }
+    case 'failed':
+      return `failed after ${took}: ${outcome.error ?? 'no reason given'}`;
+    case 'crashed':
+      return `the build worker crashed after ${took}: ${outcome.error ?? 'no reason given'}; the server is still running and the next build starts in a fresh worker`;
+  }
+}
+
+export function buildResult(
+  record: BuildRecord | undefined,
+  outcome: BuildFinished,
+  reason: CancelReason | undefined,
+  timeBudgetSeconds?: number,
+): BuildResultOut {
+  const out: BuildResultOut = {
+    buildId: outcome.buildId,
+    status: outcome.status,
+    message: `Build ${outcome.buildId} ${outcomeSentence(outcome, reason, timeBudgetSeconds)}`,
+    durationMs: outcome.durationMs,
+    phases: summarizePhases(record?.phases ?? [], outcome.durationMs),
+  };
+  if (outcome.status === 'cancelled' && reason) out.cancelReason = reason;
+  if (record?.backend) out.backend = record.backend;
+  if (record?.simulated !== undefined) out.simulated = record.simulated;
+  if (outcome.cancelLatencyMs !== undefined) out.cancelLatencyMs = outcome.cancelLatencyMs;
+  if (outcome.stopToFinishMs !== undefined) out.stopToFinishMs = outcome.stopToFinishMs;
+  if (outcome.engineBytes !== undefined) out.engineBytes = outcome.engineBytes;
+  if (outcome.status === 'succeeded') {
+    const outputPath = outcome.outputPath ?? record?.outputPath;
+    if (outputPath) out.outputPath = outputPath;
+  }
+  if (outcome.error) out.error = outcome.error;
+  const cache = outcome.cache ?? record?.cache;
+  if (cache) out.timingCache = cache;
+  return out;
+}
+
+export function buildState(record: BuildRecord, reason: CancelReason | undefined, nowWall: number): BuildStateOut {
+  const outcome = record.outcome;
+  const startedWall = record.startedAt ? Date.parse(record.startedAt) : undefined;
+  const nowT = outcome ? outcome.durationMs : startedWall !== undefined ? nowWall - startedWall : 0;
+  const out: BuildStateOut = {
+    buildId: record.id,
+    state: record.state,
+    message: '',
+    modelPath: record.modelPath,
+    queuedAt: record.queuedAt,
+    engineAvailable: record.engineAvailable,
+    phases: summarizePhases(record.phases, nowT),
+  };
+  if (record.outputPath) out.outputPath = record.outputPath;
+  if (record.startedAt) out.startedAt = record.startedAt;
+  if (record.finishedAt) out.finishedAt = record.finishedAt;
+  if (record.backend) out.backend = record.backend;
+  if (record.simulated !== undefined) out.simulated = record.simulated;
+  if (reason && (record.state === 'cancelling' || record.state === 'cancelled')) out.cancelReason = reason;
+  if (record.cache ?? outcome?.cache) out.timingCache = record.cache ?? outcome?.cache;
+  if (outcome) {
+    out.outcome = { status: outcome.status, durationMs: outcome.durationMs };
+    if (outcome.cancelLatencyMs !== undefined) out.outcome.cancelLatencyMs = outcome.cancelLatencyMs;
+    if (outcome.stopToFinishMs !== undefined) out.outcome.stopToFinishMs = outcome.stopToFinishMs;
+    if (outcome.engineBytes !== undefined) out.outcome.engineBytes = outcome.engineBytes;
+    if (outcome.error) out.outcome.error = outcome.error;
+    out.message = `Build ${record.id} ${outcomeSentence(outcome, reason)}`;
+  } else {
+    const model = new BuildProgressModel();
+    model.applySnapshot(record, nowWall);
+    const cur = model.current();
+    if (cur) out.currentPhase = formatCurrentPhase(cur);
+    const where = cur ? `, at ${formatCurrentPhase(cur)}` : '';
+    out.message =
+      record.state === 'queued'
+        ? `Build ${record.id} is queued behind an earlier build`
+        : `Build ${record.id} is ${record.state} (${formatDuration(nowT)} so far${where})`;
+  }
+  return out;
+}

@@ -1,0 +1,178 @@
+// Input and output schemas of the MCP tools (zod 4; the SDK accepts zod/v4 schemas and turns them
+// into JSON Schema for tools/list, and validates arguments and structuredContent against them).
+import { z } from 'zod';
+import {
+  BackendInfo,
+  BackendName,
+  BuildOptions,
+  BuildState,
+  BuildStatus,
+  CacheStats,
+  CancelReason,
+  describeZodError,
+  ShapeRange,
+  type BuildOptions as BuildOptionsT,
+} from '../shared/protocol.js';
+
+// ─────────────────────────────── build options ──────────────────────────────
+
+/**
+ * Strict, so a misspelt option ("optlevel") is an error naming it instead of being dropped.
+ * Shapes keep the protocol's preprocessing (trtexec strings → ranges) and its specific messages.
+ */
+const StrictBuildOptions = z.strictObject({ ...BuildOptions.shape });
+
+/** What tools/list advertises for `options`: the same fields, with shapes as a JSON-representable union. */
+const OPTIONS_JSON_SCHEMA = (() => {
+  const documented = z.strictObject({
+    ...BuildOptions.shape,
+    shapes: z
+      .union([z.record(z.string(), ShapeRange), z.array(z.string())])
+      .optional()
+      .describe(
+        'Per dynamic input, min/opt/max dims: {"input": {"min": [1,3,224,224], "opt": [4,3,224,224], "max": [8,3,224,224]}} ' +
+          'or trtexec strings ["input:1x3x224x224/4x3x224x224/8x3x224x224"]. Required for every dynamic input.',
+      ),
+    simDuration: BuildOptions.shape.simDuration.describe('Simulated backend only: target wall time in seconds.'),
+    simFault: BuildOptions.shape.simFault.describe(
+      'Simulated backend only: inject "fail", "crash" or "hang", optionally "@<phase name>".',
+    ),
+  });
+  const { $schema: _drop, ...json } = z.toJSONSchema(documented, { io: 'input', target: 'draft-7' });
+  return json;
+})();
+
+/**
+ * `options` is validated by the tool, not the SDK: the SDK reports union failures as a bare
+ * "Invalid input", while the protocol's own schema names the field and says what is wrong.
+ */
+const OptionsArg = z
+  .unknown()
+  .optional()
+  .meta({
+    ...OPTIONS_JSON_SCHEMA,
+    description:
+      'Build options, the same camelCase names as the CLI flags (backend, timingCache, optLevel, workspaceMiB, shapes, ' +
+      'stronglyTyped, precision, simDuration, simSeed, simFault, ...).',
+  });
+
+export class ToolInputError extends Error {}
+
+/** Parses `options` with the protocol schema; throws ToolInputError naming each bad field. */
+export function parseBuildOptions(raw: unknown): BuildOptionsT {
+  const r = StrictBuildOptions.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => ({ ...i, path: ['options', ...i.path] }));
+  throw new ToolInputError(`Invalid build options: ${describeZodError(new z.ZodError(issues))}`);
+}
+
+// ─────────────────────────────────── inputs ─────────────────────────────────
+
+const FilePath = z.string().trim().min(1, 'must not be empty');
+
+export const NoArgs = z.strictObject({});
+export const InspectArgs = z.strictObject({
+  path: FilePath.describe('ONNX model file (absolute, or relative to the server\'s working directory).'),
+});
+export const BuildArgs = z.strictObject({
+  modelPath: FilePath.describe('ONNX model file (absolute, or relative to the server\'s working directory).'),
+  outputPath: FilePath.optional().describe(
+    'Where the engine is written (atomically). Default: a file in the service\'s output folder.',
+  ),
+  options: OptionsArg,
+  timeBudgetSeconds: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .optional()
+    .describe('Cancel the build (reason "timeout") when it has run this long. The result says so.'),
+});
+export const BuildIdArgs = z.strictObject({ id: z.string().trim().min(1, 'must not be empty').describe('Build id.') });
+
+// ─────────────────────────────────── outputs ────────────────────────────────
+
+export const SlowPhaseOut = z.object({
+  path: z.string(),
+  depth: z.number().int(),
+  instances: z.number().int(),
+  totalMs: z.number(),
+  maxMs: z.number(),
+  open: z.number().int(),
+  steps: z.string().optional(),
+  early: z.boolean().optional(),
+});
+export const PhaseSummaryOut = z.object({
+  phaseCount: z.number().int(),
+  maxDepth: z.number().int(),
+  slowest: z.array(SlowPhaseOut).describe('Phases grouped by path, largest total time first.'),
+});
+
+export const BackendsOut = z.object({ backends: z.array(BackendInfo) });
+
+export const BuildResultOut = z.object({
+  buildId: z.string(),
+  status: BuildStatus,
+  /** One sentence for people: what happened and, for a cancel, why. */
+  message: z.string(),
+  cancelReason: CancelReason.optional(),
+  backend: BackendName.optional(),
+  simulated: z.boolean().optional(),
+  durationMs: z.number(),
+  cancelLatencyMs: z.number().optional(),
+  stopToFinishMs: z.number().optional(),
+  engineBytes: z.number().int().optional(),
+  outputPath: z.string().optional(),
+  error: z.string().optional(),
+  timingCache: CacheStats.optional(),
+  phases: PhaseSummaryOut,
+});
+export type BuildResultOut = z.infer<typeof BuildResultOut>;
+
+export const BuildStateOut = z.object({
+  buildId: z.string(),
+  state: BuildState,
+  message: z.string(),
+  modelPath: z.string(),
+  outputPath: z.string().optional(),
+  queuedAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  backend: BackendName.optional(),
+  simulated: z.boolean().optional(),
+  /** Where a running build is now. */
+  currentPhase: z.string().optional(),
+  cancelReason: CancelReason.optional(),
+  outcome: z
+    .object({
+      status: BuildStatus,
+      durationMs: z.number(),
+      cancelLatencyMs: z.number().optional(),
+      stopToFinishMs: z.number().optional(),
+      engineBytes: z.number().int().optional(),
+      error: z.string().optional(),
+    })
+    .optional(),
+  timingCache: CacheStats.optional(),
+  engineAvailable: z.boolean(),
+  phases: PhaseSummaryOut,
+});
+export type BuildStateOut = z.infer<typeof BuildStateOut>;
+
+export const CancelOut = z.object({
+  buildId: z.string(),
+  accepted: z.boolean(),
+  state: BuildState,
+  message: z.string(),
+});
+
+export const BuildListOut = z.object({
+  builds: z.array(
+    z.object({
+      buildId: z.string(),
+      state: BuildState,
+      modelPath: z.string(),
+      outputPath: z.string().optional(),
+      queuedAt: z.string(),
+    }),
+  ),
+});

@@ -1,0 +1,213 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { BuildRecord } from '../../shared/protocol.js';
+import { ProgressNotifier, type ProgressUpdate } from '../progress-notifier.js';
+import { BuildProgressModel, formatDuration, progressMessage } from '../progress-model.js';
+import { MonotonicProgress, PROGRESS_TOTAL } from '../progress-value.js';
+import { StreamWriter, tensorrtLikeStream } from './synthetic-stream.js';
+
+describe('MonotonicProgress', () => {
+  it('rises strictly on every call, even when the estimate falls or stays', () => {
+    const p = new MonotonicProgress();
+    const inputs = [0, 0.2, 0.1, 0.1, 0.5, 0.3, 1, 1, 1, 0.9];
+    const values = inputs.map((f) => p.next(f));
+    for (let i = 1; i < values.length; i++) expect(values[i]).toBeGreaterThan(values[i - 1]);
+    expect(Math.max(...values)).toBeLessThan(PROGRESS_TOTAL);
+    expect(p.next(1, true)).toBe(PROGRESS_TOTAL);
+  });
+
+  it('never reaches the total while running, however many heartbeats there are', () => {
+    const p = new MonotonicProgress();
+    let prev = p.next(1);
+    for (let i = 0; i < 5000; i++) {
+      const v = p.next(1);
+      expect(v).toBeGreaterThan(prev);
+      prev = v;
+    }
+    expect(prev).toBeLessThan(PROGRESS_TOTAL);
+  });
+
+  it('treats a NaN estimate as no progress instead of poisoning the value', () => {
+    const p = new MonotonicProgress();
+    const a = p.next(0.5);
+    expect(p.next(Number.NaN)).toBeGreaterThan(a);
+  });
+});
+
+describe('BuildProgressModel over a TensorRT-like stream', () => {
+  it('gives a progress sequence that only rises, though the raw estimate dips', () => {
+    for (const seed of [1, 2, 3, 42, 1234]) {
+      const events = tensorrtLikeStream(seed);
+      const model = new BuildProgressModel();
+      const mono = new MonotonicProgress();
+      const raw: number[] = [];
+      const sent: number[] = [];
+      for (const ev of events) {
+        model.apply(ev, 0);
+        raw.push(model.fraction());
+        sent.push(mono.next(model.fraction(), ev.type === 'build.finished'));
+      }
+      for (let i = 1; i < sent.length; i++) expect(sent[i]).toBeGreaterThan(sent[i - 1]);
+      expect(sent.at(-1)).toBe(PROGRESS_TOTAL);
+      // The clamp is doing real work: the unclamped estimate goes backwards somewhere.
+      expect(raw.some((f, i) => i > 0 && f < raw[i - 1])).toBe(true);
+      expect(raw.every((f) => f >= 0 && f <= 1)).toBe(true);
+    }
+  });
+
+  it('names the deepest active phase with its step count', () => {
+    const events = tensorrtLikeStream(7);
+    const model = new BuildProgressModel();
+    const idx = events.findIndex((e) => e.type === 'phase.start' && e.name === 'Measuring tactic time');
+    for (const ev of events.slice(0, idx + 3)) model.apply(ev, 1000);
+    expect(model.current()?.names).toEqual([
+      'Building engine',
+      'Building engine from subgraph',
+      'Computing profile costs',
+      'Timing tactics',
+      'Timing graph nodes',
+      'Evaluating tactic times',
+      'Measuring tactic time',
+    ]);
+    const msg = progressMessage(model, 1400);
+    expect(msg).toMatch(/^Building engine › Building engine from subgraph › .* › Measuring tactic time 2\/4 · last TensorRT callback 0\.4 s ago$/);
+  });
+
+  it('returns to the parent when a child finishes', () => {
+    const w = new StreamWriter();
+    const root = w.start('Building engine', null, 3);
+    const child = w.start('Cloning network graph', root, 2);
+    w.step(child, 0);
+    w.finish(child, 2, true);
+    const model = new BuildProgressModel();
+    for (const ev of w.events) model.apply(ev, 0);
+    expect(model.current()).toEqual({ names: ['Building engine'], stepsDone: 0, nbSteps: 3 });
+  });
+
+  it('calls out silence and uses the native heartbeat\'s clock', () => {
+    const w = new StreamWriter();
+    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    const root = w.start('Building engine', null, 6);
+    const model = new BuildProgressModel();
+    for (const ev of w.events) model.apply(ev, 10_000);
+    expect(progressMessage(model, 10_500)).toBe('Building engine 0/6 · last TensorRT callback 0.5 s ago');
+    expect(progressMessage(model, 22_000)).toBe('still building: Building engine 0/6 · last TensorRT callback 12 s ago');
+    // A callback the stream coalesced away: the native heartbeat says 1 s ago at wall time 30 s.
+    model.apply(w.push({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false }), 30_000);
+    expect(progressMessage(model, 30_000)).toBe('Building engine 0/6 · last TensorRT callback 1.0 s ago');
+    model.apply(w.push({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' }), 30_000);
+    expect(progressMessage(model, 30_000)).toMatch(/^stopping \(time budget exhausted\).*Building engine 0\/6/);
+    expect(root).toBe(1);
+  });
+
+  it('ignores replayed events and starts from a snapshot', () => {
+    const record: BuildRecord = {
+      id: 'b1',
+      state: 'running',
+      modelPath: '/m.onnx',
+      options: { backend: 'auto' },
+      queuedAt: new Date(0).toISOString(),
+      startedAt: new Date(0).toISOString(),
+      lastSeq: 5,
+      engineAvailable: false,
+      phases: [
+        { id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0, stepsDone: 2, startT: 0 },
+        { id: 2, parentId: 1, name: 'Cloning network graph', nbSteps: 30, instance: 0, stepsDone: 30, startT: 1, endT: 5 },
+        { id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0, stepsDone: 5, startT: 6 },
+      ],
+    };
+    const model = new BuildProgressModel();
+    model.applySnapshot(record, 1000);
+    expect(model.current()?.names).toEqual(['Building engine', 'Optimizing graph']);
+    expect(model.fraction()).toBeCloseTo((2 + 0.5) / 6);
+    model.apply({ v: 1, buildId: 'b1', seq: 5, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);
+    expect(model.current()?.stepsDone).toBe(5);
+    model.apply({ v: 1, buildId: 'b1', seq: 6, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);
+    expect(model.current()?.stepsDone).toBe(9);
+  });
+});
+
+describe('formatDuration', () => {
+  it('keeps one decimal only where it matters', () => {
+    expect(formatDuration(400)).toBe('0.4 s');
+    expect(formatDuration(12_900)).toBe('12 s');
+    expect(formatDuration(245_000)).toBe('4 min 05 s');
+    expect(formatDuration(3_720_000)).toBe('1 h 02 min');
+    expect(formatDuration(-5)).toBe('0.0 s');
+  });
+});
+
+describe('ProgressNotifier', () => {
+  afterEach(() => vi.useRealTimers());
+
+  function setup(heartbeatMs = 2500) {
+    vi.useFakeTimers({ now: 0 });
+    const sent: Array<ProgressUpdate & { at: number }> = [];
+    const n = new ProgressNotifier({ send: (u) => sent.push({ ...u, at: Date.now() }), heartbeatMs, minIntervalMs: 250 });
+    return { n, sent };
+  }
+
+  it('sends at most one notification per 250 ms, with the latest state', () => {
+    const { n, sent } = setup();
+    n.start();
+    const events = tensorrtLikeStream(3, 40);
+    // 2,000 events delivered one per ms: the notifier must coalesce them.
+    for (const ev of events.slice(0, -1)) {
+      n.onEvents([ev]);
+      vi.advanceTimersByTime(1);
+    }
+    vi.advanceTimersByTime(300);
+    for (let i = 1; i < sent.length; i++) {
+      expect(sent[i].at - sent[i - 1].at).toBeGreaterThanOrEqual(250);
+      expect(sent[i].progress).toBeGreaterThan(sent[i - 1].progress);
+    }
+    expect(sent.length).toBeLessThanOrEqual(Math.ceil((events.length + 300) / 250) + 1);
+    // The final flush reflects the last event applied (root finished early, 4/6: nothing open).
+    expect(sent.at(-1)!.message).not.toMatch(/Measuring tactic time/);
+    n.finish('done', true);
+    expect(sent.at(-1)).toMatchObject({ progress: 100, total: 100, message: 'done' });
+  });
+
+  it('sends heartbeats during silence, each one higher, and stops after finish', () => {
+    const { n, sent } = setup(2000);
+    const w = new StreamWriter();
+    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    const root = w.start('Building engine', null, 6);
+    w.start('Timing graph nodes', root, 12);
+    n.start();
+    n.onEvents(w.events);
+    vi.advanceTimersByTime(300);
+    const before = sent.length;
+    vi.advanceTimersByTime(10_000);
+    const beats = sent.slice(before);
+    expect(beats.length).toBe(5);
+    expect(beats.at(-1)!.message).toBe('still building: Building engine › Timing graph nodes 0/12 · last TensorRT callback 10 s ago');
+    for (let i = 1; i < sent.length; i++) expect(sent[i].progress).toBeGreaterThan(sent[i - 1].progress);
+    n.finish('cancelled', false);
+    const count = sent.length;
+    vi.advanceTimersByTime(10_000);
+    expect(sent.length).toBe(count);
+    expect(sent.at(-1)!.progress).toBeLessThan(100);
+  });
+
+  it('sends nothing after stop()', () => {
+    const { n, sent } = setup();
+    n.start();
+    n.stop();
+    n.onEvents(tensorrtLikeStream(1));
+    vi.advanceTimersByTime(10_000);
+    expect(sent.length).toBe(1);
+  });
+
+  it('does not treat native heartbeats and logs as progress', () => {
+    const { n, sent } = setup(60_000);
+    n.start();
+    vi.advanceTimersByTime(1000);
+    const w = new StreamWriter();
+    n.onEvents([
+      w.push({ type: 'heartbeat', sinceLastCallbackMs: 900, cancelRequested: false }),
+      w.push({ type: 'log', severity: 'info', message: 'hello' }),
+    ]);
+    vi.advanceTimersByTime(1000);
+    expect(sent.length).toBe(1);
+  });
+});

@@ -1,0 +1,158 @@
+// The MCP server's tools, on the same BuildServiceApi as the CLI, the HTTP service and the app.
+// Every handler returns a tool result, never throws for a user's mistake: a bad path, bad options
+// or a crashed worker is an isError result and the server goes on serving.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { BuildServiceApi } from '../service/api.js';
+import { runBuildTool, resolveUserPath, CancelReasons, type BuildToolDeps } from './build-tool.js';
+import { buildState, errorResult, okResult, resultForError } from './results.js';
+import {
+  BackendsOut,
+  BuildArgs,
+  BuildIdArgs,
+  BuildListOut,
+  BuildResultOut,
+  BuildStateOut,
+  CancelOut,
+  InspectArgs,
+  NoArgs,
+} from './schemas.js';
+import { ModelSummary } from '../shared/protocol.js';
+
+export const SERVER_NAME = 'trt-build-studio';
+
+const INSTRUCTIONS = `Builds NVIDIA TensorRT engines from ONNX models, observably and cancellably.
+Typical flow: list_backends → inspect_model (see dynamic inputs) → build_engine (give shapes for every
+dynamic input). build_engine runs until the build ends; send a progress token to get
+notifications/progress naming the current phase and the time since TensorRT last reported, cancel the
+request (notifications/cancelled) to stop the build at the next step boundary, or pass
+timeBudgetSeconds. The "simulated" backend stands in where TensorRT is not installed; its output is
+not a TensorRT engine and every result says simulated: true.`;
+
+export interface McpToolsOptions extends Omit<BuildToolDeps, 'service' | 'reasons'> {
+  version: string;
+}
+
+export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: opts.version }, { instructions: INSTRUCTIONS });
+  const reasons = new CancelReasons();
+  const deps: BuildToolDeps = { ...opts, service, reasons };
+
+  server.registerTool(
+    'list_backends',
+    {
+      title: 'List build backends',
+      description: 'Build backends (tensorrt, simulated): whether each is available, its version, or why it is not.',
+      inputSchema: NoArgs,
+      outputSchema: BackendsOut,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async () => {
+      try {
+        return okResult({ backends: await service.listBackends() });
+      } catch (e) {
+        return resultForError(e, 'Cannot list backends');
+      }
+    },
+  );
+
+  server.registerTool(
+    'inspect_model',
+    {
+      title: 'Inspect an ONNX model',
+      description:
+        'Summary of an ONNX model: inputs and outputs with shapes (symbolic dimensions by name), dynamic inputs, opsets, operator histogram, sizes.',
+      inputSchema: InspectArgs,
+      outputSchema: ModelSummary,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ path }) => {
+      try {
+        return okResult(await service.inspectModel(resolveUserPath(path)));
+      } catch (e) {
+        return resultForError(e, `Cannot inspect ${path}`);
+      }
+    },
+  );
+
+  server.registerTool(
+    'build_engine',
+    {
+      title: 'Build a TensorRT engine',
+      description:
+        'Builds an engine from an ONNX model and returns when the build has ended: status, durations, cancel latency, ' +
+        'engine bytes, timing-cache figures and the slowest phases. Sends progress notifications when given a progress ' +
+        'token; cancelling the request cancels the build; timeBudgetSeconds cancels it when it runs too long.',
+      inputSchema: BuildArgs,
+      outputSchema: BuildResultOut,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra) => runBuildTool(deps, args, extra),
+  );
+
+  server.registerTool(
+    'get_build',
+    {
+      title: 'Get a build',
+      description: 'State of a build by id: current phase while running, outcome when finished, slowest phases.',
+      inputSchema: BuildIdArgs,
+      outputSchema: BuildStateOut,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ id }) => {
+      const record = service.getBuild(id);
+      if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
+      const out = buildState(record, reasons.get(id), Date.now());
+      return okResult(out, out.message);
+    },
+  );
+
+  server.registerTool(
+    'cancel_build',
+    {
+      title: 'Cancel a build',
+      description:
+        'Asks a queued or running build to stop at the next step boundary. A second cancel of a build that is still ' +
+        'stopping kills its worker.',
+      inputSchema: BuildIdArgs,
+      outputSchema: CancelOut,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ id }) => {
+      const before = service.getBuild(id);
+      if (!before) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
+      const wasCancelling = before.state === 'cancelling';
+      const accepted = service.cancelBuild(id, 'user');
+      if (accepted) reasons.note(id, 'user');
+      const state = service.getBuild(id)?.state ?? before.state;
+      const message = accepted
+        ? wasCancelling
+          ? `Build ${id} was already stopping; its worker is being killed.`
+          : `Build ${id} will stop at the next step boundary.`
+        : `Build ${id} has already finished (${state}); nothing to cancel.`;
+      return okResult({ buildId: id, accepted, state, message }, message);
+    },
+  );
+
+  server.registerTool(
+    'list_builds',
+    {
+      title: 'List builds',
+      description: 'Builds of this server run, oldest first, with their ids and states.',
+      inputSchema: NoArgs,
+      outputSchema: BuildListOut,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async () =>
+      okResult({
+        builds: service.listBuilds().map((b) => ({
+          buildId: b.id,
+          state: b.state,
+          modelPath: b.modelPath,
+          ...(b.outputPath ? { outputPath: b.outputPath } : {}),
+          queuedAt: b.queuedAt,
+        })),
+      }),
+  );
+
+  return server;
+}

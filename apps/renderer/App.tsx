@@ -1,0 +1,88 @@
+import { useEffect, useState } from 'react';
+import { CachePanel } from './components/CachePanel.js';
+import { History } from './components/History.js';
+import { LogPanel } from './components/LogPanel.js';
+import { ModelPanel } from './components/ModelPanel.js';
+import { OptionsForm } from './components/OptionsForm.js';
+import { PhaseTree } from './components/PhaseTree.js';
+import { StatusLine } from './components/StatusLine.js';
+import { Timeline } from './components/Timeline.js';
+import { Toolbar } from './components/Toolbar.js';
+import { useController } from './hooks.js';
+import { shortcutFor } from './lib/shortcuts.js';
+
+export function App() {
+  const c = useController();
+  const [dragging, setDragging] = useState(false);
+
+  useEffect(() => {
+    const run = (a: 'open' | 'build' | 'stop' | 'save') => {
+      if (a === 'open') void c.openModel();
+      else if (a === 'build') void c.build();
+      else if (a === 'stop') void c.stop();
+      else void c.save();
+    };
+    const onKey = (e: KeyboardEvent) => {
+      const a = shortcutFor(e, navigator.platform.startsWith('Mac'));
+      if (!a) return;
+      // Esc also closes pickers and clears fields; only treat it as Stop while a build runs.
+      if (a === 'stop' && !c.isRunning()) return;
+      e.preventDefault();
+      run(a);
+    };
+    window.addEventListener('keydown', onKey);
+    const offHost = c.client.onHostAction?.(run);
+    const offOpen = c.client.onOpenRequest?.((p) => void c.openModelPath(p));
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      offHost?.();
+      offOpen?.();
+    };
+  }, [c]);
+
+  return (
+    <div
+      className={`app${dragging ? ' dragging' : ''}`}
+      onDragOver={(e) => {
+        if (!e.dataTransfer.types.includes('Files')) return;
+        e.preventDefault();
+        e.dataTransfer.dropEffect = 'copy';
+        setDragging(true);
+      }}
+      onDragLeave={(e) => {
+        if (e.currentTarget === e.target) setDragging(false);
+      }}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        const f = e.dataTransfer.files[0];
+        if (f) void c.openDroppedFile(f);
+      }}
+    >
+      <Toolbar />
+      <div className="layout">
+        <aside className="col-left">
+          <ModelPanel />
+          <OptionsForm />
+        </aside>
+        <main className="col-main">
+          <PhaseTree />
+          <Timeline />
+        </main>
+        <aside className="col-right">
+          <CachePanel />
+          <History />
+        </aside>
+        <div className="row-bottom">
+          <LogPanel />
+        </div>
+      </div>
+      <StatusLine />
+      {dragging && (
+        <div className="drop-overlay" aria-hidden="true">
+          Drop an ONNX model to open it
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+import { useApp } from '../hooks.js';
+import { fmtBytes, fmtCount } from '../lib/format.js';
+
+/**
+ * Timing-cache figures as the backend reports them. TensorRT has no hit/miss API, so hits and
+ * misses appear only when known, and inferred misses say so.
+ */
+export function CachePanel() {
+  const live = useApp((s) => s.live);
+  useApp((s) => s.frame);
+  const cache = live?.cache;
+  return (
+    <section className="panel cache" aria-label="Timing cache">
+      <h2 aria-hidden="true">Timing cache</h2>
+      {!cache && <p className="muted">{live ? 'No timing-cache figures yet.' : 'Set a timing-cache file to reuse tactic timings between builds.'}</p>}
+      {cache && (
+        <>
+          <dl className="kv">
+            <dt>Entries before</dt>
+            <dd className="num">{fmtCount(cache.entriesBefore)}</dd>
+            <dt>Entries after</dt>
+            <dd className="num">{fmtCount(cache.entriesAfter)}</dd>
+            <dt>Added</dt>
+            <dd className="num">{fmtCount(cache.added)}</dd>
+            <dt>Size</dt>
+            <dd className="num">{fmtBytes(cache.bytes)}</dd>
+            <dt>Hits</dt>
+            <dd className="num">{cache.hits === undefined ? 'unknown' : fmtCount(cache.hits)}</dd>
+            <dt>Misses</dt>
+            <dd className="num">
+              {cache.misses === undefined ? 'unknown' : fmtCount(cache.misses)}
+              {cache.misses !== undefined && cache.missesInferred && <span className="tag" title="Counted from log lines, not measured by TensorRT"> inferred</span>}
+            </dd>
+            {cache.path && (
+              <>
+                <dt>File</dt>
+                <dd className="path" title={cache.path}>
+                  {cache.path}
+                </dd>
+              </>
+            )}
+          </dl>
+          {cache.warning && (
+            <p className="warning" role="note">
+              ⚠ {cache.warning}
+            </p>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

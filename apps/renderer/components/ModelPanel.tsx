@@ -1,0 +1,101 @@
+import type { ModelSummary } from '../../shared/protocol.js';
+import { useApp } from '../hooks.js';
+import { fmtBytes, fmtCount } from '../lib/format.js';
+
+const TOP_OPS = 8;
+
+export function ModelPanel() {
+  const model = useApp((s) => s.model);
+  const busy = useApp((s) => s.modelBusy);
+  const error = useApp((s) => s.modelError);
+  return (
+    <section className="panel model-panel" aria-labelledby="model-h">
+      <h2 id="model-h">Model</h2>
+      {busy && <p className="muted">Reading model…</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!model && !busy && !error && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
+      {model && <Summary s={model.summary} name={model.displayName} />}
+    </section>
+  );
+}
+
+function Summary({ s, name }: { s: ModelSummary; name: string }) {
+  const dynamic = new Map(s.dynamicInputs.map((d) => [d.name, new Set(d.dims)]));
+  const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
+  const opset = s.opsetImports.map((o) => `${o.domain || 'ai.onnx'} ${o.version}`).join(', ');
+  return (
+    <div className="summary">
+      <dl className="kv">
+        <dt>File</dt>
+        <dd title={s.path ?? s.fileName}>{name}</dd>
+        <dt>Size</dt>
+        <dd>{fmtBytes(s.fileBytes)}</dd>
+        <dt>IR / opset</dt>
+        <dd>
+          {s.irVersion} / {opset || '—'}
+        </dd>
+        <dt>Producer</dt>
+        <dd>{[s.producer.name, s.producer.version].filter(Boolean).join(' ') || '—'}</dd>
+        <dt>Nodes</dt>
+        <dd>{fmtCount(s.nodeCount)}</dd>
+        <dt>Weights</dt>
+        <dd>
+          {fmtBytes(s.initializerBytes)}
+          {s.externalData.files.length > 0 && ` (external: ${s.externalData.files.join(', ')})`}
+        </dd>
+      </dl>
+      <h3>Inputs</h3>
+      <TensorList tensors={s.inputs} dynamic={dynamic} />
+      <h3>Outputs</h3>
+      <TensorList tensors={s.outputs} dynamic={new Map()} />
+      <h3>Operators</h3>
+      <table className="ops" aria-label="Operator histogram">
+        <tbody>
+          {ops.slice(0, TOP_OPS).map(([op, n]) => (
+            <tr key={op}>
+              <td>{op}</td>
+              <td className="num">{fmtCount(n)}</td>
+            </tr>
+          ))}
+          {ops.length > TOP_OPS && (
+            <tr>
+              <td className="muted">{ops.length - TOP_OPS} more</td>
+              <td className="num muted">{fmtCount(ops.slice(TOP_OPS).reduce((a, [, n]) => a + n, 0))}</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function TensorList({ tensors, dynamic }: { tensors: ModelSummary['inputs']; dynamic: Map<string, Set<string>> }) {
+  return (
+    <ul className="tensors">
+      {tensors.map((t) => {
+        const dyn = dynamic.has(t.name);
+        return (
+          <li key={t.name} className={dyn ? 'dynamic' : undefined}>
+            <span className="tname">{t.name}</span> <span className="muted">{t.elemType}</span>{' '}
+            <span className="shape">
+              [
+              {t.shape.map((d, i) => (
+                <span key={i}>
+                  {i > 0 && ', '}
+                  {typeof d === 'number' && d > 0 ? d : <mark title="dynamic dimension">{String(d)}</mark>}
+                </span>
+              ))}
+              ]
+            </span>
+            {dyn && <span className="tag">dynamic</span>}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+

@@ -1,0 +1,175 @@
+import { useState } from 'react';
+import { useApp, useController } from '../hooks.js';
+import { FORM_PRECISIONS, type FormState } from '../lib/options-form.js';
+import { backendReason } from '../store/controller.js';
+
+export function OptionsForm() {
+  const c = useController();
+  const form = useApp((s) => s.form);
+  const backends = useApp((s) => s.backends);
+  const backendsError = useApp((s) => s.backendsError);
+  const model = useApp((s) => s.model);
+  const formError = useApp((s) => s.formError);
+  const [copied, setCopied] = useState<string | null>(null);
+  const set = (patch: Partial<FormState>) => c.store.setState((s) => ({ form: { ...s.form, ...patch }, formError: null }));
+  const trt = backends.find((b) => b.name === 'tensorrt');
+  const sim = backends.find((b) => b.name === 'simulated');
+  const simUsed = c.simulatorSelected();
+  const dynamicInputs = model?.summary.dynamicInputs ?? [];
+
+  const copy = async () => {
+    const r = c.trtexec();
+    if (!r.ok) {
+      c.store.setState({ formError: r.error });
+      return;
+    }
+    try {
+      await navigator.clipboard.writeText(r.command);
+      setCopied(r.command);
+    } catch {
+      // Clipboard can be refused (no focus, permissions): show the command to copy by hand.
+      setCopied(r.command);
+    }
+  };
+
+  return (
+    <section className="panel options" aria-labelledby="opts-h">
+      <h2 id="opts-h">Build options</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void c.build();
+        }}
+      >
+        <label className="row">
+          <span>Backend</span>
+          <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
+            <option value="auto">auto</option>
+            <option value="tensorrt" disabled={!!backendReason(trt)}>
+              TensorRT{trt?.version ? ` ${trt.version}` : ''}
+              {backendReason(trt) ? ' (unavailable)' : ''}
+            </option>
+            <option value="simulated" disabled={!!backendReason(sim)}>
+              simulated
+            </option>
+          </select>
+        </label>
+        {backendReason(trt) && <p className="hint">TensorRT unavailable: {backendReason(trt)}</p>}
+        {backendsError && <p className="error">Backends: {backendsError}</p>}
+        <label className="row">
+          <span>Optimization level</span>
+          <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
+            {[0, 1, 2, 3, 4, 5].map((n) => (
+              <option key={n} value={n}>
+                {n}
+                {n === 3 ? ' (default)' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="row">
+          <span>Workspace (MiB)</span>
+          <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
+        </label>
+        <fieldset>
+          <legend>Precision</legend>
+          <label className="check">
+            <input type="checkbox" checked={form.stronglyTyped} onChange={(e) => set({ stronglyTyped: e.target.checked })} />
+            Strongly typed
+          </label>
+          {FORM_PRECISIONS.map((p) => (
+            <label key={p} className="check" title={form.stronglyTyped ? 'Precision comes from the model when strongly typed' : undefined}>
+              <input
+                type="checkbox"
+                disabled={form.stronglyTyped}
+                checked={!form.stronglyTyped && form.precision.includes(p)}
+                onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
+              />
+              {p}
+            </label>
+          ))}
+        </fieldset>
+        <label className="row">
+          <span>Timing cache file</span>
+          <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
+        </label>
+        {c.client.chooseTimingCache && (
+          <button
+            type="button"
+            className="small"
+            onClick={async () => {
+              const p = await c.client.chooseTimingCache!();
+              if (p) set({ timingCache: p });
+            }}
+          >
+            Choose timing cache…
+          </button>
+        )}
+        {dynamicInputs.length > 0 && (
+          <fieldset>
+            <legend>Shapes (min / opt / max)</legend>
+            {dynamicInputs.map((d) => {
+              const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
+              return (
+                <div key={d.name} className="shape-row">
+                  <span className="tname" title={`dynamic: ${d.dims.join(', ')}`}>
+                    {d.name}
+                  </span>
+                  {(['min', 'opt', 'max'] as const).map((w) => (
+                    <input
+                      key={w}
+                      aria-label={`${d.name} ${w} shape`}
+                      placeholder={w}
+                      value={f[w]}
+                      spellCheck={false}
+                      onChange={(e) => set({ shapes: { ...form.shapes, [d.name]: { ...f, [w]: e.target.value } } })}
+                    />
+                  ))}
+                </div>
+              );
+            })}
+          </fieldset>
+        )}
+        <fieldset disabled={!simUsed}>
+          <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
+          <label className="row">
+            <span>Duration (s)</span>
+            <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
+          </label>
+          <label className="row">
+            <span>Seed</span>
+            <input inputMode="numeric" placeholder="random" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
+          </label>
+          <label className="row">
+            <span>Fault</span>
+            <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
+              <option value="">none</option>
+              <option value="fail">fail</option>
+              <option value="crash">crash</option>
+              <option value="hang">hang</option>
+            </select>
+          </label>
+          {form.simFault && (
+            <label className="row">
+              <span>…at phase</span>
+              <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
+            </label>
+          )}
+        </fieldset>
+        {formError && (
+          <p className="error" role="alert">
+            {formError}
+          </p>
+        )}
+        <button type="button" className="small" onClick={() => void copy()} disabled={!model}>
+          Copy as trtexec command
+        </button>
+        {copied && (
+          <pre className="cmd" aria-label="trtexec command">
+            {copied}
+          </pre>
+        )}
+      </form>
+    </section>
+  );
+}

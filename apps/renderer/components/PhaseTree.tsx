@@ -1,0 +1,253 @@
+// The live phase tree. Rows are the name-path groups of phases.ts (so ~1,100 "Measuring tactic
+// time" instances are one row "×1,100"), rendered virtually: only rows in the viewport exist in
+// the DOM, whatever the build throws at it. While following, the active path is expanded and
+// kept in view; any deliberate scroll, collapse or keyboard move by the user stops following.
+import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useApp, useController } from '../hooks.js';
+import { fmtCount, fmtMs } from '../lib/format.js';
+import { visibleRows, type PhaseRow } from '../store/phase-rows.js';
+
+const ROW_H = 22;
+const OVERSCAN = 8;
+
+export function PhaseTree() {
+  const c = useController();
+  const live = useApp((s) => s.live);
+  useApp((s) => s.frame);
+  const tree = useApp((s) => s.tree);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [viewH, setViewH] = useState(400);
+  // Rows the follow mode opened; they stay open afterwards so the tree does not collapse under
+  // the user's eyes when the builder moves on.
+  const autoOpen = useMemo(() => new Set<string>(), [live]);
+
+  const phases = live?.phases;
+  const activePath = phases ? phases.activePath() : [];
+  const activeKey = activePath.length > 0 ? activePath[activePath.length - 1] : null;
+  if (tree.follow) for (const k of activePath) autoOpen.add(k);
+  const isExpanded = (r: PhaseRow) => tree.expanded[r.key] ?? (r.depth === 0 || autoOpen.has(r.key));
+  const rows = phases ? visibleRows(phases.root, isExpanded) : [];
+  const nowT = live ? live.elapsedMs(Date.now()) : 0;
+  const focusedKey = tree.focusedKey ?? activeKey;
+  const focusedIndex = focusedKey ? rows.findIndex((r) => r.key === focusedKey) : -1;
+
+  const setTree = (patch: Partial<typeof tree>) => c.store.setState((s) => ({ tree: { ...s.tree, ...patch } }));
+  const stopFollowing = () => {
+    if (c.store.getState().tree.follow) setTree({ follow: false });
+  };
+
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => setViewH(el.clientHeight));
+    ro.observe(el);
+    setViewH(el.clientHeight);
+    return () => ro.disconnect();
+  }, []);
+
+  // Keep the followed (or keyboard-focused) row in view.
+  const targetIndex = tree.follow ? (activeKey ? rows.findIndex((r) => r.key === activeKey) : -1) : focusedIndex;
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el || targetIndex < 0) return;
+    const top = targetIndex * ROW_H;
+    if (top < el.scrollTop) el.scrollTop = top;
+    else if (top + ROW_H > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_H - el.clientHeight;
+  });
+
+  const toggle = (r: PhaseRow) => {
+    const open = isExpanded(r);
+    c.store.setState((s) => ({
+      tree: { ...s.tree, expanded: { ...s.tree.expanded, [r.key]: !open }, follow: open ? false : s.tree.follow },
+    }));
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (rows.length === 0) return;
+    const i = Math.max(0, focusedIndex);
+    const r = rows[i];
+    const focus = (j: number) => setTree({ focusedKey: rows[Math.max(0, Math.min(rows.length - 1, j))].key, follow: false });
+    switch (e.key) {
+      case 'ArrowDown':
+        focus(i + 1);
+        break;
+      case 'ArrowUp':
+        focus(i - 1);
+        break;
+      case 'Home':
+        focus(0);
+        break;
+      case 'End':
+        focus(rows.length - 1);
+        break;
+      case 'PageDown':
+        focus(i + Math.floor(viewH / ROW_H));
+        break;
+      case 'PageUp':
+        focus(i - Math.floor(viewH / ROW_H));
+        break;
+      case 'ArrowRight':
+        if (r.children.length === 0) return;
+        if (!isExpanded(r)) toggle(r);
+        else focus(i + 1);
+        break;
+      case 'ArrowLeft':
+        if (r.children.length > 0 && isExpanded(r)) toggle(r);
+        else if (r.parent && r.parent.depth >= 0) focus(rows.indexOf(r.parent));
+        break;
+      case 'Enter':
+      case ' ':
+        if (r.children.length > 0) toggle(r);
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+  };
+
+  const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
+  const activeSet = new Set(activePath);
+
+  return (
+    <section className="panel tree-panel" aria-labelledby="tree-h">
+      <div className="panel-head">
+        <h2 id="tree-h">Phases</h2>
+        <span className="muted small-text">
+          {phases ? `${fmtCount(phases.rowsCreated)} rows · ${fmtCount(phases.openCount)} open · ${fmtCount(live!.lastSeq + 1)} callbacks` : ''}
+        </span>
+        <button
+          type="button"
+          className={`small toggle${tree.follow ? '' : ' attention'}`}
+          aria-pressed={tree.follow}
+          onClick={() => setTree({ follow: !tree.follow, focusedKey: null })}
+          title="Follow the phase the builder is working on"
+        >
+          Follow
+        </button>
+      </div>
+      <div className="tree-cols" aria-hidden="true">
+        <span>Phase</span>
+        <span className="num">count</span>
+        <span>progress</span>
+        <span className="num">steps</span>
+        <span className="num">elapsed</span>
+      </div>
+      <div
+        className="tree-scroll"
+        ref={scrollRef}
+        onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+        onWheel={stopFollowing}
+        onPointerDown={(e) => {
+          // A press on the scrollbar itself (not on a row) is the user taking over.
+          if (e.target === e.currentTarget) stopFollowing();
+        }}
+      >
+        <div
+          role="tree"
+          aria-label="Build phases"
+          tabIndex={0}
+          className="tree"
+          style={{ height: rows.length * ROW_H }}
+          aria-activedescendant={focusedIndex >= 0 ? rowId(rows[focusedIndex]) : undefined}
+          onKeyDown={onKeyDown}
+        >
+          {rows.slice(first, last).map((r, k) => (
+            <Row
+              key={r.key}
+              row={r}
+              top={(first + k) * ROW_H}
+              nowT={nowT}
+              expanded={r.children.length > 0 ? isExpanded(r) : undefined}
+              focused={r.key === focusedKey}
+              active={activeSet.has(r.key)}
+              onToggle={() => toggle(r)}
+              onFocus={() => setTree({ focusedKey: r.key })}
+            />
+          ))}
+        </div>
+        {rows.length === 0 && <p className="muted empty">{live ? 'Waiting for the builder…' : 'No build yet.'}</p>}
+      </div>
+    </section>
+  );
+}
+
+function Row(p: {
+  row: PhaseRow;
+  top: number;
+  nowT: number;
+  expanded: boolean | undefined;
+  focused: boolean;
+  active: boolean;
+  onToggle(): void;
+  onFocus(): void;
+}) {
+  const { row, nowT } = p;
+  const inst = row.shown;
+  const open = row.open.length > 0;
+  const frac = inst.nbSteps > 0 ? Math.min(1, inst.stepsDone / inst.nbSteps) : 0;
+  const elapsed = (inst.endT ?? Math.max(nowT, inst.startT)) - inst.startT;
+  const early = !open && inst.early;
+  const label =
+    `${row.name} ${inst.stepsDone}/${inst.nbSteps}` +
+    (row.count > 1 ? `, ${fmtCount(row.count)} instances` : '') +
+    (early ? ', finished early' : '') +
+    (row.earlyCount > 0 && !early ? `, ${fmtCount(row.earlyCount)} finished early` : '') +
+    (open ? ', running' : ', done');
+  return (
+    <div
+      role="treeitem"
+      id={rowId(row)}
+      aria-level={row.depth + 1}
+      aria-expanded={p.expanded}
+      aria-selected={p.focused}
+      aria-label={label}
+      className={`trow${open ? ' open' : ' done'}${p.active ? ' active' : ''}${p.focused ? ' focused' : ''}`}
+      style={{ transform: `translateY(${p.top}px)` }}
+      onClick={p.onFocus}
+      onDoubleClick={p.onToggle}
+    >
+      <span className="tname-cell" style={{ paddingLeft: row.depth * 14 }}>
+        <span
+          className="twisty"
+          onClick={(e) => {
+            e.stopPropagation();
+            p.onToggle();
+          }}
+        >
+          {p.expanded === undefined ? '' : p.expanded ? '▾' : '▸'}
+        </span>
+        <span className="pname" title={row.name}>
+          {row.name}
+        </span>
+      </span>
+      <span className="num count">{row.count > 1 ? `×${fmtCount(row.count)}` : ''}</span>
+      <span className="bar" aria-hidden="true">
+        <span className={`fill${early ? ' early' : ''}`} style={{ width: `${(frac * 100).toFixed(1)}%` }} />
+      </span>
+      <span className="num steps">
+        {inst.stepsDone}/{inst.nbSteps}
+        {early ? (
+          <span className="early-mark" title={`finished early at ${inst.stepsDone} of ${inst.nbSteps}`}>
+            {' '}⚑
+          </span>
+        ) : row.earlyCount > 0 ? (
+          <span className="early-mark dim" title={`${row.earlyCount} instance(s) finished early`}>
+            {' '}⚑
+          </span>
+        ) : (
+          <span className="early-mark"> </span>
+        )}
+      </span>
+      <span className="num elapsed">{fmtMs(elapsed)}</span>
+    </div>
+  );
+}
+
+function rowId(r: PhaseRow): string {
+  // Keys contain arbitrary phase names; an id must be a simple token.
+  let h = 5381;
+  for (let i = 0; i < r.key.length; i++) h = ((h * 33) ^ r.key.charCodeAt(i)) >>> 0;
+  return `ph-${h.toString(36)}-${r.depth}`;
+}

@@ -1,0 +1,38 @@
+// Entry: the Electron preload provides window.trtBuildStudio; in a browser the page talks to the
+// `serve` process that served it. Everything below depends only on the BuildClient interface.
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import type { BuildClient } from '../shared/build-client.js';
+import { App } from './App.js';
+import { AppContext } from './hooks.js';
+import { createAppStore } from './store/app-store.js';
+import { Controller } from './store/controller.js';
+import { browserScheduler } from './store/event-pump.js';
+import { WebBuildClient } from './web/web-client.js';
+
+const client: BuildClient =
+  window.trtBuildStudio ?? new WebBuildClient({ fetch: window.fetch.bind(window), EventSource: window.EventSource, document });
+
+const store = createAppStore();
+const controller = new Controller(store, client, browserScheduler);
+
+if (window.__TBS_PERF__) {
+  const perf = { batches: [] as Array<[number, number]> };
+  window.__tbsPerf = perf;
+  controller.probe = {
+    painted(arrivals, counts, paintedAt) {
+      for (let i = 0; i < arrivals.length; i++) perf.batches.push([paintedAt - arrivals[i], counts[i]]);
+    },
+  };
+}
+
+void controller.init();
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <AppContext.Provider value={{ store, controller }}>
+      <App />
+    </AppContext.Provider>
+  </StrictMode>,
+);
+

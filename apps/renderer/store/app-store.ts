@@ -1,0 +1,62 @@
+// UI state (zustand). The fast-changing build data lives in a LiveBuild outside this store;
+// the store only carries `frame`, bumped once per animation frame that applied events, which is
+// what components subscribe to.
+import { createStore } from 'zustand/vanilla';
+import type { BuildClient, ModelRef } from '../../shared/build-client.js';
+import type { BackendInfo, BuildRecord } from '../../shared/protocol.js';
+import { DEFAULT_FORM, type FormState } from '../lib/options-form.js';
+import type { LiveBuild } from './live-build.js';
+
+export interface TreeUi {
+  /** Follow the active path: auto-expand it and keep it scrolled into view. */
+  follow: boolean;
+  /** Explicit user choices; rows not listed use the default (see isExpanded). */
+  expanded: Record<string, boolean>;
+  focusedKey: string | null;
+}
+
+export interface AppState {
+  backends: BackendInfo[];
+  backendsError: string | null;
+  model: ModelRef | null;
+  modelBusy: boolean;
+  modelError: string | null;
+  form: FormState;
+  formError: string | null;
+  /** The build on screen (the current one, or one picked from history). */
+  live: LiveBuild | null;
+  /** True between pressing Build and the service answering with an id. */
+  starting: boolean;
+  /** Bumped once per frame that applied events, and by the clock while a build runs. */
+  frame: number;
+  history: BuildRecord[];
+  notice: { kind: 'info' | 'error'; text: string } | null;
+  tree: TreeUi;
+}
+
+export const initialState = (): AppState => ({
+  backends: [],
+  backendsError: null,
+  model: null,
+  modelBusy: false,
+  modelError: null,
+  form: DEFAULT_FORM,
+  formError: null,
+  live: null,
+  starting: false,
+  frame: 0,
+  history: [],
+  notice: null,
+  tree: { follow: true, expanded: {}, focusedKey: null },
+});
+
+export type AppStore = ReturnType<typeof createAppStore>;
+
+export function createAppStore() {
+  return createStore<AppState>()(() => initialState());
+}
+
+export interface AppContext {
+  store: AppStore;
+  client: BuildClient;
+}

@@ -1,0 +1,251 @@
+// The user's actions (open, build, stop, save, watch a build) against the BuildClient, with their
+// effects on the store. Kept out of components so toolbar buttons, page shortcuts and the
+// Electron menu all run exactly the same code.
+import type { BuildClient, ModelRef } from '../../shared/build-client.js';
+import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import { formToOptions, shapeFieldsFor } from '../lib/options-form.js';
+import { trtexecCommand } from '../lib/trtexec.js';
+import type { AppStore } from './app-store.js';
+import { EventPump, type FrameScheduler } from './event-pump.js';
+import { isFinal, LiveBuild } from './live-build.js';
+
+export class Controller {
+  private pump: EventPump | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private clock: ReturnType<typeof setInterval> | undefined;
+  /** Set by bench/ui.ts (through window.__TBS_PERF__) to measure event → paint. */
+  probe: EventPump['probe'] = null;
+
+  constructor(
+    readonly store: AppStore,
+    readonly client: BuildClient,
+    private readonly sched: FrameScheduler,
+    private readonly wallNow: () => number = () => Date.now(),
+  ) {}
+
+  async init(): Promise<void> {
+    await Promise.all([this.refreshBackends(), this.refreshHistory()]);
+  }
+
+  async refreshBackends(): Promise<void> {
+    try {
+      const backends = await this.client.listBackends();
+      this.store.setState({ backends, backendsError: null });
+    } catch (e) {
+      this.store.setState({ backendsError: message(e) });
+    }
+  }
+
+  async refreshHistory(): Promise<void> {
+    try {
+      const history = await this.client.listBuilds();
+      this.store.setState({ history });
+    } catch {
+      // History is a convenience; the live build still works without it.
+    }
+  }
+
+  // ── model ──
+
+  async openModel(): Promise<void> {
+    await this.loadModel(() => this.client.openModel());
+  }
+
+  async openDroppedFile(file: File): Promise<void> {
+    await this.loadModel(() => this.client.openDroppedFile(file));
+  }
+
+  async openModelPath(path: string): Promise<void> {
+    const open = this.client.openModelPath;
+    if (!open) return;
+    await this.loadModel(() => open.call(this.client, path));
+  }
+
+  private async loadModel(get: () => Promise<ModelRef | null>): Promise<void> {
+    if (this.store.getState().modelBusy) return;
+    this.store.setState({ modelBusy: true, modelError: null });
+    try {
+      const model = await get();
+      if (!model) {
+        this.store.setState({ modelBusy: false });
+        return;
+      }
+      const { form } = this.store.getState();
+      this.store.setState({
+        model,
+        modelBusy: false,
+        formError: null,
+        form: { ...form, shapes: shapeFieldsFor(model.summary, form.shapes) },
+      });
+    } catch (e) {
+      this.store.setState({ modelBusy: false, modelError: message(e) });
+    }
+  }
+
+  // ── build ──
+
+  /** The simulator runs when chosen, or on auto when TensorRT is not available. */
+  simulatorSelected(): boolean {
+    const { form, backends } = this.store.getState();
+    if (form.backend === 'simulated') return true;
+    if (form.backend === 'tensorrt') return false;
+    return !backends.some((b) => b.name === 'tensorrt' && b.available);
+  }
+
+  canBuild(): boolean {
+    const s = this.store.getState();
+    return !!s.model && !s.starting && !this.isRunning();
+  }
+
+  isRunning(): boolean {
+    const live = this.store.getState().live;
+    return !!live && (live.status === 'Building' || live.status === 'Stopping');
+  }
+
+  async build(): Promise<void> {
+    const s = this.store.getState();
+    if (!s.model) {
+      this.store.setState({ formError: 'Open a model first.' });
+      return;
+    }
+    if (!this.canBuild()) return;
+    const result = formToOptions(s.form, s.model.summary, this.simulatorSelected());
+    if (!result.ok) {
+      this.store.setState({ formError: result.error });
+      return;
+    }
+    this.store.setState({ formError: null, starting: true, notice: null });
+    try {
+      const { id } = await this.client.startBuild(s.model, result.options);
+      this.watch(id, true);
+      void this.refreshHistory();
+    } catch (e) {
+      this.store.setState({ formError: message(e) });
+    } finally {
+      this.store.setState({ starting: false });
+    }
+  }
+
+  async stop(): Promise<void> {
+    const live = this.store.getState().live;
+    if (!live || !this.isRunning()) return;
+    live.markStopRequested(this.wallNow());
+    this.bump();
+    try {
+      await this.client.cancelBuild(live.id);
+    } catch (e) {
+      this.store.setState({ notice: { kind: 'error', text: `Stop failed: ${message(e)}` } });
+    }
+  }
+
+  async save(): Promise<void> {
+    const live = this.store.getState().live;
+    if (!live || !live.engineAvailable) return;
+    try {
+      const saved = await this.client.saveEngine(live.id);
+      if (saved) {
+        const verb = this.client.capabilities.host === 'web' ? 'Downloading' : 'Saved';
+        this.store.setState({ notice: { kind: 'info', text: `${verb} ${saved.location} (${saved.bytes.toLocaleString('en-US')} bytes)` } });
+      }
+    } catch (e) {
+      this.store.setState({ notice: { kind: 'error', text: `Save failed: ${message(e)}` } });
+    }
+  }
+
+  /** Shows a build: its snapshot first, then the live stream, applied once per frame. */
+  watch(id: string, fresh = false): void {
+    this.pump?.flushNow();
+    this.unsubscribe?.();
+    const live = new LiveBuild(id);
+    if (fresh) live.status = 'Building';
+    const pump = new EventPump(
+      this.sched,
+      (events) => this.applyEvents(live, events),
+      () => this.bump(),
+    );
+    pump.probe = this.probe;
+    this.pump = pump;
+    this.store.setState((s) => ({ live, tree: { ...s.tree, follow: true, focusedKey: null } }));
+    this.startClock();
+    this.unsubscribe = this.client.subscribe(id, {
+      onSnapshot: (rec) => {
+        pump.flushNow();
+        live.applySnapshot(rec, this.wallNow());
+        this.bump();
+        this.afterChange(live);
+      },
+      onEvents: (events) => pump.push(events),
+      onError: (err) => this.store.setState({ notice: { kind: 'error', text: err.message } }),
+    });
+  }
+
+  private applyEvents(live: LiveBuild, events: BuildEvent[]): void {
+    const wasFinal = isFinal(live.status);
+    live.applyEvents(events, this.wallNow());
+    if (!wasFinal && isFinal(live.status)) this.afterChange(live);
+  }
+
+  private afterChange(live: LiveBuild): void {
+    const running = live.status === 'Building' || live.status === 'Stopping';
+    if (!running) {
+      this.client.setProgress?.(null);
+      this.stopClock();
+      void this.refreshHistory();
+    }
+  }
+
+  /** Ticks elapsed / "last callback" while a build runs, even through silent stretches. */
+  private startClock(): void {
+    this.stopClock();
+    this.clock = setInterval(() => {
+      const live = this.store.getState().live;
+      if (!live || isFinal(live.status)) this.stopClock();
+      else this.reportProgress(live);
+      this.bump();
+    }, 250);
+  }
+
+  /** The top-level phase's steps are the only honest overall fraction TensorRT gives. */
+  private reportProgress(live: LiveBuild): void {
+    const top = live.phases.root.children[0]?.shown;
+    if (top && top.nbSteps > 0) this.client.setProgress?.(Math.min(1, top.stepsDone / top.nbSteps));
+  }
+
+  private stopClock(): void {
+    if (this.clock !== undefined) clearInterval(this.clock);
+    this.clock = undefined;
+  }
+
+  private bump(): void {
+    this.store.setState((s) => ({ frame: s.frame + 1 }));
+  }
+
+  /** The current form as a trtexec command line, or the validation error. */
+  trtexec(): { ok: true; command: string } | { ok: false; error: string } {
+    const s = this.store.getState();
+    if (!s.model) return { ok: false, error: 'Open a model first.' };
+    const r = formToOptions(s.form, s.model.summary, false);
+    if (!r.ok) return r;
+    const web = this.client.capabilities.host === 'web';
+    return { ok: true, command: trtexecCommand({ modelPath: web ? s.model.displayName : s.model.path, options: r.options }) };
+  }
+
+  dispose(): void {
+    this.unsubscribe?.();
+    this.stopClock();
+  }
+}
+
+export function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function backendReason(b: BackendInfo | undefined): string | undefined {
+  return b && !b.available ? (b.reason ?? 'not available') : undefined;
+}
+
+export function recordDurationMs(r: BuildRecord): number | undefined {
+  if (r.outcome) return r.outcome.durationMs;
+  if (r.startedAt && r.finishedAt) return Date.parse(r.finishedAt) - Date.parse(r.startedAt);
+  return undefined;
+}

@@ -1,0 +1,246 @@
+// The phase tree as the UI shows it. A real build starts "Measuring tactic time" ~1,100 times
+// (millions of phases in a big build), so instances are not kept: every phase is folded into a
+// row keyed by its name path (root › … › name). A row counts its instances, remembers the one to
+// show (the latest-started open one, else the latest finished) and a bounded list of time spans
+// for the timeline. Memory grows with the number of distinct paths, not with the build length.
+import type { PhaseNode } from '../../shared/protocol.js';
+
+export interface Instance {
+  id: number;
+  nbSteps: number;
+  stepsDone: number;
+  startT: number;
+  endT?: number;
+  early?: boolean;
+}
+
+/** Time spans of one row, oldest first; neighbours are merged when the list gets long. */
+export interface Spans {
+  start: number[];
+  end: number[];
+  /** Instances merged into each span. */
+  count: number[];
+}
+
+export interface PhaseRow {
+  key: string;
+  name: string;
+  depth: number;
+  parent: PhaseRow | null;
+  children: PhaseRow[];
+  /** Instances started so far. */
+  count: number;
+  earlyCount: number;
+  /** Instances of this path open right now (usually 0 or 1; more with parallel hierarchies). */
+  open: Instance[];
+  /** What the row displays: the latest-started open instance, else the latest finished one. */
+  shown: Instance;
+  firstStartT: number;
+  spans: Spans;
+  /** Bumped whenever anything shown in this row changes (lets views skip unchanged rows). */
+  rev: number;
+}
+
+const SEP = '\u001f';
+export const MAX_SPANS_PER_ROW = 1024;
+/** Finished phases remembered for children that arrive after their parent finished. */
+const RECENT_LIMIT = 4096;
+
+export class PhaseRows {
+  readonly root: PhaseRow = newRow('', '', -1, null, { id: -1, nbSteps: 0, stepsDone: 0, startT: 0 }, 0);
+  readonly byKey = new Map<string, PhaseRow>();
+  private readonly openById = new Map<number, { row: PhaseRow; inst: Instance; parentId: number | null }>();
+  private readonly recent = new Map<number, PhaseRow>();
+  /** Phase events applied (starts, steps, finishes). */
+  phaseEvents = 0;
+  rowsCreated = 0;
+  lastT = 0;
+
+  start(id: number, parentId: number | null, name: string, nbSteps: number, t: number): void {
+    this.phaseEvents++;
+    if (t > this.lastT) this.lastT = t;
+    if (this.openById.has(id)) return; // duplicate delivery (replay after reconnect)
+    const parentRow =
+      parentId === null ? this.root : (this.openById.get(parentId)?.row ?? this.recent.get(parentId) ?? this.root);
+    const key = parentRow.key + SEP + name;
+    let row = this.byKey.get(key);
+    const inst: Instance = { id, nbSteps: Math.max(0, nbSteps), stepsDone: 0, startT: t };
+    if (!row) {
+      row = newRow(key, name, parentRow.depth + 1, parentRow, inst, t);
+      parentRow.children.push(row);
+      parentRow.rev++;
+      this.byKey.set(key, row);
+      this.rowsCreated++;
+    }
+    row.count++;
+    row.open.push(inst);
+    row.shown = inst;
+    row.rev++;
+    this.openById.set(id, { row, inst, parentId });
+  }
+
+  step(id: number, stepsDone: number, t: number): void {
+    this.phaseEvents++;
+    if (t > this.lastT) this.lastT = t;
+    const o = this.openById.get(id);
+    // Steps only rise; a coalesced or replayed older step must not move the bar back.
+    if (!o || stepsDone <= o.inst.stepsDone) return;
+    o.inst.stepsDone = stepsDone;
+    o.row.rev++;
+  }
+
+  finish(id: number, stepsDone: number, early: boolean, t: number): void {
+    this.phaseEvents++;
+    if (t > this.lastT) this.lastT = t;
+    const o = this.openById.get(id);
+    if (!o) return;
+    const { row, inst } = o;
+    inst.stepsDone = Math.max(inst.stepsDone, stepsDone);
+    inst.endT = t;
+    inst.early = early;
+    if (early) row.earlyCount++;
+    const i = row.open.indexOf(inst);
+    if (i >= 0) row.open.splice(i, 1);
+    row.shown = row.open.length > 0 ? row.open[row.open.length - 1] : inst;
+    addSpan(row.spans, inst.startT, t);
+    row.rev++;
+    this.openById.delete(id);
+    this.recent.set(id, row);
+    if (this.recent.size > RECENT_LIMIT) {
+      const oldest = this.recent.keys().next().value as number;
+      this.recent.delete(oldest);
+    }
+  }
+
+  /** Rebuilds from a snapshot (late join or reconnect): starts in id order, then finishes. */
+  loadSnapshot(phases: PhaseNode[]): void {
+    this.reset();
+    const sorted = [...phases].sort((a, b) => a.id - b.id);
+    for (const p of sorted) {
+      this.start(p.id, p.parentId, p.name, p.nbSteps, p.startT);
+      if (p.stepsDone > 0) this.step(p.id, p.stepsDone, p.startT);
+    }
+    // Finishes after all starts, so children of finished parents still find their parent row.
+    for (const p of sorted) if (p.endT !== undefined) this.finish(p.id, p.stepsDone, p.early ?? false, p.endT);
+  }
+
+  reset(): void {
+    this.root.children = [];
+    this.root.rev++;
+    this.byKey.clear();
+    this.openById.clear();
+    this.recent.clear();
+    this.phaseEvents = 0;
+    this.rowsCreated = 0;
+    this.lastT = 0;
+  }
+
+  /** Number of open phase instances. */
+  get openCount(): number {
+    return this.openById.size;
+  }
+
+  /**
+   * The row of the most recently started phase that is still open: where the builder is now.
+   * Ids grow with start order, so the highest open id is the newest.
+   */
+  activeRow(): PhaseRow | null {
+    let best = -Infinity;
+    let row: PhaseRow | null = null;
+    for (const [id, o] of this.openById) {
+      if (id > best) {
+        best = id;
+        row = o.row;
+      }
+    }
+    return row;
+  }
+
+  /** Keys of the active row and all its ancestors (root excluded), root first. */
+  activePath(): string[] {
+    const out: string[] = [];
+    for (let r = this.activeRow(); r && r !== this.root; r = r.parent) out.push(r.key);
+    return out.reverse();
+  }
+
+  /** Closes every open phase at `t` (the build ended without finishing them: crash, cancel). */
+  closeAll(t: number): void {
+    for (const [id, o] of [...this.openById]) this.finish(id, o.inst.stepsDone, o.inst.stepsDone < o.inst.nbSteps, t);
+  }
+}
+
+function newRow(key: string, name: string, depth: number, parent: PhaseRow | null, shown: Instance, t: number): PhaseRow {
+  return {
+    key,
+    name,
+    depth,
+    parent,
+    children: [],
+    count: 0,
+    earlyCount: 0,
+    open: [],
+    shown,
+    firstStartT: t,
+    spans: { start: [], end: [], count: [] },
+    rev: 0,
+  };
+}
+
+/**
+ * Appends a span, merging it into the previous one when they touch. When the list is full, spans
+ * separated by less than the median gap are merged (about half of them), so the list stays
+ * bounded while long idle gaps — the ones a user should see — survive.
+ */
+export function addSpan(s: Spans, start: number, end: number): void {
+  const n = s.start.length;
+  if (n > 0 && start <= s.end[n - 1]) {
+    if (end > s.end[n - 1]) s.end[n - 1] = end;
+    s.count[n - 1]++;
+    return;
+  }
+  s.start.push(start);
+  s.end.push(end);
+  s.count.push(1);
+  if (s.start.length > MAX_SPANS_PER_ROW) compactSpans(s);
+}
+
+export function compactSpans(s: Spans): void {
+  const n = s.start.length;
+  const gaps: number[] = [];
+  for (let i = 1; i < n; i++) gaps.push(s.start[i] - s.end[i - 1]);
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const limit = sorted[Math.floor(sorted.length / 2)];
+  const start: number[] = [s.start[0]];
+  const end: number[] = [s.end[0]];
+  const count: number[] = [s.count[0]];
+  let merged = 0;
+  for (let i = 1; i < n; i++) {
+    const last = start.length - 1;
+    // Merge at most half, so equal gaps (a metronomic build) still shrink the list.
+    if (gaps[i - 1] <= limit && merged < n / 2) {
+      end[last] = Math.max(end[last], s.end[i]);
+      count[last] += s.count[i];
+      merged++;
+    } else {
+      start.push(s.start[i]);
+      end.push(s.end[i]);
+      count.push(s.count[i]);
+    }
+  }
+  s.start = start;
+  s.end = end;
+  s.count = count;
+}
+
+/** Visible rows, depth first, given which rows are expanded. */
+export function visibleRows(root: PhaseRow, isExpanded: (row: PhaseRow) => boolean): PhaseRow[] {
+  const out: PhaseRow[] = [];
+  const walk = (r: PhaseRow) => {
+    for (const c of r.children) {
+      out.push(c);
+      if (c.children.length > 0 && isExpanded(c)) walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}

@@ -1,0 +1,166 @@
+// @vitest-environment happy-dom
+// The real components and store, in a DOM, driven by a scripted client: what the tree shows,
+// how following behaves, and what the status line says through a build and a Stop.
+import { act, StrictMode } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { App } from '../App.js';
+import { AppContext } from '../hooks.js';
+import { createAppStore } from '../store/app-store.js';
+import { Controller } from '../store/controller.js';
+import type { FrameScheduler } from '../store/event-pump.js';
+import { ScriptedClient } from './scripted-client.js';
+import { StreamWriter } from './synthetic-build.js';
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+let frames: ((t: number) => void)[] = [];
+const sched: FrameScheduler = { request: (cb) => frames.push(cb), now: () => performance.now(), hidden: () => false };
+const runFrame = () =>
+  act(() => {
+    const q = frames;
+    frames = [];
+    for (const cb of q) cb(performance.now());
+  });
+
+let root: Root;
+let host: HTMLElement;
+let client: ScriptedClient;
+let controller: Controller;
+
+beforeEach(async () => {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  client = new ScriptedClient();
+  const store = createAppStore();
+  controller = new Controller(store, client, sched);
+  root = createRoot(host);
+  await act(async () => {
+    root.render(
+      <StrictMode>
+        <AppContext.Provider value={{ store, controller }}>
+          <App />
+        </AppContext.Provider>
+      </StrictMode>,
+    );
+    await controller.init();
+  });
+});
+
+afterEach(() => {
+  act(() => root.unmount());
+  controller.dispose();
+  host.remove();
+});
+
+const byText = (text: string) => [...host.querySelectorAll('button')].find((b) => b.textContent === text)!;
+const status = () => host.querySelector('[role="status"]')!.textContent ?? '';
+const treeitems = () => [...host.querySelectorAll('[role="treeitem"]')].map((e) => e.getAttribute('aria-label') ?? '');
+
+async function openAndBuild() {
+  await act(async () => byText('Open model…').click());
+  await act(async () => byText('Build').click());
+}
+
+describe('App', () => {
+  it('shows the model summary and names the toolbar buttons exactly', async () => {
+    expect(['Open model…', 'Build', 'Stop', 'Save engine…'].map((n) => !!byText(n))).toEqual([true, true, true, true]);
+    expect(status()).toContain('Idle');
+    await act(async () => byText('Open model…').click());
+    expect(host.textContent).toContain('tiny.onnx');
+    expect(host.textContent).toContain('Conv');
+    expect(byText('Build').disabled).toBe(false);
+  });
+
+  it('shows a bad model error as the service words it', async () => {
+    client.nextModel = new Error('bad.onnx is not an ONNX model: truncated protobuf');
+    await act(async () => byText('Open model…').click());
+    expect(host.querySelector('[role="alert"]')!.textContent).toBe('bad.onnx is not an ONNX model: truncated protobuf');
+  });
+
+  it('grows the tree once per frame, groups instances, marks early finishes', async () => {
+    await openAndBuild();
+    expect(client.started[0].options.backend).toBe('auto');
+    expect(status()).toContain('Building');
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const nodes = w.start('Timing graph nodes', root, 12);
+    for (let i = 0; i < 50; i++) w.full('Measuring tactic time', nodes, 4);
+    const opt = w.start('Optimizing graph', root, 33);
+    for (let s = 0; s < 28; s++) w.step(opt, s);
+    w.finish(opt, 28, true);
+    w.step(nodes, 6);
+    act(() => client.push('b1', w.events));
+    expect(treeitems()).toEqual([]); // nothing rendered before the frame
+    runFrame();
+    const items = treeitems();
+    expect(items[0]).toMatch(/^Building engine 0\/6/);
+    expect(items.find((l) => l.startsWith('Timing graph nodes'))).toMatch(/^Timing graph nodes 7\/12.*running/);
+    expect(items.find((l) => l.startsWith('Measuring tactic time'))).toMatch(/50 instances/);
+    expect(items.find((l) => l.startsWith('Optimizing graph'))).toBe('Optimizing graph 28/33, finished early, done');
+    expect(host.textContent).toContain('Simulated');
+  });
+
+  it('follows the active phase until the user scrolls, then offers Follow again', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const sub = w.start('Building engine from subgraph', root, 1);
+    w.start('Computing profile costs', sub, 10);
+    act(() => client.push('b1', w.events));
+    runFrame();
+    const follow = byText('Follow');
+    expect(follow.getAttribute('aria-pressed')).toBe('true');
+    const active = [...host.querySelectorAll('.trow.active')].map((e) => e.getAttribute('aria-label'));
+    expect(active.map((l) => l!.split(' 0/')[0])).toEqual(['Building engine', 'Building engine from subgraph', 'Computing profile costs']);
+    act(() => {
+      host.querySelector('.tree-scroll')!.dispatchEvent(new WheelEvent('wheel', { bubbles: true, deltaY: 40 }));
+    });
+    expect(byText('Follow').getAttribute('aria-pressed')).toBe('false');
+    act(() => byText('Follow').click());
+    expect(byText('Follow').getAttribute('aria-pressed')).toBe('true');
+    // Collapsing something also stops following.
+    const tree = host.querySelector('[role="tree"]') as HTMLElement;
+    act(() => tree.dispatchEvent(new KeyboardEvent('keydown', { key: 'Home', bubbles: true })));
+    act(() => tree.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true })));
+    expect(byText('Follow').getAttribute('aria-pressed')).toBe('false');
+    expect(treeitems()).toEqual([expect.stringMatching(/^Building engine/)]);
+    act(() => tree.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })));
+    // Re-expanding shows the path as the follow mode had opened it.
+    expect(treeitems().map((l) => l.split(' 0/')[0])).toEqual(['Building engine', 'Building engine from subgraph', 'Computing profile costs']);
+  });
+
+  it('says Stopping with the step-boundary wording, then Cancelled with the measured latency', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const p = w.start('Building engine', null, 6);
+    act(() => client.push('b1', w.events));
+    runFrame();
+    await act(async () => byText('Stop').click());
+    expect(client.cancelled).toEqual(['b1']);
+    expect(status()).toContain('Stopping — waiting for the builder to reach a step boundary…');
+    const n = w.events.length;
+    w.emit({ type: 'build.cancelling', requestedAt: w.t, reason: 'user' });
+    w.finish(p, 1, true);
+    w.finished('cancelled', { cancelLatencyMs: 3.2, stopToFinishMs: 45 });
+    act(() => client.push('b1', w.events.slice(n)));
+    runFrame();
+    expect(status()).toContain('Cancelled');
+    expect(status()).not.toContain('Stopping');
+    expect(status()).toMatch(/builder stopped 3 ms after Stop, unwound in 45 ms/);
+    expect(byText('Save engine…').disabled).toBe(true);
+    expect(byText('Build').disabled).toBe(false);
+  });
+
+  it('runs the page shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops', async () => {
+    await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'o', ctrlKey: true })));
+    expect(host.textContent).toContain('tiny.onnx');
+    await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'b', ctrlKey: true })));
+    expect(client.started).toHaveLength(1);
+    await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' })));
+    expect(client.cancelled).toEqual(['b1']);
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { BuildRecord } from '../../shared/protocol.js';
+import { LiveBuild } from '../store/live-build.js';
+import { StreamWriter } from './synthetic-build.js';
+
+function record(over: Partial<BuildRecord>): BuildRecord {
+  return { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: -1, phases: [], engineAvailable: false, ...over };
+}
+
+describe('LiveBuild status', () => {
+  it('goes Building → Stopping → Cancelled and keeps the measured cancel latency', () => {
+    const w = new StreamWriter();
+    const live = new LiveBuild('b1');
+    live.status = 'Building';
+    w.started();
+    const p = w.start('Building engine', null, 6);
+    w.step(p, 0);
+    live.applyEvents(w.events, 10_000);
+    expect(live.status).toBe('Building');
+    expect(live.simulated).toBe(true);
+    live.markStopRequested(10_050);
+    expect(live.status).toBe('Stopping');
+    const from = w.events.length;
+    w.emit({ type: 'build.cancelling', requestedAt: w.t, reason: 'user' });
+    w.finish(p, 1, true);
+    w.finished('cancelled', { cancelLatencyMs: 12.5, stopToFinishMs: 40 });
+    live.applyEvents(w.events.slice(from), 10_100);
+    expect(live.status).toBe('Cancelled');
+    expect(live.outcome).toMatchObject({ cancelLatencyMs: 12.5, stopToFinishMs: 40 });
+    expect(live.engineAvailable).toBe(false);
+  });
+
+  it('enters Stopping from build.cancelling alone (Stop pressed elsewhere, e.g. the CLI)', () => {
+    const w = new StreamWriter();
+    w.started();
+    w.emit({ type: 'build.cancelling', requestedAt: 1, reason: 'timeout' });
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 0);
+    expect(live.status).toBe('Stopping');
+  });
+
+  it.each([
+    ['succeeded', 'Succeeded', true],
+    ['failed', 'Failed', false],
+    ['crashed', 'Crashed', false],
+  ] as const)('maps build.finished %s to %s (engine offered: %s)', (status, word, engine) => {
+    const w = new StreamWriter();
+    w.started();
+    const p = w.start('Building engine', null, 6);
+    w.finished(status, status === 'succeeded' ? { engineBytes: 1234 } : { error: 'worker died' });
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 0);
+    expect(live.status).toBe(word);
+    expect(live.engineAvailable).toBe(engine);
+    // Phases left open by a crash are closed, marked early since they did not complete.
+    expect(live.phases.openCount).toBe(0);
+    expect(live.phases.byKey.get('\u001fBuilding engine')!.shown.early).toBe(true);
+    expect(p).toBe(1);
+  });
+
+  it('ignores replayed events (seq at or below what it has) after a reconnect', () => {
+    const w = new StreamWriter();
+    w.started();
+    const p = w.start('A', null, 3);
+    w.step(p, 0);
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 0);
+    live.applyEvents(w.events, 0);
+    expect(live.phases.byKey.get('\u001fA')!.count).toBe(1);
+    expect(live.eventsApplied).toBe(3);
+    // A second snapshot older than our state must not reset it.
+    live.applySnapshot(record({ lastSeq: 1, phases: [] }), 0);
+    expect(live.phases.byKey.get('\u001fA')).toBeDefined();
+  });
+
+  it('takes the state, backend and cache of a finished build from its snapshot', () => {
+    const live = new LiveBuild('b1');
+    live.applySnapshot(
+      record({
+        state: 'succeeded',
+        lastSeq: 10,
+        backend: 'simulated',
+        simulated: true,
+        engineAvailable: true,
+        cache: { entriesBefore: 5, entriesAfter: 5, added: 0, bytes: 100, hits: 5, misses: 0 },
+        startedAt: new Date(1000).toISOString(),
+        finishedAt: new Date(3000).toISOString(),
+      }),
+      5000,
+    );
+    expect(live.status).toBe('Succeeded');
+    expect(live.cache?.hits).toBe(5);
+    expect(live.engineAvailable).toBe(true);
+    expect(live.elapsedMs(99_999)).toBe(2000);
+  });
+
+  it('tells time since the last callback from phase events and from heartbeats', () => {
+    const w = new StreamWriter();
+    w.started();
+    w.start('A', null, 3);
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 1000);
+    expect(live.sinceLastCallbackMs(4000)).toBe(3000);
+    // A heartbeat measured natively: the builder has been silent 41 s (more than we saw).
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 41_000, cancelRequested: false });
+    live.applyEvents(w.events.slice(-1), 50_000);
+    expect(live.sinceLastCallbackMs(50_000)).toBe(41_000);
+    expect(live.sinceLastCallbackMs(51_000)).toBe(42_000);
+  });
+
+  it('keeps cache.stats with hits, misses and the inferred flag', () => {
+    const w = new StreamWriter();
+    w.emit({ type: 'cache.stats', entriesBefore: 0, entriesAfter: 40, added: 40, bytes: 4096, misses: 40, missesInferred: true, path: '/tmp/c.cache' });
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 0);
+    expect(live.cache).toEqual({ entriesBefore: 0, entriesAfter: 40, added: 40, bytes: 4096, misses: 40, missesInferred: true, path: '/tmp/c.cache' });
+  });
+});

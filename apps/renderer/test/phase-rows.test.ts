@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import type { PhaseNode } from '../../shared/protocol.js';
+import { PhaseTree } from '../../shared/phase-tree.js';
+import { LiveBuild } from '../store/live-build.js';
+import { addSpan, MAX_SPANS_PER_ROW, PhaseRows, visibleRows, type PhaseRow, type Spans } from '../store/phase-rows.js';
+import { mnistLikeBuild, StreamWriter } from './synthetic-build.js';
+
+function applyAll(events: ReturnType<typeof mnistLikeBuild>['events']): LiveBuild {
+  const live = new LiveBuild('b1');
+  live.applyEvents(events, 1_000_000);
+  return live;
+}
+
+function row(live: LiveBuild, ...path: string[]): PhaseRow {
+  let r = live.phases.root;
+  for (const name of path) {
+    const next = r.children.find((c) => c.name === name);
+    if (!next) throw new Error(`no row ${path.join(' › ')} (stopped at ${r.name || 'root'}: ${r.children.map((c) => c.name).join(', ')})`);
+    r = next;
+  }
+  return r;
+}
+
+const NODES_PATH = ['Building engine', 'Building engine from subgraph', 'Computing profile costs', 'Timing tactics', 'Timing graph nodes'];
+
+describe('PhaseRows grouping', () => {
+  it('folds repeated instances of a name under one parent path into one row with a count', () => {
+    const live = applyAll(mnistLikeBuild(90).events);
+    const measuring = row(live, ...NODES_PATH, 'Evaluating tactic times', 'Measuring tactic time');
+    expect(measuring.count).toBe(12 * 90);
+    expect(row(live, ...NODES_PATH, 'Evaluating tactic times').count).toBe(12);
+    // One row per distinct path: the tree stays small however many phases ran.
+    expect(live.phases.rowsCreated).toBe(11);
+    // The last instance is shown; it had 4 steps when m was even (m = 89 is odd → 2 steps).
+    expect(measuring.shown.nbSteps).toBe(2);
+    expect(measuring.shown.stepsDone).toBe(2);
+  });
+
+  it('marks phases that finished before all their steps, and only those', () => {
+    const live = applyAll(mnistLikeBuild(3).events);
+    expect(row(live, 'Building engine').shown).toMatchObject({ early: true, stepsDone: 4, nbSteps: 6 });
+    expect(row(live, 'Building engine', 'Building engine from subgraph', 'Optimizing graph').shown).toMatchObject({ early: true, stepsDone: 28 });
+    expect(row(live, ...NODES_PATH.slice(0, 4)).shown.early).toBe(true);
+    expect(row(live, ...NODES_PATH).shown.early).toBe(false);
+    expect(row(live, 'Building engine', 'Cloning network graph').shown).toMatchObject({ early: false, stepsDone: 30, nbSteps: 30 });
+  });
+
+  it('shows the open instance of a row while one is running, with live steps', () => {
+    const w = new StreamWriter();
+    const root = w.start('Building engine', null, 6);
+    const ev = w.start('Evaluating tactic times', root, 1);
+    w.full('Measuring tactic time', ev, 4);
+    const open = w.start('Measuring tactic time', ev, 4);
+    w.step(open, 0);
+    w.step(open, 1);
+    const live = applyAll(w.events);
+    const r = row(live, 'Building engine', 'Evaluating tactic times', 'Measuring tactic time');
+    expect(r.count).toBe(2);
+    expect(r.open).toHaveLength(1);
+    expect(r.shown).toMatchObject({ id: open, stepsDone: 2, nbSteps: 4 });
+    expect(r.shown.endT).toBeUndefined();
+  });
+
+  it('never moves a bar backwards on stale or replayed steps', () => {
+    const p = new PhaseRows();
+    p.start(1, null, 'A', 10, 0);
+    p.step(1, 7, 1);
+    p.step(1, 3, 2);
+    expect(p.byKey.get('\u001fA')!.shown.stepsDone).toBe(7);
+  });
+
+  it('follows the active path: the newest open phase and its ancestors', () => {
+    const w = new StreamWriter();
+    const root = w.start('Building engine', null, 6);
+    const sub = w.start('Building engine from subgraph', root, 1);
+    const costs = w.start('Computing profile costs', sub, 10);
+    w.full('Timing tactics', costs, 3);
+    const refit = w.start('Determining refit engines', costs, 5);
+    const live = applyAll(w.events);
+    expect(live.phases.activePath().map((k) => k.split('\u001f').pop())).toEqual([
+      'Building engine',
+      'Building engine from subgraph',
+      'Computing profile costs',
+      'Determining refit engines',
+    ]);
+    live.applyEvents([{ v: 1, buildId: 'b1', seq: 999, t: 99, type: 'phase.finish', id: refit, stepsDone: 5, early: false }], 0);
+    expect(live.phases.activePath().pop()!.split('\u001f').pop()).toBe('Computing profile costs');
+  });
+
+  it('attaches a child whose parent already finished (finish may arrive early) under that parent', () => {
+    const p = new PhaseRows();
+    p.start(1, null, 'P', 2, 0);
+    p.finish(1, 1, true, 1);
+    p.start(2, 1, 'C', 3, 2);
+    expect(p.byKey.get('\u001fP')!.children.map((c) => c.name)).toEqual(['C']);
+  });
+
+  it('lists visible rows depth first, respecting collapsed rows', () => {
+    const live = applyAll(mnistLikeBuild(2).events);
+    const all = visibleRows(live.phases.root, () => true).map((r) => r.name);
+    expect(all.slice(0, 4)).toEqual(['Building engine', 'Cloning network graph', 'Preparing graph for optimization', 'Building engine from subgraph']);
+    expect(all).toHaveLength(11);
+    const collapsed = visibleRows(live.phases.root, (r) => r.name !== 'Building engine from subgraph');
+    expect(collapsed.map((r) => r.name)).toEqual(['Building engine', 'Cloning network graph', 'Preparing graph for optimization', 'Building engine from subgraph']);
+  });
+
+  it('rebuilds the same rows from a snapshot as from the live stream', () => {
+    const w = mnistLikeBuild(5);
+    const cut = Math.floor(w.events.length * 0.6);
+    const tree = new PhaseTree();
+    for (const e of w.events.slice(0, cut)) tree.apply(e);
+    const nodes: PhaseNode[] = [];
+    const collect = (parent: number | null) => {
+      for (const n of tree.children(parent)) {
+        nodes.push(n);
+        collect(n.id);
+      }
+    };
+    collect(null);
+    const fromSnapshot = new LiveBuild('b1');
+    fromSnapshot.applySnapshot(
+      { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: w.events[cut - 1].seq, phases: nodes, engineAvailable: false },
+      0,
+    );
+    fromSnapshot.applyEvents(w.events, 0); // the stream replays everything; the seq filter drops the old part
+    const live = applyAll(w.events);
+    const shape = (l: LiveBuild) => visibleRows(l.phases.root, () => true).map((r) => [r.key, r.count, r.earlyCount, r.shown.stepsDone, r.open.length]);
+    expect(shape(fromSnapshot)).toEqual(shape(live));
+  });
+
+  it('keeps memory bounded over a million phases: rows and spans do not grow with the build', () => {
+    const p = new PhaseRows();
+    p.start(1, null, 'Timing graph nodes', 1, 0);
+    let id = 2;
+    let t = 0;
+    for (let i = 0; i < 1_000_000; i++) {
+      const m = id++;
+      p.start(m, 1, 'Measuring tactic time', 4, (t += 1));
+      p.step(m, 4, (t += 1));
+      p.finish(m, 4, false, (t += 1)); // 1 ms gaps: spans never touch, so each would be its own span
+    }
+    const r = p.byKey.get('\u001fTiming graph nodes\u001fMeasuring tactic time')!;
+    expect(r.count).toBe(1_000_000);
+    expect(p.rowsCreated).toBe(2);
+    expect(r.spans.start.length).toBeLessThanOrEqual(MAX_SPANS_PER_ROW);
+    expect(r.spans.count.reduce((a, b) => a + b, 0)).toBe(1_000_000);
+  });
+});
+
+describe('addSpan', () => {
+  it('merges touching spans and keeps a long idle gap visible after compaction', () => {
+    const s: Spans = { start: [], end: [], count: [] };
+    addSpan(s, 0, 10);
+    addSpan(s, 5, 12);
+    expect(s).toEqual({ start: [0], end: [12], count: [2] });
+    for (let i = 0; i < 3000; i++) addSpan(s, 20 + i * 2, 21 + i * 2);
+    addSpan(s, 1_000_000, 1_000_001); // after a long silence
+    for (let i = 0; i < 3000; i++) addSpan(s, 1_000_010 + i * 2, 1_000_011 + i * 2);
+    expect(s.start.length).toBeLessThanOrEqual(MAX_SPANS_PER_ROW);
+    // No span bridges the silence.
+    for (let i = 0; i < s.start.length; i++) expect(s.start[i] < 7000 && s.end[i] > 999_000).toBe(false);
+    expect(s.count.reduce((a, b) => a + b, 0)).toBe(2 + 3000 + 1 + 3000);
+  });
+});

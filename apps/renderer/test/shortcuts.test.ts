@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { shortcutFor } from '../lib/shortcuts.js';
+
+const k = (key: string, m: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean; shiftKey: boolean }> = {}) => ({
+  key,
+  ctrlKey: false,
+  metaKey: false,
+  altKey: false,
+  shiftKey: false,
+  ...m,
+});
+
+describe('shortcutFor', () => {
+  it('maps Ctrl+O/B/S and Esc on Linux/Windows, Cmd on macOS', () => {
+    expect(shortcutFor(k('o', { ctrlKey: true }), false)).toBe('open');
+    expect(shortcutFor(k('B', { ctrlKey: true }), false)).toBe('build');
+    expect(shortcutFor(k('s', { ctrlKey: true }), false)).toBe('save');
+    expect(shortcutFor(k('Escape'), false)).toBe('stop');
+    expect(shortcutFor(k('s', { metaKey: true }), true)).toBe('save');
+    expect(shortcutFor(k('s', { ctrlKey: true }), true)).toBeNull();
+    expect(shortcutFor(k('s', { metaKey: true }), false)).toBeNull();
+    expect(shortcutFor(k('o', { ctrlKey: true, shiftKey: true }), false)).toBeNull();
+    expect(shortcutFor(k('o'), false)).toBeNull();
+  });
+});

@@ -1,0 +1,184 @@
+// The build service: validates build requests, queues them (FIFO; by default one at a time,
+// because concurrent builds on one GPU distort each other's tactic timings), runs each in its own
+// worker process, and keeps this run's history. Every surface (CLI, HTTP/SSE, MCP, Electron main)
+// sits on this one implementation of BuildServiceApi.
+import * as crypto from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
+import { WorkerToParent } from '../worker/messages.js';
+import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscription } from './api.js';
+import { BuildSession } from './build-session.js';
+import { validateBuild } from './build-validation.js';
+import { inspectModel } from './model-reader.js';
+import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
+
+export interface BuildServiceOptions {
+  launcher?: WorkerLauncher;
+  /** Where engines go when a build names no output path. */
+  outputDir?: string;
+  /** Builds running at once (default 1: one GPU). */
+  concurrency?: number;
+  /** Kill a worker that has not finished this long after cancel (default 10 000 ms). */
+  cancelKillMs?: number;
+  /** Events kept per build for replay (default 20 000; steps are coalesced first). */
+  retainEvents?: number;
+  /** How long the backend list is cached (default 60 s). */
+  backendsTtlMs?: number;
+}
+
+const BACKENDS_TIMEOUT_MS = 20_000;
+
+export class BuildService implements BuildServiceApi {
+  private readonly launcher: WorkerLauncher;
+  private readonly outputDir: string;
+  private readonly concurrency: number;
+  private readonly cancelKillMs: number;
+  private readonly retainEvents: number;
+  private readonly backendsTtlMs: number;
+  private readonly sessions = new Map<string, BuildSession>();
+  private readonly queue: BuildSession[] = [];
+  private readonly running = new Set<BuildSession>();
+  private backendsCache?: { at: number; list: Promise<BackendInfo[]> };
+  private readonly helperExits = new Set<Promise<void>>();
+  private counter = 0;
+  private closing = false;
+
+  constructor(opts: BuildServiceOptions = {}) {
+    this.launcher = opts.launcher ?? childProcessLauncher;
+    this.outputDir = path.resolve(opts.outputDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'engines'));
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
+    this.cancelKillMs = opts.cancelKillMs ?? 10_000;
+    this.retainEvents = Math.max(100, opts.retainEvents ?? 20_000);
+    this.backendsTtlMs = opts.backendsTtlMs ?? 60_000;
+  }
+
+  listBackends(): Promise<BackendInfo[]> {
+    const c = this.backendsCache;
+    if (c && Date.now() - c.at < this.backendsTtlMs) return c.list;
+    const list = this.queryBackends();
+    this.backendsCache = { at: Date.now(), list };
+    // A failure should not stick: the next call asks a fresh worker.
+    list.catch(() => {
+      if (this.backendsCache?.list === list) this.backendsCache = undefined;
+    });
+    return list;
+  }
+
+  /** The addon is only ever loaded in a worker, so even "which backends exist" asks one. */
+  private queryBackends(): Promise<BackendInfo[]> {
+    return new Promise((resolve, reject) => {
+      let ch;
+      try {
+        ch = this.launcher();
+      } catch (e) {
+        reject(new ServiceError('internal', `could not start a worker: ${(e as Error).message}`));
+        return;
+      }
+      const channel = ch;
+      let done = false;
+      const finish = (err: Error | undefined, list?: BackendInfo[]) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (err) {
+          channel.kill();
+          reject(err);
+        } else resolve(list!);
+      };
+      const timer = setTimeout(() => finish(new ServiceError('internal', 'the worker did not list backends in time')), BACKENDS_TIMEOUT_MS);
+      const exited = new Promise<void>((r) =>
+        channel.onExit((code, signal) => {
+          finish(new ServiceError('internal', `the worker exited before listing backends (${signal ?? `exit code ${code}`})`));
+          r();
+        }),
+      );
+      this.helperExits.add(exited);
+      void exited.then(() => this.helperExits.delete(exited));
+      channel.onMessage((raw) => {
+        const msg = WorkerToParent.safeParse(raw);
+        if (!msg.success) return finish(new ServiceError('internal', 'the worker sent an invalid backends answer'));
+        if (msg.data.type === 'backends') finish(undefined, msg.data.list);
+        else if (msg.data.type === 'error') finish(new ServiceError('internal', msg.data.message));
+      });
+      channel.send({ type: 'backends' });
+    });
+  }
+
+  inspectModel(modelPath: string): Promise<ModelSummary> {
+    if (typeof modelPath !== 'string' || !modelPath) return Promise.reject(new ServiceError('bad_input', 'modelPath is required'));
+    return inspectModel(modelPath);
+  }
+
+  async startBuild(input: StartBuildInput): Promise<BuildRecord> {
+    if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
+    const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
+    const build = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
+    if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
+    const session = new BuildSession(id, build, {
+      cancelKillMs: this.cancelKillMs,
+      retainEvents: this.retainEvents,
+      onSlotFree: (s) => this.onSlotFree(s),
+    });
+    this.sessions.set(id, session);
+    this.queue.push(session);
+    this.pump();
+    return session.record();
+  }
+
+  private pump(): void {
+    while (!this.closing && this.running.size < this.concurrency && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      if (next.finished) continue; // cancelled while queued
+      this.running.add(next);
+      next.launch(this.launcher);
+    }
+  }
+
+  private onSlotFree(s: BuildSession): void {
+    const i = this.queue.indexOf(s);
+    if (i >= 0) this.queue.splice(i, 1);
+    if (this.running.delete(s)) this.pump();
+  }
+
+  getBuild(id: string): BuildRecord | undefined {
+    return this.sessions.get(id)?.record();
+  }
+
+  listBuilds(): BuildRecord[] {
+    return [...this.sessions.values()].map((s) => s.record());
+  }
+
+  cancelBuild(id: string, reason: CancelReason = 'user'): boolean {
+    return this.sessions.get(id)?.cancel(reason) ?? false;
+  }
+
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts: { afterSeq?: number } = {}): Subscription {
+    const s = this.sessions.get(id);
+    if (!s) throw new ServiceError('not_found', `unknown build ${id}`);
+    return s.subscribe(onEvents, opts.afterSeq);
+  }
+
+  waitForResult(id: string): Promise<BuildFinished> {
+    const s = this.sessions.get(id);
+    if (!s) return Promise.reject(new ServiceError('not_found', `unknown build ${id}`));
+    return s.waitForResult();
+  }
+
+  enginePath(id: string): string | undefined {
+    return this.sessions.get(id)?.enginePath();
+  }
+
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    for (const s of this.queue.splice(0)) s.cancel('shutdown');
+    const all = [...this.sessions.values()];
+    for (const s of all) if (!s.finished) s.cancel('shutdown');
+    // Each running session kills its worker after cancelKillMs at the latest.
+    await Promise.all([...all.map((s) => s.waitForExit()), ...this.helperExits]);
+  }
+}
+
+export function createBuildService(opts?: BuildServiceOptions): BuildService {
+  return new BuildService(opts);
+}

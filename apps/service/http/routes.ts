@@ -1,0 +1,188 @@
+// The /api routes: each takes the parsed request, talks to the build service and answers JSON
+// (or a stream). Errors are thrown as HttpError/ServiceError and turned into JSON by the server.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type * as http from 'node:http';
+import type { BuildServiceApi } from '../api.js';
+import { HttpError, sendJson } from './errors.js';
+import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
+import { checkClientPath } from './paths.js';
+import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
+import { openEventStream, parseLastEventId } from './sse.js';
+import { receiveMultipart, type UploadedFile } from './upload.js';
+
+export interface RouteContext {
+  service: BuildServiceApi;
+  uploadDir: string;
+  maxUploadBytes?: number;
+  heartbeatMs: number;
+  openStreams: Set<http.ServerResponse>;
+}
+
+export interface RouteRequest {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  params: string[];
+  query: URLSearchParams;
+  ctx: RouteContext;
+}
+
+type Handler = (r: RouteRequest) => Promise<void> | void;
+
+export interface Route {
+  pattern: RegExp;
+  methods: Partial<Record<string, Handler>>;
+}
+
+const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
+
+export const ROUTES: Route[] = [
+  { pattern: /^\/api\/backends$/, methods: { GET: listBackends } },
+  { pattern: /^\/api\/models$/, methods: { POST: openModel } },
+  { pattern: /^\/api\/builds$/, methods: { GET: listBuilds, POST: startBuild } },
+  { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
+  { pattern: /^\/api\/builds\/([^/]+)\/events$/, methods: { GET: streamEvents } },
+  { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
+  { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine } },
+];
+
+async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
+  sendJson(res, 200, await ctx.service.listBackends());
+}
+
+async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {
+  if (isMultipartRequest(req)) {
+    const upload = await requireUpload(req, ctx);
+    try {
+      const summary = await ctx.service.inspectModel(upload.path);
+      sendJson(res, 201, { path: upload.path, displayName: upload.displayName, summary });
+    } catch (e) {
+      // A model that cannot be read is of no use to anyone: do not keep it.
+      await fs.promises.rm(upload.path, { force: true });
+      throw nameUploadInMessage(e, upload);
+    }
+    return;
+  }
+  requireJson(req);
+  const body = parseBody(ModelPathBody, await readJsonBody(req));
+  const modelPath = checkClientPath(body.path, 'path');
+  const summary = await ctx.service.inspectModel(modelPath);
+  sendJson(res, 201, { path: modelPath, displayName: path.basename(modelPath), summary });
+}
+
+async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
+  let input;
+  let upload: UploadedFile | undefined;
+  if (isMultipartRequest(req)) {
+    const { file, fields } = await receiveMultipart(req, { uploadDir: ctx.uploadDir, fileField: 'model', maxFileBytes: ctx.maxUploadBytes });
+    upload = file;
+    try {
+      if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
+      if ('modelPath' in fields) throw new HttpError('bad_input', 'modelPath: give either an uploaded "model" file or a modelPath, not both');
+      input = toStartBuildInput(multipartFieldsToBody(fields), file.path);
+    } catch (e) {
+      if (upload) await fs.promises.rm(upload.path, { force: true });
+      throw e;
+    }
+  } else {
+    requireJson(req);
+    input = toStartBuildInput(await readJsonBody(req));
+  }
+  try {
+    const record = await ctx.service.startBuild(input);
+    sendJson(res, 201, { id: record.id }, { Location: `/api/builds/${encodeURIComponent(record.id)}` });
+  } catch (e) {
+    if (!upload) throw e;
+    await fs.promises.rm(upload.path, { force: true });
+    throw nameUploadInMessage(e, upload);
+  }
+}
+
+/** The user knows the file by the name they uploaded, not by our generated one. */
+function nameUploadInMessage(err: unknown, upload: UploadedFile): unknown {
+  if (!(err instanceof Error) || !err.message.includes(upload.path)) return err;
+  err.message = err.message.split(upload.path).join(`"${upload.displayName}" (uploaded)`);
+  return err;
+}
+
+function listBuilds({ res, ctx }: RouteRequest): void {
+  sendJson(res, 200, ctx.service.listBuilds());
+}
+
+function getBuild({ res, params, ctx }: RouteRequest): void {
+  sendJson(res, 200, knownBuild(ctx, params[0]));
+}
+
+function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
+  const afterSeq = parseLastEventId(req, query);
+  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams });
+}
+
+function cancelBuild({ res, params, ctx }: RouteRequest): void {
+  const record = knownBuild(ctx, params[0]);
+  if (FINAL_STATES.has(record.state)) {
+    throw new HttpError('conflict', `build ${record.id} has already finished (${record.state})`);
+  }
+  if (!ctx.service.cancelBuild(record.id, 'user')) {
+    // It finished between our look and the cancel.
+    const now = knownBuild(ctx, record.id);
+    throw new HttpError('conflict', `build ${record.id} has already finished (${now.state})`);
+  }
+  sendJson(res, 202, { id: record.id, state: knownBuild(ctx, record.id).state });
+}
+
+async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<void> {
+  const record = knownBuild(ctx, params[0]);
+  if (record.state !== 'succeeded') {
+    throw new HttpError('conflict', `build ${record.id} has no engine: it is ${record.state}`);
+  }
+  const file = ctx.service.enginePath(record.id);
+  let handle: fs.promises.FileHandle | undefined;
+  try {
+    if (!file) throw new Error('no path');
+    // Open first, then stat the open file: the length we announce is the length we send.
+    handle = await fs.promises.open(file, 'r');
+    const stat = await handle.stat();
+    res.writeHead(200, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': stat.size,
+      'Content-Disposition': contentDisposition(path.basename(file)),
+      'Cache-Control': 'no-store',
+    });
+  } catch {
+    await handle?.close();
+    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists`);
+  }
+  if (req.method === 'HEAD') {
+    await handle.close();
+    res.end();
+    return;
+  }
+  const stream = handle.createReadStream();
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+function knownBuild(ctx: RouteContext, id: string) {
+  const record = ctx.service.getBuild(id);
+  if (!record) throw new HttpError('not_found', `unknown build "${id}"`);
+  return record;
+}
+
+function requireJson(req: http.IncomingMessage): void {
+  if (!isJsonRequest(req)) {
+    throw new HttpError('bad_input', `expected Content-Type application/json or multipart/form-data, got "${req.headers['content-type'] ?? 'none'}"`);
+  }
+}
+
+async function requireUpload(req: http.IncomingMessage, ctx: RouteContext): Promise<UploadedFile> {
+  const { file } = await receiveMultipart(req, { uploadDir: ctx.uploadDir, fileField: 'model', maxFileBytes: ctx.maxUploadBytes });
+  if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
+  return file;
+}
+
+/** ASCII fallback plus RFC 5987 form, so non-ASCII engine names survive without header injection. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

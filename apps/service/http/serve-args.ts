@@ -1,0 +1,86 @@
+// Command line of `trt-build-studio serve`. Kept apart from serve.ts so it can be tested without
+// starting anything.
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const DEFAULT_PORT = 8177;
+
+export interface ServeArgs {
+  port: number;
+  host: string;
+  token?: string;
+  outputDir?: string;
+  concurrency?: number;
+  heartbeatMs?: number;
+  help: boolean;
+}
+
+export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N]
+
+  --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --host H          address to bind (default 127.0.0.1; anything else exposes the builds to the network)
+  --token T         API token (default: a random one); letters, digits and . _ ~ + / = - only
+  --output-dir D    where engines go when a build names no output path
+  --concurrency N   builds running at once (default 1: concurrent builds on one GPU distort tactic timing)
+  --heartbeat-ms N  SSE heartbeat comment interval (default 15000)
+
+Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
+
+export class UsageError extends Error {}
+
+export function parseServeArgs(argv: string[]): ServeArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        token: { type: 'string' },
+        'output-dir': { type: 'string' },
+        concurrency: { type: 'string' },
+        'heartbeat-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const port = values.port === undefined ? DEFAULT_PORT : integer('--port', values.port, 0, 65535);
+  const host = values.host ?? '127.0.0.1';
+  if (host !== 'localhost' && net.isIP(host) === 0) {
+    throw new UsageError(`--host: "${host}" is not an IP address (or "localhost")`);
+  }
+  if (values.token !== undefined && !/^[A-Za-z0-9._~+/=-]+$/.test(values.token)) {
+    throw new UsageError('--token: use letters, digits and . _ ~ + / = - only (it travels in a header and a cookie)');
+  }
+  return {
+    port,
+    host,
+    token: values.token,
+    outputDir: values['output-dir'] === undefined ? undefined : path.resolve(values['output-dir']),
+    concurrency: values.concurrency === undefined ? undefined : integer('--concurrency', values.concurrency, 1, 64),
+    heartbeatMs: values['heartbeat-ms'] === undefined ? undefined : integer('--heartbeat-ms', values['heartbeat-ms'], 10, 3_600_000),
+    help: values.help ?? false,
+  };
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`${flag}: expected an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The URL printed at start; a wildcard bind is reachable locally at 127.0.0.1. */
+export function uiUrl(host: string, port: number, token: string): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : net.isIPv6(host) ? `[${host}]` : host;
+  return `http://${shown}:${port}/?token=${encodeURIComponent(token)}`;
+}

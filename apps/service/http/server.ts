@@ -1,0 +1,138 @@
+// The HTTP server of `trt-build-studio serve`: checks Host and token, dispatches /api routes,
+// serves the web UI, and shuts down without leaving streams or uploads behind.
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BuildServiceApi } from '../api.js';
+import { checkHost, checkOrigin, requireToken, tokenCookie, tokenMatches } from './auth.js';
+import { HttpError, sendError, toHttpError } from './errors.js';
+import { ROUTES, type RouteContext } from './routes.js';
+import { DEFAULT_HEARTBEAT_MS } from './sse.js';
+import { securityHeaders, serveStatic } from './static-files.js';
+
+export interface HttpServerOptions {
+  service: BuildServiceApi;
+  token: string;
+  /** Where uploads are streamed; owned by the caller (serve removes it on shutdown). */
+  uploadDir: string;
+  /** The built web UI (dist/renderer). */
+  staticDir: string;
+  heartbeatMs?: number;
+  maxUploadBytes?: number;
+  /** Reports requests that failed with a 500, for the server log. */
+  onInternalError?: (err: unknown, req: http.IncomingMessage) => void;
+}
+
+export interface BuildHttpServer {
+  readonly server: http.Server;
+  /** Resolves with the port actually bound (useful with port 0). */
+  listen(port: number, host: string): Promise<number>;
+  /** Refuses new connections; open ones (event streams) go on. Resolves once all have closed. */
+  stopAccepting(): Promise<void>;
+  /** Stops accepting, ends open event streams and waits for the server to close. */
+  close(): Promise<void>;
+}
+
+export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
+  const openStreams = new Set<http.ServerResponse>();
+  const ctx: RouteContext = {
+    service: opts.service,
+    uploadDir: opts.uploadDir,
+    maxUploadBytes: opts.maxUploadBytes,
+    heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    openStreams,
+  };
+  let closing: Promise<void> | undefined;
+  const stopAccepting = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    }));
+  let boundHost = '127.0.0.1';
+  let boundPort = 0;
+
+  const server = http.createServer({ noDelay: true }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const httpErr = toHttpError(err);
+      if (httpErr.status >= 500) opts.onInternalError?.(err, req);
+      sendError(res, httpErr);
+    });
+  });
+  // Uploads of a couple of GiB can take longer than Node's default 5-minute request timeout.
+  server.requestTimeout = 60 * 60 * 1000;
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    checkHost(req, boundPort, boundHost);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const pathname = url.pathname;
+
+    if (pathname === '/api' || pathname.startsWith('/api/')) {
+      checkOrigin(req);
+      requireToken(req, opts.token);
+      for (const route of ROUTES) {
+        const m = route.pattern.exec(pathname);
+        if (!m) continue;
+        const handler = route.methods[req.method ?? ''];
+        if (!handler) {
+          const allow = Object.keys(route.methods).join(', ');
+          throw new HttpError('method_not_allowed', `${req.method} ${pathname} is not allowed (use ${allow})`, { Allow: allow });
+        }
+        const params = m.slice(1).map(decodeParam);
+        await handler({ req, res, params, query: url.searchParams, ctx });
+        return;
+      }
+      throw new HttpError('not_found', `no such API route: ${req.method} ${pathname}`);
+    }
+
+    if (pathname === '/' && url.searchParams.has('token')) {
+      // The UI link printed at start: trade the token in the URL for a cookie, and drop it from
+      // the address bar (and from history) with the redirect.
+      if (!tokenMatches(url.searchParams.get('token') ?? '', opts.token)) {
+        throw new HttpError('unauthorized', 'wrong token in the link: use the URL printed by `trt-build-studio serve`');
+      }
+      res.writeHead(302, { ...securityHeaders(), Location: '/', 'Set-Cookie': tokenCookie(opts.token), 'Cache-Control': 'no-store' });
+      res.end();
+      return;
+    }
+    await serveStatic(req, res, opts.staticDir, pathname);
+  }
+
+  return {
+    server,
+    listen(port, host) {
+      return new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          boundHost = host;
+          boundPort = (server.address() as AddressInfo).port;
+          resolve(boundPort);
+        });
+      });
+    },
+    stopAccepting,
+    async close() {
+      const closed = stopAccepting();
+      for (const res of openStreams) res.end();
+      openStreams.clear();
+      server.closeIdleConnections();
+      // Whatever is still mid-request after a grace period is cut, so shutdown cannot hang.
+      const force = setTimeout(() => server.closeAllConnections(), 2000);
+      await closed;
+      clearTimeout(force);
+    },
+  };
+}
+
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError('not_found', `malformed build id "${raw}"`);
+  }
+}
+
+/** Removes the upload directory and everything in it; used on shutdown. */
+export async function removeUploadDir(dir: string): Promise<void> {
+  await fs.promises.rm(dir, { recursive: true, force: true });
+}

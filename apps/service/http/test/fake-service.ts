@@ -1,0 +1,201 @@
+// An in-memory BuildServiceApi for testing the HTTP layer alone: builds advance only when a test
+// says so, so stream contents and resume points are exact. Models are files starting "FAKEONNX".
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscription } from '../../api.js';
+import {
+  BuildOptions,
+  PROTOCOL_VERSION,
+  type BuildEvent,
+  type BuildFinished,
+  type BuildRecord,
+  type BuildStatus,
+  type CancelReason,
+  type EventBody,
+  type ModelSummary,
+} from '../../../shared/protocol.js';
+
+interface FakeBuild {
+  record: BuildRecord;
+  events: BuildEvent[];
+  subscribers: Set<(events: BuildEvent[]) => void>;
+  started: number;
+  enginePath?: string;
+  cancelCalls: number;
+  input: StartBuildInput;
+  finished: Promise<BuildFinished>;
+  resolveFinished: (e: BuildFinished) => void;
+}
+
+export const FAKE_MAGIC = 'FAKEONNX';
+
+export class FakeBuildService implements BuildServiceApi {
+  readonly builds = new Map<string, FakeBuild>();
+  shutdownCalls = 0;
+  private nextId = 1;
+
+  constructor(private readonly outputDir: string) {}
+
+  get subscriberCount(): number {
+    let n = 0;
+    for (const b of this.builds.values()) n += b.subscribers.size;
+    return n;
+  }
+
+  async listBackends() {
+    return [{ name: 'simulated' as const, available: true, version: 'sim-fake' }];
+  }
+
+  async inspectModel(modelPath: string): Promise<ModelSummary> {
+    let buf: Buffer;
+    try {
+      buf = await fs.promises.readFile(modelPath);
+    } catch {
+      throw new ServiceError('not_found', `model not found: ${modelPath}`);
+    }
+    if (!buf.subarray(0, FAKE_MAGIC.length).equals(Buffer.from(FAKE_MAGIC))) {
+      throw new ServiceError('bad_model', `${path.basename(modelPath)} is not an ONNX model (fake reader)`);
+    }
+    return {
+      fileName: path.basename(modelPath),
+      fileBytes: buf.length,
+      irVersion: 8,
+      opsetImports: [{ domain: '', version: 17 }],
+      producer: { name: 'fake', version: '1' },
+      graphName: 'g',
+      inputs: [],
+      outputs: [],
+      nodeCount: 0,
+      opHistogram: {},
+      initializerBytes: 0,
+      externalData: { files: [], bytes: 0 },
+      dynamicInputs: [],
+    };
+  }
+
+  async startBuild(input: StartBuildInput): Promise<BuildRecord> {
+    const model = await this.inspectModel(input.modelPath);
+    const id = `b${this.nextId++}`;
+    let resolveFinished!: (e: BuildFinished) => void;
+    const build: FakeBuild = {
+      record: {
+        id,
+        state: 'running',
+        modelPath: input.modelPath,
+        outputPath: input.outputPath ?? path.join(this.outputDir, `${id}.engine`),
+        options: BuildOptions.parse(input.options ?? {}),
+        queuedAt: new Date().toISOString(),
+        startedAt: new Date().toISOString(),
+        model,
+        lastSeq: -1,
+        phases: [],
+        engineAvailable: false,
+      },
+      events: [],
+      subscribers: new Set(),
+      started: Date.now(),
+      cancelCalls: 0,
+      input,
+      finished: new Promise((r) => (resolveFinished = r)),
+      resolveFinished,
+    };
+    this.builds.set(id, build);
+    this.emit(id, [{ type: 'build.started', backend: 'simulated', backendVersion: 'sim-fake', simulated: true }]);
+    return structuredClone(build.record);
+  }
+
+  /** Stamps and publishes events as one batch, like a worker flush. */
+  emit(id: string, bodies: EventBody[]): BuildEvent[] {
+    const b = this.must(id);
+    const events = bodies.map((body) => {
+      const e = { ...body, v: PROTOCOL_VERSION, buildId: id, seq: b.events.length, t: Date.now() - b.started } as BuildEvent;
+      b.events.push(e);
+      return e;
+    });
+    for (const e of events) {
+      b.record.lastSeq = e.seq;
+      if (e.type === 'phase.start') {
+        b.record.phases.push({ id: e.id, parentId: e.parentId, name: e.name, nbSteps: e.nbSteps, instance: e.instance, stepsDone: 0, startT: e.t });
+      }
+      if (e.type === 'build.finished') {
+        b.record.state = e.status;
+        b.record.outcome = e;
+        b.record.finishedAt = new Date().toISOString();
+        b.record.engineAvailable = e.status === 'succeeded';
+        b.resolveFinished(e);
+      }
+    }
+    for (const s of [...b.subscribers]) s(events);
+    return events;
+  }
+
+  /** Finishes a build; a succeeded one gets an engine file with the given bytes. */
+  finish(id: string, status: BuildStatus, engine = Buffer.from('fake engine bytes')): BuildFinished {
+    const b = this.must(id);
+    if (status === 'succeeded') {
+      b.enginePath = b.record.outputPath!;
+      fs.writeFileSync(b.enginePath, engine);
+    }
+    const [e] = this.emit(id, [
+      { type: 'build.finished', status, durationMs: Date.now() - b.started, engineBytes: status === 'succeeded' ? engine.length : undefined },
+    ]);
+    return e as BuildFinished;
+  }
+
+  getBuild(id: string): BuildRecord | undefined {
+    const b = this.builds.get(id);
+    return b && structuredClone(b.record);
+  }
+
+  listBuilds(): BuildRecord[] {
+    return [...this.builds.values()].map((b) => structuredClone(b.record));
+  }
+
+  cancelBuild(id: string, reason: CancelReason = 'user'): boolean {
+    const b = this.builds.get(id);
+    if (!b || b.record.outcome) return false;
+    b.cancelCalls++;
+    if (b.record.state !== 'cancelling') {
+      b.record.state = 'cancelling';
+      this.emit(id, [{ type: 'build.cancelling', requestedAt: Date.now() - b.started, reason }]);
+    }
+    // Unwinds "at the next step", asynchronously, like the real thing.
+    setTimeout(() => {
+      if (!b.record.outcome) this.finish(id, 'cancelled');
+    }, 5);
+    return true;
+  }
+
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts?: { afterSeq?: number }): Subscription {
+    const b = this.builds.get(id);
+    if (!b) throw new ServiceError('not_found', `unknown build "${id}"`);
+    const snapshot = structuredClone(b.record);
+    if (opts?.afterSeq !== undefined) {
+      const replay = b.events.filter((e) => e.seq > opts.afterSeq!);
+      if (replay.length) onEvents(replay);
+    }
+    b.subscribers.add(onEvents);
+    return { snapshot, unsubscribe: () => b.subscribers.delete(onEvents) };
+  }
+
+  waitForResult(id: string): Promise<BuildFinished> {
+    return this.must(id).finished;
+  }
+
+  enginePath(id: string): string | undefined {
+    const p = this.builds.get(id)?.enginePath;
+    return p && fs.existsSync(p) ? p : undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    this.shutdownCalls++;
+    for (const b of this.builds.values()) if (!b.record.outcome) this.cancelBuild(b.record.id, 'shutdown');
+    await Promise.all([...this.builds.values()].map((b) => b.finished));
+  }
+
+  private must(id: string): FakeBuild {
+    const b = this.builds.get(id);
+    if (!b) throw new Error(`fake: no build ${id}`);
+    return b;
+  }
+}

@@ -1,0 +1,70 @@
+// How the service reaches a build worker. The service only sees a WorkerChannel; a launcher makes
+// one. Node hosts (CLI, HTTP service, MCP) use childProcessLauncher below; Electron main passes
+// its own utilityProcess launcher of the same shape (apps/main).
+import { fork } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ParentToWorker, WorkerToParent } from '../worker/messages.js';
+
+export interface WorkerChannel {
+  send(msg: ParentToWorker): void;
+  /** Raw messages as they arrive; the service validates them (launchers need not). */
+  onMessage(cb: (msg: WorkerToParent) => void): void;
+  onExit(cb: (code: number | null, signal: string | null) => void): void;
+  /** Ends the worker now (SIGKILL where the platform has it). */
+  kill(): void;
+  readonly pid?: number;
+  /** The last lines the worker wrote to stderr, when the launcher captures them (crash reports). */
+  stderrTail?(): string;
+}
+
+export type WorkerLauncher = () => WorkerChannel;
+
+const STDERR_TAIL_BYTES = 4096;
+
+/** dist/apps/worker/worker.js, whether this module runs from dist/ or from source (tests). */
+export function workerScriptPath(): string {
+  const candidates = [
+    path.resolve(__dirname, '../worker/worker.js'),
+    path.resolve(__dirname, '../../dist/apps/worker/worker.js'),
+  ];
+  for (const p of candidates) if (fs.existsSync(p)) return p;
+  throw new Error(`build worker not found (looked at ${candidates.join(', ')}); run \`npm run build:ts\` first`);
+}
+
+export const childProcessLauncher: WorkerLauncher = () => {
+  const child = fork(workerScriptPath(), [], {
+    // 'advanced' (structured clone) moves large event batches faster than JSON.
+    serialization: 'advanced',
+    // Not the parent's flags: under a test runner they may name loaders the worker cannot use.
+    execArgv: [],
+    // The worker's stdout must never reach ours: the CLI's --json stdout carries events only.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+    if (process.env.TBS_WORKER_STDERR === 'inherit') process.stderr.write(chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  // A send racing the worker's exit fails with EPIPE/ERR_IPC_CHANNEL_CLOSED; onExit reports it.
+  child.on('error', () => {});
+  return {
+    pid: child.pid,
+    send(msg) {
+      if (child.connected) child.send(msg, (err) => void err);
+    },
+    onMessage(cb) {
+      child.on('message', (m) => cb(m as WorkerToParent));
+    },
+    onExit(cb) {
+      // 'close' (not 'exit'): stdio is drained by then, so stderrTail() has the last words.
+      child.on('close', (code, signal) => cb(code, signal));
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+    stderrTail: () => tail.trim(),
+  };
+};

@@ -1,0 +1,206 @@
+// The native addon's JS face (NativeAddonApi): loads build/native/Release/trt_build_studio.node,
+// turns BuildOptions into the flat native request, and turns the native batches (one
+// Float64Array of fixed-width records + a string table) into protocol.ts event objects.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import {
+  PROTOCOL_VERSION,
+  parseSimFault,
+  type BackendInfo,
+  type BuildEvent,
+  type BuildFinished,
+  type BuildOptions,
+  type CacheStats,
+  type CancelReason,
+  type PhaseNode,
+  type Severity,
+} from '../shared/protocol.js';
+import type { NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
+
+/** The raw module as addon.cc exports it. */
+interface RawAddon {
+  listBackends(): BackendInfo[];
+  startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
+  abiVersion: number;
+}
+type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[], firstNameId: number) => void;
+interface RawHandle {
+  cancel(reason?: string): boolean;
+  snapshot(): PhaseNode[];
+}
+
+// Must match native/src/core/events.h (EvType) and addon/build_job.cc (slot layout).
+const SLOTS = 8;
+const EV = { started: 0, phaseStart: 1, phaseStep: 2, phaseFinish: 3, log: 4, cacheStats: 5, heartbeat: 6, cancelling: 7, finished: 8 } as const;
+const SEVERITIES: Severity[] = ['internal_error', 'error', 'warning', 'info', 'verbose'];
+const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown'];
+const STATUSES = ['succeeded', 'cancelled', 'failed'] as const;
+
+const PACKAGE_NAME = 'trt-build-studio';
+const ADDON_RELATIVE = path.join('build', 'native', 'Release', 'trt_build_studio.node');
+
+/** The package root, found by walking up from this file (works from apps/worker and dist/apps/worker). */
+function packageRoot(): string {
+  let dir = __dirname;
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir;
+      } catch {
+        // not ours; keep walking
+      }
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root above ${__dirname}`);
+    dir = parent;
+  }
+}
+
+/** Where the .node file is: TBS_ADDON_PATH, else <package root>/build/native/Release/. */
+export function addonPath(): string {
+  const override = process.env.TBS_ADDON_PATH;
+  return override ? path.resolve(override) : path.join(packageRoot(), ADDON_RELATIVE);
+}
+
+let raw: RawAddon | undefined;
+
+/** Loads the native module once; a missing build is a clear error naming the command to run. */
+export function loadNative(): RawAddon {
+  if (raw) return raw;
+  const file = addonPath();
+  if (!existsSync(file)) {
+    throw new Error(`native addon not found at ${file}: run "npm run build:native" (or set TBS_ADDON_PATH)`);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  raw = require(file) as RawAddon;
+  return raw;
+}
+
+const MiB = 1024 * 1024;
+
+/** BuildOptions (user units) -> the flat request native/src/addon/request_from_js.cc reads. */
+export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown> {
+  const o: BuildOptions = req.options;
+  const fault = o.simFault ? parseSimFault(o.simFault) : undefined;
+  return {
+    buildId: req.buildId,
+    backend: req.backend,
+    modelPath: req.modelPath,
+    outputPath: req.outputPath,
+    layers: req.layers.map((l) => ({ name: l.name, op: l.op })),
+    timingCachePath: o.timingCache,
+    optLevel: o.optLevel,
+    workspaceBytes: o.workspaceMiB !== undefined ? o.workspaceMiB * MiB : undefined,
+    tacticDramBytes: o.tacticDramMiB !== undefined ? o.tacticDramMiB * MiB : undefined,
+    tacticSharedMemoryBytes: o.tacticSharedMemoryKiB !== undefined ? o.tacticSharedMemoryKiB * 1024 : undefined,
+    shapes: o.shapes,
+    stronglyTyped: o.stronglyTyped,
+    precision: o.precision,
+    tf32: o.tf32 === undefined ? undefined : o.tf32 ? 1 : 0,
+    profilingVerbosity: o.profilingVerbosity,
+    hardwareCompatibility: o.hardwareCompatibility,
+    maxAuxStreams: o.maxAuxStreams,
+    simDurationMs: o.simDuration !== undefined ? o.simDuration * 1000 : undefined,
+    simSeed: o.simSeed,
+    simFault: fault?.kind,
+    simFaultPhase: fault?.phase,
+    simThreads: req.simThreads,
+    simHangMs: req.simHangMs,
+    heartbeatMs: req.heartbeatMs,
+  };
+}
+
+/** Decodes native batches of one build into protocol events; keeps the build's name table. */
+export class BatchDecoder {
+  private readonly names: string[] = [];
+
+  constructor(
+    private readonly buildId: string,
+    private readonly startedExtra: Record<string, unknown>,
+  ) {}
+
+  decode(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number): BuildEvent[] {
+    for (let i = 0; i < newNames.length; i++) this.names[firstNameId + i] = newNames[i];
+    const out: BuildEvent[] = [];
+    for (let p = 0; p < nums.length; p += SLOTS) {
+      const type = nums[p];
+      const base = { v: PROTOCOL_VERSION, buildId: this.buildId, seq: nums[p + 1], t: nums[p + 2] };
+      const a = nums[p + 3];
+      const b = nums[p + 4];
+      const c = nums[p + 5];
+      switch (type) {
+        case EV.phaseStart:
+          out.push({ ...base, type: 'phase.start', id: a, parentId: b < 0 ? null : b, name: this.names[c] ?? `#${c}`, nbSteps: nums[p + 6], instance: nums[p + 7] });
+          break;
+        case EV.phaseStep:
+          out.push({ ...base, type: 'phase.step', id: a, step: b, stepsDone: c });
+          break;
+        case EV.phaseFinish:
+          out.push({ ...base, type: 'phase.finish', id: a, stepsDone: b, early: c === 1 });
+          break;
+        case EV.log:
+          out.push({ ...base, type: 'log', severity: SEVERITIES[a] ?? 'info', message: strs[nums[p + 7]] });
+          break;
+        case EV.heartbeat:
+          out.push({ ...base, type: 'heartbeat', sinceLastCallbackMs: b, cancelRequested: a === 1 });
+          break;
+        case EV.cancelling:
+          out.push({ ...base, type: 'build.cancelling', requestedAt: b, reason: CANCEL_REASONS[a] ?? 'user' });
+          break;
+        case EV.cacheStats:
+          out.push({ ...base, type: 'cache.stats', ...(JSON.parse(strs[nums[p + 7]]) as CacheStats) });
+          break;
+        case EV.started: {
+          const s = JSON.parse(strs[nums[p + 7]]) as { backend: 'tensorrt' | 'simulated'; backendVersion: string; simulated: boolean; gpu: string | null; startedAtMs?: number };
+          out.push({ ...base, type: 'build.started', ...s, ...this.startedExtra });
+          break;
+        }
+        case EV.finished: {
+          const f = JSON.parse(strs[nums[p + 7]]) as Omit<BuildFinished, 'v' | 'buildId' | 'seq' | 't' | 'type' | 'status'>;
+          out.push({ ...base, type: 'build.finished', status: STATUSES[a] ?? 'failed', ...f });
+          break;
+        }
+        default:
+          throw new Error(`native addon sent an unknown event type ${type} (addon and addon.ts out of sync?)`);
+      }
+    }
+    return out;
+  }
+}
+
+export function listBackends(): BackendInfo[] {
+  return loadNative().listBackends();
+}
+
+export function startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle {
+  const native = loadNative();
+  const startedExtra: Record<string, unknown> = { outputPath: request.outputPath, options: request.options };
+  if (request.model) startedExtra.model = request.model;
+  const decoder = new BatchDecoder(request.buildId, startedExtra);
+  let resolveResult!: (f: BuildFinished) => void;
+  const result = new Promise<BuildFinished>((resolve) => (resolveResult = resolve));
+  const handle = native.startBuild(toNativeRequest(request), (nums, strs, newNames, firstNameId) => {
+    const events = decoder.decode(nums, strs, newNames, firstNameId);
+    const last = events[events.length - 1];
+    try {
+      onEvents(events);
+    } finally {
+      // The result resolves even if the listener throws (its error still surfaces).
+      if (last?.type === 'build.finished') resolveResult(last);
+    }
+  });
+  return {
+    buildId: request.buildId,
+    cancel: (reason: CancelReason = 'user') => {
+      handle.cancel(reason);
+    },
+    snapshot: () => handle.snapshot(),
+    result,
+  };
+}
+
+/** The same functions as one object, for callers that want the interface. */
+export const addon: NativeAddonApi = { listBackends, startBuild };
+export default addon;

@@ -1,0 +1,51 @@
+// Messages between a build worker and its host (Electron utilityProcess or a Node child process).
+// Both sides validate what they receive: a worker is a separate process that may be mid-crash,
+// and the host may be a different build of the app than the worker.
+import { z } from 'zod';
+import {
+  BackendInfo,
+  BackendName,
+  BuildEvent,
+  BuildFinishedEvent,
+  BuildOptions,
+  CancelReason,
+  LayerInfo,
+  ModelSummary,
+} from '../shared/protocol.js';
+import type { NativeBuildRequest } from './native-api.js';
+
+export const NativeBuildRequestSchema = z.object({
+  buildId: z.string().min(1),
+  backend: BackendName,
+  modelPath: z.string().min(1),
+  outputPath: z.string().min(1),
+  options: BuildOptions,
+  layers: z.array(LayerInfo),
+  model: ModelSummary.optional(),
+  simThreads: z.number().int().positive().optional(),
+  simHangMs: z.number().int().nonnegative().optional(),
+  heartbeatMs: z.number().int().positive().optional(),
+});
+
+export const ParentToWorker = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('start'), request: NativeBuildRequestSchema }),
+  z.object({ type: z.literal('cancel'), reason: CancelReason }),
+  z.object({ type: z.literal('backends') }),
+]);
+export type ParentToWorker = z.infer<typeof ParentToWorker>;
+
+export const WorkerToParent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready'), pid: z.number().int() }),
+  /** Batched in the worker (at most every ~16 ms or 500 events), in seq order. */
+  z.object({ type: z.literal('events'), events: z.array(BuildEvent) }),
+  z.object({ type: z.literal('result'), finished: BuildFinishedEvent }),
+  z.object({ type: z.literal('backends'), list: z.array(BackendInfo) }),
+  /** The worker could not run the build at all (addon failed to load, bad request...). */
+  z.object({ type: z.literal('error'), message: z.string() }),
+]);
+export type WorkerToParent = z.infer<typeof WorkerToParent>;
+
+// Keeps the schema and the addon's TypeScript request type from drifting apart.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const requestMatches: Same<z.infer<typeof NativeBuildRequestSchema>, NativeBuildRequest> = true;
+void requestMatches;

@@ -1,0 +1,120 @@
+#include "build_job.h"
+
+#include "../core/build_runner.h"
+
+namespace tbs::addon {
+namespace {
+
+constexpr size_t kSlots = 8;  // per event in the Float64Array: type seq t a b c d e
+
+}  // namespace
+
+std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch, BuildRequest request,
+                                          PipelineOptions options, std::unique_ptr<Backend> backend) {
+  std::shared_ptr<BuildJob> job(new BuildJob());
+  job->request_ = std::move(request);
+  job->backend_ = std::move(backend);
+  std::weak_ptr<BuildJob> weak = job;
+  job->pipeline_ = std::make_unique<ProgressPipeline>(options, [weak](EventBatch&& batch) {
+    if (auto self = weak.lock()) self->deliver(std::move(batch));
+  });
+  // The finalizer owns a reference so the job outlives its thread; it runs on the JS thread
+  // after Release() and after every queued call, which is where joining is safe.
+  auto* keep = new std::shared_ptr<BuildJob>(job);
+  job->tsfn_ = Napi::ThreadSafeFunction::New(
+      env, onBatch, "trt-build-studio:events", 0 /* unbounded: we never queue more than one */, 1, keep,
+      [](Napi::Env, std::shared_ptr<BuildJob>* ctx) {
+        if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
+        delete ctx;
+      });
+  job->pipeline_->startFlusher();
+  job->thread_ = std::thread([job] {
+    runBuild(*job->backend_, job->request_, *job->pipeline_);
+    // finish() delivered the final batch before returning; releasing lets the event loop exit.
+    job->tsfn_.Release();
+  });
+  return job;
+}
+
+BuildJob::~BuildJob() {
+  // Only reached without the finalizer when the environment is torn down mid-build.
+  if (thread_.joinable()) thread_.detach();
+}
+
+void BuildJob::deliver(EventBatch&& batch) {
+  {
+    std::lock_guard<std::mutex> lk(outMu_);
+    outbox_.push_back(std::move(batch));
+    if (callPending_) return;  // the pending call will take it
+    callPending_ = true;
+  }
+  auto self = shared_from_this();
+  napi_status st = tsfn_.NonBlockingCall([self](Napi::Env env, Napi::Function fn) { self->drainOnJs(env, fn); });
+  if (st != napi_ok) {
+    std::lock_guard<std::mutex> lk(outMu_);
+    callPending_ = false;  // environment closing: nobody is listening any more
+  }
+}
+
+void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
+  if (env == nullptr || fn.IsEmpty()) return;  // called during teardown
+  std::unique_ptr<Napi::Error> firstError;
+  for (;;) {
+    std::vector<EventBatch> batches;
+    {
+      std::lock_guard<std::mutex> lk(outMu_);
+      if (outbox_.empty()) {
+        callPending_ = false;
+        break;
+      }
+      batches.swap(outbox_);
+    }
+    size_t events = 0;
+    for (auto const& b : batches) events += b.events.size();
+    Napi::HandleScope scope(env);
+    auto nums = Napi::Float64Array::New(env, events * kSlots);
+    auto strs = Napi::Array::New(env);
+    auto names = Napi::Array::New(env);
+    double* out = nums.Data();
+    uint32_t nStr = 0, nName = 0;
+    for (auto& b : batches) {
+      for (auto& name : b.newNames) names.Set(nName++, Napi::String::New(env, name));
+      for (auto& e : b.events) {
+        out[0] = static_cast<double>(e.type);
+        out[1] = static_cast<double>(e.seq);
+        out[2] = e.t;
+        out[3] = static_cast<double>(e.a);
+        out[4] = static_cast<double>(e.b);
+        out[5] = static_cast<double>(e.c);
+        out[6] = static_cast<double>(e.d);
+        out[7] = static_cast<double>(e.e);
+        switch (e.type) {
+          case EvType::kHeartbeat:
+          case EvType::kCancelling:
+            out[4] = e.x;
+            break;
+          case EvType::kStarted:
+          case EvType::kLog:
+          case EvType::kCacheStats:
+          case EvType::kFinished:
+            out[7] = nStr;
+            strs.Set(nStr++, Napi::String::New(env, e.text));
+            break;
+          default:
+            break;
+        }
+        out += kSlots;
+      }
+    }
+    double firstNameId = batches.front().firstNameId;
+    try {
+      fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId)});
+    } catch (Napi::Error const& e) {
+      // Keep delivering (nothing may be lost); report the listener's error afterwards.
+      if (!firstError) firstError = std::make_unique<Napi::Error>(e);
+    }
+  }
+  if (firstError) throw *firstError;
+}
+
+}  // namespace tbs::addon

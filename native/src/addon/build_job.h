@@ -1,0 +1,46 @@
+// One build as the addon runs it: its own native thread runs the backend; the pipeline's flusher
+// hands batches to JS through ONE thread-safe function with at most one call pending. Batches
+// that arrive while a call is pending wait in an outbox and go with that call, so the TSFN
+// queue never grows and no producer ever blocks on it (BlockingCall on a bounded queue from
+// several threads deadlocks: nodejs/node#58723).
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../core/backend.h"
+#include "../core/progress_pipeline.h"
+
+namespace tbs::addon {
+
+class BuildJob : public std::enable_shared_from_this<BuildJob> {
+ public:
+  // onBatch(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number)
+  static std::shared_ptr<BuildJob> start(Napi::Env env, Napi::Function onBatch, BuildRequest request,
+                                         PipelineOptions options, std::unique_ptr<Backend> backend);
+  ~BuildJob();
+
+  bool cancel(CancelReason reason) { return pipeline_->requestCancel(reason); }
+  std::vector<PhaseSnapshot> snapshot() const { return pipeline_->snapshot(); }
+
+ private:
+  BuildJob() = default;
+  void deliver(EventBatch&& batch);                // flusher thread
+  void drainOnJs(Napi::Env env, Napi::Function fn);  // JS thread
+
+  BuildRequest request_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<ProgressPipeline> pipeline_;
+  Napi::ThreadSafeFunction tsfn_;
+  std::thread thread_;
+
+  std::mutex outMu_;
+  std::vector<EventBatch> outbox_;
+  bool callPending_ = false;
+};
+
+}  // namespace tbs::addon

@@ -1,0 +1,135 @@
+#include "request_from_js.h"
+
+#include <string>
+
+namespace tbs::addon {
+namespace {
+
+[[noreturn]] void typeError(Napi::Env env, std::string const& field, char const* expected) {
+  throw Napi::TypeError::New(env, "build request: \"" + field + "\" must be " + expected);
+}
+
+std::string str(Napi::Object const& o, char const* key, bool required = false) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) {
+    if (required) typeError(o.Env(), key, "a string");
+    return {};
+  }
+  if (!v.IsString()) typeError(o.Env(), key, "a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+double num(Napi::Object const& o, char const* key, double fallback) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return fallback;
+  if (!v.IsNumber()) typeError(o.Env(), key, "a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+bool flag(Napi::Object const& o, char const* key, bool fallback) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return fallback;
+  if (!v.IsBoolean()) typeError(o.Env(), key, "a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+std::vector<int64_t> dims(Napi::Env env, Napi::Value v, std::string const& field) {
+  if (!v.IsArray()) typeError(env, field, "an array of positive integers");
+  auto arr = v.As<Napi::Array>();
+  std::vector<int64_t> out;
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value d = arr.Get(i);
+    if (!d.IsNumber()) typeError(env, field, "an array of positive integers");
+    out.push_back(d.As<Napi::Number>().Int64Value());
+  }
+  return out;
+}
+
+}  // namespace
+
+JobSpec requestFromJs(Napi::Object const& o) {
+  Napi::Env env = o.Env();
+  JobSpec spec;
+  BuildRequest& r = spec.request;
+  r.buildId = str(o, "buildId", true);
+  r.backend = str(o, "backend", true);
+  r.modelPath = str(o, "modelPath");
+  r.outputPath = str(o, "outputPath");
+  r.timingCachePath = str(o, "timingCachePath");
+
+  Napi::Value layers = o.Get("layers");
+  if (!layers.IsUndefined() && !layers.IsNull()) {
+    if (!layers.IsArray()) typeError(env, "layers", "an array of {name, op}");
+    auto arr = layers.As<Napi::Array>();
+    r.layers.reserve(arr.Length());
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      Napi::Value item = arr.Get(i);
+      if (!item.IsObject()) typeError(env, "layers[" + std::to_string(i) + "]", "an object {name, op}");
+      auto layer = item.As<Napi::Object>();
+      r.layers.push_back(LayerInfo{str(layer, "name"), str(layer, "op")});
+    }
+  }
+
+  r.optLevel = static_cast<int32_t>(num(o, "optLevel", -1));
+  r.workspaceBytes = static_cast<int64_t>(num(o, "workspaceBytes", -1));
+  r.tacticDramBytes = static_cast<int64_t>(num(o, "tacticDramBytes", -1));
+  r.tacticSharedMemoryBytes = static_cast<int64_t>(num(o, "tacticSharedMemoryBytes", -1));
+  Napi::Value shapes = o.Get("shapes");
+  if (!shapes.IsUndefined() && !shapes.IsNull()) {
+    if (!shapes.IsObject()) typeError(env, "shapes", "an object of {min, opt, max}");
+    auto so = shapes.As<Napi::Object>();
+    Napi::Array names = so.GetPropertyNames();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+      Napi::Value range = so.Get(name);
+      if (!range.IsObject()) typeError(env, "shapes." + name, "an object {min, opt, max}");
+      auto ro = range.As<Napi::Object>();
+      ShapeRange sr;
+      sr.min = dims(env, ro.Get("min"), "shapes." + name + ".min");
+      sr.opt = dims(env, ro.Get("opt"), "shapes." + name + ".opt");
+      sr.max = dims(env, ro.Get("max"), "shapes." + name + ".max");
+      r.shapes[name] = sr;
+    }
+  }
+  r.stronglyTyped = flag(o, "stronglyTyped", false);
+  Napi::Value precision = o.Get("precision");
+  if (!precision.IsUndefined() && !precision.IsNull()) {
+    if (!precision.IsArray()) typeError(env, "precision", "an array of strings");
+    auto arr = precision.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      Napi::Value p = arr.Get(i);
+      if (!p.IsString()) typeError(env, "precision", "an array of strings");
+      r.precision.push_back(p.As<Napi::String>().Utf8Value());
+    }
+  }
+  r.tf32 = static_cast<int32_t>(num(o, "tf32", -1));
+  r.profilingVerbosity = str(o, "profilingVerbosity");
+  r.hardwareCompatibility = str(o, "hardwareCompatibility");
+  r.maxAuxStreams = static_cast<int32_t>(num(o, "maxAuxStreams", -1));
+
+  r.simDurationMs = num(o, "simDurationMs", r.simDurationMs);
+  r.simSeed = static_cast<uint64_t>(num(o, "simSeed", static_cast<double>(r.simSeed)));
+  r.simThreads = static_cast<int32_t>(num(o, "simThreads", r.simThreads));
+  std::string fault = str(o, "simFault");
+  if (fault.empty()) {
+    r.simFault = SimFaultKind::kNone;
+  } else if (fault == "fail") {
+    r.simFault = SimFaultKind::kFail;
+  } else if (fault == "crash") {
+    r.simFault = SimFaultKind::kCrash;
+  } else if (fault == "hang") {
+    r.simFault = SimFaultKind::kHang;
+  } else {
+    typeError(env, "simFault", "one of \"fail\", \"crash\", \"hang\"");
+  }
+  r.simFaultPhase = str(o, "simFaultPhase");
+  r.simHangMs = num(o, "simHangMs", r.simHangMs);
+  r.heartbeatMs = static_cast<int32_t>(num(o, "heartbeatMs", r.heartbeatMs));
+
+  spec.pipeline.heartbeatMs = r.heartbeatMs;
+  spec.pipeline.flushIntervalMs = static_cast<int>(num(o, "flushIntervalMs", spec.pipeline.flushIntervalMs));
+  spec.stormCallbacks = static_cast<int64_t>(num(o, "stormCallbacks", 0));
+  return spec;
+}
+
+}  // namespace tbs::addon

@@ -1,0 +1,266 @@
+// TrtBackend's probe and its early build paths, against the fake libraries. A real engine build
+// cannot run here (no libnvinfer, no GPU): the fake createInferBuilder_INTERNAL logs an error and
+// returns null, which is exactly what a real library does on a machine without a usable GPU.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <fstream>
+
+#include <NvInferVersion.h>
+
+#include "check.h"
+#include "recording_sink.h"
+#include "trt/trt_backend.h"
+
+namespace {
+
+void clearEnv() {
+  unsetenv("TBS_TRT_LIB_DIR");
+  unsetenv("TBS_NVINFER_LIB");
+  unsetenv("TBS_NVONNXPARSER_LIB");
+}
+
+void useGoodFakes() {
+  clearEnv();
+  setenv("TBS_TRT_LIB_DIR", FAKE_GOOD_DIR, 1);
+}
+
+int32_t fakeBuilderCalls() {
+  void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return 0;
+  auto* calls = static_cast<int32_t*>(dlsym(h, "fakeBuilderCalls"));
+  int32_t n = calls != nullptr ? *calls : -1;
+  dlclose(h);
+  return n;
+}
+
+// A scratch directory with a stand-in model file; removed (with anything left in it) at the end.
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char tmpl[] = "/tmp/tbs-trt-backend-XXXXXX";
+    dir = mkdtemp(tmpl);
+    std::ofstream(dir + "/model.onnx") << "not really onnx";
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+      }
+      closedir(d);
+    }
+    return out;
+  }
+  ~Scratch() {
+    for (auto const& n : entries()) std::remove((dir + "/" + n).c_str());
+    rmdir(dir.c_str());
+  }
+};
+
+tbs::BuildRequest request(Scratch const& s) {
+  tbs::BuildRequest r;
+  r.backend = "tensorrt";
+  r.modelPath = s.dir + "/model.onnx";
+  r.outputPath = s.dir + "/model.engine";
+  return r;
+}
+
+}  // namespace
+
+TEST(probe_reports_the_found_version) {
+  useGoodFakes();
+  auto backend = tbs::makeTensorRtBackend();
+  tbs::BackendProbe p = backend->probe();
+  clearEnv();
+  CHECK_EQ(p.name, std::string("tensorrt"));
+  CHECK(p.available);
+  CHECK_EQ(p.version, std::string("10.16.1"));
+  CHECK_EQ(p.reason, std::string(""));
+  CHECK_EQ(p.detail["compiledAgainst"], std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) +
+                                            "." + std::to_string(NV_TENSORRT_PATCH));
+  CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string("yes"));
+  CHECK_CONTAINS(p.detail["nvinfer"], "libnvinfer.so.10");
+  CHECK_EQ(backend->version(), std::string("10.16.1"));
+  CHECK_EQ(backend->gpuName(), std::string(""));
+}
+
+TEST(probe_of_an_old_10x_says_entry_counts_are_unavailable) {
+  clearEnv();
+  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_10_7, 1);
+  setenv("TBS_NVONNXPARSER_LIB", FAKE_ONNXPARSER, 1);
+  tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
+  clearEnv();
+  CHECK(p.available);
+  CHECK_EQ(p.version, std::string("10.7.0"));
+  CHECK_CONTAINS(p.detail["timingCacheEntryCounts"], "10.8");
+}
+
+TEST(probe_refuses_tensorrt_11) {
+  clearEnv();
+  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_11, 1);
+  setenv("TBS_NVONNXPARSER_LIB", FAKE_ONNXPARSER, 1);
+  tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
+  clearEnv();
+  CHECK(!p.available);
+  CHECK_EQ(p.version, std::string(""));
+  CHECK_CONTAINS(p.reason, "found TensorRT 11.1.0");
+  CHECK_CONTAINS(p.reason, "compiled against TensorRT 10");
+}
+
+TEST(probe_retries_after_tensorrt_appears) {
+  clearEnv();
+  setenv("TBS_TRT_LIB_DIR", FAKE_MISSING_DIR, 1);
+  auto backend = tbs::makeTensorRtBackend();
+  tbs::BackendProbe first = backend->probe();
+  CHECK(!first.available);
+  CHECK_CONTAINS(first.reason, "not found");
+  CHECK_EQ(backend->version(), std::string(""));
+  useGoodFakes();
+  tbs::BackendProbe second = backend->probe();
+  clearEnv();
+  CHECK(second.available);
+  CHECK_EQ(second.version, std::string("10.16.1"));
+}
+
+TEST(null_builder_fails_with_tensorrts_own_error_and_writes_nothing) {
+  useGoodFakes();
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  auto backend = tbs::makeTensorRtBackend();
+  int32_t before = fakeBuilderCalls();
+  tbs::BuildOutcome o = backend->build(request(s), sink);
+  clearEnv();
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "could not create a builder");
+  CHECK_CONTAINS(o.error, "fake libnvinfer: no CUDA-capable device is detected");
+  CHECK_EQ(fakeBuilderCalls(), before + 1);
+  // The process-wide logger was routed to this build's sink.
+  auto lines = sink.lines();
+  CHECK_EQ(lines.size(), size_t{1});
+  if (!lines.empty()) CHECK_EQ(lines[0], std::string("log 1 fake libnvinfer: no CUDA-capable device is detected"));
+  CHECK_EQ(s.entries().size(), size_t{1});  // only model.onnx: no engine, no temp file
+  CHECK_EQ(o.engineBytes, int64_t{-1});
+  CHECK_EQ(o.outputPath, std::string(""));
+}
+
+TEST(bad_options_fail_before_tensorrt_is_touched) {
+  useGoodFakes();
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  auto backend = tbs::makeTensorRtBackend();
+  int32_t before = fakeBuilderCalls();
+  tbs::BuildRequest r = request(s);
+  r.precision = {"fp16"};
+  r.stronglyTyped = true;
+  tbs::BuildOutcome o = backend->build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "strongly typed");
+  r = request(s);
+  r.optLevel = 9;
+  o = backend->build(r, sink);
+  clearEnv();
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "optimization level");
+  CHECK_EQ(fakeBuilderCalls(), before);
+}
+
+TEST(missing_model_and_unwritable_output_are_named) {
+  useGoodFakes();
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  auto backend = tbs::makeTensorRtBackend();
+  tbs::BuildRequest r = request(s);
+  r.modelPath = s.dir + "/absent.onnx";
+  tbs::BuildOutcome o = backend->build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "absent.onnx");
+  CHECK_CONTAINS(o.error, "does not exist");
+  r = request(s);
+  r.modelPath = s.dir;
+  o = backend->build(r, sink);
+  CHECK_CONTAINS(o.error, "not a regular file");
+  r = request(s);
+  r.outputPath = s.dir + "/no-such-dir/model.engine";
+  o = backend->build(r, sink);
+  clearEnv();
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "no-such-dir");
+  CHECK_EQ(s.entries().size(), size_t{1});
+}
+
+TEST(build_without_tensorrt_says_why) {
+  clearEnv();
+  setenv("TBS_TRT_LIB_DIR", FAKE_MISSING_DIR, 1);
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = tbs::makeTensorRtBackend()->build(request(s), sink);
+  clearEnv();
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "TensorRT 10 not found");
+}
+
+TEST(cancel_before_start_is_cancelled_without_creating_a_builder) {
+  useGoodFakes();
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  sink.cancel = true;
+  int32_t before = fakeBuilderCalls();
+  tbs::BuildOutcome o = tbs::makeTensorRtBackend()->build(request(s), sink);
+  clearEnv();
+  CHECK(o.status == tbs::BuildOutcome::Status::kCancelled);
+  CHECK_EQ(fakeBuilderCalls(), before);
+  CHECK_EQ(s.entries().size(), size_t{1});
+}
+
+TEST(only_one_tensorrt_build_runs_per_process_across_backend_objects) {
+  useGoodFakes();
+  Scratch s;
+  struct HoldingSink : tbs_test::RecordingSink {
+    // Holds the first build at its first cancelRequested(), which build() asks early, while it
+    // owns the process-wide build lock.
+    mutable std::atomic<bool> entered{false}, release{false};
+    bool cancelRequested() const noexcept override {
+      entered = true;
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return false;
+    }
+  } holding;
+  tbs::BuildOutcome first;
+  std::thread t([&] { first = tbs::makeTensorRtBackend()->build(request(s), holding); });
+  while (!holding.entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  tbs_test::RecordingSink other;
+  tbs::BuildOutcome second = tbs::makeTensorRtBackend()->build(request(s), other);
+  holding.release = true;
+  t.join();
+  clearEnv();
+  CHECK(second.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(second.error, "already running");
+  CHECK(first.status == tbs::BuildOutcome::Status::kFailed);  // the fake has no builder
+  CHECK_CONTAINS(first.error, "could not create a builder");
+  // After the first build ended, the next one may run.
+  useGoodFakes();
+  tbs::BuildOutcome third = tbs::makeTensorRtBackend()->build(request(s), other);
+  clearEnv();
+  CHECK_CONTAINS(third.error, "could not create a builder");
+}
+
+TEST(libraries_stay_loaded_between_backend_objects) {
+  useGoodFakes();
+  tbs::makeTensorRtBackend()->probe();
+  clearEnv();
+  // Unloading libnvinfer between builds would tear down its CUDA state: it must still be mapped.
+  void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
+  CHECK(h != nullptr);
+  if (h) dlclose(h);
+}
+
+TEST_MAIN()

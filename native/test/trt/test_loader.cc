@@ -1,0 +1,193 @@
+// The run-time loader against fake libnvinfer / libnvonnxparser builds (see tests.cmake):
+// found, wrong major, missing symbol, not found, environment overrides, handle release.
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "trt/trt_loader.h"
+#include "trt/trt_logger.h"
+
+using namespace tbs::trt;
+
+namespace {
+
+LoaderConfig config(std::string nvinfer, std::string parser) {
+  LoaderConfig c;
+  c.nvinferLib = std::move(nvinfer);
+  c.onnxParserLib = std::move(parser);
+  c.expectedMajor = NV_TENSORRT_MAJOR;
+  return c;
+}
+
+// True while `path` is still mapped in this process (RTLD_NOLOAD opens nothing new).
+bool stillLoaded(char const* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (h != nullptr) dlclose(h);
+  return h != nullptr;
+}
+
+void clearEnv() {
+  unsetenv("TBS_TRT_LIB_DIR");
+  unsetenv("TBS_NVINFER_LIB");
+  unsetenv("TBS_NVONNXPARSER_LIB");
+}
+
+}  // namespace
+
+TEST(env_defaults_follow_the_compiled_major) {
+  clearEnv();
+  LoaderConfig c = loaderConfigFromEnv(NV_TENSORRT_MAJOR);
+  CHECK_EQ(c.nvinferLib, std::string("libnvinfer.so.10"));
+  CHECK_EQ(c.onnxParserLib, std::string("libnvonnxparser.so.10"));
+  CHECK_EQ(c.expectedMajor, 10);
+  setenv("TBS_TRT_LIB_DIR", "/opt/trt/lib/", 1);
+  c = loaderConfigFromEnv(10);
+  CHECK_EQ(c.nvinferLib, std::string("/opt/trt/lib/libnvinfer.so.10"));
+  CHECK_EQ(c.onnxParserLib, std::string("/opt/trt/lib/libnvonnxparser.so.10"));
+  setenv("TBS_NVINFER_LIB", "/elsewhere/libnvinfer.so", 1);
+  c = loaderConfigFromEnv(10);
+  CHECK_EQ(c.nvinferLib, std::string("/elsewhere/libnvinfer.so"));
+  CHECK_EQ(c.onnxParserLib, std::string("/opt/trt/lib/libnvonnxparser.so.10"));
+  clearEnv();
+}
+
+TEST(found_via_lib_dir_reports_version_and_paths) {
+  clearEnv();
+  setenv("TBS_TRT_LIB_DIR", FAKE_GOOD_DIR, 1);
+  LoadError err;
+  auto libs = TrtLibraries::load(loaderConfigFromEnv(NV_TENSORRT_MAJOR), err);
+  clearEnv();
+  CHECK(libs != nullptr);
+  if (!libs) {
+    std::fprintf(stderr, "  load error: %s\n", err.message.c_str());
+    return;
+  }
+  CHECK(err.kind == LoadFailure::kNone);
+  CHECK_EQ(libs->versionString(), std::string("10.16.1"));
+  CHECK_EQ(libs->inferLibVersion(), 101601);
+  CHECK_EQ(libs->onnxParserVersion(), 100);
+  CHECK(libs->hasInferRuntime());
+  CHECK_CONTAINS(libs->nvinferPath(), "good/libnvinfer.so.10");
+  CHECK_CONTAINS(libs->onnxParserPath(), "good/libnvonnxparser.so.10");
+}
+
+TEST(factories_receive_the_header_versions_and_our_logger) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_10_16, FAKE_ONNXPARSER), err);
+  CHECK(libs != nullptr);
+  if (!libs) return;
+  Logger logger;
+  void* builder = libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), NV_TENSORRT_VERSION);
+  CHECK(builder == nullptr);  // the fake has no GPU
+  void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
+  CHECK(h != nullptr);
+  if (h) {
+    auto* version = static_cast<int32_t*>(dlsym(h, "fakeLastVersion"));
+    auto* lastLogger = static_cast<void**>(dlsym(h, "fakeLastLogger"));
+    CHECK(version != nullptr && lastLogger != nullptr);
+    if (version && lastLogger) {
+      CHECK_EQ(*version, static_cast<int32_t>(NV_TENSORRT_VERSION));
+      CHECK(*lastLogger == static_cast<void*>(static_cast<nvinfer1::ILogger*>(&logger)));
+    }
+    dlclose(h);
+  }
+  // The fake logged through our ILogger exactly as libnvinfer would.
+  CHECK_EQ(logger.lastError(), std::string("fake libnvinfer: no CUDA-capable device is detected"));
+  CHECK(libs->createInferRuntime(&logger, NV_TENSORRT_VERSION) == nullptr);
+  CHECK(libs->createOnnxParser(nullptr, &logger, 100) == nullptr);
+}
+
+TEST(older_10x_minor_is_accepted) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_10_7, FAKE_ONNXPARSER), err);
+  CHECK(libs != nullptr);
+  if (libs) CHECK_EQ(libs->versionString(), std::string("10.7.0"));
+}
+
+TEST(wrong_major_is_refused_and_unloaded) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_11, FAKE_ONNXPARSER), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kWrongMajor);
+  CHECK_CONTAINS(err.message, "found TensorRT 11.1.0");
+  CHECK_CONTAINS(err.message, "compiled against TensorRT 10");
+  CHECK_CONTAINS(err.message, FAKE_NVINFER_11);
+  CHECK(!stillLoaded(FAKE_NVINFER_11));
+}
+
+TEST(missing_builder_symbol_is_named) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_NOBUILDER, FAKE_ONNXPARSER), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kMissingSymbol);
+  CHECK_CONTAINS(err.message, "createInferBuilder_INTERNAL");
+  CHECK_CONTAINS(err.message, "10.16.1");
+  CHECK(!stillLoaded(FAKE_NVINFER_NOBUILDER));
+}
+
+TEST(missing_version_symbol_is_named) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_NOVERSION, FAKE_ONNXPARSER), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kMissingSymbol);
+  CHECK_CONTAINS(err.message, "getInferLibVersion");
+}
+
+TEST(missing_parser_symbol_is_named_and_nvinfer_released) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_10_7, FAKE_ONNXPARSER_NOPARSER), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kMissingSymbol);
+  CHECK_CONTAINS(err.message, "createNvOnnxParser_INTERNAL");
+  CHECK(!stillLoaded(FAKE_ONNXPARSER_NOPARSER));
+  CHECK(!stillLoaded(FAKE_NVINFER_10_7));
+}
+
+TEST(nvinfer_not_found_quotes_the_dynamic_linker) {
+  LoadError err;
+  std::string missing = std::string(FAKE_MISSING_DIR) + "/libnvinfer.so.10";
+  auto libs = TrtLibraries::load(config(missing, FAKE_ONNXPARSER), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kNotFound);
+  CHECK_CONTAINS(err.message, "TensorRT 10 not found");
+  CHECK_CONTAINS(err.message, missing);
+  CHECK_CONTAINS(err.message, "No such file");
+  CHECK_CONTAINS(err.message, "TBS_TRT_LIB_DIR");
+}
+
+TEST(by_name_search_without_tensorrt_installed_is_not_found) {
+  clearEnv();
+  LoadError err;
+  auto libs = TrtLibraries::load(loaderConfigFromEnv(NV_TENSORRT_MAJOR), err);
+  // This machine has no TensorRT; on one that does, the real library must be 10.x.
+  if (libs != nullptr) {
+    std::printf("  (a real libnvinfer.so.10 is installed here: %s %s)\n", libs->versionString().c_str(),
+                libs->nvinferPath().c_str());
+    CHECK_EQ(libs->versionString().rfind("10.", 0), size_t{0});
+    return;
+  }
+  CHECK(err.kind == LoadFailure::kNotFound || err.kind == LoadFailure::kWrongMajor);
+  CHECK_CONTAINS(err.message, "libnvinfer.so.10");
+}
+
+TEST(parser_not_found_says_tensorrt_was_found) {
+  LoadError err;
+  std::string missing = std::string(FAKE_MISSING_DIR) + "/libnvonnxparser.so.10";
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_10_16, missing), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kNotFound);
+  CHECK_CONTAINS(err.message, "TensorRT 10.16.1 found");
+  CHECK_CONTAINS(err.message, "ONNX parser");
+  CHECK_CONTAINS(err.message, missing);
+}
+
+TEST(successful_load_releases_handles_on_destruction) {
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_10_7, FAKE_ONNXPARSER), err);
+  CHECK(libs != nullptr);
+  CHECK(stillLoaded(FAKE_NVINFER_10_7));
+  libs.reset();
+  CHECK(!stillLoaded(FAKE_NVINFER_10_7));
+}
+
+TEST_MAIN()
