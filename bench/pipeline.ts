@@ -25,6 +25,8 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { BuildServiceApi } from '../apps/service/api.js';
+import { createBuildService } from '../apps/service/build-service.js';
 import { SseParser } from '../apps/service/http/sse-parser.js';
 import { BuildEvent } from '../apps/shared/protocol.js';
 import { writeModel } from '../test/support/onnx-gen.js';
@@ -66,18 +68,31 @@ function summary(values: number[]) {
   return { p50: round(percentile(s, 50)), p99: round(percentile(s, 99)), max: round(s[s.length - 1] ?? NaN), samples: s.length };
 }
 
+/** Events in the first half second of a build meet a cold worker and (CLI) a cold host process. */
+const WARMUP_MS = 500;
+
 /** Latencies of the live events of one run (build.cancelling is made in JS, not natively). */
-function latencies(run: RunResult): number[] {
+function latencies(run: RunResult, fromT = -Infinity): number[] {
   const live = run.arrivals.filter((a) => !a.replayed && a.event.type !== 'build.cancelling');
   const started = run.arrivals.find((a) => a.event.type === 'build.started')?.event;
   const anchor =
     started?.type === 'build.started' && typeof started.startedAtMs === 'number'
       ? started.startedAtMs
       : Math.min(...live.map((a) => a.at - a.event.t));
-  return live.map((a) => a.at - (anchor + a.event.t));
+  return live.filter((a) => a.event.t >= fromT).map((a) => a.at - (anchor + a.event.t));
 }
 
 // ───────────────────────────── lost events ─────────────────────────────
+
+/** Events that do not match the protocol schema count as lost: no consumer could use them. */
+function checkSchema(events: BuildEvent[]): string[] {
+  const bad: string[] = [];
+  for (const e of events) {
+    const r = BuildEvent.safeParse(e);
+    if (!r.success) bad.push(`seq ${e.seq}: invalid event (${r.error.issues[0]?.message})`);
+  }
+  return bad;
+}
 
 function lostIn(events: BuildEvent[]): { lost: number; why: string[] } {
   const why: string[] = [];
@@ -161,7 +176,9 @@ function readSse(s: Serve, id: string, lastEventId: number, onEvent: (a: Arrival
         snapshotSeq = (JSON.parse(m.data) as { lastSeq: number }).lastSeq;
         return;
       }
-      const event = BuildEvent.parse(JSON.parse(m.data));
+      // Only JSON.parse here: a slow reader would delay later chunks and inflate the latency it
+      // measures. Every event is schema-checked after the run (checkSchema).
+      const event = JSON.parse(m.data) as BuildEvent;
       const a = { event, at: chunkAt, replayed: event.seq <= snapshotSeq };
       arrivals.push(a);
       onEvent(a);
@@ -217,7 +234,7 @@ function cliBuild(modelPath: string, outPath: string, simSeconds: number): Promi
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        if (line.trim()) arrivals.push({ event: BuildEvent.parse(JSON.parse(line)), at, replayed: false });
+        if (line.trim()) arrivals.push({ event: JSON.parse(line) as BuildEvent, at, replayed: false });
       }
     });
     proc.on('exit', (code) => {
@@ -225,6 +242,33 @@ function cliBuild(modelPath: string, outPath: string, simSeconds: number): Promi
       else resolve({ arrivals, anchored: hasAnchor(arrivals) });
     });
   });
+}
+
+// ─────────────────── in-process subscriber (attribution) ───────────────────
+
+/**
+ * The same build seen by a subscriber of the build service in this process: no HTTP, no CLI.
+ * Its latency is what the worker, IPC and the service cost; SSE or NDJSON minus this is what
+ * the surface adds.
+ */
+async function inProcessBuild(service: BuildServiceApi, modelPath: string, simSeconds: number): Promise<RunResult> {
+  const rec = await service.startBuild({ modelPath, options: { backend: 'simulated', simDuration: simSeconds, simSeed: SEED } });
+  const arrivals: Arrival[] = [];
+  await new Promise<void>((resolve) => {
+    const sub = service.subscribe(
+      rec.id,
+      (events) => {
+        const at = wallNow();
+        for (const event of events) arrivals.push({ event, at, replayed: false });
+        if (events.some((e) => e.type === 'build.finished')) {
+          sub.unsubscribe();
+          resolve();
+        }
+      },
+      { afterSeq: -1 },
+    );
+  });
+  return { arrivals, anchored: hasAnchor(arrivals) };
 }
 
 // ───────────────────────────── cancel ─────────────────────────────
@@ -255,6 +299,7 @@ async function cancelRun(s: Serve, modelPath: string): Promise<{ ms: number; nat
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-bench-pipeline-'));
   let serve: Serve | undefined;
+  const localService = createBuildService({ outputDir: path.join(dir, 'engines-in-process') });
   try {
     const model = writeModel(path.join(dir, 'model.onnx'), { layers: 24 });
     const big = writeModel(path.join(dir, 'big.onnx'), { layers: 400 });
@@ -263,8 +308,11 @@ async function main(): Promise<void> {
     const sseRuns: RunResult[] = [];
     const ndjsonRuns: RunResult[] = [];
     const lostWhy: string[] = [];
-    const check = (label: string, events: BuildEvent[]) => lostWhy.push(...lostIn(events).why.map((w) => `${label}: ${w}`));
+    const check = (label: string, events: BuildEvent[]) =>
+      lostWhy.push(...[...checkSchema(events), ...lostIn(events).why].map((w) => `${label}: ${w}`));
 
+    // The three consumers take turns, so each sees the same machine load (it is shared).
+    const inProcess: RunResult[] = [];
     let sseNames: string[] | undefined;
     for (let i = 0; i < LATENCY_RUNS; i++) {
       const r = await sseBuild(serve, model, { backend: 'simulated', simDuration: LATENCY_SIM_SECONDS, simSeed: SEED });
@@ -273,16 +321,18 @@ async function main(): Promise<void> {
       check(`sse ${r.id}`, live);
       lostWhy.push(...missingFromLive(live, r.replay).map((k) => `sse ${r.id}: retained event ${k} missing from the live stream`));
       sseNames ??= phaseNames(live);
-    }
-    for (let i = 0; i < LATENCY_RUNS; i++) {
+
       const run = await cliBuild(model, path.join(dir, `cli-${i}.engine`), LATENCY_SIM_SECONDS);
       ndjsonRuns.push(run);
       const events = run.arrivals.map((a) => a.event);
       check(`ndjson run ${i}`, events);
-      const names = phaseNames(events);
-      if (sseNames && names.join('|') !== sseNames.join('|')) {
-        lostWhy.push(`ndjson run ${i}: phase starts differ from the same seeded build over SSE (${names.length} vs ${sseNames.length})`);
+      if (phaseNames(events).join('|') !== sseNames.join('|')) {
+        lostWhy.push(`ndjson run ${i}: phase starts differ from the same seeded build over SSE`);
       }
+
+      const local = await inProcessBuild(localService, model, LATENCY_SIM_SECONDS);
+      inProcess.push(local);
+      check(`in-process run ${i}`, local.arrivals.map((a) => a.event));
     }
 
     // Throughput: a big model in a short time, so events come as fast as the pipeline carries them.
@@ -291,6 +341,8 @@ async function main(): Promise<void> {
     lostWhy.push(...missingFromLive(loadSse.run.arrivals.map((a) => a.event), loadSse.replay).map((k) => `sse load: retained event ${k} missing`));
     const loadCli = await cliBuild(big, path.join(dir, 'cli-load.engine'), 1);
     check('ndjson load', loadCli.arrivals.map((a) => a.event));
+    const loadInProcess = await inProcessBuild(localService, big, 1);
+    check('in-process load', loadInProcess.arrivals.map((a) => a.event));
     const rate = (run: RunResult) => {
       const first = run.arrivals[0].at;
       const last = run.arrivals[run.arrivals.length - 1].at;
@@ -302,11 +354,12 @@ async function main(): Promise<void> {
 
     const sse = summary(sseRuns.flatMap(latencies));
     const ndjson = summary(ndjsonRuns.flatMap(latencies));
-    const anchored = [...sseRuns, ...ndjsonRuns].every((r) => r.anchored);
+    const service = summary(inProcess.flatMap(latencies));
+    const anchored = [...sseRuns, ...ndjsonRuns, ...inProcess].every((r) => r.anchored);
     const cancel = summary(cancels.map((c) => c.ms));
     const nativeCancel = cancels.map((c) => c.native).filter((x): x is number => typeof x === 'number');
     const stopToFinish = cancels.map((c) => c.stopToFinish).filter((x): x is number => typeof x === 'number');
-    const throughput = { sse: rate(loadSse.run), ndjson: rate(loadCli) };
+    const throughput = { sse: rate(loadSse.run), ndjson: rate(loadCli), serviceInProcess: rate(loadInProcess) };
     const p99 = Math.max(sse.p99, ndjson.p99);
 
     const result = {
@@ -317,7 +370,22 @@ async function main(): Promise<void> {
         p99,
         sse,
         ndjson,
-        underLoad: { sse: summary(latencies(loadSse.run)), ndjson: summary(latencies(loadCli)) },
+        /** Subscriber of the build service inside this process: the part before any surface. */
+        serviceInProcess: service,
+        afterWarmup: {
+          note: `events with t >= ${WARMUP_MS} ms only`,
+          sse: summary(sseRuns.flatMap((r) => latencies(r, WARMUP_MS))),
+          ndjson: summary(ndjsonRuns.flatMap((r) => latencies(r, WARMUP_MS))),
+          serviceInProcess: summary(inProcess.flatMap((r) => latencies(r, WARMUP_MS))),
+        },
+        sseAddedP50: round(sse.p50 - service.p50),
+        ndjsonAddedP50: round(ndjson.p50 - service.p50),
+        underLoad: {
+          note: 'a 400-layer model simulated in 1 s: more events than the pipeline carries, so they queue',
+          sse: summary(latencies(loadSse.run)),
+          ndjson: summary(latencies(loadCli)),
+          serviceInProcess: summary(latencies(loadInProcess)),
+        },
         anchor: anchored
           ? 'startedAtMs + t (native wall clock at build start)'
           : 'NOT ANCHORED: build.started lacks startedAtMs, so latencies are relative to the fastest event of each build (lower bounds)',
@@ -340,6 +408,7 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
+    await localService.shutdown();
     if (serve && serve.proc.exitCode === null) {
       const exited = new Promise((r) => serve!.proc.on('exit', r));
       serve.proc.kill('SIGTERM');

@@ -42,14 +42,11 @@ export function unpackedPath(appPath: string): string {
   return appPath.endsWith('.asar') ? `${appPath}.unpacked` : appPath;
 }
 
-/** The single .node file the native build produced (its name belongs to the native build). */
+/** The file name apps/worker/addon.ts loads (owned by the native build). */
+export const ADDON_FILE = 'trt_build_studio.node';
+
+/** The addon in `dir`, or null when it is not there (the worker then reports a clear error). */
 export function findAddon(dir: string): string | null {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return null;
-  }
-  const addons = names.filter((n) => n.endsWith('.node')).sort();
-  return addons.length > 0 ? path.join(dir, addons[0]) : null;
+  const file = path.join(dir, ADDON_FILE);
+  return fs.existsSync(file) ? file : null;
 }

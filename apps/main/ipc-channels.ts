@@ -51,7 +51,8 @@ const Id = z
   .max(128)
   .regex(/^[A-Za-z0-9_.:-]+$/, 'unexpected characters in id');
 
-export const NoArgs = z.undefined();
+// Electron's structured clone keeps undefined, but accept null too rather than depend on that.
+export const NoArgs = z.unknown().refine((v) => v === undefined || v === null, 'this request takes no arguments');
 
 export const PAYLOADS = {
   [INVOKE.listBackends]: NoArgs,

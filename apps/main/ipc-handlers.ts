@@ -140,7 +140,11 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
         known ? `Build ${id} has no engine to save (it did not succeed, or the file is gone).` : `No build with id ${id}.`,
       );
     }
-    const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(deps.defaultSaveDir, path.basename(source)));
+    // Suggest the model's name (resnet50.onnx → resnet50.engine) rather than the build id; the
+    // extension is the worker's, so a simulated output keeps the name that marks it as such.
+    const modelPath = service.getBuild(id)?.modelPath;
+    const suggested = modelPath ? `${path.basename(modelPath).replace(/\.onnx$/i, '')}${path.extname(source)}` : path.basename(source);
+    const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(deps.defaultSaveDir, suggested));
     if (dest === null) return null;
     try {
       return { location: dest, bytes: await copyFileAtomic(source, dest) };

@@ -156,11 +156,19 @@ function start(): void {
         openRequests.reset();
       }
     });
+    let lastRendererReload = 0;
     win.webContents.on('render-process-gone', (_e, details) => {
-      log(`renderer gone (${details.reason}); reloading`);
       hub.closeAllFor(contentsId);
       openRequests.reset();
-      if (win && !win.isDestroyed() && details.reason !== 'clean-exit') win.reload();
+      // Builds live in main and the service, so a reloaded page picks them up again; but a page
+      // that dies on load would reload forever, so at most once every 10 s.
+      const now = Date.now();
+      const reload = details.reason !== 'clean-exit' && now - lastRendererReload > 10_000;
+      log(`renderer gone (${details.reason})${reload ? '; reloading' : ''}`);
+      if (reload && win && !win.isDestroyed()) {
+        lastRendererReload = now;
+        win.reload();
+      }
     });
     win.on('closed', () => {
       hub.closeAllFor(contentsId);

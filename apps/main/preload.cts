@@ -1,9 +1,9 @@
 // The BuildClient of the desktop app, exposed to the page as `window.trtBuildStudio`.
 //
 // This preload runs sandboxed (sandbox: true, contextIsolation: true): it may require only
-// 'electron' and a few builtins, so it imports nothing else at run time. Everything the renderer
-// sends is validated again in main (apps/main/ipc-handlers.ts); the checks here only give early,
-// readable errors. Channel names are repeated as literals because ./ipc-channels.js cannot be
+// 'electron' and a few builtins, so it imports nothing else at run time, and it validates nothing:
+// main checks the sender and every payload (apps/main/ipc-handlers.ts), which is the only place a
+// check cannot be bypassed by a compromised page. Channel names are repeated as literals because ./ipc-channels.js cannot be
 // required here; `satisfies` ties them to the real list at compile time and
 // apps/main/test/preload.test.ts checks they are the same set. (Electron runs a sandboxed preload
 // as a function of require, process, exports and module, so CommonJS output works as is.)

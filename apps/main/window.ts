@@ -1,7 +1,7 @@
 // The one application window and the hardening around it. The renderer is treated as untrusted
 // content: it runs sandboxed without Node, cannot navigate away from our origin, cannot open
-// windows, and is refused every permission (camera, notifications, clipboard-read, …): the UI
-// needs none, and Notification is shown by main instead.
+// windows, and is refused every permission but clipboard writes (camera, notifications,
+// clipboard-read, …: the UI needs none, and notifications are shown by main instead).
 import { BrowserWindow, nativeTheme, type Session, type WebContents, type WebPreferences } from 'electron';
 import { CONTENT_SECURITY_POLICY, isAppUrl } from './app-protocol.js';
 
@@ -40,10 +40,20 @@ export function hardenWebContents(contents: WebContents, log: (m: string) => voi
   });
 }
 
-/** Denies every permission and adds the CSP to responses the app protocol did not serve. */
+/**
+ * The one permission the page needs: writing text to the clipboard ("Copy as trtexec command",
+ * copying log lines), for our own origin only. Reading the clipboard stays denied.
+ */
+const ALLOWED_PERMISSIONS = new Set(['clipboard-sanitized-write']);
+
+function allowed(permission: string, origin: string | undefined): boolean {
+  return ALLOWED_PERMISSIONS.has(permission) && origin !== undefined && isAppUrl(origin);
+}
+
+/** Denies every other permission and adds the CSP to responses the app protocol did not serve. */
 export function hardenSession(ses: Session): void {
-  ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
-  ses.setPermissionCheckHandler(() => false);
+  ses.setPermissionRequestHandler((_wc, permission, callback, details) => callback(allowed(permission, details.requestingUrl)));
+  ses.setPermissionCheckHandler((_wc, permission, requestingOrigin) => allowed(permission, requestingOrigin));
   ses.setDevicePermissionHandler(() => false);
   // app:// responses carry the header already; this covers anything else that might load (a dev
   // server, a file:// fallback is not covered: webRequest does not see file responses).

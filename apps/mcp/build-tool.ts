@@ -14,6 +14,8 @@ import { parseBuildOptions, type BuildArgs } from './schemas.js';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+const FINAL_NOTIFICATION_GAP_MS = 25;
+
 /** Agents send "~/models/x.onnx" and relative paths; the service wants absolute ones. */
 export function resolveUserPath(p: string): string {
   const expanded = p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p;
@@ -70,15 +72,14 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
       ? undefined
       : new ProgressNotifier({
           ...deps.notifier,
-          send: (u) => {
+          send: (u) =>
             // The build id rides along in _meta so an agent can poll or cancel it by id.
             extra
               .sendNotification({
                 method: 'notifications/progress',
                 params: { progressToken: token, ...u, _meta: { 'trt-build-studio/buildId': id } },
               })
-              .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`));
-          },
+              .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`)),
         });
 
   // Events can arrive while subscribe() is still returning its snapshot; hold them until the
@@ -131,7 +132,13 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   }
   const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds);
   log(result.message);
-  notifier?.finish(result.message, outcome.status === 'succeeded');
+  if (notifier) {
+    await notifier.finish(result.message, outcome.status === 'succeeded');
+    // The SDK client dispatches notifications a microtask late but responses at once, so a final
+    // notification read in the same chunk as the response is dropped as "unknown token"
+    // (modelcontextprotocol/typescript-sdk#2580). A short pause keeps them in separate reads.
+    await new Promise((r) => setTimeout(r, FINAL_NOTIFICATION_GAP_MS));
+  }
   if (outcome.status === 'failed' || outcome.status === 'crashed') return errorResult(result.message, result);
   return okResult(result, result.message);
 }

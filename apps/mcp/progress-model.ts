@@ -1,7 +1,7 @@
 // What an MCP progress notification needs to know about a running build, folded from the
-// protocol's event stream: where the builder is (the phase path), roughly how far along it is, and
-// how long TensorRT has been silent. Pure: the caller passes the wall clock in, so tests can replay
-// a synthetic stream without timers.
+// protocol's event stream: where the builder is (the phase path), how much work TensorRT has
+// reported, and how long it has been silent. Pure: the caller passes the wall clock in, so tests
+// can replay a synthetic stream without timers.
 import type { BuildEvent, BuildRecord, BuildStatus, CancelReason } from '../shared/protocol.js';
 import { formatPhasePath, phaseNames } from './phase-summary.js';
 
@@ -11,8 +11,6 @@ interface OpenPhase {
   name: string;
   nbSteps: number;
   stepsDone: number;
-  /** Open children in start order; the last one is where the builder is inside this phase. */
-  children: number[];
   /** Rises on start, step, and when a child finishes (the parent is "current" again). */
   activity: number;
 }
@@ -37,12 +35,12 @@ export class BuildProgressModel {
   lastCallbackWall?: number;
   /** Highest seq applied; events at or below it are replays and ignored. */
   lastSeq = -1;
+  /** Work TensorRT reported: phases started plus steps completed, over the whole tree. */
+  work = 0;
 
   // Finished phases are dropped so memory stays flat over builds with millions of callbacks; only
-  // open phases and the count of finished top-level phases matter for the path and the estimate.
+  // open phases matter for the path, and `work` keeps what finished ones contributed.
   private readonly open = new Map<number, OpenPhase>();
-  private readonly openRoots: number[] = [];
-  private finishedRoots = 0;
   private tick = 0;
 
   /** Starts from a service snapshot (a build that was already running, or queued). */
@@ -60,11 +58,10 @@ export class BuildProgressModel {
     if (record.startedAt) this.startedAtWall = Date.parse(record.startedAt);
     const sorted = [...record.phases].sort((a, b) => a.startT - b.startT || a.id - b.id);
     for (const p of sorted) {
+      this.work += 1 + Math.max(0, p.stepsDone);
       if (p.endT === undefined) {
         this.openPhase(p.id, p.parentId, p.name, p.nbSteps);
-        this.open.get(p.id)!.stepsDone = p.stepsDone;
-      } else if (p.parentId === null) {
-        this.finishedRoots += 1;
+        this.open.get(p.id)!.stepsDone = Math.max(0, p.stepsDone);
       }
     }
     if (sorted.length > 0 && this.state !== 'queued') this.lastCallbackWall ??= nowWall;
@@ -82,21 +79,26 @@ export class BuildProgressModel {
         break;
       case 'phase.start':
         this.sawCallback(nowWall);
+        this.work += 1;
         this.openPhase(ev.id, ev.parentId, ev.name, ev.nbSteps);
         break;
       case 'phase.step': {
         this.sawCallback(nowWall);
         const p = this.open.get(ev.id);
         if (p) {
-          p.stepsDone = Math.max(p.stepsDone, ev.stepsDone);
+          // stepsDone is absolute, so steps coalesced in transit still count.
+          this.advance(p, ev.stepsDone);
           p.activity = ++this.tick;
         }
         break;
       }
-      case 'phase.finish':
+      case 'phase.finish': {
         this.sawCallback(nowWall);
+        const p = this.open.get(ev.id);
+        if (p) this.advance(p, ev.stepsDone);
         this.closePhase(ev.id);
         break;
+      }
       case 'heartbeat':
         if (this.state === 'queued') this.state = 'running';
         // The native layer sees callbacks that coalescing hid from us; trust its clock when newer.
@@ -123,29 +125,11 @@ export class BuildProgressModel {
     return { names: phaseNames(this.open, best.id), stepsDone: best.stepsDone, nbSteps: best.nbSteps };
   }
 
-  /**
-   * Estimated fraction done, 0..1, from the open phases: a phase counts its finished steps plus the
-   * estimate of its newest open child for the running step. It can dip (a new child starts at 0
-   * before the parent steps), so callers must clamp it; see MonotonicProgress.
-   */
-  fraction(): number {
-    if (this.state === 'finished') return this.status === 'succeeded' ? 1 : this.estimate();
-    return this.estimate();
-  }
-
-  private estimate(): number {
-    const root = this.openRoots.length ? this.open.get(this.openRoots[this.openRoots.length - 1]) : undefined;
-    if (!root) return this.finishedRoots > 0 ? 1 : 0;
-    // TensorRT 10 has one root ("Building engine"); further roots are treated as one more unit each.
-    return (this.finishedRoots + this.phaseFraction(root, 0)) / (this.finishedRoots + 1);
-  }
-
-  private phaseFraction(p: OpenPhase, depth: number): number {
-    if (p.nbSteps <= 0 || depth > 64) return 0;
-    const childId = p.children[p.children.length - 1];
-    const child = childId === undefined ? undefined : this.open.get(childId);
-    const inStep = child ? this.phaseFraction(child, depth + 1) : 0;
-    return Math.min(1, (Math.min(p.stepsDone, p.nbSteps) + inStep) / p.nbSteps);
+  private advance(p: OpenPhase, stepsDone: number): void {
+    if (stepsDone > p.stepsDone) {
+      this.work += stepsDone - p.stepsDone;
+      p.stepsDone = stepsDone;
+    }
   }
 
   private sawCallback(nowWall: number): void {
@@ -154,26 +138,15 @@ export class BuildProgressModel {
   }
 
   private openPhase(id: number, parentId: number | null, name: string, nbSteps: number): void {
-    this.open.set(id, { id, parentId, name, nbSteps, stepsDone: 0, children: [], activity: ++this.tick });
-    const parent = parentId === null ? undefined : this.open.get(parentId);
-    if (parent) parent.children.push(id);
-    else if (parentId === null) this.openRoots.push(id);
+    this.open.set(id, { id, parentId, name, nbSteps, stepsDone: 0, activity: ++this.tick });
   }
 
   private closePhase(id: number): void {
     const p = this.open.get(id);
     if (!p) return;
     this.open.delete(id);
-    if (p.parentId === null) {
-      this.openRoots.splice(this.openRoots.indexOf(id), 1);
-      this.finishedRoots += 1;
-      return;
-    }
-    const parent = this.open.get(p.parentId);
-    if (parent) {
-      parent.children.splice(parent.children.indexOf(id), 1);
-      parent.activity = ++this.tick;
-    }
+    const parent = p.parentId === null ? undefined : this.open.get(p.parentId);
+    if (parent) parent.activity = ++this.tick;
   }
 }
 

@@ -4,17 +4,18 @@
 // reads as a hung one.
 import type { BuildEvent } from '../shared/protocol.js';
 import { BuildProgressModel, progressMessage } from './progress-model.js';
-import { MonotonicProgress, PROGRESS_TOTAL } from './progress-value.js';
+import { MonotonicProgress } from './progress-value.js';
 
 export interface ProgressUpdate {
   progress: number;
-  total: number;
+  /** Only once known: in the last notification of a build that produced its engine. */
+  total?: number;
   message: string;
 }
 
 export interface NotifierOptions {
-  /** Delivers one notification; must not throw (the caller swallows transport errors). */
-  send(update: ProgressUpdate): void;
+  /** Delivers one notification; must not throw or reject (the caller swallows transport errors). */
+  send(update: ProgressUpdate): void | Promise<void>;
   model?: BuildProgressModel;
   /** Wall clock; injectable for tests. */
   now?: () => number;
@@ -50,18 +51,23 @@ export class ProgressNotifier {
 
   /** First notification right away, so the agent learns the build exists before any callback. */
   start(): void {
-    if (!this.stopped) this.emit(this.progress.next(this.model.fraction()), this.message());
+    if (!this.stopped) void this.emit(this.progress.next(this.model.work), this.message());
   }
 
   onEvents(events: readonly BuildEvent[]): void {
     if (this.stopped) return;
     const now = this.now();
     let moved = false;
+    let urgent = false;
     for (const ev of events) {
       this.model.apply(ev, now);
       if (PROGRESS_EVENTS.has(ev.type)) moved = true;
+      if (ev.type === 'build.cancelling') urgent = true;
     }
-    if (moved) this.changed();
+    // "Stopping" is news the agent waits for, and the build may end a few ms later: send it now,
+    // once per build, even inside the throttle window.
+    if (urgent) this.flush();
+    else if (moved) this.changed();
   }
 
   /** Something worth telling happened: send now, or at the end of the throttle window. */
@@ -72,12 +78,13 @@ export class ProgressNotifier {
     else this.flushTimer = setTimeout(() => this.flush(), wait);
   }
 
-  /** The last notification of the build; nothing is sent after it. */
-  finish(message: string, engineDone: boolean): void {
+  /** The last notification of the build; nothing is sent after it. Resolves once it is written. */
+  async finish(message: string, engineDone: boolean): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.clearTimers();
-    this.emit(this.progress.next(this.model.fraction(), engineDone), message);
+    const progress = this.progress.next(this.model.work);
+    await this.emit(progress, message, engineDone ? progress : undefined);
   }
 
   /** Stop without a final notification (the request was cancelled: the client no longer listens). */
@@ -87,20 +94,21 @@ export class ProgressNotifier {
   }
 
   private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (!this.stopped) this.emit(this.progress.next(this.model.fraction()), this.message());
+    if (!this.stopped) void this.emit(this.progress.next(this.model.work), this.message());
   }
 
   private message(): string {
     return progressMessage(this.model, this.now(), { silentAfterMs: this.silentAfterMs });
   }
 
-  private emit(progress: number, message: string): void {
+  private emit(progress: number, message: string, total?: number): void | Promise<void> {
     this.lastSentAt = this.now();
     this.sentCount += 1;
-    this.opts.send({ progress, total: PROGRESS_TOTAL, message });
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = this.stopped ? undefined : setTimeout(() => this.flush(), this.heartbeatMs);
+    return this.opts.send(total === undefined ? { progress, message } : { progress, total, message });
   }
 
   private clearTimers(): void {

@@ -40,21 +40,42 @@ export function cancelWhy(reason: CancelReason, timeBudgetSeconds?: number): str
   return REASON_TEXT[reason];
 }
 
-/** The headline of a finished build, e.g. "succeeded in 3.2 s: 1,234 bytes written to /out.engine". */
-export function outcomeSentence(outcome: BuildFinished, reason: CancelReason | undefined, timeBudgetSeconds?: number): string {
+/** "0.31 ms", "12 ms": cancel latencies are often below a millisecond, and "0 ms" reads as a bug. */
+function formatLatency(ms: number): string {
+  return ms < 10 ? `${ms.toFixed(2)} ms` : `${Math.round(ms)} ms`;
+}
+
+/** Wall time from worker start to the end, the clock the time budget runs on. */
+function wallMs(record: BuildRecord | undefined): number | undefined {
+  if (!record?.startedAt || !record.finishedAt) return undefined;
+  const ms = Date.parse(record.finishedAt) - Date.parse(record.startedAt);
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** The headline of a finished build, e.g. "succeeded in 3.2 s: 1234 bytes written to /out.engine". */
+export function outcomeSentence(
+  outcome: BuildFinished,
+  reason: CancelReason | undefined,
+  timeBudgetSeconds?: number,
+  record?: BuildRecord,
+): string {
   const took = formatDuration(outcome.durationMs);
   switch (outcome.status) {
     case 'succeeded':
       return `succeeded in ${took}: ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
     case 'cancelled': {
-      const latency = outcome.cancelLatencyMs === undefined ? '' : `, stopped ${Math.round(outcome.cancelLatencyMs)} ms after the request`;
+      const latency = outcome.cancelLatencyMs === undefined ? '' : `, stopped ${formatLatency(outcome.cancelLatencyMs)} after the request`;
       const why = reason ? ` (${cancelWhy(reason, timeBudgetSeconds)})` : '';
-      return `cancelled after ${took}${why}${latency}; no engine was written`;
+      // The budget counts from the worker's start (model parsing included); the builder's own
+      // duration is shorter, and "after 1.9 s (budget of 2.5 s exhausted)" would read as a bug.
+      const wall = reason === 'timeout' ? wallMs(record) : undefined;
+      const after = wall === undefined ? took : `${formatDuration(wall)} (${took} in the builder)`;
+      return `cancelled after ${after}${why}${latency}; no engine was written`;
     }
     case 'failed':
       return `failed after ${took}: ${outcome.error ?? 'no reason given'}`;
     case 'crashed':
-      return `the build worker crashed after ${took}: ${outcome.error ?? 'no reason given'}; the server is still running and the next build starts in a fresh worker`;
+      return `crashed after ${took}, its worker process died (${outcome.error ?? 'no reason given'}); the server is still running and the next build starts in a fresh worker`;
   }
 }
 
@@ -67,7 +88,7 @@ export function buildResult(
   const out: BuildResultOut = {
     buildId: outcome.buildId,
     status: outcome.status,
-    message: `Build ${outcome.buildId} ${outcomeSentence(outcome, reason, timeBudgetSeconds)}`,
+    message: `Build ${outcome.buildId} ${outcomeSentence(outcome, reason, timeBudgetSeconds, record)}`,
     durationMs: outcome.durationMs,
     phases: summarizePhases(record?.phases ?? [], outcome.durationMs),
   };
@@ -113,7 +134,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     if (outcome.stopToFinishMs !== undefined) out.outcome.stopToFinishMs = outcome.stopToFinishMs;
     if (outcome.engineBytes !== undefined) out.outcome.engineBytes = outcome.engineBytes;
     if (outcome.error) out.outcome.error = outcome.error;
-    out.message = `Build ${record.id} ${outcomeSentence(outcome, reason)}`;
+    out.message = `Build ${record.id} ${outcomeSentence(outcome, reason, undefined, record)}`;
   } else {
     const model = new BuildProgressModel();
     model.applySnapshot(record, nowWall);

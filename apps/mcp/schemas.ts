@@ -95,7 +95,8 @@ export const SlowPhaseOut = z.object({
   path: z.string(),
   depth: z.number().int(),
   instances: z.number().int(),
-  totalMs: z.number(),
+  wallMs: z.number().describe('Wall time during which at least one instance was open.'),
+  totalMs: z.number().describe('Sum over instances; exceeds wallMs when they ran in parallel.'),
   maxMs: z.number(),
   open: z.number().int(),
   steps: z.string().optional(),
@@ -104,7 +105,7 @@ export const SlowPhaseOut = z.object({
 export const PhaseSummaryOut = z.object({
   phaseCount: z.number().int(),
   maxDepth: z.number().int(),
-  slowest: z.array(SlowPhaseOut).describe('Phases grouped by path, largest total time first.'),
+  slowest: z.array(SlowPhaseOut).describe('Phases grouped by name path, longest wall time first.'),
 });
 
 export const BackendsOut = z.object({ backends: z.array(BackendInfo) });

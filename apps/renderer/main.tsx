@@ -11,7 +11,7 @@ import { browserScheduler } from './store/event-pump.js';
 import { WebBuildClient } from './web/web-client.js';
 
 const client: BuildClient =
-  window.trtBuildStudio ?? new WebBuildClient({ fetch: window.fetch.bind(window), EventSource: window.EventSource, document });
+  window.trtBuildStudio ?? new WebBuildClient({ fetch: window.fetch.bind(window), document });
 
 const store = createAppStore();
 const controller = new Controller(store, client, browserScheduler);

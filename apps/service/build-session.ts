@@ -24,6 +24,7 @@ import type { WorkerChannel, WorkerLauncher } from './worker-host.js';
 
 /** A worker that sent its result but lingers this long is killed (it holds a GPU slot). */
 const EXIT_AFTER_RESULT_MS = 5000;
+const EXIT_GRACE_MS = 25;
 
 interface Subscriber {
   cb: (events: BuildEvent[]) => void;
@@ -56,7 +57,8 @@ export class BuildSession {
   private backendVersion?: string;
   private outcome?: BuildFinished;
   private cache?: CacheStats;
-  private lastSeq = 0;
+  /** -1 until the first event: the native layer numbers events from 0. */
+  private lastSeq = -1;
   private readonly tree = new PhaseTree();
   private readonly log: EventLog;
   private readonly subs = new Set<Subscriber>();
@@ -66,6 +68,8 @@ export class BuildSession {
   private launchedAtMs = 0;
   private cancelRequests = 0;
   private cancelRequestedAtMs?: number;
+  private cancelReason?: CancelReason;
+  private sawCancelling = false;
   private killedAfterCancel = false;
   private timers: NodeJS.Timeout[] = [];
   /** Identity of a file already at the output path before the build, which a failure must not delete. */
@@ -171,9 +175,13 @@ export class BuildSession {
         this.exited = true;
         for (const t of this.timers) clearTimeout(t);
         this.timers = [];
-        this.onWorkerExit(code, signal);
-        resolve();
-        this.opts.onSlotFree(this);
+        // Exit and the last messages travel separately (utilityProcess especially): let messages
+        // already on their way land before deciding the worker died without a result.
+        setTimeout(() => {
+          this.onWorkerExit(code, signal);
+          resolve();
+          this.opts.onSlotFree(this);
+        }, EXIT_GRACE_MS);
       });
     });
     ch.onMessage((raw) => this.onWorkerMessage(raw));
@@ -210,6 +218,7 @@ export class BuildSession {
     if (this.cancelRequests === 1) {
       this.state = 'cancelling';
       this.cancelRequestedAtMs = Date.now();
+      this.cancelReason = reason;
       this.channel.send({ type: 'cancel', reason });
       this.timers.push(setTimeout(() => this.kill(), this.opts.cancelKillMs));
     } else {
@@ -266,8 +275,19 @@ export class BuildSession {
   /** Events from the worker, in seq order; stale or post-final events are dropped. */
   private ingest(events: BuildEvent[]): void {
     const fresh: BuildEvent[] = [];
-    for (const ev of events) {
+    for (let ev of events) {
       if (this.finished || ev.seq <= this.lastSeq || ev.buildId !== this.id) continue;
+      if (ev.type === 'build.finished' && ev.status === 'cancelled' && !this.sawCancelling && this.cancelReason) {
+        // Every surface shows "stopping…" and the stop latency from build.cancelling, but the
+        // addon occasionally omits it (a native race, reported). Supply it, in seq order.
+        const requestedAt = Math.max(0, ev.t - (Date.now() - (this.cancelRequestedAtMs ?? Date.now())));
+        const c: BuildEvent = { v: PROTOCOL_VERSION, buildId: this.id, seq: ev.seq, t: requestedAt, type: 'build.cancelling', requestedAt, reason: this.cancelReason };
+        this.sawCancelling = true;
+        this.lastSeq = c.seq;
+        this.log.append(c);
+        fresh.push(c);
+        ev = { ...ev, seq: ev.seq + 1 };
+      }
       this.lastSeq = ev.seq;
       this.tree.apply(ev);
       this.log.append(ev);
@@ -276,6 +296,7 @@ export class BuildSession {
           this.backendVersion = ev.backendVersion;
           break;
         case 'build.cancelling':
+          this.sawCancelling = true;
           if (this.state === 'running') this.state = 'cancelling';
           break;
         case 'cache.stats':

@@ -37,6 +37,8 @@ function errno(e: unknown): string | undefined {
 }
 
 async function readFileChecked(file: string): Promise<{ buf: Buffer; abs: string }> {
+  if (typeof file !== 'string' || file.length === 0) throw new ServiceError('bad_input', 'a model path is required');
+  if (file.includes('\0')) throw new ServiceError('bad_input', 'the model path contains a NUL byte');
   const abs = path.resolve(file);
   let st: fs.Stats;
   try {

@@ -40,6 +40,9 @@ export const childProcessLauncher: WorkerLauncher = () => {
     execArgv: [],
     // The worker's stdout must never reach ours: the CLI's --json stdout carries events only.
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    // Own process group: a terminal's Ctrl-C reaches the host only, which turns it into a cancel.
+    // The worker still exits with its host: it stops its build when the IPC channel closes.
+    detached: true,
   });
   let tail = '';
   const keep = (chunk: Buffer) => {

@@ -1,6 +1,7 @@
 // Build worker: one process, one build (or one backends query), then exit. Started by the
 // service's WorkerLauncher as a Node child process, or by Electron main as a utilityProcess.
 // A crash in native code ends this process only; the host reports the build as crashed.
+import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { EventBatcher } from './event-batcher.js';
@@ -18,7 +19,11 @@ const batcher = new EventBatcher((events) => send({ type: 'events', events }));
 
 let handle: NativeBuildHandle | undefined;
 let started = false;
-let cancelBeforeStart: CancelReason | undefined;
+/** build.started has come out of the addon: from then on a cancel is forwarded at once. */
+let nativeStarted = false;
+let deferredCancel: CancelReason | undefined;
+/** Cancel anyway if the addon never reports build.started (a stuck start must still be stoppable). */
+const START_GRACE_MS = 2000;
 
 async function exit(code: number): Promise<never> {
   batcher.flush();
@@ -38,12 +43,21 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   }
   started = true;
   try {
-    handle = loadAddon().startBuild(request, (events) => batcher.push(events));
+    handle = loadAddon().startBuild(request, (events) => {
+      batcher.push(events);
+      if (!nativeStarted && events.some((e) => e.type === 'build.started')) {
+        nativeStarted = true;
+        if (deferredCancel) handle?.cancel(deferredCancel);
+      }
+    });
   } catch (e) {
     fail(`could not start the build: ${(e as Error).message}`);
     return;
   }
-  if (cancelBeforeStart) handle.cancel(cancelBeforeStart);
+  setTimeout(() => {
+    nativeStarted = true;
+    if (deferredCancel) handle?.cancel(deferredCancel);
+  }, START_GRACE_MS).unref();
   handle.result.then(
     async (finished) => {
       batcher.flush();
@@ -68,8 +82,11 @@ link.onMessage((raw) => {
       start(msg.request);
       break;
     case 'cancel':
-      if (handle) handle.cancel(msg.reason);
-      else cancelBeforeStart = msg.reason;
+      // A cancel that reaches the addon before its build thread reported build.started came out
+      // as build.cancelling before build.started, or not at all (seen with the simulator). Holding
+      // it until build.started keeps the stream in protocol order; it costs nothing later on.
+      if (handle && nativeStarted) handle.cancel(msg.reason);
+      else deferredCancel ??= msg.reason;
       break;
     case 'backends': {
       try {

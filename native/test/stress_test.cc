@@ -1,1 +1,101 @@
-int main(){}
+// Multi-threaded stress of the pipeline for the sanitizers (npm run test:sanitize builds it with
+// -fsanitize=thread): several concurrent builds, each with several producer threads sharing
+// phase names, snapshots and cancels from other threads, the flusher running at 1 ms, and the
+// simulated backend end to end. Also run (unsanitized) by ctest.
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "check.h"
+#include "sim_harness.h"
+
+using namespace tbs;
+using namespace tbs_test;
+
+namespace {
+
+void hammer(ProgressPipeline& p, int threads, int phasesPerThread) {
+  p.phaseStart("Timing graph nodes", nullptr, threads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&p, phasesPerThread, t] {
+      std::mt19937 rng(t);
+      p.phaseStart("Evaluating tactic times", "Timing graph nodes", phasesPerThread);
+      for (int i = 0; i < phasesPerThread; ++i) {
+        p.phaseStart("Measuring tactic time", "Evaluating tactic times", 4);
+        int steps = 1 + static_cast<int>(rng() % 4);  // some finish early
+        bool go = true;
+        for (int s = 0; s < steps && go; ++s) go = p.stepComplete("Measuring tactic time", s);
+        p.phaseFinish("Measuring tactic time");
+        if (!p.stepComplete("Evaluating tactic times", i)) break;
+        if (rng() % 97 == 0) p.log(Severity::kVerbose, "tick");
+      }
+      p.phaseFinish("Evaluating tactic times");
+    });
+  }
+  for (auto& t : ts) t.join();
+  p.phaseFinish("Timing graph nodes");
+}
+
+}  // namespace
+
+TEST(concurrent_pipelines_with_cancel_and_snapshots) {
+  constexpr int kBuilds = 4;
+  std::vector<std::unique_ptr<EventLog>> logs;
+  std::vector<std::unique_ptr<ProgressPipeline>> pipes;
+  PipelineOptions o;
+  o.flushIntervalMs = 1;
+  o.heartbeatMs = 3;
+  for (int b = 0; b < kBuilds; ++b) {
+    logs.push_back(std::make_unique<EventLog>());
+    pipes.push_back(std::make_unique<ProgressPipeline>(o, logs.back()->consumer()));
+    pipes.back()->startFlusher();
+  }
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      for (auto& p : pipes) (void)p->snapshot();
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  std::vector<std::thread> builds;
+  for (int b = 0; b < kBuilds; ++b) {
+    builds.emplace_back([&, b] {
+      hammer(*pipes[b], 3, 1500);
+      pipes[b]->finish(BuildOutcome{pipes[b]->cancelRequested() ? BuildOutcome::Status::kCancelled : BuildOutcome::Status::kSucceeded, "", -1, ""});
+    });
+  }
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pipes[1]->requestCancel(CancelReason::kUser);
+    pipes[1]->requestCancel(CancelReason::kUser);
+    pipes[3]->requestCancel(CancelReason::kShutdown);
+  });
+  for (auto& t : builds) t.join();
+  canceller.join();
+  done = true;
+  watcher.join();
+  for (int b = 0; b < kBuilds; ++b) CHECK_MSG(checkInvariants(*logs[b]).empty(), "build " << b << ": " << checkInvariants(*logs[b]));
+}
+
+TEST(simulated_builds_in_parallel_with_cancels) {
+  TempDir dir;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int b = 0; b < 4; ++b) {
+    ts.emplace_back([&, b] {
+      for (int round = 0; round < 6; ++round) {
+        auto req = simRequest(dir, "s" + std::to_string(b) + "_" + std::to_string(round), 8, 31 * b + round, 8, 3);
+        req.timingCachePath = dir.file("shared.cache");
+        req.heartbeatMs = 2;
+        auto r = runSim(req, round % 2 ? 2.0 + round : -1, 1);
+        if (!checkInvariants(*r.log).empty()) ++bad;
+        if (r.outcome.status == BuildOutcome::Status::kFailed) ++bad;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  CHECK_EQ(bad.load(), 0);
+}
+
+TEST_MAIN()

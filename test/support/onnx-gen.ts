@@ -29,8 +29,8 @@
 //                 with offset/length entries, the way onnx.save(..., save_as_external_data) does
 //   unnamedNodes  leave node names empty (the reader must name them "<op>_<index>")
 //
-// Initializers use raw_data (most), float_data (the Gemm bias) and int64_data (a Reshape shape),
-// so all three ways of storing weights are exercised.
+// Initializers use raw_data (most), float_data (the classifier bias, up to 4096 classes) and
+// int64_data (a Reshape shape), so all three ways of storing weights are exercised.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -190,9 +190,13 @@ function build(spec: ModelSpec = {}): Built {
   initializerBytes += 16;
   node('Reshape', ['pooled', 'flat_shape'], ['flat']);
   addRaw('fc.weight', [inC, classes], true);
-  // float_data instead of raw_data: some exporters store small tensors this way.
-  inits.push({ name: 'fc.bias', dims: [classes], dataType: DT.FLOAT, floatData: new Array(classes).fill(0.01) });
-  initializerBytes += classes * 4;
+  if (classes <= 4096) {
+    // float_data instead of raw_data: some exporters store small tensors this way.
+    inits.push({ name: 'fc.bias', dims: [classes], dataType: DT.FLOAT, floatData: new Array(classes).fill(0.01) });
+    initializerBytes += classes * 4;
+  } else {
+    addRaw('fc.bias', [classes], false);
+  }
   node('MatMul', ['flat', 'fc.weight'], ['logits0']);
   node('Add', ['logits0', 'fc.bias'], ['logits']);
   node('Softmax', ['logits'], ['probs'], [{ name: 'axis', i: -1, type: onnx.AttributeProto.AttributeType.INT }]);

@@ -43,14 +43,22 @@ export async function runBuild(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // `build --json | head`: the reader left. Stop the build (nothing half-written) instead of
+  // dying on EPIPE with a worker still running.
+  const onStdoutError = (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    if (buildId) service.cancelBuild(buildId, 'user');
+    else process.exit(1);
+  };
+  process.stdout.on('error', onStdoutError);
   const restoreCursor = () => (renderer as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
   try {
     const record = await service.startBuild(cmd.input);
     buildId = record.id;
     renderer.begin(record);
-    // afterSeq 0: replay whatever arrived before subscribing, so the stream starts at seq 1.
-    const sub = service.subscribe(record.id, (events) => renderer.events(events), { afterSeq: 0 });
+    // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is missed.
+    const sub = service.subscribe(record.id, (events) => renderer.events(events), { afterSeq: -1 });
     const finished = await service.waitForResult(record.id);
     // Deliveries are queued behind the subscription's replay; let them drain before the summary.
     await new Promise((r) => setImmediate(r));
@@ -61,5 +69,6 @@ export async function runBuild(argv: string[]): Promise<number> {
     await service.shutdown();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.stdout.off('error', onStdoutError);
   }
 }

@@ -31,6 +31,11 @@ function nodeText(n: PhaseNode, nowT: number): string {
   return running ? `${icon} ${n.name}  ${bar(n.stepsDone, n.nbSteps)} ${steps}  ${took}` : `${icon} ${n.name}  ${steps}${early}  ${took}`;
 }
 
+/** First start to last end: instances overlap across builder threads, so durations do not add up. */
+function span(group: PhaseNode[], nowT: number): number {
+  return Math.max(...group.map((n) => n.endT ?? nowT)) - Math.min(...group.map((n) => n.startT));
+}
+
 function groupByName(nodes: PhaseNode[]): PhaseNode[][] {
   const groups = new Map<string, PhaseNode[]>();
   for (const n of nodes) {
@@ -61,7 +66,7 @@ export function treeLines(tree: PhaseTree, nowT: number): ViewLine[] {
       const name = group[0].name;
       const head = latest
         ? `▸ ${name} ×${group.length}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
-        : `✓ ${name} ×${group.length}  (all done, ${formatDuration(group.reduce((a, n) => a + ((n.endT ?? nowT) - n.startT), 0))} total)`;
+        : `✓ ${name} ×${group.length}  (all done in ${formatDuration(span(group, nowT))})`;
       const idx = out.length;
       out.push({ text: indent + head, active: !!latest, done: !latest });
       if (latest && walk(latest.id, indent + '  ')) out[idx].active = true;

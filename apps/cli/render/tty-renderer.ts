@@ -21,6 +21,7 @@ export class TtyRenderer implements BuildRenderer {
   private lastCallbackAt = Date.now();
   private stopState?: { kind: 'cancel' | 'kill'; at: number };
   private simulated = false;
+  private anyEvent = false;
   private readonly color: boolean;
 
   constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
@@ -44,6 +45,7 @@ export class TtyRenderer implements BuildRenderer {
   events(events: BuildEvent[]): void {
     const logs: string[] = [];
     for (const e of events) {
+      this.anyEvent = true;
       this.lastT = e.t;
       this.lastTAt = Date.now();
       if (e.type === 'heartbeat') this.lastCallbackAt = Date.now() - e.sinceLastCallbackMs;
@@ -104,8 +106,9 @@ export class TtyRenderer implements BuildRenderer {
     const elapsed = formatDuration(finished ? finished.durationMs : Date.now() - this.startedAt);
     if (finished) return `${finished.status} · ${elapsed}`;
     const quiet = formatDuration(Date.now() - this.lastCallbackAt);
-    const parts = [`elapsed ${elapsed}`, `last TensorRT callback ${quiet} ago`];
-    if (this.simulated) parts[1] = `last (simulated) TensorRT callback ${quiet} ago`;
+    const parts = [`elapsed ${elapsed}`];
+    if (!this.anyEvent) parts.push('starting the build worker…');
+    else parts.push(`last ${this.simulated ? '(simulated) ' : ''}TensorRT callback ${quiet} ago`);
     if (this.stopState) {
       const since = formatDuration(Date.now() - this.stopState.at);
       parts.push(this.paint('1;33', this.stopState.kind === 'cancel' ? `stopping… ${since} (Ctrl-C again to kill)` : `killing the worker… ${since}`));

@@ -70,6 +70,118 @@ export class FakeBrowserWindow extends EventEmitter {
   setProgressBar(p: number, opts?: unknown) {
     this.progress.push([p, opts]);
   }
+  isMinimized() {
+    return false;
+  }
+  restore() {}
+  focus() {}
+  reload() {}
+  static fromWebContents(wc: unknown): FakeBrowserWindow | null {
+    return FakeBrowserWindow.instances.find((w) => w.webContents === wc) ?? null;
+  }
+}
+
+/** Electron's app: quit() emits before-quit and only "exits" when nobody prevented it. */
+export class FakeApp extends EventEmitter {
+  isPackaged = false;
+  exited = false;
+  readonly paths = new Map<string, string>();
+  readonly recentDocuments: string[] = [];
+  private resolveReady!: () => void;
+  private readonly ready = new Promise<void>((r) => (this.resolveReady = r));
+  constructor(private readonly appPath: string) {
+    super();
+  }
+  getAppPath() {
+    return this.appPath;
+  }
+  getPath(name: string) {
+    const p = this.paths.get(name);
+    if (!p) throw new Error(`no fake path for ${name}`);
+    return p;
+  }
+  setPath(name: string, p: string) {
+    this.paths.set(name, p);
+  }
+  requestSingleInstanceLock() {
+    return true;
+  }
+  whenReady() {
+    return this.ready;
+  }
+  becomeReady() {
+    this.resolveReady();
+    this.emit('ready');
+  }
+  addRecentDocument(p: string) {
+    this.recentDocuments.push(p);
+  }
+  quit() {
+    const e = fakeEvent({});
+    this.emit('before-quit', e);
+    if (!e.defaultPrevented) this.exited = true;
+  }
+}
+
+type Item = { id?: string; enabled?: boolean; submenu?: Item[]; [k: string]: unknown };
+
+export class FakeMenu {
+  static current: FakeMenu | null = null;
+  private readonly items: Item[];
+  constructor(readonly template: Item[]) {
+    const flat = (xs: Item[]): Item[] => xs.flatMap((x) => [x, ...(Array.isArray(x.submenu) ? flat(x.submenu) : [])]);
+    this.items = flat(template);
+  }
+  getMenuItemById(id: string) {
+    const item = this.items.find((i) => i.id === id);
+    if (item && item.enabled === undefined) item.enabled = true;
+    return (item as { enabled: boolean } | undefined) ?? null;
+  }
+  static buildFromTemplate(t: Item[]) {
+    return new FakeMenu(t);
+  }
+  static setApplicationMenu(m: FakeMenu | null) {
+    FakeMenu.current = m;
+  }
+  static getApplicationMenu() {
+    return FakeMenu.current;
+  }
+}
+
+export class FakeNotification extends EventEmitter {
+  static shown: Array<{ title: string; body: string }> = [];
+  constructor(readonly options: { title: string; body: string }) {
+    super();
+  }
+  static isSupported() {
+    return true;
+  }
+  show() {
+    FakeNotification.shown.push(this.options);
+  }
+}
+
+export class FakeProtocol {
+  privileged: unknown[] = [];
+  handlers = new Map<string, (r: Request) => Promise<Response>>();
+  registeredBeforeReady = false;
+  registerSchemesAsPrivileged(schemes: unknown[]) {
+    this.privileged.push(...schemes);
+  }
+  handle(scheme: string, fn: (r: Request) => Promise<Response>) {
+    this.handlers.set(scheme, fn);
+  }
+}
+
+export class FakeIpcMain {
+  readonly handlers = new Map<string, (event: unknown, payload?: unknown) => Promise<unknown>>();
+  handle(channel: string, fn: (event: unknown, payload?: unknown) => Promise<unknown>) {
+    if (this.handlers.has(channel)) throw new Error(`Attempted to register a second handler for '${channel}'`);
+    this.handlers.set(channel, fn);
+  }
+  removeHandler(channel: string) {
+    this.handlers.delete(channel);
+  }
 }
 
 /** An event object like Electron's: records preventDefault. */

@@ -167,7 +167,8 @@ describe('what may be sent', () => {
     [INVOKE.cancelBuild, { id: 42 }, 'id'],
     [INVOKE.subscribe, { subscriptionId: 's1' }, 'buildId'],
     [INVOKE.saveEngine, { id: 'b1', path: '/tmp/x' }, 'path'],
-    [INVOKE.listBuilds, { sneaky: true }, 'expected undefined'],
+    [INVOKE.listBuilds, { sneaky: true }, 'this request takes no arguments'],
+    [INVOKE.openModel, 'some/path.onnx', 'this request takes no arguments'],
   ])('%s rejects %j', async (channel, payload, mentions) => {
     const err = errorOf(await t.call(channel, payload));
     expect(err.code).toBe('bad_input');
@@ -253,7 +254,7 @@ describe('builds', () => {
 describe('saving the engine', () => {
   it('returns null and writes nothing when the save dialog is cancelled', async () => {
     expect(await t.call(INVOKE.saveEngine, { id: 'b1' })).toEqual({ ok: true, value: null });
-    expect(t.dialogs.chooseEngineDestination).toHaveBeenCalledWith(null, path.join(t.dir, 'b1.engine'));
+    expect(t.dialogs.chooseEngineDestination).toHaveBeenCalledWith(null, path.join(t.dir, 'm.engine'));
     expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
   });
 

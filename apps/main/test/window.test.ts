@@ -75,15 +75,24 @@ describe('web contents hardening', () => {
 });
 
 describe('session hardening', () => {
-  it('refuses every permission request and check', () => {
+  it('refuses every permission request and check except clipboard writes from our page', () => {
     const ses = new FakeSession();
     hardenSession(ses as never);
-    for (const permission of ['media', 'notifications', 'clipboard-read', 'geolocation', 'openExternal']) {
+    for (const permission of ['media', 'notifications', 'clipboard-read', 'geolocation', 'openExternal', 'fullscreen']) {
       const cb = vi.fn();
-      ses.permissionRequestHandler?.({}, permission, cb, {});
-      expect(cb).toHaveBeenCalledWith(false);
-      expect(ses.permissionCheckHandler?.({}, permission, 'app://studio', {})).toBe(false);
+      ses.permissionRequestHandler?.({}, permission, cb, { requestingUrl: 'app://studio/index.html' });
+      expect(cb, permission).toHaveBeenCalledWith(false);
+      expect(ses.permissionCheckHandler?.({}, permission, 'app://studio', {}), permission).toBe(false);
     }
+    const cb = vi.fn();
+    ses.permissionRequestHandler?.({}, 'clipboard-sanitized-write', cb, { requestingUrl: 'app://studio/index.html' });
+    expect(cb).toHaveBeenCalledWith(true);
+    expect(ses.permissionCheckHandler?.({}, 'clipboard-sanitized-write', 'app://studio', {})).toBe(true);
+    // Not for anyone else, should something foreign ever load.
+    const other = vi.fn();
+    ses.permissionRequestHandler?.({}, 'clipboard-sanitized-write', other, { requestingUrl: 'https://evil.example/' });
+    expect(other).toHaveBeenCalledWith(false);
+    expect(ses.permissionCheckHandler?.({}, 'clipboard-sanitized-write', 'file://', {})).toBe(false);
     expect(ses.devicePermissionHandler?.({})).toBe(false);
   });
 

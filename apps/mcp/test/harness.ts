@@ -14,6 +14,11 @@ export interface RunningServer {
   pid: number;
   /** Everything the server wrote to stderr (its logs), for failure messages. */
   stderr(): string;
+  /**
+   * Progress notifications the SDK client received after the response had retired their token
+   * (modelcontextprotocol/typescript-sdk#2580): sent by the server, dropped by the client.
+   */
+  lateProgress(): Array<{ progressToken: string | number; progress: number; total?: number; message?: string; _meta?: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -28,10 +33,15 @@ export async function startServer(args: string[] = [], command: string[] = [SERV
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: 'trt-build-studio-tests', version: '1.0.0' });
+  const late: ReturnType<RunningServer['lateProgress']> = [];
+  const LATE = 'Received a progress notification for an unknown token: ';
+  client.onerror = (e) => {
+    if (e.message.startsWith(LATE)) late.push(JSON.parse(e.message.slice(LATE.length)).params);
+  };
   await client.connect(transport);
   const pid = transport.pid;
   if (!pid) throw new Error('server process has no pid');
-  return { client, transport, pid, stderr: () => err, close: () => client.close() };
+  return { client, transport, pid, stderr: () => err, lateProgress: () => late, close: () => client.close() };
 }
 
 /** Direct children of a process (the build workers of a server). */

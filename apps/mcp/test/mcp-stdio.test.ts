@@ -104,12 +104,19 @@ describe('MCP server over stdio', () => {
 
     expect(updates.length).toBeGreaterThanOrEqual(3);
     expectRising(updates);
-    expect(updates.every((u) => u.total === 100)).toBe(true);
+    // The amount of work is unknown until the engine exists: no total before the last notification.
+    expect(updates.slice(0, -1).every((u) => u.total === undefined)).toBe(true);
     // ≤ ~4 per second over the build, plus the first and the last.
     expect(updates.length).toBeLessThanOrEqual(Math.ceil((res.durationMs / 1000) * 4) + 3);
     const phaseLines = updates.filter((u) => /^Building engine( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
     expect(phaseLines.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
-    expect(updates.at(-1)).toMatchObject({ progress: 100, message: res.message });
+    // The last notification repeats the result. The server pauses between the two writes, but a
+    // loaded client can still read both at once and drop the notification (SDK issue #2580).
+    const last = updates.at(-1)?.message === res.message ? updates.at(-1) : srv.lateProgress().find((p) => p._meta?.[BUILD_ID_META] === res.buildId);
+    expect(last?.message).toBe(res.message);
+    expect(last?.total).toBe(last?.progress);
+    expect(last!.progress).toBeGreaterThan(updates.filter((u) => u !== last).at(-1)!.progress);
+    expect(last!.progress).toBeGreaterThanOrEqual(res.phases.phaseCount);
     expect(updates.every((u) => (u._meta as Record<string, unknown>)?.[BUILD_ID_META] === res.buildId)).toBe(true);
     if (process.env.MCP_CAPTURE) fs.writeFileSync(process.env.MCP_CAPTURE, JSON.stringify({ updates, result: res }, null, 2));
 
@@ -160,7 +167,8 @@ describe('MCP server over stdio', () => {
     const r = await srv.client.callTool(
       {
         name: 'build_engine',
-        arguments: { modelPath: small, outputPath: out, options: sim({ simDuration: 30, simFault: 'hang@Timing graph nodes' }), timeBudgetSeconds: 2.5 },
+        // A short build that hangs early: the budget runs out during the hang, a silent stretch.
+        arguments: { modelPath: small, outputPath: out, options: sim({ simDuration: 1, simFault: 'hang@Timing graph nodes' }), timeBudgetSeconds: 2.5 },
       },
       undefined,
       { onprogress: (p) => updates.push(p) },
@@ -174,11 +182,12 @@ describe('MCP server over stdio', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(fs.existsSync(out)).toBe(false);
     // The hang is a silent stretch: heartbeats keep coming, each saying how long TensorRT has been quiet.
-    const beats = updates.filter((u) => /^still building: .*Timing graph nodes.* · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
+    const beats = updates.filter((u) => /^still building: Building engine.* · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
     expect(beats.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
     expect(updates.some((u) => /^stopping \(time budget exhausted\)/.test(u.message ?? ''))).toBe(true);
     expectRising(updates);
-    expect(updates.at(-1)!.progress).toBeLessThan(100);
+    expect(updates.every((u) => u.total === undefined)).toBe(true);
+    if (process.env.MCP_CAPTURE) fs.writeFileSync(`${process.env.MCP_CAPTURE}.budget.json`, JSON.stringify({ updates, result: res }, null, 2));
   });
 
   it('reports a crashed worker as a tool error, and the next call works', async () => {
@@ -188,7 +197,7 @@ describe('MCP server over stdio', () => {
       arguments: { modelPath: small, outputPath: out, options: sim({ simFault: 'crash@Optimizing graph' }) },
     });
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toMatch(/crashed/);
+    expect(textOf(r)).toMatch(/^Build \S+ crashed after [\d.]+ s, its worker process died \(.*SIGABRT.*\); the server is still running/);
     expect((r.structuredContent as BuildResultOut).status).toBe('crashed');
     expect(fs.existsSync(out)).toBe(false);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildRecord, PhaseNode } from '../../shared/protocol.js';
-import { formatPhasePath, phaseNames, summarizePhases } from '../phase-summary.js';
+import { formatPhasePath, phaseNames, summarizePhases, unionLength } from '../phase-summary.js';
 import { BuildProgressModel } from '../progress-model.js';
 import { buildResult, buildState } from '../results.js';
 import { BuildResultOut, BuildStateOut, parseBuildOptions, ToolInputError } from '../schemas.js';
@@ -44,13 +44,13 @@ describe('summarizePhases', () => {
   const nodes = treeOf(events);
   const end = events.at(-1)!.t;
 
-  it('groups repeated phases by path and ranks by total time', () => {
+  it('groups repeated phases by path and ranks by wall time', () => {
     const s = summarizePhases(nodes, end, 10);
     expect(s.phaseCount).toBe(nodes.length);
     expect(s.maxDepth).toBe(7);
     expect(s.slowest.length).toBe(10);
     expect(s.slowest[0].path).toBe('Building engine');
-    for (let i = 1; i < s.slowest.length; i++) expect(s.slowest[i].totalMs).toBeLessThanOrEqual(s.slowest[i - 1].totalMs);
+    for (let i = 1; i < s.slowest.length; i++) expect(s.slowest[i].wallMs).toBeLessThanOrEqual(s.slowest[i - 1].wallMs);
     const measuring = s.slowest.find((p) => p.path.endsWith('Measuring tactic time'));
     const expectedCount = nodes.filter((n) => n.name === 'Measuring tactic time').length;
     expect(measuring?.instances).toBe(expectedCount);
@@ -68,7 +68,20 @@ describe('summarizePhases', () => {
   it('counts open phases up to now', () => {
     const open = nodes.map((n) => (n.name === 'Building engine' ? { ...n, endT: undefined, early: undefined } : n));
     const s = summarizePhases(open, 10_000, 1);
-    expect(s.slowest).toEqual([{ path: 'Building engine', depth: 1, instances: 1, totalMs: 10_000 - open[0].startT, maxMs: 10_000 - open[0].startT, open: 1, steps: '4/6' }]);
+    const ms = 10_000 - open[0].startT;
+    expect(s.slowest).toEqual([{ path: 'Building engine', depth: 1, instances: 1, wallMs: ms, totalMs: ms, maxMs: ms, open: 1, steps: '4/6' }]);
+  });
+
+  it('does not let parallel instances outrank the phase that contains them', () => {
+    const p = (id: number, parentId: number | null, name: string, startT: number, endT: number): PhaseNode => ({ id, parentId, name, nbSteps: 1, instance: 0, stepsDone: 1, startT, endT });
+    // Four builder threads time nodes at once: 4 × 90 ms summed, 100 ms of wall time.
+    const tree = [p(1, null, 'Building engine', 0, 100), ...[2, 3, 4, 5].map((id) => p(id, 1, 'Evaluating tactic times', 5, 95))];
+    const s = summarizePhases(tree, 100);
+    expect(s.slowest.map((g) => [g.path, g.wallMs, g.totalMs])).toEqual([
+      ['Building engine', 100, 100],
+      ['Building engine › Evaluating tactic times', 90, 360],
+    ]);
+    expect(unionLength([[0, 10], [20, 30], [5, 12], [30, 31]])).toBe(23);
   });
 
   it('handles an empty tree', () => {
@@ -104,9 +117,12 @@ describe('tool results', () => {
 
   it('says why a build was cancelled, naming the budget', () => {
     const cancelled = { ...finished, status: 'cancelled' as const, engineBytes: undefined, outputPath: undefined, cancelLatencyMs: 12.4 };
-    const out = buildResult({ ...record, state: 'cancelled' }, cancelled, 'timeout', 3);
+    const started = { ...record, state: 'cancelled' as const, startedAt: new Date(1000).toISOString(), finishedAt: new Date(4020).toISOString() };
+    const out = buildResult(started, cancelled, 'timeout', 3);
     expect(out.cancelReason).toBe('timeout');
-    expect(out.message).toContain('(time budget of 3s exhausted), stopped 12 ms after the request; no engine was written');
+    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s \([\d.]+ s in the builder\) \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
+    const user = buildResult(started, { ...cancelled, cancelLatencyMs: 0.31 }, 'user');
+    expect(user.message).toMatch(/^Build b-test cancelled after [\d.]+ s \(cancelled at the caller's request\), stopped 0\.31 ms after the request;/);
     expect(out.outputPath).toBeUndefined();
   });
 

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { cloneElement, useId, useState, type ReactElement } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { FORM_PRECISIONS, type FormState } from '../lib/options-form.js';
 import { backendReason } from '../store/controller.js';
@@ -35,15 +35,19 @@ export function OptionsForm() {
   return (
     <section className="panel options" aria-labelledby="opts-h">
       <h2 id="opts-h">Build options</h2>
+      {formError && (
+        <p className="error" role="alert">
+          {formError}
+        </p>
+      )}
       <form
         onSubmit={(e) => {
           e.preventDefault();
           void c.build();
         }}
       >
-        <label className="row">
-          <span>Backend</span>
-          <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
+        <Field label="Backend">
+            <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
             <option value="auto">auto</option>
             <option value="tensorrt" disabled={!!backendReason(trt)}>
               TensorRT{trt?.version ? ` ${trt.version}` : ''}
@@ -53,12 +57,11 @@ export function OptionsForm() {
               simulated
             </option>
           </select>
-        </label>
+          </Field>
         {backendReason(trt) && <p className="hint">TensorRT unavailable: {backendReason(trt)}</p>}
         {backendsError && <p className="error">Backends: {backendsError}</p>}
-        <label className="row">
-          <span>Optimization level</span>
-          <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
+        <Field label="Optimization level">
+            <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
             {[0, 1, 2, 3, 4, 5].map((n) => (
               <option key={n} value={n}>
                 {n}
@@ -66,11 +69,10 @@ export function OptionsForm() {
               </option>
             ))}
           </select>
-        </label>
-        <label className="row">
-          <span>Workspace (MiB)</span>
-          <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
-        </label>
+          </Field>
+        <Field label="Workspace (MiB)">
+            <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
+          </Field>
         <fieldset>
           <legend>Precision</legend>
           <label className="check">
@@ -89,10 +91,9 @@ export function OptionsForm() {
             </label>
           ))}
         </fieldset>
-        <label className="row">
-          <span>Timing cache file</span>
-          <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
-        </label>
+        <Field label="Timing cache file">
+            <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
+          </Field>
         {c.client.chooseTimingCache && (
           <button
             type="button"
@@ -132,35 +133,26 @@ export function OptionsForm() {
         )}
         <fieldset disabled={!simUsed}>
           <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
-          <label className="row">
-            <span>Duration (s)</span>
+          <Field label="Duration (s)">
             <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
-          </label>
-          <label className="row">
-            <span>Seed</span>
+          </Field>
+          <Field label="Seed">
             <input inputMode="numeric" placeholder="random" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
-          </label>
-          <label className="row">
-            <span>Fault</span>
+          </Field>
+          <Field label="Fault">
             <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
               <option value="">none</option>
               <option value="fail">fail</option>
               <option value="crash">crash</option>
               <option value="hang">hang</option>
             </select>
-          </label>
+          </Field>
           {form.simFault && (
-            <label className="row">
-              <span>…at phase</span>
-              <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
-            </label>
+            <Field label="…at phase">
+            <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
+          </Field>
           )}
         </fieldset>
-        {formError && (
-          <p className="error" role="alert">
-            {formError}
-          </p>
-        )}
         <button type="button" className="small" onClick={() => void copy()} disabled={!model}>
           Copy as trtexec command
         </button>
@@ -171,5 +163,19 @@ export function OptionsForm() {
         )}
       </form>
     </section>
+  );
+}
+
+/**
+ * A label bound to its control by id. Wrapping the control inside the label would make the
+ * label's text include the control's options ("Optimization level 0 1 2 3 (default)…").
+ */
+function Field({ label, children }: { label: string; children: ReactElement<{ id?: string }> }) {
+  const id = useId();
+  return (
+    <div className="row">
+      <label htmlFor={id}>{label}</label>
+      {cloneElement(children, { id })}
+    </div>
   );
 }

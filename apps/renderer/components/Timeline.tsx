@@ -126,6 +126,7 @@ function hue(name: string): number {
 
 function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRows | null, endT: number): void {
   g.clearRect(0, 0, w, h);
+  if (!phases) return;
   const dark = !!darkQuery?.matches;
   const fg = dark ? '#9aa4b2' : '#5b6472';
   g.font = '10px system-ui, sans-serif';
@@ -138,7 +139,6 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
     g.fillRect(x, AXIS_H - 4, 1, 4);
     if (x < w - 30) g.fillText(fmtMs(t), x + 2, 0);
   }
-  if (!phases) return;
   const sx = w / endT;
   forEachRow(phases, (r) => {
     const y = AXIS_H + r.depth * LANE_H;

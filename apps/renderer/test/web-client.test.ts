@@ -1,50 +1,41 @@
-// The HTTP/SSE client against scripted fetch/EventSource doubles. The real server is exercised
-// end to end by e2e/ (web project); these pin the protocol handling that is easy to get wrong:
-// error bodies, batching, closing the stream so EventSource does not reconnect forever.
+// The HTTP/SSE client against a scripted fetch. The real server is exercised end to end by e2e/
+// (web project); these pin the protocol handling that is easy to get wrong: error bodies,
+// batching, stopping after build.finished, resuming with Last-Event-ID.
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { errorFromResponse, HttpError, WebBuildClient } from '../web/web-client.js';
 
-class FakeEventSource {
-  static readonly CONNECTING = 0;
-  static readonly OPEN = 1;
-  static readonly CLOSED = 2;
-  static last: FakeEventSource;
-  readyState = 1;
-  onmessage: ((m: { data: string }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  private listeners = new Map<string, (m: { data: string }) => void>();
-  closed = false;
-  constructor(readonly url: string) {
-    FakeEventSource.last = this;
-  }
-  addEventListener(type: string, fn: (m: { data: string }) => void) {
-    this.listeners.set(type, fn);
-  }
-  close() {
-    this.closed = true;
-    this.readyState = 2;
-  }
-  snapshot(rec: BuildRecord) {
-    this.listeners.get('snapshot')!({ data: JSON.stringify(rec) });
-  }
-  message(ev: unknown) {
-    this.onmessage!({ data: typeof ev === 'string' ? ev : JSON.stringify(ev) });
-  }
-}
+type Call = { url: string; method?: string; body: unknown; headers: unknown };
+type Answer = [number, unknown] | ReadableStream<Uint8Array> | Error;
 
-type Call = { url: string; method: string; body: unknown; headers: unknown };
-
-function client(answers: Array<[number, unknown]>) {
+function client(answers: Answer[]) {
   const calls: Call[] = [];
   const fetchFn = (async (url: string, init: RequestInit) => {
-    calls.push({ url, method: init.method!, body: init.body, headers: init.headers });
-    const [status, body] = answers.shift() ?? [500, 'no answer scripted'];
+    calls.push({ url, method: init.method, body: init.body, headers: init.headers });
+    const a = answers.shift() ?? [500, 'no answer scripted'];
+    if (a instanceof Error) throw a;
+    if (a instanceof ReadableStream) return new Response(a, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    const [status, body] = a;
     return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status });
   }) as unknown as typeof fetch;
-  const c = new WebBuildClient({ fetch: fetchFn, EventSource: FakeEventSource as unknown as typeof EventSource, document: {} as Document });
+  const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document });
   return { c, calls };
 }
+
+/** An SSE body the test writes to chunk by chunk. */
+function sseBody() {
+  let ctl!: ReadableStreamDefaultController<Uint8Array>;
+  const stream = new ReadableStream<Uint8Array>({ start: (c) => void (ctl = c) });
+  const enc = new TextEncoder();
+  return {
+    stream,
+    write: (s: string) => ctl.enqueue(enc.encode(s)),
+    end: () => ctl.close(),
+  };
+}
+const msg = (e: BuildEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
+const snap = (r: BuildRecord) => `event: snapshot\ndata: ${JSON.stringify(r)}\n\n`;
+const tick = () => new Promise((r) => setTimeout(r, 10));
 
 const rec = (over: Partial<BuildRecord> = {}): BuildRecord => ({
   id: 'b1',
@@ -99,45 +90,70 @@ describe('WebBuildClient', () => {
     await expect(c.cancelBuild('b9')).rejects.toBeInstanceOf(HttpError);
   });
 
-  it('delivers the snapshot, then events in batches, and closes after build.finished', async () => {
-    const { c } = client([]);
+  it('delivers the snapshot, then one batch per chunk, and stops after build.finished', async () => {
+    const body = sseBody();
+    const { c, calls } = client([body.stream]);
     const snaps: BuildRecord[] = [];
     const batches: BuildEvent[][] = [];
     const errors: Error[] = [];
     c.subscribe('b 1', { onSnapshot: (r) => snaps.push(r), onEvents: (e) => batches.push(e), onError: (e) => errors.push(e) });
-    const es = FakeEventSource.last;
-    expect(es.url).toBe('/api/builds/b%201/events');
-    es.snapshot(rec());
-    for (let i = 1; i <= 5; i++) es.message(ev(i));
-    await new Promise((r) => setTimeout(r, 5));
-    es.message(ev(6));
-    es.message(ev(7, 'build.finished'));
+    body.write(snap(rec()) + ': heartbeat\n\n' + [1, 2, 3].map((i) => msg(ev(i))).join(''));
+    const tail = msg(ev(4)) + msg(ev(5, 'build.finished'));
+    body.write(tail.slice(0, 17)); // a chunk boundary in the middle of a message
+    await tick();
+    body.write(tail.slice(17));
+    await tick();
+    expect(calls[0].url).toBe('/api/builds/b%201/events');
     expect(snaps).toHaveLength(1);
-    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([[1, 2, 3, 4, 5], [6, 7]]);
-    expect(es.closed).toBe(true);
-    es.onerror?.(); // the server ending the stream must not surface as an error once closed
+    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([[1, 2, 3], [4, 5]]);
+    expect(calls).toHaveLength(1); // finished: no reconnect
     expect(errors).toEqual([]);
   });
 
-  it('closes right after the snapshot of a build that already finished', () => {
-    const { c } = client([]);
+  it('does not reconnect after the snapshot of a build that already finished', async () => {
+    const body = sseBody();
+    const { c, calls } = client([body.stream]);
     c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined });
-    FakeEventSource.last.snapshot(rec({ state: 'crashed' }));
-    expect(FakeEventSource.last.closed).toBe(true);
+    body.write(snap(rec({ state: 'crashed' })));
+    body.end();
+    await tick();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(calls).toHaveLength(1);
   });
 
-  it('reports a refused stream, but not EventSource retrying on its own', () => {
-    const { c } = client([]);
+  it('resumes a dropped stream with Last-Event-ID, and gives up on a 404', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const { c, calls } = client([first.stream, second.stream]);
+    const seqs: number[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)) });
+    first.write(snap(rec()) + msg(ev(1)) + msg(ev(2)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    expect(calls[1].headers).toMatchObject({ 'last-event-id': '2' });
+    second.write(msg(ev(3)) + msg(ev(4, 'build.finished')));
+    await tick();
+    expect(seqs).toEqual([1, 2, 3, 4]);
+
+    const gone = client([[404, { error: { code: 'not_found', message: 'no build b9' } }]]);
     const errors: Error[] = [];
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
-    const es = FakeEventSource.last;
-    es.readyState = FakeEventSource.CONNECTING;
-    es.onerror!();
-    expect(errors).toEqual([]);
-    es.readyState = FakeEventSource.CLOSED;
-    es.onerror!();
-    expect(errors[0].message).toMatch(/connection to the build service/);
-    es.message('{not json');
+    gone.c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    await tick();
+    expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
+    expect(gone.calls).toHaveLength(1);
+  });
+
+  it('reports an event that is not JSON and still delivers the others', async () => {
+    const body = sseBody();
+    const { c } = client([body.stream]);
+    const seqs: number[] = [];
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
+    body.write(msg(ev(1)) + 'data: {oops\n\n' + msg(ev(2)));
+    await tick();
+    expect(seqs).toEqual([1, 2]);
+    expect(errors[0].message).toMatch(/^Bad event from the build service/);
   });
 
   it('refuses to save when the build has no engine', async () => {

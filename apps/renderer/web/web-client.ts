@@ -1,10 +1,14 @@
 // BuildClient for the browser, against `trt-build-studio serve` (docs/http-api.md). Auth is the
-// HttpOnly cookie the server sets when the page is opened through its `?token=` link; fetch and
-// EventSource send it because everything is same-origin. Open becomes an upload, Save a download.
+// HttpOnly cookie the server sets when the page is opened through its `?token=` link; fetch sends
+// it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
+// read with fetch). Open becomes an upload, Save a download.
 import type { BuildClient, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
+import { SseChunkParser } from './sse-reader.js';
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
+/** Reconnects in a row before the stream is reported lost. */
+const MAX_STREAM_RETRIES = 5;
 
 export class HttpError extends Error {
   constructor(
@@ -19,7 +23,6 @@ export class HttpError extends Error {
 
 export interface WebClientDeps {
   fetch: typeof fetch;
-  EventSource: typeof EventSource;
   document: Document;
   /** Origin-relative API root; '' in production. */
   base?: string;
@@ -77,58 +80,64 @@ export class WebBuildClient implements BuildClient {
     id: string,
     handlers: { onSnapshot(record: BuildRecord): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
   ): () => void {
-    const es = new this.deps.EventSource(`${this.base}/api/builds/${encodeURIComponent(id)}/events`);
-    let batch: BuildEvent[] = [];
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let closed = false;
-    // SSE delivers one message per task; handing them over in small batches keeps the
-    // consumer's per-call work (and the contract "callers must not assume one call per event").
-    const flush = () => {
-      timer = undefined;
-      if (batch.length === 0 || closed) return;
-      const out = batch;
-      batch = [];
-      handlers.onEvents(out);
-    };
-    const close = () => {
-      if (closed) return;
-      flush();
-      closed = true;
-      if (timer !== undefined) clearTimeout(timer);
-      es.close();
-    };
-    es.addEventListener('snapshot', (m) => {
-      try {
-        const rec = JSON.parse((m as MessageEvent<string>).data) as BuildRecord;
+    const url = `${this.base}/api/builds/${encodeURIComponent(id)}/events`;
+    const abort = new AbortController();
+    let finished = false;
+    let retries = 0;
+    const parser = new SseChunkParser({
+      onNamed: (event, data) => {
+        if (event !== 'snapshot') return;
+        let rec: BuildRecord;
+        try {
+          rec = JSON.parse(data) as BuildRecord;
+        } catch (e) {
+          handlers.onError?.(new Error(`Bad snapshot from the build service: ${(e as Error).message}`));
+          return;
+        }
         handlers.onSnapshot(rec);
-        // A finished build's stream ends right after the snapshot; do not let EventSource retry.
-        if (FINAL_STATES.has(rec.state)) close();
-      } catch (e) {
-        handlers.onError?.(new Error(`Bad snapshot from the build service: ${(e as Error).message}`));
-      }
+        if (FINAL_STATES.has(rec.state)) finished = true;
+      },
+      onMessages: (values) => {
+        const events = values as BuildEvent[];
+        handlers.onEvents(events);
+        // The stream ends after build.finished; do not reconnect then.
+        if (events.some((e) => e.type === 'build.finished')) finished = true;
+      },
+      onBadMessage: (_data, err) => handlers.onError?.(new Error(`Bad event from the build service: ${err.message}`)),
     });
-    es.onmessage = (m) => {
-      let ev: BuildEvent;
-      try {
-        ev = JSON.parse(m.data) as BuildEvent;
-      } catch (e) {
-        handlers.onError?.(new Error(`Bad event from the build service: ${(e as Error).message}`));
-        return;
+
+    const run = async () => {
+      while (!finished && !abort.signal.aborted) {
+        try {
+          const headers: Record<string, string> = { accept: 'text/event-stream' };
+          // Resume after what we have; the server replays newer events (and a snapshot, which
+          // the consumer ignores when it is not newer than its own state).
+          if (parser.lastId !== undefined) headers['last-event-id'] = parser.lastId;
+          const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+          if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
+          retries = 0;
+          const reader = res.body.getReader();
+          const decoder = new TextDecoder();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            parser.push(decoder.decode(value, { stream: true }));
+            if (finished) break;
+          }
+          if (finished) await reader.cancel().catch(() => undefined);
+        } catch (e) {
+          if (abort.signal.aborted) return;
+          // 4xx will not get better by retrying (unknown build, signed out).
+          if ((e instanceof HttpError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
+            handlers.onError?.(new Error(`Lost the connection to the build service: ${(e as Error).message}`));
+            return;
+          }
+        }
+        if (!finished && !abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
       }
-      batch.push(ev);
-      // The stream ends after build.finished; EventSource would otherwise reconnect forever.
-      if (ev.type === 'build.finished') close();
-      else if (timer === undefined) timer = setTimeout(flush, 0);
     };
-    es.onerror = () => {
-      // CONNECTING means EventSource is retrying with Last-Event-ID on its own; only a closed
-      // stream (the server refused, e.g. 401/404) is an error worth showing.
-      if (!closed && es.readyState === this.deps.EventSource.CLOSED) {
-        close();
-        handlers.onError?.(new Error('Lost the connection to the build service (event stream closed).'));
-      }
-    };
-    return close;
+    void run();
+    return () => abort.abort();
   }
 
   async saveEngine(id: string): Promise<SavedEngine | null> {
@@ -181,6 +190,8 @@ export function baseName(p: string): string {
   const parts = p.split(/[\\/]/);
   return parts[parts.length - 1] ?? '';
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Shows the browser's file picker; resolves null when the user cancels it. */
 function pickFile(doc: Document, accept: string): Promise<File | null> {

@@ -26,13 +26,19 @@ export async function readJsonBody(req: http.IncomingMessage, limit = JSON_LIMIT
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > limit) {
-      discardRest(req);
-      throw tooLarge(limit);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limit) {
+        discardRest(req);
+        throw tooLarge(limit);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    // The client went away mid-body: its fault, not an internal error worth logging.
+    throw new HttpError('bad_input', `request body aborted: ${(e as Error).message}`);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') throw new HttpError('bad_input', 'empty request body: expected a JSON object');

@@ -43,7 +43,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/events$/, methods: { GET: streamEvents } },
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
-  { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine } },
+  { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
 ];
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
@@ -100,8 +100,10 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
 
 /** The user knows the file by the name they uploaded, not by our generated one. */
 function nameUploadInMessage(err: unknown, upload: UploadedFile): unknown {
-  if (!(err instanceof Error) || !err.message.includes(upload.path)) return err;
-  err.message = err.message.split(upload.path).join(`"${upload.displayName}" (uploaded)`);
+  if (!(err instanceof Error)) return err;
+  const shown = `"${upload.displayName}" (uploaded)`;
+  // The full path first, then the bare generated name some messages use.
+  err.message = err.message.split(upload.path).join(shown).split(path.basename(upload.path)).join(shown);
   return err;
 }
 

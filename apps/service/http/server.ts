@@ -63,7 +63,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     checkHost(req, boundPort, boundHost);
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url ?? '/');
     const pathname = url.pathname;
 
     if (pathname === '/api' || pathname.startsWith('/api/')) {
@@ -122,6 +122,15 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
       clearTimeout(force);
     },
   };
+}
+
+/** Parsed as a path: with a base URL, "//x/api/..." would otherwise read as host "x". */
+function requestUrl(raw: string): URL {
+  try {
+    return new URL(raw.startsWith('/') ? `http://localhost${raw}` : raw);
+  } catch {
+    throw new HttpError('bad_input', 'malformed request URL');
+  }
 }
 
 function decodeParam(raw: string): string {

@@ -30,10 +30,23 @@ export function parseLastEventId(req: http.IncomingMessage, query: URLSearchPara
   return Number(raw);
 }
 
+/**
+ * Serializing is most of what a stream costs per event; every subscriber of a build receives the
+ * same event objects, so each is serialized once however many clients watch.
+ */
+const serialized = new WeakMap<BuildEvent, string>();
+
 export function formatEvents(events: readonly BuildEvent[]): string {
   let out = '';
-  // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
-  for (const e of events) out += `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
+  for (const e of events) {
+    let msg = serialized.get(e);
+    if (msg === undefined) {
+      // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
+      msg = `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
+      serialized.set(e, msg);
+    }
+    out += msg;
+  }
   return out;
 }
 
@@ -81,7 +94,13 @@ export function openEventStream(
     lastSeq = fresh[fresh.length - 1].seq;
     res.write(formatEvents(fresh));
     if (fresh.some((e) => e.type === 'build.finished')) return finish();
-    if (res.writableLength > MAX_BUFFERED_BYTES) finish();
+    if (res.writableLength > MAX_BUFFERED_BYTES) {
+      // Ending politely would keep the backlog in memory until a stuck client reads it; cutting
+      // the connection frees it now, and Last-Event-ID resume loses nothing.
+      ended = true;
+      cleanup();
+      res.destroy();
+    }
   };
 
   subscription = service.subscribe(

@@ -10,10 +10,9 @@ namespace {
 
 std::atomic<uint64_t> gNextPipelineUid{1};
 
-// Per builder thread: the last few phases this thread stepped, so stepComplete normally finds
-// its phase without the mutex. Entries are keyed by the pipeline's uid (several builds may run
-// in one process; a uid is never reused, unlike an address).
-struct TlsEntry {
+// Thread-local caches, keyed by the pipeline's uid (several builds may run in one process; a uid
+// is never reused, unlike an address).
+struct StepEntry {
   uint64_t uid = 0;
   void* node = nullptr;
   uint32_t gen = 0;
@@ -21,21 +20,33 @@ struct TlsEntry {
   char const* raw = nullptr;       // the caller's pointer: the cheap first comparison
   char const* interned = nullptr;  // stable copy owned by the pipeline: the exact comparison
 };
-struct TlsCache {
-  TlsEntry entries[4];
-  unsigned next = 0;
+struct NameEntry {
+  uint64_t uid = 0;
+  char const* raw = nullptr;
+  char const* interned = nullptr;
+  uint32_t id = 0;
 };
-thread_local TlsCache tCache;
+struct ThreadEntry {
+  uint64_t uid = 0;
+  void* state = nullptr;
+};
+struct Tls {
+  StepEntry steps[4];
+  unsigned nextStep = 0;
+  NameEntry names[16];
+  ThreadEntry threads[4];
+  unsigned nextThread = 0;
+};
+thread_local Tls tTls;
 
-void rememberInTls(uint64_t uid, void* node, uint32_t gen, int32_t nbSteps, char const* raw,
-                   char const* interned) {
-  for (auto& e : tCache.entries) {
+void rememberStep(uint64_t uid, void* node, uint32_t gen, int32_t nbSteps, char const* raw, char const* interned) {
+  for (auto& e : tTls.steps) {
     if (e.uid == uid && e.node == node) {
-      e = TlsEntry{uid, node, gen, nbSteps, raw, interned};
+      e = StepEntry{uid, node, gen, nbSteps, raw, interned};
       return;
     }
   }
-  tCache.entries[tCache.next++ % 4] = TlsEntry{uid, node, gen, nbSteps, raw, interned};
+  tTls.steps[tTls.nextStep++ % 4] = StepEntry{uid, node, gen, nbSteps, raw, interned};
 }
 
 std::string cacheStatsJson(CacheStats const& s) {
@@ -89,114 +100,227 @@ void ProgressPipeline::touch(int64_t now) noexcept {
 
 // ───────────────────────────── producer side ─────────────────────────────
 
-uint32_t ProgressPipeline::internLocked(std::string_view name) {
-  auto it = nameIndex_.find(name);
-  if (it != nameIndex_.end()) return it->second;
-  names_.emplace_back(name);
-  auto id = static_cast<uint32_t>(names_.size() - 1);
-  nameIndex_.emplace(std::string_view(names_.back()), id);
-  openByName_.emplace_back();
-  return id;
+ProgressPipeline::ThreadState* ProgressPipeline::self() noexcept {
+  for (auto const& e : tTls.threads) {
+    if (e.uid == uid_) return static_cast<ThreadState*>(e.state);
+  }
+  ThreadState* ts = nullptr;
+  try {
+    std::lock_guard<std::mutex> lk(regMu_);
+    auto tid = std::this_thread::get_id();
+    for (auto& t : threads_) {
+      if (t.tid == tid) ts = &t;  // evicted from the small cache, not new
+    }
+    if (ts == nullptr) {
+      int n = threadCount_.load(std::memory_order_relaxed);
+      if (n >= kMaxThreads) return nullptr;
+      threads_.emplace_back();
+      ts = &threads_.back();
+      ts->tid = tid;
+      threadArr_[n].store(ts, std::memory_order_release);
+      threadCount_.store(n + 1, std::memory_order_release);
+    }
+  } catch (...) {
+    return nullptr;
+  }
+  tTls.threads[tTls.nextThread++ % 4] = ThreadEntry{uid_, ts};
+  return ts;
 }
 
-int64_t ProgressPipeline::findNameLocked(std::string_view name) const {
-  auto it = nameIndex_.find(name);
-  return it == nameIndex_.end() ? -1 : static_cast<int64_t>(it->second);
+uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern) noexcept {
+  auto slot = (reinterpret_cast<uintptr_t>(name) >> 3) % 16;
+  NameEntry& e = tTls.names[slot];
+  if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) return e.id;
+  try {
+    std::lock_guard<std::mutex> lk(namesMu_);
+    std::string_view key(name);
+    auto it = nameIndex_.find(key);
+    uint32_t id;
+    if (it != nameIndex_.end()) {
+      id = it->second;
+    } else {
+      if (!intern) return kNoName;
+      names_.emplace_back(key);
+      id = static_cast<uint32_t>(names_.size() - 1);
+      nameIndex_.emplace(std::string_view(names_.back()), id);
+    }
+    e = NameEntry{uid_, name, names_[id].c_str(), id};
+    return id;
+  } catch (...) {
+    return kNoName;
+  }
+}
+
+// A slot or cache entry is trusted only if the node is open, still in the same generation and
+// carries the wanted name, read consistently (the word is checked before and after).
+bool ProgressPipeline::tryNode(Node* n, uint32_t slotGen, uint32_t nameId, Found& out) const noexcept {
+  uint64_t w1 = n->word.load(std::memory_order_acquire);
+  if ((w1 & kOpenBit) == 0 || static_cast<uint32_t>(w1 >> 32) != slotGen) return false;
+  if (n->nameId.load(std::memory_order_relaxed) != nameId) return false;
+  int64_t id = n->id.load(std::memory_order_relaxed);
+  int32_t nb = n->nbSteps.load(std::memory_order_relaxed);
+  uint64_t w2 = n->word.load(std::memory_order_acquire);
+  if ((w2 & kOpenBit) == 0 || (w2 >> 32) != (w1 >> 32)) return false;
+  out = Found{n, slotGen, id, nb};
+  return true;
 }
 
 // Names are unique among the open phases of one hierarchy, but several builder threads may each
-// have a phase of the same name open (parallel subtrees). Prefer the calling thread's own phase,
-// then the most recently started one.
-ProgressPipeline::Node* ProgressPipeline::findOpenLocked(uint32_t nameId) const {
-  auto const& open = openByName_[nameId];
-  if (open.empty()) return nullptr;
-  auto self = std::this_thread::get_id();
-  for (auto it = open.rbegin(); it != open.rend(); ++it) {
-    if ((*it)->owner == self) return *it;
+// have a phase of the same name open (parallel subtrees). Prefer the calling thread's own
+// (innermost first), then the most recently started one of any thread.
+ProgressPipeline::Found ProgressPipeline::findOpen(uint32_t nameId, ThreadState* me) noexcept {
+  Found found;
+  if (me != nullptr) {
+    for (int i = me->openCount.load(std::memory_order_relaxed) - 1; i >= 0; --i) {
+      Node* n = me->open[i].load(std::memory_order_relaxed);
+      if (n != nullptr && tryNode(n, me->openGen[i].load(std::memory_order_relaxed), nameId, found)) return found;
+    }
   }
-  return open.back();
+  int threads = threadCount_.load(std::memory_order_acquire);
+  for (int t = 0; t < threads; ++t) {
+    ThreadState* ts = threadArr_[t].load(std::memory_order_acquire);
+    if (ts == me || ts == nullptr) continue;
+    int count = std::min(ts->openCount.load(std::memory_order_acquire), kMaxOpenPerThread);
+    for (int i = 0; i < count; ++i) {
+      Node* n = ts->open[i].load(std::memory_order_acquire);
+      Found f;
+      if (n != nullptr && tryNode(n, ts->openGen[i].load(std::memory_order_acquire), nameId, f) && f.id > found.id) found = f;
+    }
+  }
+  return found;
 }
 
-ProgressPipeline::Node* ProgressPipeline::allocNodeLocked() {
-  if (!freeList_.empty()) {
-    Node* n = freeList_.back();
-    freeList_.pop_back();
-    return n;
+void ProgressPipeline::pushOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept {
+  int count = ts->openCount.load(std::memory_order_relaxed);
+  if (count == kMaxOpenPerThread) {
+    // Drop entries of phases other threads finished (this thread never saw their finish).
+    int kept = 0;
+    for (int i = 0; i < count; ++i) {
+      Node* m = ts->open[i].load(std::memory_order_relaxed);
+      uint32_t g = ts->openGen[i].load(std::memory_order_relaxed);
+      uint64_t w = m ? m->word.load(std::memory_order_acquire) : 0;
+      if (m && (w & kOpenBit) && static_cast<uint32_t>(w >> 32) == g) {
+        ts->openGen[kept].store(g, std::memory_order_relaxed);
+        ts->open[kept].store(m, std::memory_order_release);
+        ++kept;
+      }
+    }
+    count = kept;
+    ts->openCount.store(count, std::memory_order_release);
+    if (count == kMaxOpenPerThread) return;  // 64 phases open on one thread: found by the scan only
   }
-  arena_.emplace_back();
-  return &arena_.back();
+  ts->openGen[count].store(gen, std::memory_order_relaxed);
+  ts->open[count].store(n, std::memory_order_release);
+  ts->openCount.store(count + 1, std::memory_order_release);
+}
+
+void ProgressPipeline::removeOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept {
+  int count = ts->openCount.load(std::memory_order_relaxed);
+  for (int i = count - 1; i >= 0; --i) {
+    if (ts->open[i].load(std::memory_order_relaxed) == n && ts->openGen[i].load(std::memory_order_relaxed) == gen) {
+      for (int j = i; j + 1 < count; ++j) {
+        ts->openGen[j].store(ts->openGen[j + 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+        ts->open[j].store(ts->open[j + 1].load(std::memory_order_relaxed), std::memory_order_release);
+      }
+      ts->open[count - 1].store(nullptr, std::memory_order_release);
+      ts->openCount.store(count - 1, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+int32_t ProgressPipeline::bumpInstance(std::atomic<uint64_t>* slots, int64_t ownerId, uint32_t nameId) noexcept {
+  uint64_t tag = uint64_t{nameId} + 1;
+  for (int i = 0; i < kInstanceSlots; ++i) {
+    uint64_t v = slots[i].load(std::memory_order_relaxed);
+    for (;;) {
+      if (v == 0) {
+        if (slots[i].compare_exchange_weak(v, (tag << 32) | 1, std::memory_order_relaxed)) return 0;
+        continue;
+      }
+      if ((v >> 32) != tag) break;
+      if (slots[i].compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) return static_cast<int32_t>(v & 0xffffffffu);
+    }
+  }
+  try {
+    std::lock_guard<std::mutex> lk(instanceMu_);
+    return instanceOverflow_[(static_cast<uint64_t>(ownerId + 1) << 24) ^ nameId]++;
+  } catch (...) {
+    return 0;
+  }
+}
+
+ProgressPipeline::Node* ProgressPipeline::allocNode(ThreadState* ts) {
+  if (ts->spare.empty()) {
+    // Refill in bulk so the pool lock is taken once per 64 phases.
+    std::lock_guard<std::mutex> lk(poolMu_);
+    size_t take = std::min<size_t>(pool_.size(), 64);
+    ts->spare.assign(pool_.end() - static_cast<std::ptrdiff_t>(take), pool_.end());
+    pool_.resize(pool_.size() - take);
+    while (ts->spare.size() < 64) {
+      arena_.emplace_back();
+      ts->spare.push_back(&arena_.back());
+    }
+  }
+  Node* n = ts->spare.back();
+  ts->spare.pop_back();
+  return n;
 }
 
 void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t nbSteps) noexcept {
   int64_t now = monoNowNs();
+  if (closed_.load(std::memory_order_acquire)) {
+    afterEnd_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   touch(now);
-  std::string_view nm = name ? std::string_view(name) : std::string_view("(unnamed phase)");
-  Node* node = nullptr;
-  uint32_t gen = 0;
+  ThreadState* ts = self();
+  if (ts == nullptr) return;
+  char const* nm = name ? name : "(unnamed phase)";
+  uint32_t nameId = nameIdOf(nm, true);
+  if (nameId == kNoName) return;
   int32_t nb = std::max<int32_t>(nbSteps, 0);
-  char const* interned = nullptr;
+  Found parentFound;
+  if (parent != nullptr && *parent != '\0') {
+    uint32_t pid = nameIdOf(parent, false);
+    if (pid != kNoName) parentFound = findOpen(pid, ts);
+    if (parentFound.node == nullptr) unknownParent_.fetch_add(1, std::memory_order_relaxed);  // a root
+  }
+  int32_t instance = parentFound.node ? bumpInstance(parentFound.node->instances, parentFound.id, nameId)
+                                      : bumpInstance(rootInstances_, -1, nameId);
+  Node* n;
   try {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (closed_.load(std::memory_order_relaxed)) {
-      afterEnd_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    uint32_t nameId = internLocked(nm);
-    interned = names_[nameId].c_str();
-    Node* parentNode = nullptr;
-    if (parent != nullptr && *parent != '\0') {
-      int64_t pid = findNameLocked(parent);
-      if (pid >= 0) parentNode = findOpenLocked(static_cast<uint32_t>(pid));
-      if (parentNode == nullptr) ++anomalies_.unknownParent;  // reported as a root phase
-    }
-    node = allocNodeLocked();
-    gen = ++node->gen;
-    node->id = nextId_++;
-    node->parent = parentNode;
-    node->nameId = nameId;
-    node->nbSteps = nb;
-    node->depth = parentNode ? parentNode->depth + 1 : 0;
-    node->owner = std::this_thread::get_id();
-    node->openChildren = 0;
-    node->childInstances.clear();
-    auto& counts = parentNode ? parentNode->childInstances : rootInstances_;
-    int32_t instance = 0;
-    auto found = std::find_if(counts.begin(), counts.end(), [&](auto const& p) { return p.first == nameId; });
-    if (found == counts.end()) {
-      counts.emplace_back(nameId, 1);
-    } else {
-      instance = found->second++;
-    }
-    if (parentNode) ++parentNode->openChildren;
-    node->lastStepNs.store(now, std::memory_order_relaxed);
-    node->word.store((uint64_t{gen} << 32) | kOpenBit, std::memory_order_seq_cst);
-    openByName_[nameId].push_back(node);
-    Record r{EvType::kPhaseStart, now};
-    r.node = node;
-    r.gen = gen;
-    r.a = node->id;
-    r.b = parentNode ? parentNode->id : -1;
-    r.c = nameId;
-    r.d = nb;
-    r.e = instance;
-    queue_.push_back(std::move(r));
+    n = allocNode(ts);
   } catch (...) {
     return;  // allocation failure: drop the phase rather than throw into the builder
   }
-  rememberInTls(uid_, node, gen, nb, name, interned);
-}
-
-bool ProgressPipeline::resolveForStep(char const* name, Node*& node, uint32_t& gen, int32_t& nbSteps) {
-  std::lock_guard<std::mutex> lk(mu_);
-  int64_t id = findNameLocked(name);
-  if (id < 0) return false;
-  Node* n = findOpenLocked(static_cast<uint32_t>(id));
-  if (n == nullptr) return false;
-  node = n;
-  gen = n->gen;
-  nbSteps = n->nbSteps;
-  rememberInTls(uid_, n, gen, nbSteps, name, names_[n->nameId].c_str());
-  return true;
+  uint64_t seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+  auto gen = static_cast<uint32_t>(n->word.load(std::memory_order_relaxed) >> 32) + 1;
+  auto id = static_cast<int64_t>(seq);
+  n->id.store(id, std::memory_order_relaxed);
+  n->nameId.store(nameId, std::memory_order_relaxed);
+  n->nbSteps.store(nb, std::memory_order_relaxed);
+  for (auto& slot : n->instances) slot.store(0, std::memory_order_relaxed);
+  n->lastStepNs.store(now, std::memory_order_relaxed);
+  n->word.store((uint64_t{gen} << 32) | kOpenBit, std::memory_order_seq_cst);  // publish
+  pushOpen(ts, n, gen);
+  Record r;
+  r.seq = seq;
+  r.ns = now;
+  r.type = EvType::kPhaseStart;
+  r.node = n;
+  r.gen = gen;
+  r.a = id;
+  r.b = parentFound.node ? parentFound.id : -1;
+  r.c = nameId;
+  r.d = nb;
+  r.e = instance;
+  try {
+    ts->queue.push(std::move(r));
+  } catch (...) {
+  }
+  char const* interned = tTls.names[(reinterpret_cast<uintptr_t>(nm) >> 3) % 16].interned;
+  if (interned != nullptr && std::strcmp(interned, nm) == 0) rememberStep(uid_, n, gen, nb, nm, interned);
 }
 
 void ProgressPipeline::markDirty(Node* node) noexcept {
@@ -225,18 +349,17 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
     unknownStep_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-
   Node* node = nullptr;
   uint32_t gen = 0;
   int32_t nb = 0;
-  for (auto const& e : tCache.entries) {
+  for (auto const& e : tTls.steps) {
     if (e.uid == uid_ && e.raw == name) {
       node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
       break;
     }
   }
   if (node == nullptr) {
-    for (auto const& e : tCache.entries) {
+    for (auto const& e : tTls.steps) {
       if (e.uid == uid_ && std::strcmp(e.interned, name) == 0) {
         node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
         break;
@@ -245,16 +368,11 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (node == nullptr) {
-      bool found = false;
-      try {
-        found = resolveForStep(name, node, gen, nb);
-      } catch (...) {
-        found = false;
-      }
-      if (!found) {
-        unknownStep_.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
+      uint32_t nameId = nameIdOf(name, false);
+      Found f = nameId == kNoName ? Found{} : findOpen(nameId, self());
+      if (f.node == nullptr) break;
+      node = f.node, gen = f.gen, nb = f.nbSteps;
+      rememberStep(uid_, node, gen, nb, name, tTls.names[(reinterpret_cast<uintptr_t>(name) >> 3) % 16].interned);
     }
     uint64_t w = node->word.load(std::memory_order_seq_cst);
     for (;;) {
@@ -263,8 +381,7 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
         stepOutOfRange_.fetch_add(1, std::memory_order_relaxed);
         return true;
       }
-      uint64_t done = w & kStepsMask;
-      if (uint64_t(step) + 1 <= done) {
+      if (uint64_t(step) + 1 <= (w & kStepsMask)) {
         stepNotRising_.fetch_add(1, std::memory_order_relaxed);
         return true;
       }
@@ -280,89 +397,87 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   return true;
 }
 
-void ProgressPipeline::closeLocked(Node* node, int64_t now, bool byParent) {
-  if (node->openChildren > 0) {
-    // TensorRT may finish a parent before its children; close the children first (deepest
-    // first) so every start still has exactly one finish and the tree stays nested.
-    std::vector<Node*> descendants;
-    for (auto const& list : openByName_) {
-      for (Node* m : list) {
-        for (Node* p = m->parent; p != nullptr; p = p->parent) {
-          if (p == node) {
-            descendants.push_back(m);
-            break;
-          }
-        }
-      }
-    }
-    std::sort(descendants.begin(), descendants.end(), [](Node* a, Node* b) { return a->depth > b->depth; });
-    for (Node* d : descendants) closeLocked(d, now, true);
-  }
-  uint32_t instanceGen = node->gen;
-  uint64_t old = node->word.exchange(uint64_t{instanceGen + 1} << 32, std::memory_order_seq_cst);
-  node->gen = instanceGen + 1;  // stale thread-local entries now miss
-  auto stepsDone = static_cast<int32_t>(old & kStepsMask);
-  auto& open = openByName_[node->nameId];
-  open.erase(std::find(open.begin(), open.end(), node));
-  if (node->parent) --node->parent->openChildren;
-  if (byParent) ++anomalies_.closedByParent;
-  Record r{EvType::kPhaseFinish, now};
-  r.node = node;
-  r.gen = instanceGen;
-  r.a = node->id;
-  r.b = stepsDone;
-  r.c = stepsDone < node->nbSteps ? 1 : 0;
-  queue_.push_back(std::move(r));
-}
-
 void ProgressPipeline::phaseFinish(char const* name) noexcept {
   int64_t now = monoNowNs();
-  touch(now);
-  try {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (closed_.load(std::memory_order_relaxed)) {
-      afterEnd_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    int64_t id = name ? findNameLocked(name) : -1;
-    Node* node = id >= 0 ? findOpenLocked(static_cast<uint32_t>(id)) : nullptr;
-    if (node == nullptr) {
-      ++anomalies_.unknownFinishName;
-      return;
-    }
-    closeLocked(node, now, false);
-  } catch (...) {
+  if (closed_.load(std::memory_order_acquire)) {
+    afterEnd_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  touch(now);
+  ThreadState* ts = self();
+  uint32_t nameId = name ? nameIdOf(name, false) : kNoName;
+  if (ts == nullptr || nameId == kNoName) {
+    unknownFinish_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    Found f = findOpen(nameId, ts);
+    if (f.node == nullptr) break;
+    uint64_t w = f.node->word.load(std::memory_order_seq_cst);
+    bool closed = false;
+    while ((w >> 32) == f.gen && (w & kOpenBit)) {
+      // Generation + 1 makes every stale cache entry miss; the steps stay for the flusher.
+      if (f.node->word.compare_exchange_weak(w, (uint64_t{f.gen + 1} << 32) | (w & kStepsMask), std::memory_order_seq_cst)) {
+        closed = true;
+        break;
+      }
+    }
+    if (!closed) continue;  // another thread finished it first: look again
+    removeOpen(ts, f.node, f.gen);
+    auto stepsDone = static_cast<int64_t>(w & kStepsMask);
+    Record r;
+    r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+    r.ns = now;
+    r.type = EvType::kPhaseFinish;
+    r.node = f.node;
+    r.gen = f.gen;
+    r.a = f.id;
+    r.b = stepsDone;
+    r.c = stepsDone < f.nbSteps ? 1 : 0;
+    try {
+      ts->queue.push(std::move(r));
+    } catch (...) {
+    }
+    return;
+  }
+  unknownFinish_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ProgressPipeline::pushControl(Record&& r) {
+  r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+  control_.push_back(std::move(r));
 }
 
 void ProgressPipeline::log(Severity severity, char const* message) noexcept {
-  int64_t now = monoNowNs();
   try {
-    Record r{EvType::kLog, now};
+    Record r;
+    r.ns = monoNowNs();
+    r.type = EvType::kLog;
     r.a = static_cast<int64_t>(severity);
     r.text = message ? message : "";
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) {
       afterEnd_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    queue_.push_back(std::move(r));
+    pushControl(std::move(r));
   } catch (...) {
   }
 }
 
 void ProgressPipeline::cacheStats(CacheStats const& stats) noexcept {
-  int64_t now = monoNowNs();
   try {
-    Record r{EvType::kCacheStats, now};
+    Record r;
+    r.ns = monoNowNs();
+    r.type = EvType::kCacheStats;
     r.text = cacheStatsJson(stats);
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) {
       afterEnd_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     lastCacheJson_ = r.text;
-    queue_.push_back(std::move(r));
+    pushControl(std::move(r));
   } catch (...) {
   }
 }
@@ -378,7 +493,9 @@ bool ProgressPipeline::waitForCancel(double ms) noexcept {
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
                                std::string const& gpu) {
-  Record r{EvType::kStarted, monoNowNs()};
+  Record r;
+  r.ns = monoNowNs();
+  r.type = EvType::kStarted;
   JsonObject o;
   o.str("backend", backend).str("backendVersion", backendVersion).boolean("simulated", simulated);
   o.num("startedAtMs", startWallMs_);
@@ -388,45 +505,38 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
     o.str("gpu", gpu);
   }
   r.text = o.done();
-  std::lock_guard<std::mutex> lk(mu_);
-  if (!closed_.load(std::memory_order_relaxed)) queue_.push_back(std::move(r));
+  std::lock_guard<std::mutex> lk(controlMu_);
+  if (!closed_.load(std::memory_order_relaxed)) pushControl(std::move(r));
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {
-  if (closed_.load(std::memory_order_acquire)) return false;
-  if (cancel_.exchange(true, std::memory_order_seq_cst)) return false;
-  int64_t now = monoNowNs();
-  cancelRequestedNs_.store(now, std::memory_order_seq_cst);
+  {
+    // Under controlMu_ so that a cancel the builder observed always has its build.cancelling
+    // event before build.finished (finish() takes the same lock).
+    std::lock_guard<std::mutex> lk(controlMu_);
+    if (closed_.load(std::memory_order_relaxed)) return false;
+    if (cancel_.exchange(true, std::memory_order_seq_cst)) return false;
+    // Timestamp after the flag: every step recorded as completed then has t <= requestedAt.
+    Record r;
+    r.ns = monoNowNs();
+    r.type = EvType::kCancelling;
+    r.a = static_cast<int64_t>(reason);
+    cancelRequestedNs_.store(r.ns, std::memory_order_seq_cst);
+    pushControl(std::move(r));
+  }
   {
     std::lock_guard<std::mutex> lk(cancelMu_);  // pairs with waitForCancel: no lost wake-up
   }
   cancelCv_.notify_all();
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (!closed_.load(std::memory_order_relaxed)) {
-      Record r{EvType::kCancelling, now};
-      r.a = static_cast<int64_t>(reason);
-      queue_.push_back(std::move(r));
-    }
-  }
   wakeCv_.notify_all();  // deliver build.cancelling now rather than at the next tick
   return true;
 }
 
 void ProgressPipeline::finish(BuildOutcome const& outcome) {
-  int64_t now = monoNowNs();
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) return;
-    std::vector<Node*> open;
-    for (auto const& list : openByName_) open.insert(open.end(), list.begin(), list.end());
-    std::sort(open.begin(), open.end(), [](Node* a, Node* b) { return a->depth > b->depth; });
-    for (Node* n : open) {
-      if (n->word.load(std::memory_order_relaxed) & kOpenBit) {
-        closeLocked(n, now, false);
-        ++anomalies_.closedAtEnd;
-      }
-    }
+    int64_t now = monoNowNs();
     endNs_.store(now, std::memory_order_relaxed);
     int64_t requested = cancelRequestedNs_.load(std::memory_order_seq_cst);
     int64_t firstFalse = firstFalseNs_.load(std::memory_order_seq_cst);
@@ -442,11 +552,14 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     if (!outcome.outputPath.empty()) o.str("outputPath", outcome.outputPath);
     if (!outcome.error.empty()) o.str("error", outcome.error);
     if (!lastCacheJson_.empty()) o.raw("cache", lastCacheJson_);
-    Record r{EvType::kFinished, now};
+    Record r;
+    r.ns = now;
+    r.type = EvType::kFinished;
     r.a = static_cast<int64_t>(outcome.status);
     r.text = o.done();
-    queue_.push_back(std::move(r));
     closed_.store(true, std::memory_order_release);
+    pushControl(std::move(r));
+    finalSeq_.store(control_.back().seq, std::memory_order_release);
   }
   if (flusher_.joinable()) {
     {
@@ -478,122 +591,287 @@ void ProgressPipeline::flusherLoop() {
 void ProgressPipeline::flushNow() { flushOnce(closed_.load(std::memory_order_acquire)); }
 
 void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
-  ev.seq = nextSeq_++;
+  ev.seq = emitSeq_++;
   batch.events.push_back(std::move(ev));
+}
+
+// Closes a phase in the emitted tree on the flusher's own initiative (its parent finished, or
+// the build ended), children first; the phase's own finish record, if it ever comes, is dropped.
+void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent, std::vector<Node*>& retire) {
+  auto it = view_.find(id);
+  if (it == view_.end() || !it->second.open) return;
+  std::vector<int64_t> children = it->second.openChildren;
+  std::sort(children.rbegin(), children.rend());
+  for (int64_t c : children) closeInView(batch, c, ns, true, retire);
+  it = view_.find(id);  // closing children does not rehash (no inserts), but stay safe
+  ViewEntry& v = it->second;
+  Node* n = v.node;
+  uint64_t w = n->word.load(std::memory_order_seq_cst);
+  auto wgen = static_cast<uint32_t>(w >> 32);
+  int32_t steps = (wgen == v.gen || wgen == v.gen + 1) ? static_cast<int32_t>(w & kStepsMask) : n->flEmittedSteps;
+  if (steps > n->flEmittedSteps && n->flGen == v.gen) {
+    OutEvent st;
+    st.type = EvType::kPhaseStep;
+    st.t = msSinceStart(std::min(n->lastStepNs.load(std::memory_order_relaxed), ns));
+    st.a = id;
+    st.b = steps - 1;
+    st.c = steps;
+    n->flEmittedSteps = steps;
+    v.stepsDone = steps;
+    emit(batch, std::move(st));
+  }
+  steps = n->flEmittedSteps;
+  n->flGen = UINT32_MAX;
+  OutEvent fin;
+  fin.type = EvType::kPhaseFinish;
+  fin.t = msSinceStart(ns);
+  fin.a = id;
+  fin.b = steps;
+  fin.c = steps < v.nbSteps ? 1 : 0;
+  v.open = false;
+  v.stepsDone = steps;
+  v.endT = fin.t;
+  v.early = fin.c != 0;
+  if (v.parentId >= 0) {
+    auto p = view_.find(v.parentId);
+    if (p != view_.end()) {
+      auto& oc = p->second.openChildren;
+      oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
+    }
+  }
+  (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
+  finishedOrder_.push_back(id);
+  emit(batch, std::move(fin));
+  (void)retire;  // the producer still owns the node until its own finish (or the pipeline ends)
 }
 
 void ProgressPipeline::flushOnce(bool final) {
   if (finalEmitted_) return;
   EventBatch batch;
-  work_.clear();
+  uint64_t finalSeq = final ? finalSeq_.load(std::memory_order_acquire) : UINT64_MAX;
+
+  auto drainAll = [&] {
+    int threads = threadCount_.load(std::memory_order_acquire);
+    for (int t = 0; t < threads; ++t) {
+      threadArr_[t].load(std::memory_order_acquire)->queue.drain([&](Record&& r) { pending_.push_back(std::move(r)); });
+    }
+    std::lock_guard<std::mutex> lk(controlMu_);
+    for (auto& r : control_) pending_.push_back(std::move(r));
+    control_.clear();
+  };
+  drainAll();
+  std::sort(pending_.begin(), pending_.end(), [](Record const& a, Record const& b) { return a.seq < b.seq; });
+  if (final) {
+    // A record whose sequence number was taken but not yet published blocks the ones after it.
+    // At the end every builder thread has returned, so wait briefly, then skip (never hang).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    auto contiguousToFinal = [&] {
+      uint64_t s = expectedSeq_;
+      for (auto const& r : pending_) {
+        if (r.seq < s) continue;
+        if (r.seq != s) return false;
+        if (s == finalSeq) return true;
+        ++s;
+      }
+      return false;
+    };
+    while (!contiguousToFinal() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+      drainAll();
+      std::sort(pending_.begin(), pending_.end(), [](Record const& a, Record const& b) { return a.seq < b.seq; });
+    }
+  }
+  size_t ready = 0;
+  while (ready < pending_.size() && pending_[ready].seq <= finalSeq) {
+    if (pending_[ready].seq != expectedSeq_) {
+      if (!final) break;
+      seqGapsSkipped_.fetch_add(pending_[ready].seq - expectedSeq_, std::memory_order_relaxed);
+      expectedSeq_ = pending_[ready].seq;
+    }
+    ++expectedSeq_;
+    ++ready;
+  }
   {
-    std::lock_guard<std::mutex> lk(mu_);
-    work_.swap(queue_);
+    std::lock_guard<std::mutex> lk(namesMu_);
     batch.firstNameId = namesSent_;
     for (auto i = namesSent_; i < names_.size(); ++i) batch.newNames.push_back(names_[i]);
     namesSent_ = static_cast<uint32_t>(names_.size());
   }
-  Node* dirty = dirtyHead_.exchange(nullptr, std::memory_order_acquire);
+
+  // Steps of phases that moved since the last flush: one candidate per phase with its latest
+  // step. Clearing `dirty` before reading the word means a step recorded after the read
+  // re-queues the phase for the next flush (both sides use seq_cst).
+  struct Candidate {
+    Node* node;
+    int64_t ns;
+    uint32_t gen;
+    int32_t stepsDone;
+    bool open;
+  };
+  std::vector<Candidate> candidates;
+  {
+    std::vector<Node*> dirty;
+    dirty.swap(carry_);
+    for (Node* n = dirtyHead_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
+      Node* next = n->nextDirty;
+      dirty.push_back(n);
+      n = next;
+    }
+    for (Node* n : dirty) {
+      n->dirty.store(false, std::memory_order_seq_cst);
+      uint64_t w = n->word.load(std::memory_order_seq_cst);
+      bool open = (w & kOpenBit) != 0;
+      auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
+      candidates.push_back(Candidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen,
+                                     static_cast<int32_t>(w & kStepsMask), open});
+    }
+  }
+  // Placed by time among the starts/finishes, so "a parent advanced while its child was open"
+  // stays visible in the stream after coalescing.
+  std::stable_sort(candidates.begin(), candidates.end(), [](auto const& a, auto const& b) { return a.ns < b.ns; });
+
   std::vector<Node*> retire;
   OutEvent finished;
   bool haveFinished = false;
 
-  auto stepEvent = [&](Node* n, int32_t stepsDone) {
+  std::unique_lock<std::mutex> view(viewMu_);
+  auto emitStep = [&](Node* n, int32_t stepsDone, int64_t ns) {
+    if (stepsDone <= n->flEmittedSteps) return;
     OutEvent ev;
     ev.type = EvType::kPhaseStep;
-    ev.t = msSinceStart(n->lastStepNs.load(std::memory_order_relaxed));
-    ev.a = n->id;
+    ev.t = msSinceStart(ns);
+    ev.a = n->id.load(std::memory_order_relaxed);
     ev.b = stepsDone - 1;
     ev.c = stepsDone;
     n->flEmittedSteps = stepsDone;
-    return ev;
+    auto it = view_.find(ev.a);
+    if (it != view_.end()) it->second.stepsDone = stepsDone;
+    emit(batch, std::move(ev));
+  };
+  size_t nextCandidate = 0;
+  std::vector<Candidate> deferred;  // steps whose phase.start has not been emitted yet
+  auto emitCandidatesBefore = [&](int64_t ns) {
+    for (; nextCandidate < candidates.size() && candidates[nextCandidate].ns < ns; ++nextCandidate) {
+      Candidate const& c = candidates[nextCandidate];
+      if (c.node->flGen == c.gen) {
+        emitStep(c.node, c.stepsDone, c.ns);
+      } else {
+        deferred.push_back(c);
+      }
+    }
+  };
+  auto trimRetention = [&] {
+    while (finishedOrder_.size() > options_.retainFinished) {
+      view_.erase(finishedOrder_.front());
+      finishedOrder_.pop_front();
+    }
   };
 
-  {
-    std::lock_guard<std::mutex> view(viewMu_);
-    for (Record& r : work_) {
-      OutEvent ev;
-      ev.type = r.type;
-      ev.t = msSinceStart(r.ns);
-      switch (r.type) {
-        case EvType::kPhaseStart: {
-          r.node->flGen = r.gen;
-          r.node->flEmittedSteps = 0;
-          ev.a = r.a, ev.b = r.b, ev.c = r.c, ev.d = r.d, ev.e = r.e;
-          view_[static_cast<int32_t>(r.a)] =
-              ViewEntry{static_cast<int32_t>(r.b), static_cast<uint32_t>(r.c), static_cast<int32_t>(r.d),
-                        static_cast<int32_t>(r.e), 0, ev.t, -1, false};
-          break;
+  for (size_t i = 0; i < ready; ++i) {
+    Record& r = pending_[i];
+    if (r.type == EvType::kPhaseStart || r.type == EvType::kPhaseFinish) emitCandidatesBefore(r.ns);
+    OutEvent ev;
+    ev.type = r.type;
+    ev.t = msSinceStart(r.ns);
+    switch (r.type) {
+      case EvType::kPhaseStart: {
+        // A parent another thread finished just before this start was ordered: attach the child
+        // to the nearest ancestor still open.
+        int64_t parentId = r.b;
+        bool moved = false;
+        while (parentId >= 0) {
+          auto p = view_.find(parentId);
+          if (p != view_.end() && p->second.open) break;
+          parentId = p == view_.end() ? -1 : p->second.parentId;
+          moved = true;
         }
-        case EvType::kPhaseFinish: {
-          auto stepsDone = static_cast<int32_t>(r.b);
-          // The last steps before a finish are never coalesced away.
-          if (r.node->flGen == r.gen && stepsDone > r.node->flEmittedSteps) {
-            emit(batch, stepEvent(r.node, stepsDone));
-          }
-          r.node->flGen = UINT32_MAX;
-          retire.push_back(r.node);
-          ev.a = r.a, ev.b = r.b, ev.c = r.c;
-          auto it = view_.find(static_cast<int32_t>(r.a));
-          if (it != view_.end()) {
-            it->second.stepsDone = stepsDone;
-            it->second.endT = ev.t;
-            it->second.early = r.c != 0;
-          }
-          finishedOrder_.push_back(static_cast<int32_t>(r.a));
-          while (finishedOrder_.size() > options_.retainFinished) {
-            view_.erase(finishedOrder_.front());
-            finishedOrder_.pop_front();
-          }
-          break;
-        }
-        case EvType::kFinished:
-          ev.a = r.a;
-          ev.text = std::move(r.text);
-          finished = std::move(ev);
-          haveFinished = true;
-          continue;  // emitted last
-        case EvType::kCancelling:
-          ev.x = msSinceStart(r.ns);
-          ev.a = r.a;
-          break;
-        default:
-          ev.a = r.a;
-          ev.text = std::move(r.text);
-          break;
+        if (moved) reparented_.fetch_add(1, std::memory_order_relaxed);
+        r.node->flGen = r.gen;
+        r.node->flEmittedSteps = 0;
+        ev.a = r.a, ev.b = parentId, ev.c = r.c, ev.d = r.d, ev.e = r.e;
+        ViewEntry v;
+        v.parentId = parentId;
+        v.nameId = static_cast<uint32_t>(r.c);
+        v.nbSteps = static_cast<int32_t>(r.d);
+        v.instance = static_cast<int32_t>(r.e);
+        v.startT = ev.t;
+        v.node = r.node;
+        v.gen = r.gen;
+        view_[r.a] = std::move(v);
+        if (parentId >= 0) view_[parentId].openChildren.push_back(r.a);
+        break;
       }
-      emit(batch, std::move(ev));
+      case EvType::kPhaseFinish: {
+        retire.push_back(r.node);
+        auto it = view_.find(r.a);
+        if (it == view_.end() || !it->second.open) continue;  // already closed with its parent
+        std::vector<int64_t> children = it->second.openChildren;
+        std::sort(children.rbegin(), children.rend());
+        for (int64_t c : children) closeInView(batch, c, r.ns, true, retire);
+        it = view_.find(r.a);
+        auto stepsDone = static_cast<int32_t>(r.b);
+        // The last steps before a finish are never coalesced away.
+        if (r.node->flGen == r.gen) emitStep(r.node, stepsDone, r.node->lastStepNs.load(std::memory_order_relaxed));
+        r.node->flGen = UINT32_MAX;
+        ev.a = r.a, ev.b = r.b, ev.c = r.c;
+        ViewEntry& v = it->second;
+        v.open = false;
+        v.stepsDone = stepsDone;
+        v.endT = ev.t;
+        v.early = r.c != 0;
+        if (v.parentId >= 0) {
+          auto p = view_.find(v.parentId);
+          if (p != view_.end()) {
+            auto& oc = p->second.openChildren;
+            oc.erase(std::remove(oc.begin(), oc.end(), r.a), oc.end());
+          }
+        }
+        finishedOrder_.push_back(r.a);
+        break;
+      }
+      case EvType::kFinished: {
+        // Phases still open when the build ends are closed (children first) before the result.
+        emitCandidatesBefore(r.ns);
+        std::vector<int64_t> open;
+        for (auto const& [id, v] : view_) {
+          if (v.open) open.push_back(id);
+        }
+        std::sort(open.rbegin(), open.rend());
+        for (int64_t id : open) closeInView(batch, id, r.ns, false, retire);
+        ev.a = r.a;
+        ev.text = std::move(r.text);
+        finished = std::move(ev);
+        haveFinished = true;
+        continue;  // emitted last
+      }
+      case EvType::kCancelling:
+        ev.x = msSinceStart(r.ns);
+        ev.a = r.a;
+        break;
+      default:
+        ev.a = r.a;
+        ev.text = std::move(r.text);
+        break;
     }
-
-    // Steps of phases that moved since the last flush: one event each, with the latest step.
-    std::vector<Node*> pending;
-    pending.swap(carry_);
-    for (Node* n = dirty; n != nullptr;) {
-      Node* next = n->nextDirty;
-      pending.push_back(n);
-      n = next;
-    }
-    for (Node* n : pending) {
-      uint64_t w = n->word.load(std::memory_order_seq_cst);
-      bool open = (w & kOpenBit) != 0;
-      auto gen = static_cast<uint32_t>(w >> 32);
-      if (open && gen != n->flGen && !final) {
-        carry_.push_back(n);  // its phase.start is still in the producer queue: next flush
-        continue;
-      }
-      n->dirty.store(false, std::memory_order_seq_cst);
-      w = n->word.load(std::memory_order_seq_cst);  // steps recorded before the flag cleared
-      if ((w & kOpenBit) && static_cast<uint32_t>(w >> 32) == n->flGen) {
-        auto stepsDone = static_cast<int32_t>(w & kStepsMask);
-        if (stepsDone > n->flEmittedSteps) {
-          OutEvent ev = stepEvent(n, stepsDone);
-          auto it = view_.find(static_cast<int32_t>(n->id));
-          if (it != view_.end()) it->second.stepsDone = stepsDone;
-          emit(batch, std::move(ev));
-        }
-      }
+    emit(batch, std::move(ev));
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(ready));
+  if (!haveFinished) emitCandidatesBefore(INT64_MAX);
+  for (Candidate const& c : deferred) {
+    if (c.node->flGen == c.gen && !haveFinished) {
+      emitStep(c.node, c.stepsDone, c.ns);  // its start came later in this same batch
+    } else if (!final && c.open) {
+      // Its start is still waiting behind a sequence gap: next flush. (A closed one's finish
+      // record carries its last step.)
+      carry_.push_back(c.node);
     }
   }
+  for (; nextCandidate < candidates.size(); ++nextCandidate) {
+    Candidate const& c = candidates[nextCandidate];
+    if (!final && c.open && c.node->flGen != c.gen) carry_.push_back(c.node);
+  }
+  trimRetention();
+  view.unlock();
 
   int64_t now = monoNowNs();
   if (!final && options_.heartbeatMs > 0 && now >= nextHeartbeatNs_) {
@@ -609,10 +887,11 @@ void ProgressPipeline::flushOnce(bool final) {
     emit(batch, std::move(finished));
     batch.final = true;
     finalEmitted_ = true;
+    pending_.clear();
   }
   if (!retire.empty()) {
-    std::lock_guard<std::mutex> lk(mu_);
-    freeList_.insert(freeList_.end(), retire.begin(), retire.end());
+    std::lock_guard<std::mutex> lk(poolMu_);
+    pool_.insert(pool_.end(), retire.begin(), retire.end());
   }
   if (!batch.events.empty() || !batch.newNames.empty()) consumer_(std::move(batch));
 }
@@ -620,28 +899,33 @@ void ProgressPipeline::flushOnce(bool final) {
 // ───────────────────────────── queries ─────────────────────────────
 
 std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const {
-  std::vector<std::pair<int32_t, ViewEntry>> copy;
+  std::vector<std::pair<int64_t, PhaseSnapshot>> copy;
+  std::vector<uint32_t> nameIds;
   {
     std::lock_guard<std::mutex> lk(viewMu_);
-    copy.assign(view_.begin(), view_.end());
+    copy.reserve(view_.size());
+    for (auto const& [id, v] : view_) {
+      PhaseSnapshot s;
+      s.id = id;
+      s.parentId = v.parentId;
+      s.nbSteps = v.nbSteps;
+      s.instance = v.instance;
+      s.stepsDone = v.stepsDone;
+      s.startT = v.startT;
+      s.endT = v.open ? -1 : v.endT;
+      s.early = v.early;
+      copy.emplace_back(id, std::move(s));
+      nameIds.push_back(v.nameId);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lk(namesMu_);
+    for (size_t i = 0; i < copy.size(); ++i) copy[i].second.name = nameIds[i] < names_.size() ? names_[nameIds[i]] : "";
   }
   std::sort(copy.begin(), copy.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
   std::vector<PhaseSnapshot> out;
   out.reserve(copy.size());
-  std::lock_guard<std::mutex> lk(mu_);
-  for (auto const& [id, v] : copy) {
-    PhaseSnapshot s;
-    s.id = id;
-    s.parentId = v.parentId;
-    s.name = v.nameId < names_.size() ? names_[v.nameId] : std::string();
-    s.nbSteps = v.nbSteps;
-    s.instance = v.instance;
-    s.stepsDone = v.stepsDone;
-    s.startT = v.startT;
-    s.endT = v.endT;
-    s.early = v.early;
-    out.push_back(std::move(s));
-  }
+  for (auto& [id, s] : copy) out.push_back(std::move(s));
   return out;
 }
 
@@ -651,14 +935,16 @@ CancelTimes ProgressPipeline::cancelTimes() const {
 
 Anomalies ProgressPipeline::anomalies() const {
   Anomalies a;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    a = anomalies_;
-  }
+  a.unknownStepName = unknownStep_.load();
+  a.unknownFinishName = unknownFinish_.load();
+  a.unknownParent = unknownParent_.load();
   a.stepOutOfRange = stepOutOfRange_.load();
   a.stepNotRising = stepNotRising_.load();
-  a.unknownStepName = unknownStep_.load();
+  a.closedByParent = closedByParent_.load();
+  a.closedAtEnd = closedAtEnd_.load();
   a.afterEnd = afterEnd_.load();
+  a.reparented = reparented_.load();
+  a.seqGapsSkipped = seqGapsSkipped_.load();
   return a;
 }
 

@@ -71,6 +71,26 @@ std::string checkModelFile(std::string const& path) {
   return {};
 }
 
+// True when both paths name one existing file (also through links or "./" spellings).
+bool sameFile(std::string const& a, std::string const& b) {
+  if (a.empty() || b.empty()) return false;
+  if (a == b) return true;
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// Writing the engine or the timing cache over the model (or over each other) would destroy a
+// file the user still needs.
+std::string checkDistinctPaths(BuildRequest const& r) {
+  if (sameFile(r.outputPath, r.modelPath)) return "output path " + r.outputPath + " is the model file itself";
+  if (sameFile(r.timingCachePath, r.modelPath)) return "timing cache path " + r.timingCachePath + " is the model file";
+  if (sameFile(r.timingCachePath, r.outputPath)) {
+    return "timing cache path " + r.timingCachePath + " is the same file as the output path";
+  }
+  return {};
+}
+
 void applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config) {
   for (auto flag : plan.setFlags) config.setFlag(flag);
   for (auto flag : plan.clearFlags) config.clearFlag(flag);
@@ -196,6 +216,7 @@ class TrtBackend final : public Backend {
     std::string error;
     if (!trt::planBuilderConfig(request, plan, error)) return failed(error);
     if (std::string e = checkModelFile(request.modelPath); !e.empty()) return failed(e);
+    if (std::string e = checkDistinctPaths(request); !e.empty()) return failed(e);
     AtomicWriteResult target = checkWritableTarget(request.outputPath);
     if (!target.ok) return failed(target.error);
 
@@ -259,7 +280,14 @@ class TrtBackend final : public Backend {
       }
     }
 
-    if (cacheUsed) cacheSession.load(*config, request.timingCachePath, stats);
+    trt::BuilderConfigCaches caches(*config);
+    if (cacheUsed) {
+      cacheSession.load(caches, request.timingCachePath, stats);
+      if (plan.optLevel == 0) {
+        stats.warning += std::string(stats.warning.empty() ? "" : "; ") +
+                         "builder optimization level 0 does not use the timing cache";
+      }
+    }
     config->setProgressMonitor(&monitor);
     if (sink.cancelRequested()) return finish(cancelled());
 
@@ -274,13 +302,13 @@ class TrtBackend final : public Backend {
     }
 
     if (cacheUsed) {
-      stats.entriesAfter = cacheSession.entryCount();
+      stats.entriesAfter = cacheSession.entryCount(caches);
       int64_t autotuned = logger.autotuningLines();
       if (autotuned > 0) {
         stats.misses = autotuned;
         stats.missesInferred = true;
       }
-      cacheSession.save(*config, stats);  // failure is a warning in stats, not a failed build
+      cacheSession.save(caches, stats);  // failure is a warning in stats, not a failed build
     }
 
     AtomicWriteResult written = atomicWriteFile(request.outputPath, engine->data(), engine->size());
@@ -291,7 +319,6 @@ class TrtBackend final : public Backend {
     ok.outputPath = request.outputPath;
     return finish(ok);
   }
-
 };
 
 }  // namespace

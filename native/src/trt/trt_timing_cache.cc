@@ -44,7 +44,7 @@ ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::strin
   return ReadStatus::kOk;
 }
 
-bool TimingCacheSession::load(nvinfer1::IBuilderConfig& config, std::string const& path, CacheStats& stats) {
+bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats) {
   path_ = path;
   stats.path = path;
   std::string bytes;
@@ -69,39 +69,49 @@ bool TimingCacheSession::load(nvinfer1::IBuilderConfig& config, std::string cons
       return false;
     }
   }
-  stats.entriesBefore = entryCount();
+  stats.entriesBefore = entryCount(config);
   return true;
 }
 
-int64_t TimingCacheSession::entryCount() const {
-  if (!canQueryKeys_ || cache_ == nullptr) return -1;
-  int64_t n = cache_->queryKeys(nullptr, 0);  // null buffer: count only; -1 on error
+nvinfer1::ITimingCache const* TimingCacheSession::builtCache(CacheFactory const& config) const {
+  if (cache_ == nullptr) return nullptr;
+  nvinfer1::ITimingCache const* attached = config.getTimingCache();
+  return attached != nullptr ? attached : cache_.get();
+}
+
+int64_t TimingCacheSession::entryCount(CacheFactory const& config) const {
+  nvinfer1::ITimingCache const* cache = builtCache(config);
+  if (!canQueryKeys_ || cache == nullptr) return -1;
+  int64_t n = cache->queryKeys(nullptr, 0);  // null buffer: count only; -1 on error
   return n >= 0 ? n : -1;
 }
 
-bool TimingCacheSession::save(nvinfer1::IBuilderConfig& config, CacheStats& stats) {
-  if (cache_ == nullptr || path_.empty()) return false;
+bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
+  nvinfer1::ITimingCache const* built = builtCache(config);
+  if (built == nullptr || path_.empty()) return false;
   FileLock lock(FileLock::lockPathFor(path_), kCacheLockTimeoutMs);
   if (!lock.locked()) {
     addWarning(stats, "timing cache not saved: " + lock.error());
     return false;
   }
-  // Another build may have saved since we loaded: merge its entries so none are lost.
+  // Another build may have saved since we loaded: add our entries to what is on disk now, so
+  // none of theirs are lost (on a conflict the entry on disk is kept, as combine() documents).
   std::string bytes;
   std::string error;
-  ReadStatus rs = readWholeFile(path_, bytes, error);
-  if (rs == ReadStatus::kError) {
+  if (readWholeFile(path_, bytes, error) == ReadStatus::kError) {
     addWarning(stats, "timing cache not saved: " + error);
     return false;
   }
+  std::unique_ptr<nvinfer1::ITimingCache> merged;
   if (!bytes.empty()) {
-    std::unique_ptr<nvinfer1::ITimingCache> onDisk(config.createTimingCache(bytes.data(), bytes.size()));
-    if (onDisk == nullptr || !cache_->combine(*onDisk, /*ignoreMismatch=*/true)) {
+    merged.reset(config.createTimingCache(bytes.data(), bytes.size()));
+    if (merged != nullptr && !merged->combine(*built, /*ignoreMismatch=*/true)) merged.reset();
+    if (merged == nullptr) {
       addWarning(stats, "entries in " + path_ +
                             " could not be merged (corrupt or another TensorRT version) and were replaced");
     }
   }
-  std::unique_ptr<nvinfer1::IHostMemory> blob(cache_->serialize());
+  std::unique_ptr<nvinfer1::IHostMemory> blob(merged != nullptr ? merged->serialize() : built->serialize());
   if (blob == nullptr || blob->data() == nullptr) {
     addWarning(stats, "timing cache not saved: TensorRT could not serialize it");
     return false;

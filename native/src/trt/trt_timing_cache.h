@@ -3,11 +3,13 @@
 // builds sharing one cache file lose no entries.
 //
 // NOT RUN HERE against a real TensorRT (needs libnvinfer and a GPU); compile-checked against the
-// 10.16 headers. The file helpers are unit-tested.
+// 10.16 headers. The session logic (missing/corrupt/rejected files, the queryKeys version guard,
+// merge-under-lock with concurrent savers) is unit-tested with fake ITimingCache objects.
 #pragma once
 
 #include <NvInfer.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -21,6 +23,31 @@ enum class ReadStatus : uint8_t { kOk = 0, kMissing, kError };
 // is kError with `error` naming the path and the OS reason.
 ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::string& error);
 
+// The two IBuilderConfig calls the session needs, behind an interface so that tests can supply
+// fake caches. BuilderConfigCaches is the production implementation.
+class CacheFactory {
+ public:
+  virtual ~CacheFactory() = default;
+  virtual nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) noexcept = 0;
+  virtual bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept = 0;
+  virtual nvinfer1::ITimingCache const* getTimingCache() const noexcept = 0;
+};
+
+class BuilderConfigCaches final : public CacheFactory {
+ public:
+  explicit BuilderConfigCaches(nvinfer1::IBuilderConfig& config) : config_(config) {}
+  nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) noexcept override {
+    return config_.createTimingCache(blob, size);
+  }
+  bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
+    return config_.setTimingCache(cache, ignoreMismatch);
+  }
+  nvinfer1::ITimingCache const* getTimingCache() const noexcept override { return config_.getTimingCache(); }
+
+ private:
+  nvinfer1::IBuilderConfig& config_;
+};
+
 class TimingCacheSession {
  public:
   // `canQueryKeys`: the loaded libnvinfer has ITimingCache::queryKeys (10.8+); see trt_version.h.
@@ -30,17 +57,24 @@ class TimingCacheSession {
   // with a warning in `stats`) and attaches it to `config`. Fills stats.path/entriesBefore.
   // Returns false only when TensorRT could create no cache at all (then the build runs without
   // one, and stats.warning says so).
-  bool load(nvinfer1::IBuilderConfig& config, std::string const& path, CacheStats& stats);
+  bool load(CacheFactory& config, std::string const& path, CacheStats& stats);
 
-  // Entries now in the attached cache, or -1 when unknown (library older than 10.8, or error).
-  int64_t entryCount() const;
+  nvinfer1::ITimingCache* cache() const { return cache_.get(); }
 
-  // Under FileLock("<path>.lock"): re-reads the file, combines its entries into ours, serializes
-  // and writes atomically. Fills stats.bytes; on failure stats.warning explains (the engine is
-  // still good, so the caller reports a warning rather than failing the build).
-  bool save(nvinfer1::IBuilderConfig& config, CacheStats& stats);
+  // Entries now in the cache attached to `config`, or -1 when unknown (library older than 10.8,
+  // or an error).
+  int64_t entryCount(CacheFactory const& config) const;
+
+  // Under FileLock("<path>.lock"): re-reads the file, combines this build's cache into what is
+  // on disk now (as NVIDIA's trtexec does), serializes and writes atomically. Fills stats.bytes;
+  // on failure stats.warning explains (the engine is still good, so the caller reports a warning
+  // rather than failing the build).
+  bool save(CacheFactory& config, CacheStats& stats);
 
  private:
+  // The cache the builder used: what the config reports, else the one we attached.
+  nvinfer1::ITimingCache const* builtCache(CacheFactory const& config) const;
+
   bool canQueryKeys_;
   std::string path_;
   // Must outlive every builder that uses it (NvInfer.h, createTimingCache): the backend declares

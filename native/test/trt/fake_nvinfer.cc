@@ -5,12 +5,20 @@
 // Compile-time knobs: FAKE_TRT_VERSION (encoded, e.g. 101601), FAKE_OMIT_VERSION, FAKE_OMIT_BUILDER.
 #include <NvInfer.h>
 
+namespace {
+// What the last createInferBuilder_INTERNAL call received. Kept internal and read through
+// functions: several fakes are loaded RTLD_GLOBAL into one test process, and exported variables
+// of the same name would be (correctly) reported as ODR violations by AddressSanitizer.
+void* lastLogger = nullptr;
+int32_t lastVersion = -1;
+int32_t builderCalls = 0;
+}  // namespace
+
 extern "C" {
 
-// What the last createInferBuilder_INTERNAL call received, for the tests to inspect via dlsym.
-__attribute__((visibility("default"))) void* fakeLastLogger = nullptr;
-__attribute__((visibility("default"))) int32_t fakeLastVersion = -1;
-__attribute__((visibility("default"))) int32_t fakeBuilderCalls = 0;
+__attribute__((visibility("default"))) void* fakeLastLogger() { return lastLogger; }
+__attribute__((visibility("default"))) int32_t fakeLastVersion() { return lastVersion; }
+__attribute__((visibility("default"))) int32_t fakeBuilderCalls() { return builderCalls; }
 
 #ifndef FAKE_OMIT_VERSION
 int32_t getInferLibVersion() noexcept { return FAKE_TRT_VERSION; }
@@ -18,9 +26,9 @@ int32_t getInferLibVersion() noexcept { return FAKE_TRT_VERSION; }
 
 #ifndef FAKE_OMIT_BUILDER
 void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
-  fakeLastLogger = logger;
-  fakeLastVersion = version;
-  ++fakeBuilderCalls;
+  lastLogger = logger;
+  lastVersion = version;
+  ++builderCalls;
   if (logger != nullptr) {
     static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR,
                                                  "fake libnvinfer: no CUDA-capable device is detected");

@@ -4,11 +4,8 @@
 
 extern "C" {
 
-__attribute__((visibility("default"))) int32_t fakeParserCalls = 0;
-
 #ifndef FAKE_OMIT_PARSER
 void* createNvOnnxParser_INTERNAL(void* /*network*/, void* /*logger*/, int /*version*/) noexcept {
-  ++fakeParserCalls;
   return nullptr;
 }
 #endif

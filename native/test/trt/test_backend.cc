@@ -35,8 +35,8 @@ void useGoodFakes() {
 int32_t fakeBuilderCalls() {
   void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
   if (h == nullptr) return 0;
-  auto* calls = static_cast<int32_t*>(dlsym(h, "fakeBuilderCalls"));
-  int32_t n = calls != nullptr ? *calls : -1;
+  auto calls = reinterpret_cast<int32_t (*)()>(dlsym(h, "fakeBuilderCalls"));
+  int32_t n = calls != nullptr ? calls() : -1;
   dlclose(h);
   return n;
 }
@@ -195,6 +195,32 @@ TEST(missing_model_and_unwritable_output_are_named) {
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "no-such-dir");
   CHECK_EQ(s.entries().size(), size_t{1});
+}
+
+TEST(engine_and_cache_never_overwrite_the_model_or_each_other) {
+  useGoodFakes();
+  Scratch s;
+  tbs_test::RecordingSink sink;
+  auto backend = tbs::makeTensorRtBackend();
+  int32_t before = fakeBuilderCalls();
+  tbs::BuildRequest r = request(s);
+  r.outputPath = s.dir + "/./model.onnx";
+  tbs::BuildOutcome o = backend->build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "is the model file itself");
+  r = request(s);
+  r.timingCachePath = r.modelPath;
+  o = backend->build(r, sink);
+  CHECK_CONTAINS(o.error, "timing cache path");
+  r = request(s);
+  r.timingCachePath = r.outputPath;
+  o = backend->build(r, sink);
+  clearEnv();
+  CHECK_CONTAINS(o.error, "same file as the output path");
+  CHECK_EQ(fakeBuilderCalls(), before);
+  std::ifstream model(s.dir + "/model.onnx");
+  std::string content((std::istreambuf_iterator<char>(model)), std::istreambuf_iterator<char>());
+  CHECK_EQ(content, std::string("not really onnx"));
 }
 
 TEST(build_without_tensorrt_says_why) {

@@ -82,12 +82,12 @@ TEST(factories_receive_the_header_versions_and_our_logger) {
   void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
   CHECK(h != nullptr);
   if (h) {
-    auto* version = static_cast<int32_t*>(dlsym(h, "fakeLastVersion"));
-    auto* lastLogger = static_cast<void**>(dlsym(h, "fakeLastLogger"));
+    auto version = reinterpret_cast<int32_t (*)()>(dlsym(h, "fakeLastVersion"));
+    auto lastLogger = reinterpret_cast<void* (*)()>(dlsym(h, "fakeLastLogger"));
     CHECK(version != nullptr && lastLogger != nullptr);
     if (version && lastLogger) {
-      CHECK_EQ(*version, static_cast<int32_t>(NV_TENSORRT_VERSION));
-      CHECK(*lastLogger == static_cast<void*>(static_cast<nvinfer1::ILogger*>(&logger)));
+      CHECK_EQ(version(), static_cast<int32_t>(NV_TENSORRT_VERSION));
+      CHECK(lastLogger() == static_cast<void*>(static_cast<nvinfer1::ILogger*>(&logger)));
     }
     dlclose(h);
   }

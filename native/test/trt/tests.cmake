@@ -45,7 +45,7 @@ _tbs_trt_fake(tbs_fake_onnxparser_noparser fake_nvonnxparser.cc noparser nvonnxp
 set(_tbs_trt_fakes tbs_fake_nvinfer_10_16 tbs_fake_onnxparser tbs_fake_nvinfer_11 tbs_fake_nvinfer_10_7
   tbs_fake_nvinfer_nobuilder tbs_fake_nvinfer_noversion tbs_fake_onnxparser_noparser)
 
-foreach(_name adapters options loader backend)
+foreach(_name adapters options loader backend timing_cache)
   add_executable(tbs_trt_test_${_name} "${_t}/test_${_name}.cc")
   _tbs_trt_test_settings(tbs_trt_test_${_name})
   target_link_libraries(tbs_trt_test_${_name} PRIVATE tbs_trt_under_test)
@@ -65,3 +65,62 @@ foreach(_name adapters options loader backend)
   set_tests_properties(trt_${_name} PROPERTIES
     ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
 endforeach()
+
+# --- end-to-end through TrtBackend::build with scripted fake libraries ----------------------------
+# fake_full_*.cc implement IBuilder & co. on do-nothing stubs generated from the headers found
+# (gen_stubs.py, at configure time, into the build tree; nothing generated is committed). When
+# Python is missing or the headers have a shape the generator does not understand, this one test
+# is skipped with a message; the others are unaffected.
+set(_gen_dir "${CMAKE_CURRENT_BINARY_DIR}/trt-fake-gen")
+set(_tbs_trt_full_reason "")
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(NOT Python3_Interpreter_FOUND)
+  set(_tbs_trt_full_reason "python3 not found")
+else()
+  file(MAKE_DIRECTORY "${_gen_dir}")
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" "${_t}/gen_stubs.py" "${TBS_TENSORRT_INCLUDE_DIR}" "${_gen_dir}/trt_stubs.h"
+      "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
+      "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
+      "NvInferImpl.h,nvinfer1::apiv,VOptimizationProfile"
+      "NvOnnxParser.h,nvonnxparser,IParser" "NvOnnxParser.h,nvonnxparser,IParserError"
+    RESULT_VARIABLE _gen_rc ERROR_VARIABLE _gen_err OUTPUT_QUIET)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_t}/gen_stubs.py"
+    "${TBS_TENSORRT_INCLUDE_DIR}/NvInferImpl.h" "${TBS_TENSORRT_INCLUDE_DIR}/NvOnnxParser.h")
+  if(NOT _gen_rc EQUAL 0)
+    string(STRIP "${_gen_err}" _gen_err)
+    set(_tbs_trt_full_reason "stub generation failed: ${_gen_err}")
+  else()
+    try_compile(_tbs_stubs_ok "${_gen_dir}/check" SOURCES "${_t}/stubs_check.cc"
+      COMPILE_DEFINITIONS "-isystem${TBS_TENSORRT_INCLUDE_DIR}" "-isystem${TBS_CUDA_INCLUDE_DIR}" "-I${_gen_dir}"
+      CXX_STANDARD 17 OUTPUT_VARIABLE _stubs_out)
+    if(NOT _tbs_stubs_ok)
+      set(_tbs_trt_full_reason "generated stubs do not compile against these headers")
+    endif()
+  endif()
+endif()
+
+if(_tbs_trt_full_reason)
+  message(STATUS "TensorRT backend: end-to-end fake test skipped (${_tbs_trt_full_reason})")
+  find_program(TBS_SH sh)
+  if(TBS_SH)
+    add_test(NAME trt_full_fake COMMAND "${TBS_SH}" -c "echo 'SKIPPED: ${_tbs_trt_full_reason}'; exit 77")
+    set_tests_properties(trt_full_fake PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+else()
+  _tbs_trt_fake(tbs_fake_full_nvinfer fake_full_nvinfer.cc full nvinfer 10)
+  _tbs_trt_fake(tbs_fake_full_onnxparser fake_full_nvonnxparser.cc full nvonnxparser 10)
+  foreach(_lib tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
+    target_include_directories(${_lib} PRIVATE "${_gen_dir}")
+  endforeach()
+  add_executable(tbs_trt_test_full_fake "${_t}/test_full_fake.cc")
+  _tbs_trt_test_settings(tbs_trt_test_full_fake)
+  target_link_libraries(tbs_trt_test_full_fake PRIVATE tbs_trt_under_test)
+  add_dependencies(tbs_trt_test_full_fake tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
+  target_compile_definitions(tbs_trt_test_full_fake PRIVATE
+    FAKE_FULL_DIR="${_fake_dir}/full" FAKE_FULL_NVINFER="$<TARGET_FILE:tbs_fake_full_nvinfer>"
+    FAKE_FULL_ONNXPARSER="$<TARGET_FILE:tbs_fake_full_onnxparser>")
+  add_test(NAME trt_full_fake COMMAND tbs_trt_test_full_fake)
+  set_tests_properties(trt_full_fake PROPERTIES
+    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
+endif()

@@ -96,9 +96,24 @@ describe('serve: start and auth', () => {
     expect(Array.isArray(await res.json())).toBe(true);
   });
 
+  it('uses a given token and warns loudly about a non-loopback bind', async () => {
+    const s = await startServe(['--host', '0.0.0.0', '--token', 'given-token_123']);
+    try {
+      expect(s.token).toBe('given-token_123');
+      expect(s.stderr()).toMatch(/WARNING: binding to 0\.0\.0\.0 makes the build service reachable from other machines/);
+      const res = await fetch(`${s.base}/api/builds`, { headers: { Authorization: 'Bearer given-token_123' } });
+      expect(res.status).toBe(200);
+    } finally {
+      expect(await s.stop('SIGINT')).toBe(0);
+    }
+    expect(serve.stderr()).not.toMatch(/WARNING/);
+  });
+
   it('rejects usage errors with exit code 2', async () => {
     await expect(startServe(['--port', 'abc'], 10_000)).rejects.toThrow(/exited \(2\).*--port/s);
     await expect(startServe(['--bogus'], 10_000)).rejects.toThrow(/exited \(2\)/);
+    // A taken port is not a usage error but a clear failure (exit 1); the later --port wins.
+    await expect(startServe(['--port', String(serve.port)], 10_000)).rejects.toThrow(/exited \(1\).*cannot listen on 127\.0\.0\.1:\d+.*EADDRINUSE/s);
   });
 });
 
@@ -141,6 +156,31 @@ describe('serve: builds', () => {
       expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/"\.\."/);
     }
     expect(fs.existsSync(path.join(path.dirname(dir), 'x.engine'))).toBe(false);
+  });
+
+  it('refuses bad build input with 400 naming the problem, writing nothing', async () => {
+    const missingDir = path.join(dir, 'no such dir', 'out.engine');
+    const res = await postJson('/api/builds', { modelPath: model, outputPath: missingDir, options: SIM });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/directory does not exist/);
+    expect(fs.existsSync(path.dirname(missingDir))).toBe(false);
+
+    const dynamic = writeModel(path.join(dir, 'dynamic.onnx'), { dynamic: true });
+    const noShapes = await postJson('/api/builds', { modelPath: dynamic, options: SIM });
+    expect(noShapes.status).toBe(400);
+    expect(((await noShapes.json()) as { error: { message: string } }).error.message).toMatch(/dynamic input.*"input".*batch/s);
+    const badRange = await postJson('/api/builds', { modelPath: dynamic, options: { ...SIM, shapes: ['input:4x3x32x32/2x3x32x32/1x3x32x32'] } });
+    expect(badRange.status).toBe(400);
+    expect(((await badRange.json()) as { error: { message: string } }).error.message).toMatch(/min 4 <= opt 2 <= max 1 does not hold/);
+  });
+
+  it('builds a dynamic model with trtexec-style shapes', async () => {
+    const dynamic = writeModel(path.join(dir, 'dynamic2.onnx'), { dynamic: true });
+    const id = await start({ ...SIM, shapes: ['input:1x3x32x32/2x3x64x64/4x3x128x128'] }, dynamic);
+    const sse = await events(id, {}, '?lastEventId=-1');
+    await sse.ended;
+    expect(sse.events().at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect((await record(id)).options.shapes).toEqual({ input: { min: [1, 3, 32, 32], opt: [2, 3, 64, 64], max: [4, 3, 128, 128] } });
   });
 
   it('answers bad models with 422 and the reader message, naming the uploaded file', async () => {

@@ -1,6 +1,7 @@
 // The HTTP layer on its own, in-process, against an in-memory build service whose builds move
 // only when the test says so. Real sockets, real fetch, real multipart bodies, real files.
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -138,6 +139,9 @@ describe('host and origin', () => {
 describe('routes and errors', () => {
   it('answers unknown routes with 404 and wrong methods with 405 + Allow', async () => {
     await expectError(await api('/api/nothing-here'), 404, 'not_found', /no such API route/);
+    const doubleSlash = await rawRequest(port, { path: '//evil/api/builds', headers: auth });
+    expect(doubleSlash.status).toBe(200); // a UI path ("//evil/api/builds"), not a route and not a host
+    expect(doubleSlash.headers['content-type']).toMatch(/text\/html/);
     const res = await api('/api/builds', { method: 'DELETE' });
     expect(res.headers.get('allow')).toBe('GET, POST');
     await expectError(res, 405, 'method_not_allowed');
@@ -285,6 +289,29 @@ describe('uploads', () => {
     expect(uploads()).toEqual([]);
   });
 
+  it('deletes the upload when the build it was sent for is refused', async () => {
+    await expectError(await api('/api/builds', { method: 'POST', body: form('not a model', 'x.onnx') }), 422, 'bad_model', /"x\.onnx" \(uploaded\)/);
+    expect(uploads()).toEqual([]);
+  });
+
+  it('leaves no partial file when the client aborts mid-upload', async () => {
+    const boundary = 'XBOUNDARYX';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="model"; filename="m.onnx"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/models',
+      headers: { ...auth, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': String(head.length + 50_000) },
+    });
+    req.on('error', () => undefined);
+    req.write(head);
+    req.write(Buffer.alloc(20_000, 1));
+    await expect.poll(() => uploads().length).toBe(1);
+    req.destroy();
+    await expect.poll(() => uploads()).toEqual([]);
+  });
+
   it('rejects a malformed multipart body', async () => {
     const res = await api('/api/models', { method: 'POST', headers: { 'Content-Type': 'multipart/form-data' }, body: 'x' });
     await expectError(res, 400, 'bad_input', /multipart/);
@@ -339,11 +366,65 @@ describe('event stream', () => {
     expect(a.events()).toEqual(b.events());
   });
 
+  it('writes each batch of events in one write', async () => {
+    const id = await startBuild();
+    const writes: string[] = [];
+    // Runs after the server's own request handler, which has already sent the snapshot.
+    const spy = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (!req.url?.endsWith('/events')) return;
+      const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      res.write = ((chunk: unknown, ...rest: unknown[]) => {
+        writes.push(String(chunk));
+        return write(chunk, ...rest);
+      }) as typeof res.write;
+    };
+    server.server.on('request', spy);
+    try {
+      const sse = await openSse(url(id), auth);
+      await sse.waitFor((m) => m.event === 'snapshot');
+      fake.emit(id, Array.from({ length: 5 }, (_, i) => ({ type: 'log' as const, severity: 'info' as const, message: `batch line ${i}` })));
+      await sse.waitFor((m) => m.data.includes('batch line 4'));
+      const batchWrites = writes.filter((w) => w.includes('batch line'));
+      expect(batchWrites).toHaveLength(1);
+      expect(batchWrites[0].match(/^id: /gm)).toHaveLength(5);
+      sse.close();
+    } finally {
+      server.server.off('request', spy);
+      fake.finish(id, 'failed');
+    }
+  });
+
+  it('cuts off a client that stops reading instead of buffering without bound', async () => {
+    const id = await startBuild();
+    const before = fake.subscriberCount;
+    // A paused client never reads the close, so watch the server's side of the connection.
+    let closed = false;
+    const watch = (r: http.IncomingMessage, res: http.ServerResponse) => {
+      if (r.url?.includes(`/${id}/events`)) res.socket?.on('close', () => (closed = true));
+    };
+    server.server.on('request', watch);
+    const req = http.get(`${url(id)}`, { headers: auth }, (res) => {
+      res.pause(); // a client that never reads
+    });
+    req.on('error', () => undefined);
+    await expect.poll(() => fake.subscriberCount).toBe(before + 1);
+    const big = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 24 && fake.subscriberCount > before; i++) {
+      fake.emit(id, [{ type: 'log', severity: 'verbose', message: big }]);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await expect.poll(() => fake.subscriberCount).toBe(before);
+    await expect.poll(() => closed).toBe(true);
+    server.server.off('request', watch);
+    req.destroy();
+    fake.finish(id, 'failed');
+  });
+
   it('sends heartbeat comments while the build is silent', async () => {
     const id = await startBuild();
     const sse = await openSse(url(id), auth);
-    await new Promise((r) => setTimeout(r, 180));
-    expect(sse.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => sse.comments.filter((c) => c === 'heartbeat').length, { timeout: 3000 }).toBeGreaterThanOrEqual(3);
+    expect(sse.messages.filter((m) => m.event !== 'snapshot')).toEqual([]); // comments, not events
     sse.close();
     fake.finish(id, 'failed');
   });
@@ -411,6 +492,9 @@ describe('builds, cancel and engine', () => {
     expect(res.headers.get('content-type')).toBe('application/octet-stream');
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="/);
     expect(Buffer.from(await res.arrayBuffer())).toEqual(bytes);
+    const head = await api(`/api/builds/${id}/engine`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(bytes.length));
     fs.rmSync(fake.builds.get(id)!.enginePath!);
     await expectError(await api(`/api/builds/${id}/engine`), 404, 'not_found', /no longer exists/);
   });
@@ -451,7 +535,7 @@ describe('web UI files', () => {
   });
 
   it('never serves files outside the UI folder', async () => {
-    for (const p of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/link.txt', '/%00']) {
+    for (const p of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/link.txt', '/%00', '//secret.txt']) {
       const res = await rawRequest(port, { path: p });
       expect(res.status, p).toBe(404);
       expect(res.body).not.toMatch(/outside the UI folder/);

@@ -1,0 +1,74 @@
+// An Electron UtilityProcess look-alike backed by a Node child process, for running the real
+// worker without the Electron binary. The child gets a `process.parentPort` shaped like
+// Electron's ({ postMessage, on('message', ({ data }) => …) }), so the worker takes the code path
+// it takes in a real utility process. What it cannot show: Electron's own process management.
+import { fork } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import path from 'node:path';
+import { tempDir } from '../../../test/support/onnx-gen.js';
+
+let shim: string | null = null;
+
+function shimPath(): string {
+  if (shim) return shim;
+  shim = path.join(tempDir('tbs-parentport-'), 'parent-port-shim.cjs');
+  writeFileSync(
+    shim,
+    `// Electron's process.parentPort, over Node's IPC channel. Electron's postMessage writes to its
+// Mojo pipe synchronously; Node's process.send is asynchronous, so process.exit waits for sends
+// in flight, or a message posted just before exiting would be lost here but not in Electron.
+const { EventEmitter } = require('node:events');
+const port = new EventEmitter();
+let pending = 0;
+let waiters = [];
+port.postMessage = (m) => {
+  pending++;
+  process.send(m, undefined, {}, () => {
+    if (--pending === 0) { const w = waiters; waiters = []; w.forEach((f) => f()); }
+  });
+};
+const exit = process.exit.bind(process);
+process.exit = (code) => {
+  if (pending === 0 || !process.connected) return exit(code);
+  waiters.push(() => exit(code));
+};
+process.on('message', (m) => port.emit('message', { data: m }));
+process.parentPort = port;
+`,
+  );
+  return shim;
+}
+
+export function emulatedFork(modulePath: string, args: string[], options: { env?: Record<string, string> }): never {
+  const child = fork(modulePath, args, {
+    execArgv: ['--require', shimPath()],
+    env: options.env,
+    // Electron's postMessage uses structured clone, as does Node's 'advanced' serialization.
+    serialization: 'advanced',
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const up = new EventEmitter() as EventEmitter & Record<string, unknown>;
+  up.pid = child.pid;
+  up.stdout = child.stdout;
+  up.stderr = child.stderr;
+  up.postMessage = (m: unknown) => child.send(m as never);
+  up.kill = () => child.kill('SIGTERM');
+  child.on('message', (m) => up.emit('message', m));
+  child.on('exit', (code, signal) => {
+    up.pid = undefined;
+    up.emit('exit', code ?? 128 + (signal ? constants.signals[signal] : 0));
+  });
+  child.on('error', () => undefined);
+  return up as never;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,93 @@
+// The desktop app's build path with everything real except Electron: the real build service, the
+// real worker (dist/apps/worker/worker.js) and the real native addon with the simulated backend,
+// the worker in an emulated utility process (./emulated-utility-process.ts).
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { writeModel, tempDir } from '../../../test/support/onnx-gen.js';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { emulatedFork, isAlive } from './emulated-utility-process.js';
+
+vi.mock('electron', () => ({ utilityProcess: { fork: () => { throw new Error('emulated below'); } } }));
+
+const { createUtilityLauncher } = await import('../worker-launcher.js');
+const { installQuitGuard } = await import('../quit-guard.js');
+const { createBuildService } = await import('../../service/build-service.js');
+
+const ROOT = path.resolve(__dirname, '../../..');
+const WORKER = path.join(ROOT, 'dist/apps/worker/worker.js');
+const ADDON = path.join(ROOT, 'build/native/Release/trt_build_studio.node');
+const missing = [WORKER, ADDON].filter((p) => !existsSync(p));
+if (missing.length) console.log(`[skip] utility-worker integration: ${missing.join(', ')} not built (npm run build:native && npm run build:ts)`);
+
+const dir = tempDir('tbs-utility-');
+const alive = isAlive;
+
+describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', () => {
+  const model = writeModel(path.join(dir, 'model with spaces.onnx'), { layers: 12 });
+  const pids: number[] = [];
+  const launcher = createUtilityLauncher({ workerPath: WORKER, fork: emulatedFork as never });
+  const launch = () => {
+    const ch = launcher.launch();
+    if (ch.pid) pids.push(ch.pid);
+    return ch;
+  };
+  const service = createBuildService({ launcher: launch, outputDir: path.join(dir, 'engines'), cancelKillMs: 3000 });
+
+  afterAll(async () => {
+    await service.shutdown();
+    await launcher.killAll(2000);
+  });
+
+  it('runs a simulated build to success and leaves no worker behind', async () => {
+    const record = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.3, simSeed: 1 } });
+    const events: BuildEvent[] = [];
+    service.subscribe(record.id, (e) => events.push(...e));
+    const finished = await service.waitForResult(record.id);
+    expect(finished.status, finished.error).toBe('succeeded');
+    expect(events.some((e) => e.type === 'phase.start')).toBe(true);
+    const enginePath = service.enginePath(record.id);
+    expect(enginePath && existsSync(enginePath)).toBe(true);
+    await vi.waitFor(() => expect(launcher.live).toBe(0), { timeout: 5000 });
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+
+  it('reports a crashing worker as crashed, and the next build works', async () => {
+    const crash = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });
+    expect((await service.waitForResult(crash.id)).status).toBe('crashed');
+    const next = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.2 } });
+    expect((await service.waitForResult(next.id)).status).toBe('succeeded');
+  });
+
+  it('quitting mid-build cancels it with reason "shutdown" and waits for the worker to exit', async () => {
+    const record = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 60 } });
+    const events: BuildEvent[] = [];
+    service.subscribe(record.id, (e) => events.push(...e));
+    await vi.waitFor(() => expect(events.some((e) => e.type === 'phase.step')).toBe(true), { timeout: 10_000 });
+    const workerPid = pids.at(-1)!;
+    expect(alive(workerPid)).toBe(true);
+
+    const app = Object.assign(new EventEmitter(), {
+      exited: false,
+      quit() {
+        const e = { prevented: false, preventDefault() { this.prevented = true; } };
+        app.emit('before-quit', e);
+        if (!e.prevented) app.exited = true;
+      },
+    });
+    const guard = installQuitGuard({ app, service, killWorkers: () => launcher.killAll(2000), graceMs: 8000 });
+    const t0 = Date.now();
+    app.quit();
+    expect(app.exited).toBe(false);
+    await guard.done;
+    expect(app.exited).toBe(true);
+    const cancelling = events.find((e) => e.type === 'build.cancelling');
+    expect(cancelling && cancelling.type === 'build.cancelling' && cancelling.reason).toBe('shutdown');
+    expect(service.getBuild(record.id)?.state).toBe('cancelled');
+    expect(alive(workerPid)).toBe(false);
+    expect(launcher.live).toBe(0);
+    // Cancelled at a step boundary, well before the 8 s grace that would have meant killing.
+    expect(Date.now() - t0).toBeLessThan(8000);
+  });
+});

@@ -1,0 +1,293 @@
+// The build service with real worker processes (dist/apps/worker/worker.js) and the real addon's
+// simulated backend: queue, subscribers, replay, cancel, crash isolation, shutdown.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PhaseTree } from '../../shared/phase-tree.js';
+import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
+import { createBuildService, type BuildService } from '../build-service.js';
+import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
+import { requireBuilt } from '../../../test/support/cli.js';
+import { assertEventStream } from '../../../test/support/event-invariants.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+
+let dir: string;
+let model: string;
+const services: BuildService[] = [];
+
+function service(opts: Parameters<typeof createBuildService>[0] = {}): BuildService {
+  const s = createBuildService({ outputDir: path.join(dir, 'engines'), ...opts });
+  services.push(s);
+  return s;
+}
+
+const sim = (extra: Record<string, unknown> = {}) => ({ backend: 'simulated' as const, simDuration: 0.3, simSeed: 7, ...extra });
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Collects every event of a build from the moment it is accepted. */
+function record(svc: BuildService, id: string): BuildEvent[] {
+  const events: BuildEvent[] = [];
+  svc.subscribe(id, (evs) => events.push(...evs), { afterSeq: -1 });
+  return events;
+}
+
+/** Files in `d` other than `keep` (leftover temp files would show up here). */
+function strayFiles(d: string, keep: string[] = []): string[] {
+  return fs.readdirSync(d).filter((f) => !keep.includes(f));
+}
+
+beforeAll(() => {
+  requireBuilt();
+  dir = tempDir('tbs-service-');
+  model = writeModel(path.join(dir, 'model.onnx'), { layers: 6 });
+});
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.shutdown()));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('build service', () => {
+  it('lists backends from a worker and runs a simulated build to success', async () => {
+    const svc = service();
+    const backends = await svc.listBackends();
+    expect(backends.find((b) => b.name === 'simulated')?.available).toBe(true);
+    const out = path.join(dir, 'ok.engine');
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim() });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('succeeded');
+    assertEventStream(events);
+    const started = events[0];
+    expect(started.type === 'build.started' && started.backend).toBe('simulated');
+    const final = svc.getBuild(rec.id)!;
+    expect(final).toMatchObject({ state: 'succeeded', backend: 'simulated', simulated: true, engineAvailable: true, outputPath: out });
+    expect(final.lastSeq).toBe(events[events.length - 1].seq);
+    expect(svc.enginePath(rec.id)).toBe(out);
+    expect(fs.statSync(out).size).toBe(fin.engineBytes);
+  });
+
+  it('runs queued builds one at a time in FIFO order (concurrency 1)', async () => {
+    const svc = service();
+    const recs = [];
+    for (let i = 0; i < 3; i++) recs.push(await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.2 }) }));
+    expect(svc.listBuilds().map((r) => r.state)).toEqual(['running', 'queued', 'queued']);
+    await Promise.all(recs.map((r) => svc.waitForResult(r.id)));
+    const done = svc.listBuilds();
+    expect(done.map((r) => r.id)).toEqual(recs.map((r) => r.id));
+    expect(done.every((r) => r.state === 'succeeded')).toBe(true);
+    for (let i = 1; i < done.length; i++) {
+      // A build starts only after the previous one finished.
+      expect(Date.parse(done[i].startedAt!)).toBeGreaterThanOrEqual(Date.parse(done[i - 1].finishedAt!));
+    }
+  });
+
+  it('runs builds side by side with concurrency 2', async () => {
+    const svc = service({ concurrency: 2 });
+    const a = await svc.startBuild({ modelPath: model, options: sim() });
+    const b = await svc.startBuild({ modelPath: model, options: sim() });
+    expect(svc.listBuilds().map((r) => r.state)).toEqual(['running', 'running']);
+    await Promise.all([svc.waitForResult(a.id), svc.waitForResult(b.id)]);
+  });
+
+  it('gives two subscribers the same events, and a late one a snapshot that the live events complete', async () => {
+    const svc = service();
+    const rec = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.8 }) });
+    const a = record(svc, rec.id);
+    const b = record(svc, rec.id);
+    // Join mid-build: start from the snapshot, then apply the live stream.
+    await new Promise((r) => setTimeout(r, 500));
+    const live: BuildEvent[] = [];
+    const sub = svc.subscribe(rec.id, (evs) => live.push(...evs));
+    const tree = PhaseTree.from(sub.snapshot.phases);
+    await svc.waitForResult(rec.id);
+    expect(a.length).toBeGreaterThan(10);
+    expect(b).toEqual(a);
+    expect(live.length).toBeGreaterThan(0);
+    expect(live[0].seq).toBeGreaterThan(sub.snapshot.lastSeq);
+    for (const e of live) tree.apply(e);
+    expect(tree.snapshot()).toEqual(svc.getBuild(rec.id)!.phases);
+  });
+
+  it('replays retained events after a given seq (resume)', async () => {
+    const svc = service();
+    const rec = await svc.startBuild({ modelPath: model, options: sim() });
+    const all = record(svc, rec.id);
+    await svc.waitForResult(rec.id);
+    const k = all[Math.floor(all.length / 2)].seq;
+    const replay: BuildEvent[] = [];
+    svc.subscribe(rec.id, (evs) => replay.push(...evs), { afterSeq: k });
+    await new Promise((r) => setImmediate(r));
+    expect(replay.length).toBeGreaterThan(0);
+    expect(replay.every((e) => e.seq > k)).toBe(true);
+    // Steps may be coalesced in the retained log; everything else is kept exactly.
+    const notSteps = (evs: BuildEvent[]) => evs.filter((e) => e.type !== 'phase.step');
+    expect(notSteps(replay)).toEqual(notSteps(all.filter((e) => e.seq > k)));
+    expect(replay[replay.length - 1].type).toBe('build.finished');
+  });
+
+  it('isolates a crashing worker: status crashed, partial output removed, the next build works', async () => {
+    const outDir = fs.mkdtempSync(path.join(dir, 'crash-'));
+    const out = path.join(outDir, 'crash.engine');
+    // Simulate the half-written temp file a native crash leaves behind (name as atomic_file.cc makes it).
+    let armed = false;
+    const launcher: WorkerLauncher = () => {
+      const ch = childProcessLauncher();
+      if (armed) fs.writeFileSync(`${out}.tmp-${ch.pid}-999`, 'partial engine');
+      armed = false;
+      return ch;
+    };
+    const svc = service({ launcher });
+    await svc.listBackends(); // its worker is not the build's
+    armed = true;
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simFault: 'crash' }) });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('crashed');
+    expect(fin.error).toMatch(/exited without a result \(signal SIG[A-Z]+\)/);
+    assertEventStream(events, { allowOpenPhases: true });
+    expect(strayFiles(outDir)).toEqual([]);
+    expect(svc.getBuild(rec.id)!.state).toBe('crashed');
+
+    const next = await svc.startBuild({ modelPath: model, outputPath: out, options: sim() });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    expect(strayFiles(outDir)).toEqual(['crash.engine']);
+  });
+
+  it('cancels at the next step; no output', async () => {
+    const svc = service();
+    const out = path.join(dir, 'cancel.engine');
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
+    const events = record(svc, rec.id);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(svc.cancelBuild(rec.id)).toBe(true);
+    expect(svc.getBuild(rec.id)!.state).toBe('cancelling');
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('cancelled');
+    expect(fin.cancelLatencyMs).toBeLessThan(1000);
+    assertEventStream(events);
+    expect(events.some((e) => e.type === 'build.cancelling' && e.reason === 'user')).toBe(true);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(svc.cancelBuild(rec.id)).toBe(false); // already finished
+    expect(svc.cancelBuild('no-such-build')).toBe(false);
+  });
+
+  it('kills a worker that ignores cancel: after cancelKillMs, and at once on a second cancel', async () => {
+    // A real worker whose cancel messages are dropped: stands in for a native layer stuck in a step.
+    const deaf: WorkerLauncher = () => {
+      const ch = childProcessLauncher();
+      return { ...ch, pid: ch.pid, send: (m) => (m.type === 'cancel' ? undefined : ch.send(m)) };
+    };
+    const svc = service({ launcher: deaf, cancelKillMs: 400 });
+    const out = path.join(dir, 'deaf.engine');
+    const r1 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
+    await new Promise((r) => setTimeout(r, 400));
+    const t0 = Date.now();
+    svc.cancelBuild(r1.id);
+    const f1 = await svc.waitForResult(r1.id);
+    expect(f1.status).toBe('cancelled');
+    expect(f1.error).toMatch(/killed .* after cancel \(no result in time\)/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(350);
+    expect(fs.existsSync(out)).toBe(false);
+
+    const r2 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
+    await new Promise((r) => setTimeout(r, 400));
+    svc.cancelBuild(r2.id);
+    svc.cancelBuild(r2.id);
+    const f2 = await svc.waitForResult(r2.id);
+    expect(f2.error).toMatch(/second cancel/);
+  });
+
+  it('cancels with reason "timeout" when the time budget runs out', async () => {
+    const svc = service();
+    const rec = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }), timeBudgetSeconds: 0.5 });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('cancelled');
+    expect(events.find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'timeout' });
+  });
+
+  it('cancels a queued build without running it', async () => {
+    const svc = service();
+    const first = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.5 }) });
+    const second = await svc.startBuild({ modelPath: model, options: sim() });
+    const events = record(svc, second.id);
+    expect(svc.cancelBuild(second.id)).toBe(true);
+    const fin = await svc.waitForResult(second.id);
+    expect(fin.status).toBe('cancelled');
+    expect(svc.getBuild(second.id)!.startedAt).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    expect(events.map((e) => e.type)).toEqual(['build.cancelling', 'build.finished']);
+    expect((await svc.waitForResult(first.id)).status).toBe('succeeded');
+  });
+
+  it('keeps going with a corrupt timing cache: a warning, and the build succeeds', async () => {
+    const svc = service();
+    const cache = path.join(dir, 'corrupt.cache');
+    fs.writeFileSync(cache, 'this is not a timing cache \x00\x01\x02');
+    const rec = await svc.startBuild({ modelPath: model, options: sim({ timingCache: cache }) });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('succeeded');
+    const stats = events.filter((e) => e.type === 'cache.stats');
+    const warned = stats.some((e) => e.type === 'cache.stats' && e.warning) || events.some((e) => e.type === 'log' && e.severity === 'warning' && /cache/i.test(e.message));
+    expect(warned).toBe(true);
+  });
+
+  it('shutdown() cancels running and queued builds and leaves no worker behind', async () => {
+    const pids: number[] = [];
+    const tracking: WorkerLauncher = () => {
+      const ch = childProcessLauncher();
+      pids.push(ch.pid!);
+      return ch;
+    };
+    const svc = createBuildService({ launcher: tracking, outputDir: path.join(dir, 'engines') });
+    const a = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
+    const b = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
+    await new Promise((r) => setTimeout(r, 300));
+    await svc.shutdown();
+    const results: BuildFinished[] = await Promise.all([svc.waitForResult(a.id), svc.waitForResult(b.id)]);
+    expect(results.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
+    expect(pids.length).toBeGreaterThan(0);
+    expect(pids.filter(alive)).toEqual([]);
+    await expect(svc.startBuild({ modelPath: model })).rejects.toThrow(/shutting down/);
+  });
+
+  it('reports a worker that sends garbage as failed and kills it', async () => {
+    let pid = 0;
+    const liar: WorkerLauncher = () => {
+      const ch = childProcessLauncher();
+      pid = ch.pid!;
+      return {
+        ...ch,
+        pid: ch.pid,
+        onMessage: (cb) => ch.onMessage((m) => cb(m.type === 'events' ? ({ type: 'events', events: [{ bogus: true }] } as never) : m)),
+      };
+    };
+    const svc = service({ launcher: liar });
+    const rec = await svc.startBuild({ modelPath: model, options: sim() });
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('failed');
+    expect(fin.error).toMatch(/invalid message/);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('rejects bad requests before queueing and reports unknown builds', async () => {
+    const svc = service();
+    await expect(svc.startBuild({ modelPath: path.join(dir, 'missing.onnx') })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(svc.startBuild({ modelPath: model, options: { optLevel: 7 } as never })).rejects.toMatchObject({ code: 'bad_input' });
+    expect(svc.listBuilds()).toEqual([]);
+    expect(() => svc.subscribe('nope', () => {})).toThrow(/unknown build/);
+    await expect(svc.waitForResult('nope')).rejects.toMatchObject({ code: 'not_found' });
+    expect(svc.getBuild('nope')).toBeUndefined();
+  });
+});

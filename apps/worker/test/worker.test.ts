@@ -1,0 +1,158 @@
+// The build worker as a real process (dist/apps/worker/worker.js) spoken to over its message
+// protocol, the way the service's launchers do.
+import { fork, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { BATCH_MAX_EVENTS } from '../event-batcher.js';
+import { WorkerToParent, type ParentToWorker } from '../messages.js';
+import { requireBuilt, REPO_ROOT } from '../../../test/support/cli.js';
+import { assertEventStream } from '../../../test/support/event-invariants.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+
+const WORKER = path.join(REPO_ROOT, 'dist/apps/worker/worker.js');
+let dir: string;
+let model: string;
+
+interface Run {
+  child: ChildProcess;
+  messages: WorkerToParent[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function startWorker(script = WORKER, args: string[] = []): Run {
+  const child = fork(script, args, { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const messages: WorkerToParent[] = [];
+  child.on('message', (m) => messages.push(WorkerToParent.parse(m)));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  return { child, messages, exit };
+}
+
+function request(id: string, out: string, options: Record<string, unknown> = {}): ParentToWorker {
+  return {
+    type: 'start',
+    request: {
+      buildId: id,
+      backend: 'simulated',
+      modelPath: model,
+      outputPath: out,
+      options: { backend: 'simulated', simDuration: 0.4, simSeed: 3, ...options },
+      layers: Array.from({ length: 12 }, (_, i) => ({ name: `conv_${i}`, op: 'Conv' })),
+    },
+  };
+}
+
+/** Resolves once the worker has sent a message matching `pred` (so the test acts mid-build, not mid-boot). */
+function waitFor(run: Run, pred: (m: WorkerToParent) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (run.messages.some(pred)) resolve();
+      else if (run.child.exitCode !== null || run.child.signalCode !== null) reject(new Error(`worker exited: ${JSON.stringify(run.messages).slice(0, 500)}`));
+      else setTimeout(check, 20);
+    };
+    check();
+  });
+}
+const building = (m: WorkerToParent) => m.type === 'events' && m.events.some((e) => e.type === 'phase.start');
+
+const eventsOf = (msgs: WorkerToParent[]): BuildEvent[] => msgs.flatMap((m) => (m.type === 'events' ? m.events : []));
+
+beforeAll(() => {
+  requireBuilt();
+  dir = tempDir('tbs-worker-');
+  model = writeModel(path.join(dir, 'm.onnx'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('build worker process', () => {
+  it('says ready, answers a backends query and exits', async () => {
+    const w = startWorker();
+    w.child.send({ type: 'backends' });
+    expect(await w.exit).toEqual({ code: 0, signal: null });
+    expect(w.messages[0]).toMatchObject({ type: 'ready', pid: w.child.pid });
+    const list = w.messages.find((m) => m.type === 'backends');
+    expect(list?.type === 'backends' && list.list.map((b) => b.name).sort()).toEqual(['simulated', 'tensorrt']);
+  });
+
+  it('runs one build: batched events, then the result, then exits 0', async () => {
+    const out = path.join(dir, 'one.engine');
+    const w = startWorker();
+    w.child.send(request('w1', out));
+    expect(await w.exit).toEqual({ code: 0, signal: null });
+    const batches = w.messages.filter((m) => m.type === 'events');
+    const events = eventsOf(w.messages);
+    assertEventStream(events);
+    expect(batches.every((b) => b.type === 'events' && b.events.length <= BATCH_MAX_EVENTS)).toBe(true);
+    // Batched: far fewer messages than events.
+    expect(batches.length).toBeLessThan(events.length / 3);
+    const last = w.messages[w.messages.length - 1];
+    expect(last.type).toBe('result');
+    expect(last.type === 'result' && last.finished).toEqual(events[events.length - 1]);
+    expect(fs.existsSync(out)).toBe(true);
+  });
+
+  it('honours a cancel that arrives right after start, in protocol order', async () => {
+    const out = path.join(dir, 'early-cancel.engine');
+    const w = startWorker();
+    w.child.send(request('w2', out, { simDuration: 20 }));
+    w.child.send({ type: 'cancel', reason: 'user' });
+    await w.exit;
+    const events = assertEventStream(eventsOf(w.messages));
+    expect(events[0].type).toBe('build.started');
+    expect(events[events.length - 1]).toMatchObject({ type: 'build.finished', status: 'cancelled' });
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('rejects a malformed message with an error and exits 2', async () => {
+    const w = startWorker();
+    w.child.send({ type: 'start', request: { buildId: 'x' } });
+    expect((await w.exit).code).toBe(2);
+    const err = w.messages.find((m) => m.type === 'error');
+    expect(err?.type === 'error' && err.message).toMatch(/invalid message from host: request\.backend/);
+  });
+
+  it('stops its build and exits when the host goes away (no orphans)', async () => {
+    const out = path.join(dir, 'orphan.engine');
+    const w = startWorker();
+    w.child.send(request('w3', out, { simDuration: 60 }));
+    await waitFor(w, building);
+    const t0 = Date.now();
+    w.child.disconnect();
+    await w.exit;
+    expect(Date.now() - t0).toBeLessThan(5500);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('ignores a terminal SIGINT (the host decides how to stop the build)', async () => {
+    const w = startWorker();
+    w.child.send(request('w4', path.join(dir, 'sigint.engine'), { simDuration: 0.8 }));
+    await waitFor(w, building);
+    w.child.kill('SIGINT');
+    expect(await w.exit).toEqual({ code: 0, signal: null });
+    expect(eventsOf(w.messages).pop()).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('speaks Electron utilityProcess framing (process.parentPort, { data } events)', async () => {
+    // No Electron binary here: a shim gives the worker a parentPort shaped like Electron's.
+    const shim = path.join(dir, 'electron-shim.js');
+    fs.writeFileSync(
+      shim,
+      `const send = process.send.bind(process);
+       const listeners = [];
+       process.on('message', (m) => listeners.forEach((cb) => cb({ data: m, ports: [] })));
+       process.parentPort = { postMessage: (m) => send({ viaParentPort: true, m }), on: (e, cb) => e === 'message' && listeners.push(cb) };
+       require(${JSON.stringify(WORKER)});`,
+    );
+    const child = fork(shim, [], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const got: WorkerToParent[] = [];
+    child.on('message', (m: { viaParentPort?: boolean; m: unknown }) => {
+      expect(m.viaParentPort).toBe(true);
+      got.push(WorkerToParent.parse(m.m));
+    });
+    child.send(request('w5', path.join(dir, 'electron.engine')));
+    await new Promise((r) => child.on('exit', r));
+    expect(got[0].type).toBe('ready');
+    expect(got[got.length - 1]).toMatchObject({ type: 'result', finished: { status: 'succeeded' } });
+  });
+});

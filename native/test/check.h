@@ -1,0 +1,75 @@
+// A tiny test harness (no downloads): TEST(name) registers a case; CHECK records a failure with
+// file:line and the expression and keeps going; main() runs every case (or those whose name
+// contains argv[1]) and exits non-zero if any check failed.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace check {
+
+struct Case {
+  char const* name;
+  std::function<void()> fn;
+};
+inline std::vector<Case>& cases() {
+  static std::vector<Case> all;
+  return all;
+}
+inline int& failures() {
+  static int n = 0;
+  return n;
+}
+struct Register {
+  Register(char const* name, std::function<void()> fn) { cases().push_back({name, std::move(fn)}); }
+};
+inline void fail(char const* file, int line, std::string const& what) {
+  ++failures();
+  std::fprintf(stderr, "  FAIL %s:%d: %s\n", file, line, what.c_str());
+}
+
+}  // namespace check
+
+#define TBS_CAT2(a, b) a##b
+#define TBS_CAT(a, b) TBS_CAT2(a, b)
+#define TEST(name)                                                      \
+  static void TBS_CAT(test_, name)();                                   \
+  static ::check::Register TBS_CAT(reg_, name)(#name, TBS_CAT(test_, name)); \
+  static void TBS_CAT(test_, name)()
+
+#define CHECK(cond)                                         \
+  do {                                                      \
+    if (!(cond)) ::check::fail(__FILE__, __LINE__, #cond); \
+  } while (0)
+
+// CHECK_MSG(cond, stream-expression): the message says what was seen.
+#define CHECK_MSG(cond, msg)                                                    \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      std::ostringstream tbs_os_;                                               \
+      tbs_os_ << #cond << " -- " << msg;                                        \
+      ::check::fail(__FILE__, __LINE__, tbs_os_.str());                         \
+    }                                                                           \
+  } while (0)
+
+#define CHECK_EQ(a, b) CHECK_MSG((a) == (b), "left=" << (a) << " right=" << (b))
+
+#define TEST_MAIN()                                                                           \
+  int main(int argc, char** argv) {                                                           \
+    int ran = 0;                                                                              \
+    for (auto& c : ::check::cases()) {                                                        \
+      if (argc > 1 && std::string(c.name).find(argv[1]) == std::string::npos) continue;       \
+      int before = ::check::failures();                                                       \
+      auto t0 = std::chrono::steady_clock::now();                                             \
+      c.fn();                                                                                 \
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); \
+      std::printf("%s %s (%.0f ms)\n", ::check::failures() == before ? "ok  " : "FAIL", c.name, ms); \
+      ++ran;                                                                                  \
+    }                                                                                         \
+    std::printf("%d cases, %d failed checks\n", ran, ::check::failures());                   \
+    return ::check::failures() == 0 && ran > 0 ? 0 : 1;                                      \
+  }

@@ -1,0 +1,248 @@
+// A scripted stand-in for libnvinfer.so.10 (test-only, our own code; not NVIDIA's library). It
+// returns working IBuilder / INetworkDefinition / IBuilderConfig / IOptimizationProfile /
+// ITimingCache / IHostMemory objects built on the headers' implementation interfaces (apiv::V*,
+// with do-nothing stubs generated from the headers by gen_stubs.py), records every setting the
+// backend makes in a journal, and "builds" by driving the attached IProgressMonitor from several
+// threads as TensorRT does. What it cannot tell us: anything about real TensorRT behaviour
+// beyond the documented API contracts it imitates.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_full_script.h"
+#include "fake_objects.h"
+#include "trt_stubs.h"  // generated at configure time by gen_stubs.py
+
+namespace {
+
+std::mutex journalMu;
+std::string journal;
+
+void note(std::string const& line) {
+  std::lock_guard<std::mutex> lock(journalMu);
+  journal += line + "\n";
+}
+
+std::string dimsText(nvinfer1::Dims const& d) {
+  std::string s;
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
+  return s;
+}
+
+class FakeTensor final : public nvinfer1::ITensor {
+ public:
+  FakeTensor(std::string name, nvinfer1::Dims dims) : impl_(std::move(name), dims) { mImpl = &impl_; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVTensor {
+    Impl(std::string n, nvinfer1::Dims d) : name(std::move(n)), dims(d) {}
+    char const* getName() const noexcept override { return name.c_str(); }
+    nvinfer1::Dims getDimensions() const noexcept override { return dims; }
+    bool isShapeTensor() const noexcept override { return false; }
+    std::string name;
+    nvinfer1::Dims dims;
+  } impl_;
+};
+
+class FakeNetwork final : public nvinfer1::INetworkDefinition {
+ public:
+  explicit FakeNetwork(nvinfer1::NetworkDefinitionCreationFlags flags) { impl_.flags = flags; mImpl = &impl_; }
+  ~FakeNetwork() noexcept override { note("delete network"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVNetworkDefinition {
+    nvinfer1::ITensor* addInput(char const* name, nvinfer1::DataType, nvinfer1::Dims const& dims) noexcept override {
+      inputs.push_back(std::make_unique<FakeTensor>(name, dims));
+      return inputs.back().get();
+    }
+    int32_t getNbInputs() const noexcept override { return static_cast<int32_t>(inputs.size()); }
+    nvinfer1::ITensor* getInput(int32_t i) const noexcept override {
+      return i >= 0 && i < getNbInputs() ? inputs[static_cast<size_t>(i)].get() : nullptr;
+    }
+    void setName(char const* n) noexcept override { name = n; }
+    char const* getName() const noexcept override { return name.c_str(); }
+    nvinfer1::NetworkDefinitionCreationFlags getFlags() const noexcept override { return flags; }
+    nvinfer1::NetworkDefinitionCreationFlags flags = 0;
+    std::vector<std::unique_ptr<FakeTensor>> inputs;
+    std::string name;
+  } impl_;
+};
+
+class FakeProfile final : public nvinfer1::IOptimizationProfile {
+ public:
+  FakeProfile() { mImpl = &impl_; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVOptimizationProfile {
+    bool setDimensions(char const* input, nvinfer1::OptProfileSelector sel, nvinfer1::Dims const& d) noexcept override {
+      static char const* const names[] = {"min", "opt", "max"};
+      note(std::string("profile ") + input + " " + names[static_cast<int>(sel)] + " " + dimsText(d));
+      return true;
+    }
+  } impl_;
+};
+
+class FakeConfig final : public nvinfer1::IBuilderConfig {
+ public:
+  FakeConfig() { mImpl = &impl_; }
+  ~FakeConfig() noexcept override { note("delete config"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVBuilderConfig {
+    void setFlag(nvinfer1::BuilderFlag f) noexcept override { note("setFlag " + std::to_string(static_cast<int>(f))); }
+    void clearFlag(nvinfer1::BuilderFlag f) noexcept override {
+      note("clearFlag " + std::to_string(static_cast<int>(f)));
+    }
+    void setBuilderOptimizationLevel(int32_t level) noexcept override { note("optLevel " + std::to_string(level)); }
+    void setMemoryPoolLimit(nvinfer1::MemoryPoolType pool, std::size_t bytes) noexcept override {
+      note("pool " + std::to_string(static_cast<int>(pool)) + " " + std::to_string(bytes));
+    }
+    void setProfilingVerbosity(nvinfer1::ProfilingVerbosity v) noexcept override {
+      note("verbosity " + std::to_string(static_cast<int>(v)));
+    }
+    void setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel l) noexcept override {
+      note("hwcompat " + std::to_string(static_cast<int>(l)));
+    }
+    void setMaxAuxStreams(int32_t n) noexcept override { note("auxStreams " + std::to_string(n)); }
+    void setProgressMonitor(nvinfer1::IProgressMonitor* m) noexcept override {
+      monitor = m;
+      note(m != nullptr ? "monitor set" : "monitor cleared");
+    }
+    nvinfer1::IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
+    nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept override {
+      return tbs_fake::createFakeCache(blob, size, nullptr);
+    }
+    bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
+      attached = &cache;
+      note(std::string("timingCache ignoreMismatch=") + (ignoreMismatch ? "1" : "0"));
+      return true;
+    }
+    nvinfer1::ITimingCache const* getTimingCache() const noexcept override { return attached; }
+    int32_t addOptimizationProfile(nvinfer1::IOptimizationProfile const*) noexcept override {
+      note("addProfile");
+      return 0;
+    }
+    nvinfer1::IProgressMonitor* monitor = nullptr;
+    nvinfer1::ITimingCache const* attached = nullptr;
+  } impl_;
+};
+
+// The "build": TensorRT-shaped phases driven from several threads through the attached monitor.
+nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDefinition& network,
+                                 nvinfer1::IBuilderConfig& config) {
+  note("build");
+  std::string const directives = network.getName();
+  std::string message;
+  if (tbs_fake::hasDirective(directives, "build-fail", &message)) {
+    logger->log(nvinfer1::ILogger::Severity::kERROR, message.c_str());
+    return nullptr;
+  }
+  nvinfer1::IProgressMonitor* monitor = config.getProgressMonitor();
+  if (monitor == nullptr) {
+    logger->log(nvinfer1::ILogger::Severity::kERROR, "fake builder: no progress monitor attached");
+    return nullptr;
+  }
+  bool const waitCancel = tbs_fake::hasDirective(directives, "wait-cancel");
+  bool const ignoreStop = tbs_fake::hasDirective(directives, "ignore-stop");
+  int const threads = static_cast<int>(tbs_fake::directive(directives, "threads", 3));
+  int const steps = waitCancel ? 1000000 : static_cast<int>(tbs_fake::directive(directives, "steps", 20));
+  std::atomic<bool> stopped{false};
+  auto step = [&](char const* phase, int i) {
+    if (monitor->stepComplete(phase, i)) return true;
+    stopped = true;
+    return ignoreStop;
+  };
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+
+  monitor->phaseStart("Building engine", nullptr, 2);
+  monitor->phaseStart("Timing graph nodes", "Building engine", threads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      std::string name = "Measuring tactic time " + std::to_string(t);
+      monitor->phaseStart(name.c_str(), "Timing graph nodes", steps);
+      for (int i = 0; i < steps && std::chrono::steady_clock::now() < deadline; ++i) {
+        if (!step(name.c_str(), i)) break;
+        if (waitCancel) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      monitor->phaseFinish(name.c_str());  // may be early, as TensorRT's may
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int i = 1; i < threads && (!stopped || ignoreStop); ++i) step("Timing graph nodes", i);
+  monitor->phaseFinish("Timing graph nodes");
+  if (!stopped || ignoreStop) step("Building engine", 1);
+  monitor->phaseFinish("Building engine");
+  if (stopped && !ignoreStop) return nullptr;
+
+  for (int64_t i = 0; i < tbs_fake::directive(directives, "autotune", 0); ++i) {
+    logger->log(nvinfer1::ILogger::Severity::kVERBOSE, ("Autotuning op fake_" + std::to_string(i) + " (Conv)").c_str());
+  }
+  if (auto const* attached = config.getTimingCache()) {
+    // Like TensorRT, the build adds its measurements to the cache the config was given.
+    auto* cache = dynamic_cast<tbs_fake::FakeTimingCache*>(const_cast<nvinfer1::ITimingCache*>(attached));
+    for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
+      cache->add("entry-" + std::to_string(i));
+    }
+  }
+  std::string engine = "FAKE-ENGINE\n";
+  engine.resize(static_cast<size_t>(tbs_fake::directive(directives, "engine-bytes", 4096)), '.');
+  return new tbs_fake::FakeHostMemory(engine);
+}
+
+class FakeBuilder final : public nvinfer1::IBuilder {
+ public:
+  explicit FakeBuilder(nvinfer1::ILogger* logger) { impl_.logger = logger; mImpl = &impl_; }
+  ~FakeBuilder() noexcept override { note("delete builder"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVBuilder {
+    nvinfer1::IBuilderConfig* createBuilderConfig() noexcept override { return new FakeConfig(); }
+    nvinfer1::INetworkDefinition* createNetworkV2(nvinfer1::NetworkDefinitionCreationFlags flags) noexcept override {
+      note("network flags=" + std::to_string(flags));
+      return new FakeNetwork(flags);
+    }
+    nvinfer1::IOptimizationProfile* createOptimizationProfile() noexcept override {
+      profiles.push_back(std::make_unique<FakeProfile>());  // owned by the builder, as documented
+      return profiles.back().get();
+    }
+    nvinfer1::IHostMemory* buildSerializedNetwork(nvinfer1::INetworkDefinition& network,
+                                                  nvinfer1::IBuilderConfig& config) noexcept override {
+      return fakeBuild(logger, network, config);
+    }
+    nvinfer1::ILogger* logger = nullptr;
+    std::vector<std::unique_ptr<FakeProfile>> profiles;
+  } impl_;
+};
+
+}  // namespace
+
+extern "C" {
+
+int32_t getInferLibVersion() noexcept { return 101601; }
+
+void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
+  note("createInferBuilder version=" + std::to_string(version));
+  return static_cast<nvinfer1::IBuilder*>(new FakeBuilder(static_cast<nvinfer1::ILogger*>(logger)));
+}
+
+void* createInferRuntime_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+
+// The journal, for the tests (read via dlsym). The returned pointer is valid until the next call.
+__attribute__((visibility("default"))) char const* fakeFullJournal() {
+  static std::string copy;
+  std::lock_guard<std::mutex> lock(journalMu);
+  copy = journal;
+  return copy.c_str();
+}
+
+__attribute__((visibility("default"))) void fakeFullJournalClear() {
+  std::lock_guard<std::mutex> lock(journalMu);
+  journal.clear();
+}
+
+}  // extern "C"

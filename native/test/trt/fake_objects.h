@@ -1,0 +1,87 @@
+// Fake TensorRT objects built on the headers' own implementation interfaces (apiv::VHostMemory,
+// apiv::VTimingCache), the way libnvinfer builds its objects. Shared by test_timing_cache.cc and
+// the scripted fake libnvinfer (fake_full_nvinfer.cc). The cache serializes its keys as text, so
+// tests can read a saved cache file back.
+#pragma once
+
+#include <NvInfer.h>
+
+#include <atomic>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace tbs_fake {
+
+inline constexpr char kCacheMagic[] = "TBSFAKECACHE\n";
+
+// Parses a serialized fake cache; false when `bytes` is not one ("corrupt").
+inline bool parseCache(std::string const& bytes, std::set<std::string>& keys) {
+  keys.clear();
+  if (bytes.rfind(kCacheMagic, 0) != 0) return false;
+  std::istringstream in(bytes.substr(sizeof(kCacheMagic) - 1));
+  for (std::string line; std::getline(in, line);) keys.insert(line);
+  return true;
+}
+
+class FakeHostMemory final : public nvinfer1::IHostMemory {
+ public:
+  explicit FakeHostMemory(std::string bytes) : impl_(std::move(bytes)) { mImpl = &impl_; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::VHostMemory {
+    explicit Impl(std::string b) : bytes(std::move(b)) {}
+    void* data() const noexcept override { return const_cast<char*>(bytes.data()); }
+    std::size_t size() const noexcept override { return bytes.size(); }
+    nvinfer1::DataType type() const noexcept override { return nvinfer1::DataType::kUINT8; }
+    std::string bytes;
+  } impl_;
+};
+
+class FakeTimingCache final : public nvinfer1::ITimingCache {
+ public:
+  FakeTimingCache(std::set<std::string> keys, std::atomic<int>* queryCalls) : impl_(std::move(keys), queryCalls) {
+    mImpl = &impl_;
+  }
+  void add(std::string const& key) { impl_.keys.insert(key); }
+  std::set<std::string> const& keys() const { return impl_.keys; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::VTimingCache {
+    Impl(std::set<std::string> k, std::atomic<int>* q) : keys(std::move(k)), queryCalls(q) {}
+    nvinfer1::IHostMemory* serialize() const noexcept override {
+      std::string out = kCacheMagic;
+      for (auto const& k : keys) out += k + "\n";
+      return new FakeHostMemory(out);
+    }
+    bool combine(nvinfer1::ITimingCache const& input, bool) noexcept override {
+      auto const* other = dynamic_cast<FakeTimingCache const*>(&input);
+      if (other == nullptr) return false;
+      keys.insert(other->keys().begin(), other->keys().end());
+      return true;
+    }
+    bool reset() noexcept override {
+      keys.clear();
+      return true;
+    }
+    int64_t queryKeys(nvinfer1::TimingCacheKey*, int64_t) const noexcept override {
+      if (queryCalls != nullptr) ++*queryCalls;
+      return static_cast<int64_t>(keys.size());
+    }
+    nvinfer1::TimingCacheValue query(nvinfer1::TimingCacheKey const&) const noexcept override { return {}; }
+    bool update(nvinfer1::TimingCacheKey const&, nvinfer1::TimingCacheValue const&) noexcept override {
+      return false;
+    }
+    std::set<std::string> keys;
+    std::atomic<int>* queryCalls;
+  } impl_;
+};
+
+// createTimingCache as the fakes implement it: null for a corrupt blob.
+inline FakeTimingCache* createFakeCache(void const* blob, std::size_t size, std::atomic<int>* queryCalls) {
+  std::set<std::string> keys;
+  if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys)) return nullptr;
+  return new FakeTimingCache(std::move(keys), queryCalls);
+}
+
+}  // namespace tbs_fake

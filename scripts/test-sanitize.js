@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// npm run test:sanitize — builds the core and the multi-threaded stress test with
+// ThreadSanitizer (plain cmake, build/native-tsan; no Node-API involved) and runs it.
+// `-- --address` (or TBS_SANITIZE=address) uses AddressSanitizer in build/native-asan instead.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const kind = process.argv.includes('--address') ? 'address' : process.env.TBS_SANITIZE || 'thread';
+if (!['thread', 'address'].includes(kind)) {
+  console.error(`test:sanitize: unknown sanitizer "${kind}" (thread|address)`);
+  process.exit(2);
+}
+const buildDir = path.join(root, 'build', kind === 'thread' ? 'native-tsan' : 'native-asan');
+
+function run(cmd, args, env) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (r.error) {
+    console.error(`test:sanitize: cannot run ${cmd}: ${r.error.message}`);
+    process.exit(1);
+  }
+  return r.status ?? 1;
+}
+
+const generator = spawnSync('ninja', ['--version']).status === 0 ? ['-G', 'Ninja'] : [];
+if (run('cmake', ['-S', root, '-B', buildDir, ...generator, `-DTBS_SANITIZE=${kind}`, '-DCMAKE_BUILD_TYPE=RelWithDebInfo']) !== 0 ||
+    run('cmake', ['--build', buildDir]) !== 0) {
+  console.error('test:sanitize: build failed');
+  process.exit(1);
+}
+const env = {
+  // Any report fails the run; second_deadlock_stack makes lock-order reports actionable.
+  TSAN_OPTIONS: 'halt_on_error=1 second_deadlock_stack=1 exitcode=66',
+  ASAN_OPTIONS: 'halt_on_error=1 detect_leaks=1',
+};
+const status = run('ctest', ['--test-dir', buildDir, '--output-on-failure', '--timeout', '600'], env);
+if (status !== 0) console.error(`test:sanitize: ${kind} sanitizer run failed`);
+process.exit(status === 0 ? 0 : 1);

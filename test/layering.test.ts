@@ -1,0 +1,156 @@
+// Enforces the import directions of ../shared/DESIGN.md across apps/: code is grouped by the
+// runtime it needs, and a layer may only reach the layers below it. Test files, test folders and
+// build-tool configs are exempt (they legitimately reach across layers to set things up).
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(__dirname, '..');
+const APPS = path.join(ROOT, 'apps');
+const SOURCE = /\.(ts|tsx|cts|mts)$/;
+const BUILTINS = new Set(builtinModules);
+
+export interface Violation {
+  file: string;
+  specifier: string;
+  rule: string;
+}
+
+/** Import specifiers of a TS source: static, dynamic, re-exports, require and import-equals. */
+export function importsOf(source: string): string[] {
+  const code = source
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((line) => line.replace(/(^|\s)\/\/.*$/, ''))
+    .join('\n');
+  const specs: string[] = [];
+  const patterns = [
+    /\bimport\s+(?:type\s+)?[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bexport\s+(?:type\s+)?[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of code.matchAll(re)) specs.push(m[1]);
+  return specs;
+}
+
+function appOf(file: string): string | null {
+  const rel = path.relative(APPS, file).split(path.sep);
+  return rel.length > 1 ? rel[0] : null;
+}
+
+function isNodeBuiltin(spec: string): boolean {
+  return spec.startsWith('node:') || BUILTINS.has(spec.split('/')[0]);
+}
+
+function isAddon(spec: string, resolved: string | null): boolean {
+  if (/\.node$/.test(spec) || spec.includes('build/native') || spec === 'bindings' || spec === 'node-gyp-build') return true;
+  return resolved !== null && /apps\/worker\/(addon|load-addon)(\.[cm]?[jt]s)?$/.test(resolved.split(path.sep).join('/'));
+}
+
+/** What a file of `app` may not import. `file` is absolute; relative specifiers are resolved. */
+export function checkFile(file: string, source: string): Violation[] {
+  const app = appOf(file);
+  const out: Violation[] = [];
+  const add = (specifier: string, rule: string) => out.push({ file: path.relative(ROOT, file), specifier, rule });
+  for (const spec of importsOf(source)) {
+    const resolved = spec.startsWith('.') ? path.resolve(path.dirname(file), spec) : null;
+    const target = resolved ? appOf(resolved) : null;
+    if (spec === 'electron' || spec.startsWith('electron/')) {
+      if (app !== 'main') add(spec, "only apps/main imports 'electron'");
+    }
+    if (isAddon(spec, resolved) || /process\.dlopen/.test(spec)) {
+      if (app !== 'worker') add(spec, 'only apps/worker loads the native addon');
+    }
+    if (app === 'shared') {
+      if (isNodeBuiltin(spec)) add(spec, 'apps/shared imports no Node modules');
+      if (/^(react|react-dom|zustand)(\/|$)/.test(spec)) add(spec, 'apps/shared imports no UI libraries');
+      if (resolved && target !== 'shared') add(spec, 'apps/shared imports only apps/shared');
+      if (!resolved && !isNodeBuiltin(spec) && spec !== 'zod' && !spec.startsWith('zod/')) add(spec, 'apps/shared depends on zod only');
+    }
+    if (app === 'renderer') {
+      if (isNodeBuiltin(spec)) add(spec, 'apps/renderer never sees Node');
+      if (target && ['service', 'main', 'worker', 'cli', 'mcp'].includes(target)) add(spec, 'apps/renderer depends only on apps/shared');
+    }
+    // Nothing below the surfaces may depend on them.
+    if (target === 'main' && app !== 'main') add(spec, 'nothing imports apps/main');
+    if (target === 'renderer' && app !== 'renderer') add(spec, 'nothing imports apps/renderer');
+  }
+  // A direct dlopen is loading an addon just the same.
+  if (/\bprocess\.dlopen\s*\(/.test(source) && app !== 'worker') add('process.dlopen', 'only apps/worker loads the native addon');
+  return out;
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name === 'node_modules' || entry.name === 'test' || entry.name === 'dist') continue;
+      yield* walk(p);
+    } else if (SOURCE.test(entry.name) && !/\.test\.|\.spec\.|\.config\.|\.d\.ts$/.test(entry.name)) {
+      yield p;
+    }
+  }
+}
+
+describe('import directions', () => {
+  const files = [...walk(APPS)];
+
+  it('finds the source of every app', () => {
+    const apps = new Set(files.map(appOf));
+    for (const app of ['shared', 'worker', 'service', 'main']) expect(apps, app).toContain(app);
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it('holds across apps/', () => {
+    const violations = files.flatMap((f) => checkFile(f, readFileSync(f, 'utf8')));
+    expect(violations.map((v) => `${v.file}: "${v.specifier}" — ${v.rule}`)).toEqual([]);
+  });
+});
+
+describe('the checker itself', () => {
+  const at = (rel: string) => path.join(APPS, rel);
+  const rules = (rel: string, src: string) => checkFile(at(rel), src).map((v) => v.rule);
+
+  it('reads every import form, ignoring comments', () => {
+    const src = [
+      "import a from 'a';",
+      "import type { B } from './b.js';",
+      "import * as c from \"c\";",
+      "import { d1,\n  d2 } from 'd';",
+      "export { e } from './e.js';",
+      "import 'side-effect';",
+      "const f = await import('f');",
+      "const g = require('g');",
+      "import h = require('h');",
+      "// import x from 'commented';",
+      "/* require('blocked') */",
+      "const url = 'app://studio/';",
+    ].join('\n');
+    expect(importsOf(src).sort()).toEqual(['./b.js', './e.js', 'a', 'c', 'd', 'f', 'g', 'h', 'side-effect'].sort());
+  });
+
+  it('catches each kind of violation', () => {
+    expect(rules('shared/x.ts', "import fs from 'node:fs';")).toContain('apps/shared imports no Node modules');
+    expect(rules('shared/x.ts', "import path from 'path';")).toContain('apps/shared imports no Node modules');
+    expect(rules('shared/x.ts', "import { useState } from 'react';")).toContain('apps/shared imports no UI libraries');
+    expect(rules('shared/x.ts', "import { x } from '../service/api.js';")).toContain('apps/shared imports only apps/shared');
+    expect(rules('service/x.ts', "import { app } from 'electron';")).toContain("only apps/main imports 'electron'");
+    expect(rules('renderer/x.tsx', "const e = require('electron');")).toContain("only apps/main imports 'electron'");
+    expect(rules('service/x.ts', "import addon from '../../build/native/Release/tbs.node';")).toContain('only apps/worker loads the native addon');
+    expect(rules('cli/x.ts', "import { loadAddon } from '../worker/load-addon.js';")).toContain('only apps/worker loads the native addon');
+    expect(rules('main/x.ts', "process.dlopen(module, '/x.node');")).toContain('only apps/worker loads the native addon');
+    expect(rules('renderer/x.tsx', "import { readFile } from 'node:fs/promises';")).toContain('apps/renderer never sees Node');
+    expect(rules('renderer/x.tsx', "import type { BuildServiceApi } from '../service/api.js';")).toContain('apps/renderer depends only on apps/shared');
+    expect(rules('service/x.ts', "import { PUSH } from '../main/ipc-channels.js';")).toContain('nothing imports apps/main');
+  });
+
+  it('allows what the design allows', () => {
+    expect(rules('shared/x.ts', "import { z } from 'zod';\nimport type { A } from './protocol.js';")).toEqual([]);
+    expect(rules('main/x.ts', "import { app } from 'electron';\nimport fs from 'node:fs';\nimport { createBuildService } from '../service/build-service.js';")).toEqual([]);
+    expect(rules('worker/x.ts', "const m = require('./addon.js');")).toEqual([]);
+    expect(rules('renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildClient } from '../shared/build-client.js';")).toEqual([]);
+  });
+});
