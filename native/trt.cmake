@@ -35,14 +35,16 @@
 #   TBS_TENSORRT_INCLUDE_DIR, TBS_CUDA_INCLUDE_DIR
 #   TBS_TENSORRT_REASON       why not found (also printed)
 #
-# TESTS (ctest): trt_adapters, trt_options, trt_loader, trt_backend, trt_timing_cache when the
-# headers exist (built by default; -DTBS_TRT_TESTS=OFF skips them). When they do not, one test
+# TESTS (ctest): trt_adapters, trt_options, trt_loader, trt_backend, trt_timing_cache and
+# trt_full_fake (TrtBackend::build end to end against scripted fake libraries; needs python3 at
+# configure time to generate stubs from the headers, else it reports SKIPPED) when the headers
+# exist (built by default; -DTBS_TRT_TESTS=OFF skips them). When they do not, one test
 # "trt_skipped" prints "SKIPPED: TensorRT headers not found (set TENSORRT_ROOT)" and ctest reports
 # it as skipped (exit code 77 = SKIP_RETURN_CODE). This file calls enable_testing() so ctest finds
 # them in the including directory.
 #
 # Nothing here can run a real TensorRT build (needs libnvinfer + a GPU): the tests cover the
-# adapters, option mapping, loader and early failure paths against fake libraries.
+# adapters, option mapping, loader and the build against fake libraries built from our own code.
 # ------------------------------------------------------------------------------------------------
 include_guard(GLOBAL)
 

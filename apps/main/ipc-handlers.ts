@@ -141,9 +141,10 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
       );
     }
     // Suggest the model's name (resnet50.onnx → resnet50.engine) rather than the build id; the
-    // extension is the worker's, so a simulated output keeps the name that marks it as such.
+    // extensions are the service's, so a simulated output keeps the ".simulated.engine" that marks it.
     const modelPath = service.getBuild(id)?.modelPath;
-    const suggested = modelPath ? `${path.basename(modelPath).replace(/\.onnx$/i, '')}${path.extname(source)}` : path.basename(source);
+    const extensions = /(\.[A-Za-z]+)+$/.exec(path.basename(source))?.[0] ?? '';
+    const suggested = modelPath ? `${path.basename(modelPath).replace(/\.onnx$/i, '')}${extensions}` : path.basename(source);
     const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(deps.defaultSaveDir, suggested));
     if (dest === null) return null;
     try {

@@ -3,6 +3,7 @@
 //
 // Not run here: the Electron binary cannot be downloaded on the machines this was written on.
 // The modules are unit-tested with Electron mocked; this wiring was only type-checked.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { app, BrowserWindow, ipcMain, Menu, Notification, protocol, session } from 'electron';
 import { createBuildService } from '../service/build-service.js';
@@ -65,6 +66,9 @@ function start(): void {
   process.on('SIGINT', () => app.quit());
 
   void app.whenReady().then(() => {
+    if (!existsSync(path.join(layout.rendererDir, 'index.html'))) {
+      log(`the renderer is not built (${layout.rendererDir}/index.html missing): run "npm run build:renderer"`);
+    }
     protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
     hardenSession(session.defaultSession);
 

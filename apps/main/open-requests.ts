@@ -24,7 +24,9 @@ export class OpenRequests {
   /** The page of webContents `id` is now listening: hand over what waited. */
   take(id: number): string[] {
     const t = this.target();
-    this.listener = t && t.id === id ? t : null;
+    // Only the main window's page gets them; anything else leaves them waiting for it.
+    if (!t || t.id !== id) return [];
+    this.listener = t;
     const out = this.pending;
     this.pending = [];
     return out;

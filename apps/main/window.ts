@@ -85,6 +85,12 @@ export function createMainWindow(opts: MainWindowOptions): BrowserWindow {
   });
   hardenWebContents(win.webContents, opts.log);
   win.once('ready-to-show', () => win.show());
-  void win.loadURL(opts.url);
+  // A page that fails to load never becomes ready-to-show; an invisible app is worse than an
+  // error page, so show the window anyway.
+  win.webContents.once('did-fail-load', (_e, code, description, url) => {
+    opts.log?.(`failed to load ${url}: ${description} (${code})`);
+    if (!win.isDestroyed()) win.show();
+  });
+  win.loadURL(opts.url).catch((err: Error) => opts.log?.(`loading ${opts.url} failed: ${err.message}`));
   return win;
 }

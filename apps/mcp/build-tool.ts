@@ -124,12 +124,8 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
     sub?.unsubscribe();
   }
 
-  let reason = reasons.get(id);
-  if (outcome.status === 'cancelled' && !reason && args.timeBudgetSeconds !== undefined && outcome.durationMs >= args.timeBudgetSeconds * 1000) {
-    // The service cancelled without a build.cancelling event reaching us; the budget is the only candidate.
-    reason = 'timeout';
-    reasons.note(id, reason);
-  }
+  // The service puts a build.cancelling event (with its reason) into every cancelled build's stream.
+  const reason = reasons.get(id);
   const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds);
   log(result.message);
   if (notifier) {

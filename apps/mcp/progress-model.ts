@@ -29,6 +29,8 @@ export class BuildProgressModel {
   simulated?: boolean;
   cancelReason?: CancelReason;
   status?: BuildStatus;
+  /** Wall time (ms) the build entered the queue (from the service's snapshot). */
+  queuedAtWall?: number;
   /** Wall time (ms) of the first event of the build; undefined while queued. */
   startedAtWall?: number;
   /** Wall time (ms) of the last TensorRT callback we know of (phase event or native heartbeat). */
@@ -55,6 +57,7 @@ export class BuildProgressModel {
       this.state = 'finished';
       this.status = record.state;
     }
+    this.queuedAtWall = Date.parse(record.queuedAt);
     if (record.startedAt) this.startedAtWall = Date.parse(record.startedAt);
     const sorted = [...record.phases].sort((a, b) => a.startT - b.startT || a.id - b.id);
     for (const p of sorted) {
@@ -178,7 +181,10 @@ export interface MessageOptions {
 /** The human line of a progress notification: phase path plus time since the last callback. */
 export function progressMessage(model: BuildProgressModel, nowWall: number, opts: MessageOptions = {}): string {
   const silentAfterMs = opts.silentAfterMs ?? 2000;
-  if (model.state === 'queued') return 'queued: waiting for an earlier build on this GPU to finish';
+  if (model.state === 'queued') {
+    const waited = model.queuedAtWall === undefined || Number.isNaN(model.queuedAtWall) ? '' : ` for ${formatDuration(nowWall - model.queuedAtWall)}`;
+    return `queued${waited}: waiting for an earlier build on this GPU to finish`;
+  }
   const cur = model.current();
   const where = cur ? formatCurrentPhase(cur) : 'preparing the build (parsing the model)';
   const since =

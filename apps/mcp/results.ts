@@ -69,7 +69,7 @@ export function outcomeSentence(
       // The budget counts from the worker's start (model parsing included); the builder's own
       // duration is shorter, and "after 1.9 s (budget of 2.5 s exhausted)" would read as a bug.
       const wall = reason === 'timeout' ? wallMs(record) : undefined;
-      const after = wall === undefined ? took : `${formatDuration(wall)} (${took} in the builder)`;
+      const after = wall === undefined ? took : `${formatDuration(wall)}, ${took} of it in the builder`;
       return `cancelled after ${after}${why}${latency}; no engine was written`;
     }
     case 'failed':
@@ -105,6 +105,8 @@ export function buildResult(
   if (outcome.error) out.error = outcome.error;
   const cache = outcome.cache ?? record?.cache;
   if (cache) out.timingCache = cache;
+  // A cache that could not be used costs the next build its speed-up: worth a line of its own.
+  if (cache?.warning) out.message += `. Timing cache: ${cache.warning}`;
   return out;
 }
 

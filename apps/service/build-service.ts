@@ -89,7 +89,9 @@ export class BuildService implements BuildServiceApi {
       const timer = setTimeout(() => finish(new ServiceError('internal', 'the worker did not list backends in time')), BACKENDS_TIMEOUT_MS);
       const exited = new Promise<void>((r) =>
         channel.onExit((code, signal) => {
-          finish(new ServiceError('internal', `the worker exited before listing backends (${signal ?? `exit code ${code}`})`));
+          const tail = channel.stderrTail?.();
+          const last = tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : '';
+          finish(new ServiceError('internal', `the worker exited before listing backends (${signal ?? `exit code ${code}`})${last}`));
           r();
         }),
       );

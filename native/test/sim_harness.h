@@ -32,6 +32,7 @@ inline SimRunResult runSim(tbs::BuildRequest const& req, double cancelAfterMs = 
   pipeline.startFlusher();
   tbs::sim::SimBackend backend;
   auto t0 = std::chrono::steady_clock::now();
+  tbs::announceBuild(backend, req, pipeline);
   if (cancelAfterMs == 0) r.cancelAccepted = pipeline.requestCancel(tbs::CancelReason::kUser);
   std::thread canceller;
   if (cancelAfterMs > 0) {

@@ -90,10 +90,14 @@ describe('build --json', () => {
     expect(started).toMatchObject({ type: 'build.started', backend: trtAvailable ? 'tensorrt' : 'simulated' });
   });
 
-  it('builds a dynamic model with trtexec-style shapes', async () => {
-    const dyn = writeModel(path.join(dir, 'dyn.onnx'), { dynamic: true });
-    const r = await runCli(['build', dyn, '-o', path.join(dir, 'dyn.engine'), ...SIM, '--json', '--shapes', 'input:1x3x224x224/4x3x320x320/8x3x640x640']);
+  it('builds a dynamic model with trtexec-style shapes, at paths with spaces and non-ASCII', async () => {
+    const sub = path.join(dir, 'Modèles ü 模型');
+    fs.mkdirSync(sub);
+    const dyn = writeModel(path.join(sub, 'dyn model.onnx'), { dynamic: true });
+    const out = path.join(sub, 'my engine é.engine');
+    const r = await runCli(['build', dyn, '-o', out, ...SIM, '--json', '--shapes', 'input:1x3x224x224/4x3x320x320/8x3x640x640']);
     expect(r.code).toBe(0);
+    expect(fs.existsSync(out)).toBe(true);
     const started = parseNdjson(r.stdout)[0] as Extract<BuildEvent, { type: 'build.started' }>;
     expect(started.options?.shapes).toEqual({ input: { min: [1, 3, 224, 224], opt: [4, 3, 320, 320], max: [8, 3, 640, 640] } });
   });

@@ -123,6 +123,17 @@ describe('build input errors (before any worker runs)', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
+  it('a model whose external data file is missing cannot be built (but can be inspected)', async () => {
+    const sub = path.join(dir, 'ext');
+    fs.mkdirSync(sub);
+    const m = writeModel(path.join(sub, 'ext.onnx'), { externalData: 'ext.weights' });
+    fs.rmSync(path.join(sub, 'ext.weights'));
+    expect((await runCli(['inspect', m])).code).toBe(0);
+    const r = await runCli(['build', m, '-o', path.join(sub, 'ext.engine')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/external data file "ext\.weights" .*not found/);
+  });
+
   it('shapes for an unknown input or of the wrong rank are rejected', async () => {
     const r1 = await runCli(['build', fixed, '-o', path.join(dir, 'a.engine'), '--shapes', 'nope:1x3']);
     expect(r1.code).toBe(2);

@@ -258,6 +258,15 @@ describe('saving the engine', () => {
     expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
   });
 
+  it('suggests the model\'s name with the output\'s own extensions', async () => {
+    const sim = path.join(t.dir, 'model-b7.simulated.engine');
+    writeFileSync(sim, 'SIMULATED');
+    t.service.enginePath.mockImplementation((id: string) => (id === 'b1' ? sim : undefined));
+    t.service.getBuild.mockImplementation((id: string) => (id === 'b1' ? record('b1', { modelPath: '/models/resnet50.v2.ONNX' }) : undefined));
+    await t.call(INVOKE.saveEngine, { id: 'b1' });
+    expect(t.dialogs.chooseEngineDestination).toHaveBeenCalledWith(null, path.join(t.dir, 'resnet50.v2.simulated.engine'));
+  });
+
   it('copies the engine to the chosen place, whole, leaving no temp file', async () => {
     const dest = path.join(t.dir, 'out', '..', 'saved.engine');
     t.dialogAnswers.engine = dest;

@@ -8,8 +8,9 @@
 //     all. Otherwise skipped with the reason printed.
 // js-yaml and @electron/asar come with electron-builder (they are its own dependencies).
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { builtinModules } from 'node:module';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/support/onnx-gen.js';
@@ -71,16 +72,33 @@ describe('electron-builder.yml', () => {
   });
 });
 
+/**
+ * A copy of what gets packed, taken at once: other processes on a shared machine rebuild dist/
+ * while electron-builder runs for tens of seconds, and a file that changes size between its stat
+ * and its copy corrupts the archive (seen here: package.json's slot holding CSS).
+ * node_modules is linked, not copied.
+ */
+function stageProject(): string {
+  const stage = tempDir('tbs-stage-');
+  for (const f of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, f), path.join(stage, f));
+  cpSync(path.join(ROOT, 'dist'), path.join(stage, 'dist'), { recursive: true });
+  mkdirSync(path.join(stage, path.dirname(ADDON)), { recursive: true });
+  copyFileSync(path.join(ROOT, ADDON), path.join(stage, ADDON));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
+  return stage;
+}
+
 /** Packs with electron-builder into a temp folder; returns the unpacked app directory. */
-async function packDir(electronDist: string, withFuses: boolean): Promise<string> {
+async function packDir(electronDist: string, withFuses: boolean): Promise<{ appDir: string; stage: string }> {
+  const stage = stageProject();
   const out = tempDir('tbs-pack-');
   const cfg: BuilderConfig = { ...config, directories: { ...config.directories, output: out }, electronDist, linux: { ...config.linux, target: ['dir'] } };
   if (!withFuses) delete cfg.electronFuses;
   const cfgFile = path.join(out, 'builder.json');
   writeFileSync(cfgFile, JSON.stringify(cfg));
   try {
-    await run(process.execPath, [BUILDER, '--linux', 'dir', '--projectDir', ROOT, '--config', cfgFile], {
-      cwd: ROOT,
+    await run(process.execPath, [BUILDER, '--linux', 'dir', '--projectDir', stage, '--config', cfgFile], {
+      cwd: stage,
       env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', CI: '1' },
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -88,29 +106,46 @@ async function packDir(electronDist: string, withFuses: boolean): Promise<string
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`electron-builder failed: ${e.message}\n${(e.stdout ?? '').slice(-3000)}\n${(e.stderr ?? '').slice(-3000)}`);
   }
-  return path.join(out, 'linux-unpacked');
+  return { appDir: path.join(out, 'linux-unpacked'), stage };
 }
 
-function checkPackedApp(appDir: string): void {
+function checkPackedApp({ appDir, stage }: { appDir: string; stage: string }): void {
   const resources = path.join(appDir, 'resources');
   expect(existsSync(path.join(appDir, config.linux.executableName))).toBe(true);
   const files = new Set(asar.listPackage(path.join(resources, 'app.asar')).map((f) => f.split(path.sep).join('/')));
   for (const f of ['/package.json', `/${pkg.main}`, '/dist/apps/main/preload.cjs', '/dist/apps/worker/worker.js', '/node_modules/zod/package.json']) {
     expect(files, f).toContain(f);
   }
-  if (existsSync(path.join(ROOT, 'dist/renderer/index.html'))) expect(files).toContain('/dist/renderer/index.html');
+  if (existsSync(path.join(stage, 'dist/renderer/index.html'))) expect(files).toContain('/dist/renderer/index.html');
   // The addon is a real file next to the archive, where dlopen can reach it and app-paths.ts looks.
   const unpackedAddon = path.join(resources, 'app.asar.unpacked', ADDON);
-  expect(readFileSync(unpackedAddon).equals(readFileSync(path.join(ROOT, ADDON)))).toBe(true);
+  expect(readFileSync(unpackedAddon).equals(readFileSync(path.join(stage, ADDON)))).toBe(true);
   // Nothing that only serves development.
   const leaks = [...files].filter((f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs)\//.test(f) && !f.startsWith('/node_modules/'));
   expect(leaks).toEqual([]);
+  // Every require of the packed app's code resolves inside the package: a relative file that was
+  // left out, or a devDependency used at run time, would only show when a user starts the app.
+  const unresolved: string[] = [];
+  for (const f of files) {
+    if (!f.startsWith('/dist/apps/') || !/\.c?js$/.test(f)) continue;
+    const code = asar.extractFile(path.join(resources, 'app.asar'), f.slice(1)).toString();
+    for (const [, spec] of code.matchAll(/\brequire\(["']([^"']+)["']\)/g)) {
+      if (spec === 'electron' || spec.startsWith('node:') || builtinModules.includes(spec)) continue;
+      if (spec.startsWith('.')) {
+        const target = path.posix.join(path.posix.dirname(f), spec);
+        if (![target, `${target}.js`, `${target}/index.js`].some((t) => files.has(t))) unresolved.push(`${f} → ${spec}`);
+        continue;
+      }
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+      if (!files.has(`/node_modules/${name}/package.json`)) unresolved.push(`${f} → ${spec}`);
+    }
+  }
+  expect(unresolved).toEqual([]);
   const packedText = asar.extractFile(path.join(resources, 'app.asar'), 'package.json').toString();
   let packedPkg: { main?: string } = {};
   try {
     packedPkg = JSON.parse(packedText) as { main: string };
   } catch {
-    // Seen once on a shared machine while another process rewrote package.json mid-pack.
     throw new Error(`packed package.json is not JSON (${packedText.length} bytes): ${JSON.stringify(packedText.slice(0, 200))}`);
   }
   expect(packedPkg.main).toBe(pkg.main);

@@ -35,6 +35,14 @@ describe('main window', () => {
     win.emit('ready-to-show');
     expect(win.shown).toBe(true);
   });
+
+  it('shows the window even when the page fails to load', () => {
+    const logged: string[] = [];
+    const win = createMainWindow({ preloadPath: '/p.cjs', url: APP_INDEX_URL, log: (m) => logged.push(m) }) as unknown as FakeBrowserWindow;
+    win.webContents.emit('did-fail-load', {}, -6, 'ERR_FILE_NOT_FOUND', APP_INDEX_URL);
+    expect(win.shown).toBe(true);
+    expect(logged.join('\n')).toContain('ERR_FILE_NOT_FOUND');
+  });
 });
 
 describe('web contents hardening', () => {

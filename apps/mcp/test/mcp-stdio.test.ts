@@ -124,6 +124,32 @@ describe('MCP server over stdio', () => {
     expect(state).toMatchObject({ state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded', engineBytes: res.engineBytes } });
   });
 
+  it('reports timing-cache figures: a second build of the same model hits the cache', async () => {
+    const cache = path.join(dir, 'timing.cache'); // written by the build above
+    const r = await srv.client.callTool({
+      name: 'build_engine',
+      arguments: { modelPath: small, outputPath: path.join(dir, 'warm.engine'), options: sim({ timingCache: cache, simDuration: 0.5 }) },
+    });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    const tc = (r.structuredContent as BuildResultOut).timingCache!;
+    expect(tc.entriesBefore).toBeGreaterThan(0);
+    expect(tc.hits).toBeGreaterThan(0);
+    expect(tc.entriesAfter).toBe(tc.entriesBefore + tc.added);
+  });
+
+  it('builds on with a corrupt timing-cache file and says so', async () => {
+    const cache = writeBadFile(path.join(dir, 'corrupt.cache'), 'random');
+    const r = await srv.client.callTool({
+      name: 'build_engine',
+      arguments: { modelPath: small, outputPath: path.join(dir, 'corrupt-cache.engine'), options: sim({ timingCache: cache, simDuration: 0.3 }) },
+    });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    const res = r.structuredContent as BuildResultOut;
+    expect(res.status).toBe('succeeded');
+    expect(res.timingCache?.warning).toMatch(/corrupt/);
+    expect(res.message).toContain(`Timing cache: ${res.timingCache?.warning}`);
+  });
+
   it('cancels the build when the request is cancelled, leaving no engine', async () => {
     const out = path.join(dir, 'cancelled.engine');
     const ac = new AbortController();
@@ -281,9 +307,45 @@ describe('MCP server queueing', () => {
     const [ra, rb] = await Promise.all([a, b]);
     expect((ra.structuredContent as BuildResultOut).status).toBe('succeeded');
     expect((rb.structuredContent as BuildResultOut).status).toBe('succeeded');
-    expect(second[0].message).toMatch(/^queued: waiting for an earlier build/);
+    expect(second[0].message).toMatch(/^queued for [\d.]+ s: waiting for an earlier build/);
     expect(second.some((u) => /^Building engine/.test(u.message ?? ''))).toBe(true);
     expectRising(second);
+  });
+});
+
+describe('MCP server queueing, cancelled while waiting', () => {
+  it('cancels a queued build without ever starting it', async () => {
+    const first = srv.client.callTool({
+      name: 'build_engine',
+      arguments: { modelPath: small, outputPath: path.join(dir, 'queue-c.engine'), options: sim({ simDuration: 0.8 }) },
+    });
+    const ac = new AbortController();
+    let id: string | undefined;
+    let queuedSeen = false;
+    const second = srv.client.callTool(
+      { name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, 'queue-d.engine'), options: sim({ simDuration: 0.8 }) } },
+      undefined,
+      {
+        signal: ac.signal,
+        onprogress: (p) => {
+          id ??= (p._meta as Record<string, string> | undefined)?.[BUILD_ID_META];
+          if (/^queued for /.test(p.message ?? '')) {
+            queuedSeen = true;
+            ac.abort();
+          }
+        },
+      },
+    );
+    await expect(second).rejects.toThrow();
+    expect(queuedSeen).toBe(true);
+    const state = await waitFor('the queued build to end', async () => {
+      const s = await getBuild(id!);
+      return FINAL.has(s.state) ? s : undefined;
+    });
+    expect(state.state).toBe('cancelled');
+    expect(state.startedAt).toBeUndefined();
+    expect(fs.existsSync(path.join(dir, 'queue-d.engine'))).toBe(false);
+    expect(((await first).structuredContent as BuildResultOut).status).toBe('succeeded');
   });
 });
 

@@ -108,6 +108,15 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
     expect(root).toBe(1);
   });
 
+  it('says how long a build has waited in the queue', () => {
+    const model = new BuildProgressModel();
+    model.applySnapshot(
+      { id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, phases: [], engineAvailable: false },
+      5000,
+    );
+    expect(progressMessage(model, 17_500)).toBe('queued for 12 s: waiting for an earlier build on this GPU to finish');
+  });
+
   it('ignores replayed events and starts from a snapshot', () => {
     const record: BuildRecord = {
       id: 'b1',

@@ -120,7 +120,7 @@ describe('tool results', () => {
     const started = { ...record, state: 'cancelled' as const, startedAt: new Date(1000).toISOString(), finishedAt: new Date(4020).toISOString() };
     const out = buildResult(started, cancelled, 'timeout', 3);
     expect(out.cancelReason).toBe('timeout');
-    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s \([\d.]+ s in the builder\) \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
+    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s, [\d.]+ s of it in the builder \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
     const user = buildResult(started, { ...cancelled, cancelLatencyMs: 0.31 }, 'user');
     expect(user.message).toMatch(/^Build b-test cancelled after [\d.]+ s \(cancelled at the caller's request\), stopped 0\.31 ms after the request;/);
     expect(out.outputPath).toBeUndefined();

@@ -16,7 +16,7 @@ export interface RouteContext {
   uploadDir: string;
   maxUploadBytes?: number;
   heartbeatMs: number;
-  openStreams: Set<http.ServerResponse>;
+  openStreams: Set<() => void>;
 }
 
 export interface RouteRequest {

@@ -34,7 +34,7 @@ export interface BuildHttpServer {
 }
 
 export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
-  const openStreams = new Set<http.ServerResponse>();
+  const openStreams = new Set<() => void>();
   const ctx: RouteContext = {
     service: opts.service,
     uploadDir: opts.uploadDir,
@@ -113,8 +113,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
     stopAccepting,
     async close() {
       const closed = stopAccepting();
-      for (const res of openStreams) res.end();
-      openStreams.clear();
+      for (const end of [...openStreams]) end();
       server.closeIdleConnections();
       // Whatever is still mid-request after a grace period is cut, so shutdown cannot hang.
       const force = setTimeout(() => server.closeAllConnections(), 2000);

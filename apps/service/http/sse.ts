@@ -15,8 +15,8 @@ const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
 export interface EventStreamOptions {
   heartbeatMs: number;
-  /** Streams still open; the server ends them on shutdown. */
-  open: Set<http.ServerResponse>;
+  /** Enders of the streams still open; the server calls them on shutdown. */
+  open: Set<() => void>;
 }
 
 /** `Last-Event-ID` header, else `?lastEventId=`; -1 replays everything the service retains. */
@@ -78,8 +78,9 @@ export function openEventStream(
     heartbeat = undefined;
     subscription?.unsubscribe();
     subscription = undefined;
-    opts.open.delete(res);
+    opts.open.delete(finish);
   };
+  // Every way out goes through `ended`: a write after end() would be an 'error' event.
   const finish = () => {
     if (ended) return;
     ended = true;
@@ -122,7 +123,7 @@ export function openEventStream(
   });
   res.socket?.setNoDelay(true);
   headWritten = true;
-  opts.open.add(res);
+  opts.open.add(finish);
   res.write(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
   if (early.length > 0) deliver(early.splice(0));
   if (ended) return;
@@ -132,10 +133,12 @@ export function openEventStream(
   }, opts.heartbeatMs);
   // The response's close (not the request's, which fires once its empty body is read) is what
   // tells us the client went away.
-  res.on('close', () => {
+  const gone = () => {
     ended = true;
     cleanup();
-  });
+  };
+  res.on('close', gone);
+  res.on('error', gone);
 
   if (FINAL_STATES.has(snapshot.state)) {
     // Finished before we subscribed: any replay the service owes arrives within this tick;

@@ -236,7 +236,7 @@ describe('build service', () => {
     const rec = await svc.startBuild({ modelPath: model, options: sim({ timingCache: cache }) });
     const events = record(svc, rec.id);
     const fin = await svc.waitForResult(rec.id);
-    expect(fin.status).toBe('succeeded');
+    expect(fin.status, fin.error).toBe('succeeded');
     const stats = events.filter((e) => e.type === 'cache.stats');
     const warned = stats.some((e) => e.type === 'cache.stats' && e.warning) || events.some((e) => e.type === 'log' && e.severity === 'warning' && /cache/i.test(e.message));
     expect(warned).toBe(true);

@@ -27,6 +27,7 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
         if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
         delete ctx;
       });
+  announceBuild(*job->backend_, job->request_, *job->pipeline_);  // before cancel is possible
   job->pipeline_->startFlusher();
   job->thread_ = std::thread([job] {
     runBuild(*job->backend_, job->request_, *job->pipeline_);

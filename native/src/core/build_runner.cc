@@ -4,10 +4,14 @@
 
 namespace tbs {
 
+void announceBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {
+  pipeline.started(request.backend, backend.version(), request.backend == "simulated", backend.gpuName());
+}
+
 BuildOutcome runBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {
   BuildOutcome outcome;
   try {
-    pipeline.started(request.backend, backend.version(), request.backend == "simulated", backend.gpuName());
+    if (!pipeline.hasStarted()) announceBuild(backend, request, pipeline);
     outcome = backend.build(request, pipeline);
   } catch (std::exception const& e) {
     outcome = BuildOutcome{};

@@ -7,6 +7,11 @@
 
 namespace tbs {
 
+// Emits build.started. Call it before anyone can cancel (the addon does so on the JS thread
+// before returning the handle) so build.started is always the first event.
+void announceBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline);
+
+// Runs the backend (announcing first if that was not done) and finishes the pipeline.
 // Never throws: an exception escaping the backend becomes a failed outcome naming it.
 BuildOutcome runBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline);
 

@@ -506,7 +506,8 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   }
   r.text = o.done();
   std::lock_guard<std::mutex> lk(controlMu_);
-  if (!closed_.load(std::memory_order_relaxed)) pushControl(std::move(r));
+  if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;
+  pushControl(std::move(r));
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {

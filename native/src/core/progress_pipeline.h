@@ -115,6 +115,7 @@ class ProgressPipeline final : public ProgressSink {
   Anomalies anomalies() const;
   int64_t startNs() const { return startNs_; }
   bool finished() const { return closed_.load(std::memory_order_acquire); }
+  bool hasStarted() const { return started_.load(std::memory_order_acquire); }
 
  private:
   static constexpr uint64_t kOpenBit = 1ull << 31;
@@ -254,6 +255,7 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<int64_t> firstFalseNs_{-1};
   std::atomic<int64_t> endNs_{-1};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> started_{false};
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
   mutable std::mutex cancelMu_;
   std::condition_variable cancelCv_;

@@ -3,9 +3,9 @@
 //
 // WHAT COULD NOT BE RUN HERE: a real build needs libnvinfer.so.10, libnvonnxparser.so.10, a CUDA
 // driver and an NVIDIA GPU, none of which exist on the development machines. This file is
-// compile-checked against the TensorRT 10.16 headers; its early-exit paths (bad options, missing
-// model, unwritable output, libraries missing/wrong/null builder) are unit-tested with fake
-// libraries (native/test/trt/test_backend.cc). Everything past a non-null IBuilder is untested.
+// compile-checked against the TensorRT 10.16 headers and exercised end to end against scripted
+// fake libraries (native/test/trt/fake_full_*.cc, test_full_fake.cc) that implement the API
+// contracts it relies on; how a real libnvinfer behaves beyond those contracts is untested.
 #include "trt_backend.h"
 
 #include <NvInfer.h>

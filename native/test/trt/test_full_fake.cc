@@ -303,6 +303,30 @@ TEST(cancel_wins_even_if_tensorrt_returns_an_engine) {
   CHECK_EQ(o.engineBytes, int64_t{-1});
 }
 
+TEST(unsaveable_cache_is_a_warning_and_the_engine_is_still_written) {
+  Scratch s("input x 1,4\ncache-add 3\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.dir + "/no-such-dir/model.cache";
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
+  CHECK(s.has("model.engine"));
+  CHECK_CONTAINS(sink.lastStats.warning, "timing cache not saved");
+  CHECK_EQ(sink.lastStats.entriesAfter, int64_t{3});
+  CHECK_EQ(sink.lastStats.bytes, int64_t{-1});
+}
+
+TEST(optimization_level_zero_warns_that_the_cache_is_unused) {
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  r.optLevel = 0;
+  r.timingCachePath = s.dir + "/model.cache";
+  tbs_test::RecordingSink sink;
+  CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
+  CHECK(hasLine(journal(), "optLevel 0"));
+  CHECK_CONTAINS(sink.lastStats.warning, "optimization level 0");
+}
+
 TEST(engine_replaces_an_existing_output_atomically) {
   Scratch s("input x 1,4\nengine-bytes 100\n");
   tbs::BuildRequest r = request(s);

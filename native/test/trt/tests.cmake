@@ -101,6 +101,8 @@ else()
 endif()
 
 if(_tbs_trt_full_reason)
+  string(REPLACE "'" "" _tbs_trt_full_reason "${_tbs_trt_full_reason}")  # it is quoted for sh below
+  string(REPLACE "\n" " " _tbs_trt_full_reason "${_tbs_trt_full_reason}")
   message(STATUS "TensorRT backend: end-to-end fake test skipped (${_tbs_trt_full_reason})")
   find_program(TBS_SH sh)
   if(TBS_SH)

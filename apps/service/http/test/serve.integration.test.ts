@@ -109,6 +109,29 @@ describe('serve: start and auth', () => {
     expect(serve.stderr()).not.toMatch(/WARNING/);
   });
 
+  it('serves the web UI from dist/renderer with its CSP (or says it is not built)', async () => {
+    const index = path.join(__dirname, '../../../../dist/renderer/index.html');
+    const res = await fetch(`${serve.base}/`);
+    if (fs.existsSync(index)) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self'; connect-src 'self'/);
+      const html = await res.text();
+      expect(html).toBe(fs.readFileSync(index, 'utf8'));
+      const assets = [...html.matchAll(/(?:src|href)="\.?(\/assets\/[^"]+\.(js|css))"/g)];
+      expect(assets.length).toBeGreaterThan(0);
+      for (const [, asset, ext] of assets) {
+        const a = await fetch(`${serve.base}${asset}`);
+        expect(a.status, asset).toBe(200);
+        expect(a.headers.get('content-type')).toBe(ext === 'js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+        expect(a.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      }
+    } else {
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/npm run build:renderer/);
+    }
+  });
+
   it('rejects usage errors with exit code 2', async () => {
     await expect(startServe(['--port', 'abc'], 10_000)).rejects.toThrow(/exited \(2\).*--port/s);
     await expect(startServe(['--bogus'], 10_000)).rejects.toThrow(/exited \(2\)/);

@@ -282,6 +282,9 @@ describe('uploads', () => {
     await expectError(await api('/api/builds', { method: 'POST', body: noFile }), 400, 'bad_input', /no file field "model"/);
     await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: '{bad' }) }), 400, 'bad_input', /options: invalid JSON/);
     await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: '{"optLevel":"high"}' }) }), 400, 'bad_input', /options\.optLevel/);
+    await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { timeBudgetSeconds: 'soon' }) }), 400, 'bad_input', /timeBudgetSeconds/);
+    await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { outputPath: '../out.engine' }) }), 400, 'bad_input', /outputPath: "\.\."/);
+    await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { modelPath: model }) }), 400, 'bad_input', /not both/);
     const wrongField = new FormData();
     wrongField.append('weights', new Blob(['x']), 'w.bin');
     await expectError(await api('/api/models', { method: 'POST', body: wrongField }), 400, 'bad_input', /unexpected file field "weights"/);
@@ -553,8 +556,12 @@ describe('close', () => {
     const id = await startBuild();
     const sse = await openSse(`http://127.0.0.1:${p}/api/builds/${id}/events`, auth);
     await sse.waitFor((m) => m.event === 'snapshot');
-    await s.close();
+    const closing = s.close();
+    // Events racing the shutdown must not be written to an ended response (an 'error' event).
+    fake.emit(id, [{ type: 'log', severity: 'info', message: 'during close' }]);
+    await closing;
     await sse.ended;
+    expect(sse.messages.some((m) => m.data.includes('during close'))).toBe(false);
     await expect(fetch(`http://127.0.0.1:${p}/`)).rejects.toThrow();
     fake.finish(id, 'failed');
   });

@@ -1,0 +1,199 @@
+// bench:ui — how the renderer holds up under a fast build. Starts the real `serve`, opens the UI
+// in Debian's Chromium, uploads a generated model big enough for 5M+ callbacks, and runs a
+// simulated build paced to deliver ≥100k callbacks/s. Measured in the page:
+//   fps.p50 / fps.p5     per-frame rate from requestAnimationFrame timestamps during the build
+//   eventToPaintMs.p99   event arrival in the page → start of the frame after the one that applied
+//                        it (so it has been painted), weighted by events (apps/renderer EventPump probe)
+//   heapGrowthMiB        JS heap after forced GC, after the build minus before it
+// Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S]
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Page } from '@playwright/test';
+import { tempDir, writeModel } from '../test/support/onnx-gen';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+  // A busy page must not be throttled as if it were in the background.
+  '--disable-renderer-backgrounding',
+  '--disable-background-timer-throttling',
+];
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** Percentile of values each standing for `weight` events. */
+function weightedPercentile(pairs: [number, number][], p: number): number {
+  const sorted = [...pairs].sort((a, b) => a[0] - b[0]);
+  const total = sorted.reduce((a, [, w]) => a + w, 0);
+  let acc = 0;
+  for (const [v, w] of sorted) {
+    acc += w;
+    if (acc >= (p / 100) * total) return v;
+  }
+  return NaN;
+}
+
+interface PageGlobals {
+  __TBS_PERF__: boolean;
+  __frames: number[];
+  __tbsPerf: { batches: [number, number][] };
+  requestAnimationFrame(cb: (t: number) => void): number;
+}
+
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, [path.join(ROOT, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += String(d)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 20 s: ${err}`)), 20_000);
+    proc.stdout!.on('data', (d) => {
+      out += String(d);
+      const m = /http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[0]);
+      }
+    });
+    proc.on('exit', (c) => reject(new Error(`serve exited (${c}): ${err}`)));
+  });
+  return { proc, url };
+}
+
+async function heapUsedAfterGc(page: Page): Promise<number> {
+  const cdp = await page.context().newCDPSession(page);
+  // Twice: the first pass can leave garbage reachable only from finalizers.
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { usedSize } = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
+  await cdp.detach();
+  return usedSize;
+}
+
+async function main(): Promise<void> {
+  // 34,000 one-channel blocks make a ~10 MB model whose simulated build reports ~5M callbacks.
+  const layers = arg('layers', 34_000);
+  const seconds = arg('seconds', 40);
+  const dir = tempDir('tbs-bench-ui-');
+  const model = writeModel(path.join(dir, 'bench.onnx'), { layers, channels: 1 });
+  const { proc, url } = await startServer();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.
+    await page.addInitScript(() => {
+      const w = globalThis as unknown as PageGlobals;
+      w.__TBS_PERF__ = true;
+      w.__frames = [];
+      const tick = (t: number) => {
+        w.__frames.push(t);
+        w.requestAnimationFrame(tick);
+      };
+      w.requestAnimationFrame(tick);
+    });
+    await page.goto(url);
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByRole('button', { name: 'Open model…' }).click();
+    await (await chooser).setFiles(model);
+    await page.getByRole('region', { name: 'Model' }).getByText('bench.onnx').first().waitFor({ timeout: 120_000 });
+    await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+    await page.getByLabel('Duration (s)', { exact: true }).fill(String(seconds));
+    await page.waitForTimeout(500);
+    const heapBefore = await heapUsedAfterGc(page);
+
+    const t0 = await page.evaluate(() => performance.now());
+    await page.getByRole('button', { name: 'Build', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ }).waitFor({ timeout: (seconds + 240) * 1000 });
+    const t1 = await page.evaluate(() => performance.now());
+    const statusText = await page.getByRole('status').textContent();
+
+    const { frames, batches } = await page.evaluate(() => {
+      const w = globalThis as unknown as PageGlobals;
+      return { frames: w.__frames, batches: w.__tbsPerf.batches };
+    });
+    // A few quiet frames after the end, then GC, for a fair heap figure.
+    await page.waitForTimeout(1000);
+    const heapAfter = await heapUsedAfterGc(page);
+
+    const inBuild = frames.filter((t) => t >= t0 && t <= t1);
+    const fps: number[] = [];
+    for (let i = 1; i < inBuild.length; i++) fps.push(1000 / (inBuild[i] - inBuild[i - 1]));
+    fps.sort((a, b) => a - b);
+
+    const token = new URL(url).searchParams.get('token');
+    const builds = (await (await fetch(new URL('/api/builds', url), { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{
+      lastSeq: number;
+      state: string;
+      outcome?: { durationMs: number };
+    }>;
+    const rec = builds[builds.length - 1];
+    const callbacks = rec.lastSeq + 1;
+    const durationMs = rec.outcome?.durationMs ?? NaN;
+    const pageEvents = batches.reduce((a, [, n]) => a + n, 0);
+
+    const result = {
+      bench: 'ui',
+      chromium: (await browser.version()).toString(),
+      model: { layers, fileMiB: round(fs.statSync(model).size / 2 ** 20, 2) },
+      build: {
+        state: rec.state,
+        status: statusText?.trim(),
+        callbacks,
+        durationS: round(durationMs / 1000, 2),
+        callbacksPerSec: Math.round(callbacks / (durationMs / 1000)),
+        eventsReachingPage: pageEvents,
+      },
+      fps: {
+        p50: round(percentile(fps, 50)),
+        p5: round(percentile(fps, 5)),
+        frames: fps.length,
+      },
+      eventToPaintMs: {
+        p50: round(weightedPercentile(batches, 50)),
+        p99: round(weightedPercentile(batches, 99)),
+        max: round(Math.max(...batches.map(([v]) => v))),
+      },
+      heapGrowthMiB: round((heapAfter - heapBefore) / 2 ** 20, 2),
+      heapMiB: { before: round(heapBefore / 2 ** 20, 2), after: round(heapAfter / 2 ** 20, 2) },
+      targets: { fpsP5: '>= 30', eventToPaintP99Ms: '< 100', heapGrowthMiB: '< 50', callbacks: '>= 5,000,000', callbacksPerSec: '>= 100,000' },
+      note: 'Shared 2-core machine: absolute figures drift with load.',
+    };
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    await browser.close();
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
