@@ -69,6 +69,11 @@ function summary(values: number[]) {
   return { p50: round(percentile(s, 50)), p99: round(percentile(s, 99)), max: round(s[s.length - 1] ?? NaN), samples: s.length };
 }
 
+/** Pooled percentiles plus each build's own: on a shared machine a load burst hits one build. */
+function pathSummary(runs: RunResult[]) {
+  return { ...summary(runs.flatMap((r) => latencies(r))), perBuild: runs.map((r) => { const { p50, p99 } = summary(latencies(r)); return { p50, p99 }; }) };
+}
+
 /** Events in the first half second of a build meet a cold worker and (CLI) a cold host process. */
 const WARMUP_MS = 500;
 
@@ -377,9 +382,9 @@ async function main(): Promise<void> {
     const cancels: Array<{ ms: number; native?: number; stopToFinish?: number }> = [];
     for (let i = 0; i < CANCEL_RUNS; i++) cancels.push(await cancelRun(serve, model));
 
-    const sse = summary(sseRuns.flatMap(latencies));
-    const ndjson = summary(ndjsonRuns.flatMap(latencies));
-    const service = summary(inProcess.flatMap(latencies));
+    const sse = pathSummary(sseRuns);
+    const ndjson = pathSummary(ndjsonRuns);
+    const service = pathSummary(inProcess);
     const anchored = [...sseRuns, ...ndjsonRuns, ...inProcess].every((r) => r.anchored);
     const cancel = summary(cancels.map((c) => c.ms));
     const nativeCancel = cancels.map((c) => c.native).filter((x): x is number => typeof x === 'number');

@@ -81,11 +81,12 @@ test('builds and the tree grows: phases appear, steps advance, instances grouped
   await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 10_000 }).toBeGreaterThan(before);
   await expect(item(page, 'Measuring tactic time')).toHaveAttribute('aria-label', /[\d,]+ instances/);
   await expect(status(page)).toContainText(/last TensorRT callback .* ago/);
-  await page.waitForTimeout(600);
+  // The timeline's top lane is the root phase from start to now; hovering it explains the bar.
+  const timeline = page.getByRole('img', { name: /Timeline of build phases/ });
+  const box = (await timeline.boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.5, box.y + 22);
+  await expect(page.getByRole('tooltip')).toContainText(/Building engine\s*start \d+ ms\s*duration/);
   await studio.shot('live-build');
-  if (studio.kind === 'web') {
-    await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshot.png') });
-  }
   await expect(status(page)).toContainText('Succeeded', { timeout: 40_000 });
   await expect(page.getByRole('treeitem', { name: /finished early/ }).first()).toBeVisible();
   await expect(button(page, 'Save engine…')).toBeEnabled();
@@ -98,6 +99,10 @@ test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine 
   await setSimOptions(page, { duration: '60' });
   await button(page, 'Build').click();
   await expect(item(page, 'Timing graph nodes')).toBeVisible({ timeout: 20_000 });
+  // This long build is the one to show in the README: live, mid-way through tactic timing.
+  await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 20_000 }).toBeGreaterThan(30);
+  await studio.shot('stopping-before');
+  if (studio.kind === 'web') await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshot.png') });
   const stopAt = Date.now();
   await button(page, 'Stop').click();
   await expect(status(page)).toContainText(/Stopping — waiting for the builder to reach a step boundary…|Cancelled/);

@@ -41,6 +41,40 @@ export interface BuildToolDeps {
   log?: (line: string) => void;
 }
 
+/**
+ * start_build: queues the build and returns at once, for agents that poll get_build instead of
+ * holding a request open. Cancel reasons are still recorded, from the build's own events.
+ */
+export async function startBuildTool(deps: BuildToolDeps, args: z.infer<typeof BuildArgs>): Promise<CallToolResult> {
+  const { service, reasons } = deps;
+  let record;
+  try {
+    record = await service.startBuild({
+      modelPath: resolveUserPath(args.modelPath),
+      outputPath: args.outputPath === undefined ? undefined : resolveUserPath(args.outputPath),
+      options: parseBuildOptions(args.options),
+      timeBudgetSeconds: args.timeBudgetSeconds,
+    });
+  } catch (e) {
+    return resultForError(e, 'Cannot start the build');
+  }
+  const id = record.id;
+  try {
+    const sub = service.subscribe(id, (events) => {
+      for (const ev of events) {
+        if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
+        if (ev.type === 'build.finished') queueMicrotask(() => sub.unsubscribe());
+      }
+    });
+    if (sub.snapshot.outcome) sub.unsubscribe();
+  } catch (e) {
+    deps.log?.(`cannot follow build ${id}: ${(e as Error).message}`);
+  }
+  deps.log?.(`build ${id} started for ${record.modelPath} (not waited for)`);
+  const message = `Build ${id} is ${record.state}; poll get_build with id "${id}" for its progress and outcome, cancel_build to stop it.`;
+  return okResult({ buildId: id, state: record.state, ...(record.outputPath ? { outputPath: record.outputPath } : {}), message }, message);
+}
+
 export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof BuildArgs>, extra: ToolExtra): Promise<CallToolResult> {
   const { service, reasons } = deps;
   const log = deps.log ?? (() => {});

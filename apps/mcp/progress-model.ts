@@ -3,7 +3,7 @@
 // reported, and how long it has been silent. Pure: the caller passes the wall clock in, so tests
 // can replay a synthetic stream without timers.
 import type { BuildEvent, BuildRecord, BuildStatus, CancelReason } from '../shared/protocol.js';
-import { formatPhasePath, phaseNames } from './phase-summary.js';
+import { PATH_SEPARATOR } from './phase-summary.js';
 
 interface OpenPhase {
   id: number;
@@ -17,8 +17,16 @@ interface OpenPhase {
 
 export type ModelState = 'queued' | 'running' | 'cancelling' | 'finished';
 
+export interface PhaseLevel {
+  name: string;
+  stepsDone: number;
+  nbSteps: number;
+}
+
 export interface CurrentPhase {
   names: string[];
+  /** Root first; the last one is the current phase. */
+  levels: PhaseLevel[];
   stepsDone: number;
   nbSteps: number;
 }
@@ -125,7 +133,13 @@ export class BuildProgressModel {
     let best: OpenPhase | undefined;
     for (const p of this.open.values()) if (!best || p.activity > best.activity) best = p;
     if (!best) return undefined;
-    return { names: phaseNames(this.open, best.id), stepsDone: best.stepsDone, nbSteps: best.nbSteps };
+    const levels: PhaseLevel[] = [];
+    // Parents are open while their children are; a missing one (tolerated) just ends the chain.
+    for (let p: OpenPhase | undefined = best, guard = this.open.size; p && guard >= 0; guard--) {
+      levels.unshift({ name: p.name, stepsDone: p.stepsDone, nbSteps: p.nbSteps });
+      p = p.parentId === null ? undefined : this.open.get(p.parentId);
+    }
+    return { names: levels.map((l) => l.name), levels, stepsDone: best.stepsDone, nbSteps: best.nbSteps };
   }
 
   private advance(p: OpenPhase, stepsDone: number): void {
@@ -162,9 +176,15 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
 
-/** "Building engine › Timing graph nodes 7/12". */
+/**
+ * "Building engine 2/6 › Building engine from subgraph › … › Timing graph nodes 7/12 › Measuring
+ * tactic time 1/4": step counts on every level that has more than one step, because the leaf is
+ * often a short-lived phase and the telling count ("node 7 of 12") sits a few levels up.
+ */
 export function formatCurrentPhase(cur: CurrentPhase): string {
-  return `${formatPhasePath(cur.names)} ${Math.min(cur.stepsDone, cur.nbSteps)}/${cur.nbSteps}`;
+  return cur.levels
+    .map((l, i) => (l.nbSteps > 1 || i === cur.levels.length - 1 ? `${l.name} ${Math.min(l.stepsDone, l.nbSteps)}/${l.nbSteps}` : l.name))
+    .join(PATH_SEPARATOR);
 }
 
 const REASON_WORDS: Record<CancelReason, string> = {

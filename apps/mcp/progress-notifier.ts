@@ -39,7 +39,6 @@ export class ProgressNotifier {
   private flushTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private stopped = false;
-  sentCount = 0;
 
   constructor(private readonly opts: NotifierOptions) {
     this.model = opts.model ?? new BuildProgressModel();
@@ -105,7 +104,6 @@ export class ProgressNotifier {
 
   private emit(progress: number, message: string, total?: number): void | Promise<void> {
     this.lastSentAt = this.now();
-    this.sentCount += 1;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = this.stopped ? undefined : setTimeout(() => this.flush(), this.heartbeatMs);
     return this.opts.send(total === undefined ? { progress, message } : { progress, total, message });

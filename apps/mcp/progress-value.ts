@@ -14,11 +14,6 @@ const NUDGE = 0.001;
 export class MonotonicProgress {
   private last = -Infinity;
 
-  /** The last value handed out, or undefined before the first one. */
-  get value(): number | undefined {
-    return this.last === -Infinity ? undefined : this.last;
-  }
-
   /** The next value for a notification, strictly above the previous one. */
   next(work: number): number {
     const target = Number.isFinite(work) ? Math.max(0, work) : 0;

@@ -159,6 +159,13 @@ export const BuildStateOut = z.object({
 });
 export type BuildStateOut = z.infer<typeof BuildStateOut>;
 
+export const StartOut = z.object({
+  buildId: z.string(),
+  state: BuildState,
+  outputPath: z.string().optional(),
+  message: z.string(),
+});
+
 export const CancelOut = z.object({
   buildId: z.string(),
   accepted: z.boolean(),

@@ -3,7 +3,7 @@
 // or a crashed worker is an isError result and the server goes on serving.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BuildServiceApi } from '../service/api.js';
-import { runBuildTool, resolveUserPath, CancelReasons, type BuildToolDeps } from './build-tool.js';
+import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
 import { buildState, errorResult, okResult, resultForError } from './results.js';
 import {
   BackendsOut,
@@ -15,6 +15,7 @@ import {
   CancelOut,
   InspectArgs,
   NoArgs,
+  StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
 
@@ -25,7 +26,10 @@ Typical flow: list_backends → inspect_model (see dynamic inputs) → build_eng
 dynamic input). build_engine runs until the build ends; send a progress token to get
 notifications/progress naming the current phase and the time since TensorRT last reported, cancel the
 request (notifications/cancelled) to stop the build at the next step boundary, or pass
-timeBudgetSeconds. The "simulated" backend stands in where TensorRT is not installed; its output is
+timeBudgetSeconds. Builds can take minutes to hours: a client request timeout cancels the build, so
+let progress notifications reset it (they arrive at least every few seconds), or use start_build and
+poll get_build.
+The "simulated" backend stands in where TensorRT is not installed; its output is
 not a TensorRT engine and every result says simulated: true.`;
 
 export interface McpToolsOptions extends Omit<BuildToolDeps, 'service' | 'reasons'> {
@@ -87,6 +91,20 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (args, extra) => runBuildTool(deps, args, extra),
+  );
+
+  server.registerTool(
+    'start_build',
+    {
+      title: 'Start a TensorRT engine build without waiting',
+      description:
+        'Same arguments as build_engine, but returns at once with the build id: for agents that poll get_build ' +
+        '(and stop with cancel_build) instead of holding one request open for the whole build.',
+      inputSchema: BuildArgs,
+      outputSchema: StartOut,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args) => startBuildTool(deps, args),
   );
 
   server.registerTool(

@@ -6,7 +6,7 @@ declare global {
     trtBuildStudio?: BuildClient;
     /** Set by bench/ui.ts before the page loads, to collect event-to-paint samples. */
     __TBS_PERF__?: boolean;
-    __tbsPerf?: { batches: Array<[latencyMs: number, events: number]> };
+    __tbsPerf?: { batches: Array<[latencyMs: number, events: number]>; callbacks(): number; events(): number };
   }
 }
 

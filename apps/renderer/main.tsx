@@ -17,7 +17,11 @@ const store = createAppStore();
 const controller = new Controller(store, client, browserScheduler);
 
 if (window.__TBS_PERF__) {
-  const perf = { batches: [] as Array<[number, number]> };
+  const perf = {
+    batches: [] as Array<[number, number]>,
+    callbacks: () => store.getState().live?.phases.callbacks ?? 0,
+    events: () => store.getState().live?.eventsApplied ?? 0,
+  };
   window.__tbsPerf = perf;
   controller.probe = {
     painted(arrivals, counts, paintedAt) {

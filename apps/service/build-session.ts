@@ -165,8 +165,8 @@ export class BuildSession {
     try {
       ch = launcher();
     } catch (e) {
+      // No channel: finishLocally frees the slot itself.
       this.finishLocally('failed', `could not start a build worker: ${(e as Error).message}`);
-      this.opts.onSlotFree(this);
       return;
     }
     this.channel = ch;
@@ -198,6 +198,7 @@ export class BuildSession {
         model: b.summary,
       },
     });
+    // The budget covers the build, not its wait in the queue.
     if (b.timeBudgetSeconds) {
       this.timers.push(setTimeout(() => this.cancel('timeout'), b.timeBudgetSeconds * 1000));
     }

@@ -124,42 +124,46 @@ export class BatchDecoder {
   decode(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number): BuildEvent[] {
     for (let i = 0; i < newNames.length; i++) this.names[firstNameId + i] = newNames[i];
     const out: BuildEvent[] = [];
+    const v = PROTOCOL_VERSION;
+    const buildId = this.buildId;
+    // Object literals written out per type (no spreads): this loop runs for every event.
     for (let p = 0; p < nums.length; p += SLOTS) {
       const type = nums[p];
-      const base = { v: PROTOCOL_VERSION, buildId: this.buildId, seq: nums[p + 1], t: nums[p + 2] };
+      const seq = nums[p + 1];
+      const t = nums[p + 2];
       const a = nums[p + 3];
       const b = nums[p + 4];
       const c = nums[p + 5];
       switch (type) {
         case EV.phaseStart:
-          out.push({ ...base, type: 'phase.start', id: a, parentId: b < 0 ? null : b, name: this.names[c] ?? `#${c}`, nbSteps: nums[p + 6], instance: nums[p + 7] });
+          out.push({ v, buildId, seq, t, type: 'phase.start', id: a, parentId: b < 0 ? null : b, name: this.names[c] ?? `#${c}`, nbSteps: nums[p + 6], instance: nums[p + 7] });
           break;
         case EV.phaseStep:
-          out.push({ ...base, type: 'phase.step', id: a, step: b, stepsDone: c });
+          out.push({ v, buildId, seq, t, type: 'phase.step', id: a, step: b, stepsDone: c });
           break;
         case EV.phaseFinish:
-          out.push({ ...base, type: 'phase.finish', id: a, stepsDone: b, early: c === 1 });
+          out.push({ v, buildId, seq, t, type: 'phase.finish', id: a, stepsDone: b, early: c === 1 });
           break;
         case EV.log:
-          out.push({ ...base, type: 'log', severity: SEVERITIES[a] ?? 'info', message: strs[nums[p + 7]] });
+          out.push({ v, buildId, seq, t, type: 'log', severity: SEVERITIES[a] ?? 'info', message: strs[nums[p + 7]] });
           break;
         case EV.heartbeat:
-          out.push({ ...base, type: 'heartbeat', sinceLastCallbackMs: b, cancelRequested: a === 1 });
+          out.push({ v, buildId, seq, t, type: 'heartbeat', sinceLastCallbackMs: b, cancelRequested: a === 1 });
           break;
         case EV.cancelling:
-          out.push({ ...base, type: 'build.cancelling', requestedAt: b, reason: CANCEL_REASONS[a] ?? 'user' });
+          out.push({ v, buildId, seq, t, type: 'build.cancelling', requestedAt: b, reason: CANCEL_REASONS[a] ?? 'user' });
           break;
         case EV.cacheStats:
-          out.push({ ...base, type: 'cache.stats', ...(JSON.parse(strs[nums[p + 7]]) as CacheStats) });
+          out.push({ v, buildId, seq, t, type: 'cache.stats', ...(JSON.parse(strs[nums[p + 7]]) as CacheStats) });
           break;
         case EV.started: {
           const s = JSON.parse(strs[nums[p + 7]]) as { backend: 'tensorrt' | 'simulated'; backendVersion: string; simulated: boolean; gpu: string | null; startedAtMs?: number };
-          out.push({ ...base, type: 'build.started', ...s, ...this.startedExtra });
+          out.push({ v, buildId, seq, t, type: 'build.started', ...s, ...this.startedExtra });
           break;
         }
         case EV.finished: {
           const f = JSON.parse(strs[nums[p + 7]]) as Omit<BuildFinished, 'v' | 'buildId' | 'seq' | 't' | 'type' | 'status'>;
-          out.push({ ...base, type: 'build.finished', status: STATUSES[a] ?? 'failed', ...f });
+          out.push({ v, buildId, seq, t, type: 'build.finished', status: STATUSES[a] ?? 'failed', ...f });
           break;
         }
         default:

@@ -1,5 +1,5 @@
 // `trt-build-studio build` as users run it: real CLI process, real worker process, real signals.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -128,6 +128,35 @@ describe('build output on a pipe and on a terminal', () => {
     expect(text).toMatch(/✓ Building engine\s+\d+\/\d+/);
     expect(text).toMatch(/Succeeded in/);
     expect(fs.existsSync(out)).toBe(true);
+  });
+});
+
+describe('stopping a build on a terminal', () => {
+  it('Ctrl-C shows "stopping…" in the live view, then the cancel summary (exit 130)', async () => {
+    const hasScript = spawnSync('script', ['--version']).status === 0;
+    if (!hasScript) return expect.soft(hasScript, 'util-linux `script` is needed to give the CLI a terminal').toBe(true);
+    const out = path.join(dir, 'tty-cancel.engine');
+    const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
+    const cmd = `stty cols 120 rows 40; exec ${process.execPath} ${CLI_BIN} build ${model} -o ${out} ${SIM.join(' ')} --sim-duration 30`;
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, [mark]: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout!.on('data', (d) => (text += d));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    while (!/▸ Building engine/.test(text)) {
+      if (child.exitCode !== null) throw new Error(`CLI ended early: ${text}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The CLI inside the terminal (not `script` itself) gets the SIGINT, as Ctrl-C would deliver it.
+    const cli = processesMarked(mark).filter((pid) => {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      return argv[0] === process.execPath && argv[1] === CLI_BIN;
+    });
+    expect(cli).toHaveLength(1);
+    process.kill(cli[0], 'SIGINT');
+    expect(await exited).toBe(130);
+    expect(text).toMatch(/stopping… .*\(Ctrl-C again to kill\)/);
+    expect(text).toMatch(/Cancelled after .*no output written/);
+    expect(fs.existsSync(out)).toBe(false);
   });
 });
 

@@ -108,7 +108,7 @@ describe('MCP server over stdio', () => {
     expect(updates.slice(0, -1).every((u) => u.total === undefined)).toBe(true);
     // ≤ ~4 per second over the build, plus the first and the last.
     expect(updates.length).toBeLessThanOrEqual(Math.ceil((res.durationMs / 1000) * 4) + 3);
-    const phaseLines = updates.filter((u) => /^Building engine( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
+    const phaseLines = updates.filter((u) => /^Building engine \d+\/6( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
     expect(phaseLines.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
     // The last notification repeats the result. The server pauses between the two writes, but a
     // loaded client can still read both at once and drop the notification (SDK issue #2580).
@@ -315,10 +315,14 @@ describe('MCP server queueing', () => {
 
 describe('MCP server queueing, cancelled while waiting', () => {
   it('cancels a queued build without ever starting it', async () => {
-    const first = srv.client.callTool({
-      name: 'build_engine',
-      arguments: { modelPath: small, outputPath: path.join(dir, 'queue-c.engine'), options: sim({ simDuration: 0.8 }) },
-    });
+    let firstRunning = false;
+    const first = srv.client.callTool(
+      { name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, 'queue-c.engine'), options: sim({ simDuration: 0.8 }) } },
+      undefined,
+      { onprogress: (p) => (firstRunning ||= !/^queued/.test(p.message ?? '')) },
+    );
+    // Validation is asynchronous: only once the first build runs is the second sure to queue.
+    await waitFor('the first build to run', () => firstRunning || undefined);
     const ac = new AbortController();
     let id: string | undefined;
     let queuedSeen = false;

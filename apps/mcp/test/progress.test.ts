@@ -78,7 +78,10 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
       'Measuring tactic time',
     ]);
     const msg = progressMessage(model, 1400);
-    expect(msg).toMatch(/^Building engine › Building engine from subgraph › .* › Measuring tactic time 2\/4 · last TensorRT callback 0\.4 s ago$/);
+    // Counts on every level with more than one step; "subgraph" has one step and shows none.
+    expect(msg).toMatch(
+      /^Building engine 2\/6 › Building engine from subgraph › Computing profile costs 0\/10 › Timing tactics 0\/3 › Timing graph nodes 0\/12 › Evaluating tactic times( 0\/\d+)? › Measuring tactic time 2\/4 · last TensorRT callback 0\.4 s ago$/,
+    );
   });
 
   it('returns to the parent when a child finishes', () => {
@@ -89,7 +92,8 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
     w.finish(child, 2, true);
     const model = new BuildProgressModel();
     for (const ev of w.events) model.apply(ev, 0);
-    expect(model.current()).toEqual({ names: ['Building engine'], stepsDone: 0, nbSteps: 3 });
+    expect(model.current()).toEqual({ names: ['Building engine'], levels: [{ name: 'Building engine', stepsDone: 0, nbSteps: 3 }], stepsDone: 0, nbSteps: 3 });
+    expect(progressMessage(model, 0)).toBe('Building engine 0/3 · last TensorRT callback 0.0 s ago');
   });
 
   it('calls out silence and uses the native heartbeat\'s clock', () => {
@@ -205,7 +209,7 @@ describe('ProgressNotifier', () => {
     vi.advanceTimersByTime(10_000);
     const beats = sent.slice(before);
     expect(beats.length).toBe(5);
-    expect(beats.at(-1)!.message).toBe('still building: Building engine › Timing graph nodes 0/12 · last TensorRT callback 10 s ago');
+    expect(beats.at(-1)!.message).toBe('still building: Building engine 0/6 › Timing graph nodes 0/12 · last TensorRT callback 10 s ago');
     for (let i = 1; i < sent.length; i++) expect(sent[i].progress).toBeGreaterThan(sent[i - 1].progress);
     void n.finish('cancelled', false);
     const count = sent.length;

@@ -1,7 +1,7 @@
 // The stdio channel at the byte level, below the SDK client: stdout must carry JSON-RPC and nothing
 // else for a whole build (worker output, logs and warnings go to stderr), and a malformed line from
 // the client must not take the server down.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -32,6 +32,7 @@ it('writes only JSON-RPC to stdout through a whole build, and survives a malform
   const init = await response(1);
   expect(init.result.serverInfo.name).toBe('trt-build-studio');
   expect(init.result.capabilities.tools).toBeDefined();
+  expect(init.result.instructions).toMatch(/build_engine/);
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
   const out = path.join(dir, 'm.engine');
@@ -59,4 +60,15 @@ it('writes only JSON-RPC to stdout through a whole build, and survives a malform
   child.stdin.end();
   await waitFor('the server to exit', () => (child.exitCode !== null || !isAlive(child.pid!)) || undefined, 10_000);
   expect(child.exitCode).toBe(0);
+});
+
+it('prints usage for --help and rejects unknown flags with exit code 2', () => {
+  const help = spawnSync(process.execPath, [SERVER_JS, '--help'], { encoding: 'utf8' });
+  expect(help.status).toBe(0);
+  expect(help.stdout).toMatch(/^Usage: trt-build-studio mcp/);
+  expect(help.stdout).toContain('"mcpServers"');
+  const bad = spawnSync(process.execPath, [SERVER_JS, '--port', '80'], { encoding: 'utf8' });
+  expect(bad.status).toBe(2);
+  expect(bad.stdout).toBe('');
+  expect(bad.stderr).toMatch(/unknown argument "--port"/);
 });

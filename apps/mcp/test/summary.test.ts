@@ -130,8 +130,8 @@ describe('tool results', () => {
     const running: BuildRecord = { ...record, state: 'running', outcome: undefined, startedAt: new Date(1000).toISOString(), phases: record.phases.map((p) => (p.name === 'Building engine' || p.name === 'Building engine from subgraph' ? { ...p, endT: undefined } : p)) };
     const out = buildState(running, undefined, 6000);
     expect(BuildStateOut.parse(out)).toEqual(out);
-    expect(out.currentPhase).toBe('Building engine › Building engine from subgraph 1/1');
-    expect(out.message).toBe('Build b-test is running (5.0 s so far, at Building engine › Building engine from subgraph 1/1)');
+    expect(out.currentPhase).toBe('Building engine 4/6 › Building engine from subgraph 1/1');
+    expect(out.message).toBe('Build b-test is running (5.0 s so far, at Building engine 4/6 › Building engine from subgraph 1/1)');
     const model = new BuildProgressModel();
     model.applySnapshot(running, 6000);
     expect(model.state).toBe('running');

@@ -107,7 +107,7 @@ describe('tool layer edge cases', () => {
     svc.end({ status: 'succeeded', durationMs: 10, engineBytes: 3, outputPath: '/o.engine' });
     const r = await call;
     expect((r.structuredContent as BuildResultOut).status).toBe('succeeded');
-    expect(updates[0].message).toMatch(/^Building engine › Cloning network graph 0\/10 · /);
+    expect(updates[0].message).toMatch(/^Building engine 0\/4 › Cloning network graph 0\/10 · /);
     expect(updates.at(-1)!.total).toBe(updates.at(-1)!.progress);
     expect(updates.slice(0, -1).every((u) => u.total === undefined)).toBe(true);
   });

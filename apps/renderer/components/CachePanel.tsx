@@ -12,7 +12,15 @@ export function CachePanel() {
   return (
     <section className="panel cache" aria-label="Timing cache">
       <h2 aria-hidden="true">Timing cache</h2>
-      {!cache && <p className="muted">{live ? 'No timing-cache figures yet.' : 'Set a timing-cache file to reuse tactic timings between builds.'}</p>}
+      {!cache && (
+        <p className="muted">
+          {!live
+            ? 'Set a timing-cache file to reuse tactic timings between builds.'
+            : live.outcome
+              ? 'This build used no timing-cache file.'
+              : 'No timing-cache figures yet.'}
+        </p>
+      )}
       {cache && (
         <>
           <dl className="kv">

@@ -8,6 +8,7 @@ export function History() {
   const c = useController();
   const history = useApp((s) => s.history);
   const live = useApp((s) => s.live);
+  const names = useApp((s) => s.modelNames);
   const rows = [...history].reverse();
   return (
     <section className="panel history" aria-labelledby="hist-h">
@@ -15,6 +16,12 @@ export function History() {
       {rows.length === 0 && <p className="muted">No builds in this session yet.</p>}
       {rows.length > 0 && (
         <table className="hist">
+          <colgroup>
+            <col />
+            <col className="c-outcome" />
+            <col className="c-time" />
+            <col className="c-cache" />
+          </colgroup>
           <thead>
             <tr>
               <th>Model</th>
@@ -36,7 +43,7 @@ export function History() {
                 aria-label={`Build ${r.id}: ${outcome(r)}`}
               >
                 <td className="path" title={r.modelPath}>
-                  {r.model?.fileName ?? base(r.modelPath)}
+                  {names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
                 <td className={`outcome o-${r.state}`}>{outcome(r)}</td>

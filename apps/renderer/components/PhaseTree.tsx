@@ -115,7 +115,7 @@ export function PhaseTree() {
       <div className="panel-head">
         <h2 id="tree-h">Phases</h2>
         <span className="muted small-text">
-          {phases ? `${fmtCount(phases.rowsCreated)} rows · ${fmtCount(phases.openCount)} open · ${fmtCount(live!.lastSeq + 1)} callbacks` : ''}
+          {phases ? `${fmtCount(phases.rowsCreated)} rows · ${fmtCount(phases.openCount)} open · ${fmtCount(phases.callbacks)} callbacks` : ''}
         </span>
         <button
           type="button"

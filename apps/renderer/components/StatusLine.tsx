@@ -21,7 +21,11 @@ export function StatusLine() {
   }
   let detail = '';
   const o = live?.outcome;
-  if (status === 'Stopping') detail = 'Stopping — waiting for the builder to reach a step boundary…';
+  if (status === 'Stopping') {
+    detail = live?.forceRequested
+      ? 'Stopping — ending the build worker…'
+      : 'Stopping — waiting for the builder to reach a step boundary… (Stop again to kill it)';
+  }
   else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
     if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after Stop`);

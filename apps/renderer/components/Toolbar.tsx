@@ -27,7 +27,13 @@ export function Toolbar() {
       >
         Build
       </button>
-      <button type="button" className="danger" onClick={() => void c.stop()} disabled={!running || live?.status === 'Stopping'} title="Stop at the next step boundary (Esc)">
+      <button
+        type="button"
+        className="danger"
+        onClick={() => void c.stop()}
+        disabled={!running || !!live?.forceRequested}
+        title={live?.status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Esc)'}
+      >
         Stop
       </button>
       <button

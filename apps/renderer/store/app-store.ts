@@ -30,6 +30,8 @@ export interface AppState {
   /** Bumped once per frame that applied events, and by the clock while a build runs. */
   frame: number;
   history: BuildRecord[];
+  /** Model paths → the names the user knows them by (browser uploads get server-side names). */
+  modelNames: Record<string, string>;
   notice: { kind: 'info' | 'error'; text: string } | null;
   tree: TreeUi;
 }
@@ -46,6 +48,7 @@ export const initialState = (): AppState => ({
   starting: false,
   frame: 0,
   history: [],
+  modelNames: {},
   notice: null,
   tree: { follow: true, expanded: {}, focusedKey: null },
 });

@@ -38,7 +38,9 @@ export class Controller {
 
   async refreshHistory(): Promise<void> {
     try {
-      const history = await this.client.listBuilds();
+      // Records carry each build's phase snapshot (thousands of nodes for a big build); the
+      // history table needs none of it, and keeping it would grow the page with every build.
+      const history = (await this.client.listBuilds()).map((r) => ({ ...r, phases: [] }));
       this.store.setState({ history });
     } catch {
       // History is a convenience; the live build still works without it.
@@ -70,9 +72,10 @@ export class Controller {
         this.store.setState({ modelBusy: false });
         return;
       }
-      const { form } = this.store.getState();
+      const { form, modelNames } = this.store.getState();
       this.store.setState({
         model,
+        modelNames: { ...modelNames, [model.path]: model.displayName },
         modelBusy: false,
         formError: null,
         form: { ...form, shapes: shapeFieldsFor(model.summary, form.shapes) },
@@ -129,6 +132,9 @@ export class Controller {
   async stop(): Promise<void> {
     const live = this.store.getState().live;
     if (!live || !this.isRunning()) return;
+    // A second Stop while stopping asks the service to kill the worker: a builder stuck inside
+    // one long step never reaches the boundary where the cancel flag is read.
+    if (live.status === 'Stopping') live.forceRequested = true;
     live.markStopRequested(this.wallNow());
     this.bump();
     try {

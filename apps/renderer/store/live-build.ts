@@ -54,6 +54,8 @@ export class LiveBuild {
   lastCallbackWall?: number;
   /** Wall clock when Stop was pressed or build.cancelling arrived. */
   stopRequestedWall?: number;
+  /** Stop was pressed a second time: the service kills the worker instead of waiting. */
+  forceRequested = false;
   /** Wall clock of build.finished, to freeze the elapsed time. */
   finishedWall?: number;
 

@@ -53,6 +53,12 @@ export class PhaseRows {
   private readonly recent = new Map<number, PhaseRow>();
   /** Phase events applied (starts, steps, finishes). */
   phaseEvents = 0;
+  /**
+   * TensorRT callbacks these events stand for: one phaseStart and one phaseFinish per phase, and
+   * one stepComplete per step done. Steps are coalesced in transit, so this is larger than the
+   * number of events (and finished phases are counted as they finish: open ones are added live).
+   */
+  private finishedCallbacks = 0;
   rowsCreated = 0;
   lastT = 0;
 
@@ -103,6 +109,7 @@ export class PhaseRows {
     if (i >= 0) row.open.splice(i, 1);
     row.shown = row.open.length > 0 ? row.open[row.open.length - 1] : inst;
     addSpan(row.spans, inst.startT, t);
+    this.finishedCallbacks += 2 + inst.stepsDone;
     row.rev++;
     this.openById.delete(id);
     this.recent.set(id, row);
@@ -131,8 +138,15 @@ export class PhaseRows {
     this.openById.clear();
     this.recent.clear();
     this.phaseEvents = 0;
+    this.finishedCallbacks = 0;
     this.rowsCreated = 0;
     this.lastT = 0;
+  }
+
+  get callbacks(): number {
+    let n = this.finishedCallbacks;
+    for (const o of this.openById.values()) n += 1 + o.inst.stepsDone;
+    return n;
   }
 
   /** Number of open phase instances. */

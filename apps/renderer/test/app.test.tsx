@@ -155,6 +155,21 @@ describe('App', () => {
     expect(byText('Build').disabled).toBe(false);
   });
 
+  it('a second Stop while stopping asks to kill the worker, and then Stop is spent', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    w.start('Building engine', null, 6);
+    act(() => client.push('b1', w.events));
+    runFrame();
+    await act(async () => byText('Stop').click());
+    expect(byText('Stop').disabled).toBe(false);
+    await act(async () => byText('Stop').click());
+    expect(client.cancelled).toEqual(['b1', 'b1']);
+    expect(status()).toContain('Stopping — ending the build worker…');
+    expect(byText('Stop').disabled).toBe(true);
+  });
+
   it('runs the page shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops', async () => {
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'o', ctrlKey: true })));
     expect(host.textContent).toContain('tiny.onnx');

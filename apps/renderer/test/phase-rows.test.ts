@@ -162,3 +162,25 @@ describe('addSpan', () => {
     expect(s.count.reduce((a, b) => a + b, 0)).toBe(2 + 3000 + 1 + 3000);
   });
 });
+
+describe('callback count', () => {
+  it('counts the TensorRT callbacks behind the events: start + steps + finish per phase', () => {
+    const w = mnistLikeBuild(10);
+    const live = applyAll(w.events);
+    // Independently from the stream: 2 + the highest stepsDone reported, per phase. (The writer
+    // skips some steps of the parents, as coalescing does; stepsDone still counts them.)
+    const done = new Map<number, number>();
+    for (const e of w.events) {
+      if (e.type === 'phase.start') done.set(e.id, 0);
+      if (e.type === 'phase.step' || e.type === 'phase.finish') done.set(e.id, Math.max(done.get(e.id)!, e.stepsDone));
+    }
+    expect(live.phases.callbacks).toBe([...done.values()].reduce((a, n) => a + 2 + n, 0));
+    // Coalesced in transit: only the last step of a phase arrives; the count stays the same.
+    const p = new PhaseRows();
+    p.start(1, null, 'A', 40, 0);
+    p.step(1, 40, 1);
+    expect(p.callbacks).toBe(41);
+    p.finish(1, 40, false, 2);
+    expect(p.callbacks).toBe(42);
+  });
+});

@@ -30,23 +30,10 @@ export function parseLastEventId(req: http.IncomingMessage, query: URLSearchPara
   return Number(raw);
 }
 
-/**
- * Serializing is most of what a stream costs per event; every subscriber of a build receives the
- * same event objects, so each is serialized once however many clients watch.
- */
-const serialized = new WeakMap<BuildEvent, string>();
-
 export function formatEvents(events: readonly BuildEvent[]): string {
   let out = '';
-  for (const e of events) {
-    let msg = serialized.get(e);
-    if (msg === undefined) {
-      // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
-      msg = `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
-      serialized.set(e, msg);
-    }
-    out += msg;
-  }
+  // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
+  for (const e of events) out += `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
   return out;
 }
 

@@ -137,18 +137,23 @@ describe('build service', () => {
   it('isolates a crashing worker: status crashed, partial output removed, the next build works', async () => {
     const outDir = fs.mkdtempSync(path.join(dir, 'crash-'));
     const out = path.join(outDir, 'crash.engine');
-    // Simulate the half-written temp file a native crash leaves behind (name as atomic_file.cc makes it).
+    const cache = path.join(outDir, 'timing.cache');
+    // Simulate the half-written temp files a native crash leaves behind (named as atomic_file.cc
+    // names them), for the engine and the timing cache.
     let armed = false;
     const launcher: WorkerLauncher = () => {
       const ch = childProcessLauncher();
-      if (armed) fs.writeFileSync(`${out}.tmp-${ch.pid}-999`, 'partial engine');
+      if (armed) {
+        fs.writeFileSync(`${out}.tmp-${ch.pid}-999`, 'partial engine');
+        fs.writeFileSync(`${cache}.tmp-${ch.pid}-998`, 'partial cache');
+      }
       armed = false;
       return ch;
     };
     const svc = service({ launcher });
     await svc.listBackends(); // its worker is not the build's
     armed = true;
-    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simFault: 'crash' }) });
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simFault: 'crash', timingCache: cache }) });
     const events = record(svc, rec.id);
     const fin = await svc.waitForResult(rec.id);
     expect(fin.status).toBe('crashed');
@@ -157,9 +162,10 @@ describe('build service', () => {
     expect(strayFiles(outDir)).toEqual([]);
     expect(svc.getBuild(rec.id)!.state).toBe('crashed');
 
-    const next = await svc.startBuild({ modelPath: model, outputPath: out, options: sim() });
+    const next = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ timingCache: cache }) });
     expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
-    expect(strayFiles(outDir)).toEqual(['crash.engine']);
+    // (timing.cache.lock is the native layer's persistent flock file for merging the cache.)
+    expect(strayFiles(outDir, ['timing.cache.lock']).sort()).toEqual(['crash.engine', 'timing.cache']);
   });
 
   it('cancels at the next step; no output', async () => {
@@ -279,6 +285,21 @@ describe('build service', () => {
     expect(fin.error).toMatch(/invalid message/);
     await new Promise((r) => setTimeout(r, 300));
     expect(alive(pid)).toBe(false);
+  });
+
+  it('fails a build whose worker cannot be started, and runs the next one', async () => {
+    let calls = 0;
+    const flaky: WorkerLauncher = () => {
+      calls++;
+      if (calls === 2) throw new Error('spawn EAGAIN');
+      return childProcessLauncher();
+    };
+    const svc = service({ launcher: flaky });
+    const a = await svc.startBuild({ modelPath: model, options: sim() });
+    const fa = await svc.waitForResult(a.id);
+    expect(fa).toMatchObject({ status: 'failed', error: 'could not start a build worker: spawn EAGAIN' });
+    const b = await svc.startBuild({ modelPath: model, options: sim() });
+    expect((await svc.waitForResult(b.id)).status).toBe('succeeded');
   });
 
   it('rejects bad requests before queueing and reports unknown builds', async () => {

@@ -67,7 +67,7 @@ std::unique_ptr<Backend> makeBackend(Napi::Env env, JobSpec const& spec) {
   std::string const& name = spec.request.backend;
   if (name == "simulated") return sim::makeSimBackend();
   if (name == "storm") {
-    return std::make_unique<sim::CallbackStormBackend>(spec.stormCallbacks, spec.request.simThreads);
+    return std::make_unique<sim::CallbackStormBackend>(spec.stormCallbacks, spec.request.simThreads, spec.stormRate);
   }
   if (name == "tensorrt") {
 #if defined(TBS_HAVE_TENSORRT) && TBS_HAVE_TENSORRT

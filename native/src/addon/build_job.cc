@@ -59,63 +59,72 @@ void BuildJob::deliver(EventBatch&& batch) {
 
 void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
   if (env == nullptr || fn.IsEmpty()) return;  // called during teardown
-  std::unique_ptr<Napi::Error> firstError;
-  for (;;) {
-    std::vector<EventBatch> batches;
-    {
-      std::lock_guard<std::mutex> lk(outMu_);
-      if (outbox_.empty()) {
-        callPending_ = false;
-        break;
-      }
-      batches.swap(outbox_);
-    }
-    size_t events = 0;
-    for (auto const& b : batches) events += b.events.size();
-    Napi::HandleScope scope(env);
-    auto nums = Napi::Float64Array::New(env, events * kSlots);
-    auto strs = Napi::Array::New(env);
-    auto names = Napi::Array::New(env);
-    double* out = nums.Data();
-    uint32_t nStr = 0, nName = 0;
-    for (auto& b : batches) {
-      for (auto& name : b.newNames) names.Set(nName++, Napi::String::New(env, name));
-      for (auto& e : b.events) {
-        out[0] = static_cast<double>(e.type);
-        out[1] = static_cast<double>(e.seq);
-        out[2] = e.t;
-        out[3] = static_cast<double>(e.a);
-        out[4] = static_cast<double>(e.b);
-        out[5] = static_cast<double>(e.c);
-        out[6] = static_cast<double>(e.d);
-        out[7] = static_cast<double>(e.e);
-        switch (e.type) {
-          case EvType::kHeartbeat:
-          case EvType::kCancelling:
-            out[4] = e.x;
-            break;
-          case EvType::kStarted:
-          case EvType::kLog:
-          case EvType::kCacheStats:
-          case EvType::kFinished:
-            out[7] = nStr;
-            strs.Set(nStr++, Napi::String::New(env, e.text));
-            break;
-          default:
-            break;
-        }
-        out += kSlots;
-      }
-    }
-    double firstNameId = batches.front().firstNameId;
-    try {
-      fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId)});
-    } catch (Napi::Error const& e) {
-      // Keep delivering (nothing may be lost); report the listener's error afterwards.
-      if (!firstError) firstError = std::make_unique<Napi::Error>(e);
+  // One swap per call, then back to the event loop: a worker must stay responsive (cancel
+  // messages) even while a builder produces faster than JS consumes.
+  std::vector<EventBatch> batches;
+  {
+    std::lock_guard<std::mutex> lk(outMu_);
+    batches.swap(outbox_);
+    if (batches.empty()) {
+      callPending_ = false;
+      return;
     }
   }
-  if (firstError) throw *firstError;
+  size_t events = 0;
+  for (auto const& b : batches) events += b.events.size();
+  Napi::HandleScope scope(env);
+  auto nums = Napi::Float64Array::New(env, events * kSlots);
+  auto strs = Napi::Array::New(env);
+  auto names = Napi::Array::New(env);
+  double* out = nums.Data();
+  uint32_t nStr = 0, nName = 0;
+  for (auto& b : batches) {
+    for (auto& name : b.newNames) names.Set(nName++, Napi::String::New(env, name));
+    for (auto& e : b.events) {
+      out[0] = static_cast<double>(e.type);
+      out[1] = static_cast<double>(e.seq);
+      out[2] = e.t;
+      out[3] = static_cast<double>(e.a);
+      out[4] = static_cast<double>(e.b);
+      out[5] = static_cast<double>(e.c);
+      out[6] = static_cast<double>(e.d);
+      out[7] = static_cast<double>(e.e);
+      switch (e.type) {
+        case EvType::kHeartbeat:
+        case EvType::kCancelling:
+          out[4] = e.x;
+          break;
+        case EvType::kStarted:
+        case EvType::kLog:
+        case EvType::kCacheStats:
+        case EvType::kFinished:
+          out[7] = nStr;
+          strs.Set(nStr++, Napi::String::New(env, e.text));
+          break;
+        default:
+          break;
+      }
+      out += kSlots;
+    }
+  }
+  double firstNameId = batches.front().firstNameId;
+  batches.clear();
+  bool more;
+  {
+    std::lock_guard<std::mutex> lk(outMu_);
+    more = !outbox_.empty();
+    if (!more) callPending_ = false;
+  }
+  if (more) {
+    // Re-post before calling out (the listener may throw). Acquire keeps the function open even
+    // if the build thread has already released its reference after the final batch.
+    auto self = shared_from_this();
+    if (tsfn_.Acquire() == napi_ok) {
+      tsfn_.NonBlockingCall([self](Napi::Env e, Napi::Function f) { self->drainOnJs(e, f); });
+      tsfn_.Release();
+    }
+  }
+  fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId)});
 }
 
 }  // namespace tbs::addon

@@ -129,6 +129,7 @@ JobSpec requestFromJs(Napi::Object const& o) {
   spec.pipeline.heartbeatMs = r.heartbeatMs;
   spec.pipeline.flushIntervalMs = static_cast<int>(num(o, "flushIntervalMs", spec.pipeline.flushIntervalMs));
   spec.stormCallbacks = static_cast<int64_t>(num(o, "stormCallbacks", 0));
+  spec.stormRate = num(o, "stormRate", 0);
   return spec;
 }
 

@@ -13,6 +13,7 @@ struct JobSpec {
   BuildRequest request;
   PipelineOptions pipeline;
   int64_t stormCallbacks = 0;  // backend "storm" only (benchmark)
+  double stormRate = 0;        // callbacks per second, 0 = flat out
 };
 
 // Throws Napi::TypeError naming the offending field.

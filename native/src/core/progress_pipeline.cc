@@ -661,16 +661,24 @@ void ProgressPipeline::flushOnce(bool final) {
     control_.clear();
   };
   drainAll();
-  std::sort(pending_.begin(), pending_.end(), [](Record const& a, Record const& b) { return a.seq < b.seq; });
+  // Sort (seq, index) pairs rather than the records themselves: each thread's queue is already
+  // in order and records are large, so this is the cheap way to merge them.
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  auto sortOrder = [&] {
+    order.resize(pending_.size());
+    for (size_t i = 0; i < pending_.size(); ++i) order[i] = {pending_[i].seq, static_cast<uint32_t>(i)};
+    std::sort(order.begin(), order.end());
+  };
+  sortOrder();
   if (final) {
     // A record whose sequence number was taken but not yet published blocks the ones after it.
     // At the end every builder thread has returned, so wait briefly, then skip (never hang).
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     auto contiguousToFinal = [&] {
       uint64_t s = expectedSeq_;
-      for (auto const& r : pending_) {
-        if (r.seq < s) continue;
-        if (r.seq != s) return false;
+      for (auto const& [seq, idx] : order) {
+        if (seq < s) continue;
+        if (seq != s) return false;
         if (s == finalSeq) return true;
         ++s;
       }
@@ -679,19 +687,20 @@ void ProgressPipeline::flushOnce(bool final) {
     while (!contiguousToFinal() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
       drainAll();
-      std::sort(pending_.begin(), pending_.end(), [](Record const& a, Record const& b) { return a.seq < b.seq; });
+      sortOrder();
     }
   }
   size_t ready = 0;
-  while (ready < pending_.size() && pending_[ready].seq <= finalSeq) {
-    if (pending_[ready].seq != expectedSeq_) {
+  while (ready < order.size() && order[ready].first <= finalSeq) {
+    if (order[ready].first != expectedSeq_) {
       if (!final) break;
-      seqGapsSkipped_.fetch_add(pending_[ready].seq - expectedSeq_, std::memory_order_relaxed);
-      expectedSeq_ = pending_[ready].seq;
+      seqGapsSkipped_.fetch_add(order[ready].first - expectedSeq_, std::memory_order_relaxed);
+      expectedSeq_ = order[ready].first;
     }
     ++expectedSeq_;
     ++ready;
   }
+  batch.events.reserve(ready + 64);
   {
     std::lock_guard<std::mutex> lk(namesMu_);
     batch.firstNameId = namesSent_;
@@ -769,7 +778,7 @@ void ProgressPipeline::flushOnce(bool final) {
   };
 
   for (size_t i = 0; i < ready; ++i) {
-    Record& r = pending_[i];
+    Record& r = pending_[order[i].second];
     if (r.type == EvType::kPhaseStart || r.type == EvType::kPhaseFinish) emitCandidatesBefore(r.ns);
     OutEvent ev;
     ev.type = r.type;
@@ -856,7 +865,16 @@ void ProgressPipeline::flushOnce(bool final) {
     }
     emit(batch, std::move(ev));
   }
-  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(ready));
+  if (ready == pending_.size()) {
+    pending_.clear();
+  } else {
+    // Keep what waits behind a sequence gap (usually a handful of records).
+    // Two buffers swapped back and forth keep their capacity (no page faults per flush).
+    spare_.clear();
+    for (size_t i = ready; i < order.size(); ++i) spare_.push_back(std::move(pending_[order[i].second]));
+    pending_.clear();
+    pending_.swap(spare_);
+  }
   if (!haveFinished) emitCandidatesBefore(INT64_MAX);
   for (Candidate const& c : deferred) {
     if (c.node->flGen == c.gen && !haveFinished) {

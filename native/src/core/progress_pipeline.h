@@ -271,6 +271,7 @@ class ProgressPipeline final : public ProgressSink {
   uint32_t namesSent_ = 0;
   int64_t nextHeartbeatNs_ = 0;
   std::vector<Record> pending_;  // drained but not yet processed (waiting for a seq gap)
+  std::vector<Record> spare_;
   std::vector<Node*> carry_;
   bool finalEmitted_ = false;
 

@@ -16,12 +16,14 @@ struct StormResult {
   int64_t producerNs = 0;  // first callback to last, across all producers
 };
 
-// Runs `callbacks` callbacks (rounded to whole tactics) from `threads` threads against `sink`.
-StormResult runCallbackStorm(ProgressSink& sink, int64_t callbacks, int threads);
+// Runs `callbacks` callbacks (rounded to whole tactics) from `threads` threads against `sink`,
+// flat out, or paced to `ratePerSec` callbacks per second in total (0 = flat out).
+StormResult runCallbackStorm(ProgressSink& sink, int64_t callbacks, int threads, double ratePerSec = 0);
 
 class CallbackStormBackend final : public Backend {
  public:
-  CallbackStormBackend(int64_t callbacks, int threads) : callbacks_(callbacks), threads_(threads) {}
+  CallbackStormBackend(int64_t callbacks, int threads, double ratePerSec)
+      : callbacks_(callbacks), threads_(threads), ratePerSec_(ratePerSec) {}
   BackendProbe probe() override;
   BuildOutcome build(BuildRequest const& request, ProgressSink& sink) override;
   std::string version() override { return "storm-1"; }
@@ -29,6 +31,7 @@ class CallbackStormBackend final : public Backend {
  private:
   int64_t callbacks_;
   int threads_;
+  double ratePerSec_;
 };
 
 }  // namespace tbs::sim

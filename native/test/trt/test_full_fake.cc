@@ -164,7 +164,9 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   }
   CHECK(!hasLine(j, "addProfile"));  // static input: no profile
   CHECK(j.find("monitor set") < j.find("build\n") && j.find("build\n") < j.find("monitor cleared"));
-  CHECK(j.find("delete network") < j.find("delete builder"));  // builder outlives its network
+  // Reverse declaration order in build(): config, then network, then the builder that made them.
+  CHECK(j.find("delete config") < j.find("delete network"));
+  CHECK(j.find("delete network") < j.find("delete builder"));
   CHECK_EQ(lastParserVersion(), static_cast<int>(NV_ONNX_PARSER_VERSION));
 
   auto lines = sink.lines();

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// npm run bench:native — prints ONE JSON object:
+//   callbackCostNs.threads{1,8}.{ours,naive}.{p50,p99,max}: per-callback cost, our pipeline vs the
+//     tutorial monitor (mutex + map + render the whole tree as ANSI + write to /dev/null), same run
+//     (native/bench/bench_callbacks.cc, built by npm run build:native);
+//   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++);
+//   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
+//   memory: 10 million callbacks from 8 threads through the real addon, delivered to JS and turned
+//     into protocol event objects; RSS at start, peak and end.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { existsSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const addonFile = process.env.TBS_ADDON_PATH || path.join(root, 'build', 'native', 'Release', 'trt_build_studio.node');
+const benchExe = path.join(root, 'build', 'native', 'tbs_bench_callbacks');
+const MEMORY_CALLBACKS = 10_000_000;
+// Paced so that JS keeps up: every start and finish is delivered (never dropped), so producers
+// running flat out for 10 M callbacks would measure the backlog, not the pipeline's own memory.
+const MEMORY_RATE = Number(process.env.TBS_BENCH_MEMORY_RATE || 1_000_000);
+const MiB = 1024 * 1024;
+
+function fail(msg) {
+  console.error(`bench:native: ${msg}`);
+  process.exit(1);
+}
+
+// Child mode: the memory run, in a fresh process started with --expose-gc.
+async function memoryRun() {
+  const addon = require(addonFile);
+  let decoder;
+  try {
+    // The real conversion to protocol objects, when the TypeScript has been built.
+    const { BatchDecoder } = require(path.join(root, 'dist', 'apps', 'worker', 'addon.js'));
+    decoder = new BatchDecoder('bench', {});
+  } catch {
+    decoder = undefined;
+  }
+  global.gc?.();
+  const rssStart = process.memoryUsage().rss;
+  let rssPeak = rssStart;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
+  let events = 0;
+  let batches = 0;
+  let stormLine = '';
+  const t0 = process.hrtime.bigint();
+  await new Promise((resolve) => {
+    addon.startBuild(
+      { buildId: 'bench', backend: 'storm', outputPath: '', stormCallbacks: MEMORY_CALLBACKS, stormRate: MEMORY_RATE, simThreads: 8, heartbeatMs: 1000 },
+      (nums, strs, names, firstNameId) => {
+        batches++;
+        if (decoder) {
+          const evs = decoder.decode(nums, strs, names, firstNameId);
+          events += evs.length;
+          for (const e of evs) if (e.type === 'log' && e.message.startsWith('storm:')) stormLine = e.message;
+          if (evs.at(-1)?.type === 'build.finished') resolve();
+        } else {
+          events += nums.length / 8;
+          for (const s of strs) if (s.startsWith('storm:')) stormLine = s;
+          if (nums[nums.length - 8] === 8) resolve();
+        }
+      },
+    );
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 200));
+  global.gc?.();
+  const rssEnd = process.memoryUsage().rss;
+  const m = /storm: (\d+) callbacks in (\d+) ns/.exec(stormLine);
+  const callbacks = m ? Number(m[1]) : MEMORY_CALLBACKS;
+  process.stdout.write(
+    JSON.stringify({
+      callbacks,
+      rssStartMiB: +(rssStart / MiB).toFixed(1),
+      rssEndMiB: +(rssEnd / MiB).toFixed(1),
+      rssPeakMiB: +(rssPeak / MiB).toFixed(1),
+      eventsDeliveredToJs: events,
+      batchesDeliveredToJs: batches,
+      convertedToProtocolObjects: Boolean(decoder),
+      producerCallbacksPerSec: m ? Math.round(callbacks / (Number(m[2]) / 1e9)) : undefined,
+      endToEndSeconds: +seconds.toFixed(2),
+      pacedCallbacksPerSec: MEMORY_RATE,
+    }),
+  );
+}
+
+function main() {
+  if (!existsSync(addonFile) || !existsSync(benchExe)) fail(`build the addon and the benchmark first: npm run build:native (missing ${existsSync(addonFile) ? benchExe : addonFile})`);
+  const cpp = spawnSync(benchExe, [String(20_000_000)], { encoding: 'utf8', timeout: 180_000 });
+  if (cpp.status !== 0) fail(`${benchExe} failed: ${cpp.stderr || cpp.error}`);
+  const result = JSON.parse(cpp.stdout);
+  const mem = spawnSync(process.execPath, ['--expose-gc', __filename, '--memory-child'], { encoding: 'utf8', timeout: 180_000 });
+  if (mem.status !== 0) fail(`memory run failed: ${mem.stderr || mem.error}`);
+  result.memory = JSON.parse(mem.stdout);
+  const t8 = result.callbackCostNs.threads8;
+  result.targets = {
+    p50AtLeast20xCheaperWith8Threads: t8.naive.p50 / t8.ours.p50 >= 20,
+    sustainedAtLeast5M: result.sustainedCallbacksPerSec >= 5e6,
+    rssGrowthUnder20MiB: result.memory.rssEndMiB - result.memory.rssStartMiB < 20,
+  };
+  result.machine = { cpus: os.cpus().length, loadavg1: +os.loadavg()[0].toFixed(2), node: process.version };
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+if (process.argv.includes('--memory-child')) {
+  memoryRun().catch((e) => fail(e.stack || String(e)));
+} else {
+  main();
+}
