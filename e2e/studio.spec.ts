@@ -51,6 +51,22 @@ test('opens a model and shows its summary; a dynamic input needs shapes before B
   await expect(panel).toContainText('Conv');
   await studio.shot('model-summary');
 
+  if (studio.kind === 'web') {
+    // Drag and drop onto the window: the browser uploads the dropped file.
+    const data = [...fs.readFileSync(models.small)];
+    const dt = await page.evaluateHandle(
+      ({ data, name }) => {
+        const t = new DataTransfer();
+        t.items.add(new File([new Uint8Array(data)], name));
+        return t;
+      },
+      { data, name: 'dropped.onnx' },
+    );
+    await page.dispatchEvent('.app', 'dragover', { dataTransfer: dt });
+    await page.dispatchEvent('.app', 'drop', { dataTransfer: dt });
+    await expect(panel).toContainText('dropped.onnx');
+  }
+
   await studio.openModel(models.dynamic);
   await expect(panel).toContainText('dynamic.onnx');
   await expect(panel.getByText('dynamic', { exact: true })).toBeVisible();
@@ -137,6 +153,11 @@ test('a full build, then Save engine… writes exactly the engine the build prod
   expect(m).not.toBeNull();
   const saved = await studio.saveEngine();
   expect(saved.length).toBe(Number(m![1].replace(/,/g, '')));
+  const search = page.getByRole('searchbox', { name: 'Search the log' });
+  await search.fill('engine written');
+  await expect(page.getByRole('log', { name: 'Build log' })).toContainText(/engine written: [\d,]+ bytes/);
+  await expect(page.getByText('1 shown')).toBeVisible();
+  await search.fill('');
   const rec = await studio.latestBuild();
   if (rec) {
     expect(rec.state).toBe('succeeded');

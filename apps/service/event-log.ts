@@ -26,7 +26,8 @@ export class EventLog {
       this.latestStep.delete(ev.id);
     }
     this.events.push(ev);
-    if (this.events.length > this.max || this.holes > 1024) this.compact();
+    // Compaction is O(kept): run it only when it frees a good share (amortized O(1) per event).
+    if (this.events.length > this.max || this.holes > Math.max(1024, this.events.length >> 1)) this.compact();
   }
 
   /** Kept events with seq > afterSeq, in seq order. */

@@ -50,7 +50,7 @@ describe('MCP server over stdio', () => {
   it('lists its tools with input and output schemas', async () => {
     const { tools } = await srv.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['build_engine', 'cancel_build', 'get_build', 'inspect_model', 'list_backends', 'list_builds']);
+    expect([...byName.keys()].sort()).toEqual(['build_engine', 'cancel_build', 'get_build', 'inspect_model', 'list_backends', 'list_builds', 'start_build']);
     for (const t of tools) {
       expect(t.inputSchema.type, t.name).toBe('object');
       expect(t.outputSchema?.type, t.name).toBe('object');
@@ -288,6 +288,50 @@ describe('MCP server over stdio', () => {
     expect(fs.existsSync(out)).toBe(false);
     const again = await srv.client.callTool({ name: 'cancel_build', arguments: { id } });
     expect(again.structuredContent).toMatchObject({ accepted: false, state: 'cancelled' });
+  });
+});
+
+describe('MCP server for polling agents', () => {
+  it('starts a build without waiting, then get_build follows it to the engine', async () => {
+    const out = path.join(dir, 'polled-ok.engine');
+    const t0 = Date.now();
+    const r = await srv.client.callTool({ name: 'start_build', arguments: { modelPath: small, outputPath: out, options: sim({ simDuration: 1 }) } });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    const started = r.structuredContent as { buildId: string; state: string; message: string };
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(['queued', 'running']).toContain(started.state);
+    expect(started.message).toContain(`get_build with id "${started.buildId}"`);
+    const seen = new Set<string>();
+    const final = await waitFor('the build to end', async () => {
+      const s = await getBuild(started.buildId);
+      seen.add(s.state);
+      return FINAL.has(s.state) ? s : undefined;
+    });
+    expect(seen.has('running')).toBe(true);
+    expect(final).toMatchObject({ state: 'succeeded', engineAvailable: true, outputPath: out });
+    expect(fs.statSync(out).size).toBe(final.outcome?.engineBytes);
+  });
+
+  it('records why a started build was cancelled: its time budget', async () => {
+    const out = path.join(dir, 'polled-budget.engine');
+    const r = await srv.client.callTool({
+      name: 'start_build',
+      arguments: { modelPath: small, outputPath: out, options: sim({ simFault: 'hang@Timing graph nodes' }), timeBudgetSeconds: 1 },
+    });
+    const { buildId } = r.structuredContent as { buildId: string };
+    const final = await waitFor('the build to end', async () => {
+      const s = await getBuild(buildId);
+      return FINAL.has(s.state) ? s : undefined;
+    });
+    expect(final).toMatchObject({ state: 'cancelled', cancelReason: 'timeout' });
+    expect(final.message).toContain('time budget exhausted');
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('rejects bad options for start_build like build_engine does', async () => {
+    const r = await srv.client.callTool({ name: 'start_build', arguments: { modelPath: small, options: { optLevel: -1 } } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/options\.optLevel/);
   });
 });
 
