@@ -115,6 +115,14 @@ test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine 
   await setSimOptions(page, { duration: '60' });
   await button(page, 'Build').click();
   await expect(item(page, 'Timing graph nodes')).toBeVisible({ timeout: 20_000 });
+  if (studio.kind === 'web') {
+    // A reload mid-build picks the running build up again: snapshot first, then the live stream.
+    await page.reload();
+    await expect(status(page)).toContainText('Building');
+    await expect(item(page, 'Timing graph nodes')).toBeVisible();
+    const seen = await steps(page, 'Timing graph nodes');
+    await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 10_000 }).toBeGreaterThan(seen);
+  }
   // This long build is the one to show in the README: live, mid-way through tactic timing.
   await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 20_000 }).toBeGreaterThan(30);
   await studio.shot('stopping-before');

@@ -216,6 +216,20 @@ describe('MCP server over stdio', () => {
     if (process.env.MCP_CAPTURE) fs.writeFileSync(`${process.env.MCP_CAPTURE}.budget.json`, JSON.stringify({ updates, result: res }, null, 2));
   });
 
+  it('keeps a silent build\'s request alive with heartbeats when progress resets the client timeout', async () => {
+    // 2 s client timeout, a hang far longer than that: only heartbeats (every 1 s here) arrive.
+    const r = await srv.client.callTool(
+      {
+        name: 'build_engine',
+        arguments: { modelPath: small, outputPath: path.join(dir, 'alive.engine'), options: sim({ simFault: 'hang@Timing graph nodes' }), timeBudgetSeconds: 4 },
+      },
+      undefined,
+      { onprogress: () => {}, timeout: 2000, resetTimeoutOnProgress: true },
+    );
+    // The call outlived its 2 s timeout and ended by the server's budget, not the client's clock.
+    expect(r.structuredContent).toMatchObject({ status: 'cancelled', cancelReason: 'timeout' });
+  });
+
   it('reports a crashed worker as a tool error, and the next call works', async () => {
     const out = path.join(dir, 'crash.engine');
     const r = await srv.client.callTool({

@@ -48,12 +48,20 @@ export function PhaseTree() {
 
   // Keep the followed (or keyboard-focused) row in view.
   const targetIndex = tree.follow ? (activeKey ? rows.findIndex((r) => r.key === activeKey) : -1) : focusedIndex;
+  // Uses the scroll position and height we track rather than reading them from the element:
+  // a read after React's DOM updates forces a synchronous layout on every frame.
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (!el || targetIndex < 0) return;
     const top = targetIndex * ROW_H;
-    if (top < el.scrollTop) el.scrollTop = top;
-    else if (top + ROW_H > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_H - el.clientHeight;
+    const h = Math.max(viewH, ROW_H); // a viewport lower than a row would make the two rules fight
+    let next = scrollTop;
+    if (top < scrollTop) next = top;
+    else if (top + ROW_H > scrollTop + h) next = top + ROW_H - h;
+    if (next !== scrollTop) {
+      el.scrollTop = next;
+      setScrollTop(next);
+    }
   });
 
   const toggle = (r: PhaseRow) => {

@@ -1,8 +1,13 @@
 // Number formatting shared by the panels. Fixed-width output (tabular digits in CSS) keeps
 // columns from jumping as values change every frame.
 
+/** 1234567 → "1,234,567". By hand: toLocaleString goes through Intl and showed up in profiles. */
 export function fmtCount(n: number): string {
-  return n.toLocaleString('en-US');
+  if (!Number.isFinite(n)) return String(n);
+  const neg = n < 0;
+  let s = String(Math.round(Math.abs(n)));
+  for (let i = s.length - 3; i > 0; i -= 3) s = `${s.slice(0, i)},${s.slice(i)}`;
+  return neg ? `-${s}` : s;
 }
 
 export function fmtBytes(n: number): string {

@@ -25,6 +25,11 @@ export class Controller {
 
   async init(): Promise<void> {
     await Promise.all([this.refreshBackends(), this.refreshHistory()]);
+    // After a reload (or a second window) pick up a build that is still running: its snapshot
+    // shows the tree so far and the stream continues from there.
+    const s = this.store.getState();
+    const running = [...s.history].reverse().find((r) => r.state === 'running' || r.state === 'queued' || r.state === 'cancelling');
+    if (running && !s.live) this.watch(running.id);
   }
 
   async refreshBackends(): Promise<void> {
@@ -185,7 +190,7 @@ export class Controller {
     });
   }
 
-  private applyEvents(live: LiveBuild, events: BuildEvent[]): void {
+  private applyEvents(live: LiveBuild, events: readonly BuildEvent[]): void {
     const wasFinal = isFinal(live.status);
     live.applyEvents(events, this.wallNow());
     if (!wasFinal && isFinal(live.status)) this.afterChange(live);

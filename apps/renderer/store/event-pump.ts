@@ -20,7 +20,9 @@ export interface PumpProbe {
 const MAX_PENDING = 50_000;
 
 export class EventPump {
-  private pending: BuildEvent[] = [];
+  // Batches as they came, not copied event by event: the copy showed up in profiles.
+  private pending: (readonly BuildEvent[])[] = [];
+  private pendingEvents = 0;
   private arrivals: number[] = [];
   private counts: number[] = [];
   private scheduled = false;
@@ -30,18 +32,19 @@ export class EventPump {
 
   constructor(
     private readonly sched: FrameScheduler,
-    private readonly apply: (events: BuildEvent[]) => void,
+    private readonly apply: (events: readonly BuildEvent[]) => void,
     private readonly notify: () => void,
   ) {}
 
   push(events: readonly BuildEvent[]): void {
     if (events.length === 0) return;
-    for (const e of events) this.pending.push(e);
+    this.pending.push(events);
+    this.pendingEvents += events.length;
     if (this.probe) {
       this.arrivals.push(this.sched.now());
       this.counts.push(events.length);
     }
-    if (this.pending.length >= MAX_PENDING) {
+    if (this.pendingEvents >= MAX_PENDING) {
       this.drain();
       return;
     }
@@ -89,15 +92,16 @@ export class EventPump {
   }
 
   private drain(): void {
-    const batch = this.pending;
+    const batches = this.pending;
     this.pending = [];
+    this.pendingEvents = 0;
     this.arrivals = [];
     this.counts = [];
-    this.apply(batch);
+    for (const b of batches) this.apply(b);
   }
 
   get pendingCount(): number {
-    return this.pending.length;
+    return this.pendingEvents;
   }
 }
 

@@ -20,6 +20,8 @@ export interface Spans {
   end: number[];
   /** Instances merged into each span. */
   count: number[];
+  /** Spans closer than this (ms) are merged; grows as the list fills up. */
+  gap: number;
 }
 
 export interface PhaseRow {
@@ -50,7 +52,7 @@ export class PhaseRows {
   readonly root: PhaseRow = newRow('', '', -1, null, { id: -1, nbSteps: 0, stepsDone: 0, startT: 0 }, 0);
   readonly byKey = new Map<string, PhaseRow>();
   private readonly openById = new Map<number, { row: PhaseRow; inst: Instance; parentId: number | null }>();
-  private readonly recent = new Map<number, PhaseRow>();
+  private recent = new Map<number, PhaseRow>();
   /** Phase events applied (starts, steps, finishes). */
   phaseEvents = 0;
   /**
@@ -113,9 +115,11 @@ export class PhaseRows {
     row.rev++;
     this.openById.delete(id);
     this.recent.set(id, row);
-    if (this.recent.size > RECENT_LIMIT) {
-      const oldest = this.recent.keys().next().value as number;
-      this.recent.delete(oldest);
+    // Evicted in bulk: deleting the oldest entry one at a time leaves holes at the front of the
+    // Map that every later "first key" lookup walks over (quadratic under a fast stream).
+    if (this.recent.size > 2 * RECENT_LIMIT) {
+      const keep = [...this.recent].slice(-RECENT_LIMIT);
+      this.recent = new Map(keep);
     }
   }
 
@@ -195,19 +199,21 @@ function newRow(key: string, name: string, depth: number, parent: PhaseRow | nul
     open: [],
     shown,
     firstStartT: t,
-    spans: { start: [], end: [], count: [] },
+    spans: { start: [], end: [], count: [], gap: 0 },
     rev: 0,
   };
 }
 
 /**
- * Appends a span, merging it into the previous one when they touch. When the list is full, spans
- * separated by less than the median gap are merged (about half of them), so the list stays
- * bounded while long idle gaps — the ones a user should see — survive.
+ * Appends a span, merging it into the previous one when the gap between them is at most the
+ * list's merge gap (0 at first: only touching spans merge). When the list is full the merge gap
+ * grows to the smallest gap present, at least doubling, and the list is re-merged: bounded
+ * memory, amortized O(1) per span, and long idle stretches — the gaps a user should see —
+ * are the last to go.
  */
 export function addSpan(s: Spans, start: number, end: number): void {
   const n = s.start.length;
-  if (n > 0 && start <= s.end[n - 1]) {
+  if (n > 0 && start - s.end[n - 1] <= s.gap) {
     if (end > s.end[n - 1]) s.end[n - 1] = end;
     s.count[n - 1]++;
     return;
@@ -219,31 +225,28 @@ export function addSpan(s: Spans, start: number, end: number): void {
 }
 
 export function compactSpans(s: Spans): void {
-  const n = s.start.length;
-  const gaps: number[] = [];
-  for (let i = 1; i < n; i++) gaps.push(s.start[i] - s.end[i - 1]);
-  const sorted = [...gaps].sort((a, b) => a - b);
-  const limit = sorted[Math.floor(sorted.length / 2)];
-  const start: number[] = [s.start[0]];
-  const end: number[] = [s.end[0]];
-  const count: number[] = [s.count[0]];
-  let merged = 0;
-  for (let i = 1; i < n; i++) {
-    const last = start.length - 1;
-    // Merge at most half, so equal gaps (a metronomic build) still shrink the list.
-    if (gaps[i - 1] <= limit && merged < n / 2) {
-      end[last] = Math.max(end[last], s.end[i]);
-      count[last] += s.count[i];
-      merged++;
-    } else {
-      start.push(s.start[i]);
-      end.push(s.end[i]);
-      count.push(s.count[i]);
+  while (s.start.length > (MAX_SPANS_PER_ROW * 3) / 4) {
+    let minGap = Infinity;
+    for (let i = 1; i < s.start.length; i++) minGap = Math.min(minGap, s.start[i] - s.end[i - 1]);
+    s.gap = Math.max(s.gap * 2, minGap, 1e-3);
+    const start: number[] = [s.start[0]];
+    const end: number[] = [s.end[0]];
+    const count: number[] = [s.count[0]];
+    for (let i = 1; i < s.start.length; i++) {
+      const last = start.length - 1;
+      if (s.start[i] - end[last] <= s.gap) {
+        if (s.end[i] > end[last]) end[last] = s.end[i];
+        count[last] += s.count[i];
+      } else {
+        start.push(s.start[i]);
+        end.push(s.end[i]);
+        count.push(s.count[i]);
+      }
     }
+    s.start = start;
+    s.end = end;
+    s.count = count;
   }
-  s.start = start;
-  s.end = end;
-  s.count = count;
 }
 
 /** Visible rows, depth first, given which rows are expanded. */

@@ -149,10 +149,10 @@ describe('PhaseRows grouping', () => {
 
 describe('addSpan', () => {
   it('merges touching spans and keeps a long idle gap visible after compaction', () => {
-    const s: Spans = { start: [], end: [], count: [] };
+    const s: Spans = { start: [], end: [], count: [], gap: 0 };
     addSpan(s, 0, 10);
     addSpan(s, 5, 12);
-    expect(s).toEqual({ start: [0], end: [12], count: [2] });
+    expect(s).toEqual({ start: [0], end: [12], count: [2], gap: 0 });
     for (let i = 0; i < 3000; i++) addSpan(s, 20 + i * 2, 21 + i * 2);
     addSpan(s, 1_000_000, 1_000_001); // after a long silence
     for (let i = 0; i < 3000; i++) addSpan(s, 1_000_010 + i * 2, 1_000_011 + i * 2);

@@ -16,7 +16,7 @@ export interface ServeArgs {
   help: boolean;
 }
 
-export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N]
+export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N] [--heartbeat-ms N]
 
   --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H          address to bind (default 127.0.0.1; anything else exposes the builds to the network)

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ModelSummary } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
 import { readModel, inspectModel } from '../model-reader.js';
 import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../test/support/onnx-gen.js';
@@ -40,6 +41,17 @@ describe('model reader', () => {
     expect(summary.externalData).toEqual({ files: [], bytes: 0 });
     expect(layers.map((l) => l.name)).toEqual(exp.layerNames);
     expect(layers[0]).toEqual({ name: 'conv_0', op: 'Conv' });
+    // What surfaces send is exactly the protocol's ModelSummary (and small: no weights inside).
+    expect(ModelSummary.parse(summary)).toEqual(summary);
+    expect(JSON.stringify(summary).length).toBeLessThan(4096);
+  });
+
+  it('rejects a protobuf message that is not a model (no graph)', async () => {
+    const p = path.join(dir, 'no-graph.onnx');
+    fs.writeFileSync(p, onnx.ModelProto.encode({ irVersion: 8, producerName: 'x' }).finish());
+    const err = await failure(p);
+    expect(err.code).toBe('bad_model');
+    expect(err.message).toMatch(/not an ONNX model: no graph/);
   });
 
   it('keeps symbolic dimensions by name and unknown ones as "?"', async () => {

@@ -117,6 +117,14 @@ describe('EventLog', () => {
     expect(log.after(4).map((e) => e.seq)).toEqual([5, 6]);
   });
 
+  it('coalesces a long run of steps of open phases down to the latest per phase', () => {
+    const log = new EventLog(1000);
+    for (let i = 1; i <= 100_000; i++) log.append(ev(i, 'phase.step', i % 10));
+    const kept = log.after(-1);
+    expect(kept.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, k) => 99_991 + k));
+    expect(log.droppedThrough).toBe(-1); // nothing needed dropping: coalescing sufficed
+  });
+
   it('stays bounded, dropping the oldest events', () => {
     const log = new EventLog(100);
     for (let i = 1; i <= 1000; i++) log.append(ev(i, 'log'));

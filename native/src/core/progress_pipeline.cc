@@ -257,7 +257,8 @@ ProgressPipeline::Node* ProgressPipeline::allocNode(ThreadState* ts) {
     size_t take = std::min<size_t>(pool_.size(), 64);
     ts->spare.assign(pool_.end() - static_cast<std::ptrdiff_t>(take), pool_.end());
     pool_.resize(pool_.size() - take);
-    while (ts->spare.size() < 64) {
+    // New nodes only when the pool is dry: topping up every refill would grow the arena.
+    for (int i = 0; take == 0 && i < 64; ++i) {
       arena_.emplace_back();
       ts->spare.push_back(&arena_.back());
     }

@@ -19,6 +19,7 @@ class SpscChunkQueue {
       delete head_;
       head_ = next;
     }
+    delete spare_.load(std::memory_order_relaxed);
   }
   SpscChunkQueue(SpscChunkQueue const&) = delete;
   SpscChunkQueue& operator=(SpscChunkQueue const&) = delete;
@@ -27,7 +28,9 @@ class SpscChunkQueue {
   void push(T&& item) {
     size_t n = tail_->published.load(std::memory_order_relaxed);
     if (n == kChunk) {
-      auto* c = new Chunk;
+      // Reuse the chunk the consumer finished last, if any: steady state allocates nothing.
+      Chunk* c = spare_.exchange(nullptr, std::memory_order_acquire);
+      if (c == nullptr) c = new Chunk;
       tail_->next.store(c, std::memory_order_release);
       tail_ = c;
       n = 0;
@@ -45,7 +48,10 @@ class SpscChunkQueue {
       if (read_ < kChunk) return;
       Chunk* next = head_->next.load(std::memory_order_acquire);
       if (next == nullptr) return;
-      delete head_;  // the producer set `next` only after it stopped using this chunk
+      // The producer set `next` only after it stopped using this chunk.
+      head_->published.store(0, std::memory_order_relaxed);
+      head_->next.store(nullptr, std::memory_order_relaxed);
+      delete spare_.exchange(head_, std::memory_order_release);
       head_ = next;
       read_ = 0;
     }
@@ -60,6 +66,7 @@ class SpscChunkQueue {
   Chunk* head_;    // consumer
   size_t read_ = 0;  // consumer
   Chunk* tail_;    // producer
+  std::atomic<Chunk*> spare_{nullptr};  // consumer -> producer recycling
 };
 
 }  // namespace tbs

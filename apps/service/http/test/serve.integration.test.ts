@@ -207,6 +207,7 @@ describe('serve: builds', () => {
   });
 
   it('answers bad models with 422 and the reader message, naming the uploaded file', async () => {
+    const kept = fs.readdirSync(serve.uploadDir);
     for (const kind of ['empty', 'random', 'truncated', 'text'] as const) {
       const bad = writeBadFile(path.join(dir, `bad-${kind}.onnx`), kind);
       const fd = new FormData();
@@ -218,10 +219,17 @@ describe('serve: builds', () => {
       expect(body.error.message).toContain(`"bad-${kind}.onnx" (uploaded)`);
       expect(body.error.message).toMatch(/empty|not a valid ONNX model|not an ONNX model/);
     }
+    const missing = await postJson('/api/builds', { modelPath: path.join(dir, 'missing model.onnx'), options: SIM });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(/not found: .*missing model\.onnx/);
+    const absurd = writeModel(path.join(dir, 'absurd.onnx'), { inputs: [{ name: 'x', shape: [2 ** 40, 3, -3] }] });
+    const absurdRes = await postJson('/api/models', { path: absurd });
+    expect(absurdRes.status).toBe(422);
+    expect(((await absurdRes.json()) as { error: { code: string } }).error.code).toBe('bad_model');
     const dirAsModel = await postJson('/api/builds', { modelPath: dir, options: SIM });
     expect(dirAsModel.status).toBe(422);
     expect(((await dirAsModel.json()) as { error: { message: string } }).error.message).toMatch(/is a directory/);
-    expect(fs.readdirSync(serve.uploadDir).filter((f) => !f.startsWith('.'))).toHaveLength(1); // only the good upload
+    expect(fs.readdirSync(serve.uploadDir)).toEqual(kept); // the bad uploads are gone
   });
 
   it('queues builds in order, cancels with 202, and two subscribers see the same events', async () => {
