@@ -19,7 +19,7 @@ const benchExe = path.join(root, 'build', 'native', 'tbs_bench_callbacks');
 const MEMORY_CALLBACKS = 10_000_000;
 // Paced so that JS keeps up: every start and finish is delivered (never dropped), so producers
 // running flat out for 10 M callbacks would measure the backlog, not the pipeline's own memory.
-const MEMORY_RATE = Number(process.env.TBS_BENCH_MEMORY_RATE || 1_000_000);
+const MEMORY_RATE = Number(process.env.TBS_BENCH_MEMORY_RATE || 500_000);
 const MiB = 1024 * 1024;
 
 function fail(msg) {
@@ -30,14 +30,39 @@ function fail(msg) {
 // Child mode: the memory run, in a fresh process started with --expose-gc.
 async function memoryRun() {
   const addon = require(addonFile);
-  let decoder;
+  let BatchDecoder;
   try {
     // The real conversion to protocol objects, when the TypeScript has been built.
-    const { BatchDecoder } = require(path.join(root, 'dist', 'apps', 'worker', 'addon.js'));
-    decoder = new BatchDecoder('bench', {});
+    ({ BatchDecoder } = require(path.join(root, 'dist', 'apps', 'worker', 'addon.js')));
   } catch {
-    decoder = undefined;
+    BatchDecoder = undefined;
   }
+  // One storm build through the addon; onBatch(eventCount, strings) per delivered batch.
+  const runStorm = (callbacks, onBatch) =>
+    new Promise((resolve) => {
+      const decoder = BatchDecoder ? new BatchDecoder('bench', {}) : undefined;
+      addon.startBuild(
+        { buildId: 'bench', backend: 'storm', outputPath: '', stormCallbacks: callbacks, stormRate: MEMORY_RATE, simThreads: 8, heartbeatMs: 1000 },
+        (nums, strs, names, firstNameId) => {
+          let last;
+          if (decoder) {
+            const evs = decoder.decode(nums, strs, names, firstNameId);
+            last = evs.at(-1)?.type === 'build.finished';
+            onBatch(evs.length, strs);
+          } else {
+            last = nums[nums.length - 8] === 8;
+            onBatch(nums.length / 8, strs);
+          }
+          if (last) resolve();
+        },
+      );
+    });
+  const rssBeforeAnyBuild = process.memoryUsage().rss;
+  // Warm-up build (200 k callbacks) so that one-time costs (V8 young-generation sizing, malloc
+  // arenas of the producer threads, code) are not counted as growth across the 10 M.
+  await runStorm(200_000, () => {});
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 100));
   global.gc?.();
   const rssStart = process.memoryUsage().rss;
   let rssPeak = rssStart;
@@ -46,23 +71,10 @@ async function memoryRun() {
   let batches = 0;
   let stormLine = '';
   const t0 = process.hrtime.bigint();
-  await new Promise((resolve) => {
-    addon.startBuild(
-      { buildId: 'bench', backend: 'storm', outputPath: '', stormCallbacks: MEMORY_CALLBACKS, stormRate: MEMORY_RATE, simThreads: 8, heartbeatMs: 1000 },
-      (nums, strs, names, firstNameId) => {
-        batches++;
-        if (decoder) {
-          const evs = decoder.decode(nums, strs, names, firstNameId);
-          events += evs.length;
-          for (const e of evs) if (e.type === 'log' && e.message.startsWith('storm:')) stormLine = e.message;
-          if (evs.at(-1)?.type === 'build.finished') resolve();
-        } else {
-          events += nums.length / 8;
-          for (const s of strs) if (s.startsWith('storm:')) stormLine = s;
-          if (nums[nums.length - 8] === 8) resolve();
-        }
-      },
-    );
+  await runStorm(MEMORY_CALLBACKS, (evs, strs) => {
+    batches++;
+    events += evs;
+    for (const s of strs) if (s.startsWith('storm:')) stormLine = s;
   });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   clearInterval(sampler);
@@ -76,12 +88,13 @@ async function memoryRun() {
   process.stdout.write(
     JSON.stringify({
       callbacks,
+      rssBeforeWarmupMiB: +(rssBeforeAnyBuild / MiB).toFixed(1),
       rssStartMiB: +(rssStart / MiB).toFixed(1),
       rssEndMiB: +(rssEnd / MiB).toFixed(1),
       rssPeakMiB: +(rssPeak / MiB).toFixed(1),
       eventsDeliveredToJs: events,
       batchesDeliveredToJs: batches,
-      convertedToProtocolObjects: Boolean(decoder),
+      convertedToProtocolObjects: Boolean(BatchDecoder),
       producerCallbacksPerSec: m ? Math.round(callbacks / (Number(m[2]) / 1e9)) : undefined,
       endToEndSeconds: +seconds.toFixed(2),
       pacedCallbacksPerSec: MEMORY_RATE,

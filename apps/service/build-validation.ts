@@ -153,11 +153,15 @@ export async function validateBuild(
 
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
+    if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);
     checkTimingCache(options.timingCache);
   }
   // An explicit output path is checked before asking for backends (which starts a worker).
   const explicitOutput = input.outputPath !== undefined ? checkPathString(input.outputPath, 'outputPath') : undefined;
   if (explicitOutput) checkOutputPath(explicitOutput, modelPath, summary);
+  if (options.timingCache && options.timingCache === explicitOutput) {
+    throw bad(`the timing cache and the engine cannot be the same file: ${explicitOutput}`);
+  }
   const backendInfo = resolveBackend(options.backend, await ctx.backends());
 
   let outputPath: string;

@@ -51,8 +51,23 @@ export const childProcessLauncher: WorkerLauncher = () => {
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  // A send racing the worker's exit fails with EPIPE/ERR_IPC_CHANNEL_CLOSED; onExit reports it.
-  child.on('error', () => {});
+  const exitCbs: Array<(code: number | null, signal: string | null) => void> = [];
+  let ended = false;
+  const end = (code: number | null, signal: string | null) => {
+    if (ended) return;
+    ended = true;
+    for (const cb of exitCbs) cb(code, signal);
+  };
+  // 'close' (not 'exit'): stdio is drained by then, so stderrTail() has the last words.
+  child.on('close', (code, signal) => end(code, signal));
+  child.on('error', (err) => {
+    // A send racing the worker's exit fails with EPIPE/ERR_IPC_CHANNEL_CLOSED; 'close' reports
+    // that. A worker that never started (no pid) gets no 'close' to rely on: end it here.
+    if (child.pid === undefined) {
+      tail = `could not start the worker: ${err.message}`;
+      end(null, null);
+    }
+  });
   return {
     pid: child.pid,
     send(msg) {
@@ -62,8 +77,7 @@ export const childProcessLauncher: WorkerLauncher = () => {
       child.on('message', (m) => cb(m as WorkerToParent));
     },
     onExit(cb) {
-      // 'close' (not 'exit'): stdio is drained by then, so stderrTail() has the last words.
-      child.on('close', (code, signal) => cb(code, signal));
+      exitCbs.push(cb);
     },
     kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

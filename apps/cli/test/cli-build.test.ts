@@ -164,8 +164,9 @@ describe('stopping a build', () => {
   it('SIGINT cancels at the next step: exit 130, no output, cancel latency within the hang bound', async () => {
     const out = path.join(dir, 'sigint.engine');
     const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-    const b = jsonBuild([model, '-o', out, ...SIM, '--sim-duration', '3', '--sim-fault', 'hang'], { [mark]: '1' });
-    await b.until((e) => e.type === 'phase.start');
+    const b = jsonBuild([model, '-o', out, ...SIM, '--sim-duration', '3', '--sim-fault', 'hang@Cloning network graph'], { [mark]: '1' });
+    await b.until((e) => e.type === 'phase.start' && e.name === 'Cloning network graph');
+    // Inside the injected hang by now: it blocks a step for 60 s unless the build is cancelled.
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
     b.child.kill('SIGINT');
@@ -176,7 +177,8 @@ describe('stopping a build', () => {
     const fin = events[events.length - 1] as BuildFinished;
     expect(fin.status).toBe('cancelled');
     expect(events.some((e) => e.type === 'build.cancelling' && e.reason === 'user')).toBe(true);
-    // The injected hang blocks a step for 60 s unless cancelled; Stop must not wait for it.
+    const cloning = events.find((e) => e.type === 'phase.start' && e.name === 'Cloning network graph');
+    expect(events.find((e) => e.type === 'phase.finish' && e.id === (cloning as { id: number }).id)).toMatchObject({ early: true });
     expect(fin.cancelLatencyMs).toBeDefined();
     expect(fin.cancelLatencyMs!).toBeLessThan(1000);
     expect(stopMs).toBeLessThan(5000);

@@ -51,6 +51,20 @@ describe('help and version', () => {
   });
 });
 
+describe('backends', () => {
+  it('lists both backends with availability, as text and as JSON', async () => {
+    const json = await runCli(['backends', '--json']);
+    expect(json.code).toBe(0);
+    const list = JSON.parse(json.stdout) as Array<{ name: string; available: boolean; reason?: string }>;
+    expect(list.map((b) => b.name).sort()).toEqual(['simulated', 'tensorrt']);
+    const text = await runCli(['backends']);
+    expect(text.code).toBe(0);
+    for (const b of list) {
+      expect(text.stdout).toMatch(new RegExp(`^${b.name}\\s+${b.available ? 'available' : 'unavailable: .+'}`, 'm'));
+    }
+  });
+});
+
 describe('inspect', () => {
   it('--json prints the summary with the documented fields', async () => {
     const r = await runCli(['inspect', dynamic, '--json']);

@@ -7,8 +7,8 @@ import { fmtBytes, fmtCount } from '../lib/format.js';
  */
 export function CachePanel() {
   const live = useApp((s) => s.live);
-  useApp((s) => s.frame);
-  const cache = live?.cache;
+  const cache = useApp((s) => s.live?.cache);
+  useApp((s) => !!s.live?.outcome);
   return (
     <section className="panel cache" aria-label="Timing cache">
       <h2 aria-hidden="true">Timing cache</h2>

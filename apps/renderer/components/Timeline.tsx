@@ -38,10 +38,18 @@ export function Timeline() {
   }, []);
 
   const endT = live ? Math.max(1, live.elapsedMs(Date.now())) : 1;
+  const lastDraw = useRef({ at: 0, width: 0, height: 0, live: null as typeof live });
 
   useEffect(() => {
     const cv = canvasRef.current;
     if (!cv) return;
+    // A flame chart of a minutes-long build does not need 60 redraws a second; each redraw
+    // re-uploads the canvas. Ten a second, and at once on resize or a new build.
+    const now = performance.now();
+    const prev = lastDraw.current;
+    const finished = !!live && !!live.outcome;
+    if (prev.live === live && prev.width === width && prev.height === height && !finished && now - prev.at < 100) return;
+    lastDraw.current = { at: now, width, height, live };
     const dpr = window.devicePixelRatio || 1;
     if (cv.width !== Math.round(width * dpr) || cv.height !== Math.round(height * dpr)) {
       cv.width = Math.round(width * dpr);

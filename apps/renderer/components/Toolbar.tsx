@@ -7,8 +7,13 @@ export function Toolbar() {
   const modelBusy = useApp((s) => s.modelBusy);
   const starting = useApp((s) => s.starting);
   const live = useApp((s) => s.live);
-  useApp((s) => s.frame); // status and engine availability change with events
-  const running = !!live && (live.status === 'Building' || live.status === 'Stopping');
+  // Primitive selectors: the toolbar re-renders when these change, not on every frame.
+  const status = useApp((s) => s.live?.status);
+  const engineAvailable = useApp((s) => !!s.live?.engineAvailable);
+  const forceRequested = useApp((s) => !!s.live?.forceRequested);
+  useApp((s) => s.live?.simulated);
+  useApp((s) => s.backends);
+  const running = status === 'Building' || status === 'Stopping';
   const web = c.client.capabilities.host === 'web';
   const simulated = live ? live.simulated : c.simulatorSelected();
   const mod = navigator.platform.startsWith('Mac') ? '⌘' : 'Ctrl+';
@@ -31,15 +36,15 @@ export function Toolbar() {
         type="button"
         className="danger"
         onClick={() => void c.stop()}
-        disabled={!running || !!live?.forceRequested}
-        title={live?.status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Esc)'}
+        disabled={!running || forceRequested}
+        title={status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Esc)'}
       >
         Stop
       </button>
       <button
         type="button"
         onClick={() => void c.save()}
-        disabled={!live?.engineAvailable}
+        disabled={!engineAvailable}
         title={web ? `Download the engine (${mod}S)` : `Save the engine to a file (${mod}S)`}
       >
         Save engine…
@@ -52,9 +57,10 @@ export function Toolbar() {
 }
 
 function BackendBadge({ simulated }: { simulated: boolean | undefined }) {
-  const live = useApp((s) => s.live);
-  if (live?.backend === 'tensorrt') {
-    return <span className="badge badge-trt">TensorRT {live.backendVersion ?? ''}</span>;
+  const backend = useApp((s) => s.live?.backend);
+  const version = useApp((s) => s.live?.backendVersion);
+  if (backend === 'tensorrt') {
+    return <span className="badge badge-trt">TensorRT {version ?? ''}</span>;
   }
   if (simulated) {
     return (

@@ -82,6 +82,8 @@ describe('build request validation', () => {
     [{ outputPath: dir }, /output path is a directory/],
     [{ outputPath: path.join(dir, 'fixed.onnx') }, /would overwrite the model/],
     [{ options: { timingCache: path.join(dir, 'nope', 'cache.bin') } }, /timing cache directory does not exist/],
+    [{ options: { timingCache: path.join(dir, 'fixed.onnx') } }, /timing cache path .* is the model itself/],
+    [{ outputPath: path.join(dir, 'same.bin'), options: { timingCache: path.join(dir, 'same.bin') } }, /cannot be the same file/],
   ])('rejects %o', async (extra, msg) => {
     const err = await validateBuild({ modelPath: model, ...extra } as never, ctx).catch((e) => e);
     expect(err).toBeInstanceOf(ServiceError);
