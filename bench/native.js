@@ -5,8 +5,9 @@
 //     (native/bench/bench_callbacks.cc, built by npm run build:native);
 //   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++);
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
-//   memory: 10 million callbacks from 8 threads through the real addon, delivered to JS and turned
-//     into protocol event objects; RSS at start, peak and end.
+//   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe
+//     function, batches delivered to a JS callback); RSS at start (after a warm-up build), peak
+//     and end; memory.withProtocolObjects: the same run also decoding into protocol objects.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
@@ -27,15 +28,18 @@ function fail(msg) {
   process.exit(1);
 }
 
-// Child mode: the memory run, in a fresh process started with --expose-gc.
-async function memoryRun() {
+// Child mode: the memory run, in a fresh process started with --expose-gc. `decode` also turns
+// every batch into protocol event objects (addon.ts BatchDecoder, from dist/): that adds V8 heap
+// capacity the engine keeps after GC, so it is reported separately from the pipeline's own.
+async function memoryRun(decode) {
   const addon = require(addonFile);
   let BatchDecoder;
-  try {
-    // The real conversion to protocol objects, when the TypeScript has been built.
-    ({ BatchDecoder } = require(path.join(root, 'dist', 'apps', 'worker', 'addon.js')));
-  } catch {
-    BatchDecoder = undefined;
+  if (decode) {
+    try {
+      ({ BatchDecoder } = require(path.join(root, 'dist', 'apps', 'worker', 'addon.js')));
+    } catch {
+      fail('dist/apps/worker/addon.js missing: run npm run build:ts');
+    }
   }
   // One storm build through the addon; onBatch(eventCount, strings) per delivered batch.
   const runStorm = (callbacks, onBatch) =>
@@ -107,9 +111,13 @@ function main() {
   const cpp = spawnSync(benchExe, [String(20_000_000)], { encoding: 'utf8', timeout: 180_000 });
   if (cpp.status !== 0) fail(`${benchExe} failed: ${cpp.stderr || cpp.error}`);
   const result = JSON.parse(cpp.stdout);
-  const mem = spawnSync(process.execPath, ['--expose-gc', __filename, '--memory-child'], { encoding: 'utf8', timeout: 180_000 });
-  if (mem.status !== 0) fail(`memory run failed: ${mem.stderr || mem.error}`);
-  result.memory = JSON.parse(mem.stdout);
+  const child = (mode) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', __filename, mode], { encoding: 'utf8', timeout: 180_000 });
+    if (r.status !== 0) fail(`memory run (${mode}) failed: ${r.stderr || r.error}`);
+    return JSON.parse(r.stdout);
+  };
+  result.memory = child('--memory-child');
+  if (existsSync(path.join(root, 'dist', 'apps', 'worker', 'addon.js'))) result.memory.withProtocolObjects = child('--memory-child-decode');
   const t8 = result.callbackCostNs.threads8;
   result.targets = {
     p50AtLeast20xCheaperWith8Threads: t8.naive.p50 / t8.ours.p50 >= 20,
@@ -120,8 +128,8 @@ function main() {
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 
-if (process.argv.includes('--memory-child')) {
-  memoryRun().catch((e) => fail(e.stack || String(e)));
+if (process.argv.includes('--memory-child') || process.argv.includes('--memory-child-decode')) {
+  memoryRun(process.argv.includes('--memory-child-decode')).catch((e) => fail(e.stack || String(e)));
 } else {
   main();
 }

@@ -115,16 +115,26 @@ test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine 
   await setSimOptions(page, { duration: '60' });
   await button(page, 'Build').click();
   await expect(item(page, 'Timing graph nodes')).toBeVisible({ timeout: 20_000 });
+  // This long build is the one to show in the README: live, mid-way through tactic timing.
+  await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 20_000 }).toBeGreaterThan(30);
   if (studio.kind === 'web') {
     // A reload mid-build picks the running build up again: snapshot first, then the live stream.
     await page.reload();
     await expect(status(page)).toContainText('Building');
     await expect(item(page, 'Timing graph nodes')).toBeVisible();
+    // The snapshot carries the tree; the log comes from the replay that follows it.
+    await expect(page.getByRole('log', { name: 'Build log' })).toContainText('Simulated build:');
     const seen = await steps(page, 'Timing graph nodes');
     await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 10_000 }).toBeGreaterThan(seen);
   }
-  // This long build is the one to show in the README: live, mid-way through tactic timing.
-  await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 20_000 }).toBeGreaterThan(30);
+  // Scrolling the tree is the user taking over: following stops until they ask for it again.
+  const follow = page.getByRole('button', { name: 'Follow' });
+  await expect(follow).toHaveAttribute('aria-pressed', 'true');
+  await page.getByRole('tree', { name: 'Build phases' }).hover();
+  await page.mouse.wheel(0, 60);
+  await expect(follow).toHaveAttribute('aria-pressed', 'false');
+  await follow.click();
+  await expect(follow).toHaveAttribute('aria-pressed', 'true');
   await studio.shot('stopping-before');
   if (studio.kind === 'web') await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshot.png') });
   const stopAt = Date.now();

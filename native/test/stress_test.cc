@@ -15,7 +15,20 @@ using namespace tbs_test;
 namespace {
 
 void hammer(ProgressPipeline& p, int threads, int phasesPerThread) {
-  p.phaseStart("Timing graph nodes", nullptr, threads);
+  p.phaseStart("Timing graph nodes", nullptr, 1000000);
+  std::atomic<bool> stop{false};
+  // Another thread advances the shared parent (cross-thread name resolution) and starts/finishes
+  // a phase that the main thread later finishes on its behalf.
+  std::thread stepper([&] {
+    int32_t step = 0;
+    while (!stop.load()) {
+      if (!p.stepComplete("Timing graph nodes", step++)) break;
+      p.phaseStart("Side job", "Timing graph nodes", 2);
+      p.phaseFinish("Side job");
+      std::this_thread::yield();
+    }
+    p.phaseStart("Orphaned side job", "Timing graph nodes", 2);
+  });
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&p, phasesPerThread, t] {
@@ -34,6 +47,9 @@ void hammer(ProgressPipeline& p, int threads, int phasesPerThread) {
     });
   }
   for (auto& t : ts) t.join();
+  stop = true;
+  stepper.join();
+  p.phaseFinish("Orphaned side job");  // finished by a thread other than its starter
   p.phaseFinish("Timing graph nodes");
 }
 

@@ -1,6 +1,7 @@
 // Phase tracker: ids and parents as TensorRT reports them, repeated names, early finish, a
 // parent advancing while its child is open, and callbacks that break the contract.
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "check.h"
@@ -205,6 +206,74 @@ TEST(same_name_open_on_two_threads_resolves_per_thread) {
     if (e.type == EvType::kPhaseFinish && e.a != 0) finals.insert(e.b);
   }
   CHECK(finals == (std::multiset<int64_t>{30, 70}));
+}
+
+TEST(phase_finished_by_another_thread) {
+  EventLog log;
+  ProgressPipeline p(quiet(), log.consumer());
+  std::thread a([&] {
+    p.phaseStart("Root", nullptr, 1);
+    p.phaseStart("Shared", "Root", 10);
+  });
+  a.join();
+  std::thread b([&] {
+    CHECK(p.stepComplete("Shared", 0));  // found through thread a's open list
+    CHECK(p.stepComplete("Shared", 1));
+    p.phaseFinish("Shared");
+    p.phaseFinish("Root");
+  });
+  b.join();
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  auto snap = p.snapshot();
+  CHECK(snap.size() == 2 && snap[1].stepsDone == 2 && snap[1].endT >= 0 && snap[1].parentId == snap[0].id);
+  auto an = p.anomalies();
+  CHECK_EQ(an.unknownStepName + an.unknownFinishName + an.closedAtEnd, 0u);
+}
+
+TEST(parent_finished_on_other_thread_while_child_open) {
+  EventLog log;
+  ProgressPipeline p(quiet(), log.consumer());
+  p.phaseStart("P", nullptr, 2);
+  std::thread child([&] {
+    p.phaseStart("C", "P", 5);
+    p.stepComplete("C", 0);
+  });
+  child.join();
+  p.phaseFinish("P");  // C (thread child) still open
+  p.flushNow();
+  std::thread late([&] {
+    p.stepComplete("C", 1);  // after its parent closed: not in the emitted tree any more
+    p.phaseFinish("C");
+  });
+  late.join();
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  CHECK_EQ(p.anomalies().closedByParent, 1u);
+  CHECK_EQ(log.count(EvType::kPhaseFinish), 2u);
+}
+
+TEST(many_pipelines_on_one_thread) {
+  // More pipelines than the thread-local caches hold: each must still keep its own phases.
+  std::vector<std::unique_ptr<EventLog>> logs;
+  std::vector<std::unique_ptr<ProgressPipeline>> pipes;
+  for (int i = 0; i < 7; ++i) {
+    logs.push_back(std::make_unique<EventLog>());
+    pipes.push_back(std::make_unique<ProgressPipeline>(quiet(), logs.back()->consumer()));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (auto& p : pipes) p->phaseStart("A", nullptr, 3);
+    for (auto& p : pipes) CHECK(p->stepComplete("A", round));
+    for (auto& p : pipes) p->phaseFinish("A");
+  }
+  for (size_t i = 0; i < pipes.size(); ++i) {
+    pipes[i]->finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+    CHECK_EQ(checkInvariants(*logs[i]), "");
+    CHECK_EQ(logs[i]->count(EvType::kPhaseStart), 3u);
+    CHECK_EQ(logs[i]->count(EvType::kPhaseStep), 3u);
+    auto a = pipes[i]->anomalies();
+    CHECK_EQ(a.unknownStepName + a.unknownFinishName + a.stepNotRising, 0u);
+  }
 }
 
 TEST(snapshot_retention_is_bounded) {

@@ -29,7 +29,14 @@ export class Controller {
     // shows the tree so far and the stream continues from there.
     const s = this.store.getState();
     const running = [...s.history].reverse().find((r) => r.state === 'running' || r.state === 'queued' || r.state === 'cancelling');
-    if (running && !s.live) this.watch(running.id);
+    if (running && !s.live) {
+      // Its model becomes the open one again, so Build works after this build ends.
+      if (!s.model && running.model) {
+        const model = { path: running.modelPath, displayName: running.model.fileName, summary: running.model };
+        this.store.setState({ model, form: { ...s.form, shapes: shapeFieldsFor(running.model, s.form.shapes) } });
+      }
+      this.watch(running.id);
+    }
   }
 
   async refreshBackends(): Promise<void> {

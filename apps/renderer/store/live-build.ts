@@ -44,6 +44,7 @@ export class LiveBuild {
   engineAvailable = false;
   /** Highest seq applied; anything at or below it is a replay and is skipped. */
   lastSeq = -1;
+  private lastLogSeq = -1;
   /** Protocol events applied (after coalescing upstream; seq counts the callbacks behind them). */
   eventsApplied = 0;
   /** Build time (ms since build start) of the newest event. */
@@ -85,7 +86,14 @@ export class LiveBuild {
   applyEvents(events: readonly BuildEvent[], nowWall: number): number {
     let applied = 0;
     for (const ev of events) {
-      if (ev.seq <= this.lastSeq) continue;
+      if (ev.seq <= this.lastSeq) {
+        // Logs are not in the snapshot; the replay that follows it brings them.
+        if (ev.type === 'log' && ev.seq > this.lastLogSeq) {
+          this.lastLogSeq = ev.seq;
+          this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });
+        }
+        continue;
+      }
       this.lastSeq = ev.seq;
       applied++;
       this.apply(ev, nowWall);
@@ -119,7 +127,10 @@ export class LiveBuild {
         this.lastCallbackWall = nowWall;
         break;
       case 'log':
-        this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });
+        if (ev.seq > this.lastLogSeq) {
+          this.lastLogSeq = ev.seq;
+          this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });
+        }
         break;
       case 'cache.stats': {
         const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;

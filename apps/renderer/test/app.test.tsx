@@ -9,7 +9,7 @@ import { AppContext } from '../hooks.js';
 import { createAppStore } from '../store/app-store.js';
 import { Controller } from '../store/controller.js';
 import type { FrameScheduler } from '../store/event-pump.js';
-import { ScriptedClient } from './scripted-client.js';
+import { ScriptedClient, summary } from './scripted-client.js';
 import { StreamWriter } from './synthetic-build.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -177,5 +177,20 @@ describe('App', () => {
     expect(client.started).toHaveLength(1);
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' })));
     expect(client.cancelled).toEqual(['b1']);
+  });
+
+  it('after a reload, picks up the running build and its model', async () => {
+    const store = createAppStore();
+    const c2 = new ScriptedClient();
+    c2.builds = [
+      { id: 'old', state: 'succeeded', modelPath: '/srv/a.onnx', options: { backend: 'auto' }, queuedAt: '', lastSeq: 5, phases: [], engineAvailable: true },
+      { id: 'run', state: 'running', modelPath: '/srv/tiny.onnx', model: summary, options: { backend: 'auto' }, queuedAt: '', lastSeq: 1, phases: [], engineAvailable: false },
+    ];
+    const ctl = new Controller(store, c2, sched);
+    await ctl.init();
+    expect(store.getState().live?.id).toBe('run');
+    expect(store.getState().model?.path).toBe('/srv/tiny.onnx');
+    expect(c2.subs.has('run')).toBe(true);
+    ctl.dispose();
   });
 });

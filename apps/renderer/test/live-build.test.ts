@@ -115,4 +115,24 @@ describe('LiveBuild status', () => {
     live.applyEvents(w.events, 0);
     expect(live.cache).toEqual({ entriesBefore: 0, entriesAfter: 40, added: 40, bytes: 4096, misses: 40, missesInferred: true, path: '/tmp/c.cache' });
   });
+
+  it('takes the log from the replay after a snapshot, once, without counting phases twice', () => {
+    const w = new StreamWriter();
+    w.started();
+    w.emit({ type: 'log', severity: 'info', message: 'first' });
+    const p = w.start('A', null, 3);
+    w.step(p, 0);
+    w.emit({ type: 'log', severity: 'warning', message: 'second' });
+    const live = new LiveBuild('b1');
+    const snapshotSeq = w.events[w.events.length - 1].seq;
+    live.applySnapshot(
+      record({ lastSeq: snapshotSeq, phases: [{ id: p, parentId: null, name: 'A', nbSteps: 3, instance: 0, stepsDone: 1, startT: 3 }] }),
+      0,
+    );
+    w.emit({ type: 'log', severity: 'info', message: 'third' });
+    live.applyEvents(w.events, 0); // the replay: everything retained, then live
+    live.applyEvents(w.events, 0); // a reconnect replays again
+    expect(live.logs.toArray().map((l) => l.message)).toEqual(['first', 'second', 'third']);
+    expect(live.phases.byKey.get('\u001fA')!.count).toBe(1);
+  });
 });

@@ -23,7 +23,7 @@ export class ScriptedClient implements BuildClient {
   readonly capabilities = { host: 'web', nativeDialogs: false, recentFiles: false } as const;
   started: { model: ModelRef; options: BuildOptionsInput }[] = [];
   cancelled: string[] = [];
-  private subs = new Map<string, { onSnapshot(r: BuildRecord): void; onEvents(e: BuildEvent[]): void }>();
+  readonly subs = new Map<string, { onSnapshot(r: BuildRecord): void; onEvents(e: BuildEvent[]): void }>();
   nextModel: ModelRef | Error = { path: '/srv/tiny.onnx', displayName: 'tiny.onnx', summary };
 
   async listBackends(): Promise<BackendInfo[]> {
@@ -46,8 +46,9 @@ export class ScriptedClient implements BuildClient {
   async cancelBuild(id: string): Promise<void> {
     this.cancelled.push(id);
   }
+  builds: BuildRecord[] = [];
   async listBuilds(): Promise<BuildRecord[]> {
-    return [];
+    return this.builds;
   }
   subscribe(id: string, h: { onSnapshot(r: BuildRecord): void; onEvents(e: BuildEvent[]): void }): () => void {
     this.subs.set(id, h);

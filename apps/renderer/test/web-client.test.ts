@@ -131,6 +131,7 @@ describe('WebBuildClient', () => {
     first.end();
     await new Promise((r) => setTimeout(r, 700));
     expect(calls).toHaveLength(2);
+    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' }); // first time: replay what is retained
     expect(calls[1].headers).toMatchObject({ 'last-event-id': '2' });
     second.write(msg(ev(3)) + msg(ev(4, 'build.finished')));
     await tick();

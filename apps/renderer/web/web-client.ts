@@ -95,6 +95,7 @@ export class WebBuildClient implements BuildClient {
           return;
         }
         handlers.onSnapshot(rec);
+        // A finished build's stream still replays its retained events (the log), then ends.
         if (FINAL_STATES.has(rec.state)) finished = true;
       },
       onMessages: (values) => {
@@ -112,7 +113,9 @@ export class WebBuildClient implements BuildClient {
           const headers: Record<string, string> = { accept: 'text/event-stream' };
           // Resume after what we have; the server replays newer events (and a snapshot, which
           // the consumer ignores when it is not newer than its own state).
-          if (parser.lastId !== undefined) headers['last-event-id'] = parser.lastId;
+          // The first time, -1: everything the service retains is replayed after the snapshot,
+          // which is how a late joiner gets the log (the snapshot carries only the tree).
+          headers['last-event-id'] = parser.lastId ?? '-1';
           const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
           if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
           retries = 0;
@@ -122,9 +125,7 @@ export class WebBuildClient implements BuildClient {
             const { value, done } = await reader.read();
             if (done) break;
             parser.push(decoder.decode(value, { stream: true }));
-            if (finished) break;
           }
-          if (finished) await reader.cancel().catch(() => undefined);
         } catch (e) {
           if (abort.signal.aborted) return;
           // 4xx will not get better by retrying (unknown build, signed out).

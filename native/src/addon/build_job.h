@@ -1,8 +1,9 @@
 // One build as the addon runs it: its own native thread runs the backend; the pipeline's flusher
 // hands batches to JS through ONE thread-safe function with at most one call pending. Batches
-// that arrive while a call is pending wait in an outbox and go with that call, so the TSFN
-// queue never grows and no producer ever blocks on it (BlockingCall on a bounded queue from
-// several threads deadlocks: nodejs/node#58723).
+// that arrive while a call is pending wait in an outbox; the JS side takes the whole outbox per
+// call and re-posts itself if more arrived, so the TSFN queue never holds more than one call,
+// the event loop gets a turn between batches, and no producer ever blocks (BlockingCall on a
+// bounded queue from several threads deadlocks: nodejs/node#58723).
 #pragma once
 
 #include <napi.h>

@@ -599,12 +599,12 @@ void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
 
 // Closes a phase in the emitted tree on the flusher's own initiative (its parent finished, or
 // the build ended), children first; the phase's own finish record, if it ever comes, is dropped.
-void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent, std::vector<Node*>& retire) {
+void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent) {
   auto it = view_.find(id);
   if (it == view_.end() || !it->second.open) return;
   std::vector<int64_t> children = it->second.openChildren;
   std::sort(children.rbegin(), children.rend());
-  for (int64_t c : children) closeInView(batch, c, ns, true, retire);
+  for (int64_t c : children) closeInView(batch, c, ns, true);
   it = view_.find(id);  // closing children does not rehash (no inserts), but stay safe
   ViewEntry& v = it->second;
   Node* n = v.node;
@@ -644,7 +644,7 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
   finishedOrder_.push_back(id);
   emit(batch, std::move(fin));
-  (void)retire;  // the producer still owns the node until its own finish (or the pipeline ends)
+  // The node is not retired here: the producer still owns it until its own finish arrives.
 }
 
 void ProgressPipeline::flushOnce(bool final) {
@@ -818,7 +818,7 @@ void ProgressPipeline::flushOnce(bool final) {
         if (it == view_.end() || !it->second.open) continue;  // already closed with its parent
         std::vector<int64_t> children = it->second.openChildren;
         std::sort(children.rbegin(), children.rend());
-        for (int64_t c : children) closeInView(batch, c, r.ns, true, retire);
+        for (int64_t c : children) closeInView(batch, c, r.ns, true);
         it = view_.find(r.a);
         auto stepsDone = static_cast<int32_t>(r.b);
         // The last steps before a finish are never coalesced away.
@@ -848,7 +848,7 @@ void ProgressPipeline::flushOnce(bool final) {
           if (v.open) open.push_back(id);
         }
         std::sort(open.rbegin(), open.rend());
-        for (int64_t id : open) closeInView(batch, id, r.ns, false, retire);
+        for (int64_t id : open) closeInView(batch, id, r.ns, false);
         ev.a = r.a;
         ev.text = std::move(r.text);
         finished = std::move(ev);

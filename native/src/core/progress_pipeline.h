@@ -206,7 +206,7 @@ class ProgressPipeline final : public ProgressSink {
   void flusherLoop();
   void flushOnce(bool final);
   void emit(EventBatch& batch, OutEvent&& ev);
-  void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent, std::vector<Node*>& retire);
+  void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
 
   PipelineOptions options_;
   Consumer consumer_;
