@@ -117,6 +117,7 @@ test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine 
   await expect(item(page, 'Timing graph nodes')).toBeVisible({ timeout: 20_000 });
   // This long build is the one to show in the README: live, mid-way through tactic timing.
   await expect.poll(() => steps(page, 'Timing graph nodes'), { timeout: 20_000 }).toBeGreaterThan(30);
+  if (studio.kind === 'web') await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshot.png') });
   if (studio.kind === 'web') {
     // A reload mid-build picks the running build up again: snapshot first, then the live stream.
     await page.reload();
@@ -136,7 +137,6 @@ test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine 
   await follow.click();
   await expect(follow).toHaveAttribute('aria-pressed', 'true');
   await studio.shot('stopping-before');
-  if (studio.kind === 'web') await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshot.png') });
   const stopAt = Date.now();
   await button(page, 'Stop').click();
   await expect(status(page)).toContainText(/Stopping — waiting for the builder to reach a step boundary…|Cancelled/);

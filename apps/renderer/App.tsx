@@ -16,7 +16,13 @@ export function App() {
   const [dragging, setDragging] = useState(false);
 
   useEffect(() => {
+    let last = { action: '', at: 0 };
     const run = (a: 'open' | 'build' | 'stop' | 'save') => {
+      // In Electron one key press may arrive twice, as the page's keydown and as the menu
+      // accelerator's host action (which one wins is platform-dependent): run it once.
+      const now = performance.now();
+      if (last.action === a && now - last.at < 300) return;
+      last = { action: a, at: now };
       if (a === 'open') void c.openModel();
       else if (a === 'build') void c.build();
       else if (a === 'stop') void c.stop();

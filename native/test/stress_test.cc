@@ -20,12 +20,13 @@ void hammer(ProgressPipeline& p, int threads, int phasesPerThread) {
   // Another thread advances the shared parent (cross-thread name resolution) and starts/finishes
   // a phase that the main thread later finishes on its behalf.
   std::thread stepper([&] {
-    int32_t step = 0;
-    while (!stop.load()) {
-      if (!p.stepComplete("Timing graph nodes", step++)) break;
+    // Bounded and paced: an unbounded spinner would flood the test's event log on a loaded
+    // machine (it once exhausted memory while the workers were starved).
+    for (int32_t step = 0; step < 3000 && !stop.load(); ++step) {
+      if (!p.stepComplete("Timing graph nodes", step)) break;
       p.phaseStart("Side job", "Timing graph nodes", 2);
       p.phaseFinish("Side job");
-      std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     p.phaseStart("Orphaned side job", "Timing graph nodes", 2);
   });

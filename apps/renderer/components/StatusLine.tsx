@@ -40,7 +40,8 @@ export function StatusLine() {
       <div role="status" className={`status status-${status.toLowerCase()}`} aria-live="polite">
         <span className="state">{starting && status === 'Idle' ? 'Idle (starting…)' : status}</span>
         {parts.map((p) => (
-          <span key={p.split(' ')[0]} className="part">
+          // Ticking figures: readable in the region, but not announced four times a second.
+          <span key={p.split(' ')[0]} className="part" aria-live="off">
             {p}
           </span>
         ))}

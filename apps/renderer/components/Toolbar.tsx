@@ -1,4 +1,5 @@
 import { useApp, useController } from '../hooks.js';
+import { RecentModels } from './RecentModels.js';
 
 /** Primary actions. Names are exact: screen-reader users and the e2e tests find them by name. */
 export function Toolbar() {
@@ -23,6 +24,7 @@ export function Toolbar() {
       <button type="button" onClick={() => void c.openModel()} disabled={modelBusy} title={`Open an ONNX model (${mod}O)`}>
         Open model…
       </button>
+      <RecentModels />
       <button
         type="button"
         className="primary"

@@ -64,8 +64,20 @@ export class LiveBuild {
 
   /** Applies a snapshot (the state of the build when we subscribed, or after a reconnect). */
   applySnapshot(rec: BuildRecord, nowWall: number): void {
-    // A reconnect sends a snapshot again; our own state is at least as new, so keep it.
-    if (this.lastSeq >= rec.lastSeq && this.lastSeq >= 0) return;
+    // A reconnect sends a snapshot again. Our rows have counted every instance we saw, while a
+    // snapshot holds only the phases the service still keeps, so the tree stays ours and the
+    // replayed events fill the gap; only a finished outcome is taken from it.
+    if (this.lastSeq >= 0) {
+      if (rec.outcome && !this.outcome) {
+        this.outcome = rec.outcome;
+        this.status = statusOfState(rec.state);
+        this.engineAvailable = rec.engineAvailable;
+        this.cache = rec.cache ?? rec.outcome.cache ?? this.cache;
+        this.finishedWall = nowWall;
+        this.phases.closeAll(rec.outcome.t);
+      }
+      return;
+    }
     this.phases.loadSnapshot(rec.phases);
     this.lastSeq = rec.lastSeq;
     this.backend = rec.backend;

@@ -102,6 +102,21 @@ describe('App', () => {
     expect(host.textContent).toContain('Simulated');
   });
 
+  it('renders only the rows in view, however many distinct phases the build reports', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 1);
+    // Older TensorRT names phases after layers: every one is a distinct row.
+    for (let i = 0; i < 5000; i++) w.full(`Finding fastest tactic for conv_${i}`, root, 1);
+    act(() => client.push('b1', w.events));
+    runFrame();
+    const tree = host.querySelector('[role="tree"]') as HTMLElement;
+    expect(tree.style.height).toBe(`${5001 * 22}px`);
+    expect(treeitems().length).toBeGreaterThan(0);
+    expect(treeitems().length).toBeLessThan(100);
+  });
+
   it('follows the active phase until the user scrolls, then offers Follow again', async () => {
     await openAndBuild();
     const w = new StreamWriter('b1');
@@ -170,6 +185,49 @@ describe('App', () => {
     expect(byText('Stop').disabled).toBe(true);
   });
 
+  it('filters the log by severity and text, and shows cache figures with inferred misses labelled', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    w.emit({ type: 'log', severity: 'verbose', message: 'Autotuning op conv1' });
+    w.emit({ type: 'log', severity: 'info', message: 'Loaded timing cache' });
+    w.emit({ type: 'log', severity: 'warning', message: 'Timing cache mismatch ignored' });
+    w.emit({ type: 'cache.stats', entriesBefore: 12, entriesAfter: 40, added: 28, bytes: 4096, misses: 28, missesInferred: true, path: '/c/t.cache' });
+    act(() => client.push('b1', w.events));
+    runFrame();
+    const logText = () => host.querySelector('[role="log"]')!.textContent ?? '';
+    expect(logText()).toContain('Loaded timing cache');
+    expect(logText()).not.toContain('Autotuning'); // verbose hidden by default
+    const sev = host.querySelector('select[aria-label="Minimum severity"]') as HTMLSelectElement;
+    act(() => {
+      sev.value = 'verbose';
+      sev.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    expect(logText()).toContain('Autotuning op conv1');
+    const search = host.querySelector('input[aria-label="Search the log"]') as HTMLInputElement;
+    act(() => {
+      const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
+      set.call(search, 'MISMATCH');
+      search.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    expect(logText()).toContain('Timing cache mismatch ignored');
+    expect(logText()).not.toContain('Loaded timing cache');
+    const cache = host.querySelector('[aria-label="Timing cache"]')!.textContent ?? '';
+    expect(cache).toContain('Entries before12');
+    expect(cache).toContain('Added28');
+    expect(cache).toContain('Hitsunknown');
+    expect(cache).toMatch(/Misses28\s*inferred/);
+    expect(cache).toContain('/c/t.cache');
+  });
+
+  it('copies the options as a trtexec command', async () => {
+    await act(async () => byText('Open model…').click());
+    await act(async () => byText('Copy as trtexec command').click());
+    expect(host.querySelector('pre[aria-label="trtexec command"]')!.textContent).toBe(
+      'trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3',
+    );
+  });
+
   it('runs the page shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops', async () => {
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'o', ctrlKey: true })));
     expect(host.textContent).toContain('tiny.onnx');
@@ -191,6 +249,77 @@ describe('App', () => {
     expect(store.getState().live?.id).toBe('run');
     expect(store.getState().model?.path).toBe('/srv/tiny.onnx');
     expect(c2.subs.has('run')).toBe(true);
+    ctl.dispose();
+  });
+
+  it('offers the host’s recent models (Electron) and opens the one picked', async () => {
+    const c2 = new ScriptedClient();
+    const opened: string[] = [];
+    Object.assign(c2, {
+      recentModels: async () => ['/models/a.onnx', '/models/b.onnx'],
+      openModelPath: async (p: string) => {
+        opened.push(p);
+        return { path: p, displayName: 'b.onnx', summary };
+      },
+    });
+    const store = createAppStore();
+    const ctl = new Controller(store, c2, sched);
+    const el = document.createElement('div');
+    document.body.appendChild(el);
+    const r = createRoot(el);
+    await act(async () => {
+      r.render(
+        <AppContext.Provider value={{ store, controller: ctl }}>
+          <App />
+        </AppContext.Provider>,
+      );
+    });
+    const select = el.querySelector('select[aria-label="Recent models"]') as HTMLSelectElement;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Recent…', 'a.onnx', 'b.onnx']);
+    await act(async () => {
+      select.value = '/models/b.onnx';
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    expect(opened).toEqual(['/models/b.onnx']);
+    expect(store.getState().model?.displayName).toBe('b.onnx');
+    act(() => r.unmount());
+    el.remove();
+    ctl.dispose();
+  });
+
+  it('runs a host menu action once even when the same key also reached the page', async () => {
+    // Stop is where it matters: a second Stop escalates to killing the worker.
+    const c2 = new ScriptedClient();
+    let fire: ((a: 'open' | 'build' | 'stop' | 'save') => void) | undefined;
+    Object.assign(c2, {
+      onHostAction: (cb: typeof fire) => {
+        fire = cb;
+        return () => undefined;
+      },
+    });
+    const store = createAppStore();
+    const ctl = new Controller(store, c2, sched);
+    const el = document.createElement('div');
+    document.body.appendChild(el);
+    const r = createRoot(el);
+    await act(async () => {
+      r.render(
+        <AppContext.Provider value={{ store, controller: ctl }}>
+          <App />
+        </AppContext.Provider>,
+      );
+    });
+    await act(async () => {
+      await ctl.openModel();
+      await ctl.build();
+    });
+    await act(async () => {
+      window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+      fire!('stop');
+    });
+    expect(c2.cancelled).toEqual(['b1']);
+    act(() => r.unmount());
+    el.remove();
     ctl.dispose();
   });
 });

@@ -135,4 +135,31 @@ describe('LiveBuild status', () => {
     expect(live.logs.toArray().map((l) => l.message)).toEqual(['first', 'second', 'third']);
     expect(live.phases.byKey.get('\u001fA')!.count).toBe(1);
   });
+
+  it('keeps its own rows when a reconnect brings a smaller snapshot, and takes a final outcome from it', () => {
+    const w = new StreamWriter();
+    w.started();
+    const root = w.start('Timing graph nodes', null, 1);
+    for (let i = 0; i < 50; i++) w.full('Measuring tactic time', root, 2);
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events, 0);
+    // The service keeps few finished phases: its snapshot has just the root.
+    live.applySnapshot(
+      record({ lastSeq: w.events.length + 10, phases: [{ id: root, parentId: null, name: 'Timing graph nodes', nbSteps: 1, instance: 0, stepsDone: 0, startT: 1 }] }),
+      0,
+    );
+    expect(live.phases.byKey.get('\u001fTiming graph nodes\u001fMeasuring tactic time')!.count).toBe(50);
+    live.applySnapshot(
+      record({
+        state: 'succeeded',
+        lastSeq: w.events.length + 20,
+        engineAvailable: true,
+        outcome: { v: 1, buildId: 'b1', seq: w.events.length + 20, t: 999, type: 'build.finished', status: 'succeeded', durationMs: 999, engineBytes: 10 },
+      }),
+      0,
+    );
+    expect(live.status).toBe('Succeeded');
+    expect(live.engineAvailable).toBe(true);
+    expect(live.phases.openCount).toBe(0);
+  });
 });

@@ -16,6 +16,7 @@ function client(answers: Answer[]) {
     if (a instanceof Error) throw a;
     if (a instanceof ReadableStream) return new Response(a, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     const [status, body] = a;
+    if (status === 204) return new Response(null, { status });
     return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status });
   }) as unknown as typeof fetch;
   const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document });
@@ -71,6 +72,11 @@ describe('WebBuildClient', () => {
     await expect(c.openDroppedFile(new File(['junk'], 'broken.onnx'))).rejects.toThrow('broken.onnx is not an ONNX model: truncated protobuf at byte 17');
     expect(errorFromResponse(401, '')).toMatchObject({ code: 'unauthorized', message: expect.stringMatching(/token/) });
     expect(errorFromResponse(502, '<html>bad gateway</html>').message).toMatch(/answered 502/);
+  });
+
+  it('says plainly when the service cannot be reached', async () => {
+    const { c } = client([new TypeError('Failed to fetch')]);
+    await expect(c.listBackends()).rejects.toThrow('Could not reach the build service: Failed to fetch');
   });
 
   it('starts a build with the model path and options as JSON', async () => {
@@ -143,6 +149,20 @@ describe('WebBuildClient', () => {
     await tick();
     expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
     expect(gone.calls).toHaveLength(1);
+  });
+
+  it('stops without an error when the server answers 204 (nothing after our last event)', async () => {
+    const first = sseBody();
+    const { c, calls } = client([first.stream, [204, '']]);
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    first.write(snap(rec()) + msg(ev(1)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    expect(errors).toEqual([]);
   });
 
   it('reports an event that is not JSON and still delivers the others', async () => {

@@ -99,6 +99,9 @@ export class WebBuildClient implements BuildClient {
         if (FINAL_STATES.has(rec.state)) finished = true;
       },
       onMessages: (values) => {
+        // Not re-validated with the zod schemas here: the service validated them at its process
+        // boundary, this is its own origin, and at 100k events/s validation would cost more
+        // than everything else the page does with them.
         const events = values as BuildEvent[];
         handlers.onEvents(events);
         // The stream ends after build.finished; do not reconnect then.
@@ -111,12 +114,17 @@ export class WebBuildClient implements BuildClient {
       while (!finished && !abort.signal.aborted) {
         try {
           const headers: Record<string, string> = { accept: 'text/event-stream' };
-          // Resume after what we have; the server replays newer events (and a snapshot, which
-          // the consumer ignores when it is not newer than its own state).
-          // The first time, -1: everything the service retains is replayed after the snapshot,
-          // which is how a late joiner gets the log (the snapshot carries only the tree).
+          // Resume after what we have: the server sends a snapshot (which a consumer with state
+          // of its own ignores) and replays newer events. The first time, -1: everything the
+          // service retains is replayed, which is how a late joiner gets the log (the snapshot
+          // carries only the tree).
           headers['last-event-id'] = parser.lastId ?? '-1';
           const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+          // 204: the build ended and we have everything up to its last event; nothing will come.
+          if (res.status === 204) {
+            finished = true;
+            break;
+          }
           if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
           retries = 0;
           const reader = res.body.getReader();

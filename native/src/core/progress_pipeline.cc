@@ -1,6 +1,7 @@
 #include "progress_pipeline.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "json_writer.h"
@@ -584,7 +585,13 @@ void ProgressPipeline::flusherLoop() {
     bool stop = stopFlusher_;
     if (abandonFlusher_) return;
     lk.unlock();
-    flushOnce(stop);
+    try {
+      flushOnce(stop);
+    } catch (std::exception const& e) {
+      // Out of memory in a consumer or the flusher must not terminate the build's process; the
+      // batch is lost and said so.
+      std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
+    }
     lk.lock();
     if (stop) return;
   }
