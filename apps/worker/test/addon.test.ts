@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { BackendInfo, BuildEvent, BuildOptions, PhaseNode, type BuildFinished, type LayerInfo } from '../../shared/protocol.js';
 import { addonPath, listBackends, startBuild, toNativeRequest } from '../addon.js';
@@ -201,6 +201,31 @@ describe('native addon', () => {
       const r = spawnSync(process.execPath, ['-e', script, mode], { encoding: 'utf8', timeout: 10_000 });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain('last-event-type 8'); // build.finished arrived before exit
+    }
+  });
+
+  it('snapshots the live tree mid-build', async () => {
+    let mid: ReturnType<ReturnType<typeof startBuild>['snapshot']> = [];
+    const { result } = await run(request('snap', { simDuration: 0.6, simSeed: 9 }), (h) => {
+      setTimeout(() => (mid = h.snapshot()), 100);
+    });
+    expect(result.status).toBe('succeeded');
+    for (const n of mid) PhaseNode.parse(n);
+    expect(mid.some((n) => n.name === 'Building engine' && n.endT === undefined)).toBe(true);
+  });
+
+  it('names the missing addon file and the command to build it', async () => {
+    expect(addonPath()).toMatch(/build\/native\/Release\/trt_build_studio\.node$/);
+    const prev = process.env.TBS_ADDON_PATH;
+    process.env.TBS_ADDON_PATH = path.join(dir, 'nowhere', 'x.node');
+    try {
+      vi.resetModules(); // a fresh module: nothing loaded yet
+      const fresh = await import('../addon.js');
+      expect(fresh.addonPath()).toBe(path.join(dir, 'nowhere', 'x.node'));
+      expect(() => fresh.listBackends()).toThrow(/native addon not found at .*nowhere\/x\.node: run "npm run build:native"/);
+    } finally {
+      if (prev === undefined) delete process.env.TBS_ADDON_PATH;
+      else process.env.TBS_ADDON_PATH = prev;
     }
   });
 

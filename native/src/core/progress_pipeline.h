@@ -110,6 +110,8 @@ class ProgressPipeline final : public ProgressSink {
   // flush and stops the flusher. The consumer is never called after this returns.
   void finish(BuildOutcome const& outcome);
 
+  // The tree as emitted so far (at most one flush interval behind the callbacks): every open
+  // phase plus the `retainFinished` most recently finished ones, sorted by id. Any thread.
   std::vector<PhaseSnapshot> snapshot() const;
   CancelTimes cancelTimes() const;
   Anomalies anomalies() const;
