@@ -57,16 +57,19 @@ export class ProgressNotifier {
     if (this.stopped) return;
     const now = this.now();
     let moved = false;
-    let urgent = false;
     for (const ev of events) {
       this.model.apply(ev, now);
-      if (PROGRESS_EVENTS.has(ev.type)) moved = true;
-      if (ev.type === 'build.cancelling') urgent = true;
+      if (ev.type === 'build.cancelling') {
+        // "Stopping" is news the agent waits for, and the build may end a few ms later, often in
+        // the same batch: send it now, from the state right after the cancel, inside the throttle
+        // window too.
+        this.flush();
+        moved = false;
+      } else if (PROGRESS_EVENTS.has(ev.type)) {
+        moved = true;
+      }
     }
-    // "Stopping" is news the agent waits for, and the build may end a few ms later: send it now,
-    // once per build, even inside the throttle window.
-    if (urgent) this.flush();
-    else if (moved) this.changed();
+    if (moved) this.changed();
   }
 
   /** Something worth telling happened: send now, or at the end of the throttle window. */

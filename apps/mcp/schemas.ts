@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   BackendInfo,
   BackendName,
+  BuildFinishedEvent,
   BuildOptions,
   BuildState,
   BuildStatus,
@@ -143,16 +144,14 @@ export const BuildStateOut = z.object({
   /** Where a running build is now. */
   currentPhase: z.string().optional(),
   cancelReason: CancelReason.optional(),
-  outcome: z
-    .object({
-      status: BuildStatus,
-      durationMs: z.number(),
-      cancelLatencyMs: z.number().optional(),
-      stopToFinishMs: z.number().optional(),
-      engineBytes: z.number().int().optional(),
-      error: z.string().optional(),
-    })
-    .optional(),
+  outcome: BuildFinishedEvent.pick({
+    status: true,
+    durationMs: true,
+    cancelLatencyMs: true,
+    stopToFinishMs: true,
+    engineBytes: true,
+    error: true,
+  }).optional(),
   timingCache: CacheStats.optional(),
   engineAvailable: z.boolean(),
   phases: PhaseSummaryOut,

@@ -1,6 +1,7 @@
-// A tiny test harness (no downloads): TEST(name) registers a case; CHECK records a failure with
-// file:line and the expression and keeps going; main() runs every case (or those whose name
-// contains argv[1]) and exits non-zero if any check failed.
+// A tiny test harness (no downloads), shared by the core tests and the TensorRT backend tests
+// (native/test/trt): TEST(name) registers a case; CHECK* record a failure with file:line and the
+// expression and keep going; main() runs every case (or those whose name contains argv[1]) and
+// exits non-zero if any check failed.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,21 @@ inline void fail(char const* file, int line, std::string const& what) {
   std::fprintf(stderr, "  FAIL %s:%d: %s\n", file, line, what.c_str());
 }
 
+// Each operand is evaluated once, so CHECK_EQ(counter++, 0) counts once, pass or fail.
+template <class A, class B>
+void checkEq(A const& a, B const& b, char const* expr, char const* file, int line) {
+  if (a == b) return;
+  std::ostringstream os;
+  os << expr << " -- left=" << a << " right=" << b;
+  fail(file, line, os.str());
+}
+
+inline void checkContains(std::string const& hay, std::string const& needle, char const* expr, char const* file,
+                          int line) {
+  if (hay.find(needle) != std::string::npos) return;
+  fail(file, line, std::string(expr) + " contains \"" + needle + "\" (got \"" + hay + "\")");
+}
+
 }  // namespace check
 
 #define TBS_CAT2(a, b) a##b
@@ -56,7 +72,8 @@ inline void fail(char const* file, int line, std::string const& what) {
     }                                                                           \
   } while (0)
 
-#define CHECK_EQ(a, b) CHECK_MSG((a) == (b), "left=" << (a) << " right=" << (b))
+#define CHECK_EQ(a, b) ::check::checkEq((a), (b), "(" #a ") == (" #b ")", __FILE__, __LINE__)
+#define CHECK_CONTAINS(hay, needle) ::check::checkContains((hay), (needle), #hay, __FILE__, __LINE__)
 
 #define TEST_MAIN()                                                                           \
   int main(int argc, char** argv) {                                                           \

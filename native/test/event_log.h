@@ -2,11 +2,6 @@
 // event stream must satisfy (shared by the invariants, cancel, pipeline and stress tests).
 #pragma once
 
-#include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -133,49 +128,6 @@ inline std::string checkInvariants(EventLog& log, bool requireFinished = true) {
   if (finished && !open.empty()) return std::to_string(open.size()) + " phases never finished";
   if (log.batchesAfterFinal != 0) return "consumer called after the final batch";
   return "";
-}
-
-// Per-test scratch directory, removed recursively at the end.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/tbs-test-XXXXXX";
-    char* p = mkdtemp(tmpl);
-    path = p ? p : "/tmp";
-  }
-  ~TempDir() {
-    std::string cmd = "rm -rf '" + path + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
-  }
-  std::string file(std::string const& name) const { return path + "/" + name; }
-  std::vector<std::string> list() const {
-    std::vector<std::string> out;
-    if (DIR* d = opendir(path.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-      }
-      closedir(d);
-    }
-    return out;
-  }
-};
-
-inline bool fileExists(std::string const& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
-inline std::string readFile(std::string const& p) {
-  std::string out;
-  if (FILE* f = std::fopen(p.c_str(), "rb")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    std::fclose(f);
-  }
-  return out;
 }
 
 inline std::vector<tbs::LayerInfo> layersOf(int n, unsigned seed = 1) {

@@ -10,6 +10,7 @@
 #include "core/build_runner.h"
 #include "event_log.h"
 #include "sim/sim_backend.h"
+#include "temp_dir.h"
 
 namespace tbs_test {
 

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "core/atomic_file.h"
 #include "core/file_lock.h"
-#include "event_log.h"
+#include "temp_dir.h"
 
 using namespace tbs;
 using namespace tbs_test;

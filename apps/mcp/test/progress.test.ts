@@ -219,6 +219,22 @@ describe('ProgressNotifier', () => {
     expect(sent.at(-1)!.total).toBeUndefined();
   });
 
+  it('says "stopping" even when the cancel and the unwinding arrive in one batch', () => {
+    const { n, sent } = setup();
+    const w = new StreamWriter();
+    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    const root = w.start('Building engine', null, 6);
+    const child = w.start('Timing graph nodes', root, 12);
+    n.start();
+    n.onEvents(w.events.splice(0));
+    vi.advanceTimersByTime(100); // inside the throttle window of the first notification
+    w.push({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' });
+    w.finish(child, 0, true);
+    w.finish(root, 0, true);
+    n.onEvents(w.events.splice(0));
+    expect(sent.at(-1)!.message).toMatch(/^stopping \(time budget exhausted\), waiting for the next step boundary: Building engine 0\/6 › Timing graph nodes 0\/12/);
+  });
+
   it('sends nothing after stop()', () => {
     const { n, sent } = setup();
     n.start();

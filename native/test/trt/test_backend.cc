@@ -1,21 +1,18 @@
 // TrtBackend's probe and its early build paths, against the fake libraries. A real engine build
 // cannot run here (no libnvinfer, no GPU): the fake createInferBuilder_INTERNAL logs an error and
 // returns null, which is exactly what a real library does on a machine without a usable GPU.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <thread>
 #include <fstream>
+#include <thread>
 
 #include <NvInferVersion.h>
 
 #include "check.h"
+#include "model_dir.h"
 #include "recording_sink.h"
 #include "trt/trt_backend.h"
 
@@ -41,38 +38,12 @@ int32_t fakeBuilderCalls() {
   return n;
 }
 
-// A scratch directory with a stand-in model file; removed (with anything left in it) at the end.
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    char tmpl[] = "/tmp/tbs-trt-backend-XXXXXX";
-    dir = mkdtemp(tmpl);
-    std::ofstream(dir + "/model.onnx") << "not really onnx";
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-      }
-      closedir(d);
-    }
-    return out;
-  }
-  ~Scratch() {
-    for (auto const& n : entries()) std::remove((dir + "/" + n).c_str());
-    rmdir(dir.c_str());
-  }
-};
+using tbs_test::request;
 
-tbs::BuildRequest request(Scratch const& s) {
-  tbs::BuildRequest r;
-  r.backend = "tensorrt";
-  r.modelPath = s.dir + "/model.onnx";
-  r.outputPath = s.dir + "/model.engine";
-  return r;
-}
+// These builds never get as far as parsing, so any stand-in model text will do.
+struct Scratch : tbs_test::ModelDir {
+  Scratch() : ModelDir("tbs-trt-backend", "not really onnx") {}
+};
 
 }  // namespace
 
@@ -147,7 +118,7 @@ TEST(null_builder_fails_with_tensorrts_own_error_and_writes_nothing) {
   auto lines = sink.lines();
   CHECK_EQ(lines.size(), size_t{1});
   if (!lines.empty()) CHECK_EQ(lines[0], std::string("log 1 fake libnvinfer: no CUDA-capable device is detected"));
-  CHECK_EQ(s.entries().size(), size_t{1});  // only model.onnx: no engine, no temp file
+  CHECK_EQ(s.list().size(), size_t{1});  // only model.onnx: no engine, no temp file
   CHECK_EQ(o.engineBytes, int64_t{-1});
   CHECK_EQ(o.outputPath, std::string(""));
 }
@@ -179,22 +150,22 @@ TEST(missing_model_and_unwritable_output_are_named) {
   tbs_test::RecordingSink sink;
   auto backend = tbs::makeTensorRtBackend();
   tbs::BuildRequest r = request(s);
-  r.modelPath = s.dir + "/absent.onnx";
+  r.modelPath = s.file("absent.onnx");
   tbs::BuildOutcome o = backend->build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "absent.onnx");
   CHECK_CONTAINS(o.error, "does not exist");
   r = request(s);
-  r.modelPath = s.dir;
+  r.modelPath = s.path;
   o = backend->build(r, sink);
   CHECK_CONTAINS(o.error, "not a regular file");
   r = request(s);
-  r.outputPath = s.dir + "/no-such-dir/model.engine";
+  r.outputPath = s.file("no-such-dir/model.engine");
   o = backend->build(r, sink);
   clearEnv();
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "no-such-dir");
-  CHECK_EQ(s.entries().size(), size_t{1});
+  CHECK_EQ(s.list().size(), size_t{1});
 }
 
 TEST(engine_and_cache_never_overwrite_the_model_or_each_other) {
@@ -204,7 +175,7 @@ TEST(engine_and_cache_never_overwrite_the_model_or_each_other) {
   auto backend = tbs::makeTensorRtBackend();
   int32_t before = fakeBuilderCalls();
   tbs::BuildRequest r = request(s);
-  r.outputPath = s.dir + "/./model.onnx";
+  r.outputPath = s.file("./model.onnx");
   tbs::BuildOutcome o = backend->build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "is the model file itself");
@@ -218,7 +189,7 @@ TEST(engine_and_cache_never_overwrite_the_model_or_each_other) {
   clearEnv();
   CHECK_CONTAINS(o.error, "same file as the output path");
   CHECK_EQ(fakeBuilderCalls(), before);
-  std::ifstream model(s.dir + "/model.onnx");
+  std::ifstream model(s.file("model.onnx"));
   std::string content((std::istreambuf_iterator<char>(model)), std::istreambuf_iterator<char>());
   CHECK_EQ(content, std::string("not really onnx"));
 }
@@ -244,7 +215,7 @@ TEST(cancel_before_start_is_cancelled_without_creating_a_builder) {
   clearEnv();
   CHECK(o.status == tbs::BuildOutcome::Status::kCancelled);
   CHECK_EQ(fakeBuilderCalls(), before);
-  CHECK_EQ(s.entries().size(), size_t{1});
+  CHECK_EQ(s.list().size(), size_t{1});
 }
 
 TEST(only_one_tensorrt_build_runs_per_process_across_backend_objects) {

@@ -2,21 +2,19 @@
 // (fake_full_*.cc): every option reaches IBuilderConfig, profiles, parser errors, progress from
 // several threads, cancel, failure, timing-cache statistics and the engine file. This exercises
 // our adapter code paths; it says nothing about real TensorRT, which cannot run here.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <NvInferVersion.h>
 #include <NvOnnxParser.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <map>
 
 #include "check.h"
+#include "model_dir.h"
 #include "recording_sink.h"
 #include "trt/trt_backend.h"
 
@@ -51,39 +49,12 @@ bool hasLine(std::string const& text, std::string const& line) {
   return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
 }
 
-struct Scratch {
-  std::string dir;
-  explicit Scratch(std::string const& model) {
-    char tmpl[] = "/tmp/tbs-trt-full-XXXXXX";
-    dir = mkdtemp(tmpl);
-    std::ofstream(dir + "/model.onnx") << model;
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-      }
-      closedir(d);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  bool has(std::string const& name) const { return ::access((dir + "/" + name).c_str(), F_OK) == 0; }
-  ~Scratch() {
-    for (auto const& n : entries()) std::remove((dir + "/" + n).c_str());
-    rmdir(dir.c_str());
-  }
-};
+using tbs_test::request;
 
-tbs::BuildRequest request(Scratch const& s) {
-  tbs::BuildRequest r;
-  r.backend = "tensorrt";
-  r.modelPath = s.dir + "/model.onnx";
-  r.outputPath = s.dir + "/model.engine";
-  return r;
-}
+// `script` becomes model.onnx, which the scripted fake parser follows (see fake_full_script.h).
+struct Scratch : tbs_test::ModelDir {
+  explicit Scratch(std::string const& script) : ModelDir("tbs-trt-full", script) {}
+};
 
 tbs::BuildOutcome build(tbs::BuildRequest const& r, tbs::ProgressSink& sink) {
   setenv("TBS_TRT_LIB_DIR", FAKE_FULL_DIR, 1);
@@ -140,7 +111,7 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   r.profilingVerbosity = "detailed";
   r.hardwareCompatibility = "ampere_plus";
   r.maxAuxStreams = 2;
-  r.timingCachePath = s.dir + "/model.cache";
+  r.timingCachePath = s.file("model.cache");
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
@@ -160,7 +131,7 @@ TEST(success_applies_every_option_and_writes_the_engine) {
                            std::string("timingCache ignoreMismatch=1"), std::string("monitor set"),
                            std::string("build"), std::string("monitor cleared"), std::string("delete network"),
                            std::string("delete config"), std::string("delete builder")}) {
-    if (!hasLine(j, line)) tbs_test::fail(__FILE__, __LINE__, "journal lacks \"" + line + "\":\n" + j);
+    CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
   }
   CHECK(!hasLine(j, "addProfile"));  // static input: no profile
   CHECK(j.find("monitor set") < j.find("build\n") && j.find("build\n") < j.find("monitor cleared"));
@@ -186,13 +157,13 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   CHECK_EQ(sink.lastStats.hits, int64_t{-1});  // there is no hit API: never invented
   CHECK_EQ(sink.lastStats.warning, std::string(""));
   std::vector<std::string> expected = {"model.cache", "model.cache.lock", "model.engine", "model.onnx"};
-  CHECK(s.entries() == expected);  // no temp files left
+  CHECK(s.list() == expected);  // no temp files left
 }
 
 TEST(second_build_with_the_same_cache_starts_warm) {
   Scratch s("input x 1,4\ncache-add 7\n");
   tbs::BuildRequest r = request(s);
-  r.timingCachePath = s.dir + "/shared.cache";
+  r.timingCachePath = s.file("shared.cache");
   tbs_test::RecordingSink first, second;
   CHECK(build(r, first).status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK(build(r, second).status == tbs::BuildOutcome::Status::kSucceeded);
@@ -249,7 +220,7 @@ TEST(parse_errors_name_each_node) {
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(request(s), sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
-  CHECK_CONTAINS(o.error, "cannot parse " + s.dir + "/model.onnx");
+  CHECK_CONTAINS(o.error, "cannot parse " + s.file("model.onnx"));
   CHECK_CONTAINS(o.error, "\nONNX parse error at node 12 \"/backbone/conv1\" (DeformConv): UNSUPPORTED_NODE (8): "
                           "no importer for op DeformConv");
   CHECK_CONTAINS(o.error, "\nONNX parse error at node 40 \"/head/reshape\" (Reshape): UNSUPPORTED_NODE_SHAPE (13): "
@@ -261,7 +232,7 @@ TEST(parse_errors_name_each_node) {
 TEST(build_failure_reports_tensorrts_error_and_writes_nothing) {
   Scratch s("input x 1,4\nbuild-fail out of GPU memory while timing tactics\n");
   tbs::BuildRequest r = request(s);
-  r.timingCachePath = s.dir + "/model.cache";
+  r.timingCachePath = s.file("model.cache");
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
@@ -279,7 +250,7 @@ TEST(build_failure_reports_tensorrts_error_and_writes_nothing) {
 TEST(cancel_mid_build_stops_the_builder_and_writes_nothing) {
   Scratch s("input x 1,4\nwait-cancel\nthreads 2\n");
   tbs::BuildRequest r = request(s);
-  r.timingCachePath = s.dir + "/model.cache";
+  r.timingCachePath = s.file("model.cache");
   CancelAfterSteps sink(25);
   auto t0 = std::chrono::steady_clock::now();
   tbs::BuildOutcome o = build(r, sink);
@@ -308,7 +279,7 @@ TEST(cancel_wins_even_if_tensorrt_returns_an_engine) {
 TEST(unsaveable_cache_is_a_warning_and_the_engine_is_still_written) {
   Scratch s("input x 1,4\ncache-add 3\n");
   tbs::BuildRequest r = request(s);
-  r.timingCachePath = s.dir + "/no-such-dir/model.cache";
+  r.timingCachePath = s.file("no-such-dir/model.cache");
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
@@ -322,7 +293,7 @@ TEST(optimization_level_zero_warns_that_the_cache_is_unused) {
   Scratch s("input x 1,4\n");
   tbs::BuildRequest r = request(s);
   r.optLevel = 0;
-  r.timingCachePath = s.dir + "/model.cache";
+  r.timingCachePath = s.file("model.cache");
   tbs_test::RecordingSink sink;
   CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK(hasLine(journal(), "optLevel 0"));
@@ -337,7 +308,7 @@ TEST(engine_replaces_an_existing_output_atomically) {
   CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK_EQ(fileContent(r.outputPath).size(), size_t{100});
   std::vector<std::string> expected = {"model.engine", "model.onnx"};
-  CHECK(s.entries() == expected);
+  CHECK(s.list() == expected);
 }
 
 TEST_MAIN()

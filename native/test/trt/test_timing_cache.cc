@@ -1,11 +1,7 @@
 // TimingCacheSession with the fake ITimingCache / IHostMemory objects of fake_objects.h.
 // What this cannot show: how a real libnvinfer reacts to a corrupt or foreign cache blob (we
 // handle both "null from createTimingCache" and "false from setTimingCache").
-#include <dirent.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -14,6 +10,7 @@
 
 #include "check.h"
 #include "fake_objects.h"
+#include "temp_dir.h"
 #include "trt/trt_timing_cache.h"
 
 using namespace tbs::trt;
@@ -43,27 +40,8 @@ class FakeFactory final : public CacheFactory {
   bool lastIgnoreMismatch = false;
 };
 
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    char tmpl[] = "/tmp/tbs-trt-cache-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-      }
-      closedir(d);
-    }
-    return out;
-  }
-  ~Scratch() {
-    for (auto const& n : entries()) std::remove((dir + "/" + n).c_str());
-    rmdir(dir.c_str());
-  }
+struct Scratch : tbs_test::TempDir {
+  Scratch() : TempDir("tbs-trt-cache") {}
 };
 
 void writeFile(std::string const& path, std::string const& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
@@ -84,8 +62,8 @@ TEST(missing_file_starts_empty_without_warning) {
   FakeFactory f;
   TimingCacheSession session(/*canQueryKeys=*/true);
   tbs::CacheStats stats;
-  CHECK(session.load(f, s.dir + "/model.cache", stats));
-  CHECK_EQ(stats.path, s.dir + "/model.cache");
+  CHECK(session.load(f, s.file("model.cache"), stats));
+  CHECK_EQ(stats.path, s.file("model.cache"));
   CHECK_EQ(stats.entriesBefore, int64_t{0});
   CHECK_EQ(stats.warning, std::string(""));
   CHECK(f.lastIgnoreMismatch);  // always load ignoring device mismatch, as NVIDIA's tools do
@@ -93,7 +71,7 @@ TEST(missing_file_starts_empty_without_warning) {
 
 TEST(existing_file_is_loaded_and_counted) {
   Scratch s;
-  std::string path = s.dir + "/model.cache";
+  std::string path = s.file("model.cache");
   writeFile(path, std::string(kCacheMagic) + "a\nb\nc\n");
   FakeFactory f;
   TimingCacheSession session(true);
@@ -105,7 +83,7 @@ TEST(existing_file_is_loaded_and_counted) {
 
 TEST(old_runtime_never_calls_query_keys) {
   Scratch s;
-  std::string path = s.dir + "/model.cache";
+  std::string path = s.file("model.cache");
   writeFile(path, std::string(kCacheMagic) + "a\n");
   FakeFactory f;
   TimingCacheSession session(/*canQueryKeys=*/false);  // libnvinfer < 10.8: no queryKeys in its vtable
@@ -121,7 +99,7 @@ TEST(old_runtime_never_calls_query_keys) {
 
 TEST(corrupt_file_warns_starts_empty_and_is_replaced_on_save) {
   Scratch s;
-  std::string path = s.dir + "/model.cache";
+  std::string path = s.file("model.cache");
   writeFile(path, "garbage, not a cache");
   FakeFactory f;
   TimingCacheSession session(true);
@@ -138,7 +116,7 @@ TEST(corrupt_file_warns_starts_empty_and_is_replaced_on_save) {
 
 TEST(cache_rejected_by_tensorrt_falls_back_to_empty) {
   Scratch s;
-  std::string path = s.dir + "/model.cache";
+  std::string path = s.file("model.cache");
   writeFile(path, std::string(kCacheMagic) + "from-another-version\n");
   FakeFactory f;
   f.rejectNonEmpty = true;
@@ -154,7 +132,7 @@ TEST(unreadable_path_warns_and_builds_with_an_empty_cache) {
   FakeFactory f;
   TimingCacheSession session(true);
   tbs::CacheStats stats;
-  CHECK(session.load(f, s.dir, stats));  // a directory, not a file
+  CHECK(session.load(f, s.path, stats));  // a directory, not a file
   CHECK_CONTAINS(stats.warning, "not a regular file");
   CHECK_EQ(stats.entriesBefore, int64_t{0});
 }
@@ -164,7 +142,7 @@ TEST(save_into_a_missing_directory_is_a_warning_not_a_crash) {
   FakeFactory f;
   TimingCacheSession session(true);
   tbs::CacheStats stats;
-  std::string path = s.dir + "/missing/model.cache";
+  std::string path = s.file("missing/model.cache");
   CHECK(session.load(f, path, stats));
   CHECK(!session.save(f, stats));
   CHECK_CONTAINS(stats.warning, "timing cache not saved");
@@ -173,7 +151,7 @@ TEST(save_into_a_missing_directory_is_a_warning_not_a_crash) {
 
 TEST(save_merges_entries_another_build_saved_meanwhile) {
   Scratch s;
-  std::string path = s.dir + "/shared.cache";
+  std::string path = s.file("shared.cache");
   writeFile(path, std::string(kCacheMagic) + "old\n");
   FakeFactory fa, fb;  // one builder config per build
   TimingCacheSession a(true), b(true);
@@ -189,12 +167,12 @@ TEST(save_merges_entries_another_build_saved_meanwhile) {
   CHECK(readWholeFile(path, bytes, err) == ReadStatus::kOk);
   CHECK_EQ(sb.bytes, static_cast<int64_t>(bytes.size()));
   CHECK_EQ(sa.warning + sb.warning, std::string(""));
-  for (auto const& e : s.entries()) CHECK(e == "shared.cache" || e == "shared.cache.lock");  // no temp files
+  for (auto const& e : s.list()) CHECK(e == "shared.cache" || e == "shared.cache.lock");  // no temp files
 }
 
 TEST(concurrent_savers_lose_no_entries) {
   Scratch s;
-  std::string path = s.dir + "/shared.cache";
+  std::string path = s.file("shared.cache");
   constexpr int kBuilds = 8;
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};

@@ -45,10 +45,21 @@ _tbs_trt_fake(tbs_fake_onnxparser_noparser fake_nvonnxparser.cc noparser nvonnxp
 set(_tbs_trt_fakes tbs_fake_nvinfer_10_16 tbs_fake_onnxparser tbs_fake_nvinfer_11 tbs_fake_nvinfer_10_7
   tbs_fake_nvinfer_nobuilder tbs_fake_nvinfer_noversion tbs_fake_onnxparser_noparser)
 
+# tbs_trt_test_<name> from test_<name>.cc, registered as ctest trt_<name>. Test programs share
+# the core tests' harness and scratch directory (native/test/check.h, temp_dir.h).
+function(_tbs_trt_test name)
+  add_executable(tbs_trt_test_${name} "${_t}/test_${name}.cc")
+  _tbs_trt_test_settings(tbs_trt_test_${name})
+  target_include_directories(tbs_trt_test_${name} PRIVATE "${TBS_TRT_DIR}/test")
+  target_link_libraries(tbs_trt_test_${name} PRIVATE tbs_trt_under_test)
+  add_test(NAME trt_${name} COMMAND tbs_trt_test_${name})
+  # The tests set TBS_* loader variables themselves; never inherit a developer's settings.
+  set_tests_properties(trt_${name} PROPERTIES
+    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
+endfunction()
+
 foreach(_name adapters options loader backend timing_cache)
-  add_executable(tbs_trt_test_${_name} "${_t}/test_${_name}.cc")
-  _tbs_trt_test_settings(tbs_trt_test_${_name})
-  target_link_libraries(tbs_trt_test_${_name} PRIVATE tbs_trt_under_test)
+  _tbs_trt_test(${_name})
   add_dependencies(tbs_trt_test_${_name} ${_tbs_trt_fakes})
   target_compile_definitions(tbs_trt_test_${_name} PRIVATE
     FAKE_GOOD_DIR="${_fake_dir}/good"
@@ -60,10 +71,6 @@ foreach(_name adapters options loader backend timing_cache)
     FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake_nvinfer_noversion>"
     FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake_onnxparser_noparser>"
     FAKE_MISSING_DIR="${_fake_dir}/does-not-exist")
-  add_test(NAME trt_${_name} COMMAND tbs_trt_test_${_name})
-  # The tests set TBS_* loader variables themselves; never inherit a developer's settings.
-  set_tests_properties(trt_${_name} PROPERTIES
-    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
 endforeach()
 
 # --- end-to-end through TrtBackend::build with scripted fake libraries ----------------------------
@@ -115,14 +122,9 @@ else()
   foreach(_lib tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
     target_include_directories(${_lib} PRIVATE "${_gen_dir}")
   endforeach()
-  add_executable(tbs_trt_test_full_fake "${_t}/test_full_fake.cc")
-  _tbs_trt_test_settings(tbs_trt_test_full_fake)
-  target_link_libraries(tbs_trt_test_full_fake PRIVATE tbs_trt_under_test)
+  _tbs_trt_test(full_fake)
   add_dependencies(tbs_trt_test_full_fake tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
   target_compile_definitions(tbs_trt_test_full_fake PRIVATE
     FAKE_FULL_DIR="${_fake_dir}/full" FAKE_FULL_NVINFER="$<TARGET_FILE:tbs_fake_full_nvinfer>"
     FAKE_FULL_ONNXPARSER="$<TARGET_FILE:tbs_fake_full_onnxparser>")
-  add_test(NAME trt_full_fake COMMAND tbs_trt_test_full_fake)
-  set_tests_properties(trt_full_fake PROPERTIES
-    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
 endif()
