@@ -100,8 +100,10 @@ export class BuildService implements BuildServiceApi {
       channel.onMessage((raw) => {
         const msg = WorkerToParent.safeParse(raw);
         if (!msg.success) return finish(new ServiceError('internal', 'the worker sent an invalid backends answer'));
-        if (msg.data.type === 'backends') finish(undefined, msg.data.list);
-        else if (msg.data.type === 'error') finish(new ServiceError('internal', msg.data.message));
+        if (msg.data.type === 'backends') {
+          channel.send({ type: 'release' });
+          finish(undefined, msg.data.list);
+        } else if (msg.data.type === 'error') finish(new ServiceError('internal', msg.data.message));
       });
       channel.send({ type: 'backends' });
     });

@@ -250,6 +250,7 @@ export class BuildSession {
       case 'result':
         // The stream normally ends with build.finished already; this covers a lost last batch.
         if (!this.finished) this.ingest([{ ...msg.finished, seq: Math.max(msg.finished.seq, this.lastSeq + 1) }]);
+        this.channel?.send({ type: 'release' });
         break;
       case 'error':
         if (!this.finished) this.finishLocally('failed', msg.message);

@@ -31,6 +31,8 @@ export const ParentToWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('start'), request: NativeBuildRequestSchema }),
   z.object({ type: z.literal('cancel'), reason: CancelReason }),
   z.object({ type: z.literal('backends') }),
+  /** The host has the result (or backend list): the worker may exit now. */
+  z.object({ type: z.literal('release') }),
 ]);
 export type ParentToWorker = z.infer<typeof ParentToWorker>;
 

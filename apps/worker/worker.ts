@@ -11,6 +11,8 @@ import type { NativeBuildHandle } from './native-api.js';
 import { connectToParent } from './parent-port.js';
 
 /** After the host disappears, give the build this long to unwind before exiting anyway. */
+/** How long a finished worker waits for the host's `release` before exiting anyway. */
+const RELEASE_WAIT_MS = 3000;
 const ORPHAN_EXIT_MS = 5000;
 
 const link = connectToParent();
@@ -19,16 +21,28 @@ const batcher = new EventBatcher((events) => send({ type: 'events', events }));
 
 let handle: NativeBuildHandle | undefined;
 let started = false;
-/** build.started has come out of the addon: from then on a cancel is forwarded at once. */
-let nativeStarted = false;
+/** A cancel that arrived before the start message; applied as soon as the build exists. */
 let deferredCancel: CancelReason | undefined;
-/** Cancel anyway if the addon never reports build.started (a stuck start must still be stoppable). */
-const START_GRACE_MS = 2000;
 
 async function exit(code: number): Promise<never> {
   batcher.flush();
   await link.drain();
   process.exit(code);
+}
+
+/**
+ * Exit once the host says it has what we sent. Electron's parentPort gives no delivery callback,
+ * so a worker that exits right after postMessage could lose its result; the host's `release`
+ * makes that impossible, and the timeout covers a host that never answers.
+ */
+let release: (() => void) | undefined;
+async function exitWhenReleased(): Promise<never> {
+  batcher.flush();
+  await new Promise<void>((resolve) => {
+    release = resolve;
+    setTimeout(resolve, RELEASE_WAIT_MS).unref();
+  });
+  return exit(0);
 }
 
 function fail(message: string, code = 1): void {
@@ -43,26 +57,19 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   }
   started = true;
   try {
-    handle = loadAddon().startBuild(request, (events) => {
-      batcher.push(events);
-      if (!nativeStarted && events.some((e) => e.type === 'build.started')) {
-        nativeStarted = true;
-        if (deferredCancel) handle?.cancel(deferredCancel);
-      }
-    });
+    handle = loadAddon().startBuild(request, (events) => batcher.push(events));
   } catch (e) {
     fail(`could not start the build: ${(e as Error).message}`);
     return;
   }
-  setTimeout(() => {
-    nativeStarted = true;
-    if (deferredCancel) handle?.cancel(deferredCancel);
-  }, START_GRACE_MS).unref();
+  // The native layer orders build.cancelling after build.started and honours a cancel made
+  // before the first step at that step, so an early cancel can go straight in.
+  if (deferredCancel) handle.cancel(deferredCancel);
   handle.result.then(
     async (finished) => {
       batcher.flush();
       send({ type: 'result', finished });
-      await exit(0);
+      await exitWhenReleased();
     },
     (e: unknown) => fail(`the build ended without a result: ${(e as Error)?.message ?? e}`),
   );
@@ -82,10 +89,7 @@ link.onMessage((raw) => {
       start(msg.request);
       break;
     case 'cancel':
-      // A cancel that reaches the addon before its build thread reported build.started came out
-      // as build.cancelling before build.started, or not at all (seen with the simulator). Holding
-      // it until build.started keeps the stream in protocol order; it costs nothing later on.
-      if (handle && nativeStarted) handle.cancel(msg.reason);
+      if (handle) handle.cancel(msg.reason);
       else deferredCancel ??= msg.reason;
       break;
     case 'backends': {
@@ -95,9 +99,12 @@ link.onMessage((raw) => {
         send({ type: 'error', message: `could not load the native addon: ${(e as Error).message}` });
       }
       // A backends query is a worker's whole job unless a build was started with it.
-      if (!started) void exit(0);
+      if (!started) void exitWhenReleased();
       break;
     }
+    case 'release':
+      release?.();
+      break;
   }
 });
 

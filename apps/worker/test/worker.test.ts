@@ -21,10 +21,15 @@ interface Run {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startWorker(script = WORKER, args: string[] = []): Run {
+function startWorker(script = WORKER, args: string[] = [], { autoRelease = true } = {}): Run {
   const child = fork(script, args, { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const messages: WorkerToParent[] = [];
-  child.on('message', (m) => messages.push(WorkerToParent.parse(m)));
+  child.on('message', (m) => {
+    const msg = WorkerToParent.parse(m);
+    messages.push(msg);
+    // Like the service: once the answer is in, tell the worker it may go.
+    if (autoRelease && (msg.type === 'result' || msg.type === 'backends') && child.connected) child.send({ type: 'release' });
+  });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
   return { child, messages, exit };
 }
@@ -92,6 +97,18 @@ describe('build worker process', () => {
     expect(fs.existsSync(out)).toBe(true);
   });
 
+  it('stays until the host releases it after the result, so the result cannot be lost', async () => {
+    const w = startWorker(WORKER, [], { autoRelease: false });
+    w.child.send(request('b-release', path.join(dir, 'release.engine')));
+    await waitFor(w, (m) => m.type === 'result');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.child.exitCode).toBeNull();
+    const t0 = Date.now();
+    w.child.send({ type: 'release' });
+    expect(await w.exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
   it('honours a cancel that arrives right after start, in protocol order', async () => {
     const out = path.join(dir, 'early-cancel.engine');
     const w = startWorker();
@@ -148,7 +165,9 @@ describe('build worker process', () => {
     const got: WorkerToParent[] = [];
     child.on('message', (m: { viaParentPort?: boolean; m: unknown }) => {
       expect(m.viaParentPort).toBe(true);
-      got.push(WorkerToParent.parse(m.m));
+      const msg = WorkerToParent.parse(m.m);
+      got.push(msg);
+      if (msg.type === 'result') child.send({ type: 'release' });
     });
     child.send(request('w5', path.join(dir, 'electron.engine')));
     await new Promise((r) => child.on('exit', r));
