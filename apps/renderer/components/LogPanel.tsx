@@ -11,7 +11,9 @@ const LABEL: Record<Severity, string> = { internal_error: 'internal', error: 'er
 /** Build log: virtual rows, severity threshold, text search, copy of what is shown. */
 export function LogPanel() {
   const live = useApp((s) => s.live);
-  useApp((s) => s.frame);
+  // The ring's revision, not the frame counter: a fast build bumps `frame` every animation frame
+  // while logging rarely, and re-rendering this panel (its inputs included) each frame was pure cost.
+  useApp((s) => s.live?.logs.rev);
   const [minSev, setMinSev] = useState<Severity>('info');
   const [query, setQuery] = useState('');
   const [copied, setCopied] = useState(false);

@@ -2,7 +2,7 @@
 // time" instances are one row "×1,100"), rendered virtually: only rows in the viewport exist in
 // the DOM, whatever the build throws at it. While following, the active path is expanded and
 // kept in view; any deliberate scroll, collapse or keyboard move by the user stops following.
-import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { fmtCount, fmtMs } from '../lib/format.js';
 import { visibleRows, type PhaseRow } from '../store/phase-rows.js';
@@ -114,6 +114,15 @@ export function PhaseTree() {
     e.preventDefault();
   };
 
+  // One object per render that rows call back into; rows do not compare it (see sameRow), so it
+  // must only read current state through refs, never capture a render's values.
+  const latest = useRef({ toggle, setTree });
+  latest.current = { toggle, setTree };
+  const actions = useMemo<RowActions>(
+    () => ({ toggle: (r) => latest.current.toggle(r), focus: (r) => latest.current.setTree({ focusedKey: r.key }) }),
+    [],
+  );
+
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
   const activeSet = new Set(activePath);
@@ -167,11 +176,11 @@ export function PhaseTree() {
               row={r}
               top={(first + k) * ROW_H}
               nowT={nowT}
+              rev={r.rev}
               expanded={r.children.length > 0 ? isExpanded(r) : undefined}
               focused={r.key === focusedKey}
               active={activeSet.has(r.key)}
-              onToggle={() => toggle(r)}
-              onFocus={() => setTree({ focusedKey: r.key })}
+              actions={actions}
             />
           ))}
         </div>
@@ -181,17 +190,45 @@ export function PhaseTree() {
   );
 }
 
-function Row(p: {
+interface RowActions {
+  toggle(r: PhaseRow): void;
+  focus(r: PhaseRow): void;
+}
+
+interface RowProps {
   row: PhaseRow;
+  /** The row's revision when rendered: rows are mutated in place, so identity says nothing. */
+  rev: number;
   top: number;
   nowT: number;
   expanded: boolean | undefined;
   focused: boolean;
   active: boolean;
-  onToggle(): void;
-  onFocus(): void;
-}) {
+  actions: RowActions;
+}
+
+/**
+ * Rows re-render only when something they show changed: under a fast build the tree re-renders
+ * every frame, and re-rendering every visible row each time was most of the React work. The
+ * clock (nowT) matters only to a row whose shown instance is still open.
+ */
+function sameRow(a: RowProps, b: RowProps): boolean {
+  return (
+    a.row === b.row &&
+    a.rev === b.rev &&
+    a.top === b.top &&
+    a.expanded === b.expanded &&
+    a.focused === b.focused &&
+    a.active === b.active &&
+    a.actions === b.actions &&
+    (a.nowT === b.nowT || b.row.shown.endT !== undefined)
+  );
+}
+
+const Row = memo(function Row(p: RowProps) {
   const { row, nowT } = p;
+  const onToggle = () => p.actions.toggle(row);
+  const onFocus = () => p.actions.focus(row);
   const inst = row.shown;
   const open = row.open.length > 0;
   const frac = inst.nbSteps > 0 ? Math.min(1, inst.stepsDone / inst.nbSteps) : 0;
@@ -213,15 +250,15 @@ function Row(p: {
       aria-label={label}
       className={`trow${open ? ' open' : ' done'}${p.active ? ' active' : ''}${p.focused ? ' focused' : ''}`}
       style={{ transform: `translateY(${p.top}px)` }}
-      onClick={p.onFocus}
-      onDoubleClick={p.onToggle}
+      onClick={onFocus}
+      onDoubleClick={onToggle}
     >
       <span className="tname-cell" style={{ paddingLeft: row.depth * 14 }}>
         <span
           className="twisty"
           onClick={(e) => {
             e.stopPropagation();
-            p.onToggle();
+            onToggle();
           }}
         >
           {p.expanded === undefined ? '' : p.expanded ? '▾' : '▸'}
@@ -251,7 +288,7 @@ function Row(p: {
       <span className="num elapsed">{fmtMs(elapsed)}</span>
     </div>
   );
-}
+}, sameRow);
 
 function rowId(r: PhaseRow): string {
   // Keys contain arbitrary phase names; an id must be a simple token.

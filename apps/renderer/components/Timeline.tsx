@@ -1,5 +1,5 @@
 // A flame chart of the build: one lane per depth, each row's spans drawn as bars over build time.
-// Canvas, redrawn at most once per frame; spans thinner than a pixel are merged while drawing
+// Canvas, redrawn ten times a second while the build runs; spans thinner than a pixel are merged while drawing
 // (level of detail), so the cost follows the canvas width, not the number of phases.
 import { useEffect, useRef, useState } from 'react';
 import { useApp } from '../hooks.js';
@@ -8,6 +8,7 @@ import type { PhaseRow, PhaseRows } from '../store/phase-rows.js';
 
 const LANE_H = 16;
 const AXIS_H = 14;
+const REDRAW_MS = 100;
 
 interface Hit {
   row: PhaseRow;
@@ -21,7 +22,11 @@ interface Hit {
 
 export function Timeline() {
   const live = useApp((s) => s.live);
-  const frame = useApp((s) => s.frame);
+  // Not the per-frame counter: a flame chart of a minutes-long build does not need 60 redraws
+  // (and React renders) a second. It redraws ten times a second while the build runs (REDRAW_MS),
+  // and at once on a new build, its end, or a resize.
+  const finished = useApp((s) => !!s.live?.outcome);
+  const [tick, setTick] = useState(0);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const wrapRef = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(600);
@@ -37,19 +42,17 @@ export function Timeline() {
     return () => ro.disconnect();
   }, []);
 
+  useEffect(() => {
+    if (!live || finished) return;
+    const timer = setInterval(() => setTick((t) => t + 1), REDRAW_MS);
+    return () => clearInterval(timer);
+  }, [live, finished]);
+
   const endT = live ? Math.max(1, live.elapsedMs(Date.now())) : 1;
-  const lastDraw = useRef({ at: 0, width: 0, height: 0, live: null as typeof live });
 
   useEffect(() => {
     const cv = canvasRef.current;
     if (!cv) return;
-    // A flame chart of a minutes-long build does not need 60 redraws a second; each redraw
-    // re-uploads the canvas. Ten a second, and at once on resize or a new build.
-    const now = performance.now();
-    const prev = lastDraw.current;
-    const finished = !!live && !!live.outcome;
-    if (prev.live === live && prev.width === width && prev.height === height && !finished && now - prev.at < 100) return;
-    lastDraw.current = { at: now, width, height, live };
     const dpr = window.devicePixelRatio || 1;
     if (cv.width !== Math.round(width * dpr) || cv.height !== Math.round(height * dpr)) {
       cv.width = Math.round(width * dpr);
@@ -59,7 +62,7 @@ export function Timeline() {
     if (!g) return;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     draw(g, width, height, live?.phases ?? null, endT);
-  }, [frame, width, height, live, endT]);
+  }, [tick, width, height, live, finished, endT]);
 
   const onMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     if (!live) return;

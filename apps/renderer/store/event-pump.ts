@@ -1,6 +1,6 @@
 // Collects events as they arrive and applies them at most once per animation frame. A fast build
 // delivers 100k+ callbacks per second; touching React per event would freeze the page, so events
-// only go into a queue here, and one frame applies the whole queue and notifies once.
+// only go into a queue here, and one frame applies the queue (within a time budget) and notifies once.
 import type { BuildEvent } from '../../shared/protocol.js';
 
 export interface FrameScheduler {
@@ -18,10 +18,21 @@ export interface PumpProbe {
 
 /** A queue this long is applied at once even without a frame, to bound memory. */
 const MAX_PENDING = 50_000;
+/**
+ * Time (ms) a frame may spend applying events; what is left waits for the next frame, so a burst
+ * (a stall, a replay after reconnect) costs a few frames of lag instead of one long frozen one.
+ * Applying is ~1 µs an event here, so this only binds on bursts well beyond the steady stream,
+ * and MAX_PENDING still forces everything through if the backlog ever keeps growing.
+ */
+export const FRAME_BUDGET_MS = 8;
+/** Events applied between two looks at the clock while a frame's budget runs. */
+const SLICE = 2048;
 
 export class EventPump {
   // Batches as they came, not copied event by event: the copy showed up in profiles.
   private pending: (readonly BuildEvent[])[] = [];
+  /** Events of pending[0] already applied by a frame that ran out of budget. */
+  private headOffset = 0;
   private pendingEvents = 0;
   private arrivals: number[] = [];
   private counts: number[] = [];
@@ -79,13 +90,11 @@ export class EventPump {
       this.awaitingPaint = null;
     }
     if (this.pending.length === 0) return;
-    const arrivals = this.arrivals;
-    const counts = this.counts;
-    this.drain();
+    const done = this.drainFor(FRAME_BUDGET_MS);
     this.notify();
-    if (this.probe) {
-      this.awaitingPaint = { arrivals, counts };
-      // Make sure a next frame comes even when no new events do, to close the measurement.
+    if (this.probe) this.awaitingPaint = done;
+    // Another frame for the rest of the backlog, and (when measuring) to close the measurement.
+    if (this.pending.length > 0 || this.probe) {
       this.scheduled = true;
       this.sched.request((ts) => this.onFrame(ts));
     }
@@ -93,11 +102,45 @@ export class EventPump {
 
   private drain(): void {
     const batches = this.pending;
+    const offset = this.headOffset;
     this.pending = [];
+    this.headOffset = 0;
     this.pendingEvents = 0;
     this.arrivals = [];
     this.counts = [];
-    for (const b of batches) this.apply(b);
+    for (let i = 0; i < batches.length; i++) this.apply(i === 0 && offset > 0 ? batches[0].slice(offset) : batches[i]);
+  }
+
+  /**
+   * Applies queued events in order until `budgetMs` is spent (always at least one slice, so the
+   * queue moves every frame). Returns the arrival times and counts of what was applied, for the probe.
+   */
+  private drainFor(budgetMs: number): { arrivals: number[]; counts: number[] } {
+    const t0 = this.sched.now();
+    const arrivals: number[] = [];
+    const counts: number[] = [];
+    while (this.pending.length > 0) {
+      const b = this.pending[0];
+      const from = this.headOffset;
+      const to = Math.min(b.length, from + SLICE);
+      this.apply(from === 0 && to === b.length ? b : b.slice(from, to));
+      this.pendingEvents -= to - from;
+      if (this.probe && this.counts.length > 0) {
+        arrivals.push(this.arrivals[0]);
+        counts.push(to - from);
+        this.counts[0] -= to - from;
+      }
+      if (to === b.length) {
+        this.pending.shift();
+        this.headOffset = 0;
+        if (this.probe && this.counts.length > 0) {
+          this.arrivals.shift();
+          this.counts.shift();
+        }
+      } else this.headOffset = to;
+      if (this.sched.now() - t0 >= budgetMs) break;
+    }
+    return { arrivals, counts };
   }
 
   get pendingCount(): number {

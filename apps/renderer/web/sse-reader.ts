@@ -52,7 +52,8 @@ export class SseChunkParser {
 
   private dispatch(out: string[]): void {
     if (this.data.length > 0) {
-      const data = this.data.join('\n');
+      // Nearly every message has one data line: no join (and no new string) for those.
+      const data = this.data.length === 1 ? this.data[0] : this.data.join('\n');
       if (this.event === '' || this.event === 'message') out.push(data);
       else {
         // Keep order: messages before a named one are delivered before it.
@@ -61,7 +62,8 @@ export class SseChunkParser {
         this.h.onNamed(this.event, data);
       }
     }
-    this.data = [];
+    // Emptied in place rather than replaced: one array fewer per message at 100k messages/s.
+    this.data.length = 0;
     this.event = '';
   }
 

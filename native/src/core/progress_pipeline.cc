@@ -606,12 +606,32 @@ void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
 
 // Closes a phase in the emitted tree on the flusher's own initiative (its parent finished, or
 // the build ended), children first; the phase's own finish record, if it ever comes, is dropped.
+void ProgressPipeline::closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns) {
+  std::vector<int64_t> children = view_[id].openChildren;
+  std::sort(children.rbegin(), children.rend());
+  for (int64_t c : children) closeInView(batch, c, ns, true);
+}
+
+// The emitted tree's bookkeeping for a finish, whoever initiated it.
+void ProgressPipeline::markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early) {
+  v.open = false;
+  v.stepsDone = stepsDone;
+  v.endT = endT;
+  v.early = early;
+  if (v.parentId >= 0) {
+    auto p = view_.find(v.parentId);
+    if (p != view_.end()) {
+      auto& oc = p->second.openChildren;
+      oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
+    }
+  }
+  finishedOrder_.push_back(id);
+}
+
 void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent) {
   auto it = view_.find(id);
   if (it == view_.end() || !it->second.open) return;
-  std::vector<int64_t> children = it->second.openChildren;
-  std::sort(children.rbegin(), children.rend());
-  for (int64_t c : children) closeInView(batch, c, ns, true);
+  closeOpenChildren(batch, id, ns);
   it = view_.find(id);  // closing children does not rehash (no inserts), but stay safe
   ViewEntry& v = it->second;
   Node* n = v.node;
@@ -637,19 +657,8 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   fin.a = id;
   fin.b = steps;
   fin.c = steps < v.nbSteps ? 1 : 0;
-  v.open = false;
-  v.stepsDone = steps;
-  v.endT = fin.t;
-  v.early = fin.c != 0;
-  if (v.parentId >= 0) {
-    auto p = view_.find(v.parentId);
-    if (p != view_.end()) {
-      auto& oc = p->second.openChildren;
-      oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
-    }
-  }
+  markClosedInView(v, id, steps, fin.t, fin.c != 0);
   (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
-  finishedOrder_.push_back(id);
   emit(batch, std::move(fin));
   // The node is not retired here: the producer still owns it until its own finish arrives.
 }
@@ -823,28 +832,14 @@ void ProgressPipeline::flushOnce(bool final) {
         retire.push_back(r.node);
         auto it = view_.find(r.a);
         if (it == view_.end() || !it->second.open) continue;  // already closed with its parent
-        std::vector<int64_t> children = it->second.openChildren;
-        std::sort(children.rbegin(), children.rend());
-        for (int64_t c : children) closeInView(batch, c, r.ns, true);
+        closeOpenChildren(batch, r.a, r.ns);
         it = view_.find(r.a);
         auto stepsDone = static_cast<int32_t>(r.b);
         // The last steps before a finish are never coalesced away.
         if (r.node->flGen == r.gen) emitStep(r.node, stepsDone, r.node->lastStepNs.load(std::memory_order_relaxed));
         r.node->flGen = UINT32_MAX;
         ev.a = r.a, ev.b = r.b, ev.c = r.c;
-        ViewEntry& v = it->second;
-        v.open = false;
-        v.stepsDone = stepsDone;
-        v.endT = ev.t;
-        v.early = r.c != 0;
-        if (v.parentId >= 0) {
-          auto p = view_.find(v.parentId);
-          if (p != view_.end()) {
-            auto& oc = p->second.openChildren;
-            oc.erase(std::remove(oc.begin(), oc.end(), r.a), oc.end());
-          }
-        }
-        finishedOrder_.push_back(r.a);
+        markClosedInView(it->second, r.a, stepsDone, ev.t, r.c != 0);
         break;
       }
       case EvType::kFinished: {

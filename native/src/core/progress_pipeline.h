@@ -209,6 +209,8 @@ class ProgressPipeline final : public ProgressSink {
   void flushOnce(bool final);
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
+  void closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns);
+  void markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early);
 
   PipelineOptions options_;
   Consumer consumer_;
