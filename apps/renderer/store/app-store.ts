@@ -1,6 +1,6 @@
 // UI state (zustand). The fast-changing build data lives in a LiveBuild outside this store;
-// the store only carries `frame`, bumped once per animation frame that applied events, which is
-// what components subscribe to.
+// the store only carries `frame`, bumped when applied events are shown (at most ~30 times a
+// second, see EventPump), which is what components subscribe to.
 import { createStore } from 'zustand/vanilla';
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
 import type { BackendInfo, BuildRecord } from '../../shared/protocol.js';
@@ -27,7 +27,7 @@ export interface AppState {
   live: LiveBuild | null;
   /** True between pressing Build and the service answering with an id. */
   starting: boolean;
-  /** Bumped once per frame that applied events, and by the clock while a build runs. */
+  /** Bumped when the pump notifies (≤ ~30 Hz under a stream), and by the clock while a build runs. */
   frame: number;
   history: BuildRecord[];
   /** Model paths → the names the user knows them by (browser uploads get server-side names). */

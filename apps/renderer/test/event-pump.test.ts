@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { EventPump, type FrameScheduler } from '../store/event-pump.js';
+import { EventPump, FRAME_BUDGET_MS, type FrameScheduler } from '../store/event-pump.js';
 import { StreamWriter } from './synthetic-build.js';
 
 /** A scheduler whose frames run only when the test says so. */
@@ -75,5 +75,111 @@ describe('EventPump', () => {
       [32, 5],
       [28, 3],
     ]);
+  });
+
+  it('spreads a burst over frames within the time budget, in order, without losing events', () => {
+    const f = manualFrames();
+    const seqs: number[] = [];
+    let notified = 0;
+    // Every apply call costs 1 ms of (manual) clock time.
+    const pump = new EventPump(
+      f.sched,
+      (b) => {
+        for (const e of b) seqs.push(e.seq);
+        f.advance(1);
+      },
+      () => notified++,
+    );
+    // Five batches of four slices each, so every slice is a full 2,048.
+    const evs = events(40_960);
+    for (let i = 0; i < evs.length; i += 8192) pump.push(evs.slice(i, i + 8192));
+    f.frame();
+    // Slices of 2,048 at 1 ms each: the budget stops the frame after FRAME_BUDGET_MS slices.
+    expect(seqs.length).toBe(FRAME_BUDGET_MS * 2048);
+    expect(pump.pendingCount).toBe(40_960 - seqs.length);
+    expect(notified).toBe(1);
+    expect(f.requested).toBe(1); // the rest is due next frame without any new push
+    let frames = 1;
+    while (f.requested > 0) {
+      f.frame();
+      frames++;
+    }
+    expect(seqs).toEqual(evs.map((e) => e.seq)); // all of them, in arrival order, once
+    expect(pump.pendingCount).toBe(0);
+    expect(notified).toBe(frames);
+    expect(frames).toBe(Math.ceil(40_960 / (FRAME_BUDGET_MS * 2048)));
+  });
+
+  it('applies the rest of a partly applied batch on flushNow', () => {
+    const f = manualFrames();
+    const seqs: number[] = [];
+    const pump = new EventPump(
+      f.sched,
+      (b) => {
+        for (const e of b) seqs.push(e.seq);
+        f.advance(FRAME_BUDGET_MS); // one slice spends the whole budget
+      },
+      () => undefined,
+    );
+    const evs = events(5000);
+    pump.push(evs);
+    f.frame();
+    expect(seqs.length).toBe(2048);
+    pump.flushNow();
+    expect(seqs).toEqual(evs.map((e) => e.seq));
+    expect(pump.pendingCount).toBe(0);
+  });
+
+  it('reports to the probe only what a frame applied, split batches included', () => {
+    const f = manualFrames();
+    const seen: [number, number][] = [];
+    const pump = new EventPump(f.sched, () => f.advance(FRAME_BUDGET_MS), () => undefined);
+    pump.probe = { painted: (arr, counts, at) => arr.forEach((a, i) => seen.push([at - a, counts[i]])) };
+    pump.push(events(3000)); // arrives at t=0
+    f.frame(); // applies 2,048 (t 0 → 6)
+    f.frame(); // t=6: the first part is painted; applies the other 952
+    f.frame(); // t=12: the second part is painted
+    expect(seen).toEqual([
+      [FRAME_BUDGET_MS, 2048],
+      [2 * FRAME_BUDGET_MS, 952],
+    ]);
+  });
+
+  it('applies every frame but notifies at most once per notifyEveryMs, and never leaves a change untold', () => {
+    const f = manualFrames();
+    f.sched.notifyEveryMs = 25;
+    let applied = 0;
+    let notified = 0;
+    const pump = new EventPump(f.sched, (b) => (applied += b.length), () => notified++);
+    pump.push(events(10));
+    f.frame(); // t=0
+    expect([applied, notified]).toEqual([10, 1]);
+    f.advance(16);
+    pump.push(events(10));
+    f.frame(); // t=16: applied, but too soon to re-render
+    expect([applied, notified]).toEqual([20, 1]);
+    expect(f.requested).toBe(1); // the notification is still owed, with no further events
+    f.advance(16);
+    f.frame(); // t=32
+    expect([applied, notified]).toEqual([20, 2]);
+    f.advance(16);
+    f.frame();
+    expect(notified).toBe(2); // nothing new: no re-render
+    expect(f.requested).toBe(0);
+  });
+
+  it('flushNow tells the UI about events applied but not yet notified', () => {
+    const f = manualFrames();
+    f.sched.notifyEveryMs = 25;
+    let notified = 0;
+    const pump = new EventPump(f.sched, () => undefined, () => notified++);
+    pump.push(events(5));
+    f.frame();
+    f.advance(5);
+    pump.push(events(5));
+    f.frame();
+    expect(notified).toBe(1);
+    pump.flushNow();
+    expect(notified).toBe(2);
   });
 });

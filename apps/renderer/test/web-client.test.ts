@@ -127,6 +127,22 @@ describe('WebBuildClient', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it('delivers a chunk far bigger than one parse piece completely and in order', async () => {
+    const body = sseBody();
+    const { c } = client([body.stream]);
+    const batches: number[][] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => batches.push(e.map((x) => x.seq)) });
+    // ~3,000 events in one network chunk: several 64 KB pieces, split mid-message.
+    let text = snap(rec());
+    for (let i = 1; i <= 3000; i++) text += msg(ev(i));
+    expect(text.length).toBeGreaterThan(3 * 64 * 1024);
+    body.write(text + msg(ev(3001, 'build.finished')));
+    await new Promise((r) => setTimeout(r, 200));
+    const seqs = batches.flat();
+    expect(seqs).toEqual(Array.from({ length: 3001 }, (_, i) => i + 1));
+    expect(batches.length).toBeGreaterThan(1); // handed over piece by piece, not as one
+  });
+
   it('resumes a dropped stream with Last-Event-ID, and gives up on a 404', async () => {
     const first = sseBody();
     const second = sseBody();

@@ -4,6 +4,7 @@
 // read with fetch). Open becomes an upload, Save a download.
 import type { BuildClient, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
+import { defaultYielder, feedInPieces } from './chunk-feed.js';
 import { SseChunkParser } from './sse-reader.js';
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
@@ -110,6 +111,8 @@ export class WebBuildClient implements BuildClient {
       onBadMessage: (_data, err) => handlers.onError?.(new Error(`Bad event from the build service: ${err.message}`)),
     });
 
+    const yielder = defaultYielder();
+    const push = (piece: string) => parser.push(piece);
     const run = async () => {
       while (!finished && !abort.signal.aborted) {
         try {
@@ -132,7 +135,8 @@ export class WebBuildClient implements BuildClient {
           for (;;) {
             const { value, done } = await reader.read();
             if (done) break;
-            parser.push(decoder.decode(value, { stream: true }));
+            await feedInPieces(decoder.decode(value, { stream: true }), push, yielder, () => abort.signal.aborted);
+            if (abort.signal.aborted) return;
           }
         } catch (e) {
           if (abort.signal.aborted) return;
