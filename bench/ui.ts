@@ -10,20 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium';
 import { tempDir, writeModel } from '../test/support/onnx-gen';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run',
-  // A busy page must not be throttled as if it were in the background.
+  ...CHROMIUM_ARGS,
   '--disable-renderer-backgrounding',
   '--disable-background-timer-throttling',
 ];
@@ -101,7 +93,7 @@ async function main(): Promise<void> {
   const dir = tempDir('tbs-bench-ui-');
   const model = writeModel(path.join(dir, 'bench.onnx'), { layers, channels: 1 });
   const { proc, url } = await startServer();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.

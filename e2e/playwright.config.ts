@@ -3,17 +3,7 @@
 // _electron.launch, when ELECTRON_PATH points at an Electron binary (it cannot be downloaded
 // here, so that project skips itself with the reason printed).
 import { defineConfig } from '@playwright/test';
-
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run',
-];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium';
 
 export default defineConfig({
   testDir: '.',
@@ -38,7 +28,7 @@ export default defineConfig({
       use: {
         browserName: 'chromium',
         acceptDownloads: true,
-        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
+        launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
       },
     },
     { name: 'electron' },
