@@ -23,6 +23,13 @@ export interface BuildServiceOptions {
   cancelKillMs?: number;
   /** Events kept per build for replay (default 20 000; steps are coalesced first). */
   retainEvents?: number;
+  /**
+   * Finished phases kept per build for snapshots (default 20 000, like the native snapshot); open
+   * phases are always kept. Bounds a long build's (and a long-running server's) memory: a
+   * 3,000-layer build starts hundreds of thousands of phases. Surfaces count repeats from
+   * `instance`, not from how many nodes a snapshot holds.
+   */
+  retainFinishedPhases?: number;
   /** How long the backend list is cached (default 60 s). */
   backendsTtlMs?: number;
 }
@@ -35,6 +42,7 @@ export class BuildService implements BuildServiceApi {
   private readonly concurrency: number;
   private readonly cancelKillMs: number;
   private readonly retainEvents: number;
+  private readonly retainFinishedPhases: number;
   private readonly backendsTtlMs: number;
   private readonly sessions = new Map<string, BuildSession>();
   private readonly queue: BuildSession[] = [];
@@ -50,6 +58,11 @@ export class BuildService implements BuildServiceApi {
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
     this.cancelKillMs = opts.cancelKillMs ?? 10_000;
     this.retainEvents = Math.max(100, opts.retainEvents ?? 20_000);
+    const rfp = opts.retainFinishedPhases ?? 20_000;
+    if (!Number.isInteger(rfp) || rfp < 0) {
+      throw new RangeError(`retainFinishedPhases must be a non-negative integer, got ${rfp}`);
+    }
+    this.retainFinishedPhases = rfp;
     this.backendsTtlMs = opts.backendsTtlMs ?? 60_000;
   }
 
@@ -122,6 +135,7 @@ export class BuildService implements BuildServiceApi {
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
       retainEvents: this.retainEvents,
+      retainFinishedPhases: this.retainFinishedPhases,
       onSlotFree: (s) => this.onSlotFree(s),
     });
     this.sessions.set(id, session);

@@ -36,6 +36,8 @@ interface Subscriber {
 export interface SessionOptions {
   cancelKillMs: number;
   retainEvents: number;
+  /** Finished phases kept in the snapshot tree (open ones are always kept). */
+  retainFinishedPhases: number;
   /** Called once, when the worker process is gone (or the build ended without one). */
   onSlotFree: (s: BuildSession) => void;
 }
@@ -59,7 +61,8 @@ export class BuildSession {
   private cache?: CacheStats;
   /** -1 until the first event: the native layer numbers events from 0. */
   private lastSeq = -1;
-  private readonly tree = new PhaseTree();
+  /** Bounded: snapshots carry open phases plus the most recently finished ones, not the whole build. */
+  private readonly tree: PhaseTree;
   private readonly log: EventLog;
   private readonly subs = new Set<Subscriber>();
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
@@ -83,6 +86,7 @@ export class BuildSession {
     private readonly opts: SessionOptions,
   ) {
     this.log = new EventLog(opts.retainEvents);
+    this.tree = new PhaseTree({ retainFinished: opts.retainFinishedPhases });
   }
 
   get finished(): boolean {

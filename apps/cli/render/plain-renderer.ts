@@ -2,6 +2,7 @@
 // printed only near the root (deep phases repeat thousands of times), logs and the result always,
 // and a "still building" line during long silences so a CI log never looks frozen.
 import { PhaseTree } from '../../shared/phase-tree.js';
+import { CLI_RETAIN_FINISHED_PHASES } from './tree-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
@@ -14,7 +15,9 @@ const SILENCE_NOTE_MS = 30_000;
 const MAX_REPEATS = 3;
 
 export class PlainRenderer implements BuildRenderer {
-  private readonly tree = new PhaseTree();
+  // Bounded: lines need only open phases (depth) and the one just finished, which is the newest
+  // finished phase and so never the one evicted.
+  private readonly tree = new PhaseTree({ retainFinished: CLI_RETAIN_FINISHED_PHASES });
   private simulated = false;
   private lastCallbackAt = Date.now();
   private lastPrintAt = Date.now();

@@ -46,12 +46,26 @@ function groupByName(nodes: PhaseNode[]): PhaseNode[][] {
   return [...groups.values()];
 }
 
+/** Finished phases the CLI renderers keep (the native snapshot keeps as many). */
+export const CLI_RETAIN_FINISHED_PHASES = 20_000;
+
+/**
+ * How many times a phase ran under one parent. A bounded tree (or a snapshot from one) has
+ * evicted old finished siblings, so the count comes from `instance` (0-based n-th of this name
+ * under this parent), never less than the nodes actually held.
+ */
+function instanceCount(group: readonly PhaseNode[]): number {
+  let maxInstance = -1;
+  for (const n of group) if (n.instance > maxInstance) maxInstance = n.instance;
+  return Math.max(group.length, maxInstance + 1);
+}
+
 export function treeLines(tree: PhaseTree, nowT: number): ViewLine[] {
   const out: ViewLine[] = [];
   const walk = (parentId: number | null, indent: string): boolean => {
     let anyActive = false;
     for (const group of groupByName(tree.children(parentId))) {
-      if (group.length === 1) {
+      if (instanceCount(group) === 1) {
         const n = group[0];
         const idx = out.length;
         out.push({ text: indent + nodeText(n, nowT), active: n.endT === undefined, done: n.endT !== undefined });
@@ -61,12 +75,13 @@ export function treeLines(tree: PhaseTree, nowT: number): ViewLine[] {
         continue;
       }
       const open = group.filter((n) => n.endT === undefined);
-      const done = group.length - open.length;
+      const count = instanceCount(group);
+      const done = count - open.length;
       const latest = open[open.length - 1];
       const name = group[0].name;
       const head = latest
-        ? `▸ ${name} ×${group.length}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
-        : `✓ ${name} ×${group.length}  (all done in ${formatDuration(span(group, nowT))})`;
+        ? `▸ ${name} ×${count}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
+        : `✓ ${name} ×${count}  (all done in ${formatDuration(span(group, nowT))})`;
       const idx = out.length;
       out.push({ text: indent + head, active: !!latest, done: !latest });
       if (latest && walk(latest.id, indent + '  ')) out[idx].active = true;

@@ -6,12 +6,14 @@ import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protoc
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
-import { treeLines, trimLines } from './tree-view.js';
+import { CLI_RETAIN_FINISHED_PHASES, treeLines, trimLines } from './tree-view.js';
 
 const FRAME_MS = 100;
 
 export class TtyRenderer implements BuildRenderer {
-  private readonly tree = new PhaseTree();
+  // Bounded like the service's tree: the view needs open phases and recent ones; repeat counts
+  // come from `instance` (tree-view.ts), so evicting old finished siblings does not change them.
+  private readonly tree = new PhaseTree({ retainFinished: CLI_RETAIN_FINISHED_PHASES });
   private frameLines = 0;
   private timer?: NodeJS.Timeout;
   private readonly startedAt = Date.now();
