@@ -72,7 +72,6 @@ export class BuildSession {
   private cancelRequests = 0;
   private cancelRequestedAtMs?: number;
   private cancelReason?: CancelReason;
-  private sawCancelling = false;
   private killedAfterCancel = false;
   private timers: NodeJS.Timeout[] = [];
   /** Identity of a file already at the output path before the build, which a failure must not delete. */
@@ -281,19 +280,8 @@ export class BuildSession {
   /** Events from the worker, in seq order; stale or post-final events are dropped. */
   private ingest(events: BuildEvent[]): void {
     const fresh: BuildEvent[] = [];
-    for (let ev of events) {
+    for (const ev of events) {
       if (this.finished || ev.seq <= this.lastSeq || ev.buildId !== this.id) continue;
-      if (ev.type === 'build.finished' && ev.status === 'cancelled' && !this.sawCancelling && this.cancelReason) {
-        // Every surface shows "stopping…" and the stop latency from build.cancelling, but the
-        // addon occasionally omits it (a native race, reported). Supply it, in seq order.
-        const requestedAt = Math.max(0, ev.t - (Date.now() - (this.cancelRequestedAtMs ?? Date.now())));
-        const c: BuildEvent = { v: PROTOCOL_VERSION, buildId: this.id, seq: ev.seq, t: requestedAt, type: 'build.cancelling', requestedAt, reason: this.cancelReason };
-        this.sawCancelling = true;
-        this.lastSeq = c.seq;
-        this.log.append(c);
-        fresh.push(c);
-        ev = { ...ev, seq: ev.seq + 1 };
-      }
       this.lastSeq = ev.seq;
       this.tree.apply(ev);
       this.log.append(ev);
@@ -302,7 +290,6 @@ export class BuildSession {
           this.backendVersion = ev.backendVersion;
           break;
         case 'build.cancelling':
-          this.sawCancelling = true;
           if (this.state === 'running') this.state = 'cancelling';
           break;
         case 'cache.stats':
