@@ -15,6 +15,7 @@ import {
 } from '../shared/protocol.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
+import { checkTimingCacheFile } from './timing-cache-file.js';
 
 export interface ValidatedBuild {
   modelPath: string;
@@ -96,7 +97,7 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
 }
 
 /** Proves the directory is writable by writing into it (access(2) lies for root and on read-only mounts). */
-function probeWritable(dir: string, what: string): void {
+export function probeWritable(dir: string, what: string): void {
   const probe = path.join(dir, `.tbs-probe-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
   try {
     fs.writeFileSync(probe, '', { flag: 'wx' });
@@ -107,7 +108,7 @@ function probeWritable(dir: string, what: string): void {
   }
 }
 
-function checkParentDir(file: string, what: string): void {
+export function checkParentDir(file: string, what: string): void {
   const dir = path.dirname(file);
   let st: fs.Stats;
   try {
@@ -130,11 +131,6 @@ export function checkOutputPath(outputPath: string, modelPath: string, summary: 
   probeWritable(path.dirname(outputPath), 'output');
 }
 
-export function checkTimingCache(cachePath: string): void {
-  checkParentDir(cachePath, 'timing cache');
-  // A missing cache file is fine (the build creates it); a corrupt one is the backend's warning.
-  probeWritable(path.dirname(cachePath), 'timing cache');
-}
 
 export async function validateBuild(
   input: StartBuildInput,
@@ -154,7 +150,7 @@ export async function validateBuild(
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
     if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);
-    checkTimingCache(options.timingCache);
+    checkTimingCacheFile(options.timingCache);
   }
   // An explicit output path is checked before asking for backends (which starts a worker).
   const explicitOutput = input.outputPath !== undefined ? checkPathString(input.outputPath, 'outputPath') : undefined;
