@@ -24,6 +24,26 @@ export const BackendInfo = z.object({
   reason: z.string().optional(),
   /** Extra facts worth showing (library paths, compiled-against header version). */
   detail: z.record(z.string(), z.string()).optional(),
+  /** tensorrt: the adapters this build of the addon can drive (one per TensorRT major). */
+  adapters: z.array(z.object({ major: z.number().int(), headerVersion: z.string() })).optional(),
+  /** tensorrt: the libnvinfer that was found, and its version (getInferLibVersion). */
+  library: z.object({ path: z.string(), version: z.string() }).optional(),
+  /** tensorrt: the ONNX parser library that was found. */
+  parser: z.object({ path: z.string(), version: z.string() }).optional(),
+  /** tensorrt: the adapter that drives the found library. */
+  adapter: z.object({ major: z.number().int(), headerVersion: z.string(), path: z.string() }).optional(),
+  /** tensorrt: libraries preloaded from TBS_TRT_LIB_DIR (CUDA runtime, builder resources). */
+  preloaded: z.array(z.object({ path: z.string(), version: z.string().optional() })).optional(),
+  /** The GPU builds run on (device 0 unless a build asks for another), when known. */
+  gpu: z.object({ name: z.string(), computeCapability: z.string(), device: z.number().int() }).optional(),
+  /** tensorrt 11.1+: build routes, when the library can list them without a model. */
+  buildRoutes: z.array(z.string()).optional(),
+  /**
+   * simulated: the TensorRT version whose options it accepts and whose build it imitates
+   * ("10.16.0" unless TBS_SIM_TRT_VERSION says otherwise), so version-dependent option handling
+   * can be exercised without TensorRT.
+   */
+  emulates: z.string().optional(),
 });
 export type BackendInfo = z.infer<typeof BackendInfo>;
 
@@ -68,6 +88,12 @@ export const ModelSummary = z.object({
   }),
   /** Inputs with at least one non-fixed dimension; `dims` are the symbolic names (or "?"). */
   dynamicInputs: z.array(z.object({ name: z.string(), dims: z.array(z.string()) })),
+  /**
+   * Inputs that are probably shape tensors (int32/int64, rank 0 or 1, feeding a shape operand
+   * such as Reshape's `shape`): they take values (shapeValues), not dims. A heuristic from the
+   * graph; TensorRT decides for real at build time.
+   */
+  shapeTensorInputs: z.array(z.string()).optional(),
 });
 export type ModelSummary = z.infer<typeof ModelSummary>;
 
@@ -85,6 +111,14 @@ export const ShapeRange = z.object({
   max: z.array(z.number().int().positive()),
 });
 export type ShapeRange = z.infer<typeof ShapeRange>;
+
+/** Shape-tensor values may be zero or negative (e.g. -1 in a Reshape target); dims may not. */
+export const ShapeValueRange = z.object({
+  min: z.array(z.number().int()),
+  opt: z.array(z.number().int()),
+  max: z.array(z.number().int()),
+});
+export type ShapeValueRange = z.infer<typeof ShapeValueRange>;
 
 export const Precision = z.enum(['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4']);
 export type Precision = z.infer<typeof Precision>;
@@ -127,6 +161,22 @@ export const BuildOptions = z.object({
   profilingVerbosity: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
   hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']).optional(),
   maxAuxStreams: z.number().int().min(0).optional(),
+  /** CUDA device index the build runs on (IBuilder on that device); default 0. */
+  device: z.number().int().min(0).optional(),
+  /**
+   * Values of shape-tensor inputs (an int32/int64 input whose values, not dims, shape the
+   * network), min/opt/max per input: trtexec reads them from the same --minShapes/--optShapes/
+   * --maxShapes flags; TensorRT takes them through IOptimizationProfile::setShapeValues(V2).
+   */
+  shapeValues: z.record(z.string(), ShapeValueRange).optional(),
+  /** TensorRT 11.1+: the build route to use (IBuilderConfig::setBuildRoute), by name. */
+  buildRoute: z.string().min(1).optional(),
+  /**
+   * Infer timing-cache misses by counting "Autotuning op" log lines: turns on the editable timing
+   * cache, detailed profiling verbosity and verbose logging, which is what that inference needs
+   * (and costs a few percent of build time). Off: misses are reported as unknown on TensorRT.
+   */
+  inferCacheMisses: z.boolean().optional(),
   /** Simulated backend: target wall time in seconds (fractions allowed). */
   simDuration: z.number().positive().max(24 * 3600).optional(),
   simSeed: z.number().int().nonnegative().optional(),
@@ -176,6 +226,13 @@ export const CacheStats = z.object({
   path: z.string().optional(),
   /** Why a cache file could not be used (corrupt, mismatched...): the build went on fresh. */
   warning: z.string().optional(),
+  /**
+   * Set when the lock on the cache file could not be had in time: the measured entries were kept
+   * in this file beside the cache instead, and the next build that takes the lock merges them.
+   */
+  deferredPath: z.string().optional(),
+  /** True when the build was cancelled (or ran out of time) and its measured entries were saved. */
+  savedAfterCancel: z.boolean().optional(),
 });
 export type CacheStats = z.infer<typeof CacheStats>;
 
@@ -186,6 +243,10 @@ export const BuildStartedEvent = z.object({
   backendVersion: z.string(),
   simulated: z.boolean(),
   gpu: z.string().nullable().optional(),
+  /** e.g. "8.6", when TensorRT is present. */
+  computeCapability: z.string().optional(),
+  /** CUDA device index the build ran on, when TensorRT is present. */
+  device: z.number().int().optional(),
   model: ModelSummary.optional(),
   options: BuildOptions.optional(),
   outputPath: z.string().optional(),
