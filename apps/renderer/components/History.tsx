@@ -42,7 +42,7 @@ export function History() {
                 }}
                 aria-label={`Build ${r.id}: ${outcome(r)}`}
               >
-                <td className="path" title={r.modelPath}>
+                <td className="path" title={`${names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}\n${r.modelPath}`}>
                   {names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>

@@ -6,9 +6,45 @@ import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } 
 import { useApp, useController } from '../hooks.js';
 import { fmtCount, fmtMs } from '../lib/format.js';
 import { visibleRows, type PhaseRow } from '../store/phase-rows.js';
+import { BuildSummary } from './BuildSummary.js';
 
 const ROW_H = 22;
 const OVERSCAN = 8;
+/** Indent per tree level and the twisty's width, as styles.css lays them out. */
+const INDENT = 14;
+const TWISTY = 14;
+const NAME_PAD = 10;
+
+/**
+ * Width in px of the widest visible phase name with its indent, so the name column takes the room
+ * it needs and the progress bars, not the names, give way. Rows are positioned absolutely (the
+ * list is virtual), so the grid cannot size the column from its content by itself.
+ */
+function nameColumnWidth(rows: readonly PhaseRow[], measure: (text: string) => number): number {
+  let widest = 0;
+  for (const r of rows) widest = Math.max(widest, r.depth * INDENT + TWISTY + measure(r.name));
+  return Math.ceil(widest + NAME_PAD);
+}
+
+let measureCtx: CanvasRenderingContext2D | null | undefined;
+const measured = new Map<string, number>();
+/** Text width in the tree's font; falls back to an estimate where canvas has no text metrics. */
+function measureName(text: string): number {
+  const hit = measured.get(text);
+  if (hit !== undefined) return hit;
+  if (measureCtx === undefined) {
+    measureCtx = typeof document !== 'undefined' ? document.createElement('canvas').getContext('2d') : null;
+    if (measureCtx) {
+      const font = getComputedStyle(document.documentElement).font;
+      measureCtx.font = font || "13px system-ui, sans-serif";
+    }
+  }
+  const w = measureCtx?.measureText(text).width;
+  const width = typeof w === 'number' && w > 0 ? w : text.length * 7;
+  if (measured.size > 5000) measured.clear();
+  measured.set(text, width);
+  return width;
+}
 
 export function PhaseTree() {
   const c = useController();
@@ -123,17 +159,30 @@ export function PhaseTree() {
     [],
   );
 
+  const nameW = nameColumnWidth(rows, measureName);
+  // In a build that was cancelled or failed, phases it cut short show how far they got.
+  const cut = live?.outcome !== undefined && live.outcome.status !== 'succeeded';
+  const anyEarly = rows.some((r) => r.earlyCount > 0 || (r.open.length === 0 && r.shown.early));
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
   const activeSet = new Set(activePath);
 
   return (
-    <section className="panel tree-panel" aria-labelledby="tree-h">
+    <section
+      className="panel tree-panel"
+      aria-labelledby="tree-h"
+      style={{ ['--name-w' as string]: `${nameW}px` }}
+    >
       <div className="panel-head">
         <h2 id="tree-h">Phases</h2>
         <span className="muted small-text">
           {phases ? `${fmtCount(phases.rowsCreated)} rows · ${fmtCount(phases.openCount)} open · ${fmtCount(phases.callbacks)} callbacks` : ''}
         </span>
+        {anyEarly && (
+          <span className="legend small-text" title="TensorRT routinely ends a phase before its last step (it found what it needed, or skipped work). It is not an error.">
+            <span className="early-mark">*</span> ended before its last step
+          </span>
+        )}
         <button
           type="button"
           className={`small toggle${tree.follow ? '' : ' attention'}`}
@@ -144,6 +193,7 @@ export function PhaseTree() {
           Follow
         </button>
       </div>
+      <BuildSummary />
       <div className="tree-cols" aria-hidden="true">
         <span>Phase</span>
         <span className="num">count</span>
@@ -180,6 +230,7 @@ export function PhaseTree() {
               expanded={r.children.length > 0 ? isExpanded(r) : undefined}
               focused={r.key === focusedKey}
               active={activeSet.has(r.key)}
+              cut={cut}
               actions={actions}
             />
           ))}
@@ -204,6 +255,8 @@ interface RowProps {
   expanded: boolean | undefined;
   focused: boolean;
   active: boolean;
+  /** The build ended without success: an early end means "cut short" and keeps its fraction. */
+  cut: boolean;
   actions: RowActions;
 }
 
@@ -220,6 +273,7 @@ function sameRow(a: RowProps, b: RowProps): boolean {
     a.expanded === b.expanded &&
     a.focused === b.focused &&
     a.active === b.active &&
+    a.cut === b.cut &&
     a.actions === b.actions &&
     (a.nowT === b.nowT || b.row.shown.endT !== undefined)
   );
@@ -231,9 +285,12 @@ const Row = memo(function Row(p: RowProps) {
   const onFocus = () => p.actions.focus(row);
   const inst = row.shown;
   const open = row.open.length > 0;
-  const frac = inst.nbSteps > 0 ? Math.min(1, inst.stepsDone / inst.nbSteps) : 0;
-  const elapsed = (inst.endT ?? Math.max(nowT, inst.startT)) - inst.startT;
+  // A finished phase is finished, whatever step TensorRT last reported: its bar is full, and an
+  // early end is a quiet mark (with a legend in the panel head), not an alarm.
+  const stepFrac = inst.nbSteps > 0 ? Math.min(1, inst.stepsDone / inst.nbSteps) : 0;
   const early = !open && inst.early;
+  const frac = !open && !(early && p.cut) ? 1 : stepFrac;
+  const elapsed = (inst.endT ?? Math.max(nowT, inst.startT)) - inst.startT;
   const label =
     `${row.name} ${inst.stepsDone}/${inst.nbSteps}` +
     (row.count > 1 ? `, ${fmtCount(row.count)} instances` : '') +
@@ -269,17 +326,17 @@ const Row = memo(function Row(p: RowProps) {
       </span>
       <span className="num count">{row.count > 1 ? `×${fmtCount(row.count)}` : ''}</span>
       <span className="bar" aria-hidden="true">
-        <span className={`fill${early ? ' early' : ''}`} style={{ width: `${(frac * 100).toFixed(1)}%` }} />
+        <span className="fill" style={{ width: `${(frac * 100).toFixed(1)}%` }} />
       </span>
       <span className="num steps">
         {inst.stepsDone}/{inst.nbSteps}
         {early ? (
-          <span className="early-mark" title={`finished early at ${inst.stepsDone} of ${inst.nbSteps}`}>
-            {' '}⚑
+          <span className="early-mark" title={`ended at step ${inst.stepsDone} of ${inst.nbSteps}`}>
+            *
           </span>
         ) : row.earlyCount > 0 ? (
-          <span className="early-mark dim" title={`${row.earlyCount} instance(s) finished early`}>
-            {' '}⚑
+          <span className="early-mark" title={`${fmtCount(row.earlyCount)} of ${fmtCount(row.count)} instances ended before their last step`}>
+            *
           </span>
         ) : (
           <span className="early-mark"> </span>

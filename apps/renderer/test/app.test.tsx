@@ -107,6 +107,44 @@ describe('App', () => {
     expect(host.textContent).toContain('Simulated');
   });
 
+  it('shows a finished build as finished: a summary, full bars, early ends as a quiet mark with a legend', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const opt = w.start('Optimizing graph', root, 33);
+    for (let s = 0; s < 28; s++) w.step(opt, s);
+    w.finish(opt, 28, true);
+    for (let s = 0; s < 4; s++) w.step(root, s);
+    w.finish(root, 4, true);
+    w.finished('succeeded', { engineBytes: 2 * 1024 * 1024 });
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    const summaryEl = host.querySelector('[aria-label="Build summary"]');
+    expect(summaryEl?.textContent).toMatch(/^Succeeded in /);
+    expect(summaryEl?.textContent).toContain('engine 2.00 MiB');
+    const fills = [...host.querySelectorAll('[role="treeitem"] .fill')].map((e) => (e as HTMLElement).style.width);
+    expect(fills).toEqual(['100.0%', '100.0%']);
+    // No alarm colour, no flag: a muted mark explained once in the panel head.
+    expect(host.querySelector('.fill.early')).toBeNull();
+    expect(host.textContent).not.toContain('⚑');
+    expect(host.querySelector('.legend')?.textContent).toContain('ended before its last step');
+  });
+
+  it('keeps the fraction of phases that a cancelled build cut short', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 4);
+    w.step(root, 0);
+    w.finish(root, 1, true);
+    w.finished('cancelled', { cancelLatencyMs: 0.4, stopToFinishMs: 12 });
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    expect(host.querySelector('[aria-label="Build summary"]')?.textContent).toMatch(/^Cancelled after .*no engine written.*builder stopped \S+ ms after Stop.*unwound in 12 ms/);
+    expect((host.querySelector('[role="treeitem"] .fill') as HTMLElement).style.width).toBe('25.0%');
+  });
+
   it('renders only the rows in view, however many distinct phases the build reports', async () => {
     await openAndBuild();
     const w = new StreamWriter('b1');

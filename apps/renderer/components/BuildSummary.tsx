@@ -1,0 +1,61 @@
+import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
+import { useApp } from '../hooks.js';
+import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
+
+/**
+ * What a finished build comes down to, in one place above its tree: how it ended, how long it
+ * took, what it produced (or why nothing), and what the timing cache gained. A finished tree on
+ * its own reads as "unfinished" (TensorRT ends many phases before their last step).
+ */
+export function BuildSummary() {
+  const live = useApp((s) => s.live);
+  useApp((s) => s.frame);
+  const o = live?.outcome;
+  if (!live || !o) return null;
+  const facts = summaryFacts(o, live.cache, live.phases.callbacks);
+  return (
+    <div className={`summary summary-${o.status}`} role="group" aria-label="Build summary">
+      <strong className="summary-state">{headline(o)}</strong>
+      {facts.map((f) => (
+        <span key={f} className="summary-fact">
+          {f}
+        </span>
+      ))}
+      {o.error && <p className="summary-error">{o.error}</p>}
+    </div>
+  );
+}
+
+function headline(o: BuildFinished): string {
+  const d = fmtMs(o.durationMs);
+  switch (o.status) {
+    case 'succeeded':
+      return `Succeeded in ${d}`;
+    case 'cancelled':
+      return `Cancelled after ${d}`;
+    case 'failed':
+      return `Failed after ${d}`;
+    case 'crashed':
+      return `Crashed after ${d}`;
+  }
+}
+
+/** The facts worth a glance, in reading order; exported for tests. */
+export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, callbacks: number): string[] {
+  const out: string[] = [];
+  if (o.status === 'succeeded') {
+    out.push(o.engineBytes !== undefined ? `engine ${fmtBytes(o.engineBytes)}` : 'engine written');
+  } else {
+    out.push('no engine written');
+  }
+  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after Stop`);
+  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
+  if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
+  const c = o.cache ?? cache;
+  if (c && c.entriesAfter >= 0) {
+    const kept = o.status !== 'succeeded' && c.savedAfterCancel ? ' kept' : '';
+    out.push(`timing cache +${fmtCount(Math.max(0, c.added))}${kept} (${fmtCount(c.entriesAfter)} entries)`);
+    if (c.deferredPath) out.push('cache entries saved beside the locked cache file');
+  }
+  return out;
+}
