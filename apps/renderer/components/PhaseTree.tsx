@@ -5,7 +5,7 @@
 import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { fmtCount, fmtMs } from '../lib/format.js';
-import { visibleRows, type PhaseRow } from '../store/phase-rows.js';
+import { visibleRows, type PhaseRow } from '../../shared/phase-rows.js';
 import { BuildSummary } from './BuildSummary.js';
 
 const ROW_H = 22;

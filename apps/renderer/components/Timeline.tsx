@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { useApp } from '../hooks.js';
 import { fmtCount, fmtMs } from '../lib/format.js';
-import type { PhaseRow, PhaseRows } from '../store/phase-rows.js';
+import type { PhaseRow, PhaseRows } from '../../shared/phase-rows.js';
 
 const LANE_H = 16;
 const AXIS_H = 14;

@@ -10,7 +10,7 @@ import { createAppStore } from '../store/app-store.js';
 import { Controller } from '../store/controller.js';
 import type { FrameScheduler } from '../store/event-pump.js';
 import { ScriptedClient, summary } from './scripted-client.js';
-import { StreamWriter } from './synthetic-build.js';
+import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { EventPump, FRAME_BUDGET_MS, type FrameScheduler } from '../store/event-pump.js';
-import { StreamWriter } from './synthetic-build.js';
+import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 /** A scheduler whose frames run only when the test says so. */
 function manualFrames() {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildRecord } from '../../shared/protocol.js';
 import { LiveBuild } from '../store/live-build.js';
-import { StreamWriter } from './synthetic-build.js';
+import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 function record(over: Partial<BuildRecord>): BuildRecord {
   return { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: -1, phases: [], engineAvailable: false, ...over };
@@ -85,6 +85,9 @@ describe('LiveBuild status', () => {
         cache: { entriesBefore: 5, entriesAfter: 5, added: 0, bytes: 100, hits: 5, misses: 0 },
         startedAt: new Date(1000).toISOString(),
         finishedAt: new Date(3000).toISOString(),
+        // Elapsed is the native duration of the build, not the service's wall-clock span (which
+        // includes the worker's start-up and made elapsed jump backwards at the end).
+        outcome: { v: 1, buildId: 'b1', seq: 10, t: 2000, type: 'build.finished', status: 'succeeded', durationMs: 2000, engineBytes: 10 },
       }),
       5000,
     );
@@ -101,8 +104,10 @@ describe('LiveBuild status', () => {
     const live = new LiveBuild('b1');
     live.applyEvents(w.events, 1000);
     expect(live.sinceLastCallbackMs(4000)).toBe(3000);
-    // A heartbeat measured natively: the builder has been silent 41 s (more than we saw).
-    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 41_000, cancelRequested: false });
+    // A heartbeat measured natively, 41 s of build time later: the builder has been silent all
+    // along (the build clock, not the arrival time, says how long).
+    w.t += 41_000;
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 41_000, cancelRequested: false }, 0);
     live.applyEvents(w.events.slice(-1), 50_000);
     expect(live.sinceLastCallbackMs(50_000)).toBe(41_000);
     expect(live.sinceLastCallbackMs(51_000)).toBe(42_000);

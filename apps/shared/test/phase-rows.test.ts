@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PhaseNode } from '../../shared/protocol.js';
-import { PhaseTree } from '../../shared/phase-tree.js';
-import { LiveBuild } from '../store/live-build.js';
-import { addSpan, MAX_SPANS_PER_ROW, PhaseRows, visibleRows, type PhaseRow, type Spans } from '../store/phase-rows.js';
-import { mnistLikeBuild, StreamWriter } from './synthetic-build.js';
+import type { PhaseNode } from '../protocol.js';
+import { PhaseTree } from '../phase-tree.js';
+import { LiveBuild } from '../../renderer/store/live-build.js';
+import { addSpan, MAX_SPANS_PER_ROW, PhaseRows, visibleRows, type PhaseRow, type Spans } from '../phase-rows.js';
+import { mnistLikeBuild, StreamWriter } from '../../../test/support/synthetic-build.js';
 
 function applyAll(events: ReturnType<typeof mnistLikeBuild>['events']): LiveBuild {
   const live = new LiveBuild('b1');

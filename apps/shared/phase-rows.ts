@@ -1,9 +1,9 @@
-// The phase tree as the UI shows it. A real build starts "Measuring tactic time" ~1,100 times
+// The phase tree as every surface shows it (through build-view.ts). A real build starts "Measuring tactic time" ~1,100 times
 // (millions of phases in a big build), so instances are not kept: every phase is folded into a
 // row keyed by its name path (root › … › name). A row counts its instances, remembers the one to
 // show (the latest-started open one, else the latest finished) and a bounded list of time spans
 // for the timeline. Memory grows with the number of distinct paths, not with the build length.
-import type { PhaseNode } from '../../shared/protocol.js';
+import type { PhaseNode } from './protocol.js';
 
 export interface Instance {
   id: number;
@@ -51,7 +51,7 @@ const RECENT_LIMIT = 4096;
 export class PhaseRows {
   readonly root: PhaseRow = newRow('', '', -1, null, { id: -1, nbSteps: 0, stepsDone: 0, startT: 0 }, 0);
   readonly byKey = new Map<string, PhaseRow>();
-  private readonly openById = new Map<number, { row: PhaseRow; inst: Instance; parentId: number | null }>();
+  private readonly openById = new Map<number, OpenInstance>();
   private recent = new Map<number, PhaseRow>();
   /** Phase events applied (starts, steps, finishes). */
   phaseEvents = 0;
@@ -63,6 +63,8 @@ export class PhaseRows {
   private finishedCallbacks = 0;
   rowsCreated = 0;
   lastT = 0;
+  /** Rises on every start and step, and when a child finishes: orders "most recently active". */
+  private tick = 0;
 
   start(id: number, parentId: number | null, name: string, nbSteps: number, t: number): void {
     this.phaseEvents++;
@@ -84,7 +86,7 @@ export class PhaseRows {
     row.open.push(inst);
     row.shown = inst;
     row.rev++;
-    this.openById.set(id, { row, inst, parentId });
+    this.openById.set(id, { row, inst, parentId, activity: ++this.tick });
   }
 
   step(id: number, stepsDone: number, t: number): void {
@@ -94,6 +96,7 @@ export class PhaseRows {
     // Steps only rise; a coalesced or replayed older step must not move the bar back.
     if (!o || stepsDone <= o.inst.stepsDone) return;
     o.inst.stepsDone = stepsDone;
+    o.activity = ++this.tick;
     o.row.rev++;
   }
 
@@ -114,6 +117,9 @@ export class PhaseRows {
     this.finishedCallbacks += 2 + inst.stepsDone;
     row.rev++;
     this.openById.delete(id);
+    // The parent is where the builder works again once its child is done.
+    const parent = o.parentId === null ? undefined : this.openById.get(o.parentId);
+    if (parent) parent.activity = ++this.tick;
     this.recent.set(id, row);
     // Evicted in bulk: deleting the oldest entry one at a time leaves holes at the front of the
     // Map that every later "first key" lookup walks over (quadratic under a fast stream).
@@ -145,6 +151,7 @@ export class PhaseRows {
     this.finishedCallbacks = 0;
     this.rowsCreated = 0;
     this.lastT = 0;
+    this.tick = 0;
   }
 
   get callbacks(): number {
@@ -153,25 +160,103 @@ export class PhaseRows {
     return n;
   }
 
+  /** Steps done of an open phase; undefined when it is not open. */
+  stepsOf(id: number): number | undefined {
+    return this.openById.get(id)?.inst.stepsDone;
+  }
+
   /** Number of open phase instances. */
   get openCount(): number {
     return this.openById.size;
   }
 
   /**
-   * The row of the most recently started phase that is still open: where the builder is now.
-   * Ids grow with start order, so the highest open id is the newest.
+   * The open phase that was active most recently (started, stepped, or had a child finish):
+   * where the builder is now. With several builder threads this follows the latest activity.
    */
+  activeInstance(): OpenInstance | null {
+    let best: OpenInstance | null = null;
+    for (const o of this.openById.values()) if (!best || o.activity > best.activity) best = o;
+    return best;
+  }
+
   activeRow(): PhaseRow | null {
-    let best = -Infinity;
-    let row: PhaseRow | null = null;
-    for (const [id, o] of this.openById) {
-      if (id > best) {
-        best = id;
-        row = o.row;
+    return this.activeInstance()?.row ?? null;
+  }
+
+  /** Open instances (bounded by what is running at once); for progress and snapshots. */
+  openInstances(): IterableIterator<OpenInstance> {
+    return this.openById.values();
+  }
+
+  /** A complete, JSON-safe picture: rebuilding from it gives the same rows and open phases. */
+  toSnapshot(): RowsSnapshot {
+    const index = new Map<PhaseRow, number>();
+    const rows: RowSnapshot[] = [];
+    const walk = (r: PhaseRow) => {
+      for (const c of r.children) {
+        index.set(c, rows.length);
+        rows.push({
+          name: c.name,
+          parent: c.parent && c.parent !== this.root ? index.get(c.parent)! : -1,
+          count: c.count,
+          earlyCount: c.earlyCount,
+          shown: { ...c.shown },
+          firstStartT: c.firstStartT,
+          spans: { start: [...c.spans.start], end: [...c.spans.end], count: [...c.spans.count], gap: c.spans.gap },
+        });
+        walk(c);
       }
+    };
+    walk(this.root);
+    return {
+      rows,
+      open: [...this.openById.entries()].map(([id, o]) => ({
+        id,
+        row: index.get(o.row)!,
+        parentId: o.parentId,
+        nbSteps: o.inst.nbSteps,
+        stepsDone: o.inst.stepsDone,
+        startT: o.inst.startT,
+        activity: o.activity,
+      })),
+      recent: [...this.recent.entries()].filter(([, r]) => index.has(r)).map(([id, r]) => [id, index.get(r)!] as [number, number]),
+      phaseEvents: this.phaseEvents,
+      finishedCallbacks: this.finishedCallbacks,
+      lastT: this.lastT,
+      tick: this.tick,
+    };
+  }
+
+  /** Replaces everything with a snapshot made by toSnapshot(). */
+  loadRowsSnapshot(s: RowsSnapshot): void {
+    this.reset();
+    const made: PhaseRow[] = [];
+    for (const r of s.rows) {
+      const parent = r.parent < 0 ? this.root : made[r.parent];
+      if (!parent) throw new Error(`row snapshot: row "${r.name}" names parent ${r.parent}, which does not precede it`);
+      const row = newRow(parent.key + SEP + r.name, r.name, parent.depth + 1, parent, { ...r.shown }, r.firstStartT);
+      row.count = r.count;
+      row.earlyCount = r.earlyCount;
+      row.spans = { start: [...r.spans.start], end: [...r.spans.end], count: [...r.spans.count], gap: r.spans.gap };
+      parent.children.push(row);
+      this.byKey.set(row.key, row);
+      made.push(row);
     }
-    return row;
+    this.rowsCreated = made.length;
+    for (const o of s.open) {
+      const row = made[o.row];
+      if (!row) throw new Error(`row snapshot: open phase ${o.id} names row ${o.row}, which does not exist`);
+      const inst: Instance = { id: o.id, nbSteps: o.nbSteps, stepsDone: o.stepsDone, startT: o.startT };
+      row.open.push(inst);
+      row.shown = inst;
+      this.openById.set(o.id, { row, inst, parentId: o.parentId, activity: o.activity });
+    }
+    for (const [id, r] of s.recent) if (made[r]) this.recent.set(id, made[r]);
+    this.phaseEvents = s.phaseEvents;
+    this.finishedCallbacks = s.finishedCallbacks;
+    this.lastT = s.lastT;
+    this.tick = s.tick;
   }
 
   /** Keys of the active row and all its ancestors (root excluded), root first. */
@@ -185,6 +270,35 @@ export class PhaseRows {
   closeAll(t: number): void {
     for (const [id, o] of [...this.openById]) this.finish(id, o.inst.stepsDone, o.inst.stepsDone < o.inst.nbSteps, t);
   }
+}
+
+export interface OpenInstance {
+  row: PhaseRow;
+  inst: Instance;
+  parentId: number | null;
+  activity: number;
+}
+
+export interface RowSnapshot {
+  name: string;
+  /** Index of the parent row in the same list (parents come first); -1 at the top. */
+  parent: number;
+  count: number;
+  earlyCount: number;
+  shown: Instance;
+  firstStartT: number;
+  spans: Spans;
+}
+
+export interface RowsSnapshot {
+  rows: RowSnapshot[];
+  open: { id: number; row: number; parentId: number | null; nbSteps: number; stepsDone: number; startT: number; activity: number }[];
+  /** Recently finished phase ids and their rows: children may still arrive for them. */
+  recent: [number, number][];
+  phaseEvents: number;
+  finishedCallbacks: number;
+  lastT: number;
+  tick: number;
 }
 
 function newRow(key: string, name: string, depth: number, parent: PhaseRow | null, shown: Instance, t: number): PhaseRow {

@@ -1,0 +1,66 @@
+// The wire form of a build view's snapshot (build-view.ts), validated wherever it crosses a
+// process boundary: the SSE `reset` event, the view endpoint, Electron IPC.
+import { z } from 'zod';
+import { VIEW_VERSION } from './build-view.js';
+import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason } from './protocol.js';
+
+export const ViewStatus = z.enum(['queued', 'running', 'stopping', 'succeeded', 'cancelled', 'failed', 'crashed']);
+export type ViewStatus = z.infer<typeof ViewStatus>;
+
+const Instance = z.object({
+  id: z.number(),
+  nbSteps: z.number(),
+  stepsDone: z.number(),
+  startT: z.number(),
+  endT: z.number().optional(),
+  early: z.boolean().optional(),
+});
+const Spans = z.object({ start: z.array(z.number()), end: z.array(z.number()), count: z.array(z.number()), gap: z.number() });
+
+/** What crosses process boundaries (SSE `reset`, the view endpoint, IPC); validated there. */
+export const BuildViewSnapshot = z.object({
+  v: z.literal(VIEW_VERSION),
+  buildId: z.string(),
+  /** Highest event seq folded in; the stream continues after it. */
+  seq: z.number().int(),
+  status: ViewStatus,
+  lastT: z.number(),
+  lastCallbackT: z.number().optional(),
+  work: z.number(),
+  fraction: z.number().min(0).max(1),
+  started: BuildStartedEvent.optional(),
+  cache: CacheStats.optional(),
+  outcome: BuildFinishedEvent.optional(),
+  cancelling: z.object({ t: z.number(), reason: CancelReason }).optional(),
+  rows: z.object({
+    rows: z.array(
+      z.object({
+        name: z.string(),
+        parent: z.number().int(),
+        count: z.number().int(),
+        earlyCount: z.number().int(),
+        shown: Instance,
+        firstStartT: z.number(),
+        spans: Spans,
+      }),
+    ),
+    open: z.array(
+      z.object({
+        id: z.number(),
+        row: z.number().int(),
+        parentId: z.number().nullable(),
+        nbSteps: z.number(),
+        stepsDone: z.number(),
+        startT: z.number(),
+        activity: z.number(),
+      }),
+    ),
+    recent: z.array(z.tuple([z.number(), z.number().int()])),
+    phaseEvents: z.number(),
+    finishedCallbacks: z.number(),
+    lastT: z.number(),
+    tick: z.number(),
+  }),
+});
+export type BuildViewSnapshot = z.infer<typeof BuildViewSnapshot>;
+

@@ -1,0 +1,228 @@
+// The one build view: everything a surface shows about a build, folded from the protocol's
+// events by one pure reducer. The service keeps one per build and ships its snapshot; the web
+// and desktop UI, the CLI, the MCP and LSP servers and the taskbar are views over it, so they
+// give the same answer to "where is it, how far, is it alive, how did it end".
+//
+// Definitions that used to differ from surface to surface, fixed here once:
+// - status: queued → running → stopping → succeeded | cancelled | failed | crashed. "stopping"
+//   starts at build.cancelling (or a heartbeat that says cancel was requested) and never goes
+//   back; a final status never changes.
+// - the build clock: build time t (ms since the native build start). Between events it advances
+//   with the caller's wall clock from the moment the newest event arrived, so "elapsed" never
+//   runs ahead of the build by more than the delivery latency, and at the end it is exactly the
+//   native duration (it cannot go backwards by the worker's start-up time).
+// - the last TensorRT callback: the latest phase event's t, or what a heartbeat reports
+//   (t − sinceLastCallbackMs), whichever is later. Steps coalesced in transit are covered by
+//   the heartbeat, which the native layer measures on every callback.
+// - the current phase: the open phase that was active most recently (started, stepped, or had a
+//   child finish), and its ancestors.
+// - progress: `work` counts what TensorRT reported (phases started + steps done; rises with every
+//   callback, no guess); `fraction` is 0..1 from the outermost phase's steps refined by its
+//   active child, recursively, and only ever rises (1 on success). TensorRT gives no total, so
+//   the fraction is a shape, not a promise; the predicted end (build-estimate.ts) is separate.
+//
+// Memory is bounded by distinct name paths (phase-rows.ts), not by the number of phases, and a
+// snapshot is complete: BuildView.fromSnapshot(view.snapshot()) answers every question the
+// original does, and events after the snapshot's seq continue it.
+// The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
+// renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
+import { PhaseRows, type RowsSnapshot } from './phase-rows.js';
+import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
+import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason } from './protocol.js';
+
+export type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
+/** Version of the snapshot's wire form (build-view-schema.ts checks it). */
+export const VIEW_VERSION = 1;
+
+export function isFinalStatus(s: ViewStatus): s is BuildStatus {
+  return s === 'succeeded' || s === 'cancelled' || s === 'failed' || s === 'crashed';
+}
+
+export interface PathLevel {
+  name: string;
+  stepsDone: number;
+  nbSteps: number;
+}
+
+export class BuildView {
+  readonly rows = new PhaseRows();
+  status: ViewStatus = 'queued';
+  started?: BuildStarted;
+  cache?: CacheStats;
+  outcome?: BuildFinished;
+  cancelling?: { t: number; reason: CancelReason };
+  /** Highest seq applied; events at or below it are replays and change nothing. */
+  seq = -1;
+  /** Build time of the newest event. */
+  lastT = 0;
+  lastCallbackT?: number;
+  /** Phases started plus steps done, over the whole build. */
+  work = 0;
+  private frac = 0;
+  /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
+  private anchorWall?: number;
+
+  constructor(readonly buildId: string) {}
+
+  static fromSnapshot(s: BuildViewSnapshot): BuildView {
+    const v = new BuildView(s.buildId);
+    v.seq = s.seq;
+    v.status = s.status;
+    v.lastT = s.lastT;
+    v.lastCallbackT = s.lastCallbackT;
+    v.work = s.work;
+    v.frac = s.fraction;
+    v.started = s.started;
+    v.cache = s.cache;
+    v.outcome = s.outcome;
+    v.cancelling = s.cancelling;
+    v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
+    return v;
+  }
+
+  /**
+   * Folds one event in; returns false for a replay (seq already applied). `nowWall` is the
+   * caller's clock when the event arrived (only used to run the build clock between events).
+   */
+  apply(ev: BuildEvent, nowWall?: number): boolean {
+    if (ev.seq <= this.seq) return false;
+    this.seq = ev.seq;
+    if (ev.t >= this.lastT) {
+      this.lastT = ev.t;
+      if (nowWall !== undefined) this.anchorWall = nowWall;
+    }
+    switch (ev.type) {
+      case 'build.started':
+        this.started = ev;
+        if (this.status === 'queued') this.status = 'running';
+        break;
+      case 'phase.start':
+        this.running();
+        this.sawCallback(ev.t);
+        this.work += 1;
+        this.rows.start(ev.id, ev.parentId, ev.name, ev.nbSteps, ev.t);
+        break;
+      case 'phase.step': {
+        this.running();
+        this.sawCallback(ev.t);
+        const before = this.rows.stepsOf(ev.id);
+        this.rows.step(ev.id, ev.stepsDone, ev.t);
+        const after = this.rows.stepsOf(ev.id);
+        if (before !== undefined && after !== undefined) this.work += after - before;
+        break;
+      }
+      case 'phase.finish': {
+        this.sawCallback(ev.t);
+        const before = this.rows.stepsOf(ev.id);
+        if (before !== undefined && ev.stepsDone > before) this.work += ev.stepsDone - before;
+        this.rows.finish(ev.id, ev.stepsDone, ev.early, ev.t);
+        break;
+      }
+      case 'heartbeat':
+        this.running();
+        this.sawCallback(ev.t - ev.sinceLastCallbackMs);
+        if (ev.cancelRequested && this.status === 'running') this.status = 'stopping';
+        break;
+      case 'cache.stats': {
+        const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
+        this.cache = stats;
+        break;
+      }
+      case 'build.cancelling':
+        this.cancelling ??= { t: ev.t, reason: ev.reason };
+        if (!isFinalStatus(this.status)) this.status = 'stopping';
+        break;
+      case 'build.finished':
+        this.outcome = ev;
+        if (ev.cache) this.cache = ev.cache;
+        this.status = ev.status;
+        if (ev.t > this.lastT) this.lastT = ev.t;
+        this.rows.closeAll(ev.t);
+        if (ev.status === 'succeeded') this.frac = 1;
+        break;
+      case 'log':
+        break;
+    }
+    // The high-water mark moves with the events, not with whoever asks, so two views fed the
+    // same events (one of them from a snapshot) agree.
+    if (ev.type === 'phase.start' || ev.type === 'phase.step' || ev.type === 'phase.finish') {
+      const f = this.treeFraction();
+      if (f > this.frac) this.frac = f;
+    }
+    return true;
+  }
+
+  /** Build time now: the native duration once finished, else the newest event's t plus the wall time since it arrived. */
+  elapsedMs(nowWall?: number): number {
+    if (this.outcome) return this.outcome.durationMs;
+    if (this.anchorWall === undefined || nowWall === undefined) return this.lastT;
+    return this.lastT + Math.max(0, nowWall - this.anchorWall);
+  }
+
+  /** How long TensorRT has been silent, on the same clock; undefined before its first callback. */
+  sinceLastCallbackMs(nowWall?: number): number | undefined {
+    if (this.lastCallbackT === undefined) return undefined;
+    return Math.max(0, this.elapsedMs(nowWall) - this.lastCallbackT);
+  }
+
+  /** The current phase and its ancestors, outermost first; [] when nothing is open. */
+  currentPath(): PathLevel[] {
+    const out: PathLevel[] = [];
+    const active = this.rows.activeInstance();
+    if (!active) return out;
+    const byId = new Map<number, { inst: { nbSteps: number; stepsDone: number }; row: { name: string }; parentId: number | null }>();
+    for (const o of this.rows.openInstances()) byId.set(o.inst.id, o);
+    for (let o: typeof active | undefined = active, guard = byId.size; o && guard >= 0; guard--) {
+      out.unshift({ name: o.row.name, stepsDone: o.inst.stepsDone, nbSteps: o.inst.nbSteps });
+      o = o.parentId === null ? undefined : (byId.get(o.parentId) as typeof active | undefined);
+    }
+    return out;
+  }
+
+  /** 0..1, never falling (see the header); 1 once the build succeeded. */
+  fraction(): number {
+    return this.status === 'succeeded' ? 1 : this.frac;
+  }
+
+  snapshot(): BuildViewSnapshot {
+    return {
+      v: VIEW_VERSION,
+      buildId: this.buildId,
+      seq: this.seq,
+      status: this.status,
+      lastT: this.lastT,
+      lastCallbackT: this.lastCallbackT,
+      work: this.work,
+      fraction: this.fraction(),
+      started: this.started,
+      cache: this.cache,
+      outcome: this.outcome,
+      cancelling: this.cancelling,
+      rows: this.rows.toSnapshot(),
+    };
+  }
+
+  private running(): void {
+    if (this.status === 'queued') this.status = 'running';
+  }
+
+  private sawCallback(t: number): void {
+    if (this.lastCallbackT === undefined || t > this.lastCallbackT) this.lastCallbackT = t;
+  }
+
+  /** Outermost open phase's steps, refined by its most recently active open child, recursively. */
+  private treeFraction(): number {
+    const kids = new Map<number | null, { id: number; nbSteps: number; stepsDone: number; activity: number }>();
+    for (const o of this.rows.openInstances()) {
+      const cur = kids.get(o.parentId);
+      if (!cur || o.activity > cur.activity) kids.set(o.parentId, { id: o.inst.id, nbSteps: o.inst.nbSteps, stepsDone: o.inst.stepsDone, activity: o.activity });
+    }
+    const frac = (node: { id: number; nbSteps: number; stepsDone: number } | undefined, depth: number): number => {
+      if (!node || node.nbSteps <= 0 || depth > 64) return 0;
+      // stepsDone steps are complete; the running one (index stepsDone) is refined by the child.
+      const inner = node.stepsDone < node.nbSteps ? frac(kids.get(node.id), depth + 1) : 0;
+      return Math.min(1, (Math.min(node.stepsDone, node.nbSteps) + inner) / node.nbSteps);
+    };
+    return frac(kids.get(null), 0);
+  }
+}

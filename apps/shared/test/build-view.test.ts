@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { mnistLikeBuild, StreamWriter } from '../../../test/support/synthetic-build.js';
+import { BuildView } from '../build-view.js';
+import { BuildViewSnapshot } from '../build-view-schema.js';
+import type { BuildEvent } from '../protocol.js';
+
+function fold(events: readonly BuildEvent[]): BuildView {
+  const v = new BuildView('b1');
+  for (const e of events) v.apply(e);
+  return v;
+}
+
+/** What a surface would show, as plain data (rows in display order with their figures). */
+function shown(v: BuildView) {
+  const rows: string[] = [];
+  const walk = (r: typeof v.rows.root, depth: number) => {
+    for (const c of r.children) {
+      rows.push(`${'  '.repeat(depth)}${c.name} x${c.count} ${c.shown.stepsDone}/${c.shown.nbSteps}${c.open.length ? ' open' : ''}${c.earlyCount ? ` early${c.earlyCount}` : ''} spans${c.spans.start.length}`);
+      walk(c, depth + 1);
+    }
+  };
+  walk(v.rows.root, 0);
+  return {
+    status: v.status,
+    seq: v.seq,
+    work: v.work,
+    fraction: v.fraction(),
+    lastCallbackT: v.lastCallbackT,
+    path: v.currentPath().map((l) => `${l.name} ${l.stepsDone}/${l.nbSteps}`),
+    callbacks: v.rows.callbacks,
+    outcome: v.outcome?.status,
+    rows,
+  };
+}
+
+describe('BuildView', () => {
+  it('walks the status machine: queued, running, stopping, then a final status that never changes', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    expect(v.status).toBe('queued');
+    w.started();
+    v.apply(w.events.at(-1)!);
+    expect(v.status).toBe('running');
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: true });
+    v.apply(w.events.at(-1)!);
+    expect(v.status).toBe('stopping');
+    w.emit({ type: 'build.cancelling', requestedAt: 0, reason: 'user' } as never);
+    v.apply(w.events.at(-1)!);
+    expect(v.cancelling).toMatchObject({ reason: 'user' });
+    w.finished('cancelled', { cancelLatencyMs: 1 });
+    v.apply(w.events.at(-1)!);
+    expect(v.status).toBe('cancelled');
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: true });
+    v.apply(w.events.at(-1)!);
+    expect(v.status).toBe('cancelled');
+  });
+
+  it('ignores replays by seq, so a snapshot followed by overlapping events counts nothing twice', () => {
+    const { events } = mnistLikeBuild(5);
+    const once = fold(events);
+    const twice = fold([...events, ...events.slice(10)]);
+    expect(shown(twice)).toEqual(shown(once));
+  });
+
+  it('counts work as phases started plus steps done, including steps coalesced in transit', () => {
+    const w = new StreamWriter();
+    w.started();
+    const root = w.start('Building engine', null, 10);
+    w.step(root, 6); // steps 0..5 coalesced away: stepsDone jumps to 7
+    w.finish(root, 9, true);
+    expect(fold(w.events).work).toBe(1 + 9);
+  });
+
+  it('takes the last TensorRT callback from phase events and from heartbeats, whichever is later', () => {
+    const w = new StreamWriter();
+    w.started();
+    const root = w.start('Building engine', null, 3);
+    const tStart = w.t;
+    const v = fold(w.events);
+    expect(v.lastCallbackT).toBe(tStart);
+    w.t += 5000;
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false }, 0);
+    v.apply(w.events.at(-1)!);
+    expect(v.lastCallbackT).toBe(w.t - 1000);
+    // An older heartbeat report never moves it back.
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 4500, cancelRequested: false }, 1);
+    v.apply(w.events.at(-1)!);
+    expect(v.lastCallbackT).toBe(w.t - 1 - 1000);
+    w.step(root, 0);
+    v.apply(w.events.at(-1)!);
+    expect(v.lastCallbackT).toBe(w.t);
+  });
+
+  it('runs the build clock from the newest event and ends at the native duration, never going back', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    w.started();
+    v.apply(w.events.at(-1)!, 10_000);
+    const root = w.start('Building engine', null, 3);
+    v.apply(w.events.at(-1)!, 10_002);
+    const atEvent = v.elapsedMs(10_002);
+    expect(v.elapsedMs(11_002)).toBe(atEvent + 1000);
+    expect(v.sinceLastCallbackMs(11_002)).toBe(1000);
+    w.t += 1000;
+    w.finish(root, 3);
+    w.finished('succeeded', { engineBytes: 1 });
+    v.apply(w.events.at(-2)!, 11_003);
+    v.apply(w.events.at(-1)!, 11_004);
+    expect(v.elapsedMs(99_999)).toBe(v.outcome!.durationMs);
+    expect(v.elapsedMs(99_999)).toBeGreaterThanOrEqual(atEvent + 1000);
+  });
+
+  it('names the current phase by latest activity: a parent that advances, or regains control when its child ends', () => {
+    const w = new StreamWriter();
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const costs = w.start('Computing profile costs', root, 10);
+    const refit = w.start('Determining refit engines', costs, 5);
+    const v = fold(w.events);
+    expect(v.currentPath().map((l) => l.name)).toEqual(['Building engine', 'Computing profile costs', 'Determining refit engines']);
+    w.step(costs, 3); // the parent advances while its child is open
+    v.apply(w.events.at(-1)!);
+    expect(v.currentPath().map((l) => `${l.name} ${l.stepsDone}`)).toEqual(['Building engine 0', 'Computing profile costs 4']);
+    w.step(refit, 0);
+    w.finish(refit, 5);
+    for (const e of w.events.slice(-2)) v.apply(e);
+    expect(v.currentPath().at(-1)?.name).toBe('Computing profile costs');
+  });
+
+  it('gives a progress fraction that only rises, refined by open children, and is 1 only on success', () => {
+    const build = mnistLikeBuild(8);
+    build.finished('succeeded', { engineBytes: 1 });
+    const { events } = build;
+    const v = new BuildView('b1');
+    let last = 0;
+    for (const e of events) {
+      v.apply(e);
+      const f = v.fraction();
+      expect(f).toBeGreaterThanOrEqual(last);
+      expect(f).toBeLessThanOrEqual(1);
+      last = f;
+    }
+    expect(v.status).toBe('succeeded');
+    expect(v.fraction()).toBe(1);
+    const w = new StreamWriter();
+    w.started();
+    const root = w.start('Building engine', null, 4);
+    w.step(root, 0);
+    const child = w.start('Timing', root, 2);
+    w.step(child, 0);
+    const cut = fold(w.events);
+    expect(cut.fraction()).toBeCloseTo((1 + 0.5) / 4, 5);
+    w.finished('cancelled');
+    cut.apply(w.events.at(-1)!);
+    expect(cut.fraction()).toBeLessThan(1);
+  });
+
+  it('rebuilds from a snapshot at any point (through JSON and the schema) and continues to the same result', () => {
+    const { events } = mnistLikeBuild(12);
+    const full = shown(fold(events));
+    for (const cutAt of [0, 1, 7, Math.floor(events.length / 3), Math.floor(events.length / 2), events.length - 2, events.length - 1]) {
+      const first = fold(events.slice(0, cutAt + 1));
+      const wire = BuildViewSnapshot.parse(JSON.parse(JSON.stringify(first.snapshot())));
+      const resumed = BuildView.fromSnapshot(wire);
+      expect(shown(resumed)).toEqual(shown(first));
+      for (const e of events.slice(cutAt + 1)) resumed.apply(e);
+      expect(shown(resumed)).toEqual(full);
+    }
+  });
+
+  it('keeps its snapshot bounded by distinct paths, not by the number of phases', () => {
+    // Each row keeps at most MAX_SPANS_PER_ROW time spans (merged beyond that), so once the
+    // rows' span lists are full, 4x the phases cost the snapshot almost nothing.
+    const big = JSON.stringify(fold(mnistLikeBuild(1000).events).snapshot()).length;
+    const bigger = JSON.stringify(fold(mnistLikeBuild(4000).events).snapshot()).length;
+    expect(bigger).toBeLessThan(big * 1.3);
+  });
+});
