@@ -108,11 +108,11 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
  * one (in file order), weights are stepped over. Throws NotOnnxError when the first bytes cannot
  * begin a ModelProto and WireError when the framing breaks later.
  */
-export async function walkModel(file: string, visitor: ModelVisitor): Promise<WalkedModel> {
+export async function walkModel(file: string, visitor: ModelVisitor, opts: { window?: number } = {}): Promise<WalkedModel> {
   const fh = await fs.promises.open(file, 'r');
   try {
     const size = (await fh.stat()).size;
-    const cur = new FileCursor(fh, size);
+    const cur = new FileCursor(fh, size, opts.window);
     const header: Buffer[] = [];
     let graphName = '';
     let hasGraph = false;
