@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
+import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { type ModelVisitor, TENSOR, walkModel } from '../onnx-walk.js';
@@ -143,5 +144,28 @@ describe('walkModel', () => {
       expect(m.header.toJSON()).toEqual(refModel.header.toJSON());
       expect(m.graphName).toBe('test_graph');
     }
+  });
+});
+
+describe('the event loop keeps running during a walk', () => {
+  it('yields between fields even when the whole graph is one window (no I/O to wait on)', async () => {
+    const p = writeModel(path.join(dir, 'many-nodes.onnx'), { layers: 12_000, channels: 1 });
+    // A ticker that re-arms itself: it only runs when the walk lets the event loop turn.
+    let ticks = 0;
+    let on = true;
+    const tick = () => {
+      ticks++;
+      if (on) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const t0 = performance.now();
+    let nodes = 0;
+    await walkModel(p, { node: () => nodes++, initializer() {}, sparseInitializer() {}, input() {}, output() {} }, { window: 64 * 2 ** 20 });
+    const ms = performance.now() - t0;
+    on = false;
+    expect(nodes).toBeGreaterThan(30_000);
+    // One turn per ~8 ms of parsing; without yielding, the parse after the single read is one turn.
+    expect(ticks).toBeGreaterThanOrEqual(Math.min(10, Math.floor(ms / 20)));
+    expect(ms).toBeGreaterThan(80); // enough work for the check above to mean something
   });
 });
