@@ -26,7 +26,12 @@ function invalid(model: string, tensor: string, location: string, why: string): 
 export async function checkExternalFiles(model: string, files: ReadonlyMap<string, ExternalFileUse>, opts: { requireExist: boolean }): Promise<void> {
   if (files.size === 0) return;
   const dir = path.dirname(model);
-  const realDir = await fs.promises.realpath(dir);
+  let realDir: string;
+  try {
+    realDir = await fs.promises.realpath(dir);
+  } catch (e) {
+    throw new ServiceError('bad_model', `${model}: cannot resolve the model's folder: ${(e as Error).message}`);
+  }
   for (const [location, { tensor }] of files) {
     if (!location) throw invalid(model, tensor, location, 'it is empty');
     if (location.includes('\0')) throw invalid(model, tensor, location, 'it contains a NUL byte');

@@ -130,6 +130,17 @@ describe('not a model', () => {
     }
   });
 
+  it.each([
+    ['PNG', Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')],
+    ['zip (a PyTorch checkpoint)', Buffer.concat([Buffer.from('504b0304', 'hex'), Buffer.alloc(200, 1)])],
+    ['ELF', Buffer.concat([Buffer.from('7f454c46020101', 'hex'), Buffer.alloc(100)])],
+  ])('a %s file is "not an ONNX model" from its first bytes', async (_kind, bytes) => {
+    const p = path.join(dir, 'binary.onnx');
+    fs.writeFileSync(p, bytes);
+    const err = await failure(p);
+    expect(err.message).toMatch(/is not an ONNX model: its first bytes are not an ONNX ModelProto/);
+  });
+
   it('a model cut short is still called truncated', async () => {
     const full = fs.readFileSync(writeModel(path.join(dir, 'full.onnx'), { layers: 6 }));
     const p = path.join(dir, 'cut.onnx');
