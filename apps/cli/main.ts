@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ServiceError } from '../service/api.js';
+import { displayText } from '../shared/display-text.js';
 import { UsageError } from './usage-error.js';
 
 const HELP = `Usage: trt-build-studio <command> [options]
@@ -34,13 +35,15 @@ function version(): string {
 
 type Command = (argv: string[]) => Promise<number>;
 
-// Lazy: `serve` and `mcp` pull in HTTP/MCP code that plain builds never need.
-const COMMANDS: Record<string, () => Command> = {
-  build: () => require('./commands/build.js').runBuild,
-  inspect: () => require('./commands/inspect.js').runInspect,
-  backends: () => require('./commands/backends.js').runBackends,
-  serve: () => require('../service/http/serve.js').runServe,
-  mcp: () => require('../mcp/server.js').runMcp,
+// Each command's module is loaded only when that command runs: `inspect` must not pay for the
+// service, HTTP, MCP or zod code it never uses (the whole process is what a user waits for).
+// A new command is one line here and one in HELP.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  build: async () => (await import('./commands/build.js')).runBuild,
+  inspect: async () => (await import('./commands/inspect.js')).runInspect,
+  backends: async () => (await import('./commands/backends.js')).runBackends,
+  serve: async () => (await import('../service/http/serve.js')).runServe,
+  mcp: async () => (await import('../mcp/server.js')).runMcp,
 };
 
 function isUsageError(e: unknown): boolean {
@@ -65,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let run: Command;
   try {
-    run = load();
+    run = await load();
   } catch (e) {
     process.stderr.write(`trt-build-studio: the "${cmd}" command is not available in this build (${(e as Error).message.split('\n')[0]})\n`);
     return 1;
@@ -80,7 +83,8 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (e instanceof ServiceError) {
-      process.stderr.write(`trt-build-studio ${cmd}: ${e.message}\n`);
+      // Messages quote names from the model (tensors, locations): escape what a terminal would act on.
+      process.stderr.write(`trt-build-studio ${cmd}: ${displayText(e.message)}\n`);
       return e.code === 'internal' ? 1 : 2;
     }
     process.stderr.write(`trt-build-studio ${cmd}: internal error: ${(e as Error)?.stack ?? e}\n`);

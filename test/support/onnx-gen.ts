@@ -28,6 +28,18 @@
 //   externalData  a file name (relative to the model): Conv weights and the head are stored there
 //                 with offset/length entries, the way onnx.save(..., save_as_external_data) does
 //   unnamedNodes  leave node names empty (the reader must name them "<op>_<index>")
+//   extraNodes    more ai.onnx nodes appended to the graph: [{ op, inputs, outputs }] (e.g. a
+//                 Reshape fed by an extra int64 input, to exercise the shape-tensor heuristic)
+//   constant      a Constant node holding `bytes` of float32 weights, as raw_data (default) or
+//                 float_data; its bytes count as weights (expectedSummary includes them)
+//   externalLength  overrides the declared `length` of the first external tensor (any string,
+//                 e.g. a 20-digit number), to test range checks
+//   opset, irVersion and fixed input dims also take a decimal string or bigint, for values
+//   beyond 2^53 (e.g. '9223372036854775807'): they are written as exact int64s.
+//
+// writeLargeModel(path, bytes, { sparse? })  a single-file model with one initializer of `bytes`
+//   raw bytes, written in a stream (never in memory); sparse: a hole instead of data (instant,
+//   no disk). Works past 2 GiB. Returns { path, nodeCount, initializerBytes }.
 //
 // Initializers use raw_data (most), float_data (the classifier bias, up to 4096 classes) and
 // int64_data (a Reshape shape), so all three ways of storing weights are exercised.
@@ -38,7 +50,7 @@ import { onnx } from 'onnx-proto';
 
 export interface InputSpec {
   name: string;
-  shape: Array<number | string | null>;
+  shape: Array<number | bigint | string | null>;
   /** ONNX element type name ('float32', 'float16', 'int64', ...) or number; default float32. */
   elemType?: string | number;
 }
@@ -47,8 +59,8 @@ export interface ModelSpec {
   layers?: number;
   dynamic?: boolean;
   inputs?: InputSpec[];
-  opset?: number;
-  irVersion?: number;
+  opset?: number | string | bigint;
+  irVersion?: number | string | bigint;
   producer?: { name: string; version: string };
   graphName?: string;
   channels?: number;
@@ -56,6 +68,9 @@ export interface ModelSpec {
   weightBytes?: number;
   externalData?: string;
   unnamedNodes?: boolean;
+  extraNodes?: Array<{ op: string; inputs: string[]; outputs: string[] }>;
+  constant?: { bytes: number; as?: 'raw' | 'float_data' };
+  externalLength?: string;
 }
 
 export type BadFileKind = 'empty' | 'random' | 'truncated' | 'text';
@@ -91,14 +106,17 @@ function elemTypeOf(t: string | number | undefined): number {
   return n;
 }
 
-function valueInfo(name: string, shape: Array<number | string | null>, elemType = DT.FLOAT): onnx.IValueInfoProto {
+/** protobufjs writes a decimal string as an exact int64; bigints go that way too. */
+const int64 = (v: number | string | bigint): number => (typeof v === 'bigint' ? v.toString() : v) as number;
+
+function valueInfo(name: string, shape: Array<number | bigint | string | null>, elemType = DT.FLOAT): onnx.IValueInfoProto {
   return {
     name,
     type: {
       tensorType: {
         elemType,
         shape: {
-          dim: shape.map((d) => (d === null ? {} : typeof d === 'number' ? { dimValue: d } : { dimParam: d })),
+          dim: shape.map((d) => (d === null ? {} : typeof d === 'string' ? { dimParam: d } : { dimValue: int64(d) })),
         },
       },
     },
@@ -125,7 +143,7 @@ function build(spec: ModelSpec = {}): Built {
   const layers = spec.layers ?? 4;
   const C = spec.channels ?? 8;
   let classes = spec.classes ?? 10;
-  const opset = spec.opset ?? 17;
+  const opset = int64(spec.opset ?? 17);
   const nodes: onnx.INodeProto[] = [];
   const inits: onnx.ITensorProto[] = [];
   const extChunks: Buffer[] = [];
@@ -152,7 +170,7 @@ function build(spec: ModelSpec = {}): Built {
         externalData: [
           { key: 'location', value: spec.externalData },
           { key: 'offset', value: String(extOffset) },
-          { key: 'length', value: String(bytes) },
+          { key: 'length', value: extOffset === 0 && spec.externalLength !== undefined ? spec.externalLength : String(bytes) },
         ],
       });
       extOffset += bytes;
@@ -200,6 +218,15 @@ function build(spec: ModelSpec = {}): Built {
   node('MatMul', ['flat', 'fc.weight'], ['logits0']);
   node('Add', ['logits0', 'fc.bias'], ['logits']);
   node('Softmax', ['logits'], ['probs'], [{ name: 'axis', i: -1, type: onnx.AttributeProto.AttributeType.INT }]);
+  for (const n of spec.extraNodes ?? []) node(n.op, n.inputs, n.outputs);
+  if (spec.constant) {
+    const count = Math.floor(spec.constant.bytes / 4);
+    const t: onnx.ITensorProto = { name: 'const_value', dims: [count], dataType: DT.FLOAT };
+    if (spec.constant.as === 'float_data') t.floatData = new Array(count).fill(0.5);
+    else t.rawData = weights(count * 4, 99);
+    node('Constant', [], ['const_out'], [{ name: 'value', t, type: onnx.AttributeProto.AttributeType.TENSOR }]);
+    initializerBytes += count * 4;
+  }
 
   const batchDim = inputs[0]?.shape[0] ?? 1;
   const graph: onnx.IGraphProto = {
@@ -214,7 +241,7 @@ function build(spec: ModelSpec = {}): Built {
     output: [valueInfo('probs', [batchDim, classes])],
   };
   const model: onnx.IModelProto = {
-    irVersion: spec.irVersion ?? 8,
+    irVersion: int64(spec.irVersion ?? 8),
     opsetImport: [{ domain: '', version: opset }],
     producerName: spec.producer?.name ?? 'onnx-gen',
     producerVersion: spec.producer?.version ?? '1.0',
@@ -288,4 +315,59 @@ export function writeBadFile(filePath: string, kind: BadFileKind): string {
 
 export function tempDir(prefix = 'tbs-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * A single-file model whose one big initializer ("big.weight", float32, `bytes` rounded down to
+ * whole floats) is written straight to disk after a small header: the framing is encoded by
+ * hand around it, so nothing of that size is ever in memory. `sparse` leaves a hole instead.
+ */
+export function writeLargeModel(
+  filePath: string,
+  bytes: number,
+  opts: { sparse?: boolean } = {},
+): { path: string; nodeCount: number; initializerBytes: number; opset: number; inputs: string[]; outputs: string[] } {
+  const count = Math.floor(bytes / 4);
+  const dataBytes = count * 4;
+  const small = build({ layers: 2 });
+  const graphRest = Buffer.from(onnx.GraphProto.encode(small.model.graph!).finish());
+  const modelRest = Buffer.from(onnx.ModelProto.encode({ ...small.model, graph: undefined }).finish());
+  const tensorHead = Buffer.from(onnx.TensorProto.encode({ name: 'big.weight', dims: [count], dataType: DT.FLOAT }).finish());
+  const varint = (v: number): Buffer => {
+    const out: number[] = [];
+    for (let x = v; ; x = Math.floor(x / 128)) {
+      if (x < 128) {
+        out.push(x);
+        break;
+      }
+      out.push((x % 128) | 0x80);
+    }
+    return Buffer.from(out);
+  };
+  const rawHead = Buffer.concat([varint((9 << 3) | 2), varint(dataBytes)]);
+  const tensorLen = tensorHead.length + rawHead.length + dataBytes;
+  const initHead = Buffer.concat([varint((5 << 3) | 2), varint(tensorLen)]);
+  const graphLen = graphRest.length + initHead.length + tensorLen;
+  // Fields may come in any order: model fields, then the graph (its small part, then the big initializer).
+  const head = Buffer.concat([modelRest, varint((7 << 3) | 2), varint(graphLen), graphRest, initHead, tensorHead, rawHead]);
+  const fd = fs.openSync(filePath, 'w');
+  try {
+    fs.writeSync(fd, head, 0, head.length, 0);
+    if (opts.sparse) {
+      fs.ftruncateSync(fd, head.length + dataBytes);
+    } else {
+      const chunk = weights(Math.min(dataBytes, 8 * 2 ** 20), 5);
+      for (let off = 0; off < dataBytes; off += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, dataBytes - off), head.length + off);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return {
+    path: filePath,
+    nodeCount: small.nodeCount,
+    initializerBytes: small.initializerBytes + dataBytes,
+    opset: 17,
+    inputs: ['input'],
+    outputs: ['probs'],
+  };
 }

@@ -1,13 +1,19 @@
 // `inspect <model> [--json]`: the model summary the build uses (inputs, shapes, ops, sizes).
 import { parseArgs } from 'node:util';
 import { inspectModel } from '../../service/model-reader.js';
+import { displayText } from '../../shared/display-text.js';
+import type { TensorInfo } from '../../shared/protocol.js';
 import { formatBytes, formatShape } from '../format.js';
 import { UsageError } from '../usage-error.js';
 
 export const INSPECT_HELP = `Usage: trt-build-studio inspect <model.onnx> [--json]
 
 Prints the model's summary: IR version, opsets, producer, inputs and outputs with shapes
-(symbolic dimensions by name), node count, operator histogram, weight bytes, dynamic inputs.
+(symbolic dimensions by name), node count, operator histogram, weight bytes (initializers and
+Constant nodes), dynamic inputs, probable shape-tensor inputs. Only the model's structure is
+read, never its weights: time and memory hardly depend on the model's size.
+Names from the model are printed with control characters and bidi overrides escaped (\\x1b,
+\\u202e); --json output is exact JSON.
 
 Options:
   --json      print the summary as one JSON object
@@ -31,22 +37,30 @@ export async function runInspect(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(s, null, 2) + '\n');
     return 0;
   }
+  // Every string below came from the model file: shown escaped, never acted on by the terminal.
+  const t = displayText;
   const w = (l = '') => process.stdout.write(l + '\n');
-  w(`${s.fileName}  (${formatBytes(s.fileBytes)})`);
-  w(`  IR version ${s.irVersion}; opsets ${s.opsetImports.map((o) => `${o.domain} ${o.version}`).join(', ')}`);
-  w(`  producer ${s.producer.name || '(unknown)'} ${s.producer.version}; graph "${s.graphName}"`);
+  w(`${t(s.fileName)}  (${formatBytes(s.fileBytes)})`);
+  w(`  IR version ${s.irVersion}; opsets ${s.opsetImports.map((o) => `${t(o.domain)} ${o.version}`).join(', ')}`);
+  w(`  producer ${t(s.producer.name) || '(unknown)'} ${t(s.producer.version)}; graph "${t(s.graphName)}"`);
+  const tensor = (i: TensorInfo) => `  ${t(i.name)}  ${t(i.elemType)} ${t(formatShape(i.shape))}`;
   w('Inputs:');
-  for (const i of s.inputs) w(`  ${i.name}  ${i.elemType} ${formatShape(i.shape)}`);
+  for (const i of s.inputs) w(tensor(i));
   w('Outputs:');
-  for (const o of s.outputs) w(`  ${o.name}  ${o.elemType} ${formatShape(o.shape)}`);
+  for (const o of s.outputs) w(tensor(o));
   if (s.dynamicInputs.length) {
     w('Dynamic inputs (a build needs --shapes for each):');
-    for (const d of s.dynamicInputs) w(`  ${d.name}: ${d.dims.join(', ')}`);
+    for (const d of s.dynamicInputs) w(`  ${t(d.name)}: ${t(d.dims.join(', '))}`);
+  }
+  if (s.shapeTensorInputs?.length) {
+    w('Probable shape-tensor inputs (they take values, not dims; TensorRT decides):');
+    w(`  ${s.shapeTensorInputs.map(t).join(', ')}`);
   }
   w(`Nodes: ${s.nodeCount}`);
   const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
-  for (const [op, n] of ops) w(`  ${op.padEnd(24)} ${n}`);
-  w(`Weights: ${formatBytes(s.initializerBytes)}`);
-  if (s.externalData.files.length) w(`  external data: ${s.externalData.files.join(', ')} (${formatBytes(s.externalData.bytes)})`);
+  for (const [op, n] of ops) w(`  ${t(op).padEnd(24)} ${n}`);
+  // initializerBytes counts initializers and Constant-node tensors alike: both are weights.
+  w(`Weights: ${formatBytes(s.initializerBytes)} (initializers and Constant nodes)`);
+  if (s.externalData.files.length) w(`  external data: ${s.externalData.files.map(t).join(', ')} (${formatBytes(s.externalData.bytes)})`);
   return 0;
 }

@@ -1,0 +1,149 @@
+// The ONNX structure the model reader walks: which fields of ModelProto and GraphProto it
+// descends into, which sub-messages it decodes with protobufjs (onnx-proto), and which it steps
+// over. Field numbers are onnx.proto's (stable since IR 3; new fields only ever get new numbers).
+import * as fs from 'node:fs';
+import { onnx } from 'onnx-proto';
+import { type DataSizes, FileCursor, type MessageSpec, WIRE_LEN, WIRE_VARINT, WireError, forEachField, strip } from './onnx-wire.js';
+
+const set = (...n: number[]): ReadonlySet<number> => new Set(n);
+
+/** TensorProto without its data: data fields measured (raw_data bytes, typed element counts). */
+export const TENSOR: MessageSpec = {
+  name: 'TensorProto',
+  // dims, data_type, name, external_data, data_location
+  keep: set(1, 2, 8, 13, 14),
+  // float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
+  data: { 4: 'fixed32', 5: 'varint', 6: 'bytes', 7: 'varint', 9: 'bytes', 10: 'fixed64', 11: 'varint' },
+  peek: 2,
+};
+/** values, indices (tensors), dims. */
+export const SPARSE: MessageSpec = { name: 'SparseTensorProto', keep: set(3), sub: { 1: TENSOR, 2: TENSOR } };
+/** name, type; t, tensors, sparse_tensor, sparse_tensors. Subgraphs (g, graphs) are stepped over. */
+const ATTRIBUTE: MessageSpec = { name: 'AttributeProto', keep: set(1, 20), sub: { 5: TENSOR, 10: TENSOR, 22: SPARSE, 23: SPARSE } };
+/** input, output, name, op_type, domain; attributes (for Constant nodes' tensors). */
+export const NODE: MessageSpec = { name: 'NodeProto', keep: set(1, 2, 3, 4, 7), sub: { 5: ATTRIBUTE } };
+/** name, type. */
+export const VALUE_INFO: MessageSpec = { name: 'ValueInfoProto', keep: set(1, 2) };
+
+/** ModelProto fields and the wire type each must have; the first field of a model is one of these. */
+const MODEL_FIELDS: Record<number, number> = { 1: WIRE_VARINT, 2: WIRE_LEN, 3: WIRE_LEN, 4: WIRE_LEN, 5: WIRE_VARINT, 6: WIRE_LEN, 7: WIRE_LEN, 8: WIRE_LEN, 14: WIRE_LEN, 20: WIRE_LEN, 25: WIRE_LEN };
+/** ir_version, producer_name, producer_version, opset_import: decoded; everything else but the graph is skipped. */
+const MODEL_KEEP = set(1, 2, 3, 8);
+
+export interface ModelVisitor {
+  node(n: onnx.NodeProto, tensors: DataSizes[]): void;
+  initializer(t: onnx.TensorProto, data: DataSizes): void;
+  sparseInitializer(s: onnx.SparseTensorProto, tensors: DataSizes[]): void;
+  input(v: onnx.ValueInfoProto): void;
+  output(v: onnx.ValueInfoProto): void;
+}
+
+export interface WalkedModel {
+  /** ir_version, producer, opset_import (graph and everything else left out). */
+  header: onnx.ModelProto;
+  graphName: string;
+  hasGraph: boolean;
+  fileBytes: number;
+}
+
+/** A decoding failure of a stripped sub-message, located in the file. */
+function decodeAt<T>(what: string, at: number, decode: () => T): T {
+  try {
+    return decode();
+  } catch (e) {
+    throw new WireError('malformed', `the ${what} at byte ${at} does not decode: ${(e as Error).message}`);
+  }
+}
+
+/** Thrown when the file's first field cannot start an ONNX ModelProto. */
+export class NotOnnxError extends Error {}
+
+async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisitor): Promise<string> {
+  let graphName = '';
+  await forEachField(cur, from, to, async (h) => {
+    const end = h.payload + h.length;
+    if (h.wire !== WIRE_LEN) return; // every field the reader needs is length-delimited; others skipped
+    switch (h.field) {
+      case 1: {
+        const s = await strip(cur, h.payload, end, NODE);
+        v.node(
+          decodeAt('node', h.start, () => onnx.NodeProto.decode(s.bytes)),
+          s.data,
+        );
+        return;
+      }
+      case 2: {
+        await cur.ensure(h.payload, Math.min(h.length, 1 << 16));
+        const { buf, off } = cur.at(h.payload);
+        graphName = buf.toString('utf8', off, off + Math.min(h.length, 1 << 16));
+        return;
+      }
+      case 5: {
+        const s = await strip(cur, h.payload, end, TENSOR);
+        v.initializer(decodeAt('initializer', h.start, () => onnx.TensorProto.decode(s.bytes)), s.data[0]);
+        return;
+      }
+      case 15: {
+        const s = await strip(cur, h.payload, end, SPARSE);
+        v.sparseInitializer(decodeAt('sparse initializer', h.start, () => onnx.SparseTensorProto.decode(s.bytes)), s.data);
+        return;
+      }
+      case 11:
+      case 12: {
+        const s = await strip(cur, h.payload, end, VALUE_INFO);
+        const vi = decodeAt(h.field === 11 ? 'graph input' : 'graph output', h.start, () => onnx.ValueInfoProto.decode(s.bytes));
+        if (h.field === 11) v.input(vi);
+        else v.output(vi);
+        return;
+      }
+      default:
+      // doc_string, value_info, quantization annotations, metadata: not part of the summary.
+    }
+  });
+  return graphName;
+}
+
+/**
+ * Walks the model file: the graph's nodes, initializers and inputs/outputs go to `visitor` one by
+ * one (in file order), weights are stepped over. Throws NotOnnxError when the first bytes cannot
+ * begin a ModelProto and WireError when the framing breaks later.
+ */
+export async function walkModel(file: string, visitor: ModelVisitor, opts: { window?: number } = {}): Promise<WalkedModel> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const cur = new FileCursor(fh, size, opts.window);
+    const header: Buffer[] = [];
+    let graphName = '';
+    let hasGraph = false;
+    let first = true;
+    await forEachField(cur, 0, size, async (h) => {
+      const want = MODEL_FIELDS[h.field];
+      if (first && want !== h.wire) {
+        throw new NotOnnxError(`its first bytes are not an ONNX ModelProto (field ${h.field}, wire type ${h.wire})`);
+      }
+      first = false;
+      if (want !== undefined && want !== h.wire) {
+        throw new WireError('malformed', `ModelProto field ${h.field} at byte ${h.start} has wire type ${h.wire}, expected ${want}`);
+      }
+      if (h.field === 7) {
+        hasGraph = true;
+        graphName = await walkGraph(cur, h.payload, h.payload + h.length, visitor);
+      } else if (MODEL_KEEP.has(h.field)) {
+        const n = h.payload + h.length - h.start;
+        if (n > 1 << 20) throw new WireError('malformed', `ModelProto field ${h.field} at byte ${h.start} is ${n} bytes: not a plausible ONNX model`);
+        await cur.ensure(h.start, n);
+        const { buf, off } = cur.at(h.start);
+        header.push(Buffer.from(buf.subarray(off, off + n)));
+      }
+    }).catch((e) => {
+      // A first field that parses but breaks framing is as much "not a model" as a bad first tag.
+      if (first && e instanceof WireError) throw new NotOnnxError(`its first bytes are not an ONNX ModelProto (${e.message})`);
+      throw e;
+    });
+    const decoded = decodeAt('model header', 0, () => onnx.ModelProto.decode(Buffer.concat(header)));
+    return { header: decoded, graphName, hasGraph, fileBytes: size };
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,28 @@
+// Text that came from outside (a model's tensor names, op types, producer, an error quoting them)
+// made safe to print on a terminal or into a log: control characters and bidirectional overrides
+// are written out visibly instead of acting. A name with ESC could otherwise recolour or clear the
+// screen, a carriage return could overwrite the line, and U+202E could make "gpj.exe" read "exe.jpg".
+//
+// Pure (no Node or DOM imports) so every surface can use it. JSON output does not need it: JSON
+// has its own escaping, and an exact round trip matters more there.
+
+/** C0 controls, DEL, C1 controls, and the bidi embeddings/overrides/isolates and marks. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function escape(ch: string): string {
+  const named = NAMED[ch];
+  if (named) return named;
+  const code = ch.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `s` with every control character (\x00–\x1f, \x7f–\x9f) and bidi control (U+061C, U+200E/F,
+ * U+202A–U+202E, U+2066–U+2069) replaced by a visible escape: \n, \r, \t, \xHH or \uHHHH.
+ * Everything else, including backslashes and any other Unicode, is left as it is.
+ */
+export function displayText(s: string): string {
+  return s.replace(UNSAFE, escape);
+}

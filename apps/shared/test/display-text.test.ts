@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { displayText } from '../display-text.js';
+
+describe('displayText', () => {
+  it('leaves ordinary text, Unicode and backslashes alone', () => {
+    for (const s of ['input_ids', 'conv1/weight:0', 'größe 模型 😀', 'C:\\models\\a.onnx', '']) expect(displayText(s)).toBe(s);
+  });
+
+  it('escapes terminal escapes, carriage returns and other C0 controls', () => {
+    expect(displayText('a\x1b[2Jb')).toBe('a\\x1b[2Jb');
+    expect(displayText('ok\rEVIL')).toBe('ok\\rEVIL');
+    expect(displayText('x\ny\tz\0')).toBe('x\\ny\\tz\\x00');
+    expect(displayText('\x07\x08\x0b\x0c\x1f')).toBe('\\x07\\x08\\x0b\\x0c\\x1f');
+  });
+
+  it('escapes DEL and C1 controls (CSI U+009B acts like ESC [ on some terminals)', () => {
+    expect(displayText('a\x7fb')).toBe('a\\x7fb');
+    expect(displayText('\x80\x9b31m\x9f')).toBe('\\x80\\x9b31m\\x9f');
+    // Latin-1 letters just above C1 are text.
+    expect(displayText('\xa0é\xff')).toBe('\xa0é\xff');
+  });
+
+  it('escapes bidi overrides, embeddings, isolates and marks', () => {
+    expect(displayText('photo\u202egpj.exe')).toBe('photo\\u202egpj.exe');
+    const all = [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c];
+    for (const c of all) {
+      const out = displayText(`<${String.fromCharCode(c)}>`);
+      expect(out).toBe(`<\\u${c.toString(16).padStart(4, '0')}>`);
+    }
+  });
+
+  it('output never contains a character it escapes, for every code unit below U+2100', () => {
+    const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+    let all = '';
+    for (let c = 0; c < 0x2100; c++) all += String.fromCharCode(c);
+    expect(unsafe.test(displayText(all))).toBe(false);
+  });
+});
