@@ -80,7 +80,7 @@ export const ModelSummary = z.object({
   outputs: z.array(TensorInfo),
   nodeCount: z.number().int().nonnegative(),
   opHistogram: z.record(z.string(), z.number().int()),
-  /** Bytes of all initializers, inline and external. */
+  /** Weight bytes: initializers (inline and external), sparse initializers and top-level Constant-node tensors. */
   initializerBytes: z.number().int().nonnegative(),
   externalData: z.object({
     files: z.array(z.string()),
