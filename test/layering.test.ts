@@ -1,4 +1,4 @@
-// Enforces the import directions of ../shared/DESIGN.md across apps/: code is grouped by the
+// Enforces the import directions described in the README ("How it is built") across apps/: code is grouped by the
 // runtime it needs, and a layer may only reach the layers below it. Test files, test folders and
 // build-tool configs are exempt (they legitimately reach across layers to set things up).
 import { readdirSync, readFileSync } from 'node:fs';

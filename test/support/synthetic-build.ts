@@ -1,4 +1,4 @@
-// Synthetic event streams shaped like a real TensorRT 10 build (see docs/tensorrt-phases.md), for unit
+// Synthetic event streams shaped like a real TensorRT 10 build (see docs/tensorrt.md), for unit
 // tests of the store. Deterministic: a seeded generator, ids and seq assigned in order.
 import type { BuildEvent, EventBody } from '../../apps/shared/protocol.js';
 

@@ -1,6 +1,6 @@
 // The shape of a simulated build, derived from the model's layer list and the seed before any
 // callback is made, so a seed always yields the same tree (only thread interleaving varies).
-// Shaped after the TensorRT 10.16 trace in shared/TENSORRT.md.
+// Shaped after the TensorRT 10.16 build described in docs/tensorrt.md.
 #pragma once
 
 #include <cstdint>
