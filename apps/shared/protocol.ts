@@ -287,11 +287,30 @@ export const LogEvent = z.object({
   message: z.string(),
 });
 export const CacheStatsEvent = z.object({ ...base, type: z.literal('cache.stats'), ...CacheStats.shape });
+/** A predicted end, from earlier builds of the same model, options and backend (build-estimate.ts). */
+export const Estimate = z.object({
+  /** Best guess of the time left, ms. */
+  remainingMs: z.number().nonnegative(),
+  /** The spread of the earlier builds it rests on, ms. */
+  lowMs: z.number().nonnegative(),
+  highMs: z.number().nonnegative(),
+  /** How many earlier builds it rests on (at least one: no basis, no estimate). */
+  basis: z.number().int().positive(),
+});
+export type Estimate = z.infer<typeof Estimate>;
+
 export const HeartbeatEvent = z.object({
   ...base,
   type: z.literal('heartbeat'),
   sinceLastCallbackMs: z.number(),
   cancelRequested: z.boolean(),
+  /**
+   * The predicted end at this moment, added by the service once a second (the heartbeat's
+   * cadence) when earlier builds give a basis; absent otherwise.
+   */
+  estimate: Estimate.optional(),
+  /** CPU time (ms) the build worker process has used so far: rising while the builder works. */
+  workerCpuMs: z.number().nonnegative().optional(),
 });
 export const BuildCancellingEvent = z.object({
   ...base,
