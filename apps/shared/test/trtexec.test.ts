@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BuildOptions, type BuildOptionsInput, type Precision } from '../protocol.js';
+import { BuildOptions, type BuildOptionsInput, type Precision, type ShapeRange } from '../protocol.js';
 import { trtCapabilities } from '../trt-capabilities.js';
 import {
   formatTrtexecCommand,
@@ -161,9 +161,10 @@ function randomOptions(r: () => number, version: string): BuildOptionsInput {
   if (maybe(0.3)) o.tacticSharedMemoryKiB = pick([1, 48, 228]);
   if (maybe()) o.timingCache = pick(['cache.bin', '/tmp/my caches/t.cache', "it's.cache"]);
   if (maybe()) {
-    o.shapes = { 'images': { min: [1, 3, 224, 224], opt: [4, 3, 224, 224], max: [8, 3, 224, 224] } };
-    if (maybe()) o.shapes['Input:0'] = { min: [1, 16], opt: [1, 64], max: [2, 128] };
-    if (maybe(0.2)) o.shapes.s = { min: [], opt: [], max: [] };
+    const shapes: Record<string, ShapeRange> = { images: { min: [1, 3, 224, 224], opt: [4, 3, 224, 224], max: [8, 3, 224, 224] } };
+    if (maybe()) shapes['Input:0'] = { min: [1, 16], opt: [1, 64], max: [2, 128] };
+    if (maybe(0.2)) shapes.s = { min: [], opt: [], max: [] };
+    o.shapes = shapes;
   }
   if (maybe(0.4)) o.shapeValues = { target: { min: [1, -1], opt: [2, -1], max: [4, -1] } };
   if (!caps.stronglyTypedImplied && maybe()) {
