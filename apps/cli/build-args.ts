@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 import { BuildOptions, describeZodError, OPTION_LIMITS, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
 import {
   chosenBackend,
-  PRECISION_REMOVED_ADVICE,
   trtCapabilities,
   trtVersionOf,
   versionProblems,
@@ -31,7 +30,10 @@ export function buildHelp(caps?: TrtCapabilities): string {
       ];
     }
     if (caps.precisions.length === 0) {
-      return [`  (no precision flags: ${PRECISION_REMOVED_ADVICE})`];
+      return [
+        `  No precision flags on TensorRT ${caps.major}: networks are strongly typed (precision comes from the model);`,
+        '  cast or quantize the model offline, e.g. with NVIDIA Model Optimizer.',
+      ];
     }
     const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
       '                                 allow these precisions (weakly typed network)'];
@@ -48,7 +50,7 @@ export function buildHelp(caps?: TrtCapabilities): string {
     : ['      --strongly-typed           strongly typed network (precision from the model; not with precision flags)'];
   const hw = caps ? caps.hardwareCompatibility.join(' | ') : 'none | ampere_plus | same_compute_capability (10.9+)';
   const route = !caps || caps.buildRoutes ? ['      --build-route <name>       build route to use (TensorRT 11.1+; `backends --json` lists them)'] : [];
-  const version = caps ? `\nOptions for TensorRT ${caps.version}, the version builds use here (\`backends\` says why).\n` : '';
+  const version = caps ? `\nOptions for TensorRT ${caps.version}, the version builds use here (see \`trt-build-studio backends\`).\n` : '';
   return `Usage: trt-build-studio build <model.onnx> -o <engine> [options]
 
 Builds a TensorRT engine from an ONNX model, showing the build's phases as they happen.
