@@ -8,7 +8,7 @@
 // The same three flags carry the values of shape-tensor inputs, as in trtexec.
 // --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G
 // (base 2), decimals allowed and rounded down to whole bytes.
-import type { BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
+import { OPTION_LIMITS, type BuildOptionsInput, type Precision, type ShapeRange, type ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
@@ -138,10 +138,10 @@ type PoolField = 'workspaceMiB' | 'tacticSharedMemoryKiB' | 'tacticDramMiB';
  * trtexec's pools this product sets. tacticDram is not a trtexec pool; it is accepted here for
  * this product's tacticDramMiB, and never written into a copied command.
  */
-const POOLS: Record<string, { field: PoolField; unit: number; unitName: string }> = {
-  workspace: { field: 'workspaceMiB', unit: 1024 ** 2, unitName: 'MiB' },
-  tacticSharedMem: { field: 'tacticSharedMemoryKiB', unit: 1024, unitName: 'KiB' },
-  tacticDram: { field: 'tacticDramMiB', unit: 1024 ** 2, unitName: 'MiB' },
+const POOLS: Record<string, { field: PoolField; unit: number; unitName: string; max: number }> = {
+  workspace: { field: 'workspaceMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
+  tacticSharedMem: { field: 'tacticSharedMemoryKiB', unit: 1024, unitName: 'KiB', max: OPTION_LIMITS.poolKiB },
+  tacticDram: { field: 'tacticDramMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
 };
 
 function parsePools(spec: string, into: BuildOptionsInput): void {
@@ -160,6 +160,7 @@ function parsePools(spec: string, into: BuildOptionsInput): void {
     if (bytes === 0 || bytes % p.unit !== 0) {
       throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
     }
+    if (bytes / p.unit > p.max) throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" is too large (at most ${p.max} ${p.unitName})`);
     into[p.field] = bytes / p.unit;
   }
 }

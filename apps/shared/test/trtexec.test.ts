@@ -108,6 +108,7 @@ describe('parseTrtexecArgs', () => {
     [['--memPoolSize=dlaSRAM:1M'], /pool "dlaSRAM" is not supported here .*DLA pools/],
     [['--memPoolSize=workspace:1.5M'], /workspace size "1.5M" must be a positive whole number of MiB/],
     [['--memPoolSize=workspace:lots'], /size "lots" is not a number/],
+    [['--memPoolSize=workspace:100000000G'], /workspace size "100000000G" is too large \(at most 8589934592 MiB\)/],
     [['--builderOptimizationLevel=7'], /--builderOptimizationLevel expects a whole number from 0 to 5, got "7"/],
     [['--maxAuxStreams=99999999999'], /--maxAuxStreams expects a whole number from 0 to 2147483647/],
     [['--device=-1'], /--device expects a whole number/],
