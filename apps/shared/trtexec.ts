@@ -81,7 +81,7 @@ export function parseShapeList(flag: string, spec: string): Array<[string, numbe
 
 /** trtexec's own quoting for a name that contains ":" or ",". */
 function specName(name: string): string {
-  return /[:,']/.test(name) ? `'${name}'` : name;
+  return /[:,]/.test(name) ? `'${name}'` : name;
 }
 
 export function formatShapeList(entries: Array<[string, number[]]>): string {
@@ -103,6 +103,11 @@ export function shapesFromFlags(
   else if (given.length !== 3) {
     const missing = WHICH.filter((w) => !lists[w]).map((w) => SHAPE_FLAG[w]);
     throw new TrtexecUsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
+  }
+  for (const w of WHICH) {
+    const names = lists[w]!.map(([n]) => n);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
   }
   const maps = Object.fromEntries(WHICH.map((w) => [w, new Map(lists[w])])) as Record<Which, Map<string, number[]>>;
   const names = [...new Set(WHICH.flatMap((w) => [...maps[w].keys()]))];

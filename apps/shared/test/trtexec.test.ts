@@ -102,6 +102,7 @@ describe('parseTrtexecArgs', () => {
     [["--minShapes=x:1x3", "--optShapes=y:1x3", "--maxShapes=x:4x3"], /"x" is missing from --optShapes: every input needs min, opt and max/],
     [["--minShapes=x:1x3", "--optShapes=x:1x3,y:1x3", "--maxShapes=x:4x3"], /"y" is missing from --minShapes and --maxShapes/],
     [['--optShapes=x:1x3,x:2x3'], /"x" is given twice/],
+    [['--optShapes=x:1x3', '--optShapes=x:2x3'], /--optShapes: "x" is given twice/],
     [['--optShapes=x1x3'], /"x1x3" has no ":<dims>"/],
     [['--optShapes=x:1xAx3'], /"1xAx3" for "x" is not whole numbers/],
     [["--optShapes='x:1x3"], /unterminated quote/],
