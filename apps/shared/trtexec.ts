@@ -99,15 +99,15 @@ export function shapesFromFlags(
 ): { shapes?: Record<string, ShapeRange>; shapeValues?: Record<string, ShapeValueRange> } {
   const given = WHICH.filter((w) => lists[w]);
   if (given.length === 0) return {};
+  for (const w of given) {
+    const names = lists[w]!.map(([n]) => n);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
+  }
   if (given.length === 1 && given[0] === 'opt') lists = { min: lists.opt, opt: lists.opt, max: lists.opt };
   else if (given.length !== 3) {
     const missing = WHICH.filter((w) => !lists[w]).map((w) => SHAPE_FLAG[w]);
     throw new TrtexecUsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
-  }
-  for (const w of WHICH) {
-    const names = lists[w]!.map(([n]) => n);
-    const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
   }
   const maps = Object.fromEntries(WHICH.map((w) => [w, new Map(lists[w])])) as Record<Which, Map<string, number[]>>;
   const names = [...new Set(WHICH.flatMap((w) => [...maps[w].keys()]))];
