@@ -1,41 +1,134 @@
 // `build` command line → StartBuildInput. Flag names follow trtexec where users know them; every
 // flag lands on the BuildOptions field of the same meaning (the names HTTP and MCP use too).
 import { parseArgs } from 'node:util';
-import { BuildOptions, describeZodError, parseShapeSpec, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
+import { BuildOptions, describeZodError, OPTION_LIMITS, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
+import {
+  chosenBackend,
+  trtCapabilities,
+  trtVersionOf,
+  versionProblems,
+  type OptionNamer,
+  type TrtCapabilities,
+} from '../shared/trt-capabilities.js';
+import { parseShapeList, shapesFromFlags, TrtexecUsageError, type Which } from '../shared/trtexec.js';
 import type { StartBuildInput } from '../service/api.js';
 import { UsageError } from './usage-error.js';
 
-export const BUILD_HELP = `Usage: trt-build-studio build <model.onnx> -o <engine> [options]
+/**
+ * `build --help` for the TensorRT version builds would use (precision flags exist only on 10.x,
+ * build routes only from 11.1); without one, every flag with the versions that have it.
+ */
+export function buildHelp(caps?: TrtCapabilities): string {
+  const precisionLines = (): string[] => {
+    if (!caps) {
+      return [
+        '      --fp16 --bf16 --int8 --fp8 --int4 --fp4',
+        '                                 allow these precisions (weakly typed networks, TensorRT 10.x only;',
+        '                                 --int4 from 10.1, --fp4 from 10.8, both deprecated since 10.12 and',
+        '                                 only enable plugins with INT4/FP4 I/O). TensorRT 11 has none: it',
+        '                                 builds strongly typed networks; cast or quantize the model offline',
+      ];
+    }
+    if (caps.precisions.length === 0) {
+      return [
+        `  No precision flags on TensorRT ${caps.major}: networks are strongly typed (precision comes from the model);`,
+        '  cast or quantize the model offline, e.g. with NVIDIA Model Optimizer.',
+      ];
+    }
+    const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
+      '                                 allow these precisions (weakly typed network)'];
+    if (caps.deprecatedPrecisions.length) {
+      lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
+    } else {
+      const old = caps.precisions.filter((p) => p === 'int4' || p === 'fp4');
+      if (old.length) lines.push(`      ${old.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'only enable plugins with these I/O types');
+    }
+    return lines;
+  };
+  const typed = caps?.stronglyTypedImplied
+    ? []
+    : ['      --strongly-typed           strongly typed network (precision from the model; not with precision flags)'];
+  const hw = caps ? caps.hardwareCompatibility.join(' | ') : 'none | ampere_plus | same_compute_capability (10.9+)';
+  const route = !caps || caps.buildRoutes ? ['      --build-route <name>       build route to use (TensorRT 11.1+; `backends --json` lists them)'] : [];
+  const version = caps ? `\nOptions for TensorRT ${caps.version}, the version builds use here (see \`trt-build-studio backends\`).\n` : '';
+  return `Usage: trt-build-studio build <model.onnx> -o <engine> [options]
 
 Builds a TensorRT engine from an ONNX model, showing the build's phases as they happen.
 Ctrl-C (or SIGTERM) stops the build at the next step; a second Ctrl-C kills the build worker.
-
+${version}
 Options:
   -o, --output <file>            where the engine goes (written atomically; nothing on failure)
       --backend <b>              auto (default: TensorRT when present, else simulated) | tensorrt | simulated
       --timing-cache <file>      timing cache to read and update (created when missing)
       --opt-level <0-5>          builder optimization level (TensorRT default 3)
       --workspace <MiB>          workspace memory pool limit
-      --shapes <in:min/opt/max>  shapes of a dynamic input, trtexec style, e.g.
+      --shapes <in:min/opt/max>  shapes of a dynamic input, e.g.
                                  x:1x3x224x224/4x3x224x224/8x3x224x224 (repeat per input, or
                                  separate with commas); one shape means min = opt = max
-      --strongly-typed           strongly typed network (precision from the model)
-      --fp16 --bf16 --int8 --fp8 --int4 --fp4
-                                 allow these precisions (weakly typed networks, TensorRT 10.x)
+      --minShapes, --optShapes, --maxShapes <in:dims,...>
+                                 the same the way trtexec writes it, e.g. --minShapes x:1x3x224x224;
+                                 for shape-tensor inputs these give their values
+${[...typed, ...precisionLines()].join('\n')}
       --no-tf32                  disallow TF32
       --profiling-verbosity <v>  layer_names_only | none | detailed
-      --hardware-compatibility <h>  none | ampere_plus | same_compute_capability
+      --hardware-compatibility <h>  ${hw}
       --max-aux-streams <n>      auxiliary streams per inference
+      --device <n>               CUDA device index (default 0)
+${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       count timing-cache misses from TensorRT's log (turns on the editable
+                                 cache and verbose logging: a few percent slower)
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
       --json                     print protocol events as NDJSON (last line: build.finished)
   Simulated backend only:
       --sim-duration <s>         target wall time in seconds (fractions allowed)
-      --sim-seed <n>             seed (same seed → same build)
+      --sim-seed <n>             seed (same seed → same build; default 1)
       --sim-fault <f>            fail | crash | hang, optionally @<phase name>
   -h, --help
 
 Exit codes: 0 succeeded, 1 failed or crashed, 2 bad usage or bad input, 130 cancelled.
 `;
+}
+
+/** Version-independent help (every flag, with the versions that have it). */
+export const BUILD_HELP = buildHelp();
+
+/** Option names as this command spells them, for version-gate messages. */
+export const cliNamer: OptionNamer = (field, value) =>
+  field === 'precision' ? `--${value}` : field === 'stronglyTyped' ? '--strongly-typed' : field === 'buildRoute' ? '--build-route' : '--hardware-compatibility';
+
+/**
+ * The version gates of the backend the build will use, as usage errors naming this command's
+ * flags; the service checks the same again (for HTTP and MCP) with the option names.
+ */
+export function checkCliOptions(options: BuildOptionsInput, backends: BackendInfo[], namer: OptionNamer = cliNamer): void {
+  const parsed = BuildOptions.safeParse(options);
+  const backend = chosenBackend(parsed.success ? parsed.data.backend : undefined, backends);
+  const version = trtVersionOf(backend);
+  if (!parsed.success || !backend || !version) return; // the service says why
+  const problems = versionProblems(parsed.data, trtCapabilities(version), namer, backend.buildRoutes);
+  if (problems.length) throw new UsageError(problems.join('\n'));
+}
+
+/**
+ * Help for the TensorRT version in use; the version-independent text when the backends cannot be
+ * listed (help must never fail because the addon or a worker did).
+ */
+export async function versionedBuildHelp(): Promise<string> {
+  const { createBuildService } = await import('../service/build-service.js');
+  const service = createBuildService();
+  try {
+    return buildHelp(helpCapabilities(await service.listBackends()));
+  } catch {
+    return BUILD_HELP;
+  } finally {
+    await service.shutdown();
+  }
+}
+
+/** The capabilities `build --help` describes: those of the backend auto would pick. */
+export function helpCapabilities(backends: BackendInfo[]): TrtCapabilities | undefined {
+  const v = trtVersionOf(chosenBackend('auto', backends));
+  return v ? trtCapabilities(v) : undefined;
+}
 
 const PRECISIONS: Precision[] = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'];
 
@@ -46,6 +139,12 @@ const OPTIONS = {
   'opt-level': { type: 'string' },
   workspace: { type: 'string' },
   shapes: { type: 'string', multiple: true },
+  minShapes: { type: 'string', multiple: true },
+  optShapes: { type: 'string', multiple: true },
+  maxShapes: { type: 'string', multiple: true },
+  device: { type: 'string' },
+  'build-route': { type: 'string' },
+  'infer-cache-misses': { type: 'boolean' },
   'strongly-typed': { type: 'boolean' },
   fp16: { type: 'boolean' },
   bf16: { type: 'boolean' },
@@ -103,20 +202,41 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
       throw new UsageError(`--shapes: ${(e as Error).message}`);
     }
   }
+  // trtexec's spelling: the same profile, one flag per bound (values for shape-tensor inputs).
+  let trtexecShapes: ReturnType<typeof shapesFromFlags> = {};
+  try {
+    const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
+    for (const w of ['min', 'opt', 'max'] as const) {
+      const specs = values[`${w}Shapes`];
+      if (specs) lists[w] = specs.flatMap((spec) => parseShapeList(`--${w}Shapes`, spec));
+    }
+    trtexecShapes = shapesFromFlags(lists);
+  } catch (e) {
+    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
+    throw e;
+  }
+  for (const name of Object.keys(trtexecShapes.shapes ?? {})) {
+    if (shapes[name]) throw new UsageError(`shapes for "${name}" are given both with --shapes and with --minShapes/--optShapes/--maxShapes; give them once`);
+    shapes[name] = trtexecShapes.shapes![name];
+  }
 
   const precision = PRECISIONS.filter((p) => values[p]);
   const options: BuildOptionsInput = {
     backend: (values.backend ?? 'auto') as BuildOptionsInput['backend'],
     timingCache: values['timing-cache'],
     optLevel: int('opt-level', values['opt-level'], 0, 5),
-    workspaceMiB: int('workspace', values.workspace, 1),
+    workspaceMiB: int('workspace', values.workspace, 1, OPTION_LIMITS.poolMiB),
     shapes: Object.keys(shapes).length ? shapes : undefined,
     stronglyTyped: values['strongly-typed'] || undefined,
     precision: precision.length ? precision : undefined,
     tf32: values['no-tf32'] ? false : undefined,
     profilingVerbosity: values['profiling-verbosity'] as BuildOptionsInput['profilingVerbosity'],
     hardwareCompatibility: values['hardware-compatibility'] as BuildOptionsInput['hardwareCompatibility'],
-    maxAuxStreams: int('max-aux-streams', values['max-aux-streams'], 0),
+    maxAuxStreams: int('max-aux-streams', values['max-aux-streams'], 0, OPTION_LIMITS.int32),
+    device: int('device', values.device, 0, OPTION_LIMITS.int32),
+    shapeValues: trtexecShapes.shapeValues,
+    buildRoute: values['build-route'],
+    inferCacheMisses: values['infer-cache-misses'] || undefined,
     simDuration: seconds('sim-duration', values['sim-duration']),
     simSeed: int('sim-seed', values['sim-seed'], 0),
     simFault: values['sim-fault'],
@@ -125,7 +245,13 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
   // Same schema the service applies; checked here too so a typo is a usage error (exit 2) at once.
   const parsed = BuildOptions.safeParse(options);
   if (!parsed.success) {
-    const flagOf: Record<string, string> = { backend: '--backend', simFault: '--sim-fault', profilingVerbosity: '--profiling-verbosity', hardwareCompatibility: '--hardware-compatibility' };
+    const flagOf: Record<string, string> = {
+      backend: '--backend',
+      simFault: '--sim-fault',
+      profilingVerbosity: '--profiling-verbosity',
+      hardwareCompatibility: '--hardware-compatibility',
+      buildRoute: '--build-route',
+    };
     const msg = describeZodError(parsed.error).replace(/^(\w+)(?=:)/, (k) => flagOf[k] ?? k);
     throw new UsageError(`invalid option: ${msg}`);
   }

@@ -12,7 +12,9 @@ import {
   type LayerInfo,
   type ModelSummary,
   type ShapeRange,
+  type ShapeValueRange,
 } from '../shared/protocol.js';
+import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
@@ -58,7 +60,8 @@ function exampleSpec(name: string, shape: Dim[]): string {
   return `${name}:${pick(0)}/${pick(1)}/${pick(2)}`;
 }
 
-export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined): void {
+/** `valued`: inputs given shape-tensor values, whose length those values already fix. */
+export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined, valued: string[] = []): void {
   const problems: string[] = [];
   const inputs = new Map(summary.inputs.map((i) => [i.name, i]));
   for (const [name, r] of Object.entries(shapes ?? {})) {
@@ -84,7 +87,7 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
       }
     });
   }
-  const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name]);
+  const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name] && !valued.includes(d.name));
   if (missing.length) {
     const list = missing.map((m) => `"${m.name}" ${fmtShape(inputs.get(m.name)?.shape ?? [])} (symbolic: ${m.dims.join(', ')})`);
     const examples = missing.map((m) => `--shapes ${exampleSpec(m.name, inputs.get(m.name)?.shape ?? [])}`);
@@ -93,6 +96,78 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
         `Give min/opt/max dimensions the way trtexec writes them, e.g. ${examples.join(' ')}`,
     );
   }
+  if (problems.length) throw bad(problems.join('\n'));
+}
+
+/**
+ * trtexec passes shape-tensor values through the same --minShapes/--optShapes/--maxShapes flags
+ * as dimensions, and so may a client: entries in `shapes` that name a shape-tensor input are its
+ * values. Only possible when the model reader knows which inputs those are.
+ */
+export function moveShapeTensorValues(summary: ModelSummary, options: BuildOptions): void {
+  const tensors = summary.shapeTensorInputs;
+  if (!tensors || !options.shapes) return;
+  for (const name of tensors) {
+    const r = options.shapes[name];
+    if (!r) continue;
+    if (options.shapeValues?.[name]) throw bad(`"${name}" is given both in shapes and in shapeValues; it is a shape-tensor input, so give its values once`);
+    options.shapeValues = { ...options.shapeValues, [name]: r };
+    delete options.shapes[name];
+  }
+  if (Object.keys(options.shapes).length === 0) delete options.shapes;
+}
+
+/**
+ * Shape-tensor values: for inputs the model reader takes for shape tensors (when it reports the
+ * list; without it TensorRT decides), one value per element (dims[0] for rank 1, one for a
+ * scalar), min <= opt <= max for each.
+ */
+export function checkShapeValues(summary: ModelSummary, values: Record<string, ShapeValueRange> | undefined): void {
+  const problems: string[] = [];
+  const inputs = new Map(summary.inputs.map((i) => [i.name, i]));
+  const tensors = summary.shapeTensorInputs;
+  for (const [name, r] of Object.entries(values ?? {})) {
+    const input = inputs.get(name);
+    if (!input) {
+      problems.push(`shapeValues given for unknown input "${name}"; the model's inputs are: ${[...inputs.keys()].map((n) => `"${n}"`).join(', ') || '(none)'}`);
+      continue;
+    }
+    if (tensors && !tensors.includes(name)) {
+      problems.push(
+        `shapeValues given for "${name}" ${fmtShape(input.shape)} ${input.elemType}, which is not a shape-tensor input ` +
+          `(${tensors.length ? `those are: ${tensors.map((n) => `"${n}"`).join(', ')}` : 'the model has none'}); give its dimensions as shapes instead`,
+      );
+      continue;
+    }
+    const rank = input.shape.length;
+    const expected = rank === 0 ? 1 : rank === 1 && typeof input.shape[0] === 'number' ? input.shape[0] : undefined;
+    if (rank > 1) {
+      problems.push(`shapeValues for "${name}": a shape tensor has rank 0 or 1, but the input is ${fmtShape(input.shape)}`);
+      continue;
+    }
+    const counts = (['min', 'opt', 'max'] as const).map((k) => r[k].length);
+    if (expected !== undefined ? counts.some((c) => c !== expected) : new Set(counts).size > 1) {
+      problems.push(
+        `shapeValues for "${name}" need ${expected !== undefined ? `${expected} value${expected === 1 ? '' : 's'} each (the input is ${fmtShape(input.shape)})` : 'the same number of values for min, opt and max'}, got min ${counts[0]}, opt ${counts[1]}, max ${counts[2]}`,
+      );
+      continue;
+    }
+    r.min.forEach((a, i) => {
+      const [b, c] = [r.opt[i], r.max[i]];
+      if (!(a <= b && b <= c)) problems.push(`shapeValues for "${name}" value ${i}: min ${a} <= opt ${b} <= max ${c} does not hold`);
+    });
+  }
+  if (problems.length) throw bad(problems.join('\n'));
+}
+
+/**
+ * Options the TensorRT version of the chosen backend lacks (or that TensorRT rejects together),
+ * before any worker builds. `name` lets the CLI name its own flags.
+ */
+export function checkVersionGates(options: BuildOptions, backend: BackendInfo, name?: OptionNamer): void {
+  const version = trtVersionOf(backend);
+  if (!version) return; // no library found: resolveBackend has already refused this backend
+  const problems = versionProblems(options, trtCapabilities(version), name, backend.buildRoutes);
   if (problems.length) throw bad(problems.join('\n'));
 }
 
@@ -145,7 +220,9 @@ export async function validateBuild(
   }
   const modelPath = checkPathString(input.modelPath, 'modelPath');
   const { summary, layers } = await readModel(modelPath, { requireExternalData: true });
-  checkShapes(summary, options.shapes);
+  moveShapeTensorValues(summary, options);
+  checkShapes(summary, options.shapes, Object.keys(options.shapeValues ?? {}));
+  checkShapeValues(summary, options.shapeValues);
 
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
@@ -159,6 +236,7 @@ export async function validateBuild(
     throw bad(`the timing cache and the engine cannot be the same file: ${explicitOutput}`);
   }
   const backendInfo = resolveBackend(options.backend, await ctx.backends());
+  checkVersionGates(options, backendInfo);
 
   let outputPath: string;
   if (explicitOutput) {

@@ -129,14 +129,25 @@ export type SimFaultKind = z.infer<typeof SimFaultKind>;
 /** `fail`, `crash`, `hang`, optionally `@<phase name>` (e.g. "hang@Timing graph nodes"). */
 export const SimFault = z.string().regex(/^(fail|crash|hang)(@.+)?$/, 'expected fail|crash|hang[@<phase>]');
 
+/**
+ * Upper bounds that keep every size exact once converted to bytes (a double holds integers up to
+ * 2^53 exactly) and every count within TensorRT's 32-bit parameters, so an absurd number is an
+ * error naming the field instead of a silently wrapped or rounded value.
+ */
+export const OPTION_LIMITS = {
+  poolMiB: 2 ** 33,
+  poolKiB: 2 ** 43,
+  int32: 2 ** 31 - 1,
+} as const;
+
 export const BuildOptions = z.object({
   backend: BackendChoice.default('auto'),
   /** Timing cache file; read (ignoring mismatches) before and merged back after the build. */
   timingCache: z.string().min(1).optional(),
   optLevel: z.number().int().min(0).max(5).optional(),
-  workspaceMiB: z.number().int().positive().optional(),
-  tacticDramMiB: z.number().int().positive().optional(),
-  tacticSharedMemoryKiB: z.number().int().positive().optional(),
+  workspaceMiB: z.number().int().positive().max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
+  tacticDramMiB: z.number().int().positive().max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
+  tacticSharedMemoryKiB: z.number().int().positive().max(OPTION_LIMITS.poolKiB, `at most ${OPTION_LIMITS.poolKiB} KiB (8 PiB)`).optional(),
   /** Per dynamic input, min/opt/max dims (trtexec's --minShapes/--optShapes/--maxShapes). */
   shapes: z
     .preprocess((value, ctx) => {
@@ -155,14 +166,17 @@ export const BuildOptions = z.object({
     }, z.record(z.string(), ShapeRange))
     .optional(),
   stronglyTyped: z.boolean().optional(),
-  /** Weakly typed precision flags (TensorRT 10.x only). Ignored with stronglyTyped. */
+  /**
+   * Weakly typed precision flags (TensorRT 10.x only; int4 from 10.1, fp4 from 10.8, both
+   * deprecated since 10.12). Refused with stronglyTyped and on TensorRT 11 (see trt-capabilities).
+   */
   precision: z.array(Precision).optional(),
   tf32: z.boolean().optional(),
   profilingVerbosity: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
   hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']).optional(),
-  maxAuxStreams: z.number().int().min(0).optional(),
+  maxAuxStreams: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (TensorRT takes a 32-bit count)`).optional(),
   /** CUDA device index the build runs on (IBuilder on that device); default 0. */
-  device: z.number().int().min(0).optional(),
+  device: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (a CUDA device index)`).optional(),
   /**
    * Values of shape-tensor inputs (an int32/int64 input whose values, not dims, shape the
    * network), min/opt/max per input: trtexec reads them from the same --minShapes/--optShapes/

@@ -1,11 +1,16 @@
 // `backends [--json]`: which build backends this machine has, with versions or the reason not.
 import { parseArgs } from 'node:util';
 import { createBuildService } from '../../service/build-service.js';
+import type { BackendInfo } from '../../shared/protocol.js';
+import { trtVersionOf } from '../../shared/trt-capabilities.js';
 import { UsageError } from '../usage-error.js';
 
 export const BACKENDS_HELP = `Usage: trt-build-studio backends [--json]
 
-Lists the build backends (TensorRT, simulated): available or not, version, and why not.
+Lists the build backends (TensorRT, simulated): available or not, version, and why not. For
+TensorRT: the library found (path, version), the adapters this build can drive (one per major),
+the adapter in use, the GPU, and build routes (11.1+). --json prints the backend objects as they
+are.
 
 Options:
   --json      print the list as JSON
@@ -31,13 +36,30 @@ export async function runBackends(argv: string[]): Promise<number> {
       process.stdout.write(JSON.stringify(list, null, 2) + '\n');
       return 0;
     }
-    for (const b of list) {
-      const state = b.available ? `available  ${b.version ?? ''}` : `unavailable: ${b.reason ?? 'unknown reason'}`;
-      process.stdout.write(`${b.name.padEnd(10)} ${state}${b.name === 'simulated' && b.available ? '  (stand-in for tests and demos; writes no real engine)' : ''}\n`);
-      for (const [k, v] of Object.entries(b.detail ?? {})) process.stdout.write(`           ${k}: ${v}\n`);
-    }
+    for (const b of list) process.stdout.write(describeBackend(b));
     return 0;
   } finally {
     await service.shutdown();
   }
+}
+
+/** One backend as indented lines: state first, then what was found (or why not). */
+export function describeBackend(b: BackendInfo): string {
+  const pad = '           ';
+  const state = b.available ? `available  ${b.version ?? ''}`.trimEnd() : `unavailable: ${b.reason ?? 'unknown reason'}`;
+  const lines = [`${b.name.padEnd(10)} ${state}${b.name === 'simulated' && b.available ? '  (stand-in for tests and demos; writes no real engine)' : ''}`];
+  if (b.name === 'simulated') lines.push(`${pad}imitates TensorRT ${trtVersionOf(b)} (its options and their checks)`);
+  if (b.library) lines.push(`${pad}library: ${b.library.path} (TensorRT ${b.library.version})`);
+  if (b.parser) lines.push(`${pad}ONNX parser: ${b.parser.path} (${b.parser.version})`);
+  if (b.adapters) {
+    const list = b.adapters.map((a) => `${a.major}.x (headers ${a.headerVersion})`).join(', ');
+    lines.push(`${pad}adapters in this build: ${list || 'none (built without TensorRT headers)'}`);
+  }
+  if (b.adapter) lines.push(`${pad}adapter in use: ${b.adapter.major}.x (headers ${b.adapter.headerVersion}) ${b.adapter.path}`);
+  else if (b.name === 'tensorrt' && b.library && !b.available) lines.push(`${pad}adapter in use: none`);
+  for (const p of b.preloaded ?? []) lines.push(`${pad}preloaded: ${p.path}${p.version ? ` (${p.version})` : ''}`);
+  if (b.gpu) lines.push(`${pad}GPU ${b.gpu.device}: ${b.gpu.name}, compute capability ${b.gpu.computeCapability}`);
+  if (b.buildRoutes) lines.push(`${pad}build routes: ${b.buildRoutes.join(', ') || '(none listed)'}`);
+  for (const [k, v] of Object.entries(b.detail ?? {})) lines.push(`${pad}${k}: ${v}`);
+  return lines.join('\n') + '\n';
 }

@@ -2,8 +2,9 @@
 // process) and renders its events: a live tree on a terminal, plain lines otherwise, NDJSON with
 // --json. SIGINT/SIGTERM cancel at the next step; a second one kills the worker.
 import { createBuildService } from '../../service/build-service.js';
-import type { BuildFinished } from '../../shared/protocol.js';
-import { BUILD_HELP, parseBuildArgs } from '../build-args.js';
+import type { StartBuildInput } from '../../service/api.js';
+import type { BackendInfo, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
+import { BUILD_HELP, checkCliOptions, parseBuildArgs, versionedBuildHelp } from '../build-args.js';
 import { JsonRenderer } from '../render/json-renderer.js';
 import { PlainRenderer } from '../render/plain-renderer.js';
 import type { BuildRenderer } from '../render/renderer.js';
@@ -25,9 +26,22 @@ export function exitCodeFor(f: BuildFinished): number {
 export async function runBuild(argv: string[]): Promise<number> {
   const cmd = parseBuildArgs(argv);
   if (cmd.help) {
-    process.stdout.write(BUILD_HELP);
+    process.stdout.write(await versionedBuildHelp());
     return 0;
   }
+  return runBuildInput(cmd.input, cmd.json, checkCliOptions);
+}
+
+/**
+ * Runs a parsed build (also for `trtexec`). `check` sees the backends first, so an option the
+ * TensorRT version in use lacks is a usage error in this command's own spelling.
+ */
+export async function runBuildInput(
+  input: StartBuildInput,
+  json: boolean,
+  check: (options: BuildOptionsInput, backends: BackendInfo[]) => void,
+): Promise<number> {
+  const cmd = { input, json };
   const renderer: BuildRenderer = cmd.json ? new JsonRenderer() : process.stdout.isTTY ? new TtyRenderer() : new PlainRenderer();
   const service = createBuildService();
   let signals = 0;
@@ -54,6 +68,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   const restoreCursor = () => (renderer as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
   try {
+    check(cmd.input.options ?? {}, await service.listBackends());
     const record = await service.startBuild(cmd.input);
     buildId = record.id;
     renderer.begin(record);

@@ -29,6 +29,10 @@ describe('usage errors exit 2 with a hint', () => {
     [['build', 'm.onnx', '-o', 'x', '--backend', 'cuda'], /--backend/],
     [['build', 'm.onnx', '-o', 'x', '--sim-fault', 'explode'], /--sim-fault.*fail\|crash\|hang/],
     [['build', 'm.onnx', '-o', 'x', '--sim-duration=0'], /--sim-duration expects a positive number/],
+    [['build', 'm.onnx', '-o', 'x', '--minShapes', 'x:1x3'], /--optShapes and --maxShapes missing/],
+    [['build', 'm.onnx', '-o', 'x', '--optShapes', 'x:1xAx3'], /--optShapes: "1xAx3" for "x" is not whole numbers/],
+    [['build', 'm.onnx', '-o', 'x', '--opt-level', '7'], /--opt-level expects a whole number from 0 to 5, got "7"/],
+    [['trtexec', '--onnx=m.onnx', '--saveEngine=x', '--bogus'], /unsupported trtexec flag --bogus[\s\S]*trtexec --help/],
   ])('%j', async (args, msg) => {
     const r = await runCli(args);
     expect(r.stderr).toMatch(msg);
@@ -39,7 +43,7 @@ describe('usage errors exit 2 with a hint', () => {
 
 describe('help and version', () => {
   it('prints help for every command and the version', async () => {
-    for (const cmd of ['build', 'inspect', 'backends']) {
+    for (const cmd of ['build', 'inspect', 'backends', 'trtexec']) {
       const r = await runCli([cmd, '--help']);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`trt-build-studio ${cmd}`);
@@ -62,6 +66,11 @@ describe('backends', () => {
     for (const b of list) {
       expect(text.stdout).toMatch(new RegExp(`^${b.name}\\s+${b.available ? 'available' : 'unavailable: .+'}`, 'm'));
     }
+    // The simulator says which TensorRT version's options it takes (TBS_SIM_TRT_VERSION).
+    const v11 = await runCli(['backends', '--json'], { env: { ...process.env, TBS_SIM_TRT_VERSION: '11.1.0' } });
+    expect((JSON.parse(v11.stdout) as Array<{ name: string; emulates?: string }>).find((b) => b.name === 'simulated')?.emulates).toBe('11.1.0');
+    const t11 = await runCli(['backends'], { env: { ...process.env, TBS_SIM_TRT_VERSION: '11.1.0' } });
+    expect(t11.stdout).toMatch(/^ +imitates TensorRT 11\.1\.0/m);
   });
 });
 

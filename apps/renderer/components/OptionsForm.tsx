@@ -1,6 +1,7 @@
-import { cloneElement, useId, useState, type ReactElement } from 'react';
+import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
 import { useApp, useController } from '../hooks.js';
-import { FORM_PRECISIONS, type FormState } from '../lib/options-form.js';
+import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
+import { trtexecCommand } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
 
 export function OptionsForm() {
@@ -15,14 +16,37 @@ export function OptionsForm() {
   const trt = backends.find((b) => b.name === 'tensorrt');
   const sim = backends.find((b) => b.name === 'simulated');
   const simUsed = c.simulatorSelected();
-  const dynamicInputs = model?.summary.dynamicInputs ?? [];
+  // The TensorRT version builds would use decides which options exist (precision flags: 10.x;
+  // build routes: 11.1+) and what the trtexec command says.
+  const caps = formCapabilities(form.backend, backends);
+  const chosenTrt = form.backend !== 'simulated' && !simUsed ? trt : undefined;
+  const valueInputs = model ? shapeValueInputs(model.summary) : [];
+  const dynamicInputs = (model?.summary.dynamicInputs ?? []).filter((d) => !valueInputs.some((v) => v.name === d.name));
+
+  // Choices the version in use does not have are dropped, not kept hidden: Build must not send a
+  // precision flag to TensorRT 11 because it was ticked while another backend was selected.
+  const dropPrecision = !!caps && (form.precision.some((p) => !caps.precisions.includes(p)) || (caps.stronglyTypedImplied && form.stronglyTyped));
+  const dropRoute = !!caps && !caps.buildRoutes && form.buildRoute !== '';
+  useEffect(() => {
+    if (!caps || (!dropPrecision && !dropRoute)) return;
+    c.store.setState((s) => ({
+      form: {
+        ...s.form,
+        ...(dropPrecision ? { precision: s.form.precision.filter((p) => caps.precisions.includes(p)), stronglyTyped: caps.stronglyTypedImplied ? false : s.form.stronglyTyped } : {}),
+        ...(dropRoute ? { buildRoute: '' } : {}),
+      },
+    }));
+  }, [c, caps, dropPrecision, dropRoute]);
 
   const copy = async () => {
-    const r = c.trtexec();
-    if (!r.ok) {
-      c.store.setState({ formError: r.error });
+    if (!model) return;
+    const o = formToOptions(form, model.summary, false, caps);
+    if (!o.ok) {
+      c.store.setState({ formError: o.error });
       return;
     }
+    const modelPath = c.client.capabilities.host === 'web' ? model.displayName : model.path;
+    const r = { command: trtexecCommand({ modelPath, options: o.options, trtVersion: caps?.version }) };
     try {
       await navigator.clipboard.writeText(r.command);
       setCopied(r.command);
@@ -75,11 +99,18 @@ export function OptionsForm() {
           </Field>
         <fieldset>
           <legend>Precision</legend>
-          <label className="check">
-            <input type="checkbox" checked={form.stronglyTyped} onChange={(e) => set({ stronglyTyped: e.target.checked })} />
-            Strongly typed
-          </label>
-          {FORM_PRECISIONS.map((p) => (
+          {caps?.stronglyTypedImplied ? (
+            <p className="hint">
+              Strongly typed (TensorRT {caps.version} has no precision flags: precision comes from the model; cast or quantize it
+              offline, e.g. with NVIDIA Model Optimizer).
+            </p>
+          ) : (
+            <label className="check">
+              <input type="checkbox" checked={form.stronglyTyped} onChange={(e) => set({ stronglyTyped: e.target.checked })} />
+              Strongly typed
+            </label>
+          )}
+          {FORM_PRECISIONS.filter((p) => !caps || caps.precisions.includes(p)).map((p) => (
             <label key={p} className="check" title={form.stronglyTyped ? 'Precision comes from the model when strongly typed' : undefined}>
               <input
                 type="checkbox"
@@ -91,6 +122,25 @@ export function OptionsForm() {
             </label>
           ))}
         </fieldset>
+        <Field label="Device">
+          <input inputMode="numeric" placeholder="0" value={form.device} onChange={(e) => set({ device: e.target.value })} />
+        </Field>
+        {caps?.buildRoutes && (
+          <Field label="Build route">
+            {chosenTrt?.buildRoutes?.length ? (
+              <select value={form.buildRoute} onChange={(e) => set({ buildRoute: e.target.value })}>
+                <option value="">not set (TensorRT default)</option>
+                {chosenTrt.buildRoutes.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input placeholder="default" value={form.buildRoute} spellCheck={false} onChange={(e) => set({ buildRoute: e.target.value })} />
+            )}
+          </Field>
+        )}
         <Field label="Timing cache file">
             <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
           </Field>
@@ -131,13 +181,39 @@ export function OptionsForm() {
             })}
           </fieldset>
         )}
+        {valueInputs.length > 0 && (
+          <fieldset>
+            <legend>Shape-tensor values (min / opt / max)</legend>
+            {valueInputs.map((input) => {
+              const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
+              const count = input.shape.length === 0 ? 1 : input.shape[0];
+              return (
+                <div key={input.name} className="shape-row">
+                  <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
+                    {input.name}
+                  </span>
+                  {(['min', 'opt', 'max'] as const).map((w) => (
+                    <input
+                      key={w}
+                      aria-label={`${input.name} ${w} values`}
+                      placeholder={w}
+                      value={f[w]}
+                      spellCheck={false}
+                      onChange={(e) => set({ shapeValues: { ...form.shapeValues, [input.name]: { ...f, [w]: e.target.value } } })}
+                    />
+                  ))}
+                </div>
+              );
+            })}
+          </fieldset>
+        )}
         <fieldset disabled={!simUsed}>
           <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
           <Field label="Duration (s)">
             <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
           </Field>
           <Field label="Seed">
-            <input inputMode="numeric" placeholder="random" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
+            <input inputMode="numeric" placeholder="1 (default)" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
           </Field>
           <Field label="Fault">
             <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>

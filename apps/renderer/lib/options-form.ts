@@ -1,7 +1,8 @@
 // The options form's state and its translation into BuildOptions. Validation happens here, before
 // Build is sent, so the user gets an error that names the field (and the input, for shapes)
 // instead of a round trip to the service.
-import type { BuildOptionsInput, ModelSummary, Precision, ShapeRange, TensorInfo } from '../../shared/protocol.js';
+import type { BackendInfo, BuildOptionsInput, ModelSummary, Precision, ShapeRange, ShapeValueRange, TensorInfo } from '../../shared/protocol.js';
+import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 
 export const FORM_PRECISIONS = ['fp16', 'bf16', 'int8', 'fp8'] as const satisfies readonly Precision[];
 export type FormPrecision = (typeof FORM_PRECISIONS)[number];
@@ -21,6 +22,12 @@ export interface FormState {
   precision: FormPrecision[];
   timingCache: string;
   shapes: Record<string, ShapeFields>;
+  /** Values of shape-tensor inputs, by input name (absent: not typed yet). */
+  shapeValues: Record<string, ShapeFields>;
+  /** CUDA device index; empty = default (0). */
+  device: string;
+  /** TensorRT 11.1+ build route; empty = TensorRT's default route. */
+  buildRoute: string;
   simDuration: string;
   simSeed: string;
   simFault: '' | 'fail' | 'crash' | 'hang';
@@ -35,6 +42,9 @@ export const DEFAULT_FORM: FormState = {
   precision: [],
   timingCache: '',
   shapes: {},
+  shapeValues: {},
+  device: '',
+  buildRoute: '',
   simDuration: '',
   simSeed: '',
   simFault: '',
@@ -48,9 +58,28 @@ export function shapeFieldsFor(model: ModelSummary, previous: Record<string, Sha
   return out;
 }
 
+/**
+ * What the TensorRT version of the backend the form would build on offers (the service resolves
+ * "auto" the same way); undefined while backends are unknown.
+ */
+export function formCapabilities(backend: FormState['backend'], backends: BackendInfo[]): TrtCapabilities | undefined {
+  const version = trtVersionOf(chosenBackend(backend, backends));
+  return version ? trtCapabilities(version) : undefined;
+}
+
+/** Inputs whose values (not dims) the form asks for: the model reader's shape-tensor inputs. */
+export function shapeValueInputs(model: ModelSummary): TensorInfo[] {
+  const names = model.shapeTensorInputs ?? [];
+  return model.inputs.filter((i) => names.includes(i.name));
+}
+
 export type FormResult = { ok: true; options: BuildOptionsInput } | { ok: false; error: string };
 
-export function formToOptions(form: FormState, model: ModelSummary | null, simulatorUsed: boolean): FormResult {
+/**
+ * `caps`: the TensorRT version the build will use. Options it does not have are not sent (their
+ * controls are hidden, so a value left over from another backend must not leak into the build).
+ */
+export function formToOptions(form: FormState, model: ModelSummary | null, simulatorUsed: boolean, caps?: TrtCapabilities): FormResult {
   const options: BuildOptionsInput = { backend: form.backend, optLevel: form.optLevel };
   if (!Number.isInteger(form.optLevel) || form.optLevel < 0 || form.optLevel > 5) {
     return { ok: false, error: 'Optimization level must be a whole number from 0 to 5.' };
@@ -60,13 +89,34 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     if (n === null) return { ok: false, error: `Workspace must be a positive whole number of MiB, not "${form.workspaceMiB}".` };
     options.workspaceMiB = n;
   }
-  if (form.stronglyTyped) options.stronglyTyped = true;
-  else if (form.precision.length > 0) options.precision = [...form.precision];
+  if (caps?.stronglyTypedImplied) {
+    // Implied on TensorRT 11: nothing to send, and precision flags do not exist.
+  } else if (form.stronglyTyped) options.stronglyTyped = true;
+  else {
+    const precision = form.precision.filter((p) => !caps || caps.precisions.includes(p));
+    if (precision.length > 0) options.precision = precision;
+  }
+  if (form.device.trim() !== '') {
+    const n = nonNegativeInt(form.device);
+    if (n === null || n > 2 ** 31 - 1) return { ok: false, error: `Device must be a CUDA device index (a whole number ≥ 0), not "${form.device}".` };
+    options.device = n;
+  }
+  if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
   if (form.timingCache.trim() !== '') options.timingCache = form.timingCache.trim();
 
   if (model) {
     const shapes: Record<string, ShapeRange> = {};
+    const valued = shapeValueInputs(model);
+    const shapeValues: Record<string, ShapeValueRange> = {};
+    for (const input of valued) {
+      const r = validateShapeValues(input, form.shapeValues[input.name] ?? { min: '', opt: '', max: '' });
+      if (!r.ok) return r;
+      shapeValues[input.name] = r.range;
+    }
+    if (Object.keys(shapeValues).length > 0) options.shapeValues = shapeValues;
     for (const d of model.dynamicInputs) {
+      // A shape tensor's values fix its length: no dims to ask for.
+      if (valued.some((v) => v.name === d.name)) continue;
       const input = model.inputs.find((i) => i.name === d.name);
       const r = validateShapeRange(d.name, input, form.shapes[d.name] ?? { min: '', opt: '', max: '' });
       if (!r.ok) return r;
@@ -128,6 +178,36 @@ export function validateShapeRange(name: string, input: TensorInfo | undefined, 
         ok: false,
         error: `Input "${name}": dimension ${i} must satisfy min ≤ opt ≤ max (got ${parsed.min[i]}, ${parsed.opt[i]}, ${parsed.max[i]}).`,
       };
+    }
+  }
+  return { ok: true, range: parsed };
+}
+
+type ValuesResult = { ok: true; range: ShapeValueRange } | { ok: false; error: string };
+
+/** One shape-tensor input's min/opt/max values: whole numbers (any sign), one per element, min ≤ opt ≤ max. */
+export function validateShapeValues(input: TensorInfo, f: ShapeFields): ValuesResult {
+  const name = input.name;
+  const count = input.shape.length === 0 ? 1 : typeof input.shape[0] === 'number' ? input.shape[0] : undefined;
+  const parsed: Record<'min' | 'opt' | 'max', number[]> = { min: [], opt: [], max: [] };
+  for (const which of ['min', 'opt', 'max'] as const) {
+    const text = f[which].trim();
+    if (text === '') return { ok: false, error: `Shape tensor "${name}": ${which} values are empty (${count ?? 'one or more'} whole number${count === 1 ? '' : 's'} joined by "x").` };
+    const values = text.split(/\s*[x×,]\s*/).map((d) => (/^-?\d+$/.test(d) ? Number(d) : NaN));
+    if (values.some((d) => !Number.isSafeInteger(d))) {
+      return { ok: false, error: `Shape tensor "${name}": ${which} values "${text}" must be whole numbers joined by "x".` };
+    }
+    if (count !== undefined && values.length !== count) {
+      return { ok: false, error: `Shape tensor "${name}": ${which} has ${values.length} value${values.length === 1 ? '' : 's'}, the input holds ${count}.` };
+    }
+    parsed[which] = values;
+  }
+  if (parsed.min.length !== parsed.opt.length || parsed.opt.length !== parsed.max.length) {
+    return { ok: false, error: `Shape tensor "${name}": min, opt and max need the same number of values.` };
+  }
+  for (let i = 0; i < parsed.min.length; i++) {
+    if (!(parsed.min[i] <= parsed.opt[i] && parsed.opt[i] <= parsed.max[i])) {
+      return { ok: false, error: `Shape tensor "${name}": value ${i} must satisfy min ≤ opt ≤ max (got ${parsed.min[i]}, ${parsed.opt[i]}, ${parsed.max[i]}).` };
     }
   }
   return { ok: true, range: parsed };

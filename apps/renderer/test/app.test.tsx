@@ -267,7 +267,7 @@ describe('App', () => {
     await act(async () => byText('Open model…').click());
     await act(async () => byText('Copy as trtexec command').click());
     expect(host.querySelector('pre[aria-label="trtexec command"]')!.textContent).toBe(
-      'trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3',
+      'trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3 --skipInference',
     );
   });
 

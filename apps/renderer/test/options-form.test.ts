@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelSummary } from '../../shared/protocol.js';
-import { DEFAULT_FORM, formToOptions, shapeFieldsFor, type FormState } from '../lib/options-form.js';
+import type { BackendInfo, ModelSummary } from '../../shared/protocol.js';
+import {
+  DEFAULT_FORM,
+  formCapabilities,
+  formToOptions,
+  shapeFieldsFor,
+  shapeValueInputs,
+  validateShapeValues,
+  type FormState,
+} from '../lib/options-form.js';
 
 const model: ModelSummary = {
   fileName: 'm.onnx',
@@ -78,5 +86,70 @@ describe('formToOptions', () => {
     const r = formToOptions(form({ stronglyTyped: true, precision: ['fp16'], shapes: shapes('1x3x2x2', '1x3x2x2', '1x3x2x2') }), model, false);
     expect(r.ok && r.options).toMatchObject({ stronglyTyped: true });
     expect(r.ok && r.options.precision).toBeUndefined();
+  });
+});
+
+describe('options that depend on the TensorRT version', () => {
+  const ok = shapes('1x3x2x2', '1x3x2x2', '1x3x2x2');
+  const sim = (emulates?: string): BackendInfo => ({ name: 'simulated', available: true, version: 'sim-1', ...(emulates ? { emulates } : {}) });
+  const trt = (version: string, available = true): BackendInfo => ({ name: 'tensorrt', available, version, library: { path: '/l.so', version } });
+
+  it('takes the version of the backend a build would use (auto: TensorRT when available)', () => {
+    expect(formCapabilities('auto', [trt('10.3.0'), sim('11.1.0')])?.version).toBe('10.3.0');
+    expect(formCapabilities('auto', [trt('10.3.0', false), sim('11.1.0')])?.version).toBe('11.1.0');
+    expect(formCapabilities('simulated', [trt('10.3.0'), sim()])?.version).toBe('10.16.0');
+    expect(formCapabilities('tensorrt', [trt('10.3.0', false), sim()])).toBeUndefined();
+    expect(formCapabilities('auto', [])).toBeUndefined();
+  });
+
+  it('TensorRT 11: no precision flags or stronglyTyped are sent (implied), even if ticked before', () => {
+    const caps = formCapabilities('simulated', [sim('11.1.0')]);
+    const r = formToOptions(form({ shapes: ok, precision: ['fp16'], stronglyTyped: true }), model, false, caps);
+    expect(r.ok && r.options.precision).toBeUndefined();
+    expect(r.ok && r.options.stronglyTyped).toBeUndefined();
+    const v10 = formToOptions(form({ shapes: ok, precision: ['fp16'] }), model, false, formCapabilities('simulated', [sim()]));
+    expect(v10.ok && v10.options.precision).toEqual(['fp16']);
+  });
+
+  it('sends a build route only on 11.1+, and the device when given', () => {
+    const f = form({ shapes: ok, buildRoute: ' fast ', device: '1' });
+    expect(formToOptions(f, model, false, formCapabilities('simulated', [sim('11.1.0')]))).toMatchObject({ ok: true, options: { buildRoute: 'fast', device: 1 } });
+    const r = formToOptions(f, model, false, formCapabilities('simulated', [sim('11.0.0')]));
+    expect(r.ok && r.options.buildRoute).toBeUndefined();
+    expect(formToOptions(form({ shapes: ok, device: '-1' }), model, false)).toMatchObject({ ok: false, error: /Device must be a CUDA device index/ });
+  });
+
+  describe('shape-tensor inputs', () => {
+    const st: ModelSummary = {
+      ...model,
+      inputs: [...model.inputs, { name: 'target', elemType: 'int64', shape: [2] }, { name: 'n', elemType: 'int32', shape: [] }],
+      shapeTensorInputs: ['target', 'n'],
+    };
+    const values = (t: [string, string, string], n: [string, string, string]) => ({
+      target: { min: t[0], opt: t[1], max: t[2] },
+      n: { min: n[0], opt: n[1], max: n[2] },
+    });
+
+    it('asks for their values, one per element, and sends them as shapeValues', () => {
+      expect(shapeValueInputs(st).map((i) => i.name)).toEqual(['target', 'n']);
+      const r = formToOptions(form({ shapes: ok, shapeValues: values(['1x-1', '2x-1', '4x-1'], ['0', '1', '2']) }), st, false);
+      expect(r).toMatchObject({ ok: true, options: { shapeValues: { target: { min: [1, -1], opt: [2, -1], max: [4, -1] }, n: { min: [0], opt: [1], max: [2] } } } });
+    });
+
+    it.each([
+      [values(['', '1x1', '1x1'], ['1', '1', '1']), /Shape tensor "target": min values are empty/],
+      [values(['1', '1x1', '1x1'], ['1', '1', '1']), /Shape tensor "target": min has 1 value, the input holds 2/],
+      [values(['1x1', '1x1', '1x1'], ['3', '1', '5']), /Shape tensor "n": value 0 must satisfy min ≤ opt ≤ max \(got 3, 1, 5\)/],
+      [values(['1xa', '1x1', '1x1'], ['1', '1', '1']), /"1xa" must be whole numbers/],
+    ])('rejects bad values before Build, naming the input', (v, msg) => {
+      expect(formToOptions(form({ shapes: ok, shapeValues: v }), st, false)).toMatchObject({ ok: false, error: msg });
+    });
+
+    it('validates values on their own: a bad entry names the input', () => {
+      expect(validateShapeValues({ name: 'len', elemType: 'int64', shape: ['k'] }, { min: '1', opt: '1x2', max: '1x2' })).toMatchObject({
+        ok: false,
+        error: /"len": min, opt and max need the same number of values/,
+      });
+    });
   });
 });

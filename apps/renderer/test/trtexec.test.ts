@@ -20,13 +20,13 @@ describe('trtexecCommand', () => {
       'trtexec --onnx=models/resnet.onnx --saveEngine=models/resnet.engine --builderOptimizationLevel=5 ' +
         '--memPoolSize=workspace:2048M ' +
         '--minShapes=input:1x3x224x224,mask:1x16 --optShapes=input:4x3x224x224,mask:1x64 --maxShapes=input:8x3x224x224,mask:1x128 ' +
-        '--timingCacheFile=/caches/rn.cache --fp16 --int8',
+        '--timingCacheFile=/caches/rn.cache --fp16 --int8 --skipInference',
     );
   });
 
   it('uses --stronglyTyped instead of precision flags', () => {
     const cmd = trtexecCommand({ modelPath: 'm.onnx', options: { stronglyTyped: true, precision: ['fp16'] } });
-    expect(cmd).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --stronglyTyped');
+    expect(cmd).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --stronglyTyped --skipInference');
   });
 
   it('leaves out simulator-only options and quotes paths with spaces for the shell', () => {
@@ -35,7 +35,17 @@ describe('trtexecCommand', () => {
       enginePath: '/tmp/out.engine',
       options: { simDuration: 5, simFault: 'crash', simSeed: 3, backend: 'simulated' },
     });
-    expect(cmd).toBe(`trtexec '--onnx=/home/me/my model'\\''s.onnx' --saveEngine=/tmp/out.engine`);
+    expect(cmd).toBe(`trtexec '--onnx=/home/me/my model'\\''s.onnx' --saveEngine=/tmp/out.engine --skipInference`);
+  });
+
+  it('follows the TensorRT version of the backend in use', () => {
+    const options = { precision: ['fp16' as const], stronglyTyped: false, buildRoute: 'fast', device: 1 };
+    expect(trtexecCommand({ modelPath: 'm.onnx', options, trtVersion: '10.16.1' })).toBe(
+      'trtexec --onnx=m.onnx --saveEngine=m.engine --fp16 --device=1 --skipInference',
+    );
+    expect(trtexecCommand({ modelPath: 'm.onnx', options: { ...options, stronglyTyped: true }, trtVersion: '11.1.0' })).toBe(
+      'trtexec --onnx=m.onnx --saveEngine=m.engine --device=1 --setBuildRoute=fast --skipInference',
+    );
   });
 
   it('names the engine after the model', () => {

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BackendInfo, BuildEvent } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
-import { checkShapes, resolveBackend, validateBuild } from '../build-validation.js';
+import { checkShapes, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
+import { BuildOptions } from '../../shared/protocol.js';
 import { EventLog } from '../event-log.js';
 import { inspectModel } from '../model-reader.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -96,6 +97,114 @@ describe('build request validation', () => {
     const err = await validateBuild({ modelPath: model, outputPath: '/proc/tbs-test.engine' }, ctx).catch((e) => e);
     expect(err.code).toBe('bad_input');
     expect(err.message).toMatch(/output directory \/proc is not writable/);
+  });
+});
+
+describe('shape-tensor values', async () => {
+  const p = writeModel(path.join(dir, 'shape-tensor.onnx'), {
+    inputs: [
+      { name: 'x', shape: ['batch', 16] },
+      { name: 'target', shape: [2], elemType: 'int64' },
+      { name: 'n', shape: [], elemType: 'int32' },
+      { name: 'len', shape: ['k'], elemType: 'int64' },
+    ],
+  });
+  const read = await inspectModel(p);
+  // The model reader's heuristic decides which inputs are shape tensors; given here directly.
+  const summary = { ...read, shapeTensorInputs: ['target', 'n', 'len'] };
+  const v = (min: number[], opt: number[], max: number[]) => ({ min, opt, max });
+
+  it('accepts one value per element (dims[0] for rank 1, one for a scalar), of any sign', () => {
+    expect(() => checkShapeValues(summary, { target: v([1, -1], [4, -1], [8, -1]), n: v([0], [2], [5]), len: v([1, 2], [1, 2], [1, 3]) })).not.toThrow();
+  });
+
+  it.each([
+    [{ target: v([1], [1], [1]) }, /shapeValues for "target" need 2 values each \(the input is \[2\]\), got min 1, opt 1, max 1/],
+    [{ n: v([1, 2], [1, 2], [1, 2]) }, /"n" need 1 value each/],
+    [{ len: v([1], [1, 2], [1, 2]) }, /"len" need the same number of values for min, opt and max/],
+    [{ target: v([4, 1], [2, 1], [8, 1]) }, /shapeValues for "target" value 0: min 4 <= opt 2 <= max 8 does not hold/],
+    [{ x: v([1, 16], [1, 16], [1, 16]) }, /shapeValues given for "x" \[batch, 16\] float32, which is not a shape-tensor input \(those are: "target", "n", "len"\)/],
+    [{ nope: v([1], [1], [1]) }, /shapeValues given for unknown input "nope"/],
+  ])('rejects %o', (values, msg) => {
+    const e = thrown(() => checkShapeValues(summary, values));
+    expect(e.code).toBe('bad_input');
+    expect(e.message).toMatch(msg);
+  });
+
+  it('without the model reader\'s list, leaves the decision to TensorRT (but a shape tensor has rank 0 or 1)', () => {
+    expect(() => checkShapeValues(read, { target: v([1, 16], [1, 16], [1, 16]) })).not.toThrow();
+    expect(thrown(() => checkShapeValues(read, { x: v([1, 16], [1, 16], [1, 16]) })).message).toMatch(
+      /shapeValues for "x": a shape tensor has rank 0 or 1, but the input is \[batch, 16\]/,
+    );
+  });
+
+  it('takes shapes given for a shape-tensor input as its values (trtexec uses the same flags)', () => {
+    const o = BuildOptions.parse({ shapes: { x: v([1, 16], [2, 16], [4, 16]), target: v([1, 2], [3, 4], [5, 6]) } });
+    moveShapeTensorValues(summary, o);
+    expect(o.shapes).toEqual({ x: v([1, 16], [2, 16], [4, 16]) });
+    expect(o.shapeValues).toEqual({ target: v([1, 2], [3, 4], [5, 6]) });
+    const both = BuildOptions.parse({ shapes: { target: v([1, 2], [1, 2], [1, 2]) }, shapeValues: { target: v([1, 2], [1, 2], [1, 2]) } });
+    expect(thrown(() => moveShapeTensorValues(summary, both)).message).toMatch(/"target" is given both in shapes and in shapeValues/);
+  });
+
+  it('a dynamic-length shape tensor with values needs no dims', () => {
+    expect(() => checkShapes(summary, { x: v([1, 16], [1, 16], [1, 16]) }, ['len'])).not.toThrow();
+    expect(thrown(() => checkShapes(summary, { x: v([1, 16], [1, 16], [1, 16]) })).message).toMatch(/without shapes: "len"/);
+  });
+});
+
+describe('options gated on the TensorRT version of the build', () => {
+  const model = writeModel(path.join(dir, 'gates.onnx'), { layers: 1 });
+  const sim = (emulates?: string): BackendInfo[] => [simOnly[0], { ...simOnly[1], ...(emulates ? { emulates } : {}) }];
+  const trt = (library: string, extra: Partial<BackendInfo> = {}): BackendInfo[] => [
+    { name: 'tensorrt', available: true, version: library, library: { path: '/opt/trt/lib/libnvinfer.so', version: library }, ...extra },
+    simOnly[1],
+  ];
+  const attempt = (options: object, backends: BackendInfo[]) =>
+    validateBuild({ modelPath: model, options }, { id: 'g', outputDir: path.join(dir, 'out'), backends: async () => backends }).then(
+      () => null,
+      (e: ServiceError) => {
+        expect(e).toBeInstanceOf(ServiceError);
+        expect(e.code).toBe('bad_input');
+        return e.message;
+      },
+    );
+
+  it('TensorRT 11 (simulated): precision flags are refused with what to do instead; stronglyTyped is fine', async () => {
+    expect(await attempt({ precision: ['fp16'] }, sim('11.1.0'))).toBe(
+      'precision "fp16": TensorRT 11.1.0 has no precision flags. TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer).',
+    );
+    expect(await attempt({ stronglyTyped: true }, sim('11.1.0'))).toBeNull();
+    expect(await attempt({ precision: ['fp16'] }, sim())).toBeNull(); // the default imitation is 10.16
+  });
+
+  it('the library\'s version decides, not the adapter\'s headers', async () => {
+    const lib103 = trt('10.3.0', { adapter: { major: 10, headerVersion: '10.16.1', path: '/a.so' } });
+    expect(await attempt({ precision: ['fp4'] }, lib103)).toMatch(/precision "fp4" needs TensorRT 10.8 or newer; the build would run on TensorRT 10.3.0/);
+    expect(await attempt({ hardwareCompatibility: 'same_compute_capability' }, lib103)).toMatch(/needs TensorRT 10.9/);
+    expect(await attempt({ precision: ['fp4'] }, trt('10.8.0'))).toBeNull();
+  });
+
+  it('stronglyTyped with a precision flag is refused (TensorRT rejects it)', async () => {
+    expect(await attempt({ stronglyTyped: true, precision: ['int8'] }, sim())).toMatch(/stronglyTyped cannot be combined with precision "int8"/);
+  });
+
+  it('a build route needs 11.1, and one the library lists when it lists them', async () => {
+    expect(await attempt({ buildRoute: 'r1' }, sim('11.0.0'))).toMatch(/buildRoute needs TensorRT 11.1 or newer/);
+    expect(await attempt({ buildRoute: 'r1' }, sim('11.1.0'))).toBeNull();
+    expect(await attempt({ buildRoute: 'r9' }, trt('11.1.0', { buildRoutes: ['r1', 'r2'] }))).toMatch(/"r9" is not one of the build routes TensorRT 11.1.0 offers: r1, r2/);
+  });
+
+  it.each([
+    [{ optLevel: 7 }, /optLevel/],
+    [{ workspaceMiB: 2 ** 60 }, /workspaceMiB: at most 8589934592 MiB/],
+    [{ tacticSharedMemoryKiB: 2 ** 60 }, /tacticSharedMemoryKiB: at most/],
+    [{ maxAuxStreams: 2 ** 40 }, /maxAuxStreams: at most 2147483647/],
+    [{ device: -1 }, /device/],
+    [{ device: 1.5 }, /device/],
+    [{ buildRoute: '' }, /buildRoute/],
+  ])('numbers out of range are refused naming the field: %o', async (options, msg) => {
+    expect(await attempt(options, sim())).toMatch(msg);
   });
 });
 

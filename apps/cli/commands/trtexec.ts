@@ -1,0 +1,72 @@
+// `trtexec <trtexec flags>`: the build a trtexec command line describes, run the way `build` runs
+// it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
+// scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
+// the app's "Copy as trtexec command".
+import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
+import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TrtexecUsageError } from '../../shared/trtexec.js';
+import { checkCliOptions, helpCapabilities } from '../build-args.js';
+import { UsageError } from '../usage-error.js';
+import { runBuildInput } from './build.js';
+
+export function trtexecHelp(backends?: BackendInfo[]): string {
+  const caps = backends ? helpCapabilities(backends) : undefined;
+  const precision = !caps
+    ? '  --fp16 --bf16 --int8 --fp8 --int4   precision flags (TensorRT 10.x only; --int4 deprecated since 10.12)\n'
+    : caps.precisions.length
+      ? `  ${caps.precisions.filter((p) => p !== 'fp4').map((p) => `--${p}`).join(' ')}   precision flags${caps.deprecatedPrecisions.includes('int4') ? ' (--int4 deprecated)' : ''}\n`
+      : '  (no precision flags on TensorRT 11: networks are strongly typed)\n';
+  return `Usage: trt-build-studio trtexec --onnx=<model.onnx> --saveEngine=<engine> [trtexec flags]
+
+Runs the engine build a trtexec command line describes, with this tool's live view of the build.
+Flags use trtexec's spelling (--flag=value); no inference is run (--skipInference is implied).
+${caps ? `Flags for TensorRT ${caps.version}, the version builds use here.\n` : ''}
+Supported trtexec flags:
+  --onnx=<file> --saveEngine=<file>
+  --minShapes=spec --optShapes=spec --maxShapes=spec   e.g. input:1x3x224x224,mask:1x16 (also
+                        shape-tensor values); only --optShapes means min = opt = max; --shapes=spec
+                        is a fixed profile
+  --timingCacheFile=<file> --builderOptimizationLevel=N (0-5)
+  --memPoolSize=workspace:<size>[,tacticSharedMem:<size>]   size in MiB, or suffixed B, K, M, G
+  --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none
+  --hardwareCompatibilityLevel=${caps ? caps.hardwareCompatibility.map((h) => ({ none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' })[h]).join('|') : 'none|ampere+|sameComputeCapability'}
+  --maxAuxStreams=N --device=N${!caps || caps.buildRoutes ? ' --setBuildRoute=<route> (11.1+)' : ''} --skipInference
+${precision}This tool's own:
+  --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
+
+Any other flag exits 2 naming it. Exit codes as for \`build\`.
+`;
+}
+
+/** trtexec's flag names in version-gate messages. */
+const trtexecNamer = (field: string, value?: string) =>
+  field === 'precision' ? `--${value}` : field === 'stronglyTyped' ? '--stronglyTyped' : field === 'buildRoute' ? '--setBuildRoute' : '--hardwareCompatibilityLevel';
+
+export async function runTrtexec(argv: string[]): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    const { createBuildService } = await import('../../service/build-service.js');
+    const service = createBuildService();
+    let backends: BackendInfo[] | undefined;
+    try {
+      backends = await service.listBackends();
+    } catch {
+      // Help must not fail because no worker could list backends: the general text will do.
+    } finally {
+      await service.shutdown();
+    }
+    process.stdout.write(trtexecHelp(backends));
+    return 0;
+  }
+  if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> and --saveEngine=<engine> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
+  let parsed;
+  try {
+    parsed = parseTrtexecArgs(argv);
+  } catch (e) {
+    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
+    throw e;
+  }
+  return runBuildInput(
+    { modelPath: parsed.modelPath, outputPath: parsed.enginePath, options: parsed.options },
+    parsed.json,
+    (options: BuildOptionsInput, backends: BackendInfo[]) => checkCliOptions(options, backends, trtexecNamer),
+  );
+}

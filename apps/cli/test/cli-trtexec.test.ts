@@ -1,0 +1,174 @@
+// `trt-build-studio trtexec` and the version-dependent options of `build`, through the real CLI in
+// a child process (dist/ must be built: `npm run build:ts`). TBS_SIM_TRT_VERSION makes the
+// simulated backend imitate another TensorRT version, so TensorRT 11 handling is exercised here.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNdjson, runCli } from '../../../test/support/cli.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+
+let dir: string;
+let dyn: string;
+let fixed: string;
+beforeAll(() => {
+  dir = tempDir('tbs-cli-trtexec-');
+  dyn = writeModel(path.join(dir, 'dyn.onnx'), { dynamic: true, layers: 1 });
+  fixed = writeModel(path.join(dir, 'fixed.onnx'), { layers: 1 });
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const v11 = { env: { ...process.env, TBS_SIM_TRT_VERSION: '11.1.0' } };
+const v103 = { env: { ...process.env, TBS_SIM_TRT_VERSION: '10.3.0' } };
+
+type Ev = { type: string; status?: string; options?: Record<string, unknown>; outputPath?: string };
+
+describe('trtexec', () => {
+  it('builds what a trtexec command line describes, with --json', async () => {
+    const engine = path.join(dir, 'e.engine');
+    const cache = path.join(dir, 'e.cache');
+    const r = await runCli([
+      'trtexec',
+      `--onnx=${dyn}`,
+      `--saveEngine=${engine}`,
+      '--minShapes=input:1x3x32x32',
+      '--optShapes=input:2x3x32x32',
+      '--maxShapes=input:4x3x64x64',
+      `--timingCacheFile=${cache}`,
+      '--builderOptimizationLevel=2',
+      '--memPoolSize=workspace:1G,tacticSharedMem:48K',
+      '--noTF32',
+      '--fp16',
+      '--skipInference',
+      '--backend=simulated',
+      '--json',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const events = parseNdjson(r.stdout) as Ev[];
+    const started = events.find((e) => e.type === 'build.started')!;
+    expect(started.options).toMatchObject({
+      backend: 'simulated',
+      optLevel: 2,
+      workspaceMiB: 1024,
+      tacticSharedMemoryKiB: 48,
+      tf32: false,
+      precision: ['fp16'],
+      timingCache: cache,
+      shapes: { input: { min: [1, 3, 32, 32], opt: [2, 3, 32, 32], max: [4, 3, 64, 64] } },
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded', outputPath: engine });
+    expect(fs.statSync(engine).size).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--useDLACore=0'], /unsupported trtexec flag --useDLACore/],
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--memPoolSize=dlaSRAM:1M'], /pool "dlaSRAM" is not supported/],
+    [['--saveEngine=e.engine'], /--onnx=<model.onnx> is required/],
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--minShapes=x:1x3'], /--optShapes and --maxShapes missing/],
+    [[], /needs at least --onnx/],
+  ])('%j exits 2 naming the problem', async (args, msg) => {
+    const r = await runCli(['trtexec', ...args]);
+    expect(r.stderr).toMatch(msg);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+  });
+
+  it('on TensorRT 11, --fp16 exits 2 with the explanation, before any build', async () => {
+    const engine = path.join(dir, 'v11.engine');
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${engine}`, '--fp16', '--backend=simulated'], v11);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--fp16: TensorRT 11.1.0 has no precision flags. TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer).');
+    expect(fs.existsSync(engine)).toBe(false);
+  });
+
+  it('help follows the version in use', async () => {
+    const h11 = await runCli(['trtexec', '--help'], v11);
+    expect(h11.code).toBe(0);
+    expect(h11.stdout).toContain('TensorRT 11.1.0');
+    expect(h11.stdout).not.toMatch(/--fp16|--stronglyTyped/);
+    expect(h11.stdout).toContain('--setBuildRoute');
+    const h10 = await runCli(['trtexec', '--help'], v103);
+    expect(h10.stdout).toMatch(/--fp16 --bf16 --int8 --fp8 --int4/);
+    expect(h10.stdout).not.toContain('--setBuildRoute');
+  });
+});
+
+describe('build: version-dependent options', () => {
+  it('on TensorRT 11, --fp16 exits 2 with the explanation', async () => {
+    const r = await runCli(['build', fixed, '-o', path.join(dir, 'b11.engine'), '--fp16', '--backend', 'simulated'], v11);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--fp16: TensorRT 11.1.0 has no precision flags. TensorRT 11 builds strongly typed networks');
+  });
+
+  it('--strongly-typed with a precision flag exits 2 (TensorRT rejects it)', async () => {
+    const r = await runCli(['build', fixed, '-o', path.join(dir, 'st.engine'), '--strongly-typed', '--int8', '--backend', 'simulated']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--strongly-typed cannot be combined with --int8/);
+  });
+
+  it('a library older than the flag: --fp4 and same_compute_capability on 10.3', async () => {
+    const r1 = await runCli(['build', fixed, '-o', path.join(dir, 'a.engine'), '--fp4', '--backend', 'simulated'], v103);
+    expect(r1.code).toBe(2);
+    expect(r1.stderr).toMatch(/--fp4 needs TensorRT 10\.8 or newer; the build would run on TensorRT 10\.3\.0/);
+    const r2 = await runCli(['build', fixed, '-o', path.join(dir, 'a.engine'), '--hardware-compatibility', 'same_compute_capability', '--backend', 'simulated'], v103);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toMatch(/--hardware-compatibility "same_compute_capability" needs TensorRT 10\.9/);
+  });
+
+  it('--build-route only on 11.1+', async () => {
+    const r = await runCli(['build', fixed, '-o', path.join(dir, 'r.engine'), '--build-route', 'fast', '--backend', 'simulated'], v103);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--build-route needs TensorRT 11\.1 or newer/);
+  });
+
+  it('help follows the version in use: no precision flags on 11, deprecation of --int4/--fp4 on 10.12+', async () => {
+    const h11 = await runCli(['build', '--help'], v11);
+    expect(h11.code).toBe(0);
+    expect(h11.stdout).not.toMatch(/--fp16|--strongly-typed/);
+    expect(h11.stdout).toContain('--build-route');
+    expect(h11.stdout).toContain('cast or quantize the model offline');
+    const h16 = await runCli(['build', '--help']);
+    expect(h16.stdout).toMatch(/--fp16 --bf16 --int8 --fp8\n/);
+    expect(h16.stdout).toMatch(/--int4 --fp4\s+deprecated: only enable plugins with these I\/O types/);
+    expect(h16.stdout).not.toContain('--build-route');
+  });
+
+  it('takes trtexec-style --minShapes/--optShapes/--maxShapes, --device and --infer-cache-misses', async () => {
+    const r = await runCli([
+      'build',
+      dyn,
+      '-o',
+      path.join(dir, 'mm.engine'),
+      '--minShapes',
+      'input:1x3x32x32',
+      '--optShapes=input:2x3x32x32',
+      '--maxShapes',
+      'input:2x3x32x32',
+      '--device',
+      '0',
+      '--infer-cache-misses',
+      '--backend',
+      'simulated',
+      '--json',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const started = (parseNdjson(r.stdout) as Ev[]).find((e) => e.type === 'build.started')!;
+    expect(started.options).toMatchObject({
+      device: 0,
+      inferCacheMisses: true,
+      shapes: { input: { min: [1, 3, 32, 32], opt: [2, 3, 32, 32], max: [2, 3, 32, 32] } },
+    });
+  });
+
+  it.each([
+    [['--workspace', String(2 ** 60)], /--workspace expects a whole number from 1 to 8589934592/],
+    [['--max-aux-streams', '99999999999'], /--max-aux-streams expects a whole number from 0 to 2147483647/],
+    [['--device=-1'], /--device expects a whole number/],
+    [['--shapes', 'input:1x3x2x2', '--optShapes', 'input:1x3x2x2'], /"input" are given both with --shapes and with --minShapes/],
+  ])('%j is a usage error naming the flag', async (args, msg) => {
+    const r = await runCli(['build', dyn, '-o', path.join(dir, 'x.engine'), ...args]);
+    expect(r.stderr).toMatch(msg);
+    expect(r.code).toBe(2);
+  });
+});

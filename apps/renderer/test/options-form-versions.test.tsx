@@ -1,0 +1,118 @@
+// @vitest-environment happy-dom
+// The options form follows the TensorRT version of the backend in use: the real form, store and
+// controller in a DOM, with a scripted client whose backends imitate 10.x or 11.1.
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BackendInfo, ModelSummary } from '../../shared/protocol.js';
+import { OptionsForm } from '../components/OptionsForm.js';
+import { AppContext } from '../hooks.js';
+import { createAppStore } from '../store/app-store.js';
+import { Controller } from '../store/controller.js';
+import type { FrameScheduler } from '../store/event-pump.js';
+import { ScriptedClient, summary } from './scripted-client.js';
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const sched: FrameScheduler = { request: () => {}, now: () => performance.now(), hidden: () => false };
+
+class VersionedClient extends ScriptedClient {
+  constructor(private readonly backends: BackendInfo[]) {
+    super();
+  }
+  override async listBackends(): Promise<BackendInfo[]> {
+    return this.backends;
+  }
+}
+
+let root: Root | undefined;
+let host: HTMLElement | undefined;
+afterEach(() => {
+  act(() => root?.unmount());
+  host?.remove();
+});
+
+async function mount(backends: BackendInfo[], model: ModelSummary = summary) {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  const client = new VersionedClient(backends);
+  client.nextModel = { path: '/srv/m.onnx', displayName: 'm.onnx', summary: model };
+  const store = createAppStore();
+  const controller = new Controller(store, client, sched);
+  root = createRoot(host);
+  await act(async () => {
+    root!.render(
+      <AppContext.Provider value={{ store, controller }}>
+        <OptionsForm />
+      </AppContext.Provider>,
+    );
+    await controller.init();
+    await controller.openModel();
+  });
+  const h = host;
+  const labels = () => [...h.querySelectorAll('label')].map((l) => l.textContent?.trim());
+  const button = (text: string) => [...h.querySelectorAll('button')].find((b) => b.textContent === text)!;
+  const copy = async () => {
+    await act(async () => button('Copy as trtexec command').click());
+    return h.querySelector('pre[aria-label="trtexec command"]')?.textContent ?? '';
+  };
+  return { store, controller, client, labels, copy, host: h };
+}
+
+const sim = (emulates?: string): BackendInfo[] => [
+  { name: 'tensorrt', available: false, reason: 'no libnvinfer' },
+  { name: 'simulated', available: true, version: 'sim-1', ...(emulates ? { emulates } : {}) },
+];
+
+describe('OptionsForm by TensorRT version', () => {
+  it('10.x: precision checkboxes and strongly typed; no build route', async () => {
+    const f = await mount(sim('10.3.0'));
+    expect(f.labels()).toEqual(expect.arrayContaining(['Strongly typed', 'fp16', 'bf16', 'int8', 'fp8', 'Device']));
+    expect(f.labels()).not.toContain('Build route');
+    act(() => f.store.setState((s) => ({ form: { ...s.form, precision: ['fp16'], device: '2' } })));
+    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
+  });
+
+  it('11.1: no precision flags (the reason is shown), strongly typed implied, a build route field', async () => {
+    const f = await mount(sim('11.1.0'));
+    expect(f.labels()).not.toEqual(expect.arrayContaining(['fp16']));
+    expect(f.labels()).not.toContain('Strongly typed');
+    expect(f.host.textContent).toContain('TensorRT 11.1.0 has no precision flags');
+    expect(f.labels()).toContain('Build route');
+    act(() => f.store.setState((s) => ({ form: { ...s.form, buildRoute: 'fast' } })));
+    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --builderOptimizationLevel=3 --setBuildRoute=fast --skipInference');
+  });
+
+  it('a choice the version lacks is dropped, so Build cannot send it', async () => {
+    const f = await mount(sim('11.1.0'));
+    await act(async () => f.store.setState((s) => ({ form: { ...s.form, precision: ['fp16'], stronglyTyped: true } })));
+    expect(f.store.getState().form.precision).toEqual([]);
+    expect(f.store.getState().form.stronglyTyped).toBe(false);
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.precision).toBeUndefined();
+  });
+
+  it('offers the build routes TensorRT lists as a select', async () => {
+    const f = await mount([
+      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['default', 'fast'] },
+      { name: 'simulated', available: true, version: 'sim-1' },
+    ]);
+    const select = [...f.host.querySelectorAll('select')].find((s) => [...s.options].some((o) => o.value === 'fast'));
+    expect([...select!.options].map((o) => o.textContent)).toEqual(['not set (TensorRT default)', 'default', 'fast']);
+  });
+
+  it('asks for shape-tensor values and builds with them', async () => {
+    const model: ModelSummary = {
+      ...summary,
+      inputs: [...summary.inputs, { name: 'target', elemType: 'int64', shape: [2] }],
+      shapeTensorInputs: ['target'],
+    };
+    const f = await mount(sim(), model);
+    const inputs = ['min', 'opt', 'max'].map((w) => f.host.querySelector<HTMLInputElement>(`input[aria-label="target ${w} values"]`));
+    expect(inputs.every(Boolean)).toBe(true);
+    act(() => f.store.setState((s) => ({ form: { ...s.form, shapeValues: { target: { min: '1x-1', opt: '2x-1', max: '4x-1' } } } })));
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.shapeValues).toEqual({ target: { min: [1, -1], opt: [2, -1], max: [4, -1] } });
+    expect(await f.copy()).toContain('--minShapes=target:1x-1 --optShapes=target:2x-1 --maxShapes=target:4x-1');
+  });
+});

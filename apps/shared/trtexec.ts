@@ -1,0 +1,363 @@
+// trtexec command lines, both ways: `trt-build-studio trtexec <flags>` parses what people already
+// have in scripts and notes, and "Copy as trtexec command" writes one. One module, so a copied
+// command always parses back into the same build (a round-trip test holds them together).
+//
+// Syntax follows trtexec's own help: `--flag=value` (a space instead of "=" is accepted too),
+// shape specs `name:1x3x224x224,name2:...` with names optionally in single quotes ('Input:0'),
+// `name:` or `name:scalar` for a 0-D shape, and only --optShapes given meaning min = opt = max.
+// The same three flags carry the values of shape-tensor inputs, as in trtexec.
+// --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G
+// (base 2), decimals allowed and rounded down to whole bytes.
+import { OPTION_LIMITS, type BuildOptionsInput, type Precision, type ShapeRange, type ShapeValueRange } from './protocol.js';
+import { trtCapabilities } from './trt-capabilities.js';
+
+/** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
+export class TrtexecUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TrtexecUsageError';
+  }
+}
+
+export interface TrtexecBuild {
+  modelPath: string;
+  enginePath: string;
+  options: BuildOptionsInput;
+  /** This product's --json: NDJSON events instead of the live tree. */
+  json: boolean;
+}
+
+// ───────────────────────────────── shape specs ─────────────────────────────
+
+export type Which = 'min' | 'opt' | 'max';
+const WHICH: Which[] = ['min', 'opt', 'max'];
+const SHAPE_FLAG: Record<Which, string> = { min: '--minShapes', opt: '--optShapes', max: '--maxShapes' };
+
+/**
+ * One flag's value, `a:1x3x224x224,'b:0':4,c:` → [["a",[1,3,224,224]],["b:0",[4]],["c",[]]].
+ * Values are integers of either sign: shape-tensor values may be 0 or -1; dims are checked later.
+ */
+export function parseShapeList(flag: string, spec: string): Array<[string, number[]]> {
+  const out: Array<[string, number[]]> = [];
+  let i = 0;
+  const fail = (why: string): never => {
+    throw new TrtexecUsageError(`${flag}: ${why} in "${spec}" (expected e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128)`);
+  };
+  while (i < spec.length) {
+    let name: string;
+    if (spec[i] === "'") {
+      const close = spec.indexOf("'", i + 1);
+      if (close < 0) fail('unterminated quote');
+      name = spec.slice(i + 1, close);
+      i = close + 1;
+      if (spec[i] !== ':') fail(`expected ":" after the quoted name '${name}'`);
+    } else {
+      // Unquoted, the name runs to the last colon of the entry (so "Input:0:1x3" names "Input:0").
+      const comma = spec.indexOf(',', i);
+      const entry = spec.slice(i, comma < 0 ? undefined : comma);
+      const colon = entry.lastIndexOf(':');
+      if (colon < 0) fail(`"${entry}" has no ":<dims>"`);
+      name = entry.slice(0, colon);
+      i += colon;
+    }
+    if (name === '') fail('an input name is empty');
+    i++; // the colon
+    const end = spec.indexOf(',', i) < 0 ? spec.length : spec.indexOf(',', i);
+    const text = spec.slice(i, end).trim();
+    i = end + 1;
+    let dims: number[];
+    if (text === '' || text === 'scalar') dims = [];
+    else {
+      dims = text.split('x').map((d) => (/^-?\d+$/.test(d) ? Number(d) : NaN));
+      if (dims.some((d) => !Number.isSafeInteger(d))) fail(`"${text}" for "${name}" is not whole numbers joined by "x"`);
+    }
+    if (out.some(([n]) => n === name)) fail(`"${name}" is given twice`);
+    out.push([name, dims]);
+    if (end === spec.length) break;
+  }
+  if (out.length === 0) fail('no input given');
+  return out;
+}
+
+/** trtexec's own quoting for a name that contains ":" or ",". */
+function specName(name: string): string {
+  return /[:,]/.test(name) ? `'${name}'` : name;
+}
+
+export function formatShapeList(entries: Array<[string, number[]]>): string {
+  return entries.map(([n, d]) => `${specName(n)}:${d.length === 0 ? 'scalar' : d.join('x')}`).join(',');
+}
+
+/**
+ * --minShapes/--optShapes/--maxShapes → per-input ranges. Entries naming a known shape-tensor
+ * input, or holding a value below 1 (which no dimension can be), are shape values; the rest are
+ * dimensions. Without the list the service sorts dimensions of shape-tensor inputs out later.
+ */
+export function shapesFromFlags(
+  lists: Partial<Record<Which, Array<[string, number[]]>>>,
+  shapeTensorInputs: readonly string[] = [],
+): { shapes?: Record<string, ShapeRange>; shapeValues?: Record<string, ShapeValueRange> } {
+  const given = WHICH.filter((w) => lists[w]);
+  if (given.length === 0) return {};
+  for (const w of given) {
+    const names = lists[w]!.map(([n]) => n);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
+  }
+  if (given.length === 1 && given[0] === 'opt') lists = { min: lists.opt, opt: lists.opt, max: lists.opt };
+  else if (given.length !== 3) {
+    const missing = WHICH.filter((w) => !lists[w]).map((w) => SHAPE_FLAG[w]);
+    throw new TrtexecUsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
+  }
+  const maps = Object.fromEntries(WHICH.map((w) => [w, new Map(lists[w])])) as Record<Which, Map<string, number[]>>;
+  const names = [...new Set(WHICH.flatMap((w) => [...maps[w].keys()]))];
+  const shapes: Record<string, ShapeRange> = {};
+  const shapeValues: Record<string, ShapeValueRange> = {};
+  for (const name of names) {
+    const absent = WHICH.filter((w) => !maps[w].has(name));
+    if (absent.length) throw new TrtexecUsageError(`"${name}" is missing from ${absent.map((w) => SHAPE_FLAG[w]).join(' and ')}: every input needs min, opt and max`);
+    const r = { min: maps.min.get(name)!, opt: maps.opt.get(name)!, max: maps.max.get(name)! };
+    const values = shapeTensorInputs.includes(name) || WHICH.some((w) => r[w].some((d) => d < 1));
+    if (values) shapeValues[name] = r;
+    else shapes[name] = r;
+  }
+  return {
+    ...(Object.keys(shapes).length ? { shapes } : {}),
+    ...(Object.keys(shapeValues).length ? { shapeValues } : {}),
+  };
+}
+
+// ───────────────────────────────── memory pools ────────────────────────────
+
+const UNIT: Record<string, number> = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
+
+/** `4096`, `0.5G`, `64K` → bytes (rounded down), MiB when no suffix, as trtexec reads them. */
+export function parsePoolSize(flag: string, text: string): number {
+  const m = /^(\d+(?:\.\d*)?|\.\d+)([BKMG])?$/.exec(text);
+  if (!m) throw new TrtexecUsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (no suffix: MiB)`);
+  return Math.floor(Number(m[1]) * UNIT[m[2] ?? 'M']);
+}
+
+type PoolField = 'workspaceMiB' | 'tacticSharedMemoryKiB' | 'tacticDramMiB';
+/**
+ * trtexec's pools this product sets. tacticDram is not a trtexec pool; it is accepted here for
+ * this product's tacticDramMiB, and never written into a copied command.
+ */
+const POOLS: Record<string, { field: PoolField; unit: number; unitName: string; max: number }> = {
+  workspace: { field: 'workspaceMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
+  tacticSharedMem: { field: 'tacticSharedMemoryKiB', unit: 1024, unitName: 'KiB', max: OPTION_LIMITS.poolKiB },
+  tacticDram: { field: 'tacticDramMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
+};
+
+function parsePools(spec: string, into: BuildOptionsInput): void {
+  const flag = '--memPoolSize';
+  for (const part of spec.split(',')) {
+    const colon = part.indexOf(':');
+    if (colon <= 0) throw new TrtexecUsageError(`${flag}: "${part}" is not <pool>:<size>, e.g. ${flag}=workspace:1024M`);
+    const pool = part.slice(0, colon);
+    const p = POOLS[pool];
+    if (!p) {
+      throw new TrtexecUsageError(
+        `${flag}: pool "${pool}" is not supported here (supported: workspace, tacticSharedMem${pool.startsWith('dla') ? '; DLA pools are not used by this product' : ''})`,
+      );
+    }
+    const bytes = parsePoolSize(`${flag} ${pool}`, part.slice(colon + 1));
+    if (bytes === 0 || bytes % p.unit !== 0) {
+      throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
+    }
+    if (bytes / p.unit > p.max) throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" is too large (at most ${p.max} ${p.unitName})`);
+    into[p.field] = bytes / p.unit;
+  }
+}
+
+// ──────────────────────────────────── parse ────────────────────────────────
+
+const PRECISION_FLAGS: Record<string, Precision> = { '--fp16': 'fp16', '--bf16': 'bf16', '--int8': 'int8', '--fp8': 'fp8', '--int4': 'int4' };
+const VALUE_FLAGS = new Set([
+  '--onnx',
+  '--saveEngine',
+  '--minShapes',
+  '--optShapes',
+  '--maxShapes',
+  '--shapes',
+  '--timingCacheFile',
+  '--builderOptimizationLevel',
+  '--memPoolSize',
+  '--profilingVerbosity',
+  '--hardwareCompatibilityLevel',
+  '--maxAuxStreams',
+  '--device',
+  '--setBuildRoute',
+  '--backend',
+]);
+const BOOLEAN_FLAGS = new Set(['--noTF32', '--stronglyTyped', '--skipInference', '--json', ...Object.keys(PRECISION_FLAGS)]);
+
+/** For an unsupported flag's message: what is accepted. */
+export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json');
+
+const HARDWARE: Record<string, NonNullable<BuildOptionsInput['hardwareCompatibility']>> = {
+  none: 'none',
+  'ampere+': 'ampere_plus',
+  sameComputeCapability: 'same_compute_capability',
+};
+
+function wholeNumber(flag: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new TrtexecUsageError(`${flag} expects a whole number from ${min} to ${max}, got "${text}"`);
+  }
+  return Number(text);
+}
+
+/**
+ * trtexec arguments → the build they describe. `shapeTensorInputs` (from the model reader, when
+ * known) sorts shape-flag entries into dims and shape-tensor values; see shapesFromFlags.
+ */
+export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly string[] = []): TrtexecBuild {
+  const values = new Map<string, string[]>();
+  const flags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    if (!flag.startsWith('--')) throw new TrtexecUsageError(`unexpected argument "${arg}": trtexec takes only --flags (the model is --onnx=<file>)`);
+    if (VALUE_FLAGS.has(flag)) {
+      let value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+      if (value === undefined) throw new TrtexecUsageError(`${flag} needs a value: ${flag}=<value>`);
+      value = value.trim();
+      values.set(flag, [...(values.get(flag) ?? []), value]);
+    } else if (BOOLEAN_FLAGS.has(flag)) {
+      if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
+      flags.add(flag);
+    } else {
+      throw new TrtexecUsageError(`unsupported trtexec flag ${flag}; this command supports ${SUPPORTED_TRTEXEC_FLAGS.join(' ')} (and --backend, --json)`);
+    }
+  }
+  const one = (flag: string): string | undefined => {
+    const v = values.get(flag);
+    if (v && v.length > 1 && new Set(v).size > 1) throw new TrtexecUsageError(`${flag} is given ${v.length} times with different values; give it once`);
+    return v?.[0];
+  };
+
+  const modelPath = one('--onnx');
+  if (!modelPath) throw new TrtexecUsageError('--onnx=<model.onnx> is required: this command builds an engine from an ONNX model');
+  const enginePath = one('--saveEngine');
+  if (!enginePath) throw new TrtexecUsageError('--saveEngine=<file> is required: the built engine is written there');
+
+  const options: BuildOptionsInput = {};
+  const backend = one('--backend');
+  if (backend !== undefined) options.backend = backend as BuildOptionsInput['backend'];
+  const cache = one('--timingCacheFile');
+  if (cache !== undefined) options.timingCache = cache;
+  const level = one('--builderOptimizationLevel');
+  if (level !== undefined) options.optLevel = wholeNumber('--builderOptimizationLevel', level, 0, 5);
+  for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options);
+
+  const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
+  for (const w of WHICH) {
+    const specs = values.get(SHAPE_FLAG[w]);
+    if (specs) lists[w] = specs.flatMap((s) => parseShapeList(SHAPE_FLAG[w], s));
+  }
+  const inference = values.get('--shapes');
+  if (inference) {
+    // trtexec builds a static profile from --shapes when no --min/opt/maxShapes are given.
+    if (WHICH.some((w) => lists[w])) throw new TrtexecUsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
+    lists.opt = inference.flatMap((s) => parseShapeList('--shapes', s));
+  }
+  Object.assign(options, shapesFromFlags(lists, shapeTensorInputs));
+
+  const precision = Object.entries(PRECISION_FLAGS)
+    .filter(([f]) => flags.has(f))
+    .map(([, p]) => p);
+  if (precision.length) options.precision = precision;
+  if (flags.has('--stronglyTyped')) options.stronglyTyped = true;
+  if (flags.has('--noTF32')) options.tf32 = false;
+  const pv = one('--profilingVerbosity');
+  if (pv !== undefined) {
+    if (!['layer_names_only', 'detailed', 'none'].includes(pv)) {
+      throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
+    }
+    options.profilingVerbosity = pv as BuildOptionsInput['profilingVerbosity'];
+  }
+  const hc = one('--hardwareCompatibilityLevel');
+  if (hc !== undefined) {
+    if (!HARDWARE[hc]) throw new TrtexecUsageError(`--hardwareCompatibilityLevel expects none, ampere+ or sameComputeCapability, got "${hc}"`);
+    options.hardwareCompatibility = HARDWARE[hc];
+  }
+  const aux = one('--maxAuxStreams');
+  if (aux !== undefined) options.maxAuxStreams = wholeNumber('--maxAuxStreams', aux, 0, 2 ** 31 - 1);
+  const device = one('--device');
+  if (device !== undefined) options.device = wholeNumber('--device', device, 0, 2 ** 31 - 1);
+  const route = one('--setBuildRoute');
+  if (route !== undefined) {
+    if (route === '') throw new TrtexecUsageError('--setBuildRoute needs a route name');
+    options.buildRoute = route;
+  }
+  return { modelPath, enginePath, options, json: flags.has('--json') };
+}
+
+// ─────────────────────────────────── format ────────────────────────────────
+
+export interface TrtexecFormatInput {
+  modelPath: string;
+  /** Where trtexec should write the engine; defaults to the model path with ".engine". */
+  enginePath?: string;
+  options: BuildOptionsInput;
+  /** The TensorRT version the command is for; flags it lacks or implies are left out. */
+  trtVersion?: string;
+}
+
+export function defaultEnginePath(modelPath: string): string {
+  return /\.onnx$/i.test(modelPath) ? modelPath.replace(/\.onnx$/i, '.engine') : `${modelPath}.engine`;
+}
+
+/** POSIX shell quoting: bare when safe, else single quotes (with ' written as '\''). */
+export function shellQuote(s: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s)) return s;
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const HARDWARE_FLAG: Record<string, string> = Object.fromEntries(Object.entries(HARDWARE).map(([k, v]) => [v, k]));
+
+type Range = { min: number[]; opt: number[]; max: number[] };
+
+function rangeEntries(r: unknown): Array<[string, Range]> {
+  // Only the record form: trtexec-style strings are accepted on input, never produced by a form.
+  return r && typeof r === 'object' && !Array.isArray(r) ? Object.entries(r as Record<string, Range>) : [];
+}
+
+/**
+ * The argument vector of the trtexec command for a build (without "trtexec"). Simulator-only
+ * options, tacticDramMiB and fp4 have no trtexec flag and are left out; on TensorRT 11 the
+ * precision flags (removed) and --stronglyTyped (implied) are too.
+ */
+export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion }: TrtexecFormatInput): string[] {
+  const caps = trtVersion ? trtCapabilities(trtVersion) : undefined;
+  const args = [`--onnx=${modelPath}`, `--saveEngine=${enginePath ?? defaultEnginePath(modelPath)}`];
+  if (o.optLevel !== undefined) args.push(`--builderOptimizationLevel=${o.optLevel}`);
+  const pools: string[] = [];
+  if (o.workspaceMiB !== undefined) pools.push(`workspace:${o.workspaceMiB}M`);
+  if (o.tacticSharedMemoryKiB !== undefined) pools.push(`tacticSharedMem:${o.tacticSharedMemoryKiB}K`);
+  if (pools.length > 0) args.push(`--memPoolSize=${pools.join(',')}`);
+  const ranges = [...rangeEntries(o.shapes), ...rangeEntries(o.shapeValues)];
+  if (ranges.length > 0) {
+    for (const w of WHICH) args.push(`${SHAPE_FLAG[w]}=${formatShapeList(ranges.map(([n, r]) => [n, r[w]]))}`);
+  }
+  if (o.timingCache) args.push(`--timingCacheFile=${o.timingCache}`);
+  if (o.stronglyTyped && !caps?.stronglyTypedImplied) args.push('--stronglyTyped');
+  if (!o.stronglyTyped && !caps?.stronglyTypedImplied) {
+    for (const p of o.precision ?? []) if (p !== 'fp4' && (!caps || caps.precisions.includes(p))) args.push(`--${p}`);
+  }
+  if (o.tf32 === false) args.push('--noTF32');
+  if (o.profilingVerbosity) args.push(`--profilingVerbosity=${o.profilingVerbosity}`);
+  if (o.hardwareCompatibility) args.push(`--hardwareCompatibilityLevel=${HARDWARE_FLAG[o.hardwareCompatibility]}`);
+  if (o.maxAuxStreams !== undefined) args.push(`--maxAuxStreams=${o.maxAuxStreams}`);
+  if (o.device !== undefined) args.push(`--device=${o.device}`);
+  if (o.buildRoute !== undefined && (!caps || caps.buildRoutes)) args.push(`--setBuildRoute=${o.buildRoute}`);
+  args.push('--skipInference');
+  return args;
+}
+
+/** The whole command, quoted for a POSIX shell. */
+export function formatTrtexecCommand(input: TrtexecFormatInput): string {
+  return ['trtexec', ...trtexecArgs(input)].map(shellQuote).join(' ');
+}
