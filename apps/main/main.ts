@@ -72,7 +72,7 @@ function start(): void {
     protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
     hardenSession(session.defaultSession);
 
-    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log });
+    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log, app });
     const service = createBuildService({
       launcher: launcher.launch,
       outputDir: path.join(app.getPath('userData'), 'engines'),

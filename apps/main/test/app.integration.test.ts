@@ -88,11 +88,11 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     await vi.waitFor(() => expect(e.BrowserWindow.instances).toHaveLength(1));
     win = e.BrowserWindow.instances[0];
     // Track worker pids from the service's point of view: every utility process main forks.
-    const launcher = (await import('electron')) as unknown as { utilityProcess: { fork: (...a: unknown[]) => { pid?: number } } };
+    const launcher = (await import('electron')) as unknown as { utilityProcess: { fork: (...a: unknown[]) => unknown } };
     const fork = launcher.utilityProcess.fork;
     launcher.utilityProcess.fork = (...a: unknown[]) => {
-      const child = fork(...a);
-      if (child.pid) workerPids.push(child.pid);
+      const child = fork(...a) as { pid?: number; once(e: 'spawn', cb: () => void): void };
+      child.once('spawn', () => workerPids.push(child.pid!));
       return child;
     };
   });
