@@ -117,6 +117,15 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(await call<string[]>(INVOKE.takeOpenRequests)).toEqual([argvModel]);
   });
 
+  it('opens a file URL a second instance forwards (the file manager passes %U) in this window', async () => {
+    const url = `file://${model.split('/').map(encodeURIComponent).join('/')}`;
+    expect(url).toContain('%20');
+    // Unpackaged, argv[1] is the app folder: the same shape Electron forwards.
+    e.app.emit('second-instance', {}, [process.execPath, ROOT, url], '/');
+    const opened = win.webContents.sent.filter(([ch]) => ch === PUSH.openRequest).map(([, m]) => m);
+    expect(opened).toEqual([{ path: model }]);
+  });
+
   it('opens a model through the (stubbed) dialog with the real model reader, and remembers it', async () => {
     const ref = await call<{ path: string; displayName: string; summary: { nodeCount: number } }>(INVOKE.openModel);
     expect(ref.path).toBe(model);
