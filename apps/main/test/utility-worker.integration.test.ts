@@ -83,6 +83,30 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
     expect(fs.readdirSync(outDir)).toEqual([]);
   });
 
+  it("puts Electron's reason for a worker's death (child-process-gone) in the build's failure message", async () => {
+    // Electron reports e.g. an out-of-memory kill only through the app event; emulate it for the
+    // worker that crashes, named as the launcher named it.
+    const app = new EventEmitter();
+    const goneFork = (p: string, a: string[], o: { env?: Record<string, string>; serviceName?: string }) => {
+      const child = emulatedFork(p, a, o) as unknown as EventEmitter;
+      child.once('exit', (code: number) => {
+        if (code !== 0) setTimeout(() => app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: code, serviceName: 'node.mojom.NodeService', name: o.serviceName }), 5);
+      });
+      return child;
+    };
+    const own = createUtilityLauncher({ workerPath: WORKER, fork: goneFork as never, app });
+    const svc = createBuildService({ launcher: own.launch, outputDir: path.join(dir, 'engines-gone'), cancelKillMs: 3000 });
+    try {
+      const crash = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });
+      const result = await svc.waitForResult(crash.id);
+      expect(result.status).toBe('crashed');
+      expect(result.error).toMatch(/exited without a result \(exit code \d+\).*the worker process ran out of memory \(Electron: oom, exit code \d+\)/);
+    } finally {
+      await svc.shutdown();
+      await own.killAll(2000);
+    }
+  });
+
   it('quitting mid-build cancels it with reason "shutdown" and waits for the worker to exit', async () => {
     const record = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 60 } });
     const events: BuildEvent[] = [];
