@@ -11,11 +11,11 @@
 //     all. Otherwise skipped with the reason printed.
 // js-yaml and @electron/asar come with electron-builder (they are its own dependencies).
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../../test/support/onnx-gen.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir as makeTempDir } from '../../../test/support/onnx-gen.js';
 import { walkRequires } from './require-graph.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -24,6 +24,17 @@ const yaml = require('js-yaml') as { load(s: string): unknown };
 const asar = require('@electron/asar') as { listPackage(p: string): string[]; extractFile(p: string, f: string): Buffer; extractAll(p: string, dest: string): void };
 
 const run = promisify(execFile);
+
+// Each pack stages ~50 MB of dependencies and writes as much again: all of it goes at the end.
+const scratchDirs: string[] = [];
+const tempDir = (prefix: string) => {
+  const dir = makeTempDir(prefix);
+  scratchDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
 const ROOT = path.resolve(__dirname, '../../..');
 const CONFIG_FILE = path.join(ROOT, 'electron-builder.yml');
 const BUILDER = path.join(ROOT, 'node_modules', 'electron-builder', 'cli.js');
