@@ -156,6 +156,18 @@ describe('utilityProcess launcher', () => {
     expect(other.stderrTail!()).toBe('');
   });
 
+  it('takes a child-process-gone that arrives before the exit too', () => {
+    const app = new EventEmitter();
+    const { start, children } = setup(undefined, { app });
+    const ch = start();
+    const exits: Array<number | null> = [];
+    ch.onExit((code) => exits.push(code));
+    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'killed', exitCode: 137, name: children[0].options.serviceName });
+    children[0].exit(137);
+    expect(exits).toEqual([137]);
+    expect(ch.stderrTail!()).toMatch(/^the worker process was killed .*\(Electron: killed, exit code 137\)$/);
+  });
+
   it('an abnormal exit without a child-process-gone is still reported, after a short wait; a clean exit at once', async () => {
     const app = new EventEmitter();
     const { start, children } = setup(undefined, { app });
