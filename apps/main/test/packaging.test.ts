@@ -98,11 +98,14 @@ describe('electron-builder.yml and package.json', () => {
     expect(config.linux.syncDesktopName).toBe(true);
   });
 
-  it('has an icon: a 512×512 PNG in packaging/', () => {
+  it('has an icon: a 512×512 PNG in packaging/, the one packaging/make-icon.js draws', () => {
     expect(config.linux.icon).toBe('packaging/icon.png');
     const png = readFileSync(path.join(ROOT, config.linux.icon!));
     expect(png.subarray(1, 4).toString('ascii')).toBe('PNG');
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([512, 512]);
+    const redrawn = path.join(tempDir('tbs-icon-'), 'icon.png');
+    execFileSync(process.execPath, [path.join(ROOT, 'packaging', 'make-icon.js'), redrawn]);
+    expect(readFileSync(redrawn).equals(png)).toBe(true);
   });
 
   it('dist:linux builds first and never publishes', () => {
