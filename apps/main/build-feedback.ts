@@ -25,10 +25,16 @@ interface Tracked {
   modelName: string;
   estimate: ProgressEstimate;
   subscription: Subscription | null;
+  /** Cancelled because the app is quitting: the user knows, no notification. */
+  stoppedByQuit: boolean;
 }
 
-/** Electron: "a value > 1 shows an indeterminate bar, < 0 removes it". */
-const INDETERMINATE = 2;
+/**
+ * The smallest value shown while a build runs. Not Electron's indeterminate mode (a value > 1):
+ * the Linux launcher API has no such state, so the bar would stay hidden until the first phase.
+ */
+const MIN_SHOWN = 0.01;
+/** Electron: "< 0 removes it". */
 const NONE = -1;
 
 export class BuildFeedback {
@@ -40,7 +46,7 @@ export class BuildFeedback {
 
   track(buildId: string, modelPath: string): void {
     if (this.builds.has(buildId)) return;
-    const tracked: Tracked = { modelName: path.basename(modelPath), estimate: new ProgressEstimate(), subscription: null };
+    const tracked: Tracked = { modelName: path.basename(modelPath), estimate: new ProgressEstimate(), subscription: null, stoppedByQuit: false };
     this.builds.set(buildId, tracked);
     try {
       tracked.subscription = this.deps.service.subscribe(buildId, (events) => this.onEvents(buildId, events));
@@ -69,6 +75,7 @@ export class BuildFeedback {
     const tracked = this.builds.get(buildId);
     if (!tracked) return;
     tracked.estimate.apply(events);
+    if (events.some((e) => e.type === 'build.cancelling' && e.reason === 'shutdown')) tracked.stoppedByQuit = true;
     const last = events[events.length - 1];
     if (last?.type === 'build.finished') this.finish(buildId, last);
     else this.changed();
@@ -80,6 +87,7 @@ export class BuildFeedback {
     this.builds.delete(buildId);
     tracked.subscription?.unsubscribe();
     this.render();
+    if (outcome.status === 'cancelled' && tracked.stoppedByQuit) return;
     const win = this.deps.window();
     if (!win || win.isDestroyed() || !win.isFocused()) {
       this.deps.notify(titleOf(outcome), bodyOf(tracked.modelName, outcome));
@@ -98,12 +106,12 @@ export class BuildFeedback {
   private render(): void {
     this.deps.setStopEnabled(this.builds.size > 0);
     const current = [...this.builds.values()].pop();
-    const value = current ? (current.estimate.fraction() ?? INDETERMINATE) : NONE;
+    const value = current ? Math.max(MIN_SHOWN, current.estimate.fraction() ?? 0) : NONE;
     if (value === this.lastShown) return;
     const win = this.deps.window();
     if (!win || win.isDestroyed()) return;
     this.lastShown = value;
-    win.setProgressBar(value, { mode: value === INDETERMINATE ? 'indeterminate' : value === NONE ? 'none' : 'normal' });
+    win.setProgressBar(value, { mode: value === NONE ? 'none' : 'normal' });
   }
 }
 

@@ -33,7 +33,8 @@ export class StubAnswers {
 }
 
 export interface Dialogs {
-  chooseModel(win: BaseWindow | null): Promise<string | null>;
+  /** `defaultFolder`: where the dialog starts (Electron no longer remembers the last folder). */
+  chooseModel(win: BaseWindow | null, defaultFolder?: string): Promise<string | null>;
   chooseEngineDestination(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
   chooseTimingCache(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
 }
@@ -55,10 +56,11 @@ export function createDialogs(env: NodeJS.ProcessEnv = process.env): Dialogs {
   };
 
   return {
-    chooseModel(win) {
+    chooseModel(win, defaultFolder) {
       if (stubs.open.active) return Promise.resolve(stubs.open.take());
       return open(win, {
         title: 'Open ONNX model',
+        ...(defaultFolder ? { defaultPath: defaultFolder } : {}),
         properties: ['openFile'],
         filters: [
           { name: 'ONNX models', extensions: ['onnx'] },

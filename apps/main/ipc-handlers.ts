@@ -92,7 +92,9 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
 
   on(INVOKE.listBackends, () => service.listBackends());
   on(INVOKE.openModel, async (_p, event) => {
-    const chosen = await deps.dialogs.chooseModel(deps.windowOf(event));
+    // Start where the last model came from; the dialog itself forgets (Electron 43 and later).
+    const last = (await deps.recent.get().catch(() => []))[0];
+    const chosen = await deps.dialogs.chooseModel(deps.windowOf(event), last ? path.dirname(last) : undefined);
     return chosen === null ? null : inspect(chosen);
   });
   on(INVOKE.openModelPath, async ({ path: p }) => {

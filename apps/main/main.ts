@@ -9,12 +9,14 @@ import { app, BrowserWindow, ipcMain, Menu, Notification, protocol, session } fr
 import { createBuildService } from '../service/build-service.js';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
 import { resolveAppLayout } from './app-paths.js';
+import { applyIdentity } from './app-identity.js';
 import { modelPathFromArgv } from './argv.js';
 import { BuildFeedback } from './build-feedback.js';
 import { createDialogs } from './dialogs.js';
 import { registerIpcHandlers } from './ipc-handlers.js';
 import { PUSH, type HostAction } from './ipc-channels.js';
 import { buildMenuTemplate, setBuildRunning } from './menu.js';
+import { createNotifier } from './notifier.js';
 import { OpenRequests } from './open-requests.js';
 import { installQuitGuard } from './quit-guard.js';
 import { RecentFiles } from './recent-files.js';
@@ -24,6 +26,9 @@ import { createMainWindow, hardenSession } from './window.js';
 import { createUtilityLauncher } from './worker-launcher.js';
 
 const log = (m: string) => console.error(`[trt-build-studio] ${m}`);
+
+// Name, desktop name (the window's app id on Linux) and Windows AppUserModelID, before 'ready'.
+applyIdentity(app);
 
 // Tests (and users who want a throwaway profile) can keep recent files etc. out of the real profile.
 if (process.env.TBS_USER_DATA_DIR) app.setPath('userData', path.resolve(process.env.TBS_USER_DATA_DIR));
@@ -72,7 +77,7 @@ function start(): void {
     protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
     hardenSession(session.defaultSession);
 
-    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log });
+    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log, app });
     const service = createBuildService({
       launcher: launcher.launch,
       outputDir: path.join(app.getPath('userData'), 'engines'),
@@ -103,20 +108,20 @@ function start(): void {
     });
 
     const hub = new SubscriptionHub(service);
+    const notifier = createNotifier(
+      Notification,
+      () => {
+        if (win && !win.isDestroyed()) {
+          win.show();
+          win.focus();
+        }
+      },
+      log,
+    );
     const feedback = new BuildFeedback({
       service,
       window: () => win,
-      notify(title, body) {
-        if (!Notification.isSupported()) return;
-        const n = new Notification({ title, body });
-        n.on('click', () => {
-          if (win && !win.isDestroyed()) {
-            win.show();
-            win.focus();
-          }
-        });
-        n.show();
-      },
+      notify: (title, body) => notifier.notify(title, body),
       setStopEnabled(running) {
         buildRunning = running;
         setBuildRunning(Menu.getApplicationMenu(), running);
@@ -160,6 +165,9 @@ function start(): void {
         openRequests.reset();
       }
     });
+    // A preload that throws leaves the page without window.trtBuildStudio; the page says so
+    // (apps/renderer/host-client.ts) and the error itself is here.
+    win.webContents.on('preload-error', (_e, preloadPath, error) => log(`preload ${preloadPath} failed: ${error.stack ?? error.message}`));
     let lastRendererReload = 0;
     win.webContents.on('render-process-gone', (_e, details) => {
       hub.closeAllFor(contentsId);

@@ -35,12 +35,22 @@ const P = {
   hostAction: 'tbs:host-action',
 } as const satisfies Record<string, PushChannel>;
 
+/**
+ * What a failed call rejects with. contextBridge copies an Error as its message alone (its name
+ * and other properties are lost), so the error's kind travels in a plain object, which is copied
+ * whole; the page turns it back into an Error (apps/renderer/host-client.ts, same shape).
+ */
+interface BridgeError {
+  tbsBridgeError: true;
+  code: string;
+  message: string;
+}
+const bridgeError = (code: string, message: string): BridgeError => ({ tbsBridgeError: true, code, message });
+
 async function call<T>(channel: InvokeChannel, payload?: unknown): Promise<T> {
   const res = (await ipcRenderer.invoke(channel, payload)) as IpcResult<T>;
   if (res.ok) return res.value;
-  const err = new Error(res.error.message);
-  err.name = res.error.code;
-  throw err;
+  return Promise.reject(bridgeError(res.error.code, res.error.message));
 }
 
 type StreamHandlers = Parameters<BuildClient['subscribe']>[1];
@@ -52,7 +62,7 @@ ipcRenderer.on(P.buildStream, (_e, msg: BuildStreamMessage) => {
   if (!h) return;
   if (msg.kind === 'snapshot') h.onSnapshot(msg.record);
   else if (msg.kind === 'events') h.onEvents(msg.events);
-  else h.onError?.(new Error(msg.message));
+  else (h.onError as ((e: unknown) => void) | undefined)?.(bridgeError('stream_error', msg.message));
 });
 
 function listen<T>(channel: PushChannel, cb: (value: T) => void): () => void {
@@ -70,7 +80,7 @@ const client: BuildClient = {
   openDroppedFile(file: File) {
     // Only the preload can turn a dropped File into its path (File.path was removed in Electron 32).
     const path = webUtils.getPathForFile(file);
-    if (!path) return Promise.reject(new Error('That item is not a file on this computer; drop a .onnx file.'));
+    if (!path) return Promise.reject(bridgeError('bad_input', 'That item is not a file on this computer; drop a .onnx file.'));
     return call<ModelRef>(C.openModelPath, { path });
   },
   openModelPath: (path: string) => call<ModelRef>(C.openModelPath, { path }),
@@ -89,9 +99,9 @@ const client: BuildClient = {
   subscribe(id: string, handlers: StreamHandlers) {
     const subscriptionId = `s${++subscriptionCounter}`;
     streams.set(subscriptionId, handlers);
-    call<void>(C.subscribe, { subscriptionId, buildId: id }).catch((err: Error) => {
+    call<void>(C.subscribe, { subscriptionId, buildId: id }).catch((err: unknown) => {
       streams.delete(subscriptionId);
-      handlers.onError?.(err);
+      (handlers.onError as ((e: unknown) => void) | undefined)?.(err);
     });
     return () => {
       if (!streams.delete(subscriptionId)) return;
@@ -102,4 +112,11 @@ const client: BuildClient = {
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };
 
-contextBridge.exposeInMainWorld('trtBuildStudio', client);
+try {
+  contextBridge.exposeInMainWorld('trtBuildStudio', client);
+} catch (err) {
+  // The page would otherwise only see that the client is missing; give it the reason too (main
+  // logs it as well, from 'preload-error'). If this throws as well, there is no bridge at all.
+  contextBridge.exposeInMainWorld('trtBuildStudioError', err instanceof Error ? err.message : String(err));
+  throw err;
+}

@@ -2,13 +2,25 @@
 // utilityProcess (a Chromium-managed Node child; the worker talks through process.parentPort).
 // A native crash there ends that process only; the service sees the exit and reports `crashed`.
 //
+// Two Electron behaviours shape this module:
+// - UtilityProcess.pid is undefined until 'spawn' and again once 'exit' has been emitted. The
+//   service cleans up the worker's temp files (`<target>.tmp-<pid>-N`) after the exit, so the
+//   channel remembers the pid from 'spawn' and keeps answering with it.
+// - How a utility process died (out of memory, killed, crashed) is only told through the app's
+//   'child-process-gone' event, matched here by the process name we give each worker.
+//
 // Not run here: this machine has no Electron binary, so the module is tested against a fake
-// utilityProcess (apps/main/test/worker-launcher.test.ts) and the real fork is unexercised.
+// utilityProcess (apps/main/test/worker-launcher.test.ts) and an emulated one backed by a Node
+// child (apps/main/test/emulated-utility-process.ts); the real fork is unexercised.
 import { utilityProcess, type UtilityProcess } from 'electron';
 import type { WorkerChannel, WorkerLauncher } from '../service/worker-host.js';
 import type { WorkerToParent } from '../worker/messages.js';
+import { describeGone, type ChildGoneDetails } from './child-gone.js';
 
 const STDERR_TAIL_BYTES = 4096;
+/** Electron delivers 'exit' and 'child-process-gone' separately; how long to wait for the second. */
+const GONE_WAIT_MS = 200;
+export const WORKER_SERVICE_NAME = 'TRT Build Studio worker';
 
 export interface UtilityLauncherOptions {
   workerPath: string;
@@ -19,6 +31,10 @@ export interface UtilityLauncherOptions {
   fork?: (modulePath: string, args: string[], options: Electron.ForkOptions) => UtilityProcess;
   /** For tests; sends SIGKILL by pid. */
   killPid?: (pid: number) => void;
+  /** Electron's app, for 'child-process-gone' (why a worker died); optional in tests. */
+  app?: { on(event: 'child-process-gone', listener: (event: unknown, details: ChildGoneDetails) => void): unknown };
+  /** How long an abnormal exit waits for its 'child-process-gone' before being reported. */
+  goneWaitMs?: number;
 }
 
 export interface UtilityLauncher {
@@ -29,18 +45,59 @@ export interface UtilityLauncher {
   killAll(timeoutMs?: number): Promise<void>;
 }
 
+interface Worker {
+  child: UtilityProcess;
+  /** The pid from 'spawn'; kept after exit, when Electron's own pid is gone. */
+  pid: number | undefined;
+  exited: boolean;
+  /** A kill asked for before 'spawn': carried out as soon as there is a pid. */
+  killPending: boolean;
+  /** Electron's account of the death, from 'child-process-gone'. */
+  gone: string | null;
+  goneArrived?: () => void;
+  done: Promise<void>;
+}
+
 export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLauncher {
   const fork = opts.fork ?? ((p, a, o) => utilityProcess.fork(p, a, o));
   const killPid = opts.killPid ?? ((pid) => process.kill(pid, 'SIGKILL'));
-  const live = new Map<UtilityProcess, Promise<void>>();
+  const goneWaitMs = opts.goneWaitMs ?? GONE_WAIT_MS;
+  const live = new Set<Worker>();
+  const byName = new Map<string, Worker>();
+  let counter = 0;
+
+  opts.app?.on('child-process-gone', (_event, details) => {
+    if (details.type !== 'Utility' || !details.name) return;
+    const w = byName.get(details.name);
+    if (!w) return;
+    w.gone = describeGone(details);
+    w.goneArrived?.();
+  });
+
+  /** SIGKILL now when the pid is known (UtilityProcess.kill is SIGTERM, SIGKILL only 2 s later). */
+  const killNow = (w: Worker) => {
+    if (w.exited) return;
+    if (w.pid === undefined) {
+      // Not spawned yet: Electron's kill() would do nothing, so remember to do it at 'spawn'.
+      w.killPending = true;
+      return;
+    }
+    try {
+      killPid(w.pid);
+    } catch {
+      // Already gone, or not ours to signal: fall back to Electron's own kill.
+      w.child.kill();
+    }
+  };
 
   const launch: WorkerLauncher = (): WorkerChannel => {
+    // A name per worker, so 'child-process-gone' (which carries no pid) can be matched to it.
+    const serviceName = `${WORKER_SERVICE_NAME} ${++counter}`;
     const child = fork(opts.workerPath, [], {
-      serviceName: 'TRT Build Studio worker',
+      serviceName,
       stdio: 'pipe',
       env: { ...(process.env as Record<string, string>), ...opts.env },
     });
-    let exited = false;
     let tail = '';
     const keep = (chunk: Buffer | string) => {
       tail = (tail + chunk.toString()).slice(-STDERR_TAIL_BYTES);
@@ -48,28 +105,53 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     const exitListeners: Array<(code: number | null, signal: string | null) => void> = [];
-    live.set(
+    let resolveDone!: () => void;
+    const w: Worker = {
       child,
-      new Promise<void>((resolve) => {
-        child.once('exit', (code) => {
-          exited = true;
-          live.delete(child);
-          // utilityProcess reports a waitpid code only; a signal death shows up in the code.
-          for (const cb of exitListeners) cb(code, null);
-          resolve();
-        });
-      }),
-    );
+      pid: child.pid,
+      exited: false,
+      killPending: false,
+      gone: null,
+      done: new Promise<void>((r) => (resolveDone = r)),
+    };
+    live.add(w);
+    byName.set(serviceName, w);
+
+    child.once('spawn', () => {
+      w.pid = child.pid ?? w.pid;
+      if (w.killPending) killNow(w);
+    });
+    child.once('exit', (code) => {
+      // Electron clears child.pid right after this event; ours stays.
+      w.pid ??= child.pid;
+      w.exited = true;
+      live.delete(w);
+      resolveDone();
+      const report = () => {
+        w.goneArrived = undefined;
+        byName.delete(serviceName);
+        if (w.gone) tail = `${tail.trimEnd()}\nthe worker process ${w.gone}`.slice(-STDERR_TAIL_BYTES);
+        // utilityProcess reports a waitpid code only; a signal death shows up in the code.
+        for (const cb of exitListeners) cb(code, null);
+      };
+      // A clean exit has no 'child-process-gone'; an abnormal one may bring it just after.
+      if (code === 0 || w.gone || !opts.app) return report();
+      const timer = setTimeout(report, goneWaitMs);
+      w.goneArrived = () => {
+        clearTimeout(timer);
+        report();
+      };
+    });
     child.on('error', (type, location) => opts.log?.(`build worker ${type} at ${location}`));
 
     return {
       get pid() {
-        return child.pid;
+        return w.pid;
       },
       send(msg) {
         // Posting to an exited utility process crashed the main process in some Electron
         // releases (electron/electron#53293); the service may still try to cancel a dead worker.
-        if (!exited) child.postMessage(msg);
+        if (!w.exited) child.postMessage(msg);
       },
       onMessage(cb) {
         child.on('message', (m: unknown) => cb(m as WorkerToParent));
@@ -78,18 +160,7 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
         exitListeners.push(cb);
       },
       kill() {
-        if (exited) return;
-        // UtilityProcess.kill() is SIGTERM, which a worker stuck in native code may not honour.
-        const pid = child.pid;
-        if (pid !== undefined) {
-          try {
-            killPid(pid);
-            return;
-          } catch {
-            // Already gone, or not ours to signal: fall back to Electron's own kill.
-          }
-        }
-        child.kill();
+        killNow(w);
       },
       stderrTail: () => tail.trim(),
     };
@@ -101,15 +172,9 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
       return live.size;
     },
     async killAll(timeoutMs = 5000) {
-      const waits = [...live.entries()].map(([child, exited]) => {
-        if (child.pid !== undefined) {
-          try {
-            killPid(child.pid);
-          } catch {
-            child.kill();
-          }
-        } else child.kill();
-        return exited;
+      const waits = [...live].map((w) => {
+        killNow(w);
+        return w.done;
       });
       if (waits.length === 0) return;
       let timer: NodeJS.Timeout | undefined;

@@ -5,13 +5,15 @@ import { createRoot } from 'react-dom/client';
 import type { BuildClient } from '../shared/build-client.js';
 import { App } from './App.js';
 import { AppContext } from './hooks.js';
+import { chooseClient } from './host-client.js';
 import { createAppStore } from './store/app-store.js';
 import { Controller } from './store/controller.js';
 import { browserScheduler } from './store/event-pump.js';
 import { WebBuildClient } from './web/web-client.js';
 
-const client: BuildClient =
-  window.trtBuildStudio ?? new WebBuildClient({ fetch: window.fetch.bind(window), document });
+// The preload's client in the desktop app (its errors rebuilt on this side), the HTTP client in a
+// browser, and on app:// without a preload an explicit error rather than a silent fallback.
+const client: BuildClient = chooseClient(window, () => new WebBuildClient({ fetch: window.fetch.bind(window), document }));
 
 const store = createAppStore();
 const controller = new Controller(store, client, browserScheduler);

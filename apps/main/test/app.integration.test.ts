@@ -81,6 +81,9 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     } finally {
       process.argv = argv;
     }
+    // Identity before 'ready' (Electron reads the desktop name when it makes the first window).
+    expect(e.app.getName()).toBe('TRT Build Studio');
+    if (process.platform === 'linux') expect([e.app.desktopName, e.app.desktopNameBeforeReady]).toEqual(['trt-build-studio.desktop', true]);
     // The scheme must be privileged before Chromium starts, i.e. before 'ready'.
     expect(e.protocol.privileged).toEqual([expect.objectContaining({ scheme: 'app' })]);
     expect(e.BrowserWindow.instances).toHaveLength(0);
@@ -88,11 +91,11 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     await vi.waitFor(() => expect(e.BrowserWindow.instances).toHaveLength(1));
     win = e.BrowserWindow.instances[0];
     // Track worker pids from the service's point of view: every utility process main forks.
-    const launcher = (await import('electron')) as unknown as { utilityProcess: { fork: (...a: unknown[]) => { pid?: number } } };
+    const launcher = (await import('electron')) as unknown as { utilityProcess: { fork: (...a: unknown[]) => unknown } };
     const fork = launcher.utilityProcess.fork;
     launcher.utilityProcess.fork = (...a: unknown[]) => {
-      const child = fork(...a);
-      if (child.pid) workerPids.push(child.pid);
+      const child = fork(...a) as { pid?: number; once(e: 'spawn', cb: () => void): void };
+      child.once('spawn', () => workerPids.push(child.pid!));
       return child;
     };
   });
@@ -115,6 +118,15 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
 
   it('hands the model from the command line to the page when it asks', async () => {
     expect(await call<string[]>(INVOKE.takeOpenRequests)).toEqual([argvModel]);
+  });
+
+  it('opens a file URL a second instance forwards (the file manager passes %U) in this window', async () => {
+    const url = `file://${model.split('/').map(encodeURIComponent).join('/')}`;
+    expect(url).toContain('%20');
+    // Unpackaged, argv[1] is the app folder: the same shape Electron forwards.
+    e.app.emit('second-instance', {}, [process.execPath, ROOT, url], '/');
+    const opened = win.webContents.sent.filter(([ch]) => ch === PUSH.openRequest).map(([, m]) => m);
+    expect(opened).toEqual([{ path: model }]);
   });
 
   it('opens a model through the (stubbed) dialog with the real model reader, and remembers it', async () => {
@@ -156,6 +168,10 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(e.Menu.getApplicationMenu()!.getMenuItemById('stop')!.enabled).toBe(false);
     expect(e.Notification.shown.at(-1)).toMatchObject({ title: 'Build succeeded' });
     expect(e.Notification.shown.at(-1)!.body).toContain('resnet tiny.onnx');
+    // Clicking it (however late: it is kept referenced) brings the window back.
+    win.shown = false;
+    e.Notification.instances.at(-1)!.emit('click');
+    expect(win.shown).toBe(true);
 
     // Save: the (stubbed) dialog's path receives an exact copy of the engine.
     const result = await call<{ location: string; bytes: number }>(INVOKE.saveEngine, { id });
@@ -183,6 +199,10 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     await vi.waitFor(() => expect(e.app.exited).toBe(true), { timeout: 12_000 });
     const events = streamFor('s2').flatMap((m) => (m.kind === 'events' ? m.events : []));
     expect(events.find((ev) => ev.type === 'build.cancelling')).toMatchObject({ reason: 'shutdown' });
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'cancelled' });
+    // The window is in the background, but the user asked to quit: no "Build cancelled" pops up.
+    expect(win.focused).toBe(false);
+    expect(e.Notification.shown.map((n) => n.title)).not.toContain('Build cancelled');
     expect(isAlive(pid)).toBe(false);
     for (const p of workerPids) expect(isAlive(p)).toBe(false);
   }, 30_000);

@@ -18,3 +18,37 @@ describe('model path from the command line', () => {
     expect(modelPathFromArgv(['/opt/app', '../m.onnx'], '/home/u/proj', true)).toBe('/home/u/m.onnx');
   });
 });
+
+describe('file URLs from the file manager (.desktop Exec=… %U)', () => {
+  const packaged = (arg: string, cwd = '/home/u') => modelPathFromArgv(['/opt/TRT Build Studio/trt-build-studio', arg], cwd, true);
+
+  it('decodes a file URL to the path it names (spaces, %-escapes, unicode)', () => {
+    expect(packaged('file:///home/u/My%20Model.onnx')).toBe('/home/u/My Model.onnx');
+    expect(packaged('file:///data/M%C3%B6del%201.ONNX')).toBe('/data/Mödel 1.ONNX');
+    expect(packaged('file:///data/%E6%A8%A1%E5%9E%8B.onnx')).toBe('/data/模型.onnx');
+    expect(packaged('file://localhost/srv/a%23b.onnx')).toBe('/srv/a#b.onnx');
+  });
+
+  it('decodes in development too (argv[1] is the app folder)', () => {
+    expect(modelPathFromArgv(['/usr/bin/electron', '.', 'file:///tmp/x%20y.onnx'], '/work', false)).toBe('/tmp/x y.onnx');
+  });
+
+  it('keeps plain paths as paths: a literal %20 in a file name is not decoded, relative paths resolve against cwd', () => {
+    expect(packaged('/home/u/My%20Model.onnx')).toBe('/home/u/My%20Model.onnx');
+    expect(packaged('my model.onnx', '/home/u/models')).toBe('/home/u/models/my model.onnx');
+    expect(packaged('./sub/../m.onnx', '/home/u')).toBe('/home/u/m.onnx');
+  });
+
+  it('refuses URLs that are not local files, and skips to the next argument', () => {
+    expect(packaged('https://example.com/m.onnx')).toBeNull();
+    expect(packaged('sftp://host/home/u/m.onnx')).toBeNull();
+    expect(packaged('file://otherhost/share/m.onnx')).toBeNull();
+    expect(packaged('file:///home/u/notes.txt')).toBeNull();
+    expect(modelPathFromArgv(['/opt/app', 'https://example.com/a.onnx', 'file:///b%20c.onnx'], '/', true)).toBe('/b c.onnx');
+  });
+
+  it('decodes the argv a second instance forwards the same way, against that instance\'s cwd', () => {
+    // 'second-instance' hands over the other process's argv and cwd; main.ts passes both here.
+    expect(modelPathFromArgv(['/opt/app', '--no-sandbox', 'file:///home/v/Second%20One.onnx'], '/home/v', true)).toBe('/home/v/Second One.onnx');
+  });
+});

@@ -74,13 +74,19 @@ describe('build feedback outside the page', () => {
     const t = setup(true);
     t.fb.track('b1', '/m/resnet.onnx');
     vi.advanceTimersByTime(100);
-    expect(t.progress.at(-1)).toEqual([2, 'indeterminate']);
+    // Shown from the start with a small determinate value: Linux launchers have no indeterminate
+    // state (a value > 1 would leave the bar hidden until the first phase).
+    expect(t.progress.at(-1)).toEqual([0.01, 'normal']);
     expect(t.stop.at(-1)).toBe(true);
-    t.emit([start(1, null, 4), step(1, 2)]);
+    t.emit([start(1, null, 4)]);
+    vi.advanceTimersByTime(100);
+    expect(t.progress.at(-1)).toEqual([0.01, 'normal']);
+    t.emit([step(1, 2)]);
     t.emit([step(1, 3)]);
     // Throttled: one redraw for both batches.
     vi.advanceTimersByTime(100);
-    expect(t.progress).toEqual([[2, 'indeterminate'], [0.75, 'normal']]);
+    expect(t.progress).toEqual([[0.01, 'normal'], [0.75, 'normal']]);
+    expect(t.progress.every(([p, mode]) => mode !== 'indeterminate' && p <= 1)).toBe(true);
     t.emit([done('succeeded')]);
     expect(t.progress.at(-1)).toEqual([-1, 'none']);
     expect(t.stop.at(-1)).toBe(false);
@@ -94,6 +100,20 @@ describe('build feedback outside the page', () => {
     t.fb.track('b1', '/m/resnet.onnx');
     t.emit([done('failed', 'out of memory')]);
     expect(t.notes).toEqual([['Build failed', 'resnet.onnx after 12.3 s — out of memory']]);
+  });
+
+  it('does not pop "Build cancelled" for a build the quitting app stopped, but does for a user cancel', () => {
+    const quit = setup(false);
+    quit.fb.track('b1', '/m/resnet.onnx');
+    quit.emit([ev({ type: 'build.cancelling', requestedAt: 1, reason: 'shutdown' })]);
+    quit.emit([done('cancelled')]);
+    expect(quit.notes).toEqual([]);
+    expect(quit.progress.at(-1)).toEqual([-1, 'none']);
+
+    const user = setup(false);
+    user.fb.track('b1', '/m/resnet.onnx');
+    user.emit([ev({ type: 'build.cancelling', requestedAt: 1, reason: 'user' }), done('cancelled')]);
+    expect(user.notes.map(([title]) => title)).toEqual(['Build cancelled']);
   });
 
   it('notifies a crash with its own title', () => {

@@ -27,6 +27,15 @@ describe('native dialogs', () => {
     expect(await d.chooseEngineDestination(null, '/docs/b1.engine')).toBe('/docs/out.engine');
   });
 
+  it('starts the open dialog in the folder it is given, and leaves it to the OS otherwise', async () => {
+    const d = createDialogs({});
+    dialog.showOpenDialog.mockResolvedValue({ canceled: true, filePaths: [] });
+    await d.chooseModel(null, '/home/u/models');
+    expect(dialog.showOpenDialog.mock.calls[0][0]).toMatchObject({ defaultPath: '/home/u/models' });
+    await d.chooseModel(null);
+    expect(dialog.showOpenDialog.mock.calls[1][0]).not.toHaveProperty('defaultPath');
+  });
+
   it('parents dialogs to the window when there is one, and offers ONNX files first', async () => {
     const d = createDialogs({});
     const win = { id: 1 };

@@ -1,7 +1,10 @@
 // An Electron UtilityProcess look-alike backed by a Node child process, for running the real
 // worker without the Electron binary. The child gets a `process.parentPort` shaped like
 // Electron's ({ postMessage, on('message', ({ data }) => …) }), so the worker takes the code path
-// it takes in a real utility process. What it cannot show: Electron's own process management.
+// it takes in a real utility process. Like Electron's UtilityProcess, `pid` is undefined until
+// 'spawn' and again once 'exit' has been emitted (stdout/stderr become null then too), so code
+// that reads the pid at the wrong moment fails here as it would in the app. What it cannot show:
+// Electron's own process management.
 import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -50,15 +53,22 @@ export function emulatedFork(modulePath: string, args: string[], options: { env?
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const up = new EventEmitter() as EventEmitter & Record<string, unknown>;
-  up.pid = child.pid;
+  up.pid = undefined;
   up.stdout = child.stdout;
   up.stderr = child.stderr;
   up.postMessage = (m: unknown) => child.send(m as never);
-  up.kill = () => child.kill('SIGTERM');
+  // Electron's kill() is SIGTERM (then SIGKILL after 2 s); with no pid it signals nothing.
+  up.kill = () => (up.pid === undefined ? false : child.kill('SIGTERM'));
+  child.on('spawn', () => {
+    up.pid = child.pid;
+    up.emit('spawn');
+  });
   child.on('message', (m) => up.emit('message', m));
   child.on('exit', (code, signal) => {
-    up.pid = undefined;
     up.emit('exit', code ?? 128 + (signal ? constants.signals[signal] : 0));
+    up.pid = undefined;
+    up.stdout = null;
+    up.stderr = null;
   });
   child.on('error', () => undefined);
   return up as never;

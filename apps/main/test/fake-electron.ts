@@ -85,6 +85,12 @@ export class FakeBrowserWindow extends EventEmitter {
 export class FakeApp extends EventEmitter {
   isPackaged = false;
   exited = false;
+  /** Electron's default when started without a package.json naming the app. */
+  name = 'Electron';
+  desktopName: string | null = null;
+  /** Whether setDesktopName came before 'ready' (Electron ignores it later). */
+  desktopNameBeforeReady = false;
+  isReady = false;
   readonly paths = new Map<string, string>();
   readonly recentDocuments: string[] = [];
   private resolveReady!: () => void;
@@ -109,7 +115,18 @@ export class FakeApp extends EventEmitter {
   whenReady() {
     return this.ready;
   }
+  getName() {
+    return this.name;
+  }
+  setName(name: string) {
+    this.name = name;
+  }
+  setDesktopName(name: string) {
+    this.desktopName = name;
+    this.desktopNameBeforeReady = !this.isReady;
+  }
   becomeReady() {
+    this.isReady = true;
     this.resolveReady();
     this.emit('ready');
   }
@@ -150,8 +167,10 @@ export class FakeMenu {
 
 export class FakeNotification extends EventEmitter {
   static shown: Array<{ title: string; body: string }> = [];
+  static instances: FakeNotification[] = [];
   constructor(readonly options: { title: string; body: string }) {
     super();
+    FakeNotification.instances.push(this);
   }
   static isSupported() {
     return true;

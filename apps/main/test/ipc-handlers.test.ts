@@ -197,6 +197,15 @@ describe('opening models', () => {
     expect(JSON.parse(readFileSync(path.join(t.dir, 'recent.json'), 'utf8')).files).toEqual([t.model]);
   });
 
+  it("starts the open dialog in the last model's folder (the OS default before any model)", async () => {
+    await t.call(INVOKE.openModel);
+    expect(t.dialogs.chooseModel).toHaveBeenLastCalledWith(null, undefined);
+    t.dialogAnswers.model = t.model;
+    await t.call(INVOKE.openModel);
+    await t.call(INVOKE.openModel);
+    expect(t.dialogs.chooseModel).toHaveBeenLastCalledWith(null, path.dirname(t.model));
+  });
+
   it('drops a recent entry whose file is gone', async () => {
     const gone = path.join(t.dir, 'gone.onnx');
     await t.recent.add(gone);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuildClient } from '../../shared/build-client.js';
+import { chooseClient, fromBridge } from '../../renderer/host-client.js';
 import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
 
 const root = path.resolve(__dirname, '../../..');
@@ -21,6 +22,28 @@ beforeAll(() => {
     '--strict', '--skipLibCheck', '--types', 'node', '--rootDir', root, '--outDir', out, path.join(root, 'apps/main/preload.cts')], { cwd: root, stdio: 'pipe' });
   compiled = readFileSync(path.join(out, 'apps', 'main', 'preload.cjs'), 'utf8');
 }, 60_000);
+
+/**
+ * What contextBridge does to values crossing between the preload's world and the page's: plain
+ * data is copied, functions and promises are proxied (their arguments and results copied the same
+ * way), and an Error arrives as a new Error carrying only its message.
+ */
+function acrossBridge(value: unknown): unknown {
+  if (value instanceof Error) return new Error(value.message);
+  if (typeof value === 'function') {
+    return (...args: unknown[]) => {
+      try {
+        return acrossBridge((value as (...a: unknown[]) => unknown)(...args.map(acrossBridge)));
+      } catch (err) {
+        throw acrossBridge(err);
+      }
+    };
+  }
+  if (value instanceof Promise) return value.then(acrossBridge, (err: unknown) => Promise.reject(acrossBridge(err)));
+  if (Array.isArray(value)) return value.map(acrossBridge);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, acrossBridge(v)]));
+  return value;
+}
 
 function runPreload(answer: (channel: string, payload: unknown) => IpcResult<unknown>) {
   const listeners = new Map<string, Array<(e: unknown, m: unknown) => void>>();
@@ -49,7 +72,11 @@ function runPreload(answer: (channel: string, payload: unknown) => IpcResult<unk
   const fn = vm.runInThisContext(`(function (require, process, exports, module) {${compiled}\n})`);
   fn(sandboxRequire, {}, exports, { exports });
   const push = (channel: string, msg: unknown) => (listeners.get(channel) ?? []).forEach((f) => f({}, msg));
-  return { api: exposed!.api, key: exposed!.key, invoked, push, listeners, required };
+  // What the page gets: the bridged object, as the renderer's client selection wraps it.
+  const page = chooseClient({ trtBuildStudio: acrossBridge(exposed!.api) as BuildClient, location: { protocol: 'app:' } }, () => {
+    throw new Error('the web client must not be chosen in the desktop app');
+  });
+  return { api: exposed!.api, page, key: exposed!.key, invoked, push, listeners, required };
 }
 
 const ok = (value: unknown): IpcResult<unknown> => ({ ok: true, value });
@@ -67,15 +94,26 @@ describe('preload', () => {
     expect([...literals].sort()).toEqual([...Object.values(INVOKE), ...Object.values(PUSH)].sort());
   });
 
-  it('unwraps results and turns error envelopes into Errors with the message as main wrote it', async () => {
+  it('unwraps results; an error envelope reaches the page, across contextBridge, as an Error with its code as name', async () => {
     const p = runPreload((channel) =>
       channel === INVOKE.openModelPath ? { ok: false, error: { code: 'bad_model', message: 'x.onnx is not an ONNX model' } } : ok([{ name: 'simulated', available: true }]),
     );
-    expect(await p.api.listBackends()).toEqual([{ name: 'simulated', available: true }]);
-    const err = await p.api.openModelPath!('/m/x.onnx').catch((e: Error) => e);
+    expect(await p.page.listBackends()).toEqual([{ name: 'simulated', available: true }]);
+    const err = await p.page.openModelPath!('/m/x.onnx').catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toBe('x.onnx is not an ONNX model');
     expect((err as Error).name).toBe('bad_model');
+    expect((err as Error & { code: string }).code).toBe('bad_model');
+  });
+
+  it('does not rely on Error properties crossing the bridge (only the message would)', async () => {
+    const p = runPreload(() => ({ ok: false, error: { code: 'conflict', message: 'Build b1 has no engine to save.' } }));
+    // What the preload hands the bridge is plain data, so nothing is lost in the copy.
+    const raw = await p.api.saveEngine('b1').catch((e: unknown) => e);
+    expect(raw).not.toBeInstanceOf(Error);
+    expect(acrossBridge(raw)).toEqual(raw);
+    const fromPage = await p.page.saveEngine('b1').catch((e: Error) => e);
+    expect([(fromPage as Error).name, (fromPage as Error).message]).toEqual(['conflict', 'Build b1 has no engine to save.']);
   });
 
   it('sends only the model path and options when starting a build', async () => {
@@ -87,9 +125,9 @@ describe('preload', () => {
 
   it('resolves a dropped file to its path in the preload, and refuses one without a path', async () => {
     const p = runPreload(() => ok({ path: '/m/d.onnx' }));
-    await p.api.openDroppedFile({ fakePath: '/m/d.onnx' } as never);
+    await p.page.openDroppedFile({ fakePath: '/m/d.onnx' } as never);
     expect(p.invoked).toEqual([[INVOKE.openModelPath, { path: '/m/d.onnx' }]]);
-    await expect(p.api.openDroppedFile({} as never)).rejects.toThrow(/not a file on this computer/);
+    await expect(p.page.openDroppedFile({} as never)).rejects.toThrow(/not a file on this computer/);
   });
 
   it('routes stream messages to the right subscription and stops after unsubscribe', async () => {
@@ -112,10 +150,10 @@ describe('preload', () => {
 
   it('reports a refused subscription through onError', async () => {
     const p = runPreload(() => ({ ok: false, error: { code: 'not_found', message: 'No build with id zz.' } }));
-    const errors: string[] = [];
-    p.api.subscribe('zz', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e.message) });
+    const errors: Error[] = [];
+    p.page.subscribe('zz', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
     await new Promise((r) => setImmediate(r));
-    expect(errors).toEqual(['No build with id zz.']);
+    expect(errors.map((e) => [e instanceof Error, e.name, e.message])).toEqual([[true, 'not_found', 'No build with id zz.']]);
   });
 
   it('delivers open requests held by main, then live ones, and menu actions', async () => {
@@ -133,5 +171,38 @@ describe('preload', () => {
     p.api.onHostAction!((a) => actions.push(a));
     p.push(PUSH.hostAction, { action: 'build' });
     expect(actions).toEqual(['build']);
+  });
+});
+
+describe('client selection on the page', () => {
+  const web = { capabilities: { host: 'web' } } as BuildClient;
+
+  it('uses the HTTP client in a browser', () => {
+    expect(chooseClient({ location: { protocol: 'http:' } }, () => web)).toBe(web);
+  });
+
+  it('on app:// without the preload, fails every call with the preload error instead of falling back to HTTP', async () => {
+    let webMade = false;
+    const c = chooseClient({ location: { protocol: 'app:' }, trtBuildStudioError: "Cannot read properties of undefined (reading 'invoke')" }, () => {
+      webMade = true;
+      return web;
+    });
+    expect(webMade).toBe(false);
+    const err = await c.listBackends().catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/preload script failed: Cannot read properties of undefined \(reading 'invoke'\)/);
+    const streamErrors: string[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => streamErrors.push(e.name) });
+    await new Promise((r) => setImmediate(r));
+    expect(streamErrors).toEqual(['preload_failed']);
+    // Without a message from the preload it still says what happened.
+    await expect(chooseClient({ location: { protocol: 'app:' } }, () => web).listBuilds()).rejects.toThrow(/preload script failed\)/);
+  });
+
+  it('wraps the bridged client even when its errors come as plain Errors (message kept)', async () => {
+    const bridged = { ...web, listBuilds: () => Promise.reject(new Error('boom')) } as BuildClient;
+    const c = chooseClient({ location: { protocol: 'app:' }, trtBuildStudio: bridged }, () => web);
+    await expect(c.listBuilds()).rejects.toThrow('boom');
+    expect(fromBridge(bridged).capabilities).toEqual(web.capabilities);
   });
 });

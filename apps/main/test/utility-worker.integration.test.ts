@@ -2,7 +2,7 @@
 // real worker (dist/apps/worker/worker.js) and the real native addon with the simulated backend,
 // the worker in an emulated utility process (./emulated-utility-process.ts).
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import fs, { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { writeModel, tempDir } from '../../../test/support/onnx-gen.js';
@@ -27,13 +27,18 @@ const alive = isAlive;
 describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', () => {
   const model = writeModel(path.join(dir, 'model with spaces.onnx'), { layers: 12 });
   const pids: number[] = [];
-  const launcher = createUtilityLauncher({ workerPath: WORKER, fork: emulatedFork as never });
-  const launch = () => {
-    const ch = launcher.launch();
-    if (ch.pid) pids.push(ch.pid);
-    return ch;
+  /** Runs when a worker has spawned (its pid is known from then on, as in Electron). */
+  let onSpawn: ((pid: number) => void) | null = null;
+  const fork = (p: string, a: string[], o: { env?: Record<string, string> }) => {
+    const child = emulatedFork(p, a, o) as unknown as { pid?: number; once(e: 'spawn', cb: () => void): void };
+    child.once('spawn', () => {
+      pids.push(child.pid!);
+      onSpawn?.(child.pid!);
+    });
+    return child;
   };
-  const service = createBuildService({ launcher: launch, outputDir: path.join(dir, 'engines'), cancelKillMs: 3000 });
+  const launcher = createUtilityLauncher({ workerPath: WORKER, fork: fork as never });
+  const service = createBuildService({ launcher: launcher.launch, outputDir: path.join(dir, 'engines'), cancelKillMs: 3000 });
 
   afterAll(async () => {
     await service.shutdown();
@@ -58,6 +63,48 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
     expect((await service.waitForResult(crash.id)).status).toBe('crashed');
     const next = await service.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.2 } });
     expect((await service.waitForResult(next.id)).status).toBe('succeeded');
+  });
+
+  it("removes a crashed worker's temp files, which are named by the pid Electron forgets at exit", async () => {
+    const outDir = fs.mkdtempSync(path.join(dir, 'crash-'));
+    const out = path.join(outDir, 'crash.engine');
+    const cache = path.join(outDir, 'timing.cache');
+    // The half-written files a native crash leaves (named as the native atomic writer names them).
+    onSpawn = (pid) => {
+      fs.writeFileSync(`${out}.tmp-${pid}-0`, 'partial engine');
+      fs.writeFileSync(`${cache}.tmp-${pid}-1`, 'partial cache');
+    };
+    try {
+      const crash = await service.startBuild({ modelPath: model, outputPath: out, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash', timingCache: cache } });
+      expect((await service.waitForResult(crash.id)).status).toBe('crashed');
+    } finally {
+      onSpawn = null;
+    }
+    expect(fs.readdirSync(outDir)).toEqual([]);
+  });
+
+  it("puts Electron's reason for a worker's death (child-process-gone) in the build's failure message", async () => {
+    // Electron reports e.g. an out-of-memory kill only through the app event; emulate it for the
+    // worker that crashes, named as the launcher named it.
+    const app = new EventEmitter();
+    const goneFork = (p: string, a: string[], o: { env?: Record<string, string>; serviceName?: string }) => {
+      const child = emulatedFork(p, a, o) as unknown as EventEmitter;
+      child.once('exit', (code: number) => {
+        if (code !== 0) setTimeout(() => app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: code, serviceName: 'node.mojom.NodeService', name: o.serviceName }), 5);
+      });
+      return child;
+    };
+    const own = createUtilityLauncher({ workerPath: WORKER, fork: goneFork as never, app });
+    const svc = createBuildService({ launcher: own.launch, outputDir: path.join(dir, 'engines-gone'), cancelKillMs: 3000 });
+    try {
+      const crash = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });
+      const result = await svc.waitForResult(crash.id);
+      expect(result.status).toBe('crashed');
+      expect(result.error).toMatch(/exited without a result \(exit code \d+\).*the worker process ran out of memory \(Electron: oom, exit code \d+\)/);
+    } finally {
+      await svc.shutdown();
+      await own.killAll(2000);
+    }
   });
 
   it('quitting mid-build cancels it with reason "shutdown" and waits for the worker to exit', async () => {

@@ -15,8 +15,9 @@ vi.mock('electron', () => ({
 
 const { createUtilityLauncher } = await import('../worker-launcher.js');
 
+/** Behaves as Electron's does: no pid before 'spawn', none after 'exit' has been emitted. */
 class FakeUtilityProcess extends EventEmitter {
-  pid: number | undefined = 4242;
+  pid: number | undefined = undefined;
   posted: unknown[] = [];
   killed = 0;
   stdout = new PassThrough();
@@ -24,24 +25,31 @@ class FakeUtilityProcess extends EventEmitter {
   constructor(
     readonly modulePath: string,
     readonly options: Record<string, unknown>,
+    readonly osPid: number,
   ) {
     super();
+  }
+  spawn() {
+    this.pid = this.osPid;
+    this.emit('spawn');
   }
   postMessage(m: unknown) {
     if (this.pid === undefined) throw new Error('posted to an exited process (would crash Electron main)');
     this.posted.push(m);
   }
   kill() {
+    // Electron: no pid yet (or any more) means nothing to signal.
+    if (this.pid === undefined) return false;
     this.killed++;
     return true;
   }
   exit(code: number) {
-    this.pid = undefined;
     this.emit('exit', code);
+    this.pid = undefined;
   }
 }
 
-function setup(env?: Record<string, string>) {
+function setup(env?: Record<string, string>, opts: { app?: EventEmitter } = {}) {
   const children: FakeUtilityProcess[] = [];
   const killedPids: number[] = [];
   const refused = new Set<number>();
@@ -49,8 +57,7 @@ function setup(env?: Record<string, string>) {
     workerPath: '/app/dist/apps/worker/worker.js',
     env,
     fork: (p, _args, o) => {
-      const c = new FakeUtilityProcess(p, o as Record<string, unknown>);
-      c.pid = 4242 + children.length;
+      const c = new FakeUtilityProcess(p, o as Record<string, unknown>, 4242 + children.length);
       children.push(c);
       return c as never;
     },
@@ -58,12 +65,20 @@ function setup(env?: Record<string, string>) {
       if (refused.has(pid)) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
       killedPids.push(pid);
       // SIGKILL: the process dies and Electron reports the exit shortly after.
-      const c = children.find((x) => x.pid === pid);
+      const c = children.find((x) => x.osPid === pid && x.pid !== undefined);
       if (!c) throw Object.assign(new Error('kill ESRCH'), { code: 'ESRCH' });
       setTimeout(() => c.exit(137), 5);
     },
+    app: opts.app as never,
+    goneWaitMs: 100,
   });
-  return { launcher, children, killedPids, refused };
+  /** Launch, then let the fake report 'spawn' as Electron does once the process is up. */
+  const start = () => {
+    const ch = launcher.launch();
+    children.at(-1)!.spawn();
+    return ch;
+  };
+  return { launcher, start, children, killedPids, refused };
 }
 
 describe('utilityProcess launcher', () => {
@@ -79,8 +94,8 @@ describe('utilityProcess launcher', () => {
   });
 
   it('passes messages both ways and reports the exit code', () => {
-    const { launcher, children } = setup();
-    const ch = launcher.launch();
+    const { launcher, start, children } = setup();
+    const ch = start();
     expect(ch.pid).toBe(4242);
     const got: unknown[] = [];
     const exits: Array<[number | null, string | null]> = [];
@@ -94,20 +109,91 @@ describe('utilityProcess launcher', () => {
     children[0].exit(3);
     expect(exits).toEqual([[3, null]]);
     expect(launcher.live).toBe(0);
+  });
+
+  it('keeps the pid from spawn after exit, when Electron has cleared its own (the service cleans temp files by it)', () => {
+    const { launcher, children } = setup();
+    const ch = launcher.launch();
     expect(ch.pid).toBeUndefined();
+    children[0].spawn();
+    expect(ch.pid).toBe(4242);
+    const seen: Array<number | undefined> = [];
+    ch.onExit(() => queueMicrotask(() => seen.push(ch.pid)));
+    children[0].exit(139);
+    expect(children[0].pid).toBeUndefined();
+    expect(ch.pid).toBe(4242);
+    return Promise.resolve().then(() => expect(seen).toEqual([4242]));
+  });
+
+  it('a kill() before spawn is carried out once the worker has spawned', () => {
+    const { launcher, children, killedPids } = setup();
+    const ch = launcher.launch();
+    ch.kill();
+    expect(killedPids).toEqual([]);
+    children[0].spawn();
+    expect(killedPids).toEqual([4242]);
+  });
+
+  it("names each worker and adds Electron's child-process-gone reason to the crash report", async () => {
+    const app = new EventEmitter();
+    const { start, children } = setup(undefined, { app });
+    const ch = start();
+    const other = start();
+    const names = children.map((c) => c.options.serviceName);
+    expect(new Set(names).size).toBe(2);
+    children[0].stderr.write('allocating 80 GiB\n');
+    await new Promise((r) => setImmediate(r));
+    const exits: Array<number | null> = [];
+    ch.onExit((code) => exits.push(code));
+    // Electron posts 'exit' and 'child-process-gone' separately; the exit waits for the reason.
+    children[0].exit(9);
+    expect(exits).toEqual([]);
+    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: 9, serviceName: 'node.mojom.NodeService', name: names[0] });
+    expect(exits).toEqual([9]);
+    expect(ch.stderrTail!()).toBe('allocating 80 GiB\nthe worker process ran out of memory (Electron: oom, exit code 9)');
+    // Another worker's reason, or another process type, is not ours.
+    app.emit('child-process-gone', {}, { type: 'GPU', reason: 'crashed', exitCode: 1, name: names[1] });
+    expect(other.stderrTail!()).toBe('');
+  });
+
+  it('takes a child-process-gone that arrives before the exit too', () => {
+    const app = new EventEmitter();
+    const { start, children } = setup(undefined, { app });
+    const ch = start();
+    const exits: Array<number | null> = [];
+    ch.onExit((code) => exits.push(code));
+    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'killed', exitCode: 137, name: children[0].options.serviceName });
+    children[0].exit(137);
+    expect(exits).toEqual([137]);
+    expect(ch.stderrTail!()).toMatch(/^the worker process was killed .*\(Electron: killed, exit code 137\)$/);
+  });
+
+  it('an abnormal exit without a child-process-gone is still reported, after a short wait; a clean exit at once', async () => {
+    const app = new EventEmitter();
+    const { start, children } = setup(undefined, { app });
+    const crashed = start();
+    const clean = start();
+    const exits: string[] = [];
+    crashed.onExit((code) => exits.push(`crashed ${code}`));
+    clean.onExit((code) => exits.push(`clean ${code}`));
+    children[0].exit(134);
+    children[1].exit(0);
+    expect(exits).toEqual(['clean 0']);
+    await vi.waitFor(() => expect(exits).toEqual(['clean 0', 'crashed 134']));
+    expect(crashed.stderrTail!()).toBe('');
   });
 
   it('never posts to a worker that has exited (that crashed Electron main: electron#53293)', () => {
-    const { launcher, children } = setup();
-    const ch = launcher.launch();
+    const { start, children } = setup();
+    const ch = start();
     children[0].exit(1);
     expect(() => ch.send({ type: 'cancel', reason: 'shutdown' })).not.toThrow();
     expect(children[0].posted).toEqual([]);
   });
 
   it('keeps the last stderr/stdout lines for crash reports', async () => {
-    const { launcher, children } = setup();
-    const ch = launcher.launch();
+    const { start, children } = setup();
+    const ch = start();
     children[0].stdout.write('starting\n');
     children[0].stderr.write(`${'x'.repeat(5000)}\nSegmentation fault in tactic 7\n`);
     await new Promise((r) => setImmediate(r));
@@ -117,8 +203,8 @@ describe('utilityProcess launcher', () => {
   });
 
   it('kill() sends SIGKILL by pid (UtilityProcess.kill is only SIGTERM) and is a no-op after exit', async () => {
-    const { launcher, children, killedPids } = setup();
-    const ch = launcher.launch();
+    const { start, children, killedPids } = setup();
+    const ch = start();
     ch.kill();
     expect(killedPids).toEqual([4242]);
     expect(children[0].killed).toBe(0);
@@ -128,18 +214,18 @@ describe('utilityProcess launcher', () => {
   });
 
   it('falls back to UtilityProcess.kill when the pid cannot be signalled', () => {
-    const { launcher, children, refused } = setup();
-    const ch = launcher.launch();
+    const { start, children, refused } = setup();
+    const ch = start();
     refused.add(4242);
     ch.kill();
     expect(children[0].killed).toBe(1);
   });
 
   it('killAll() leaves no worker running and resolves once they have exited', async () => {
-    const { launcher, children } = setup();
-    launcher.launch();
-    launcher.launch();
-    launcher.launch();
+    const { launcher, start, children } = setup();
+    start();
+    start();
+    start();
     children[1].exit(0);
     expect(launcher.live).toBe(2);
     await launcher.killAll(1000);
@@ -147,13 +233,14 @@ describe('utilityProcess launcher', () => {
     expect(children.map((c) => c.pid)).toEqual([undefined, undefined, undefined]);
   });
 
-  it('killAll() gives up after its timeout when a worker will not die', async () => {
-    const { launcher, children } = setup();
-    launcher.launch();
-    children[0].pid = undefined; // never spawned: no pid to signal, Electron's kill is all we have
+  it('killAll() gives up after its timeout when a worker will not die, and kills it if it spawns later', async () => {
+    const { launcher, children, killedPids } = setup();
+    launcher.launch(); // not spawned yet: no pid to signal
     const started = Date.now();
     await launcher.killAll(50);
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
-    expect(children[0].killed).toBe(1);
+    children[0].spawn();
+    expect(killedPids).toEqual([4242]);
+    await vi.waitFor(() => expect(launcher.live).toBe(0));
   });
 });
