@@ -16,6 +16,7 @@ Commands:
   backends                         list build backends (TensorRT, simulated) and their state
   serve                            HTTP + Server-Sent Events service with the web UI
   mcp                              MCP server (stdio) for agent runtimes
+  trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
 
 Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backends: async () => (await import('./commands/backends.js')).runBackends,
   serve: async () => (await import('../service/http/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
+  trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
 };
 
 function isUsageError(e: unknown): boolean {

@@ -3,8 +3,7 @@
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { formToOptions, shapeFieldsFor } from '../lib/options-form.js';
-import { trtexecCommand } from '../lib/trtexec.js';
+import { formCapabilities, formToOptions, shapeFieldsFor } from '../lib/options-form.js';
 import type { AppStore } from './app-store.js';
 import { EventPump, type FrameScheduler } from './event-pump.js';
 import { isFinal, LiveBuild } from './live-build.js';
@@ -124,7 +123,8 @@ export class Controller {
       return;
     }
     if (!this.canBuild()) return;
-    const result = formToOptions(s.form, s.model.summary, this.simulatorSelected());
+    // The form hides choices the TensorRT version lacks; the capabilities are checked again here.
+    const result = formToOptions(s.form, s.model.summary, this.simulatorSelected(), formCapabilities(s.form.backend, s.backends));
     if (!result.ok) {
       this.store.setState({ formError: result.error });
       return;
@@ -236,16 +236,6 @@ export class Controller {
 
   private bump(): void {
     this.store.setState((s) => ({ frame: s.frame + 1 }));
-  }
-
-  /** The current form as a trtexec command line, or the validation error. */
-  trtexec(): { ok: true; command: string } | { ok: false; error: string } {
-    const s = this.store.getState();
-    if (!s.model) return { ok: false, error: 'Open a model first.' };
-    const r = formToOptions(s.form, s.model.summary, false);
-    if (!r.ok) return r;
-    const web = this.client.capabilities.host === 'web';
-    return { ok: true, command: trtexecCommand({ modelPath: web ? s.model.displayName : s.model.path, options: r.options }) };
   }
 
   dispose(): void {
