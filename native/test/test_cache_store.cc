@@ -180,6 +180,23 @@ TEST(held_lock_keeps_entries_in_a_sidecar_and_the_next_save_folds_them_in) {
   CHECK(listPendingCacheFiles(cache).empty());
 }
 
+TEST(a_save_with_nothing_to_add_never_waits_and_never_warns) {
+  TempDir dir("tbs-cache-store");
+  std::string cache = dir.file("c.cache");
+  CHECK(saveCache(cache, cacheOf({"a"}), toyMerge).outcome == CacheSaveResult::Outcome::kSaved);
+  LockHolder other(cache + ".lock");
+  CHECK(other.held());
+  CacheSaveOptions nothing;
+  nothing.lockTimeoutMs = 0;
+  nothing.mineHasEntries = false;
+  auto r = saveCache(cache, cacheOf({}), toyMerge, nothing);
+  CHECK(r.outcome == CacheSaveResult::Outcome::kDeferred);
+  CHECK(r.deferredPath.empty());
+  CHECK(r.warning.empty());
+  CHECK(listPendingCacheFiles(cache).empty());
+  CHECK_EQ(readFile(cache), cacheOf({"a"}));
+}
+
 TEST(a_file_that_is_not_a_cache_is_never_replaced) {
   TempDir dir("tbs-cache-store");
   std::string cache = dir.file("model.onnx");

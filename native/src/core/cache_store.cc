@@ -245,7 +245,15 @@ CacheSaveResult saveCache(std::string const& cachePath, std::string const& mine,
   };
 
   FileLock lock(FileLock::lockPathFor(target), options.lockTimeoutMs);
-  if (!lock.locked()) return keepAside(CacheSaveResult::Outcome::kDeferred, "timing cache " + target + " not updated: " + lock.error());
+  if (!lock.locked()) {
+    // Without entries of its own a build only missed folding in others' sidecars: a later save
+    // does that, nothing is lost, nothing to say.
+    if (!options.mineHasEntries) {
+      r.outcome = CacheSaveResult::Outcome::kDeferred;
+      return r;
+    }
+    return keepAside(CacheSaveResult::Outcome::kDeferred, "timing cache " + target + " not updated: " + lock.error());
+  }
 
   CacheFileRead current = readCacheFile(target, options.maxBytes);
   if (current.state == CacheFileRead::State::kError) {

@@ -90,7 +90,8 @@ struct CacheSaveOptions {
   int lockTimeoutMs = 30000;
   int64_t maxBytes = kMaxCacheFileBytes;
   // False when `mine` adds nothing (a warm build that measured no tactic): the save still folds
-  // pending sidecars in, but writes no sidecar of its own when it cannot save.
+  // pending sidecars in when it gets the lock, but writes no sidecar of its own, and a lock not
+  // had is no warning (kDeferred with an empty deferredPath and warning).
   bool mineHasEntries = true;
 };
 

@@ -213,6 +213,8 @@ void SimRun::saveCache(CacheStats& stats, bool cancelled) {
   CacheSaveOptions opts;
   opts.lockTimeoutMs = cacheLockTimeoutMs(kCacheLockTimeoutMs);
   if (cancelled) opts.lockTimeoutMs = std::min(opts.lockTimeoutMs, kCancelledCacheLockTimeoutMs);
+  // Nothing new (a warm build): fold in others' sidecars if the lock is free, never wait for it.
+  if (fresh.empty()) opts.lockTimeoutMs = 0;
   CacheSaveResult saved = mergeAndSaveTimingCache(req_.timingCachePath, fresh, opts);
   if (!saved.warning.empty()) {
     sink_.log(Severity::kWarning, saved.warning.c_str());
