@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BuildEvent, BuildFinished, CacheStatsEvent } from '../../shared/protocol.js';
+import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
 import { collect, parseNdjson, runCli, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -14,6 +14,7 @@ import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 let dir: string;
 let model: string;
 const holders: ChildProcess[] = [];
+type CacheStatsEvent = Extract<BuildEvent, { type: 'cache.stats' }>;
 
 beforeAll(() => {
   dir = tempDir('tbs-cache-keep-');
@@ -109,7 +110,7 @@ describe('a stopped build keeps what it measured', () => {
 
   it('a time budget that runs out keeps them too', async () => {
     const cache = path.join(dir, 'budget.cache');
-    const r = await runCli(['build', model, '-o', path.join(dir, 'budget.engine'), ...SIM, '--sim-duration', '12', '--time-budget', '3', '--timing-cache', cache, '--json']);
+    const r = await runCli(['build', model, '-o', path.join(dir, 'budget.engine'), ...SIM, '--sim-duration', '12', '--time-budget', '4', '--timing-cache', cache, '--json']);
     expect(r.code).toBe(130);
     const events = parseNdjson(r.stdout) as BuildEvent[];
     expect(events.find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'timeout' });
