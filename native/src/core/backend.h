@@ -28,6 +28,10 @@ struct CacheStats {
   bool missesInferred = false;
   std::string path;
   std::string warning;  // e.g. "timing cache file is corrupt; started with an empty cache"
+  // The lock on the cache could not be had in time: this build's entries were written to this
+  // sidecar instead, and the next build that saves the cache merges them (core/cache_store.h).
+  std::string deferredPath;
+  bool savedAfterCancel = false;  // cancelled (Stop or time budget) and its measured entries kept
 };
 
 // Called from any number of builder threads at once. Implementations must not block on JS,

@@ -60,6 +60,8 @@ std::string cacheStatsJson(CacheStats const& s) {
   if (s.missesInferred) o.boolean("missesInferred", true);
   if (!s.path.empty()) o.str("path", s.path);
   if (!s.warning.empty()) o.str("warning", s.warning);
+  if (!s.deferredPath.empty()) o.str("deferredPath", s.deferredPath);
+  if (s.savedAfterCancel) o.boolean("savedAfterCancel", true);
   return o.done();
 }
 

@@ -26,6 +26,11 @@ constexpr double kEvaluateHitUnit = 0.05;
 constexpr double kLightUnit = 0.2;
 // Real builds spend long stretches without any callback; 20% of the target goes to three gaps.
 constexpr double kGapShare[3] = {0.07, 0.08, 0.05};
+// Waiting for the cache lock: a finished build can afford the store's usual wait; a cancelled
+// one must end promptly (the service kills a worker that has not ended some seconds after a
+// Stop), and loses nothing by waiting less: without the lock its entries go to a sidecar.
+constexpr int kCacheLockTimeoutMs = 30000;
+constexpr int kCancelledCacheLockTimeoutMs = 2000;
 
 char const* const kBuilding = "Building engine";
 char const* const kCloning = "Cloning network graph";
@@ -102,6 +107,7 @@ class SimRun {
   void onPhaseStart(char const* name);
   void computePacing();
   void loadCache();
+  void saveCache(CacheStats& stats, bool cancelled);
   void timeGraphNodes();
   void timeGroup(size_t index, Pacer& pacer);
   void timeReformats(Pacer& pacer);
@@ -174,12 +180,12 @@ void SimRun::computePacing() {
   msPerUnit_ = targetMs_ * (1.0 - gaps) / std::max(1.0, seq + par / std::max(1, effective));
 }
 
+// The file was read (and vetted) before the build started; this reports what was found.
 void SimRun::loadCache() {
   if (req_.timingCachePath.empty()) {
     sink_.log(Severity::kInfo, "No timing cache file given: every tactic will be measured");
     return;
   }
-  loaded_ = loadTimingCache(req_.timingCachePath);
   if (!loaded_.warning.empty()) sink_.log(Severity::kWarning, loaded_.warning.c_str());
   if (req_.optLevel == 0) {
     sink_.log(Severity::kInfo, "Optimization level 0 ignores the timing cache");
@@ -187,8 +193,59 @@ void SimRun::loadCache() {
   }
   useCache_ = true;
   std::string msg = "Loaded timing cache " + req_.timingCachePath + ": " + std::to_string(loaded_.entries.size()) +
-                    " entries (" + std::to_string(loaded_.fileBytes) + " bytes)";
+                    " entries (" + std::to_string(loaded_.fileBytes) + " bytes";
+  if (loaded_.pendingFiles > 0) {
+    msg += ", including " + std::to_string(loaded_.pendingFiles) + " pending file(s) an earlier build could not merge";
+  }
+  msg += ")";
   sink_.log(Severity::kInfo, msg.c_str());
+}
+
+// Saves what this build measured, also when it was cancelled: each entry is a finished
+// measurement of one whole layer group or reformat, as valid after a Stop as after a success.
+void SimRun::saveCache(CacheStats& stats, bool cancelled) {
+  CacheEntries fresh;
+  {
+    std::lock_guard<std::mutex> lk(freshMu_);
+    fresh = fresh_;
+  }
+  if (cancelled && fresh.empty()) return;  // nothing measured: leave the file alone
+  CacheSaveOptions opts;
+  opts.lockTimeoutMs = cacheLockTimeoutMs(kCacheLockTimeoutMs);
+  if (cancelled) opts.lockTimeoutMs = std::min(opts.lockTimeoutMs, kCancelledCacheLockTimeoutMs);
+  // Nothing new (a warm build): fold in others' sidecars if the lock is free, never wait for it.
+  if (fresh.empty()) opts.lockTimeoutMs = 0;
+  CacheSaveResult saved = mergeAndSaveTimingCache(req_.timingCachePath, fresh, opts);
+  if (!saved.warning.empty()) {
+    sink_.log(Severity::kWarning, saved.warning.c_str());
+    stats.warning += (stats.warning.empty() ? "" : "; ") + saved.warning;
+  }
+  switch (saved.outcome) {
+    case CacheSaveResult::Outcome::kSaved:
+      stats.entriesAfter = saved.entriesAfter;
+      stats.bytes = saved.fileBytes;
+      break;
+    case CacheSaveResult::Outcome::kDeferred:
+    case CacheSaveResult::Outcome::kRefused: {
+      // The file is unchanged; the entries the next build starts from are those it had plus the
+      // sidecar's (loadTimingCache reads both).
+      CacheEntries after = loaded_.entries;
+      if (!saved.deferredPath.empty()) after.insert(fresh.begin(), fresh.end());
+      stats.entriesAfter = static_cast<int64_t>(after.size());
+      stats.deferredPath = saved.deferredPath;
+      break;
+    }
+    case CacheSaveResult::Outcome::kFailed:
+      break;
+  }
+  bool kept = saved.outcome == CacheSaveResult::Outcome::kSaved || !saved.deferredPath.empty();
+  if (cancelled && kept) {
+    stats.savedAfterCancel = true;
+    std::string msg = "Build stopped: kept " + std::to_string(fresh.size()) + " measured timing-cache entries in " +
+                      (saved.deferredPath.empty() ? req_.timingCachePath : saved.deferredPath) +
+                      "; the next build starts from them";
+    sink_.log(Severity::kInfo, msg.c_str());
+  }
 }
 
 void SimRun::timeGroup(size_t index, Pacer& pacer) {
@@ -200,16 +257,25 @@ void SimRun::timeGroup(size_t index, Pacer& pacer) {
     sink_.log(Severity::kVerbose, msg.c_str());
   }
   Phase evaluating(*this, kEvaluating, kGraphNodes, static_cast<int32_t>(g.measureSteps.size()));
-  for (size_t t = 0; t < g.measureSteps.size() && !stopped(); ++t) {
+  // Only a group whose every tactic was timed has a best tactic worth caching.
+  bool complete = true;
+  for (size_t t = 0; t < g.measureSteps.size(); ++t) {
+    if (stopped()) {
+      complete = false;
+      break;
+    }
     if (!hit) {
       Phase measuring(*this, kMeasuring, kEvaluating, g.measureSteps[t]);
       for (int32_t s = 0; s < g.measureSteps[t]; ++s) {
         if (!step(kMeasuring, s, pacer, kMeasureUnit)) break;
       }
     }
-    if (!step(kEvaluating, static_cast<int32_t>(t), pacer, hit ? kEvaluateHitUnit : kEvaluateUnit)) break;
+    if (!step(kEvaluating, static_cast<int32_t>(t), pacer, hit ? kEvaluateHitUnit : kEvaluateUnit)) {
+      complete = false;
+      break;
+    }
   }
-  if (!hit && !stopped()) {
+  if (!hit && complete) {
     std::lock_guard<std::mutex> lk(freshMu_);
     fresh_[g.key] = CacheValue{std::hash<std::string>{}(g.name) % 997, 0.01 * static_cast<double>(g.measureSteps.size())};
   }
@@ -246,6 +312,7 @@ void SimRun::timeReformats(Pacer& pacer) {
     ReformatGroup const& rg = plan_.reformats[r];
     bool hit = useCache_ && loaded_.entries.count(rg.key) > 0;
     (hit ? hits_ : misses_).fetch_add(1);
+    bool complete = rg.costs == 0;
     {
       Phase costs(*this, kReformatCosts, kReformats, rg.costs);
       for (int32_t c = 0; c < rg.costs && !stopped(); ++c) {
@@ -262,9 +329,10 @@ void SimRun::timeReformats(Pacer& pacer) {
           }
         }
         if (!step(kReformatCosts, c, pacer, 0)) break;
+        complete = c + 1 == rg.costs;
       }
     }
-    if (!hit && !stopped()) {
+    if (!hit && complete) {
       std::lock_guard<std::mutex> lk(freshMu_);
       fresh_[rg.key] = CacheValue{static_cast<uint64_t>(r), 0.002 * rg.costs};
     }
@@ -310,6 +378,15 @@ BuildOutcome SimRun::run() {
       std::string known;
       for (auto const& n : names) known += (known.empty() ? "" : ", ") + n;
       outcome.error = "simFault phase \"" + faultPhase_ + "\" is not a phase of the simulated build (phases: " + known + ")";
+      return outcome;
+    }
+  }
+  // A cache path that is not this backend's cache (a FIFO, a model, a config...) fails the build
+  // here, before any work, and is never replaced.
+  if (!req_.timingCachePath.empty()) {
+    loaded_ = loadTimingCache(req_.timingCachePath);
+    if (!loaded_.error.empty()) {
+      outcome.error = loaded_.error;
       return outcome;
     }
   }
@@ -403,17 +480,9 @@ BuildOutcome SimRun::run() {
     outcome.error = failure;
   } else if (stopped()) {
     outcome.status = BuildOutcome::Status::kCancelled;
+    if (!req_.timingCachePath.empty() && req_.optLevel != 0) saveCache(stats, /*cancelled=*/true);
   } else {
-    if (!req_.timingCachePath.empty() && req_.optLevel != 0) {
-      CacheSave saved = mergeAndSaveTimingCache(req_.timingCachePath, fresh_);
-      if (saved.ok) {
-        stats.entriesAfter = saved.entriesAfter;
-        stats.bytes = saved.fileBytes;
-      } else {
-        sink_.log(Severity::kWarning, saved.error.c_str());
-        stats.warning += (stats.warning.empty() ? "" : "; ") + saved.error;
-      }
-    }
+    if (!req_.timingCachePath.empty() && req_.optLevel != 0) saveCache(stats, /*cancelled=*/false);
     std::string bytes = engineBytes();
     AtomicWriteResult written = atomicWriteFile(req_.outputPath, bytes);
     if (written.ok) {

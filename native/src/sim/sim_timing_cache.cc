@@ -1,12 +1,6 @@
 #include "sim_timing_cache.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-
-#include "../core/atomic_file.h"
-#include "../core/file_lock.h"
 
 namespace tbs::sim {
 namespace {
@@ -37,56 +31,44 @@ T get(std::string const& in, size_t off) {
   return v;
 }
 
-// Parses a whole file; on failure returns false with `why` (no exceptions: input is untrusted).
-bool parse(std::string const& bytes, CacheEntries& out, std::string& why) {
-  if (bytes.size() < kHeaderBytes + 8) {
-    why = "file is too short (" + std::to_string(bytes.size()) + " bytes)";
-    return false;
+// Parses a whole file (no exceptions: input is untrusted). Only the magic decides whether the
+// file is ours; once it is, any other defect makes it damaged rather than foreign.
+CacheParse parse(std::string const& bytes) {
+  CacheParse r;
+  if (bytes.empty()) return r;
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0) {
+    r.status = CacheParse::Status::kNotACache;
+    r.why = "it does not start with the simulated timing cache's header \"TBSSIMTC\"";
+    return r;
   }
-  if (std::memcmp(bytes.data(), kMagic, 8) != 0) {
-    why = "not a simulated timing cache (bad magic)";
-    return false;
+  r.status = CacheParse::Status::kCorrupt;
+  if (bytes.size() < kHeaderBytes + 8) {
+    r.why = "file is too short (" + std::to_string(bytes.size()) + " bytes)";
+    return r;
   }
   auto version = get<uint32_t>(bytes, 8);
   if (version != kVersion) {
-    why = "unsupported version " + std::to_string(version) + " (expected " + std::to_string(kVersion) + ")";
-    return false;
+    r.why = "unsupported version " + std::to_string(version) + " (expected " + std::to_string(kVersion) + ")";
+    return r;
   }
   auto count = get<uint32_t>(bytes, 12);
   size_t expected = kHeaderBytes + size_t{count} * kEntryBytes + 8;
   if (bytes.size() != expected) {
-    why = "size " + std::to_string(bytes.size()) + " does not match " + std::to_string(count) + " entries";
-    return false;
+    r.why = "size " + std::to_string(bytes.size()) + " does not match " + std::to_string(count) + " entries";
+    return r;
   }
   if (fnv1a(bytes.data(), bytes.size() - 8) != get<uint64_t>(bytes, bytes.size() - 8)) {
-    why = "checksum mismatch";
-    return false;
+    r.why = "checksum mismatch";
+    return r;
   }
   for (uint32_t i = 0; i < count; ++i) {
     size_t off = kHeaderBytes + size_t{i} * kEntryBytes;
     CacheKey key;
     std::memcpy(key.data(), bytes.data() + off, 16);
-    out[key] = CacheValue{get<uint64_t>(bytes, off + 16), get<double>(bytes, off + 24)};
+    r.entries[key] = CacheValue{get<uint64_t>(bytes, off + 16), get<double>(bytes, off + 24)};
   }
-  return true;
-}
-
-// 0 = read, 1 = does not exist, -1 = error (why set).
-int readAll(std::string const& path, std::string& out, std::string& why) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return 1;
-    why = std::strerror(errno);
-    return -1;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    why = "read error";
-    return -1;
-  }
-  out = ss.str();
-  return 0;
+  r.status = CacheParse::Status::kOk;
+  return r;
 }
 
 }  // namespace
@@ -115,44 +97,75 @@ std::string serializeTimingCache(CacheEntries const& entries) {
   return out;
 }
 
+CacheParse parseTimingCache(std::string const& bytes) { return parse(bytes); }
+
 CacheLoad loadTimingCache(std::string const& path) {
   CacheLoad r;
-  std::string bytes, why;
-  int rc = readAll(path, bytes, why);
-  if (rc == 1) return r;
-  if (rc < 0) {
-    r.warning = "timing cache file " + path + " could not be read (" + why + "); started with an empty cache";
+  CacheFileRead file = readCacheFile(path);
+  if (file.state == CacheFileRead::State::kError) {
+    r.error = "cannot use the timing cache: " + file.error + "; the file is left untouched";
     return r;
   }
-  r.fileBytes = static_cast<int64_t>(bytes.size());
-  if (!parse(bytes, r.entries, why)) {
-    r.entries.clear();
-    r.warning = "timing cache file " + path + " is corrupt (" + why + "); started with an empty cache";
+  if (file.state == CacheFileRead::State::kRead) {
+    r.fileBytes = static_cast<int64_t>(file.bytes.size());
+    CacheParse p = parse(file.bytes);
+    if (p.status == CacheParse::Status::kNotACache) {
+      r.error = "timing cache " + path + " is not a simulated timing cache (" + p.why +
+                "); refusing to use or replace it. Give a new path, or remove the file if it is disposable";
+      return r;
+    }
+    if (p.status == CacheParse::Status::kCorrupt) {
+      r.warning = "timing cache file " + path + " is corrupt (" + p.why +
+                  "); started with an empty cache (the damaged file is kept as " + path + ".corrupt when this build saves)";
+    } else {
+      r.entries = std::move(p.entries);
+    }
+  }
+  // Entries a build could not save under the lock: start from them too (they are merged into
+  // the file by the next save that gets the lock). A damaged sidecar is the save's business.
+  for (auto const& side : listPendingCacheFiles(path)) {
+    CacheFileRead s = readCacheFile(side);
+    if (s.state != CacheFileRead::State::kRead) continue;
+    CacheParse p = parse(s.bytes);
+    if (p.status != CacheParse::Status::kOk) continue;
+    for (auto const& [key, value] : p.entries) r.entries.emplace(key, value);
+    ++r.pendingFiles;
   }
   return r;
 }
 
-CacheSave mergeAndSaveTimingCache(std::string const& path, CacheEntries const& ours) {
-  CacheSave r;
-  FileLock lock(FileLock::lockPathFor(path), 30000);
-  if (!lock.locked()) {
-    r.error = "timing cache not saved: " + lock.error();
-    return r;
+CacheMergeResult mergeSimCaches(CacheMergeInput const& in) {
+  CacheMergeResult m;
+  CacheEntries merged;
+  if (in.currentExists) {
+    CacheParse p = parse(*in.current);
+    if (p.status == CacheParse::Status::kNotACache) {
+      m.refuse = true;
+      m.error = "it is not a simulated timing cache (" + p.why + ")";
+      return m;
+    }
+    // Damaged: the store keeps a copy and says where; the load already said why.
+    if (p.status == CacheParse::Status::kCorrupt) {
+      m.keepCurrentCopy = true;
+    } else {
+      merged = std::move(p.entries);
+    }
   }
-  // Entries other builds saved since we loaded are kept; a file that became corrupt is replaced.
-  CacheLoad current = loadTimingCache(path);
-  CacheEntries merged = std::move(current.entries);
-  for (auto const& [key, value] : ours) merged.emplace(key, value);
-  std::string bytes = serializeTimingCache(merged);
-  AtomicWriteResult w = atomicWriteFile(path, bytes);
-  if (!w.ok) {
-    r.error = "timing cache not saved: " + w.error;
-    return r;
+  for (auto const& side : *in.pending) {
+    CacheParse p = parse(side);
+    m.pendingMerged.push_back(p.status == CacheParse::Status::kOk);
+    for (auto const& [key, value] : p.entries) merged.emplace(key, value);
   }
-  r.ok = true;
-  r.entriesAfter = static_cast<int64_t>(merged.size());
-  r.fileBytes = static_cast<int64_t>(bytes.size());
-  return r;
+  CacheParse mine = parse(*in.mine);
+  for (auto const& [key, value] : mine.entries) merged.emplace(key, value);
+  m.bytes = serializeTimingCache(merged);
+  m.entries = static_cast<int64_t>(merged.size());
+  return m;
+}
+
+CacheSaveResult mergeAndSaveTimingCache(std::string const& path, CacheEntries const& ours, CacheSaveOptions options) {
+  options.mineHasEntries = options.mineHasEntries && !ours.empty();
+  return saveCache(path, serializeTimingCache(ours), mergeSimCaches, options);
 }
 
 }  // namespace tbs::sim

@@ -1,14 +1,23 @@
 // The simulated backend's timing cache: a file of (16-byte key -> best tactic, time) entries in
-// our own format (magic "TBSSIMTC", version, count, entries, FNV-1a checksum). It follows the
-// TensorRT practice from shared/TENSORRT.md: load tolerantly (a bad file means a warning and an
-// empty cache, never a crash), and save by re-reading under a file lock, merging, and writing
-// atomically, so several builds sharing one file lose no entries.
+// our own format (magic "TBSSIMTC", version, count, entries, FNV-1a checksum). Files, locks and
+// sidecars are the shared cache store's job (core/cache_store.h); this file knows the format.
+//
+// What a file at the cache path may be, and what happens to it:
+// - absent or empty: an empty cache; the build creates the file.
+// - a valid cache: loaded; the build adds its entries to it.
+// - damaged (right magic, wrong size/version/checksum): the build starts with an empty cache and
+//   says so; when it saves, the damaged file is kept as "<cache>.corrupt" (see cache_store.h), so
+//   a cache someone may still want to inspect or repair is never silently destroyed.
+// - anything else (no magic: a model, an engine, a config; a FIFO, a directory; a file above the
+//   size cap): an error before the build starts, and the file is never replaced.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include "../core/cache_store.h"
 
 namespace tbs::sim {
 
@@ -21,29 +30,39 @@ struct CacheValue {
 
 using CacheEntries = std::map<CacheKey, CacheValue>;
 
-struct CacheLoad {
+struct CacheParse {
+  enum class Status : uint8_t { kOk = 0, kNotACache, kCorrupt };
+  Status status = Status::kOk;
   CacheEntries entries;
-  int64_t fileBytes = 0;  // 0 when the file does not exist
-  std::string warning;    // set when the file existed but could not be used
+  std::string why;  // kNotACache / kCorrupt
 };
 
-struct CacheSave {
-  bool ok = false;
-  int64_t entriesAfter = 0;  // entries in the file after the merge
-  int64_t fileBytes = 0;
-  std::string error;
+struct CacheLoad {
+  CacheEntries entries;   // the file's entries plus those of pending sidecars
+  int64_t fileBytes = 0;  // 0 when the file does not exist
+  int32_t pendingFiles = 0;  // sidecars whose entries were added (merged into the file on save)
+  std::string warning;    // the file is damaged: started with an empty cache
+  std::string error;      // the path cannot be used as this backend's cache: do not build
 };
 
 CacheKey makeCacheKey(std::string const& material);
 
-// Missing file -> empty, no warning. Unreadable/corrupt/wrong version -> empty + warning.
-CacheLoad loadTimingCache(std::string const& path);
+// An empty string is an empty cache (kOk).
+CacheParse parseTimingCache(std::string const& bytes);
 
 // Serialises `entries` (exposed for tests that write corrupt variants).
 std::string serializeTimingCache(CacheEntries const& entries);
 
-// Locks "<path>.lock", re-reads the file (entries written meanwhile by other builds are kept),
-// adds `ours`, writes the union atomically.
-CacheSave mergeAndSaveTimingCache(std::string const& path, CacheEntries const& ours);
+// Reads the cache without blocking (see readCacheFile) and adds the entries of pending sidecars,
+// so that a build starts from everything measured before, saved or deferred.
+CacheLoad loadTimingCache(std::string const& path);
+
+// The store's merge for this format: current file, then pending sidecars, then `mine`; on a key
+// present in several, the first wins (what is on disk stays). Refuses a file without our magic.
+CacheMergeResult mergeSimCaches(CacheMergeInput const& in);
+
+// Saves `ours` by the store's protocol (lock, re-read, merge, atomic write; a sidecar when the
+// lock is not had in time).
+CacheSaveResult mergeAndSaveTimingCache(std::string const& path, CacheEntries const& ours, CacheSaveOptions options = {});
 
 }  // namespace tbs::sim
