@@ -227,7 +227,7 @@ export async function validateBuild(
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
     if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);
-    checkTimingCacheFile(options.timingCache);
+    checkTimingCacheFile(options.timingCache, options.backend);
   }
   // An explicit output path is checked before asking for backends (which starts a worker).
   const explicitOutput = input.outputPath !== undefined ? checkPathString(input.outputPath, 'outputPath') : undefined;
@@ -236,6 +236,8 @@ export async function validateBuild(
     throw bad(`the timing cache and the engine cannot be the same file: ${explicitOutput}`);
   }
   const backendInfo = resolveBackend(options.backend, await ctx.backends());
+  // With "auto", what the file must be depends on the backend that was chosen.
+  if (options.timingCache && options.backend === 'auto') checkTimingCacheFile(options.timingCache, backendInfo.name);
   checkVersionGates(options, backendInfo);
 
   let outputPath: string;

@@ -255,7 +255,8 @@ describe('failing builds', () => {
 
   it('a corrupt timing cache gives a warning and the build succeeds', async () => {
     const cache = path.join(dir, 'bad.cache');
-    fs.writeFileSync(cache, crypto.randomBytes(300));
+    // A simulated cache's header with damaged content: corrupt, not "some other file".
+    fs.writeFileSync(cache, Buffer.concat([Buffer.from('TBSSIMTC'), crypto.randomBytes(300)]));
     const r = await runCli(['build', model, '-o', path.join(dir, 'cache.engine'), ...SIM, '--timing-cache', cache]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/warning.*(cache|timing)/i);

@@ -1,5 +1,6 @@
 // The MCP server as an agent runtime sees it: the official SDK client over a real stdio transport,
 // the real server process, real build workers running the simulated backend, real files.
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
@@ -138,7 +139,8 @@ describe('MCP server over stdio', () => {
   });
 
   it('builds on with a corrupt timing-cache file and says so', async () => {
-    const cache = writeBadFile(path.join(dir, 'corrupt.cache'), 'random');
+    const cache = path.join(dir, 'corrupt.cache');
+    fs.writeFileSync(cache, Buffer.concat([Buffer.from('TBSSIMTC'), crypto.randomBytes(200)]));
     const r = await srv.client.callTool({
       name: 'build_engine',
       arguments: { modelPath: small, outputPath: path.join(dir, 'corrupt-cache.engine'), options: sim({ timingCache: cache, simDuration: 0.3 }) },

@@ -238,7 +238,7 @@ describe('build service', () => {
   it('keeps going with a corrupt timing cache: a warning, and the build succeeds', async () => {
     const svc = service();
     const cache = path.join(dir, 'corrupt.cache');
-    fs.writeFileSync(cache, 'this is not a timing cache \x00\x01\x02');
+    fs.writeFileSync(cache, 'TBSSIMTC' + 'this is not a timing cache \x00\x01\x02');
     const rec = await svc.startBuild({ modelPath: model, options: sim({ timingCache: cache }) });
     const events = record(svc, rec.id);
     const fin = await svc.waitForResult(rec.id);
