@@ -60,6 +60,7 @@ std::string cacheStatsJson(CacheStats const& s) {
   if (s.missesInferred) o.boolean("missesInferred", true);
   if (!s.path.empty()) o.str("path", s.path);
   if (!s.warning.empty()) o.str("warning", s.warning);
+  if (s.savedAfterCancel) o.boolean("savedAfterCancel", true);
   return o.done();
 }
 
@@ -494,7 +495,7 @@ bool ProgressPipeline::waitForCancel(double ms) noexcept {
 }
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
-                               std::string const& gpu) {
+                               std::string const& gpu, std::string const& computeCapability, int32_t device) {
   Record r;
   r.ns = monoNowNs();
   r.type = EvType::kStarted;
@@ -506,6 +507,8 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   } else {
     o.str("gpu", gpu);
   }
+  if (!computeCapability.empty()) o.str("computeCapability", computeCapability);
+  if (device >= 0) o.integer("device", device);
   r.text = o.done();
   std::lock_guard<std::mutex> lk(controlMu_);
   if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;
