@@ -99,7 +99,15 @@ bool applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config, std::st
   for (auto const& [pool, bytes] : plan.poolLimits) config.setMemoryPoolLimit(pool, bytes);
   if (plan.setProfilingVerbosity) config.setProfilingVerbosity(plan.profilingVerbosity);
   if (plan.setHardwareCompatibility) config.setHardwareCompatibilityLevel(plan.hardwareCompatibility);
+#if NV_TENSORRT_MAJOR >= 11
+  // 11.x reports whether it accepted the value.
+  if (plan.maxAuxStreams >= 0 && !config.setMaxAuxStreams(plan.maxAuxStreams)) {
+    error = withLastError("TensorRT rejected maxAuxStreams " + std::to_string(plan.maxAuxStreams));
+    return false;
+  }
+#else
   if (plan.maxAuxStreams >= 0) config.setMaxAuxStreams(plan.maxAuxStreams);
+#endif
 #if TBS_TRT_HEADERS_AT_LEAST(11, 1)
   if (!plan.buildRoute.empty() && !config.setBuildRoute(plan.buildRoute.c_str())) {
     error = withLastError("TensorRT rejected build route \"" + plan.buildRoute + "\"");
@@ -221,7 +229,7 @@ std::string selfPath() {
 
 // "-conv_use_long_w=[on|off]"... : the allowed_values of getAllBuildRoutes()' JSON, one per
 // tuner option (the only fields a user needs to write a route).
-std::vector<std::string> routeOptions(std::string const& json) {
+[[maybe_unused]] std::vector<std::string> routeOptions(std::string const& json) {
   std::vector<std::string> out;
   std::string const key = "\"allowed_values\"";
   for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + key.size())) {

@@ -10,14 +10,14 @@ namespace {
 std::string libText(int32_t libVersion) { return "TensorRT " + formatTrtVersion(libVersion); }
 
 // The library lacks an option: names the option, what it needs and what was found.
-bool needs(std::string const& option, Since since, int32_t libVersion, std::string& error) {
+[[maybe_unused]] bool needs(std::string const& option, Since since, int32_t libVersion, std::string& error) {
   if (libHas(libVersion, since)) return true;
   error = option + " needs TensorRT " + sinceText(since) + " or later; the loaded library is " + libText(libVersion);
   return false;
 }
 
 // The adapter's headers lack an option (the library may have it): rebuild against newer headers.
-bool headersLack(std::string const& option, Since since, std::string& error) {
+[[maybe_unused]] bool headersLack(std::string const& option, Since since, std::string& error) {
   error = option + " needs TensorRT " + sinceText(since) + " or later headers; this adapter was compiled against " +
           formatTrtVersion(kHeaderVersion) + " (rebuild the addon with newer TensorRT headers in TENSORRT_ROOT)";
   return false;
