@@ -46,6 +46,8 @@ function(_tbs_trt_tests_for M)
     set(_other 10)
   endif()
   set(_fd "${CMAKE_CURRENT_BINARY_DIR}/trt${M}-fake")
+  math(EXPR _old_minor "(${_old} / 100) % 100")
+  math(EXPR _old_patch "${_old} % 100")
 
   add_library(tbs_trt_under_test_${M} STATIC ${TBS_TRT_ADAPTER_SOURCES})
   tbs_trt_use_headers(tbs_trt_under_test_${M} ${M})
@@ -69,6 +71,9 @@ function(_tbs_trt_tests_for M)
     FAKE_OTHER_MAJOR=${_other}
     FAKE_NVINFER_OLD="$<TARGET_FILE:tbs_fake${M}_nvinfer_old>"
     FAKE_OLD_VERSION=${_old}
+    FAKE_OLD_TEXT="${M}.${_old_minor}.${_old_patch}"
+    FAKE_CURRENT_ENCODED=${_hv}
+    FAKE_CURRENT_TEXT="${M}.${_minor}.${_patch}"
     FAKE_NVINFER_NOBUILDER="$<TARGET_FILE:tbs_fake${M}_nvinfer_nobuilder>"
     FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake${M}_nvinfer_noversion>"
     FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser_noparser>"
