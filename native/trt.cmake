@@ -1,106 +1,78 @@
 # ------------------------------------------------------------------------------------------------
-# native/trt.cmake — the optional "tensorrt" backend (TensorRT 10) of the addon.
+# native/trt.cmake — the optional "tensorrt" backend: one adapter library per TensorRT major.
 #
-# HOW TO INTEGRATE (top-level CMakeLists.txt, after project()):
+# HOW IT IS USED (top-level CMakeLists.txt, after project()):
 #
 #     include(native/trt.cmake OPTIONAL)
 #     if(COMMAND tbs_add_tensorrt)
-#       tbs_add_tensorrt(${PROJECT_NAME})   # the addon target; a no-op when headers are absent
+#       tbs_add_tensorrt(${PROJECT_NAME})   # the addon target
 #     endif()
 #
-#   and in the addon's C++ (TBS_HAVE_TENSORRT is defined to 1 on the target only when found):
+# WHY ONE LIBRARY PER MAJOR: TensorRT 10 and 11 declare the same nvinfer1 names with different
+# layouts (11 removed methods, so virtual-table slots moved, and ILogger gained a base class), so
+# code compiled against both can never be in one object. Each major found gets its own shared
+# library, libtbs_trt<major>.so, built next to the .node from native/src/trt/* with hidden
+# visibility and one exported C entry point (adapter_api.h). The addon itself never includes a
+# TensorRT header: tbs_add_tensorrt(<target>) adds only the host side (trt_host.cc), which finds
+# libnvinfer at run time and loads the matching adapter. Nothing links libnvinfer.
 #
-#     #if defined(TBS_HAVE_TENSORRT) && TBS_HAVE_TENSORRT
-#     #include "trt/trt_backend.h"          // path relative to native/src
-#     ... tbs::makeTensorRtBackend() ...   // std::unique_ptr<tbs::Backend>
-#     #endif
-#
-#   tbs_add_tensorrt(<target>) adds the backend sources (native/src/trt/*.cc), the TensorRT and
-#   CUDA include directories as SYSTEM (their deprecation warnings do not trip -Werror), the
-#   definition TBS_HAVE_TENSORRT=1 and ${CMAKE_DL_LIBS}. It does NOT link nvinfer: the libraries
-#   are dlopen'ed at run time. The backend calls core code (native/src/core/atomic_file.cc,
-#   file_lock.cc) that <target> must already compile. Linking is done through the LINK_LIBRARIES
-#   property, so it mixes with either target_link_libraries signature on <target>.
+# NOTHING ABOUT TENSORRT CAN FAIL THE ADDON BUILD: every adapter is compiled once at configure
+# time (try_compile, cached per header set and source content); a header set that does not
+# compile, lacks NvOnnxParser.h or the CUDA headers, or has an unsupported major is skipped with a
+# message, and the addon (with the simulated backend) is built without that adapter.
 #
 # INPUTS
-#   TENSORRT_ROOT   (CMake variable or environment) a TensorRT tree with include/NvInfer.h; else
-#                   /usr/include/x86_64-linux-gnu and /usr/local/tensorrt/include are searched.
+#   TENSORRT_ROOT   (CMake variable or environment) one folder or several separated by ':'. Each
+#                   is a TensorRT install (include/NvInferVersion.h) or a folder holding
+#                   NvInferVersion.h itself. The major is read from each folder's NvInferVersion.h;
+#                   one adapter per major, the first folder of a major wins. Without it,
+#                   /usr/include/x86_64-linux-gnu, /usr/include/aarch64-linux-gnu (JetPack) and
+#                   /usr/local/tensorrt/include are searched.
 #   CUDA_HOME / CUDA_PATH (environment) or CUDAToolkit_ROOT: NvInfer headers include
 #                   cuda_runtime_api.h; default /usr/local/cuda/include.
-#   TBS_TRT_TESTS   option (default ON): build and register the backend's unit tests.
+#   TBS_TRT_TESTS   option (default ON): build and register the adapters' tests.
 #
 # OUTPUTS (variables in the including scope)
-#   TBS_HAVE_TENSORRT         ON when TensorRT 10 headers (incl. NvOnnxParser.h) + CUDA headers found
-#   TBS_TENSORRT_VERSION      e.g. 10.16.0 (from NvInferVersion.h)
-#   TBS_TENSORRT_INCLUDE_DIR, TBS_CUDA_INCLUDE_DIR
-#   TBS_TENSORRT_REASON       why not found (also printed)
+#   TBS_TRT_MAJORS            e.g. "10;11": the adapters built
+#   TBS_TRT_<major>_VERSION   header version of that adapter, e.g. 10.3.0
+#   TBS_TRT_<major>_INCLUDE   its header folder
+#   TBS_TRT_ADAPTER_LIST      "10:10.3.0;11:11.1.0" (compiled into the addon, comma-separated)
+#   TBS_CUDA_INCLUDE_DIR
 #
-# TESTS (ctest): trt_adapters, trt_options, trt_loader, trt_backend, trt_timing_cache and
-# trt_full_fake (TrtBackend::build end to end against scripted fake libraries; needs python3 at
-# configure time to generate stubs from the headers, else it reports SKIPPED) when the headers
-# exist (built by default; -DTBS_TRT_TESTS=OFF skips them). When they do not, one test
-# "trt_skipped" prints "SKIPPED: TensorRT headers not found (set TENSORRT_ROOT)" and ctest reports
-# it as skipped (exit code 77 = SKIP_RETURN_CODE). This file calls enable_testing() so ctest finds
-# them in the including directory.
+# TESTS (ctest, see native/test/trt/tests.cmake): per adapter trt<major>_<name>, against fake
+# libraries built from that major's headers; trt_host (the addon's loader choosing between
+# majors) when adapters exist. Without any headers one test "trt_skipped" prints why and ctest
+# reports it as skipped (exit code 77 = SKIP_RETURN_CODE).
 #
-# Nothing here can run a real TensorRT build (needs libnvinfer + a GPU): the tests cover the
-# adapters, option mapping, loader and the build against fake libraries built from our own code.
+# Nothing here can run a real TensorRT build (needs libnvinfer + a GPU).
 # ------------------------------------------------------------------------------------------------
 include_guard(GLOBAL)
 
 set(TBS_TRT_DIR "${CMAKE_CURRENT_LIST_DIR}")
-option(TBS_TRT_TESTS "Build and register the TensorRT backend unit tests" ON)
+option(TBS_TRT_TESTS "Build and register the TensorRT adapter tests" ON)
+set(TBS_TRT_SUPPORTED_MAJORS 10 11)
 
-set(TBS_HAVE_TENSORRT OFF)
-set(TBS_TENSORRT_REASON "")
-set(TBS_TENSORRT_VERSION "")
-set(TBS_TENSORRT_INCLUDE_DIR "")
-set(TBS_CUDA_INCLUDE_DIR "")
-
-# --- TensorRT headers -----------------------------------------------------------------------------
-set(_tbs_trt_root "${TENSORRT_ROOT}")
-if(NOT _tbs_trt_root AND DEFINED ENV{TENSORRT_ROOT})
-  set(_tbs_trt_root "$ENV{TENSORRT_ROOT}")
-endif()
-set(_tbs_trt_candidates "")
-if(_tbs_trt_root)
-  list(APPEND _tbs_trt_candidates "${_tbs_trt_root}/include")
-endif()
-list(APPEND _tbs_trt_candidates "/usr/include/x86_64-linux-gnu" "/usr/local/tensorrt/include")
-
-set(_tbs_trt_rejected "")
-foreach(_dir IN LISTS _tbs_trt_candidates)
-  if(NOT EXISTS "${_dir}/NvInferVersion.h" OR NOT EXISTS "${_dir}/NvInfer.h")
-    continue()
-  endif()
-  file(STRINGS "${_dir}/NvInferVersion.h" _defs REGEX "^#define (TRT|NV_TENSORRT)_(MAJOR|MINOR|PATCH)(_ENTERPRISE)? +[0-9]+")
-  set(_major "")
-  set(_minor "")
-  set(_patch "")
-  foreach(_line IN LISTS _defs)
-    # 10.x spells them TRT_MAJOR_ENTERPRISE...; older headers NV_TENSORRT_MAJOR <number>.
-    if(_line MATCHES "^#define (TRT_MAJOR_ENTERPRISE|NV_TENSORRT_MAJOR) +([0-9]+)")
-      set(_major "${CMAKE_MATCH_2}")
-    elseif(_line MATCHES "^#define (TRT_MINOR_ENTERPRISE|NV_TENSORRT_MINOR) +([0-9]+)")
-      set(_minor "${CMAKE_MATCH_2}")
-    elseif(_line MATCHES "^#define (TRT_PATCH_ENTERPRISE|NV_TENSORRT_PATCH) +([0-9]+)")
-      set(_patch "${CMAKE_MATCH_2}")
-    endif()
-  endforeach()
-  if(NOT _major STREQUAL "10")
-    list(APPEND _tbs_trt_rejected "${_dir} has TensorRT ${_major}.${_minor}.${_patch} (need 10.x)")
-    continue()
-  endif()
-  if(NOT EXISTS "${_dir}/NvOnnxParser.h")
-    list(APPEND _tbs_trt_rejected "${_dir} has TensorRT ${_major}.${_minor}.${_patch} but no NvOnnxParser.h")
-    continue()
-  endif()
-  set(TBS_TENSORRT_INCLUDE_DIR "${_dir}")
-  set(TBS_TENSORRT_VERSION "${_major}.${_minor}.${_patch}")
-  break()
-endforeach()
+# Adapter sources (compiled once per major against that major's headers) and the core helpers
+# they call, compiled into each adapter (hidden) so it needs nothing from the addon.
+set(TBS_TRT_ADAPTER_SOURCES
+  "${TBS_TRT_DIR}/src/trt/trt_adapter_entry.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_backend.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_loader.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_logger.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_options.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc"
+  "${TBS_TRT_DIR}/src/trt/safe_read.cc"
+  "${TBS_TRT_DIR}/src/trt/lib_files.cc"
+  "${TBS_TRT_DIR}/src/trt/cuda_device.cc"
+  "${TBS_TRT_DIR}/src/core/atomic_file.cc"
+  "${TBS_TRT_DIR}/src/core/file_lock.cc")
+# The addon's side: no TensorRT header.
+set(TBS_TRT_HOST_SOURCES
+  "${TBS_TRT_DIR}/src/trt/trt_host.cc"
+  "${TBS_TRT_DIR}/src/trt/lib_files.cc")
 
 # --- CUDA headers (NvInferRuntimeBase.h includes cuda_runtime_api.h) --------------------------------
+set(TBS_CUDA_INCLUDE_DIR "")
 set(_tbs_cuda_candidates "")
 foreach(_root IN ITEMS "${CUDAToolkit_ROOT}" "$ENV{CUDA_HOME}" "$ENV{CUDA_PATH}")
   if(_root)
@@ -115,60 +87,185 @@ foreach(_dir IN LISTS _tbs_cuda_candidates)
   endif()
 endforeach()
 
-if(NOT TBS_TENSORRT_INCLUDE_DIR)
-  string(REPLACE ";" ", " _searched "${_tbs_trt_candidates}")
-  set(TBS_TENSORRT_REASON "no TensorRT 10 headers (NvInfer.h, NvInferVersion.h, NvOnnxParser.h) in ${_searched}")
-  if(_tbs_trt_rejected)
-    string(REPLACE ";" "; " _rej "${_tbs_trt_rejected}")
-    string(APPEND TBS_TENSORRT_REASON " [rejected: ${_rej}]")
-  endif()
-  string(APPEND TBS_TENSORRT_REASON "; set TENSORRT_ROOT")
-elseif(NOT TBS_CUDA_INCLUDE_DIR)
-  set(TBS_TENSORRT_REASON "TensorRT ${TBS_TENSORRT_VERSION} headers found in ${TBS_TENSORRT_INCLUDE_DIR}, but not cuda_runtime_api.h (set CUDA_HOME)")
+# --- which header folders ----------------------------------------------------------------------------
+set(_tbs_trt_root "${TENSORRT_ROOT}")
+if(NOT _tbs_trt_root AND DEFINED ENV{TENSORRT_ROOT})
+  set(_tbs_trt_root "$ENV{TENSORRT_ROOT}")
+endif()
+set(_tbs_trt_explicit OFF)
+set(_tbs_trt_candidates "")
+if(_tbs_trt_root)
+  set(_tbs_trt_explicit ON)
+  string(REPLACE ":" ";" _tbs_trt_roots "${_tbs_trt_root}")
+  foreach(_root IN LISTS _tbs_trt_roots)
+    if(_root STREQUAL "")
+      continue()
+    endif()
+    if(EXISTS "${_root}/include/NvInferVersion.h")
+      list(APPEND _tbs_trt_candidates "${_root}/include")
+    elseif(EXISTS "${_root}/NvInferVersion.h")
+      list(APPEND _tbs_trt_candidates "${_root}")
+    else()
+      message(STATUS "TensorRT: ${_root} skipped: neither ${_root}/include/NvInferVersion.h nor ${_root}/NvInferVersion.h exists")
+    endif()
+  endforeach()
 else()
-  set(TBS_HAVE_TENSORRT ON)
+  foreach(_dir IN ITEMS "/usr/include/x86_64-linux-gnu" "/usr/include/aarch64-linux-gnu" "/usr/local/tensorrt/include")
+    if(EXISTS "${_dir}/NvInferVersion.h")
+      list(APPEND _tbs_trt_candidates "${_dir}")
+    endif()
+  endforeach()
 endif()
 
-if(TBS_HAVE_TENSORRT)
-  message(STATUS "TensorRT backend: ON (headers ${TBS_TENSORRT_VERSION} in ${TBS_TENSORRT_INCLUDE_DIR}, CUDA headers in ${TBS_CUDA_INCLUDE_DIR}; libraries are loaded at run time)")
-else()
-  message(STATUS "TensorRT backend: OFF (${TBS_TENSORRT_REASON})")
-endif()
+# Reads major/minor/patch of the headers in <dir> into <prefix>_MAJOR/_MINOR/_PATCH.
+function(_tbs_trt_read_version dir prefix)
+  file(STRINGS "${dir}/NvInferVersion.h" _defs REGEX "^#define (TRT|NV_TENSORRT)_(MAJOR|MINOR|PATCH)(_ENTERPRISE)? +[0-9]+")
+  set(_major "")
+  set(_minor "")
+  set(_patch "")
+  foreach(_line IN LISTS _defs)
+    # 10.x up to 10.15 spell NV_TENSORRT_MAJOR <number>; later ones TRT_MAJOR_ENTERPRISE <number>.
+    if(_line MATCHES "^#define (TRT_MAJOR_ENTERPRISE|NV_TENSORRT_MAJOR) +([0-9]+)")
+      set(_major "${CMAKE_MATCH_2}")
+    elseif(_line MATCHES "^#define (TRT_MINOR_ENTERPRISE|NV_TENSORRT_MINOR) +([0-9]+)")
+      set(_minor "${CMAKE_MATCH_2}")
+    elseif(_line MATCHES "^#define (TRT_PATCH_ENTERPRISE|NV_TENSORRT_PATCH) +([0-9]+)")
+      set(_patch "${CMAKE_MATCH_2}")
+    endif()
+  endforeach()
+  set(${prefix}_MAJOR "${_major}" PARENT_SCOPE)
+  set(${prefix}_MINOR "${_minor}" PARENT_SCOPE)
+  set(${prefix}_PATCH "${_patch}" PARENT_SCOPE)
+endfunction()
 
-set(TBS_TRT_SOURCES
-  "${TBS_TRT_DIR}/src/trt/trt_backend.cc"
-  "${TBS_TRT_DIR}/src/trt/trt_loader.cc"
-  "${TBS_TRT_DIR}/src/trt/trt_logger.cc"
-  "${TBS_TRT_DIR}/src/trt/trt_options.cc"
-  "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc")
-
-# Adds the TensorRT backend to <target> (see the comment block at the top). No-op when the
-# headers were not found, so callers need no if().
-function(tbs_add_tensorrt target)
-  if(NOT TBS_HAVE_TENSORRT)
-    message(STATUS "tbs_add_tensorrt(${target}): skipped, ${TBS_TENSORRT_REASON}")
+# Compiles the adapter sources against <inc> at configure time; sets <out> to ON/OFF and
+# <out>_LOG to the compiler's first errors. Cached on the header folder, the compiler and the
+# content of every adapter source and header, so a reconfigure does not recompile.
+function(_tbs_trt_check_adapter major inc out)
+  file(GLOB _ours "${TBS_TRT_DIR}/src/trt/*.h" "${TBS_TRT_DIR}/src/trt/*.cc" "${TBS_TRT_DIR}/src/core/*.h")
+  set(_key "${inc}|${TBS_CUDA_INCLUDE_DIR}|${CMAKE_CXX_COMPILER}|${CMAKE_CXX_COMPILER_VERSION}")
+  foreach(_f IN LISTS _ours TBS_TRT_ADAPTER_SOURCES)
+    file(SHA1 "${_f}" _h)
+    string(APPEND _key "|${_h}")
+  endforeach()
+  file(SHA1 "${inc}/NvInfer.h" _h)
+  string(APPEND _key "|${_h}")
+  string(SHA1 _key "${_key}")
+  if(DEFINED TBS_TRT${major}_CHECK_KEY AND TBS_TRT${major}_CHECK_KEY STREQUAL _key)
+    set(${out} "${TBS_TRT${major}_CHECK_OK}" PARENT_SCOPE)
+    set(${out}_LOG "${TBS_TRT${major}_CHECK_LOG}" PARENT_SCOPE)
     return()
   endif()
-  target_sources(${target} PRIVATE ${TBS_TRT_SOURCES})
-  target_include_directories(${target} SYSTEM PRIVATE "${TBS_TENSORRT_INCLUDE_DIR}" "${TBS_CUDA_INCLUDE_DIR}")
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+  try_compile(_ok "${CMAKE_CURRENT_BINARY_DIR}/trt-check-${major}"
+    SOURCES ${TBS_TRT_ADAPTER_SOURCES}
+    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${TBS_TRT_DIR}/src"
+    COMPILE_DEFINITIONS "-isystem${inc}" "-isystem${TBS_CUDA_INCLUDE_DIR}" -Wall -Wextra -Werror -fvisibility=hidden
+    CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+    OUTPUT_VARIABLE _log)
+  set(_first "")
+  if(NOT _ok)
+    string(REGEX MATCHALL "[^\n]*error[^\n]*" _errs "${_log}")
+    list(SUBLIST _errs 0 3 _errs)
+    string(REPLACE ";" "\n    " _first "${_errs}")
+  endif()
+  set(TBS_TRT${major}_CHECK_KEY "${_key}" CACHE INTERNAL "")
+  set(TBS_TRT${major}_CHECK_OK "${_ok}" CACHE INTERNAL "")
+  set(TBS_TRT${major}_CHECK_LOG "${_first}" CACHE INTERNAL "")
+  set(${out} "${_ok}" PARENT_SCOPE)
+  set(${out}_LOG "${_first}" PARENT_SCOPE)
+endfunction()
+
+set(TBS_TRT_MAJORS "")
+set(TBS_TRT_ADAPTER_LIST "")
+foreach(_inc IN LISTS _tbs_trt_candidates)
+  _tbs_trt_read_version("${_inc}" _v)
+  set(_ver "${_v_MAJOR}.${_v_MINOR}.${_v_PATCH}")
+  if(NOT _v_MAJOR IN_LIST TBS_TRT_SUPPORTED_MAJORS)
+    message(STATUS "TensorRT: ${_inc} has TensorRT ${_ver}: major ${_v_MAJOR} is not supported (10 and 11 are); skipped")
+    continue()
+  endif()
+  if(_v_MAJOR IN_LIST TBS_TRT_MAJORS)
+    message(STATUS "TensorRT: ${_inc} (TensorRT ${_ver}) skipped: ${TBS_TRT_${_v_MAJOR}_INCLUDE} already provides TensorRT ${_v_MAJOR} (${TBS_TRT_${_v_MAJOR}_VERSION}); one adapter per major, the first folder wins")
+    continue()
+  endif()
+  if(NOT EXISTS "${_inc}/NvInfer.h" OR NOT EXISTS "${_inc}/NvOnnxParser.h")
+    message(STATUS "TensorRT: ${_inc} (TensorRT ${_ver}) skipped: NvInfer.h or NvOnnxParser.h missing (the ONNX parser header of 10.0-10.13 comes from onnx/onnx-tensorrt)")
+    continue()
+  endif()
+  if(NOT TBS_CUDA_INCLUDE_DIR)
+    message(STATUS "TensorRT: ${_inc} (TensorRT ${_ver}) skipped: cuda_runtime_api.h not found (set CUDA_HOME)")
+    continue()
+  endif()
+  if(_v_MAJOR EQUAL 11 AND _v_MINOR GREATER 1)
+    message(STATUS "TensorRT: ${_ver} is newer than the last release this code was checked against (11.1); trying it")
+  endif()
+  _tbs_trt_check_adapter(${_v_MAJOR} "${_inc}" _ok)
+  if(NOT _ok)
+    message(WARNING "TensorRT: the TensorRT ${_v_MAJOR} adapter does not compile against ${_inc} (${_ver}); it is left out and the addon is built without it. First errors:\n    ${_ok_LOG}")
+    continue()
+  endif()
+  list(APPEND TBS_TRT_MAJORS ${_v_MAJOR})
+  set(TBS_TRT_${_v_MAJOR}_VERSION "${_ver}")
+  set(TBS_TRT_${_v_MAJOR}_INCLUDE "${_inc}")
+  list(APPEND TBS_TRT_ADAPTER_LIST "${_v_MAJOR}:${_ver}")
+  message(STATUS "TensorRT: adapter for TensorRT ${_v_MAJOR}: headers ${_ver} in ${_inc} (libraries are loaded at run time)")
+endforeach()
+string(REPLACE ";" "," _tbs_trt_adapter_define "${TBS_TRT_ADAPTER_LIST}")
+if(NOT TBS_TRT_MAJORS)
+  if(_tbs_trt_explicit)
+    set(TBS_TRT_REASON "no usable TensorRT 10/11 headers in TENSORRT_ROOT=${_tbs_trt_root}")
+  else()
+    set(TBS_TRT_REASON "no TensorRT headers found (set TENSORRT_ROOT to a TensorRT install or header folder; several separated by ':')")
+  endif()
+  message(STATUS "TensorRT: no adapter built (${TBS_TRT_REASON}); the tensorrt backend will report it unavailable")
+endif()
+
+# Compile settings shared by an adapter and the tests built against the same headers.
+function(tbs_trt_use_headers target major)
+  target_include_directories(${target} SYSTEM PRIVATE "${TBS_TRT_${major}_INCLUDE}" "${TBS_CUDA_INCLUDE_DIR}")
   target_include_directories(${target} PRIVATE "${TBS_TRT_DIR}/src")
-  target_compile_definitions(${target} PRIVATE TBS_HAVE_TENSORRT=1)
   target_compile_features(${target} PRIVATE cxx_std_17)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+endfunction()
+
+find_package(Threads REQUIRED)
+foreach(_m IN LISTS TBS_TRT_MAJORS)
+  add_library(tbs_trt${_m} SHARED ${TBS_TRT_ADAPTER_SOURCES})
+  tbs_trt_use_headers(tbs_trt${_m} ${_m})
+  set_target_properties(tbs_trt${_m} PROPERTIES
+    OUTPUT_NAME "tbs_trt${_m}" PREFIX "lib" SUFFIX ".so"
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  # Every symbol resolved at link time except TensorRT's, which are dlopen'ed.
+  target_link_options(tbs_trt${_m} PRIVATE "-Wl,--no-undefined")
+  target_link_libraries(tbs_trt${_m} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+endforeach()
+
+# Adds the TensorRT host side to <target> and builds the adapters with it. Works without any
+# adapter (the backend then reports why it is unavailable).
+function(tbs_add_tensorrt target)
+  target_sources(${target} PRIVATE ${TBS_TRT_HOST_SOURCES})
+  target_include_directories(${target} PRIVATE "${TBS_TRT_DIR}/src")
+  target_compile_definitions(${target} PRIVATE "TBS_TRT_ADAPTERS=\"${_tbs_trt_adapter_define}\"")
   if(CMAKE_DL_LIBS)
     set_property(TARGET ${target} APPEND PROPERTY LINK_LIBRARIES ${CMAKE_DL_LIBS})
   endif()
+  foreach(_m IN LISTS TBS_TRT_MAJORS)
+    add_dependencies(${target} tbs_trt${_m})
+  endforeach()
 endfunction()
 
 # --- tests ------------------------------------------------------------------------------------------
 if(TBS_TRT_TESTS)
   enable_testing()
-  if(TBS_HAVE_TENSORRT)
+  if(TBS_TRT_MAJORS)
     include("${TBS_TRT_DIR}/test/trt/tests.cmake")
   else()
     find_program(TBS_SH sh)
     if(TBS_SH)
+      string(REPLACE "'" "" _tbs_reason "${TBS_TRT_REASON}")
       add_test(NAME trt_skipped
-        COMMAND "${TBS_SH}" -c "echo 'SKIPPED: TensorRT headers not found (set TENSORRT_ROOT)'; exit 77")
+        COMMAND "${TBS_SH}" -c "echo 'SKIPPED: TensorRT adapter tests: ${_tbs_reason}'; exit 77")
       set_tests_properties(trt_skipped PROPERTIES SKIP_RETURN_CODE 77)
     endif()
   endif()

@@ -20,7 +20,8 @@ import type { NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './na
 
 /** The raw module as addon.cc exports it. */
 interface RawAddon {
-  listBackends(): BackendInfo[];
+  /** Probes off the JS thread (a libuv worker): loading TensorRT and CUDA can take seconds. */
+  listBackends(): Promise<BackendInfo[]>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
   abiVersion: number;
 }
@@ -102,6 +103,10 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     profilingVerbosity: o.profilingVerbosity,
     hardwareCompatibility: o.hardwareCompatibility,
     maxAuxStreams: o.maxAuxStreams,
+    device: o.device,
+    shapeValues: o.shapeValues,
+    buildRoute: o.buildRoute,
+    inferCacheMisses: o.inferCacheMisses,
     simDurationMs: o.simDuration !== undefined ? o.simDuration * 1000 : undefined,
     simSeed: o.simSeed,
     simFault: fault?.kind,
@@ -174,7 +179,7 @@ export class BatchDecoder {
   }
 }
 
-export function listBackends(): BackendInfo[] {
+export async function listBackends(): Promise<BackendInfo[]> {
   return loadNative().listBackends();
 }
 

@@ -43,7 +43,8 @@ export interface NativeBuildHandle {
 }
 
 export interface NativeAddonApi {
-  listBackends(): BackendInfo[];
+  /** Runs the probe off the JS thread. */
+  listBackends(): Promise<BackendInfo[]>;
   /** `onEvents` receives batches in seq order; the last batch ends with build.finished. */
   startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle;
 }

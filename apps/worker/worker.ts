@@ -93,13 +93,15 @@ link.onMessage((raw) => {
       else deferredCancel ??= msg.reason;
       break;
     case 'backends': {
-      try {
-        send({ type: 'backends', list: loadAddon().listBackends() });
-      } catch (e) {
-        send({ type: 'error', message: `could not load the native addon: ${(e as Error).message}` });
-      }
-      // A backends query is a worker's whole job unless a build was started with it.
-      if (!started) void exitWhenReleased();
+      void (async () => {
+        try {
+          send({ type: 'backends', list: await loadAddon().listBackends() });
+        } catch (e) {
+          send({ type: 'error', message: `could not load the native addon: ${(e as Error).message}` });
+        }
+        // A backends query is a worker's whole job unless a build was started with it.
+        if (!started) void exitWhenReleased();
+      })();
       break;
     }
     case 'release':

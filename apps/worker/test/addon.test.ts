@@ -79,14 +79,23 @@ function checkInvariants(events: BuildEvent[]): string | undefined {
 }
 
 describe('native addon', () => {
-  it('lists backends with the protocol shape', () => {
-    const backends = listBackends();
+  it('lists backends with the protocol shape, off the JS thread', async () => {
+    const pending = listBackends();
+    expect(pending).toBeInstanceOf(Promise);
+    const backends = await pending;
     for (const b of backends) BackendInfo.parse(b);
     const sim = backends.find((b) => b.name === 'simulated');
-    expect(sim).toMatchObject({ available: true, version: 'sim-1' });
+    expect(sim).toMatchObject({ available: true, version: 'sim-1', emulates: process.env.TBS_SIM_TRT_VERSION || '10.16.0' });
     const trt = backends.find((b) => b.name === 'tensorrt');
     expect(trt).toBeDefined();
+    expect(Array.isArray(trt!.adapters)).toBe(true);
     if (!trt!.available) expect(trt!.reason).toMatch(/TensorRT/);
+  });
+
+  it('maps the TensorRT 10/11 options into the native request', () => {
+    const o = { device: 1, buildRoute: '-conv_use_long_w=off', inferCacheMisses: true, shapeValues: { target: { min: [1, -1], opt: [2, -1], max: [4, -1] } } };
+    const n = toNativeRequest(request('opts', o));
+    expect(n).toMatchObject({ device: 1, buildRoute: '-conv_use_long_w=off', inferCacheMisses: true, shapeValues: { target: { min: [1, -1], opt: [2, -1], max: [4, -1] } } });
   });
 
   it('runs a simulated build whose every event validates', async () => {
@@ -222,7 +231,7 @@ describe('native addon', () => {
       vi.resetModules(); // a fresh module: nothing loaded yet
       const fresh = await import('../addon.js');
       expect(fresh.addonPath()).toBe(path.join(dir, 'nowhere', 'x.node'));
-      expect(() => fresh.listBackends()).toThrow(/native addon not found at .*nowhere\/x\.node: run "npm run build:native"/);
+      await expect(fresh.listBackends()).rejects.toThrow(/native addon not found at .*nowhere\/x\.node: run "npm run build:native"/);
     } finally {
       if (prev === undefined) delete process.env.TBS_ADDON_PATH;
       else process.env.TBS_ADDON_PATH = prev;

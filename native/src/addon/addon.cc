@@ -1,23 +1,41 @@
 // Module entry: listBackends() and startBuild(request, onBatch). The TS wrapper (apps/worker/
 // addon.ts) turns batches into protocol events; this file only crosses the JS boundary.
+//
+// The addon includes no TensorRT header: the tensorrt backend is trt/trt_host.cc, which loads
+// the adapter library of the TensorRT major it finds (native/trt.cmake, trt/adapter_api.h).
 #include <napi.h>
 
+#include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "../sim/callback_storm.h"
 #include "../sim/sim_backend.h"
 #include "build_job.h"
 #include "request_from_js.h"
+#include "trt/trt_host.h"
 
-#if defined(TBS_HAVE_TENSORRT) && TBS_HAVE_TENSORRT
-#include "trt/trt_backend.h"
+#ifndef TBS_TRT_ADAPTERS
+#define TBS_TRT_ADAPTERS ""  // built without native/trt.cmake
 #endif
 
 namespace tbs::addon {
 namespace {
 
-char const* const kNoTensorRt =
-    "this build of the addon was compiled without TensorRT 10 headers (set TENSORRT_ROOT and rebuild)";
+// The TensorRT version the simulated backend imitates (BackendInfo.emulates).
+constexpr char kDefaultSimTrtVersion[] = "10.16.0";
+
+std::vector<AdapterFact> const& builtAdapters() {
+  static auto const* list = new std::vector<AdapterFact>(trt::parseAdapterList(TBS_TRT_ADAPTERS));
+  return *list;
+}
+
+Napi::Object libraryToJs(Napi::Env env, LibraryFact const& l) {
+  auto o = Napi::Object::New(env);
+  o.Set("path", l.path);
+  if (!l.version.empty()) o.Set("version", l.version);
+  return o;
+}
 
 Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
   auto o = Napi::Object::New(env);
@@ -30,37 +48,102 @@ Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
     for (auto const& [k, v] : p.detail) d.Set(k, v);
     o.Set("detail", d);
   }
+  if (p.name == "tensorrt") {
+    auto adapters = Napi::Array::New(env, p.adapters.size());
+    for (uint32_t i = 0; i < p.adapters.size(); ++i) {
+      auto a = Napi::Object::New(env);
+      a.Set("major", p.adapters[i].major);
+      a.Set("headerVersion", p.adapters[i].headerVersion);
+      adapters.Set(i, a);
+    }
+    o.Set("adapters", adapters);
+  }
+  if (!p.library.path.empty()) {
+    auto l = libraryToJs(env, p.library);
+    if (p.library.version.empty()) l.Set("version", "");
+    o.Set("library", l);
+  }
+  if (!p.parser.path.empty()) {
+    auto l = libraryToJs(env, p.parser);
+    if (p.parser.version.empty()) l.Set("version", "");
+    o.Set("parser", l);
+  }
+  if (p.adapter.major > 0) {
+    auto a = Napi::Object::New(env);
+    a.Set("major", p.adapter.major);
+    a.Set("headerVersion", p.adapter.headerVersion);
+    a.Set("path", p.adapter.path);
+    o.Set("adapter", a);
+  }
+  if (!p.preloaded.empty()) {
+    auto arr = Napi::Array::New(env, p.preloaded.size());
+    for (uint32_t i = 0; i < p.preloaded.size(); ++i) arr.Set(i, libraryToJs(env, p.preloaded[i]));
+    o.Set("preloaded", arr);
+  }
+  if (p.gpu.device >= 0) {
+    auto g = Napi::Object::New(env);
+    g.Set("name", p.gpu.name);
+    g.Set("computeCapability", p.gpu.computeCapability);
+    g.Set("device", p.gpu.device);
+    o.Set("gpu", g);
+  }
+  if (p.hasBuildRoutes) {
+    auto arr = Napi::Array::New(env, p.buildRoutes.size());
+    for (uint32_t i = 0; i < p.buildRoutes.size(); ++i) arr.Set(i, p.buildRoutes[i]);
+    o.Set("buildRoutes", arr);
+  }
+  if (!p.emulates.empty()) o.Set("emulates", p.emulates);
   return o;
 }
 
-BackendProbe probeTensorRt() {
-#if defined(TBS_HAVE_TENSORRT) && TBS_HAVE_TENSORRT
+BackendProbe probeTensorRtSafe() {
   try {
-    auto backend = makeTensorRtBackend();
-    BackendProbe p = backend->probe();
-    p.name = "tensorrt";
-    return p;
+    return trt::probeTensorRt(builtAdapters());
   } catch (std::exception const& e) {
     BackendProbe p;
     p.name = "tensorrt";
+    p.adapters = builtAdapters();
     p.reason = std::string("TensorRT probe failed: ") + e.what();
     return p;
   }
-#else
-  BackendProbe p;
-  p.name = "tensorrt";
-  p.available = false;
-  p.reason = kNoTensorRt;
-  return p;
-#endif
 }
 
+BackendProbe probeSimulated() {
+  BackendProbe p = sim::SimBackend().probe();
+  char const* v = std::getenv("TBS_SIM_TRT_VERSION");
+  p.emulates = v != nullptr && *v != '\0' ? v : kDefaultSimTrtVersion;
+  return p;
+}
+
+// The probe loads libraries (a real libnvinfer and its builder resources are hundreds of MB)
+// and may initialize CUDA: it runs on a libuv worker thread, never on the JS thread.
+class ProbeWorker final : public Napi::AsyncWorker {
+ public:
+  explicit ProbeWorker(Napi::Env env) : Napi::AsyncWorker(env, "trt-build-studio:probe"), deferred_(env) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    probes_.push_back(probeTensorRtSafe());
+    probes_.push_back(probeSimulated());
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    auto arr = Napi::Array::New(env, probes_.size());
+    for (uint32_t i = 0; i < probes_.size(); ++i) arr.Set(i, probeToJs(env, probes_[i]));
+    deferred_.Resolve(arr);
+  }
+  void OnError(Napi::Error const& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::vector<BackendProbe> probes_;
+};
+
 Napi::Value ListBackends(Napi::CallbackInfo const& info) {
-  Napi::Env env = info.Env();
-  auto arr = Napi::Array::New(env);
-  arr.Set(0u, probeToJs(env, probeTensorRt()));
-  arr.Set(1u, probeToJs(env, sim::SimBackend().probe()));
-  return arr;
+  auto* worker = new ProbeWorker(info.Env());  // deleted by node-addon-api after OnOK/OnError
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
 }
 
 std::unique_ptr<Backend> makeBackend(Napi::Env env, JobSpec const& spec) {
@@ -69,13 +152,7 @@ std::unique_ptr<Backend> makeBackend(Napi::Env env, JobSpec const& spec) {
   if (name == "storm") {
     return std::make_unique<sim::CallbackStormBackend>(spec.stormCallbacks, spec.request.simThreads, spec.stormRate);
   }
-  if (name == "tensorrt") {
-#if defined(TBS_HAVE_TENSORRT) && TBS_HAVE_TENSORRT
-    return makeTensorRtBackend();
-#else
-    throw Napi::Error::New(env, std::string("tensorrt backend unavailable: ") + kNoTensorRt);
-#endif
-  }
+  if (name == "tensorrt") return trt::makeTensorRtHostBackend(builtAdapters());
   throw Napi::TypeError::New(env, "build request: unknown backend \"" + name + "\" (expected tensorrt or simulated)");
 }
 

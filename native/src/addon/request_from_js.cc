@@ -33,6 +33,21 @@ bool flag(Napi::Object const& o, char const* key, bool fallback) {
   return v.As<Napi::Boolean>().Value();
 }
 
+// Shape-tensor values: any integers (zero and negative allowed).
+std::vector<int64_t> values(Napi::Env env, Napi::Value v, std::string const& field) {
+  if (!v.IsArray()) typeError(env, field, "an array of integers");
+  auto arr = v.As<Napi::Array>();
+  std::vector<int64_t> out;
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value d = arr.Get(i);
+    if (!d.IsNumber()) typeError(env, field, "an array of integers");
+    double x = d.As<Napi::Number>().DoubleValue();
+    if (x != static_cast<double>(static_cast<int64_t>(x))) typeError(env, field, "an array of integers");
+    out.push_back(static_cast<int64_t>(x));
+  }
+  return out;
+}
+
 std::vector<int64_t> dims(Napi::Env env, Napi::Value v, std::string const& field) {
   if (!v.IsArray()) typeError(env, field, "an array of positive integers");
   auto arr = v.As<Napi::Array>();
@@ -91,6 +106,30 @@ JobSpec requestFromJs(Napi::Object const& o) {
       r.shapes[name] = sr;
     }
   }
+  Napi::Value shapeValues = o.Get("shapeValues");
+  if (!shapeValues.IsUndefined() && !shapeValues.IsNull()) {
+    if (!shapeValues.IsObject()) typeError(env, "shapeValues", "an object of {min, opt, max}");
+    auto so = shapeValues.As<Napi::Object>();
+    Napi::Array names = so.GetPropertyNames();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+      Napi::Value range = so.Get(name);
+      if (!range.IsObject()) typeError(env, "shapeValues." + name, "an object {min, opt, max}");
+      auto ro = range.As<Napi::Object>();
+      ShapeValueRange vr;
+      vr.min = values(env, ro.Get("min"), "shapeValues." + name + ".min");
+      vr.opt = values(env, ro.Get("opt"), "shapeValues." + name + ".opt");
+      vr.max = values(env, ro.Get("max"), "shapeValues." + name + ".max");
+      r.shapeValues[name] = vr;
+    }
+  }
+  double device = num(o, "device", -1);
+  if (device != -1 && (device < 0 || device != static_cast<double>(static_cast<int32_t>(device)))) {
+    typeError(env, "device", "a CUDA device index (an integer >= 0)");
+  }
+  r.device = static_cast<int32_t>(device);
+  r.buildRoute = str(o, "buildRoute");
+  r.inferCacheMisses = flag(o, "inferCacheMisses", false);
   r.stronglyTyped = flag(o, "stronglyTyped", false);
   Napi::Value precision = o.Get("precision");
   if (!precision.IsUndefined() && !precision.IsNull()) {

@@ -63,6 +63,12 @@ struct ShapeRange {
   std::vector<int64_t> min, opt, max;
 };
 
+// Values (not dimensions) of a shape-tensor input; may be zero or negative (e.g. -1 in a Reshape
+// target), one entry per element of the shape tensor.
+struct ShapeValueRange {
+  std::vector<int64_t> min, opt, max;
+};
+
 struct LayerInfo {
   std::string name;
   std::string op;
@@ -90,6 +96,12 @@ struct BuildRequest {
   std::string profilingVerbosity;      // "", "layer_names_only", "none", "detailed"
   std::string hardwareCompatibility;   // "", "none", "ampere_plus", "same_compute_capability"
   int32_t maxAuxStreams = -1;
+  int32_t device = -1;                 // CUDA device index; -1 = the current device (0)
+  std::map<std::string, ShapeValueRange> shapeValues;  // shape-tensor inputs only
+  std::string buildRoute;              // TensorRT 11.1+ (IBuilderConfig::setBuildRoute)
+  // Count "Autotuning op" lines as inferred timing-cache misses; turns on what that needs
+  // (editable timing cache, detailed profiling verbosity, verbose logging).
+  bool inferCacheMisses = false;
 
   // Simulated backend only.
   double simDurationMs = 2000;
@@ -110,12 +122,41 @@ struct BuildOutcome {
   std::string outputPath;   // set when a file was written
 };
 
+struct LibraryFact {
+  std::string path;
+  std::string version;  // may be empty (unknown)
+};
+
+// The GPU a backend builds on, when known (TensorRT: from the CUDA runtime).
+struct GpuFact {
+  std::string name;
+  std::string computeCapability;  // "8.6"
+  int32_t device = -1;            // -1: not known
+};
+
+struct AdapterFact {
+  int32_t major = 0;
+  std::string headerVersion;  // "10.3.0"
+  std::string path;           // the adapter library file (empty in "what this build has" lists)
+};
+
 struct BackendProbe {
   std::string name;
   bool available = false;
   std::string version;  // "10.16.1", "sim-1"
   std::string reason;   // why unavailable
   std::map<std::string, std::string> detail;
+  // tensorrt (see BackendInfo in apps/shared/protocol.ts): what this build can drive, what was
+  // found and which adapter drives it.
+  std::vector<AdapterFact> adapters;
+  LibraryFact library;        // empty path: none found
+  LibraryFact parser;
+  AdapterFact adapter;        // major 0: none in use
+  std::vector<LibraryFact> preloaded;
+  GpuFact gpu;                // device -1: unknown
+  bool hasBuildRoutes = false;
+  std::vector<std::string> buildRoutes;
+  std::string emulates;       // simulated: the TensorRT version it imitates
 };
 
 class Backend {
@@ -129,6 +170,13 @@ class Backend {
   // Facts for build.started: backend version and GPU name when known.
   virtual std::string version() = 0;
   virtual std::string gpuName() { return {}; }
+  // GPU facts for build.started (name, compute capability, device index); device -1 = unknown.
+  virtual GpuFact gpuFor(BuildRequest const& request) {
+    (void)request;
+    GpuFact g;
+    g.name = gpuName();
+    return g;
+  }
 };
 
 }  // namespace tbs

@@ -5,7 +5,9 @@
 namespace tbs {
 
 void announceBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {
-  pipeline.started(request.backend, backend.version(), request.backend == "simulated", backend.gpuName());
+  GpuFact gpu = backend.gpuFor(request);
+  pipeline.started(request.backend, backend.version(), request.backend == "simulated", gpu.name,
+                   gpu.computeCapability, gpu.device);
 }
 
 BuildOutcome runBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {

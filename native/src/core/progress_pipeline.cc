@@ -496,7 +496,7 @@ bool ProgressPipeline::waitForCancel(double ms) noexcept {
 }
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
-                               std::string const& gpu) {
+                               std::string const& gpu, std::string const& computeCapability, int32_t device) {
   Record r;
   r.ns = monoNowNs();
   r.type = EvType::kStarted;
@@ -508,6 +508,8 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   } else {
     o.str("gpu", gpu);
   }
+  if (!computeCapability.empty()) o.str("computeCapability", computeCapability);
+  if (device >= 0) o.integer("device", device);
   r.text = o.done();
   std::lock_guard<std::mutex> lk(controlMu_);
   if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;

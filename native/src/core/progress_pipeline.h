@@ -102,7 +102,7 @@ class ProgressPipeline final : public ProgressSink {
 
   // build.started; call before the backend starts reporting.
   void started(std::string const& backend, std::string const& backendVersion, bool simulated,
-               std::string const& gpu);
+               std::string const& gpu, std::string const& computeCapability = {}, int32_t device = -1);
   // Sets the cancel flag (any thread). Returns true for the first request only; later ones are
   // harmless no-ops, as is a request after finish().
   bool requestCancel(CancelReason reason);

@@ -1,19 +1,22 @@
 // TrtBackend::build drives IBuilder -> INetworkDefinition -> IParser -> IBuilderConfig ->
-// buildSerializedNetwork, reporting through the shared ProgressSink.
+// buildSerializedNetwork(ToStream), reporting through the shared ProgressSink. Compiled once per
+// TensorRT major (adapter_api.h); every feature some header release lacks is behind
+// TBS_TRT_HEADERS_AT_LEAST, and every option is also gated on the loaded library's version
+// (trt_options.cc, trt_version.h).
 //
-// WHAT COULD NOT BE RUN HERE: a real build needs libnvinfer.so.10, libnvonnxparser.so.10, a CUDA
-// driver and an NVIDIA GPU, none of which exist on the development machines. This file is
-// compile-checked against the TensorRT 10.16 headers and exercised end to end against scripted
-// fake libraries (native/test/trt/fake_full_*.cc, test_full_fake.cc) that implement the API
-// contracts it relies on; how a real libnvinfer behaves beyond those contracts is untested.
+// WHAT COULD NOT BE RUN HERE: a real build needs libnvinfer, libnvonnxparser, a CUDA driver and
+// an NVIDIA GPU, none of which exist on the development machines. This file is compile-checked
+// against the headers of every TensorRT release from 10.0 to 11.1 and exercised end to end
+// against scripted fake libraries built from those headers (native/test/trt/fake_full_*.cc);
+// how a real libnvinfer behaves beyond the documented contracts the fakes imitate is untested.
 #include "trt_backend.h"
 
-#include <NvInfer.h>
-#include <NvOnnxParser.h>
-
+#include <dlfcn.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -21,10 +24,13 @@
 #include <vector>
 
 #include "../core/atomic_file.h"
+#include "cuda_device.h"
+#include "trt_headers.h"
 #include "trt_loader.h"
 #include "trt_logger.h"
 #include "trt_monitor.h"
 #include "trt_options.h"
+#include "trt_stream_writer.h"
 #include "trt_timing_cache.h"
 #include "trt_version.h"
 
@@ -36,11 +42,6 @@ using trt::Logger;
 using trt::TrtLibraries;
 
 constexpr int kMaxParserErrorsReported = 20;
-
-std::string headerVersion() {
-  return std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) + "." +
-         std::to_string(NV_TENSORRT_PATCH);
-}
 
 BuildOutcome failed(std::string error) {
   BuildOutcome o;
@@ -91,14 +92,30 @@ std::string checkDistinctPaths(BuildRequest const& r) {
   return {};
 }
 
-void applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config) {
+bool applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config, std::string& error) {
   for (auto flag : plan.setFlags) config.setFlag(flag);
   for (auto flag : plan.clearFlags) config.clearFlag(flag);
   if (plan.optLevel >= 0) config.setBuilderOptimizationLevel(plan.optLevel);
   for (auto const& [pool, bytes] : plan.poolLimits) config.setMemoryPoolLimit(pool, bytes);
   if (plan.setProfilingVerbosity) config.setProfilingVerbosity(plan.profilingVerbosity);
   if (plan.setHardwareCompatibility) config.setHardwareCompatibilityLevel(plan.hardwareCompatibility);
+#if NV_TENSORRT_MAJOR >= 11
+  // 11.x reports whether it accepted the value.
+  if (plan.maxAuxStreams >= 0 && !config.setMaxAuxStreams(plan.maxAuxStreams)) {
+    error = withLastError("TensorRT rejected maxAuxStreams " + std::to_string(plan.maxAuxStreams));
+    return false;
+  }
+#else
   if (plan.maxAuxStreams >= 0) config.setMaxAuxStreams(plan.maxAuxStreams);
+#endif
+#if TBS_TRT_HEADERS_AT_LEAST(11, 1)
+  if (!plan.buildRoute.empty() && !config.setBuildRoute(plan.buildRoute.c_str())) {
+    error = withLastError("TensorRT rejected build route \"" + plan.buildRoute + "\"");
+    return false;
+  }
+#endif
+  (void)error;
+  return true;
 }
 
 std::vector<trt::InputDesc> describeInputs(nvinfer1::INetworkDefinition& network) {
@@ -114,6 +131,49 @@ std::vector<trt::InputDesc> describeInputs(nvinfer1::INetworkDefinition& network
     inputs.push_back(std::move(d));
   }
   return inputs;
+}
+
+// Shape-tensor values: setShapeValuesV2 (int64) where both the headers and the library have it
+// (10.11+; the only form in 11.x), else the 32-bit setShapeValues of older releases.
+bool setShapeValues(nvinfer1::IOptimizationProfile& p, trt::ProfileEntry const& e, int32_t libVersion,
+                    std::string& error) {
+  std::vector<int64_t> const* sel[3] = {&e.minValues, &e.optValues, &e.maxValues};
+  nvinfer1::OptProfileSelector which[3] = {nvinfer1::OptProfileSelector::kMIN, nvinfer1::OptProfileSelector::kOPT,
+                                           nvinfer1::OptProfileSelector::kMAX};
+  for (int s = 0; s < 3; ++s) {
+    auto const& v = *sel[s];
+    auto n = static_cast<int32_t>(v.size());
+    bool ok = false;
+#if TBS_TRT_HEADERS_AT_LEAST(10, 11)
+    if (trt::libHas(libVersion, trt::kSinceShapeValuesV2)) {
+      ok = p.setShapeValuesV2(e.input.c_str(), which[s], v.data(), n);
+    } else
+#endif
+    {
+#if NV_TENSORRT_MAJOR < 11
+      std::vector<int32_t> narrow;
+      for (int64_t x : v) {
+        if (x < INT32_MIN || x > INT32_MAX) {
+          error = "input \"" + e.input + "\": shape value " + std::to_string(x) + " does not fit in 32 bits, which TensorRT " +
+                  trt::formatTrtVersion(libVersion) + " needs (setShapeValuesV2 came in 10.11)";
+          return false;
+        }
+        narrow.push_back(static_cast<int32_t>(x));
+      }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      ok = p.setShapeValues(e.input.c_str(), which[s], narrow.data(), n);
+#pragma GCC diagnostic pop
+#else
+      (void)libVersion;
+#endif
+    }
+    if (!ok) {
+      error = withLastError("TensorRT rejected the shape values of input \"" + e.input + "\"");
+      return false;
+    }
+  }
+  return true;
 }
 
 // Successfully loaded libraries stay loaded for the life of the process, keyed by the paths they
@@ -156,12 +216,48 @@ std::string parserErrors(nvonnxparser::IParser& parser, std::string const& model
   return out;
 }
 
+// The file this adapter was loaded from (the test programs link it statically: their own path).
+std::string selfPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void const*>(&selfPath), &info) != 0 && info.dli_fname != nullptr) {
+    char resolved[PATH_MAX];
+    if (realpath(info.dli_fname, resolved) != nullptr) return resolved;
+    return info.dli_fname;
+  }
+  return {};
+}
+
+// "-conv_use_long_w=[on|off]"... : the allowed_values of getAllBuildRoutes()' JSON, one per
+// tuner option (the only fields a user needs to write a route).
+[[maybe_unused]] std::vector<std::string> routeOptions(std::string const& json) {
+  std::vector<std::string> out;
+  std::string const key = "\"allowed_values\"";
+  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + key.size())) {
+    size_t q = json.find('"', json.find(':', at + key.size()));
+    if (q == std::string::npos) break;
+    std::string value;
+    size_t i = q + 1;
+    for (; i < json.size() && json[i] != '"'; ++i) {
+      if (json[i] == '\\' && i + 1 < json.size()) ++i;
+      value += json[i];
+    }
+    out.push_back(value);
+    at = i;
+  }
+  return out;
+}
+
 class TrtBackend final : public Backend {
  public:
+  explicit TrtBackend(trt::LoaderConfig config) : config_(std::move(config)) {}
+
   BackendProbe probe() override {
     BackendProbe p;
     p.name = "tensorrt";
-    p.detail["compiledAgainst"] = headerVersion();
+    p.detail["compiledAgainst"] = trt::formatTrtVersion(trt::kHeaderVersion);
+    p.adapter.major = NV_TENSORRT_MAJOR;
+    p.adapter.headerVersion = trt::formatTrtVersion(trt::kHeaderVersion);
+    p.adapter.path = selfPath();
     trt::LoadError err;
     TrtLibraries* libs = libraries(err);
     if (libs == nullptr) {
@@ -169,13 +265,29 @@ class TrtBackend final : public Backend {
       p.reason = err.message;
       return p;
     }
+    int32_t lib = libs->inferLibVersion();
     p.available = true;
     p.version = libs->versionString();
+    p.library = {libs->nvinferPath(), libs->versionString()};
+    p.parser = {libs->onnxParserPath(), libs->onnxParserFileVersion()};
     p.detail["nvinfer"] = libs->nvinferPath();
     p.detail["onnxParser"] = libs->onnxParserPath();
     p.detail["onnxParserVersion"] = std::to_string(libs->onnxParserVersion());
-    p.detail["timingCacheEntryCounts"] =
-        trt::runtimeHasTimingCacheQueryKeys(libs->inferLibVersion()) ? "yes" : "no (needs TensorRT 10.8+)";
+    p.detail["timingCacheEntryCounts"] = trt::runtimeHasTimingCacheQueryKeys(lib) ? "yes" : "no (needs TensorRT 10.8+)";
+    p.detail["engineStreaming"] = streamBuildUsable(lib) ? "yes" : "no (needs TensorRT 10.13+)";
+    if (trt::libHas(lib, trt::kSinceDeprecatedInt4Fp4) && NV_TENSORRT_MAJOR < 11) {
+      p.detail["precisionNote"] = "int4/fp4 only enable plugins with INT4/FP4 I/O and are deprecated since 10.12";
+    }
+    std::string cudaError;
+    if (trt::CudaRuntime* cuda = trt::CudaRuntime::get(cudaError)) {
+      p.detail["cudaRuntime"] = cuda->path() + (cuda->version().empty() ? "" : " (" + cuda->version() + ")");
+      GpuFact g;
+      if (cuda->describe(0, g, cudaError)) p.gpu = g;
+      else p.detail["gpu"] = cudaError;
+    } else {
+      p.detail["gpu"] = "unknown: " + cudaError;
+    }
+    listBuildRoutes(*libs, p);
     return p;
   }
 
@@ -185,8 +297,13 @@ class TrtBackend final : public Backend {
     return libs != nullptr ? libs->versionString() : std::string();
   }
 
-  // gpuName(): not overridden. TensorRT's API exposes no device name, and we do not link the
-  // CUDA runtime (cudaGetDeviceProperties) — left empty rather than guessed.
+  GpuFact gpuFor(BuildRequest const& request) override {
+    GpuFact g;
+    std::string error;
+    trt::CudaRuntime* cuda = trt::CudaRuntime::get(error);
+    if (cuda == nullptr || !cuda->describe(request.device >= 0 ? request.device : 0, g, error)) return GpuFact{};
+    return g;
+  }
 
   BuildOutcome build(BuildRequest const& request, ProgressSink& sink) override {
     std::unique_lock<std::mutex> one(processBuildMutex(), std::try_to_lock);
@@ -201,20 +318,43 @@ class TrtBackend final : public Backend {
   }
 
  private:
-  // Resolved on every call so that TBS_* environment changes take effect without a restart.
-  static TrtLibraries* libraries(trt::LoadError& err) {
-    return sharedLibraries(trt::loaderConfigFromEnv(NV_TENSORRT_MAJOR), err);
+  TrtLibraries* libraries(trt::LoadError& err) const { return sharedLibraries(config_, err); }
+
+  static bool streamBuildUsable(int32_t lib) {
+#if TBS_TRT_HEADERS_AT_LEAST(10, 13)
+    return trt::libHas(lib, trt::kSinceStreamBuild);
+#else
+    (void)lib;
+    return false;
+#endif
+  }
+
+  // 11.1+: a builder config knows the routes of this library and GPU without a network.
+  static void listBuildRoutes(TrtLibraries& libs, BackendProbe& p) {
+#if TBS_TRT_HEADERS_AT_LEAST(11, 1)
+    if (!trt::libHas(libs.inferLibVersion(), trt::kSinceBuildRoutes)) return;
+    std::unique_lock<std::mutex> one(processBuildMutex(), std::try_to_lock);
+    if (!one.owns_lock()) return;  // a build is running: do not create a second builder
+    Logger& logger = Logger::instance();
+    std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
+        libs.createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), NV_TENSORRT_VERSION)));
+    if (!builder) return;
+    std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
+    if (!config) return;
+    char const* json = config->getAllBuildRoutes();
+    if (json == nullptr) return;
+    p.hasBuildRoutes = true;
+    p.buildRoutes = routeOptions(json);
+    p.detail["buildRoutesJson"] = json;
+#else
+    (void)libs;
+    (void)p;
+#endif
   }
 
   BuildOutcome buildLocked(BuildRequest const& request, ProgressSink& sink) {
-    Logger& logger = Logger::instance();
-    trt::LoggerRoute route(logger, sink, /*forwardVerbose=*/false);
-
     // Everything that can be checked without TensorRT is checked first, so a typo fails in
     // milliseconds instead of after a model parse.
-    ConfigPlan plan;
-    std::string error;
-    if (!trt::planBuilderConfig(request, plan, error)) return failed(error);
     if (std::string e = checkModelFile(request.modelPath); !e.empty()) return failed(e);
     if (std::string e = checkDistinctPaths(request); !e.empty()) return failed(e);
     AtomicWriteResult target = checkWritableTarget(request.outputPath);
@@ -223,16 +363,32 @@ class TrtBackend final : public Backend {
     trt::LoadError loadError;
     TrtLibraries* libs = libraries(loadError);
     if (libs == nullptr) return failed(loadError.message);
+    int32_t const lib = libs->inferLibVersion();
+    ConfigPlan plan;
+    std::string error;
+    if (!trt::planBuilderConfig(request, lib, plan, error)) return failed(error);
     if (sink.cancelRequested()) return cancelled();
+
+    Logger& logger = Logger::instance();
+    trt::LoggerRoute route(logger, sink, /*forwardVerbose=*/plan.inferCacheMisses);
+    for (auto const& w : plan.warnings) sink.log(Severity::kWarning, w.c_str());
+
+    if (request.device >= 0) {
+      // The builder uses the calling thread's current device (trtexec --device does the same).
+      trt::CudaRuntime* cuda = trt::CudaRuntime::get(error);
+      if (cuda == nullptr) return failed("cannot choose device " + std::to_string(request.device) + ": " + error);
+      if (!cuda->setDevice(request.device, error)) return failed(error);
+    }
 
     // Declaration order is destruction order in reverse: the monitor and the timing cache must
     // outlive the builder and config that use them; the parser goes before its network.
     trt::ProgressMonitor monitor(sink);
     CacheStats stats;
-    trt::TimingCacheSession cacheSession(trt::runtimeHasTimingCacheQueryKeys(libs->inferLibVersion()));
+    trt::TimingCacheSession cacheSession(lib);
     bool cacheUsed = !request.timingCachePath.empty();
+    bool cacheLoaded = false;
     auto finish = [&](BuildOutcome outcome) {
-      if (cacheUsed) sink.cacheStats(stats);
+      if (cacheLoaded) sink.cacheStats(stats);
       return outcome;
     };
 
@@ -259,21 +415,22 @@ class TrtBackend final : public Backend {
 
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (!config) return failed(withLastError("TensorRT could not create a builder config"));
-    applyPlan(plan, *config);
+    if (!applyPlan(plan, *config, error)) return failed(error);
 
     std::vector<trt::ProfileEntry> profile;
-    if (!trt::planOptimizationProfile(describeInputs(*network), request.shapes, profile, error)) {
+    if (!trt::planOptimizationProfile(describeInputs(*network), request.shapes, request.shapeValues, profile, error)) {
       return failed(error);
     }
     if (!profile.empty()) {
       nvinfer1::IOptimizationProfile* p = builder->createOptimizationProfile();  // owned by builder
       if (p == nullptr) return failed(withLastError("TensorRT could not create an optimization profile"));
       for (auto const& e : profile) {
-        if (!p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kMIN, e.min) ||
-            !p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kOPT, e.opt) ||
-            !p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kMAX, e.max)) {
+        if (e.setDims && (!p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kMIN, e.min) ||
+                          !p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kOPT, e.opt) ||
+                          !p->setDimensions(e.input.c_str(), nvinfer1::OptProfileSelector::kMAX, e.max))) {
           return failed(withLastError("TensorRT rejected the shapes of input \"" + e.input + "\""));
         }
+        if (e.setValues && !setShapeValues(*p, e, lib, error)) return failed(error);
       }
       if (config->addOptimizationProfile(p) < 0) {
         return failed(withLastError("TensorRT rejected the optimization profile"));
@@ -282,7 +439,8 @@ class TrtBackend final : public Backend {
 
     trt::BuilderConfigCaches caches(*config);
     if (cacheUsed) {
-      cacheSession.load(caches, request.timingCachePath, stats);
+      if (!cacheSession.load(caches, request.timingCachePath, stats, error)) return failed(error);
+      cacheLoaded = true;
       if (plan.optLevel == 0) {
         stats.warning += std::string(stats.warning.empty() ? "" : "; ") +
                          "builder optimization level 0 does not use the timing cache";
@@ -291,38 +449,81 @@ class TrtBackend final : public Backend {
     config->setProgressMonitor(&monitor);
     if (sink.cancelRequested()) return finish(cancelled());
 
-    std::unique_ptr<nvinfer1::IHostMemory> engine(builder->buildSerializedNetwork(*network, *config));
+    AtomicFile engineFile(request.outputPath);
+    std::unique_ptr<nvinfer1::IHostMemory> engine;
+    bool built = false;
+    bool streamed = false;
+    std::string streamError;
+#if TBS_TRT_HEADERS_AT_LEAST(10, 13)
+    if (streamBuildUsable(lib)) {
+      streamed = true;
+      if (!engineFile.open()) return finish(failed(engineFile.error()));
+      trt::EngineStreamWriter writer(engineFile);
+      built = builder->buildSerializedNetworkToStream(*network, *config, writer);
+      if (writer.failed()) streamError = engineFile.error();
+    }
+#endif
+    if (!streamed) {
+      engine.reset(builder->buildSerializedNetwork(*network, *config));
+      built = engine != nullptr && engine->data() != nullptr && engine->size() > 0;
+    }
     config->setProgressMonitor(nullptr);
 
-    // What buildSerializedNetwork returns after a cancel is undocumented: any result while the
-    // cancel flag is set counts as cancelled, and nothing is written.
-    if (sink.cancelRequested() || monitor.stopAsked()) return finish(cancelled());
-    if (!engine || engine->data() == nullptr || engine->size() == 0) {
+    // What the build returns after a cancel is undocumented: any result while the cancel flag
+    // is set counts as cancelled, and no engine is written. The entries the builder measured
+    // before it stopped are in the config's cache now and are worth keeping.
+    if (sink.cancelRequested() || monitor.stopAsked()) {
+      if (cacheLoaded) {
+        stats.entriesAfter = cacheSession.entryCount(caches);
+        bool grew = stats.entriesAfter < 0 || stats.entriesBefore < 0 || stats.entriesAfter > stats.entriesBefore;
+        if (grew && cacheSession.save(caches, stats)) stats.savedAfterCancel = true;
+      }
+      return finish(cancelled());
+    }
+    if (!built) {
+      if (!streamError.empty()) return finish(failed("cannot write the engine: " + streamError));
       return finish(failed(withLastError("TensorRT could not build the engine")));
     }
 
-    if (cacheUsed) {
+    if (cacheLoaded) {
       stats.entriesAfter = cacheSession.entryCount(caches);
-      int64_t autotuned = logger.autotuningLines();
-      if (autotuned > 0) {
-        stats.misses = autotuned;
+      if (plan.inferCacheMisses) {
+        stats.misses = logger.autotuningLines();
         stats.missesInferred = true;
       }
       cacheSession.save(caches, stats);  // failure is a warning in stats, not a failed build
     }
 
-    AtomicWriteResult written = atomicWriteFile(request.outputPath, engine->data(), engine->size());
-    if (!written.ok) return finish(failed(written.error));
     BuildOutcome ok;
     ok.status = BuildOutcome::Status::kSucceeded;
-    ok.engineBytes = static_cast<int64_t>(engine->size());
+    if (streamed) {
+      ok.engineBytes = engineFile.bytesWritten();
+      if (ok.engineBytes <= 0) return finish(failed(withLastError("TensorRT wrote an empty engine")));
+      if (!engineFile.commit()) return finish(failed(engineFile.error()));
+    } else {
+      AtomicWriteResult written = atomicWriteFile(request.outputPath, engine->data(), engine->size());
+      if (!written.ok) return finish(failed(written.error));
+      ok.engineBytes = static_cast<int64_t>(engine->size());
+    }
     ok.outputPath = request.outputPath;
     return finish(ok);
   }
+
+  trt::LoaderConfig config_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> makeTensorRtBackend() { return std::make_unique<TrtBackend>(); }
+std::unique_ptr<Backend> makeTensorRtBackend(trt::AdapterContext const& context) {
+  trt::LoaderConfig c;
+  c.nvinferLib = context.nvinferPath;
+  c.onnxParserLib = context.onnxParserPath;
+  c.expectedMajor = NV_TENSORRT_MAJOR;
+  return std::make_unique<TrtBackend>(std::move(c));
+}
+
+std::unique_ptr<Backend> makeTensorRtBackend() {
+  return std::make_unique<TrtBackend>(trt::loaderConfigFromEnv(NV_TENSORRT_MAJOR));
+}
 
 }  // namespace tbs

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "lib_files.h"
 #include "trt_version.h"
 
 namespace tbs::trt {
@@ -135,6 +136,11 @@ void* TrtLibraries::createInferRuntime(void* logger, int32_t version) const noex
 
 void* TrtLibraries::createOnnxParser(void* network, void* logger, int32_t version) const noexcept {
   return createParser_(network, logger, version);
+}
+
+std::string TrtLibraries::onnxParserFileVersion() const {
+  std::string v = versionFromFileName(parserPath_);
+  return v.empty() ? std::to_string(parserVersion_) : v;
 }
 
 std::string TrtLibraries::versionString() const { return formatTrtVersion(inferVersion_); }

@@ -52,6 +52,9 @@ class TrtLibraries {
   int32_t inferLibVersion() const { return inferVersion_; }  // encoded, e.g. 101601
   std::string versionString() const;                         // "10.16.1"
   int32_t onnxParserVersion() const { return parserVersion_; }  // -1 when not exported
+  // The parser's release from its file name (libnvonnxparser.so.10.3.0 -> "10.3.0"):
+  // getNvOnnxParserVersion() returns 100 on every 10.x and 11.x, so it cannot tell them apart.
+  std::string onnxParserFileVersion() const;
   bool hasInferRuntime() const { return createRuntime_ != nullptr; }
   std::string const& nvinferPath() const { return nvinferPath_; }      // as resolved by ld.so
   std::string const& onnxParserPath() const { return parserPath_; }

@@ -24,12 +24,16 @@ Logger& Logger::instance() {
 void Logger::log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept {
   char const* text = msg != nullptr ? msg : "";
   tbs::Severity mapped = mapSeverity(severity);
-  if (mapped == tbs::Severity::kVerbose &&
-      std::strncmp(text, kAutotuningPrefix, sizeof(kAutotuningPrefix) - 1) == 0) {
-    autotuning_.fetch_add(1, std::memory_order_relaxed);
+  bool isError = mapped == tbs::Severity::kError || mapped == tbs::Severity::kInternalError;
+  if (mapped == tbs::Severity::kVerbose) {
+    if (std::strncmp(text, kAutotuningPrefix, sizeof(kAutotuningPrefix) - 1) == 0) {
+      autotuning_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!forwardVerbose_.load(std::memory_order_relaxed)) return;
   }
+  if (!isError && !attached_.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (mapped == tbs::Severity::kError || mapped == tbs::Severity::kInternalError) {
+  if (isError) {
     try {
       lastError_ = text;
     } catch (...) {
@@ -37,15 +41,14 @@ void Logger::log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept {
       // through TensorRT (log is noexcept).
     }
   }
-  if (sink_ == nullptr) return;
-  if (mapped == tbs::Severity::kVerbose && !forwardVerbose_) return;
-  sink_->log(mapped, text);
+  if (sink_ != nullptr) sink_->log(mapped, text);
 }
 
 void Logger::attach(ProgressSink* sink, bool forwardVerbose) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   sink_ = sink;
-  forwardVerbose_ = forwardVerbose;
+  forwardVerbose_.store(forwardVerbose, std::memory_order_relaxed);
+  attached_.store(sink != nullptr, std::memory_order_relaxed);
   lastError_.clear();
   autotuning_.store(0, std::memory_order_relaxed);
 }
@@ -53,6 +56,8 @@ void Logger::attach(ProgressSink* sink, bool forwardVerbose) noexcept {
 void Logger::detach() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   sink_ = nullptr;
+  attached_.store(false, std::memory_order_relaxed);
+  forwardVerbose_.store(false, std::memory_order_relaxed);
 }
 
 std::string Logger::lastError() const {

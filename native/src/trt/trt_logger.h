@@ -3,10 +3,14 @@
 // each build routes it to its own sink for its duration (LoggerRoute). Messages that arrive
 // while no build is attached are dropped, except that the last error is remembered.
 //
-// NOT RUN HERE with a real TensorRT; unit-tested by calling log() directly.
+// ILogger differs between majors (11.x derives it from IVersionedInterface, whose
+// getInterfaceInfo() the header implements); compiled against each major's headers, this class
+// gets that major's layout, and only log() is ours to implement.
+//
+// NOT RUN HERE with a real TensorRT; unit-tested by calling log() directly and through the fakes.
 #pragma once
 
-#include <NvInfer.h>
+#include "trt_headers.h"
 
 #include <atomic>
 #include <cstdint>
@@ -32,8 +36,9 @@ class Logger final : public nvinfer1::ILogger {
 
   Logger() = default;  // public for tests; production code uses instance()
 
-  // Thread-safe; TensorRT calls this from several threads. The lock is short (forward + copy of
-  // an error line) and log lines are rare next to progress callbacks.
+  // Thread-safe; TensorRT calls this from several threads. Messages below the forwarded
+  // severity (VERBOSE unless asked for) and messages while no build listens take no lock: with
+  // verbose logging on inside TensorRT they can be very many. Forwarded ones take a short lock.
   void log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept override;
 
   // Routes messages to `sink` until detach(). VERBOSE lines are forwarded only when asked
@@ -47,7 +52,8 @@ class Logger final : public nvinfer1::ILogger {
  private:
   mutable std::mutex mu_;
   tbs::ProgressSink* sink_ = nullptr;
-  bool forwardVerbose_ = false;
+  std::atomic<bool> attached_{false};
+  std::atomic<bool> forwardVerbose_{false};
   std::string lastError_;
   std::atomic<int64_t> autotuning_{0};
 };

@@ -7,7 +7,7 @@
 // overrides directly (native/test/trt/test_adapters.cc).
 #pragma once
 
-#include <NvInfer.h>
+#include "trt_headers.h"
 
 #include <atomic>
 

@@ -1,10 +1,14 @@
-// BuildRequest -> TensorRT 10.x settings, as pure functions with no TensorRT library calls, so
-// the mapping and its validation are unit-tested here without the library. trt_backend.cc only
-// applies the resulting plan to IBuilderConfig / IOptimizationProfile.
+// BuildRequest -> TensorRT settings, as pure functions with no TensorRT library calls, so the
+// mapping and its validation are unit-tested without the library. trt_backend.cc only applies the
+// resulting plan to IBuilderConfig / IOptimizationProfile.
+//
+// Options are mapped by NAME onto the enumerators of the headers this adapter is compiled with,
+// never by number (BuilderFlag values moved between 10.x and 11.x), and each one is checked
+// against the loaded library's version as well (trt_version.h): what the library lacks is a
+// clear error before anything is built.
 #pragma once
 
-#include <NvInfer.h>
-#include <NvOnnxParser.h>
+#include "trt_headers.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,10 +33,14 @@ struct ConfigPlan {
   bool setHardwareCompatibility = false;
   nvinfer1::HardwareCompatibilityLevel hardwareCompatibility = nvinfer1::HardwareCompatibilityLevel::kNONE;
   int32_t maxAuxStreams = -1;  // -1: leave TensorRT's default
+  std::string buildRoute;      // TensorRT 11.1+: IBuilderConfig::setBuildRoute
+  bool inferCacheMisses = false;  // verbose log forwarding + count "Autotuning op" lines
+  std::vector<std::string> warnings;  // logged as warnings before the build
 };
 
-// Fills `plan` from `request`; false with a user-facing `error` naming the offending option.
-bool planBuilderConfig(BuildRequest const& request, ConfigPlan& plan, std::string& error);
+// Fills `plan` from `request` for the library whose getInferLibVersion() is `libVersion`; false
+// with a user-facing `error` naming the offending option (and the version that would have it).
+bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPlan& plan, std::string& error);
 
 // A network input as the parsed network describes it (-1 marks a dynamic dimension).
 struct InputDesc {
@@ -43,15 +51,21 @@ struct InputDesc {
 
 struct ProfileEntry {
   std::string input;
-  nvinfer1::Dims min, opt, max;
+  bool setDims = false;  // a dynamic input: setDimensions(min/opt/max)
+  nvinfer1::Dims min{}, opt{}, max{};
+  bool setValues = false;  // a shape-tensor input: setShapeValues(V2)(min/opt/max)
+  std::vector<int64_t> minValues, optValues, maxValues;
 };
 
-// The optimization profile for the network's inputs: one entry per dynamic input, taken from
-// request.shapes. Empty when every input is static. False with an error that names the input
-// when a dynamic input has no shapes, shapes name an unknown input, ranks differ, a fixed
-// dimension is contradicted, or min <= opt <= max does not hold.
+// The optimization profile for the network's inputs: one entry per dynamic input (from
+// request.shapes) and per shape-tensor input (from request.shapeValues). Empty when every input
+// is static and none is a shape tensor. False with an error that names the input when a dynamic
+// input has no shapes, shapes name an unknown input, ranks differ, a fixed dimension is
+// contradicted, min <= opt <= max does not hold, a shape-tensor input has no values, or values
+// are given for an input TensorRT does not treat as a shape tensor.
 bool planOptimizationProfile(std::vector<InputDesc> const& inputs,
                              std::map<std::string, ShapeRange> const& shapes,
+                             std::map<std::string, ShapeValueRange> const& shapeValues,
                              std::vector<ProfileEntry>& profile, std::string& error);
 
 std::string formatDims(std::vector<int64_t> const& dims);  // "[-1,3,224,224]"

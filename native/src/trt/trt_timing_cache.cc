@@ -1,12 +1,8 @@
 #include "trt_timing_cache.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sys/stat.h>
-
 #include "../core/atomic_file.h"
 #include "../core/file_lock.h"
+#include "trt_version.h"
 
 namespace tbs::trt {
 namespace {
@@ -19,55 +15,35 @@ void addWarning(CacheStats& stats, std::string const& text) {
 
 }  // namespace
 
-ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::string& error) {
-  bytes.clear();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return ReadStatus::kMissing;
-    error = "cannot read " + path + " (" + std::strerror(errno) + ")";
-    return ReadStatus::kError;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error = "cannot read " + path + ": not a regular file";
-    return ReadStatus::kError;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open " + path + " (" + std::strerror(errno) + ")";
-    return ReadStatus::kError;
-  }
-  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "error while reading " + path;
-    return ReadStatus::kError;
-  }
-  return ReadStatus::kOk;
-}
-
-bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats) {
+bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error) {
   path_ = path;
   stats.path = path;
   std::string bytes;
-  std::string error;
-  ReadStatus rs = readWholeFile(path, bytes, error);
-  if (rs == ReadStatus::kError) addWarning(stats, error + "; started with an empty timing cache");
-
-  if (!bytes.empty()) {
-    cache_.reset(config.createTimingCache(bytes.data(), bytes.size()));
-    if (cache_ != nullptr && !config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) cache_.reset();
-    if (cache_ == nullptr) {
-      addWarning(stats, "timing cache file " + path +
-                            " is corrupt or from another TensorRT version; started with an empty cache "
-                            "(the file is replaced when the build succeeds)");
-    }
+  std::string readError;
+  if (readRegularFile(path, bytes, readError) == ReadStatus::kError) {
+    error = "timing cache " + readError;
+    return false;
   }
+  cache_.reset(config.createTimingCache(bytes.data(), bytes.size()));
   if (cache_ == nullptr) {
-    cache_.reset(config.createTimingCache(nullptr, 0));
-    if (cache_ == nullptr || !config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
+    if (!bytes.empty()) {
+      error = "timing cache file " + path + " is not a timing cache that TensorRT " + formatTrtVersion(libVersion_) +
+              " can read (corrupt, or another kind of file); it was left untouched: remove it or choose another "
+              "timing cache path";
+    } else {
+      error = "TensorRT could not create a timing cache";
+    }
+    return false;
+  }
+  if (!config.setTimingCache(*cache_, /*ignoreMismatch=*/false)) {
+    if (bytes.empty() || !config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
+      error = "TensorRT refused the timing cache in " + path;
       cache_.reset();
-      addWarning(stats, "TensorRT could not create a timing cache; building without one");
       return false;
     }
+    addWarning(stats, "timing cache file " + path +
+                          " was made on another GPU or TensorRT version; its entries were used anyway (as trtexec "
+                          "does), but this build's entries cannot be merged into it");
   }
   stats.entriesBefore = entryCount(config);
   return true;
@@ -80,10 +56,15 @@ nvinfer1::ITimingCache const* TimingCacheSession::builtCache(CacheFactory const&
 }
 
 int64_t TimingCacheSession::entryCount(CacheFactory const& config) const {
+#if TBS_TRT_HEADERS_AT_LEAST(10, 8)
   nvinfer1::ITimingCache const* cache = builtCache(config);
-  if (!canQueryKeys_ || cache == nullptr) return -1;
+  if (!runtimeHasTimingCacheQueryKeys(libVersion_) || cache == nullptr) return -1;
   int64_t n = cache->queryKeys(nullptr, 0);  // null buffer: count only; -1 on error
   return n >= 0 ? n : -1;
+#else
+  (void)config;
+  return -1;  // ITimingCache::queryKeys is not in these headers
+#endif
 }
 
 bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
@@ -98,17 +79,23 @@ bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
   // none of theirs are lost (on a conflict the entry on disk is kept, as combine() documents).
   std::string bytes;
   std::string error;
-  if (readWholeFile(path_, bytes, error) == ReadStatus::kError) {
+  if (readRegularFile(path_, bytes, error) == ReadStatus::kError) {
     addWarning(stats, "timing cache not saved: " + error);
     return false;
   }
   std::unique_ptr<nvinfer1::ITimingCache> merged;
   if (!bytes.empty()) {
     merged.reset(config.createTimingCache(bytes.data(), bytes.size()));
-    if (merged != nullptr && !merged->combine(*built, /*ignoreMismatch=*/true)) merged.reset();
     if (merged == nullptr) {
-      addWarning(stats, "entries in " + path_ +
-                            " could not be merged (corrupt or another TensorRT version) and were replaced");
+      addWarning(stats, "timing cache not saved: " + path_ +
+                            " was replaced by something TensorRT cannot read during the build; it was left untouched");
+      return false;
+    }
+    if (!merged->combine(*built, /*ignoreMismatch=*/false)) {
+      addWarning(stats, "timing cache not saved: " + path_ +
+                            " holds a cache from another GPU or TensorRT version, and TensorRT refuses to mix them; "
+                            "use one cache file per GPU model and TensorRT version");
+      return false;
     }
   }
   std::unique_ptr<nvinfer1::IHostMemory> blob(merged != nullptr ? merged->serialize() : built->serialize());

@@ -1,27 +1,31 @@
-// The build's timing cache: load from a file (ignoring device mismatch, as NVIDIA's own tools
-// do), honest statistics, and save as lock -> re-read -> combine -> atomic write, so several
-// builds sharing one cache file lose no entries.
+// The build's timing cache, handled as NVIDIA's trtexec does: load with ignoreMismatch = true,
+// and when saving, lock the file, re-read it, combine this build's cache INTO the file's with
+// ignoreMismatch = false, and write atomically, so several builds sharing one cache file lose no
+// entries and a cache from another device or TensorRT version is never silently mixed.
 //
-// NOT RUN HERE against a real TensorRT (needs libnvinfer and a GPU); compile-checked against the
-// 10.16 headers. The session logic (missing/corrupt/rejected files, the queryKeys version guard,
-// merge-under-lock with concurrent savers) is unit-tested with fake ITimingCache objects.
+// A file TensorRT cannot deserialize is not a timing cache: the build stops before it starts and
+// the file is never overwritten (it may be something the user needs, named by mistake).
+//
+// NOT RUN HERE against a real TensorRT (needs libnvinfer and a GPU). The session logic (missing,
+// foreign, mismatched and non-regular files, the queryKeys version guard, merge-under-lock with
+// concurrent savers, save after cancel) is tested with fake ITimingCache objects that enforce
+// the documented combine()/setTimingCache() rules.
 #pragma once
-
-#include <NvInfer.h>
 
 #include <cstddef>
 #include <memory>
 #include <string>
 
 #include "../core/backend.h"
+#include "safe_read.h"
+#include "trt_headers.h"
 
 namespace tbs::trt {
 
-enum class ReadStatus : uint8_t { kOk = 0, kMissing, kError };
-
-// Whole file into `bytes`. A missing file is kMissing (not an error); anything else that fails
-// is kError with `error` naming the path and the OS reason.
-ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::string& error);
+// Kept under its old name for callers and tests: see safe_read.h.
+inline ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::string& error) {
+  return readRegularFile(path, bytes, error);
+}
 
 // The two IBuilderConfig calls the session needs, behind an interface so that tests can supply
 // fake caches. BuilderConfigCaches is the production implementation.
@@ -50,32 +54,33 @@ class BuilderConfigCaches final : public CacheFactory {
 
 class TimingCacheSession {
  public:
-  // `canQueryKeys`: the loaded libnvinfer has ITimingCache::queryKeys (10.8+); see trt_version.h.
-  explicit TimingCacheSession(bool canQueryKeys) : canQueryKeys_(canQueryKeys) {}
+  // `libVersion`: getInferLibVersion() of the loaded library (gates queryKeys, 10.8+).
+  explicit TimingCacheSession(int32_t libVersion) : libVersion_(libVersion) {}
 
-  // Creates the cache from `path` (empty cache when the file is missing, unreadable or corrupt,
-  // with a warning in `stats`) and attaches it to `config`. Fills stats.path/entriesBefore.
-  // Returns false only when TensorRT could create no cache at all (then the build runs without
-  // one, and stats.warning says so).
-  bool load(CacheFactory& config, std::string const& path, CacheStats& stats);
+  // Creates the cache from `path` (an empty cache when the file is missing or empty) and
+  // attaches it to `config`. False with `error` when the file cannot be read safely, is not a
+  // timing cache TensorRT can read, or TensorRT refuses it: the build must not start (and the
+  // file is left alone). A cache made on another device or TensorRT version is attached with
+  // ignoreMismatch and reported in stats.warning. Fills stats.path / entriesBefore.
+  bool load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error);
 
   nvinfer1::ITimingCache* cache() const { return cache_.get(); }
 
-  // Entries now in the cache attached to `config`, or -1 when unknown (library older than 10.8,
-  // or an error).
+  // Entries now in the cache attached to `config`, or -1 when unknown (library or headers older
+  // than 10.8, or an error).
   int64_t entryCount(CacheFactory const& config) const;
 
   // Under FileLock("<path>.lock"): re-reads the file, combines this build's cache into what is
-  // on disk now (as NVIDIA's trtexec does), serializes and writes atomically. Fills stats.bytes;
-  // on failure stats.warning explains (the engine is still good, so the caller reports a warning
-  // rather than failing the build).
+  // on disk now (ignoreMismatch = false), serializes and writes atomically. Fills stats.bytes;
+  // on failure stats.warning explains and the file is unchanged (the engine is still good, so
+  // the caller reports a warning rather than failing the build).
   bool save(CacheFactory& config, CacheStats& stats);
 
  private:
   // The cache the builder used: what the config reports, else the one we attached.
   nvinfer1::ITimingCache const* builtCache(CacheFactory const& config) const;
 
-  bool canQueryKeys_;
+  int32_t libVersion_;
   std::string path_;
   // Must outlive every builder that uses it (NvInfer.h, createTimingCache): the backend declares
   // this session before its IBuilder so that it is destroyed after it.

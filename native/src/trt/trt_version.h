@@ -1,7 +1,15 @@
-// TensorRT run-time version arithmetic, kept free of TensorRT headers so it is unit-testable
-// anywhere. getInferLibVersion() of 10.x returns NV_TENSORRT_VERSION_INT(major, minor, patch) =
-// major*10000 + minor*100 + patch (NvInferRuntimeBase.h, 10.16 headers); 8.x/9.x used
-// major*1000 + minor*100 + patch, which we only decode to word an error message.
+// TensorRT run-time version arithmetic and the library-version gates of every option, kept free
+// of TensorRT headers so that the addon (which never includes them) and the tests can use them.
+// getInferLibVersion() of 10.x and 11.x returns major*10000 + minor*100 + patch
+// (NV_TENSORRT_VERSION_INT); 8.x/9.x used major*1000 + minor*100 + patch, which we only decode
+// to word an error message.
+//
+// Two gates apply to every feature: the adapter's headers must declare it (checked at compile
+// time on NV_TENSORRT_MAJOR/MINOR in the adapter) and the loaded library must implement it
+// (checked here at run time). NVIDIA supports a library at least as new as the headers, not
+// older, so a 10.16-built adapter driving a 10.3 library must not pass anything 10.3 lacks: an
+// unknown enum value is rejected by TensorRT, and a virtual method the library's vtable lacks
+// is a call past its end.
 #pragma once
 
 #include <cstdint>
@@ -20,18 +28,41 @@ inline TrtVersion decodeTrtVersion(int32_t v) {
   return {v / 1000, (v / 100) % 10, v % 100};  // pre-10 scheme (8.6.1 = 8601)
 }
 
+inline constexpr int32_t encodeTrtVersion(int32_t major, int32_t minor, int32_t patch = 0) {
+  return major * 10000 + minor * 100 + patch;
+}
+
 inline std::string formatTrtVersion(TrtVersion v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
 }
 
 inline std::string formatTrtVersion(int32_t encoded) { return formatTrtVersion(decodeTrtVersion(encoded)); }
 
-// ITimingCache::queryKeys exists in the vtable of libnvinfer 10.8 and later only. Calling it
-// through 10.16 headers on an older library would call past the end of its vtable (undefined
-// behaviour), so every call site checks the loaded library's version with this first.
-inline bool runtimeHasTimingCacheQueryKeys(int32_t encoded) {
+// True when the library version `encoded` is at least major.minor (any later major counts).
+inline bool libAtLeast(int32_t encoded, int32_t major, int32_t minor) {
   TrtVersion v = decodeTrtVersion(encoded);
-  return v.major > 10 || (v.major == 10 && v.minor >= 8);
+  return v.major > major || (v.major == major && v.minor >= minor);
 }
+
+// First library version of each gated feature (from the public headers of every release).
+struct Since {
+  int32_t major, minor;
+};
+inline constexpr Since kSinceInt4Flag{10, 1};                 // BuilderFlag::kINT4 (10.x only)
+inline constexpr Since kSinceFp4Flag{10, 8};                  // BuilderFlag::kFP4 (10.x only)
+inline constexpr Since kSinceEditableTimingCache{10, 8};      // BuilderFlag::kEDITABLE_TIMING_CACHE
+inline constexpr Since kSinceTimingCacheQueryKeys{10, 8};     // ITimingCache::queryKeys
+inline constexpr Since kSinceSameComputeCapability{10, 9};    // HardwareCompatibilityLevel
+inline constexpr Since kSinceShapeValuesV2{10, 11};           // IOptimizationProfile::setShapeValuesV2
+inline constexpr Since kSinceStreamBuild{10, 13};             // IBuilder::buildSerializedNetworkToStream
+inline constexpr Since kSinceBuildRoutes{11, 1};              // IBuilderConfig::setBuildRoute
+inline constexpr Since kSinceDeprecatedInt4Fp4{10, 12};       // kINT4/kFP4 deprecated
+
+inline bool libHas(int32_t encoded, Since s) { return libAtLeast(encoded, s.major, s.minor); }
+
+inline std::string sinceText(Since s) { return std::to_string(s.major) + "." + std::to_string(s.minor); }
+
+// Kept for the timing-cache session: ITimingCache::queryKeys exists in the vtable of 10.8+ only.
+inline bool runtimeHasTimingCacheQueryKeys(int32_t encoded) { return libHas(encoded, kSinceTimingCacheQueryKeys); }
 
 }  // namespace tbs::trt

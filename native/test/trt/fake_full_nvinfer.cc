@@ -1,4 +1,9 @@
-// A scripted stand-in for libnvinfer.so.10 (test-only, our own code; not NVIDIA's library). It
+// A scripted stand-in for libnvinfer.so.<major> (test-only, our own code; not NVIDIA's library),
+// compiled against each header set under test and reporting FAKE_TRT_VERSION (which may be older
+// than the headers, like a 10.3 library driven by a 10.16-built adapter). It validates what
+// TensorRT validates: a BuilderFlag, hardware level or method the reported version does not have
+// is an error in the journal ("invalid ...") and fails the build; caches of another version are
+// never combined, of another device only with ignoreMismatch. It
 // returns working IBuilder / INetworkDefinition / IBuilderConfig / IOptimizationProfile /
 // ITimingCache / IHostMemory objects built on the headers' implementation interfaces (apiv::V*,
 // with do-nothing stubs generated from the headers by gen_stubs.py), records every setting the
@@ -17,7 +22,15 @@
 #include "fake_objects.h"
 #include "trt_stubs.h"  // generated at configure time by gen_stubs.py
 
+#define FAKE_HEADERS_AT_LEAST(maj, min) \
+  (NV_TENSORRT_MAJOR > (maj) || (NV_TENSORRT_MAJOR == (maj) && NV_TENSORRT_MINOR >= (min)))
+
 namespace {
+
+constexpr int32_t kVersion = FAKE_TRT_VERSION;
+bool versionAtLeast(int major, int minor) { return kVersion >= major * 10000 + minor * 100; }
+std::string const kCacheTag = std::to_string(kVersion) + "/dev0";
+std::atomic<bool> invalidCall{false};
 
 std::mutex journalMu;
 std::string journal;
@@ -25,6 +38,32 @@ std::string journal;
 void note(std::string const& line) {
   std::lock_guard<std::mutex> lock(journalMu);
   journal += line + "\n";
+}
+
+// What a real library of kVersion would reject (an enum value it does not know, a method past
+// the end of its vtable): noted, and the build then fails.
+void invalid(std::string const& what) {
+  note("invalid " + what);
+  invalidCall = true;
+}
+
+bool flagKnown(nvinfer1::BuilderFlag f) {
+  int v = static_cast<int>(f);
+  if (v < 0 || v >= nvinfer1::EnumMax<nvinfer1::BuilderFlag>()) return false;
+#if NV_TENSORRT_MAJOR == 10
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#if FAKE_HEADERS_AT_LEAST(10, 1)
+  if (f == nvinfer1::BuilderFlag::kINT4 && !versionAtLeast(10, 1)) return false;
+#endif
+#if FAKE_HEADERS_AT_LEAST(10, 8)
+  if ((f == nvinfer1::BuilderFlag::kFP4 || f == nvinfer1::BuilderFlag::kEDITABLE_TIMING_CACHE) && !versionAtLeast(10, 8)) {
+    return false;
+  }
+#endif
+#pragma GCC diagnostic pop
+#endif
+  return true;
 }
 
 std::string dimsText(nvinfer1::Dims const& d) {
@@ -35,16 +74,17 @@ std::string dimsText(nvinfer1::Dims const& d) {
 
 class FakeTensor final : public nvinfer1::ITensor {
  public:
-  FakeTensor(std::string name, nvinfer1::Dims dims) : impl_(std::move(name), dims) { mImpl = &impl_; }
+  FakeTensor(std::string name, nvinfer1::Dims dims, bool shape) : impl_(std::move(name), dims, shape) { mImpl = &impl_; }
 
  private:
   struct Impl final : nvinfer1::apiv::StubVTensor {
-    Impl(std::string n, nvinfer1::Dims d) : name(std::move(n)), dims(d) {}
+    Impl(std::string n, nvinfer1::Dims d, bool s) : name(std::move(n)), dims(d), shape(s) {}
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::Dims getDimensions() const noexcept override { return dims; }
-    bool isShapeTensor() const noexcept override { return false; }
+    bool isShapeTensor() const noexcept override { return shape; }
     std::string name;
     nvinfer1::Dims dims;
+    bool shape;
   } impl_;
 };
 
@@ -55,8 +95,10 @@ class FakeNetwork final : public nvinfer1::INetworkDefinition {
 
  private:
   struct Impl final : nvinfer1::apiv::StubVNetworkDefinition {
-    nvinfer1::ITensor* addInput(char const* name, nvinfer1::DataType, nvinfer1::Dims const& dims) noexcept override {
-      inputs.push_back(std::make_unique<FakeTensor>(name, dims));
+    // The fake parser marks a shape-tensor input with DataType::kINT64 (a real parser infers it
+    // from the graph; TensorRT answers isShapeTensor()).
+    nvinfer1::ITensor* addInput(char const* name, nvinfer1::DataType type, nvinfer1::Dims const& dims) noexcept override {
+      inputs.push_back(std::make_unique<FakeTensor>(name, dims, type == nvinfer1::DataType::kINT64));
       return inputs.back().get();
     }
     int32_t getNbInputs() const noexcept override { return static_cast<int32_t>(inputs.size()); }
@@ -83,6 +125,27 @@ class FakeProfile final : public nvinfer1::IOptimizationProfile {
       note(std::string("profile ") + input + " " + names[static_cast<int>(sel)] + " " + dimsText(d));
       return true;
     }
+#if NV_TENSORRT_MAJOR == 10
+    bool setShapeValues(char const* input, nvinfer1::OptProfileSelector sel, int32_t const* v, int32_t n) noexcept override {
+      return values("setShapeValues", input, sel, std::vector<int64_t>(v, v + n));
+    }
+#endif
+#if FAKE_HEADERS_AT_LEAST(10, 11)
+    bool setShapeValuesV2(char const* input, nvinfer1::OptProfileSelector sel, int64_t const* v, int32_t n) noexcept override {
+      if (!versionAtLeast(10, 11)) {
+        invalid("call setShapeValuesV2");
+        return false;
+      }
+      return values("setShapeValuesV2", input, sel, std::vector<int64_t>(v, v + n));
+    }
+#endif
+    bool values(char const* fn, char const* input, nvinfer1::OptProfileSelector sel, std::vector<int64_t> const& v) {
+      static char const* const names[] = {"min", "opt", "max"};
+      std::string text;
+      for (size_t i = 0; i < v.size(); ++i) text += (i ? "," : "") + std::to_string(v[i]);
+      note(std::string(fn) + " " + input + " " + names[static_cast<int>(sel)] + " " + text);
+      return true;
+    }
   } impl_;
 };
 
@@ -93,8 +156,12 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
 
  private:
   struct Impl final : nvinfer1::apiv::StubVBuilderConfig {
-    void setFlag(nvinfer1::BuilderFlag f) noexcept override { note("setFlag " + std::to_string(static_cast<int>(f))); }
+    void setFlag(nvinfer1::BuilderFlag f) noexcept override {
+      if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
+      note("setFlag " + std::to_string(static_cast<int>(f)));
+    }
     void clearFlag(nvinfer1::BuilderFlag f) noexcept override {
+      if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
       note("clearFlag " + std::to_string(static_cast<int>(f)));
     }
     void setBuilderOptimizationLevel(int32_t level) noexcept override { note("optLevel " + std::to_string(level)); }
@@ -105,20 +172,52 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
       note("verbosity " + std::to_string(static_cast<int>(v)));
     }
     void setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel l) noexcept override {
-      note("hwcompat " + std::to_string(static_cast<int>(l)));
+      int v = static_cast<int>(l);
+      if (v >= nvinfer1::EnumMax<nvinfer1::HardwareCompatibilityLevel>() || (v == 2 && !versionAtLeast(10, 9))) {
+        return invalid("hwcompat " + std::to_string(v));
+      }
+      note("hwcompat " + std::to_string(v));
     }
+#if FAKE_HEADERS_AT_LEAST(11, 1)
+    bool setBuildRoute(char const* route) noexcept override {
+      if (!versionAtLeast(11, 1)) {
+        invalid("call setBuildRoute");
+        return false;
+      }
+      if (std::string(route).rfind("-", 0) != 0) return false;  // not an option string
+      buildRoute = route;
+      note(std::string("buildRoute ") + route);
+      return true;
+    }
+    char const* getBuildRoute() const noexcept override { return buildRoute.c_str(); }
+    char const* getAllBuildRoutes() const noexcept override {
+      return "{\"tuner_version\": \"2.19.15\", \"tuner_options\": [{\"option\": \"-conv_use_long_w\", "
+             "\"allowed_values\": \"-conv_use_long_w=[on|off]\", \"default_value\": \"on\"}, {\"option\": "
+             "\"-kgen:codegen:cuda_tile\", \"allowed_values\": \"-kgen:codegen:cuda_tile=[0|1|2|3]\"}]}";
+    }
+    std::string buildRoute;
+#endif
+#if NV_TENSORRT_MAJOR >= 11  // returns success since 11.0
+    bool setMaxAuxStreams(int32_t n) noexcept override {
+      note("auxStreams " + std::to_string(n));
+      return n >= 0;
+    }
+#else
     void setMaxAuxStreams(int32_t n) noexcept override { note("auxStreams " + std::to_string(n)); }
+#endif
     void setProgressMonitor(nvinfer1::IProgressMonitor* m) noexcept override {
       monitor = m;
       note(m != nullptr ? "monitor set" : "monitor cleared");
     }
     nvinfer1::IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
     nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept override {
-      return tbs_fake::createFakeCache(blob, size, nullptr);
+      return tbs_fake::createFakeCache(blob, size, nullptr, kCacheTag);
     }
     bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
-      attached = &cache;
+      auto const* c = dynamic_cast<tbs_fake::FakeTimingCache const*>(&cache);
       note(std::string("timingCache ignoreMismatch=") + (ignoreMismatch ? "1" : "0"));
+      if (c != nullptr && !c->tag().empty() && c->tag() != kCacheTag && !ignoreMismatch) return false;
+      attached = &cache;
       return true;
     }
     nvinfer1::ITimingCache const* getTimingCache() const noexcept override { return attached; }
@@ -137,6 +236,18 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
   note("build");
   std::string const directives = network.getName();
   std::string message;
+  if (invalidCall.exchange(false)) {
+    logger->log(nvinfer1::ILogger::Severity::kERROR, "fake libnvinfer: an option this version does not have was set");
+    return nullptr;
+  }
+  if (auto const* attached = config.getTimingCache()) {
+    // Like TensorRT, the build adds its measurements to the cache the config was given, as it
+    // measures them (so a cancelled build has some).
+    auto* cache = dynamic_cast<tbs_fake::FakeTimingCache*>(const_cast<nvinfer1::ITimingCache*>(attached));
+    for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
+      cache->add("entry-" + std::to_string(i));
+    }
+  }
   if (tbs_fake::hasDirective(directives, "build-fail", &message)) {
     logger->log(nvinfer1::ILogger::Severity::kERROR, message.c_str());
     return nullptr;
@@ -182,13 +293,6 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
   for (int64_t i = 0; i < tbs_fake::directive(directives, "autotune", 0); ++i) {
     logger->log(nvinfer1::ILogger::Severity::kVERBOSE, ("Autotuning op fake_" + std::to_string(i) + " (Conv)").c_str());
   }
-  if (auto const* attached = config.getTimingCache()) {
-    // Like TensorRT, the build adds its measurements to the cache the config was given.
-    auto* cache = dynamic_cast<tbs_fake::FakeTimingCache*>(const_cast<nvinfer1::ITimingCache*>(attached));
-    for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
-      cache->add("entry-" + std::to_string(i));
-    }
-  }
   std::string engine = "FAKE-ENGINE\n";
   engine.resize(static_cast<size_t>(tbs_fake::directive(directives, "engine-bytes", 4096)), '.');
   return new tbs_fake::FakeHostMemory(engine);
@@ -212,8 +316,32 @@ class FakeBuilder final : public nvinfer1::IBuilder {
     }
     nvinfer1::IHostMemory* buildSerializedNetwork(nvinfer1::INetworkDefinition& network,
                                                   nvinfer1::IBuilderConfig& config) noexcept override {
+      note("buildSerializedNetwork");
       return fakeBuild(logger, network, config);
     }
+#if FAKE_HEADERS_AT_LEAST(10, 13)
+    bool buildSerializedNetworkToStream(nvinfer1::INetworkDefinition& network, nvinfer1::IBuilderConfig& config,
+                                        nvinfer1::IStreamWriter& writer) noexcept override {
+      if (!versionAtLeast(10, 13)) {
+        invalid("call buildSerializedNetworkToStream");
+        return false;
+      }
+      note("buildSerializedNetworkToStream");
+      std::unique_ptr<nvinfer1::IHostMemory> engine(fakeBuild(logger, network, config));
+      if (!engine) return false;
+      // In pieces, as a streaming builder hands them over.
+      auto const* p = static_cast<char const*>(engine->data());
+      int64_t left = static_cast<int64_t>(engine->size());
+      int chunks = 0;
+      while (left > 0) {
+        int64_t n = left < 1000 ? left : 1000;
+        if (writer.write(p, n) != n) return false;
+        p += n, left -= n, ++chunks;
+      }
+      note("chunks " + std::to_string(chunks));
+      return true;
+    }
+#endif
     nvinfer1::ILogger* logger = nullptr;
     std::vector<std::unique_ptr<FakeProfile>> profiles;
   } impl_;
@@ -223,7 +351,7 @@ class FakeBuilder final : public nvinfer1::IBuilder {
 
 extern "C" {
 
-int32_t getInferLibVersion() noexcept { return 101601; }
+int32_t getInferLibVersion() noexcept { return kVersion; }
 
 void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
   note("createInferBuilder version=" + std::to_string(version));

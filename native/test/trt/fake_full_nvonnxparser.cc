@@ -42,13 +42,13 @@ class FakeParser final : public nvonnxparser::StubIParser {
       std::string kind;
       words >> kind;
       if (kind == "input") {
-        std::string name, dims;
-        words >> name >> dims;
+        std::string name, dims, shape;
+        words >> name >> dims >> shape;  // "shape": a shape-tensor input
         std::vector<int64_t> d = tbs_fake::parseDims(dims);
         nvinfer1::Dims td{};
         td.nbDims = static_cast<int32_t>(d.size());
         for (size_t i = 0; i < d.size(); ++i) td.d[i] = d[i];
-        network_->addInput(name.c_str(), nvinfer1::DataType::kFLOAT, td);
+        network_->addInput(name.c_str(), shape == "shape" ? nvinfer1::DataType::kINT64 : nvinfer1::DataType::kFLOAT, td);
       } else if (kind == "parse-error") {
         int code = 0, node = 0;
         std::string name, op, desc;

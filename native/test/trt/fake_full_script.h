@@ -1,12 +1,12 @@
 // The "model" language of the scripted fakes (fake_full_nvinfer.cc, fake_full_nvonnxparser.cc):
 // a text file the fake parser reads instead of ONNX. One directive per line:
-//   input <name> <d0,d1,...>            network input (-1 = dynamic)
+//   input <name> <d0,d1,...> [shape]    network input (-1 = dynamic; "shape": a shape tensor)
 //   parse-error <code> <node> <name> <op> <description...>
 //   build-fail <message...>             buildSerializedNetwork logs an error, returns null
 //   wait-cancel                         steps until stepComplete returns false, then stops
 //   ignore-stop                         keeps going after stepComplete returned false
 //   threads <n>  steps <n>              size of the simulated tactic timing (default 3 x 20)
-//   cache-add <n>                       timing-cache entries the build adds
+//   cache-add <n>                       timing-cache entries the build adds (before any step)
 //   autotune <n>                        VERBOSE "Autotuning op" lines to log
 //   engine-bytes <n>                    size of the fake engine (default 4096)
 // The parser passes every non-input, non-error line to the builder through the network's name.

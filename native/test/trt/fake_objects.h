@@ -5,6 +5,7 @@
 #pragma once
 
 #include <NvInfer.h>
+#include <NvInferVersion.h>
 
 #include <atomic>
 #include <set>
@@ -15,12 +16,23 @@ namespace tbs_fake {
 
 inline constexpr char kCacheMagic[] = "TBSFAKECACHE\n";
 
-// Parses a serialized fake cache; false when `bytes` is not one ("corrupt").
-inline bool parseCache(std::string const& bytes, std::set<std::string>& keys) {
+// A cache's verification header as TensorRT keeps one: "<library version>/<device>". Empty in
+// caches made by tests that do not care (it then matches everything).
+inline std::string tagVersion(std::string const& tag) { return tag.substr(0, tag.find('/')); }
+
+// Parses a serialized fake cache; false when `bytes` is not one ("corrupt"). A first line
+// "tag <version>/<device>" carries the verification header.
+inline bool parseCache(std::string const& bytes, std::set<std::string>& keys, std::string* tag = nullptr) {
   keys.clear();
   if (bytes.rfind(kCacheMagic, 0) != 0) return false;
   std::istringstream in(bytes.substr(sizeof(kCacheMagic) - 1));
-  for (std::string line; std::getline(in, line);) keys.insert(line);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("tag ", 0) == 0) {
+      if (tag != nullptr) *tag = line.substr(4);
+      continue;
+    }
+    keys.insert(line);
+  }
   return true;
 }
 
@@ -40,23 +52,32 @@ class FakeHostMemory final : public nvinfer1::IHostMemory {
 
 class FakeTimingCache final : public nvinfer1::ITimingCache {
  public:
-  FakeTimingCache(std::set<std::string> keys, std::atomic<int>* queryCalls) : impl_(std::move(keys), queryCalls) {
+  FakeTimingCache(std::set<std::string> keys, std::atomic<int>* queryCalls, std::string tag = {})
+      : impl_(std::move(keys), queryCalls, std::move(tag)) {
     mImpl = &impl_;
   }
   void add(std::string const& key) { impl_.keys.insert(key); }
   std::set<std::string> const& keys() const { return impl_.keys; }
+  std::string const& tag() const { return impl_.tag; }
 
  private:
   struct Impl final : nvinfer1::apiv::VTimingCache {
-    Impl(std::set<std::string> k, std::atomic<int>* q) : keys(std::move(k)), queryCalls(q) {}
+    Impl(std::set<std::string> k, std::atomic<int>* q, std::string t) : keys(std::move(k)), queryCalls(q), tag(std::move(t)) {}
     nvinfer1::IHostMemory* serialize() const noexcept override {
       std::string out = kCacheMagic;
+      if (!tag.empty()) out += "tag " + tag + "\n";
       for (auto const& k : keys) out += k + "\n";
       return new FakeHostMemory(out);
     }
-    bool combine(nvinfer1::ITimingCache const& input, bool) noexcept override {
+    // As NvInferRuntime.h documents: a cache of another TensorRT version is never combined; one
+    // of another device only with ignoreMismatch.
+    bool combine(nvinfer1::ITimingCache const& input, bool ignoreMismatch) noexcept override {
       auto const* other = dynamic_cast<FakeTimingCache const*>(&input);
       if (other == nullptr) return false;
+      if (!tag.empty() && !other->tag().empty()) {
+        if (tagVersion(tag) != tagVersion(other->tag())) return false;
+        if (tag != other->tag() && !ignoreMismatch) return false;
+      }
       keys.insert(other->keys().begin(), other->keys().end());
       return true;
     }
@@ -64,6 +85,7 @@ class FakeTimingCache final : public nvinfer1::ITimingCache {
       keys.clear();
       return true;
     }
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8  // queryKeys/query/update: 10.8+
     int64_t queryKeys(nvinfer1::TimingCacheKey*, int64_t) const noexcept override {
       if (queryCalls != nullptr) ++*queryCalls;
       return static_cast<int64_t>(keys.size());
@@ -72,16 +94,21 @@ class FakeTimingCache final : public nvinfer1::ITimingCache {
     bool update(nvinfer1::TimingCacheKey const&, nvinfer1::TimingCacheValue const&) noexcept override {
       return false;
     }
+#endif
     std::set<std::string> keys;
     std::atomic<int>* queryCalls;
+    std::string tag;
   } impl_;
 };
 
 // createTimingCache as the fakes implement it: null for a corrupt blob.
-inline FakeTimingCache* createFakeCache(void const* blob, std::size_t size, std::atomic<int>* queryCalls) {
+// A new cache gets `currentTag` (the library's own header); a loaded one keeps the file's.
+inline FakeTimingCache* createFakeCache(void const* blob, std::size_t size, std::atomic<int>* queryCalls,
+                                        std::string const& currentTag = {}) {
   std::set<std::string> keys;
-  if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys)) return nullptr;
-  return new FakeTimingCache(std::move(keys), queryCalls);
+  std::string tag = currentTag;
+  if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys, &tag)) return nullptr;
+  return new FakeTimingCache(std::move(keys), queryCalls, tag);
 }
 
 }  // namespace tbs_fake

@@ -54,13 +54,13 @@ TEST(probe_reports_the_found_version) {
   clearEnv();
   CHECK_EQ(p.name, std::string("tensorrt"));
   CHECK(p.available);
-  CHECK_EQ(p.version, std::string("10.16.1"));
+  CHECK_EQ(p.version, std::string(FAKE_CURRENT_TEXT));
   CHECK_EQ(p.reason, std::string(""));
   CHECK_EQ(p.detail["compiledAgainst"], std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) +
                                             "." + std::to_string(NV_TENSORRT_PATCH));
   CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string("yes"));
   CHECK_CONTAINS(p.detail["nvinfer"], "libnvinfer.so.10");
-  CHECK_EQ(backend->version(), std::string("10.16.1"));
+  CHECK_EQ(backend->version(), std::string(FAKE_CURRENT_TEXT));
   CHECK_EQ(backend->gpuName(), std::string(""));
 }
 
@@ -71,7 +71,7 @@ TEST(probe_of_an_old_10x_says_entry_counts_are_unavailable) {
   tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
   clearEnv();
   CHECK(p.available);
-  CHECK_EQ(p.version, std::string("10.7.0"));
+  CHECK_EQ(p.version, std::string(FAKE_OLD_TEXT));
   CHECK_CONTAINS(p.detail["timingCacheEntryCounts"], "10.8");
 }
 
@@ -99,7 +99,7 @@ TEST(probe_retries_after_tensorrt_appears) {
   tbs::BackendProbe second = backend->probe();
   clearEnv();
   CHECK(second.available);
-  CHECK_EQ(second.version, std::string("10.16.1"));
+  CHECK_EQ(second.version, std::string(FAKE_CURRENT_TEXT));
 }
 
 TEST(null_builder_fails_with_tensorrts_own_error_and_writes_nothing) {

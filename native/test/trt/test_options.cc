@@ -19,11 +19,8 @@ namespace {
 
 bool has(std::vector<BuilderFlag> const& v, BuilderFlag f) { return std::find(v.begin(), v.end(), f) != v.end(); }
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // 10.x precision flags, see trt_options.cc
-constexpr BuilderFlag kFP16 = BuilderFlag::kFP16, kBF16 = BuilderFlag::kBF16, kINT8 = BuilderFlag::kINT8,
-                      kFP8 = BuilderFlag::kFP8, kINT4 = BuilderFlag::kINT4, kFP4 = BuilderFlag::kFP4;
-#pragma GCC diagnostic pop
+// The library is as new as the headers unless a test says otherwise.
+constexpr int32_t kLib = kHeaderVersion;
 
 std::vector<int64_t> dimsOf(nvinfer1::Dims const& d) { return std::vector<int64_t>(d.d, d.d + d.nbDims); }
 
@@ -33,7 +30,7 @@ TEST(default_request_changes_nothing) {
   tbs::BuildRequest r;
   ConfigPlan p;
   std::string err;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK_EQ(p.networkFlags, 0U);
   CHECK(p.setFlags.empty());
   CHECK(p.clearFlags.empty());
@@ -44,21 +41,134 @@ TEST(default_request_changes_nothing) {
   CHECK_EQ(p.maxAuxStreams, -1);
 }
 
-TEST(every_precision_maps_to_its_10x_flag_once) {
+#if NV_TENSORRT_MAJOR == 10
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // 10.x precision flags, see trt_options.cc
+TEST(every_precision_the_headers_have_maps_to_its_10x_flag_once) {
   tbs::BuildRequest r;
-  r.precision = {"fp16", "bf16", "int8", "fp8", "int4", "fp4", "fp16"};
+  r.precision = {"fp16", "bf16", "int8", "fp8", "fp16"};
   ConfigPlan p;
   std::string err;
-  CHECK(planBuilderConfig(r, p, err));
-  CHECK_EQ(p.setFlags.size(), size_t{6});
-  for (BuilderFlag f : {kFP16, kBF16, kINT8, kFP8, kINT4, kFP4}) CHECK(has(p.setFlags, f));
-  // The enum values 10.x uses (11.x renumbered them, which is why the loader refuses 11).
-  CHECK_EQ(static_cast<int>(kFP16), 0);
-  CHECK_EQ(static_cast<int>(kINT8), 1);
-  CHECK_EQ(static_cast<int>(kFP8), 15);
-  CHECK_EQ(static_cast<int>(kBF16), 17);
-  CHECK_EQ(static_cast<int>(kINT4), 22);
-  CHECK_EQ(static_cast<int>(kFP4), 26);
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.setFlags.size(), size_t{4});
+  for (BuilderFlag f : {BuilderFlag::kFP16, BuilderFlag::kBF16, BuilderFlag::kINT8, BuilderFlag::kFP8}) {
+    CHECK(has(p.setFlags, f));
+  }
+  CHECK(p.warnings.empty());
+  // The enum values 10.x uses (11.x renumbered them: mapped by name, never by number).
+  CHECK_EQ(static_cast<int>(BuilderFlag::kFP16), 0);
+  CHECK_EQ(static_cast<int>(BuilderFlag::kINT8), 1);
+  CHECK_EQ(static_cast<int>(BuilderFlag::kFP8), 15);
+  CHECK_EQ(static_cast<int>(BuilderFlag::kBF16), 17);
+}
+
+TEST(int4_and_fp4_follow_headers_and_library_and_warn_they_are_plugin_only) {
+  tbs::BuildRequest r;
+  ConfigPlan p;
+  std::string err;
+  r.precision = {"int4"};
+#if NV_TENSORRT_MINOR >= 1
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(has(p.setFlags, BuilderFlag::kINT4));
+  CHECK_EQ(p.warnings.size(), size_t{1});
+  CHECK_CONTAINS(p.warnings.at(0), "plugins with INT4");
+  if (NV_TENSORRT_MINOR >= 12) CHECK_CONTAINS(p.warnings.at(0), "deprecated since TensorRT 10.12");
+  // A 10.0 library under newer headers has no kINT4: refused before the build.
+  CHECK(!planBuilderConfig(r, 100000, p, err));
+  CHECK_CONTAINS(err, "needs TensorRT 10.1 or later; the loaded library is TensorRT 10.0.0");
+#else
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "needs TensorRT 10.1 or later headers");
+#endif
+  r.precision = {"fp4"};
+#if NV_TENSORRT_MINOR >= 8
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(has(p.setFlags, BuilderFlag::kFP4));
+  CHECK(!planBuilderConfig(r, 100300, p, err));
+  CHECK_CONTAINS(err, "precision \"fp4\" needs TensorRT 10.8 or later; the loaded library is TensorRT 10.3.0");
+#else
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "precision \"fp4\" needs TensorRT 10.8 or later headers");
+#endif
+}
+#pragma GCC diagnostic pop
+#else
+TEST(tensorrt_11_refuses_every_precision_flag_and_explains) {
+  for (char const* name : {"fp16", "bf16", "int8", "fp8", "int4", "fp4"}) {
+    tbs::BuildRequest r;
+    r.precision = {name};
+    ConfigPlan p;
+    std::string err;
+    CHECK(!planBuilderConfig(r, kLib, p, err));
+    CHECK_CONTAINS(err, std::string("\"") + name + "\"");
+    CHECK_CONTAINS(err, "strongly typed");
+    CHECK_CONTAINS(err, "Model Optimizer");
+  }
+}
+
+TEST(tensorrt_11_implies_strong_typing_and_never_passes_the_10x_bit) {
+  tbs::BuildRequest r;
+  ConfigPlan p;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(p.stronglyTyped);
+  CHECK_EQ(p.networkFlags, 0U);  // 1 << 1 is kPREFER_JIT_PYTHON_PLUGINS in 11.x
+  r.stronglyTyped = true;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.networkFlags, 0U);
+  // Flags that moved down by one in 11.x, mapped by name.
+  CHECK_EQ(static_cast<int>(BuilderFlag::kEDITABLE_TIMING_CACHE), 26);
+}
+#endif
+
+TEST(an_adapter_refuses_a_library_of_another_major) {
+  tbs::BuildRequest r;
+  ConfigPlan p;
+  std::string err;
+  CHECK(!planBuilderConfig(r, NV_TENSORRT_MAJOR == 10 ? 110100 : 101601, p, err));
+  CHECK_CONTAINS(err, "cannot drive");
+}
+
+TEST(build_route_needs_11_1_headers_and_library) {
+  tbs::BuildRequest r;
+  r.buildRoute = "-conv_use_long_w=off";
+  ConfigPlan p;
+  std::string err;
+#if NV_TENSORRT_MAJOR > 11 || (NV_TENSORRT_MAJOR == 11 && NV_TENSORRT_MINOR >= 1)
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.buildRoute, r.buildRoute);
+  CHECK(!planBuilderConfig(r, 110000, p, err));
+  CHECK_CONTAINS(err, "buildRoute needs TensorRT 11.1 or later; the loaded library is TensorRT 11.0.0");
+#else
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "buildRoute needs TensorRT 11.1 or later");
+#endif
+}
+
+TEST(infer_cache_misses_turns_on_what_the_inference_needs) {
+  tbs::BuildRequest r;
+  r.inferCacheMisses = true;
+  ConfigPlan p;
+  std::string err;
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(has(p.setFlags, BuilderFlag::kEDITABLE_TIMING_CACHE));
+  CHECK(p.setProfilingVerbosity && p.profilingVerbosity == nvinfer1::ProfilingVerbosity::kDETAILED);
+  CHECK(p.inferCacheMisses);
+  if (NV_TENSORRT_MAJOR == 10) {
+    CHECK(!planBuilderConfig(r, 100700, p, err));
+    CHECK_CONTAINS(err, "needs TensorRT 10.8 or later; the loaded library is TensorRT 10.7.0");
+  }
+  r.profilingVerbosity = "none";
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "detailed profiling verbosity");
+#else
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "10.8 or later headers");
+#endif
+  r = tbs::BuildRequest{};
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(!p.inferCacheMisses);
 }
 
 TEST(unknown_precision_is_named) {
@@ -66,36 +176,38 @@ TEST(unknown_precision_is_named) {
   r.precision = {"fp16", "fp12"};
   ConfigPlan p;
   std::string err;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "\"fp12\"");
 }
 
+#if NV_TENSORRT_MAJOR == 10
 TEST(strongly_typed_sets_the_network_flag_and_refuses_precision_flags) {
   tbs::BuildRequest r;
   r.stronglyTyped = true;
   ConfigPlan p;
   std::string err;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK_EQ(p.networkFlags, 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED));
   CHECK_EQ(p.networkFlags, 2U);
   r.precision = {"fp16"};
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "strongly typed");
   CHECK_CONTAINS(err, "\"fp16\"");
 }
+#endif
 
 TEST(tf32_on_off_and_default) {
   tbs::BuildRequest r;
   ConfigPlan p;
   std::string err;
   r.tf32 = 0;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(has(p.clearFlags, BuilderFlag::kTF32) && !has(p.setFlags, BuilderFlag::kTF32));
   r.tf32 = 1;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(has(p.setFlags, BuilderFlag::kTF32) && !has(p.clearFlags, BuilderFlag::kTF32));
   r.tf32 = 2;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "tf32");
 }
 
@@ -105,14 +217,14 @@ TEST(optimization_level_range) {
   std::string err;
   for (int level = 0; level <= 5; ++level) {
     r.optLevel = level;
-    CHECK(planBuilderConfig(r, p, err));
+    CHECK(planBuilderConfig(r, kLib, p, err));
     CHECK_EQ(p.optLevel, level);
   }
   r.optLevel = 6;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "0..5");
   r.optLevel = -2;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
 }
 
 TEST(memory_pools_map_to_their_pool_types) {
@@ -122,7 +234,7 @@ TEST(memory_pools_map_to_their_pool_types) {
   r.tacticSharedMemoryBytes = 48 * 1024;
   ConfigPlan p;
   std::string err;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK_EQ(p.poolLimits.size(), size_t{3});
   if (p.poolLimits.size() == 3) {
     CHECK(p.poolLimits[0].first == MemoryPoolType::kWORKSPACE);
@@ -133,7 +245,7 @@ TEST(memory_pools_map_to_their_pool_types) {
     CHECK_EQ(p.poolLimits[2].second, size_t{48 * 1024});
   }
   r.tacticDramBytes = -5;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "tactic DRAM");
 }
 
@@ -144,30 +256,39 @@ TEST(profiling_verbosity_and_hardware_compatibility) {
   r.profilingVerbosity = "detailed";
   r.hardwareCompatibility = "ampere_plus";
   r.maxAuxStreams = 0;
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(p.setProfilingVerbosity && p.profilingVerbosity == nvinfer1::ProfilingVerbosity::kDETAILED);
   CHECK(p.setHardwareCompatibility && p.hardwareCompatibility == nvinfer1::HardwareCompatibilityLevel::kAMPERE_PLUS);
   CHECK_EQ(p.maxAuxStreams, 0);
   r.profilingVerbosity = "none";
   r.hardwareCompatibility = "same_compute_capability";
-  CHECK(planBuilderConfig(r, p, err));
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 9
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(p.profilingVerbosity == nvinfer1::ProfilingVerbosity::kNONE);
   CHECK(p.hardwareCompatibility == nvinfer1::HardwareCompatibilityLevel::kSAME_COMPUTE_CAPABILITY);
+  if (NV_TENSORRT_MAJOR == 10) {
+    CHECK(!planBuilderConfig(r, 100800, p, err));
+    CHECK_CONTAINS(err, "needs TensorRT 10.9 or later; the loaded library is TensorRT 10.8.0");
+  }
+#else
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK_CONTAINS(err, "10.9 or later headers");
+#endif
   r.profilingVerbosity = "layer_names_only";
   r.hardwareCompatibility = "none";
-  CHECK(planBuilderConfig(r, p, err));
+  CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(p.profilingVerbosity == nvinfer1::ProfilingVerbosity::kLAYER_NAMES_ONLY);
   CHECK(p.hardwareCompatibility == nvinfer1::HardwareCompatibilityLevel::kNONE);
   r.hardwareCompatibility = "hopper_plus";
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "hopper_plus");
   r.hardwareCompatibility = "";
   r.profilingVerbosity = "loud";
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "loud");
   r.profilingVerbosity = "";
   r.maxAuxStreams = -3;
-  CHECK(!planBuilderConfig(r, p, err));
+  CHECK(!planBuilderConfig(r, kLib, p, err));
   CHECK_CONTAINS(err, "aux streams");
 }
 
@@ -175,11 +296,11 @@ TEST(static_inputs_need_no_profile) {
   std::vector<InputDesc> inputs = {{"image", {1, 3, 224, 224}, false}};
   std::vector<ProfileEntry> prof;
   std::string err;
-  CHECK(planOptimizationProfile(inputs, {}, prof, err));
+  CHECK(planOptimizationProfile(inputs, {}, {}, prof, err));
   CHECK(prof.empty());
   // Shapes that repeat a static input's dims are accepted and need no profile entry.
   std::map<std::string, tbs::ShapeRange> same = {{"image", {{1, 3, 224, 224}, {1, 3, 224, 224}, {1, 3, 224, 224}}}};
-  CHECK(planOptimizationProfile(inputs, same, prof, err));
+  CHECK(planOptimizationProfile(inputs, same, {}, prof, err));
   CHECK(prof.empty());
 }
 
@@ -189,7 +310,7 @@ TEST(dynamic_input_gets_min_opt_max) {
       {"image", {{1, 3, 128, 128}, {8, 3, 224, 224}, {32, 3, 512, 512}}}};
   std::vector<ProfileEntry> prof;
   std::string err;
-  CHECK(planOptimizationProfile(inputs, shapes, prof, err));
+  CHECK(planOptimizationProfile(inputs, shapes, {}, prof, err));
   CHECK_EQ(prof.size(), size_t{1});
   if (prof.size() == 1) {
     CHECK_EQ(prof[0].input, std::string("image"));
@@ -203,7 +324,7 @@ TEST(dynamic_input_without_shapes_is_named) {
   std::vector<InputDesc> inputs = {{"tokens", {-1, -1}, false}};
   std::vector<ProfileEntry> prof;
   std::string err;
-  CHECK(!planOptimizationProfile(inputs, {}, prof, err));
+  CHECK(!planOptimizationProfile(inputs, {}, {}, prof, err));
   CHECK_CONTAINS(err, "\"tokens\"");
   CHECK_CONTAINS(err, "[-1,-1]");
   CHECK_CONTAINS(err, "min/opt/max");
@@ -213,7 +334,7 @@ TEST(bad_shapes_are_explained) {
   std::vector<InputDesc> inputs = {{"x", {-1, 3}, false}};
   std::vector<ProfileEntry> prof;
   std::string err;
-  auto plan = [&](tbs::ShapeRange r) { return planOptimizationProfile(inputs, {{"x", r}}, prof, err); };
+  auto plan = [&](tbs::ShapeRange r) { return planOptimizationProfile(inputs, {{"x", r}}, {}, prof, err); };
   CHECK(!plan({{1, 3, 1}, {1, 3}, {1, 3}}));
   CHECK_CONTAINS(err, "rank");
   CHECK(!plan({{1, 4}, {1, 3}, {1, 3}}));
@@ -222,12 +343,39 @@ TEST(bad_shapes_are_explained) {
   CHECK_CONTAINS(err, "min <= opt <= max");
   CHECK(!plan({{-1, 3}, {2, 3}, {8, 3}}));
   CHECK_CONTAINS(err, "negative");
-  CHECK(!planOptimizationProfile(inputs, {{"y", {{1, 3}, {1, 3}, {1, 3}}}}, prof, err));
+  CHECK(!planOptimizationProfile(inputs, {{"y", {{1, 3}, {1, 3}, {1, 3}}}}, {}, prof, err));
   CHECK_CONTAINS(err, "\"y\"");
   CHECK_CONTAINS(err, "inputs: x");
-  std::vector<InputDesc> shapeTensor = {{"n", {-1}, true}};
-  CHECK(!planOptimizationProfile(shapeTensor, {{"n", {{1}, {1}, {1}}}}, prof, err));
-  CHECK_CONTAINS(err, "shape tensor");
+}
+
+TEST(shape_tensor_inputs_take_values) {
+  std::vector<InputDesc> inputs = {{"image", {-1, 3, 8, 8}, false}, {"target", {2}, true}};
+  std::map<std::string, tbs::ShapeRange> shapes = {{"image", {{1, 3, 8, 8}, {2, 3, 8, 8}, {4, 3, 8, 8}}}};
+  std::map<std::string, tbs::ShapeValueRange> values = {{"target", {{1, -1}, {2, -1}, {4, -1}}}};
+  std::vector<ProfileEntry> prof;
+  std::string err;
+  CHECK_MSG(planOptimizationProfile(inputs, shapes, values, prof, err), err);
+  CHECK_EQ(prof.size(), size_t{2});
+  if (prof.size() == 2) {
+    CHECK(prof[0].setDims && !prof[0].setValues);
+    CHECK(!prof[1].setDims && prof[1].setValues);
+    CHECK(prof[1].minValues == std::vector<int64_t>({1, -1}));
+    CHECK(prof[1].maxValues == std::vector<int64_t>({4, -1}));
+  }
+  // A shape tensor without values, values for an input that is not one, wrong counts, order.
+  CHECK(!planOptimizationProfile(inputs, shapes, {}, prof, err));
+  CHECK_CONTAINS(err, "\"target\" is a shape tensor");
+  CHECK_CONTAINS(err, "shapeValues");
+  std::map<std::string, tbs::ShapeValueRange> wrong = values;
+  wrong["image"] = {{1}, {1}, {1}};
+  CHECK(!planOptimizationProfile(inputs, shapes, wrong, prof, err));
+  CHECK_CONTAINS(err, "TensorRT does not treat it as a shape tensor");
+  CHECK(!planOptimizationProfile(inputs, shapes, {{"target", {{1}, {2}, {4}}}}, prof, err));
+  CHECK_CONTAINS(err, "shape tensor of 2 values");
+  CHECK(!planOptimizationProfile(inputs, shapes, {{"target", {{4, 1}, {2, 1}, {4, 1}}}}, prof, err));
+  CHECK_CONTAINS(err, "min <= opt <= max");
+  CHECK(!planOptimizationProfile(inputs, shapes, {{"nope", {{1}, {1}, {1}}}}, prof, err));
+  CHECK_CONTAINS(err, "\"nope\", which is not an input");
 }
 
 TEST(parser_errors_name_node_operator_code_and_description) {
@@ -254,6 +402,24 @@ TEST(version_arithmetic) {
   CHECK(runtimeHasTimingCacheQueryKeys(100800));
   CHECK(runtimeHasTimingCacheQueryKeys(101601));
   CHECK(!runtimeHasTimingCacheQueryKeys(8601));
+  CHECK(libHas(110000, kSinceStreamBuild));
+  CHECK(!libHas(110000, kSinceBuildRoutes));
+  CHECK(libHas(110100, kSinceBuildRoutes));
+  CHECK(!libHas(101000, kSinceShapeValuesV2));
+  CHECK(libHas(101100, kSinceShapeValuesV2));
+}
+
+TEST(a_fifo_is_refused_without_blocking) {
+  std::string dir = "/tmp/tbs-trt-fifo-" + std::to_string(::getpid());
+  CHECK_EQ(::mkdir(dir.c_str(), 0755), 0);
+  std::string fifo = dir + "/cache.fifo";
+  CHECK_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  std::string bytes, err;
+  // A plain open() would block here forever: no writer ever opens the FIFO.
+  CHECK(readWholeFile(fifo, bytes, err) == ReadStatus::kError);
+  CHECK_CONTAINS(err, "not a regular file");
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(read_whole_file_distinguishes_missing_from_unreadable) {

@@ -1,130 +1,198 @@
-# Unit tests of the TensorRT backend, included by native/trt.cmake when TensorRT 10 headers were
-# found. They run without libnvinfer: adapters are called directly, and the loader/backend are
-# pointed at fake libraries built here from our own code (fake_*.cc), never at NVIDIA binaries.
+# Tests of the TensorRT adapters, included by native/trt.cmake when at least one adapter is
+# built. Everything runs without libnvinfer: each adapter's code is compiled into test programs
+# against that major's headers, and pointed at fake libraries built here from the SAME headers
+# (fake_*.cc, our own code, never NVIDIA binaries), reporting that header version or an older
+# one. trt_host runs the addon's loader against fakes of both majors side by side.
 set(_t "${TBS_TRT_DIR}/test/trt")
-set(_fake_dir "${CMAKE_CURRENT_BINARY_DIR}/trt-fake")
-
-# Warnings are errors for our code; TensorRT/CUDA headers are SYSTEM so theirs are not.
-function(_tbs_trt_test_settings target)
-  target_include_directories(${target} SYSTEM PRIVATE "${TBS_TENSORRT_INCLUDE_DIR}" "${TBS_CUDA_INCLUDE_DIR}")
-  target_include_directories(${target} PRIVATE "${TBS_TRT_DIR}/src")
-  target_compile_features(${target} PRIVATE cxx_std_17)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Werror)
-endfunction()
-
-# The backend sources plus the core helpers they call, compiled once for all test programs.
-add_library(tbs_trt_under_test STATIC ${TBS_TRT_SOURCES}
-  "${TBS_TRT_DIR}/src/core/atomic_file.cc" "${TBS_TRT_DIR}/src/core/file_lock.cc")
-_tbs_trt_test_settings(tbs_trt_under_test)
-set_property(TARGET tbs_trt_under_test PROPERTY POSITION_INDEPENDENT_CODE ON)
-target_compile_definitions(tbs_trt_under_test PUBLIC TBS_HAVE_TENSORRT=1)
 find_package(Threads REQUIRED)
-target_link_libraries(tbs_trt_under_test PUBLIC ${CMAKE_DL_LIBS} Threads::Threads)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+find_program(TBS_SH sh)
 
-# fake_<name>: a shared library standing in for libnvinfer / libnvonnxparser.
-function(_tbs_trt_fake name source outdir outname soversion)
+# A fake that reports `version` (encoded), built against `major`'s headers into `outdir`.
+function(_tbs_trt_fake major name source outdir outname soversion)
   add_library(${name} SHARED "${_t}/${source}")
-  _tbs_trt_test_settings(${name})
+  tbs_trt_use_headers(${name} ${major})
+  target_compile_options(${name} PRIVATE -Wpedantic)
   target_compile_definitions(${name} PRIVATE ${ARGN})
   set_target_properties(${name} PROPERTIES
-    LIBRARY_OUTPUT_DIRECTORY "${_fake_dir}/${outdir}"
-    OUTPUT_NAME "${outname}" SOVERSION "${soversion}"
+    LIBRARY_OUTPUT_DIRECTORY "${outdir}" OUTPUT_NAME "${outname}" SOVERSION "${soversion}"
     CXX_VISIBILITY_PRESET default)
+  # Fakes of both majors share C++ names (stub classes, vtables) and may be loaded RTLD_GLOBAL
+  # into one test process: each must bind to its own definitions.
+  target_link_options(${name} PRIVATE "-Wl,-Bsymbolic")
 endfunction()
 
-# A complete TensorRT 10.16.1 install: libnvinfer.so.10 + libnvonnxparser.so.10 in one directory.
-_tbs_trt_fake(tbs_fake_nvinfer_10_16 fake_nvinfer.cc good nvinfer 10 FAKE_TRT_VERSION=101601)
-_tbs_trt_fake(tbs_fake_onnxparser fake_nvonnxparser.cc good nvonnxparser 10)
-# Variants, each alone in its own directory.
-_tbs_trt_fake(tbs_fake_nvinfer_11 fake_nvinfer.cc v11 nvinfer 11 FAKE_TRT_VERSION=110100)
-_tbs_trt_fake(tbs_fake_nvinfer_10_7 fake_nvinfer.cc v10_7 nvinfer 10 FAKE_TRT_VERSION=100700)
-_tbs_trt_fake(tbs_fake_nvinfer_nobuilder fake_nvinfer.cc nobuilder nvinfer 10 FAKE_TRT_VERSION=101601 FAKE_OMIT_BUILDER=1)
-_tbs_trt_fake(tbs_fake_nvinfer_noversion fake_nvinfer.cc noversion nvinfer 10 FAKE_TRT_VERSION=101601 FAKE_OMIT_VERSION=1)
-_tbs_trt_fake(tbs_fake_onnxparser_noparser fake_nvonnxparser.cc noparser nvonnxparser 10 FAKE_OMIT_PARSER=1)
+# The fake CUDA runtime (no header needed).
+add_library(tbs_fake_cudart SHARED "${_t}/fake_cudart.cc")
+set_target_properties(tbs_fake_cudart PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/trt-fake-cudart" OUTPUT_NAME cudart SOVERSION 12)
 
-set(_tbs_trt_fakes tbs_fake_nvinfer_10_16 tbs_fake_onnxparser tbs_fake_nvinfer_11 tbs_fake_nvinfer_10_7
-  tbs_fake_nvinfer_nobuilder tbs_fake_nvinfer_noversion tbs_fake_onnxparser_noparser)
-
-# tbs_trt_test_<name> from test_<name>.cc, registered as ctest trt_<name>. Test programs share
-# the core tests' harness and scratch directory (native/test/check.h, temp_dir.h).
-function(_tbs_trt_test name)
-  add_executable(tbs_trt_test_${name} "${_t}/test_${name}.cc")
-  _tbs_trt_test_settings(tbs_trt_test_${name})
-  target_include_directories(tbs_trt_test_${name} PRIVATE "${TBS_TRT_DIR}/test")
-  target_link_libraries(tbs_trt_test_${name} PRIVATE tbs_trt_under_test)
-  add_test(NAME trt_${name} COMMAND tbs_trt_test_${name})
-  # The tests set TBS_* loader variables themselves; never inherit a developer's settings.
-  set_tests_properties(trt_${name} PROPERTIES
-    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=" TIMEOUT 60)
-endfunction()
-
-foreach(_name adapters options loader backend timing_cache)
-  _tbs_trt_test(${_name})
-  add_dependencies(tbs_trt_test_${_name} ${_tbs_trt_fakes})
-  target_compile_definitions(tbs_trt_test_${_name} PRIVATE
-    FAKE_GOOD_DIR="${_fake_dir}/good"
-    FAKE_NVINFER_10_16="$<TARGET_FILE:tbs_fake_nvinfer_10_16>"
-    FAKE_ONNXPARSER="$<TARGET_FILE:tbs_fake_onnxparser>"
-    FAKE_NVINFER_11="$<TARGET_FILE:tbs_fake_nvinfer_11>"
-    FAKE_NVINFER_10_7="$<TARGET_FILE:tbs_fake_nvinfer_10_7>"
-    FAKE_NVINFER_NOBUILDER="$<TARGET_FILE:tbs_fake_nvinfer_nobuilder>"
-    FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake_nvinfer_noversion>"
-    FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake_onnxparser_noparser>"
-    FAKE_MISSING_DIR="${_fake_dir}/does-not-exist")
-endforeach()
-
-# --- end-to-end through TrtBackend::build with scripted fake libraries ----------------------------
-# fake_full_*.cc implement IBuilder & co. on do-nothing stubs generated from the headers found
-# (gen_stubs.py, at configure time, into the build tree; nothing generated is committed). When
-# Python is missing or the headers have a shape the generator does not understand, this one test
-# is skipped with a message; the others are unaffected.
-set(_gen_dir "${CMAKE_CURRENT_BINARY_DIR}/trt-fake-gen")
-set(_tbs_trt_full_reason "")
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(NOT Python3_Interpreter_FOUND)
-  set(_tbs_trt_full_reason "python3 not found")
-else()
-  file(MAKE_DIRECTORY "${_gen_dir}")
-  execute_process(
-    COMMAND "${Python3_EXECUTABLE}" "${_t}/gen_stubs.py" "${TBS_TENSORRT_INCLUDE_DIR}" "${_gen_dir}/trt_stubs.h"
-      "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
-      "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
-      "NvInferImpl.h,nvinfer1::apiv,VOptimizationProfile"
-      "NvOnnxParser.h,nvonnxparser,IParser" "NvOnnxParser.h,nvonnxparser,IParserError"
-    RESULT_VARIABLE _gen_rc ERROR_VARIABLE _gen_err OUTPUT_QUIET)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_t}/gen_stubs.py"
-    "${TBS_TENSORRT_INCLUDE_DIR}/NvInferImpl.h" "${TBS_TENSORRT_INCLUDE_DIR}/NvOnnxParser.h")
-  if(NOT _gen_rc EQUAL 0)
-    string(STRIP "${_gen_err}" _gen_err)
-    set(_tbs_trt_full_reason "stub generation failed: ${_gen_err}")
+# Everything for one major: the adapter code as a static library, fakes, test programs trt<M>_*.
+function(_tbs_trt_tests_for M)
+  string(REPLACE "." ";" _parts "${TBS_TRT_${M}_VERSION}")
+  list(GET _parts 1 _minor)
+  list(GET _parts 2 _patch)
+  math(EXPR _hv "${M} * 10000 + ${_minor} * 100 + ${_patch}")
+  # A library older than the headers, to check that options are gated on the library too.
+  if(M EQUAL 10)
+    if(_minor GREATER_EQUAL 8)
+      set(_old 100300)
+    else()
+      set(_old 100000)
+    endif()
+    set(_other 11)
   else()
-    try_compile(_tbs_stubs_ok "${_gen_dir}/check" SOURCES "${_t}/stubs_check.cc"
-      COMPILE_DEFINITIONS "-isystem${TBS_TENSORRT_INCLUDE_DIR}" "-isystem${TBS_CUDA_INCLUDE_DIR}" "-I${_gen_dir}"
-      CXX_STANDARD 17 OUTPUT_VARIABLE _stubs_out)
-    if(NOT _tbs_stubs_ok)
-      set(_tbs_trt_full_reason "generated stubs do not compile against these headers")
+    set(_old 110000)
+    set(_other 10)
+  endif()
+  set(_fd "${CMAKE_CURRENT_BINARY_DIR}/trt${M}-fake")
+  math(EXPR _old_minor "(${_old} / 100) % 100")
+  math(EXPR _old_patch "${_old} % 100")
+
+  add_library(tbs_trt_under_test_${M} STATIC ${TBS_TRT_ADAPTER_SOURCES})
+  tbs_trt_use_headers(tbs_trt_under_test_${M} ${M})
+  set_property(TARGET tbs_trt_under_test_${M} PROPERTY POSITION_INDEPENDENT_CODE ON)
+  target_link_libraries(tbs_trt_under_test_${M} PUBLIC ${CMAKE_DL_LIBS} Threads::Threads)
+
+  _tbs_trt_fake(${M} tbs_fake${M}_nvinfer fake_nvinfer.cc "${_fd}/good" nvinfer ${M} FAKE_TRT_VERSION=${_hv})
+  _tbs_trt_fake(${M} tbs_fake${M}_onnxparser fake_nvonnxparser.cc "${_fd}/good" nvonnxparser ${M})
+  _tbs_trt_fake(${M} tbs_fake${M}_nvinfer_other fake_nvinfer.cc "${_fd}/other" nvinfer ${_other} FAKE_TRT_VERSION=${_other}0100)
+  _tbs_trt_fake(${M} tbs_fake${M}_nvinfer_old fake_nvinfer.cc "${_fd}/old" nvinfer ${M} FAKE_TRT_VERSION=${_old})
+  _tbs_trt_fake(${M} tbs_fake${M}_nvinfer_nobuilder fake_nvinfer.cc "${_fd}/nobuilder" nvinfer ${M} FAKE_TRT_VERSION=${_hv} FAKE_OMIT_BUILDER=1)
+  _tbs_trt_fake(${M} tbs_fake${M}_nvinfer_noversion fake_nvinfer.cc "${_fd}/noversion" nvinfer ${M} FAKE_TRT_VERSION=${_hv} FAKE_OMIT_VERSION=1)
+  _tbs_trt_fake(${M} tbs_fake${M}_onnxparser_noparser fake_nvonnxparser.cc "${_fd}/noparser" nvonnxparser ${M} FAKE_OMIT_PARSER=1)
+  set(_fakes tbs_fake${M}_nvinfer tbs_fake${M}_onnxparser tbs_fake${M}_nvinfer_other tbs_fake${M}_nvinfer_old
+    tbs_fake${M}_nvinfer_nobuilder tbs_fake${M}_nvinfer_noversion tbs_fake${M}_onnxparser_noparser tbs_fake_cudart)
+  set(_defs
+    FAKE_GOOD_DIR="${_fd}/good"
+    FAKE_NVINFER_CURRENT="$<TARGET_FILE:tbs_fake${M}_nvinfer>"
+    FAKE_ONNXPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser>"
+    FAKE_NVINFER_OTHER="$<TARGET_FILE:tbs_fake${M}_nvinfer_other>"
+    FAKE_OTHER_MAJOR=${_other}
+    FAKE_NVINFER_OLD="$<TARGET_FILE:tbs_fake${M}_nvinfer_old>"
+    FAKE_OLD_VERSION=${_old}
+    FAKE_OLD_TEXT="${M}.${_old_minor}.${_old_patch}"
+    FAKE_CURRENT_ENCODED=${_hv}
+    FAKE_CURRENT_TEXT="${M}.${_minor}.${_patch}"
+    FAKE_NVINFER_NOBUILDER="$<TARGET_FILE:tbs_fake${M}_nvinfer_nobuilder>"
+    FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake${M}_nvinfer_noversion>"
+    FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser_noparser>"
+    FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>"
+    FAKE_MISSING_DIR="${_fd}/does-not-exist"
+    # Names the older tests use: the current fake, the other major, an older minor.
+    FAKE_NVINFER_10_16="$<TARGET_FILE:tbs_fake${M}_nvinfer>"
+    FAKE_NVINFER_11="$<TARGET_FILE:tbs_fake${M}_nvinfer_other>"
+    FAKE_NVINFER_10_7="$<TARGET_FILE:tbs_fake${M}_nvinfer_old>")
+
+  set(_tests adapters options loader backend timing_cache)
+
+  # End to end through TrtBackend::build with scripted fakes on stubs generated from the headers
+  # (gen_stubs.py at configure time, into the build tree; nothing generated is committed).
+  set(_gen "${CMAKE_CURRENT_BINARY_DIR}/trt${M}-fake-gen")
+  set(_reason "")
+  if(NOT Python3_Interpreter_FOUND)
+    set(_reason "python3 not found")
+  else()
+    set(_inc "${TBS_TRT_${M}_INCLUDE}")
+    file(MAKE_DIRECTORY "${_gen}")
+    execute_process(
+      COMMAND "${Python3_EXECUTABLE}" "${_t}/gen_stubs.py" "${_inc}" "${_gen}/trt_stubs.h"
+        "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
+        "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
+        "NvInferImpl.h,nvinfer1::apiv,VOptimizationProfile"
+        "NvOnnxParser.h,nvonnxparser,IParser" "NvOnnxParser.h,nvonnxparser,IParserError"
+      RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_t}/gen_stubs.py")
+    if(NOT _rc EQUAL 0)
+      string(STRIP "${_err}" _err)
+      set(_reason "stub generation failed: ${_err}")
     endif()
   endif()
-endif()
-
-if(_tbs_trt_full_reason)
-  string(REPLACE "'" "" _tbs_trt_full_reason "${_tbs_trt_full_reason}")  # it is quoted for sh below
-  string(REPLACE "\n" " " _tbs_trt_full_reason "${_tbs_trt_full_reason}")
-  message(STATUS "TensorRT backend: end-to-end fake test skipped (${_tbs_trt_full_reason})")
-  find_program(TBS_SH sh)
-  if(TBS_SH)
-    add_test(NAME trt_full_fake COMMAND "${TBS_SH}" -c "echo 'SKIPPED: ${_tbs_trt_full_reason}'; exit 77")
-    set_tests_properties(trt_full_fake PROPERTIES SKIP_RETURN_CODE 77)
+  if(_reason)
+    string(REPLACE "'" "" _reason "${_reason}")
+    string(REPLACE "\n" " " _reason "${_reason}")
+    message(STATUS "TensorRT ${M}: end-to-end fake test skipped (${_reason})")
+    add_test(NAME trt${M}_full_fake COMMAND "${TBS_SH}" -c "echo 'SKIPPED: ${_reason}'; exit 77")
+    set_tests_properties(trt${M}_full_fake PROPERTIES SKIP_RETURN_CODE 77)
+  else()
+    foreach(_variant current old)
+      if(_variant STREQUAL "current")
+        set(_v ${_hv})
+      else()
+        set(_v ${_old})
+      endif()
+      _tbs_trt_fake(${M} tbs_fake${M}_full_nvinfer_${_variant} fake_full_nvinfer.cc "${_fd}/full-${_variant}" nvinfer ${M} FAKE_TRT_VERSION=${_v})
+      _tbs_trt_fake(${M} tbs_fake${M}_full_onnxparser_${_variant} fake_full_nvonnxparser.cc "${_fd}/full-${_variant}" nvonnxparser ${M})
+      foreach(_lib tbs_fake${M}_full_nvinfer_${_variant} tbs_fake${M}_full_onnxparser_${_variant})
+        target_include_directories(${_lib} PRIVATE "${_gen}")
+        target_compile_options(${_lib} PRIVATE -Wno-pedantic)
+        list(APPEND _fakes ${_lib})
+      endforeach()
+    endforeach()
+    list(APPEND _defs
+      FAKE_FULL_DIR="${_fd}/full-current" FAKE_FULL_NVINFER="$<TARGET_FILE:tbs_fake${M}_full_nvinfer_current>"
+      FAKE_FULL_ONNXPARSER="$<TARGET_FILE:tbs_fake${M}_full_onnxparser_current>"
+      FAKE_FULL_OLD_DIR="${_fd}/full-old" FAKE_FULL_OLD_NVINFER="$<TARGET_FILE:tbs_fake${M}_full_nvinfer_old>")
+    list(APPEND _tests full_fake)
+    set_property(GLOBAL PROPERTY TBS_TRT${M}_FULL_FAKES "tbs_fake${M}_full_nvinfer_current;tbs_fake${M}_full_onnxparser_current")
   endif()
-else()
-  _tbs_trt_fake(tbs_fake_full_nvinfer fake_full_nvinfer.cc full nvinfer 10)
-  _tbs_trt_fake(tbs_fake_full_onnxparser fake_full_nvonnxparser.cc full nvonnxparser 10)
-  foreach(_lib tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
-    target_include_directories(${_lib} PRIVATE "${_gen_dir}")
+
+  foreach(_name IN LISTS _tests)
+    add_executable(tbs_trt${M}_test_${_name} "${_t}/test_${_name}.cc")
+    tbs_trt_use_headers(tbs_trt${M}_test_${_name} ${M})
+    target_include_directories(tbs_trt${M}_test_${_name} PRIVATE "${TBS_TRT_DIR}/test")
+    target_link_libraries(tbs_trt${M}_test_${_name} PRIVATE tbs_trt_under_test_${M})
+    target_compile_definitions(tbs_trt${M}_test_${_name} PRIVATE ${_defs})
+    add_dependencies(tbs_trt${M}_test_${_name} ${_fakes})
+    add_test(NAME trt${M}_${_name} COMMAND tbs_trt${M}_test_${_name})
+    # The tests set TBS_* loader variables themselves; never inherit a developer's settings.
+    set_tests_properties(trt${M}_${_name} PROPERTIES
+      ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=" TIMEOUT 60)
   endforeach()
-  _tbs_trt_test(full_fake)
-  add_dependencies(tbs_trt_test_full_fake tbs_fake_full_nvinfer tbs_fake_full_onnxparser)
-  target_compile_definitions(tbs_trt_test_full_fake PRIVATE
-    FAKE_FULL_DIR="${_fake_dir}/full" FAKE_FULL_NVINFER="$<TARGET_FILE:tbs_fake_full_nvinfer>"
-    FAKE_FULL_ONNXPARSER="$<TARGET_FILE:tbs_fake_full_onnxparser>")
+endfunction()
+
+foreach(_m IN LISTS TBS_TRT_MAJORS)
+  _tbs_trt_tests_for(${_m})
+endforeach()
+
+# --- the addon's loader: fakes of every built major side by side, the real adapter libraries ----
+set(_both "${CMAKE_CURRENT_BINARY_DIR}/trt-fake-both")
+list(GET TBS_TRT_MAJORS 0 _first)
+set(_host_defs FAKE_BOTH_DIR="${_both}" ADAPTER_DIR="$<TARGET_FILE_DIR:tbs_trt${_first}>"
+  FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>")
+set(_host_deps tbs_fake_cudart)
+set(_list "")
+foreach(_m IN LISTS TBS_TRT_MAJORS)
+  get_property(_full GLOBAL PROPERTY TBS_TRT${_m}_FULL_FAKES)
+  if(NOT _full)
+    continue()
+  endif()
+  string(REPLACE "." ";" _parts "${TBS_TRT_${_m}_VERSION}")
+  list(GET _parts 1 _minor)
+  list(GET _parts 2 _patch)
+  math(EXPR _hv "${_m} * 10000 + ${_minor} * 100 + ${_patch}")
+  _tbs_trt_fake(${_m} tbs_fake${_m}_both_nvinfer fake_full_nvinfer.cc "${_both}" nvinfer ${_m} FAKE_TRT_VERSION=${_hv})
+  _tbs_trt_fake(${_m} tbs_fake${_m}_both_onnxparser fake_full_nvonnxparser.cc "${_both}" nvonnxparser ${_m})
+  foreach(_lib tbs_fake${_m}_both_nvinfer tbs_fake${_m}_both_onnxparser)
+    # Both majors in one folder: libnvinfer.so.<major> files only, no shared "libnvinfer.so" link.
+    set_target_properties(${_lib} PROPERTIES SOVERSION "" VERSION "" SUFFIX ".so.${_m}")
+    target_include_directories(${_lib} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/trt${_m}-fake-gen")
+    target_compile_options(${_lib} PRIVATE -Wno-pedantic)
+  endforeach()
+  list(APPEND _host_deps tbs_trt${_m} tbs_fake${_m}_both_nvinfer tbs_fake${_m}_both_onnxparser)
+  list(APPEND _list "${_m}:${TBS_TRT_${_m}_VERSION}")
+  list(APPEND _host_defs HAVE_MAJOR_${_m}=1)
+endforeach()
+if(_list)
+  string(REPLACE ";" "," _list "${_list}")
+  add_executable(tbs_trt_test_host "${_t}/test_host.cc" ${TBS_TRT_HOST_SOURCES})
+  target_include_directories(tbs_trt_test_host PRIVATE "${TBS_TRT_DIR}/src" "${TBS_TRT_DIR}/test")
+  target_compile_features(tbs_trt_test_host PRIVATE cxx_std_17)
+  target_compile_options(tbs_trt_test_host PRIVATE -Wall -Wextra -Werror)
+  target_compile_definitions(tbs_trt_test_host PRIVATE ${_host_defs} BUILT_ADAPTERS="${_list}")
+  target_link_libraries(tbs_trt_test_host PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  add_dependencies(tbs_trt_test_host ${_host_deps})
+  add_test(NAME trt_host COMMAND tbs_trt_test_host)
+  set_tests_properties(trt_host PROPERTIES
+    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=" TIMEOUT 60)
 endif()
