@@ -113,11 +113,13 @@ function foreignFormat(head: Buffer): string | null {
 function checkContent(file: string, head: Buffer, backend: BackendName | 'auto' | undefined): void {
   if (head.length === 0) return; // an empty file is an empty cache: nothing to lose
   const isSimCache = startsWith(head, 0, SIM_TIMING_CACHE_MAGIC);
+  // Something recognisably else is named as such first, whatever the backend.
+  const what = isSimCache ? undefined : foreignFormat(head);
+  if (what) throw bad(`timing cache ${file} is not a timing cache: it looks like ${what}. Give a new path, or remove the file if it is disposable`);
   if (backend === 'simulated' && !isSimCache) {
-    const what = foreignFormat(head);
     throw bad(
-      `timing cache ${file} is not a simulated timing cache (it does not start with "${SIM_TIMING_CACHE_MAGIC}"` +
-        `${what ? `; it looks like ${what}` : ''}). Give a new path, or remove the file if it is disposable`,
+      `timing cache ${file} is not a simulated timing cache (it does not start with "${SIM_TIMING_CACHE_MAGIC}"). ` +
+        'Give a new path, or remove the file if it is disposable',
     );
   }
   if (isSimCache) {
@@ -126,8 +128,6 @@ function checkContent(file: string, head: Buffer, backend: BackendName | 'auto' 
     }
     return;
   }
-  const what = foreignFormat(head);
-  if (what) throw bad(`timing cache ${file} is not a timing cache: it looks like ${what}. Give a new path, or remove the file if it is disposable`);
 }
 
 /**
