@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { CLI_BIN, collect, parseNdjson, runCli, spawnCli } from '../../../test/support/cli.js';
+import { CLI_BIN, collect, killLiveClis, parseNdjson, processesMarked, runCli, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -20,23 +20,12 @@ beforeAll(async () => {
   expect(r.code).toBe(0);
   trtAvailable = JSON.parse(r.stdout).some((b: { name: string; available: boolean }) => b.name === 'tensorrt' && b.available);
 });
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  killLiveClis();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const SIM = ['--backend', 'simulated', '--sim-duration', '0.4', '--sim-seed', '5'];
-
-/** Processes whose environment carries `mark`: the CLI's workers inherit it, so none may survive. */
-function processesMarked(mark: string): number[] {
-  const pids: number[] = [];
-  for (const p of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${p}/environ`, 'utf8').includes(mark)) pids.push(Number(p));
-    } catch {
-      // Gone or not ours to read.
-    }
-  }
-  return pids;
-}
 
 /** Spawns a --json build and resolves once `pred` matched an event on stdout. */
 function jsonBuild(args: string[], env: Record<string, string> = {}) {
