@@ -99,7 +99,9 @@ export async function runBuild(argv: string[]): Promise<number> {
       return 0;
     }
     const { createBuildService } = require('../../service/build-service.js') as typeof import('../../service/build-service.js');
-    const service = createBuildService();
+    // The command follows its one build from the start (afterSeq -1): it needs no long replay log
+    // nor a big snapshot tree, and a long build should not make it hold them.
+    const service = createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
     stop.service = service;
     renderer = stop.renderer = makeRenderer(cmd.json, stop.onReaderGone);
     const r = renderer;

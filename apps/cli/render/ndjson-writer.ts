@@ -1,33 +1,54 @@
 // NDJSON onto a stream whose reader may be slow (`build --json | slow-reader`) or gone (`| head`).
 //
 // While the stream accepts data, every event is written as it comes. Once write() returns false
-// the reader is behind: lines wait here, already serialized (a string is far smaller than the
-// event object), and steps are coalesced — a newer step of a phase replaces the older one still
-// waiting, and likewise for heartbeats — so a stalled reader costs memory only for the events
-// the protocol never drops (starts, finishes, logs, cache stats, cancelling, finished). The
-// waiting lines go out in chunks on each 'drain'. A closed reader (EPIPE) ends the writing
-// quietly; the owner hears of it through onClosed.
+// the reader is behind, and lines wait here until 'drain':
+//   - steps are coalesced: a newer step of a phase replaces the waiting one, and a phase.finish
+//     (which carries stepsDone) replaces its phase's waiting step; only the latest heartbeat is
+//     kept. Steps wait in a small map (at most one per open phase), each anchored at the position
+//     in the output where it belongs, so seq still rises in what the reader gets;
+//   - every other event (starts, finishes, logs, cache stats, cancelling, finished — never
+//     dropped) is serialized at once into large byte buffers outside the JS heap: a stalled
+//     reader costs about the size of those lines, not the size of event objects plus the
+//     garbage collector's headroom.
+// A closed reader (EPIPE) ends the writing quietly; the owner hears of it through onClosed.
 import type { BuildEvent } from '../../shared/protocol.js';
 
 /** Size of one write while catching up: big enough to be cheap, small enough to keep coalescing. */
-const CHUNK_BYTES = 64 * 1024;
+const WRITE_BYTES = 64 * 1024;
+/** Size of one storage buffer for waiting lines. */
+const STORE_BYTES = 1024 * 1024;
+
+interface Stored {
+  buf: Buffer;
+  used: number;
+  /** Output position (bytes of waiting lines since the writer started) of buf[0]. */
+  start: number;
+}
+
+interface WaitingStep {
+  line: string;
+  /** Output position the line goes before: everything stored before it was enqueued. */
+  at: number;
+  seq: number;
+}
 
 export class NdjsonWriter {
-  /** Serialized lines waiting for the reader; null marks a step superseded by a later one. */
-  private queue: Array<string | null> = [];
-  private head = 0;
-  /** Phase id → index in `queue` of its waiting step. */
-  private stepAt = new Map<number, number>();
-  private heartbeatAt = -1;
+  private store: Stored[] = [];
+  /** Output position up to which stored bytes were handed to the stream. */
+  private readPos = 0;
+  /** Output position after the last stored byte. */
+  private writePos = 0;
+  /** Phase id → its waiting step; key -1 holds the waiting heartbeat. */
+  private steps = new Map<number, WaitingStep>();
   private waitingForDrain = false;
   /** Chunks handed to the stream whose write callback has not run yet. */
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
   private closedErr: NodeJS.ErrnoException | undefined;
-  /** Events coalesced away (steps and heartbeats replaced by later ones) while the reader lagged. */
+  /** Steps and heartbeats coalesced away while the reader lagged. */
   coalesced = 0;
-  /** Most lines that waited at once: what a stalled reader cost in memory. */
-  peakQueued = 0;
+  /** Most bytes that waited at once: what a stalled reader cost in memory. */
+  peakWaitingBytes = 0;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -50,6 +71,8 @@ export class NdjsonWriter {
       return;
     }
     for (const e of events) this.enqueue(e);
+    const waiting = this.writePos - this.readPos;
+    if (waiting > this.peakWaitingBytes) this.peakWaitingBytes = waiting;
   }
 
   /** Resolves once every line has been handed to the OS (or the reader is gone). */
@@ -59,35 +82,34 @@ export class NdjsonWriter {
   }
 
   private isIdle(): boolean {
-    return this.closed || (this.inFlight === 0 && this.head === this.queue.length && !this.waitingForDrain);
+    return this.closed || (this.inFlight === 0 && !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0);
   }
 
   private enqueue(e: BuildEvent): void {
-    const line = JSON.stringify(e) + '\n';
-    if (e.type === 'phase.step') {
-      const prev = this.stepAt.get(e.id);
-      if (prev !== undefined && prev >= this.head) {
-        this.queue[prev] = null;
-        this.coalesced++;
-      }
-      this.stepAt.set(e.id, this.queue.length);
-    } else if (e.type === 'heartbeat') {
-      if (this.heartbeatAt >= this.head) {
-        this.queue[this.heartbeatAt] = null;
-        this.coalesced++;
-      }
-      this.heartbeatAt = this.queue.length;
-    } else if (e.type === 'phase.finish') {
-      // Its last step (if waiting) stays where it is, before the finish; no later step can come.
-      this.stepAt.delete(e.id);
+    if (e.type === 'phase.step' || e.type === 'heartbeat') {
+      const key = e.type === 'heartbeat' ? -1 : e.id;
+      if (this.steps.delete(key)) this.coalesced++;
+      // Re-inserted, so the map stays in enqueue (= seq) order.
+      this.steps.set(key, { line: JSON.stringify(e) + '\n', at: this.writePos, seq: e.seq });
+      return;
     }
-    // Appending (never replacing in place) keeps seq rising in the output.
-    this.queue.push(line);
-    const waiting = this.queue.length - this.head;
-    if (waiting > this.peakQueued) this.peakQueued = waiting;
+    if (e.type === 'phase.finish' && this.steps.delete(e.id)) this.coalesced++;
+    this.storeLine(JSON.stringify(e) + '\n');
   }
 
-  private send(chunk: string): void {
+  private storeLine(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    let last = this.store[this.store.length - 1];
+    if (!last || last.used + bytes > last.buf.length) {
+      last = { buf: Buffer.allocUnsafeSlow(Math.max(STORE_BYTES, bytes)), used: 0, start: this.writePos };
+      this.store.push(last);
+    }
+    last.buf.write(line, last.used, 'utf8');
+    last.used += bytes;
+    this.writePos += bytes;
+  }
+
+  private send(chunk: string | Buffer): void {
     this.inFlight++;
     const ok = this.out.write(chunk, () => {
       this.inFlight--;
@@ -99,46 +121,53 @@ export class NdjsonWriter {
     }
   }
 
-  private onDrain(): void {
-    this.waitingForDrain = false;
-    while (!this.closed && !this.waitingForDrain && this.head < this.queue.length) {
-      let chunk = '';
-      while (this.head < this.queue.length && chunk.length < CHUNK_BYTES) {
-        const line = this.queue[this.head++];
-        if (line !== null) chunk += line;
-      }
-      if (chunk) this.send(chunk);
+  /** Stored bytes in [from, to) as buffers (views, no copy), releasing fully read storage. */
+  private take(from: number, to: number): Buffer[] {
+    const parts: Buffer[] = [];
+    for (const s of this.store) {
+      const a = Math.max(from, s.start);
+      const b = Math.min(to, s.start + s.used);
+      if (a < b) parts.push(s.buf.subarray(a - s.start, b - s.start));
+      if (s.start >= to) break;
     }
-    if (this.head === this.queue.length) {
-      // Caught up: drop the consumed prefix and every index into it.
-      this.queue = [];
-      this.head = 0;
-      this.stepAt.clear();
-      this.heartbeatAt = -1;
-    } else if (this.head > 65536 && this.head * 2 > this.queue.length) {
-      this.compact();
+    while (this.store.length > 0 && this.store[0].start + this.store[0].used <= to && this.store[0] !== this.store[this.store.length - 1]) {
+      this.store.shift();
     }
-    this.settleIdle();
+    return parts;
   }
 
-  /** Drops the written prefix of the queue, shifting the step indexes with it. */
-  private compact(): void {
-    const shift = this.head;
-    this.queue = this.queue.slice(shift);
-    this.head = 0;
-    for (const [id, i] of this.stepAt) {
-      if (i < shift) this.stepAt.delete(id);
-      else this.stepAt.set(id, i - shift);
+  private onDrain(): void {
+    this.waitingForDrain = false;
+    while (!this.closed && !this.waitingForDrain && (this.readPos < this.writePos || this.steps.size > 0)) {
+      // Steps due at the current position go first, in seq order (the map's order).
+      const due: WaitingStep[] = [];
+      let nextAt = Infinity;
+      for (const [key, st] of this.steps) {
+        if (st.at <= this.readPos) {
+          due.push(st);
+          this.steps.delete(key);
+        } else if (st.at < nextAt) {
+          nextAt = st.at;
+        }
+      }
+      due.sort((x, y) => x.seq - y.seq);
+      const end = Math.min(this.writePos, this.readPos + WRITE_BYTES, nextAt);
+      const parts: Buffer[] = due.map((st) => Buffer.from(st.line, 'utf8'));
+      if (end > this.readPos) parts.push(...this.take(this.readPos, end));
+      this.readPos = end;
+      if (parts.length > 0) this.send(parts.length === 1 ? parts[0] : Buffer.concat(parts));
     }
-    this.heartbeatAt = this.heartbeatAt >= shift ? this.heartbeatAt - shift : -1;
+    // Caught up: let the storage go (writes still in flight hold their own views of it).
+    if (this.readPos === this.writePos) this.store = [];
+    this.settleIdle();
   }
 
   private close(err: NodeJS.ErrnoException): void {
     if (this.closedErr) return;
     this.closedErr = err;
-    this.queue = [];
-    this.head = 0;
-    this.stepAt.clear();
+    this.store = [];
+    this.steps.clear();
+    this.readPos = this.writePos;
     this.settleIdle();
     this.onClosed(err);
   }
