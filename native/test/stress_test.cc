@@ -132,7 +132,7 @@ long statusMiB(char const* field) {
 
 long limitMiB() {
   char const* env = std::getenv("TBS_STRESS_MAX_MIB");
-  return env != nullptr ? std::atol(env) : 1536;
+  return env != nullptr ? std::atol(env) : 512;
 }
 
 // Stops the run as soon as memory passes the limit, instead of letting the kernel's OOM killer
