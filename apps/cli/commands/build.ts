@@ -123,6 +123,8 @@ export async function runBuild(argv: string[]): Promise<number> {
       await service.shutdown();
     }
   } finally {
+    // From here a signal has the default effect: the build is over, and a reader that never
+    // reads would otherwise keep the command waiting with no way out but SIGKILL.
     process.off('SIGINT', stop.onSignal);
     process.off('SIGTERM', stop.onSignal);
     // Return only once a slow reader has everything: the caller's process.exit() would cut it.
