@@ -33,6 +33,12 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // If the runner dies without calling the teardown (crash, Ctrl-C at the wrong moment), the
+  // server must not outlive it.
+  const killOnExit = () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   let stderr = '';
   server.stderr.on('data', (d) => (stderr += String(d)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -50,18 +56,22 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       clearTimeout(timer);
       reject(new Error(`serve exited with ${code} before printing its URL. stderr:\n${stderr}`));
     });
+  }).catch((e) => {
+    killOnExit();
+    throw e;
   });
   process.env.E2E_SERVER_URL = url;
   process.env.E2E_TOKEN = new URL(url).searchParams.get('token') ?? '';
 
   return async () => {
-    if (server.exitCode === null) {
+    if (server.exitCode === null && server.signalCode === null) {
       const exited = new Promise((r) => server.once('exit', r));
       server.kill('SIGTERM');
       const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     }
+    process.off('exit', killOnExit);
     fs.rmSync(dir, { recursive: true, force: true });
   };
 }

@@ -20,17 +20,39 @@ import { WorkerToParent } from '../worker/messages.js';
 import type { Subscription } from './api.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { EventLog } from './event-log.js';
+import { SubscriberBacklog } from './subscriber-backlog.js';
 import type { WorkerChannel, WorkerLauncher } from './worker-host.js';
 
+/**
+ * Events (after step coalescing) a busy subscriber may have waiting before it is dropped. Past
+ * this, holding more would let one stuck client grow the service without bound; a dropped
+ * subscriber hears of it through onOverflow and can resume from the last seq it got (replay and
+ * snapshot), the way an SSE client resumes with Last-Event-ID.
+ */
+export const MAX_SUBSCRIBER_BACKLOG = 100_000;
 /** A worker that sent its result but lingers this long is killed (it holds a GPU slot). */
 const EXIT_AFTER_RESULT_MS = 5000;
 const EXIT_GRACE_MS = 25;
 
 interface Subscriber {
-  cb: (events: BuildEvent[]) => void;
+  /** A returned promise means "busy until it settles": later events wait, coalesced, in `backlog`. */
+  cb: (events: BuildEvent[]) => unknown;
   ready: boolean;
   closed: boolean;
   buffered: BuildEvent[];
+  busy: boolean;
+  backlog: SubscriberBacklog;
+  maxBacklog: number;
+  /** Highest seq handed to cb. */
+  lastSeq: number;
+  onOverflow?: (lastSeq: number) => void;
+}
+
+export interface SubscribeOptions {
+  /** Default MAX_SUBSCRIBER_BACKLOG. */
+  maxBacklog?: number;
+  /** The subscriber fell too far behind and was dropped; `lastSeq` is the last event it got. */
+  onOverflow?: (lastSeq: number) => void;
 }
 
 export interface SessionOptions {
@@ -134,10 +156,25 @@ export class BuildSession {
     return this.exitedPromise ?? Promise.resolve();
   }
 
-  subscribe(cb: (events: BuildEvent[]) => void, afterSeq?: number): Subscription {
+  /**
+   * Live events (and a replay of those after `afterSeq`) for `cb`. A callback that returns a
+   * promise gets nothing more until it settles; what arrives meanwhile waits with steps
+   * coalesced, and a subscriber whose backlog passes `maxBacklog` is dropped (onOverflow).
+   */
+  subscribe(cb: (events: BuildEvent[]) => unknown, afterSeq?: number, opts: SubscribeOptions = {}): Subscription {
     const snapshot = this.record();
     const replay = afterSeq !== undefined ? this.log.after(afterSeq) : [];
-    const sub: Subscriber = { cb, ready: false, closed: false, buffered: [] };
+    const sub: Subscriber = {
+      cb,
+      ready: false,
+      closed: false,
+      buffered: [],
+      busy: false,
+      backlog: new SubscriberBacklog(),
+      maxBacklog: opts.maxBacklog ?? MAX_SUBSCRIBER_BACKLOG,
+      lastSeq: afterSeq ?? this.lastSeq,
+      onOverflow: opts.onOverflow,
+    };
     if (!this.finished) this.subs.add(sub);
     // Delivered after subscribe() returns, so the caller can send the snapshot first; live events
     // that arrive meanwhile are buffered behind the replay.
@@ -153,6 +190,7 @@ export class BuildSession {
       snapshot,
       unsubscribe: () => {
         sub.closed = true;
+        sub.backlog.clear();
         this.subs.delete(sub);
       },
     };
@@ -383,10 +421,40 @@ export class BuildSession {
   }
 
   private deliver(sub: Subscriber, events: BuildEvent[]): void {
+    if (sub.closed || events.length === 0) return;
+    if (sub.busy) {
+      sub.backlog.push(events);
+      if (sub.backlog.size > sub.maxBacklog) this.overflow(sub);
+      return;
+    }
+    sub.lastSeq = events[events.length - 1].seq;
+    let r: unknown;
     try {
-      sub.cb(events);
+      r = sub.cb(events);
     } catch {
       // One subscriber's bug must not starve the others (or the build).
+      return;
+    }
+    if (r && typeof (r as PromiseLike<unknown>).then === 'function') {
+      sub.busy = true;
+      const resume = () => {
+        sub.busy = false;
+        // Still delivered after the build ended (the subscriber left `subs` then): it gets the
+        // rest of the stream, build.finished included.
+        if (!sub.closed) this.deliver(sub, sub.backlog.take());
+      };
+      (r as PromiseLike<unknown>).then(resume, resume);
+    }
+  }
+
+  private overflow(sub: Subscriber): void {
+    sub.closed = true;
+    sub.backlog.clear();
+    this.subs.delete(sub);
+    try {
+      sub.onOverflow?.(sub.lastSeq);
+    } catch {
+      // As in deliver().
     }
   }
 }

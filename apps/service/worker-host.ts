@@ -37,7 +37,11 @@ export const childProcessLauncher: WorkerLauncher = () => {
     // 'advanced' (structured clone) moves large event batches faster than JSON.
     serialization: 'advanced',
     // Not the parent's flags: under a test runner they may name loaders the worker cannot use.
-    execArgv: [],
+    // A small young generation: the worker turns every native batch into short-lived objects
+    // at up to ~10^5 events/s, and with the default (16 MiB semi-spaces, grown on demand) that
+    // garbage alone took ~80 MiB of RSS; 1 MiB keeps a 3,000-layer build's worker near 130 MiB
+    // at no measurable cost in throughput (scavenges of a small space are cheap).
+    execArgv: ['--max-semi-space-size=1'],
     // The worker's stdout must never reach ours: the CLI's --json stdout carries events only.
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // Own process group: a terminal's Ctrl-C reaches the host only, which turns it into a cancel.

@@ -17,7 +17,13 @@ const ORPHAN_EXIT_MS = 5000;
 
 const link = connectToParent();
 const send = (msg: WorkerToParent) => link.send(msg);
-const batcher = new EventBatcher((events) => send({ type: 'events', events }));
+// Over a Node IPC channel the next batch waits until the previous one has left the process:
+// a host that reads slowly then makes the batcher coalesce steps instead of letting the
+// channel's write queue grow. (Electron's postMessage hands a message over at once.)
+const batcher = new EventBatcher((events) => {
+  send({ type: 'events', events });
+  return link.kind === 'node' ? link.drain() : undefined;
+});
 
 let handle: NativeBuildHandle | undefined;
 let started = false;

@@ -3,6 +3,9 @@
 // phase names, snapshots and cancels from other threads, the flusher running at 1 ms, and the
 // simulated backend end to end. Also run (unsanitized) by ctest.
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -113,6 +116,59 @@ TEST(simulated_builds_in_parallel_with_cancels) {
   }
   for (auto& t : ts) t.join();
   CHECK_EQ(bad.load(), 0);
+}
+
+namespace {
+
+long statusMiB(char const* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  size_t n = std::strlen(field);
+  while (std::getline(f, line)) {
+    if (line.compare(0, n, field) == 0) return std::stol(line.substr(n)) / 1024;
+  }
+  return 0;
+}
+
+long limitMiB() {
+  char const* env = std::getenv("TBS_STRESS_MAX_MIB");
+  return env != nullptr ? std::atol(env) : 512;
+}
+
+// Stops the run as soon as memory passes the limit, instead of letting the kernel's OOM killer
+// (or a 24 GB swap storm) end it without a word.
+struct MemoryGuard {
+  std::atomic<bool> stop{false};
+  std::thread watcher;
+  MemoryGuard() {
+    watcher = std::thread([this] {
+      while (!stop.load()) {
+        long rss = statusMiB("VmRSS:");
+        if (rss > limitMiB()) {
+          std::fprintf(stderr, "  FAIL stress: resident memory %ld MiB passed the limit of %ld MiB\n", rss, limitMiB());
+          std::_Exit(3);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~MemoryGuard() {
+    stop = true;
+    watcher.join();
+  }
+};
+MemoryGuard gGuard;
+
+}  // namespace
+
+// Last (cases run in order): whatever the scheduling did above, the process's peak memory stayed
+// bounded. A starved flusher once let this test grow to 24 GB on a loaded machine. The limit
+// covers the sanitizers' own overhead (ThreadSanitizer's shadow memory and history); it can be
+// set with TBS_STRESS_MAX_MIB.
+TEST(zz_peak_memory_is_bounded) {
+  long peak = statusMiB("VmHWM:");
+  std::fprintf(stderr, "  stress peak memory (VmHWM): %ld MiB, limit %ld MiB\n", peak, limitMiB());
+  CHECK_MSG(peak <= limitMiB(), "peak memory " << peak << " MiB over the limit of " << limitMiB() << " MiB");
 }
 
 TEST_MAIN()

@@ -1,9 +1,11 @@
 // The event pipeline: coalescing of steps, nothing structural ever dropped, heartbeats during
 // silence, the final event last, and producers that never wait on a slow consumer.
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "check.h"
+#include "core/event_outbox.h"
 #include "event_log.h"
 
 using namespace tbs;
@@ -137,6 +139,111 @@ TEST(started_and_finished_payloads) {
   std::string const& f = log.events.back().text;
   CHECK(f.find("\"engineBytes\":1234") != std::string::npos && f.find("\"cache\":{\"entriesBefore\":3") != std::string::npos);
   CHECK(f.find("cancelLatencyMs") == std::string::npos);
+}
+
+
+namespace {
+
+// Resident memory of this process in KiB (Linux /proc), 0 elsewhere.
+long rssKiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+OutEvent ev(EvType type, int64_t a, int64_t c = 0) {
+  OutEvent e;
+  e.type = type;
+  e.a = a;
+  e.b = c - 1;
+  e.c = c;
+  return e;
+}
+
+}  // namespace
+
+TEST(steps_never_queue_while_the_flusher_is_stalled) {
+  // No flush at all for millions of steps on a few open phases: a step only updates its phase's
+  // word, so nothing accumulates per step (the queues hold starts and finishes only).
+  EventLog log;
+  PipelineOptions o;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, log.consumer());
+  p.phaseStart("root", nullptr, 1);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&p, t] {
+      std::string name = "phase " + std::to_string(t);
+      p.phaseStart(name.c_str(), "root", 1 << 30);
+      for (int i = 0; i < 200000; ++i) p.stepComplete(name.c_str(), i);
+    });
+  }
+  for (auto& t : ts) t.join();
+  long before = rssKiB();
+  ts.clear();
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&p, t] {
+      std::string name = "phase " + std::to_string(t);
+      for (int i = 200000; i < 1200000; ++i) p.stepComplete(name.c_str(), i);
+      p.phaseFinish(name.c_str());
+    });
+  }
+  for (auto& t : ts) t.join();
+  long grown = rssKiB() - before;
+  CHECK_MSG(grown < 1024, "4 M steps without a flush grew RSS by " << grown << " KiB");
+  p.phaseFinish("root");
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  // One coalesced step per phase: the latest.
+  CHECK_EQ(log.count(EvType::kPhaseStep), size_t(4));
+}
+
+TEST(outbox_coalesces_steps_and_heartbeats_keeps_the_rest) {
+  EventOutbox box;
+  CHECK(box.empty());
+  uint64_t seq = 0;
+  auto batch = [&](std::vector<OutEvent> evs, bool final = false) {
+    EventBatch b;
+    for (auto& e : evs) e.seq = seq++;
+    b.events = std::move(evs);
+    b.final = final;
+    return b;
+  };
+  box.add(batch({ev(EvType::kPhaseStart, 1), ev(EvType::kPhaseStep, 1, 1), ev(EvType::kHeartbeat, 0)}));
+  box.add(batch({ev(EvType::kPhaseStep, 1, 2), ev(EvType::kPhaseStart, 2), ev(EvType::kPhaseStep, 2, 1)}));
+  box.add(batch({ev(EvType::kPhaseStep, 1, 3), ev(EvType::kHeartbeat, 0), ev(EvType::kPhaseFinish, 2, 1),
+                 ev(EvType::kLog, 0)}));
+  box.add(batch({ev(EvType::kPhaseFinish, 1, 3), ev(EvType::kFinished, 0)}, true));
+  CHECK_EQ(box.coalesced(), uint64_t(3));  // steps 1/1 and 1/2 of phase 1, the first heartbeat
+  EventBatch out = box.take();
+  CHECK(box.empty());
+  CHECK(out.final);
+  std::vector<uint64_t> seqs;
+  for (auto const& e : out.events) seqs.push_back(e.seq);
+  // start 1, start 2, step 2/1 (its finish keeps it), step 1/3, heartbeat, finish 2, log, finish 1, finished
+  CHECK(seqs == (std::vector<uint64_t>{0, 4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+TEST(outbox_stays_bounded_by_open_phases_for_steps) {
+  EventOutbox box;
+  uint64_t seq = 0;
+  for (int round = 0; round < 10000; ++round) {
+    EventBatch b;
+    for (int64_t id = 0; id < 8; ++id) {
+      OutEvent e = ev(EvType::kPhaseStep, id, round + 1);
+      e.seq = seq++;
+      b.events.push_back(std::move(e));
+    }
+    box.add(std::move(b));
+  }
+  CHECK_EQ(box.size(), size_t(8));
+  CHECK_MSG(box.stored() <= 2 * 8 + 1024 + 8, "80,000 steps of 8 phases left " << box.stored() << " events stored");
+  EventBatch out = box.take();
+  CHECK_EQ(out.events.size(), size_t(8));
+  for (auto const& e : out.events) CHECK_EQ(e.c, int64_t(10000));
 }
 
 TEST_MAIN()

@@ -24,9 +24,42 @@ export interface CliResult {
   stderr: string;
 }
 
+/** CLIs started here and not yet exited: killed when the test process exits, pass or fail. */
+const live = new Set<ChildProcess>();
+
+/** SIGKILLs every CLI this process started that is still running (their workers follow them). */
+export function killLiveClis(): void {
+  for (const c of live) {
+    try {
+      c.kill('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  live.clear();
+}
+process.once('exit', killLiveClis);
+
 export function spawnCli(args: string[], opts: SpawnOptions = {}): ChildProcess {
   requireBuilt();
-  return spawn(process.execPath, [CLI_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  const child = spawn(process.execPath, [CLI_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Pids of processes whose environment carries `mark` (a CLI's workers inherit it). */
+export function processesMarked(mark: string): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${p}/environ`, 'utf8').includes(mark)) pids.push(Number(p));
+    } catch {
+      // Gone or not ours to read.
+    }
+  }
+  return pids;
 }
 
 export function collect(child: ChildProcess): Promise<CliResult> {

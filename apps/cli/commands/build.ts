@@ -1,16 +1,16 @@
 // `build <model> -o <engine>`: runs one build through the build service (in its own worker
 // process) and renders its events: a live tree on a terminal, plain lines otherwise, NDJSON with
-// --json. SIGINT/SIGTERM cancel at the next step; a second one kills the worker.
-import { createBuildService } from '../../service/build-service.js';
-import type { StartBuildInput } from '../../service/api.js';
-import type { BackendInfo, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
-import { BUILD_HELP, checkCliOptions, parseBuildArgs, versionedBuildHelp } from '../build-args.js';
-import { JsonRenderer } from '../render/json-renderer.js';
-import { PlainRenderer } from '../render/plain-renderer.js';
+// --json. SIGINT/SIGTERM cancel at the next step; a second one kills the worker. Whenever the
+// signal comes, the output ends with the build's ending (with --json, build.finished is the last
+// line), and the command returns only once stdout has taken everything it wrote.
+//
+// The heavier modules (service, protocol schemas, renderers) load only after the signal handlers
+// are in place, so that a Ctrl-C while the command starts up cancels the build it is about to
+// start instead of killing the process with nothing printed.
+import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
+import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import type { BuildRenderer } from '../render/renderer.js';
-import { TtyRenderer } from '../render/tty-renderer.js';
-
-export { BUILD_HELP };
+import type { TtyRenderer } from '../render/tty-renderer.js';
 
 export function exitCodeFor(f: BuildFinished): number {
   switch (f.status) {
@@ -23,67 +23,134 @@ export function exitCodeFor(f: BuildFinished): number {
   }
 }
 
-export async function runBuild(argv: string[]): Promise<number> {
-  const cmd = parseBuildArgs(argv);
-  if (cmd.help) {
-    process.stdout.write(await versionedBuildHelp());
-    return 0;
+/** Resolves once everything written to `out` so far has been handed to the OS (or `out` failed). */
+function streamFlushed(out: NodeJS.WritableStream & { destroyed?: boolean }): Promise<void> {
+  if (out.destroyed) return Promise.resolve();
+  // An empty write's callback runs after every write queued before it.
+  return new Promise((resolve) => out.write('', () => resolve()));
+}
+
+function makeRenderer(json: boolean, onReaderGone: () => void): BuildRenderer {
+  if (json) {
+    const { JsonRenderer } = require('../render/json-renderer.js') as typeof import('../render/json-renderer.js');
+    return new JsonRenderer(process.stdout, onReaderGone);
   }
-  return runBuildInput(cmd.input, cmd.json, checkCliOptions);
+  if (process.stdout.isTTY) {
+    const { TtyRenderer } = require('../render/tty-renderer.js') as typeof import('../render/tty-renderer.js');
+    return new TtyRenderer();
+  }
+  const { PlainRenderer } = require('../render/plain-renderer.js') as typeof import('../render/plain-renderer.js');
+  return new PlainRenderer();
+}
+
+/** Why the build should stop before it is even accepted, applied as soon as it has an id. */
+class StopRequests {
+  signals: NodeJS.Signals[] = [];
+  readerGone = false;
+  buildId: string | undefined;
+  service: BuildServiceApi | undefined;
+  renderer: BuildRenderer | undefined;
+
+  onSignal = (signal: NodeJS.Signals): void => {
+    this.signals.push(signal);
+    if (!this.buildId && this.signals.length > 1) {
+      // Still reading the model and a second request: nothing runs yet, so stop right away.
+      process.exit(130);
+    }
+    this.renderer?.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
+    // Before the build is accepted the cancel waits for apply(): the build then starts already
+    // cancelled, and the output still ends with its build.finished.
+    if (this.buildId) this.service!.cancelBuild(this.buildId, 'user');
+  };
+
+  /** `build --json | head`: the reader left. Stop the build (nothing half-written) quietly. */
+  onReaderGone = (): void => {
+    if (this.readerGone) return;
+    this.readerGone = true;
+    if (this.buildId) this.service!.cancelBuild(this.buildId, 'user');
+  };
+
+  onStdoutError = (err: NodeJS.ErrnoException): void => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.onReaderGone();
+    else process.stderr.write(`trt-build-studio build: cannot write to stdout: ${err.message}\n`);
+  };
+
+  /** The build exists now: replay what came before. */
+  apply(buildId: string): void {
+    this.buildId = buildId;
+    if (this.signals.length > 0) this.renderer?.stopping('cancel', this.signals[0]);
+    for (let i = 0; i < this.signals.length; i++) this.service!.cancelBuild(buildId, 'user');
+    if (this.readerGone && this.signals.length === 0) this.service!.cancelBuild(buildId, 'user');
+  }
+}
+
+/** Checks options against the backends found, before the build starts (usage errors). */
+type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => void;
+
+export async function runBuild(argv: string[]): Promise<number> {
+  return withStopHandling(async (stop) => {
+    const { checkCliOptions, parseBuildArgs, versionedBuildHelp } = require('../build-args.js') as typeof import('../build-args.js');
+    const cmd = parseBuildArgs(argv);
+    if (cmd.help) {
+      process.stdout.write(await versionedBuildHelp());
+      return 0;
+    }
+    return followBuild(stop, cmd.input, cmd.json, checkCliOptions);
+  });
 }
 
 /**
  * Runs a parsed build (also for `trtexec`). `check` sees the backends first, so an option the
- * TensorRT version in use lacks is a usage error in this command's own spelling.
+ * TensorRT version in use lacks is a usage error in the calling command's own spelling.
  */
-export async function runBuildInput(
-  input: StartBuildInput,
-  json: boolean,
-  check: (options: BuildOptionsInput, backends: BackendInfo[]) => void,
-): Promise<number> {
-  const cmd = { input, json };
-  const renderer: BuildRenderer = cmd.json ? new JsonRenderer() : process.stdout.isTTY ? new TtyRenderer() : new PlainRenderer();
-  const service = createBuildService();
-  let signals = 0;
-  let buildId: string | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (!buildId) {
-      // Still validating: nothing runs yet, so stop right away.
-      process.exit(130);
-    }
-    renderer.stopping(signals === 1 ? 'cancel' : 'kill', signal);
-    service.cancelBuild(buildId, 'user');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // `build --json | head`: the reader left. Stop the build (nothing half-written) instead of
-  // dying on EPIPE with a worker still running.
-  const onStdoutError = (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-    if (buildId) service.cancelBuild(buildId, 'user');
-    else process.exit(1);
-  };
-  process.stdout.on('error', onStdoutError);
-  const restoreCursor = () => (renderer as TtyRenderer).dispose?.();
+export async function runBuildInput(input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
+  return withStopHandling((stop) => followBuild(stop, input, json, check));
+}
+
+/** Signal and broken-pipe handling around a command, and the final flush of stdout. */
+async function withStopHandling(body: (stop: StopRequests) => Promise<number>): Promise<number> {
+  const stop = new StopRequests();
+  process.on('SIGINT', stop.onSignal);
+  process.on('SIGTERM', stop.onSignal);
+  // EPIPE without a listener would be thrown as an uncaught error with a stack trace.
+  process.stdout.on('error', stop.onStdoutError);
+  try {
+    return await body(stop);
+  } finally {
+    // From here a signal has the default effect: the build is over, and a reader that never
+    // reads would otherwise keep the command waiting with no way out but SIGKILL.
+    process.off('SIGINT', stop.onSignal);
+    process.off('SIGTERM', stop.onSignal);
+    // Return only once a slow reader has everything: the caller's process.exit() would cut it.
+    await (stop.renderer?.flushed?.() ?? Promise.resolve());
+    await streamFlushed(process.stdout);
+    process.stdout.off('error', stop.onStdoutError);
+  }
+}
+
+async function followBuild(stop: StopRequests, input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
+  const { createBuildService } = require('../../service/build-service.js') as typeof import('../../service/build-service.js');
+  // The command follows its one build from the start (afterSeq -1): it needs no long replay log
+  // nor a big snapshot tree, and a long build should not make it hold them.
+  const service = createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
+  stop.service = service;
+  const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
+  const restoreCursor = () => (r as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
   try {
-    check(cmd.input.options ?? {}, await service.listBackends());
-    const record = await service.startBuild(cmd.input);
-    buildId = record.id;
-    renderer.begin(record);
+    check(input.options ?? {}, await service.listBackends());
+    const record = await service.startBuild(input);
+    r.begin(record);
     // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is missed.
-    const sub = service.subscribe(record.id, (events) => renderer.events(events), { afterSeq: -1 });
+    const sub = service.subscribe(record.id, (events: BuildEvent[]) => r.events(events), { afterSeq: -1 });
+    stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
     // Deliveries are queued behind the subscription's replay; let them drain before the summary.
-    await new Promise((r) => setImmediate(r));
+    await new Promise((res) => setImmediate(res));
     sub.unsubscribe();
-    renderer.end(finished);
+    r.end(finished);
     return exitCodeFor(finished);
   } finally {
     await service.shutdown();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.stdout.off('error', onStdoutError);
   }
 }

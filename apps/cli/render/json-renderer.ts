@@ -1,17 +1,22 @@
 // --json: exactly the protocol's events, one per line; the last line is build.finished.
-// Nothing else ever goes to stdout (messages go to stderr), so `| jq` always works.
+// Nothing else ever goes to stdout (messages go to stderr), so `| jq` always works. A slow
+// reader gets every event but coalesced steps (see NdjsonWriter); a reader that closes the pipe
+// ends the writing quietly and onReaderGone lets the command stop the build.
 import type { BuildEvent } from '../../shared/protocol.js';
+import { NdjsonWriter } from './ndjson-writer.js';
 import type { BuildRenderer } from './renderer.js';
 
 export class JsonRenderer implements BuildRenderer {
-  constructor(private readonly out: NodeJS.WritableStream = process.stdout) {}
+  readonly writer: NdjsonWriter;
+
+  constructor(out: NodeJS.WritableStream = process.stdout, onReaderGone: (err: NodeJS.ErrnoException) => void = () => {}) {
+    this.writer = new NdjsonWriter(out, onReaderGone);
+  }
 
   begin(): void {}
 
   events(events: BuildEvent[]): void {
-    let chunk = '';
-    for (const e of events) chunk += JSON.stringify(e) + '\n';
-    this.out.write(chunk);
+    this.writer.write(events);
   }
 
   stopping(kind: 'cancel' | 'kill', signal: string): void {
@@ -19,4 +24,8 @@ export class JsonRenderer implements BuildRenderer {
   }
 
   end(): void {}
+
+  flushed(): Promise<void> {
+    return this.writer.idle();
+  }
 }

@@ -10,4 +10,6 @@ export interface BuildRenderer {
   stopping(kind: 'cancel' | 'kill', signal: string): void;
   /** The last event has been passed to events(); print the summary, stop timers. */
   end(finished: BuildFinished): void;
+  /** Resolves once everything written has left the process (a renderer that holds lines back). */
+  flushed?(): Promise<void>;
 }

@@ -37,4 +37,32 @@ describe('EventBatcher', () => {
     expect(sent.every((s) => s.length <= BATCH_MAX_EVENTS)).toBe(true);
     expect(sent.flat().map((e) => e.seq)).toEqual(Array.from({ length: 1235 }, (_, i) => i));
   });
+
+  it('sends nothing more while a batch is in flight, coalescing steps meanwhile; nothing structural lost', async () => {
+    vi.useRealTimers();
+    const sent: BuildEvent[][] = [];
+    let release!: () => void;
+    const b = new EventBatcher((x) => {
+      sent.push(x);
+      return sent.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+    });
+    const base = { v: 1 as const, buildId: 'b', t: 0 };
+    b.push([{ ...base, seq: 0, type: 'phase.start', id: 1, parentId: null, name: 'A', nbSteps: 9000, instance: 0 }]);
+    expect(sent).toHaveLength(1);
+    let seq = 1;
+    for (let i = 0; i < 5000; i++) {
+      b.push([{ ...base, seq: seq++, type: 'phase.step', id: 1, step: i, stepsDone: i + 1 }]);
+      if (i % 10 === 0) b.push([{ ...base, seq: seq++, type: 'log', severity: 'info', message: String(i) }]);
+    }
+    await new Promise((r) => setTimeout(r, 3 * BATCH_INTERVAL_MS));
+    expect(sent).toHaveLength(1); // held back: the first message has not left yet
+    expect(b.coalesced).toBe(4999);
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    const all = sent.flat();
+    expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((x, y) => x - y));
+    expect(all.filter((e) => e.type === 'log')).toHaveLength(500);
+    expect(all.filter((e) => e.type === 'phase.step')).toEqual([expect.objectContaining({ stepsDone: 5000 })]);
+    expect(sent.every((m) => m.length <= BATCH_MAX_EVENTS)).toBe(true);
+  });
 });

@@ -45,7 +45,7 @@ BuildJob::~BuildJob() {
 void BuildJob::deliver(EventBatch&& batch) {
   {
     std::lock_guard<std::mutex> lk(outMu_);
-    outbox_.push_back(std::move(batch));
+    outbox_.add(std::move(batch));
     if (callPending_) return;  // the pending call will take it
     callPending_ = true;
   }
@@ -61,24 +61,24 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
   if (env == nullptr || fn.IsEmpty()) return;  // called during teardown
   // One swap per call, then back to the event loop: a worker must stay responsive (cancel
   // messages) even while a builder produces faster than JS consumes.
-  std::vector<EventBatch> batches;
+  EventBatch batch;
   {
     std::lock_guard<std::mutex> lk(outMu_);
-    batches.swap(outbox_);
-    if (batches.empty()) {
+    if (outbox_.empty()) {
       callPending_ = false;
       return;
     }
+    batch = outbox_.take();
   }
-  size_t events = 0;
-  for (auto const& b : batches) events += b.events.size();
+  size_t events = batch.events.size();
   Napi::HandleScope scope(env);
   auto nums = Napi::Float64Array::New(env, events * kSlots);
   auto strs = Napi::Array::New(env);
   auto names = Napi::Array::New(env);
   double* out = nums.Data();
   uint32_t nStr = 0, nName = 0;
-  for (auto& b : batches) {
+  {
+    auto& b = batch;
     for (auto& name : b.newNames) names.Set(nName++, Napi::String::New(env, name));
     for (auto& e : b.events) {
       out[0] = static_cast<double>(e.type);
@@ -107,8 +107,8 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
       out += kSlots;
     }
   }
-  double firstNameId = batches.front().firstNameId;
-  batches.clear();
+  double firstNameId = batch.firstNameId;
+  batch = EventBatch{};
   bool more;
   {
     std::lock_guard<std::mutex> lk(outMu_);

@@ -1,7 +1,8 @@
 // One build as the addon runs it: its own native thread runs the backend; the pipeline's flusher
 // hands batches to JS through ONE thread-safe function with at most one call pending. Batches
-// that arrive while a call is pending wait in an outbox; the JS side takes the whole outbox per
-// call and re-posts itself if more arrived, so the TSFN queue never holds more than one call,
+// that arrive while a call is pending wait in an outbox that coalesces steps (EventOutbox: a
+// JS thread that stalls costs memory for starts, finishes and logs only); the JS side takes the
+// whole outbox per call and re-posts itself if more arrived, so the TSFN queue never holds more than one call,
 // the event loop gets a turn between batches, and no producer ever blocks (BlockingCall on a
 // bounded queue from several threads deadlocks: nodejs/node#58723).
 #pragma once
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "../core/backend.h"
+#include "../core/event_outbox.h"
 #include "../core/progress_pipeline.h"
 
 namespace tbs::addon {
@@ -40,7 +42,7 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   std::thread thread_;
 
   std::mutex outMu_;
-  std::vector<EventBatch> outbox_;
+  EventOutbox outbox_;
   bool callPending_ = false;
 };
 

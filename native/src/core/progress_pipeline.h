@@ -13,6 +13,11 @@
 // sequence order, repairs the tree where threads raced (a parent finished before its child)
 // and is the only place that builds the emitted tree. Nothing in a callback waits on JS, I/O
 // or the flusher.
+//
+// Memory when the consumer stalls (a busy JS thread, a starved flusher): a step never becomes a
+// record — it only moves its phase's word — so however many steps arrive, they cost one slot per
+// open phase. Queues hold starts, finishes and the rare records, which the protocol never drops;
+// downstream, the addon's outbox coalesces steps the same way (event_outbox.h).
 #pragma once
 
 #include <atomic>

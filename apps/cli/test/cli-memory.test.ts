@@ -1,0 +1,120 @@
+// Bounded memory under a stalled reader, end to end: a 3,000-layer simulated build whose --json
+// reader reads nothing for 20 s. The CLI and its build worker together must stay under 400 MiB
+// (VmRSS/VmHWM from /proc), and the reader must still get the whole, valid stream.
+// Prints one JSON line with the figures (`cli-memory:` prefix) for the record.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BuildFinished } from '../../shared/protocol.js';
+import { killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
+import { assertEventStream } from '../../../test/support/event-invariants.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+
+const LAYERS = 3000;
+const STALL_MS = 20_000;
+const LIMIT_MIB = 400;
+
+let dir: string;
+let model: string;
+
+beforeAll(() => {
+  dir = tempDir('tbs-cli-memory-');
+  model = writeModel(path.join(dir, 'big.onnx'), { layers: LAYERS });
+});
+afterEach(() => killLiveClis());
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0; // exited between listing and reading
+  }
+}
+
+function role(pid: number): 'cli' | 'worker' | 'other' {
+  try {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (argv.includes('worker.js')) return 'worker';
+    if (argv.includes('trt-build-studio')) return 'cli';
+  } catch {
+    // Gone.
+  }
+  return 'other';
+}
+
+describe('a stalled --json reader', () => {
+  it(`${LAYERS} layers, reader stalled ${STALL_MS / 1000} s: CLI + worker under ${LIMIT_MIB} MiB, whole stream delivered`, async () => {
+    const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
+    const out = path.join(dir, 'big.engine');
+    const t0 = Date.now();
+    const child = spawnCli(['build', model, '-o', out, '--backend', 'simulated', '--sim-duration', '8', '--sim-seed', '1', '--json'], {
+      env: { ...process.env, [mark]: '1' },
+    });
+    child.stdout!.pause();
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+
+    // Sampled while everything runs; VmHWM (the kernel's own peak) catches what sampling misses.
+    const hwm = new Map<number, { role: string; kib: number }>();
+    let peakTogetherKiB = 0;
+    const sample = () => {
+      let together = 0;
+      for (const pid of processesMarked(mark)) {
+        together += statusKiB(pid, 'VmRSS');
+        const h = statusKiB(pid, 'VmHWM');
+        const prev = hwm.get(pid);
+        hwm.set(pid, { role: prev?.role ?? role(pid), kib: Math.max(prev?.kib ?? 0, h) });
+      }
+      peakTogetherKiB = Math.max(peakTogetherKiB, together);
+    };
+    const sampler = setInterval(sample, 100);
+
+    await new Promise((r) => setTimeout(r, STALL_MS));
+    sample();
+    const chunks: Buffer[] = [];
+    child.stdout!.on('data', (d: Buffer) => chunks.push(d));
+    child.stdout!.resume();
+    const code = await closed;
+    clearInterval(sampler);
+    const wallS = (Date.now() - t0) / 1000;
+
+    const cliHwm = Math.max(0, ...[...hwm.values()].filter((p) => p.role === 'cli').map((p) => p.kib));
+    const workerHwm = Math.max(0, ...[...hwm.values()].filter((p) => p.role === 'worker').map((p) => p.kib));
+    const stdout = Buffer.concat(chunks).toString('utf8');
+    chunks.length = 0;
+    const events = assertEventStream(parseNdjson(stdout));
+    const last = events[events.length - 1] as BuildFinished;
+    const counts: Record<string, number> = {};
+    for (const e of events) counts[e.type] = (counts[e.type] ?? 0) + 1;
+    const figures = {
+      layers: LAYERS,
+      stallS: STALL_MS / 1000,
+      wallS,
+      events: events.length,
+      lastSeq: last.seq,
+      counts,
+      stdoutMiB: +(stdout.length / 2 ** 20).toFixed(1),
+      peakTogetherMiB: +(peakTogetherKiB / 1024).toFixed(1),
+      cliHwmMiB: +(cliHwm / 1024).toFixed(1),
+      workerHwmMiB: +(workerHwm / 1024).toFixed(1),
+      limitMiB: LIMIT_MIB,
+    };
+    console.log(`cli-memory: ${JSON.stringify(figures)}`);
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(last).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect(fs.statSync(out).size).toBe(last.engineBytes);
+    // Every phase started was finished (assertEventStream checks pairing): nothing structural lost.
+    expect(counts['phase.start']).toBeGreaterThan(100_000);
+    expect(cliHwm).toBeGreaterThan(0);
+    expect(workerHwm).toBeGreaterThan(0);
+    expect(peakTogetherKiB / 1024).toBeLessThan(LIMIT_MIB);
+    // Stricter: the two peaks as if they had happened at the same moment.
+    expect((cliHwm + workerHwm) / 1024).toBeLessThan(LIMIT_MIB);
+  }, 240_000);
+});

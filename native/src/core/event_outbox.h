@@ -1,0 +1,106 @@
+// Batches waiting for a consumer that is busy (the addon's JS thread while its one
+// thread-safe-function call is pending). Everything is merged into one batch, and steps are
+// coalesced on the way in: a newer step of a phase replaces the waiting one, and only the latest
+// heartbeat is kept. A phase's last step before its finish stays (as in the pipeline: the native
+// layer always delivers the step a finish's stepsDone refers to). Starts, finishes, logs, cache stats, cancelling and the final event are never dropped,
+// so however long the consumer stalls, the steps it costs are bounded by the open phases.
+// Not thread-safe: the owner holds its own lock.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "events.h"
+
+namespace tbs {
+
+class EventOutbox {
+ public:
+  bool empty() const { return !has_; }
+  size_t size() const { return live_; }
+  // Events held, coalesced ones included until the next compaction (at most about 2x size()).
+  size_t stored() const { return merged_.events.size(); }
+  uint64_t coalesced() const { return coalesced_; }
+
+  void add(EventBatch&& b) {
+    if (!has_) {
+      merged_.firstNameId = b.firstNameId;
+      has_ = true;
+    }
+    for (auto& n : b.newNames) merged_.newNames.push_back(std::move(n));
+    merged_.final = merged_.final || b.final;
+    for (auto& e : b.events) {
+      size_t at = merged_.events.size();
+      if (e.type == EvType::kPhaseStep) {
+        auto [it, fresh] = stepAt_.try_emplace(e.a, at);
+        if (!fresh) {
+          drop(it->second);
+          it->second = at;
+        }
+      } else if (e.type == EvType::kPhaseFinish) {
+        stepAt_.erase(e.a);  // no later step can come; its last one stays
+      } else if (e.type == EvType::kHeartbeat) {
+        if (heartbeatAt_ != kNone) drop(heartbeatAt_);
+        heartbeatAt_ = at;
+      }
+      merged_.events.push_back(std::move(e));
+      dropped_.push_back(false);
+      ++live_;
+    }
+    // Coalesced events leave the vector once they are the majority: memory follows size().
+    if (merged_.events.size() > 2 * live_ + 1024) compact();
+  }
+
+  // Everything waiting, as one batch in seq order; the outbox is empty afterwards.
+  EventBatch take() {
+    compact();
+    EventBatch out = std::move(merged_);
+    merged_ = EventBatch{};
+    dropped_.clear();
+    stepAt_.clear();
+    heartbeatAt_ = kNone;
+    has_ = false;
+    live_ = 0;
+    return out;
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX;
+
+  // Removes coalesced events, keeping order, and re-points the indexes at the survivors.
+  void compact() {
+    if (live_ == merged_.events.size()) return;
+    std::vector<size_t> newIndex(merged_.events.size(), kNone);
+    size_t w = 0;
+    for (size_t r = 0; r < merged_.events.size(); ++r) {
+      if (dropped_[r]) continue;
+      newIndex[r] = w;
+      if (w != r) merged_.events[w] = std::move(merged_.events[r]);
+      ++w;
+    }
+    merged_.events.resize(w);
+    merged_.events.shrink_to_fit();
+    dropped_.assign(w, false);
+    for (auto& [id, at] : stepAt_) at = newIndex[at];
+    if (heartbeatAt_ != kNone) heartbeatAt_ = newIndex[heartbeatAt_];
+  }
+
+  void drop(size_t i) {
+    if (dropped_[i]) return;
+    dropped_[i] = true;
+    --live_;
+    ++coalesced_;
+  }
+
+  EventBatch merged_;
+  std::vector<bool> dropped_;
+  std::unordered_map<int64_t, size_t> stepAt_;  // phase id -> index of its waiting step
+  size_t heartbeatAt_ = kNone;
+  bool has_ = false;
+  size_t live_ = 0;
+  uint64_t coalesced_ = 0;
+};
+
+}  // namespace tbs
