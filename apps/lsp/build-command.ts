@@ -8,6 +8,7 @@ import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
 import type { CancelReasons } from '../mcp/build-tool.js';
+import { formatPhasePath } from '../mcp/phase-summary.js';
 import { formatCurrentPhase, progressMessage } from '../mcp/progress-model.js';
 import { buildResult } from '../mcp/results.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
@@ -195,11 +196,19 @@ async function followBuild(
 
   const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds);
   const result: LspBuildResult = { ...base, modelPath };
+  // Where a crashed build died is the one fact its user needs. The service may know it exactly
+  // (a crash record kept outside the worker); otherwise the deepest phase that reached us is the
+  // best there is: events still queued in the dead worker never arrive, so it can be an ancestor.
+  const known = (outcome as { lastPhasePath?: unknown }).lastPhasePath;
   const cur = progress.model.current();
-  // Where a crashed build died is the one fact its user needs: the deepest phase still open.
-  if (outcome.status === 'crashed' && cur) {
-    result.lastPhasePath = cur.names;
-    result.message += ` (crashed in ${formatCurrentPhase(cur)})`;
+  if (outcome.status === 'crashed') {
+    if (Array.isArray(known) && known.length > 0) {
+      result.lastPhasePath = known.map(String);
+      result.message += ` (crashed in ${formatPhasePath(result.lastPhasePath)})`;
+    } else if (cur) {
+      result.lastPhasePath = cur.names;
+      result.message += ` (the last phase it reported: ${formatCurrentPhase(cur)})`;
+    }
   }
   view.finish(result);
   progress.end(result.message, outcome.status === 'succeeded');

@@ -4,6 +4,7 @@
 // SIGTERM/SIGINT all cancel running builds and wait for their workers before the process ends.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
@@ -99,7 +100,10 @@ export async function runLsp(argv: string[]): Promise<number> {
   const service = createBuildService({ outputDir: opts.outputDir });
   // Explicit streams: the library's own stdio mode calls process.exit the moment stdin ends,
   // before running builds could be cancelled and their workers reaped.
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(channel.stdout));
+  // The channel's stdout is a bare write(); the JSON-RPC writer also listens for errors and close,
+  // so it gets a real stream whose writes complete when the terminal's stdout has taken them.
+  const protocolOut = new Writable({ write: (chunk, encoding, cb) => void channel.stdout.write(chunk, encoding, cb) });
+  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(protocolOut));
   const server = createLspServer(connection, service, {
     version: packageVersion(),
     pacing: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
