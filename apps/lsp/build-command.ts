@@ -12,7 +12,8 @@ import { formatPhasePath } from '../mcp/phase-summary.js';
 import { formatCurrentPhase, progressMessage } from '../mcp/progress-model.js';
 import { buildResult } from '../mcp/results.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
-import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, phaseRows, type BuildLogLine, type BuildView } from './build-view.js';
+import { phaseRows, type BuildLogLine, type BuildView } from './build-view.js';
+import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
 import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
 import { invalidParams, requestCancelled, requestFailed, toResponseError } from './errors.js';
 import { fileArg } from './paths.js';
@@ -20,7 +21,7 @@ import { WorkDoneBuildProgress, type WorkDoneValue } from './work-done.js';
 import type { Diagnostic } from 'vscode-languageserver';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
 
-export const BUILD_COMMAND = 'trtBuildStudio.build';
+export const BUILD_COMMAND = COMMANDS.build;
 
 /** What the build command needs from the connection; a seam so the wiring stays in server.ts. */
 export interface LspPort {

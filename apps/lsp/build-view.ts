@@ -5,8 +5,6 @@
 import type { BuildState, CacheStats, PhaseNode } from '../shared/protocol.js';
 import { phaseNames } from '../mcp/phase-summary.js';
 
-export const BUILD_VIEW_NOTIFICATION = 'trtBuildStudio/buildView';
-export const BUILD_LOG_NOTIFICATION = 'trtBuildStudio/buildLog';
 
 export interface PhaseRow {
   /** Names from the root down; unique per row. */

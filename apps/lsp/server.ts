@@ -21,18 +21,14 @@ import { describeZodError } from '../shared/protocol.js';
 import { CancelReasons } from '../mcp/build-tool.js';
 import { InspectArgs } from '../mcp/schemas.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
-import { ActiveBuilds, BUILD_COMMAND, runBuildCommand, type LspPort } from './build-command.js';
+import { ActiveBuilds, runBuildCommand, type LspPort } from './build-command.js';
+import { COMMANDS } from './names.js';
 import { modelUri, problemDiagnostics } from './diagnostics.js';
 import { invalidParams, toResponseError } from './errors.js';
 import { fileArg } from './paths.js';
 
 export const SERVER_NAME = 'trt-build-studio';
-export const COMMANDS = {
-  build: BUILD_COMMAND,
-  cancel: 'trtBuildStudio.cancel',
-  inspect: 'trtBuildStudio.inspect',
-  backends: 'trtBuildStudio.backends',
-} as const;
+export { COMMANDS };
 
 export interface LspServerOptions {
   version: string;
