@@ -56,6 +56,7 @@ export class BuildProgressNotification implements vscode.Disposable {
     // VS Code adds increments up; the server's percentage only rises, so the difference is >= 0.
     const increment = pct !== undefined && pct > this.lastPercentage ? pct - this.lastPercentage : undefined;
     if (pct !== undefined) this.lastPercentage = Math.max(this.lastPercentage, pct);
+    if (v.message === undefined && !increment) return;
     this.progress.report({ ...(v.message !== undefined ? { message: v.message } : {}), ...(increment ? { increment } : {}) });
   }
 
