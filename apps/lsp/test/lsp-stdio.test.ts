@@ -291,6 +291,19 @@ describe('ending the server during a build', () => {
     if (settled && typeof settled === 'object' && 'status' in settled) expect(settled.status).toBe('cancelled');
   });
 
+  it('exit without shutdown still leaves no worker and no engine', async () => {
+    const c = await startLsp(['--output-dir', path.join(dir, 'engines')]);
+    extra.push(c);
+    const out = path.join(dir, 'exit.engine');
+    void c.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: out, options: sim({ simDuration: 30 }) }]).catch(() => undefined);
+    const workers = await waitFor('a build worker', () => (childPids(c.pid).length ? childPids(c.pid) : undefined));
+    await c.connection.sendNotification('exit');
+    await waitFor('the server to exit', () => !isAlive(c.pid) || undefined, 20_000);
+    // The worker notices its host is gone, cancels, and exits on its own.
+    await waitFor('the orphaned worker to stop', () => workers.every((w) => !isAlive(w)) || undefined, 20_000);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
   it('a closed stdin ends the server without orphan workers', async () => {
     const c = await startLsp(['--output-dir', path.join(dir, 'engines')]);
     extra.push(c);
