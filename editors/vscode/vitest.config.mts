@@ -6,5 +6,7 @@ export default defineConfig({
   test: {
     root: new URL('.', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });
