@@ -169,16 +169,19 @@ async function followBuild(
     }
   };
   let sub: Subscription | undefined;
-  progress.begin(`TensorRT build: ${modelPath.split(/[\\/]/).pop()}`);
+  let late: BuildEvent[] = [];
   try {
     sub = service.subscribe(id, onEvents);
     progress.model.applySnapshot(sub.snapshot, Date.now());
-    const late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
-    progress.onEvents(late);
-    view.onEvents(late);
+    late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
+  // After the snapshot, so a first "queued" report knows since when; before the late events.
+  const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
+  progress.begin(`TensorRT build: ${modelPath.split(/[\\/]/).pop()}`, busy && sub?.snapshot.state === 'queued');
+  progress.onEvents(late);
+  view.onEvents(late);
   pending = undefined;
   if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
 

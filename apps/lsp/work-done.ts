@@ -42,10 +42,20 @@ export class WorkDoneBuildProgress {
     return this.notifier.model;
   }
 
-  /** `begin`, then the first report right away (the build exists before any callback). */
-  begin(title: string): void {
-    this.opts.send(this.opts.token, { kind: 'begin', title, cancellable: true, percentage: 0, message: 'starting' });
-    this.notifier.start();
+  /**
+   * `begin`. A build that waits behind another one gets its first report (which says so) right
+   * away; one that is starting gets it with its first event, a few milliseconds later, because
+   * until then the state reads "queued" and the report would claim a wait that is not happening.
+   */
+  begin(title: string, waitingBehindAnother: boolean): void {
+    this.opts.send(this.opts.token, {
+      kind: 'begin',
+      title,
+      cancellable: true,
+      percentage: 0,
+      message: waitingBehindAnother ? 'queued behind an earlier build' : 'starting the build worker',
+    });
+    if (waitingBehindAnother) this.notifier.start();
   }
 
   onEvents(events: readonly BuildEvent[]): void {

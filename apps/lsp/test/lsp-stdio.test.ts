@@ -166,6 +166,28 @@ describe('trtBuildStudio.build', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
+  it('a build waiting behind another says so, and can be cancelled while it waits', async () => {
+    const first = 'client-token-first';
+    const second = 'client-token-second';
+    lsp.watch(first);
+    lsp.watch(second);
+    const a = lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: path.join(dir, 'a.engine'), options: sim({ simDuration: 30 }) }], { workDoneToken: first });
+    await waitFor('the first build to run', () => lsp.progress.get(first)!.some((v) => v.kind === 'report') || undefined, 20_000);
+    const b = lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: path.join(dir, 'b.engine'), options: sim() }], { workDoneToken: second });
+    const values = lsp.progress.get(second)!;
+    await waitFor('the queued report', () => values.find((v) => v.kind === 'report'));
+    expect(values[0]).toMatchObject({ kind: 'begin', message: 'queued behind an earlier build' });
+    expect((values[1] as { message: string }).message).toMatch(/^queued for [\d.]+ s: waiting for an earlier build/);
+    await lsp.connection.sendNotification(WorkDoneProgressCancelNotification.type, { token: second });
+    const rb = await b;
+    expect(rb.status).toBe('cancelled');
+    expect(fs.existsSync(path.join(dir, 'b.engine'))).toBe(false);
+    // The first build was not touched by the second one's cancel.
+    expect(lsp.progress.get(first)!.some((v) => v.kind === 'end')).toBe(false);
+    await lsp.execute('trtBuildStudio.cancel', [{}]);
+    expect((await a).status).toBe('cancelled');
+  });
+
   it('a crashed build fails with the crash site', async () => {
     const out = path.join(dir, 'crash.engine');
     const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: out, options: sim({ simFault: 'crash@Timing graph nodes' }) }]));

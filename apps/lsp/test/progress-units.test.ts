@@ -47,9 +47,9 @@ describe('WorkDoneBuildProgress', () => {
     vi.useFakeTimers();
     const sent: WorkDoneValue[] = [];
     const p = new WorkDoneBuildProgress({ token: 't', send: (_t, v) => sent.push(v), pacing: { minIntervalMs: 250, heartbeatMs: 1000, silentAfterMs: 800 } });
-    p.begin('TensorRT build: m.onnx');
-    expect(sent[0]).toMatchObject({ kind: 'begin', title: 'TensorRT build: m.onnx', cancellable: true });
-    expect(sent[1]).toMatchObject({ kind: 'report' });
+    p.begin('TensorRT build: m.onnx', true);
+    expect(sent[0]).toMatchObject({ kind: 'begin', title: 'TensorRT build: m.onnx', cancellable: true, message: 'queued behind an earlier build' });
+    expect(sent[1]).toMatchObject({ kind: 'report', message: expect.stringMatching(/^queued/) });
     const w = new StreamWriter('b1');
     w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'x', simulated: true });
     const root = w.start('Building engine', null, 6);
