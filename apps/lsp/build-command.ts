@@ -2,12 +2,13 @@
 // progress, phase-tree snapshots and the build log while it runs. window/workDoneProgress/cancel
 // for its token and $/cancelRequest for the request both cancel the build itself (the worker stops
 // at the next step boundary and writes nothing), exactly like the Stop button.
-import type { CancellationToken, ProgressToken } from 'vscode-languageserver';
+import type { CancellationToken, Diagnostic, ProgressToken } from 'vscode-languageserver';
 import type { BuildServiceApi, Subscription } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
 import type { CancelReasons } from '../mcp/build-tool.js';
+import type { NotifierOptions } from '../mcp/progress-notifier.js';
 import { formatPhasePath } from '../mcp/phase-summary.js';
 import { formatCurrentPhase, progressMessage } from '../mcp/progress-model.js';
 import { buildResult } from '../mcp/results.js';
@@ -18,8 +19,6 @@ import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } fro
 import { invalidParams, requestCancelled, requestFailed, toResponseError } from './errors.js';
 import { fileArg } from './paths.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from './work-done.js';
-import type { Diagnostic } from 'vscode-languageserver';
-import type { NotifierOptions } from '../mcp/progress-notifier.js';
 
 export const BUILD_COMMAND = COMMANDS.build;
 
@@ -111,17 +110,20 @@ export async function runBuildCommand(
   port.publishDiagnostics(modelUri(modelPath), []);
   if (request.cancel.isCancellationRequested) throw requestCancelled(BUILD_COMMAND, 'cancelled before the build started');
 
-  const token = request.workDoneToken ?? (await port.createProgressToken().catch(() => undefined));
   let record;
   try {
     record = await service.startBuild({ modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds });
   } catch (e) {
-    if (token !== undefined) port.sendProgress(token, { kind: 'end', message: `not started: ${(e as Error).message}` });
     if (e instanceof ServiceError && e.code === 'bad_model') {
       port.publishDiagnostics(modelUri(modelPath), problemDiagnostics('bad-model', e.message));
     }
     throw toResponseError(BUILD_COMMAND, e);
   }
+  // Only a build that exists gets a progress token: a token must see `begin` before anything else.
+  const token = request.workDoneToken ?? (await port.createProgressToken().catch((e: unknown) => {
+    port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
+    return undefined;
+  }));
   return followBuild(deps, record.id, modelPath, token, request.cancel, args.timeBudgetSeconds);
 }
 

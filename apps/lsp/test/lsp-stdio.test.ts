@@ -230,7 +230,10 @@ describe('bad requests: a clear error, diagnostics on the model, and the server 
   it('a file that is not ONNX: RequestFailed and a diagnostic on its URI', async () => {
     const text = writeBadFile(path.join(dir, 'notes.onnx'), 'text');
     const before = lsp.diagnostics.length;
+    const tokensBefore = lsp.created.length;
     const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: text, options: sim() }]));
+    // A build that never started gets no progress token (and so no begin/end to show).
+    expect(lsp.created.length).toBe(tokensBefore);
     expect(err.code).toBe(LSPErrorCodes.RequestFailed);
     expect(err.message).toContain('not a valid ONNX model');
     const d = await waitFor('diagnostics', () => lsp.diagnostics.slice(before).find((p) => p.uri.endsWith('/notes.onnx')));
