@@ -6,7 +6,7 @@ import type { ProgressToken } from 'vscode-languageclient';
 import { COMMANDS } from '../../../apps/lsp/names';
 import type { BuildLog } from './build-log';
 import { BuildProgressNotification, type ProgressClient } from './progress-ui';
-import { askSettings, settingsKey, toBuildArgs, type ModelSettings, type ModelSummaryLike } from './settings';
+import { askSettings, settingsKey, toBuildArgs, type BackendLike, type ModelSettings, type ModelSummaryLike } from './settings';
 
 /** The language server as the controller uses it. */
 export interface ServerPort extends ProgressClient {
@@ -51,7 +51,12 @@ export class BuildController {
       void vscode.window.showErrorMessage(messageOf(e));
       return undefined;
     }
-    const settings = await askSettings(modelPath, summary, this.state, this.defaultBackend());
+    // Only to describe the backend choices: a server that cannot list them still builds.
+    const backends = await this.server.execute<{ backends: BackendLike[] }>(COMMANDS.backends, {}).then(
+      (r) => r.backends,
+      () => undefined,
+    );
+    const settings = await askSettings(modelPath, summary, this.state, this.defaultBackend(), backends);
     if (!settings) return undefined;
     await this.state.update(settingsKey(modelPath), settings);
 

@@ -80,11 +80,32 @@ export function complete(s: ModelSettings, summary: ModelSummaryLike): boolean {
  * Asks what is missing (or everything, when the user chooses to change the settings). Undefined
  * when the user dismissed a question: nothing is built and nothing is remembered.
  */
+export interface BackendLike {
+  name: string;
+  available: boolean;
+  version?: string;
+  reason?: string;
+}
+
+/** What each backend choice means here, from the server's backend list when it could be had. */
+export function backendDescription(choice: ModelSettings['backend'], backends: readonly BackendLike[] | undefined): string {
+  const b = backends?.find((x) => x.name === choice);
+  if (choice === 'auto') {
+    const trt = backends?.find((x) => x.name === 'tensorrt');
+    if (!trt) return 'TensorRT when available, else the simulator';
+    return trt.available ? `TensorRT ${trt.version ?? ''} is available: builds use it`.replace('  ', ' ') : 'TensorRT is not available here: builds are simulated';
+  }
+  if (choice === 'simulated') return 'no GPU needed; writes a labelled stand-in file';
+  if (!b) return 'real TensorRT 10';
+  return b.available ? `TensorRT ${b.version ?? ''}`.trim() : `not available: ${b.reason ?? 'unknown reason'}`;
+}
+
 export async function askSettings(
   modelPath: string,
   summary: ModelSummaryLike,
   state: vscode.Memento,
   defaultBackend: ModelSettings['backend'],
+  backends?: readonly BackendLike[],
 ): Promise<ModelSettings | undefined> {
   const remembered = state.get<ModelSettings>(settingsKey(modelPath));
   const base: ModelSettings = { ...defaults(modelPath, defaultBackend), ...remembered, shapes: { ...remembered?.shapes } };
@@ -116,11 +137,11 @@ export async function askSettings(
     base.shapes[d.name] = answer.trim();
   }
 
-  const backends: ModelSettings['backend'][] = ['auto', 'tensorrt', 'simulated'];
+  const choices: ModelSettings['backend'][] = ['auto', 'tensorrt', 'simulated'];
   const backendPick = await vscode.window.showQuickPick(
-    backends.map((b) => ({
+    choices.map((b) => ({
       label: b,
-      description: b === 'auto' ? 'TensorRT when available, else the simulator' : b === 'simulated' ? 'no GPU needed; writes a labelled stand-in file' : 'real TensorRT 10',
+      description: backendDescription(b, backends),
       picked: b === base.backend,
     })).sort((a, b) => Number(b.picked) - Number(a.picked)),
     { title: `Backend for ${name}`, ignoreFocusOut: true },

@@ -186,6 +186,9 @@ describe('TensorRT: Build Engine', () => {
     let releaseBuild!: (v: unknown) => void;
     const { ctx, lc, build } = await setup((req) => {
       if (req.command === 'trtBuildStudio.inspect') return DYN_SUMMARY;
+      if (req.command === 'trtBuildStudio.backends') {
+        return { backends: [{ name: 'tensorrt', available: false, reason: 'compiled without TensorRT 10 headers' }, { name: 'simulated', available: true, version: 'sim' }] };
+      }
       if (req.command === 'trtBuildStudio.build') {
         token = req.workDoneToken;
         return new Promise((r) => (releaseBuild = r));
@@ -202,7 +205,12 @@ describe('TensorRT: Build Engine', () => {
       .mockImplementationOnce(async (o: any) => o.value) // engine path: the default
       .mockImplementationOnce(async () => ''); // no timing cache
     vscode.window.showQuickPick
-      .mockImplementationOnce(async (items: any[]) => items.find((i) => i.label === 'simulated'))
+      .mockImplementationOnce(async (items: any[]) => {
+        // The choices say what each backend means on this machine, from the server's list.
+        expect(items.find((i) => i.label === 'tensorrt').description).toBe('not available: compiled without TensorRT 10 headers');
+        expect(items.find((i) => i.label === 'auto').description).toBe('TensorRT is not available here: builds are simulated');
+        return items.find((i) => i.label === 'simulated');
+      })
       .mockImplementationOnce(async (items: any[]) => items.find((i) => i.label === '5'));
 
     const model = vscode.Uri.file('/models/dyn.onnx');
@@ -262,7 +270,7 @@ describe('TensorRT: Build Engine', () => {
     const { ctx, lc, build } = await setup((req) => (req.command === 'trtBuildStudio.inspect' ? DYN_SUMMARY : {}));
     vscode.window.showInputBox.mockResolvedValueOnce(undefined);
     expect(await build(vscode.Uri.file('/models/dyn.onnx'))).toBeUndefined();
-    expect(lc.requests.map((r: any) => r.command)).toEqual(['trtBuildStudio.inspect']);
+    expect(lc.requests.map((r: any) => r.command)).toEqual(['trtBuildStudio.inspect', 'trtBuildStudio.backends']);
     expect(ctx.workspaceState.keys()).toEqual([]);
   });
 
