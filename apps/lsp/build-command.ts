@@ -1,0 +1,313 @@
+// trtBuildStudio.build: one request = one build, from start to its final state, with work-done
+// progress, phase-tree snapshots and the build log while it runs. window/workDoneProgress/cancel
+// for its token and $/cancelRequest for the request both cancel the build itself (the worker stops
+// at the next step boundary and writes nothing), exactly like the Stop button.
+import type { CancellationToken, Diagnostic, ProgressToken } from 'vscode-languageserver';
+import type { BuildServiceApi, Subscription } from '../service/api.js';
+import { ServiceError } from '../service/api.js';
+import { checkShapes } from '../service/build-validation.js';
+import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
+import type { CancelReasons } from '../mcp/build-tool.js';
+import type { NotifierOptions } from '../mcp/progress-notifier.js';
+import { formatPhasePath } from '../mcp/phase-summary.js';
+import { formatCurrentPhase, progressMessage } from '../mcp/progress-model.js';
+import { buildResult } from '../mcp/results.js';
+import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
+import { phaseRows, type BuildLogLine, type BuildView } from './build-view.js';
+import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
+import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
+import { invalidParams, requestCancelled, requestFailed, toResponseError } from './errors.js';
+import { fileArg } from './paths.js';
+import { WorkDoneBuildProgress, type WorkDoneValue } from './work-done.js';
+
+export const BUILD_COMMAND = COMMANDS.build;
+
+/** What the build command needs from the connection; a seam so the wiring stays in server.ts. */
+export interface LspPort {
+  sendProgress(token: ProgressToken, value: WorkDoneValue): void;
+  sendNotification(method: string, params: unknown): void;
+  publishDiagnostics(uri: string, diagnostics: Diagnostic[]): void;
+  /** A server-created progress token, or undefined when the client cannot show one. */
+  createProgressToken(): Promise<ProgressToken | undefined>;
+  log(line: string): void;
+}
+
+/** Builds this server started and how to stop each; shared with trtBuildStudio.cancel and shutdown. */
+export class ActiveBuilds {
+  readonly byId = new Map<string, { modelPath: string; cancel: () => boolean }>();
+  readonly byToken = new Map<ProgressToken, string>();
+
+  cancelByToken(token: ProgressToken): boolean {
+    const id = this.byToken.get(token);
+    return id === undefined ? false : (this.byId.get(id)?.cancel() ?? false);
+  }
+}
+
+export interface BuildCommandDeps {
+  service: BuildServiceApi;
+  reasons: CancelReasons;
+  active: ActiveBuilds;
+  port: LspPort;
+  pacing?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
+  /** Minimum gap between two buildView snapshots of one build. */
+  viewIntervalMs?: number;
+}
+
+export type LspBuildResult = BuildResultOut & { modelPath: string; lastPhasePath?: string[] };
+
+function modelProblem(port: LspPort, modelPath: string, kind: ProblemKind, message: string): never {
+  port.publishDiagnostics(modelUri(modelPath), problemDiagnostics(kind, message));
+  throw requestFailed(BUILD_COMMAND, message);
+}
+
+/** Reads the model and checks its shapes before anything is queued; problems become diagnostics. */
+async function checkModel(deps: BuildCommandDeps, modelPath: string, shapes: Parameters<typeof checkShapes>[1]): Promise<ModelSummary> {
+  let summary: ModelSummary;
+  try {
+    summary = await deps.service.inspectModel(modelPath);
+  } catch (e) {
+    if (e instanceof ServiceError && e.code === 'bad_model') modelProblem(deps.port, modelPath, 'bad-model', e.message);
+    throw e;
+  }
+  try {
+    checkShapes(summary, shapes);
+  } catch (e) {
+    if (e instanceof ServiceError) modelProblem(deps.port, modelPath, 'shapes', e.message);
+    throw e;
+  }
+  return summary;
+}
+
+export async function runBuildCommand(
+  deps: BuildCommandDeps,
+  rawArgs: unknown,
+  request: { workDoneToken?: ProgressToken; cancel: CancellationToken },
+): Promise<LspBuildResult> {
+  const { service, port } = deps;
+  if (rawArgs === undefined) {
+    throw invalidParams(BUILD_COMMAND, 'expects one argument object {"modelPath": "...", "outputPath"?, "options"?, "timeBudgetSeconds"?}');
+  }
+  const parsed = BuildArgs.safeParse(rawArgs);
+  if (!parsed.success) throw invalidParams(BUILD_COMMAND, `invalid arguments: ${describeZodError(parsed.error)}`);
+  const args = parsed.data;
+  let modelPath: string;
+  let outputPath: string | undefined;
+  let options;
+  try {
+    modelPath = fileArg(args.modelPath, 'modelPath');
+    outputPath = args.outputPath === undefined ? undefined : fileArg(args.outputPath, 'outputPath');
+    options = parseBuildOptions(args.options);
+  } catch (e) {
+    throw toResponseError(BUILD_COMMAND, e);
+  }
+
+  try {
+    await checkModel(deps, modelPath, options.shapes);
+  } catch (e) {
+    throw toResponseError(BUILD_COMMAND, e);
+  }
+  // The model is fine now: whatever an earlier attempt marked on it is out of date.
+  port.publishDiagnostics(modelUri(modelPath), []);
+  if (request.cancel.isCancellationRequested) throw requestCancelled(BUILD_COMMAND, 'cancelled before the build started');
+
+  let record;
+  try {
+    record = await service.startBuild({ modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds });
+  } catch (e) {
+    if (e instanceof ServiceError && e.code === 'bad_model') {
+      port.publishDiagnostics(modelUri(modelPath), problemDiagnostics('bad-model', e.message));
+    }
+    throw toResponseError(BUILD_COMMAND, e);
+  }
+  // Only a build that exists gets a progress token: a token must see `begin` before anything else.
+  const token = request.workDoneToken ?? (await port.createProgressToken().catch((e: unknown) => {
+    port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
+    return undefined;
+  }));
+  return followBuild(deps, record.id, modelPath, token, request.cancel, args.timeBudgetSeconds);
+}
+
+async function followBuild(
+  deps: BuildCommandDeps,
+  id: string,
+  modelPath: string,
+  token: ProgressToken | undefined,
+  cancel: CancellationToken,
+  timeBudgetSeconds: number | undefined,
+): Promise<LspBuildResult> {
+  const { service, port, reasons, active } = deps;
+  port.log(`build ${id} started for ${modelPath}`);
+  const progress = new WorkDoneBuildProgress({
+    token: token ?? '',
+    pacing: deps.pacing,
+    // Without a token the model and its percentage still feed the buildView snapshots.
+    send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, v),
+  });
+  const view = new ViewPublisher(deps, id, modelPath, progress);
+
+  let requestCancelledByClient = false;
+  const stop = () => {
+    reasons.note(id, 'user');
+    const accepted = service.cancelBuild(id, 'user');
+    port.log(`build ${id}: cancel ${accepted ? 'sent' : 'not needed (already finished)'}`);
+    return accepted;
+  };
+  active.byId.set(id, { modelPath, cancel: stop });
+  if (token !== undefined) active.byToken.set(token, id);
+  const onCancelRequest = cancel.onCancellationRequested(() => {
+    requestCancelledByClient = true;
+    stop();
+  });
+
+  // Events can arrive while subscribe() is still returning its snapshot: hold them until the
+  // model has the snapshot, so nothing is applied twice or out of order.
+  let pending: BuildEvent[] | undefined = [];
+  const onEvents = (events: BuildEvent[]) => {
+    for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
+    if (pending) pending.push(...events);
+    else {
+      progress.onEvents(events);
+      view.onEvents(events);
+    }
+  };
+  let sub: Subscription | undefined;
+  let late: BuildEvent[] = [];
+  try {
+    sub = service.subscribe(id, onEvents);
+    progress.model.applySnapshot(sub.snapshot, Date.now());
+    late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
+  } catch (e) {
+    port.log(`cannot follow build ${id}: ${(e as Error).message}`);
+  }
+  // After the snapshot, so a first "queued" report knows since when; before the late events.
+  const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
+  progress.begin(`TensorRT build: ${modelPath.split(/[\\/]/).pop()}`, busy && sub?.snapshot.state === 'queued');
+  progress.onEvents(late);
+  view.onEvents(late);
+  pending = undefined;
+  if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
+
+  let outcome: BuildFinished;
+  try {
+    outcome = await service.waitForResult(id);
+  } catch (e) {
+    progress.end(`could not follow the build to its end: ${(e as Error).message}`, false);
+    throw toResponseError(BUILD_COMMAND, e);
+  } finally {
+    onCancelRequest.dispose();
+    sub?.unsubscribe();
+    active.byId.delete(id);
+    if (token !== undefined) active.byToken.delete(token);
+  }
+
+  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds);
+  const result: LspBuildResult = { ...base, modelPath };
+  // Where a crashed build died is the one fact its user needs. The service may know it exactly
+  // (a crash record kept outside the worker); otherwise the deepest phase that reached us is the
+  // best there is: events still queued in the dead worker never arrive, so it can be an ancestor.
+  const known = (outcome as { lastPhasePath?: unknown }).lastPhasePath;
+  const cur = progress.model.current();
+  if (outcome.status === 'crashed') {
+    if (Array.isArray(known) && known.length > 0) {
+      result.lastPhasePath = known.map(String);
+      result.message += ` (crashed in ${formatPhasePath(result.lastPhasePath)})`;
+    } else if (cur) {
+      result.lastPhasePath = cur.names;
+      result.message += ` (the last phase it reported: ${formatCurrentPhase(cur)})`;
+    }
+  }
+  view.finish(result);
+  progress.end(result.message, outcome.status === 'succeeded');
+  port.log(result.message);
+
+  if (outcome.status === 'failed') {
+    const diags = parserDiagnostics(outcome.error);
+    if (diags) port.publishDiagnostics(modelUri(modelPath), diags);
+  }
+  if (requestCancelledByClient) throw requestCancelled(BUILD_COMMAND, result.message, result);
+  if (outcome.status === 'failed' || outcome.status === 'crashed') throw requestFailed(BUILD_COMMAND, result.message, result);
+  return result;
+}
+
+const DEFAULT_VIEW_INTERVAL_MS = 500;
+
+/** Throttled buildView snapshots and build-log batches for one build. */
+class ViewPublisher {
+  private timer: NodeJS.Timeout | undefined;
+  private lastSent = -Infinity;
+  private logLines: BuildLogLine['lines'] = [];
+  private cache: BuildView['cache'];
+  private readonly interval: number;
+
+  constructor(
+    private readonly deps: BuildCommandDeps,
+    private readonly id: string,
+    private readonly modelPath: string,
+    private readonly progress: WorkDoneBuildProgress,
+  ) {
+    this.interval = deps.viewIntervalMs ?? DEFAULT_VIEW_INTERVAL_MS;
+  }
+
+  onEvents(events: readonly BuildEvent[]): void {
+    let changed = false;
+    for (const ev of events) {
+      if (ev.type === 'log') this.logLines.push({ severity: ev.severity, message: ev.message, t: ev.t });
+      else if (ev.type === 'cache.stats') {
+        const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
+        this.cache = stats;
+      }
+      if (ev.type !== 'heartbeat') changed = true;
+    }
+    if (changed) this.schedule();
+  }
+
+  finish(result: LspBuildResult): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.send({
+      status: result.status,
+      message: result.message,
+      ...(result.outputPath ? { outputPath: result.outputPath } : {}),
+      ...(result.engineBytes !== undefined ? { engineBytes: result.engineBytes } : {}),
+    }, result.timingCache);
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const wait = this.lastSent + this.interval - Date.now();
+    if (wait <= 0) this.send();
+    else this.timer = setTimeout(() => this.send(), wait);
+  }
+
+  private send(outcome?: BuildView['outcome'], finalCache?: BuildView['cache']): void {
+    this.timer = undefined;
+    this.lastSent = Date.now();
+    const { port, service } = this.deps;
+    if (this.logLines.length) {
+      port.sendNotification(BUILD_LOG_NOTIFICATION, { buildId: this.id, lines: this.logLines } satisfies BuildLogLine);
+      this.logLines = [];
+    }
+    const record = service.getBuild(this.id);
+    const model = this.progress.model;
+    const now = Date.now();
+    const startedWall = record?.startedAt ? Date.parse(record.startedAt) : undefined;
+    const elapsedMs = record?.outcome?.durationMs ?? (startedWall === undefined ? 0 : now - startedWall);
+    const cur = model.current();
+    const view: BuildView = {
+      buildId: this.id,
+      modelPath: this.modelPath,
+      state: record?.state ?? 'queued',
+      ...(record?.backend ? { backend: record.backend } : {}),
+      ...(record?.simulated !== undefined ? { simulated: record.simulated } : {}),
+      currentPath: cur?.names ?? [],
+      message: outcome?.message ?? progressMessage(model, now),
+      percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(model),
+      ...(model.lastCallbackWall !== undefined ? { sinceLastCallbackMs: Math.max(0, now - model.lastCallbackWall) } : {}),
+      elapsedMs,
+      rows: phaseRows(record?.phases ?? [], elapsedMs),
+      ...((finalCache ?? this.cache ?? record?.cache) ? { cache: finalCache ?? this.cache ?? record?.cache } : {}),
+      ...(outcome ? { outcome } : {}),
+    };
+    port.sendNotification(BUILD_VIEW_NOTIFICATION, view);
+  }
+}

@@ -1,0 +1,10 @@
+// Direct entry: `node dist/apps/lsp/main.js [--stdio]` runs the language server without the CLI.
+import { runLsp } from './command.js';
+
+runLsp(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`trt-build-studio lsp: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

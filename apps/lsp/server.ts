@@ -1,0 +1,150 @@
+// The language server: capabilities, the four commands, progress cancellation, shutdown. It holds
+// no documents (ONNX files are binary); it exists for its commands, their work-done progress and
+// the diagnostics it publishes on model files. Every handler turns its failures into a
+// ResponseError, so no request can take the server down.
+import {
+  ExecuteCommandRequest,
+  TextDocumentSyncKind,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
+  WorkDoneProgressCreateRequest,
+  type CancellationToken,
+  type Connection,
+  type ExecuteCommandParams,
+  type InitializeResult,
+  type ProgressToken,
+} from 'vscode-languageserver';
+import { randomUUID } from 'node:crypto';
+import type { BuildServiceApi } from '../service/api.js';
+import { ServiceError } from '../service/api.js';
+import { describeZodError } from '../shared/protocol.js';
+import { CancelReasons } from '../mcp/build-tool.js';
+import { InspectArgs } from '../mcp/schemas.js';
+import type { NotifierOptions } from '../mcp/progress-notifier.js';
+import { ActiveBuilds, runBuildCommand, type LspPort } from './build-command.js';
+import { COMMANDS } from './names.js';
+import { modelUri, problemDiagnostics } from './diagnostics.js';
+import { invalidParams, toResponseError } from './errors.js';
+import { fileArg } from './paths.js';
+
+export const SERVER_NAME = 'trt-build-studio';
+export { COMMANDS };
+
+export interface LspServerOptions {
+  version: string;
+  pacing?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
+  viewIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LspServer {
+  /** Cancels this server's running builds and waits for every worker to exit. */
+  shutdown(): Promise<void>;
+}
+
+export function createLspServer(connection: Connection, service: BuildServiceApi, opts: LspServerOptions): LspServer {
+  const log = opts.log ?? (() => {});
+  const active = new ActiveBuilds();
+  const reasons = new CancelReasons();
+  let clientShowsProgress = false;
+  let shuttingDown: Promise<void> | undefined;
+
+  const port: LspPort = {
+    sendProgress: (token, value) => void connection.sendProgress(WorkDoneProgress.type, token, value).catch((e: unknown) => log(`progress not sent: ${(e as Error).message}`)),
+    sendNotification: (method, params) => void connection.sendNotification(method, params).catch((e: unknown) => log(`${method} not sent: ${(e as Error).message}`)),
+    publishDiagnostics: (uri, diagnostics) => void connection.sendDiagnostics({ uri, diagnostics }).catch((e: unknown) => log(`diagnostics not sent: ${(e as Error).message}`)),
+    createProgressToken: async () => {
+      // Only a client that said it shows server-initiated progress may be asked to create a token.
+      if (!clientShowsProgress) return undefined;
+      const token: ProgressToken = `trt-build-${randomUUID()}`;
+      await connection.sendRequest(WorkDoneProgressCreateRequest.type, { token });
+      return token;
+    },
+    log,
+  };
+
+  connection.onInitialize((params): InitializeResult => {
+    clientShowsProgress = params.capabilities.window?.workDoneProgress === true;
+    // Registered here, after the library's own handler (set up just before this one runs), which
+    // only knows the tokens it created itself; this one cancels the build behind any token,
+    // client-given or server-created.
+    connection.onNotification(WorkDoneProgressCancelNotification.type, ({ token }) => {
+      const hit = active.cancelByToken(token);
+      log(`window/workDoneProgress/cancel for ${String(token)}: ${hit ? 'build cancelled' : 'no running build has this token'}`);
+    });
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.None,
+        executeCommandProvider: { commands: Object.values(COMMANDS), workDoneProgress: true },
+      },
+      serverInfo: { name: SERVER_NAME, version: opts.version },
+    };
+  });
+
+  const handlers: Record<string, (params: ExecuteCommandParams, cancel: CancellationToken) => Promise<unknown>> = {
+    [COMMANDS.build]: (params, cancel) => {
+      if (shuttingDown) throw invalidParams(COMMANDS.build, 'the server is shutting down');
+      return runBuildCommand(
+        { service, reasons, active, port, pacing: opts.pacing, viewIntervalMs: opts.viewIntervalMs },
+        params.arguments?.[0],
+        { workDoneToken: params.workDoneToken, cancel },
+      );
+    },
+    [COMMANDS.cancel]: async (params) => {
+      const arg = (params.arguments?.[0] ?? {}) as unknown;
+      if (typeof arg !== 'object' || arg === null || Array.isArray(arg)) throw invalidParams(COMMANDS.cancel, 'expects {"buildId"?: string}');
+      const extra = Object.keys(arg).filter((k) => k !== 'buildId');
+      if (extra.length) throw invalidParams(COMMANDS.cancel, `unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')}; it takes {"buildId"?: string}`);
+      const { buildId } = arg as { buildId?: unknown };
+      if (buildId !== undefined && (typeof buildId !== 'string' || buildId.length === 0)) throw invalidParams(COMMANDS.cancel, 'buildId must be a non-empty string');
+      if (buildId !== undefined && !active.byId.has(buildId)) {
+        throw invalidParams(COMMANDS.cancel, `no running build "${buildId}" started by this server (running: ${[...active.byId.keys()].join(', ') || 'none'})`);
+      }
+      const ids = buildId === undefined ? [...active.byId.keys()] : [buildId];
+      const cancelled = ids.filter((id) => active.byId.get(id)?.cancel());
+      return { cancelled, message: cancelled.length ? `cancel sent to ${cancelled.join(', ')}` : 'no running build to cancel' };
+    },
+    [COMMANDS.inspect]: async (params) => {
+      const parsed = InspectArgs.safeParse(params.arguments?.[0]);
+      if (!parsed.success) throw invalidParams(COMMANDS.inspect, `expects {"path": "<model.onnx>"}: ${describeZodError(parsed.error)}`);
+      const file = fileArg(parsed.data.path, 'path');
+      try {
+        const summary = await service.inspectModel(file);
+        port.publishDiagnostics(modelUri(file), []);
+        return summary;
+      } catch (e) {
+        if (e instanceof ServiceError && e.code === 'bad_model') port.publishDiagnostics(modelUri(file), problemDiagnostics('bad-model', e.message));
+        throw e;
+      }
+    },
+    [COMMANDS.backends]: async () => ({ backends: await service.listBackends() }),
+  };
+
+  connection.onRequest(ExecuteCommandRequest.type, async (params, cancel) => {
+    const command = typeof params?.command === 'string' ? params.command : '(none)';
+    const handler = Object.hasOwn(handlers, command) ? handlers[command] : undefined;
+    if (!handler) throw invalidParams('workspace/executeCommand', `unknown command "${command}"; this server runs ${Object.values(COMMANDS).join(', ')}`);
+    try {
+      return await handler(params, cancel);
+    } catch (e) {
+      const err = toResponseError(command, e);
+      log(err.message);
+      throw err;
+    }
+  });
+
+  const shutdown = () => {
+    shuttingDown ??= (async () => {
+      // The service cancels every queued and running build with reason "shutdown" and waits for
+      // (or, past its grace period, kills) each worker.
+      for (const id of active.byId.keys()) reasons.note(id, 'shutdown');
+      await service.shutdown();
+    })();
+    return shuttingDown;
+  };
+  connection.onShutdown(async () => {
+    log('shutdown requested: cancelling running builds and stopping their workers');
+    await shutdown();
+  });
+  return { shutdown };
+}
