@@ -72,8 +72,9 @@ export function checkFile(file: string, source: string): Violation[] {
     }
     if (app === 'renderer') {
       if (isNodeBuiltin(spec)) add(spec, 'apps/renderer never sees Node');
-      if (target && ['service', 'main', 'worker', 'cli', 'mcp'].includes(target)) add(spec, 'apps/renderer depends only on apps/shared');
+      if (target && ['service', 'main', 'worker', 'cli', 'mcp', 'lsp'].includes(target)) add(spec, 'apps/renderer depends only on apps/shared');
     }
+    if (target === 'lsp' && !['lsp', 'cli'].includes(app)) add(spec, 'only apps/cli dispatches to apps/lsp');
     // Nothing below the surfaces may depend on them.
     if (target === 'main' && app !== 'main') add(spec, 'nothing imports apps/main');
     if (target === 'renderer' && app !== 'renderer') add(spec, 'nothing imports apps/renderer');

@@ -16,6 +16,7 @@ Commands:
   backends                         list build backends (TensorRT, simulated) and their state
   serve                            HTTP + Server-Sent Events service with the web UI
   mcp                              MCP server (stdio) for agent runtimes
+  lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
   trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
 
 Run \`trt-build-studio <command> --help\` for a command's options.
@@ -46,6 +47,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('../service/http/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
+  lsp: async () => (await import('../lsp/command.js')).runLsp,
 };
 
 function isUsageError(e: unknown): boolean {

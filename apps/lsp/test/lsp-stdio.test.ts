@@ -235,11 +235,11 @@ describe('bad requests: a clear error, diagnostics on the model, and the server 
     // A build that never started gets no progress token (and so no begin/end to show).
     expect(lsp.created.length).toBe(tokensBefore);
     expect(err.code).toBe(LSPErrorCodes.RequestFailed);
-    expect(err.message).toContain('not a valid ONNX model');
+    expect(err.message).toContain('is not an ONNX model');
     const d = await waitFor('diagnostics', () => lsp.diagnostics.slice(before).find((p) => p.uri.endsWith('/notes.onnx')));
     expect(d.uri).toMatch(/^file:\/\//);
     expect(d.diagnostics[0]).toMatchObject({ source: 'trt-build-studio', code: 'bad-model', range: { start: { line: 0, character: 0 } } });
-    expect(d.diagnostics[0].message).toContain('not a valid ONNX model');
+    expect(d.diagnostics[0].message).toContain('is not an ONNX model');
   });
 
   it('a dynamic input without shapes: the diagnostic names the input; a good build clears it', async () => {

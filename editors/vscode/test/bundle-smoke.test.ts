@@ -106,9 +106,9 @@ describe('the bundled extension with the real language client and server', () =>
 
     // A bad file: the server's message, and a diagnostic on the file through the client.
     await rec.commands.get('trtBuildStudio.buildEngine')!(vscode.Uri.file(bad));
-    expect(rec.messages.at(-1)).toMatch(/^error: .*not a valid ONNX model/);
+    expect(rec.messages.at(-1)).toMatch(/^error: .*is not an ONNX model/);
     const diags = await waitFor('the diagnostic (client log: ' + rec.output.get('TRT Build Studio (language server)')?.join(' | ') + ')', () => [...rec.diagnostics.entries()].find(([uri, d]) => uri.endsWith('notes.onnx') && d.length > 0));
-    expect(diags[1][0].message).toContain('not a valid ONNX model');
+    expect(diags[1][0].message).toContain('is not an ONNX model');
 
     // Cancel from the notification stops a long build; no engine.
     const longModel = writeModel(path.join(dir, 'long.onnx'), { layers: 4 });
