@@ -1,6 +1,5 @@
 // The HTTP server of `trt-build-studio serve`: checks Host and token, dispatches /api routes,
 // serves the web UI, and shuts down without leaving streams or uploads behind.
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import type { BuildServiceApi } from '../api.js';
@@ -209,9 +208,4 @@ function decodeParam(raw: string): string {
   } catch {
     throw new HttpError('not_found', `malformed build id "${raw}"`);
   }
-}
-
-/** Removes the upload directory and everything in it; used on shutdown. */
-export async function removeUploadDir(dir: string): Promise<void> {
-  await fs.promises.rm(dir, { recursive: true, force: true });
 }
