@@ -67,6 +67,11 @@ export interface BuildServiceApi {
   waitForResult(id: string): Promise<BuildFinished>;
   /** Path of the finished engine, when the build succeeded and the file still exists. */
   enginePath(id: string): string | undefined;
+  /**
+   * True when the build finished long enough ago that only its summary is kept: its record has no
+   * phases and a subscription replays nothing. Optional for implementations that keep everything.
+   */
+  detailsEvicted?(id: string): boolean;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

@@ -112,7 +112,13 @@ function listBuilds({ res, ctx }: RouteRequest): void {
 }
 
 function getBuild({ res, params, ctx }: RouteRequest): void {
-  sendJson(res, 200, knownBuild(ctx, params[0]));
+  const record = knownBuild(ctx, params[0]);
+  sendJson(res, 200, record, detailsHeader(ctx, record.id));
+}
+
+/** Marks the summary of a build whose event log and phase tree were evicted (see docs/http-api.md). */
+function detailsHeader(ctx: { service: BuildServiceApi }, id: string): Record<string, string> {
+  return ctx.service.detailsEvicted?.(id) ? { 'Build-Details': 'evicted' } : {};
 }
 
 function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {

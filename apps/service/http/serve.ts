@@ -37,7 +37,11 @@ export async function runServe(argv: string[]): Promise<number> {
     process.stderr.write(`trt-build-studio serve: removed the upload folder of a server that is gone: ${stale}\n`);
   }
   const uploadDir = await createUploadDir(os.tmpdir());
-  const service: BuildServiceApi = createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency });
+  const service: BuildServiceApi = createBuildService({
+    outputDir: args.outputDir,
+    concurrency: args.concurrency,
+    retainFinishedBuilds: args.keepBuildDetails,
+  });
   // Installed before anything listens, so no signal ever meets the default action.
   const stopRequested = shutdownSignals(() => {
     process.stderr.write('trt-build-studio serve: stopping workers now\n');

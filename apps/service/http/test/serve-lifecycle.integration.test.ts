@@ -89,6 +89,52 @@ describe('serve: late signals', () => {
   });
 });
 
+describe('serve: finished builds beyond --keep-build-details', () => {
+  it('keeps the summary of an evicted build, marked, with no phases and nothing to replay', async () => {
+    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+    const s = await startServe(['--output-dir', path.join(dir, 'engines'), '--keep-build-details', '1'], 20_000, { ...process.env, TMPDIR: tmp });
+    started.push(s);
+    const headers = { Authorization: `Bearer ${s.token}` };
+    const build = async () => {
+      const res = await fetch(`${s.base}/api/builds`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ modelPath: model, options: { backend: 'simulated', simDuration: 0.05 } }),
+      });
+      const { id } = (await res.json()) as { id: string };
+      const sse = await openSse(`${s.base}/api/builds/${id}/events?lastEventId=-1`, headers);
+      await sse.ended;
+      return id;
+    };
+    const first = await build();
+    const second = await build();
+    const get = (id: string) => fetch(`${s.base}/api/builds/${id}`, { headers });
+    // The second build's worker exit is what evicts the first one's details.
+    let old: Response | undefined;
+    for (let i = 0; i < 100 && old?.headers.get('build-details') !== 'evicted'; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 50));
+      old = await get(first);
+    }
+    expect(old!.status).toBe(200);
+    expect(old!.headers.get('build-details')).toBe('evicted');
+    expect(await old!.json()).toMatchObject({ id: first, state: 'succeeded', phases: [], engineAvailable: true, outcome: { status: 'succeeded' } });
+    const recent = await get(second);
+    expect(recent.headers.get('build-details')).toBeNull();
+    expect(((await recent.json()) as { phases: unknown[] }).phases.length).toBeGreaterThan(0);
+    const list = (await (await fetch(`${s.base}/api/builds`, { headers })).json()) as Array<{ id: string }>;
+    expect(list.map((b) => b.id)).toEqual([first, second]);
+
+    // The stream of an evicted build: its summary as the snapshot, then the end; no events.
+    const sse = await openSse(`${s.base}/api/builds/${first}/events?lastEventId=-1`, headers);
+    await sse.ended;
+    expect(sse.status).toBe(200);
+    expect(sse.headers['build-details']).toBe('evicted');
+    expect(sse.snapshot()).toMatchObject({ id: first, state: 'succeeded', phases: [] });
+    expect(sse.events()).toEqual([]);
+    expect(await s.stop('SIGTERM')).toBe(0);
+  });
+});
+
 describe('serve: upload folders of dead servers', () => {
   it('removes the folder a SIGKILLed server left, keeps the one of a live server', async () => {
     const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
