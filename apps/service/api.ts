@@ -36,6 +36,11 @@ export interface StartBuildInput {
   options?: BuildOptionsInput;
   /** Cancel with reason "timeout" when the build runs longer than this. */
   timeBudgetSeconds?: number;
+  /**
+   * The name the user knows the model by (an upload's own file name, while the server stores it
+   * under a generated one): shown as the record's `model.fileName`. Display only, never a path.
+   */
+  modelDisplayName?: string;
 }
 
 export interface Subscription {

@@ -167,7 +167,9 @@ export class BuildService implements BuildServiceApi {
   async startBuild(input: StartBuildInput): Promise<BuildRecord> {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
-    const build = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
+    const shownName = displayName(input.modelDisplayName);
+    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
+    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
@@ -252,6 +254,15 @@ export class BuildService implements BuildServiceApi {
     // Each running session kills its worker after cancelKillMs at the latest.
     await Promise.all([...all.map((s) => s.waitForExit()), ...this.helperExits]);
   }
+}
+
+/** A display name as given, checked: one file name, no control or bidi characters. */
+function displayName(name: unknown): string | undefined {
+  if (name === undefined) return undefined;
+  if (typeof name !== 'string' || name === '' || name.length > 255 || /[\\/\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(name)) {
+    throw new ServiceError('bad_input', 'modelDisplayName must be a file name (no path, no control characters, at most 255 characters)');
+  }
+  return name;
 }
 
 export function createBuildService(opts?: BuildServiceOptions): BuildService {

@@ -57,6 +57,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
     maxUploadBytes: opts.maxUploadBytes,
     heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     openStreams,
+    uploadNames: new Map(),
   };
   let closing: Promise<void> | undefined;
   const stopAccepting = () =>

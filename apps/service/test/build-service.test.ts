@@ -366,6 +366,21 @@ describe('build service', () => {
     expect(svc.enginePath(ids[0])).toBeUndefined();
   }, 120_000);
 
+  it('shows a display name as the model file name, and refuses one that is a path or hides characters', async () => {
+    const svc = service();
+    const r = await svc.startBuild({ modelPath: model, modelDisplayName: 'résnet 50.onnx', options: sim({ simDuration: 0.05 }) });
+    expect(r.model?.fileName).toBe('résnet 50.onnx');
+    expect(r.modelPath).toBe(model);
+    await svc.waitForResult(r.id);
+    expect(svc.getBuild(r.id)?.model?.fileName).toBe('résnet 50.onnx');
+    for (const bad of ['../x.onnx', 'a\\b.onnx', 'a\u202eb.onnx', 'a\nb', '', 'x'.repeat(256)]) {
+      await expect(svc.startBuild({ modelPath: model, modelDisplayName: bad, options: sim() }), JSON.stringify(bad)).rejects.toMatchObject({
+        code: 'bad_input',
+        message: expect.stringMatching(/modelDisplayName/),
+      });
+    }
+  });
+
   it('takes the bound as an option (0 keeps no finished details)', async () => {
     expect(() => service({ retainFinishedBuilds: -1 })).toThrow(/retainFinishedBuilds/);
     const svc = service({ retainFinishedBuilds: 0 });
