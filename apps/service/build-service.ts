@@ -1,7 +1,8 @@
 // The build service: validates build requests, queues them (FIFO; by default one at a time,
 // because concurrent builds on one GPU distort each other's tactic timings), runs each in its own
-// worker process, and keeps this run's history. Every surface (CLI, HTTP/SSE, MCP, Electron main)
-// sits on this one implementation of BuildServiceApi.
+// worker process, and keeps this run's history (full details for the most recent finished builds,
+// summaries for the rest). Every surface (CLI, HTTP/SSE, MCP, Electron main) sits on this one
+// implementation of BuildServiceApi.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';

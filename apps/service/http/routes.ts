@@ -210,6 +210,7 @@ function downloadName(record: BuildRecord, file: string): string {
 
 /** ASCII fallback plus RFC 6266 / RFC 5987 form, so non-ASCII engine names survive without header injection. */
 function contentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  // '%' too: some user agents percent-decode the plain filename parameter.
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }

@@ -1,5 +1,7 @@
 // The HTTP server of `trt-build-studio serve`: checks Host and token, dispatches /api routes,
-// serves the web UI, and shuts down without leaving streams or uploads behind.
+// serves the web UI, and shuts down without leaving streams or uploads behind. Hostile clients
+// meet limits here: one Host header, bodies that must keep arriving, header and keep-alive
+// timeouts, and a cap on connections (docs/http-api.md, "Hardening").
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import type { BuildServiceApi } from '../api.js';
