@@ -140,19 +140,22 @@ describe('request body timeout', () => {
   });
 
   it('lets a body that keeps arriving fast finish even when it takes longer than the timeout', async () => {
-    const port = await start({ requestBodyTimeoutMs: 300, minBodyBytesPerSecond: 200 });
+    const port = await start({ requestBodyTimeoutMs: 1000, minBodyBytesPerSecond: 200 });
     const c = await connect(port);
-    const body = JSON.stringify({ modelPath: model, options: { backend: 'simulated' }, pad: 'x'.repeat(800) });
+    const body = JSON.stringify({ modelPath: model, options: { backend: 'simulated' }, pad: 'x'.repeat(1800) });
     c.socket.write(
       `POST /api/builds HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     );
-    // ~800 bytes in 200 ms chunks over ~0.8 s: well above the 200 B/s floor, longer than 300 ms.
+    // ~2 KB in 200-byte chunks every 150 ms, ~1.5 s: well above the 200 B/s floor, longer than the
+    // 1 s timeout, and no pause near 1 s even on a busy machine.
+    const t0 = Date.now();
     for (let off = 0; off < body.length; off += 200) {
       c.socket.write(body.slice(off, off + 200));
       await new Promise((r) => setTimeout(r, 150));
     }
     await c.closed;
+    expect(Date.now() - t0).toBeGreaterThan(1000);
     // The body arrived whole: the route answered it (400 names the unknown field), not the timer.
     expect(statusOf(c.text()), c.text()).toBe(400);
     expect(bodyOf(c.text()).error?.message).toMatch(/pad/);
