@@ -317,7 +317,8 @@ describe('build service', () => {
     // server (about 1 MiB each for real models). Measured through the service API: what a
     // subscriber replaying from the start (afterSeq -1) gets back, and the phase tree a record holds.
     const keep = 20;
-    const svc = service({ concurrency: 2 });
+    // One at a time, so "the most recent to finish" is the order they were started in.
+    const svc = service({ concurrency: 1 });
     const out = path.join(dir, 'evict');
     fs.mkdirSync(out, { recursive: true });
     const ids: string[] = [];
@@ -327,7 +328,8 @@ describe('build service', () => {
     }
     for (const id of ids) expect((await svc.waitForResult(id)).status).toBe('succeeded');
     // Workers exit a moment after their result; eviction follows the exit.
-    await new Promise((r) => setTimeout(r, 300));
+    // The last build's exit evicts the 40th: after that nothing changes.
+    await waitUntil(() => svc.detailsEvicted(ids[59 - keep]));
 
     const replayed = (id: string) => {
       let n = 0;
