@@ -111,7 +111,7 @@ describe('serve: finished builds beyond --keep-build-details', () => {
     const get = (id: string) => fetch(`${s.base}/api/builds/${id}`, { headers });
     // The second build's worker exit is what evicts the first one's details.
     let old: Response | undefined;
-    for (let i = 0; i < 100 && old?.headers.get('build-details') !== 'evicted'; i++) {
+    for (let i = 0; i < 300 && old?.headers.get('build-details') !== 'evicted'; i++) {
       if (i) await new Promise((r) => setTimeout(r, 50));
       old = await get(first);
     }
