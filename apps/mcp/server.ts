@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBuildService } from '../service/build-service.js';
-import { claimStdoutForProtocol } from './stdio-channel.js';
+import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
 import { createMcpServer, SERVER_NAME } from './tools.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>]
@@ -100,7 +100,11 @@ export async function runMcp(argv: string[]): Promise<number> {
       : undefined,
     log,
   });
-  const transport = new StdioServerTransport(process.stdin, channel.stdout);
+  const framed = frameJsonRpc(process.stdin, {
+    reply: (message) => channel.stdout.write(`${JSON.stringify(message)}\n`),
+    log,
+  });
+  const transport = new StdioServerTransport(framed, channel.stdout);
 
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));

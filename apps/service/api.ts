@@ -36,6 +36,11 @@ export interface StartBuildInput {
   options?: BuildOptionsInput;
   /** Cancel with reason "timeout" when the build runs longer than this. */
   timeBudgetSeconds?: number;
+  /**
+   * The name the user knows the model by (an upload's own file name, while the server stores it
+   * under a generated one): shown as the record's `model.fileName`. Display only, never a path.
+   */
+  modelDisplayName?: string;
 }
 
 export interface Subscription {
@@ -67,6 +72,11 @@ export interface BuildServiceApi {
   waitForResult(id: string): Promise<BuildFinished>;
   /** Path of the finished engine, when the build succeeded and the file still exists. */
   enginePath(id: string): string | undefined;
+  /**
+   * True when the build finished long enough ago that only its summary is kept: its record has no
+   * phases and a subscription replays nothing. Optional for implementations that keep everything.
+   */
+  detailsEvicted?(id: string): boolean;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

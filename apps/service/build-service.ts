@@ -1,8 +1,10 @@
 // The build service: validates build requests, queues them (FIFO; by default one at a time,
 // because concurrent builds on one GPU distort each other's tactic timings), runs each in its own
-// worker process, and keeps this run's history. Every surface (CLI, HTTP/SSE, MCP, Electron main)
-// sits on this one implementation of BuildServiceApi.
+// worker process, and keeps this run's history (full details for the most recent finished builds,
+// summaries for the rest). Every surface (CLI, HTTP/SSE, MCP, Electron main) sits on this one
+// implementation of BuildServiceApi.
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
@@ -32,6 +34,33 @@ export interface BuildServiceOptions {
   retainFinishedPhases?: number;
   /** How long the backend list is cached (default 60 s). */
   backendsTtlMs?: number;
+  /**
+   * Finished builds whose details (event log for replay, phase tree) are kept, most recent first
+   * (default 20). Older finished builds keep only their summary: the record without phases. A
+   * long-running server would otherwise grow by each build's details forever.
+   */
+  retainFinishedBuilds?: number;
+}
+
+export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
+
+/** What is left of a finished build once its details are evicted: the record, minus the phase tree. */
+class BuildSummary {
+  constructor(private readonly summary: BuildRecord) {}
+
+  get outcome(): BuildFinished {
+    return this.summary.outcome!;
+  }
+
+  record(): BuildRecord {
+    return { ...this.summary, engineAvailable: this.enginePath() !== undefined };
+  }
+
+  /** Looked up live, like a session does: the file may have been deleted since. */
+  enginePath(): string | undefined {
+    const out = this.summary.outputPath;
+    return this.summary.outcome?.status === 'succeeded' && out && fs.existsSync(out) ? out : undefined;
+  }
 }
 
 const BACKENDS_TIMEOUT_MS = 20_000;
@@ -44,7 +73,11 @@ export class BuildService implements BuildServiceApi {
   private readonly retainEvents: number;
   private readonly retainFinishedPhases: number;
   private readonly backendsTtlMs: number;
-  private readonly sessions = new Map<string, BuildSession>();
+  private readonly retainFinishedBuilds: number;
+  /** Every build of this run, oldest first; finished ones beyond the bound as summaries only. */
+  private readonly sessions = new Map<string, BuildSession | BuildSummary>();
+  /** Finished sessions still holding their details, in the order their workers were gone. */
+  private readonly finishedDetailed: BuildSession[] = [];
   private readonly queue: BuildSession[] = [];
   private readonly running = new Set<BuildSession>();
   private backendsCache?: { at: number; list: Promise<BackendInfo[]> };
@@ -64,6 +97,11 @@ export class BuildService implements BuildServiceApi {
     }
     this.retainFinishedPhases = rfp;
     this.backendsTtlMs = opts.backendsTtlMs ?? 60_000;
+    const rfb = opts.retainFinishedBuilds ?? DEFAULT_RETAIN_FINISHED_BUILDS;
+    if (!Number.isInteger(rfb) || rfb < 0) {
+      throw new RangeError(`retainFinishedBuilds must be a non-negative integer, got ${rfb}`);
+    }
+    this.retainFinishedBuilds = rfb;
   }
 
   listBackends(): Promise<BackendInfo[]> {
@@ -130,7 +168,9 @@ export class BuildService implements BuildServiceApi {
   async startBuild(input: StartBuildInput): Promise<BuildRecord> {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
-    const build = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
+    const shownName = displayName(input.modelDisplayName);
+    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
+    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
@@ -157,6 +197,23 @@ export class BuildService implements BuildServiceApi {
     const i = this.queue.indexOf(s);
     if (i >= 0) this.queue.splice(i, 1);
     if (this.running.delete(s)) this.pump();
+    // Called once per build, after its worker is gone: nothing of the session is needed any more
+    // but its record and (for replay) its details, which are kept for the most recent few only.
+    if (s.finished) this.retainDetails(s);
+  }
+
+  private retainDetails(s: BuildSession): void {
+    this.finishedDetailed.push(s);
+    while (this.finishedDetailed.length > this.retainFinishedBuilds) {
+      const old = this.finishedDetailed.shift()!;
+      // Subscribers still replaying hold their own copy; dropping our reference frees the rest.
+      if (this.sessions.get(old.id) === old) this.sessions.set(old.id, new BuildSummary({ ...old.record(), phases: [] }));
+    }
+  }
+
+  /** True when the build finished long enough ago that only its summary is kept. */
+  detailsEvicted(id: string): boolean {
+    return this.sessions.get(id) instanceof BuildSummary;
   }
 
   getBuild(id: string): BuildRecord | undefined {
@@ -168,19 +225,22 @@ export class BuildService implements BuildServiceApi {
   }
 
   cancelBuild(id: string, reason: CancelReason = 'user'): boolean {
-    return this.sessions.get(id)?.cancel(reason) ?? false;
+    const s = this.sessions.get(id);
+    return s instanceof BuildSession ? s.cancel(reason) : false;
   }
 
   subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts: { afterSeq?: number } = {}): Subscription {
     const s = this.sessions.get(id);
     if (!s) throw new ServiceError('not_found', `unknown build ${id}`);
+    // Evicted: the summary is the whole answer (it carries the outcome); nothing is replayed.
+    if (s instanceof BuildSummary) return { snapshot: s.record(), unsubscribe: () => {} };
     return s.subscribe(onEvents, opts.afterSeq);
   }
 
   waitForResult(id: string): Promise<BuildFinished> {
     const s = this.sessions.get(id);
     if (!s) return Promise.reject(new ServiceError('not_found', `unknown build ${id}`));
-    return s.waitForResult();
+    return s instanceof BuildSummary ? Promise.resolve(s.outcome) : s.waitForResult();
   }
 
   enginePath(id: string): string | undefined {
@@ -190,11 +250,20 @@ export class BuildService implements BuildServiceApi {
   async shutdown(): Promise<void> {
     this.closing = true;
     for (const s of this.queue.splice(0)) s.cancel('shutdown');
-    const all = [...this.sessions.values()];
+    const all = [...this.sessions.values()].filter((s): s is BuildSession => s instanceof BuildSession);
     for (const s of all) if (!s.finished) s.cancel('shutdown');
     // Each running session kills its worker after cancelKillMs at the latest.
     await Promise.all([...all.map((s) => s.waitForExit()), ...this.helperExits]);
   }
+}
+
+/** A display name as given, checked: one file name, no control or bidi characters. */
+function displayName(name: unknown): string | undefined {
+  if (name === undefined) return undefined;
+  if (typeof name !== 'string' || name === '' || name.length > 255 || /[\\/\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(name)) {
+    throw new ServiceError('bad_input', 'modelDisplayName must be a file name (no path, no control characters, at most 255 characters)');
+  }
+  return name;
 }
 
 export function createBuildService(opts?: BuildServiceOptions): BuildService {

@@ -5,6 +5,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { isAlive, SERVER_JS, waitFor } from './harness.js';
@@ -60,6 +63,93 @@ it('writes only JSON-RPC to stdout through a whole build, and survives a malform
   child.stdin.end();
   await waitFor('the server to exit', () => (child.exitCode !== null || !isAlive(child.pid!)) || undefined, 10_000);
   expect(child.exitCode).toBe(0);
+});
+
+// Every hostile line from the "Hardening" table of docs/mcp.md, with the error JSON-RPC 2.0 asks
+// for: -32700 when the line is not JSON, -32600 when it is JSON but no valid message, carrying the
+// request's id when it has a usable one and null otherwise.
+const HOSTILE: Array<{ line: string; code: -32700 | -32600; id: string | number | null }> = [
+  { line: 'this is not JSON-RPC', code: -32700, id: null },
+  { line: '{"jsonrpc":"2.0","id":17,"method":', code: -32700, id: null },
+  { line: '{"jsonrpc":"2.0","id":11}', code: -32600, id: 11 },
+  { line: '{"jsonrpc":"1.0","id":12,"method":"tools/list"}', code: -32600, id: 12 },
+  { line: '{"id":13,"method":"tools/list"}', code: -32600, id: 13 },
+  { line: '{"jsonrpc":"2.0","id":"s14","method":42}', code: -32600, id: 's14' },
+  { line: '{"jsonrpc":"2.0","id":16,"method":"tools/list","params":"bad"}', code: -32600, id: 16 },
+  { line: '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}', code: -32600, id: null },
+  { line: '{"jsonrpc":"2.0","id":null,"method":"ping"}', code: -32600, id: null },
+  { line: '{"jsonrpc":"2.0","method":7}', code: -32600, id: null },
+  { line: '[{"jsonrpc":"2.0","id":15,"method":"ping"}]', code: -32600, id: null },
+  { line: '[]', code: -32600, id: null },
+  { line: '42', code: -32600, id: null },
+  { line: '"a string"', code: -32600, id: null },
+  { line: 'null', code: -32600, id: null },
+];
+
+/** The SDK client on pipes the test also reads: lines seen before connect() stay with the test. */
+class PipeTransport implements Transport {
+  onmessage?: (m: JSONRPCMessage) => void;
+  onerror?: (e: Error) => void;
+  onclose?: () => void;
+  private started = false;
+  constructor(private readonly stdin: NodeJS.WritableStream) {}
+  async start() {
+    this.started = true;
+  }
+  deliver(line: string) {
+    if (this.started) this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(line)));
+  }
+  async send(m: JSONRPCMessage) {
+    this.stdin.write(`${JSON.stringify(m)}\n`);
+  }
+  async close() {
+    this.onclose?.();
+  }
+}
+
+it('answers every invalid line with the JSON-RPC error it calls for and keeps serving the SDK client', async () => {
+  const child = spawn(process.execPath, [SERVER_JS], { stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const transport = new PipeTransport(child.stdin);
+    const lines: string[] = [];
+    readline.createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (l) => {
+      lines.push(l);
+      transport.deliver(l);
+    });
+    for (const h of HOSTILE) child.stdin.write(`${h.line}\n`);
+    // Blank lines are skipped, a malformed response from the client is never answered, and a line
+    // past the size limit (8 MiB) is dropped without being held whole, answered with id null.
+    child.stdin.write('\n  \r\n');
+    child.stdin.write('{"jsonrpc":"2.0","id":18,"result":1}\n');
+    child.stdin.write(`{"jsonrpc":"2.0","id":19,"method":"ping","pad":"${'x'.repeat(9 * 1024 * 1024)}"}\n`);
+    const expected = HOSTILE.length + 1;
+    await waitFor(`${expected} error replies`, () => (lines.length >= expected ? true : undefined), 20_000);
+    const replies = lines.map((l) => JSON.parse(l));
+    // Replies come in line order: each hostile line's answer sits at its index.
+    HOSTILE.forEach((h, i) => {
+      expect(replies[i], `reply to ${h.line}`).toEqual({ jsonrpc: '2.0', id: h.id, error: { code: h.code, message: expect.any(String) } });
+    });
+    // Nothing for the blank lines or the malformed response (id 18): next is the oversized line's.
+    expect(replies[HOSTILE.length]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/8388608 bytes/) } });
+    expect(replies).toHaveLength(expected);
+
+    // The official SDK client, on the same connection, works as if nothing had happened.
+    const client = new Client({ name: 'after-junk', version: '1' });
+    await client.connect(transport);
+    expect(client.getServerVersion()?.name).toBe('trt-build-studio');
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('build_engine');
+    await client.ping();
+    expect(stderr).toMatch(/invalid JSON-RPC/);
+
+    child.stdin.end();
+    await waitFor('the server to exit', () => (child.exitCode !== null || !isAlive(child.pid!)) || undefined, 10_000);
+    expect(child.exitCode).toBe(0);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 });
 
 it('prints usage for --help and rejects unknown flags with exit code 2', () => {

@@ -87,6 +87,16 @@ export function hostAllowed(hostHeader: string | undefined, port: number, boundH
   return h.name === boundHost.toLowerCase();
 }
 
+/**
+ * RFC 9112 §3.2: a request with more than one Host field must get a 400. Node joins nothing here
+ * (it keeps the first), so the raw header list is where a second one shows.
+ */
+export function checkSingleHost(req: http.IncomingMessage): void {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++;
+  if (count > 1) throw new HttpError('bad_input', `${count} Host headers in one request: send exactly one`, { Connection: 'close' });
+}
+
 export function checkHost(req: http.IncomingMessage, port: number, boundHost: string): void {
   if (!hostAllowed(req.headers.host, port, boundHost)) {
     throw new HttpError('forbidden', `Host "${req.headers.host ?? ''}" is not allowed (use http://127.0.0.1:${port}/)`);

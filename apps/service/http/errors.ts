@@ -8,7 +8,9 @@ export type HttpErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'too_large'
-  | 'method_not_allowed';
+  | 'method_not_allowed'
+  | 'timeout'
+  | 'unavailable';
 
 const STATUS: Record<HttpErrorCode, number> = {
   bad_input: 400,
@@ -16,10 +18,12 @@ const STATUS: Record<HttpErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  timeout: 408,
   conflict: 409,
   too_large: 413,
   bad_model: 422,
   internal: 500,
+  unavailable: 503,
 };
 
 export class HttpError extends Error {

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
+import type { BuildRecord } from '../../shared/protocol.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
@@ -17,6 +18,8 @@ export interface RouteContext {
   maxUploadBytes?: number;
   heartbeatMs: number;
   openStreams: Set<() => void>;
+  /** Stored upload path → the client's file name, so a build of an earlier upload shows that name. */
+  uploadNames: Map<string, string>;
 }
 
 export interface RouteRequest {
@@ -54,8 +57,9 @@ async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {
   if (isMultipartRequest(req)) {
     const upload = await requireUpload(req, ctx);
     try {
-      const summary = await ctx.service.inspectModel(upload.path);
-      sendJson(res, 201, { path: upload.path, displayName: upload.displayName, summary });
+      const summary = { ...(await ctx.service.inspectModel(upload.path)), fileName: upload.displayName };
+      ctx.uploadNames.set(upload.path, upload.displayName);
+      sendJson(res, 201, { path: upload.path, displayName: upload.displayName, fileName: upload.displayName, summary });
     } catch (e) {
       // A model that cannot be read is of no use to anyone: do not keep it.
       await fs.promises.rm(upload.path, { force: true });
@@ -67,7 +71,7 @@ async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {
   const body = parseBody(ModelPathBody, await readJsonBody(req));
   const modelPath = checkClientPath(body.path, 'path');
   const summary = await ctx.service.inspectModel(modelPath);
-  sendJson(res, 201, { path: modelPath, displayName: path.basename(modelPath), summary });
+  sendJson(res, 201, { path: modelPath, displayName: summary.fileName, fileName: summary.fileName, summary });
 }
 
 async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
@@ -79,7 +83,7 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
     try {
       if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
       if ('modelPath' in fields) throw new HttpError('bad_input', 'modelPath: give either an uploaded "model" file or a modelPath, not both');
-      input = toStartBuildInput(multipartFieldsToBody(fields), file.path);
+      input = { ...toStartBuildInput(multipartFieldsToBody(fields), file.path), modelDisplayName: file.displayName };
     } catch (e) {
       if (upload) await fs.promises.rm(upload.path, { force: true });
       throw e;
@@ -87,6 +91,8 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
   } else {
     requireJson(req);
     input = toStartBuildInput(await readJsonBody(req));
+    const shown = ctx.uploadNames.get(input.modelPath);
+    if (shown !== undefined) input = { ...input, modelDisplayName: shown };
   }
   try {
     const record = await ctx.service.startBuild(input);
@@ -112,7 +118,13 @@ function listBuilds({ res, ctx }: RouteRequest): void {
 }
 
 function getBuild({ res, params, ctx }: RouteRequest): void {
-  sendJson(res, 200, knownBuild(ctx, params[0]));
+  const record = knownBuild(ctx, params[0]);
+  sendJson(res, 200, record, detailsHeader(ctx, record.id));
+}
+
+/** Marks the summary of a build whose event log and phase tree were evicted (see docs/http-api.md). */
+function detailsHeader(ctx: { service: BuildServiceApi }, id: string): Record<string, string> {
+  return ctx.service.detailsEvicted?.(id) ? { 'Build-Details': 'evicted' } : {};
 }
 
 function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
@@ -148,7 +160,7 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': stat.size,
-      'Content-Disposition': contentDisposition(path.basename(file)),
+      'Content-Disposition': contentDisposition(downloadName(record, file)),
       'Cache-Control': 'no-store',
     });
   } catch {
@@ -183,8 +195,22 @@ async function requireUpload(req: http.IncomingMessage, ctx: RouteContext): Prom
   return file;
 }
 
-/** ASCII fallback plus RFC 5987 form, so non-ASCII engine names survive without header injection. */
+/**
+ * The engine's name for the download. An engine the service named after an upload's stored name
+ * (`upload-<random>-<id>.engine`) is offered under the user's model name instead
+ * (`resnet 50-<id>.engine`); a path the client chose keeps its own name.
+ */
+function downloadName(record: BuildRecord, file: string): string {
+  const base = path.basename(file);
+  const storedStem = path.basename(record.modelPath).replace(/\.onnx$/i, '');
+  const shown = record.model?.fileName;
+  if (!shown || shown === path.basename(record.modelPath) || !base.startsWith(`${storedStem}-`)) return base;
+  return `${shown.replace(/\.onnx$/i, '')}${base.slice(storedStem.length)}`;
+}
+
+/** ASCII fallback plus RFC 6266 / RFC 5987 form, so non-ASCII engine names survive without header injection. */
 function contentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  // '%' too: some user agents percent-decode the plain filename parameter.
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }

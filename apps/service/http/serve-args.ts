@@ -13,10 +13,12 @@ export interface ServeArgs {
   outputDir?: string;
   concurrency?: number;
   heartbeatMs?: number;
+  keepBuildDetails?: number;
   help: boolean;
 }
 
 export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N] [--heartbeat-ms N]
+                             [--keep-build-details N]
 
   --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H          address to bind (default 127.0.0.1; anything else exposes the builds to the network)
@@ -24,6 +26,9 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
   --output-dir D    where engines go when a build names no output path
   --concurrency N   builds running at once (default 1: concurrent builds on one GPU distort tactic timing)
   --heartbeat-ms N  SSE heartbeat comment interval (default 15000)
+  --keep-build-details N
+                    finished builds whose event log and phase tree are kept (default 20);
+                    older ones keep their summary only
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
 
@@ -43,6 +48,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'output-dir': { type: 'string' },
         concurrency: { type: 'string' },
         'heartbeat-ms': { type: 'string' },
+        'keep-build-details': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -64,6 +70,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     outputDir: values['output-dir'] === undefined ? undefined : path.resolve(values['output-dir']),
     concurrency: values.concurrency === undefined ? undefined : integer('--concurrency', values.concurrency, 1, 64),
     heartbeatMs: values['heartbeat-ms'] === undefined ? undefined : integer('--heartbeat-ms', values['heartbeat-ms'], 10, 3_600_000),
+    keepBuildDetails:
+      values['keep-build-details'] === undefined ? undefined : integer('--keep-build-details', values['keep-build-details'], 0, 100_000),
     help: values.help ?? false,
   };
 }

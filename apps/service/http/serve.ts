@@ -1,13 +1,15 @@
 // `trt-build-studio serve`: the build service behind HTTP + SSE, for scripts, CI and the web UI.
 // Runs until SIGINT/SIGTERM, then cancels builds (no worker outlives the server), closes the
-// server and removes uploaded models.
+// server and removes uploaded models. Later signals never kill it by signal: during shutdown they
+// escalate (workers are killed at once), after it the process exits 0 right away.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
 import { createBuildService } from '../build-service.js';
 import { generateToken } from './auth.js';
-import { createHttpServer, removeUploadDir } from './server.js';
+import { createHttpServer } from './server.js';
+import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, UsageError, type ServeArgs } from './serve-args.js';
 
 export async function runServe(argv: string[]): Promise<number> {
@@ -31,8 +33,21 @@ export async function runServe(argv: string[]): Promise<number> {
   }
 
   const token = args.token ?? generateToken();
-  const uploadDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'tbs-uploads-'));
-  const service: BuildServiceApi = createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency });
+  for (const stale of await removeStaleUploadDirs(os.tmpdir())) {
+    process.stderr.write(`trt-build-studio serve: removed the upload folder of a server that is gone: ${stale}\n`);
+  }
+  const uploadDir = await createUploadDir(os.tmpdir());
+  const service: BuildServiceApi = createBuildService({
+    outputDir: args.outputDir,
+    concurrency: args.concurrency,
+    retainFinishedBuilds: args.keepBuildDetails,
+  });
+  // Installed before anything listens, so no signal ever meets the default action.
+  const stopRequested = shutdownSignals(() => {
+    process.stderr.write('trt-build-studio serve: stopping workers now\n');
+    // The service's second cancel kills a build's worker outright.
+    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
+  });
   const http = createHttpServer({
     service,
     token,
@@ -56,18 +71,8 @@ export async function runServe(argv: string[]): Promise<number> {
     `trt-build-studio serve: listening on ${args.host}:${port}; uploads kept in ${uploadDir} until shutdown (Ctrl-C stops and cancels running builds)\n`,
   );
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  process.stderr.write(`trt-build-studio serve: ${signal}, cancelling builds and shutting down…\n`);
-  // A second signal escalates: the service's second cancel kills the workers outright.
-  const escalate = () => {
-    process.stderr.write('trt-build-studio serve: stopping workers now\n');
-    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
-  };
-  process.on('SIGINT', escalate);
-  process.on('SIGTERM', escalate);
+  const signal = await stopRequested;
+  process.stderr.write(`trt-build-studio serve: ${signal.first}, cancelling builds and shutting down…\n`);
   try {
     // Streams stay open until the service has shut down, so subscribers still receive each
     // cancelled build's build.finished.
@@ -76,10 +81,42 @@ export async function runServe(argv: string[]): Promise<number> {
     await http.close();
   } finally {
     await removeUploadDir(uploadDir);
-    process.off('SIGINT', escalate);
-    process.off('SIGTERM', escalate);
+    signal.done();
   }
   return 0;
+}
+
+/**
+ * Resolves on the first SIGINT/SIGTERM. The handlers stay installed for the life of the process:
+ * were they removed, a signal arriving before the process has exited would kill it by signal
+ * (exit 130/143 instead of 0). Until `done()`, later signals call `escalate`; after it, the
+ * process exits 0, at once when a signal comes, else on the next turn of the event loop.
+ */
+function shutdownSignals(escalate: () => void): Promise<{ first: NodeJS.Signals; done(): void }> {
+  return new Promise((resolve) => {
+    let state: 'running' | 'stopping' | 'stopped' = 'running';
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (state === 'running') {
+        state = 'stopping';
+        resolve({
+          first: sig,
+          done: () => {
+            state = 'stopped';
+            // Exit explicitly rather than by draining the event loop: Node's natural exit tears its
+            // signal handlers down before the process is gone, and a signal in that window kills
+            // it. process.exit keeps them to the end. setImmediate lets the caller settle first.
+            setImmediate(() => process.exit(0));
+          },
+        });
+      } else if (state === 'stopping') {
+        escalate();
+      } else {
+        process.exit(0);
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
 }
 
 /** The folder holding package.json, from sources (apps/service/http) or dist (dist/apps/service/http). */

@@ -1,10 +1,12 @@
 // The HTTP server of `trt-build-studio serve`: checks Host and token, dispatches /api routes,
-// serves the web UI, and shuts down without leaving streams or uploads behind.
-import * as fs from 'node:fs';
+// serves the web UI, and shuts down without leaving streams or uploads behind. Hostile clients
+// meet limits here: one Host header, bodies that must keep arriving, header and keep-alive
+// timeouts, and a cap on connections (docs/http-api.md, "Hardening").
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type * as net from 'node:net';
 import type { BuildServiceApi } from '../api.js';
-import { checkHost, checkOrigin, requireToken, tokenCookie, tokenMatches } from './auth.js';
+import { checkHost, checkOrigin, checkSingleHost, requireToken, tokenCookie, tokenMatches } from './auth.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MIN_BODY_BYTES_PER_SECOND, hasBody, watchRequestBody } from './body-timeout.js';
 import { HttpError, sendError, toHttpError } from './errors.js';
 import { ROUTES, type RouteContext } from './routes.js';
 import { DEFAULT_HEARTBEAT_MS } from './sse.js';
@@ -21,7 +23,23 @@ export interface HttpServerOptions {
   maxUploadBytes?: number;
   /** Reports requests that failed with a 500, for the server log. */
   onInternalError?: (err: unknown, req: http.IncomingMessage) => void;
+  /** Connections served at once (event streams included); later ones get 503 (default 256). */
+  maxConnections?: number;
+  /** A body with no data for this long, or this old and below the rate floor, gets 408 (default 60 s). */
+  requestBodyTimeoutMs?: number;
+  /** The rate floor for bodies older than requestBodyTimeoutMs (default 1 MiB/s). */
+  minBodyBytesPerSecond?: number;
+  /** Time allowed for a request's headers (default 20 s). */
+  headersTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this long (default 5 s). */
+  keepAliveTimeoutMs?: number;
 }
+
+export const DEFAULT_MAX_CONNECTIONS = 256;
+/** Connections past the cap are still answered (503), up to this many more; beyond, refused outright. */
+const OVER_CAP_ANSWERED = 64;
+const DEFAULT_HEADERS_TIMEOUT_MS = 20_000;
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export interface BuildHttpServer {
   readonly server: http.Server;
@@ -41,6 +59,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
     maxUploadBytes: opts.maxUploadBytes,
     heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     openStreams,
+    uploadNames: new Map(),
   };
   let closing: Promise<void> | undefined;
   const stopAccepting = () =>
@@ -51,17 +70,71 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
   let boundHost = '127.0.0.1';
   let boundPort = 0;
 
-  const server = http.createServer({ noDelay: true }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      const httpErr = toHttpError(err);
-      if (httpErr.status >= 500) opts.onInternalError?.(err, req);
-      sendError(res, httpErr);
-    });
-  });
-  // Uploads of a couple of GiB can take longer than Node's default 5-minute request timeout.
+  const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const bodyTimeoutMs = opts.requestBodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const minBodyRate = opts.minBodyBytesPerSecond ?? DEFAULT_MIN_BODY_BYTES_PER_SECOND;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const open = new Set<net.Socket>();
+  const overCap = new WeakSet<net.Socket>();
+
+  const server = http.createServer(
+    {
+      noDelay: true,
+      headersTimeout: headersTimeoutMs,
+      keepAliveTimeout: opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+      // Node enforces the header and request timeouts on this tick; the default 30 s would let a
+      // stalled client outlive headersTimeout by that much.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      if (overCap.has(req.socket)) return refuseOverCap(res);
+      if (hasBody(req)) {
+        watchRequestBody(req, { timeoutMs: bodyTimeoutMs, minBytesPerSecond: minBodyRate, onTimeout: (why) => cutSlowBody(req, res, why) });
+      }
+      handle(req, res).catch((err: unknown) => {
+        const httpErr = toHttpError(err);
+        if (httpErr.status >= 500) opts.onInternalError?.(err, req);
+        sendError(res, httpErr);
+      });
+    },
+  );
+  // Uploads of a couple of GiB may take longer than Node's default 5-minute request timeout; the
+  // body watch above is what cuts slow or stalled ones.
   server.requestTimeout = 60 * 60 * 1000;
+  // Past the answered overflow, connections are dropped at accept: a flood cannot exhaust fds.
+  server.maxConnections = maxConnections + OVER_CAP_ANSWERED;
+  server.on('connection', (socket: net.Socket) => {
+    if (open.size >= maxConnections) overCap.add(socket);
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+
+  function refuseOverCap(res: http.ServerResponse): void {
+    sendError(
+      res,
+      new HttpError('unavailable', `the server is at its limit of ${maxConnections} connections (event streams count): retry shortly`, {
+        Connection: 'close',
+        'Retry-After': '1',
+      }),
+    );
+  }
+
+  function cutSlowBody(req: http.IncomingMessage, res: http.ServerResponse, why: string): void {
+    // Once a response has finished, Node detaches the request from its socket: closing the socket
+    // alone would leave the body's reader (an upload's partial file) waiting forever.
+    const drop = () => {
+      req.destroy();
+      req.socket.destroy();
+    };
+    if (res.headersSent) return drop();
+    sendError(res, new HttpError('timeout', `${why}; the connection is closed`, { Connection: 'close' }));
+    // The answer goes out first; a client that does not read it loses the socket anyway.
+    res.once('finish', () => setImmediate(drop));
+    setTimeout(drop, 1000).unref();
+  }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    checkSingleHost(req);
     checkHost(req, boundPort, boundHost);
     const url = requestUrl(req.url ?? '/');
     const pathname = url.pathname;
@@ -105,7 +178,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
         server.listen(port, host, () => {
           server.off('error', reject);
           boundHost = host;
-          boundPort = (server.address() as AddressInfo).port;
+          boundPort = (server.address() as net.AddressInfo).port;
           resolve(boundPort);
         });
       });
@@ -138,9 +211,4 @@ function decodeParam(raw: string): string {
   } catch {
     throw new HttpError('not_found', `malformed build id "${raw}"`);
   }
-}
-
-/** Removes the upload directory and everything in it; used on shutdown. */
-export async function removeUploadDir(dir: string): Promise<void> {
-  await fs.promises.rm(dir, { recursive: true, force: true });
 }

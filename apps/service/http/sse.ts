@@ -103,6 +103,7 @@ export function openEventStream(
   if (afterSeq === undefined) lastSeq = snapshot.lastSeq;
 
   res.writeHead(200, {
+    ...(service.detailsEvicted?.(id) ? { 'Build-Details': 'evicted' } : {}),
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-store',
     Connection: 'keep-alive',

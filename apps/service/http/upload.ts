@@ -130,9 +130,14 @@ function tooLarge(limit: number): HttpError {
   return new HttpError('too_large', `upload exceeds ${limit} bytes`, { Connection: 'close' });
 }
 
-function displayName(name: string | undefined): string {
-  // Only the last segment, without control characters: it is shown, never used as a path.
+/**
+ * The client's file name as it may be shown: the last path segment only (Windows browsers and
+ * curl may send a whole path), without control characters (C0, DEL, C1) or bidi overrides that
+ * would make a name display as another, at most 255 characters. It is never used as a path.
+ */
+export function displayName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
-  return clean || 'model.onnx';
+  const clean = base.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '').trim();
+  const short = Array.from(clean).slice(0, 255).join(''); // whole code points: no half surrogate
+  return short === '' || short === '.' || short === '..' ? 'model.onnx' : short;
 }

@@ -311,4 +311,92 @@ describe('build service', () => {
     await expect(svc.waitForResult('nope')).rejects.toMatchObject({ code: 'not_found' });
     expect(svc.getBuild('nope')).toBeUndefined();
   });
+
+  it('keeps full details of the last N finished builds only; older ones keep their summary', async () => {
+    // Without a bound every finished build kept its event log and phase tree for the life of the
+    // server (about 1 MiB each for real models). Measured through the service API: what a
+    // subscriber replaying from the start (afterSeq -1) gets back, and the phase tree a record holds.
+    const keep = 20;
+    // One at a time, so "the most recent to finish" is the order they were started in.
+    const svc = service({ concurrency: 1 });
+    const out = path.join(dir, 'evict');
+    fs.mkdirSync(out, { recursive: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const r = await svc.startBuild({ modelPath: model, outputPath: path.join(out, `e${i}.engine`), options: sim({ simDuration: 0.05 }) });
+      ids.push(r.id);
+    }
+    for (const id of ids) expect((await svc.waitForResult(id)).status).toBe('succeeded');
+    // Workers exit a moment after their result; eviction follows the exit.
+    // The last build's exit evicts the 40th: after that nothing changes.
+    await waitUntil(() => svc.detailsEvicted(ids[59 - keep]));
+
+    const replayed = (id: string) => {
+      let n = 0;
+      const sub = svc.subscribe(id, (evs) => (n += evs.length), { afterSeq: -1 });
+      return new Promise<{ n: number; snapshot: typeof sub.snapshot }>((r) => setTimeout(() => r({ n, snapshot: sub.snapshot }), 0));
+    };
+    const counts = await Promise.all(ids.map(replayed));
+    const detailed = counts.filter((c) => c.n > 0);
+    expect(detailed).toHaveLength(keep);
+    // The ones kept are the most recent to finish; every kept one still replays a whole stream.
+    for (const c of counts.slice(-keep)) {
+      expect(c.n).toBeGreaterThan(10);
+      expect(c.snapshot.phases.length).toBeGreaterThan(0);
+    }
+    const totalEvents = counts.reduce((a, c) => a + c.n, 0);
+    expect(totalEvents).toBeLessThanOrEqual(keep * Math.max(...counts.map((c) => c.n)));
+
+    // Evicted: no events, no phase tree, but the summary is all there.
+    for (const [i, c] of counts.slice(0, 60 - keep).entries()) {
+      expect(c.n).toBe(0);
+      expect(c.snapshot.phases).toEqual([]);
+      expect(c.snapshot).toMatchObject({ id: ids[i], state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded' } });
+      expect(svc.detailsEvicted(ids[i])).toBe(true);
+    }
+    expect(svc.detailsEvicted(ids[59])).toBe(false);
+    const list = svc.listBuilds();
+    expect(list.map((b) => b.id)).toEqual(ids);
+    expect(list.every((b) => b.state === 'succeeded' && b.outcome?.status === 'succeeded')).toBe(true);
+    expect(svc.getBuild(ids[0])).toMatchObject({ id: ids[0], state: 'succeeded', modelPath: model, phases: [] });
+    expect(await svc.waitForResult(ids[0])).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect(svc.enginePath(ids[0])).toBe(path.join(out, 'e0.engine'));
+    expect(svc.cancelBuild(ids[0])).toBe(false);
+    // The engine is looked up live: a deleted file is no longer offered.
+    fs.rmSync(path.join(out, 'e0.engine'));
+    expect(svc.getBuild(ids[0])?.engineAvailable).toBe(false);
+    expect(svc.enginePath(ids[0])).toBeUndefined();
+  }, 120_000);
+
+  it('shows a display name as the model file name, and refuses one that is a path or hides characters', async () => {
+    const svc = service();
+    const r = await svc.startBuild({ modelPath: model, modelDisplayName: 'résnet 50.onnx', options: sim({ simDuration: 0.05 }) });
+    expect(r.model?.fileName).toBe('résnet 50.onnx');
+    expect(r.modelPath).toBe(model);
+    await svc.waitForResult(r.id);
+    expect(svc.getBuild(r.id)?.model?.fileName).toBe('résnet 50.onnx');
+    for (const bad of ['../x.onnx', 'a\\b.onnx', 'a\u202eb.onnx', 'a\nb', '', 'x'.repeat(256)]) {
+      await expect(svc.startBuild({ modelPath: model, modelDisplayName: bad, options: sim() }), JSON.stringify(bad)).rejects.toMatchObject({
+        code: 'bad_input',
+        message: expect.stringMatching(/modelDisplayName/),
+      });
+    }
+  });
+
+  it('takes the bound as an option (0 keeps no finished details)', async () => {
+    expect(() => service({ retainFinishedBuilds: -1 })).toThrow(/retainFinishedBuilds/);
+    const svc = service({ retainFinishedBuilds: 0 });
+    const r = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.05 }) });
+    await svc.waitForResult(r.id);
+    await waitUntil(() => svc.detailsEvicted(r.id));
+    expect(svc.getBuild(r.id)).toMatchObject({ state: 'succeeded', phases: [] });
+  });
 });
+
+async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

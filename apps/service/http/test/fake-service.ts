@@ -74,7 +74,8 @@ export class FakeBuildService implements BuildServiceApi {
   }
 
   async startBuild(input: StartBuildInput): Promise<BuildRecord> {
-    const model = await this.inspectModel(input.modelPath);
+    // Like the real service: the display name shows as the model's file name.
+    const model = { ...(await this.inspectModel(input.modelPath)), ...(input.modelDisplayName ? { fileName: input.modelDisplayName } : {}) };
     const id = `b${this.nextId++}`;
     let resolveFinished!: (e: BuildFinished) => void;
     const build: FakeBuild = {
@@ -82,7 +83,7 @@ export class FakeBuildService implements BuildServiceApi {
         id,
         state: 'running',
         modelPath: input.modelPath,
-        outputPath: input.outputPath ?? path.join(this.outputDir, `${id}.engine`),
+        outputPath: input.outputPath ?? path.join(this.outputDir, `${path.basename(input.modelPath).replace(/\.onnx$/i, '')}-${id}.engine`),
         options: BuildOptions.parse(input.options ?? {}),
         queuedAt: new Date().toISOString(),
         startedAt: new Date().toISOString(),

@@ -17,14 +17,17 @@ export interface ServeProcess {
   stderr(): string;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** How the process ended: its exit code, or the signal that killed it. */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startServe(args: string[], timeoutMs = 20_000): Promise<ServeProcess> {
+export function startServe(args: string[], timeoutMs = 20_000, env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
+    const exited = exit.then((e) => e.code);
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`serve did not print its URL in ${timeoutMs} ms; stderr: ${err}`));
@@ -47,6 +50,7 @@ export function startServe(args: string[], timeoutMs = 20_000): Promise<ServePro
           urlLine: m[1],
           uploadDir: u[1],
           stderr: () => err,
+          exit,
           stop(signal = 'SIGTERM') {
             if (proc.exitCode !== null) return exited;
             proc.kill(signal);

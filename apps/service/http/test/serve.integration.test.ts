@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BuildRecord, type BuildEvent } from '../../../shared/protocol.js';
 import { tempDir, writeBadFile, writeModel } from '../../../../test/support/onnx-gen.js';
 import { openSse, type SseStream } from './sse-client.js';
+import { alive, childPids } from './proc-info.js';
 import { startServe, type ServeProcess } from './serve-process.js';
 
 const SIM = { backend: 'simulated', simDuration: 0.4, simSeed: 7 };
@@ -325,28 +326,3 @@ describe('serve: shutdown', () => {
     for (const pid of workers) expect(alive(pid), `worker ${pid}`).toBe(false);
   });
 });
-
-function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/\) Z /.test(stat);
-  } catch {
-    return false;
-  }
-}

@@ -266,6 +266,61 @@ describe('uploads', () => {
     expect(uploads()).toEqual([]);
   });
 
+  it("keeps the user's file name for display: model summary, build record, engine download", async () => {
+    // Path parts, control characters (a tab is legal in a header; C1) and bidi overrides go; the
+    // rest (spaces, non-ASCII) stays.
+    const sent = '..\\dir/rés\u202enet 50\t\u0085.onnx';
+    const up = await api('/api/models', { method: 'POST', body: form(`${FAKE_MAGIC}x`, sent) });
+    expect(up.status).toBe(201);
+    const ref = (await up.json()) as { path: string; displayName: string; fileName: string; summary: { fileName: string } };
+    expect(ref.displayName).toBe('résnet 50.onnx');
+    expect(ref.fileName).toBe('résnet 50.onnx');
+    expect(ref.summary.fileName).toBe('résnet 50.onnx');
+    expect(path.basename(ref.path)).toMatch(/^upload-[0-9a-f]{24}\.onnx$/);
+
+    // The web UI's way: upload first, then build the returned path with JSON.
+    const viaPath = await startBuildFrom({ modelPath: ref.path });
+    // The other way: one multipart request.
+    const res = await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'c:\\models\\yolo v8.onnx') });
+    const started = (await res.json()) as { id: string };
+    expect(res.status, JSON.stringify(started)).toBe(201);
+    const viaForm = started.id;
+    for (const [id, name, stem] of [
+      [viaPath, 'résnet 50.onnx', 'résnet 50'],
+      [viaForm, 'yolo v8.onnx', 'yolo v8'],
+    ] as const) {
+      expect(fake.builds.get(id)!.input.modelDisplayName).toBe(name);
+      const rec = (await (await api(`/api/builds/${id}`)).json()) as { model: { fileName: string }; modelPath: string };
+      expect(rec.model.fileName).toBe(name);
+      expect(path.dirname(rec.modelPath)).toBe(uploadDir);
+      const listed = ((await (await api('/api/builds')).json()) as Array<{ id: string; model: { fileName: string } }>).find((b) => b.id === id)!;
+      expect(listed.model.fileName).toBe(name);
+      fake.finish(id, 'succeeded');
+      const dl = await api(`/api/builds/${id}/engine`);
+      expect(dl.status).toBe(200);
+      const cd = dl.headers.get('content-disposition')!;
+      // RFC 6266: an ASCII fallback, then the UTF-8 name in filename*.
+      expect(cd).toBe(`attachment; filename="${`${stem}-${id}.engine`.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(`${stem}-${id}.engine`)}`);
+      await dl.arrayBuffer();
+    }
+  });
+
+  it('does not rename a download whose engine path the client chose', async () => {
+    const up = (await (await api('/api/models', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'shown.onnx') })).json()) as { path: string };
+    const id = await startBuildFrom({ modelPath: up.path, outputPath: path.join(dir, 'chosen.engine') });
+    fake.finish(id, 'succeeded');
+    const dl = await api(`/api/builds/${id}/engine`);
+    expect(dl.headers.get('content-disposition')).toBe(`attachment; filename="chosen.engine"; filename*=UTF-8''chosen.engine`);
+    await dl.arrayBuffer();
+  });
+
+  async function startBuildFrom(body: Record<string, unknown>): Promise<string> {
+    const res = await postJson('/api/builds', body);
+    const answer = (await res.json()) as { id: string };
+    expect(res.status, JSON.stringify(answer)).toBe(201);
+    return answer.id;
+  }
+
   it('starts a build from an upload with options as a JSON field', async () => {
     const res = await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: JSON.stringify({ optLevel: 2, simDuration: 0.5 }) }) });
     expect(res.status).toBe(201);
