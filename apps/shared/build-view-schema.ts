@@ -2,7 +2,7 @@
 // process boundary: the SSE `reset` event, the view endpoint, Electron IPC.
 import { z } from 'zod';
 import { VIEW_VERSION } from './build-view.js';
-import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason } from './protocol.js';
+import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason, Estimate } from './protocol.js';
 
 export const ViewStatus = z.enum(['queued', 'running', 'stopping', 'succeeded', 'cancelled', 'failed', 'crashed']);
 export type ViewStatus = z.infer<typeof ViewStatus>;
@@ -32,6 +32,8 @@ export const BuildViewSnapshot = z.object({
   cache: CacheStats.optional(),
   outcome: BuildFinishedEvent.optional(),
   cancelling: z.object({ t: z.number(), reason: CancelReason }).optional(),
+  estimate: Estimate.extend({ t: z.number() }).optional(),
+  cpu: z.array(z.tuple([z.number(), z.number()])).max(2).optional(),
   rows: z.object({
     rows: z.array(
       z.object({

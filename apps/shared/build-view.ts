@@ -28,7 +28,7 @@
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
 import { PhaseRows, type RowsSnapshot } from './phase-rows.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
-import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason } from './protocol.js';
+import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
 export type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 /** Version of the snapshot's wire form (build-view-schema.ts checks it). */
@@ -58,6 +58,10 @@ export class BuildView {
   lastCallbackT?: number;
   /** Phases started plus steps done, over the whole build. */
   work = 0;
+  /** The latest predicted end (from a heartbeat) and the build time it was made at. */
+  estimate?: Estimate & { t: number };
+  /** CPU time of the build worker at the latest two heartbeats that reported it: [t, cpuMs]. */
+  cpu: [number, number][] = [];
   private frac = 0;
   /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
   private anchorWall?: number;
@@ -76,6 +80,8 @@ export class BuildView {
     v.cache = s.cache;
     v.outcome = s.outcome;
     v.cancelling = s.cancelling;
+    v.estimate = s.estimate;
+    v.cpu = s.cpu ?? [];
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
     return v;
   }
@@ -122,6 +128,8 @@ export class BuildView {
         this.running();
         this.sawCallback(ev.t - ev.sinceLastCallbackMs);
         if (ev.cancelRequested && this.status === 'running') this.status = 'stopping';
+        if (ev.estimate) this.estimate = { ...ev.estimate, t: ev.t };
+        if (ev.workerCpuMs !== undefined) this.cpu = [...this.cpu.slice(-1), [ev.t, ev.workerCpuMs]];
         break;
       case 'cache.stats': {
         const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
@@ -165,6 +173,29 @@ export class BuildView {
     return Math.max(0, this.elapsedMs(nowWall) - this.lastCallbackT);
   }
 
+  /**
+   * The predicted time left now: the latest estimate, less the build time since it was made.
+   * Undefined without an estimate (no earlier build to go by) and once the build has ended.
+   */
+  remaining(nowWall?: number): Estimate | undefined {
+    const e = this.estimate;
+    if (!e || isFinalStatus(this.status)) return undefined;
+    const since = Math.max(0, this.elapsedMs(nowWall) - e.t);
+    const less = (ms: number) => Math.max(0, ms - since);
+    return { remainingMs: less(e.remainingMs), lowMs: less(e.lowMs), highMs: less(e.highMs), basis: e.basis };
+  }
+
+  /**
+   * How busy the build worker's CPU was between its last two heartbeats, in cores (1.5 = one and
+   * a half cores). Undefined until two heartbeats reported it. A builder in a long silent stretch
+   * that still burns CPU is working; one at zero is stalled (or waiting on the GPU).
+   */
+  workerCores(): number | undefined {
+    if (this.cpu.length < 2) return undefined;
+    const [[t0, c0], [t1, c1]] = this.cpu;
+    return t1 > t0 ? Math.max(0, (c1 - c0) / (t1 - t0)) : undefined;
+  }
+
   /** The current phase and its ancestors, outermost first; [] when nothing is open. */
   currentPath(): PathLevel[] {
     const out: PathLevel[] = [];
@@ -198,6 +229,8 @@ export class BuildView {
       cache: this.cache,
       outcome: this.outcome,
       cancelling: this.cancelling,
+      estimate: this.estimate,
+      cpu: this.cpu,
       rows: this.rows.toSnapshot(),
     };
   }

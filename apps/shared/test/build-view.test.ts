@@ -155,6 +155,30 @@ describe('BuildView', () => {
     expect(cut.fraction()).toBeLessThan(1);
   });
 
+  it('keeps the predicted end from heartbeats, counting down between them, and the worker CPU in cores', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    w.started();
+    v.apply(w.events.at(-1)!, 0);
+    expect(v.remaining(0)).toBeUndefined();
+    w.t = 1000;
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false, workerCpuMs: 100, estimate: { remainingMs: 9000, lowMs: 8000, highMs: 12000, basis: 2 } }, 0);
+    v.apply(w.events.at(-1)!, 1000);
+    expect(v.remaining(1000)).toEqual({ remainingMs: 9000, lowMs: 8000, highMs: 12000, basis: 2 });
+    expect(v.remaining(3000)).toEqual({ remainingMs: 7000, lowMs: 6000, highMs: 10000, basis: 2 });
+    expect(v.workerCores()).toBeUndefined();
+    w.t = 2000;
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 1600 }, 0);
+    v.apply(w.events.at(-1)!, 2000);
+    expect(v.workerCores()).toBeCloseTo(1.5, 5);
+    const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot()))));
+    expect(again.workerCores()).toBeCloseTo(1.5, 5);
+    expect(again.estimate).toEqual(v.estimate);
+    w.finished('succeeded');
+    v.apply(w.events.at(-1)!, 2500);
+    expect(v.remaining(2500)).toBeUndefined();
+  });
+
   it('rebuilds from a snapshot at any point (through JSON and the schema) and continues to the same result', () => {
     const { events } = mnistLikeBuild(12);
     const full = shown(fold(events));

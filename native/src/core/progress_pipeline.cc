@@ -356,8 +356,10 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   Node* node = nullptr;
   uint32_t gen = 0;
   int32_t nb = 0;
+  // The pointer is only a fast first check: TensorRT may reuse a name buffer for another phase,
+  // so the name itself must match too.
   for (auto const& e : tTls.steps) {
-    if (e.uid == uid_ && e.raw == name) {
+    if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
       node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
       break;
     }
