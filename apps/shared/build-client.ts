@@ -1,6 +1,7 @@
 // The one interface the renderer depends on (Netron's host-adapter pattern). Electron's preload
 // implements it over IPC; apps/renderer/web implements it over HTTP + SSE against `serve`. The UI
 // cannot tell which one it has, except through `host` for wording ("Save…" vs "Download").
+import type { BuildViewSnapshot } from './build-view.js';
 import type {
   BackendInfo,
   BuildEvent,
@@ -55,11 +56,18 @@ export interface BuildClient {
   listBuilds(): Promise<BuildRecord[]>;
   /**
    * Snapshot first, then live batches. Returns an unsubscribe function. Implementations batch:
-   * callers must not assume one call per event.
+   * callers must not assume one call per event. `view` is the build view's complete snapshot
+   * (apps/shared/build-view.ts) where the host provides it; when the stream had to be reset
+   * (the events after the last one seen are no longer kept), onSnapshot comes again with a new
+   * view, and events continue after its seq.
    */
   subscribe(
     id: string,
-    handlers: { onSnapshot(record: BuildRecord): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
+    handlers: {
+      onSnapshot(record: BuildRecord, view?: BuildViewSnapshot): void;
+      onEvents(events: BuildEvent[]): void;
+      onError?(err: Error): void;
+    },
   ): () => void;
   /** Saves (Electron: native save dialog) or downloads (browser) the engine. Null when cancelled. */
   saveEngine(id: string): Promise<SavedEngine | null>;

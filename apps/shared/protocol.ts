@@ -346,6 +346,11 @@ export const BuildFinishedEvent = z.object({
   outputPath: z.string().optional(),
   error: z.string().optional(),
   cache: CacheStats.optional(),
+  /**
+   * crashed: where the builder was when the worker died, outermost phase first, the phase that
+   * was open deepest last (from a record that survives the worker). Absent when unknown.
+   */
+  lastPhasePath: z.array(z.string()).optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [

@@ -25,6 +25,7 @@ export const NativeBuildRequestSchema = z.object({
   simThreads: z.number().int().positive().optional(),
   simHangMs: z.number().int().nonnegative().optional(),
   heartbeatMs: z.number().int().positive().optional(),
+  crashRecordPath: z.string().min(1).optional(),
 });
 
 export const ParentToWorker = z.discriminatedUnion('type', [

@@ -30,6 +30,11 @@ export interface NativeBuildRequest {
   simHangMs?: number;
   /** Heartbeat cadence in ms (default 1000). */
   heartbeatMs?: number;
+  /**
+   * A file the native layer keeps the open phase path in while the build runs (memory-mapped,
+   * so it survives the worker's death); the host reads it when the worker crashes.
+   */
+  crashRecordPath?: string;
 }
 
 export interface NativeBuildHandle {
