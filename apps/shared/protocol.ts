@@ -3,6 +3,9 @@
 // This module must stay free of Node and DOM imports: it runs in the renderer, the worker,
 // the service and Electron main alike.
 import { z } from 'zod';
+import { OPTION_LIMITS } from './option-limits.js';
+
+export { OPTION_LIMITS };
 
 /** Bumped on any incompatible change; carried by every event as `v`. */
 export const PROTOCOL_VERSION = 1 as const;
@@ -129,16 +132,6 @@ export type SimFaultKind = z.infer<typeof SimFaultKind>;
 /** `fail`, `crash`, `hang`, optionally `@<phase name>` (e.g. "hang@Timing graph nodes"). */
 export const SimFault = z.string().regex(/^(fail|crash|hang)(@.+)?$/, 'expected fail|crash|hang[@<phase>]');
 
-/**
- * Upper bounds that keep every size exact once converted to bytes (a double holds integers up to
- * 2^53 exactly) and every count within TensorRT's 32-bit parameters, so an absurd number is an
- * error naming the field instead of a silently wrapped or rounded value.
- */
-export const OPTION_LIMITS = {
-  poolMiB: 2 ** 33,
-  poolKiB: 2 ** 43,
-  int32: 2 ** 31 - 1,
-} as const;
 
 export const BuildOptions = z.object({
   backend: BackendChoice.default('auto'),

@@ -8,7 +8,8 @@
 // The same three flags carry the values of shape-tensor inputs, as in trtexec.
 // --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G
 // (base 2), decimals allowed and rounded down to whole bytes.
-import { OPTION_LIMITS, type BuildOptionsInput, type Precision, type ShapeRange, type ShapeValueRange } from './protocol.js';
+import { OPTION_LIMITS } from './option-limits.js';
+import type { BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
