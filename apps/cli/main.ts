@@ -16,6 +16,7 @@ Commands:
   backends                         list build backends (TensorRT, simulated) and their state
   serve                            HTTP + Server-Sent Events service with the web UI
   mcp                              MCP server (stdio) for agent runtimes
+  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPU
 
 Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backends: async () => (await import('./commands/backends.js')).runBackends,
   serve: async () => (await import('../service/http/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
+  worker: async () => (await import('../farm/worker-command.js')).runWorker,
 };
 
 function isUsageError(e: unknown): boolean {

@@ -13,10 +13,15 @@ export interface ServeArgs {
   outputDir?: string;
   concurrency?: number;
   heartbeatMs?: number;
+  /** Build farm: Redis URL; builds go to farm workers instead of running here. */
+  queue?: string;
+  /** Build farm: shared artifact folder (engines, timing caches). */
+  artifacts?: string;
   help: boolean;
 }
 
 export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N] [--heartbeat-ms N]
+       [--queue redis://host:port [--artifacts DIR]]
 
   --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H          address to bind (default 127.0.0.1; anything else exposes the builds to the network)
@@ -24,6 +29,8 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
   --output-dir D    where engines go when a build names no output path
   --concurrency N   builds running at once (default 1: concurrent builds on one GPU distort tactic timing)
   --heartbeat-ms N  SSE heartbeat comment interval (default 15000)
+  --queue URL       build farm: queue builds in this Redis for \`trt-build-studio worker\` machines
+  --artifacts DIR   build farm: shared artifact folder (same path on every machine)
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
 
@@ -43,6 +50,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'output-dir': { type: 'string' },
         concurrency: { type: 'string' },
         'heartbeat-ms': { type: 'string' },
+        queue: { type: 'string' },
+        artifacts: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -64,6 +73,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     outputDir: values['output-dir'] === undefined ? undefined : path.resolve(values['output-dir']),
     concurrency: values.concurrency === undefined ? undefined : integer('--concurrency', values.concurrency, 1, 64),
     heartbeatMs: values['heartbeat-ms'] === undefined ? undefined : integer('--heartbeat-ms', values['heartbeat-ms'], 10, 3_600_000),
+    queue: values.queue,
+    artifacts: values.artifacts === undefined ? undefined : path.resolve(values.artifacts),
     help: values.help ?? false,
   };
 }

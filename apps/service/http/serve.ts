@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
-import { createBuildService } from '../build-service.js';
+import { createServeService } from '../../farm/serve-queue.js';
 import { generateToken } from './auth.js';
 import { createHttpServer, removeUploadDir } from './server.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, UsageError, type ServeArgs } from './serve-args.js';
@@ -32,7 +32,14 @@ export async function runServe(argv: string[]): Promise<number> {
 
   const token = args.token ?? generateToken();
   const uploadDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'tbs-uploads-'));
-  const service: BuildServiceApi = createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency });
+  let service: BuildServiceApi;
+  try {
+    service = await createServeService(args);
+  } catch (e) {
+    process.stderr.write(`trt-build-studio serve: ${(e as Error).message}\n`);
+    await removeUploadDir(uploadDir);
+    return 2;
+  }
   const http = createHttpServer({
     service,
     token,

@@ -1,0 +1,27 @@
+// What `serve --queue URL [--artifacts DIR]` runs instead of the local build service: serve.ts
+// calls createServeService and nothing else changes for the HTTP/SSE layer.
+import type { BuildServiceApi } from '../service/api.js';
+import { createBuildService } from '../service/build-service.js';
+import { SharedFolderArtifacts } from './artifacts.js';
+import { QueueBuildService } from './queue-service.js';
+import { redisUrlOk, safeUrl } from './redis.js';
+
+export interface ServeServiceArgs {
+  queue?: string;
+  artifacts?: string;
+  outputDir?: string;
+  concurrency?: number;
+}
+
+export async function createServeService(args: ServeServiceArgs): Promise<BuildServiceApi> {
+  if (!args.queue) return createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency });
+  const url = redisUrlOk(args.queue);
+  let artifacts;
+  if (args.artifacts) {
+    artifacts = new SharedFolderArtifacts(args.artifacts);
+    artifacts.ensure();
+  }
+  const service = await QueueBuildService.create({ url, artifacts });
+  process.stderr.write(`trt-build-studio serve: builds go to the farm at ${safeUrl(url)}${args.artifacts ? `; artifacts in ${args.artifacts}` : ''}\n`);
+  return service;
+}
