@@ -1,0 +1,226 @@
+// The build farm against a real redis-server and real worker processes (the CLI's `worker`
+// command from dist/, each running builds in its own isolated build worker process), with the
+// simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { SharedFolderArtifacts } from '../artifacts.js';
+import type { FarmRecord } from '../farm-store.js';
+import { QueueBuildService } from '../queue-service.js';
+import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
+
+const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
+
+let dir: string;
+let model: string;
+let redis: RedisServer;
+let artifacts: SharedFolderArtifacts;
+let wA: WorkerProc;
+let wB: WorkerProc;
+const services: QueueBuildService[] = [];
+
+async function serve(): Promise<QueueBuildService> {
+  const s = await QueueBuildService.create({ url: redis.url, artifacts, checkMs: 250, heartbeatTtlMs: 1500, log: () => undefined });
+  services.push(s);
+  return s;
+}
+
+/** Every event of a build through subscribe, from the snapshot on, until build.finished. */
+function collect(svc: QueueBuildService, id: string, afterSeq?: number): { snapshot: FarmRecord; events: BuildEvent[]; done: Promise<void> } {
+  const events: BuildEvent[] = [];
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  const sub = svc.subscribe(id, (evs) => {
+    events.push(...evs);
+    if (evs.some((e) => e.type === 'build.finished')) resolve();
+  }, afterSeq === undefined ? undefined : { afterSeq });
+  if ((sub.snapshot as FarmRecord).outcome) resolve();
+  return { snapshot: sub.snapshot as FarmRecord, events, done };
+}
+
+beforeAll(async () => {
+  dir = tempDir('tbs-farm-');
+  fs.mkdirSync(path.join(dir, 'redis'));
+  model = writeModel(path.join(dir, 'model.onnx'), { layers: 8 });
+  artifacts = new SharedFolderArtifacts(path.join(dir, 'artifacts'));
+  artifacts.ensure();
+  redis = await startRedis(path.join(dir, 'redis'));
+  const art = ['--artifacts', artifacts.root];
+  [wA, wB] = await Promise.all([
+    startWorker(redis.url, 'wA', 'gpu=A100,trt=10.16.0', art),
+    startWorker(redis.url, 'wB', 'gpu=L4,trt=10.16.0', art),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  for (const s of services) await s.shutdown().catch(() => undefined);
+  await stopAll();
+  if (dir) rmDir(dir);
+});
+
+describe('build farm', () => {
+  it('routes targeted builds to the worker whose labels match, with the same event contract', async () => {
+    const svc = await serve();
+    const a = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'A100' } } as never);
+    const b = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'L4' } } as never);
+    const ca = collect(svc, a.id);
+    const cb = collect(svc, b.id);
+    await Promise.all([ca.done, cb.done]);
+    for (const [c, worker, gpu] of [[ca, 'wA', 'A100'], [cb, 'wB', 'L4']] as const) {
+      const started = c.events.find((e) => e.type === 'build.started');
+      expect(started?.type === 'build.started' && started.worker).toEqual({ id: worker, labels: { gpu, trt: '10.16.0' } });
+      const seqs = c.events.map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(c.events.at(-1)?.type).toBe('build.finished');
+    }
+    const ra = svc.getBuild(a.id) as FarmRecord;
+    expect(ra.state).toBe('succeeded');
+    expect(ra.phases.length).toBeGreaterThan(3);
+    expect(ra.farm.worker?.id).toBe('wA');
+    // The engine went to the shared folder and serve hands it out; the shared timing cache of
+    // (A100, 10.16.0) was written there too.
+    const engine = svc.enginePath(a.id);
+    expect(engine && engine.startsWith(artifacts.root)).toBe(true);
+    expect(fs.readFileSync(engine!, 'utf8')).toMatch(/SIMULATED ENGINE/);
+    expect(fs.existsSync(artifacts.timingCacheFor({ gpu: 'A100', trt: '10.16.0' })!)).toBe(true);
+    // Resume after a seq: only later events, in order.
+    const mid = ca.events[Math.floor(ca.events.length / 2)].seq;
+    const replayed: BuildEvent[] = [];
+    svc.subscribe(a.id, (evs) => replayed.push(...evs), { afterSeq: mid });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(replayed.every((e) => e.seq > mid)).toBe(true);
+  });
+
+  it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
+    const svc = await serve();
+    const recs = await svc.startMatrix({ modelPath: model, options: sim(0.4), targets: [{ gpu: 'A100' }, { gpu: 'L4' }, { gpu: 'H100' }] });
+    expect(recs).toHaveLength(3);
+    const [a, b, h] = recs.map((r) => r.id);
+    await Promise.all([svc.waitForResult(a), svc.waitForResult(b)]);
+    expect((svc.getBuild(a) as FarmRecord).farm.worker?.id).toBe('wA');
+    expect((svc.getBuild(b) as FarmRecord).farm.worker?.id).toBe('wB');
+    const queued = svc.getBuild(h) as FarmRecord;
+    expect(queued.state).toBe('queued');
+    expect(queued.farm.waiting).toMatch(/no live worker matches target gpu=H100/);
+    const c = collect(svc, h, -1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(c.events.some((e) => e.type === 'log' && /no live worker matches target gpu=H100/.test(e.message))).toBe(true);
+    // Stop on a queued build ends it at once; no worker ever runs it.
+    expect(svc.cancelBuild(h)).toBe(true);
+    await c.done;
+    expect(svc.getBuild(h)?.state).toBe('cancelled');
+    expect(c.events.map((e) => e.type).slice(-2)).toEqual(['build.cancelling', 'build.finished']);
+  });
+
+  it('Stop reaches the remote worker: the build ends cancelled at the next step, from another serve too', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } } as never);
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    // A second serve on the same Redis (another process in real life) sees the running build and stops it.
+    const other = await serve();
+    expect(other.getBuild(rec.id)?.state).toBe('running');
+    const t0 = Date.now();
+    expect(other.cancelBuild(rec.id)).toBe(true);
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('cancelled');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(svc.getBuild(rec.id)?.outcome?.cancelLatencyMs).toBeDefined();
+    expect(fs.existsSync(svc.getBuild(rec.id)!.outputPath ?? '/nonexistent')).toBe(false);
+  });
+
+  it('a time budget cancels the remote build with reason "timeout"', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), timeBudgetSeconds: 1, target: { gpu: 'A100' } } as never);
+    const c = collect(svc, rec.id);
+    await c.done;
+    const cancelling = c.events.find((e) => e.type === 'build.cancelling');
+    expect(cancelling?.type === 'build.cancelling' && cancelling.reason).toBe('timeout');
+    expect(svc.getBuild(rec.id)?.state).toBe('cancelled');
+  });
+
+  it('a serve restart keeps the history and follows a running build to its end', async () => {
+    const first = await serve();
+    const done = await first.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'A100' } } as never);
+    await first.waitForResult(done.id);
+    const running = await first.startBuild({ modelPath: model, options: sim(3), target: { gpu: 'A100' } } as never);
+    await until(() => (first.getBuild(running.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const before = first.getBuild(done.id)!;
+    await first.shutdown();
+    const second = await serve();
+    const after = second.getBuild(done.id)!;
+    expect(after.state).toBe('succeeded');
+    expect(after.phases).toEqual(before.phases);
+    expect(after.outcome).toEqual(before.outcome);
+    expect(second.listBuilds().map((b) => b.id)).toEqual(expect.arrayContaining([done.id, running.id]));
+    const f = await second.waitForResult(running.id);
+    expect(f.status).toBe('succeeded');
+    expect(second.getBuild(running.id)?.phases.length).toBeGreaterThan(3);
+  });
+
+  it('a worker killed mid-build: the build ends crashed, "worker lost", within the heartbeat bound', async () => {
+    const wK = await startWorker(redis.url, 'wK', 'gpu=K80');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } } as never);
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const t0 = Date.now();
+    await killProc(wK.proc, 'SIGKILL');
+    const f = await svc.waitForResult(rec.id);
+    const took = Date.now() - t0;
+    expect(f.status).toBe('crashed');
+    expect(f.error).toBe('worker lost');
+    // TTL 1.5 s + check every 0.25 s, with slack for a busy machine.
+    expect(took).toBeLessThan(8000);
+    expect(svc.getBuild(rec.id)?.phases.every((p) => p.endT !== undefined)).toBe(true);
+    // Not retried: nothing runs it again, and the record in Redis says the same after a restart.
+    const again = await serve();
+    expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
+  });
+
+  it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
+    const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 } as never);
+    const c = collect(svc, rec.id);
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const first = (svc.getBuild(rec.id) as FarmRecord).farm.worker!.id;
+    await killProc((first === 'wT1' ? w1 : w2).proc, 'SIGKILL');
+    await c.done;
+    const r = svc.getBuild(rec.id) as FarmRecord;
+    expect(r.state).toBe('succeeded');
+    expect(r.farm.worker?.id).toBe(first === 'wT1' ? 'wT2' : 'wT1');
+    expect(r.farm.attempt).toBe(2);
+    expect(c.events.some((e) => e.type === 'log' && /worker lost: .* retrying \(attempt 2 of 2\)/.test(e.message))).toBe(true);
+    // Each attempt announces itself with the worker that runs it.
+    const starts = c.events.filter((e) => e.type === 'build.started');
+    expect(starts.map((e) => e.type === 'build.started' && e.worker?.id)).toEqual([first, r.farm.worker?.id]);
+    // Phases of the lost attempt were closed (early), the retry's phases have their own ids.
+    expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
+  });
+
+  it('Redis restarted under a running build: the build still ends with the right state', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(4), target: { gpu: 'L4' } } as never);
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    expect(svc.getBuild(rec.id)?.state).toBe('running');
+    await redis.kill();
+    const outage = Date.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    await redis.restart();
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('succeeded');
+    // It really ran through the outage (not finished before Redis went away).
+    expect(Date.parse(svc.getBuild(rec.id)!.finishedAt!)).toBeGreaterThan(outage + 1000);
+    const r = svc.getBuild(rec.id)!;
+    expect(r.state).toBe('succeeded');
+    // The stream has no holes the mirror skipped over: every phase that started also finished.
+    expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
+    // And the workers are still there: a new build runs.
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'L4' } } as never);
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    expect(wB.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/);
+  }, 60_000);
+});
