@@ -39,6 +39,13 @@ export interface FarmWorkerOptions {
   cancelPollMs?: number;
   /** Passed to the local build service (tests shorten cancelKillMs). */
   service?: BuildServiceOptions;
+  /**
+   * "build" (default): a build that uses a timing cache holds the farm-wide Redis lock on it for
+   * the whole build, so two machines never merge into it at once even where the file lock does
+   * not reach across machines; builds sharing one cache take turns. "off": rely on the file lock
+   * alone (a shared filesystem whose locks work across clients, e.g. NFSv4 with locking).
+   */
+  cacheLock?: 'build' | 'off';
   limits?: StoreLimits;
 }
 
@@ -202,7 +209,7 @@ export class FarmWorker {
     const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
     try {
       const input = await this.localInput(farmId, request);
-      if (input.options?.timingCache) {
+      if (input.options?.timingCache && this.opts.cacheLock !== 'off') {
         lock = await acquireLock(this.redis, `cache:${input.options.timingCache}`, {
           ttlMs: 30_000,
           waitMs: 24 * 3600_000,

@@ -14,6 +14,9 @@ export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host
   --concurrency N    builds at once (default 1: one build per GPU)
   --artifacts DIR    shared artifact folder, mounted at the same path on every machine: engines
                      and per-(GPU, TensorRT version) timing caches go there
+  --cache-lock M     build (default): a build holds the farm-wide Redis lock on its timing cache
+                     while it runs, so no two machines merge into one cache at once; off: rely
+                     on the file lock alone (shared filesystems whose locks work across machines)
   --id NAME          worker id (default: host-pid-random)
   --heartbeat-ms N   heartbeat TTL; serve calls the worker lost after this long without one (default 10000)
 
@@ -34,6 +37,7 @@ export async function runWorker(argv: string[]): Promise<number> {
         id: { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'cancel-kill-ms': { type: 'string' },
+        'cache-lock': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -65,6 +69,8 @@ export async function runWorker(argv: string[]): Promise<number> {
   const killMs = int('--cancel-kill-ms', values['cancel-kill-ms'], 100, 600_000);
   if (killMs === null) return usage(`--cancel-kill-ms: expected an integer from 100 to 600000, got "${values['cancel-kill-ms']}"`);
 
+  const cacheLock = values['cache-lock'] ?? 'build';
+  if (cacheLock !== 'build' && cacheLock !== 'off') return usage(`--cache-lock: expected build or off, got "${cacheLock}"`);
   let artifacts;
   if (values.artifacts) {
     artifacts = new SharedFolderArtifacts(values.artifacts);
@@ -82,6 +88,7 @@ export async function runWorker(argv: string[]): Promise<number> {
     artifacts,
     id: values.id,
     heartbeatTtlMs: hb,
+    cacheLock,
     service: killMs === undefined ? undefined : { cancelKillMs: killMs },
   });
   try {

@@ -201,6 +201,29 @@ describe('build farm', () => {
     expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
   });
 
+  it('builds sharing a (GPU, TensorRT) timing cache on two machines take turns on it and lose no entries', async () => {
+    const art = ['--artifacts', artifacts.root];
+    await Promise.all([startWorker(redis.url, 'wC1', 'gpu=V100,trt=10.16.0', art), startWorker(redis.url, 'wC2', 'gpu=V100,trt=10.16.0', art)]);
+    const other = writeModel(path.join(dir, 'other.onnx'), { layers: 5, channels: 7, graphName: 'other' });
+    const svc = await serve();
+    const ids = [
+      (await svc.startBuild({ modelPath: model, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
+      (await svc.startBuild({ modelPath: other, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
+    ];
+    const cs = ids.map((id) => collect(svc, id, -1));
+    await Promise.all(cs.map((c) => c.done));
+    const recs = ids.map((id) => svc.getBuild(id) as FarmRecord);
+    expect(recs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
+    expect(new Set(recs.map((r) => r.farm.worker?.id))).toEqual(new Set(['wC1', 'wC2']));
+    const cachePath = artifacts.timingCacheFor({ gpu: 'V100', trt: '10.16.0' })!;
+    expect(recs.every((r) => r.cache?.path === cachePath)).toBe(true);
+    // One waited for the other's lock; the later one saw the earlier one's entries.
+    expect(cs.some((c) => c.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)))).toBe(true);
+    const [early, late] = [...recs].sort((a, b) => Date.parse(a.finishedAt!) - Date.parse(b.finishedAt!));
+    expect(late.cache!.entriesBefore).toBe(early.cache!.entriesAfter);
+    expect(late.cache!.entriesAfter).toBe(early.cache!.added + late.cache!.added);
+  });
+
   it('Redis restarted under a running build: the build still ends with the right state', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(4), target: { gpu: 'L4' } } as never);
