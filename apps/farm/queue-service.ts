@@ -27,15 +27,8 @@ import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import * as path from 'node:path';
 
-/** A build request as the farm takes it: the local request plus where it may run. */
-export interface FarmBuildInput extends StartBuildInput {
-  /** Labels a worker must have, e.g. {gpu: 'A100', trt: '10.16.0'}. */
-  target?: Record<string, string>;
-  /** Matrix: one build per target (use startMatrix). */
-  targets?: Array<Record<string, string>>;
-  /** Extra attempts when a worker is lost mid-build (default 0: "crashed", worker lost). */
-  retries?: number;
-}
+/** A build request as the farm takes it: the local request (with target, retries) or a matrix. */
+export type FarmBuildInput = StartBuildInput & { targets?: Array<Record<string, string>> };
 
 export interface QueueServiceOptions {
   url: string;
@@ -144,16 +137,16 @@ export class QueueBuildService implements BuildServiceApi {
   }
 
   /** One build per target; returns them in the targets' order. */
-  async startMatrix(input: FarmBuildInput): Promise<BuildRecord[]> {
+  async startMatrix(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]> {
     const targets = input.targets;
     if (!Array.isArray(targets) || targets.length === 0) throw new ServiceError('bad_input', 'targets must be a non-empty array of {label: value} objects');
     if (targets.length > 256) throw new ServiceError('bad_input', `targets: at most 256 per matrix, got ${targets.length}`);
-    if (input.target !== undefined) throw new ServiceError('bad_input', 'give either target or targets, not both');
+    if ((input as FarmBuildInput).target !== undefined) throw new ServiceError('bad_input', 'give either target or targets, not both');
     if (input.outputPath !== undefined) throw new ServiceError('bad_input', 'outputPath: a matrix writes one engine per target; leave outputPath out (engines go to the artifact folder)');
     const checked = targets.map((t, i) => this.target(t, `targets[${i}]`));
-    const summary = await this.check0(input);
+    const summary = await this.check0(input as FarmBuildInput);
     const out: BuildRecord[] = [];
-    for (const t of checked) out.push(await this.enqueue(input, summary, t));
+    for (const t of checked) out.push(await this.enqueue(input as FarmBuildInput, summary, t));
     return out;
   }
 

@@ -3,18 +3,21 @@
 import type { BuildServiceApi } from '../service/api.js';
 import { createBuildService } from '../service/build-service.js';
 import { SharedFolderArtifacts } from './artifacts.js';
-import { QueueBuildService } from './queue-service.js';
-import { redisUrlOk, safeUrl } from './redis.js';
 
 export interface ServeServiceArgs {
   queue?: string;
   artifacts?: string;
   outputDir?: string;
   concurrency?: number;
+  /** No "builds go to the farm" line (the CLI's build prints its own). */
+  quiet?: boolean;
 }
 
 export async function createServeService(args: ServeServiceArgs): Promise<BuildServiceApi> {
   if (!args.queue) return createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency });
+  // Loaded only in farm mode: a local serve or build does not pay for BullMQ and ioredis.
+  const { QueueBuildService } = await import('./queue-service.js');
+  const { redisUrlOk, safeUrl } = await import('./redis.js');
   const url = redisUrlOk(args.queue);
   let artifacts;
   if (args.artifacts) {
@@ -22,6 +25,6 @@ export async function createServeService(args: ServeServiceArgs): Promise<BuildS
     artifacts.ensure();
   }
   const service = await QueueBuildService.create({ url, artifacts });
-  process.stderr.write(`trt-build-studio serve: builds go to the farm at ${safeUrl(url)}${args.artifacts ? `; artifacts in ${args.artifacts}` : ''}\n`);
+  if (!args.quiet) process.stderr.write(`trt-build-studio serve: builds go to the farm at ${safeUrl(url)}${args.artifacts ? `; artifacts in ${args.artifacts}` : ''}\n`);
   return service;
 }

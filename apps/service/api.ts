@@ -36,6 +36,10 @@ export interface StartBuildInput {
   options?: BuildOptionsInput;
   /** Cancel with reason "timeout" when the build runs longer than this. */
   timeBudgetSeconds?: number;
+  /** Build farm only: labels the machine must have, e.g. {gpu: 'A100', trt: '10.16.0'}. */
+  target?: Record<string, string>;
+  /** Build farm only: extra attempts when the machine running the build is lost (default 0). */
+  retries?: number;
 }
 
 export interface Subscription {
@@ -67,6 +71,11 @@ export interface BuildServiceApi {
   waitForResult(id: string): Promise<BuildFinished>;
   /** Path of the finished engine, when the build succeeded and the file still exists. */
   enginePath(id: string): string | undefined;
+  /**
+   * Build farm only (absent on the local service): one build per target, in the targets' order.
+   * Throws ServiceError('bad_input') like startBuild.
+   */
+  startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

@@ -29,7 +29,8 @@ export async function runBuild(argv: string[]): Promise<number> {
     return 0;
   }
   const renderer: BuildRenderer = cmd.json ? new JsonRenderer() : process.stdout.isTTY ? new TtyRenderer() : new PlainRenderer();
-  const service = createBuildService();
+  // Build farm: the same live view and Stop, with the build running on a worker machine.
+  const service = cmd.queue ? await (await import('../../farm/serve-queue.js')).createServeService({ queue: cmd.queue, quiet: true }) : createBuildService();
   let signals = 0;
   let buildId: string | undefined;
   const onSignal = (signal: NodeJS.Signals) => {

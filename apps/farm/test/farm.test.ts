@@ -9,6 +9,7 @@ import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
 import { QueueBuildService } from '../queue-service.js';
+import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
@@ -63,8 +64,8 @@ afterAll(async () => {
 describe('build farm', () => {
   it('routes targeted builds to the worker whose labels match, with the same event contract', async () => {
     const svc = await serve();
-    const a = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'A100' } } as never);
-    const b = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'L4' } } as never);
+    const a = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'A100' } });
+    const b = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'L4' } });
     const ca = collect(svc, a.id);
     const cb = collect(svc, b.id);
     await Promise.all([ca.done, cb.done]);
@@ -118,7 +119,7 @@ describe('build farm', () => {
 
   it('Stop reaches the remote worker: the build ends cancelled at the next step, from another serve too', async () => {
     const svc = await serve();
-    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } } as never);
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
     await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
     // A second serve on the same Redis (another process in real life) sees the running build and stops it.
     const other = await serve();
@@ -134,7 +135,7 @@ describe('build farm', () => {
 
   it('a time budget cancels the remote build with reason "timeout"', async () => {
     const svc = await serve();
-    const rec = await svc.startBuild({ modelPath: model, options: sim(30), timeBudgetSeconds: 1, target: { gpu: 'A100' } } as never);
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), timeBudgetSeconds: 1, target: { gpu: 'A100' } });
     const c = collect(svc, rec.id);
     await c.done;
     const cancelling = c.events.find((e) => e.type === 'build.cancelling');
@@ -144,9 +145,9 @@ describe('build farm', () => {
 
   it('a serve restart keeps the history and follows a running build to its end', async () => {
     const first = await serve();
-    const done = await first.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'A100' } } as never);
+    const done = await first.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'A100' } });
     await first.waitForResult(done.id);
-    const running = await first.startBuild({ modelPath: model, options: sim(3), target: { gpu: 'A100' } } as never);
+    const running = await first.startBuild({ modelPath: model, options: sim(3), target: { gpu: 'A100' } });
     await until(() => (first.getBuild(running.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
     const before = first.getBuild(done.id)!;
     await first.shutdown();
@@ -164,7 +165,7 @@ describe('build farm', () => {
   it('a worker killed mid-build: the build ends crashed, "worker lost", within the heartbeat bound', async () => {
     const wK = await startWorker(redis.url, 'wK', 'gpu=K80');
     const svc = await serve();
-    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } } as never);
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } });
     await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
     const t0 = Date.now();
     await killProc(wK.proc, 'SIGKILL');
@@ -183,7 +184,7 @@ describe('build farm', () => {
   it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
     const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
     const svc = await serve();
-    const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 } as never);
+    const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 });
     const c = collect(svc, rec.id);
     await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
     const first = (svc.getBuild(rec.id) as FarmRecord).farm.worker!.id;
@@ -224,9 +225,64 @@ describe('build farm', () => {
     expect(late.cache!.entriesAfter).toBe(early.cache!.added + late.cache!.added);
   });
 
+  it('serve --queue over HTTP (target, matrix, SSE) and build --queue --target on the CLI', async () => {
+    const srv = spawnCli(['serve', '--queue', redis.url, '--artifacts', artifacts.root, '--port', '0', '--token', 'tok']);
+    const exited = collectCli(srv);
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        srv.stdout!.on('data', (d) => {
+          out += d;
+          const m = /^(http:\/\/127\.0\.0\.1:\d+)\//m.exec(out);
+          if (m) resolve(m[1]);
+        });
+        srv.once('exit', () => reject(new Error('serve exited')));
+      });
+      const api = (p: string, body?: unknown) =>
+        fetch(`${base}${p}`, {
+          method: body ? 'POST' : 'GET',
+          headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      const one = await api('/api/builds', { modelPath: model, options: sim(0.3), target: { gpu: 'L4' } });
+      expect(one.status).toBe(201);
+      const { id } = (await one.json()) as { id: string };
+      const matrix = await api('/api/builds', { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] });
+      expect(matrix.status).toBe(201);
+      expect(((await matrix.json()) as { ids: string[] }).ids).toHaveLength(2);
+      const bad = await api('/api/builds', { modelPath: model, options: sim(0.3), target: { gpu: 5 } });
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toMatch(/target\.gpu/);
+      // The SSE stream: snapshot, then events with the worker in build.started, ending with build.finished.
+      const sse = await (await api(`/api/builds/${id}/events`)).text();
+      expect(sse).toMatch(/^event: snapshot/);
+      expect(sse).toMatch(/"type":"build\.started"[^\n]*"worker":\{"id":"wB"/);
+      expect(sse).toMatch(/"type":"build\.finished","status":"succeeded"|"status":"succeeded"[^\n]*"type":"build\.finished"/);
+      const eng = await api(`/api/builds/${id}/engine`);
+      expect(eng.status).toBe(200);
+      expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
+    } finally {
+      srv.kill('SIGTERM');
+      await exited;
+    }
+    const out = path.join(dir, 'cli.engine');
+    const r = await collectCli(
+      spawnCli(['build', model, '-o', out, '--queue', redis.url, '--target', 'gpu=A100', '--backend', 'simulated', '--sim-duration', '0.3', '--json']),
+    );
+    expect(r.code).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as BuildEvent);
+    const started = events.find((e) => e.type === 'build.started');
+    expect(started?.type === 'build.started' && started.worker?.id).toBe('wA');
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect(fs.existsSync(out)).toBe(true);
+    const noFarm = await collectCli(spawnCli(['build', model, '-o', out, '--target', 'gpu=A100']));
+    expect(noFarm.code).toBe(2);
+    expect(noFarm.stderr).toMatch(/--target needs --queue/);
+  });
+
   it('Redis restarted under a running build: the build still ends with the right state', async () => {
     const svc = await serve();
-    const rec = await svc.startBuild({ modelPath: model, options: sim(4), target: { gpu: 'L4' } } as never);
+    const rec = await svc.startBuild({ modelPath: model, options: sim(4), target: { gpu: 'L4' } });
     await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
     expect(svc.getBuild(rec.id)?.state).toBe('running');
     await redis.kill();
@@ -242,7 +298,7 @@ describe('build farm', () => {
     // The stream has no holes the mirror skipped over: every phase that started also finished.
     expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
     // And the workers are still there: a new build runs.
-    const next = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'L4' } } as never);
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'L4' } });
     expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
     expect(wB.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/);
   }, 60_000);

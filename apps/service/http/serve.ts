@@ -31,7 +31,8 @@ export async function runServe(argv: string[]): Promise<number> {
   }
 
   const token = args.token ?? generateToken();
-  const uploadDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'tbs-uploads-'));
+  // A farm's workers read uploaded models from the shared artifact folder.
+  const uploadDir = await fs.promises.mkdtemp(path.join(args.queue && args.artifacts ? args.artifacts : os.tmpdir(), 'tbs-uploads-'));
   let service: BuildServiceApi;
   try {
     service = await createServeService(args);
