@@ -202,7 +202,7 @@ export class FarmWorker {
     const base = await this.store.getRecord(farmId);
     if (!request || !base) return;
     this.log(`worker ${this.id}: build ${farmId} started (attempt ${attempt})`);
-    const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET);
+    const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET, attempt);
 
     let lock: HeldLock | undefined;
     let localId: string | undefined;
@@ -306,6 +306,7 @@ class Forwarder {
     private readonly base: FarmRecord,
     private readonly worker: { id: string; labels: Labels },
     private readonly phaseOffset: number,
+    private readonly attempt: number,
   ) {
     this.lastFarmSeq = base.lastSeq;
   }
@@ -381,7 +382,7 @@ class Forwarder {
       lastSeq: this.lastFarmSeq,
       phases: offset ? local.phases.map((p) => ({ ...p, id: p.id + offset, parentId: p.parentId === null ? null : p.parentId + offset })) : local.phases,
       outcome: local.outcome ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq } : undefined,
-      farm: { ...this.base.farm, worker: this.worker, waiting: undefined },
+      farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
     };
     if (!final && record.outcome) return;
     await this.retry(() => this.store.putRecord(record, this.owner));

@@ -23,7 +23,7 @@ import { LocalPathArtifacts } from './artifacts.js';
 import { DEFAULT_LIMITS, FarmStore, parseEntry, type FarmRecord, type FarmRequest, type StoreLimits, type WorkerInfo } from './farm-store.js';
 import { canonicalTarget, keys, poolQueueName } from './keys.js';
 import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
-import { connectRedis, watchRedis, type LogLine } from './redis.js';
+import { connectRedis, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import * as path from 'node:path';
 
@@ -161,6 +161,8 @@ export class QueueBuildService implements BuildServiceApi {
   /** What serve can check before queueing: the worker checks the rest (backend, its paths). */
   private async check0(input: FarmBuildInput): Promise<ModelSummary> {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
+    // Fail at once rather than hold the request until Redis is back.
+    if (this.redis.status !== 'ready') throw new ServiceError('conflict', `the build farm's Redis at ${safeUrl(this.opts.url)} is unavailable (reconnecting); try again shortly`);
     const parsed = BuildOptions.safeParse(input.options ?? {});
     if (!parsed.success) throw new ServiceError('bad_input', `invalid build options: ${describeZodError(parsed.error)}`);
     const budget = input.timeBudgetSeconds;
@@ -203,7 +205,7 @@ export class QueueBuildService implements BuildServiceApi {
       farm: { target, attempt: 1, retries: request.retries },
     };
     await this.store.createBuild(record, request);
-    const b = this.mirror(record);
+    const b = this.builds.get(id) ?? this.mirror(record);
     await this.addJob(id, target, 1);
     await this.noteWaiting(b, await this.store.liveWorkers().catch(() => this.live));
     return b.record();
@@ -234,6 +236,9 @@ export class QueueBuildService implements BuildServiceApi {
   cancelBuild(id: string, reason: CancelReason = 'user'): boolean {
     const b = this.builds.get(id);
     if (!b || b.finished) return false;
+    // Farm builds belong to the farm, not to this serve process: serve shutting down (even a
+    // second Ctrl-C) leaves them running; the next serve follows them from Redis.
+    if (reason === 'shutdown') return false;
     b.cancelRequests++;
     if (b.state === 'running') b.setState('cancelling');
     void this.cancelRemote(b, reason).catch((e) => this.log(`serve: cancel of ${id} could not reach Redis: ${(e as Error).message}`));
@@ -316,6 +321,7 @@ export class QueueBuildService implements BuildServiceApi {
     this.checking = true;
     try {
       this.live = await this.store.liveWorkers();
+      await this.followHistory();
       for (const b of this.builds.values()) {
         if (b.finished) continue;
         if (b.state === 'queued') await this.noteWaiting(b, this.live);
@@ -326,6 +332,23 @@ export class QueueBuildService implements BuildServiceApi {
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * Builds started through another serve on the same Redis appear here too, and builds trimmed
+   * from the history in Redis leave this process's memory (it stays bounded like the history).
+   */
+  private async followHistory(): Promise<void> {
+    const ids = await this.store.historyIds();
+    const known = new Set(ids);
+    for (const id of ids) {
+      if (this.builds.has(id)) continue;
+      const rec = await this.store.getRecord(id);
+      if (!rec) continue;
+      const b = this.mirror(rec);
+      if (!b.finished) b.ingest(await this.store.eventsAfter(id, rec.lastSeq));
+    }
+    for (const [id, b] of this.builds) if (b.finished && !known.has(id)) this.builds.delete(id);
   }
 
   private async noteWaiting(b: RemoteBuild, live: WorkerInfo[]): Promise<void> {
@@ -364,7 +387,7 @@ export class QueueBuildService implements BuildServiceApi {
       await this.appendAs(b, newOwner, [...closeOpen, logEvent(b.id, 'warning', `${why}; retrying (attempt ${attempt + 1} of ${b.farm.retries + 1})`)]);
       await this.store.requeue(b.id, newOwner);
       b.setState('queued');
-      b.setFarm({ attempt: attempt + 1, worker: undefined });
+      b.setFarm({ worker: undefined });
       await this.addJob(b.id, b.farm.target, attempt + 1);
       return;
     }

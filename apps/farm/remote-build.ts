@@ -87,7 +87,9 @@ export class RemoteBuild {
             simulated: ev.simulated,
             model: ev.model ?? r.model,
             outputPath: ev.outputPath ?? r.outputPath,
-            farm: { ...r.farm, worker: ev.worker ?? r.farm.worker, waiting: undefined },
+            // Every attempt starts with build.started (a retry after a lost worker is the second),
+            // so every serve following the stream counts attempts the same way.
+            farm: { ...r.farm, worker: ev.worker ?? r.farm.worker, waiting: undefined, attempt: r.startedAt ? r.farm.attempt + 1 : r.farm.attempt },
           };
           break;
         case 'build.cancelling':

@@ -133,6 +133,20 @@ describe('build farm', () => {
     expect(fs.existsSync(svc.getBuild(rec.id)!.outputPath ?? '/nonexistent')).toBe(false);
   });
 
+  it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('crashed');
+    expect(f.error).toMatch(/the build worker exited without a result/);
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    // Serve shutting down does not stop farm builds: "shutdown" cancels are not forwarded.
+    const long = await svc.startBuild({ modelPath: model, options: sim(0.5), target: { gpu: 'A100' } });
+    expect(svc.cancelBuild(long.id, 'shutdown')).toBe(false);
+    expect((await svc.waitForResult(long.id)).status).toBe('succeeded');
+  });
+
   it('a time budget cancels the remote build with reason "timeout"', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(30), timeBudgetSeconds: 1, target: { gpu: 'A100' } });
