@@ -75,7 +75,7 @@ export class FarmWorker {
   constructor(private readonly opts: FarmWorkerOptions) {
     this.id = opts.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
-    this.redis = connectRedis(opts.url, `worker ${this.id}`, this.log);
+    this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.local = new BuildService({ concurrency: 64, ...opts.service });
   }
@@ -141,7 +141,7 @@ export class FarmWorker {
     let p = this.queues.get(name);
     if (!p) {
       const connection = this.redis.duplicate();
-      watchRedis(connection, this.opts.url, `worker ${this.id}`, this.log);
+      watchRedis(connection, this.opts.url, `trt-build-studio worker ${this.id}`, this.log);
       const queue = new Queue(name, { connection });
       // No processor: jobs are taken by hand so one slot count covers every pool. No stalled
       // re-run: a build whose worker vanished ends "worker lost" (serve decides, see docs).

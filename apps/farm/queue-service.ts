@@ -63,9 +63,9 @@ export class QueueBuildService implements BuildServiceApi {
 
   private constructor(private readonly opts: QueueServiceOptions) {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
-    this.redis = connectRedis(opts.url, 'serve', this.log);
+    this.redis = connectRedis(opts.url, 'trt-build-studio serve', this.log);
     this.reader = this.redis.duplicate();
-    watchRedis(this.reader, opts.url, 'serve', this.log);
+    watchRedis(this.reader, opts.url, 'trt-build-studio serve', this.log);
     this.redis.on('ready', () => (this.readySince = Date.now()));
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.artifacts = opts.artifacts ?? new LocalPathArtifacts();
