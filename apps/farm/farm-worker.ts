@@ -22,6 +22,7 @@ import { connectRedis, watchRedis, type LogLine } from './redis.js';
 
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
 export const ATTEMPT_PHASE_OFFSET = 1_000_000;
+const RECORD_EVERY_MS = 2000;
 
 export interface FarmWorkerOptions {
   url: string;
@@ -52,6 +53,8 @@ export interface FarmWorkerOptions {
 interface Running {
   farmId: string;
   localId?: string;
+  /** Stop before the local build exists (e.g. while waiting for the timing-cache lock). */
+  early: AbortController;
   owner: string;
   done: Promise<void>;
 }
@@ -178,7 +181,7 @@ export class FarmWorker {
   private runJob(job: Job, token: string): void {
     const farmId = String(job.data.buildId);
     const owner = `${this.id}/${token}`;
-    const entry: Running = { farmId, owner, done: Promise.resolve() };
+    const entry: Running = { farmId, owner, early: new AbortController(), done: Promise.resolve() };
     this.running.set(farmId, entry);
     void this.beat().catch(() => undefined);
     const lockTimer = setInterval(() => void job.extendLock(token, this.lockMs).catch(() => undefined), Math.floor(this.lockMs / 3));
@@ -213,6 +216,7 @@ export class FarmWorker {
         lock = await acquireLock(this.redis, `cache:${input.options.timingCache}`, {
           ttlMs: 30_000,
           waitMs: 24 * 3600_000,
+          signal: entry.early.signal,
           onWait: () => forwarder.note('info', `waiting for the shared timing cache ${input.options!.timingCache} (another build is using it)`),
         });
       }
@@ -220,6 +224,9 @@ export class FarmWorker {
       if ((await this.store.cancelRequests(farmId)).n > 0) {
         await forwarder.endWithout('cancelled');
         return;
+      }
+      if (input.options?.timingCache && this.opts.cacheLock !== 'off' && !lock) {
+        throw new ServiceError('bad_input', `the shared timing cache ${input.options.timingCache} stayed locked by other builds for 24 h`);
       }
       const rec = await this.local.startBuild(input);
       localId = rec.id;
@@ -258,11 +265,14 @@ export class FarmWorker {
   /** Each new Stop request in Redis becomes one local cancel (the second one kills, as locally). */
   private applied = new Map<string, number>();
   private async applyCancels(entry: Running): Promise<void> {
-    if (!entry.localId) return;
     let c;
     try {
       c = await this.store.cancelRequests(entry.farmId);
     } catch {
+      return;
+    }
+    if (!entry.localId) {
+      if (c.n > 0) entry.early.abort();
       return;
     }
     const done = this.applied.get(entry.farmId) ?? 0;
@@ -368,7 +378,9 @@ class Forwarder {
       return;
     }
     if (stored.length) this.lastFarmSeq = stored[stored.length - 1].seq;
-    if (rec && Date.now() - this.lastRecordAt > 500) await this.writeRecord(rec, false);
+    // The record is a whole snapshot (up to the retained phases): rewrite it now and then only;
+    // the stream carries everything in between.
+    if (rec && Date.now() - this.lastRecordAt > RECORD_EVERY_MS) await this.writeRecord(rec, false);
   }
 
   private async writeRecord(local: BuildRecord, final: boolean): Promise<void> {

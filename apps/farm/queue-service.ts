@@ -325,7 +325,9 @@ export class QueueBuildService implements BuildServiceApi {
       for (const b of this.builds.values()) {
         if (b.finished) continue;
         if (b.state === 'queued') await this.noteWaiting(b, this.live);
-        else await this.checkOwner(b);
+        // Queued ones too: a worker may have claimed one and not started it yet (waiting for a
+        // timing-cache lock), and it can die there as well.
+        await this.checkOwner(b);
       }
     } catch {
       // Redis went away mid-check: the connection line said so; the next check retries.
@@ -374,6 +376,10 @@ export class QueueBuildService implements BuildServiceApi {
     const owner = fields.owner ?? '';
     if (!owner || owner.startsWith(SERVE_OWNER)) return;
     const workerId = owner.slice(0, owner.lastIndexOf('/'));
+    if (b.state === 'queued' && fields.state === 'running') {
+      b.setState('running');
+      b.setFarm({ waiting: undefined });
+    }
     if (await this.store.isWorkerAlive(workerId)) return;
     const newOwner = `${SERVE_OWNER}-lost-${Date.now()}`;
     if (!(await this.store.takeover(b.id, owner, newOwner))) return;

@@ -19,7 +19,7 @@ export interface HeldLock {
 export async function acquireLock(
   redis: Redis,
   name: string,
-  opts: { ttlMs?: number; waitMs?: number; pollMs?: number; onWait?: () => void } = {},
+  opts: { ttlMs?: number; waitMs?: number; pollMs?: number; onWait?: () => void; signal?: AbortSignal } = {},
 ): Promise<HeldLock | undefined> {
   const ttl = opts.ttlMs ?? 30_000;
   const key = keys.lock(name);
@@ -28,7 +28,7 @@ export async function acquireLock(
   let waited = false;
   for (;;) {
     if ((await redis.set(key, token, 'PX', ttl, 'NX')) === 'OK') break;
-    if (Date.now() >= deadline) return undefined;
+    if (Date.now() >= deadline || opts.signal?.aborted) return undefined;
     if (!waited) opts.onWait?.();
     waited = true;
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));

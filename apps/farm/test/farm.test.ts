@@ -1,6 +1,7 @@
 // The build farm against a real redis-server and real worker processes (the CLI's `worker`
 // command from dist/, each running builds in its own isolated build worker process), with the
 // simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,8 @@ import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
+import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { createBuildService } from '../../service/build-service.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
@@ -39,6 +42,19 @@ function collect(svc: QueueBuildService, id: string, afterSeq?: number): { snaps
   }, afterSeq === undefined ? undefined : { afterSeq });
   if ((sub.snapshot as FarmRecord).outcome) resolve();
   return { snapshot: sub.snapshot as FarmRecord, events, done };
+}
+
+/** The base URL a `serve` child prints on its first stdout line. */
+function serveUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /^(http:\/\/127\.0\.0\.1:\d+)\//m.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', () => reject(new Error('serve exited before printing its URL')));
+  });
 }
 
 beforeAll(async () => {
@@ -237,21 +253,25 @@ describe('build farm', () => {
     const [early, late] = [...recs].sort((a, b) => Date.parse(a.finishedAt!) - Date.parse(b.finishedAt!));
     expect(late.cache!.entriesBefore).toBe(early.cache!.entriesAfter);
     expect(late.cache!.entriesAfter).toBe(early.cache!.added + late.cache!.added);
+
+    // Stop reaches a build that is still waiting for the lock, without waiting for the holder.
+    const holder = await svc.startBuild({ modelPath: model, options: sim(20), target: { gpu: 'V100' } });
+    await until(() => svc.getBuild(holder.id)?.state === 'running', 20_000, 'the lock holder to run');
+    const waiter = await svc.startBuild({ modelPath: other, options: sim(0.5), target: { gpu: 'V100' } });
+    const cw = collect(svc, waiter.id, -1);
+    await until(() => cw.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)), 20_000, 'the lock wait');
+    svc.cancelBuild(waiter.id);
+    expect((await svc.waitForResult(waiter.id)).status).toBe('cancelled');
+    expect(svc.getBuild(holder.id)?.state).toBe('running');
+    svc.cancelBuild(holder.id);
+    expect((await svc.waitForResult(holder.id)).status).toBe('cancelled');
   });
 
   it('serve --queue over HTTP (target, matrix, SSE) and build --queue --target on the CLI', async () => {
     const srv = spawnCli(['serve', '--queue', redis.url, '--artifacts', artifacts.root, '--port', '0', '--token', 'tok']);
     const exited = collectCli(srv);
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        srv.stdout!.on('data', (d) => {
-          out += d;
-          const m = /^(http:\/\/127\.0\.0\.1:\d+)\//m.exec(out);
-          if (m) resolve(m[1]);
-        });
-        srv.once('exit', () => reject(new Error('serve exited')));
-      });
+      const base = await serveUrl(srv);
       const api = (p: string, body?: unknown) =>
         fetch(`${base}${p}`, {
           method: body ? 'POST' : 'GET',
@@ -279,6 +299,22 @@ describe('build farm', () => {
       srv.kill('SIGTERM');
       await exited;
     }
+    // A serve without --queue refuses a target instead of ignoring it.
+    const local = spawnCli(['serve', '--port', '0', '--token', 'tok']);
+    const localExit = collectCli(local);
+    try {
+      const base = await serveUrl(local);
+      const r = await fetch(`${base}/api/builds`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+        body: JSON.stringify({ modelPath: model, options: sim(0.3), targets: [{ gpu: 'L4' }] }),
+      });
+      expect(r.status).toBe(400);
+      expect(await r.text()).toMatch(/targets: only a build farm routes builds/);
+    } finally {
+      local.kill('SIGTERM');
+      await localExit;
+    }
     const out = path.join(dir, 'cli.engine');
     const r = await collectCli(
       spawnCli(['build', model, '-o', out, '--queue', redis.url, '--target', 'gpu=A100', '--backend', 'simulated', '--sim-duration', '0.3', '--json']),
@@ -292,6 +328,24 @@ describe('build farm', () => {
     const noFarm = await collectCli(spawnCli(['build', model, '-o', out, '--target', 'gpu=A100']));
     expect(noFarm.code).toBe(2);
     expect(noFarm.stderr).toMatch(/--target needs --queue/);
+  });
+
+  it('MCP start_build takes a target on the farm, and a local MCP server refuses one', async () => {
+    const svc = await serve();
+    const res = await startBuildTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.2), target: { gpu: 'L4' } });
+    expect(res.isError).toBeFalsy();
+    const id = (res.structuredContent as { buildId: string }).buildId;
+    await svc.waitForResult(id);
+    expect((svc.getBuild(id) as FarmRecord).farm.worker?.id).toBe('wB');
+    const local = createBuildService();
+    try {
+      const refused = await startBuildTool({ service: local, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.2), target: { gpu: 'L4' } });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toMatch(/only a build farm routes builds/);
+      expect(local.listBuilds()).toHaveLength(0);
+    } finally {
+      await local.shutdown();
+    }
   });
 
   it('Redis restarted under a running build: the build still ends with the right state', async () => {
