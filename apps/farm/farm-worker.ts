@@ -205,7 +205,13 @@ export class FarmWorker {
     const base = await this.store.getRecord(farmId);
     if (!request || !base) return;
     this.log(`worker ${this.id}: build ${farmId} started (attempt ${attempt})`);
-    const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET, attempt);
+    const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET, attempt, () => {
+      // The build was taken from us (serve called this worker lost during a network cut) or
+      // Redis lost it: nobody follows this run any more, so it should not hold the GPU.
+      this.log(`trt-build-studio worker ${this.id}: build ${farmId} is no longer ours in Redis; stopping it`);
+      if (entry.localId) this.local.cancelBuild(entry.localId, 'shutdown');
+      entry.early.abort();
+    });
 
     let lock: HeldLock | undefined;
     let localId: string | undefined;
@@ -317,6 +323,7 @@ class Forwarder {
     private readonly worker: { id: string; labels: Labels },
     private readonly phaseOffset: number,
     private readonly attempt: number,
+    private readonly onRefused: () => void,
   ) {
     this.lastFarmSeq = base.lastSeq;
   }
@@ -325,12 +332,12 @@ class Forwarder {
     const mapped = events.map((e) => this.map(e));
     // The local record matches these events now (the callback runs right after they were applied).
     const rec = snapshot();
-    this.chain = this.chain.then(() => this.send(mapped, rec));
+    this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
   }
 
   note(severity: 'info' | 'warning', message: string): void {
     const ev = { v: PROTOCOL_VERSION, buildId: this.farmId, seq: 0, t: 0, type: 'log', severity, message } as BuildEvent;
-    this.chain = this.chain.then(() => this.send([ev], undefined));
+    this.chain = this.chain.then(() => this.send([ev], undefined)).catch((e) => this.fail(e));
   }
 
   async flush(final: BuildRecord): Promise<void> {
@@ -359,6 +366,18 @@ class Forwarder {
     );
   }
 
+  /** Redis refused or failed for good: stop forwarding (serve ends the build if it must). */
+  private fail(e: unknown): void {
+    void e;
+    this.refuse();
+  }
+
+  private refuse(): void {
+    if (this.refused) return;
+    this.refused = true;
+    this.onRefused();
+  }
+
   private map(e: BuildEvent): BuildEvent {
     const out = { ...e, buildId: this.farmId } as BuildEvent;
     if (this.phaseOffset) {
@@ -374,7 +393,7 @@ class Forwarder {
     const stored = await this.retry(() => this.store.append(this.farmId, events, this.owner));
     if (stored === undefined) {
       // Serve gave the build up (worker presumed lost) or it already ended: stop writing.
-      this.refused = true;
+      this.refuse();
       return;
     }
     if (stored.length) this.lastFarmSeq = stored[stored.length - 1].seq;

@@ -95,8 +95,24 @@ export class QueueBuildService implements BuildServiceApi {
       if (!rec) continue;
       const b = this.mirror(rec);
       // The record is the snapshot; the stream has whatever happened after it was written.
-      if (!b.finished) b.ingest(await this.store.eventsAfter(id, rec.lastSeq));
+      if (!b.finished) await this.feed(b, await this.store.eventsAfter(id, rec.lastSeq));
     }
+  }
+
+  /**
+   * Events from the stream into a mirror. The farm numbers a build's events without gaps, so a
+   * gap means the stream was trimmed past what this serve had read: the record in Redis (a
+   * snapshot the worker rewrites every few seconds) replaces the mirror's state first.
+   */
+  private async feed(b: RemoteBuild, events: BuildEvent[]): Promise<void> {
+    if (events.length && events[0].seq > b.lastSeq + 1) {
+      const rec = await this.store.getRecord(b.id);
+      if (rec) b.reset(rec);
+      if (events[0].seq > b.lastSeq + 1) {
+        this.log(`trt-build-studio serve: build ${b.id}: events ${b.lastSeq + 1}..${events[0].seq - 1} were trimmed from Redis before they were read; its tree may miss phases`);
+      }
+    }
+    b.ingest(events.filter((e) => e.seq > b.lastSeq));
   }
 
   // ─────────────────────────────── BuildServiceApi ───────────────────────────────
@@ -310,7 +326,7 @@ export class QueueBuildService implements BuildServiceApi {
       for (const [key, entries] of res ?? []) {
         const b = this.builds.get(key.slice(keys.events('').length));
         if (!b) continue;
-        b.ingest(entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined));
+        await this.feed(b, entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined)).catch(() => undefined);
       }
     }
   }
@@ -348,7 +364,7 @@ export class QueueBuildService implements BuildServiceApi {
       const rec = await this.store.getRecord(id);
       if (!rec) continue;
       const b = this.mirror(rec);
-      if (!b.finished) b.ingest(await this.store.eventsAfter(id, rec.lastSeq));
+      if (!b.finished) await this.feed(b, await this.store.eventsAfter(id, rec.lastSeq));
     }
     for (const [id, b] of this.builds) if (b.finished && !known.has(id)) this.builds.delete(id);
   }
@@ -373,6 +389,26 @@ export class QueueBuildService implements BuildServiceApi {
     const ttl = this.opts.heartbeatTtlMs ?? 10_000;
     if (Date.now() - this.readySince < ttl) return;
     const fields = await this.store.getBuildFields(b.id);
+    if (fields.state === undefined) {
+      // Redis no longer has the build at all: it restarted without persistence (or was flushed).
+      // Nobody can finish it in Redis any more; end it here so no client waits forever.
+      this.log(`trt-build-studio serve: build ${b.id} is gone from Redis (restarted without persistence?); ending it as crashed`);
+      const rec = b.record();
+      const t = rec.startedAt ? Date.now() - Date.parse(rec.startedAt) : 0;
+      b.ingest([
+        {
+          v: PROTOCOL_VERSION,
+          buildId: b.id,
+          seq: b.lastSeq + 1,
+          t,
+          type: 'build.finished',
+          status: 'crashed',
+          durationMs: t,
+          error: 'the build farm lost this build: Redis restarted without its data (turn on appendonly)',
+        },
+      ]);
+      return;
+    }
     const owner = fields.owner ?? '';
     if (!owner || owner.startsWith(SERVE_OWNER)) return;
     const workerId = owner.slice(0, owner.lastIndexOf('/'));

@@ -17,7 +17,7 @@ interface Subscriber {
 export class RemoteBuild {
   private rec: FarmRecord;
   private tree: PhaseTree;
-  private readonly log: EventLog;
+  private log: EventLog;
   private readonly subs = new Set<Subscriber>();
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   /** Stop requests made through this serve (the second escalates on the worker). */
@@ -118,6 +118,18 @@ export class RemoteBuild {
       if (ev.type === 'build.finished') for (const w of this.waiters.splice(0)) w(ev);
     }
     this.broadcast(fresh);
+  }
+
+  /**
+   * Replaces the snapshot by a newer one from Redis (the events between were trimmed from the
+   * stream before this serve read them). Replay starts over from the new snapshot.
+   */
+  reset(record: FarmRecord): void {
+    if (record.lastSeq <= this.rec.lastSeq) return;
+    this.rec = record;
+    this.tree = PhaseTree.from(record.phases, { retainFinished: this.opts.retainFinishedPhases });
+    this.log = new EventLog(this.opts.retainEvents);
+    if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
 
   /** A finished record loaded from Redis (serve restart): settle waiters, nothing to stream. */

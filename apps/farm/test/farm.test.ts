@@ -4,6 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
@@ -370,4 +371,22 @@ describe('build farm', () => {
     expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
     expect(wB.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/);
   }, 60_000);
+
+  it('a Redis that lost its data: serve ends the build "crashed" saying why, the worker stops it and goes on', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'A100' } });
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const flusher = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      await flusher.flushall();
+    } finally {
+      flusher.disconnect();
+    }
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('crashed');
+    expect(f.error).toMatch(/lost this build: Redis restarted without its data/);
+    await until(() => /is no longer ours in Redis; stopping it/.test(wA.stderr()), 15_000, 'the worker to stop the orphaned build');
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+  });
 });
