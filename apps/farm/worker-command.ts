@@ -19,6 +19,7 @@ export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host
                      on the file lock alone (shared filesystems whose locks work across machines)
   --id NAME          worker id (default: host-pid-random)
   --heartbeat-ms N   heartbeat TTL; serve calls the worker lost after this long without one (default 10000)
+  --cancel-kill-ms N kill a build's worker process this long after Stop if it has not ended (default 10000)
 
 Ctrl-C stops taking builds, cancels the running ones and leaves the farm.`;
 
@@ -57,16 +58,16 @@ export async function runWorker(argv: string[]): Promise<number> {
   } catch (e) {
     return usage((e as Error).message);
   }
-  const int = (flag: string, raw: string | undefined, min: number, max: number): number | undefined | null => {
+  const int = (raw: string | undefined, min: number, max: number): number | undefined | null => {
     if (raw === undefined) return undefined;
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) return null;
     return Number(raw);
   };
-  const concurrency = int('--concurrency', values.concurrency, 1, 64);
+  const concurrency = int(values.concurrency, 1, 64);
   if (concurrency === null) return usage(`--concurrency: expected an integer from 1 to 64, got "${values.concurrency}"`);
-  const hb = int('--heartbeat-ms', values['heartbeat-ms'], 300, 600_000);
+  const hb = int(values['heartbeat-ms'], 300, 600_000);
   if (hb === null) return usage(`--heartbeat-ms: expected an integer from 300 to 600000, got "${values['heartbeat-ms']}"`);
-  const killMs = int('--cancel-kill-ms', values['cancel-kill-ms'], 100, 600_000);
+  const killMs = int(values['cancel-kill-ms'], 100, 600_000);
   if (killMs === null) return usage(`--cancel-kill-ms: expected an integer from 100 to 600000, got "${values['cancel-kill-ms']}"`);
 
   const cacheLock = values['cache-lock'] ?? 'build';

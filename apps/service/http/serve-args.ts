@@ -66,6 +66,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   if (values.token !== undefined && !/^[A-Za-z0-9._~+/=-]+$/.test(values.token)) {
     throw new UsageError('--token: use letters, digits and . _ ~ + / = - only (it travels in a header and a cookie)');
   }
+  if (values.artifacts !== undefined && values.queue === undefined) throw new UsageError('--artifacts needs --queue (it is the shared folder of a build farm)');
   return {
     port,
     host,
