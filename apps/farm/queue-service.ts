@@ -23,7 +23,7 @@ import { LocalPathArtifacts } from './artifacts.js';
 import { DEFAULT_LIMITS, FarmStore, parseEntry, type FarmRecord, type FarmRequest, type StoreLimits, type WorkerInfo } from './farm-store.js';
 import { canonicalTarget, keys, poolQueueName } from './keys.js';
 import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
-import { connectRedis, safeUrl, watchRedis, type LogLine } from './redis.js';
+import { connectRedis, RECONNECT_MAX_MS, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import * as path from 'node:path';
 
@@ -385,9 +385,10 @@ export class QueueBuildService implements BuildServiceApi {
 
   private async checkOwner(b: RemoteBuild): Promise<void> {
     // Right after a reconnect, heartbeat keys may have expired during the outage: give workers
-    // one TTL to beat again before calling any of them lost.
+    // time to reconnect themselves (their retry timers are not in step with ours) and beat again
+    // before calling any of them lost.
     const ttl = this.opts.heartbeatTtlMs ?? 10_000;
-    if (Date.now() - this.readySince < ttl) return;
+    if (Date.now() - this.readySince < ttl + 2 * RECONNECT_MAX_MS + 500) return;
     const fields = await this.store.getBuildFields(b.id);
     if (fields.state === undefined) {
       // Redis no longer has the build at all: it restarted without persistence (or was flushed).

@@ -4,6 +4,9 @@ import { Redis } from 'ioredis';
 
 export type LogLine = (line: string) => void;
 
+/** Longest wait between reconnect attempts: after an outage every process is back within this. */
+export const RECONNECT_MAX_MS = 1000;
+
 export function redisUrlOk(url: string): string {
   let u: URL;
   try {
@@ -24,7 +27,7 @@ export function connectRedis(url: string, who: string, log: LogLine): Redis {
   const r = new Redis(url, {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
-    retryStrategy: (times) => Math.min(200 * times, 2000),
+    retryStrategy: (times) => Math.min(200 * times, RECONNECT_MAX_MS),
   });
   watchRedis(r, url, who, log);
   return r;
