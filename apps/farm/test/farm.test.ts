@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
@@ -71,6 +71,11 @@ beforeAll(async () => {
     startWorker(redis.url, 'wB', 'gpu=L4,trt=10.16.0', art),
   ]);
 }, 60_000);
+
+// Each serve polls Redis; the ones a test made go away with it.
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.shutdown().catch(() => undefined);
+});
 
 afterAll(async () => {
   for (const s of services) await s.shutdown().catch(() => undefined);
