@@ -78,6 +78,10 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
                                  cache and verbose logging: a few percent slower)
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
       --json                     print protocol events as NDJSON (last line: build.finished)
+  Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
+      --queue <redis://host:port>  send the build to the farm's queue instead of running it here
+      --target <k=v,...>         run only on a worker with these labels, e.g. gpu=A100,trt=10.16.0
+      --retries <n>              run again elsewhere if the worker is lost (default 0: "crashed")
   Simulated backend only:
       --sim-duration <s>         target wall time in seconds (fractions allowed)
       --sim-seed <n>             seed (same seed → same build; default 1)
@@ -158,6 +162,9 @@ const OPTIONS = {
   'max-aux-streams': { type: 'string' },
   'time-budget': { type: 'string' },
   json: { type: 'boolean' },
+  queue: { type: 'string' },
+  target: { type: 'string', multiple: true },
+  retries: { type: 'string' },
   'sim-duration': { type: 'string' },
   'sim-seed': { type: 'string' },
   'sim-fault': { type: 'string' },
@@ -167,6 +174,8 @@ const OPTIONS = {
 export interface BuildCommand {
   help: boolean;
   json: boolean;
+  /** Build farm: the Redis URL the build is queued in. */
+  queue?: string;
   input: StartBuildInput;
 }
 
@@ -255,10 +264,24 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     const msg = describeZodError(parsed.error).replace(/^(\w+)(?=:)/, (k) => flagOf[k] ?? k);
     throw new UsageError(`invalid option: ${msg}`);
   }
+  if ((values.target || values.retries !== undefined) && !values.queue) {
+    throw new UsageError(`--${values.target ? 'target' : 'retries'} needs --queue redis://host:port (only a build farm routes builds)`);
+  }
+  let target: Record<string, string> | undefined;
+  for (const spec of values.target ?? []) {
+    for (const pair of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0 || eq === pair.length - 1) throw new UsageError(`--target: "${pair}" is not label=value`);
+      (target ??= {})[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+  }
   return {
     help: false,
     json: !!values.json,
+    ...(values.queue ? { queue: values.queue } : {}),
     input: {
+      ...(target ? { target } : {}),
+      ...(values.retries !== undefined ? { retries: int('retries', values.retries, 0, 10) } : {}),
       modelPath: positionals[0],
       outputPath: values.output,
       options,

@@ -18,6 +18,7 @@ Commands:
   mcp                              MCP server (stdio) for agent runtimes
   lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
   trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
+  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPU
 
 Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
@@ -48,6 +49,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   mcp: async () => (await import('../mcp/server.js')).runMcp,
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
   lsp: async () => (await import('../lsp/command.js')).runLsp,
+  worker: async () => (await import('../farm/worker-command.js')).runWorker,
 };
 
 function isUsageError(e: unknown): boolean {

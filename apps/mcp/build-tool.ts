@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { BuildServiceApi, Subscription } from '../service/api.js';
+import { ServiceError, type BuildServiceApi, type Subscription } from '../service/api.js';
 import type { BuildEvent, BuildFinished, CancelReason } from '../shared/protocol.js';
 import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
 import { buildResult, errorResult, okResult, resultForError } from './results.js';
@@ -54,6 +54,7 @@ export async function startBuildTool(deps: BuildToolDeps, args: z.infer<typeof B
       outputPath: args.outputPath === undefined ? undefined : resolveUserPath(args.outputPath),
       options: parseBuildOptions(args.options),
       timeBudgetSeconds: args.timeBudgetSeconds,
+      ...farmFields(service, args),
     });
   } catch (e) {
     return resultForError(e, 'Cannot start the build');
@@ -93,6 +94,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
       outputPath: args.outputPath === undefined ? undefined : resolveUserPath(args.outputPath),
       options,
       timeBudgetSeconds: args.timeBudgetSeconds,
+      ...farmFields(service, args),
     });
   } catch (e) {
     return resultForError(e, 'Cannot start the build');
@@ -171,4 +173,12 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   }
   if (outcome.status === 'failed' || outcome.status === 'crashed') return errorResult(result.message, result);
   return okResult(result, result.message);
+}
+
+/** target/retries only mean something to a build farm (mcp --queue); a local build refuses them. */
+function farmFields(service: BuildToolDeps['service'], args: z.infer<typeof BuildArgs>): { target?: Record<string, string>; retries?: number } {
+  if ((args.target || args.retries !== undefined) && !service.startMatrix) {
+    throw new ServiceError('bad_input', `${args.target ? 'target' : 'retries'}: only a build farm routes builds (start the MCP server with --queue redis://host:port)`);
+  }
+  return { ...(args.target ? { target: args.target } : {}), ...(args.retries !== undefined ? { retries: args.retries } : {}) };
 }

@@ -107,6 +107,11 @@ export const BuildArgs = z.strictObject({
     .max(7 * 24 * 3600)
     .optional()
     .describe('Cancel the build (reason "timeout") when it has run this long. The result says so.'),
+  target: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Build farm only (mcp --queue): labels the build machine must have, e.g. {"gpu": "NVIDIA_L4", "trt": "10.16.0"}.'),
+  retries: z.number().int().min(0).max(10).optional().describe('Build farm only: extra attempts if the build machine is lost (default 0).'),
 });
 export const BuildIdArgs = z.strictObject({ id: z.string().trim().min(1, 'must not be empty').describe('Build id.') });
 

@@ -9,12 +9,13 @@ import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
 import { createMcpServer, SERVER_NAME } from './tools.js';
 
-const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>]
+const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
 
 Runs an MCP (Model Context Protocol) server on stdin/stdout for agent runtimes. Register it with
 your MCP client, e.g. {"mcpServers": {"trt-build-studio": {"command": "npx", "args": ["trt-build-studio", "mcp"]}}}
 
   --output-dir <dir>     where engines go when build_engine names no outputPath
+  --queue <redis://...>  build farm: builds run on \`trt-build-studio worker\` machines (target, retries)
   --heartbeat <seconds>  progress heartbeat during silent stretches (default 2.5)
   --help                 this text
 
@@ -22,6 +23,8 @@ Logs go to stderr; stdout carries only the protocol.`;
 
 export interface McpCliOptions {
   outputDir?: string;
+  /** Build farm: the Redis URL builds are queued in. */
+  queue?: string;
   heartbeatMs?: number;
 }
 
@@ -43,6 +46,9 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
         return 'help';
       case '--output-dir':
         opts.outputDir = path.resolve(value());
+        break;
+      case '--queue':
+        opts.queue = value();
         break;
       case '--heartbeat': {
         const v = value();
@@ -91,7 +97,9 @@ export async function runMcp(argv: string[]): Promise<number> {
   }
 
   const channel = claimStdoutForProtocol();
-  const service = createBuildService({ outputDir: opts.outputDir });
+  const service = opts.queue
+    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
+    : createBuildService({ outputDir: opts.outputDir });
   const server = createMcpServer(service, {
     version: packageVersion(),
     // Silence is called out by the time a heartbeat is due, or it would never show at short cadences.

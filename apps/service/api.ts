@@ -41,6 +41,10 @@ export interface StartBuildInput {
    * under a generated one): shown as the record's `model.fileName`. Display only, never a path.
    */
   modelDisplayName?: string;
+  /** Build farm only: labels the machine must have, e.g. {gpu: 'A100', trt: '10.16.0'}. */
+  target?: Record<string, string>;
+  /** Build farm only: extra attempts when the machine running the build is lost (default 0). */
+  retries?: number;
 }
 
 export interface Subscription {
@@ -77,6 +81,11 @@ export interface BuildServiceApi {
    * phases and a subscription replays nothing. Optional for implementations that keep everything.
    */
   detailsEvicted?(id: string): boolean;
+  /**
+   * Build farm only (absent on the local service): one build per target, in the targets' order.
+   * Throws ServiceError('bad_input') like startBuild.
+   */
+  startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

@@ -263,6 +263,8 @@ export const BuildStartedEvent = z.object({
    * machine can measure delivery latency (bench:pipeline). Filled by the addon where it can.
    */
   startedAtMs: z.number().optional(),
+  /** Build farm (`serve --queue`): the machine's worker that ran the build, and its labels. */
+  worker: z.object({ id: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,

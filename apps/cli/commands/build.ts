@@ -95,7 +95,7 @@ export async function runBuild(argv: string[]): Promise<number> {
       process.stdout.write(await versionedBuildHelp());
       return 0;
     }
-    return followBuild(stop, cmd.input, cmd.json, checkCliOptions);
+    return followBuild(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
   });
 }
 
@@ -128,11 +128,14 @@ async function withStopHandling(body: (stop: StopRequests) => Promise<number>): 
   }
 }
 
-async function followBuild(stop: StopRequests, input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
+async function followBuild(stop: StopRequests, input: StartBuildInput, json: boolean, check: OptionCheck, queue?: string): Promise<number> {
   const { createBuildService } = require('../../service/build-service.js') as typeof import('../../service/build-service.js');
   // The command follows its one build from the start (afterSeq -1): it needs no long replay log
-  // nor a big snapshot tree, and a long build should not make it hold them.
-  const service = createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
+  // nor a big snapshot tree, and a long build should not make it hold them. With --queue (build
+  // farm) the same live view and Stop, with the build running on a worker machine.
+  const service = queue
+    ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true })
+    : createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
   stop.service = service;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
   const restoreCursor = () => (r as TtyRenderer).dispose?.();

@@ -13,6 +13,10 @@ export const StartBuildBody = z.strictObject({
   outputPath: z.string().min(1).optional(),
   options: StrictOptions.optional(),
   timeBudgetSeconds: z.number().positive().optional(),
+  // Build farm (serve --queue): where the build may run; a matrix makes one build per target.
+  target: z.record(z.string(), z.string()).optional(),
+  targets: z.array(z.record(z.string(), z.string())).min(1).max(256).optional(),
+  retries: z.number().int().min(0).max(10).optional(),
 });
 
 export const ModelPathBody = z.strictObject({ path: z.string().min(1) });
@@ -27,7 +31,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
  * A start request with every client-named path checked and made absolute. `trustedModelPath`
  * is set for uploads, whose path the server generated itself.
  */
-export function toStartBuildInput(body: unknown, trustedModelPath?: string): StartBuildInput {
+export function toStartBuildInput(body: unknown, trustedModelPath?: string): StartBuildInput & { targets?: Array<Record<string, string>> } {
   const parsed = parseBody(StartBuildBody, trustedModelPath === undefined ? body : { ...(body as object), modelPath: trustedModelPath });
   const options = parsed.options ? { ...parsed.options } : undefined;
   if (options?.timingCache !== undefined) options.timingCache = checkClientPath(options.timingCache, 'options.timingCache');
@@ -36,6 +40,9 @@ export function toStartBuildInput(body: unknown, trustedModelPath?: string): Sta
     outputPath: parsed.outputPath === undefined ? undefined : checkClientPath(parsed.outputPath, 'outputPath'),
     options,
     timeBudgetSeconds: parsed.timeBudgetSeconds,
+    ...(parsed.target ? { target: parsed.target } : {}),
+    ...(parsed.targets ? { targets: parsed.targets } : {}),
+    ...(parsed.retries !== undefined ? { retries: parsed.retries } : {}),
   };
 }
 

@@ -95,7 +95,16 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
     if (shown !== undefined) input = { ...input, modelDisplayName: shown };
   }
   try {
-    const record = await ctx.service.startBuild(input);
+    const { targets, ...single } = input;
+    if ((targets || single.target || single.retries !== undefined) && !ctx.service.startMatrix) {
+      throw new HttpError('bad_input', `${targets ? 'targets' : single.target ? 'target' : 'retries'}: only a build farm routes builds (start serve with --queue redis://host:port)`);
+    }
+    if (targets) {
+      const records = await ctx.service.startMatrix!({ ...single, targets });
+      sendJson(res, 201, { ids: records.map((r) => r.id) });
+      return;
+    }
+    const record = await ctx.service.startBuild(single);
     sendJson(res, 201, { id: record.id }, { Location: `/api/builds/${encodeURIComponent(record.id)}` });
   } catch (e) {
     if (!upload) throw e;

@@ -14,11 +14,16 @@ export interface ServeArgs {
   concurrency?: number;
   heartbeatMs?: number;
   keepBuildDetails?: number;
+  /** Build farm: Redis URL; builds go to farm workers instead of running here. */
+  queue?: string;
+  /** Build farm: shared artifact folder (engines, timing caches). */
+  artifacts?: string;
   help: boolean;
 }
 
 export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127.0.0.1] [--token T] [--output-dir D] [--concurrency N] [--heartbeat-ms N]
                              [--keep-build-details N]
+       [--queue redis://host:port [--artifacts DIR]]
 
   --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H          address to bind (default 127.0.0.1; anything else exposes the builds to the network)
@@ -29,6 +34,8 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
   --keep-build-details N
                     finished builds whose event log and phase tree are kept (default 20);
                     older ones keep their summary only
+  --queue URL       build farm: queue builds in this Redis for \`trt-build-studio worker\` machines
+  --artifacts DIR   build farm: shared artifact folder (same path on every machine)
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
 
@@ -49,6 +56,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         concurrency: { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'keep-build-details': { type: 'string' },
+        queue: { type: 'string' },
+        artifacts: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -63,6 +72,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   if (values.token !== undefined && !/^[A-Za-z0-9._~+/=-]+$/.test(values.token)) {
     throw new UsageError('--token: use letters, digits and . _ ~ + / = - only (it travels in a header and a cookie)');
   }
+  if (values.artifacts !== undefined && values.queue === undefined) throw new UsageError('--artifacts needs --queue (it is the shared folder of a build farm)');
   return {
     port,
     host,
@@ -72,6 +82,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     heartbeatMs: values['heartbeat-ms'] === undefined ? undefined : integer('--heartbeat-ms', values['heartbeat-ms'], 10, 3_600_000),
     keepBuildDetails:
       values['keep-build-details'] === undefined ? undefined : integer('--keep-build-details', values['keep-build-details'], 0, 100_000),
+    queue: values.queue,
+    artifacts: values.artifacts === undefined ? undefined : path.resolve(values.artifacts),
     help: values.help ?? false,
   };
 }

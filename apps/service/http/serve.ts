@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
-import { createBuildService } from '../build-service.js';
+import { createServeService } from '../../farm/serve-queue.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
 import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
@@ -33,15 +33,20 @@ export async function runServe(argv: string[]): Promise<number> {
   }
 
   const token = args.token ?? generateToken();
-  for (const stale of await removeStaleUploadDirs(os.tmpdir())) {
+  // A farm's workers read uploaded models from the shared artifact folder.
+  const uploadBase = args.queue && args.artifacts ? args.artifacts : os.tmpdir();
+  for (const stale of await removeStaleUploadDirs(uploadBase)) {
     process.stderr.write(`trt-build-studio serve: removed the upload folder of a server that is gone: ${stale}\n`);
   }
-  const uploadDir = await createUploadDir(os.tmpdir());
-  const service: BuildServiceApi = createBuildService({
-    outputDir: args.outputDir,
-    concurrency: args.concurrency,
-    retainFinishedBuilds: args.keepBuildDetails,
-  });
+  const uploadDir = await createUploadDir(uploadBase);
+  let service: BuildServiceApi;
+  try {
+    service = await createServeService({ ...args, retainFinishedBuilds: args.keepBuildDetails });
+  } catch (e) {
+    process.stderr.write(`trt-build-studio serve: ${(e as Error).message}\n`);
+    await removeUploadDir(uploadDir);
+    return 2;
+  }
   // Installed before anything listens, so no signal ever meets the default action.
   const stopRequested = shutdownSignals(() => {
     process.stderr.write('trt-build-studio serve: stopping workers now\n');

@@ -1,0 +1,57 @@
+// Where engines and shared timing caches live so that serve's clients can get what a worker on
+// another machine built. The default is a folder mounted at the same path on every machine
+// (NFS-style); an object store can implement the same interface later (upload after the build,
+// a download URL or stream for serve).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Labels } from './labels.js';
+
+export interface ArtifactStore {
+  /** Where a worker writes the engine of a build that named no output path. */
+  enginePathFor(buildId: string, modelPath: string, simulated: boolean): string;
+  /** The shared timing cache of this worker's (GPU, TensorRT version), when its labels say both. */
+  timingCacheFor(labels: Labels): string | undefined;
+  /** Serve: the engine file its clients can download, when it exists. */
+  locateEngine(outputPath: string | undefined): string | undefined;
+}
+
+/** Label values become file names: keep them to a safe alphabet. */
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
+
+export class SharedFolderArtifacts implements ArtifactStore {
+  readonly root: string;
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  ensure(): void {
+    for (const d of ['engines', 'timing-caches']) fs.mkdirSync(path.join(this.root, d), { recursive: true });
+  }
+
+  enginePathFor(buildId: string, modelPath: string, simulated: boolean): string {
+    const stem = path.basename(modelPath).replace(/\.onnx$/i, '');
+    return path.join(this.root, 'engines', `${stem}-${buildId}${simulated ? '.simulated.engine' : '.engine'}`);
+  }
+
+  timingCacheFor(labels: Labels): string | undefined {
+    if (!labels.gpu || !labels.trt) return undefined;
+    return path.join(this.root, 'timing-caches', `${safe(labels.gpu)}__trt-${safe(labels.trt)}.cache`);
+  }
+
+  locateEngine(outputPath: string | undefined): string | undefined {
+    return outputPath && fs.existsSync(outputPath) ? outputPath : undefined;
+  }
+}
+
+/** Without --artifacts: paths are used as given; serve finds an engine only if it sees the path. */
+export class LocalPathArtifacts implements ArtifactStore {
+  enginePathFor(): string {
+    throw new Error('no artifact folder');
+  }
+  timingCacheFor(): undefined {
+    return undefined;
+  }
+  locateEngine(outputPath: string | undefined): string | undefined {
+    return outputPath && fs.existsSync(outputPath) ? outputPath : undefined;
+  }
+}

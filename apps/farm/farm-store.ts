@@ -1,0 +1,287 @@
+// The farm's state in Redis, and the only code that writes it. Two rules keep it consistent when
+// serve and workers write concurrently, reconnect, or a presumed-dead worker comes back:
+//  - events of a build are numbered by one Redis counter (a Lua script appends and numbers them
+//    atomically), and nothing is appended after build.finished;
+//  - a writer that owns a build passes its owner token; once the owner changed (serve declared
+//    the worker lost, or cancelled the build while it was queued), the old owner's writes are
+//    refused, and a final state is never overwritten.
+import type { Redis, Result } from 'ioredis';
+import type { BuildEvent, BuildRecord, BuildState, CancelReason } from '../shared/protocol.js';
+import { BuildEvent as BuildEventSchema } from '../shared/protocol.js';
+import type { StartBuildInput } from '../service/api.js';
+import { keys } from './keys.js';
+import type { Labels } from './labels.js';
+
+export const FINAL_STATES: ReadonlySet<BuildState> = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
+
+/** What a queued build carries to its worker. */
+export interface FarmRequest {
+  input: StartBuildInput;
+  target: Labels;
+  /** Extra attempts after a lost worker (0: a lost worker ends the build "crashed"). */
+  retries: number;
+}
+
+/** The farm's own facts about a build, returned beside the BuildRecord (as `farm`). */
+export interface FarmInfo {
+  target: Labels;
+  worker?: { id: string; labels: Labels };
+  /** Why a queued build is not running yet (no live worker matches its target). */
+  waiting?: string;
+  attempt: number;
+  retries: number;
+}
+
+export type FarmRecord = BuildRecord & { farm: FarmInfo };
+
+export interface WorkerInfo {
+  id: string;
+  labels: Labels;
+  concurrency: number;
+  running: string[];
+  host: string;
+  pid: number;
+  backends?: unknown;
+}
+
+const APPEND = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[4], 'owner') ~= ARGV[1] then return -2 end
+local first = -1
+for i = 3, #ARGV, 2 do
+  local s = redis.call('INCR', KEYS[1]) - 1
+  if first < 0 then first = s end
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '0-' .. (s + 1), 'e', '{"seq":' .. s .. ',' .. string.sub(ARGV[i + 1], 2))
+  if ARGV[i] == '1' then redis.call('SET', KEYS[3], '1') break end
+end
+return first`;
+
+const FINAL_LUA = `(s == 'succeeded' or s == 'cancelled' or s == 'failed' or s == 'crashed')`;
+
+const PUT_RECORD = `
+local s = redis.call('HGET', KEYS[1], 'state')
+if not s or ${FINAL_LUA} then return 0 end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'record', ARGV[3])
+return 1`;
+
+/** Takes a queued build (worker start, or serve cancelling it before any worker did). */
+const CLAIM = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'state', ARGV[2])
+return redis.call('HINCRBY', KEYS[1], 'attempts', 1)`;
+
+/** Takes a running build away from an owner that is gone (only if it still is that owner). */
+const TAKEOVER = `
+local s = redis.call('HGET', KEYS[1], 'state')
+if not s or ${FINAL_LUA} then return 0 end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[2])
+return 1`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    tbsAppend(...args: (string | number)[]): Result<number, Context>;
+    tbsPutRecord(key: string, owner: string, state: string, record: string): Result<number, Context>;
+    tbsClaim(key: string, owner: string, state: string): Result<number, Context>;
+    tbsTakeover(key: string, expectedOwner: string, newOwner: string): Result<number, Context>;
+  }
+}
+
+export function defineFarmCommands(r: Redis): void {
+  r.defineCommand('tbsAppend', { numberOfKeys: 4, lua: APPEND });
+  r.defineCommand('tbsPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
+  r.defineCommand('tbsClaim', { numberOfKeys: 1, lua: CLAIM });
+  r.defineCommand('tbsTakeover', { numberOfKeys: 1, lua: TAKEOVER });
+}
+
+export interface StoreLimits {
+  /** Events kept per build in its stream (approximate, Redis trims in whole nodes). */
+  streamMaxLen: number;
+  /** Builds kept in the history; the oldest finished ones go first. */
+  historyMax: number;
+}
+
+export const DEFAULT_LIMITS: StoreLimits = { streamMaxLen: 20_000, historyMax: 1000 };
+
+export class FarmStore {
+  constructor(
+    readonly redis: Redis,
+    readonly limits: StoreLimits = DEFAULT_LIMITS,
+  ) {
+    defineFarmCommands(redis);
+  }
+
+  async nextBuildId(): Promise<string> {
+    const n = await this.redis.incr(keys.idCounter);
+    return `f${n}-${Math.random().toString(16).slice(2, 8)}`;
+  }
+
+  async createBuild(record: FarmRecord, request: FarmRequest): Promise<void> {
+    const id = record.id;
+    await this.redis
+      .multi()
+      .hset(keys.build(id), {
+        state: record.state,
+        record: JSON.stringify(record),
+        request: JSON.stringify(request),
+        owner: '',
+        attempts: '0',
+      })
+      .zadd(keys.history, Date.now(), id)
+      .exec();
+    await this.trimHistory();
+  }
+
+  /** Drops the oldest finished builds beyond the limit, with their events. */
+  private async trimHistory(): Promise<void> {
+    const n = await this.redis.zcard(keys.history);
+    const excess = n - this.limits.historyMax;
+    if (excess <= 0) return;
+    const oldest = await this.redis.zrange(keys.history, '0', String(excess * 2 + 10));
+    let dropped = 0;
+    for (const id of oldest) {
+      if (dropped >= excess) break;
+      const state = (await this.redis.hget(keys.build(id), 'state')) as BuildState | null;
+      if (state && !FINAL_STATES.has(state)) continue;
+      await this.redis
+        .multi()
+        .zrem(keys.history, id)
+        .del(keys.build(id), keys.events(id), keys.seq(id), keys.final(id), keys.cancel(id))
+        .exec();
+      dropped++;
+    }
+  }
+
+  async historyIds(): Promise<string[]> {
+    return this.redis.zrange(keys.history, '0', '-1');
+  }
+
+  async getRecord(id: string): Promise<FarmRecord | undefined> {
+    const raw = await this.redis.hget(keys.build(id), 'record');
+    return raw ? (JSON.parse(raw) as FarmRecord) : undefined;
+  }
+
+  async getBuildFields(id: string): Promise<Record<string, string>> {
+    return this.redis.hgetall(keys.build(id));
+  }
+
+  async getRequest(id: string): Promise<FarmRequest | undefined> {
+    const raw = await this.redis.hget(keys.build(id), 'request');
+    return raw ? (JSON.parse(raw) as FarmRequest) : undefined;
+  }
+
+  /**
+   * Appends events (their seq is replaced by the farm's numbering) and returns them as stored,
+   * or undefined when refused: the build already finished, or `owner` no longer owns it.
+   */
+  async append(id: string, events: BuildEvent[], owner: string): Promise<BuildEvent[] | undefined> {
+    if (events.length === 0) return [];
+    const args: (string | number)[] = [keys.seq(id), keys.events(id), keys.final(id), keys.build(id), owner, this.limits.streamMaxLen];
+    let last = events.length;
+    for (let i = 0; i < events.length; i++) {
+      const { seq: _seq, ...body } = events[i];
+      const isFinal = events[i].type === 'build.finished';
+      args.push(isFinal ? '1' : '0', JSON.stringify(body));
+      if (isFinal) {
+        last = i + 1;
+        break;
+      }
+    }
+    const first = await this.redis.tbsAppend(...args);
+    if (first < 0) return undefined;
+    return events.slice(0, last).map((e, i) => ({ ...e, seq: first + i }) as BuildEvent);
+  }
+
+  /** Events with seq > afterSeq still kept in the stream, in order (at most `count`). */
+  async eventsAfter(id: string, afterSeq: number, count = 5000): Promise<BuildEvent[]> {
+    const entries = await this.redis.xrange(keys.events(id), `(0-${afterSeq + 1}`, '+', 'COUNT', count);
+    return entries.map(([, fields]) => parseEntry(fields)).filter((e): e is BuildEvent => e !== undefined);
+  }
+
+  async putRecord(record: FarmRecord, owner: string): Promise<boolean> {
+    return (await this.redis.tbsPutRecord(keys.build(record.id), owner, record.state, JSON.stringify(record))) === 1;
+  }
+
+  /** Returns the attempt number (1, 2, ...) when the build was queued and is now `owner`'s, else 0. */
+  async claim(id: string, owner: string, state: BuildState = 'running'): Promise<number> {
+    return this.redis.tbsClaim(keys.build(id), owner, state);
+  }
+
+  async takeover(id: string, expectedOwner: string, newOwner: string): Promise<boolean> {
+    return (await this.redis.tbsTakeover(keys.build(id), expectedOwner, newOwner)) === 1;
+  }
+
+  /** Back to the queue for another attempt (after takeover from a lost worker). */
+  async requeue(id: string, owner: string): Promise<void> {
+    await this.redis.eval(
+      `if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'queued', 'owner', '') end`,
+      1,
+      keys.build(id),
+      owner,
+    );
+  }
+
+  async requestCancel(id: string, reason: CancelReason): Promise<number> {
+    const [[, n]] = (await this.redis.multi().hincrby(keys.cancel(id), 'n', 1).hset(keys.cancel(id), 'reason', reason).exec()) as [
+      [unknown, number],
+      unknown,
+    ];
+    return n;
+  }
+
+  async cancelRequests(id: string): Promise<{ n: number; reason: CancelReason }> {
+    const h = await this.redis.hgetall(keys.cancel(id));
+    return { n: Number(h.n ?? 0), reason: (h.reason as CancelReason) ?? 'user' };
+  }
+
+  async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
+    await this.redis.multi().set(keys.worker(info.id), JSON.stringify(info), 'PX', ttlMs).sadd(keys.workers, info.id).exec();
+  }
+
+  async removeWorker(id: string): Promise<void> {
+    await this.redis.multi().del(keys.worker(id)).srem(keys.workers, id).exec();
+  }
+
+  /** Workers whose heartbeat has not expired; forgets the dead ones. */
+  async liveWorkers(): Promise<WorkerInfo[]> {
+    const ids = await this.redis.smembers(keys.workers);
+    if (ids.length === 0) return [];
+    const vals = await this.redis.mget(ids.map((i) => keys.worker(i)));
+    const live: WorkerInfo[] = [];
+    const dead: string[] = [];
+    vals.forEach((v, i) => (v ? live.push(JSON.parse(v) as WorkerInfo) : dead.push(ids[i])));
+    if (dead.length) await this.redis.srem(keys.workers, ...dead);
+    return live;
+  }
+
+  async isWorkerAlive(id: string): Promise<boolean> {
+    return (await this.redis.exists(keys.worker(id))) === 1;
+  }
+
+  async registerPool(queueName: string, canonical: string): Promise<void> {
+    await this.redis.hset(keys.pools, queueName, canonical);
+  }
+
+  async pools(): Promise<Record<string, string>> {
+    return this.redis.hgetall(keys.pools);
+  }
+}
+
+export function parseEntry(fields: string[]): BuildEvent | undefined {
+  const i = fields.indexOf('e');
+  if (i < 0) return undefined;
+  const parsed = BuildEventSchema.safeParse(JSON.parse(fields[i + 1]));
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** `cc=8.0,gpu=A100` → {cc: '8.0', gpu: 'A100'} (the pools hash stores targets this way). */
+export function targetFromCanonical(canon: string): Labels {
+  const out: Labels = {};
+  if (canon === '') return out;
+  for (const pair of canon.split(',')) {
+    const eq = pair.indexOf('=');
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return out;
+}

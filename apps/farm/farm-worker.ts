@@ -1,0 +1,433 @@
+// A farm worker: takes builds whose target its labels match from the Redis/BullMQ pools and runs
+// each with the local build service (the same isolated build worker process, cancel, time budget
+// and crash handling as a local build), forwarding its events to the build's Redis stream and
+// Stop requests from Redis to the local build.
+//
+// Label routing: one BullMQ queue per distinct target ("pool"); a worker polls the pools whose
+// target its labels satisfy and takes jobs by hand (Worker.getNextJob), so one slot count governs
+// every pool it serves. See docs/farm.md for why.
+import * as crypto from 'node:crypto';
+import * as os from 'node:os';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { BuildService, type BuildServiceOptions } from '../service/build-service.js';
+import { resolveBackend } from '../service/build-validation.js';
+import { ServiceError, type StartBuildInput } from '../service/api.js';
+import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildRecord } from '../shared/protocol.js';
+import type { ArtifactStore } from './artifacts.js';
+import { FarmStore, targetFromCanonical, type FarmRecord, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
+import { matches, probeLabels, type Labels } from './labels.js';
+import { acquireLock, type HeldLock } from './redis-lock.js';
+import { connectRedis, watchRedis, type LogLine } from './redis.js';
+
+/** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
+export const ATTEMPT_PHASE_OFFSET = 1_000_000;
+const RECORD_EVERY_MS = 2000;
+
+export interface FarmWorkerOptions {
+  url: string;
+  /** Added to / overriding the labels the backend probe found. */
+  labels?: Labels;
+  concurrency?: number;
+  artifacts?: ArtifactStore;
+  id?: string;
+  log?: LogLine;
+  /** Heartbeat key TTL (default 10 s): serve calls a worker lost this long after its last beat. */
+  heartbeatTtlMs?: number;
+  /** BullMQ job lock (default 30 s); renewed at a third of it. */
+  lockDurationMs?: number;
+  pollMs?: number;
+  cancelPollMs?: number;
+  /** Passed to the local build service (tests shorten cancelKillMs). */
+  service?: BuildServiceOptions;
+  /**
+   * "build" (default): a build that uses a timing cache holds the farm-wide Redis lock on it for
+   * the whole build, so two machines never merge into it at once even where the file lock does
+   * not reach across machines; builds sharing one cache take turns. "off": rely on the file lock
+   * alone (a shared filesystem whose locks work across clients, e.g. NFSv4 with locking).
+   */
+  cacheLock?: 'build' | 'off';
+  limits?: StoreLimits;
+}
+
+interface Running {
+  farmId: string;
+  localId?: string;
+  /** Stop before the local build exists (e.g. while waiting for the timing-cache lock). */
+  early: AbortController;
+  owner: string;
+  done: Promise<void>;
+}
+
+export class FarmWorker {
+  readonly id: string;
+  labels: Labels = {};
+  concurrency = 1;
+  private readonly log: LogLine;
+  private readonly redis: Redis;
+  private readonly store: FarmStore;
+  private readonly local: BuildService;
+  private readonly queues = new Map<string, { queue: Queue; worker: Worker }>();
+  private readonly running = new Map<string, Running>();
+  private backends: BackendInfo[] = [];
+  private stopping = false;
+  private loopDone?: Promise<void>;
+  private hbTimer?: NodeJS.Timeout;
+  private wake?: () => void;
+
+  constructor(private readonly opts: FarmWorkerOptions) {
+    this.id = opts.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
+    this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
+    this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
+    this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
+    this.local = new BuildService({ concurrency: 64, ...opts.service });
+  }
+
+  private get ttl(): number {
+    return this.opts.heartbeatTtlMs ?? 10_000;
+  }
+  private get lockMs(): number {
+    return this.opts.lockDurationMs ?? 30_000;
+  }
+
+  /** Probes the backends, labels itself, registers, and starts taking builds. */
+  async start(): Promise<void> {
+    this.backends = await this.local.listBackends();
+    this.labels = { ...probeLabels(this.backends), ...this.opts.labels };
+    // One build per GPU: the probe reports the one GPU builds run on, so 1 unless told otherwise.
+    this.concurrency = Math.max(1, this.opts.concurrency ?? 1);
+    await this.beat();
+    this.hbTimer = setInterval(() => void this.beat().catch(() => undefined), Math.max(100, Math.floor(this.ttl / 3)));
+    this.loopDone = this.loop();
+  }
+
+  private beat(): Promise<void> {
+    return this.store.heartbeat(
+      {
+        id: this.id,
+        labels: this.labels,
+        concurrency: this.concurrency,
+        running: [...this.running.keys()],
+        host: os.hostname(),
+        pid: process.pid,
+        backends: this.backends,
+      },
+      this.ttl,
+    );
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let took = false;
+      if (this.running.size < this.concurrency) {
+        try {
+          took = await this.takeOne();
+        } catch (e) {
+          // Redis away: the connection line says so; keep polling.
+          void e;
+        }
+      }
+      if (!took && !this.stopping) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, this.opts.pollMs ?? 250);
+          this.wake = () => {
+            clearTimeout(t);
+            r();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+
+  private pool(name: string): { queue: Queue; worker: Worker } {
+    let p = this.queues.get(name);
+    if (!p) {
+      const connection = this.redis.duplicate();
+      watchRedis(connection, this.opts.url, `trt-build-studio worker ${this.id}`, this.log);
+      const queue = new Queue(name, { connection });
+      // No processor: jobs are taken by hand so one slot count covers every pool. No stalled
+      // re-run: a build whose worker vanished ends "worker lost" (serve decides, see docs).
+      const worker = new Worker(name, null, { connection, lockDuration: this.lockMs, maxStalledCount: 0, stalledInterval: this.lockMs });
+      queue.on('error', () => undefined);
+      worker.on('error', () => undefined);
+      void worker.startStalledCheckTimer().catch(() => undefined);
+      p = { queue, worker };
+      this.queues.set(name, p);
+    }
+    return p;
+  }
+
+  /** Takes the oldest waiting job among the pools this worker matches. */
+  private async takeOne(): Promise<boolean> {
+    const pools = await this.store.pools();
+    const candidates: Array<{ name: string; ts: number }> = [];
+    for (const [name, canon] of Object.entries(pools)) {
+      if (!matches(this.labels, targetFromCanonical(canon))) continue;
+      const [head] = await this.pool(name).queue.getJobs(['wait'], 0, 0, true);
+      if (head) candidates.push({ name, ts: head.timestamp });
+    }
+    candidates.sort((a, b) => a.ts - b.ts);
+    for (const c of candidates) {
+      const token = crypto.randomUUID();
+      const job = await this.pool(c.name).worker.getNextJob(token, { block: false });
+      if (!job) continue;
+      this.runJob(job, token);
+      return true;
+    }
+    return false;
+  }
+
+  private runJob(job: Job, token: string): void {
+    const farmId = String(job.data.buildId);
+    const owner = `${this.id}/${token}`;
+    const entry: Running = { farmId, owner, early: new AbortController(), done: Promise.resolve() };
+    this.running.set(farmId, entry);
+    void this.beat().catch(() => undefined);
+    const lockTimer = setInterval(() => void job.extendLock(token, this.lockMs).catch(() => undefined), Math.floor(this.lockMs / 3));
+    entry.done = this.runBuild(entry)
+      .catch((e) => this.log(`worker ${this.id}: build ${farmId}: ${(e as Error).message}`))
+      .finally(async () => {
+        clearInterval(lockTimer);
+        this.running.delete(farmId);
+        // The job's lock may be gone (Redis restarted, or serve gave up on us): nothing to do then.
+        await job.moveToCompleted('done', token, false).catch(() => undefined);
+        void this.beat().catch(() => undefined);
+        this.wake?.();
+      });
+  }
+
+  private async runBuild(entry: Running): Promise<void> {
+    const { farmId, owner } = entry;
+    const attempt = await this.store.claim(farmId, owner);
+    if (attempt === 0) return; // cancelled while queued, or already ended: nothing to run
+    const request = await this.store.getRequest(farmId);
+    const base = await this.store.getRecord(farmId);
+    if (!request || !base) return;
+    this.log(`worker ${this.id}: build ${farmId} started (attempt ${attempt})`);
+    const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET, attempt, () => {
+      // The build was taken from us (serve called this worker lost during a network cut) or
+      // Redis lost it: nobody follows this run any more, so it should not hold the GPU.
+      this.log(`trt-build-studio worker ${this.id}: build ${farmId} is no longer ours in Redis; stopping it`);
+      if (entry.localId) this.local.cancelBuild(entry.localId, 'shutdown');
+      entry.early.abort();
+    });
+
+    let lock: HeldLock | undefined;
+    let localId: string | undefined;
+    const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
+    try {
+      const input = await this.localInput(farmId, request);
+      if (input.options?.timingCache && this.opts.cacheLock !== 'off') {
+        lock = await acquireLock(this.redis, `cache:${input.options.timingCache}`, {
+          ttlMs: 30_000,
+          waitMs: 24 * 3600_000,
+          signal: entry.early.signal,
+          onWait: () => forwarder.note('info', `waiting for the shared timing cache ${input.options!.timingCache} (another build is using it)`),
+        });
+      }
+      // Stop may have come while we waited for the lock.
+      if ((await this.store.cancelRequests(farmId)).n > 0) {
+        await forwarder.endWithout('cancelled');
+        return;
+      }
+      if (input.options?.timingCache && this.opts.cacheLock !== 'off' && !lock) {
+        throw new ServiceError('bad_input', `the shared timing cache ${input.options.timingCache} stayed locked by other builds for 24 h`);
+      }
+      const rec = await this.local.startBuild(input);
+      localId = rec.id;
+      entry.localId = localId;
+      await this.applyCancels(entry);
+      const sub = this.local.subscribe(localId, (events) => forwarder.push(events, () => this.local.getBuild(localId!)!), { afterSeq: -1 });
+      await this.local.waitForResult(localId);
+      sub.unsubscribe();
+      await forwarder.flush(this.local.getBuild(localId)!);
+      const outcome = this.local.getBuild(localId)?.outcome;
+      this.log(`worker ${this.id}: build ${farmId} ${outcome?.status ?? 'ended'}`);
+    } catch (e) {
+      const msg = e instanceof ServiceError ? e.message : `internal error: ${(e as Error).message}`;
+      await forwarder.endWithout('failed', msg);
+    } finally {
+      clearInterval(cancelTimer);
+      await lock?.release();
+    }
+  }
+
+  /** The request as the local service takes it: shared engine path and timing cache filled in. */
+  private async localInput(farmId: string, request: FarmRequest): Promise<StartBuildInput> {
+    const input: StartBuildInput = { ...request.input, options: { ...request.input.options } };
+    const art = this.opts.artifacts;
+    if (art && !input.outputPath) {
+      const backend = resolveBackend(input.options?.backend ?? 'auto', this.backends);
+      input.outputPath = art.enginePathFor(farmId, input.modelPath, backend.name === 'simulated');
+    }
+    if (art && !input.options!.timingCache) {
+      const shared = art.timingCacheFor(this.labels);
+      if (shared) input.options!.timingCache = shared;
+    }
+    return input;
+  }
+
+  /** Each new Stop request in Redis becomes one local cancel (the second one kills, as locally). */
+  private applied = new Map<string, number>();
+  private async applyCancels(entry: Running): Promise<void> {
+    let c;
+    try {
+      c = await this.store.cancelRequests(entry.farmId);
+    } catch {
+      return;
+    }
+    if (!entry.localId) {
+      if (c.n > 0) entry.early.abort();
+      return;
+    }
+    const done = this.applied.get(entry.farmId) ?? 0;
+    for (let i = done; i < c.n; i++) this.local.cancelBuild(entry.localId, c.reason);
+    this.applied.set(entry.farmId, Math.max(done, c.n));
+  }
+
+  /** Stops taking builds; running ones are cancelled (reason "shutdown") and end cancelled. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loopDone;
+    for (const r of this.running.values()) if (r.localId) this.local.cancelBuild(r.localId, 'shutdown');
+    await Promise.all([...this.running.values()].map((r) => r.done));
+    await this.local.shutdown();
+    if (this.hbTimer) clearInterval(this.hbTimer);
+    await this.store.removeWorker(this.id).catch(() => undefined);
+    for (const { queue, worker } of this.queues.values()) {
+      await worker.close(true).catch(() => undefined);
+      await queue.close().catch(() => undefined);
+    }
+    this.redis.disconnect();
+  }
+}
+
+/**
+ * Carries a local build's events to its Redis stream in order, one append at a time, with the
+ * farm's build id, phase ids offset per attempt and the worker in build.started; and keeps the
+ * record (snapshot) in Redis current so a restarted serve starts from it.
+ */
+class Forwarder {
+  private chain: Promise<void> = Promise.resolve();
+  private lastFarmSeq: number;
+  private lastRecordAt = 0;
+  private refused = false;
+
+  constructor(
+    private readonly store: FarmStore,
+    private readonly farmId: string,
+    private readonly owner: string,
+    private readonly base: FarmRecord,
+    private readonly worker: { id: string; labels: Labels },
+    private readonly phaseOffset: number,
+    private readonly attempt: number,
+    private readonly onRefused: () => void,
+  ) {
+    this.lastFarmSeq = base.lastSeq;
+  }
+
+  push(events: BuildEvent[], snapshot: () => BuildRecord): void {
+    const mapped = events.map((e) => this.map(e));
+    // The local record matches these events now (the callback runs right after they were applied).
+    const rec = snapshot();
+    this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
+  }
+
+  note(severity: 'info' | 'warning', message: string): void {
+    const ev = { v: PROTOCOL_VERSION, buildId: this.farmId, seq: 0, t: 0, type: 'log', severity, message } as BuildEvent;
+    this.chain = this.chain.then(() => this.send([ev], undefined)).catch((e) => this.fail(e));
+  }
+
+  async flush(final: BuildRecord): Promise<void> {
+    await this.chain;
+    await this.writeRecord(final, true);
+  }
+
+  /** The build ended before the local service ran it (bad request, cancelled while waiting). */
+  async endWithout(status: 'failed' | 'cancelled', error?: string): Promise<void> {
+    await this.chain;
+    const finished = {
+      v: PROTOCOL_VERSION,
+      buildId: this.farmId,
+      seq: 0,
+      t: 0,
+      type: 'build.finished',
+      status,
+      durationMs: 0,
+      ...(error ? { error } : {}),
+    } as BuildEvent;
+    const stored = await this.retry(() => this.store.append(this.farmId, [finished], this.owner));
+    if (!stored || stored.length === 0) return;
+    const f = stored[0] as Extract<BuildEvent, { type: 'build.finished' }>;
+    await this.retry(() =>
+      this.store.putRecord({ ...this.base, state: status, lastSeq: f.seq, outcome: f, finishedAt: new Date().toISOString() }, this.owner),
+    );
+  }
+
+  /** Redis refused or failed for good: stop forwarding (serve ends the build if it must). */
+  private fail(e: unknown): void {
+    void e;
+    this.refuse();
+  }
+
+  private refuse(): void {
+    if (this.refused) return;
+    this.refused = true;
+    this.onRefused();
+  }
+
+  private map(e: BuildEvent): BuildEvent {
+    const out = { ...e, buildId: this.farmId } as BuildEvent;
+    if (this.phaseOffset) {
+      if ('id' in out && typeof out.id === 'number') (out as { id: number }).id += this.phaseOffset;
+      if (out.type === 'phase.start' && out.parentId !== null) out.parentId += this.phaseOffset;
+    }
+    if (out.type === 'build.started') out.worker = this.worker;
+    return out;
+  }
+
+  private async send(events: BuildEvent[], rec: BuildRecord | undefined): Promise<void> {
+    if (this.refused) return;
+    const stored = await this.retry(() => this.store.append(this.farmId, events, this.owner));
+    if (stored === undefined) {
+      // Serve gave the build up (worker presumed lost) or it already ended: stop writing.
+      this.refuse();
+      return;
+    }
+    if (stored.length) this.lastFarmSeq = stored[stored.length - 1].seq;
+    // The record is a whole snapshot (up to the retained phases): rewrite it now and then only;
+    // the stream carries everything in between.
+    if (rec && Date.now() - this.lastRecordAt > RECORD_EVERY_MS) await this.writeRecord(rec, false);
+  }
+
+  private async writeRecord(local: BuildRecord, final: boolean): Promise<void> {
+    if (this.refused && !final) return;
+    this.lastRecordAt = Date.now();
+    const offset = this.phaseOffset;
+    const record: FarmRecord = {
+      ...local,
+      id: this.farmId,
+      queuedAt: this.base.queuedAt,
+      lastSeq: this.lastFarmSeq,
+      phases: offset ? local.phases.map((p) => ({ ...p, id: p.id + offset, parentId: p.parentId === null ? null : p.parentId + offset })) : local.phases,
+      outcome: local.outcome ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq } : undefined,
+      farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
+    };
+    if (!final && record.outcome) return;
+    await this.retry(() => this.store.putRecord(record, this.owner));
+  }
+
+  /** Redis may be restarting: commands wait for the reconnect; a failed one is tried again. */
+  private async retry<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    for (let i = 0; ; i++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (i >= 50) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+}

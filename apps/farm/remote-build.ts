@@ -1,0 +1,183 @@
+// One farm build as serve sees it: a mirror of the record in Redis, its phase tree rebuilt from
+// the stream's events, the events kept for replay, and serve's subscribers. Same contract as a
+// local build session: subscribe returns a complete snapshot, then events with seq > lastSeq.
+import { PhaseTree } from '../shared/phase-tree.js';
+import type { BuildEvent, BuildFinished, CacheStats } from '../shared/protocol.js';
+import type { Subscription } from '../service/api.js';
+import { EventLog } from '../service/event-log.js';
+import { FINAL_STATES, type FarmRecord } from './farm-store.js';
+
+interface Subscriber {
+  cb: (events: BuildEvent[]) => void;
+  ready: boolean;
+  closed: boolean;
+  buffered: BuildEvent[];
+}
+
+export class RemoteBuild {
+  private rec: FarmRecord;
+  private tree: PhaseTree;
+  private log: EventLog;
+  private readonly subs = new Set<Subscriber>();
+  private readonly waiters: Array<(f: BuildFinished) => void> = [];
+  /** Stop requests made through this serve (the second escalates on the worker). */
+  cancelRequests = 0;
+
+  constructor(
+    record: FarmRecord,
+    private readonly opts: { retainEvents: number; retainFinishedPhases: number },
+  ) {
+    this.rec = record;
+    this.tree = PhaseTree.from(record.phases, { retainFinished: opts.retainFinishedPhases });
+    this.log = new EventLog(opts.retainEvents);
+  }
+
+  get id(): string {
+    return this.rec.id;
+  }
+  get lastSeq(): number {
+    return this.rec.lastSeq;
+  }
+  get state(): FarmRecord['state'] {
+    return this.rec.state;
+  }
+  get finished(): boolean {
+    return FINAL_STATES.has(this.rec.state);
+  }
+  get farm(): FarmRecord['farm'] {
+    return this.rec.farm;
+  }
+
+  record(): FarmRecord {
+    return { ...this.rec, phases: this.tree.snapshot(), farm: { ...this.rec.farm } };
+  }
+
+  /** Serve's own facts (waiting reason, attempt) that do not come as events. */
+  setFarm(patch: Partial<FarmRecord['farm']>): void {
+    this.rec = { ...this.rec, farm: { ...this.rec.farm, ...patch } };
+  }
+
+  setState(state: FarmRecord['state']): void {
+    if (!this.finished) this.rec = { ...this.rec, state };
+  }
+
+  /** Open phases, for closing them when an attempt is abandoned. */
+  openPhases(): number[] {
+    return this.tree
+      .snapshot()
+      .filter((p) => p.endT === undefined)
+      .map((p) => p.id);
+  }
+
+  ingest(events: BuildEvent[]): void {
+    const fresh: BuildEvent[] = [];
+    for (const ev of events) {
+      if (this.finished || ev.seq <= this.rec.lastSeq || ev.buildId !== this.rec.id) continue;
+      let r = { ...this.rec, lastSeq: ev.seq };
+      this.tree.apply(ev);
+      this.log.append(ev);
+      switch (ev.type) {
+        case 'build.started':
+          r = {
+            ...r,
+            state: r.state === 'queued' ? 'running' : r.state,
+            startedAt: r.startedAt ?? new Date().toISOString(),
+            backend: ev.backend,
+            backendVersion: ev.backendVersion,
+            simulated: ev.simulated,
+            model: ev.model ?? r.model,
+            outputPath: ev.outputPath ?? r.outputPath,
+            // Every attempt starts with build.started (a retry after a lost worker is the second),
+            // so every serve following the stream counts attempts the same way.
+            farm: { ...r.farm, worker: ev.worker ?? r.farm.worker, waiting: undefined, attempt: r.startedAt ? r.farm.attempt + 1 : r.farm.attempt },
+          };
+          break;
+        case 'build.cancelling':
+          if (r.state === 'running' || r.state === 'queued') r = { ...r, state: 'cancelling' };
+          break;
+        case 'cache.stats': {
+          const { v: _v, buildId: _b, seq: _s, t: _t, type: _ty, ...stats } = ev;
+          r = { ...r, cache: stats as CacheStats };
+          break;
+        }
+        case 'build.finished':
+          r = {
+            ...r,
+            state: ev.status,
+            outcome: ev,
+            finishedAt: new Date().toISOString(),
+            cache: ev.cache ?? r.cache,
+            outputPath: ev.outputPath ?? r.outputPath,
+            engineAvailable: ev.status === 'succeeded',
+            farm: { ...r.farm, waiting: undefined },
+          };
+          break;
+      }
+      this.rec = r;
+      fresh.push(ev);
+      if (ev.type === 'build.finished') for (const w of this.waiters.splice(0)) w(ev);
+    }
+    this.broadcast(fresh);
+  }
+
+  /**
+   * Replaces the snapshot by a newer one from Redis (the events between were trimmed from the
+   * stream before this serve read them). Replay starts over from the new snapshot.
+   */
+  reset(record: FarmRecord): void {
+    if (record.lastSeq <= this.rec.lastSeq) return;
+    this.rec = record;
+    this.tree = PhaseTree.from(record.phases, { retainFinished: this.opts.retainFinishedPhases });
+    this.log = new EventLog(this.opts.retainEvents);
+    if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
+  }
+
+  /** A finished record loaded from Redis (serve restart): settle waiters, nothing to stream. */
+  settleFromRecord(): void {
+    if (this.rec.outcome) for (const w of this.waiters.splice(0)) w(this.rec.outcome);
+  }
+
+  waitForResult(): Promise<BuildFinished> {
+    if (this.finished && this.rec.outcome) return Promise.resolve(this.rec.outcome);
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  subscribe(cb: (events: BuildEvent[]) => void, afterSeq?: number): Subscription {
+    const snapshot = this.record();
+    const replay = afterSeq !== undefined ? this.log.after(afterSeq) : [];
+    const sub: Subscriber = { cb, ready: false, closed: false, buffered: [] };
+    if (!this.finished) this.subs.add(sub);
+    queueMicrotask(() => {
+      if (sub.closed) return;
+      const first = replay.concat(sub.buffered);
+      sub.ready = true;
+      if (this.finished) this.subs.delete(sub);
+      sub.buffered = [];
+      if (first.length) this.deliver(sub, first);
+    });
+    return {
+      snapshot,
+      unsubscribe: () => {
+        sub.closed = true;
+        this.subs.delete(sub);
+      },
+    };
+  }
+
+  private broadcast(events: BuildEvent[]): void {
+    if (events.length === 0) return;
+    for (const sub of this.subs) {
+      if (sub.ready) this.deliver(sub, events);
+      else sub.buffered.push(...events);
+    }
+    if (this.finished) for (const sub of this.subs) if (sub.ready) this.subs.delete(sub);
+  }
+
+  private deliver(sub: Subscriber, events: BuildEvent[]): void {
+    try {
+      sub.cb(events);
+    } catch {
+      // One subscriber's bug must not starve the others.
+    }
+  }
+}

@@ -1,0 +1,397 @@
+// The build farm against a real redis-server and real worker processes (the CLI's `worker`
+// command from dist/, each running builds in its own isolated build worker process), with the
+// simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { SharedFolderArtifacts } from '../artifacts.js';
+import type { FarmRecord } from '../farm-store.js';
+import { QueueBuildService } from '../queue-service.js';
+import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
+import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { createBuildService } from '../../service/build-service.js';
+import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
+
+const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
+
+let dir: string;
+let model: string;
+let redis: RedisServer;
+let artifacts: SharedFolderArtifacts;
+let wA: WorkerProc;
+let wB: WorkerProc;
+const services: QueueBuildService[] = [];
+
+async function serve(): Promise<QueueBuildService> {
+  const s = await QueueBuildService.create({ url: redis.url, artifacts, checkMs: 250, heartbeatTtlMs: 1500, log: () => undefined });
+  services.push(s);
+  return s;
+}
+
+/** Every event of a build through subscribe, from the snapshot on, until build.finished. */
+function collect(svc: QueueBuildService, id: string, afterSeq?: number): { snapshot: FarmRecord; events: BuildEvent[]; done: Promise<void> } {
+  const events: BuildEvent[] = [];
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  const sub = svc.subscribe(id, (evs) => {
+    events.push(...evs);
+    if (evs.some((e) => e.type === 'build.finished')) resolve();
+  }, afterSeq === undefined ? undefined : { afterSeq });
+  if ((sub.snapshot as FarmRecord).outcome) resolve();
+  return { snapshot: sub.snapshot as FarmRecord, events, done };
+}
+
+/** The base URL a `serve` child prints on its first stdout line. */
+function serveUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /^(http:\/\/127\.0\.0\.1:\d+)\//m.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', () => reject(new Error('serve exited before printing its URL')));
+  });
+}
+
+beforeAll(async () => {
+  dir = tempDir('tbs-farm-');
+  fs.mkdirSync(path.join(dir, 'redis'));
+  model = writeModel(path.join(dir, 'model.onnx'), { layers: 8 });
+  artifacts = new SharedFolderArtifacts(path.join(dir, 'artifacts'));
+  artifacts.ensure();
+  redis = await startRedis(path.join(dir, 'redis'));
+  const art = ['--artifacts', artifacts.root];
+  [wA, wB] = await Promise.all([
+    startWorker(redis.url, 'wA', 'gpu=A100,trt=10.16.0', art),
+    startWorker(redis.url, 'wB', 'gpu=L4,trt=10.16.0', art),
+  ]);
+}, 60_000);
+
+// Each serve polls Redis; the ones a test made go away with it.
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.shutdown().catch(() => undefined);
+});
+
+afterAll(async () => {
+  for (const s of services) await s.shutdown().catch(() => undefined);
+  await stopAll();
+  if (dir) rmDir(dir);
+});
+
+describe('build farm', () => {
+  it('routes targeted builds to the worker whose labels match, with the same event contract', async () => {
+    const svc = await serve();
+    const a = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'A100' } });
+    const b = await svc.startBuild({ modelPath: model, options: sim(0.6), target: { gpu: 'L4' } });
+    const ca = collect(svc, a.id);
+    const cb = collect(svc, b.id);
+    await Promise.all([ca.done, cb.done]);
+    for (const [c, worker, gpu] of [[ca, 'wA', 'A100'], [cb, 'wB', 'L4']] as const) {
+      const started = c.events.find((e) => e.type === 'build.started');
+      expect(started?.type === 'build.started' && started.worker).toEqual({ id: worker, labels: { gpu, trt: '10.16.0' } });
+      const seqs = c.events.map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(c.events.at(-1)?.type).toBe('build.finished');
+    }
+    const ra = svc.getBuild(a.id) as FarmRecord;
+    expect(ra.state).toBe('succeeded');
+    expect(ra.phases.length).toBeGreaterThan(3);
+    expect(ra.farm.worker?.id).toBe('wA');
+    // The engine went to the shared folder and serve hands it out; the shared timing cache of
+    // (A100, 10.16.0) was written there too.
+    const engine = svc.enginePath(a.id);
+    expect(engine && engine.startsWith(artifacts.root)).toBe(true);
+    expect(fs.readFileSync(engine!, 'utf8')).toMatch(/SIMULATED ENGINE/);
+    expect(fs.existsSync(artifacts.timingCacheFor({ gpu: 'A100', trt: '10.16.0' })!)).toBe(true);
+    // Resume after a seq: only later events, in order.
+    const mid = ca.events[Math.floor(ca.events.length / 2)].seq;
+    const replayed: BuildEvent[] = [];
+    svc.subscribe(a.id, (evs) => replayed.push(...evs), { afterSeq: mid });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(replayed.every((e) => e.seq > mid)).toBe(true);
+  });
+
+  it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
+    const svc = await serve();
+    const recs = await svc.startMatrix({ modelPath: model, options: sim(0.4), targets: [{ gpu: 'A100' }, { gpu: 'L4' }, { gpu: 'H100' }] });
+    expect(recs).toHaveLength(3);
+    const [a, b, h] = recs.map((r) => r.id);
+    await Promise.all([svc.waitForResult(a), svc.waitForResult(b)]);
+    expect((svc.getBuild(a) as FarmRecord).farm.worker?.id).toBe('wA');
+    expect((svc.getBuild(b) as FarmRecord).farm.worker?.id).toBe('wB');
+    const queued = svc.getBuild(h) as FarmRecord;
+    expect(queued.state).toBe('queued');
+    expect(queued.farm.waiting).toMatch(/no live worker matches target gpu=H100/);
+    const c = collect(svc, h, -1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(c.events.some((e) => e.type === 'log' && /no live worker matches target gpu=H100/.test(e.message))).toBe(true);
+    // Stop on a queued build ends it at once; no worker ever runs it.
+    expect(svc.cancelBuild(h)).toBe(true);
+    await c.done;
+    expect(svc.getBuild(h)?.state).toBe('cancelled');
+    expect(c.events.map((e) => e.type).slice(-2)).toEqual(['build.cancelling', 'build.finished']);
+  });
+
+  it('Stop reaches the remote worker: the build ends cancelled at the next step, from another serve too', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    // A second serve on the same Redis (another process in real life) sees the running build and stops it.
+    const other = await serve();
+    expect(other.getBuild(rec.id)?.state).toBe('running');
+    const t0 = Date.now();
+    expect(other.cancelBuild(rec.id)).toBe(true);
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('cancelled');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(svc.getBuild(rec.id)?.outcome?.cancelLatencyMs).toBeDefined();
+    expect(fs.existsSync(svc.getBuild(rec.id)!.outputPath ?? '/nonexistent')).toBe(false);
+  });
+
+  it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('crashed');
+    expect(f.error).toMatch(/the build worker exited without a result/);
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    // Serve shutting down does not stop farm builds: "shutdown" cancels are not forwarded.
+    const long = await svc.startBuild({ modelPath: model, options: sim(0.5), target: { gpu: 'A100' } });
+    expect(svc.cancelBuild(long.id, 'shutdown')).toBe(false);
+    expect((await svc.waitForResult(long.id)).status).toBe('succeeded');
+  });
+
+  it('a time budget cancels the remote build with reason "timeout"', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), timeBudgetSeconds: 1, target: { gpu: 'A100' } });
+    const c = collect(svc, rec.id);
+    await c.done;
+    const cancelling = c.events.find((e) => e.type === 'build.cancelling');
+    expect(cancelling?.type === 'build.cancelling' && cancelling.reason).toBe('timeout');
+    expect(svc.getBuild(rec.id)?.state).toBe('cancelled');
+  });
+
+  it('a serve restart keeps the history and follows a running build to its end', async () => {
+    const first = await serve();
+    const done = await first.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'A100' } });
+    await first.waitForResult(done.id);
+    const running = await first.startBuild({ modelPath: model, options: sim(3), target: { gpu: 'A100' } });
+    await until(() => (first.getBuild(running.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const before = first.getBuild(done.id)!;
+    await first.shutdown();
+    const second = await serve();
+    const after = second.getBuild(done.id)!;
+    expect(after.state).toBe('succeeded');
+    expect(after.phases).toEqual(before.phases);
+    expect(after.outcome).toEqual(before.outcome);
+    expect(second.listBuilds().map((b) => b.id)).toEqual(expect.arrayContaining([done.id, running.id]));
+    const f = await second.waitForResult(running.id);
+    expect(f.status).toBe('succeeded');
+    expect(second.getBuild(running.id)?.phases.length).toBeGreaterThan(3);
+  });
+
+  it('a worker killed mid-build: the build ends crashed, "worker lost", within the heartbeat bound', async () => {
+    const wK = await startWorker(redis.url, 'wK', 'gpu=K80');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } });
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const t0 = Date.now();
+    await killProc(wK.proc, 'SIGKILL');
+    const f = await svc.waitForResult(rec.id);
+    const took = Date.now() - t0;
+    expect(f.status).toBe('crashed');
+    expect(f.error).toBe('worker lost');
+    // TTL 1.5 s + check every 0.25 s, with slack for a busy machine.
+    expect(took).toBeLessThan(8000);
+    expect(svc.getBuild(rec.id)?.phases.every((p) => p.endT !== undefined)).toBe(true);
+    // Not retried: nothing runs it again, and the record in Redis says the same after a restart.
+    const again = await serve();
+    expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
+  });
+
+  it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
+    const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 });
+    const c = collect(svc, rec.id);
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const first = (svc.getBuild(rec.id) as FarmRecord).farm.worker!.id;
+    await killProc((first === 'wT1' ? w1 : w2).proc, 'SIGKILL');
+    await c.done;
+    const r = svc.getBuild(rec.id) as FarmRecord;
+    expect(r.state).toBe('succeeded');
+    expect(r.farm.worker?.id).toBe(first === 'wT1' ? 'wT2' : 'wT1');
+    expect(r.farm.attempt).toBe(2);
+    expect(c.events.some((e) => e.type === 'log' && /worker lost: .* retrying \(attempt 2 of 2\)/.test(e.message))).toBe(true);
+    // Each attempt announces itself with the worker that runs it.
+    const starts = c.events.filter((e) => e.type === 'build.started');
+    expect(starts.map((e) => e.type === 'build.started' && e.worker?.id)).toEqual([first, r.farm.worker?.id]);
+    // Phases of the lost attempt were closed (early), the retry's phases have their own ids.
+    expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
+  });
+
+  it('builds sharing a (GPU, TensorRT) timing cache on two machines take turns on it and lose no entries', async () => {
+    const art = ['--artifacts', artifacts.root];
+    await Promise.all([startWorker(redis.url, 'wC1', 'gpu=V100,trt=10.16.0', art), startWorker(redis.url, 'wC2', 'gpu=V100,trt=10.16.0', art)]);
+    const other = writeModel(path.join(dir, 'other.onnx'), { layers: 5, channels: 7, graphName: 'other' });
+    const svc = await serve();
+    const ids = [
+      (await svc.startBuild({ modelPath: model, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
+      (await svc.startBuild({ modelPath: other, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
+    ];
+    const cs = ids.map((id) => collect(svc, id, -1));
+    await Promise.all(cs.map((c) => c.done));
+    const recs = ids.map((id) => svc.getBuild(id) as FarmRecord);
+    expect(recs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
+    expect(new Set(recs.map((r) => r.farm.worker?.id))).toEqual(new Set(['wC1', 'wC2']));
+    const cachePath = artifacts.timingCacheFor({ gpu: 'V100', trt: '10.16.0' })!;
+    expect(recs.every((r) => r.cache?.path === cachePath)).toBe(true);
+    // One waited for the other's lock; the later one saw the earlier one's entries.
+    expect(cs.some((c) => c.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)))).toBe(true);
+    const [early, late] = [...recs].sort((a, b) => Date.parse(a.finishedAt!) - Date.parse(b.finishedAt!));
+    expect(late.cache!.entriesBefore).toBe(early.cache!.entriesAfter);
+    expect(late.cache!.entriesAfter).toBe(early.cache!.added + late.cache!.added);
+
+    // Stop reaches a build that is still waiting for the lock, without waiting for the holder.
+    const holder = await svc.startBuild({ modelPath: model, options: sim(20), target: { gpu: 'V100' } });
+    await until(() => svc.getBuild(holder.id)?.state === 'running', 20_000, 'the lock holder to run');
+    const waiter = await svc.startBuild({ modelPath: other, options: sim(0.5), target: { gpu: 'V100' } });
+    const cw = collect(svc, waiter.id, -1);
+    await until(() => cw.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)), 20_000, 'the lock wait');
+    svc.cancelBuild(waiter.id);
+    expect((await svc.waitForResult(waiter.id)).status).toBe('cancelled');
+    expect(svc.getBuild(holder.id)?.state).toBe('running');
+    svc.cancelBuild(holder.id);
+    expect((await svc.waitForResult(holder.id)).status).toBe('cancelled');
+  });
+
+  it('serve --queue over HTTP (target, matrix, SSE) and build --queue --target on the CLI', async () => {
+    const srv = spawnCli(['serve', '--queue', redis.url, '--artifacts', artifacts.root, '--port', '0', '--token', 'tok']);
+    const exited = collectCli(srv);
+    try {
+      const base = await serveUrl(srv);
+      const api = (p: string, body?: unknown) =>
+        fetch(`${base}${p}`, {
+          method: body ? 'POST' : 'GET',
+          headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      const one = await api('/api/builds', { modelPath: model, options: sim(0.3), target: { gpu: 'L4' } });
+      expect(one.status).toBe(201);
+      const { id } = (await one.json()) as { id: string };
+      const matrix = await api('/api/builds', { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] });
+      expect(matrix.status).toBe(201);
+      expect(((await matrix.json()) as { ids: string[] }).ids).toHaveLength(2);
+      const bad = await api('/api/builds', { modelPath: model, options: sim(0.3), target: { gpu: 5 } });
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toMatch(/target\.gpu/);
+      // The SSE stream: snapshot, then events with the worker in build.started, ending with build.finished.
+      const sse = await (await api(`/api/builds/${id}/events`)).text();
+      expect(sse).toMatch(/^event: snapshot/);
+      expect(sse).toMatch(/"type":"build\.started"[^\n]*"worker":\{"id":"wB"/);
+      expect(sse).toMatch(/"type":"build\.finished","status":"succeeded"|"status":"succeeded"[^\n]*"type":"build\.finished"/);
+      const eng = await api(`/api/builds/${id}/engine`);
+      expect(eng.status).toBe(200);
+      expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
+    } finally {
+      srv.kill('SIGTERM');
+      await exited;
+    }
+    // A serve without --queue refuses a target instead of ignoring it.
+    const local = spawnCli(['serve', '--port', '0', '--token', 'tok']);
+    const localExit = collectCli(local);
+    try {
+      const base = await serveUrl(local);
+      const r = await fetch(`${base}/api/builds`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+        body: JSON.stringify({ modelPath: model, options: sim(0.3), targets: [{ gpu: 'L4' }] }),
+      });
+      expect(r.status).toBe(400);
+      expect(await r.text()).toMatch(/targets: only a build farm routes builds/);
+    } finally {
+      local.kill('SIGTERM');
+      await localExit;
+    }
+    const out = path.join(dir, 'cli.engine');
+    const r = await collectCli(
+      spawnCli(['build', model, '-o', out, '--queue', redis.url, '--target', 'gpu=A100', '--backend', 'simulated', '--sim-duration', '0.3', '--json']),
+    );
+    expect(r.code).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as BuildEvent);
+    const started = events.find((e) => e.type === 'build.started');
+    expect(started?.type === 'build.started' && started.worker?.id).toBe('wA');
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect(fs.existsSync(out)).toBe(true);
+    const noFarm = await collectCli(spawnCli(['build', model, '-o', out, '--target', 'gpu=A100']));
+    expect(noFarm.code).toBe(2);
+    expect(noFarm.stderr).toMatch(/--target needs --queue/);
+  });
+
+  it('MCP start_build takes a target on the farm, and a local MCP server refuses one', async () => {
+    const svc = await serve();
+    const res = await startBuildTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.2), target: { gpu: 'L4' } });
+    expect(res.isError).toBeFalsy();
+    const id = (res.structuredContent as { buildId: string }).buildId;
+    await svc.waitForResult(id);
+    expect((svc.getBuild(id) as FarmRecord).farm.worker?.id).toBe('wB');
+    const local = createBuildService();
+    try {
+      const refused = await startBuildTool({ service: local, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.2), target: { gpu: 'L4' } });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toMatch(/only a build farm routes builds/);
+      expect(local.listBuilds()).toHaveLength(0);
+    } finally {
+      await local.shutdown();
+    }
+  });
+
+  it('Redis restarted under a running build: the build still ends with the right state', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(4), target: { gpu: 'L4' } });
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    expect(svc.getBuild(rec.id)?.state).toBe('running');
+    await redis.kill();
+    const outage = Date.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    await redis.restart();
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('succeeded');
+    // It really ran through the outage (not finished before Redis went away).
+    expect(Date.parse(svc.getBuild(rec.id)!.finishedAt!)).toBeGreaterThan(outage + 1000);
+    const r = svc.getBuild(rec.id)!;
+    expect(r.state).toBe('succeeded');
+    // The stream has no holes the mirror skipped over: every phase that started also finished.
+    expect(r.phases.every((p) => p.endT !== undefined)).toBe(true);
+    // And the workers are still there: a new build runs.
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'L4' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    expect(wB.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/);
+  }, 60_000);
+
+  it('a Redis that lost its data: serve ends the build "crashed" saying why, the worker stops it and goes on', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'A100' } });
+    await until(() => (svc.getBuild(rec.id)?.phases.length ?? 0) > 2, 20_000, 'the build to run');
+    const flusher = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      await flusher.flushall();
+    } finally {
+      flusher.disconnect();
+    }
+    const f = await svc.waitForResult(rec.id);
+    expect(f.status).toBe('crashed');
+    expect(f.error).toMatch(/lost this build: Redis restarted without its data/);
+    await until(() => /is no longer ours in Redis; stopping it/.test(wA.stderr()), 15_000, 'the worker to stop the orphaned build');
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+  });
+});

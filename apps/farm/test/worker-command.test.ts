@@ -1,0 +1,29 @@
+// `trt-build-studio worker` refuses bad command lines with a message naming the flag (exit 2),
+// before it touches Redis.
+import { describe, expect, it } from 'vitest';
+import { collect, spawnCli } from '../../../test/support/cli.js';
+
+const run = (args: string[]) => collect(spawnCli(['worker', ...args]));
+
+describe('worker command line', () => {
+  it.each([
+    [[], /--queue redis:\/\/host:port is required/],
+    [['--queue', 'http://x'], /--queue: "http:\/\/x" must start with redis:\/\//],
+    [['--queue', 'redis://127.0.0.1:1', '--labels', 'gpu'], /--labels: "gpu" is not key=value/],
+    [['--queue', 'redis://127.0.0.1:1', '--labels', 'gpu=a b'], /label "gpu" needs a value without spaces/],
+    [['--queue', 'redis://127.0.0.1:1', '--concurrency', '0'], /--concurrency: expected an integer from 1 to 64, got "0"/],
+    [['--queue', 'redis://127.0.0.1:1', '--cache-lock', 'maybe'], /--cache-lock: expected build or off, got "maybe"/],
+    [['--queue', 'redis://127.0.0.1:1', '--bogus'], /unknown option --bogus/],
+  ])('%j', async (args, message) => {
+    const r = await run(args as string[]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/usage: trt-build-studio worker/);
+  });
+
+  it('prints its usage with --help', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/--labels k=v/);
+  });
+});

@@ -1,0 +1,115 @@
+// `trt-build-studio worker --queue redis://host:port [--labels k=v,...] [--concurrency N]
+// [--artifacts DIR]`: a farm worker on a GPU machine. Runs until SIGINT/SIGTERM; then it stops
+// taking builds, cancels the running ones (reason "shutdown") and leaves the farm.
+import { parseArgs } from 'node:util';
+import { SharedFolderArtifacts } from './artifacts.js';
+import { FarmWorker } from './farm-worker.js';
+import { formatLabels, parseLabels } from './labels.js';
+import { redisUrlOk } from './redis.js';
+
+export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host:port [--labels k=v,...] [--concurrency N] [--artifacts DIR] [--id NAME]
+
+  --queue URL        the farm's Redis (the same one \`serve --queue\` uses)
+  --labels k=v,...   labels added to (or overriding) what the TensorRT probe found: gpu, cc, trt
+  --concurrency N    builds at once (default 1: one build per GPU)
+  --artifacts DIR    shared artifact folder, mounted at the same path on every machine: engines
+                     and per-(GPU, TensorRT version) timing caches go there
+  --cache-lock M     build (default): a build holds the farm-wide Redis lock on its timing cache
+                     while it runs, so no two machines merge into one cache at once; off: rely
+                     on the file lock alone (shared filesystems whose locks work across machines)
+  --id NAME          worker id (default: host-pid-random)
+  --heartbeat-ms N   heartbeat TTL; serve calls the worker lost after this long without one (default 10000)
+  --cancel-kill-ms N kill a build's worker process this long after Stop if it has not ended (default 10000)
+
+Ctrl-C stops taking builds, cancels the running ones and leaves the farm.`;
+
+export async function runWorker(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        queue: { type: 'string' },
+        labels: { type: 'string', multiple: true },
+        concurrency: { type: 'string' },
+        artifacts: { type: 'string' },
+        id: { type: 'string' },
+        'heartbeat-ms': { type: 'string' },
+        'cancel-kill-ms': { type: 'string' },
+        'cache-lock': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    return usage((e as Error).message.replace(/^Unknown option '([^']+)'.*$/s, 'unknown option $1'));
+  }
+  if (values.help) {
+    process.stdout.write(`${WORKER_USAGE}\n`);
+    return 0;
+  }
+  if (!values.queue) return usage('--queue redis://host:port is required');
+  let labels;
+  let url;
+  try {
+    url = redisUrlOk(values.queue);
+    labels = parseLabels((values.labels ?? []).join(','));
+  } catch (e) {
+    return usage((e as Error).message);
+  }
+  const int = (raw: string | undefined, min: number, max: number): number | undefined | null => {
+    if (raw === undefined) return undefined;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) return null;
+    return Number(raw);
+  };
+  const concurrency = int(values.concurrency, 1, 64);
+  if (concurrency === null) return usage(`--concurrency: expected an integer from 1 to 64, got "${values.concurrency}"`);
+  const hb = int(values['heartbeat-ms'], 300, 600_000);
+  if (hb === null) return usage(`--heartbeat-ms: expected an integer from 300 to 600000, got "${values['heartbeat-ms']}"`);
+  const killMs = int(values['cancel-kill-ms'], 100, 600_000);
+  if (killMs === null) return usage(`--cancel-kill-ms: expected an integer from 100 to 600000, got "${values['cancel-kill-ms']}"`);
+
+  const cacheLock = values['cache-lock'] ?? 'build';
+  if (cacheLock !== 'build' && cacheLock !== 'off') return usage(`--cache-lock: expected build or off, got "${cacheLock}"`);
+  let artifacts;
+  if (values.artifacts) {
+    artifacts = new SharedFolderArtifacts(values.artifacts);
+    try {
+      artifacts.ensure();
+    } catch (e) {
+      process.stderr.write(`trt-build-studio worker: --artifacts ${values.artifacts}: ${(e as Error).message}\n`);
+      return 2;
+    }
+  }
+  const worker = new FarmWorker({
+    url,
+    labels,
+    concurrency,
+    artifacts,
+    id: values.id,
+    heartbeatTtlMs: hb,
+    cacheLock,
+    service: killMs === undefined ? undefined : { cancelKillMs: killMs },
+  });
+  try {
+    await worker.start();
+  } catch (e) {
+    process.stderr.write(`trt-build-studio worker: could not start: ${(e as Error).message}\n`);
+    await worker.stop().catch(() => undefined);
+    return 1;
+  }
+  process.stderr.write(`trt-build-studio worker: ${worker.id} ready, labels ${formatLabels(worker.labels)}, ${worker.concurrency} at a time\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  process.stderr.write(`trt-build-studio worker: ${signal}, cancelling running builds and leaving the farm…\n`);
+  await worker.stop();
+  return 0;
+}
+
+function usage(msg: string): number {
+  process.stderr.write(`trt-build-studio worker: ${msg}\n${WORKER_USAGE}\n`);
+  return 2;
+}
