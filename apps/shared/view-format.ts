@@ -1,0 +1,151 @@
+// Small pure helpers over the build view (build-view.ts) that several surfaces need in the same
+// words: the phase path, the predicted end, whether the builder is working, where a crashed build
+// died, and the rows flattened for text. The CLI, the MCP and LSP servers use them; keeping the
+// wording here is what makes "crashed in A › B" read the same in a terminal and in an agent.
+import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
+import { displayText } from './display-text.js';
+import { formatDuration } from './format.js';
+import type { BuildFinished, BuildRecord, BuildState, Estimate } from './protocol.js';
+import type { PhaseRow } from './phase-rows.js';
+
+export const PATH_SEPARATOR = ' › ';
+/** A silence longer than this is called out: real builds do go quiet, but rarely for this long. */
+export const LONG_SILENCE_MS = 30_000;
+/**
+ * Below this many cores the worker counts as idle: a builder that waits (on the GPU, or hangs)
+ * still shows a little CPU from its own heartbeat thread and the runtime.
+ */
+export const IDLE_CORES = 0.05;
+
+/** Names from the root down, joined; names come from the model, so control characters are shown, not obeyed. */
+export function formatPath(names: readonly string[]): string {
+  return names.map(displayText).join(PATH_SEPARATOR);
+}
+
+/**
+ * "Building engine 2/6 › Building engine from subgraph › … › Timing graph nodes 7/12 › Measuring
+ * tactic time 1/4": step counts on every level that has more than one step (and on the leaf),
+ * because the leaf is often short-lived and the telling count ("node 7 of 12") sits a few levels up.
+ */
+export function formatCurrentPath(levels: readonly PathLevel[]): string {
+  return levels
+    .map((l, i) =>
+      l.nbSteps > 1 || i === levels.length - 1 ? `${displayText(l.name)} ${Math.min(l.stepsDone, l.nbSteps)}/${l.nbSteps}` : displayText(l.name),
+    )
+    .join(PATH_SEPARATOR);
+}
+
+/** "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on. */
+export function formatRemaining(e: Estimate): string {
+  const range = e.lowMs === e.highMs ? '' : ` (${formatDuration(e.lowMs)}–${formatDuration(e.highMs)})`;
+  return `about ${formatDuration(e.remainingMs)} left${range}`;
+}
+
+/** "builder busy, 1.5 cores" or "no CPU use"; undefined until two heartbeats measured the worker. */
+export function formatLiveness(cores: number | undefined): string | undefined {
+  if (cores === undefined) return undefined;
+  return cores < IDLE_CORES ? 'no CPU use' : `builder busy, ${cores.toFixed(1)} core${cores.toFixed(1) === '1.0' ? '' : 's'}`;
+}
+
+/** "last TensorRT callback 3.2 s ago", plus the liveness in silent stretches; undefined before the first callback. */
+export function formatCallback(view: BuildView, nowWall: number, simulated = false): string | undefined {
+  const quiet = view.sinceLastCallbackMs(nowWall);
+  if (quiet === undefined) return undefined;
+  const live = formatLiveness(view.workerCores());
+  return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
+}
+
+/** Where a crashed build died (outermost phase first), when the service knew it. */
+export function crashSite(outcome: BuildFinished | undefined): string[] | undefined {
+  if (outcome?.status !== 'crashed') return undefined;
+  const p = outcome.lastPhasePath;
+  return p && p.length > 0 ? p : undefined;
+}
+
+/** "crashed in Building engine › … › Timing tactics". */
+export function formatCrashSite(path: readonly string[]): string {
+  return `crashed in ${formatPath(path)}`;
+}
+
+export function viewStatusOf(state: BuildState): ViewStatus {
+  return state === 'cancelling' ? 'stopping' : state;
+}
+
+/**
+ * A view from a service record (a build joined mid-way). Events after `record.lastSeq` continue
+ * it. The record's phase tree has no activity order, so the current path is the most recently
+ * started open phase until the next event; `work` counts what the record holds.
+ */
+export function viewFromRecord(record: BuildRecord): BuildView {
+  const view = new BuildView(record.id);
+  view.rows.loadSnapshot(record.phases);
+  view.seq = record.lastSeq;
+  view.status = viewStatusOf(record.state);
+  view.cache = record.cache ?? record.outcome?.cache;
+  view.outcome = record.outcome;
+  view.lastT = Math.max(view.rows.lastT, record.outcome?.t ?? 0);
+  if (record.phases.length > 0) view.lastCallbackT = view.rows.lastT;
+  view.work = record.phases.reduce((n, p) => n + 1 + Math.max(0, p.stepsDone), 0);
+  return view;
+}
+
+/** One row of the view, flattened for text: a name path and its figures. */
+export interface RowLine {
+  path: string[];
+  /** 1 at the top. */
+  depth: number;
+  /** Instances started. */
+  count: number;
+  /** Instances open now. */
+  open: number;
+  earlyCount: number;
+  /** Steps of the instance the row shows (the latest-started open one, else the latest finished). */
+  stepsDone: number;
+  nbSteps: number;
+  /** That instance finished before all its steps were reported. */
+  early: boolean;
+  firstStartT: number;
+  /** Build time during which at least one instance was open, up to `nowT` for open ones. */
+  wallMs: number;
+}
+
+/** The rows depth first (siblings in first-start order), with open instances counted up to `nowT`. */
+export function rowLines(view: BuildView, nowT: number): RowLine[] {
+  const out: RowLine[] = [];
+  const walk = (r: PhaseRow, path: string[]) => {
+    for (const c of r.children) {
+      const p = [...path, c.name];
+      out.push({
+        path: p,
+        depth: p.length,
+        count: c.count,
+        open: c.open.length,
+        earlyCount: c.earlyCount,
+        stepsDone: c.shown.stepsDone,
+        nbSteps: c.shown.nbSteps,
+        early: c.shown.endT !== undefined && c.shown.early === true,
+        firstStartT: c.firstStartT,
+        wallMs: wallOf(c, nowT),
+      });
+      walk(c, p);
+    }
+  };
+  walk(view.rows.root, []);
+  return out;
+}
+
+/** Length of the row's spans, plus the stretch its open instances add after the last span. */
+export function wallOf(row: PhaseRow, nowT: number): number {
+  const s = row.spans;
+  let total = 0;
+  let lastEnd = -Infinity;
+  for (let i = 0; i < s.start.length; i++) {
+    total += Math.max(0, s.end[i] - Math.max(s.start[i], lastEnd));
+    lastEnd = Math.max(lastEnd, s.end[i]);
+  }
+  if (row.open.length > 0) {
+    const from = Math.max(lastEnd, Math.min(...row.open.map((o) => o.startT)));
+    total += Math.max(0, nowT - from);
+  }
+  return total;
+}
