@@ -5,7 +5,7 @@
 import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
-import type { BuildFinished, BuildRecord, BuildState, Estimate } from './protocol.js';
+import type { BuildEvent, BuildFinished, BuildRecord, BuildState, Estimate, EventBody } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';
@@ -72,20 +72,31 @@ export function viewStatusOf(state: BuildState): ViewStatus {
 }
 
 /**
- * A view from a service record (a build joined mid-way). Events after `record.lastSeq` continue
- * it. The record's phase tree has no activity order, so the current path is the most recently
- * started open phase until the next event; `work` counts what the record holds.
+ * A view from a service record (a build joined mid-way); events after `record.lastSeq` continue
+ * it. The record's phase tree is replayed into the view in time order (at one instant: phases
+ * that were already open finish first, then starts, then phases that lasted no time), so the
+ * current path, `work` and the progress figure come out as the live events would have made them.
  */
 export function viewFromRecord(record: BuildRecord): BuildView {
   const view = new BuildView(record.id);
-  view.rows.loadSnapshot(record.phases);
+  type Item = { t: number; order: number; ev: EventBody };
+  const items: Item[] = [];
+  for (const p of record.phases) {
+    items.push({ t: p.startT, order: 1e12 + p.id, ev: { type: 'phase.start', id: p.id, parentId: p.parentId, name: p.name, nbSteps: p.nbSteps, instance: p.instance } });
+    if (p.endT === undefined) {
+      if (p.stepsDone > 0) items.push({ t: p.startT, order: 1e12 + p.id + 0.5, ev: { type: 'phase.step', id: p.id, step: p.stepsDone - 1, stepsDone: p.stepsDone } });
+    } else {
+      const instant = p.endT <= p.startT;
+      items.push({ t: Math.max(p.endT, p.startT), order: instant ? 3e12 - p.id : -p.id, ev: { type: 'phase.finish', id: p.id, stepsDone: p.stepsDone, early: p.early ?? false } });
+    }
+  }
+  items.sort((a, b) => a.t - b.t || a.order - b.order);
+  let seq = 0;
+  for (const it of items) view.apply({ v: 1, buildId: record.id, seq: seq++, t: it.t, ...it.ev } as BuildEvent);
+  if (record.outcome) view.apply({ ...record.outcome, seq: seq++ });
   view.seq = record.lastSeq;
   view.status = viewStatusOf(record.state);
   view.cache = record.cache ?? record.outcome?.cache;
-  view.outcome = record.outcome;
-  view.lastT = Math.max(view.rows.lastT, record.outcome?.t ?? 0);
-  if (record.phases.length > 0) view.lastCallbackT = view.rows.lastT;
-  view.work = record.phases.reduce((n, p) => n + 1 + Math.max(0, p.stepsDone), 0);
   return view;
 }
 
