@@ -5,7 +5,7 @@
 import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
-import type { BuildEvent, BuildFinished, BuildRecord, BuildState, Estimate, EventBody } from './protocol.js';
+import type { BuildEvent, BuildFinished, BuildRecord, BuildState, Estimate, EventBody, PhaseNode } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';
@@ -81,7 +81,9 @@ export function viewFromRecord(record: BuildRecord): BuildView {
   const view = new BuildView(record.id);
   type Item = { t: number; order: number; ev: EventBody };
   const items: Item[] = [];
-  for (const p of record.phases) {
+  // Records are losing their phase tree (the view snapshot replaces it); one without starts empty.
+  const phases = (record as { phases?: readonly PhaseNode[] }).phases ?? [];
+  for (const p of phases) {
     items.push({ t: p.startT, order: 1e12 + p.id, ev: { type: 'phase.start', id: p.id, parentId: p.parentId, name: p.name, nbSteps: p.nbSteps, instance: p.instance } });
     if (p.endT === undefined) {
       if (p.stepsDone > 0) items.push({ t: p.startT, order: 1e12 + p.id + 0.5, ev: { type: 'phase.step', id: p.id, step: p.stepsDone - 1, stepsDone: p.stepsDone } });
