@@ -35,8 +35,13 @@ export function formatCurrentPath(levels: readonly PathLevel[]): string {
     .join(PATH_SEPARATOR);
 }
 
-/** "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on. */
+/**
+ * "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on.
+ * Once the best guess has run out: "past the predicted end", with what the slowest earlier build
+ * still allows.
+ */
 export function formatRemaining(e: Estimate): string {
+  if (e.remainingMs <= 0) return `past the predicted end${e.highMs > 0 ? ` (up to ${formatDuration(e.highMs)} more)` : ''}`;
   const range = e.lowMs === e.highMs ? '' : ` (${formatDuration(e.lowMs)}–${formatDuration(e.highMs)})`;
   return `about ${formatDuration(e.remainingMs)} left${range}`;
 }
