@@ -4,7 +4,8 @@
 // from the CLI's `build --json` (the NDJSON surface itself), and synthetic TensorRT-like builds
 // that crash (with the crash site the service reports) and that are cancelled.
 //
-// Surfaces: the CLI's NDJSON writer parsed back; the HTTP server's SSE stream; the Electron
+// Surfaces: the CLI's NDJSON writer parsed back; the HTTP server's SSE stream (in process, fed
+// the same stream; and a real `serve` process building the recorded build's model and seed); the Electron
 // stream hub (Electron mocked: a fake WebContents receives what a window would); the MCP
 // build_engine tool with its progress notifications; the LSP build command with its work-done
 // reports and buildView notifications. Each is compared with the build view folded straight from
@@ -32,6 +33,7 @@ import { formatCrashSite, formatCurrentPath, viewFromRecord } from '../../apps/s
 import { killLiveClis, parseNdjson, runCli } from '../support/cli.js';
 import { tempDir, writeModel } from '../support/onnx-gen.js';
 import { tensorrtLikeStream } from '../support/synthetic-build.js';
+import { startServe } from '../../apps/service/http/test/serve-process.js';
 import { ReplayService } from './replay-service.js';
 
 let dir: string;
@@ -191,6 +193,41 @@ function figures(v: BuildView) {
     rows: phaseRows(v, v.elapsedMs()).map((r) => [r.path.join(' › '), r.instances, r.open, r.stepsDone, r.nbSteps]),
   };
 }
+
+describe('a real `serve` and the CLI, building the same model with the same seed', () => {
+  it('show the same build: rows with their counts, work, status and outcome', async () => {
+    const serve = await startServe(['--concurrency', '1', '--output-dir', path.join(dir, 'engines'), '--heartbeat-ms', '200']);
+    try {
+      const auth = { Authorization: `Bearer ${serve.token}` };
+      const post = await fetch(`${serve.base}/api/builds`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ modelPath: model, options: { backend: 'simulated', simDuration: 0.6, simSeed: 3 } }),
+      });
+      expect(post.status, await post.clone().text()).toBe(201);
+      const { id } = (await post.json()) as { id: string };
+      const res = await fetch(`${serve.base}/api/builds/${id}/events?lastEventId=-1`, { headers: { ...auth, Accept: 'text/event-stream' } });
+      expect(res.status).toBe(200);
+      const viaSse = new StreamView();
+      const parser = new SseParser((m) => {
+        if (m.event === 'snapshot' || m.event === 'reset') viaSse.onSnapshot(JSON.parse(m.data));
+        else viaSse.onEvents([JSON.parse(m.data)]);
+      });
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.push(chunk);
+      const cli = fold(recorded);
+      const sse = viaSse.view!;
+      // Timing differs from run to run (and so do coalesced step events); what TensorRT reported does not.
+      const shape = (v: BuildView) => {
+        const f = figures(v);
+        return { status: f.status, work: f.work, fraction: f.fraction, outcome: f.outcome?.status, rows: f.rows };
+      };
+      expect(shape(sse)).toEqual(shape(cli));
+      expect(sse.rows.byKey.size).toBeGreaterThan(5);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
 
 const STREAMS: Array<[string, () => BuildEvent[]]> = [
   ['a real simulated build recorded from `build --json`', () => recorded],
