@@ -6,7 +6,7 @@
 import { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
-import { formatLiveness, formatRemaining } from '../../shared/view-format.js';
+import { formatCallback, formatRemaining } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
@@ -57,10 +57,7 @@ export class PlainRenderer implements BuildRenderer {
   silenceNote(): void {
     const now = this.now();
     if (now - this.lastPrintAt < SILENCE_NOTE_MS || this.view.outcome) return;
-    const quiet = this.view.sinceLastCallbackMs(now);
-    const parts = [quiet === undefined ? '… still building; no TensorRT callback yet' : `… still building; last TensorRT callback ${formatDuration(quiet)} ago`];
-    const live = formatLiveness(this.view.workerCores());
-    if (live) parts.push(live);
+    const parts = [`… still building; ${formatCallback(this.view, now) ?? 'no TensorRT callback yet'}`];
     const left = this.view.remaining(now);
     if (left) parts.push(formatRemaining(left));
     this.line(parts.join('; '));

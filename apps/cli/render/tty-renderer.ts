@@ -6,7 +6,7 @@
 import { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
-import { crashSite, formatCrashSite, formatLiveness, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
+import { crashSite, formatCallback, formatCrashSite, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
@@ -99,15 +99,10 @@ export class TtyRenderer implements BuildRenderer {
     }
     if (!this.anyEvent) return `starting the build worker… ${formatDuration(now - this.beganAt)}`;
     const parts = [`elapsed ${formatDuration(v.elapsedMs(now))}`];
-    const quiet = v.sinceLastCallbackMs(now);
-    if (quiet !== undefined) {
-      const live = formatLiveness(v.workerCores());
-      const text = `last ${this.simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
-      // A long silence is normal for TensorRT, but worth the eye: with "no CPU use" it is a stall.
-      parts.push(quiet > LONG_SILENCE_MS ? this.paint('1;33', text) : text);
-    } else {
-      parts.push('no TensorRT callback yet');
-    }
+    const callback = formatCallback(v, now, this.simulated);
+    // A long silence is normal for TensorRT, but worth the eye: with "no CPU use" it is a stall.
+    if (callback) parts.push((v.sinceLastCallbackMs(now) ?? 0) > LONG_SILENCE_MS ? this.paint('1;33', callback) : callback);
+    else parts.push('no TensorRT callback yet');
     const left = v.remaining(now);
     if (left) parts.push(formatRemaining(left));
     if (this.stopState) {

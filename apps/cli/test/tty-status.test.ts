@@ -100,7 +100,7 @@ describe('plain output', () => {
     r.end(ev(31_000, { type: 'build.finished', status: 'cancelled', durationMs: 31_000 }) as Extract<BuildEvent, { type: 'build.finished' }>);
     const text = term.text();
     expect(text).toContain('▸ Building\\x1b[31m engine (6 steps)');
-    expect(text).toContain('… still building; last TensorRT callback 33.0 s ago; no CPU use; about 29.0 s left\n');
+    expect(text).toContain('… still building; last TensorRT callback 33.0 s ago (no CPU use); about 29.0 s left\n');
     expect(text).not.toContain('\x1b[31m');
   });
 });
