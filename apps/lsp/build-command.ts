@@ -9,8 +9,8 @@ import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
 import type { CancelReasons } from '../mcp/build-tool.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
-import { formatPhasePath } from '../mcp/phase-summary.js';
-import { formatCurrentPhase, progressMessage } from '../mcp/progress-model.js';
+import { progressMessage } from '../mcp/progress-message.js';
+import { crashSite, formatCurrentPath } from '../shared/view-format.js';
 import { buildResult } from '../mcp/results.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
 import { phaseRows, type BuildLogLine, type BuildView } from './build-view.js';
@@ -160,7 +160,7 @@ async function followBuild(
   });
 
   // Events can arrive while subscribe() is still returning its snapshot: hold them until the
-  // model has the snapshot, so nothing is applied twice or out of order.
+  // view has the snapshot, so nothing is applied twice or out of order.
   let pending: BuildEvent[] | undefined = [];
   const onEvents = (events: BuildEvent[]) => {
     for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
@@ -174,7 +174,7 @@ async function followBuild(
   let late: BuildEvent[] = [];
   try {
     sub = service.subscribe(id, onEvents);
-    progress.model.applySnapshot(sub.snapshot, Date.now());
+    progress.notifier.join(sub.snapshot);
     late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
@@ -200,21 +200,18 @@ async function followBuild(
     if (token !== undefined) active.byToken.delete(token);
   }
 
-  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds);
+  progress.notifier.ended(outcome);
+  const bv = progress.view;
+  const pathBefore = progress.notifier.pathAtEnd;
+  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, bv);
   const result: LspBuildResult = { ...base, modelPath };
-  // Where a crashed build died is the one fact its user needs. The service may know it exactly
-  // (a crash record kept outside the worker); otherwise the deepest phase that reached us is the
-  // best there is: events still queued in the dead worker never arrive, so it can be an ancestor.
-  const known = (outcome as { lastPhasePath?: unknown }).lastPhasePath;
-  const cur = progress.model.current();
-  if (outcome.status === 'crashed') {
-    if (Array.isArray(known) && known.length > 0) {
-      result.lastPhasePath = known.map(String);
-      result.message += ` (crashed in ${formatPhasePath(result.lastPhasePath)})`;
-    } else if (cur) {
-      result.lastPhasePath = cur.names;
-      result.message += ` (the last phase it reported: ${formatCurrentPhase(cur)})`;
-    }
+  // Where a crashed build died is the one fact its user needs. The service knows it exactly when
+  // the crash record outside the worker survived (lastPhasePath, already in the result's message);
+  // otherwise the deepest phase that reached us is the best there is: events still queued in the
+  // dead worker never arrive, so it can be an ancestor.
+  if (outcome.status === 'crashed' && !crashSite(outcome) && pathBefore.length > 0) {
+    result.lastPhasePath = pathBefore.map((l) => l.name);
+    result.message += ` (the last phase it reported: ${formatCurrentPath(pathBefore)})`;
   }
   view.finish(result);
   progress.end(result.message, outcome.status === 'succeeded');
@@ -236,7 +233,6 @@ class ViewPublisher {
   private timer: NodeJS.Timeout | undefined;
   private lastSent = -Infinity;
   private logLines: BuildLogLine['lines'] = [];
-  private cache: BuildView['cache'];
   private readonly interval: number;
 
   constructor(
@@ -252,10 +248,6 @@ class ViewPublisher {
     let changed = false;
     for (const ev of events) {
       if (ev.type === 'log') this.logLines.push({ severity: ev.severity, message: ev.message, t: ev.t });
-      else if (ev.type === 'cache.stats') {
-        const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
-        this.cache = stats;
-      }
       if (ev.type !== 'heartbeat') changed = true;
     }
     if (changed) this.schedule();
@@ -269,6 +261,7 @@ class ViewPublisher {
       message: result.message,
       ...(result.outputPath ? { outputPath: result.outputPath } : {}),
       ...(result.engineBytes !== undefined ? { engineBytes: result.engineBytes } : {}),
+      ...(result.lastPhasePath ? { lastPhasePath: result.lastPhasePath } : {}),
     }, result.timingCache);
   }
 
@@ -288,24 +281,28 @@ class ViewPublisher {
       this.logLines = [];
     }
     const record = service.getBuild(this.id);
-    const model = this.progress.model;
+    const v = this.progress.view;
     const now = Date.now();
-    const startedWall = record?.startedAt ? Date.parse(record.startedAt) : undefined;
-    const elapsedMs = record?.outcome?.durationMs ?? (startedWall === undefined ? 0 : now - startedWall);
-    const cur = model.current();
+    const elapsedMs = v.elapsedMs(now);
+    const quiet = v.sinceLastCallbackMs(now);
+    const cores = v.workerCores();
+    const left = v.remaining(now);
+    const cache = finalCache ?? v.cache;
     const view: BuildView = {
       buildId: this.id,
       modelPath: this.modelPath,
       state: record?.state ?? 'queued',
       ...(record?.backend ? { backend: record.backend } : {}),
       ...(record?.simulated !== undefined ? { simulated: record.simulated } : {}),
-      currentPath: cur?.names ?? [],
-      message: outcome?.message ?? progressMessage(model, now),
-      percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(model),
-      ...(model.lastCallbackWall !== undefined ? { sinceLastCallbackMs: Math.max(0, now - model.lastCallbackWall) } : {}),
+      currentPath: v.currentPath().map((l) => l.name),
+      message: outcome?.message ?? progressMessage(v, now),
+      percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(v),
+      ...(quiet !== undefined ? { sinceLastCallbackMs: quiet } : {}),
+      ...(cores !== undefined ? { workerCores: cores } : {}),
+      ...(left ? { remaining: left } : {}),
       elapsedMs,
-      rows: phaseRows(record?.phases ?? [], elapsedMs),
-      ...((finalCache ?? this.cache ?? record?.cache) ? { cache: finalCache ?? this.cache ?? record?.cache } : {}),
+      rows: phaseRows(v, elapsedMs),
+      ...(cache ? { cache } : {}),
       ...(outcome ? { outcome } : {}),
     };
     port.sendNotification(BUILD_VIEW_NOTIFICATION, view);

@@ -1,10 +1,10 @@
 // The `trtBuildStudio/buildView` notification: a snapshot of a build for clients that draw a phase
-// tree (the VS Code extension's "TensorRT Build" view). Phases are grouped by their name path, so
-// the size follows the number of distinct paths, not the hundreds of thousands of phases a real
-// build opens; siblings keep their first start order.
-import type { BuildState, CacheStats, PhaseNode } from '../shared/protocol.js';
-import { phaseNames } from '../mcp/phase-summary.js';
-
+// tree (the VS Code extension's "TensorRT Build" view). Its rows are the shared build view's rows
+// (apps/shared/build-view.ts: one per name path, with instance counts), so the size follows the
+// number of distinct paths, not the hundreds of thousands of phases a real build opens; siblings
+// keep their first start order.
+import type { BuildView as View } from '../shared/build-view.js';
+import type { BuildState, CacheStats, Estimate } from '../shared/protocol.js';
 
 export interface PhaseRow {
   /** Names from the root down; unique per row. */
@@ -13,10 +13,10 @@ export interface PhaseRow {
   instances: number;
   /** Instances still open. */
   open: number;
-  /** Steps of the most recently started instance. */
+  /** Steps of the instance the row shows (the latest-started open one, else the latest finished). */
   stepsDone: number;
   nbSteps: number;
-  /** Wall time from the first instance's start to the last one's end (or now, while open). */
+  /** Build time from the first instance's start to the last one's end (or now, while open). */
   spanMs: number;
 }
 
@@ -34,12 +34,16 @@ export interface BuildView {
   percentage: number;
   /** Undefined before the first TensorRT callback. */
   sinceLastCallbackMs?: number;
+  /** CPU cores the build worker used lately (working vs stalled in a silent stretch), once measured. */
+  workerCores?: number;
+  /** The predicted end, when earlier builds of the same model and options give one. */
+  remaining?: Estimate;
   elapsedMs: number;
   rows: PhaseRow[];
   /** Timing-cache figures, once the backend has reported them. */
   cache?: CacheStats;
   /** Set once the build has ended. */
-  outcome?: { status: string; message: string; outputPath?: string; engineBytes?: number };
+  outcome?: { status: string; message: string; outputPath?: string; engineBytes?: number; lastPhasePath?: string[] };
 }
 
 export interface BuildLogLine {
@@ -47,57 +51,25 @@ export interface BuildLogLine {
   lines: Array<{ severity: string; message: string; t: number }>;
 }
 
-/** Groups the phase tree by name path (depth-first, siblings in start order). */
-export function phaseRows(phases: readonly PhaseNode[], nowT: number): PhaseRow[] {
-  const byId = new Map(phases.map((p) => [p.id, p]));
-  const sorted = [...phases].sort((a, b) => a.startT - b.startT || a.id - b.id);
-  const rows = new Map<string, PhaseRow & { first: number; last: number; latestStart: number }>();
-  for (const p of sorted) {
-    const path = phaseNames(byId, p.id);
-    const key = path.join('\u0000');
-    const end = p.endT ?? nowT;
-    let row = rows.get(key);
-    if (!row) {
-      row = { path, instances: 0, open: 0, stepsDone: 0, nbSteps: 0, spanMs: 0, first: p.startT, last: end, latestStart: -Infinity };
-      rows.set(key, row);
-    }
-    row.instances += 1;
-    if (p.endT === undefined) row.open += 1;
-    row.last = Math.max(row.last, end);
-    if (p.startT >= row.latestStart) {
-      row.latestStart = p.startT;
-      row.stepsDone = p.stepsDone;
-      row.nbSteps = p.nbSteps;
-    }
-  }
-  // Depth-first order: a child path sorts right after its parent, siblings by first start.
-  const children = new Map<string, string[]>();
-  for (const [key, row] of rows) {
-    const parent = row.path.slice(0, -1).join('\u0000');
-    if (!children.has(parent)) children.set(parent, []);
-    children.get(parent)!.push(key);
-  }
-  const out: PhaseRow[] = [];
-  const emitted = new Set<string>();
-  const visit = (key: string) => {
-    for (const k of children.get(key) ?? []) {
-      if (emitted.has(k)) continue;
-      emitted.add(k);
-      const r = rows.get(k)!;
-      out.push({ path: r.path, instances: r.instances, open: r.open, stepsDone: r.stepsDone, nbSteps: r.nbSteps, spanMs: Math.max(0, Math.round(r.last - r.first)) });
-      visit(k);
+/** The view's rows as the notification carries them (depth first, siblings in first-start order). */
+export function phaseRows(view: View, nowT: number): PhaseRow[] {
+  const rows: PhaseRow[] = [];
+  const walk = (r: View['rows']['root'], path: string[]) => {
+    for (const c of r.children) {
+      const p = [...path, c.name];
+      const ends = c.spans.end;
+      const end = c.open.length > 0 ? nowT : ends.length > 0 ? ends[ends.length - 1] : (c.shown.endT ?? nowT);
+      rows.push({
+        path: p,
+        instances: c.count,
+        open: c.open.length,
+        stepsDone: c.shown.stepsDone,
+        nbSteps: c.shown.nbSteps,
+        spanMs: Math.max(0, Math.round(end - c.firstStartT)),
+      });
+      walk(c, p);
     }
   };
-  visit('');
-  // A phase whose parent the service no longer keeps has a path that starts below the root: it
-  // still gets its row (with its own subtree), after the rooted ones.
-  for (const [key, row] of rows) {
-    if (emitted.has(key)) continue;
-    const parent = row.path.slice(0, -1).join('\u0000');
-    if (!rows.has(parent)) {
-      children.set('\u0001', [key]);
-      visit('\u0001');
-    }
-  }
-  return out;
+  walk(view.rows.root, []);
+  return rows;
 }

@@ -9,6 +9,7 @@ import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageW
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
+import { UsageError, usageWords } from '../shared/usage-error.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
 
@@ -29,7 +30,6 @@ export interface LspCliOptions {
   heartbeatMs?: number;
 }
 
-export class LspUsageError extends Error {}
 
 export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
   const opts: LspCliOptions = {};
@@ -39,7 +39,7 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
     const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
     const value = () => {
       const v = inline ?? argv[++i];
-      if (v === undefined || v === '') throw new LspUsageError(`${flag} needs a value`);
+      if (v === undefined || v === '') throw new UsageError(usageWords.needsValue(flag));
       return v;
     };
     switch (flag) {
@@ -54,12 +54,12 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
       case '--heartbeat': {
         const v = value();
         const s = Number(v);
-        if (!Number.isFinite(s) || s < 0.2 || s > 60) throw new LspUsageError(`--heartbeat must be between 0.2 and 60 seconds, got "${v}"`);
+        if (!Number.isFinite(s) || s < 0.2 || s > 60) throw new UsageError(usageWords.between('--heartbeat', 0.2, 60, 'seconds', v));
         opts.heartbeatMs = Math.round(s * 1000);
         break;
       }
       default:
-        throw new LspUsageError(`unknown argument "${arg}" (see trt-build-studio lsp --help)`);
+        throw new UsageError(usageWords.unknownArgument(arg, 'lsp'));
     }
   }
   return opts;
@@ -90,7 +90,7 @@ export async function runLsp(argv: string[]): Promise<number> {
     }
     opts = parsed;
   } catch (e) {
-    if (!(e instanceof LspUsageError)) throw e;
+    if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`trt-build-studio lsp: ${e.message}\n`);
     return 2;
   }

@@ -1,19 +1,9 @@
-// The LSP `percentage` of a build: TensorRT reports no overall progress, so the estimate is the
-// outermost open phase's steps, refined by how far its current child has got (recursively down the
-// current path). Nested phases restart all the time ("Timing graph nodes" runs once per subgraph),
-// which makes the raw estimate fall back; editors draw a bar that jumps backwards as broken, so
-// the figure is a ratchet: it never goes down, and it stays below 100 until the engine is written.
-import type { BuildProgressModel, PhaseLevel } from '../mcp/progress-model.js';
-
-/** 0..1 from the current path, root first: (steps + fraction of the open child) / nbSteps. */
-export function pathFraction(levels: readonly PhaseLevel[]): number {
-  let inner = 0;
-  for (let i = levels.length - 1; i >= 0; i--) {
-    const { stepsDone, nbSteps } = levels[i];
-    inner = nbSteps > 0 ? Math.min(1, (Math.min(Math.max(stepsDone, 0), nbSteps) + inner) / nbSteps) : 0;
-  }
-  return inner;
-}
+// The LSP `percentage` of a build: the shared build view's fraction (apps/shared/build-view.ts:
+// the outermost phase's steps refined by the active child, recursively, rising only), as an
+// integer. Editors draw a bar that jumps backwards as broken, so the figure is also a ratchet
+// here (a view rebuilt from a snapshot starts from what it holds), and it stays below 100 until
+// the engine is written.
+import type { BuildView } from '../shared/build-view.js';
 
 /** Highest percentage a running build may show: 100 is kept for "engine written". */
 export const RUNNING_CAP = 99;
@@ -22,9 +12,8 @@ export class RisingPercentage {
   private value = 0;
 
   /** The next percentage (an integer, as the protocol wants), never below the previous one. */
-  next(model: BuildProgressModel): number {
-    const cur = model.current();
-    const estimate = cur ? Math.floor(pathFraction(cur.levels) * 100) : 0;
+  next(view: BuildView): number {
+    const estimate = Math.floor(view.fraction() * 100);
     this.value = Math.max(this.value, Math.min(RUNNING_CAP, estimate));
     return this.value;
   }

@@ -1,7 +1,7 @@
 // LSP work-done progress for one build: `begin` (title naming the model, cancellable), `report`s
 // paced by the MCP surface's ProgressNotifier (throttled, with heartbeats in silent stretches, the
 // phase path and the time since the last TensorRT callback in the message), and an `end` that
-// says how the build ended. The percentage is a ratchet (./percentage.ts).
+// says how the build ended. The percentage is the build view's fraction, as a ratchet (./percentage.ts).
 import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from 'vscode-languageserver';
 import { ProgressNotifier, type NotifierOptions } from '../mcp/progress-notifier.js';
 import type { BuildEvent } from '../shared/protocol.js';
@@ -32,14 +32,15 @@ export class WorkDoneBuildProgress {
           kind: 'report',
           cancellable: true,
           message: u.message,
-          percentage: this.percentage.next(this.notifier.model),
+          percentage: this.percentage.next(this.notifier.view),
         });
       },
     });
   }
 
-  get model() {
-    return this.notifier.model;
+  /** The build view the reports are made from (the notifier's). */
+  get view() {
+    return this.notifier.view;
   }
 
   /**

@@ -1,10 +1,14 @@
 // What the desktop shell shows about builds outside the page: the taskbar/dock progress bar, the
 // Stop menu item's enabled state, and a system notification when a build ends while the user is
-// looking at another window (long builds are exactly when they will be).
+// looking at another window (long builds are exactly when they will be). Each build is followed
+// through its own build view (apps/shared/build-view.ts): the bar is the view's fraction, the
+// same rising figure the other surfaces show.
 import path from 'node:path';
 import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildView } from '../shared/build-view.js';
+import { formatDuration } from '../shared/format.js';
 import type { BuildEvent, BuildFinished } from '../shared/protocol.js';
-import { ProgressEstimate } from './progress-estimate.js';
+import { crashSite, formatCrashSite, viewFromRecord } from '../shared/view-format.js';
 
 export interface FeedbackWindow {
   isDestroyed(): boolean;
@@ -23,7 +27,7 @@ export interface FeedbackDeps {
 
 interface Tracked {
   modelName: string;
-  estimate: ProgressEstimate;
+  view: BuildView | null;
   subscription: Subscription | null;
   /** Cancelled because the app is quitting: the user knows, no notification. */
   stoppedByQuit: boolean;
@@ -46,7 +50,7 @@ export class BuildFeedback {
 
   track(buildId: string, modelPath: string): void {
     if (this.builds.has(buildId)) return;
-    const tracked: Tracked = { modelName: path.basename(modelPath), estimate: new ProgressEstimate(), subscription: null, stoppedByQuit: false };
+    const tracked: Tracked = { modelName: path.basename(modelPath), view: null, subscription: null, stoppedByQuit: false };
     this.builds.set(buildId, tracked);
     try {
       tracked.subscription = this.deps.service.subscribe(buildId, (events) => this.onEvents(buildId, events));
@@ -55,6 +59,9 @@ export class BuildFeedback {
       this.builds.delete(buildId);
       return;
     }
+    // Events after the snapshot's seq continue it; the ones the subscription already queued are
+    // delivered after subscribe() returns, so the view exists by then.
+    tracked.view = viewFromRecord(tracked.subscription.snapshot);
     const outcome = tracked.subscription.snapshot.outcome;
     if (outcome) this.finish(buildId, outcome);
     else this.changed();
@@ -74,7 +81,8 @@ export class BuildFeedback {
   private onEvents(buildId: string, events: BuildEvent[]): void {
     const tracked = this.builds.get(buildId);
     if (!tracked) return;
-    tracked.estimate.apply(events);
+    const now = Date.now();
+    for (const e of events) tracked.view?.apply(e, now);
     if (events.some((e) => e.type === 'build.cancelling' && e.reason === 'shutdown')) tracked.stoppedByQuit = true;
     const last = events[events.length - 1];
     if (last?.type === 'build.finished') this.finish(buildId, last);
@@ -106,7 +114,7 @@ export class BuildFeedback {
   private render(): void {
     this.deps.setStopEnabled(this.builds.size > 0);
     const current = [...this.builds.values()].pop();
-    const value = current ? Math.max(MIN_SHOWN, current.estimate.fraction() ?? 0) : NONE;
+    const value = current ? Math.max(MIN_SHOWN, current.view?.fraction() ?? 0) : NONE;
     if (value === this.lastShown) return;
     const win = this.deps.window();
     if (!win || win.isDestroyed()) return;
@@ -129,7 +137,7 @@ function titleOf(outcome: BuildFinished): string {
 }
 
 function bodyOf(model: string, outcome: BuildFinished): string {
-  const secs = (outcome.durationMs / 1000).toFixed(1);
   const detail = outcome.error ? ` — ${outcome.error}` : '';
-  return `${model} after ${secs} s${detail}`;
+  const site = crashSite(outcome);
+  return `${model} after ${formatDuration(outcome.durationMs)}${detail}${site ? ` (${formatCrashSite(site)})` : ''}`;
 }

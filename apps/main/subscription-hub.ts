@@ -1,7 +1,11 @@
 // Live build streams from the service to renderer frames. Each subscription gets its own
 // batcher; the snapshot is sent first on the same channel as the events so the renderer can never
-// see an event before the tree it applies to (two channels would not keep that order).
+// see an event before the tree it applies to (two channels would not keep that order). Each
+// subscription follows its build through the shared build view (apps/shared/build-view.ts), and
+// the snapshot carries that view's complete snapshot: the page can start from the view itself.
 import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildView } from '../shared/build-view.js';
+import { viewFromRecord } from '../shared/view-format.js';
 import { EventBatcher, FRAME_MS, type BatcherTimers } from './event-batcher.js';
 import { PUSH, type BuildStreamMessage } from './ipc-channels.js';
 
@@ -16,6 +20,8 @@ interface Entry {
   target: StreamTarget;
   subscription: Subscription | null;
   batcher: EventBatcher;
+  /** The build as this subscription has it: the service's snapshot plus every event since. */
+  view: BuildView | null;
 }
 
 export class SubscriptionHub {
@@ -31,7 +37,7 @@ export class SubscriptionHub {
   open(target: StreamTarget, subscriptionId: string, buildId: string): void {
     const key = keyOf(target.id, subscriptionId);
     this.close(target.id, subscriptionId); // a reloaded page restarts its counter: replace, don't leak
-    const entry: Entry = { target, subscription: null, batcher: null as unknown as EventBatcher };
+    const entry: Entry = { target, subscription: null, batcher: null as unknown as EventBatcher, view: null };
     entry.batcher = new EventBatcher(
       (events) => {
         if (target.isDestroyed()) return this.close(target.id, subscriptionId);
@@ -44,13 +50,19 @@ export class SubscriptionHub {
     );
     this.entries.set(key, entry);
     try {
-      entry.subscription = this.service.subscribe(buildId, (events) => entry.batcher.push(events));
+      entry.subscription = this.service.subscribe(buildId, (events) => {
+        const now = Date.now();
+        for (const e of events) entry.view?.apply(e, now);
+        entry.batcher.push(events);
+      });
     } catch (err) {
       entry.batcher.close();
       this.entries.delete(key);
       throw err;
     }
-    target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot });
+    // The service delivers events after subscribe() returns, so none is missed between the two.
+    entry.view = viewFromRecord(entry.subscription.snapshot);
+    target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot, view: entry.view.snapshot() });
     // A build that had already finished has nothing more to stream.
     if (entry.subscription.snapshot.outcome) {
       entry.batcher.flush();

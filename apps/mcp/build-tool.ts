@@ -103,28 +103,29 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   log(`build ${id} started for ${record.modelPath}`);
 
   const token = extra._meta?.progressToken;
-  const notifier =
-    token === undefined
-      ? undefined
-      : new ProgressNotifier({
-          ...deps.notifier,
-          send: (u) =>
-            // The build id rides along in _meta so an agent can poll or cancel it by id.
-            extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken: token, ...u, _meta: { 'trt-build-studio/buildId': id } },
-              })
-              .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`)),
-        });
+  // Without a progress token nothing is sent, but the notifier's build view still follows the
+  // build: the result's phase summary and crash site come from it.
+  const notifier = new ProgressNotifier({
+    ...deps.notifier,
+    send: (u) =>
+      token === undefined
+        ? undefined
+        : // The build id rides along in _meta so an agent can poll or cancel it by id.
+          extra
+            .sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, ...u, _meta: { 'trt-build-studio/buildId': id } },
+            })
+            .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`)),
+  });
 
   // Events can arrive while subscribe() is still returning its snapshot; hold them until the
-  // model has the snapshot, so nothing is applied twice or before its parent.
+  // view has the snapshot, so nothing is applied twice or before its parent.
   let pending: BuildEvent[] | undefined = [];
   const onEvents = (events: BuildEvent[]) => {
     for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
     if (pending) pending.push(...events);
-    else notifier?.onEvents(events);
+    else notifier.onEvents(events);
   };
   let sub: Subscription | undefined;
   try {
@@ -132,17 +133,17 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   } catch (e) {
     log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  if (notifier && sub) {
-    notifier.model.applySnapshot(sub.snapshot, Date.now());
+  if (sub) {
+    notifier.join(sub.snapshot);
     notifier.onEvents(pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq));
   }
   pending = undefined;
-  notifier?.start();
+  if (token !== undefined) notifier.start();
 
   const onAbort = () => {
     reasons.note(id, 'user');
     // The SDK drops notifications and the response of a cancelled request; only the build matters now.
-    notifier?.stop();
+    notifier.stop();
     const accepted = service.cancelBuild(id, 'user');
     log(`build ${id}: request cancelled by the client, cancel ${accepted ? 'sent' : 'not needed (already finished)'}`);
   };
@@ -153,7 +154,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   try {
     outcome = await service.waitForResult(id);
   } catch (e) {
-    notifier?.stop();
+    notifier.stop();
     return resultForError(e, `Build ${id} could not be followed to its end`);
   } finally {
     extra.signal.removeEventListener('abort', onAbort);
@@ -162,9 +163,11 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
   // The service puts a build.cancelling event (with its reason) into every cancelled build's stream.
   const reason = reasons.get(id);
-  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds);
+  notifier.ended(outcome);
+  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds, notifier.view);
   log(result.message);
-  if (notifier) {
+  if (token === undefined) notifier.stop();
+  else {
     await notifier.finish(result.message, outcome.status === 'succeeded');
     // The SDK client dispatches notifications a microtask late but responses at once, so a final
     // notification read in the same chunk as the response is dropped as "unknown token"

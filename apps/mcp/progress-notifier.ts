@@ -1,9 +1,11 @@
 // Turns a build's event stream into MCP progress notifications at a pace an agent can take:
 // at most one per `minIntervalMs` (the latest state wins), and a heartbeat whenever nothing was
 // sent for `heartbeatMs`, because real TensorRT builds go silent for minutes and a silent tool call
-// reads as a hung one.
-import type { BuildEvent } from '../shared/protocol.js';
-import { BuildProgressModel, progressMessage } from './progress-model.js';
+// reads as a hung one. What it tells comes from the shared build view (apps/shared/build-view.ts).
+import { BuildView, type PathLevel } from '../shared/build-view.js';
+import type { BuildEvent, BuildFinished, BuildRecord } from '../shared/protocol.js';
+import { viewFromRecord } from '../shared/view-format.js';
+import { progressMessage } from './progress-message.js';
 import { MonotonicProgress } from './progress-value.js';
 
 export interface ProgressUpdate {
@@ -16,7 +18,8 @@ export interface ProgressUpdate {
 export interface NotifierOptions {
   /** Delivers one notification; must not throw or reject (the caller swallows transport errors). */
   send(update: ProgressUpdate): void | Promise<void>;
-  model?: BuildProgressModel;
+  /** The build followed; default: an empty view, to be joined (join) or fed from the first event. */
+  view?: BuildView;
   /** Wall clock; injectable for tests. */
   now?: () => number;
   minIntervalMs?: number;
@@ -29,7 +32,14 @@ export interface NotifierOptions {
 const PROGRESS_EVENTS = new Set<BuildEvent['type']>(['build.started', 'phase.start', 'phase.step', 'phase.finish', 'build.cancelling']);
 
 export class ProgressNotifier {
-  readonly model: BuildProgressModel;
+  view: BuildView;
+  /** Wall time the build entered the queue (from the service's record), for "queued for N s". */
+  queuedAtWall?: number;
+  /**
+   * The current path just before build.finished closed every phase: for a crash without a crash
+   * record, the deepest place the builder was seen at.
+   */
+  pathAtEnd: PathLevel[] = [];
   private readonly progress = new MonotonicProgress();
   private readonly now: () => number;
   private readonly minIntervalMs: number;
@@ -41,35 +51,51 @@ export class ProgressNotifier {
   private stopped = false;
 
   constructor(private readonly opts: NotifierOptions) {
-    this.model = opts.model ?? new BuildProgressModel();
+    this.view = opts.view ?? new BuildView('');
     this.now = opts.now ?? Date.now;
     this.minIntervalMs = opts.minIntervalMs ?? 250;
     this.heartbeatMs = opts.heartbeatMs ?? 2500;
     this.silentAfterMs = opts.silentAfterMs ?? 2000;
   }
 
+  /**
+   * Starts from the service's record of the build (subscribe()'s snapshot); events after its
+   * lastSeq continue it.
+   */
+  join(record: BuildRecord): void {
+    this.view = viewFromRecord(record);
+    this.queuedAtWall = Date.parse(record.queuedAt);
+  }
+
   /** First notification right away, so the agent learns the build exists before any callback. */
   start(): void {
-    if (!this.stopped) void this.emit(this.progress.next(this.model.work), this.message());
+    if (!this.stopped) void this.emit(this.progress.next(this.view.work), this.message());
   }
 
   onEvents(events: readonly BuildEvent[]): void {
-    if (this.stopped) return;
     const now = this.now();
     let moved = false;
     for (const ev of events) {
-      this.model.apply(ev, now);
+      if (ev.type === 'build.finished' && !this.view.outcome) this.pathAtEnd = this.view.currentPath();
+      this.view.apply(ev, now);
       if (ev.type === 'build.cancelling') {
         // "Stopping" is news the agent waits for, and the build may end a few ms later, often in
         // the same batch: send it now, from the state right after the cancel, inside the throttle
         // window too.
-        this.flush();
+        if (!this.stopped) this.flush();
         moved = false;
       } else if (PROGRESS_EVENTS.has(ev.type)) {
         moved = true;
       }
     }
-    if (moved) this.changed();
+    if (moved && !this.stopped) this.changed();
+  }
+
+  /** The build ended (its outcome may come before its event): the view ends with it too. */
+  ended(outcome: BuildFinished): void {
+    if (this.view.outcome) return;
+    this.pathAtEnd = this.view.currentPath();
+    this.view.apply({ ...outcome, seq: Math.max(outcome.seq, this.view.seq + 1) });
   }
 
   /** Something worth telling happened: send now, or at the end of the throttle window. */
@@ -85,7 +111,7 @@ export class ProgressNotifier {
     if (this.stopped) return;
     this.stopped = true;
     this.clearTimers();
-    const progress = this.progress.next(this.model.work);
+    const progress = this.progress.next(this.view.work);
     await this.emit(progress, message, engineDone ? progress : undefined);
   }
 
@@ -98,11 +124,11 @@ export class ProgressNotifier {
   private flush(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (!this.stopped) void this.emit(this.progress.next(this.model.work), this.message());
+    if (!this.stopped) void this.emit(this.progress.next(this.view.work), this.message());
   }
 
   private message(): string {
-    return progressMessage(this.model, this.now(), { silentAfterMs: this.silentAfterMs });
+    return progressMessage(this.view, this.now(), { silentAfterMs: this.silentAfterMs, queuedAtWall: this.queuedAtWall });
   }
 
   private emit(progress: number, message: string, total?: number): void | Promise<void> {

@@ -3,8 +3,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { BuildFinished, BuildRecord, CancelReason } from '../shared/protocol.js';
 import { ServiceError } from '../service/api.js';
+import type { BuildView } from '../shared/build-view.js';
+import { formatDuration } from '../shared/format.js';
+import { crashSite, formatCrashSite, formatRemaining, viewFromRecord } from '../shared/view-format.js';
 import { summarizePhases } from './phase-summary.js';
-import { BuildProgressModel, formatCurrentPhase, formatDuration } from './progress-model.js';
+import { whereText } from './progress-message.js';
 import { ToolInputError, type BuildResultOut, type BuildStateOut } from './schemas.js';
 
 export function okResult(structured: Record<string, unknown>, headline?: string): CallToolResult {
@@ -74,24 +77,34 @@ export function outcomeSentence(
     }
     case 'failed':
       return `failed after ${took}: ${outcome.error ?? 'no reason given'}`;
-    case 'crashed':
-      return `crashed after ${took}, its worker process died (${outcome.error ?? 'no reason given'}); the server is still running and the next build starts in a fresh worker`;
+    case 'crashed': {
+      const site = crashSite(outcome);
+      return `crashed after ${took}${site ? ` (${formatCrashSite(site)})` : ''}, its worker process died (${outcome.error ?? 'no reason given'}); the server is still running and the next build starts in a fresh worker`;
+    }
   }
 }
 
+/**
+ * The result of a finished build. `view` is the build as the caller followed it; without one the
+ * service's record stands in (a build this server did not follow from the start).
+ */
 export function buildResult(
   record: BuildRecord | undefined,
   outcome: BuildFinished,
   reason: CancelReason | undefined,
   timeBudgetSeconds?: number,
+  view?: BuildView,
 ): BuildResultOut {
+  const v = view ?? (record ? viewFromRecord(record) : undefined);
   const out: BuildResultOut = {
     buildId: outcome.buildId,
     status: outcome.status,
     message: `Build ${outcome.buildId} ${outcomeSentence(outcome, reason, timeBudgetSeconds, record)}`,
     durationMs: outcome.durationMs,
-    phases: summarizePhases(record?.phases ?? [], outcome.durationMs),
+    phases: v ? summarizePhases(v, outcome.durationMs) : { phaseCount: 0, maxDepth: 0, slowest: [] },
   };
+  const site = crashSite(outcome);
+  if (site) out.lastPhasePath = site;
   if (outcome.status === 'cancelled' && reason) out.cancelReason = reason;
   if (record?.backend) out.backend = record.backend;
   if (record?.simulated !== undefined) out.simulated = record.simulated;
@@ -110,10 +123,15 @@ export function buildResult(
   return out;
 }
 
-export function buildState(record: BuildRecord, reason: CancelReason | undefined, nowWall: number): BuildStateOut {
+/**
+ * get_build: the state of a build now. `view` is the build view when the caller has one;
+ * otherwise it is rebuilt from the service's record (its phase snapshot).
+ */
+export function buildState(record: BuildRecord, reason: CancelReason | undefined, nowWall: number, view: BuildView = viewFromRecord(record)): BuildStateOut {
   const outcome = record.outcome;
   const startedWall = record.startedAt ? Date.parse(record.startedAt) : undefined;
-  const nowT = outcome ? outcome.durationMs : startedWall !== undefined ? nowWall - startedWall : 0;
+  // A record carries no build clock; from its start time when the view has none running.
+  const nowT = outcome ? outcome.durationMs : Math.max(view.elapsedMs(nowWall), startedWall !== undefined ? nowWall - startedWall : 0);
   const out: BuildStateOut = {
     buildId: record.id,
     state: record.state,
@@ -121,7 +139,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     modelPath: record.modelPath,
     queuedAt: record.queuedAt,
     engineAvailable: record.engineAvailable,
-    phases: summarizePhases(record.phases, nowT),
+    phases: summarizePhases(view, nowT),
   };
   if (record.outputPath) out.outputPath = record.outputPath;
   if (record.startedAt) out.startedAt = record.startedAt;
@@ -136,17 +154,19 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     if (outcome.stopToFinishMs !== undefined) out.outcome.stopToFinishMs = outcome.stopToFinishMs;
     if (outcome.engineBytes !== undefined) out.outcome.engineBytes = outcome.engineBytes;
     if (outcome.error) out.outcome.error = outcome.error;
+    const site = crashSite(outcome);
+    if (site) out.outcome.lastPhasePath = site;
     out.message = `Build ${record.id} ${outcomeSentence(outcome, reason, undefined, record)}`;
   } else {
-    const model = new BuildProgressModel();
-    model.applySnapshot(record, nowWall);
-    const cur = model.current();
-    if (cur) out.currentPhase = formatCurrentPhase(cur);
-    const where = cur ? `, at ${formatCurrentPhase(cur)}` : '';
+    const hasPath = view.currentPath().length > 0;
+    if (hasPath) out.currentPhase = whereText(view);
+    const left = view.remaining(nowWall);
+    if (left) out.remaining = left;
+    const where = hasPath ? `, at ${out.currentPhase}` : '';
     out.message =
       record.state === 'queued'
         ? `Build ${record.id} is queued behind an earlier build`
-        : `Build ${record.id} is ${record.state} (${formatDuration(nowT)} so far${where})`;
+        : `Build ${record.id} is ${record.state} (${formatDuration(nowT)} so far${where}${left ? `; ${formatRemaining(left)}` : ''})`;
   }
   return out;
 }

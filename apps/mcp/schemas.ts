@@ -11,6 +11,7 @@ import {
   CacheStats,
   CancelReason,
   describeZodError,
+  Estimate,
   ShapeRange,
   type BuildOptions as BuildOptionsT,
 } from '../shared/protocol.js';
@@ -121,15 +122,14 @@ export const SlowPhaseOut = z.object({
   path: z.string(),
   depth: z.number().int(),
   instances: z.number().int(),
-  wallMs: z.number().describe('Wall time during which at least one instance was open.'),
-  totalMs: z.number().describe('Sum over instances; exceeds wallMs when they ran in parallel.'),
-  maxMs: z.number(),
-  open: z.number().int(),
-  steps: z.string().optional(),
+  wallMs: z.number().describe('Build time during which at least one instance was open (parallel instances count once).'),
+  open: z.number().int().describe('Instances still open.'),
+  earlyCount: z.number().int().describe('Instances that finished before all their steps were reported (normal in TensorRT).'),
+  steps: z.string().optional().describe('"stepsDone/nbSteps" of a phase that ran once.'),
   early: z.boolean().optional(),
 });
 export const PhaseSummaryOut = z.object({
-  phaseCount: z.number().int(),
+  phaseCount: z.number().int().describe('Phases started over the whole build.'),
   maxDepth: z.number().int(),
   slowest: z.array(SlowPhaseOut).describe('Phases grouped by name path, longest wall time first.'),
 });
@@ -153,6 +153,8 @@ export const BuildResultOut = z.object({
     error: true,
   }).shape,
   timingCache: CacheStats.optional(),
+  /** crashed: where the builder was when its worker died, outermost phase first. */
+  lastPhasePath: z.array(z.string()).optional(),
   phases: PhaseSummaryOut,
 });
 export type BuildResultOut = z.infer<typeof BuildResultOut>;
@@ -178,7 +180,10 @@ export const BuildStateOut = z.object({
     stopToFinishMs: true,
     engineBytes: true,
     error: true,
+    lastPhasePath: true,
   }).optional(),
+  /** A running build's predicted end, from earlier builds of the same model and options; absent without a basis. */
+  remaining: Estimate.optional(),
   timingCache: CacheStats.optional(),
   engineAvailable: z.boolean(),
   phases: PhaseSummaryOut,

@@ -1,9 +1,12 @@
 // Not a terminal (CI logs, pipes): plain lines, no escape codes. Phase starts and finishes are
 // printed only near the root (deep phases repeat thousands of times), logs and the result always,
-// and a "still building" line during long silences so a CI log never looks frozen.
-import { PhaseTree } from '../../shared/phase-tree.js';
-import { CLI_RETAIN_FINISHED_PHASES } from './tree-view.js';
+// and a "still building" line during long silences so a CI log never looks frozen. The figures
+// come from the shared build view (apps/shared/build-view.ts); names and messages go through
+// displayText, so a model's control characters never reach the log.
+import { BuildView } from '../../shared/build-view.js';
+import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
+import { formatCallback, formatRemaining } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
@@ -14,69 +17,85 @@ const SILENCE_NOTE_MS = 30_000;
 /** Repeated shallow phases: only the first few instances get lines. */
 const MAX_REPEATS = 3;
 
+interface Printed {
+  name: string;
+  nbSteps: number;
+  startT: number;
+  depth: number;
+}
+
 export class PlainRenderer implements BuildRenderer {
-  // Bounded: lines need only open phases (depth) and the one just finished, which is the newest
-  // finished phase and so never the one evicted.
-  private readonly tree = new PhaseTree({ retainFinished: CLI_RETAIN_FINISHED_PHASES });
+  private view = new BuildView('');
+  /** Open phases whose start got a line (so their finish gets one); bounded by MAX_DEPTH × MAX_REPEATS per path. */
+  private readonly printed = new Map<number, Printed>();
   private simulated = false;
-  private lastCallbackAt = Date.now();
-  private lastPrintAt = Date.now();
+  private lastPrintAt: number;
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly out: NodeJS.WritableStream = process.stdout) {}
+  constructor(
+    private readonly out: NodeJS.WritableStream = process.stdout,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.lastPrintAt = now();
+  }
 
   private line(s: string): void {
     this.out.write(s + '\n');
-    this.lastPrintAt = Date.now();
-  }
-
-  private depth(id: number): number {
-    let d = 0;
-    for (let n = this.tree.get(id); n && n.parentId !== null; n = this.tree.get(n.parentId)) d++;
-    return d;
+    this.lastPrintAt = this.now();
   }
 
   begin(record: BuildRecord): void {
+    this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
     this.line(`Backend: ${backendLabel(record.backend, record.backendVersion)}`);
-    this.line(`Model: ${record.modelPath} → ${record.outputPath ?? '(default output)'}`);
-    this.timer = setInterval(() => {
-      if (Date.now() - this.lastPrintAt >= SILENCE_NOTE_MS) {
-        this.line(`… still building; last TensorRT callback ${formatDuration(Date.now() - this.lastCallbackAt)} ago`);
-      }
-    }, 1000);
+    this.line(displayText(`Model: ${record.modelPath} → ${record.outputPath ?? '(default output)'}`));
+    this.timer = setInterval(() => this.silenceNote(), 1000);
     this.timer.unref();
   }
 
+  /** The line a long silence gets; exposed for tests that step the clock. */
+  silenceNote(): void {
+    const now = this.now();
+    if (now - this.lastPrintAt < SILENCE_NOTE_MS || this.view.outcome) return;
+    const parts = [`… still building; ${formatCallback(this.view, now) ?? 'no TensorRT callback yet'}`];
+    const left = this.view.remaining(now);
+    if (left) parts.push(formatRemaining(left));
+    this.line(parts.join('; '));
+  }
+
   events(events: BuildEvent[]): void {
+    const now = this.now();
     for (const e of events) {
-      if (e.type !== 'heartbeat') this.lastCallbackAt = Date.now();
-      else this.lastCallbackAt = Date.now() - e.sinceLastCallbackMs;
-      this.tree.apply(e);
+      if (!this.view.apply(e, now)) continue;
       const at = `[${(e.t / 1000).toFixed(2).padStart(8)}s]`;
       switch (e.type) {
         case 'build.started':
-          if (e.gpu) this.line(`${at} GPU: ${e.gpu}`);
+          if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
           break;
         case 'phase.start': {
-          const d = this.depth(e.id);
-          if (d <= MAX_DEPTH && e.instance < MAX_REPEATS) this.line(`${at} ${'  '.repeat(d)}▸ ${e.name} (${e.nbSteps} step${e.nbSteps === 1 ? '' : 's'})`);
+          // The phase just started is the view's most recently active one.
+          const d = this.view.rows.activeRow()?.depth ?? 0;
+          if (d <= MAX_DEPTH && e.instance < MAX_REPEATS) {
+            const name = displayText(e.name);
+            this.printed.set(e.id, { name, nbSteps: e.nbSteps, startT: e.t, depth: d });
+            this.line(`${at} ${'  '.repeat(d)}▸ ${name} (${e.nbSteps} step${e.nbSteps === 1 ? '' : 's'})`);
+          }
           break;
         }
         case 'phase.finish': {
-          const n = this.tree.get(e.id);
-          const d = this.depth(e.id);
-          if (n && d <= MAX_DEPTH && n.instance < MAX_REPEATS) {
+          const p = this.printed.get(e.id);
+          if (p) {
+            this.printed.delete(e.id);
             const early = e.early ? ' (finished early)' : '';
-            this.line(`${at} ${'  '.repeat(d)}✓ ${n.name} ${e.stepsDone}/${n.nbSteps}${early} in ${formatDuration(e.t - n.startT)}`);
+            this.line(`${at} ${'  '.repeat(p.depth)}✓ ${p.name} ${e.stepsDone}/${p.nbSteps}${early} in ${formatDuration(e.t - p.startT)}`);
           }
           break;
         }
         case 'log':
-          if (e.severity !== 'verbose') this.line(`${at} ${e.severity}: ${e.message}`);
+          if (e.severity !== 'verbose') this.line(`${at} ${e.severity}: ${displayText(e.message)}`);
           break;
         case 'cache.stats':
-          if (e.warning) this.line(`${at} timing cache warning: ${e.warning}`);
+          if (e.warning) this.line(`${at} timing cache warning: ${displayText(e.warning)}`);
           break;
         case 'build.cancelling':
           this.line(`${at} stopping… (reason: ${e.reason})`);
@@ -93,6 +112,7 @@ export class PlainRenderer implements BuildRenderer {
 
   end(finished: BuildFinished): void {
     if (this.timer) clearInterval(this.timer);
+    this.printed.clear();
     for (const l of summaryLines(finished, this.simulated)) this.line(l);
   }
 }

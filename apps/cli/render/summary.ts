@@ -1,23 +1,28 @@
-// The closing lines of a build, shared by the terminal and plain renderers.
+// The closing lines of a build, shared by the terminal and plain renderers. Errors and paths may
+// quote the model (tensor names), so they go through displayText: no control character from a
+// model reaches the terminal.
+import { displayText } from '../../shared/display-text.js';
 import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
+import { crashSite, formatCrashSite } from '../../shared/view-format.js';
 import { formatBytes, formatDuration } from '../format.js';
 
 export function cacheLine(c: CacheStats): string {
   const parts = [`${c.entriesBefore} entries before`, `${c.entriesAfter} after (+${c.added})`, formatBytes(c.bytes)];
   if (c.hits !== undefined) parts.push(`${c.hits} hits`);
   if (c.misses !== undefined) parts.push(`${c.misses} misses${c.missesInferred ? ' (inferred from logs)' : ''}`);
-  return `Timing cache${c.path ? ` ${c.path}` : ''}: ${parts.join(', ')}${c.warning ? `\n  warning: ${c.warning}` : ''}`;
+  return `Timing cache${c.path ? ` ${displayText(c.path)}` : ''}: ${parts.join(', ')}${c.warning ? `\n  warning: ${displayText(c.warning)}` : ''}`;
 }
 
 export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
   const lines: string[] = [];
   const took = formatDuration(f.durationMs);
+  const error = f.error === undefined ? undefined : displayText(f.error);
   switch (f.status) {
     case 'succeeded':
       lines.push(
         `Succeeded in ${took}` +
           (f.engineBytes !== undefined ? `: ${simulated ? 'simulated output (not an engine)' : 'engine'} ${formatBytes(f.engineBytes)}` : '') +
-          (f.outputPath ? ` → ${f.outputPath}` : ''),
+          (f.outputPath ? ` → ${displayText(f.outputPath)}` : ''),
       );
       break;
     case 'cancelled': {
@@ -26,15 +31,18 @@ export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
         f.stopToFinishMs !== undefined ? `stop took ${formatDuration(f.stopToFinishMs)}` : '',
       ].filter(Boolean);
       lines.push(`Cancelled after ${took}${stop.length ? ` (${stop.join(', ')})` : ''}; no output written`);
-      if (f.error) lines.push(`  ${f.error}`);
+      if (error) lines.push(`  ${error}`);
       break;
     }
     case 'failed':
-      lines.push(`Failed after ${took}: ${f.error ?? 'unknown error'}`);
+      lines.push(`Failed after ${took}: ${error ?? 'unknown error'}`);
       break;
-    case 'crashed':
-      lines.push(`CRASHED after ${took}: ${f.error ?? 'the build worker died'}`);
+    case 'crashed': {
+      lines.push(`CRASHED after ${took}: ${error ?? 'the build worker died'}`);
+      const site = crashSite(f);
+      if (site) lines.push(`  ${formatCrashSite(site)}`);
       break;
+    }
   }
   if (f.cache) lines.push(cacheLine(f.cache));
   return lines;

@@ -1,12 +1,13 @@
-// Turns the phase tree into the lines the terminal renderer draws. Pure (no I/O, no clock):
-// the caller passes "now" in build time, so it is testable.
+// Turns the build view's rows into the lines the terminal renderer draws. Pure (no I/O, no
+// clock): the caller passes "now" in build time, so it is testable.
 //
-// Real builds start "Measuring tactic time" ~1,100 times under one parent; listing each would
-// scroll the tree away. Siblings with the same name are grouped into one line with a count, and
-// only the instance still running is expanded. Trees taller than the terminal are trimmed:
-// finished lines go first, the path to what is running now stays.
-import type { PhaseTree } from '../../shared/phase-tree.js';
-import type { PhaseNode } from '../../shared/protocol.js';
+// Real builds start "Measuring tactic time" ~1,100 times under one parent; the build view keeps
+// one row per name path with an instance count (apps/shared/phase-rows.ts), so a repeated phase is
+// one line with its count, and what runs under it is shown under that line. Trees taller than the
+// terminal are trimmed: finished lines go first, the path to what is running now stays.
+import type { BuildView } from '../../shared/build-view.js';
+import { displayText } from '../../shared/display-text.js';
+import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
 import { formatDuration } from '../format.js';
 
 export interface ViewLine {
@@ -22,74 +23,43 @@ function bar(done: number, total: number, width = 12): string {
   return '█'.repeat(full) + '░'.repeat(width - full);
 }
 
-function nodeText(n: PhaseNode, nowT: number): string {
-  const running = n.endT === undefined;
-  const icon = running ? '▸' : n.early ? '✓' : '✓';
+function singleText(name: string, n: Instance, nowT: number): string {
   const steps = `${n.stepsDone}/${n.nbSteps}`;
   const took = formatDuration((n.endT ?? nowT) - n.startT);
-  const early = n.early ? ' early' : '';
-  return running ? `${icon} ${n.name}  ${bar(n.stepsDone, n.nbSteps)} ${steps}  ${took}` : `${icon} ${n.name}  ${steps}${early}  ${took}`;
+  return n.endT === undefined ? `▸ ${name}  ${bar(n.stepsDone, n.nbSteps)} ${steps}  ${took}` : `✓ ${name}  ${steps}${n.early ? ' early' : ''}  ${took}`;
 }
 
 /** First start to last end: instances overlap across builder threads, so durations do not add up. */
-function span(group: PhaseNode[], nowT: number): number {
-  return Math.max(...group.map((n) => n.endT ?? nowT)) - Math.min(...group.map((n) => n.startT));
+function span(row: PhaseRow, nowT: number): number {
+  const ends = row.spans.end;
+  const end = row.open.length > 0 ? nowT : ends.length > 0 ? ends[ends.length - 1] : (row.shown.endT ?? nowT);
+  return end - row.firstStartT;
 }
 
-function groupByName(nodes: PhaseNode[]): PhaseNode[][] {
-  const groups = new Map<string, PhaseNode[]>();
-  for (const n of nodes) {
-    const g = groups.get(n.name);
-    if (g) g.push(n);
-    else groups.set(n.name, [n]);
-  }
-  return [...groups.values()];
-}
-
-/** Finished phases the CLI renderers keep (the native snapshot keeps as many). */
-export const CLI_RETAIN_FINISHED_PHASES = 20_000;
-
-/**
- * How many times a phase ran under one parent. A bounded tree (or a snapshot from one) has
- * evicted old finished siblings, so the count comes from `instance` (0-based n-th of this name
- * under this parent), never less than the nodes actually held.
- */
-function instanceCount(group: readonly PhaseNode[]): number {
-  let maxInstance = -1;
-  for (const n of group) if (n.instance > maxInstance) maxInstance = n.instance;
-  return Math.max(group.length, maxInstance + 1);
-}
-
-export function treeLines(tree: PhaseTree, nowT: number): ViewLine[] {
+export function treeLines(view: BuildView, nowT: number): ViewLine[] {
   const out: ViewLine[] = [];
-  const walk = (parentId: number | null, indent: string): boolean => {
+  const walk = (parent: PhaseRow, indent: string): boolean => {
     let anyActive = false;
-    for (const group of groupByName(tree.children(parentId))) {
-      if (instanceCount(group) === 1) {
-        const n = group[0];
-        const idx = out.length;
-        out.push({ text: indent + nodeText(n, nowT), active: n.endT === undefined, done: n.endT !== undefined });
-        const childActive = walk(n.id, indent + '  ');
-        if (childActive) out[idx].active = true;
-        anyActive ||= out[idx].active;
-        continue;
+    for (const row of parent.children) {
+      const name = displayText(row.name);
+      const latest = row.open[row.open.length - 1];
+      let head: string;
+      if (row.count === 1) {
+        head = singleText(name, row.shown, nowT);
+      } else {
+        const done = row.count - row.open.length;
+        head = latest
+          ? `▸ ${name} ×${row.count}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
+          : `✓ ${name} ×${row.count}  (all done in ${formatDuration(span(row, nowT))})`;
       }
-      const open = group.filter((n) => n.endT === undefined);
-      const count = instanceCount(group);
-      const done = count - open.length;
-      const latest = open[open.length - 1];
-      const name = group[0].name;
-      const head = latest
-        ? `▸ ${name} ×${count}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
-        : `✓ ${name} ×${count}  (all done in ${formatDuration(span(group, nowT))})`;
       const idx = out.length;
-      out.push({ text: indent + head, active: !!latest, done: !latest });
-      if (latest && walk(latest.id, indent + '  ')) out[idx].active = true;
+      out.push({ text: indent + head, active: latest !== undefined, done: latest === undefined });
+      if (walk(row, indent + '  ')) out[idx].active = true;
       anyActive ||= out[idx].active;
     }
     return anyActive;
   };
-  walk(null, '');
+  walk(view.rows.root, '');
   return out;
 }
 

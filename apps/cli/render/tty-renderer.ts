@@ -1,33 +1,36 @@
 // On a terminal: a live tree redrawn ~10 times a second below a fixed first line naming the
-// backend. Logs scroll above the tree. The status line shows elapsed time and how long ago
-// TensorRT last called back: real builds go silent for minutes, and a frozen bar reads as a hang.
-import { PhaseTree } from '../../shared/phase-tree.js';
+// backend. Logs scroll above the tree. The status line shows elapsed time (the build clock), how
+// long ago TensorRT last called back and whether the builder is working meanwhile (the worker's
+// CPU): real builds go silent for minutes, and a frozen bar reads as a hang. Everything shown is
+// the shared build view (apps/shared/build-view.ts) the other surfaces show too.
+import { BuildView } from '../../shared/build-view.js';
+import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
+import { crashSite, formatCallback, formatCrashSite, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
-import { CLI_RETAIN_FINISHED_PHASES, treeLines, trimLines } from './tree-view.js';
+import { treeLines, trimLines } from './tree-view.js';
 
 const FRAME_MS = 100;
 
 export class TtyRenderer implements BuildRenderer {
-  // Bounded like the service's tree: the view needs open phases and recent ones; repeat counts
-  // come from `instance` (tree-view.ts), so evicting old finished siblings does not change them.
-  private readonly tree = new PhaseTree({ retainFinished: CLI_RETAIN_FINISHED_PHASES });
+  private view = new BuildView('');
   private frameLines = 0;
   private timer?: NodeJS.Timeout;
-  private readonly startedAt = Date.now();
-  /** Native build time (ms) of the latest event and the local clock when it arrived. */
-  private lastT = 0;
-  private lastTAt = Date.now();
-  private lastCallbackAt = Date.now();
+  private readonly beganAt: number;
   private stopState?: { kind: 'cancel' | 'kill'; at: number };
   private simulated = false;
   private anyEvent = false;
   private readonly color: boolean;
 
-  constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
+  constructor(
+    private readonly out: NodeJS.WriteStream = process.stdout,
+    /** Wall clock; injectable so tests can step through a silence. */
+    private readonly now: () => number = Date.now,
+  ) {
     this.color = !process.env.NO_COLOR;
+    this.beganAt = now();
   }
 
   private paint(code: string, s: string): string {
@@ -35,10 +38,11 @@ export class TtyRenderer implements BuildRenderer {
   }
 
   begin(record: BuildRecord): void {
+    this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
     const label = backendLabel(record.backend, record.backendVersion);
     this.out.write(`${this.paint(this.simulated ? '1;33' : '1', `TRT Build Studio · ${label}`)}\n`);
-    this.out.write(this.paint('2', `${record.modelPath} → ${record.outputPath ?? ''}`) + '\n');
+    this.out.write(this.paint('2', displayText(`${record.modelPath} → ${record.outputPath ?? ''}`)) + '\n');
     this.out.write('\x1b[?25l');
     this.timer = setInterval(() => this.draw(), FRAME_MS);
     this.draw();
@@ -46,18 +50,15 @@ export class TtyRenderer implements BuildRenderer {
 
   events(events: BuildEvent[]): void {
     const logs: string[] = [];
+    const now = this.now();
     for (const e of events) {
+      if (!this.view.apply(e, now)) continue;
       this.anyEvent = true;
-      this.lastT = e.t;
-      this.lastTAt = Date.now();
-      if (e.type === 'heartbeat') this.lastCallbackAt = Date.now() - e.sinceLastCallbackMs;
-      else this.lastCallbackAt = Date.now();
-      this.tree.apply(e);
       if (e.type === 'log' && e.severity !== 'verbose' && e.severity !== 'info') {
         const c = e.severity === 'warning' ? '33' : '31';
-        logs.push(this.paint(c, `${e.severity}: ${e.message}`));
+        logs.push(this.paint(c, `${e.severity}: ${displayText(e.message)}`));
       } else if (e.type === 'cache.stats' && e.warning) {
-        logs.push(this.paint('33', `timing cache warning: ${e.warning}`));
+        logs.push(this.paint('33', `timing cache warning: ${displayText(e.warning)}`));
       }
     }
     if (logs.length) {
@@ -68,18 +69,18 @@ export class TtyRenderer implements BuildRenderer {
   }
 
   stopping(kind: 'cancel' | 'kill'): void {
-    this.stopState = { kind, at: Date.now() };
+    this.stopState = { kind, at: this.now() };
     this.draw();
   }
 
   end(finished: BuildFinished): void {
     if (this.timer) clearInterval(this.timer);
-    this.draw(finished);
+    // The outcome is the view's too (it may not have come through events(): a worker that died first).
+    if (!this.view.outcome) this.view.apply({ ...finished, seq: Math.max(finished.seq, this.view.seq + 1) }, this.now());
+    this.draw(true);
     this.out.write('\x1b[?25h');
-    for (const l of summaryLines(finished, this.simulated)) {
-      const c = finished.status === 'succeeded' ? '32' : finished.status === 'cancelled' ? '33' : '31';
-      this.out.write(this.paint(c, l) + '\n');
-    }
+    const c = finished.status === 'succeeded' ? '32' : finished.status === 'cancelled' ? '33' : '31';
+    for (const l of summaryLines(finished, this.simulated)) this.out.write(this.paint(c, l) + '\n');
   }
 
   /** Restores the cursor if the process is torn down mid-build. */
@@ -88,8 +89,27 @@ export class TtyRenderer implements BuildRenderer {
     this.out.write('\x1b[?25h');
   }
 
-  private nowT(): number {
-    return this.lastT + (Date.now() - this.lastTAt);
+  /** The first line of the frame: where the build stands, on the build clock. */
+  statusLine(): string {
+    const v = this.view;
+    const now = this.now();
+    if (v.outcome) {
+      const site = crashSite(v.outcome);
+      return `${v.outcome.status} · ${formatDuration(v.outcome.durationMs)}${site ? ` · ${formatCrashSite(site)}` : ''}`;
+    }
+    if (!this.anyEvent) return `starting the build worker… ${formatDuration(now - this.beganAt)}`;
+    const parts = [`elapsed ${formatDuration(v.elapsedMs(now))}`];
+    const callback = formatCallback(v, now, this.simulated);
+    // A long silence is normal for TensorRT, but worth the eye: with "no CPU use" it is a stall.
+    if (callback) parts.push((v.sinceLastCallbackMs(now) ?? 0) > LONG_SILENCE_MS ? this.paint('1;33', callback) : callback);
+    else parts.push('no TensorRT callback yet');
+    const left = v.remaining(now);
+    if (left) parts.push(formatRemaining(left));
+    if (this.stopState) {
+      const since = formatDuration(now - this.stopState.at);
+      parts.push(this.paint('1;33', this.stopState.kind === 'cancel' ? `stopping… ${since} (Ctrl-C again to kill)` : `killing the worker… ${since}`));
+    }
+    return parts.join(' · ');
   }
 
   private fit(s: string): string {
@@ -104,24 +124,11 @@ export class TtyRenderer implements BuildRenderer {
     this.frameLines = 0;
   }
 
-  private statusLine(finished?: BuildFinished): string {
-    const elapsed = formatDuration(finished ? finished.durationMs : Date.now() - this.startedAt);
-    if (finished) return `${finished.status} · ${elapsed}`;
-    const quiet = formatDuration(Date.now() - this.lastCallbackAt);
-    const parts = [`elapsed ${elapsed}`];
-    if (!this.anyEvent) parts.push('starting the build worker…');
-    else parts.push(`last ${this.simulated ? '(simulated) ' : ''}TensorRT callback ${quiet} ago`);
-    if (this.stopState) {
-      const since = formatDuration(Date.now() - this.stopState.at);
-      parts.push(this.paint('1;33', this.stopState.kind === 'cancel' ? `stopping… ${since} (Ctrl-C again to kill)` : `killing the worker… ${since}`));
-    }
-    return parts.join(' · ');
-  }
-
-  private draw(finished?: BuildFinished): void {
+  private draw(final = false): void {
     const rows = this.out.rows ?? 40;
-    const body = trimLines(treeLines(this.tree, finished ? (finished.t ?? this.nowT()) : this.nowT()), Math.max(3, rows - 5));
-    const frame = [this.statusLine(finished), ...body].map((l) => this.fit(l));
+    const nowT = final ? this.view.elapsedMs() : this.view.elapsedMs(this.now());
+    const body = trimLines(treeLines(this.view, nowT), Math.max(3, rows - 5));
+    const frame = [this.statusLine(), ...body].map((l) => this.fit(l));
     this.clearFrame();
     this.out.write(frame.join('\n') + '\n');
     this.frameLines = frame.length;

@@ -1,7 +1,7 @@
-// The TTY tree view over a bounded PhaseTree: old finished siblings are evicted, so "×N" must
-// come from the phases' `instance` numbers, not from how many nodes the tree still holds.
+// The TTY tree view over the build view: a repeated phase is one row with its instance count,
+// however many instances ran, and memory does not grow with them.
 import { describe, expect, it } from 'vitest';
-import { PhaseTree } from '../../shared/phase-tree.js';
+import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { treeLines } from '../render/tree-view.js';
 
@@ -12,29 +12,40 @@ const start = (id: number, parentId: number | null, name: string, instance = 0):
 });
 const finish = (id: number): BuildEvent => ({ ...base(), type: 'phase.finish', id, stepsDone: 4, early: false });
 
-describe('tree view over a bounded tree', () => {
-  it('counts every instance of a repeated phase even after most were evicted', () => {
-    const t = new PhaseTree({ retainFinished: 10 });
-    t.apply(start(1, null, 'Timing graph nodes'));
+describe('tree view over the build view', () => {
+  it('counts every instance of a repeated phase and keeps one row for them', () => {
+    const v = new BuildView('b');
+    v.apply(start(1, null, 'Timing graph nodes'));
     let id = 10;
     for (let i = 0; i < 500; i++) {
-      t.apply(start(++id, 1, 'Measuring tactic time', i));
-      t.apply(finish(id));
+      v.apply(start(++id, 1, 'Measuring tactic time', i));
+      v.apply(finish(id));
     }
-    expect(t.children(1).length).toBe(10);
-    expect(treeLines(t, 99_999)[1].text).toContain('Measuring tactic time ×500  (all done');
-    t.apply(start(++id, 1, 'Measuring tactic time', 500));
-    expect(treeLines(t, 99_999)[1].text).toContain('×501  (500 done; now 0/4');
+    expect(v.rows.byKey.size).toBe(2);
+    expect(treeLines(v, 99_999)[1].text).toContain('Measuring tactic time ×500  (all done');
+    v.apply(start(++id, 1, 'Measuring tactic time', 500));
+    expect(treeLines(v, 99_999)[1].text).toContain('×501  (500 done; now 0/4');
   });
 
-  it('shows a lone retained node as a group when its earlier siblings were evicted', () => {
-    const t = new PhaseTree({ retainFinished: 1 });
-    t.apply(start(1, null, 'root'));
-    t.apply(start(2, 1, 'Layer', 0));
-    t.apply(finish(2));
-    t.apply(start(3, 1, 'Layer', 1));
-    t.apply(finish(3));
-    expect(t.children(1).map((n) => n.id)).toEqual([3]);
-    expect(treeLines(t, 1000)[1].text).toMatch(/✓ Layer ×2 {2}\(all done/);
+  it('groups the children of every instance of a repeated parent under one line', () => {
+    const v = new BuildView('b');
+    v.apply(start(1, null, 'root'));
+    for (const [layer, inner] of [[2, 3], [4, 5]]) {
+      v.apply(start(layer, 1, 'Layer'));
+      v.apply(start(inner, layer, 'Tactic'));
+      v.apply(finish(inner));
+      v.apply(finish(layer));
+    }
+    const lines = treeLines(v, 1000).map((l) => l.text);
+    expect(lines[1]).toMatch(/✓ Layer ×2 {2}\(all done in /);
+    expect(lines[2]).toMatch(/^ {4}✓ Tactic ×2 {2}\(all done in /);
+  });
+
+  it('shows control characters in a phase name instead of sending them to the terminal', () => {
+    const v = new BuildView('b');
+    v.apply(start(1, null, 'evil\x1b[2Jname'));
+    const text = treeLines(v, 100)[0].text;
+    expect(text).not.toContain('\x1b');
+    expect(text).toContain('evil\\x1b[2Jname');
   });
 });

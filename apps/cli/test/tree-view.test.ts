@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PhaseTree } from '../../shared/phase-tree.js';
+import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { treeLines, trimLines } from '../render/tree-view.js';
 
@@ -11,29 +11,9 @@ const start = (id: number, parentId: number | null, name: string, nbSteps: numbe
 const step = (id: number, s: number): BuildEvent => ({ ...base(), type: 'phase.step', id, step: s, stepsDone: s + 1 });
 const finish = (id: number, stepsDone: number, early = false): BuildEvent => ({ ...base(), type: 'phase.finish', id, stepsDone, early });
 
-describe('PhaseTree', () => {
-  it('tracks steps, early finishes and ignores stale or unknown events', () => {
-    const t = new PhaseTree();
-    t.apply(start(1, null, 'Building engine', 6));
-    t.apply(start(2, 1, 'Optimizing graph', 33));
-    expect(t.apply(step(2, 4))).toBe(true);
-    expect(t.apply(step(2, 2))).toBe(false); // coalesced transport: never backwards
-    expect(t.apply(step(99, 1))).toBe(false);
-    t.apply(finish(2, 28, true));
-    expect(t.get(2)).toMatchObject({ stepsDone: 28, early: true });
-    expect(t.apply(step(2, 30))).toBe(false); // after finish
-    expect(t.openCount).toBe(1);
-    expect(t.children(1).map((n) => n.name)).toEqual(['Optimizing graph']);
-    const snap = t.snapshot();
-    t.apply(step(1, 3));
-    expect(snap[0].stepsDone).toBe(0); // snapshots are copies
-    expect(PhaseTree.from(snap).snapshot()).toEqual(snap);
-  });
-});
-
 describe('tree view', () => {
   it('groups repeated sibling phases with a count and expands only the running one', () => {
-    const t = new PhaseTree();
+    const t = new BuildView('b');
     t.apply(start(1, null, 'Timing graph nodes', 12));
     let id = 10;
     for (let i = 0; i < 50; i++) {
@@ -51,7 +31,7 @@ describe('tree view', () => {
   });
 
   it('trims finished lines first and keeps the running path', () => {
-    const t = new PhaseTree();
+    const t = new BuildView('b');
     t.apply(start(1, null, 'root', 40));
     for (let i = 0; i < 30; i++) {
       t.apply(start(100 + i, 1, `done ${i}`, 1));

@@ -1,7 +1,8 @@
 // `trt-build-studio lsp` arguments: what editors pass (--stdio) is accepted, mistakes are named.
 import { describe, expect, it } from 'vitest';
 import * as path from 'node:path';
-import { LspUsageError, parseLspArgs } from '../command.js';
+import { UsageError } from '../../shared/usage-error.js';
+import { parseLspArgs } from '../command.js';
 
 describe('parseLspArgs', () => {
   it('accepts --stdio, --output-dir and --heartbeat (both spellings)', () => {
@@ -11,7 +12,7 @@ describe('parseLspArgs', () => {
   });
 
   it('names what is wrong', () => {
-    expect(() => parseLspArgs(['--socket=5000'])).toThrow(new LspUsageError('unknown argument "--socket=5000" (see trt-build-studio lsp --help)'));
+    expect(() => parseLspArgs(['--socket=5000'])).toThrow(new UsageError('unknown argument "--socket=5000" (see trt-build-studio lsp --help)'));
     expect(() => parseLspArgs(['--heartbeat', '0'])).toThrow('--heartbeat must be between 0.2 and 60 seconds, got "0"');
     expect(() => parseLspArgs(['--output-dir'])).toThrow('--output-dir needs a value');
   });

@@ -1,28 +1,24 @@
 // The pure parts of the language server's progress: the rising percentage, the work-done pacing,
 // the buildView rows and the diagnostics made from parser errors.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BuildProgressModel } from '../../mcp/progress-model.js';
-import type { PhaseNode } from '../../shared/protocol.js';
-import { StreamWriter, tensorrtLikeStream } from '../../mcp/test/synthetic-stream.js';
+import { BuildView } from '../../shared/build-view.js';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { StreamWriter, tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { phaseRows } from '../build-view.js';
 import { parserDiagnostics, problemDiagnostics } from '../diagnostics.js';
-import { pathFraction, RisingPercentage, RUNNING_CAP } from '../percentage.js';
+import { RisingPercentage, RUNNING_CAP } from '../percentage.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from '../work-done.js';
 
 describe('RisingPercentage', () => {
-  it('never falls over a TensorRT-like stream, although the raw estimate does', () => {
-    const model = new BuildProgressModel();
+  it('is the build view\'s fraction in whole percent, never falling, below 100 until the engine is written', () => {
+    const view = new BuildView('b-test');
     const pct = new RisingPercentage();
-    const raw: number[] = [];
     const shown: number[] = [];
-    for (const ev of tensorrtLikeStream(7, 16)) {
-      model.apply(ev, ev.t);
-      const cur = model.current();
-      raw.push(cur ? pathFraction(cur.levels) : 0);
-      shown.push(pct.next(model));
+    for (const ev of tensorrtLikeStream(7, 16).slice(0, -1)) {
+      view.apply(ev, ev.t);
+      shown.push(pct.next(view));
+      expect(shown.at(-1)).toBe(Math.min(RUNNING_CAP, Math.floor(view.fraction() * 100)));
     }
-    // The reason for the ratchet: nested phases restart and the path estimate jumps back.
-    expect(raw.some((v, i) => i > 0 && v < raw[i - 1])).toBe(true);
     for (let i = 1; i < shown.length; i++) expect(shown[i]).toBeGreaterThanOrEqual(shown[i - 1]);
     expect(Math.max(...shown)).toBeGreaterThan(0);
     expect(Math.max(...shown)).toBeLessThanOrEqual(RUNNING_CAP);
@@ -31,12 +27,14 @@ describe('RisingPercentage', () => {
     expect(pct.final(true)).toBe(100);
   });
 
-  it('refines the outer step count by the open child, recursively', () => {
-    // 2 of 4 outer steps done, the open child half way: (2 + 0.5) / 4.
-    expect(pathFraction([{ name: 'a', stepsDone: 2, nbSteps: 4 }, { name: 'b', stepsDone: 1, nbSteps: 2 }])).toBeCloseTo(0.625);
-    // Bad counts from a backend do not push it outside 0..1.
-    expect(pathFraction([{ name: 'a', stepsDone: 9, nbSteps: 4 }])).toBe(1);
-    expect(pathFraction([{ name: 'a', stepsDone: -3, nbSteps: 0 }])).toBe(0);
+  it('does not fall when the view is rebuilt from a snapshot that holds less', () => {
+    const full = new BuildView('b');
+    const events = tensorrtLikeStream(2, 8);
+    for (const ev of events.slice(0, events.length / 2)) full.apply(ev);
+    const pct = new RisingPercentage();
+    const before = pct.next(full);
+    expect(before).toBeGreaterThan(0);
+    expect(pct.next(new BuildView('b'))).toBe(before);
   });
 });
 
@@ -51,7 +49,7 @@ describe('WorkDoneBuildProgress', () => {
     expect(sent[0]).toMatchObject({ kind: 'begin', title: 'TensorRT build: m.onnx', cancellable: true, message: 'queued behind an earlier build' });
     expect(sent[1]).toMatchObject({ kind: 'report', message: expect.stringMatching(/^queued/) });
     const w = new StreamWriter('b1');
-    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'x', simulated: true });
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'x', simulated: true });
     const root = w.start('Building engine', null, 6);
     p.onEvents(w.events.splice(0));
     // A storm of callbacks within one throttle window: one report, not hundreds.
@@ -77,33 +75,32 @@ describe('WorkDoneBuildProgress', () => {
 });
 
 describe('phaseRows', () => {
-  const node = (id: number, parentId: number | null, name: string, startT: number, endT?: number, stepsDone = 0, nbSteps = 1): PhaseNode => ({
-    id,
-    parentId,
-    name,
-    nbSteps,
-    instance: 0,
-    stepsDone,
-    startT,
-    ...(endT === undefined ? {} : { endT }),
-  });
+  let seq = 0;
+  const ev = (t: number, body: Record<string, unknown>) => ({ v: 1, buildId: 'b', seq: seq++, t, ...body }) as BuildEvent;
+  const start = (t: number, id: number, parentId: number | null, name: string, nbSteps = 1) => ev(t, { type: 'phase.start', id, parentId, name, nbSteps, instance: 0 });
+  const finish = (t: number, id: number, stepsDone = 1) => ev(t, { type: 'phase.finish', id, stepsDone, early: false });
+  const step = (t: number, id: number, stepsDone: number) => ev(t, { type: 'phase.step', id, step: stepsDone - 1, stepsDone });
 
-  it('groups by name path, depth first, siblings in start order, with counts', () => {
-    const rows = phaseRows(
-      [
-        node(1, null, 'Building engine', 0, undefined, 2, 6),
-        node(2, 1, 'Timing', 1, 5),
-        node(3, 2, 'Measure', 2, 3),
-        node(4, 2, 'Measure', 3, undefined, 1, 4),
-        node(5, 1, 'Fusing', 0.5, 0.8),
-        node(7, 99, 'Orphan', 4), // its parent is no longer kept
-      ],
-      10,
-    );
-    expect(rows.map((r) => r.path.join('/'))).toEqual(['Building engine', 'Building engine/Fusing', 'Building engine/Timing', 'Building engine/Timing/Measure', 'Orphan']);
-    const measure = rows[3];
-    expect(measure).toMatchObject({ instances: 2, open: 1, stepsDone: 1, nbSteps: 4, spanMs: 8 });
+  it('are the build view\'s rows: by name path, depth first, siblings in start order, with counts', () => {
+    const view = new BuildView('b');
+    for (const e of [
+      start(0, 1, null, 'Building engine', 6),
+      step(0.2, 1, 2),
+      start(0.5, 5, 1, 'Fusing'),
+      finish(0.8, 5),
+      start(1, 2, 1, 'Timing'),
+      start(2, 3, 2, 'Measure', 4),
+      finish(3, 3, 4),
+      start(3, 4, 2, 'Measure', 4),
+      step(3.5, 4, 1),
+      finish(5, 2),
+    ]) view.apply(e);
+    const rows = phaseRows(view, 10);
+    expect(rows.map((r) => r.path.join('/'))).toEqual(['Building engine', 'Building engine/Fusing', 'Building engine/Timing', 'Building engine/Timing/Measure']);
+    // "Timing" finished at 5 while its child was still open (TensorRT does that): the child stays open.
+    expect(rows[3]).toMatchObject({ instances: 2, open: 1, stepsDone: 1, nbSteps: 4, spanMs: 8 });
     expect(rows[0]).toMatchObject({ instances: 1, open: 1, stepsDone: 2, nbSteps: 6, spanMs: 10 });
+    expect(rows[2]).toMatchObject({ instances: 1, open: 0, spanMs: 4 });
   });
 });
 

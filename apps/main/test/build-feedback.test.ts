@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Subscription } from '../../service/api.js';
 import type { BuildEvent, BuildRecord, EventBody } from '../../shared/protocol.js';
 import { BuildFeedback, type FeedbackWindow } from '../build-feedback.js';
-import { ProgressEstimate } from '../progress-estimate.js';
 
 let seq = 0;
 const ev = (body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, t: seq, ...body }) as BuildEvent;
@@ -11,39 +10,6 @@ const step = (id: number, stepsDone: number) => ev({ type: 'phase.step', id, ste
 const finish = (id: number, stepsDone: number, early = false) => ev({ type: 'phase.finish', id, stepsDone, early });
 const done = (status: 'succeeded' | 'cancelled' | 'failed' | 'crashed', error?: string) =>
   ev({ type: 'build.finished', status, durationMs: 12_345, ...(error ? { error } : {}) });
-
-describe('progress estimate', () => {
-  it('is unknown before the first phase and follows the outermost phase, refined by its open child', () => {
-    const p = new ProgressEstimate();
-    expect(p.fraction()).toBeNull();
-    p.apply([start(1, null, 4)]);
-    expect(p.fraction()).toBe(0);
-    p.apply([step(1, 1), start(2, 1, 10)]);
-    expect(p.fraction()).toBeCloseTo(0.25);
-    p.apply([step(2, 5)]);
-    expect(p.fraction()).toBeCloseTo((1 + 0.5) / 4);
-    p.apply([start(3, 2, 2), step(3, 1)]);
-    expect(p.fraction()).toBeCloseTo((1 + (5 + 0.5) / 10) / 4);
-    // A child that finishes early counts as done; the parent moves on.
-    p.apply([finish(3, 1, true), finish(2, 7, true), step(1, 3)]);
-    expect(p.fraction()).toBeCloseTo(0.75);
-    p.apply([done('succeeded')]);
-    expect(p.fraction()).toBe(1);
-  });
-
-  it('never leaves 0..1, even with steps beyond nbSteps or events for unknown phases', () => {
-    const p = new ProgressEstimate();
-    p.apply([step(9, 3), finish(9, 3), start(1, null, 2), step(1, 7)]);
-    expect(p.fraction()).toBe(1);
-  });
-
-  it('forgets finished phases so a long build does not grow memory', () => {
-    const p = new ProgressEstimate();
-    p.apply([start(1, null, 1)]);
-    for (let i = 2; i < 20_002; i++) p.apply([start(i, 1, 2), step(i, 2), finish(i, 2)]);
-    expect((p as unknown as { nodes: Map<number, unknown> }).nodes.size).toBe(1);
-  });
-});
 
 describe('build feedback outside the page', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -116,10 +82,23 @@ describe('build feedback outside the page', () => {
     expect(user.notes.map(([title]) => title)).toEqual(['Build cancelled']);
   });
 
-  it('notifies a crash with its own title', () => {
+  it('notifies a crash with its own title and where it happened', () => {
     const t = setup(false);
     t.fb.track('b1', '/m/resnet.onnx');
-    t.emit([done('crashed')]);
-    expect(t.notes[0][0]).toBe('Build crashed');
+    t.emit([ev({ type: 'build.finished', status: 'crashed', durationMs: 900, error: 'worker died', lastPhasePath: ['Building engine', 'Timing tactics'] })]);
+    expect(t.notes).toEqual([['Build crashed', 'resnet.onnx after 900 ms — worker died (crashed in Building engine › Timing tactics)']]);
+  });
+
+  it('shows the build view\'s fraction, which never falls while nested phases restart', () => {
+    const t = setup(true);
+    t.fb.track('b1', '/m/resnet.onnx');
+    // 1 of 4 outer steps, its child half way: (1 + 0.5) / 4.
+    t.emit([start(1, null, 4), step(1, 1), start(2, 1, 10), step(2, 5)]);
+    vi.advanceTimersByTime(100);
+    expect(t.progress.at(-1)![0]).toBeCloseTo(1.5 / 4);
+    // The child finishes early and a new one starts at 0: the raw estimate drops to 0.25, the bar does not.
+    t.emit([finish(2, 5, true), start(3, 1, 10)]);
+    vi.advanceTimersByTime(100);
+    expect(t.progress.at(-1)![0]).toBeCloseTo(1.5 / 4);
   });
 });

@@ -255,7 +255,7 @@ describe('builds', () => {
 
   it('streams a snapshot to the subscribing frame, and reports unknown builds', async () => {
     expect(await t.call(INVOKE.subscribe, { subscriptionId: 's1', buildId: 'b1' })).toEqual({ ok: true, value: null });
-    expect(t.window.sent[0]).toEqual([PUSH.buildStream, { subscriptionId: 's1', kind: 'snapshot', record: expect.objectContaining({ id: 'b1' }) }]);
+    expect(t.window.sent[0]).toEqual([PUSH.buildStream, { subscriptionId: 's1', kind: 'snapshot', record: expect.objectContaining({ id: 'b1' }), view: expect.objectContaining({ buildId: 'b1' }) }]);
     expect(errorOf(await t.call(INVOKE.subscribe, { subscriptionId: 's2', buildId: 'zz' })).code).toBe('not_found');
   });
 });

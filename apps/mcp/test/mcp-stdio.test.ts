@@ -109,7 +109,7 @@ describe('MCP server over stdio', () => {
     expect(updates.slice(0, -1).every((u) => u.total === undefined)).toBe(true);
     // ≤ ~4 per second over the build, plus the first and the last.
     expect(updates.length).toBeLessThanOrEqual(Math.ceil((res.durationMs / 1000) * 4) + 3);
-    const phaseLines = updates.filter((u) => /^Building engine \d+\/6( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
+    const phaseLines = updates.filter((u) => /^Building engine \d+\/6( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ m?s ago( \([^)]*\))?( · about .*)?$/.test(u.message ?? ''));
     expect(phaseLines.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
     // The last notification repeats the result. The server pauses between the two writes, but a
     // loaded client can still read both at once and drop the notification (SDK issue #2580).
@@ -210,7 +210,7 @@ describe('MCP server over stdio', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(fs.existsSync(out)).toBe(false);
     // The hang is a silent stretch: heartbeats keep coming, each saying how long TensorRT has been quiet.
-    const beats = updates.filter((u) => /^still building: Building engine.* · last TensorRT callback [\d.]+ s ago$/.test(u.message ?? ''));
+    const beats = updates.filter((u) => /^still building: Building engine.* · last TensorRT callback [\d.]+ m?s ago( \([^)]*\))?( · about .*)?$/.test(u.message ?? ''));
     expect(beats.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
     expect(updates.some((u) => /^stopping \(time budget exhausted\)/.test(u.message ?? ''))).toBe(true);
     expectRising(updates);
@@ -239,7 +239,7 @@ describe('MCP server over stdio', () => {
       arguments: { modelPath: small, outputPath: out, options: sim({ simFault: 'crash@Optimizing graph' }) },
     });
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toMatch(/^Build \S+ crashed after [\d.]+ s, its worker process died \(.*SIGABRT.*\); the server is still running/);
+    expect(textOf(r)).toMatch(/^Build \S+ crashed after [\d.]+ m?s( \(crashed in [^)]*\))?, its worker process died \(.*SIGABRT.*\); the server is still running/);
     expect((r.structuredContent as BuildResultOut).status).toBe('crashed');
     expect(fs.existsSync(out)).toBe(false);
 
@@ -367,7 +367,7 @@ describe('MCP server queueing', () => {
     const [ra, rb] = await Promise.all([a, b]);
     expect((ra.structuredContent as BuildResultOut).status).toBe('succeeded');
     expect((rb.structuredContent as BuildResultOut).status).toBe('succeeded');
-    expect(second[0].message).toMatch(/^queued for [\d.]+ s: waiting for an earlier build/);
+    expect(second[0].message).toMatch(/^queued for [\d.]+ m?s: waiting for an earlier build/);
     expect(second.some((u) => /^Building engine/.test(u.message ?? ''))).toBe(true);
     expectRising(second);
   });

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import { viewFromRecord } from '../../shared/view-format.js';
+import { StreamWriter, tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
+import { progressMessage } from '../progress-message.js';
 import { ProgressNotifier, type ProgressUpdate } from '../progress-notifier.js';
-import { BuildProgressModel, formatDuration, progressMessage } from '../progress-model.js';
 import { MonotonicProgress } from '../progress-value.js';
-import { StreamWriter, tensorrtLikeStream } from './synthetic-stream.js';
 
 describe('MonotonicProgress', () => {
   it('rises strictly on every call, even when the work stands still', () => {
@@ -42,33 +44,34 @@ function workIn(events: BuildEvent[]): number {
   return starts + [...steps.values()].reduce((a, b) => a + b, 0);
 }
 
-describe('BuildProgressModel over a TensorRT-like stream', () => {
+describe('progress over the build view, on a TensorRT-like stream', () => {
   it('counts every start and step, also when steps were coalesced in transit', () => {
     for (const seed of [1, 2, 3, 42, 1234]) {
       const events = tensorrtLikeStream(seed);
       // Drop two of every three step events, as the pipeline's coalescing may.
       const coalesced = events.filter((e, i) => e.type !== 'phase.step' || i % 3 === 0);
       for (const stream of [events, coalesced]) {
-        const model = new BuildProgressModel();
+        const view = new BuildView('b-test');
         const mono = new MonotonicProgress();
         const sent: number[] = [];
         for (const ev of stream) {
-          model.apply(ev, 0);
-          sent.push(mono.next(model.work));
+          view.apply(ev, 0);
+          sent.push(mono.next(view.work));
         }
         for (let i = 1; i < sent.length; i++) expect(sent[i]).toBeGreaterThan(sent[i - 1]);
-        expect(model.work).toBe(workIn(events));
-        expect(model.work).toBeGreaterThan(100);
+        expect(view.work).toBe(workIn(events));
+        expect(view.work).toBeGreaterThan(100);
       }
     }
   });
 
   it('names the deepest active phase with its step count', () => {
     const events = tensorrtLikeStream(7);
-    const model = new BuildProgressModel();
+    const view = new BuildView('b-test');
     const idx = events.findIndex((e) => e.type === 'phase.start' && e.name === 'Measuring tactic time');
-    for (const ev of events.slice(0, idx + 3)) model.apply(ev, 1000);
-    expect(model.current()?.names).toEqual([
+    // The events arrive at wall time 1000; 400 ms later nothing new came.
+    for (const ev of events.slice(0, idx + 3)) view.apply(ev, 1000);
+    expect(view.currentPath().map((l) => l.name)).toEqual([
       'Building engine',
       'Building engine from subgraph',
       'Computing profile costs',
@@ -77,10 +80,10 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
       'Evaluating tactic times',
       'Measuring tactic time',
     ]);
-    const msg = progressMessage(model, 1400);
+    const msg = progressMessage(view, 1400);
     // Counts on every level with more than one step; "subgraph" has one step and shows none.
     expect(msg).toMatch(
-      /^Building engine 2\/6 › Building engine from subgraph › Computing profile costs 0\/10 › Timing tactics 0\/3 › Timing graph nodes 0\/12 › Evaluating tactic times( 0\/\d+)? › Measuring tactic time 2\/4 · last TensorRT callback 0\.4 s ago$/,
+      /^Building engine 2\/6 › Building engine from subgraph › Computing profile costs 0\/10 › Timing tactics 0\/3 › Timing graph nodes 0\/12 › Evaluating tactic times( 0\/\d+)? › Measuring tactic time 2\/4 · last TensorRT callback 400 ms ago$/,
     );
   });
 
@@ -90,35 +93,54 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
     const child = w.start('Cloning network graph', root, 2);
     w.step(child, 0);
     w.finish(child, 2, true);
-    const model = new BuildProgressModel();
-    for (const ev of w.events) model.apply(ev, 0);
-    expect(model.current()).toEqual({ names: ['Building engine'], levels: [{ name: 'Building engine', stepsDone: 0, nbSteps: 3 }], stepsDone: 0, nbSteps: 3 });
-    expect(progressMessage(model, 0)).toBe('Building engine 0/3 · last TensorRT callback 0.0 s ago');
+    const view = new BuildView('b1');
+    for (const ev of w.events) view.apply(ev, 0);
+    expect(view.currentPath()).toEqual([{ name: 'Building engine', stepsDone: 0, nbSteps: 3 }]);
+    expect(progressMessage(view, 0)).toBe('Building engine 0/3 · last TensorRT callback 0 ms ago');
   });
 
-  it('calls out silence and uses the native heartbeat\'s clock', () => {
+  it('calls out silence on the build clock, with the native heartbeat\'s last callback and the worker\'s CPU', () => {
     const w = new StreamWriter();
-    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
-    const root = w.start('Building engine', null, 6);
-    const model = new BuildProgressModel();
-    for (const ev of w.events) model.apply(ev, 10_000);
-    expect(progressMessage(model, 10_500)).toBe('Building engine 0/6 · last TensorRT callback 0.5 s ago');
-    expect(progressMessage(model, 22_000)).toBe('still building: Building engine 0/6 · last TensorRT callback 12 s ago');
-    // A callback the stream coalesced away: the native heartbeat says 1 s ago at wall time 30 s.
-    model.apply(w.push({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false }), 30_000);
-    expect(progressMessage(model, 30_000)).toBe('Building engine 0/6 · last TensorRT callback 1.0 s ago');
-    model.apply(w.push({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' }), 30_000);
-    expect(progressMessage(model, 30_000)).toMatch(/^stopping \(time budget exhausted\).*Building engine 0\/6/);
-    expect(root).toBe(1);
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }, 0);
+    w.start('Building engine', null, 6);
+    // Both events arrive at wall time 10 s (build time 2 ms).
+    const view = new BuildView('b1');
+    for (const ev of w.events) view.apply(ev, 10_000);
+    expect(progressMessage(view, 10_500)).toBe('Building engine 0/6 · last TensorRT callback 500 ms ago');
+    expect(progressMessage(view, 22_000)).toBe('still building: Building engine 0/6 · last TensorRT callback 12.0 s ago');
+    // Heartbeats at build time 20 s and 21 s: a callback the stream coalesced away 1 s before the
+    // second, and the worker burning 1.5 cores in between.
+    view.apply(w.emit({ type: 'heartbeat', sinceLastCallbackMs: 15_000, cancelRequested: false, workerCpuMs: 10_000 }, 20_000 - w.t), 30_000);
+    view.apply(w.emit({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 11_500 }, 1000), 31_000);
+    expect(progressMessage(view, 31_000)).toBe('Building engine 0/6 · last TensorRT callback 1.0 s ago');
+    expect(progressMessage(view, 35_000)).toBe('still building: Building engine 0/6 · last TensorRT callback 5.0 s ago (builder busy, 1.5 cores)');
+    view.apply(w.emit({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' }, 0), 35_000);
+    expect(progressMessage(view, 35_000)).toMatch(/^stopping \(time budget exhausted\).*Building engine 0\/6/);
+  });
+
+  it('mentions the predicted end when earlier builds give one', () => {
+    const w = new StreamWriter();
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }, 0);
+    w.start('Building engine', null, 6);
+    const view = new BuildView('b1');
+    for (const ev of w.events) view.apply(ev, 0);
+    view.apply(w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false, estimate: { remainingMs: 12_000, lowMs: 9000, highMs: 15_000, basis: 2 } }, 0), 0);
+    // 2 s later the prediction has run down by 2 s.
+    expect(progressMessage(view, 2000, { silentAfterMs: 10_000 })).toBe('Building engine 0/6 · last TensorRT callback 2.0 s ago · about 10.0 s left (7.0 s–13.0 s)');
+  });
+
+  it('says where a crashed build died', () => {
+    const events = tensorrtLikeStream(3, { end: 'crashed' });
+    const view = new BuildView('b-test');
+    for (const ev of events) view.apply(ev, 0);
+    expect(progressMessage(view, 0)).toBe(
+      'build crashed, crashed in Building engine › Building engine from subgraph › Computing profile costs › Timing tactics › Timing graph nodes',
+    );
   });
 
   it('says how long a build has waited in the queue', () => {
-    const model = new BuildProgressModel();
-    model.applySnapshot(
-      { id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, phases: [], engineAvailable: false },
-      5000,
-    );
-    expect(progressMessage(model, 17_500)).toBe('queued for 12 s: waiting for an earlier build on this GPU to finish');
+    const view = viewFromRecord({ id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, phases: [], engineAvailable: false });
+    expect(progressMessage(view, 17_500, { queuedAtWall: 5000 })).toBe('queued for 12.5 s: waiting for an earlier build on this GPU to finish');
   });
 
   it('ignores replayed events and starts from a snapshot', () => {
@@ -137,26 +159,15 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
         { id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0, stepsDone: 5, startT: 6 },
       ],
     };
-    const model = new BuildProgressModel();
-    model.applySnapshot(record, 1000);
-    expect(model.current()?.names).toEqual(['Building engine', 'Optimizing graph']);
-    expect(model.work).toBe(3 + 2 + 30 + 5);
-    model.apply({ v: 1, buildId: 'b1', seq: 5, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);
-    expect(model.current()?.stepsDone).toBe(5);
-    expect(model.work).toBe(40);
-    model.apply({ v: 1, buildId: 'b1', seq: 6, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);
-    expect(model.current()?.stepsDone).toBe(9);
-    expect(model.work).toBe(44);
-  });
-});
-
-describe('formatDuration', () => {
-  it('keeps one decimal only where it matters', () => {
-    expect(formatDuration(400)).toBe('0.4 s');
-    expect(formatDuration(12_900)).toBe('12 s');
-    expect(formatDuration(245_000)).toBe('4 min 05 s');
-    expect(formatDuration(3_720_000)).toBe('1 h 02 min');
-    expect(formatDuration(-5)).toBe('0.0 s');
+    const view = viewFromRecord(record);
+    expect(view.currentPath().map((l) => l.name)).toEqual(['Building engine', 'Optimizing graph']);
+    expect(view.work).toBe(3 + 2 + 30 + 5);
+    expect(view.apply({ v: 1, buildId: 'b1', seq: 5, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000)).toBe(false);
+    expect(view.currentPath().at(-1)?.stepsDone).toBe(5);
+    expect(view.work).toBe(40);
+    view.apply({ v: 1, buildId: 'b1', seq: 6, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);
+    expect(view.currentPath().at(-1)?.stepsDone).toBe(9);
+    expect(view.work).toBe(44);
   });
 });
 
@@ -199,7 +210,7 @@ describe('ProgressNotifier', () => {
   it('sends heartbeats during silence, each one higher, and stops after finish', () => {
     const { n, sent } = setup(2000);
     const w = new StreamWriter();
-    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
     const root = w.start('Building engine', null, 6);
     w.start('Timing graph nodes', root, 12);
     n.start();
@@ -209,7 +220,7 @@ describe('ProgressNotifier', () => {
     vi.advanceTimersByTime(10_000);
     const beats = sent.slice(before);
     expect(beats.length).toBe(5);
-    expect(beats.at(-1)!.message).toBe('still building: Building engine 0/6 › Timing graph nodes 0/12 · last TensorRT callback 10 s ago');
+    expect(beats.at(-1)!.message).toBe('still building: Building engine 0/6 › Timing graph nodes 0/12 · last TensorRT callback 10.3 s ago');
     for (let i = 1; i < sent.length; i++) expect(sent[i].progress).toBeGreaterThan(sent[i - 1].progress);
     void n.finish('cancelled', false);
     const count = sent.length;
@@ -222,13 +233,13 @@ describe('ProgressNotifier', () => {
   it('says "stopping" even when the cancel and the unwinding arrive in one batch', () => {
     const { n, sent } = setup();
     const w = new StreamWriter();
-    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
     const root = w.start('Building engine', null, 6);
     const child = w.start('Timing graph nodes', root, 12);
     n.start();
     n.onEvents(w.events.splice(0));
     vi.advanceTimersByTime(100); // inside the throttle window of the first notification
-    w.push({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' });
+    w.emit({ type: 'build.cancelling', requestedAt: w.t, reason: 'timeout' });
     w.finish(child, 0, true);
     w.finish(root, 0, true);
     n.onEvents(w.events.splice(0));
@@ -250,8 +261,8 @@ describe('ProgressNotifier', () => {
     vi.advanceTimersByTime(1000);
     const w = new StreamWriter();
     n.onEvents([
-      w.push({ type: 'heartbeat', sinceLastCallbackMs: 900, cancelRequested: false }),
-      w.push({ type: 'log', severity: 'info', message: 'hello' }),
+      w.emit({ type: 'heartbeat', sinceLastCallbackMs: 900, cancelRequested: false }),
+      w.emit({ type: 'log', severity: 'info', message: 'hello' }),
     ]);
     vi.advanceTimersByTime(1000);
     expect(sent.length).toBe(1);

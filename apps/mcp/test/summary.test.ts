@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { BuildRecord, PhaseNode } from '../../shared/protocol.js';
-import { formatPhasePath, phaseNames, summarizePhases, unionLength } from '../phase-summary.js';
-import { BuildProgressModel } from '../progress-model.js';
+import { BuildView } from '../../shared/build-view.js';
+import type { BuildEvent, BuildRecord, PhaseNode } from '../../shared/protocol.js';
+import { formatPath, viewFromRecord } from '../../shared/view-format.js';
+import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
+import { summarizePhases } from '../phase-summary.js';
 import { buildResult, buildState } from '../results.js';
 import { BuildResultOut, BuildStateOut, parseBuildOptions, ToolInputError } from '../schemas.js';
 import { parseMcpArgs } from '../server.js';
-import { tensorrtLikeStream } from './synthetic-stream.js';
 
 /** Folds a stream into PhaseNodes the way the service's snapshot does (start/steps/finish times). */
 function treeOf(events: ReturnType<typeof tensorrtLikeStream>): PhaseNode[] {
@@ -19,73 +20,75 @@ function treeOf(events: ReturnType<typeof tensorrtLikeStream>): PhaseNode[] {
   return [...nodes.values()];
 }
 
-describe('phase paths', () => {
-  it('joins names from the root down', () => {
-    const byId = new Map([
-      [1, { name: 'Building engine', parentId: null }],
-      [2, { name: 'Computing profile costs', parentId: 1 }],
-      [3, { name: 'Timing graph nodes', parentId: 2 }],
-    ]);
-    expect(formatPhasePath(phaseNames(byId, 3))).toBe('Building engine › Computing profile costs › Timing graph nodes');
-  });
+function viewOf(events: readonly BuildEvent[]): BuildView {
+  const v = new BuildView('b-test');
+  for (const ev of events) v.apply(ev, 0);
+  return v;
+}
 
-  it('survives a missing parent and a cycle', () => {
-    expect(phaseNames(new Map([[5, { name: 'Orphan', parentId: 99 }]]), 5)).toEqual(['Orphan']);
-    const cyclic = new Map([
-      [1, { name: 'A', parentId: 2 }],
-      [2, { name: 'B', parentId: 1 }],
-    ]);
-    expect(phaseNames(cyclic, 1).length).toBeLessThanOrEqual(3);
+describe('phase paths', () => {
+  it('joins names from the root down, showing control characters instead of obeying them', () => {
+    expect(formatPath(['Building engine', 'Computing profile costs', 'Timing graph nodes'])).toBe('Building engine › Computing profile costs › Timing graph nodes');
+    expect(formatPath(['a\x1b[31m', 'b\u202ec'])).toBe('a\\x1b[31m › b\\u202ec');
   });
 });
 
-describe('summarizePhases', () => {
+describe('summarizePhases over the build view', () => {
   const events = tensorrtLikeStream(5, 12);
-  const nodes = treeOf(events);
   const end = events.at(-1)!.t;
+  const starts = events.filter((e) => e.type === 'phase.start');
+  /** Start and finish time of every instance of a name. */
+  const spansOf = (name: string) =>
+    starts.filter((e) => e.name === name).map((e) => [e.t, events.find((f) => f.type === 'phase.finish' && f.id === (e as { id: number }).id)!.t]);
 
   it('groups repeated phases by path and ranks by wall time', () => {
-    const s = summarizePhases(nodes, end, 10);
-    expect(s.phaseCount).toBe(nodes.length);
+    const s = summarizePhases(viewOf(events), end, 10);
+    expect(s.phaseCount).toBe(starts.length);
     expect(s.maxDepth).toBe(7);
     expect(s.slowest.length).toBe(10);
     expect(s.slowest[0].path).toBe('Building engine');
     for (let i = 1; i < s.slowest.length; i++) expect(s.slowest[i].wallMs).toBeLessThanOrEqual(s.slowest[i - 1].wallMs);
     const measuring = s.slowest.find((p) => p.path.endsWith('Measuring tactic time'));
-    const expectedCount = nodes.filter((n) => n.name === 'Measuring tactic time').length;
-    expect(measuring?.instances).toBe(expectedCount);
+    const spans = spansOf('Measuring tactic time');
+    expect(measuring?.instances).toBe(spans.length);
     expect(measuring?.steps).toBeUndefined();
-    const expectedTotal = nodes.filter((n) => n.name === 'Measuring tactic time').reduce((a, n) => a + (n.endT! - n.startT), 0);
-    expect(measuring?.totalMs).toBe(expectedTotal);
+    // The instances ran one after another here: their wall time is the sum of their durations.
+    expect(measuring?.wallMs).toBe(spans.reduce((a, [s0, e0]) => a + (e0 - s0), 0));
   });
 
   it('gives step counts and the early flag for phases that ran once', () => {
-    const s = summarizePhases(nodes, end, 50);
+    const s = summarizePhases(viewOf(events), end, 50);
     const opt = s.slowest.find((p) => p.path.endsWith('› Optimizing graph'));
-    expect(opt).toMatchObject({ instances: 1, steps: '28/33', early: true, open: 0 });
+    expect(opt).toMatchObject({ instances: 1, steps: '28/33', early: true, open: 0, earlyCount: 1 });
   });
 
   it('counts open phases up to now', () => {
-    const open = nodes.map((n) => (n.name === 'Building engine' ? { ...n, endT: undefined, early: undefined } : n));
-    const s = summarizePhases(open, 10_000, 1);
-    const ms = 10_000 - open[0].startT;
-    expect(s.slowest).toEqual([{ path: 'Building engine', depth: 1, instances: 1, wallMs: ms, totalMs: ms, maxMs: ms, open: 1, steps: '4/6' }]);
+    // Up to the root's last step: it is still open.
+    const v = viewOf(events.slice(0, -2));
+    const s = summarizePhases(v, 10_000, 1);
+    const ms = 10_000 - starts[0].t;
+    expect(s.slowest).toEqual([{ path: 'Building engine', depth: 1, instances: 1, wallMs: ms, open: 1, earlyCount: 0, steps: '4/6' }]);
   });
 
   it('does not let parallel instances outrank the phase that contains them', () => {
-    const p = (id: number, parentId: number | null, name: string, startT: number, endT: number): PhaseNode => ({ id, parentId, name, nbSteps: 1, instance: 0, stepsDone: 1, startT, endT });
-    // Four builder threads time nodes at once: 4 × 90 ms summed, 100 ms of wall time.
-    const tree = [p(1, null, 'Building engine', 0, 100), ...[2, 3, 4, 5].map((id) => p(id, 1, 'Evaluating tactic times', 5, 95))];
-    const s = summarizePhases(tree, 100);
-    expect(s.slowest.map((g) => [g.path, g.wallMs, g.totalMs])).toEqual([
-      ['Building engine', 100, 100],
-      ['Building engine › Evaluating tactic times', 90, 360],
+    let seq = 0;
+    const ev = (t: number, body: Record<string, unknown>) => ({ v: 1, buildId: 'p', seq: seq++, t, ...body }) as BuildEvent;
+    // Four builder threads time nodes at once: 4 × 90 ms summed, 90 ms of wall time.
+    const stream = [
+      ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 1, instance: 0 }),
+      ...[2, 3, 4, 5].map((id) => ev(5, { type: 'phase.start', id, parentId: 1, name: 'Evaluating tactic times', nbSteps: 1, instance: id - 2 })),
+      ...[2, 3, 4, 5].map((id) => ev(95, { type: 'phase.finish', id, stepsDone: 1, early: false })),
+      ev(100, { type: 'phase.finish', id: 1, stepsDone: 1, early: false }),
+    ];
+    const s = summarizePhases(viewOf(stream), 100);
+    expect(s.slowest.map((g) => [g.path, g.wallMs, g.instances])).toEqual([
+      ['Building engine', 100, 1],
+      ['Building engine › Evaluating tactic times', 90, 4],
     ]);
-    expect(unionLength([[0, 10], [20, 30], [5, 12], [30, 31]])).toBe(23);
   });
 
-  it('handles an empty tree', () => {
-    expect(summarizePhases([], 0)).toEqual({ phaseCount: 0, maxDepth: 0, slowest: [] });
+  it('handles an empty build', () => {
+    expect(summarizePhases(new BuildView('x'), 0)).toEqual({ phaseCount: 0, maxDepth: 0, slowest: [] });
   });
 });
 
@@ -120,9 +123,9 @@ describe('tool results', () => {
     const started = { ...record, state: 'cancelled' as const, startedAt: new Date(1000).toISOString(), finishedAt: new Date(4020).toISOString() };
     const out = buildResult(started, cancelled, 'timeout', 3);
     expect(out.cancelReason).toBe('timeout');
-    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s, [\d.]+ s of it in the builder \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
+    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s, [\d.]+ m?s of it in the builder \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
     const user = buildResult(started, { ...cancelled, cancelLatencyMs: 0.31 }, 'user');
-    expect(user.message).toMatch(/^Build b-test cancelled after [\d.]+ s \(cancelled at the caller's request\), stopped 0\.31 ms after the request;/);
+    expect(user.message).toMatch(/^Build b-test cancelled after [\d.]+ m?s \(cancelled at the caller's request\), stopped 0\.31 ms after the request;/);
     expect(out.outputPath).toBeUndefined();
   });
 
@@ -132,9 +135,7 @@ describe('tool results', () => {
     expect(BuildStateOut.parse(out)).toEqual(out);
     expect(out.currentPhase).toBe('Building engine 4/6 › Building engine from subgraph 1/1');
     expect(out.message).toBe('Build b-test is running (5.0 s so far, at Building engine 4/6 › Building engine from subgraph 1/1)');
-    const model = new BuildProgressModel();
-    model.applySnapshot(running, 6000);
-    expect(model.state).toBe('running');
+    expect(viewFromRecord(running).status).toBe('running');
   });
 });
 

@@ -12,7 +12,7 @@ import { ServiceError } from '../../service/api.js';
 import type { BuildEvent, BuildFinished, BuildRecord, CancelReason } from '../../shared/protocol.js';
 import type { BuildResultOut } from '../schemas.js';
 import { createMcpServer } from '../tools.js';
-import { StreamWriter } from './synthetic-stream.js';
+import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 class ScriptedService implements BuildServiceApi {
   cancels: Array<{ id: string; reason?: CancelReason }> = [];
@@ -94,7 +94,7 @@ describe('tool layer edge cases', () => {
   it('applies events that arrive inside subscribe() once, after the snapshot', async () => {
     const svc = new ScriptedService();
     const w = new StreamWriter('b-1');
-    w.push({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true });
     const root = w.start('Building engine', null, 4);
     w.start('Cloning network graph', root, 10);
     svc.eventsDuringSubscribe = w.events;

@@ -1,0 +1,106 @@
+// The terminal renderer's status line and output, driven with a fake terminal and a stepped clock:
+// the build clock, the predicted end, whether the builder works in a silent stretch, the crash
+// site, and no control character from the model reaching the terminal.
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { BuildEvent, BuildRecord, EventBody } from '../../shared/protocol.js';
+import { PlainRenderer } from '../render/plain-renderer.js';
+import { TtyRenderer } from '../render/tty-renderer.js';
+
+function terminal() {
+  const out = Object.assign(new PassThrough(), { columns: 200, rows: 40 });
+  let text = '';
+  out.on('data', (c: Buffer) => (text += c.toString()));
+  return { out: out as unknown as NodeJS.WriteStream, text: () => text };
+}
+
+let seq = 0;
+const ev = (t: number, body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, t, ...body }) as BuildEvent;
+const record = { id: 'b1', state: 'running', modelPath: '/m.onnx', options: { backend: 'simulated' }, queuedAt: '', lastSeq: -1, phases: [], engineAvailable: false, backend: 'simulated', backendVersion: 'sim-1' } as BuildRecord;
+
+describe('terminal status line', () => {
+  let noColor: string | undefined;
+  beforeEach(() => {
+    vi.useFakeTimers();
+    noColor = process.env.NO_COLOR;
+    delete process.env.NO_COLOR;
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    if (noColor !== undefined) process.env.NO_COLOR = noColor;
+  });
+
+  it('shows elapsed build time, the last callback with the builder\'s CPU, the predicted end, and highlights a long silence', () => {
+    let wall = 0;
+    const term = terminal();
+    const r = new TtyRenderer(term.out, () => wall);
+    r.begin(record);
+    expect(r.statusLine()).toMatch(/^starting the build worker…/);
+    wall = 2000;
+    r.events([
+      ev(0, { type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }),
+      ev(10, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
+      ev(1000, { type: 'heartbeat', sinceLastCallbackMs: 990, cancelRequested: false, workerCpuMs: 500 }),
+      ev(2000, {
+        type: 'heartbeat',
+        sinceLastCallbackMs: 1990,
+        cancelRequested: false,
+        workerCpuMs: 2000,
+        estimate: { remainingMs: 8000, lowMs: 6000, highMs: 10_000, basis: 2 },
+      }),
+    ]);
+    expect(r.statusLine()).toBe('elapsed 2.0 s · last (simulated) TensorRT callback 2.0 s ago (builder busy, 1.5 cores) · about 8.0 s left (6.0 s–10.0 s)');
+    // 38 s of silence later, on the build clock: highlighted, and the prediction has run down.
+    wall = 40_000;
+    const line = r.statusLine();
+    expect(line).toContain('elapsed 40.0 s');
+    expect(line).toContain('\x1b[1;33mlast (simulated) TensorRT callback 40.0 s ago (builder busy, 1.5 cores)\x1b[0m');
+    expect(line).toContain('· past the predicted end');
+    // A worker that stopped burning CPU is stalled.
+    r.events([ev(41_000, { type: 'heartbeat', sinceLastCallbackMs: 40_990, cancelRequested: false, workerCpuMs: 2001 })]);
+    expect(r.statusLine()).toContain('(no CPU use)');
+    r.dispose();
+  });
+
+  it('prints logs and phase names with control characters escaped, and says where a crashed build died', () => {
+    const term = terminal();
+    const r = new TtyRenderer(term.out, () => 0);
+    r.begin(record);
+    r.events([
+      ev(1, { type: 'phase.start', id: 1, parentId: null, name: 'Layer\x1b]0;pwned\x07', nbSteps: 2, instance: 0 }),
+      ev(2, { type: 'log', severity: 'error', message: 'tensor "x\x1b[2J" has no shape' }),
+    ]);
+    r.end(
+      ev(3, { type: 'build.finished', status: 'crashed', durationMs: 3, error: 'worker died', lastPhasePath: ['Building engine', 'Timing tactics'] }) as Extract<BuildEvent, { type: 'build.finished' }>,
+    );
+    const text = term.text();
+    expect(text).not.toContain('\x1b[2J');
+    expect(text).not.toContain('\x1b]0;');
+    expect(text).toContain('tensor "x\\x1b[2J" has no shape');
+    expect(text).toContain('Layer\\x1b]0;pwned\\x07');
+    expect(text).toContain('crashed · 3 ms · crashed in Building engine › Timing tactics');
+    expect(text).toContain('  crashed in Building engine › Timing tactics');
+  });
+});
+
+describe('plain output', () => {
+  it('names the long silence with the builder\'s CPU and the predicted end, and escapes control characters', () => {
+    let wall = 0;
+    const term = terminal();
+    const r = new PlainRenderer(term.out, () => wall);
+    r.begin(record);
+    r.events([
+      ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building\x1b[31m engine', nbSteps: 6, instance: 0 }),
+      ev(1000, { type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 0 }),
+      ev(2000, { type: 'heartbeat', sinceLastCallbackMs: 2000, cancelRequested: false, workerCpuMs: 0, estimate: { remainingMs: 60_000, lowMs: 60_000, highMs: 60_000, basis: 1 } }),
+    ]);
+    // Those events arrived at wall time 0; 31 s later the build clock reads 2 s + 31 s.
+    wall = 31_000;
+    r.silenceNote();
+    r.end(ev(31_000, { type: 'build.finished', status: 'cancelled', durationMs: 31_000 }) as Extract<BuildEvent, { type: 'build.finished' }>);
+    const text = term.text();
+    expect(text).toContain('▸ Building\\x1b[31m engine (6 steps)');
+    expect(text).toContain('… still building; last TensorRT callback 33.0 s ago (no CPU use); about 29.0 s left\n');
+    expect(text).not.toContain('\x1b[31m');
+  });
+});

@@ -1,0 +1,55 @@
+// The human line of an MCP progress notification (and of an LSP work-done report): where the
+// builder is, how long TensorRT has been silent and whether it is working meanwhile, and the
+// predicted end when earlier builds give one. Everything comes from the shared build view
+// (apps/shared/build-view.ts); the caller passes the wall clock in, so tests need no timers.
+import { isFinalStatus, type BuildView } from '../shared/build-view.js';
+import { formatDuration } from '../shared/format.js';
+import type { CancelReason } from '../shared/protocol.js';
+import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining } from '../shared/view-format.js';
+
+const REASON_WORDS: Record<CancelReason, string> = {
+  user: 'cancel requested',
+  timeout: 'time budget exhausted',
+  shutdown: 'server shutting down',
+};
+
+export interface MessageOptions {
+  /** Silence longer than this is called out as "still building". */
+  silentAfterMs?: number;
+  /** Wall time (ms) the build entered the queue, for "queued for N s". */
+  queuedAtWall?: number;
+}
+
+/** Where the builder is: the current path with step counts, or what happens before the first phase. */
+export function whereText(view: BuildView): string {
+  const path = view.currentPath();
+  return path.length > 0 ? formatCurrentPath(path) : 'preparing the build (parsing the model)';
+}
+
+export function progressMessage(view: BuildView, nowWall: number, opts: MessageOptions = {}): string {
+  const silentAfterMs = opts.silentAfterMs ?? 2000;
+  if (view.status === 'queued') {
+    const q = opts.queuedAtWall;
+    const waited = q === undefined || Number.isNaN(q) ? '' : ` for ${formatDuration(nowWall - q)}`;
+    return `queued${waited}: waiting for an earlier build on this GPU to finish`;
+  }
+  if (isFinalStatus(view.status)) {
+    const site = crashSite(view.outcome);
+    return `build ${view.status}${site ? `, ${formatCrashSite(site)}` : ''}`;
+  }
+  const where = whereText(view);
+  const quiet = view.sinceLastCallbackMs(nowWall);
+  const silent = quiet !== undefined && quiet >= silentAfterMs;
+  let since =
+    quiet === undefined
+      ? `no TensorRT callback yet, ${formatDuration(view.elapsedMs(nowWall))} since start`
+      : `last TensorRT callback ${formatDuration(quiet)} ago`;
+  // In a silent stretch, say whether the builder burns CPU (working) or not (stalled).
+  const live = silent ? formatLiveness(view.workerCores()) : undefined;
+  if (live) since += ` (${live})`;
+  if (view.status === 'stopping') {
+    return `stopping (${REASON_WORDS[view.cancelling?.reason ?? 'user']}), waiting for the next step boundary: ${where} · ${since}`;
+  }
+  const left = view.remaining(nowWall);
+  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}`;
+}

@@ -1,0 +1,169 @@
+// Small pure helpers over the build view (build-view.ts) that several surfaces need in the same
+// words: the phase path, the predicted end, whether the builder is working, where a crashed build
+// died, and the rows flattened for text. The CLI, the MCP and LSP servers use them; keeping the
+// wording here is what makes "crashed in A › B" read the same in a terminal and in an agent.
+import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
+import { displayText } from './display-text.js';
+import { formatDuration } from './format.js';
+import type { BuildEvent, BuildFinished, BuildRecord, BuildState, Estimate, EventBody, PhaseNode } from './protocol.js';
+import type { PhaseRow } from './phase-rows.js';
+
+export const PATH_SEPARATOR = ' › ';
+/** A silence longer than this is called out: real builds do go quiet, but rarely for this long. */
+export const LONG_SILENCE_MS = 30_000;
+/**
+ * Below this many cores the worker counts as idle: a builder that waits (on the GPU, or hangs)
+ * still shows a little CPU from its own heartbeat thread and the runtime.
+ */
+export const IDLE_CORES = 0.05;
+
+/** Names from the root down, joined; names come from the model, so control characters are shown, not obeyed. */
+export function formatPath(names: readonly string[]): string {
+  return names.map(displayText).join(PATH_SEPARATOR);
+}
+
+/**
+ * "Building engine 2/6 › Building engine from subgraph › … › Timing graph nodes 7/12 › Measuring
+ * tactic time 1/4": step counts on every level that has more than one step (and on the leaf),
+ * because the leaf is often short-lived and the telling count ("node 7 of 12") sits a few levels up.
+ */
+export function formatCurrentPath(levels: readonly PathLevel[]): string {
+  return levels
+    .map((l, i) =>
+      l.nbSteps > 1 || i === levels.length - 1 ? `${displayText(l.name)} ${Math.min(l.stepsDone, l.nbSteps)}/${l.nbSteps}` : displayText(l.name),
+    )
+    .join(PATH_SEPARATOR);
+}
+
+/**
+ * "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on.
+ * Once the best guess has run out: "past the predicted end", with what the slowest earlier build
+ * still allows.
+ */
+export function formatRemaining(e: Estimate): string {
+  if (e.remainingMs <= 0) return `past the predicted end${e.highMs > 0 ? ` (up to ${formatDuration(e.highMs)} more)` : ''}`;
+  const range = e.lowMs === e.highMs ? '' : ` (${formatDuration(e.lowMs)}–${formatDuration(e.highMs)})`;
+  return `about ${formatDuration(e.remainingMs)} left${range}`;
+}
+
+/** "builder busy, 1.5 cores" or "no CPU use"; undefined until two heartbeats measured the worker. */
+export function formatLiveness(cores: number | undefined): string | undefined {
+  if (cores === undefined) return undefined;
+  return cores < IDLE_CORES ? 'no CPU use' : `builder busy, ${cores.toFixed(1)} core${cores.toFixed(1) === '1.0' ? '' : 's'}`;
+}
+
+/** "last TensorRT callback 3.2 s ago", plus the liveness in silent stretches; undefined before the first callback. */
+export function formatCallback(view: BuildView, nowWall: number, simulated = false): string | undefined {
+  const quiet = view.sinceLastCallbackMs(nowWall);
+  if (quiet === undefined) return undefined;
+  const live = formatLiveness(view.workerCores());
+  return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
+}
+
+/** Where a crashed build died (outermost phase first), when the service knew it. */
+export function crashSite(outcome: BuildFinished | undefined): string[] | undefined {
+  if (outcome?.status !== 'crashed') return undefined;
+  const p = outcome.lastPhasePath;
+  return p && p.length > 0 ? p : undefined;
+}
+
+/** "crashed in Building engine › … › Timing tactics". */
+export function formatCrashSite(path: readonly string[]): string {
+  return `crashed in ${formatPath(path)}`;
+}
+
+export function viewStatusOf(state: BuildState): ViewStatus {
+  return state === 'cancelling' ? 'stopping' : state;
+}
+
+/**
+ * A view from a service record (a build joined mid-way); events after `record.lastSeq` continue
+ * it. The record's phase tree is replayed into the view in time order (at one instant: phases
+ * that were already open finish first, then starts, then phases that lasted no time), so the
+ * current path, `work` and the progress figure come out as the live events would have made them.
+ */
+export function viewFromRecord(record: BuildRecord): BuildView {
+  const view = new BuildView(record.id);
+  type Item = { t: number; order: number; ev: EventBody };
+  const items: Item[] = [];
+  // Records are losing their phase tree (the view snapshot replaces it); one without starts empty.
+  const phases = (record as { phases?: readonly PhaseNode[] }).phases ?? [];
+  for (const p of phases) {
+    items.push({ t: p.startT, order: 1e12 + p.id, ev: { type: 'phase.start', id: p.id, parentId: p.parentId, name: p.name, nbSteps: p.nbSteps, instance: p.instance } });
+    if (p.endT === undefined) {
+      if (p.stepsDone > 0) items.push({ t: p.startT, order: 1e12 + p.id + 0.5, ev: { type: 'phase.step', id: p.id, step: p.stepsDone - 1, stepsDone: p.stepsDone } });
+    } else {
+      const instant = p.endT <= p.startT;
+      items.push({ t: Math.max(p.endT, p.startT), order: instant ? 3e12 - p.id : -p.id, ev: { type: 'phase.finish', id: p.id, stepsDone: p.stepsDone, early: p.early ?? false } });
+    }
+  }
+  items.sort((a, b) => a.t - b.t || a.order - b.order);
+  let seq = 0;
+  for (const it of items) view.apply({ v: 1, buildId: record.id, seq: seq++, t: it.t, ...it.ev } as BuildEvent);
+  if (record.outcome) view.apply({ ...record.outcome, seq: seq++ });
+  view.seq = record.lastSeq;
+  view.status = viewStatusOf(record.state);
+  view.cache = record.cache ?? record.outcome?.cache;
+  return view;
+}
+
+/** One row of the view, flattened for text: a name path and its figures. */
+export interface RowLine {
+  path: string[];
+  /** 1 at the top. */
+  depth: number;
+  /** Instances started. */
+  count: number;
+  /** Instances open now. */
+  open: number;
+  earlyCount: number;
+  /** Steps of the instance the row shows (the latest-started open one, else the latest finished). */
+  stepsDone: number;
+  nbSteps: number;
+  /** That instance finished before all its steps were reported. */
+  early: boolean;
+  firstStartT: number;
+  /** Build time during which at least one instance was open, up to `nowT` for open ones. */
+  wallMs: number;
+}
+
+/** The rows depth first (siblings in first-start order), with open instances counted up to `nowT`. */
+export function rowLines(view: BuildView, nowT: number): RowLine[] {
+  const out: RowLine[] = [];
+  const walk = (r: PhaseRow, path: string[]) => {
+    for (const c of r.children) {
+      const p = [...path, c.name];
+      out.push({
+        path: p,
+        depth: p.length,
+        count: c.count,
+        open: c.open.length,
+        earlyCount: c.earlyCount,
+        stepsDone: c.shown.stepsDone,
+        nbSteps: c.shown.nbSteps,
+        early: c.shown.endT !== undefined && c.shown.early === true,
+        firstStartT: c.firstStartT,
+        wallMs: wallOf(c, nowT),
+      });
+      walk(c, p);
+    }
+  };
+  walk(view.rows.root, []);
+  return out;
+}
+
+/** Length of the row's spans, plus the stretch its open instances add after the last span. */
+export function wallOf(row: PhaseRow, nowT: number): number {
+  const s = row.spans;
+  let total = 0;
+  let lastEnd = -Infinity;
+  for (let i = 0; i < s.start.length; i++) {
+    total += Math.max(0, s.end[i] - Math.max(s.start[i], lastEnd));
+    lastEnd = Math.max(lastEnd, s.end[i]);
+  }
+  if (row.open.length > 0) {
+    const from = Math.max(lastEnd, Math.min(...row.open.map((o) => o.startT)));
+    total += Math.max(0, nowT - from);
+  }
+  return total;
+}
