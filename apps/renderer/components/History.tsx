@@ -1,6 +1,6 @@
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
-import { fmtCount, fmtMs } from '../lib/format.js';
+import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
 import { recordDurationMs } from '../store/controller.js';
 
 /** This session's builds, newest first; picking one shows its tree and figures. */
@@ -10,6 +10,15 @@ export function History() {
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
   const rows = [...history].reverse();
+  const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? base(r.modelPath);
+  // Two different models under one name (two "model.onnx" from different folders) are told apart
+  // by their size, shown beside the name; the tooltip has the full name, path and size.
+  const identities = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const ids = identities.get(nameOf(r)) ?? new Set<string>();
+    ids.add(identity(r));
+    identities.set(nameOf(r), ids);
+  }
   return (
     <section className="panel history" aria-labelledby="hist-h">
       <h2 id="hist-h">History</h2>
@@ -42,8 +51,9 @@ export function History() {
                 }}
                 aria-label={`Build ${r.id}: ${outcome(r)}`}
               >
-                <td className="path" title={`${names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}\n${r.modelPath}`}>
-                  {names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}
+                <td className="path" title={tooltip(r, nameOf(r))}>
+                  {nameOf(r)}
+                  {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? fmtBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
                 <td className={`outcome o-${r.state}`}>{outcome(r)}</td>
@@ -72,6 +82,25 @@ function cacheText(r: BuildRecord): string {
   if (!cache) return '—';
   const hits = cache.hits === undefined ? '?' : fmtCount(cache.hits);
   return `${hits} / +${fmtCount(cache.added)}`;
+}
+
+/** Builds of one model file share it; uploads have a new path each time, so size and graph count too. */
+function identity(r: BuildRecord): string {
+  return r.model ? `${r.model.fileBytes}|${r.model.nodeCount}|${r.model.graphName}` : r.modelPath;
+}
+
+function tooltip(r: BuildRecord, name: string): string {
+  const lines = [name];
+  if (r.model) lines.push(`${fmtBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
+  lines.push(shortPath(r.modelPath));
+  if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
+  return lines.join('\n');
+}
+
+/** The last two folders and the file: enough to tell copies apart without a screen-wide path. */
+function shortPath(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : p;
 }
 
 function base(p: string): string {

@@ -3,7 +3,7 @@
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { formCapabilities, formToOptions, shapeFieldsFor } from '../lib/options-form.js';
+import { formCapabilities, formForModel, formToOptions } from '../lib/options-form.js';
 import type { AppStore } from './app-store.js';
 import { EventPump, type FrameScheduler } from './event-pump.js';
 import { isFinal, LiveBuild } from './live-build.js';
@@ -32,7 +32,7 @@ export class Controller {
       // Its model becomes the open one again, so Build works after this build ends.
       if (!s.model && running.model) {
         const model = { path: running.modelPath, displayName: running.model.fileName, summary: running.model };
-        this.store.setState({ model, form: { ...s.form, shapes: shapeFieldsFor(running.model, s.form.shapes) } });
+        this.store.setState({ model, form: formForModel(running.model) });
       }
       this.watch(running.id);
     }
@@ -83,17 +83,30 @@ export class Controller {
         this.store.setState({ modelBusy: false });
         return;
       }
-      const { form, modelNames } = this.store.getState();
+      const { form, forms, modelNames, model: previous } = this.store.getState();
+      // The form being left is kept for its model; the opened model gets its own (or a fresh one).
+      const kept = previous ? { ...forms, [this.modelKey(previous)]: form } : forms;
       this.store.setState({
         model,
         modelNames: { ...modelNames, [model.path]: model.displayName },
         modelBusy: false,
         formError: null,
-        form: { ...form, shapes: shapeFieldsFor(model.summary, form.shapes) },
+        forms: kept,
+        form: kept[this.modelKey(model)] ?? formForModel(model.summary),
       });
     } catch (e) {
       this.store.setState({ modelBusy: false, modelError: message(e) });
     }
+  }
+
+  /**
+   * Which model a form belongs to. A path on the desktop; in the browser every upload gets a new
+   * server-side path, so the file's name, size and graph stand for it instead.
+   */
+  modelKey(model: ModelRef): string {
+    if (this.client.capabilities.host !== 'web') return model.path;
+    const s = model.summary;
+    return JSON.stringify([model.displayName, s.fileBytes, s.nodeCount, s.graphName, s.inputs]);
   }
 
   // ── build ──
@@ -131,7 +144,8 @@ export class Controller {
     }
     this.store.setState({ formError: null, starting: true, notice: null });
     try {
-      const { id } = await this.client.startBuild(s.model, result.options);
+      const run = result.timeBudgetSeconds !== undefined ? { timeBudgetSeconds: result.timeBudgetSeconds } : undefined;
+      const { id } = run ? await this.client.startBuild(s.model, result.options, run) : await this.client.startBuild(s.model, result.options);
       this.watch(id, true);
       void this.refreshHistory();
     } catch (e) {

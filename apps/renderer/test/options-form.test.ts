@@ -29,7 +29,7 @@ const model: ModelSummary = {
   dynamicInputs: [{ name: 'input', dims: ['batch', 'height', 'width'] }],
 };
 
-const form = (over: Partial<FormState>): FormState => ({ ...DEFAULT_FORM, shapes: shapeFieldsFor(model, {}), ...over });
+const form = (over: Partial<FormState>): FormState => ({ ...DEFAULT_FORM, shapes: shapeFieldsFor(model), ...over });
 const shapes = (min: string, opt: string, max: string) => ({ input: { min, opt, max } });
 
 describe('formToOptions', () => {
