@@ -113,8 +113,12 @@ function tourPage(page, tag) {
       if (fault && phase) await label('…at phase').fill(phase);
     },
     async build(until) {
+      // The previous build's outcome stays on screen until the new one starts: wait for that.
+      const previous = await page.locator('.statusbar .state').textContent();
       await button('Build').click();
+      if (previous !== 'Building') await page.locator('.statusbar .state').filter({ hasNotText: previous }).waitFor({ timeout: 30_000 });
       if (until) await status.getByText(until, { exact: true }).waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(300);
     },
   };
 }

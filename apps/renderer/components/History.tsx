@@ -10,6 +10,11 @@ export function History() {
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
   const rows = [...history].reverse();
+  // The build on screen may have ended after the list was fetched (the record is updated a moment
+  // after the stream's last event): its outcome comes from the stream, so the row never says
+  // "running" beside a finished build.
+  const liveFinal = live?.outcome?.status;
+  const stateOf = (r: BuildRecord): string => (r.id === live?.id && liveFinal ? liveFinal : r.state);
   const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? base(r.modelPath);
   // Two different models under one name (two "model.onnx" from different folders) are told apart
   // by their size, shown beside the name; the tooltip has the full name, path and size.
@@ -49,14 +54,14 @@ export function History() {
                 onKeyDown={(e) => {
                   if (e.key === 'Enter') c.watch(r.id);
                 }}
-                aria-label={`Build ${r.id}: ${outcome(r)}`}
+                aria-label={`Build ${r.id}: ${stateOf(r)}`}
               >
                 <td className="path" title={tooltip(r, nameOf(r))}>
                   {nameOf(r)}
                   {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? fmtBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
-                <td className={`outcome o-${r.state}`}>{outcome(r)}</td>
+                <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
                 <td className="num">{fmtDuration(r)}</td>
                 <td className="num">{cacheText(r)}</td>
               </tr>
@@ -68,9 +73,6 @@ export function History() {
   );
 }
 
-function outcome(r: BuildRecord): string {
-  return r.state;
-}
 
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);

@@ -28,7 +28,7 @@ function Summary({ s, name }: { s: ModelSummary; name: string }) {
   const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
   const opset = s.opsetImports.map((o) => `${o.domain || 'ai.onnx'} ${o.version}`).join(', ');
   return (
-    <div className="summary">
+    <div className="model-summary">
       <dl className="kv">
         <dt>File</dt>
         <dd title={s.path ?? s.fileName}>{name}</dd>

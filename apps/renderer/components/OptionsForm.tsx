@@ -83,6 +83,34 @@ export function OptionsForm() {
           void c.build();
         }}
       >
+        {/* First: for a dynamic model the shapes are what Build needs before anything else. */}
+        {model && <ShapeInputs model={model.summary} form={form} set={set} />}
+        {valueInputs.length > 0 && (
+          <fieldset>
+            <legend>Shape-tensor values (min / opt / max)</legend>
+            {valueInputs.map((input) => {
+              const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
+              const count = input.shape.length === 0 ? 1 : input.shape[0];
+              return (
+                <div key={input.name} className="value-row">
+                  <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
+                    {input.name} <span className="muted">({count} value{count === 1 ? '' : 's'})</span>
+                  </span>
+                  {(['min', 'opt', 'max'] as const).map((w) => (
+                    <input
+                      key={w}
+                      aria-label={`${input.name} ${w} values`}
+                      placeholder={w}
+                      value={f[w]}
+                      spellCheck={false}
+                      onChange={(e) => set({ shapeValues: { ...form.shapeValues, [input.name]: { ...f, [w]: e.target.value } } })}
+                    />
+                  ))}
+                </div>
+              );
+            })}
+          </fieldset>
+        )}
         <Field label="Backend">
           <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
             <option value="auto">auto</option>
@@ -95,7 +123,12 @@ export function OptionsForm() {
             </option>
           </select>
         </Field>
-        {backendReason(trt) && <p className="hint">TensorRT unavailable: {backendReason(trt)}</p>}
+        {backendReason(trt) && (
+          <details className="hint">
+            <summary>TensorRT unavailable: why?</summary>
+            {backendReason(trt)}
+          </details>
+        )}
         {backendsError && <p className="error">Backends: {backendsError}</p>}
         <Field label="Optimization level">
           <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
@@ -155,7 +188,7 @@ export function OptionsForm() {
         </fieldset>
         <Field label="Profiling verbosity">
           <select value={form.profilingVerbosity} onChange={(e) => set({ profilingVerbosity: e.target.value as FormState['profilingVerbosity'] })}>
-            <option value="">default (layer names only)</option>
+            <option value="">default</option>
             <option value="layer_names_only">layer_names_only</option>
             <option value="detailed">detailed</option>
             <option value="none">none</option>
@@ -163,7 +196,7 @@ export function OptionsForm() {
         </Field>
         <Field label="Hardware compatibility">
           <select value={form.hardwareCompatibility} onChange={(e) => set({ hardwareCompatibility: e.target.value as FormState['hardwareCompatibility'] })}>
-            <option value="">default (this GPU only)</option>
+            <option value="">default</option>
             {hardware.map((h) => (
               <option key={h} value={h}>
                 {HARDWARE_LABEL[h]}
@@ -213,33 +246,6 @@ export function OptionsForm() {
         <Field label="Time budget (s)">
           <input inputMode="decimal" placeholder="none" value={form.timeBudget} onChange={(e) => set({ timeBudget: e.target.value })} />
         </Field>
-        {model && <ShapeInputs model={model.summary} form={form} set={set} />}
-        {valueInputs.length > 0 && (
-          <fieldset>
-            <legend>Shape-tensor values (min / opt / max)</legend>
-            {valueInputs.map((input) => {
-              const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
-              const count = input.shape.length === 0 ? 1 : input.shape[0];
-              return (
-                <div key={input.name} className="value-row">
-                  <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
-                    {input.name} <span className="muted">({count} value{count === 1 ? '' : 's'})</span>
-                  </span>
-                  {(['min', 'opt', 'max'] as const).map((w) => (
-                    <input
-                      key={w}
-                      aria-label={`${input.name} ${w} values`}
-                      placeholder={w}
-                      value={f[w]}
-                      spellCheck={false}
-                      onChange={(e) => set({ shapeValues: { ...form.shapeValues, [input.name]: { ...f, [w]: e.target.value } } })}
-                    />
-                  ))}
-                </div>
-              );
-            })}
-          </fieldset>
-        )}
         <fieldset disabled={!simUsed}>
           <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
           <Field label="Duration (s)">
