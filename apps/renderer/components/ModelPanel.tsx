@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import type { ModelSummary } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { fmtBytes, fmtCount } from '../lib/format.js';
@@ -8,12 +9,17 @@ export function ModelPanel() {
   const model = useApp((s) => s.model);
   const busy = useApp((s) => s.modelBusy);
   const error = useApp((s) => s.modelError);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+  // The left column scrolls (the options are long): a model error above the fold would go unseen.
+  useEffect(() => {
+    if (error) errorRef.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [error]);
   return (
     <section className="panel model-panel" aria-labelledby="model-h">
       <h2 id="model-h">Model</h2>
       {busy && <p className="muted">Reading model…</p>}
       {error && (
-        <p className="error" role="alert">
+        <p className="error" role="alert" ref={errorRef}>
           {error}
         </p>
       )}

@@ -119,7 +119,7 @@ export function OptionsForm() {
               {backendReason(trt) ? ' (unavailable)' : ''}
             </option>
             <option value="simulated" disabled={!!backendReason(sim)}>
-              simulated{sim?.emulates ? ` (as TensorRT ${sim.emulates})` : ''}
+              simulated
             </option>
           </select>
         </Field>
@@ -130,6 +130,7 @@ export function OptionsForm() {
           </details>
         )}
         {backendsError && <p className="error">Backends: {backendsError}</p>}
+        {simUsed && sim?.emulates && <p className="hint">The simulator behaves as TensorRT {sim.emulates}: no GPU is used, no real engine is made.</p>}
         <Field label="Optimization level">
           <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
             {[0, 1, 2, 3, 4, 5].map((n) => (
