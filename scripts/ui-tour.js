@@ -199,6 +199,8 @@ async function tour11(browser, url, models, [w, h]) {
   const page = await ctx.newPage();
   await page.goto(url);
   const t = tourPage(page, `${w}x${h}`);
+  // The form follows the backends' TensorRT version, which arrives after the page loads.
+  await page.getByText('The simulator behaves as TensorRT 11.1.0', { exact: false }).waitFor({ timeout: 30_000 });
   await t.open(models.dynamic);
   await page.getByRole('heading', { name: 'Build options' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await t.shot('15-trt11-form');

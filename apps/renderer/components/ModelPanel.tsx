@@ -23,6 +23,7 @@ export function ModelPanel() {
           {error}
         </p>
       )}
+      {error && model && <p className="hint">Still open: {model.displayName}</p>}
       {!model && !busy && !error && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
       {model && <Summary s={model.summary} name={model.displayName} />}
     </section>

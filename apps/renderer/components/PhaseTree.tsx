@@ -362,5 +362,5 @@ function emptyText(live: LiveBuild | null): string {
   const last = live.outcome?.lastPhasePath;
   return last?.length
     ? `No phase reached this view before the build ended; the builder was last in ${last.join(' › ')}.`
-    : 'The build ended before the builder reported a phase.';
+    : 'No phase reached this view before the build ended.';
 }
