@@ -247,4 +247,18 @@ describe('history', () => {
     expect(cells.map((c) => c.textContent)).toEqual(['model.onnx (2.00 KiB)', 'model.onnx (4.00 MiB)', 'model.onnx (2.00 KiB)']);
     expect(cells[1].getAttribute('title')).toBe('model.onnx\n4.00 MiB, 10 nodes\n/srv/uploads/upload-bb.onnx');
   });
+
+  it('never says "running" beside the build on screen once its stream has ended', async () => {
+    await open(summary, '/srv/tiny.onnx');
+    client.builds = [{ id: 'b1', state: 'running', modelPath: '/srv/tiny.onnx', model: summary, options: { backend: 'auto' }, queuedAt: '', lastSeq: 1, phases: [], engineAvailable: false }];
+    await act(async () => button('Build').click());
+    const w = new StreamWriter('b1');
+    w.started();
+    w.finished('succeeded', { engineBytes: 10 });
+    // The service's list still says running (its record lags the stream by a moment).
+    await act(async () => client.push('b1', w.events));
+    runFrames();
+    await act(async () => undefined);
+    expect(host.querySelector('.hist td.outcome')!.textContent).toBe('succeeded');
+  });
 });
