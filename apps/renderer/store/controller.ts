@@ -3,7 +3,7 @@
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { formCapabilities, formForModel, formToOptions } from '../lib/options-form.js';
+import { DEFAULT_FORM, formCapabilities, formForModel, formToOptions, type FormState } from '../lib/options-form.js';
 import type { AppStore } from './app-store.js';
 import { EventPump, type FrameScheduler } from './event-pump.js';
 import { isFinal, LiveBuild } from './live-build.js';
@@ -77,6 +77,7 @@ export class Controller {
   private async loadModel(get: () => Promise<ModelRef | null>): Promise<void> {
     if (this.store.getState().modelBusy) return;
     this.store.setState({ modelBusy: true, modelError: null });
+    const formAtStart = this.store.getState().form;
     try {
       const model = await get();
       if (!model) {
@@ -85,14 +86,18 @@ export class Controller {
       }
       const { form, forms, modelNames, model: previous } = this.store.getState();
       // The form being left is kept for its model; the opened model gets its own (or a fresh one).
-      const kept = previous ? { ...forms, [this.modelKey(previous)]: form } : forms;
+      // Options typed before any model was open, or while this one was uploading, are meant for
+      // it: they are applied on top instead of being lost.
+      const kept = previous ? { ...forms, [this.modelKey(previous)]: formAtStart } : forms;
+      const own = kept[this.modelKey(model)] ?? formForModel(model.summary);
+      const typed = previous ? editsBetween(formAtStart, form) : editsBetween(DEFAULT_FORM, form);
       this.store.setState({
         model,
         modelNames: { ...modelNames, [model.path]: model.displayName },
         modelBusy: false,
         formError: null,
         forms: kept,
-        form: kept[this.modelKey(model)] ?? formForModel(model.summary),
+        form: { ...own, ...typed },
       });
     } catch (e) {
       this.store.setState({ modelBusy: false, modelError: message(e) });
@@ -256,6 +261,16 @@ export class Controller {
     this.unsubscribe?.();
     this.stopClock();
   }
+}
+
+/** The fields changed from `before` to `after`; shapes belong to one model and never move. */
+function editsBetween(before: FormState, after: FormState): Partial<FormState> {
+  const out: Partial<FormState> = {};
+  for (const k of Object.keys(after) as (keyof FormState)[]) {
+    if (k === 'shapes' || k === 'shapeValues') continue;
+    if (after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
+  }
+  return out;
 }
 
 export function message(e: unknown): string {

@@ -130,6 +130,25 @@ describe('the options form', () => {
     expect(field('images batch max').value).toBe('8');
   });
 
+  it('applies options typed while a model uploads to that model, and those typed before any model to the first', async () => {
+    type('Workspace (MiB)', '1024');
+    await open(summary, '/srv/tiny.onnx');
+    expect(field('Workspace (MiB)').value).toBe('1024');
+    type('Optimization level', '1');
+    let arrive!: (m: { path: string; displayName: string; summary: ModelSummary }) => void;
+    client.openModel = () => new Promise((r) => (arrive = r));
+    await act(async () => button('Open model…').click());
+    type('Optimization level', '4');
+    await act(async () => arrive({ path: '/srv/resnet-dyn.onnx', displayName: 'resnet-dyn.onnx', summary: dynamicModel }));
+    expect(field('Optimization level').value).toBe('4');
+    expect(field('Workspace (MiB)').value).toBe('');
+    // The model left keeps its form as it was when the other was opened.
+    client.openModel = async () => ({ path: '/srv/tiny.onnx', displayName: 'tiny.onnx', summary });
+    await act(async () => button('Open model…').click());
+    expect(field('Optimization level').value).toBe('1');
+    expect(field('Workspace (MiB)').value).toBe('1024');
+  });
+
   it('asks only for the symbolic dimensions, fills in the fixed ones, and says what is wrong as you type', async () => {
     await open(dynamicModel, '/srv/resnet-dyn.onnx');
     const rows = [...host.querySelectorAll('.dims tbody th')].map((t) => t.textContent);
