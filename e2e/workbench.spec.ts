@@ -70,7 +70,7 @@ test('the trtexec command follows the model and options, and is what Copy puts o
   await studio.openModel(models.dynamic);
   await expect(page.getByLabel('TF32', { exact: true })).toBeChecked();
   await expect(command(page)).toHaveCount(0);
-  await expect(page.getByText('trtexec command: Input "input": min of dimension 0 (batch) is empty.')).toBeVisible();
+  await expect(page.getByText('The trtexec command appears once the options are complete. Input "input": min of dimension 0 (batch) is empty.')).toBeVisible();
   for (const [dim, v] of Object.entries({ batch: ['1', '2', '4'], height: ['64', '64', '128'], width: ['64', '64', '128'] })) {
     await page.getByLabel(`input ${dim} min`, { exact: true }).fill(v[0]);
     await page.getByLabel(`input ${dim} opt`, { exact: true }).fill(v[1]);

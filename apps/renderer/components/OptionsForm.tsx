@@ -253,7 +253,7 @@ export function OptionsForm() {
             <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
           </Field>
           <Field label="Seed">
-            <input inputMode="numeric" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
+            <input inputMode="numeric" placeholder="1" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
           </Field>
           <Field label="Fault">
             <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
@@ -284,7 +284,7 @@ export function OptionsForm() {
                 {command.text}
               </pre>
             ) : (
-              <p className="hint">trtexec command: {command.text}</p>
+              <p className="hint">The trtexec command appears once the options are complete. {command.text}</p>
             )}
           </div>
         )}

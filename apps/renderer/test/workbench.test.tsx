@@ -187,7 +187,7 @@ describe('the options form', () => {
     await open(dynamicModel, '/srv/upload-9a8b.onnx', 'resnet-dyn.onnx');
     // Shapes still missing: no command, the reason instead; never the previous model's command.
     expect(command()).toBeNull();
-    expect(host.textContent).toContain('trtexec command: Input "images": min of dimension 0 (batch) is empty.');
+    expect(host.textContent).toContain('The trtexec command appears once the options are complete. Input "images": min of dimension 0 (batch) is empty.');
     for (const d of ['batch', 'height', 'width']) for (const w of ['min', 'opt', 'max']) type(`images ${d} ${w}`, d === 'batch' ? { min: '1', opt: '2', max: '4' }[w]! : '64');
     expect(command()).toBe(
       'trtexec --onnx=resnet-dyn.onnx --saveEngine=resnet-dyn.engine --builderOptimizationLevel=3 --minShapes=images:1x3x64x64 --optShapes=images:2x3x64x64 --maxShapes=images:4x3x64x64 --skipInference',
