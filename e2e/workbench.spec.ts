@@ -95,3 +95,16 @@ test('a relative timing-cache path is refused before Build, saying where paths r
   await expect(page.getByRole('alert')).toContainText('"caches/model.cache" is a relative path: give the full path on the machine that runs the builds');
   await expect(page.getByRole('status')).toContainText('Idle');
 });
+
+test('a time budget set in the form cancels the build when it runs out, and says so', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.big);
+  await expect(page.getByRole('region', { name: 'Model' })).toContainText('resnet-like.onnx');
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await page.getByLabel('Duration (s)', { exact: true }).fill('60');
+  await page.getByLabel('Time budget (s)', { exact: true }).fill('2');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('status')).toContainText('Building');
+  await expect(page.getByRole('status')).toContainText('Cancelled', { timeout: 30_000 });
+  await expect(page.getByRole('group', { name: 'Build summary' })).toContainText('the time budget ran out');
+});

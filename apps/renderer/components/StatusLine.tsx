@@ -34,7 +34,9 @@ export function StatusLine() {
       : 'Stopping — waiting for the builder to reach a step boundary… (Stop again to kill it)';
   } else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
-    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after Stop`);
+    const reason = live?.view.cancelling?.reason;
+    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after ${after}`);
     if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
   }

@@ -247,6 +247,22 @@ describe('the status line while building', () => {
   });
 });
 
+describe('a build the time budget ended', () => {
+  it('says the budget ran out, not that Stop was pressed', async () => {
+    await open(summary, '/srv/tiny.onnx');
+    await act(async () => button('Build').click());
+    const w = new StreamWriter('b1');
+    w.started();
+    w.start('Building engine', null, 6);
+    w.emit({ type: 'build.cancelling', requestedAt: 2000, reason: 'timeout' } as never);
+    w.finished('cancelled', { cancelLatencyMs: 12 });
+    await act(async () => client.push('b1', w.events));
+    runFrames();
+    expect(host.querySelector('[aria-label="Build summary"]')!.textContent).toMatch(/^Cancelled after .*: the time budget ran out.*builder stopped 12 ms after the time budget ran out/);
+    expect(status()).not.toContain('after Stop');
+  });
+});
+
 describe('history', () => {
   it('shows the names the server keeps, and tells two models of one name apart', async () => {
     const rec = (id: string, path: string, bytes: number): BuildRecord => ({
