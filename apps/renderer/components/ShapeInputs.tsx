@@ -12,6 +12,29 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
   const dynamic = model.dynamicInputs.filter((d) => !valued.includes(d.name));
   if (dynamic.length === 0) return null;
   const put = (name: string, f: ShapeFields) => set({ shapes: { ...form.shapes, [name]: f } });
+  // A symbol shared by several inputs ("batch", "seq_len" on input_ids, attention_mask, ...) is
+  // one size: a value typed for it fills the same symbol of the other inputs where that is still
+  // empty or was equal to the old value, so it is typed once.
+  const putDim = (name: string, i: number, which: (typeof WHICH)[number], value: string) => {
+    const input = model.inputs.find((x) => x.name === name)!;
+    const symbol = input.shape[i];
+    const shapes = { ...form.shapes };
+    const old = dimOf(shapes[name]?.[which] ?? '', input.shape.length, i);
+    for (const d of dynamic) {
+      const other = model.inputs.find((x) => x.name === d.name);
+      if (!other) continue;
+      const template = templateOf(other);
+      const f = shapes[d.name] ?? { min: template, opt: template, max: template };
+      let text = f[which];
+      other.shape.forEach((s, j) => {
+        const self = d.name === name && j === i;
+        const same = typeof symbol === 'string' && symbol !== '' && symbol !== '?' && s === symbol;
+        if (self || (same && [old, ''].includes(dimOf(text, other.shape.length, j)))) text = withDim(text, template, other.shape.length, j, value);
+      });
+      if (text !== f[which]) shapes[d.name] = { ...f, [which]: text };
+    }
+    set({ shapes });
+  };
   return (
     <fieldset className="shapes">
       <legend>Shapes of dynamic inputs</legend>
@@ -20,7 +43,7 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
         const input = model.inputs.find((i) => i.name === d.name);
         const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
         return input ? (
-          <DimTable key={d.name} input={input} f={f} put={(nf) => put(d.name, nf)} />
+          <DimTable key={d.name} input={input} f={f} putDim={(i, w, v) => putDim(d.name, i, w, v)} />
         ) : (
           <WholeShapes key={d.name} name={d.name} f={f} put={(nf) => put(d.name, nf)} />
         );
@@ -29,9 +52,12 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
   );
 }
 
-function DimTable({ input, f, put }: { input: TensorInfo; f: ShapeFields; put: (f: ShapeFields) => void }) {
+function templateOf(input: TensorInfo): string {
+  return input.shape.map((d) => (isFixed(d) ? String(d) : '')).join('x');
+}
+
+function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; putDim: (i: number, which: (typeof WHICH)[number], value: string) => void }) {
   const rank = input.shape.length;
-  const template = input.shape.map((d) => (isFixed(d) ? String(d) : '')).join('x');
   const symbolic = input.shape.map((d, i) => ({ d, i })).filter(({ d }) => !isFixed(d));
   const names = symbolic.map(({ d, i }) => (typeof d === 'string' && d !== '' && d !== '?' ? d : `dim ${i}`));
   const label = (k: number) => (names.indexOf(names[k]) !== k || names.lastIndexOf(names[k]) !== k ? `${names[k]} (dim ${symbolic[k].i})` : names[k]);
@@ -69,7 +95,7 @@ function DimTable({ input, f, put }: { input: TensorInfo; f: ShapeFields; put: (
                     aria-invalid={touched && !check.ok && !/^\d+$/.test(dimOf(f[w], rank, i)) ? true : undefined}
                     value={dimOf(f[w], rank, i)}
                     spellCheck={false}
-                    onChange={(e) => put({ ...f, [w]: withDim(f[w], template, rank, i, e.target.value) })}
+                    onChange={(e) => putDim(i, w, e.target.value)}
                   />
                 </td>
               ))}

@@ -170,6 +170,31 @@ describe('the options form', () => {
     expect(client.started[0].options.shapes).toEqual({ images: { min: [1, 3, 224, 224], opt: [4, 3, 224, 224], max: [16, 3, 224, 224] } });
   });
 
+  it('types a symbol shared by several inputs once', async () => {
+    const bert: ModelSummary = {
+      ...summary,
+      fileName: 'bert.onnx',
+      inputs: [
+        { name: 'input_ids', elemType: 'int64', shape: ['batch', 'seq'] },
+        { name: 'attention_mask', elemType: 'int64', shape: ['batch', 'seq'] },
+      ],
+      dynamicInputs: [
+        { name: 'input_ids', dims: ['batch', 'seq'] },
+        { name: 'attention_mask', dims: ['batch', 'seq'] },
+      ],
+    };
+    await open(bert, '/srv/bert.onnx');
+    type('input_ids batch min', '1');
+    type('input_ids seq max', '512');
+    expect(field('attention_mask batch min').value).toBe('1');
+    expect(field('attention_mask seq max').value).toBe('512');
+    expect(field('attention_mask seq min').value).toBe('');
+    // A later change of the shared size follows too; other symbols are left alone.
+    type('attention_mask batch min', '2');
+    expect(field('input_ids batch min').value).toBe('2');
+    expect(field('input_ids seq max').value).toBe('512');
+  });
+
   it('names an empty symbolic dimension on Build', async () => {
     await open(dynamicModel, '/srv/resnet-dyn.onnx');
     type('images batch min', '1');
