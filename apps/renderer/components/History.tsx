@@ -9,6 +9,8 @@ export function History() {
   const history = useApp((s) => s.history);
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
+  // The live build is mutated in place: subscribe to its outcome so its row follows at once.
+  useApp((s) => s.live?.outcome?.status);
   const rows = [...history].reverse();
   // The build on screen may have ended after the list was fetched (the record is updated a moment
   // after the stream's last event): its outcome comes from the stream, so the row never says
@@ -62,7 +64,7 @@ export function History() {
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
                 <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
-                <td className="num">{fmtDuration(r)}</td>
+                <td className="num">{r.id === live?.id && live.outcome ? fmtMs(live.outcome.durationMs) : fmtDuration(r)}</td>
                 <td className="num">{cacheText(r)}</td>
               </tr>
             ))}

@@ -38,7 +38,7 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
   return (
     <fieldset className="shapes">
       <legend>Shapes of dynamic inputs</legend>
-      <p className="hint">Fixed dimensions come from the model; give min, opt and max for each symbolic one.</p>
+      <p className="hint">Fixed dimensions come from the model; give min, opt and max for each symbolic one (a symbol several inputs share is filled in for all).</p>
       {dynamic.map((d) => {
         const input = model.inputs.find((i) => i.name === d.name);
         const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
