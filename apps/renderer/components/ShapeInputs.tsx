@@ -2,6 +2,7 @@
 // not asked for; each symbolic dimension ("batch", "height") gets one row of min / opt / max. The
 // form keeps whole trtexec-style shapes ("1x3x224x224"), so validation and the trtexec command
 // see exactly what is built; an empty symbolic dimension is an empty part ("x3x224x224").
+import { useId } from 'react';
 import type { ModelSummary, TensorInfo } from '../../shared/protocol.js';
 import { dimOf, isFixed, shapeValueInputs, validateShapeRange, withDim, type FormState, type ShapeFields } from '../lib/options-form.js';
 
@@ -63,7 +64,8 @@ function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; put
   const label = (k: number) => (names.indexOf(names[k]) !== k || names.lastIndexOf(names[k]) !== k ? `${names[k]} (dim ${symbolic[k].i})` : names[k]);
   const touched = symbolic.some(({ i }) => WHICH.some((w) => dimOf(f[w], rank, i) !== ''));
   const check = validateShapeRange(input.name, input, f);
-  const errorId = `shape-err-${input.name}`;
+  // Input names may hold spaces or colons ("input:0"): React's id is always a valid reference.
+  const errorId = useId();
   return (
     <div className="shape-input">
       <div className="shape-head">
