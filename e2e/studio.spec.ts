@@ -71,14 +71,19 @@ test('opens a model and shows its summary; a dynamic input needs shapes before B
   await expect(panel).toContainText('dynamic.onnx');
   await expect(panel.getByText('dynamic', { exact: true })).toBeVisible();
   await button(page, 'Build').click();
-  await expect(page.getByRole('alert')).toHaveText('Input "input": min shape is empty (e.g. 1x3x1x1).');
-  await page.getByLabel('input min shape', { exact: true }).fill('1x3x32x32');
-  await page.getByLabel('input opt shape', { exact: true }).fill('4x3x64x64');
-  await page.getByLabel('input max shape', { exact: true }).fill('2x3x64x64');
+  await expect(page.getByRole('alert')).toHaveText('Input "input": min of dimension 0 (batch) is empty.');
+  // Only the symbolic dimensions are asked for; the fixed one (3) comes from the model.
+  const dims: Record<string, [string, string, string]> = { batch: ['1', '4', '2'], height: ['32', '64', '64'], width: ['32', '64', '64'] };
+  for (const [dim, [min, opt, max]] of Object.entries(dims)) {
+    await page.getByLabel(`input ${dim} min`, { exact: true }).fill(min);
+    await page.getByLabel(`input ${dim} opt`, { exact: true }).fill(opt);
+    await page.getByLabel(`input ${dim} max`, { exact: true }).fill(max);
+  }
+  await expect(page.getByLabel('input shapes')).toHaveText('min 1x3x32x32opt 4x3x64x64max 2x3x64x64');
   await button(page, 'Build').click();
   await expect(page.getByRole('alert')).toContainText('Input "input": dimension 0 must satisfy min ≤ opt ≤ max (got 1, 4, 2)');
   await expect(status(page)).toContainText('Idle');
-  await page.getByLabel('input max shape', { exact: true }).fill('8x3x64x64');
+  await page.getByLabel('input batch max', { exact: true }).fill('8');
   await setSimOptions(page, { duration: '0.5' });
   await button(page, 'Build').click();
   await expect(status(page)).toContainText('Succeeded', { timeout: 30_000 });

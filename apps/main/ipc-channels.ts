@@ -62,7 +62,7 @@ export const PAYLOADS = {
   [INVOKE.recentModels]: NoArgs,
   [INVOKE.takeOpenRequests]: NoArgs,
   [INVOKE.chooseTimingCache]: NoArgs,
-  [INVOKE.startBuild]: z.object({ modelPath: ModelPathArg, options: BuildOptions.optional() }).strict(),
+  [INVOKE.startBuild]: z.object({ modelPath: ModelPathArg, options: BuildOptions.optional(), timeBudgetSeconds: z.number().positive().optional() }).strict(),
   [INVOKE.cancelBuild]: z.object({ id: Id }).strict(),
   [INVOKE.listBuilds]: NoArgs,
   [INVOKE.subscribe]: z.object({ subscriptionId: Id, buildId: Id }).strict(),

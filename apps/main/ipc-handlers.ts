@@ -113,12 +113,12 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     if (chosen !== null) approvedTimingCaches.add(path.resolve(chosen));
     return chosen;
   });
-  on(INVOKE.startBuild, async ({ modelPath, options }) => {
+  on(INVOKE.startBuild, async ({ modelPath, options, timeBudgetSeconds }) => {
     if (options?.timingCache !== undefined && !approvedTimingCaches.has(path.resolve(options.timingCache))) {
       // The build writes the cache back; a path the user never picked in a dialog is refused.
       throw new ServiceError('bad_input', 'Choose the timing-cache file with "Timing cache…" before building.');
     }
-    const record = await service.startBuild({ modelPath, options });
+    const record = await service.startBuild({ modelPath, options, timeBudgetSeconds });
     deps.onBuildStarted(record.id, modelPath);
     return { id: record.id };
   });

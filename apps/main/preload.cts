@@ -92,8 +92,8 @@ const client: BuildClient = {
     return stop;
   },
   chooseTimingCache: () => call<string | null>(C.chooseTimingCache),
-  startBuild: (model: ModelRef, options: BuildOptionsInput) =>
-    call<{ id: string }>(C.startBuild, { modelPath: model.path, options }),
+  startBuild: (model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }) =>
+    call<{ id: string }>(C.startBuild, { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) }),
   cancelBuild: (id: string) => call<void>(C.cancelBuild, { id }),
   listBuilds: () => call<BuildRecord[]>(C.listBuilds),
   subscribe(id: string, handlers: StreamHandlers) {

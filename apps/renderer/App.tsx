@@ -1,3 +1,5 @@
+// Must run before any zod schema is used (see the file).
+import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
 import { History } from './components/History.js';

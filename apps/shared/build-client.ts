@@ -51,7 +51,8 @@ export interface BuildClient {
   /** Asks the host for a timing-cache file path (Electron dialog); null when unsupported/cancelled. */
   chooseTimingCache?(): Promise<string | null>;
 
-  startBuild(model: ModelRef, options: BuildOptionsInput): Promise<{ id: string }>;
+  /** `timeBudgetSeconds`: the service cancels the build (reason "timeout") after that long. */
+  startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }>;
   cancelBuild(id: string): Promise<void>;
   listBuilds(): Promise<BuildRecord[]>;
   /**

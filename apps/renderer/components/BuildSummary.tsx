@@ -1,4 +1,4 @@
-import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
+import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
 
@@ -12,10 +12,10 @@ export function BuildSummary() {
   useApp((s) => s.frame);
   const o = live?.outcome;
   if (!live || !o) return null;
-  const facts = summaryFacts(o, live.cache, live.phases.callbacks);
+  const facts = summaryFacts(o, live.cache, live.phases.callbacks, live.view.cancelling?.reason);
   return (
     <div className={`summary summary-${o.status}`} role="group" aria-label="Build summary">
-      <strong className="summary-state">{headline(o)}</strong>
+      <strong className="summary-state">{headline(o, live.view.cancelling?.reason)}</strong>
       {facts.map((f) => (
         <span key={f} className="summary-fact">
           {f}
@@ -26,13 +26,16 @@ export function BuildSummary() {
   );
 }
 
-function headline(o: BuildFinished): string {
+/** Why a cancel happened, when it was not the user's Stop. */
+const CANCEL_CAUSE: Partial<Record<CancelReason, string>> = { timeout: 'the time budget ran out', shutdown: 'the service shut down' };
+
+function headline(o: BuildFinished, reason?: CancelReason): string {
   const d = fmtMs(o.durationMs);
   switch (o.status) {
     case 'succeeded':
       return `Succeeded in ${d}`;
     case 'cancelled':
-      return `Cancelled after ${d}`;
+      return reason && CANCEL_CAUSE[reason] ? `Cancelled after ${d}: ${CANCEL_CAUSE[reason]}` : `Cancelled after ${d}`;
     case 'failed':
       return `Failed after ${d}`;
     case 'crashed':
@@ -41,14 +44,15 @@ function headline(o: BuildFinished): string {
 }
 
 /** The facts worth a glance, in reading order; exported for tests. */
-export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, callbacks: number): string[] {
+export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, callbacks: number, reason?: CancelReason): string[] {
   const out: string[] = [];
   if (o.status === 'succeeded') {
     out.push(o.engineBytes !== undefined ? `engine ${fmtBytes(o.engineBytes)}` : 'engine written');
   } else {
     out.push('no engine written');
   }
-  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after Stop`);
+  const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after ${stop}`);
   if (o.stopToFinishMs !== undefined) out.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
   if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
   const c = o.cache ?? cache;

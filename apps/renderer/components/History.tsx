@@ -1,6 +1,6 @@
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
-import { fmtCount, fmtMs } from '../lib/format.js';
+import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
 import { recordDurationMs } from '../store/controller.js';
 
 /** This session's builds, newest first; picking one shows its tree and figures. */
@@ -9,7 +9,23 @@ export function History() {
   const history = useApp((s) => s.history);
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
+  // The live build is mutated in place: subscribe to its outcome so its row follows at once.
+  useApp((s) => s.live?.outcome?.status);
   const rows = [...history].reverse();
+  // The build on screen may have ended after the list was fetched (the record is updated a moment
+  // after the stream's last event): its outcome comes from the stream, so the row never says
+  // "running" beside a finished build.
+  const liveFinal = live?.outcome?.status;
+  const stateOf = (r: BuildRecord): string => (r.id === live?.id && liveFinal ? liveFinal : r.state);
+  const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? base(r.modelPath);
+  // Two different models under one name (two "model.onnx" from different folders) are told apart
+  // by their size, shown beside the name; the tooltip has the full name, path and size.
+  const identities = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const ids = identities.get(nameOf(r)) ?? new Set<string>();
+    ids.add(identity(r));
+    identities.set(nameOf(r), ids);
+  }
   return (
     <section className="panel history" aria-labelledby="hist-h">
       <h2 id="hist-h">History</h2>
@@ -40,14 +56,15 @@ export function History() {
                 onKeyDown={(e) => {
                   if (e.key === 'Enter') c.watch(r.id);
                 }}
-                aria-label={`Build ${r.id}: ${outcome(r)}`}
+                aria-label={`Build ${r.id}: ${stateOf(r)}`}
               >
-                <td className="path" title={`${names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}\n${r.modelPath}`}>
-                  {names[r.modelPath] ?? r.model?.fileName ?? base(r.modelPath)}
+                <td className="path" title={tooltip(r, nameOf(r))}>
+                  {nameOf(r)}
+                  {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? fmtBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
-                <td className={`outcome o-${r.state}`}>{outcome(r)}</td>
-                <td className="num">{fmtDuration(r)}</td>
+                <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
+                <td className="num">{r.id === live?.id && live.outcome ? fmtMs(live.outcome.durationMs) : fmtDuration(r)}</td>
                 <td className="num">{cacheText(r)}</td>
               </tr>
             ))}
@@ -58,9 +75,6 @@ export function History() {
   );
 }
 
-function outcome(r: BuildRecord): string {
-  return r.state;
-}
 
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);
@@ -72,6 +86,25 @@ function cacheText(r: BuildRecord): string {
   if (!cache) return '—';
   const hits = cache.hits === undefined ? '?' : fmtCount(cache.hits);
   return `${hits} / +${fmtCount(cache.added)}`;
+}
+
+/** Builds of one model file share it; uploads have a new path each time, so size and graph count too. */
+function identity(r: BuildRecord): string {
+  return r.model ? `${r.model.fileBytes}|${r.model.nodeCount}|${r.model.graphName}` : r.modelPath;
+}
+
+function tooltip(r: BuildRecord, name: string): string {
+  const lines = [name];
+  if (r.model) lines.push(`${fmtBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
+  lines.push(shortPath(r.modelPath));
+  if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
+  return lines.join('\n');
+}
+
+/** The last two folders and the file: enough to tell copies apart without a screen-wide path. */
+function shortPath(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : p;
 }
 
 function base(p: string): string {

@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import type { ModelSummary } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { fmtBytes, fmtCount } from '../lib/format.js';
@@ -8,15 +9,21 @@ export function ModelPanel() {
   const model = useApp((s) => s.model);
   const busy = useApp((s) => s.modelBusy);
   const error = useApp((s) => s.modelError);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+  // The left column scrolls (the options are long): a model error above the fold would go unseen.
+  useEffect(() => {
+    if (error) errorRef.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [error]);
   return (
     <section className="panel model-panel" aria-labelledby="model-h">
       <h2 id="model-h">Model</h2>
       {busy && <p className="muted">Reading model…</p>}
       {error && (
-        <p className="error" role="alert">
+        <p className="error" role="alert" ref={errorRef}>
           {error}
         </p>
       )}
+      {error && model && <p className="hint">Still open: {model.displayName}</p>}
       {!model && !busy && !error && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
       {model && <Summary s={model.summary} name={model.displayName} />}
     </section>
@@ -28,7 +35,7 @@ function Summary({ s, name }: { s: ModelSummary; name: string }) {
   const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
   const opset = s.opsetImports.map((o) => `${o.domain || 'ai.onnx'} ${o.version}`).join(', ');
   return (
-    <div className="summary">
+    <div className="model-summary">
       <dl className="kv">
         <dt>File</dt>
         <dd title={s.path ?? s.fileName}>{name}</dd>

@@ -1,8 +1,17 @@
 import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
+import type { ModelRef } from '../../shared/build-client.js';
+import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { useApp, useController } from '../hooks.js';
 import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
 import { trtexecCommand } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
+import { ShapeInputs } from './ShapeInputs.js';
+
+const HARDWARE_LABEL: Record<Exclude<FormState['hardwareCompatibility'], ''>, string> = {
+  none: 'none',
+  ampere_plus: 'ampere+',
+  same_compute_capability: 'same compute capability',
+};
 
 export function OptionsForm() {
   const c = useController();
@@ -21,38 +30,42 @@ export function OptionsForm() {
   const caps = formCapabilities(form.backend, backends);
   const chosenTrt = form.backend !== 'simulated' && !simUsed ? trt : undefined;
   const valueInputs = model ? shapeValueInputs(model.summary) : [];
-  const dynamicInputs = (model?.summary.dynamicInputs ?? []).filter((d) => !valueInputs.some((v) => v.name === d.name));
+  const hardware = caps ? caps.hardwareCompatibility : (Object.keys(HARDWARE_LABEL) as Array<keyof typeof HARDWARE_LABEL>);
 
   // Choices the version in use does not have are dropped, not kept hidden: Build must not send a
   // precision flag to TensorRT 11 because it was ticked while another backend was selected.
   const dropPrecision = !!caps && (form.precision.some((p) => !caps.precisions.includes(p)) || (caps.stronglyTypedImplied && form.stronglyTyped));
   const dropRoute = !!caps && !caps.buildRoutes && form.buildRoute !== '';
+  const dropHardware = !!caps && form.hardwareCompatibility !== '' && !caps.hardwareCompatibility.includes(form.hardwareCompatibility);
   useEffect(() => {
-    if (!caps || (!dropPrecision && !dropRoute)) return;
+    if (!caps || (!dropPrecision && !dropRoute && !dropHardware)) return;
     c.store.setState((s) => ({
       form: {
         ...s.form,
         ...(dropPrecision ? { precision: s.form.precision.filter((p) => caps.precisions.includes(p)), stronglyTyped: caps.stronglyTypedImplied ? false : s.form.stronglyTyped } : {}),
         ...(dropRoute ? { buildRoute: '' } : {}),
+        ...(dropHardware ? { hardwareCompatibility: '' as const } : {}),
       },
     }));
-  }, [c, caps, dropPrecision, dropRoute]);
+  }, [c, caps, dropPrecision, dropRoute, dropHardware]);
+
+  // The command is recomputed from the form on every render: it can never describe another model
+  // or an option since changed.
+  const command = model ? commandFor(model, form, caps, c.client.capabilities.host) : null;
+  useEffect(() => setCopied(null), [command?.text]);
 
   const copy = async () => {
-    if (!model) return;
-    const o = formToOptions(form, model.summary, false, caps);
-    if (!o.ok) {
-      c.store.setState({ formError: o.error });
+    if (!command) return;
+    if (!command.ok) {
+      c.store.setState({ formError: command.text });
       return;
     }
-    const modelPath = c.client.capabilities.host === 'web' ? model.displayName : model.path;
-    const r = { command: trtexecCommand({ modelPath, options: o.options, trtVersion: caps?.version }) };
     try {
-      await navigator.clipboard.writeText(r.command);
-      setCopied(r.command);
+      await navigator.clipboard.writeText(command.text);
+      setCopied('Copied to the clipboard.');
     } catch {
-      // Clipboard can be refused (no focus, permissions): show the command to copy by hand.
-      setCopied(r.command);
+      // Clipboard can be refused (no focus, permissions): the command is on screen to copy by hand.
+      setCopied('The clipboard refused it: select the command above and copy it by hand.');
     }
   };
 
@@ -70,8 +83,36 @@ export function OptionsForm() {
           void c.build();
         }}
       >
+        {/* First: for a dynamic model the shapes are what Build needs before anything else. */}
+        {model && <ShapeInputs model={model.summary} form={form} set={set} />}
+        {valueInputs.length > 0 && (
+          <fieldset>
+            <legend>Shape-tensor values (min / opt / max)</legend>
+            {valueInputs.map((input) => {
+              const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
+              const count = input.shape.length === 0 ? 1 : input.shape[0];
+              return (
+                <div key={input.name} className="value-row">
+                  <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
+                    {input.name} <span className="muted">({count} value{count === 1 ? '' : 's'})</span>
+                  </span>
+                  {(['min', 'opt', 'max'] as const).map((w) => (
+                    <input
+                      key={w}
+                      aria-label={`${input.name} ${w} values`}
+                      placeholder={w}
+                      value={f[w]}
+                      spellCheck={false}
+                      onChange={(e) => set({ shapeValues: { ...form.shapeValues, [input.name]: { ...f, [w]: e.target.value } } })}
+                    />
+                  ))}
+                </div>
+              );
+            })}
+          </fieldset>
+        )}
         <Field label="Backend">
-            <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
+          <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
             <option value="auto">auto</option>
             <option value="tensorrt" disabled={!!backendReason(trt)}>
               TensorRT{trt?.version ? ` ${trt.version}` : ''}
@@ -81,11 +122,17 @@ export function OptionsForm() {
               simulated
             </option>
           </select>
-          </Field>
-        {backendReason(trt) && <p className="hint">TensorRT unavailable: {backendReason(trt)}</p>}
+        </Field>
+        {backendReason(trt) && (
+          <details className="hint">
+            <summary>TensorRT unavailable: why?</summary>
+            {backendReason(trt)}
+          </details>
+        )}
         {backendsError && <p className="error">Backends: {backendsError}</p>}
+        {simUsed && sim?.emulates && <p className="hint">The simulator behaves as TensorRT {sim.emulates}: no GPU is used, no real engine is made.</p>}
         <Field label="Optimization level">
-            <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
+          <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
             {[0, 1, 2, 3, 4, 5].map((n) => (
               <option key={n} value={n}>
                 {n}
@@ -93,10 +140,7 @@ export function OptionsForm() {
               </option>
             ))}
           </select>
-          </Field>
-        <Field label="Workspace (MiB)">
-            <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
-          </Field>
+        </Field>
         <fieldset>
           <legend>Precision</legend>
           {caps?.stronglyTypedImplied ? (
@@ -121,7 +165,49 @@ export function OptionsForm() {
               {p}
             </label>
           ))}
+          <label className="check" title="Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores">
+            <input type="checkbox" checked={form.tf32} onChange={(e) => set({ tf32: e.target.checked })} />
+            TF32
+          </label>
         </fieldset>
+        <fieldset>
+          <legend>Memory pools (empty: TensorRT&apos;s default)</legend>
+          <Field label="Workspace (MiB)">
+            <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
+          </Field>
+          <Field label="Tactic shared memory (KiB)">
+            <input
+              inputMode="numeric"
+              placeholder="default"
+              value={form.tacticSharedMemoryKiB}
+              onChange={(e) => set({ tacticSharedMemoryKiB: e.target.value })}
+            />
+          </Field>
+          <Field label="Tactic DRAM (MiB)">
+            <input inputMode="numeric" placeholder="default" value={form.tacticDramMiB} onChange={(e) => set({ tacticDramMiB: e.target.value })} />
+          </Field>
+        </fieldset>
+        <Field label="Profiling verbosity">
+          <select value={form.profilingVerbosity} onChange={(e) => set({ profilingVerbosity: e.target.value as FormState['profilingVerbosity'] })}>
+            <option value="">default</option>
+            <option value="layer_names_only">layer_names_only</option>
+            <option value="detailed">detailed</option>
+            <option value="none">none</option>
+          </select>
+        </Field>
+        <Field label="Hardware compatibility">
+          <select value={form.hardwareCompatibility} onChange={(e) => set({ hardwareCompatibility: e.target.value as FormState['hardwareCompatibility'] })}>
+            <option value="">default</option>
+            {hardware.map((h) => (
+              <option key={h} value={h}>
+                {HARDWARE_LABEL[h]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Max auxiliary streams">
+          <input inputMode="numeric" placeholder="default" value={form.maxAuxStreams} onChange={(e) => set({ maxAuxStreams: e.target.value })} />
+        </Field>
         <Field label="Device">
           <input inputMode="numeric" placeholder="0" value={form.device} onChange={(e) => set({ device: e.target.value })} />
         </Field>
@@ -142,9 +228,9 @@ export function OptionsForm() {
           </Field>
         )}
         <Field label="Timing cache file">
-            <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
-          </Field>
-        {c.client.chooseTimingCache && (
+          <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
+        </Field>
+        {c.client.chooseTimingCache ? (
           <button
             type="button"
             className="small"
@@ -155,65 +241,19 @@ export function OptionsForm() {
           >
             Choose timing cache…
           </button>
+        ) : (
+          <p className="hint">A full path on the machine that runs the builds (the service opens it there); created when missing.</p>
         )}
-        {dynamicInputs.length > 0 && (
-          <fieldset>
-            <legend>Shapes (min / opt / max)</legend>
-            {dynamicInputs.map((d) => {
-              const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
-              return (
-                <div key={d.name} className="shape-row">
-                  <span className="tname" title={`dynamic: ${d.dims.join(', ')}`}>
-                    {d.name}
-                  </span>
-                  {(['min', 'opt', 'max'] as const).map((w) => (
-                    <input
-                      key={w}
-                      aria-label={`${d.name} ${w} shape`}
-                      placeholder={w}
-                      value={f[w]}
-                      spellCheck={false}
-                      onChange={(e) => set({ shapes: { ...form.shapes, [d.name]: { ...f, [w]: e.target.value } } })}
-                    />
-                  ))}
-                </div>
-              );
-            })}
-          </fieldset>
-        )}
-        {valueInputs.length > 0 && (
-          <fieldset>
-            <legend>Shape-tensor values (min / opt / max)</legend>
-            {valueInputs.map((input) => {
-              const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
-              const count = input.shape.length === 0 ? 1 : input.shape[0];
-              return (
-                <div key={input.name} className="shape-row">
-                  <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
-                    {input.name}
-                  </span>
-                  {(['min', 'opt', 'max'] as const).map((w) => (
-                    <input
-                      key={w}
-                      aria-label={`${input.name} ${w} values`}
-                      placeholder={w}
-                      value={f[w]}
-                      spellCheck={false}
-                      onChange={(e) => set({ shapeValues: { ...form.shapeValues, [input.name]: { ...f, [w]: e.target.value } } })}
-                    />
-                  ))}
-                </div>
-              );
-            })}
-          </fieldset>
-        )}
+        <Field label="Time budget (s)">
+          <input inputMode="decimal" placeholder="none" value={form.timeBudget} onChange={(e) => set({ timeBudget: e.target.value })} />
+        </Field>
         <fieldset disabled={!simUsed}>
           <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
           <Field label="Duration (s)">
             <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
           </Field>
           <Field label="Seed">
-            <input inputMode="numeric" placeholder="1 (default)" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
+            <input inputMode="numeric" placeholder="1" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
           </Field>
           <Field label="Fault">
             <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
@@ -225,21 +265,43 @@ export function OptionsForm() {
           </Field>
           {form.simFault && (
             <Field label="…at phase">
-            <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
-          </Field>
+              <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
+            </Field>
           )}
         </fieldset>
-        <button type="button" className="small" onClick={() => void copy()} disabled={!model}>
-          Copy as trtexec command
-        </button>
-        {copied && (
-          <pre className="cmd" aria-label="trtexec command">
-            {copied}
-          </pre>
+        {command && (
+          <div className="cmd-box">
+            <div className="cmd-head">
+              <button type="button" className="small" onClick={() => void copy()} disabled={!command.ok}>
+                Copy as trtexec command
+              </button>
+              <span className="hint" aria-live="polite">
+                {copied ?? ''}
+              </span>
+            </div>
+            {command.ok ? (
+              <pre className="cmd" aria-label="trtexec command">
+                {command.text}
+              </pre>
+            ) : (
+              <p className="hint">The trtexec command appears once the options are complete. {command.text}</p>
+            )}
+          </div>
         )}
       </form>
     </section>
   );
+}
+
+/**
+ * The trtexec command for the open model and the form as it stands. In the browser the model is
+ * an uploaded copy: the command names the user's file instead of the service's upload path.
+ */
+function commandFor(model: ModelRef, form: FormState, caps: TrtCapabilities | undefined, host: 'web' | 'electron'): { ok: boolean; text: string } {
+  const o = formToOptions(form, model.summary, false, caps);
+  if (!o.ok) return { ok: false, text: o.error };
+  const modelPath = host === 'web' ? model.displayName : model.path;
+  return { ok: true, text: trtexecCommand({ modelPath, options: o.options, trtVersion: caps?.version }) };
 }
 
 /**

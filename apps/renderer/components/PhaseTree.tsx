@@ -7,6 +7,7 @@ import { useApp, useController } from '../hooks.js';
 import { fmtCount, fmtMs } from '../lib/format.js';
 import { visibleRows, type PhaseRow } from '../../shared/phase-rows.js';
 import { BuildSummary } from './BuildSummary.js';
+import { isFinal, type LiveBuild } from '../store/live-build.js';
 
 const ROW_H = 22;
 const OVERSCAN = 8;
@@ -235,7 +236,7 @@ export function PhaseTree() {
             />
           ))}
         </div>
-        {rows.length === 0 && <p className="muted empty">{live ? 'Waiting for the builder…' : 'No build yet.'}</p>}
+        {rows.length === 0 && <p className="muted empty">{emptyText(live)}</p>}
       </div>
     </section>
   );
@@ -352,4 +353,14 @@ function rowId(r: PhaseRow): string {
   let h = 5381;
   for (let i = 0; i < r.key.length; i++) h = ((h * 33) ^ r.key.charCodeAt(i)) >>> 0;
   return `ph-${h.toString(36)}-${r.depth}`;
+}
+
+/** What an empty tree means: nothing built yet, a builder still starting, or a build that ended first. */
+function emptyText(live: LiveBuild | null): string {
+  if (!live) return 'No build yet.';
+  if (!isFinal(live.status)) return 'Waiting for the builder…';
+  const last = live.outcome?.lastPhasePath;
+  return last?.length
+    ? `No phase reached this view before the build ended; the builder was last in ${last.join(' › ')}.`
+    : 'No phase reached this view before the build ended.';
 }

@@ -1,10 +1,15 @@
 import { useApp } from '../hooks.js';
-import { fmtAgo, fmtCount, fmtMs } from '../lib/format.js';
+import { fmtAgo, fmtCores, fmtCount, fmtMs, fmtRemaining } from '../lib/format.js';
+
+/** A silence this long is worth a look: highlighted, with the builder's CPU use beside it. */
+export const LONG_SILENCE_MS = 30_000;
+/** Below this the worker is idle: a busy builder uses a good part of one core. */
+const BUSY_CORES = 0.05;
 
 /**
- * One line that always answers "is it alive?": the state word, elapsed time, and how long ago
- * TensorRT last called back — real builds go silent for minutes, and a frozen bar alone reads
- * as a hang.
+ * One line that always answers "is it alive?": the state word, elapsed time, the predicted end
+ * (when earlier builds give one), how long ago TensorRT last called back and whether the builder
+ * is using CPU meanwhile — real builds go silent for minutes, and a frozen bar alone reads as a hang.
  */
 export function StatusLine() {
   const live = useApp((s) => s.live);
@@ -13,22 +18,25 @@ export function StatusLine() {
   useApp((s) => s.frame);
   const now = Date.now();
   const status = live ? live.status : 'Idle';
+  const running = status === 'Building' || status === 'Stopping';
   const parts: string[] = [];
   if (live && status !== 'Idle') parts.push(`elapsed ${fmtMs(live.elapsedMs(now))}`);
+  const estimate = live && running ? live.view.remaining(now) : undefined;
+  if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
-  if (live && (status === 'Building' || status === 'Stopping') && since !== undefined) {
-    parts.push(`last TensorRT callback ${fmtAgo(since)} ago`);
-  }
+  const silent = running && since !== undefined && since >= LONG_SILENCE_MS;
+  const cores = live && running ? live.view.workerCores() : undefined;
   let detail = '';
   const o = live?.outcome;
   if (status === 'Stopping') {
     detail = live?.forceRequested
       ? 'Stopping — ending the build worker…'
       : 'Stopping — waiting for the builder to reach a step boundary… (Stop again to kill it)';
-  }
-  else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
+  } else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
-    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after Stop`);
+    const reason = live?.view.cancelling?.reason;
+    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after ${after}`);
     if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
   }
@@ -41,10 +49,27 @@ export function StatusLine() {
         <span className="state">{starting && status === 'Idle' ? 'Idle (starting…)' : status}</span>
         {parts.map((p) => (
           // Ticking figures: readable in the region, but not announced four times a second.
-          <span key={p.split(' ')[0]} className="part" aria-live="off">
+          <span key={p.split(' ')[0]} className="part" aria-live="off" title={p.startsWith('about') ? estimateTitle(estimate?.basis) : undefined}>
             {p}
           </span>
         ))}
+        {running && since !== undefined && (
+          <span className={`part liveness${silent ? ' silent' : ''}`} aria-live="off">
+            {silent && (
+              <span className="silent-mark" aria-hidden="true">
+                ⚠{' '}
+              </span>
+            )}
+            last TensorRT callback {fmtAgo(since)} ago
+            {silent && <span className="visually-hidden"> (a long silence)</span>}
+            {cores !== undefined && (
+              <span className={cores >= BUSY_CORES ? 'cpu busy' : 'cpu idle'}>
+                {' · '}
+                {cores >= BUSY_CORES ? `builder busy · ${fmtCores(cores)}` : 'no CPU use — waiting on the GPU or stalled'}
+              </span>
+            )}
+          </span>
+        )}
         {detail && <span className="detail">{detail}</span>}
       </div>
       {notice && (
@@ -54,4 +79,9 @@ export function StatusLine() {
       )}
     </footer>
   );
+}
+
+function estimateTitle(basis: number | undefined): string | undefined {
+  if (basis === undefined) return undefined;
+  return `Predicted from ${basis} earlier build${basis === 1 ? '' : 's'} of this model with the same options and backend; the range is their spread.`;
 }

@@ -45,3 +45,25 @@ export function fmtAgo(ms: number): string {
 export function fmtShape(shape: readonly (number | string)[]): string {
   return `[${shape.join(', ')}]`;
 }
+
+/**
+ * The predicted end, "about 40 s left (30–55 s)": the median guess and the spread of the earlier
+ * builds it rests on. Whole seconds under two minutes, whole minutes above (a ticking second on a
+ * twenty-minute guess would claim precision it does not have).
+ */
+export function fmtRemaining(e: { remainingMs: number; lowMs: number; highMs: number }): string {
+  if (e.highMs < 1000) return 'past the predicted end';
+  const minutes = e.highMs >= 120_000;
+  const unit = minutes ? 60_000 : 1000;
+  const r = (ms: number) => Math.max(minutes ? 1 : 0, Math.round(ms / unit));
+  const u = minutes ? 'min' : 's';
+  const low = r(e.lowMs);
+  const high = r(e.highMs);
+  const range = low === high ? '' : ` (${low}–${high} ${u})`;
+  return `about ${r(e.remainingMs)} ${u} left${range}`;
+}
+
+/** The build worker's CPU use in cores ("1.6 cores"), for the liveness hint. */
+export function fmtCores(cores: number): string {
+  return `${cores < 10 ? cores.toFixed(1) : Math.round(cores)} core${cores >= 0.95 && cores < 1.05 ? '' : 's'}`;
+}

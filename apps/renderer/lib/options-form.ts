@@ -1,7 +1,7 @@
 // The options form's state and its translation into BuildOptions. Validation happens here, before
 // Build is sent, so the user gets an error that names the field (and the input, for shapes)
 // instead of a round trip to the service.
-import type { BackendInfo, BuildOptionsInput, ModelSummary, Precision, ShapeRange, ShapeValueRange, TensorInfo } from '../../shared/protocol.js';
+import { OPTION_LIMITS, type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 
 export const FORM_PRECISIONS = ['fp16', 'bf16', 'int8', 'fp8'] as const satisfies readonly Precision[];
@@ -28,6 +28,17 @@ export interface FormState {
   device: string;
   /** TensorRT 11.1+ build route; empty = TensorRT's default route. */
   buildRoute: string;
+  /** TF32 allowed (TensorRT's default); off is trtexec's --noTF32. */
+  tf32: boolean;
+  /** Empty: TensorRT's default (layer_names_only). */
+  profilingVerbosity: '' | 'layer_names_only' | 'detailed' | 'none';
+  /** Empty: not set (TensorRT's default, none). */
+  hardwareCompatibility: '' | 'none' | 'ampere_plus' | 'same_compute_capability';
+  maxAuxStreams: string;
+  tacticSharedMemoryKiB: string;
+  tacticDramMiB: string;
+  /** Seconds after which the service cancels the build (reason "timeout"); empty = no budget. */
+  timeBudget: string;
   simDuration: string;
   simSeed: string;
   simFault: '' | 'fail' | 'crash' | 'hang';
@@ -45,17 +56,62 @@ export const DEFAULT_FORM: FormState = {
   shapeValues: {},
   device: '',
   buildRoute: '',
+  tf32: true,
+  profilingVerbosity: '',
+  hardwareCompatibility: '',
+  maxAuxStreams: '',
+  tacticSharedMemoryKiB: '',
+  tacticDramMiB: '',
+  timeBudget: '',
   simDuration: '',
-  simSeed: '',
+  // The simulator's default seed, shown as the value it is (every build without one uses it).
+  simSeed: '1',
   simFault: '',
   simFaultPhase: '',
 };
 
-/** Shape fields for a newly opened model: fixed inputs need none; dynamic ones start empty. */
-export function shapeFieldsFor(model: ModelSummary, previous: Record<string, ShapeFields>): Record<string, ShapeFields> {
+/**
+ * Shape fields for a newly opened model: each dynamic input starts as its declared shape with the
+ * fixed dimensions filled in and the symbolic ones left empty ("x3xx" for [batch, 3, h, w]), so
+ * only the symbolic dimensions are left to type.
+ */
+export function shapeFieldsFor(model: ModelSummary): Record<string, ShapeFields> {
   const out: Record<string, ShapeFields> = {};
-  for (const d of model.dynamicInputs) out[d.name] = previous[d.name] ?? { min: '', opt: '', max: '' };
+  const valued = shapeValueInputs(model).map((i) => i.name);
+  for (const d of model.dynamicInputs) {
+    if (valued.includes(d.name)) continue;
+    const input = model.inputs.find((i) => i.name === d.name);
+    if (!input) {
+      out[d.name] = { min: '', opt: '', max: '' };
+      continue;
+    }
+    const template = input.shape.map((dim) => (isFixed(dim) ? String(dim) : '')).join('x');
+    out[d.name] = { min: template, opt: template, max: template };
+  }
   return out;
+}
+
+/** A declared dimension TensorRT takes as given (the rest need min/opt/max). */
+export function isFixed(dim: number | string): dim is number {
+  return typeof dim === 'number' && dim > 0;
+}
+
+/** The form for a model opened for the first time: defaults, with its shapes pre-filled. */
+export function formForModel(model: ModelSummary): FormState {
+  return { ...DEFAULT_FORM, shapes: shapeFieldsFor(model) };
+}
+
+/** One dimension of a shape field ("x3xx" → dim 0 is ""), for per-dimension inputs. */
+export function dimOf(text: string, rank: number, i: number): string {
+  const parts = text.split('x');
+  return parts.length === rank ? parts[i].trim() : '';
+}
+
+/** The shape field with one dimension replaced; a field of the wrong rank starts from `template`. */
+export function withDim(text: string, template: string, rank: number, i: number, value: string): string {
+  const parts = text.split('x');
+  const base = parts.length === rank ? parts : template.split('x');
+  return base.map((p, j) => (j === i ? value.replace(/x/g, '').trim() : p)).join('x');
 }
 
 /**
@@ -73,7 +129,8 @@ export function shapeValueInputs(model: ModelSummary): TensorInfo[] {
   return model.inputs.filter((i) => names.includes(i.name));
 }
 
-export type FormResult = { ok: true; options: BuildOptionsInput } | { ok: false; error: string };
+/** `timeBudgetSeconds` is not a build option: the service's timer cancels the build after it. */
+export type FormResult = { ok: true; options: BuildOptionsInput; timeBudgetSeconds?: number } | { ok: false; error: string };
 
 /**
  * `caps`: the TensorRT version the build will use. Options it does not have are not sent (their
@@ -86,7 +143,7 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   }
   if (form.workspaceMiB.trim() !== '') {
     const n = positiveInt(form.workspaceMiB);
-    if (n === null) return { ok: false, error: `Workspace must be a positive whole number of MiB, not "${form.workspaceMiB}".` };
+    if (n === null || n > OPTION_LIMITS.poolMiB) return { ok: false, error: `Workspace must be a positive whole number of MiB, not "${form.workspaceMiB}".` };
     options.workspaceMiB = n;
   }
   if (caps?.stronglyTypedImplied) {
@@ -102,7 +159,41 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     options.device = n;
   }
   if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
-  if (form.timingCache.trim() !== '') options.timingCache = form.timingCache.trim();
+  if (form.timingCache.trim() !== '') {
+    const p = form.timingCache.trim();
+    // The service opens the file on its own machine, from its own working directory: a relative
+    // path would silently land somewhere the user cannot see. Only absolute paths are sent.
+    if (!isAbsolutePath(p)) {
+      return {
+        ok: false,
+        error: `Timing cache file "${p}" is a relative path: give the full path on the machine that runs the builds (e.g. /home/me/caches/model.cache), since the build service resolves paths on its own machine.`,
+      };
+    }
+    options.timingCache = p;
+  }
+  if (!form.tf32) options.tf32 = false;
+  if (form.profilingVerbosity) options.profilingVerbosity = form.profilingVerbosity;
+  if (form.hardwareCompatibility) {
+    if (caps && !caps.hardwareCompatibility.includes(form.hardwareCompatibility)) {
+      return { ok: false, error: `Hardware compatibility "${form.hardwareCompatibility}" is not available on TensorRT ${caps.version}.` };
+    }
+    options.hardwareCompatibility = form.hardwareCompatibility;
+  }
+  if (form.maxAuxStreams.trim() !== '') {
+    const n = nonNegativeInt(form.maxAuxStreams);
+    if (n === null || n > OPTION_LIMITS.int32) return { ok: false, error: `Max auxiliary streams must be a whole number ≥ 0, not "${form.maxAuxStreams}".` };
+    options.maxAuxStreams = n;
+  }
+  if (form.tacticSharedMemoryKiB.trim() !== '') {
+    const n = positiveInt(form.tacticSharedMemoryKiB);
+    if (n === null || n > OPTION_LIMITS.poolKiB) return { ok: false, error: `Tactic shared memory must be a positive whole number of KiB, not "${form.tacticSharedMemoryKiB}".` };
+    options.tacticSharedMemoryKiB = n;
+  }
+  if (form.tacticDramMiB.trim() !== '') {
+    const n = positiveInt(form.tacticDramMiB);
+    if (n === null || n > OPTION_LIMITS.poolMiB) return { ok: false, error: `Tactic DRAM must be a positive whole number of MiB, not "${form.tacticDramMiB}".` };
+    options.tacticDramMiB = n;
+  }
 
   if (model) {
     const shapes: Record<string, ShapeRange> = {};
@@ -125,6 +216,13 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     if (Object.keys(shapes).length > 0) options.shapes = shapes;
   }
 
+  let timeBudgetSeconds: number | undefined;
+  if (form.timeBudget.trim() !== '') {
+    const s = Number(form.timeBudget);
+    if (!Number.isFinite(s) || s <= 0) return { ok: false, error: `Time budget must be a number of seconds above 0, not "${form.timeBudget}".` };
+    timeBudgetSeconds = s;
+  }
+
   if (simulatorUsed) {
     if (form.simDuration.trim() !== '') {
       const s = Number(form.simDuration);
@@ -143,7 +241,7 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
       options.simFault = phase ? `${form.simFault}@${phase}` : form.simFault;
     }
   }
-  return { ok: true, options };
+  return { ok: true, options, ...(timeBudgetSeconds !== undefined ? { timeBudgetSeconds } : {}) };
 }
 
 type RangeResult = { ok: true; range: ShapeRange } | { ok: false; error: string };
@@ -155,7 +253,13 @@ export function validateShapeRange(name: string, input: TensorInfo | undefined, 
   for (const which of ['min', 'opt', 'max'] as const) {
     const text = f[which].trim();
     if (text === '') return { ok: false, error: `Input "${name}": ${which} shape is empty (e.g. ${example(input)}).` };
-    const dims = text.split(/\s*[x×,]\s*/).map((d) => (/^\d+$/.test(d) ? Number(d) : NaN));
+    const parts = text.split(/\s*[x×,]\s*/);
+    const missing = parts.findIndex((d) => d === '');
+    if (missing >= 0 && rank !== undefined && parts.length === rank) {
+      const dim = input?.shape[missing];
+      return { ok: false, error: `Input "${name}": ${which} of dimension ${missing}${typeof dim === 'string' && dim !== '' ? ` (${dim})` : ''} is empty.` };
+    }
+    const dims = parts.map((d) => (/^\d+$/.test(d) ? Number(d) : NaN));
     if (dims.some((d) => !Number.isSafeInteger(d) || d <= 0)) {
       return { ok: false, error: `Input "${name}": ${which} shape "${text}" must be positive whole numbers joined by "x".` };
     }
@@ -216,6 +320,11 @@ export function validateShapeValues(input: TensorInfo, f: ShapeFields): ValuesRe
 function example(input: TensorInfo | undefined): string {
   if (!input) return '1x3x224x224';
   return input.shape.map((d) => (typeof d === 'number' && d > 0 ? String(d) : '1')).join('x');
+}
+
+/** POSIX "/…", Windows "C:\\…" or "\\\\server\\…": the service's machine may be either. */
+export function isAbsolutePath(p: string): boolean {
+  return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
 }
 
 function positiveInt(s: string): number | null {

@@ -22,6 +22,11 @@ export interface AppState {
   modelBusy: boolean;
   modelError: string | null;
   form: FormState;
+  /**
+   * Each model's form as it was left, by model identity (see Controller.modelKey), so reopening a
+   * model in this session restores its options and shapes, and nothing carries over to another.
+   */
+  forms: Record<string, FormState>;
   formError: string | null;
   /** The build on screen (the current one, or one picked from history). */
   live: LiveBuild | null;
@@ -43,6 +48,7 @@ export const initialState = (): AppState => ({
   modelBusy: false,
   modelError: null,
   form: DEFAULT_FORM,
+  forms: {},
   formError: null,
   live: null,
   starting: false,

@@ -3,7 +3,7 @@
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { formCapabilities, formToOptions, shapeFieldsFor } from '../lib/options-form.js';
+import { DEFAULT_FORM, formCapabilities, formForModel, formToOptions, type FormState } from '../lib/options-form.js';
 import type { AppStore } from './app-store.js';
 import { EventPump, type FrameScheduler } from './event-pump.js';
 import { isFinal, LiveBuild } from './live-build.js';
@@ -32,7 +32,7 @@ export class Controller {
       // Its model becomes the open one again, so Build works after this build ends.
       if (!s.model && running.model) {
         const model = { path: running.modelPath, displayName: running.model.fileName, summary: running.model };
-        this.store.setState({ model, form: { ...s.form, shapes: shapeFieldsFor(running.model, s.form.shapes) } });
+        this.store.setState({ model, form: formForModel(running.model) });
       }
       this.watch(running.id);
     }
@@ -77,23 +77,41 @@ export class Controller {
   private async loadModel(get: () => Promise<ModelRef | null>): Promise<void> {
     if (this.store.getState().modelBusy) return;
     this.store.setState({ modelBusy: true, modelError: null });
+    const formAtStart = this.store.getState().form;
     try {
       const model = await get();
       if (!model) {
         this.store.setState({ modelBusy: false });
         return;
       }
-      const { form, modelNames } = this.store.getState();
+      const { form, forms, modelNames, model: previous } = this.store.getState();
+      // The form being left is kept for its model; the opened model gets its own (or a fresh one).
+      // Options typed before any model was open, or while this one was uploading, are meant for
+      // it: they are applied on top instead of being lost.
+      const kept = previous ? { ...forms, [this.modelKey(previous)]: formAtStart } : forms;
+      const own = kept[this.modelKey(model)] ?? formForModel(model.summary);
+      const typed = previous ? editsBetween(formAtStart, form) : editsBetween(DEFAULT_FORM, form);
       this.store.setState({
         model,
         modelNames: { ...modelNames, [model.path]: model.displayName },
         modelBusy: false,
         formError: null,
-        form: { ...form, shapes: shapeFieldsFor(model.summary, form.shapes) },
+        forms: kept,
+        form: { ...own, ...typed },
       });
     } catch (e) {
       this.store.setState({ modelBusy: false, modelError: message(e) });
     }
+  }
+
+  /**
+   * Which model a form belongs to. A path on the desktop; in the browser every upload gets a new
+   * server-side path, so the file's name, size and graph stand for it instead.
+   */
+  modelKey(model: ModelRef): string {
+    if (this.client.capabilities.host !== 'web') return model.path;
+    const s = model.summary;
+    return JSON.stringify([model.displayName, s.fileBytes, s.nodeCount, s.graphName, s.inputs]);
   }
 
   // ── build ──
@@ -131,7 +149,8 @@ export class Controller {
     }
     this.store.setState({ formError: null, starting: true, notice: null });
     try {
-      const { id } = await this.client.startBuild(s.model, result.options);
+      const run = result.timeBudgetSeconds !== undefined ? { timeBudgetSeconds: result.timeBudgetSeconds } : undefined;
+      const { id } = run ? await this.client.startBuild(s.model, result.options, run) : await this.client.startBuild(s.model, result.options);
       this.watch(id, true);
       void this.refreshHistory();
     } catch (e) {
@@ -242,6 +261,16 @@ export class Controller {
     this.unsubscribe?.();
     this.stopClock();
   }
+}
+
+/** The fields changed from `before` to `after`; shapes belong to one model and never move. */
+function editsBetween(before: FormState, after: FormState): Partial<FormState> {
+  const out: Partial<FormState> = {};
+  for (const k of Object.keys(after) as (keyof FormState)[]) {
+    if (k === 'shapes' || k === 'shapeValues') continue;
+    if (after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
+  }
+  return out;
 }
 
 export function message(e: unknown): string {

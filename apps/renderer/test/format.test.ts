@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fmtAgo, fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
+import { fmtAgo, fmtBytes, fmtCount, fmtMs, fmtCores, fmtRemaining } from '../lib/format.js';
 
 describe('format', () => {
   it('groups thousands like en-US', () => {
@@ -15,5 +15,20 @@ describe('format', () => {
     expect(fmtAgo(41_900)).toBe('41 s');
     expect(fmtBytes(133_376)).toBe('130 KiB');
     expect(fmtBytes(512)).toBe('512 B');
+  });
+});
+
+describe('fmtRemaining', () => {
+  it('says about how long, with the spread of the earlier builds', () => {
+    expect(fmtRemaining({ remainingMs: 40_400, lowMs: 30_000, highMs: 55_000 })).toBe('about 40 s left (30–55 s)');
+    expect(fmtRemaining({ remainingMs: 5_000, lowMs: 5_000, highMs: 5_200 })).toBe('about 5 s left');
+    // Long builds in whole minutes: a ticking second would claim a precision the guess lacks.
+    expect(fmtRemaining({ remainingMs: 20 * 60_000, lowMs: 15 * 60_000, highMs: 26 * 60_000 })).toBe('about 20 min left (15–26 min)');
+    expect(fmtRemaining({ remainingMs: 0, lowMs: 0, highMs: 0 })).toBe('past the predicted end');
+  });
+  it('counts cores', () => {
+    expect(fmtCores(1.62)).toBe('1.6 cores');
+    expect(fmtCores(1)).toBe('1.0 core');
+    expect(fmtCores(0.3)).toBe('0.3 cores');
   });
 });

@@ -3,8 +3,11 @@ import type { BackendInfo, ModelSummary } from '../../shared/protocol.js';
 import {
   DEFAULT_FORM,
   formCapabilities,
+  dimOf,
   formToOptions,
+  isAbsolutePath,
   shapeFieldsFor,
+  withDim,
   shapeValueInputs,
   validateShapeValues,
   type FormState,
@@ -29,7 +32,7 @@ const model: ModelSummary = {
   dynamicInputs: [{ name: 'input', dims: ['batch', 'height', 'width'] }],
 };
 
-const form = (over: Partial<FormState>): FormState => ({ ...DEFAULT_FORM, shapes: shapeFieldsFor(model, {}), ...over });
+const form = (over: Partial<FormState>): FormState => ({ ...DEFAULT_FORM, shapes: shapeFieldsFor(model), ...over });
 const shapes = (min: string, opt: string, max: string) => ({ input: { min, opt, max } });
 
 describe('formToOptions', () => {
@@ -151,5 +154,66 @@ describe('options that depend on the TensorRT version', () => {
         error: /"len": min, opt and max need the same number of values/,
       });
     });
+  });
+});
+
+describe('shape fields pre-filled from the model', () => {
+  it('fills the fixed dimensions and leaves the symbolic ones empty', () => {
+    expect(shapeFieldsFor(model)).toEqual({ input: { min: 'x3xx', opt: 'x3xx', max: 'x3xx' } });
+  });
+
+  it('edits one dimension at a time, keeping the others', () => {
+    const once = withDim('x3xx', 'x3xx', 4, 0, '8');
+    expect(once).toBe('8x3xx');
+    expect(withDim(once, 'x3xx', 4, 3, '224')).toBe('8x3xx224');
+    expect(dimOf('8x3xx224', 4, 2)).toBe('');
+    // A field of another rank (typed elsewhere) starts again from the model's template.
+    expect(withDim('1x2', 'x3xx', 4, 2, '64')).toBe('x3x64x');
+  });
+
+  it('names the empty dimension, by position and symbol', () => {
+    const r = formToOptions(form({ shapes: shapes('1x3xx2', '1x3x2x2', '1x3x2x2') }), model, false);
+    expect(r).toEqual({ ok: false, error: 'Input "input": min of dimension 2 (height) is empty.' });
+  });
+});
+
+describe('the options the CLI has', () => {
+  const ok = shapes('1x3x2x2', '1x3x2x2', '1x3x2x2');
+  it('maps TF32, verbosity, hardware compatibility, aux streams, tactic pools and the time budget', () => {
+    const r = formToOptions(
+      form({ shapes: ok, tf32: false, profilingVerbosity: 'none', hardwareCompatibility: 'same_compute_capability', maxAuxStreams: '0', tacticSharedMemoryKiB: '64', tacticDramMiB: '512', timeBudget: '2.5' }),
+      model,
+      false,
+    );
+    expect(r).toEqual({
+      ok: true,
+      options: {
+        backend: 'auto',
+        optLevel: 3,
+        tf32: false,
+        profilingVerbosity: 'none',
+        hardwareCompatibility: 'same_compute_capability',
+        maxAuxStreams: 0,
+        tacticSharedMemoryKiB: 64,
+        tacticDramMiB: 512,
+        shapes: { input: { min: [1, 3, 2, 2], opt: [1, 3, 2, 2], max: [1, 3, 2, 2] } },
+      },
+      timeBudgetSeconds: 2.5,
+    });
+  });
+
+  it.each([
+    [{ maxAuxStreams: '-1' }, /Max auxiliary streams must be a whole number ≥ 0, not "-1"/],
+    [{ tacticSharedMemoryKiB: '0' }, /Tactic shared memory must be a positive whole number of KiB/],
+    [{ tacticDramMiB: '1.5' }, /Tactic DRAM must be a positive whole number of MiB/],
+    [{ timeBudget: '0' }, /Time budget must be a number of seconds above 0, not "0"/],
+    [{ timingCache: 'cache.bin' }, /Timing cache file "cache\.bin" is a relative path/],
+  ])('refuses %o, naming the field', (over, msg) => {
+    expect(formToOptions(form({ shapes: ok, ...over }), model, false)).toMatchObject({ ok: false, error: msg });
+  });
+
+  it('takes absolute paths of either kind of machine the service may run on', () => {
+    expect(['/var/c.cache', 'C:\\caches\\c.cache', 'd:/c.cache', '\\\\srv\\share\\c'].map(isAbsolutePath)).toEqual([true, true, true, true]);
+    expect(['c.cache', './c.cache', '~/c.cache', 'C:c.cache'].map(isAbsolutePath)).toEqual([false, false, false, false]);
   });
 });

@@ -39,8 +39,11 @@ export class ScriptedClient implements BuildClient {
   async openDroppedFile(): Promise<ModelRef> {
     return (await this.openModel())!;
   }
-  async startBuild(model: ModelRef, options: BuildOptionsInput): Promise<{ id: string }> {
+  /** The run settings (time budget) of each started build, in order. */
+  startedRun: ({ timeBudgetSeconds?: number } | undefined)[] = [];
+  async startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }> {
     this.started.push({ model, options });
+    this.startedRun.push(run);
     return { id: `b${this.started.length}` };
   }
   async cancelBuild(id: string): Promise<void> {

@@ -54,8 +54,9 @@ export class WebBuildClient implements BuildClient {
     return { ...ref, displayName: file.name || ref.displayName };
   }
 
-  async startBuild(model: ModelRef, options: BuildOptionsInput): Promise<{ id: string }> {
-    return this.json<{ id: string }>('POST', '/api/builds', JSON.stringify({ modelPath: model.path, options }), {
+  async startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }> {
+    const body = { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) };
+    return this.json<{ id: string }>('POST', '/api/builds', JSON.stringify(body), {
       'content-type': 'application/json',
     });
   }

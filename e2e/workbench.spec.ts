@@ -1,0 +1,110 @@
+// The workbench in a real browser, where layout and the clipboard are real: nothing overflows
+// sideways at a laptop size or a small window, shapes are typed per symbolic dimension, the trtexec
+// command follows the model and its options and is what lands on the clipboard, and each model
+// keeps its own options.
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures';
+
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+const command = (page: Page) => page.getByLabel('trtexec command', { exact: true });
+
+/** Panels whose content is wider than the panel (a sideways scrollbar or cut content), and the page. */
+async function overflowing(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const bad: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>('.panel, .toolbar, .statusbar')) {
+      if (el.scrollWidth > el.clientWidth + 1) bad.push(`${el.className} (+${el.scrollWidth - el.clientWidth}px)`);
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth) bad.push('page');
+    return bad;
+  });
+}
+
+for (const [width, height] of [
+  [1280, 800],
+  [900, 700],
+]) {
+  test(`at ${width}×${height} nothing overflows sideways: idle, a dynamic model, a build`, async ({ studio }) => {
+    const { page, models } = studio;
+    await page.setViewportSize({ width, height });
+    expect(await overflowing(page)).toEqual([]);
+    await studio.openModel(models.dynamic);
+    await expect(page.getByLabel('input batch min', { exact: true })).toBeAttached();
+    expect(await overflowing(page)).toEqual([]);
+    // The shape fields are wide enough for a real dimension.
+    const box = await page.getByLabel('input height max', { exact: true }).boundingBox();
+    expect(box?.width ?? 0).toBeGreaterThanOrEqual(40);
+    await studio.openModel(models.big);
+    await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+    await page.getByLabel('Duration (s)', { exact: true }).fill('3');
+    await button(page, 'Build').click();
+    await expect(page.getByRole('status')).toContainText('Building');
+    await expect(page.getByRole('treeitem', { name: /^Timing graph nodes \d/ })).toBeVisible({ timeout: 20_000 });
+    expect(await overflowing(page)).toEqual([]);
+    await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+    expect(await overflowing(page)).toEqual([]);
+    await studio.shot(`workbench-${width}x${height}`);
+  });
+}
+
+test('the trtexec command follows the model and options, and is what Copy puts on the clipboard', async ({ studio }) => {
+  const { page, models } = studio;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  // The browser names the user's file (the service's upload path means nothing to them); the
+  // desktop app names the model's path.
+  const onnx = (file: string) => (studio.kind === 'web' ? file.split('/').pop()! : file);
+  const small = onnx(models.small).replace(/\.onnx$/, '');
+  const dynamic = onnx(models.dynamic).replace(/\.onnx$/, '');
+  await studio.openModel(models.small);
+  await expect(command(page)).toHaveText(`trtexec --onnx=${small}.onnx --saveEngine=${small}.engine --builderOptimizationLevel=3 --skipInference`);
+  await page.getByLabel('TF32', { exact: true }).uncheck();
+  await page.getByLabel('Profiling verbosity', { exact: true }).selectOption('detailed');
+  await expect(command(page)).toHaveText(
+    `trtexec --onnx=${small}.onnx --saveEngine=${small}.engine --builderOptimizationLevel=3 --noTF32 --profilingVerbosity=detailed --skipInference`,
+  );
+  await button(page, 'Copy as trtexec command').click();
+  await expect(page.getByText('Copied to the clipboard.')).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await command(page).textContent());
+
+  // Another model: its own form (defaults) and its own command, never the previous one.
+  await studio.openModel(models.dynamic);
+  await expect(page.getByLabel('TF32', { exact: true })).toBeChecked();
+  await expect(command(page)).toHaveCount(0);
+  await expect(page.getByText('The trtexec command appears once the options are complete. Input "input": min of dimension 0 (batch) is empty.')).toBeVisible();
+  for (const [dim, v] of Object.entries({ batch: ['1', '2', '4'], height: ['64', '64', '128'], width: ['64', '64', '128'] })) {
+    await page.getByLabel(`input ${dim} min`, { exact: true }).fill(v[0]);
+    await page.getByLabel(`input ${dim} opt`, { exact: true }).fill(v[1]);
+    await page.getByLabel(`input ${dim} max`, { exact: true }).fill(v[2]);
+  }
+  await expect(command(page)).toHaveText(
+    `trtexec --onnx=${dynamic}.onnx --saveEngine=${dynamic}.engine --builderOptimizationLevel=3 --minShapes=input:1x3x64x64 --optShapes=input:2x3x64x64 --maxShapes=input:4x3x128x128 --skipInference`,
+  );
+
+  // Back to the first model: its options as they were left.
+  await studio.openModel(models.small);
+  await expect(page.getByLabel('TF32', { exact: true })).not.toBeChecked();
+  await expect(command(page)).toContainText('--noTF32 --profilingVerbosity=detailed');
+});
+
+test('a relative timing-cache path is refused before Build, saying where paths resolve', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await page.getByLabel('Timing cache file', { exact: true }).fill('caches/model.cache');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('alert')).toContainText('"caches/model.cache" is a relative path: give the full path on the machine that runs the builds');
+  await expect(page.getByRole('status')).toContainText('Idle');
+});
+
+test('a time budget set in the form cancels the build when it runs out, and says so', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.big);
+  await expect(page.getByRole('region', { name: 'Model' })).toContainText('resnet-like.onnx');
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await page.getByLabel('Duration (s)', { exact: true }).fill('60');
+  await page.getByLabel('Time budget (s)', { exact: true }).fill('2');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('status')).toContainText('Building');
+  await expect(page.getByRole('status')).toContainText('Cancelled', { timeout: 30_000 });
+  await expect(page.getByRole('group', { name: 'Build summary' })).toContainText('the time budget ran out');
+});
