@@ -233,6 +233,16 @@ describe('builds', () => {
     expect(t.started).toEqual(['b3']);
   });
 
+  it('passes the time budget on, and refuses one that is not a positive number of seconds', async () => {
+    expect((await t.call(INVOKE.startBuild, { modelPath: t.model, options: { backend: 'simulated' }, timeBudgetSeconds: 2.5 })).ok).toBe(true);
+    expect(t.service.startBuild).toHaveBeenCalledWith(expect.objectContaining({ modelPath: t.model, timeBudgetSeconds: 2.5 }));
+    t.service.startBuild.mockClear();
+    for (const bad of [0, -1, 'soon']) {
+      expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, timeBudgetSeconds: bad })).message).toMatch(/timeBudgetSeconds/);
+    }
+    expect(t.service.startBuild).not.toHaveBeenCalled();
+  });
+
   it('only writes a timing cache the user picked in the dialog', async () => {
     const cache = path.join(t.dir, 'timing.cache');
     const refused = errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: cache } }));
