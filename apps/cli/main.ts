@@ -1,10 +1,9 @@
 // `trt-build-studio`: build | inspect | backends | serve | mcp. Exit codes: 0 ok, 1 the build
 // failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ServiceError } from '../service/api.js';
 import { displayText } from '../shared/display-text.js';
 import { UsageError } from './usage-error.js';
+import { packageVersion } from '../service/package-info.js';
 
 const HELP = `Usage: trt-build-studio <command> [options]
 
@@ -24,17 +23,6 @@ Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
   -v, --version    print the version
 `;
-
-function version(): string {
-  for (const rel of ['../../../package.json', '../../package.json']) {
-    try {
-      return JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')).version;
-    } catch {
-      // Try the next layout (dist/ vs source).
-    }
-  }
-  return 'unknown';
-}
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -64,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     return cmd === undefined ? 2 : 0;
   }
   if (cmd === '-v' || cmd === '--version') {
-    process.stdout.write(`trt-build-studio ${version()}\n`);
+    process.stdout.write(`trt-build-studio ${packageVersion()}\n`);
     return 0;
   }
   const load = COMMANDS[cmd];

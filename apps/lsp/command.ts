@@ -2,7 +2,6 @@
 // require('../lsp/command.js').runLsp(argv); `node dist/apps/lsp/main.js` runs it directly.
 // Builds run in the service's worker processes; the LSP shutdown request, a closed stdin and
 // SIGTERM/SIGINT all cancel running builds and wait for their workers before the process ends.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
@@ -10,6 +9,7 @@ import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
 import { UsageError, usageWords } from '../shared/usage-error.js';
+import { packageVersion } from '../service/package-info.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
 
@@ -63,18 +63,6 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
     }
   }
   return opts;
-}
-
-function packageVersion(): string {
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === SERVER_NAME && pkg.version) return pkg.version;
-    } catch {
-      // the other layout (source vs dist/)
-    }
-  }
-  return '0.0.0';
 }
 
 const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);

@@ -2,12 +2,12 @@
 // require('../mcp/server.js').runMcp(argv); `node dist/apps/mcp/server.js` runs it directly.
 // Builds run in the service's isolated worker processes, so a crashing build never takes the
 // server down; closing stdin or SIGTERM/SIGINT cancels running builds and waits for their workers.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
 import { createMcpServer, SERVER_NAME } from './tools.js';
+import { packageVersion } from '../service/package-info.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
 
@@ -62,19 +62,6 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
     }
   }
   return opts;
-}
-
-function packageVersion(): string {
-  // Source (apps/mcp) and compiled (dist/apps/mcp) sit at different depths below the package root.
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === SERVER_NAME && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate
-    }
-  }
-  return '0.0.0';
 }
 
 const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
