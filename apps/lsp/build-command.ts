@@ -7,6 +7,7 @@ import type { BuildServiceApi, Subscription } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
+import { phaseNodesOfView } from '../shared/view-phase-nodes.js';
 import type { CancelReasons } from '../mcp/build-tool.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
 import { formatPhasePath } from '../mcp/phase-summary.js';
@@ -174,7 +175,7 @@ async function followBuild(
   let late: BuildEvent[] = [];
   try {
     sub = service.subscribe(id, onEvents);
-    progress.model.applySnapshot(sub.snapshot, Date.now());
+    progress.model.applySnapshot(sub.snapshot, Date.now(), phaseNodesOfView(sub.view));
     late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
@@ -200,7 +201,7 @@ async function followBuild(
     if (token !== undefined) active.byToken.delete(token);
   }
 
-  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds);
+  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, phaseNodesOfView(service.getView(id)));
   const result: LspBuildResult = { ...base, modelPath };
   // Where a crashed build died is the one fact its user needs. The service may know it exactly
   // (a crash record kept outside the worker); otherwise the deepest phase that reached us is the
@@ -304,7 +305,7 @@ class ViewPublisher {
       percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(model),
       ...(model.lastCallbackWall !== undefined ? { sinceLastCallbackMs: Math.max(0, now - model.lastCallbackWall) } : {}),
       elapsedMs,
-      rows: phaseRows(record?.phases ?? [], elapsedMs),
+      rows: phaseRows(phaseNodesOfView(service.getView(this.id)), elapsedMs),
       ...((finalCache ?? this.cache ?? record?.cache) ? { cache: finalCache ?? this.cache ?? record?.cache } : {}),
       ...(outcome ? { outcome } : {}),
     };

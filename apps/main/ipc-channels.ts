@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { BuildOptions } from '../shared/protocol.js';
 import type { BuildEvent, BuildRecord } from '../shared/protocol.js';
+import type { BuildViewSnapshot } from '../shared/build-view.js';
 
 /** renderer → main, request/response (ipcRenderer.invoke / ipcMain.handle). */
 export const INVOKE = {
@@ -80,7 +81,7 @@ export type PayloadOf<C extends InvokeChannel> = z.output<(typeof PAYLOADS)[C]>;
 export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
 
 export type BuildStreamMessage =
-  | { subscriptionId: string; kind: 'snapshot'; record: BuildRecord }
+  | { subscriptionId: string; kind: 'snapshot'; record: BuildRecord; view?: BuildViewSnapshot }
   | { subscriptionId: string; kind: 'events'; events: BuildEvent[] }
   | { subscriptionId: string; kind: 'error'; message: string };
 

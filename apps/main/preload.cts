@@ -60,7 +60,7 @@ let subscriptionCounter = 0;
 ipcRenderer.on(P.buildStream, (_e, msg: BuildStreamMessage) => {
   const h = streams.get(msg.subscriptionId);
   if (!h) return;
-  if (msg.kind === 'snapshot') h.onSnapshot(msg.record);
+  if (msg.kind === 'snapshot') h.onSnapshot(msg.record, msg.view);
   else if (msg.kind === 'events') h.onEvents(msg.events);
   else (h.onError as ((e: unknown) => void) | undefined)?.(bridgeError('stream_error', msg.message));
 });

@@ -50,7 +50,7 @@ export class SubscriptionHub {
       this.entries.delete(key);
       throw err;
     }
-    target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot });
+    target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot, view: entry.subscription.view });
     // A build that had already finished has nothing more to stream.
     if (entry.subscription.snapshot.outcome) {
       entry.batcher.flush();

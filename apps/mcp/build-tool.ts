@@ -8,6 +8,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { z } from 'zod';
 import type { BuildServiceApi, Subscription } from '../service/api.js';
 import type { BuildEvent, BuildFinished, CancelReason } from '../shared/protocol.js';
+import { phaseNodesOfView } from '../shared/view-phase-nodes.js';
 import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
 import { buildResult, errorResult, okResult, resultForError } from './results.js';
 import { parseBuildOptions, type BuildArgs } from './schemas.js';
@@ -131,7 +132,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
     log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
   if (notifier && sub) {
-    notifier.model.applySnapshot(sub.snapshot, Date.now());
+    notifier.model.applySnapshot(sub.snapshot, Date.now(), phaseNodesOfView(sub.view));
     notifier.onEvents(pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq));
   }
   pending = undefined;
@@ -160,7 +161,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
   // The service puts a build.cancelling event (with its reason) into every cancelled build's stream.
   const reason = reasons.get(id);
-  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds);
+  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds, phaseNodesOfView(service.getView(id)));
   log(result.message);
   if (notifier) {
     await notifier.finish(result.message, outcome.status === 'succeeded');

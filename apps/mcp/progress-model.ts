@@ -2,7 +2,7 @@
 // protocol's event stream: where the builder is (the phase path), how much work TensorRT has
 // reported, and how long it has been silent. Pure: the caller passes the wall clock in, so tests
 // can replay a synthetic stream without timers.
-import type { BuildEvent, BuildRecord, BuildStatus, CancelReason } from '../shared/protocol.js';
+import type { BuildEvent, BuildRecord, BuildStatus, CancelReason, PhaseNode } from '../shared/protocol.js';
 import { PATH_SEPARATOR } from './phase-summary.js';
 
 interface OpenPhase {
@@ -54,7 +54,7 @@ export class BuildProgressModel {
   private tick = 0;
 
   /** Starts from a service snapshot (a build that was already running, or queued). */
-  applySnapshot(record: BuildRecord, nowWall: number): void {
+  applySnapshot(record: BuildRecord, nowWall: number, phases: readonly PhaseNode[] = []): void {
     this.lastSeq = record.lastSeq;
     this.backend = record.backend;
     this.simulated = record.simulated;
@@ -67,7 +67,7 @@ export class BuildProgressModel {
     }
     this.queuedAtWall = Date.parse(record.queuedAt);
     if (record.startedAt) this.startedAtWall = Date.parse(record.startedAt);
-    const sorted = [...record.phases].sort((a, b) => a.startT - b.startT || a.id - b.id);
+    const sorted = [...phases].sort((a, b) => a.startT - b.startT || a.id - b.id);
     for (const p of sorted) {
       this.work += 1 + Math.max(0, p.stepsDone);
       if (p.endT === undefined) {

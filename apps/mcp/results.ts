@@ -1,7 +1,7 @@
 // Tool results: structured content for programs, plus the same facts as text for models and for
 // clients that predate structured output (the MCP spec asks for both).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BuildFinished, BuildRecord, CancelReason } from '../shared/protocol.js';
+import type { BuildFinished, BuildRecord, CancelReason, PhaseNode } from '../shared/protocol.js';
 import { ServiceError } from '../service/api.js';
 import { summarizePhases } from './phase-summary.js';
 import { BuildProgressModel, formatCurrentPhase, formatDuration } from './progress-model.js';
@@ -84,13 +84,14 @@ export function buildResult(
   outcome: BuildFinished,
   reason: CancelReason | undefined,
   timeBudgetSeconds?: number,
+  phases: readonly PhaseNode[] = [],
 ): BuildResultOut {
   const out: BuildResultOut = {
     buildId: outcome.buildId,
     status: outcome.status,
     message: `Build ${outcome.buildId} ${outcomeSentence(outcome, reason, timeBudgetSeconds, record)}`,
     durationMs: outcome.durationMs,
-    phases: summarizePhases(record?.phases ?? [], outcome.durationMs),
+    phases: summarizePhases(phases, outcome.durationMs),
   };
   if (outcome.status === 'cancelled' && reason) out.cancelReason = reason;
   if (record?.backend) out.backend = record.backend;
@@ -110,7 +111,7 @@ export function buildResult(
   return out;
 }
 
-export function buildState(record: BuildRecord, reason: CancelReason | undefined, nowWall: number): BuildStateOut {
+export function buildState(record: BuildRecord, reason: CancelReason | undefined, nowWall: number, phases: readonly PhaseNode[] = []): BuildStateOut {
   const outcome = record.outcome;
   const startedWall = record.startedAt ? Date.parse(record.startedAt) : undefined;
   const nowT = outcome ? outcome.durationMs : startedWall !== undefined ? nowWall - startedWall : 0;
@@ -121,7 +122,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     modelPath: record.modelPath,
     queuedAt: record.queuedAt,
     engineAvailable: record.engineAvailable,
-    phases: summarizePhases(record.phases, nowT),
+    phases: summarizePhases(phases, nowT),
   };
   if (record.outputPath) out.outputPath = record.outputPath;
   if (record.startedAt) out.startedAt = record.startedAt;
@@ -139,7 +140,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     out.message = `Build ${record.id} ${outcomeSentence(outcome, reason, undefined, record)}`;
   } else {
     const model = new BuildProgressModel();
-    model.applySnapshot(record, nowWall);
+    model.applySnapshot(record, nowWall, phases);
     const cur = model.current();
     if (cur) out.currentPhase = formatCurrentPhase(cur);
     const where = cur ? `, at ${formatCurrentPhase(cur)}` : '';

@@ -18,6 +18,7 @@ import {
   StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
+import { phaseNodesOfView } from '../shared/view-phase-nodes.js';
 
 export const SERVER_NAME = 'trt-build-studio';
 
@@ -119,7 +120,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     async ({ id }) => {
       const record = service.getBuild(id);
       if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
-      const out = buildState(record, reasons.get(id), Date.now());
+      const out = buildState(record, reasons.get(id), Date.now(), phaseNodesOfView(service.getView(id)));
       return okResult(out, out.message);
     },
   );

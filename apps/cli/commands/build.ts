@@ -132,7 +132,7 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
   const { createBuildService } = require('../../service/build-service.js') as typeof import('../../service/build-service.js');
   // The command follows its one build from the start (afterSeq -1): it needs no long replay log
   // nor a big snapshot tree, and a long build should not make it hold them.
-  const service = createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
+  const service = createBuildService({ retainEvents: 1000 });
   stop.service = service;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
   const restoreCursor = () => (r as TtyRenderer).dispose?.();
