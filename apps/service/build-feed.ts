@@ -92,6 +92,11 @@ export class BuildFeed {
     return fresh;
   }
 
+  /** Subscribers still waiting for events (finished builds have none). */
+  get subscriberCount(): number {
+    return this.subs.size;
+  }
+
   snapshot(): BuildViewSnapshot {
     return this.view.snapshot();
   }

@@ -14,7 +14,7 @@ import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscrib
 import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
-import { validateBuild, type ValidatedBuild } from './build-validation.js';
+import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { inspectModel } from './model-reader.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -188,8 +188,12 @@ export class BuildService implements BuildServiceApi {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
     const shownName = displayName(input.modelDisplayName);
-    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
-    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
+    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
+    let build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
+    // Two builds of one model validated side by side may both have picked the same free name.
+    if (input.outputPath === undefined && this.outputTaken(build.outputPath)) {
+      build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
+    }
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
@@ -204,6 +208,12 @@ export class BuildService implements BuildServiceApi {
     this.queue.push(session);
     this.pump();
     return session.record();
+  }
+
+  /** True when a build that has not finished will write `p` (two builds of one model at once). */
+  private outputTaken(p: string): boolean {
+    for (const s of this.sessions.values()) if (s instanceof BuildSession && !s.finished && s.build.outputPath === p) return true;
+    return false;
   }
 
   /** The predicted end of a build: from the profiles of earlier builds of its kind. */

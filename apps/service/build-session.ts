@@ -214,9 +214,9 @@ export class BuildSession {
     }
     const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
-    const where = site && site.length > 0 ? ` in ${formatCrashSite(site)}` : '';
+    const where = site && site.length > 0 ? `crashed in ${formatCrashSite(site)}: it ` : '';
     const lastLine = exit.stderrTail ? `; last output: ${exit.stderrTail.split('\n').slice(-3).join(' | ')}` : '';
-    this.finishLocally('crashed', `the build worker crashed${where} (exited without a result: ${how})${lastLine}`, undefined, site?.length ? site : undefined);
+    this.finishLocally('crashed', `the build worker ${where}exited without a result (${how})${lastLine}`, undefined, site?.length ? site : undefined);
   }
 
   /** Events from the worker, in seq order; stale, foreign or post-final events are dropped. */

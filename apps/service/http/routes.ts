@@ -20,6 +20,8 @@ export interface RouteContext {
   openStreams: Set<() => void>;
   /** Events a slow event-stream client may have waiting before it is reset (service default). */
   streamMaxBacklog?: number;
+  /** A stream client that reads nothing for this long while a write waits is cut off. */
+  streamStallCutMs?: number;
   /** Stored upload path → the client's file name, so a build of an earlier upload shows that name. */
   uploadNames: Map<string, string>;
 }
@@ -139,7 +141,7 @@ function getView({ res, params, ctx }: RouteRequest): void {
 
 function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
   const afterSeq = parseLastEventId(req, query);
-  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams, maxBacklog: ctx.streamMaxBacklog });
+  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams, maxBacklog: ctx.streamMaxBacklog, stallCutMs: ctx.streamStallCutMs });
 }
 
 function cancelBuild({ res, params, ctx }: RouteRequest): void {

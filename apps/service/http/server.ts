@@ -22,6 +22,8 @@ export interface HttpServerOptions {
   heartbeatMs?: number;
   /** Events a slow event-stream client may have waiting (steps coalesced) before it is reset. */
   streamMaxBacklog?: number;
+  /** An event-stream client that reads nothing for this long while a write waits is cut off (default 60 s). */
+  streamStallCutMs?: number;
   maxUploadBytes?: number;
   /** Reports requests that failed with a 500, for the server log. */
   onInternalError?: (err: unknown, req: http.IncomingMessage) => void;
@@ -62,6 +64,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
     heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     openStreams,
     streamMaxBacklog: opts.streamMaxBacklog,
+    streamStallCutMs: opts.streamStallCutMs,
     uploadNames: new Map(),
   };
   let closing: Promise<void> | undefined;

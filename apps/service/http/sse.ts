@@ -17,7 +17,7 @@ import { HttpError } from './errors.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** A client that has not read anything for this long while we wait to write is cut off. */
-const STALL_CUT_MS = 60_000;
+export const DEFAULT_STALL_CUT_MS = 60_000;
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
@@ -27,6 +27,8 @@ export interface EventStreamOptions {
   open: Set<() => void>;
   /** Events a slow client may have waiting (steps coalesced) before it is reset (service default). */
   maxBacklog?: number;
+  /** A client that reads nothing for this long while a write waits is cut off (default 60 s). */
+  stallCutMs?: number;
 }
 
 /** `Last-Event-ID` header, else `?lastEventId=`; -1 asks for every event the service keeps. */
@@ -114,7 +116,7 @@ export function openEventStream(
       res.on('drain', done);
       res.on('close', done);
       // A client that reads nothing at all would hold the connection forever.
-      stallTimer = setTimeout(cut, STALL_CUT_MS);
+      stallTimer = setTimeout(cut, opts.stallCutMs ?? DEFAULT_STALL_CUT_MS);
     });
     return draining;
   };

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PhaseTree } from '../../shared/phase-tree.js';
+import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
 import { createBuildService, type BuildService } from '../build-service.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
@@ -48,6 +48,8 @@ function strayFiles(d: string, keep: string[] = []): string[] {
 beforeAll(() => {
   requireBuilt();
   dir = tempDir('tbs-service-');
+  // Build profiles (predicted end) go to the state directory: this test's, not the user's.
+  process.env.TBS_STATE_DIR = path.join(dir, 'state');
   model = writeModel(path.join(dir, 'model.onnx'), { layers: 6 });
 });
 afterEach(async () => {
@@ -107,14 +109,19 @@ describe('build service', () => {
     await new Promise((r) => setTimeout(r, 500));
     const live: BuildEvent[] = [];
     const sub = svc.subscribe(rec.id, (evs) => live.push(...evs));
-    const tree = PhaseTree.from(sub.snapshot.phases);
+    expect(sub.reset).toBe(false);
+    expect(sub.view.seq).toBe(sub.snapshot.lastSeq);
+    const view = BuildView.fromSnapshot(sub.view);
     await svc.waitForResult(rec.id);
     expect(a.length).toBeGreaterThan(10);
     expect(b).toEqual(a);
     expect(live.length).toBeGreaterThan(0);
     expect(live[0].seq).toBeGreaterThan(sub.snapshot.lastSeq);
-    for (const e of live) tree.apply(e);
-    expect(tree.snapshot()).toEqual(svc.getBuild(rec.id)!.phases);
+    for (const e of live) view.apply(e);
+    // The view rebuilt from the snapshot and continued by the live events is the service's own.
+    expect(view.snapshot()).toEqual(svc.getView(rec.id));
+    expect(view.status).toBe('succeeded');
+    expect(view.rows.openCount).toBe(0);
   });
 
   it('replays retained events after a given seq (resume)', async () => {
@@ -334,7 +341,9 @@ describe('build service', () => {
     const replayed = (id: string) => {
       let n = 0;
       const sub = svc.subscribe(id, (evs) => (n += evs.length), { afterSeq: -1 });
-      return new Promise<{ n: number; snapshot: typeof sub.snapshot }>((r) => setTimeout(() => r({ n, snapshot: sub.snapshot }), 0));
+      return new Promise<{ n: number; snapshot: typeof sub.snapshot; view: typeof sub.view; reset: boolean }>((r) =>
+        setTimeout(() => r({ n, snapshot: sub.snapshot, view: sub.view, reset: sub.reset }), 0),
+      );
     };
     const counts = await Promise.all(ids.map(replayed));
     const detailed = counts.filter((c) => c.n > 0);
@@ -342,7 +351,8 @@ describe('build service', () => {
     // The ones kept are the most recent to finish; every kept one still replays a whole stream.
     for (const c of counts.slice(-keep)) {
       expect(c.n).toBeGreaterThan(10);
-      expect(c.snapshot.phases.length).toBeGreaterThan(0);
+      expect(c.view.rows.rows.length).toBeGreaterThan(0);
+      expect(c.reset).toBe(false);
     }
     const totalEvents = counts.reduce((a, c) => a + c.n, 0);
     expect(totalEvents).toBeLessThanOrEqual(keep * Math.max(...counts.map((c) => c.n)));
@@ -350,7 +360,10 @@ describe('build service', () => {
     // Evicted: no events, no phase tree, but the summary is all there.
     for (const [i, c] of counts.slice(0, 60 - keep).entries()) {
       expect(c.n).toBe(0);
-      expect(c.snapshot.phases).toEqual([]);
+      // A resume from -1 is told plainly that the events are gone: a reset to the outcome alone.
+      expect(c.reset).toBe(true);
+      expect(c.view).toMatchObject({ status: 'succeeded', outcome: { status: 'succeeded' } });
+      expect(c.view.rows.rows).toEqual([]);
       expect(c.snapshot).toMatchObject({ id: ids[i], state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded' } });
       expect(svc.detailsEvicted(ids[i])).toBe(true);
     }
@@ -358,7 +371,8 @@ describe('build service', () => {
     const list = svc.listBuilds();
     expect(list.map((b) => b.id)).toEqual(ids);
     expect(list.every((b) => b.state === 'succeeded' && b.outcome?.status === 'succeeded')).toBe(true);
-    expect(svc.getBuild(ids[0])).toMatchObject({ id: ids[0], state: 'succeeded', modelPath: model, phases: [] });
+    expect(svc.getBuild(ids[0])).toMatchObject({ id: ids[0], state: 'succeeded', modelPath: model });
+    expect(svc.getView(ids[0])!.rows.rows).toEqual([]);
     expect(await svc.waitForResult(ids[0])).toMatchObject({ type: 'build.finished', status: 'succeeded' });
     expect(svc.enginePath(ids[0])).toBe(path.join(out, 'e0.engine'));
     expect(svc.cancelBuild(ids[0])).toBe(false);
@@ -389,7 +403,8 @@ describe('build service', () => {
     const r = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.05 }) });
     await svc.waitForResult(r.id);
     await waitUntil(() => svc.detailsEvicted(r.id));
-    expect(svc.getBuild(r.id)).toMatchObject({ state: 'succeeded', phases: [] });
+    expect(svc.getBuild(r.id)).toMatchObject({ state: 'succeeded' });
+    expect(svc.getView(r.id)).toMatchObject({ status: 'succeeded', rows: { rows: [] } });
   });
 });
 
