@@ -209,7 +209,7 @@ export function checkOutputPath(outputPath: string, modelPath: string, summary: 
 
 /** A name part safe in any file system: no separators, controls or shell-hostile characters. */
 function namePart(s: string): string {
-  return s.replace(/[^\p{L}\p{N}._+ -]+/gu, '-').replace(/\s+/g, '-').replace(/^[-.]+|[-.]+$/g, '') || 'x';
+  return s.replace(/[^\p{L}\p{N}._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
 }
 
 /**
@@ -221,7 +221,7 @@ function namePart(s: string): string {
  */
 export function defaultEnginePath(dir: string, modelName: string, backend: BackendInfo, id: string, taken: (p: string) => boolean = () => false): string {
   const stem = namePart(path.basename(modelName).replace(/\.onnx$/i, ''));
-  const device = backend.name === 'simulated' ? 'sim' : namePart((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, ''));
+  const device = backend.name === 'simulated' ? 'sim' : namePart((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, '')).replace(/ /g, '-');
   const version = namePart(backend.name === 'simulated' ? (backend.emulates ?? backend.version ?? 'unknown') : (backend.library?.version ?? backend.version ?? 'unknown'));
   const plain = path.join(dir, `${stem}.${device}.${version}.engine`);
   if (!fs.existsSync(plain) && !taken(plain)) return plain;
