@@ -201,7 +201,7 @@ async function followBuild(
     if (token !== undefined) active.byToken.delete(token);
   }
 
-  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, phaseNodesOfView(service.getView(id)));
+  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, phaseNodesOfView(service.getView?.(id)));
   const result: LspBuildResult = { ...base, modelPath };
   // Where a crashed build died is the one fact its user needs. The service may know it exactly
   // (a crash record kept outside the worker); otherwise the deepest phase that reached us is the
@@ -305,7 +305,7 @@ class ViewPublisher {
       percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(model),
       ...(model.lastCallbackWall !== undefined ? { sinceLastCallbackMs: Math.max(0, now - model.lastCallbackWall) } : {}),
       elapsedMs,
-      rows: phaseRows(phaseNodesOfView(service.getView(this.id)), elapsedMs),
+      rows: phaseRows(phaseNodesOfView(service.getView?.(this.id)), elapsedMs),
       ...((finalCache ?? this.cache ?? record?.cache) ? { cache: finalCache ?? this.cache ?? record?.cache } : {}),
       ...(outcome ? { outcome } : {}),
     };

@@ -161,7 +161,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
   // The service puts a build.cancelling event (with its reason) into every cancelled build's stream.
   const reason = reasons.get(id);
-  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds, phaseNodesOfView(service.getView(id)));
+  const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds, phaseNodesOfView(service.getView?.(id)));
   log(result.message);
   if (notifier) {
     await notifier.finish(result.message, outcome.status === 'succeeded');

@@ -120,7 +120,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     async ({ id }) => {
       const record = service.getBuild(id);
       if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
-      const out = buildState(record, reasons.get(id), Date.now(), phaseNodesOfView(service.getView(id)));
+      const out = buildState(record, reasons.get(id), Date.now(), phaseNodesOfView(service.getView?.(id)));
       return okResult(out, out.message);
     },
   );

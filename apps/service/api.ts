@@ -93,7 +93,7 @@ export interface BuildServiceApi {
    * The build view's complete snapshot (`GET /api/builds/{id}/view`); undefined for an unknown
    * build. For a build whose details were evicted, a view of its outcome alone (no rows).
    */
-  getView(id: string): BuildViewSnapshot | undefined;
+  getView?(id: string): BuildViewSnapshot | undefined;
   /** Resolves when the build reaches a final state. */
   waitForResult(id: string): Promise<BuildFinished>;
   /** Path of the finished engine, when the build succeeded and the file still exists. */

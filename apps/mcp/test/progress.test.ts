@@ -115,7 +115,7 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
   it('says how long a build has waited in the queue', () => {
     const model = new BuildProgressModel();
     model.applySnapshot(
-      { id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, phases: [], engineAvailable: false },
+      { id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, engineAvailable: false },
       5000,
     );
     expect(progressMessage(model, 17_500)).toBe('queued for 12 s: waiting for an earlier build on this GPU to finish');
@@ -131,14 +131,14 @@ describe('BuildProgressModel over a TensorRT-like stream', () => {
       startedAt: new Date(0).toISOString(),
       lastSeq: 5,
       engineAvailable: false,
-      phases: [
-        { id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0, stepsDone: 2, startT: 0 },
-        { id: 2, parentId: 1, name: 'Cloning network graph', nbSteps: 30, instance: 0, stepsDone: 30, startT: 1, endT: 5 },
-        { id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0, stepsDone: 5, startT: 6 },
-      ],
     };
+    const phases = [
+      { id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0, stepsDone: 2, startT: 0 },
+      { id: 2, parentId: 1, name: 'Cloning network graph', nbSteps: 30, instance: 0, stepsDone: 30, startT: 1, endT: 5 },
+      { id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0, stepsDone: 5, startT: 6 },
+    ];
     const model = new BuildProgressModel();
-    model.applySnapshot(record, 1000);
+    model.applySnapshot(record, 1000, phases);
     expect(model.current()?.names).toEqual(['Building engine', 'Optimizing graph']);
     expect(model.work).toBe(3 + 2 + 30 + 5);
     model.apply({ v: 1, buildId: 'b1', seq: 5, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000);

@@ -93,6 +93,7 @@ describe('tool results', () => {
   const events = tensorrtLikeStream(9);
   const finished = events.at(-1)!;
   if (finished.type !== 'build.finished') throw new Error('stream must end with build.finished');
+  const phases = treeOf(events);
   const record: BuildRecord = {
     id: 'b-test',
     state: 'succeeded',
@@ -103,7 +104,6 @@ describe('tool results', () => {
     backend: 'simulated',
     simulated: true,
     lastSeq: finished.seq,
-    phases: treeOf(events),
     outcome: finished,
     engineAvailable: true,
   };
@@ -127,13 +127,14 @@ describe('tool results', () => {
   });
 
   it('get_build of a running build names the current phase', () => {
-    const running: BuildRecord = { ...record, state: 'running', outcome: undefined, startedAt: new Date(1000).toISOString(), phases: record.phases.map((p) => (p.name === 'Building engine' || p.name === 'Building engine from subgraph' ? { ...p, endT: undefined } : p)) };
-    const out = buildState(running, undefined, 6000);
+    const running: BuildRecord = { ...record, state: 'running', outcome: undefined, startedAt: new Date(1000).toISOString() };
+    const runningPhases = phases.map((p) => (p.name === 'Building engine' || p.name === 'Building engine from subgraph' ? { ...p, endT: undefined } : p));
+    const out = buildState(running, undefined, 6000, runningPhases);
     expect(BuildStateOut.parse(out)).toEqual(out);
     expect(out.currentPhase).toBe('Building engine 4/6 › Building engine from subgraph 1/1');
     expect(out.message).toBe('Build b-test is running (5.0 s so far, at Building engine 4/6 › Building engine from subgraph 1/1)');
     const model = new BuildProgressModel();
-    model.applySnapshot(running, 6000);
+    model.applySnapshot(running, 6000, runningPhases);
     expect(model.state).toBe('running');
   });
 });

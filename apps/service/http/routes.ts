@@ -134,7 +134,7 @@ function detailsHeader(ctx: { service: BuildServiceApi }, id: string): Record<st
 
 /** The build view's complete snapshot: what a client rebuilds its picture of the build from. */
 function getView({ res, params, ctx }: RouteRequest): void {
-  const view = ctx.service.getView(params[0]);
+  const view = ctx.service.getView?.(params[0]);
   if (!view) throw new HttpError('not_found', `unknown build "${params[0]}"`);
   sendJson(res, 200, view, detailsHeader(ctx, params[0]));
 }

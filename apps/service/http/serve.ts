@@ -41,6 +41,7 @@ export async function runServe(argv: string[]): Promise<number> {
     outputDir: args.outputDir,
     concurrency: args.concurrency,
     retainFinishedBuilds: args.keepBuildDetails,
+    onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
   });
   // Installed before anything listens, so no signal ever meets the default action.
   const stopRequested = shutdownSignals(() => {
