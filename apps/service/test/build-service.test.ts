@@ -106,7 +106,7 @@ describe('build service', () => {
     const a = record(svc, rec.id);
     const b = record(svc, rec.id);
     // Join mid-build: start from the snapshot, then apply the live stream.
-    await new Promise((r) => setTimeout(r, 500));
+    await phaseStarted(svc, rec.id, 20);
     const live: BuildEvent[] = [];
     const sub = svc.subscribe(rec.id, (evs) => live.push(...evs));
     expect(sub.reset).toBe(false);
@@ -180,7 +180,7 @@ describe('build service', () => {
     const out = path.join(dir, 'cancel.engine');
     const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
     const events = record(svc, rec.id);
-    await new Promise((r) => setTimeout(r, 600));
+    await phaseStarted(svc, rec.id);
     expect(svc.cancelBuild(rec.id)).toBe(true);
     expect(svc.getBuild(rec.id)!.state).toBe('cancelling');
     const fin = await svc.waitForResult(rec.id);
@@ -202,7 +202,7 @@ describe('build service', () => {
     const svc = service({ launcher: deaf, cancelKillMs: 400 });
     const out = path.join(dir, 'deaf.engine');
     const r1 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 400));
+    await phaseStarted(svc, r1.id);
     const t0 = Date.now();
     svc.cancelBuild(r1.id);
     const f1 = await svc.waitForResult(r1.id);
@@ -212,7 +212,7 @@ describe('build service', () => {
     expect(fs.existsSync(out)).toBe(false);
 
     const r2 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 400));
+    await phaseStarted(svc, r2.id);
     svc.cancelBuild(r2.id);
     svc.cancelBuild(r2.id);
     const f2 = await svc.waitForResult(r2.id);
@@ -265,7 +265,7 @@ describe('build service', () => {
     const svc = createBuildService({ launcher: tracking, outputDir: path.join(dir, 'engines') });
     const a = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
     const b = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 300));
+    await phaseStarted(svc, a.id);
     await svc.shutdown();
     const results: BuildFinished[] = await Promise.all([svc.waitForResult(a.id), svc.waitForResult(b.id)]);
     expect(results.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
@@ -290,8 +290,7 @@ describe('build service', () => {
     const fin = await svc.waitForResult(rec.id);
     expect(fin.status).toBe('failed');
     expect(fin.error).toMatch(/invalid message/);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(alive(pid)).toBe(false);
+    await waitUntil(() => !alive(pid));
   });
 
   it('fails a build whose worker cannot be started, and runs the next one', async () => {
@@ -407,6 +406,24 @@ describe('build service', () => {
     expect(svc.getView(r.id)).toMatchObject({ status: 'succeeded', rows: { rows: [] } });
   });
 });
+
+/** Resolves once the build has started `n` phases (it is really running, not just launched). */
+function phaseStarted(svc: BuildService, id: string, n = 1): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const sub = svc.subscribe(
+      id,
+      (evs) => {
+        seen += evs.filter((e) => e.type === 'phase.start').length;
+        if (seen >= n) {
+          queueMicrotask(() => sub.unsubscribe());
+          resolve();
+        }
+      },
+      { afterSeq: -1 },
+    );
+  });
+}
 
 async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
