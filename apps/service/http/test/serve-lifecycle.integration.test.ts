@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
 import { alive, childPids } from './proc-info.js';
 import { openSse } from './sse-client.js';
-import { startServe, type ServeProcess } from './serve-process.js';
+import { killLeftoverServers, startServe, type ServeProcess } from './serve-process.js';
 
 let dir: string;
 let model: string;
@@ -23,7 +23,10 @@ afterEach(() => {
   for (const s of started.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
 });
 
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  killLeftoverServers();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 async function serve(tmp: string): Promise<ServeProcess> {
   const s = await startServe(['--output-dir', path.join(dir, 'engines')], 20_000, { ...process.env, TMPDIR: tmp });
