@@ -203,6 +203,8 @@ function readSse(s: Serve, id: string, lastEventId: number, onEvent: (a: Arrival
         snapshotSeq = (JSON.parse(m.data) as { lastSeq: number }).lastSeq;
         return;
       }
+      // A reset (the build view) carries no event: only a resume beyond the kept events sends one.
+      if (m.event !== 'message') return;
       // Only JSON.parse here: a slow reader would delay later chunks and inflate the latency it
       // measures. Every event is schema-checked after the run (checkSchema).
       const event = JSON.parse(m.data) as BuildEvent;

@@ -11,6 +11,7 @@ import { BuildEvent as BuildEventSchema } from '../shared/protocol.js';
 import type { StartBuildInput } from '../service/api.js';
 import { keys } from './keys.js';
 import type { Labels } from './labels.js';
+import type { BuildViewSnapshot } from '../shared/build-view.js';
 
 export const FINAL_STATES: ReadonlySet<BuildState> = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
@@ -32,7 +33,11 @@ export interface FarmInfo {
   retries: number;
 }
 
-export type FarmRecord = BuildRecord & { farm: FarmInfo };
+/**
+ * A build as Redis keeps it: the record, the farm's facts, and the build view of what went into
+ * its event stream (rewritten now and then by the worker; the stream carries everything between).
+ */
+export type FarmRecord = BuildRecord & { farm: FarmInfo; view?: BuildViewSnapshot };
 
 export interface WorkerInfo {
   id: string;

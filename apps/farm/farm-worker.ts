@@ -19,6 +19,7 @@ import { FarmStore, targetFromCanonical, type FarmRecord, type FarmRequest, type
 import { matches, probeLabels, type Labels } from './labels.js';
 import { acquireLock, type HeldLock } from './redis-lock.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
+import { BuildView } from '../shared/build-view.js';
 
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
 export const ATTEMPT_PHASE_OFFSET = 1_000_000;
@@ -313,6 +314,7 @@ class Forwarder {
   private chain: Promise<void> = Promise.resolve();
   private lastFarmSeq: number;
   private lastRecordAt = 0;
+  private readonly view: BuildView;
   private refused = false;
 
   constructor(
@@ -326,6 +328,9 @@ class Forwarder {
     private readonly onRefused: () => void,
   ) {
     this.lastFarmSeq = base.lastSeq;
+    // What serve rebuilds from: the view of the stream as written (farm ids and seqs), continued
+    // from the earlier attempt's when this is a retry.
+    this.view = base.view ? BuildView.fromSnapshot(base.view) : new BuildView(farmId);
   }
 
   push(events: BuildEvent[], snapshot: () => BuildRecord): void {
@@ -397,6 +402,7 @@ class Forwarder {
       return;
     }
     if (stored.length) this.lastFarmSeq = stored[stored.length - 1].seq;
+    for (const e of stored) this.view.apply(e);
     // The record is a whole snapshot (up to the retained phases): rewrite it now and then only;
     // the stream carries everything in between.
     if (rec && Date.now() - this.lastRecordAt > RECORD_EVERY_MS) await this.writeRecord(rec, false);
@@ -405,13 +411,12 @@ class Forwarder {
   private async writeRecord(local: BuildRecord, final: boolean): Promise<void> {
     if (this.refused && !final) return;
     this.lastRecordAt = Date.now();
-    const offset = this.phaseOffset;
     const record: FarmRecord = {
       ...local,
       id: this.farmId,
       queuedAt: this.base.queuedAt,
       lastSeq: this.lastFarmSeq,
-      phases: offset ? local.phases.map((p) => ({ ...p, id: p.id + offset, parentId: p.parentId === null ? null : p.parentId + offset })) : local.phases,
+      view: this.view.snapshot(),
       outcome: local.outcome ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq } : undefined,
       farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
     };

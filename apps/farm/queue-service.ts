@@ -83,7 +83,6 @@ export class QueueBuildService implements BuildServiceApi {
   private mirror(record: FarmRecord): RemoteBuild {
     const b = new RemoteBuild(record, {
       retainEvents: Math.max(100, this.opts.retainEvents ?? 20_000),
-      retainFinishedPhases: this.opts.retainFinishedPhases ?? 20_000,
     });
     this.builds.set(record.id, b);
     return b;
@@ -216,7 +215,6 @@ export class QueueBuildService implements BuildServiceApi {
       queuedAt: new Date().toISOString(),
       model: summary,
       lastSeq: -1,
-      phases: [],
       engineAvailable: false,
       farm: { target, attempt: 1, retries: request.retries },
     };

@@ -1,14 +1,15 @@
-// One farm build as serve sees it: a mirror of the record in Redis, its phase tree rebuilt from
+// One farm build as serve sees it: a mirror of the record in Redis, its build view rebuilt from
 // the stream's events, the events kept for replay, and serve's subscribers. Same contract as a
-// local build session: subscribe returns a complete snapshot, then events with seq > lastSeq.
-import { PhaseTree } from '../shared/phase-tree.js';
+// local build session: subscribe returns the record and the complete view, then events with
+// seq > the view's seq (or a reset when the events after the caller's afterSeq are gone).
+import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildFinished, CacheStats } from '../shared/protocol.js';
 import type { Subscription } from '../service/api.js';
 import { EventLog } from '../service/event-log.js';
 import { FINAL_STATES, type FarmRecord } from './farm-store.js';
 
 interface Subscriber {
-  cb: (events: BuildEvent[]) => void;
+  cb: (events: BuildEvent[]) => unknown;
   ready: boolean;
   closed: boolean;
   buffered: BuildEvent[];
@@ -16,7 +17,7 @@ interface Subscriber {
 
 export class RemoteBuild {
   private rec: FarmRecord;
-  private tree: PhaseTree;
+  private view: BuildView;
   private log: EventLog;
   private readonly subs = new Set<Subscriber>();
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
@@ -25,10 +26,10 @@ export class RemoteBuild {
 
   constructor(
     record: FarmRecord,
-    private readonly opts: { retainEvents: number; retainFinishedPhases: number },
+    private readonly opts: { retainEvents: number },
   ) {
     this.rec = record;
-    this.tree = PhaseTree.from(record.phases, { retainFinished: opts.retainFinishedPhases });
+    this.view = viewOf(record);
     this.log = new EventLog(opts.retainEvents);
   }
 
@@ -48,8 +49,14 @@ export class RemoteBuild {
     return this.rec.farm;
   }
 
+  /** The record as the API gives it (the view travels separately). */
   record(): FarmRecord {
-    return { ...this.rec, phases: this.tree.snapshot(), farm: { ...this.rec.farm } };
+    const { view: _view, ...rec } = this.rec;
+    return { ...rec, farm: { ...this.rec.farm } };
+  }
+
+  viewSnapshot(): BuildViewSnapshot {
+    return this.view.snapshot();
   }
 
   /** Serve's own facts (waiting reason, attempt) that do not come as events. */
@@ -63,10 +70,7 @@ export class RemoteBuild {
 
   /** Open phases, for closing them when an attempt is abandoned. */
   openPhases(): number[] {
-    return this.tree
-      .snapshot()
-      .filter((p) => p.endT === undefined)
-      .map((p) => p.id);
+    return [...this.view.rows.openInstances()].map((o) => o.inst.id);
   }
 
   ingest(events: BuildEvent[]): void {
@@ -74,7 +78,7 @@ export class RemoteBuild {
     for (const ev of events) {
       if (this.finished || ev.seq <= this.rec.lastSeq || ev.buildId !== this.rec.id) continue;
       let r = { ...this.rec, lastSeq: ev.seq };
-      this.tree.apply(ev);
+      this.view.apply(ev, Date.now());
       this.log.append(ev);
       switch (ev.type) {
         case 'build.started':
@@ -127,7 +131,7 @@ export class RemoteBuild {
   reset(record: FarmRecord): void {
     if (record.lastSeq <= this.rec.lastSeq) return;
     this.rec = record;
-    this.tree = PhaseTree.from(record.phases, { retainFinished: this.opts.retainFinishedPhases });
+    this.view = viewOf(record);
     this.log = new EventLog(this.opts.retainEvents);
     if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
@@ -142,9 +146,12 @@ export class RemoteBuild {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  subscribe(cb: (events: BuildEvent[]) => void, afterSeq?: number): Subscription {
+  subscribe(cb: (events: BuildEvent[]) => unknown, afterSeq?: number): Subscription {
     const snapshot = this.record();
-    const replay = afterSeq !== undefined ? this.log.after(afterSeq) : [];
+    const view = this.view.snapshot();
+    // Events after afterSeq that this serve no longer keeps (or never read): start over from the view.
+    const reset = afterSeq !== undefined && afterSeq < this.log.droppedThrough;
+    const replay = afterSeq !== undefined && !reset ? this.log.after(afterSeq) : [];
     const sub: Subscriber = { cb, ready: false, closed: false, buffered: [] };
     if (!this.finished) this.subs.add(sub);
     queueMicrotask(() => {
@@ -157,6 +164,8 @@ export class RemoteBuild {
     });
     return {
       snapshot,
+      view,
+      reset,
       unsubscribe: () => {
         sub.closed = true;
         this.subs.delete(sub);
@@ -180,4 +189,9 @@ export class RemoteBuild {
       // One subscriber's bug must not starve the others.
     }
   }
+}
+
+/** The view a record carries (written by the worker), or an empty one to build from the stream. */
+function viewOf(record: FarmRecord): BuildView {
+  return record.view ? BuildView.fromSnapshot(record.view) : new BuildView(record.id);
 }

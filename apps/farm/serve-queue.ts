@@ -11,13 +11,20 @@ export interface ServeServiceArgs {
   concurrency?: number;
   /** Local service: finished builds whose details are kept (the rest keep their summary). */
   retainFinishedBuilds?: number;
+  /** Local service: warnings that are not about one build (e.g. the predicted-end store). */
+  onWarning?: (message: string) => void;
   /** No "builds go to the farm" line (the CLI's build prints its own). */
   quiet?: boolean;
 }
 
 export async function createServeService(args: ServeServiceArgs): Promise<BuildServiceApi> {
   if (!args.queue) {
-    return createBuildService({ outputDir: args.outputDir, concurrency: args.concurrency, retainFinishedBuilds: args.retainFinishedBuilds });
+    return createBuildService({
+      outputDir: args.outputDir,
+      concurrency: args.concurrency,
+      retainFinishedBuilds: args.retainFinishedBuilds,
+      onWarning: args.onWarning,
+    });
   }
   // Loaded only in farm mode: a local serve or build does not pay for BullMQ and ioredis.
   const { QueueBuildService } = await import('./queue-service.js');

@@ -174,7 +174,7 @@ async function followBuild(
   let late: BuildEvent[] = [];
   try {
     sub = service.subscribe(id, onEvents);
-    progress.notifier.join(sub.snapshot);
+    progress.notifier.join(sub.snapshot, sub.view);
     late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);

@@ -5,10 +5,10 @@
 // same rising figure the other surfaces show.
 import path from 'node:path';
 import type { BuildServiceApi, Subscription } from '../service/api.js';
-import type { BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
 import type { BuildEvent, BuildFinished } from '../shared/protocol.js';
 import { crashSite, formatCrashSite, viewFromRecord } from '../shared/view-format.js';
+import { BuildView } from '../shared/build-view.js';
 
 export interface FeedbackWindow {
   isDestroyed(): boolean;
@@ -61,7 +61,7 @@ export class BuildFeedback {
     }
     // Events after the snapshot's seq continue it; the ones the subscription already queued are
     // delivered after subscribe() returns, so the view exists by then.
-    tracked.view = viewFromRecord(tracked.subscription.snapshot);
+    tracked.view = BuildView.fromSnapshot(tracked.subscription.view);
     const outcome = tracked.subscription.snapshot.outcome;
     if (outcome) this.finish(buildId, outcome);
     else this.changed();

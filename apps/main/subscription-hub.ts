@@ -4,10 +4,10 @@
 // subscription follows its build through the shared build view (apps/shared/build-view.ts), and
 // the snapshot carries that view's complete snapshot: the page can start from the view itself.
 import type { BuildServiceApi, Subscription } from '../service/api.js';
-import type { BuildView } from '../shared/build-view.js';
 import { viewFromRecord } from '../shared/view-format.js';
 import { EventBatcher, FRAME_MS, type BatcherTimers } from './event-batcher.js';
 import { PUSH, type BuildStreamMessage } from './ipc-channels.js';
+import { BuildView } from '../shared/build-view.js';
 
 /** The part of a WebContents the hub needs. */
 export interface StreamTarget {
@@ -61,7 +61,7 @@ export class SubscriptionHub {
       throw err;
     }
     // The service delivers events after subscribe() returns, so none is missed between the two.
-    entry.view = viewFromRecord(entry.subscription.snapshot);
+    entry.view = BuildView.fromSnapshot(entry.subscription.view);
     target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot, view: entry.view.snapshot() });
     // A build that had already finished has nothing more to stream.
     if (entry.subscription.snapshot.outcome) {

@@ -134,7 +134,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
     log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
   if (sub) {
-    notifier.join(sub.snapshot);
+    notifier.join(sub.snapshot, sub.view);
     notifier.onEvents(pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq));
   }
   pending = undefined;

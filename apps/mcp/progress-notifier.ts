@@ -2,7 +2,7 @@
 // at most one per `minIntervalMs` (the latest state wins), and a heartbeat whenever nothing was
 // sent for `heartbeatMs`, because real TensorRT builds go silent for minutes and a silent tool call
 // reads as a hung one. What it tells comes from the shared build view (apps/shared/build-view.ts).
-import { BuildView, type PathLevel } from '../shared/build-view.js';
+import { BuildView, type BuildViewSnapshot, type PathLevel } from '../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../shared/protocol.js';
 import { viewFromRecord } from '../shared/view-format.js';
 import { progressMessage } from './progress-message.js';
@@ -59,11 +59,11 @@ export class ProgressNotifier {
   }
 
   /**
-   * Starts from the service's record of the build (subscribe()'s snapshot); events after its
-   * lastSeq continue it.
+   * Starts from the service's record and view of the build (subscribe()'s snapshot); events after
+   * the view's seq continue it. A host that gives no view (an older service) gets one from the record.
    */
-  join(record: BuildRecord): void {
-    this.view = viewFromRecord(record);
+  join(record: BuildRecord, view?: BuildViewSnapshot): void {
+    this.view = view ? BuildView.fromSnapshot(view) : viewFromRecord(record);
     this.queuedAtWall = Date.parse(record.queuedAt);
   }
 

@@ -18,6 +18,7 @@ import {
   StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
+import { BuildView } from '../shared/build-view.js';
 
 export const SERVER_NAME = 'trt-build-studio';
 
@@ -119,7 +120,8 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     async ({ id }) => {
       const record = service.getBuild(id);
       if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
-      const out = buildState(record, reasons.get(id), Date.now());
+      const view = service.getView?.(id);
+      const out = buildState(record, reasons.get(id), Date.now(), view ? BuildView.fromSnapshot(view) : undefined);
       return okResult(out, out.message);
     },
   );

@@ -1,6 +1,7 @@
 // The build service's public surface. The CLI, the HTTP/SSE server, the MCP server and Electron
 // main all sit on this one interface (implemented by ./build-service.ts), so a build behaves the
 // same whichever surface started it.
+import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type {
   BackendInfo,
   BuildEvent,
@@ -47,10 +48,33 @@ export interface StartBuildInput {
   retries?: number;
 }
 
+/**
+ * The stream contract: a subscription starts from a complete state and continues without a
+ * silent gap. Without `afterSeq`: `view` is the state and events follow with seq > view.seq.
+ * With `afterSeq`: the kept events after it are replayed first, or, when some of them are no
+ * longer kept, `reset` is true and the subscriber must replace what it has with `view`; events
+ * then follow view.seq. A subscriber dropped for falling behind (onOverflow) resumes the same way.
+ */
 export interface Subscription {
-  /** The build as it stands now (tree snapshot, state); live events follow with seq > lastSeq. */
+  /** The build's record now (state, options, outcome; no phases). */
   readonly snapshot: BuildRecord;
+  /** The build view now, complete (apps/shared/build-view.ts); its seq is snapshot.lastSeq. */
+  readonly view: BuildViewSnapshot;
+  /** True when the events after `afterSeq` are no longer all kept: start over from `view`. */
+  readonly reset: boolean;
   unsubscribe(): void;
+}
+
+export interface SubscribeOpts {
+  /** Resume after this seq (SSE Last-Event-ID; -1 asks for every event kept). */
+  afterSeq?: number;
+  /**
+   * An event callback returning a promise is busy until it settles (events wait, steps
+   * coalesced); past this many waiting events the subscriber is dropped (default 100 000).
+   */
+  maxBacklog?: number;
+  /** Dropped for falling behind; `lastSeq` is the last event it got: subscribe again after it. */
+  onOverflow?: (lastSeq: number) => void;
 }
 
 export interface BuildServiceApi {
@@ -67,17 +91,19 @@ export interface BuildServiceApi {
   listBuilds(): BuildRecord[];
   /** False when the build is unknown or already finished; a second call escalates (kills the worker). */
   cancelBuild(id: string, reason?: CancelReason): boolean;
+  /** The record and view now, then every later event in seq order (see Subscription). */
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts?: SubscribeOpts): Subscription;
   /**
-   * Snapshot now, then every later event in seq order. With `afterSeq`, events with seq > afterSeq
-   * that are still retained are replayed first (SSE Last-Event-ID resume).
+   * The build view's complete snapshot (`GET /api/builds/{id}/view`); undefined for an unknown
+   * build. For a build whose details were evicted, a view of its outcome alone (no rows).
    */
-  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts?: { afterSeq?: number }): Subscription;
+  getView?(id: string): BuildViewSnapshot | undefined;
   /** Resolves when the build reaches a final state. */
   waitForResult(id: string): Promise<BuildFinished>;
   /** Path of the finished engine, when the build succeeded and the file still exists. */
   enginePath(id: string): string | undefined;
   /**
-   * True when the build finished long enough ago that only its summary is kept: its record has no
+   * True when the build finished long enough ago that only its summary is kept: its view has no
    * phases and a subscription replays nothing. Optional for implementations that keep everything.
    */
   detailsEvicted?(id: string): boolean;

@@ -7,11 +7,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
 import { WorkerToParent } from '../worker/messages.js';
-import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscription } from './api.js';
+import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
+import { BuildEstimator } from './build-estimator.js';
+import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
-import { validateBuild } from './build-validation.js';
+import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { inspectModel } from './model-reader.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -23,15 +26,22 @@ export interface BuildServiceOptions {
   concurrency?: number;
   /** Kill a worker that has not finished this long after cancel (default 10 000 ms). */
   cancelKillMs?: number;
-  /** Events kept per build for replay (default 20 000; steps are coalesced first). */
+  /**
+   * Events kept per build for replay (default 20 000; steps are coalesced first). A subscriber
+   * resuming from before the kept window is reset with the build view instead (never a gap).
+   */
   retainEvents?: number;
   /**
-   * Finished phases kept per build for snapshots (default 20 000, like the native snapshot); open
-   * phases are always kept. Bounds a long build's (and a long-running server's) memory: a
-   * 3,000-layer build starts hundreds of thousands of phases. Surfaces count repeats from
-   * `instance`, not from how many nodes a snapshot holds.
+   * Where earlier builds' profiles are kept for the predicted end (default: the user's state
+   * directory, TBS_STATE_DIR or XDG_STATE_HOME); null turns predictions off.
    */
-  retainFinishedPhases?: number;
+  profiles?: BuildProfileStore | null;
+  /** Folder for the per-build crash records the native layer keeps (default: in the temp folder). */
+  crashDir?: string;
+  /** Heartbeat cadence asked of the workers, ms (default: the native layer's, 1 s). */
+  heartbeatMs?: number;
+  /** Lines for the server log that do not change a build (a profile that could not be saved). */
+  onWarning?: (message: string) => void;
   /** How long the backend list is cached (default 60 s). */
   backendsTtlMs?: number;
   /**
@@ -44,9 +54,16 @@ export interface BuildServiceOptions {
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
 
-/** What is left of a finished build once its details are evicted: the record, minus the phase tree. */
+/** What is left of a finished build once its details are evicted: its record, no events, no rows. */
 class BuildSummary {
   constructor(private readonly summary: BuildRecord) {}
+
+  /** A view of the outcome alone: a client learns how it ended, and that the phases are gone. */
+  view(): BuildViewSnapshot {
+    const v = new BuildView(this.summary.id);
+    if (this.summary.outcome) v.apply(this.summary.outcome);
+    return v.snapshot();
+  }
 
   get outcome(): BuildFinished {
     return this.summary.outcome!;
@@ -71,7 +88,10 @@ export class BuildService implements BuildServiceApi {
   private readonly concurrency: number;
   private readonly cancelKillMs: number;
   private readonly retainEvents: number;
-  private readonly retainFinishedPhases: number;
+  private readonly profiles: BuildProfileStore | null;
+  private readonly crashDir: string;
+  private readonly heartbeatMs?: number;
+  private readonly onWarning?: (message: string) => void;
   private readonly backendsTtlMs: number;
   private readonly retainFinishedBuilds: number;
   /** Every build of this run, oldest first; finished ones beyond the bound as summaries only. */
@@ -91,11 +111,10 @@ export class BuildService implements BuildServiceApi {
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
     this.cancelKillMs = opts.cancelKillMs ?? 10_000;
     this.retainEvents = Math.max(100, opts.retainEvents ?? 20_000);
-    const rfp = opts.retainFinishedPhases ?? 20_000;
-    if (!Number.isInteger(rfp) || rfp < 0) {
-      throw new RangeError(`retainFinishedPhases must be a non-negative integer, got ${rfp}`);
-    }
-    this.retainFinishedPhases = rfp;
+    this.profiles = opts.profiles === undefined ? new BuildProfileStore() : opts.profiles;
+    this.crashDir = path.resolve(opts.crashDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'crash-records'));
+    this.heartbeatMs = opts.heartbeatMs;
+    this.onWarning = opts.onWarning;
     this.backendsTtlMs = opts.backendsTtlMs ?? 60_000;
     const rfb = opts.retainFinishedBuilds ?? DEFAULT_RETAIN_FINISHED_BUILDS;
     if (!Number.isInteger(rfb) || rfb < 0) {
@@ -169,19 +188,44 @@ export class BuildService implements BuildServiceApi {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
     const shownName = displayName(input.modelDisplayName);
-    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends() });
-    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
+    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
+    let build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
+    // Two builds of one model validated side by side may both have picked the same free name.
+    if (input.outputPath === undefined && this.outputTaken(build.outputPath)) {
+      build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
+    }
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
       retainEvents: this.retainEvents,
-      retainFinishedPhases: this.retainFinishedPhases,
+      crashDir: this.crashDir,
+      heartbeatMs: this.heartbeatMs,
+      estimator: this.estimatorFor(build),
       onSlotFree: (s) => this.onSlotFree(s),
+      onWarning: this.onWarning,
     });
     this.sessions.set(id, session);
     this.queue.push(session);
     this.pump();
     return session.record();
+  }
+
+  /** True when a build that has not finished will write `p` (two builds of one model at once). */
+  private outputTaken(p: string): boolean {
+    for (const s of this.sessions.values()) if (s instanceof BuildSession && !s.finished && s.build.outputPath === p) return true;
+    return false;
+  }
+
+  /** The predicted end of a build: from the profiles of earlier builds of its kind. */
+  private estimatorFor(build: ValidatedBuild): BuildEstimator | undefined {
+    if (!this.profiles) return undefined;
+    const kind = buildKind({
+      backend: build.backend,
+      backendVersion: build.backendInfo.version ?? '',
+      model: build.summary,
+      options: build.options,
+    });
+    return new BuildEstimator(this.profiles, kind);
   }
 
   private pump(): void {
@@ -207,7 +251,7 @@ export class BuildService implements BuildServiceApi {
     while (this.finishedDetailed.length > this.retainFinishedBuilds) {
       const old = this.finishedDetailed.shift()!;
       // Subscribers still replaying hold their own copy; dropping our reference frees the rest.
-      if (this.sessions.get(old.id) === old) this.sessions.set(old.id, new BuildSummary({ ...old.record(), phases: [] }));
+      if (this.sessions.get(old.id) === old) this.sessions.set(old.id, new BuildSummary(old.record()));
     }
   }
 
@@ -229,12 +273,21 @@ export class BuildService implements BuildServiceApi {
     return s instanceof BuildSession ? s.cancel(reason) : false;
   }
 
-  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts: { afterSeq?: number } = {}): Subscription {
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
     const s = this.sessions.get(id);
     if (!s) throw new ServiceError('not_found', `unknown build ${id}`);
-    // Evicted: the summary is the whole answer (it carries the outcome); nothing is replayed.
-    if (s instanceof BuildSummary) return { snapshot: s.record(), unsubscribe: () => {} };
-    return s.subscribe(onEvents, opts.afterSeq);
+    // Evicted: the summary is the whole answer (it carries the outcome); nothing is replayed, and
+    // a resume is told to start over from the outcome-only view.
+    if (s instanceof BuildSummary) {
+      const view = s.view();
+      return { snapshot: s.record(), view, reset: opts.afterSeq !== undefined && opts.afterSeq < view.seq, unsubscribe: () => {} };
+    }
+    const { afterSeq, ...rest } = opts;
+    return s.subscribe(onEvents, afterSeq, rest);
+  }
+
+  getView(id: string): BuildViewSnapshot | undefined {
+    return this.sessions.get(id)?.view();
   }
 
   waitForResult(id: string): Promise<BuildFinished> {

@@ -207,9 +207,30 @@ export function checkOutputPath(outputPath: string, modelPath: string, summary: 
 }
 
 
+/** A name part safe in any file system: no separators, controls or shell-hostile characters. */
+function namePart(s: string): string {
+  return s.replace(/[^\p{L}\p{N}._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
+}
+
+/**
+ * Where an engine goes when the build names no path: `<model>.<gpu or "sim">.<TensorRT version>.engine`
+ * in the output folder, named after the model as the user knows it (an upload's own name), so
+ * engines of different models, GPUs and versions sit side by side. The simulator's output says
+ * "sim" (it is not an engine to deploy). A name already on disk, or held by a build that has not
+ * finished (`taken`), gets the build id as a suffix instead of overwriting it.
+ */
+export function defaultEnginePath(dir: string, modelName: string, backend: BackendInfo, id: string, taken: (p: string) => boolean = () => false): string {
+  const stem = namePart(path.basename(modelName).replace(/\.onnx$/i, ''));
+  const device = backend.name === 'simulated' ? 'sim' : namePart((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, '')).replace(/ /g, '-');
+  const version = namePart(backend.name === 'simulated' ? (backend.emulates ?? backend.version ?? 'unknown') : (backend.library?.version ?? backend.version ?? 'unknown'));
+  const plain = path.join(dir, `${stem}.${device}.${version}.engine`);
+  if (!fs.existsSync(plain) && !taken(plain)) return plain;
+  return path.join(dir, `${stem}.${device}.${version}-${namePart(id)}.engine`);
+}
+
 export async function validateBuild(
   input: StartBuildInput,
-  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]> },
+  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]>; taken?: (p: string) => boolean },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
   if (!parsed.success) throw bad(`invalid build options: ${describeZodError(parsed.error)}`);
@@ -245,10 +266,7 @@ export async function validateBuild(
     outputPath = explicitOutput;
   } else {
     fs.mkdirSync(ctx.outputDir, { recursive: true });
-    const stem = path.basename(modelPath).replace(/\.onnx$/i, '');
-    // The simulator's output is not an engine; its name should not suggest one can be deployed.
-    const ext = backendInfo.name === 'simulated' ? '.simulated.engine' : '.engine';
-    outputPath = path.join(ctx.outputDir, `${stem}-${ctx.id}${ext}`);
+    outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
     checkOutputPath(outputPath, modelPath, summary);
   }
 

@@ -1,7 +1,8 @@
 // The events of one build kept for replay (SSE Last-Event-ID resume, late subscribers with
 // afterSeq). Bounded: only the latest step of each open phase is kept (the protocol allows steps
-// to be coalesced), and past `max` the oldest events go; a subscriber who resumes from before the
-// oldest kept event still gets the snapshot, which is always complete.
+// to be coalesced), and past `max` the oldest events go. `droppedThrough` says how far that went:
+// a subscriber who resumes from before it cannot be replayed without a gap, so it is reset with
+// the build view's snapshot instead (build-feed.ts).
 import type { BuildEvent } from '../shared/protocol.js';
 
 type StepEvent = Extract<BuildEvent, { type: 'phase.step' }>;

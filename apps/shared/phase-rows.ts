@@ -3,7 +3,6 @@
 // row keyed by its name path (root › … › name). A row counts its instances, remembers the one to
 // show (the latest-started open one, else the latest finished) and a bounded list of time spans
 // for the timeline. Memory grows with the number of distinct paths, not with the build length.
-import type { PhaseNode } from './protocol.js';
 
 export interface Instance {
   id: number;
@@ -127,18 +126,6 @@ export class PhaseRows {
       const keep = [...this.recent].slice(-RECENT_LIMIT);
       this.recent = new Map(keep);
     }
-  }
-
-  /** Rebuilds from a snapshot (late join or reconnect): starts in id order, then finishes. */
-  loadSnapshot(phases: PhaseNode[]): void {
-    this.reset();
-    const sorted = [...phases].sort((a, b) => a.id - b.id);
-    for (const p of sorted) {
-      this.start(p.id, p.parentId, p.name, p.nbSteps, p.startT);
-      if (p.stepsDone > 0) this.step(p.id, p.stepsDone, p.startT);
-    }
-    // Finishes after all starts, so children of finished parents still find their parent row.
-    for (const p of sorted) if (p.endT !== undefined) this.finish(p.id, p.stepsDone, p.early ?? false, p.endT);
   }
 
   reset(): void {

@@ -374,7 +374,7 @@ export type EventBody = DistributiveOmit<BuildEvent, 'v' | 'buildId' | 'seq' | '
 export const BuildState = z.enum(['queued', 'running', 'cancelling', 'succeeded', 'cancelled', 'failed', 'crashed']);
 export type BuildState = z.infer<typeof BuildState>;
 
-/** What `GET /api/builds/{id}` returns and what a late subscriber starts from. */
+/** What `GET /api/builds/{id}` and `GET /api/builds` return: a build's facts, without its phases. */
 export const BuildRecord = z.object({
   id: z.string(),
   state: BuildState,
@@ -390,9 +390,12 @@ export const BuildRecord = z.object({
   model: ModelSummary.optional(),
   outcome: BuildFinishedEvent.optional(),
   cache: CacheStats.optional(),
-  /** Highest seq applied to `phases`; the live stream resumes after it. */
+  /**
+   * Highest event seq of the build so far; the live stream resumes after it. The phase tree is
+   * not part of the record (a list of builds must not carry thousands of phases each): it is in
+   * the build view (`GET /api/builds/{id}/view`, the stream's `reset`), apps/shared/build-view.ts.
+   */
   lastSeq: z.number().int(),
-  phases: z.array(PhaseNode),
   /** Engine file available for download/saving. */
   engineAvailable: z.boolean(),
 });

@@ -5,7 +5,7 @@
 import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
-import type { BuildEvent, BuildFinished, BuildRecord, BuildState, Estimate, EventBody, PhaseNode } from './protocol.js';
+import type { BuildFinished, BuildRecord, BuildState, Estimate } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';
@@ -77,30 +77,12 @@ export function viewStatusOf(state: BuildState): ViewStatus {
 }
 
 /**
- * A view from a service record (a build joined mid-way); events after `record.lastSeq` continue
- * it. The record's phase tree is replayed into the view in time order (at one instant: phases
- * that were already open finish first, then starts, then phases that lasted no time), so the
- * current path, `work` and the progress figure come out as the live events would have made them.
+ * A view from a service record alone, for a host that gives no view snapshot: the record's state,
+ * cache figures and outcome, no rows. Events after `record.lastSeq` continue it.
  */
 export function viewFromRecord(record: BuildRecord): BuildView {
   const view = new BuildView(record.id);
-  type Item = { t: number; order: number; ev: EventBody };
-  const items: Item[] = [];
-  // Records are losing their phase tree (the view snapshot replaces it); one without starts empty.
-  const phases = (record as { phases?: readonly PhaseNode[] }).phases ?? [];
-  for (const p of phases) {
-    items.push({ t: p.startT, order: 1e12 + p.id, ev: { type: 'phase.start', id: p.id, parentId: p.parentId, name: p.name, nbSteps: p.nbSteps, instance: p.instance } });
-    if (p.endT === undefined) {
-      if (p.stepsDone > 0) items.push({ t: p.startT, order: 1e12 + p.id + 0.5, ev: { type: 'phase.step', id: p.id, step: p.stepsDone - 1, stepsDone: p.stepsDone } });
-    } else {
-      const instant = p.endT <= p.startT;
-      items.push({ t: Math.max(p.endT, p.startT), order: instant ? 3e12 - p.id : -p.id, ev: { type: 'phase.finish', id: p.id, stepsDone: p.stepsDone, early: p.early ?? false } });
-    }
-  }
-  items.sort((a, b) => a.t - b.t || a.order - b.order);
-  let seq = 0;
-  for (const it of items) view.apply({ v: 1, buildId: record.id, seq: seq++, t: it.t, ...it.ev } as BuildEvent);
-  if (record.outcome) view.apply({ ...record.outcome, seq: seq++ });
+  if (record.outcome) view.apply({ ...record.outcome, seq: 0 });
   view.seq = record.lastSeq;
   view.status = viewStatusOf(record.state);
   view.cache = record.cache ?? record.outcome?.cache;

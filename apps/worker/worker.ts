@@ -2,7 +2,7 @@
 // service's WorkerLauncher as a Node child process, or by Electron main as a utilityProcess.
 // A crash in native code ends this process only; the host reports the build as crashed.
 import './ignore-terminal-interrupt.js';
-import type { CancelReason } from '../shared/protocol.js';
+import type { BuildEvent, CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { EventBatcher } from './event-batcher.js';
 import { loadAddon } from './load-addon.js';
@@ -51,6 +51,23 @@ async function exitWhenReleased(): Promise<never> {
   return exit(0);
 }
 
+/**
+ * Heartbeats carry this process's CPU time (user + system, ms): in a long silent stretch, a
+ * builder that still burns CPU is working, one that does not is stalled or waiting on the GPU.
+ * Measured here, where the builder threads run; one syscall per heartbeat (about once a second).
+ */
+function withWorkerCpu(events: BuildEvent[]): BuildEvent[] {
+  let out = events;
+  for (let i = 0; i < events.length; i++) {
+    const ev = events[i];
+    if (ev.type !== 'heartbeat') continue;
+    if (out === events) out = events.slice();
+    const { user, system } = process.cpuUsage();
+    out[i] = { ...ev, workerCpuMs: (user + system) / 1000 };
+  }
+  return out;
+}
+
 function fail(message: string, code = 1): void {
   send({ type: 'error', message });
   void exit(code);
@@ -63,7 +80,7 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   }
   started = true;
   try {
-    handle = loadAddon().startBuild(request, (events) => batcher.push(events));
+    handle = loadAddon().startBuild(request, (events) => batcher.push(withWorkerCpu(events)));
   } catch (e) {
     fail(`could not start the build: ${(e as Error).message}`);
     return;

@@ -135,7 +135,7 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
   // farm) the same live view and Stop, with the build running on a worker machine.
   const service = queue
     ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true })
-    : createBuildService({ retainEvents: 1000, retainFinishedPhases: 1000 });
+    : createBuildService({ retainEvents: 1000 });
   stop.service = service;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
   const restoreCursor = () => (r as TtyRenderer).dispose?.();

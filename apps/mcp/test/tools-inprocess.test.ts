@@ -30,7 +30,6 @@ class ScriptedService implements BuildServiceApi {
     queuedAt: new Date().toISOString(),
     startedAt: new Date().toISOString(),
     lastSeq: -1,
-    phases: [],
     engineAvailable: false,
   };
 

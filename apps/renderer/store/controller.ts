@@ -205,9 +205,9 @@ export class Controller {
     this.store.setState((s) => ({ live, tree: { ...s.tree, follow: true, focusedKey: null } }));
     this.startClock();
     this.unsubscribe = this.client.subscribe(id, {
-      onSnapshot: (rec) => {
+      onSnapshot: (rec, view) => {
         pump.flushNow();
-        live.applySnapshot(rec, this.wallNow());
+        live.applySnapshot(rec, view, this.wallNow());
         this.bump();
         this.afterChange(live);
       },

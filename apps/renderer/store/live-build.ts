@@ -3,7 +3,7 @@
 // every surface uses) plus what only this UI needs (the log ring, the Stop button's state, the
 // words of the status line). Plain mutable objects outside React: thousands of events per frame
 // are applied here, and React is told once per animation frame (see event-pump.ts).
-import { BuildView, isFinalStatus, type ViewStatus } from '../../shared/build-view.js';
+import { BuildView, isFinalStatus, type BuildViewSnapshot, type ViewStatus } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord, BuildState, CacheStats } from '../../shared/protocol.js';
 import { LogRing } from './log-ring.js';
 
@@ -33,7 +33,8 @@ export function isFinal(s: UiStatus): boolean {
 }
 
 export class LiveBuild {
-  readonly view: BuildView;
+  /** Replaced as a whole when the stream resets (applySnapshot with a view). */
+  view: BuildView;
   readonly logs = new LogRing();
   backend?: 'tensorrt' | 'simulated';
   backendVersion?: string;
@@ -86,30 +87,29 @@ export class LiveBuild {
     if (s === 'Stopping') this.stopPressed = true;
   }
 
-  /** Applies a snapshot (the state of the build when we subscribed, or after a reconnect). */
-  applySnapshot(rec: BuildRecord, nowWall: number): void {
+  /**
+   * Applies a snapshot: the build's record, and with it (on subscribing, and whenever the stream
+   * was reset because events were no longer kept) the build view's complete snapshot, which
+   * replaces everything folded so far: the tree is rebuilt from it, never patched. A record
+   * alone (a resume inside the kept window, whose replay fills the gap) updates the facts only.
+   */
+  applySnapshot(rec: BuildRecord, view: BuildViewSnapshot | undefined, nowWall: number): void {
     this.idle = false;
-    // A reconnect sends a snapshot again. Our rows have counted every instance we saw, while a
-    // snapshot holds only the phases the service still keeps, so the tree stays ours and the
-    // replayed events fill the gap; only a finished outcome is taken from it.
-    if (this.view.seq >= 0) {
-      if (rec.outcome && !this.view.outcome) {
-        this.view.apply({ ...rec.outcome, seq: Math.max(rec.outcome.seq, this.view.seq + 1) }, nowWall);
-        this.engineAvailable = rec.engineAvailable;
-      }
-      return;
+    this.backend = rec.backend ?? this.backend;
+    this.backendVersion = rec.backendVersion ?? this.backendVersion;
+    this.simulated = rec.simulated ?? this.simulated;
+    this.outputPath = rec.outputPath ?? this.outputPath;
+    if (view) {
+      if (view.seq < this.view.seq) return;
+      this.view = BuildView.fromSnapshot(view);
+      if (view.started) this.gpu = view.started.gpu;
+      this.engineAvailable = rec.engineAvailable;
+    } else if (this.view.seq < 0 && this.view.status === 'queued') {
+      // Nothing folded yet: the record says at least whether it is still waiting or stopping.
+      const s = viewStatusOf(rec.state);
+      if (!isFinalStatus(s)) this.view.status = s;
     }
-    this.view.rows.loadSnapshot(rec.phases);
-    this.view.seq = rec.lastSeq;
-    this.view.lastT = Math.max(this.view.lastT, this.view.rows.lastT);
-    this.view.status = viewStatusOf(rec.state);
-    this.view.cache = rec.cache ?? rec.outcome?.cache;
-    this.view.outcome = rec.outcome;
-    this.backend = rec.backend;
-    this.backendVersion = rec.backendVersion;
-    this.simulated = rec.simulated;
-    this.outputPath = rec.outputPath;
-    this.engineAvailable = rec.engineAvailable;
+    if (rec.outcome && this.view.outcome) this.engineAvailable = rec.engineAvailable;
     if (this.view.status === 'stopping') this.stopRequestedWall ??= nowWall;
   }
 

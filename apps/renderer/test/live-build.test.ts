@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { BuildRecord } from '../../shared/protocol.js';
+import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
+import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { LiveBuild } from '../store/live-build.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 function record(over: Partial<BuildRecord>): BuildRecord {
-  return { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: -1, phases: [], engineAvailable: false, ...over };
+  return { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: -1, engineAvailable: false, ...over };
 }
 
 describe('LiveBuild status', () => {
@@ -69,31 +70,39 @@ describe('LiveBuild status', () => {
     expect(live.phases.byKey.get('\u001fA')!.count).toBe(1);
     expect(live.eventsApplied).toBe(3);
     // A second snapshot older than our state must not reset it.
-    live.applySnapshot(record({ lastSeq: 1, phases: [] }), 0);
+    live.applySnapshot(record({ lastSeq: 1 }), undefined, 0);
+    // Nor may an older view: it would move the build backwards.
+    live.applySnapshot(record({ lastSeq: 1 }), viewOf(w.events.slice(0, 2)), 0);
     expect(live.phases.byKey.get('\u001fA')).toBeDefined();
   });
 
-  it('takes the state, backend and cache of a finished build from its snapshot', () => {
+  it('takes the state, backend and cache of a finished build from its view snapshot', () => {
+    const w = new StreamWriter();
+    w.started();
+    const p = w.start('Building engine', null, 2);
+    w.finish(p, 2);
+    w.t = 2000;
+    w.finished('succeeded', { engineBytes: 10, cache: { entriesBefore: 5, entriesAfter: 5, added: 0, bytes: 100, hits: 5, misses: 0 } });
     const live = new LiveBuild('b1');
     live.applySnapshot(
       record({
         state: 'succeeded',
-        lastSeq: 10,
+        lastSeq: w.events.length - 1,
         backend: 'simulated',
         simulated: true,
         engineAvailable: true,
-        cache: { entriesBefore: 5, entriesAfter: 5, added: 0, bytes: 100, hits: 5, misses: 0 },
         startedAt: new Date(1000).toISOString(),
         finishedAt: new Date(3000).toISOString(),
-        // Elapsed is the native duration of the build, not the service's wall-clock span (which
-        // includes the worker's start-up and made elapsed jump backwards at the end).
-        outcome: { v: 1, buildId: 'b1', seq: 10, t: 2000, type: 'build.finished', status: 'succeeded', durationMs: 2000, engineBytes: 10 },
       }),
+      viewOf(w.events),
       5000,
     );
     expect(live.status).toBe('Succeeded');
     expect(live.cache?.hits).toBe(5);
     expect(live.engineAvailable).toBe(true);
+    expect(live.backend).toBe('simulated');
+    // Elapsed is the native duration of the build, not the service's wall-clock span (which
+    // includes the worker's start-up and made elapsed jump backwards at the end).
     expect(live.elapsedMs(99_999)).toBe(2000);
   });
 
@@ -130,10 +139,7 @@ describe('LiveBuild status', () => {
     w.emit({ type: 'log', severity: 'warning', message: 'second' });
     const live = new LiveBuild('b1');
     const snapshotSeq = w.events[w.events.length - 1].seq;
-    live.applySnapshot(
-      record({ lastSeq: snapshotSeq, phases: [{ id: p, parentId: null, name: 'A', nbSteps: 3, instance: 0, stepsDone: 1, startT: 3 }] }),
-      0,
-    );
+    live.applySnapshot(record({ lastSeq: snapshotSeq }), viewOf(w.events), 0);
     w.emit({ type: 'log', severity: 'info', message: 'third' });
     live.applyEvents(w.events, 0); // the replay: everything retained, then live
     live.applyEvents(w.events, 0); // a reconnect replays again
@@ -141,30 +147,33 @@ describe('LiveBuild status', () => {
     expect(live.phases.byKey.get('\u001fA')!.count).toBe(1);
   });
 
-  it('keeps its own rows when a reconnect brings a smaller snapshot, and takes a final outcome from it', () => {
+  it('keeps its rows when a resume brings only the record; a reset view rebuilds them, open phases closed', () => {
     const w = new StreamWriter();
     w.started();
     const root = w.start('Timing graph nodes', null, 1);
     for (let i = 0; i < 50; i++) w.full('Measuring tactic time', root, 2);
     const live = new LiveBuild('b1');
+    live.applyEvents(w.events.slice(0, 20), 0);
+    // A resume inside the kept window: the record, then the replay.
+    live.applySnapshot(record({ lastSeq: w.events.length - 1 }), undefined, 0);
     live.applyEvents(w.events, 0);
-    // The service keeps few finished phases: its snapshot has just the root.
-    live.applySnapshot(
-      record({ lastSeq: w.events.length + 10, phases: [{ id: root, parentId: null, name: 'Timing graph nodes', nbSteps: 1, instance: 0, stepsDone: 0, startT: 1 }] }),
-      0,
-    );
     expect(live.phases.byKey.get('\u001fTiming graph nodes\u001fMeasuring tactic time')!.count).toBe(50);
-    live.applySnapshot(
-      record({
-        state: 'succeeded',
-        lastSeq: w.events.length + 20,
-        engineAvailable: true,
-        outcome: { v: 1, buildId: 'b1', seq: w.events.length + 20, t: 999, type: 'build.finished', status: 'succeeded', durationMs: 999, engineBytes: 10 },
-      }),
-      0,
-    );
+    // Events were lost (no longer kept): the reset's view replaces what we had, whatever it was.
+    const seen = live.phases;
+    w.step(root, 0);
+    w.finish(root, 1);
+    w.finished('succeeded', { engineBytes: 10 });
+    live.applySnapshot(record({ state: 'succeeded', lastSeq: w.events.length - 1, engineAvailable: true }), viewOf(w.events), 0);
+    expect(live.phases).not.toBe(seen);
     expect(live.status).toBe('Succeeded');
     expect(live.engineAvailable).toBe(true);
     expect(live.phases.openCount).toBe(0);
+    expect(live.view.snapshot()).toEqual(viewOf(w.events));
   });
 });
+
+function viewOf(events: readonly BuildEvent[]): BuildViewSnapshot {
+  const v = new BuildView('b1');
+  for (const e of events) v.apply(e);
+  return v.snapshot();
+}

@@ -2,6 +2,7 @@
 // (web project); these pin the protocol handling that is easy to get wrong: error bodies,
 // batching, stopping after build.finished, resuming with Last-Event-ID.
 import { describe, expect, it } from 'vitest';
+import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { errorFromResponse, HttpError, WebBuildClient } from '../web/web-client.js';
 
@@ -37,6 +38,14 @@ function sseBody() {
 const msg = (e: BuildEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
 const snap = (r: BuildRecord) => `event: snapshot\ndata: ${JSON.stringify(r)}\n\n`;
 const tick = () => new Promise((r) => setTimeout(r, 10));
+const reset = (v: BuildViewSnapshot) => `event: reset\nid: ${v.seq}\ndata: ${JSON.stringify(v)}\n\n`;
+/** The service's view after events 1..n (a phase opened at 1, logs after). */
+function viewAt(n: number, id = 'b1'): BuildViewSnapshot {
+  const v = new BuildView(id);
+  v.apply({ v: 1, buildId: id, seq: 1, t: 1, type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 2, instance: 0 });
+  for (let i = 2; i <= n; i++) v.apply(ev(i));
+  return v.snapshot();
+}
 
 const rec = (over: Partial<BuildRecord> = {}): BuildRecord => ({
   id: 'b1',
@@ -45,7 +54,6 @@ const rec = (over: Partial<BuildRecord> = {}): BuildRecord => ({
   options: { backend: 'simulated' },
   queuedAt: new Date(0).toISOString(),
   lastSeq: 0,
-  phases: [],
   engineAvailable: false,
   ...over,
 });
@@ -191,6 +199,67 @@ describe('WebBuildClient', () => {
     await tick();
     expect(seqs).toEqual([1, 2]);
     expect(errors[0].message).toMatch(/^Bad event from the build service/);
+  });
+
+  it('rebuilds from each reset: on connect and on a resume beyond what the service keeps', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const { c, calls } = client([first.stream, second.stream]);
+    const snaps: [BuildRecord, BuildViewSnapshot | undefined][] = [];
+    const seqs: number[] = [];
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: (r, v) => snaps.push([r, v]), onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
+    // The service no longer kept the early events: record, reset, then the events after it.
+    first.write(snap(rec({ lastSeq: 5 })) + reset(viewAt(5)) + msg(ev(6)) + msg(ev(7)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' });
+    expect(calls[1].headers).toMatchObject({ 'last-event-id': '7' });
+    // Meanwhile 8..40 went by and are gone too: a second reset; a stale event before it is dropped.
+    second.write(snap(rec({ lastSeq: 40 })) + reset(viewAt(40)) + msg(ev(40)) + msg(ev(41)) + msg(ev(42, 'build.finished')));
+    await tick();
+    // Each record as it comes (facts), then each reset with its view.
+    expect(snaps.map(([r, v]) => [r.lastSeq, v?.seq])).toEqual([
+      [5, undefined],
+      [5, 5],
+      [40, undefined],
+      [40, 40],
+    ]);
+    expect(seqs).toEqual([6, 7, 41, 42]);
+    expect(errors).toEqual([]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('refuses a reset that is not a view of this build, naming why', async () => {
+    const body = sseBody();
+    const { c } = client([body.stream]);
+    const errors: Error[] = [];
+    const views: unknown[] = [];
+    c.subscribe('b1', { onSnapshot: (_r, v) => views.push(v), onEvents: () => undefined, onError: (e) => errors.push(e) });
+    body.write(snap(rec()) + reset(viewAt(3, 'b2')) + `event: reset\ndata: {"v":99}\n\n`);
+    await tick();
+    expect(views).toEqual([undefined]); // the record only
+    expect(errors.map((e) => e.message)).toEqual([
+      'Bad reset from the build service: it describes build "b2", not "b1"',
+      'Bad reset from the build service: view version 99, expected 1',
+    ]);
+  });
+
+  it('downloads the engine under the model name the user knows, not the stored upload name', async () => {
+    const clicks: string[] = [];
+    const doc = {
+      createElement: () => ({ click() { clicks.push(this.download); }, remove() {}, download: '', href: '', rel: '' }),
+      body: { appendChild: () => undefined },
+    } as unknown as Document;
+    const make = (over: Partial<BuildRecord>) => {
+      const fetchFn = (async () => new Response(JSON.stringify(rec({ state: 'succeeded', engineAvailable: true, ...over })), { status: 200 })) as unknown as typeof fetch;
+      return new WebBuildClient({ fetch: fetchFn, document: doc });
+    };
+    const model = { fileName: 'résnet 50.onnx' } as BuildRecord['model'];
+    await make({ model, outputPath: '/srv/engines/résnet 50.sim.10.16.0.engine' }).saveEngine('b1');
+    await make({ model, outputPath: '/srv/engines/upload-a67c-b3.simulated.engine' }).saveEngine('b1');
+    await make({ outputPath: '/srv/engines/plain.engine' }).saveEngine('b1');
+    expect(clicks).toEqual(['résnet 50.sim.10.16.0.engine', 'résnet 50.engine', 'plain.engine']);
   });
 
   it('refuses to save when the build has no engine', async () => {

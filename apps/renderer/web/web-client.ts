@@ -3,7 +3,9 @@
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
 import type { BuildClient, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
+import { StreamCursor } from '../../shared/stream-cursor.js';
 import { defaultYielder, feedInPieces } from './chunk-feed.js';
 import { SseChunkParser } from './sse-reader.js';
 
@@ -80,55 +82,65 @@ export class WebBuildClient implements BuildClient {
 
   subscribe(
     id: string,
-    handlers: { onSnapshot(record: BuildRecord): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
+    handlers: { onSnapshot(record: BuildRecord, view?: BuildViewSnapshot): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
   ): () => void {
     const url = `${this.base}/api/builds/${encodeURIComponent(id)}/events`;
     const abort = new AbortController();
-    let finished = false;
     let retries = 0;
-    const parser = new SseChunkParser({
-      onNamed: (event, data) => {
-        if (event !== 'snapshot') return;
-        let rec: BuildRecord;
-        try {
-          rec = JSON.parse(data) as BuildRecord;
-        } catch (e) {
-          handlers.onError?.(new Error(`Bad snapshot from the build service: ${(e as Error).message}`));
+    // The stream contract lives in the cursor (apps/shared/stream-cursor.ts): record, reset,
+    // events in order and once; this function only reads the wire and reconnects.
+    const cursor = new StreamCursor({
+      applySnapshot: (record, view) => {
+        if (!record) {
+          handlers.onError?.(new Error('The build service sent a view without the build it belongs to.'));
           return;
         }
-        handlers.onSnapshot(rec);
-        // A finished build's stream still replays its retained events (the log), then ends.
-        if (FINAL_STATES.has(rec.state)) finished = true;
+        handlers.onSnapshot(record, view);
       },
-      onMessages: (values) => {
-        // Not re-validated with the zod schemas here: the service validated them at its process
-        // boundary, this is its own origin, and at 100k events/s validation would cost more
-        // than everything else the page does with them.
-        const events = values as BuildEvent[];
-        handlers.onEvents(events);
-        // The stream ends after build.finished; do not reconnect then.
-        if (events.some((e) => e.type === 'build.finished')) finished = true;
+      applyRecord: (record) => handlers.onSnapshot(record),
+      // Not re-validated with the zod schemas here: the service validated them at its process
+      // boundary, this is its own origin, and at 100k events/s validation would cost more
+      // than everything else the page does with them.
+      applyEvents: (events) => handlers.onEvents(events),
+    });
+    const parser = new SseChunkParser({
+      onNamed: (event, data) => {
+        if (event !== 'snapshot' && event !== 'reset') return;
+        let value: unknown;
+        try {
+          value = JSON.parse(data);
+        } catch (e) {
+          handlers.onError?.(new Error(`Bad ${event} from the build service: ${(e as Error).message}`));
+          return;
+        }
+        if (event === 'snapshot') {
+          cursor.noteRecord(value as BuildRecord);
+          return;
+        }
+        const problem = viewProblem(value, id);
+        if (problem) {
+          handlers.onError?.(new Error(`Bad reset from the build service: ${problem}`));
+          return;
+        }
+        cursor.reset(value as BuildViewSnapshot);
       },
+      onMessages: (values) => cursor.events(values as BuildEvent[]),
       onBadMessage: (_data, err) => handlers.onError?.(new Error(`Bad event from the build service: ${err.message}`)),
     });
+    // Nothing is known at first (seq -1): the service replays every event it keeps (a late
+    // joiner gets the log too), or resets us with its view when the early ones are gone.
+    cursor.startEmpty();
 
     const yielder = defaultYielder();
     const push = (piece: string) => parser.push(piece);
     const run = async () => {
-      while (!finished && !abort.signal.aborted) {
+      while (!cursor.finished && !abort.signal.aborted) {
         try {
           const headers: Record<string, string> = { accept: 'text/event-stream' };
-          // Resume after what we have: the server sends a snapshot (which a consumer with state
-          // of its own ignores) and replays newer events. The first time, -1: everything the
-          // service retains is replayed, which is how a late joiner gets the log (the snapshot
-          // carries only the tree).
-          headers['last-event-id'] = parser.lastId ?? '-1';
+          headers['last-event-id'] = String(cursor.resumeAfter ?? -1);
           const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
           // 204: the build ended and we have everything up to its last event; nothing will come.
-          if (res.status === 204) {
-            finished = true;
-            break;
-          }
+          if (res.status === 204) break;
           if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
           retries = 0;
           const reader = res.body.getReader();
@@ -139,6 +151,8 @@ export class WebBuildClient implements BuildClient {
             await feedInPieces(decoder.decode(value, { stream: true }), push, yielder, () => abort.signal.aborted);
             if (abort.signal.aborted) return;
           }
+          // A finished build whose stream ended is over even if its last event was coalesced away.
+          if (cursor.record && FINAL_STATES.has(cursor.record.state)) break;
         } catch (e) {
           if (abort.signal.aborted) return;
           // 4xx will not get better by retrying (unknown build, signed out).
@@ -147,7 +161,7 @@ export class WebBuildClient implements BuildClient {
             return;
           }
         }
-        if (!finished && !abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
+        if (!cursor.finished && !abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
       }
     };
     void run();
@@ -159,7 +173,7 @@ export class WebBuildClient implements BuildClient {
     if (!rec.engineAvailable) {
       throw new Error(rec.state === 'succeeded' ? 'The engine file is no longer available on the server.' : 'This build has no engine to save.');
     }
-    const name = baseName(rec.outputPath ?? rec.outcome?.outputPath ?? '') || `${id}.engine`;
+    const name = engineDownloadName(rec);
     // A plain link: the browser streams the file to disk; engines can be gigabytes, so it is
     // never pulled into page memory.
     const a = this.deps.document.createElement('a');
@@ -198,6 +212,35 @@ export function errorFromResponse(status: number, text: string): HttpError {
   }
   if (status === 401) return new HttpError(401, 'unauthorized', 'Not signed in: open the link with ?token=… that `serve` printed.');
   return new HttpError(status, 'internal', `The build service answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+}
+
+/**
+ * Why a reset's data is not a view of this build, or undefined when it is one. A shape check
+ * only (the page cannot load the zod schema); BuildView.fromSnapshot checks the rows' links.
+ */
+export function viewProblem(value: unknown, id: string): string | undefined {
+  if (!value || typeof value !== 'object') return 'not an object';
+  const v = value as Partial<BuildViewSnapshot>;
+  if (v.v !== VIEW_VERSION) return `view version ${String(v.v)}, expected ${VIEW_VERSION}`;
+  if (v.buildId !== id) return `it describes build "${String(v.buildId)}", not "${id}"`;
+  if (typeof v.seq !== 'number' || !Number.isInteger(v.seq)) return 'seq is not an integer';
+  if (typeof v.status !== 'string') return 'status is missing';
+  const rows = v.rows as Partial<BuildViewSnapshot['rows']> | undefined;
+  if (!rows || !Array.isArray(rows.rows) || !Array.isArray(rows.open) || !Array.isArray(rows.recent)) return 'rows are missing';
+  return undefined;
+}
+
+/**
+ * The name the engine is saved under: the user's name for the model (an upload is stored under a
+ * generated name), so `resnet 50.onnx` gives `resnet 50.sim.10.16.0.engine` when the service
+ * named the engine after the model, else `resnet 50.engine`.
+ */
+export function engineDownloadName(rec: BuildRecord): string {
+  const stored = baseName(rec.outcome?.outputPath ?? rec.outputPath ?? '');
+  const shown = rec.model?.fileName;
+  if (!shown) return stored || `${rec.id}.engine`;
+  const stem = shown.replace(/\.onnx$/i, '');
+  return stored.startsWith(`${stem}.`) ? stored : `${stem}.engine`;
 }
 
 export function baseName(p: string): string {

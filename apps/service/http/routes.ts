@@ -18,6 +18,10 @@ export interface RouteContext {
   maxUploadBytes?: number;
   heartbeatMs: number;
   openStreams: Set<() => void>;
+  /** Events a slow event-stream client may have waiting before it is reset (service default). */
+  streamMaxBacklog?: number;
+  /** A stream client that reads nothing for this long while a write waits is cut off. */
+  streamStallCutMs?: number;
   /** Stored upload path → the client's file name, so a build of an earlier upload shows that name. */
   uploadNames: Map<string, string>;
 }
@@ -45,6 +49,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds$/, methods: { GET: listBuilds, POST: startBuild } },
   { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/events$/, methods: { GET: streamEvents } },
+  { pattern: /^\/api\/builds\/([^/]+)\/view$/, methods: { GET: getView } },
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
 ];
@@ -136,9 +141,16 @@ function detailsHeader(ctx: { service: BuildServiceApi }, id: string): Record<st
   return ctx.service.detailsEvicted?.(id) ? { 'Build-Details': 'evicted' } : {};
 }
 
+/** The build view's complete snapshot: what a client rebuilds its picture of the build from. */
+function getView({ res, params, ctx }: RouteRequest): void {
+  const view = ctx.service.getView?.(params[0]);
+  if (!view) throw new HttpError('not_found', `unknown build "${params[0]}"`);
+  sendJson(res, 200, view, detailsHeader(ctx, params[0]));
+}
+
 function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
   const afterSeq = parseLastEventId(req, query);
-  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams });
+  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams, maxBacklog: ctx.streamMaxBacklog, stallCutMs: ctx.streamStallCutMs });
 }
 
 function cancelBuild({ res, params, ctx }: RouteRequest): void {

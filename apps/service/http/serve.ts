@@ -41,7 +41,11 @@ export async function runServe(argv: string[]): Promise<number> {
   const uploadDir = await createUploadDir(uploadBase);
   let service: BuildServiceApi;
   try {
-    service = await createServeService({ ...args, retainFinishedBuilds: args.keepBuildDetails });
+    service = await createServeService({
+      ...args,
+      retainFinishedBuilds: args.keepBuildDetails,
+      onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
+    });
   } catch (e) {
     process.stderr.write(`trt-build-studio serve: ${(e as Error).message}\n`);
     await removeUploadDir(uploadDir);

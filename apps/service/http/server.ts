@@ -20,6 +20,10 @@ export interface HttpServerOptions {
   /** The built web UI (dist/renderer). */
   staticDir: string;
   heartbeatMs?: number;
+  /** Events a slow event-stream client may have waiting (steps coalesced) before it is reset. */
+  streamMaxBacklog?: number;
+  /** An event-stream client that reads nothing for this long while a write waits is cut off (default 60 s). */
+  streamStallCutMs?: number;
   maxUploadBytes?: number;
   /** Reports requests that failed with a 500, for the server log. */
   onInternalError?: (err: unknown, req: http.IncomingMessage) => void;
@@ -59,6 +63,8 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
     maxUploadBytes: opts.maxUploadBytes,
     heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     openStreams,
+    streamMaxBacklog: opts.streamMaxBacklog,
+    streamStallCutMs: opts.streamStallCutMs,
     uploadNames: new Map(),
   };
   let closing: Promise<void> | undefined;

@@ -1,15 +1,32 @@
-// Server-Sent Events for one build: a snapshot first (a late subscriber sees the current tree),
-// then every event with `id:` = seq so EventSource's Last-Event-ID resume works, heartbeat
-// comments to keep proxies and idle timers from cutting a silent build, and the end of the
-// response after build.finished.
+// Server-Sent Events for one build, the stream contract of docs/http-api.md:
+// - `event: snapshot`, data = the BuildRecord (facts, no phases);
+// - `event: reset`, data = the build view's complete snapshot, `id:` = its seq, whenever the
+//   client must start over: on a fresh connect, on a Last-Event-ID older than the events kept,
+//   and when the client fell so far behind that the service dropped it. Always before the
+//   events that continue it;
+// - then every event with `id:` = seq (EventSource's Last-Event-ID resume), heartbeat comments
+//   to keep proxies and idle timers from cutting a silent build, and the end of the response
+//   after build.finished.
+// A slow client gets backpressure: past a megabyte unsent, the next batch waits for the socket to
+// drain, and meanwhile the service coalesces steps; one that falls too far behind is reset in
+// the stream.
 import type * as http from 'node:http';
+import type { BuildViewSnapshot } from '../../shared/build-view.js';
+import type { BuildEvent } from '../../shared/protocol.js';
 import type { BuildServiceApi, Subscription } from '../api.js';
-import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { HttpError } from './errors.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
-/** A client this far behind is cut off; it reconnects with Last-Event-ID and resumes cleanly. */
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes a stream may have waiting in its response buffer before the next batch waits for the
+ * socket to drain (the bound on what one client costs in buffers, as the old cut-off was).
+ * Waiting earlier costs latency: a batch that waits for 'drain' waits behind the event loop's
+ * queue of worker messages, which under load is long (measured with bench:pipeline: p50 220 ms
+ * at 1 MiB, as at Node's own 16 KiB mark, against about 30 ms writing straight through).
+ */
+const BACKPRESSURE_BYTES = 8 * 1024 * 1024;
+/** A client that has not read anything for this long while we wait to write is cut off. */
+export const DEFAULT_STALL_CUT_MS = 60_000;
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
@@ -17,9 +34,13 @@ export interface EventStreamOptions {
   heartbeatMs: number;
   /** Enders of the streams still open; the server calls them on shutdown. */
   open: Set<() => void>;
+  /** Events a slow client may have waiting (steps coalesced) before it is reset (service default). */
+  maxBacklog?: number;
+  /** A client that reads nothing for this long while a write waits is cut off (default 60 s). */
+  stallCutMs?: number;
 }
 
-/** `Last-Event-ID` header, else `?lastEventId=`; -1 replays everything the service retains. */
+/** `Last-Event-ID` header, else `?lastEventId=`; -1 asks for every event the service keeps. */
 export function parseLastEventId(req: http.IncomingMessage, query: URLSearchParams): number | undefined {
   const header = req.headers['last-event-id'];
   const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : query.get('lastEventId') ?? undefined;
@@ -35,6 +56,10 @@ export function formatEvents(events: readonly BuildEvent[]): string {
   // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
   for (const e of events) out += `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
   return out;
+}
+
+export function formatReset(view: BuildViewSnapshot): string {
+  return `event: reset\nid: ${view.seq}\ndata: ${JSON.stringify(view)}\n\n`;
 }
 
 export function openEventStream(
@@ -55,14 +80,19 @@ export function openEventStream(
 
   let headWritten = false;
   let ended = false;
-  let lastSeq = afterSeq ?? -1;
+  let lastSeq = -1;
   const early: BuildEvent[] = [];
   let subscription: Subscription | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  /** Set while a write waits for the socket to drain. */
+  let draining: Promise<void> | undefined;
+  let stallTimer: NodeJS.Timeout | undefined;
 
   const cleanup = () => {
     if (heartbeat) clearInterval(heartbeat);
     heartbeat = undefined;
+    if (stallTimer) clearTimeout(stallTimer);
+    stallTimer = undefined;
     subscription?.unsubscribe();
     subscription = undefined;
     opts.open.delete(finish);
@@ -74,33 +104,74 @@ export function openEventStream(
     cleanup();
     res.end();
   };
-  const deliver = (events: readonly BuildEvent[]) => {
+  const cut = () => {
     if (ended) return;
+    ended = true;
+    cleanup();
+    res.destroy();
+  };
+  /** Resolves when the socket has taken what was written (at once when it has). */
+  const drained = (): Promise<void> => {
+    if (!res.writableNeedDrain) return Promise.resolve();
+    draining ??= new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        if (stallTimer) clearTimeout(stallTimer);
+        stallTimer = undefined;
+        draining = undefined;
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+      // A client that reads nothing at all would hold the connection forever.
+      stallTimer = setTimeout(cut, opts.stallCutMs ?? DEFAULT_STALL_CUT_MS);
+    });
+    return draining;
+  };
+  const writeReset = (view: BuildViewSnapshot) => {
+    lastSeq = view.seq;
+    res.write(formatReset(view));
+  };
+  /** Writes what is new; returns a promise (busy) while the socket has not taken it. */
+  const deliver = (events: readonly BuildEvent[]): Promise<void> | undefined => {
+    if (ended) return undefined;
     // Replay and live delivery can overlap at the seam; seq order makes duplicates easy to drop.
     const fresh = events.filter((e) => e.seq > lastSeq);
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) return undefined;
     lastSeq = fresh[fresh.length - 1].seq;
     res.write(formatEvents(fresh));
-    if (fresh.some((e) => e.type === 'build.finished')) return finish();
-    if (res.writableLength > MAX_BUFFERED_BYTES) {
-      // Ending politely would keep the backlog in memory until a stuck client reads it; cutting
-      // the connection frees it now, and Last-Event-ID resume loses nothing.
-      ended = true;
-      cleanup();
-      res.destroy();
+    if (fresh.some((e) => e.type === 'build.finished')) {
+      finish();
+      return undefined;
     }
+    return res.writableLength > BACKPRESSURE_BYTES ? drained() : undefined;
+  };
+  const onEvents = (events: BuildEvent[]): Promise<void> | undefined => {
+    if (!headWritten) {
+      early.push(...events);
+      return undefined;
+    }
+    return deliver(events);
+  };
+  const subscribe = (after: number | undefined) =>
+    service.subscribe(id, onEvents, { afterSeq: after, maxBacklog: opts.maxBacklog, onOverflow: () => void resetAfterOverflow() });
+  /**
+   * The service dropped this client for falling too far behind. Once the socket has taken what
+   * it holds, the client is told so the only way that leaves no gap: a reset with the view as it
+   * is then, and the events after it.
+   */
+  const resetAfterOverflow = async () => {
+    subscription = undefined;
+    await drained();
+    if (ended) return;
+    subscription = subscribe(undefined);
+    writeReset(subscription.view);
+    if (FINAL_STATES.has(subscription.view.status)) setImmediate(finish);
   };
 
-  subscription = service.subscribe(
-    id,
-    (events) => {
-      if (headWritten) deliver(events);
-      else early.push(...events);
-    },
-    afterSeq === undefined ? undefined : { afterSeq },
-  );
-  const snapshot: BuildRecord = subscription.snapshot;
-  if (afterSeq === undefined) lastSeq = snapshot.lastSeq;
+  subscription = subscribe(afterSeq);
+  const { snapshot, view, reset } = subscription;
 
   res.writeHead(200, {
     ...(service.detailsEvicted?.(id) ? { 'Build-Details': 'evicted' } : {}),
@@ -113,11 +184,14 @@ export function openEventStream(
   headWritten = true;
   opts.open.add(finish);
   res.write(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
-  if (early.length > 0) deliver(early.splice(0));
+  if (afterSeq === undefined || reset) writeReset(view);
+  else lastSeq = afterSeq;
+  if (early.length > 0) void deliver(early.splice(0));
   if (ended) return;
 
   heartbeat = setInterval(() => {
-    if (!ended) res.write(': heartbeat\n\n');
+    // Nothing piles up behind a client that is not reading.
+    if (!ended && !res.writableNeedDrain) res.write(': heartbeat\n\n');
   }, opts.heartbeatMs);
   // The response's close (not the request's, which fires once its empty body is read) is what
   // tells us the client went away.

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PhaseTree } from '../../shared/phase-tree.js';
+import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
 import { createBuildService, type BuildService } from '../build-service.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
@@ -48,6 +48,8 @@ function strayFiles(d: string, keep: string[] = []): string[] {
 beforeAll(() => {
   requireBuilt();
   dir = tempDir('tbs-service-');
+  // Build profiles (predicted end) go to the state directory: this test's, not the user's.
+  process.env.TBS_STATE_DIR = path.join(dir, 'state');
   model = writeModel(path.join(dir, 'model.onnx'), { layers: 6 });
 });
 afterEach(async () => {
@@ -104,17 +106,22 @@ describe('build service', () => {
     const a = record(svc, rec.id);
     const b = record(svc, rec.id);
     // Join mid-build: start from the snapshot, then apply the live stream.
-    await new Promise((r) => setTimeout(r, 500));
+    await phaseStarted(svc, rec.id, 20);
     const live: BuildEvent[] = [];
     const sub = svc.subscribe(rec.id, (evs) => live.push(...evs));
-    const tree = PhaseTree.from(sub.snapshot.phases);
+    expect(sub.reset).toBe(false);
+    expect(sub.view.seq).toBe(sub.snapshot.lastSeq);
+    const view = BuildView.fromSnapshot(sub.view);
     await svc.waitForResult(rec.id);
     expect(a.length).toBeGreaterThan(10);
     expect(b).toEqual(a);
     expect(live.length).toBeGreaterThan(0);
     expect(live[0].seq).toBeGreaterThan(sub.snapshot.lastSeq);
-    for (const e of live) tree.apply(e);
-    expect(tree.snapshot()).toEqual(svc.getBuild(rec.id)!.phases);
+    for (const e of live) view.apply(e);
+    // The view rebuilt from the snapshot and continued by the live events is the service's own.
+    expect(view.snapshot()).toEqual(svc.getView(rec.id));
+    expect(view.status).toBe('succeeded');
+    expect(view.rows.openCount).toBe(0);
   });
 
   it('replays retained events after a given seq (resume)', async () => {
@@ -173,7 +180,7 @@ describe('build service', () => {
     const out = path.join(dir, 'cancel.engine');
     const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
     const events = record(svc, rec.id);
-    await new Promise((r) => setTimeout(r, 600));
+    await phaseStarted(svc, rec.id);
     expect(svc.cancelBuild(rec.id)).toBe(true);
     expect(svc.getBuild(rec.id)!.state).toBe('cancelling');
     const fin = await svc.waitForResult(rec.id);
@@ -195,7 +202,7 @@ describe('build service', () => {
     const svc = service({ launcher: deaf, cancelKillMs: 400 });
     const out = path.join(dir, 'deaf.engine');
     const r1 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 400));
+    await phaseStarted(svc, r1.id);
     const t0 = Date.now();
     svc.cancelBuild(r1.id);
     const f1 = await svc.waitForResult(r1.id);
@@ -205,7 +212,7 @@ describe('build service', () => {
     expect(fs.existsSync(out)).toBe(false);
 
     const r2 = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 400));
+    await phaseStarted(svc, r2.id);
     svc.cancelBuild(r2.id);
     svc.cancelBuild(r2.id);
     const f2 = await svc.waitForResult(r2.id);
@@ -258,7 +265,7 @@ describe('build service', () => {
     const svc = createBuildService({ launcher: tracking, outputDir: path.join(dir, 'engines') });
     const a = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
     const b = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 30 }) });
-    await new Promise((r) => setTimeout(r, 300));
+    await phaseStarted(svc, a.id);
     await svc.shutdown();
     const results: BuildFinished[] = await Promise.all([svc.waitForResult(a.id), svc.waitForResult(b.id)]);
     expect(results.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
@@ -283,8 +290,7 @@ describe('build service', () => {
     const fin = await svc.waitForResult(rec.id);
     expect(fin.status).toBe('failed');
     expect(fin.error).toMatch(/invalid message/);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(alive(pid)).toBe(false);
+    await waitUntil(() => !alive(pid));
   });
 
   it('fails a build whose worker cannot be started, and runs the next one', async () => {
@@ -334,7 +340,9 @@ describe('build service', () => {
     const replayed = (id: string) => {
       let n = 0;
       const sub = svc.subscribe(id, (evs) => (n += evs.length), { afterSeq: -1 });
-      return new Promise<{ n: number; snapshot: typeof sub.snapshot }>((r) => setTimeout(() => r({ n, snapshot: sub.snapshot }), 0));
+      return new Promise<{ n: number; snapshot: typeof sub.snapshot; view: typeof sub.view; reset: boolean }>((r) =>
+        setTimeout(() => r({ n, snapshot: sub.snapshot, view: sub.view, reset: sub.reset }), 0),
+      );
     };
     const counts = await Promise.all(ids.map(replayed));
     const detailed = counts.filter((c) => c.n > 0);
@@ -342,7 +350,8 @@ describe('build service', () => {
     // The ones kept are the most recent to finish; every kept one still replays a whole stream.
     for (const c of counts.slice(-keep)) {
       expect(c.n).toBeGreaterThan(10);
-      expect(c.snapshot.phases.length).toBeGreaterThan(0);
+      expect(c.view.rows.rows.length).toBeGreaterThan(0);
+      expect(c.reset).toBe(false);
     }
     const totalEvents = counts.reduce((a, c) => a + c.n, 0);
     expect(totalEvents).toBeLessThanOrEqual(keep * Math.max(...counts.map((c) => c.n)));
@@ -350,7 +359,10 @@ describe('build service', () => {
     // Evicted: no events, no phase tree, but the summary is all there.
     for (const [i, c] of counts.slice(0, 60 - keep).entries()) {
       expect(c.n).toBe(0);
-      expect(c.snapshot.phases).toEqual([]);
+      // A resume from -1 is told plainly that the events are gone: a reset to the outcome alone.
+      expect(c.reset).toBe(true);
+      expect(c.view).toMatchObject({ status: 'succeeded', outcome: { status: 'succeeded' } });
+      expect(c.view.rows.rows).toEqual([]);
       expect(c.snapshot).toMatchObject({ id: ids[i], state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded' } });
       expect(svc.detailsEvicted(ids[i])).toBe(true);
     }
@@ -358,7 +370,8 @@ describe('build service', () => {
     const list = svc.listBuilds();
     expect(list.map((b) => b.id)).toEqual(ids);
     expect(list.every((b) => b.state === 'succeeded' && b.outcome?.status === 'succeeded')).toBe(true);
-    expect(svc.getBuild(ids[0])).toMatchObject({ id: ids[0], state: 'succeeded', modelPath: model, phases: [] });
+    expect(svc.getBuild(ids[0])).toMatchObject({ id: ids[0], state: 'succeeded', modelPath: model });
+    expect(svc.getView(ids[0])!.rows.rows).toEqual([]);
     expect(await svc.waitForResult(ids[0])).toMatchObject({ type: 'build.finished', status: 'succeeded' });
     expect(svc.enginePath(ids[0])).toBe(path.join(out, 'e0.engine'));
     expect(svc.cancelBuild(ids[0])).toBe(false);
@@ -389,9 +402,28 @@ describe('build service', () => {
     const r = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.05 }) });
     await svc.waitForResult(r.id);
     await waitUntil(() => svc.detailsEvicted(r.id));
-    expect(svc.getBuild(r.id)).toMatchObject({ state: 'succeeded', phases: [] });
+    expect(svc.getBuild(r.id)).toMatchObject({ state: 'succeeded' });
+    expect(svc.getView(r.id)).toMatchObject({ status: 'succeeded', rows: { rows: [] } });
   });
 });
+
+/** Resolves once the build has started `n` phases (it is really running, not just launched). */
+function phaseStarted(svc: BuildService, id: string, n = 1): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const sub = svc.subscribe(
+      id,
+      (evs) => {
+        seen += evs.filter((e) => e.type === 'phase.start').length;
+        if (seen >= n) {
+          queueMicrotask(() => sub.unsubscribe());
+          resolve();
+        }
+      },
+      { afterSeq: -1 },
+    );
+  });
+}
 
 async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

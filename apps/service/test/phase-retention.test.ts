@@ -1,10 +1,11 @@
-// A big simulated build through the real service and worker: the snapshot a late subscriber gets
-// (BuildRecord.phases) holds open phases plus at most retainFinishedPhases finished ones, and no
-// phase without its parent.
+// A big simulated build through the real service and worker: the view a late subscriber starts
+// from is bounded by the build's distinct phase paths (not by how many phases it started), holds
+// every phase open at that moment, and continued by the live events it ends as the service's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BuildEvent, PhaseNode } from '../../shared/protocol.js';
+import { BuildView } from '../../shared/build-view.js';
+import type { BuildEvent } from '../../shared/protocol.js';
 import { createBuildService } from '../build-service.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -19,22 +20,16 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function expectBounded(phases: readonly PhaseNode[], limit: number): void {
-  const ids = new Set(phases.map((p) => p.id));
-  const open = phases.filter((p) => p.endT === undefined).length;
-  expect(phases.length - open).toBeLessThanOrEqual(limit);
-  for (const p of phases) if (p.parentId !== null) expect(ids.has(p.parentId)).toBe(true);
-}
-
-describe('service phase retention', () => {
-  it('bounds the snapshot of a big build while keeping every open phase', async () => {
-    const limit = 500;
-    const svc = createBuildService({ outputDir: path.join(dir, 'engines'), retainFinishedPhases: limit });
+describe('service build view of a big build', () => {
+  it('is bounded by distinct paths, keeps every open phase, and a late joiner ends where the service does', async () => {
+    const svc = createBuildService({ outputDir: path.join(dir, 'engines'), profiles: null, crashDir: path.join(dir, 'crash') });
     try {
       const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 1, simSeed: 3 } });
       const started = new Set<number>();
       const open = new Set<number>();
-      let midChecked = false;
+      const paths = new Set<string>();
+      const names = new Map<number, string>();
+      let late: { view: BuildView; events: BuildEvent[] } | undefined;
       svc.subscribe(
         rec.id,
         (evs: BuildEvent[]) => {
@@ -42,36 +37,34 @@ describe('service phase retention', () => {
             if (e.type === 'phase.start') {
               started.add(e.id);
               open.add(e.id);
+              const p = `${e.parentId === null ? '' : names.get(e.parentId)}/${e.name}`;
+              names.set(e.id, p);
+              paths.add(p);
             } else if (e.type === 'phase.finish') open.delete(e.id);
           }
-          // A late subscriber's view mid-build: every phase open at this point is in it.
-          if (!midChecked && started.size > 4 * limit && open.size > 0) {
-            midChecked = true;
-            const snap = svc.getBuild(rec.id)!.phases;
-            expectBounded(snap, limit);
-            const ids = new Set(snap.map((p) => p.id));
-            for (const id of open) expect(ids.has(id)).toBe(true);
+          // Join mid-build, the way a second window or a reconnecting client does.
+          if (!late && started.size > 2000 && open.size > 0) {
+            const sub = svc.subscribe(rec.id, (more) => void late!.events.push(...more));
+            late = { view: BuildView.fromSnapshot(sub.view), events: [] };
+            const openIds = new Set(sub.view.rows.open.map((o) => o.id));
+            for (const id of open) expect(openIds.has(id)).toBe(true);
+            expect(sub.view.rows.rows.length).toBeLessThanOrEqual(paths.size);
           }
         },
         { afterSeq: -1 },
       );
       const result = await svc.waitForResult(rec.id);
       expect(result.status).toBe('succeeded');
-      expect(midChecked).toBe(true);
-      // The build really was big compared with the limit.
-      expect(started.size).toBeGreaterThan(10 * limit);
-      const final = svc.getBuild(rec.id)!.phases;
-      expectBounded(final, limit);
-      expect(final.length).toBeGreaterThan(0);
-      expect(final.length).toBeLessThanOrEqual(limit);
-      // The root phase finished last, so it is among the retained ones.
-      expect(final.some((p) => p.parentId === null)).toBe(true);
+      expect(late).toBeDefined();
+      // The build really was big compared with what the view holds.
+      const final = svc.getView(rec.id)!;
+      expect(started.size).toBeGreaterThan(20 * final.rows.rows.length);
+      expect(final.rows.rows.length).toBe(paths.size);
+      expect(final.rows.open).toEqual([]);
+      for (const e of late!.events) late!.view.apply(e);
+      expect(late!.view.snapshot()).toEqual(final);
     } finally {
       await svc.shutdown();
     }
-  });
-
-  it('rejects a negative retainFinishedPhases', () => {
-    expect(() => createBuildService({ retainFinishedPhases: -5 })).toThrow(/retainFinishedPhases/);
   });
 });

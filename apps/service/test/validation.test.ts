@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BackendInfo, BuildEvent } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
-import { checkShapes, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
+import { checkShapes, defaultEnginePath, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
 import { BuildOptions } from '../../shared/protocol.js';
 import { EventLog } from '../event-log.js';
 import { inspectModel } from '../model-reader.js';
@@ -70,9 +70,24 @@ describe('build request validation', () => {
   it('resolves auto to the simulated backend when TensorRT is unavailable', async () => {
     const v = await validateBuild({ modelPath: model }, ctx);
     expect(v.backend).toBe('simulated');
-    expect(v.outputPath).toBe(path.join(dir, 'out', 'fixed-b1-x.simulated.engine'));
+    // Named after the model, the device ("sim": not an engine to deploy) and the TensorRT version.
+    expect(v.outputPath).toBe(path.join(dir, 'out', 'fixed.sim.sim-1.engine'));
     expect(resolveBackend('auto', [{ ...simOnly[0], available: true, version: '10.16.1' }, simOnly[1]]).name).toBe('tensorrt');
     await expect(validateBuild({ modelPath: model, options: { backend: 'tensorrt' } }, ctx)).rejects.toThrow(/tensorrt backend is not available: libnvinfer/);
+  });
+
+  it('names default engines after the model as the user knows it, GPU and version; never over another', () => {
+    const trt: BackendInfo = { name: 'tensorrt', available: true, version: '10.16.1', gpu: { name: 'NVIDIA GeForce RTX 4090', computeCapability: '8.9', device: 0 } };
+    const sim: BackendInfo = { name: 'simulated', available: true, version: 'sim-1', emulates: '10.16.0' };
+    const out = path.join(dir, 'names');
+    fs.mkdirSync(out, { recursive: true });
+    expect(defaultEnginePath(out, 'résnet 50.onnx', trt, 'b1-aa')).toBe(path.join(out, 'résnet 50.GeForce-RTX-4090.10.16.1.engine'));
+    expect(defaultEnginePath(out, 'résnet 50.onnx', sim, 'b1-aa')).toBe(path.join(out, 'résnet 50.sim.10.16.0.engine'));
+    expect(defaultEnginePath(out, 'a/b:c*?.onnx', sim, 'b1-aa')).toBe(path.join(out, 'b-c.sim.10.16.0.engine'));
+    // Taken on disk, or by a build still running: the build id makes it unique.
+    fs.writeFileSync(path.join(out, 'm.sim.10.16.0.engine'), 'earlier');
+    expect(defaultEnginePath(out, 'm.onnx', sim, 'b2-bb')).toBe(path.join(out, 'm.sim.10.16.0-b2-bb.engine'));
+    expect(defaultEnginePath(out, 'n.onnx', sim, 'b3-cc', (p) => p.endsWith('n.sim.10.16.0.engine'))).toBe(path.join(out, 'n.sim.10.16.0-b3-cc.engine'));
   });
 
   it.each([

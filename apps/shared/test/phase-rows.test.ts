@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PhaseNode } from '../protocol.js';
-import { PhaseTree } from '../phase-tree.js';
+import { BuildView } from '../build-view.js';
 import { LiveBuild } from '../../renderer/store/live-build.js';
 import { addSpan, MAX_SPANS_PER_ROW, PhaseRows, visibleRows, type PhaseRow, type Spans } from '../phase-rows.js';
 import { mnistLikeBuild, StreamWriter } from '../../../test/support/synthetic-build.js';
@@ -104,22 +103,15 @@ describe('PhaseRows grouping', () => {
     expect(collapsed.map((r) => r.name)).toEqual(['Building engine', 'Cloning network graph', 'Preparing graph for optimization', 'Building engine from subgraph']);
   });
 
-  it('rebuilds the same rows from a snapshot as from the live stream', () => {
+  it('rebuilds the same rows from a view snapshot as from the live stream', () => {
     const w = mnistLikeBuild(5);
     const cut = Math.floor(w.events.length * 0.6);
-    const tree = new PhaseTree();
-    for (const e of w.events.slice(0, cut)) tree.apply(e);
-    const nodes: PhaseNode[] = [];
-    const collect = (parent: number | null) => {
-      for (const n of tree.children(parent)) {
-        nodes.push(n);
-        collect(n.id);
-      }
-    };
-    collect(null);
+    const service = new BuildView('b1');
+    for (const e of w.events.slice(0, cut)) service.apply(e);
     const fromSnapshot = new LiveBuild('b1');
     fromSnapshot.applySnapshot(
-      { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: w.events[cut - 1].seq, phases: nodes, engineAvailable: false },
+      { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: w.events[cut - 1].seq, engineAvailable: false },
+      service.snapshot(),
       0,
     );
     fromSnapshot.applyEvents(w.events, 0); // the stream replays everything; the seq filter drops the old part

@@ -1,42 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { BuildView } from '../build-view.js';
-import type { BuildEvent, BuildRecord, PhaseNode } from '../protocol.js';
+import type { BuildRecord } from '../protocol.js';
 import { formatCurrentPath, formatLiveness, formatRemaining, rowLines, viewFromRecord } from '../view-format.js';
 
-/** The phase tree the service's record holds after `events` (what a late joiner gets today). */
-function recordOf(events: readonly BuildEvent[]): BuildRecord {
-  const nodes = new Map<number, PhaseNode>();
-  for (const ev of events) {
-    if (ev.type === 'phase.start') nodes.set(ev.id, { id: ev.id, parentId: ev.parentId, name: ev.name, nbSteps: ev.nbSteps, instance: ev.instance, stepsDone: 0, startT: ev.t });
-    else if (ev.type === 'phase.step') nodes.get(ev.id)!.stepsDone = ev.stepsDone;
-    else if (ev.type === 'phase.finish') Object.assign(nodes.get(ev.id)!, { endT: ev.t, stepsDone: ev.stepsDone, early: ev.early });
-  }
-  const last = events.at(-1)!;
-  return { id: 'b-test', state: 'running', modelPath: '/m.onnx', options: { backend: 'simulated' }, queuedAt: '', lastSeq: last.seq, phases: [...nodes.values()], engineAvailable: false };
-}
-
 describe('viewFromRecord', () => {
-  it('gives a late joiner the same current path, work and rows as a view that saw every event', () => {
-    const events = tensorrtLikeStream(11, 9);
-    for (const cut of [40, 120, 260, events.length - 3]) {
-      const live = new BuildView('b-test');
-      for (const e of events.slice(0, cut)) live.apply(e);
-      const joined = viewFromRecord(recordOf(events.slice(0, cut)));
-      expect(joined.currentPath(), `after ${cut} events`).toEqual(live.currentPath());
-      expect(joined.work).toBe(live.work);
-      expect(joined.seq).toBe(live.seq);
-      expect(rowLines(joined, 5000)).toEqual(rowLines(live, 5000));
-      // And the events after the record continue it.
-      for (const e of events.slice(cut)) {
-        joined.apply(e);
-        live.apply(e);
-      }
-      expect(joined.outcome).toEqual(live.outcome);
-      expect(rowLines(joined, 0)).toEqual(rowLines(live, 0));
-    }
-  });
-
   it('starts empty from a record without a phase tree', () => {
     const v = viewFromRecord({ id: 'x', state: 'queued', modelPath: '/m', options: { backend: 'auto' }, queuedAt: '', lastSeq: -1, engineAvailable: false } as unknown as BuildRecord);
     expect(v.status).toBe('queued');

@@ -1,8 +1,12 @@
 // An in-memory BuildServiceApi for testing the HTTP layer alone: builds advance only when a test
 // says so, so stream contents and resume points are exact. Models are files starting "FAKEONNX".
+// Views, replay, resets and fan-out are the real service's (build-feed.ts), so the stream
+// contract the HTTP layer sees is the real one.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscription } from '../../api.js';
+import type { BuildViewSnapshot } from '../../../shared/build-view.js';
+import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../../api.js';
+import { BuildFeed } from '../../build-feed.js';
 import {
   BuildOptions,
   PROTOCOL_VERSION,
@@ -18,7 +22,7 @@ import {
 interface FakeBuild {
   record: BuildRecord;
   events: BuildEvent[];
-  subscribers: Set<(events: BuildEvent[]) => void>;
+  feed: BuildFeed;
   started: number;
   enginePath?: string;
   cancelCalls: number;
@@ -34,11 +38,15 @@ export class FakeBuildService implements BuildServiceApi {
   shutdownCalls = 0;
   private nextId = 1;
 
-  constructor(private readonly outputDir: string) {}
+  /** `retainEvents`: events kept per build for replay (older resumes get a reset). */
+  constructor(
+    private readonly outputDir: string,
+    private readonly retainEvents = 20_000,
+  ) {}
 
   get subscriberCount(): number {
     let n = 0;
-    for (const b of this.builds.values()) n += b.subscribers.size;
+    for (const b of this.builds.values()) n += b.feed.subscriberCount;
     return n;
   }
 
@@ -89,11 +97,10 @@ export class FakeBuildService implements BuildServiceApi {
         startedAt: new Date().toISOString(),
         model,
         lastSeq: -1,
-        phases: [],
         engineAvailable: false,
       },
       events: [],
-      subscribers: new Set(),
+      feed: new BuildFeed(id, this.retainEvents),
       started: Date.now(),
       cancelCalls: 0,
       input,
@@ -115,9 +122,6 @@ export class FakeBuildService implements BuildServiceApi {
     });
     for (const e of events) {
       b.record.lastSeq = e.seq;
-      if (e.type === 'phase.start') {
-        b.record.phases.push({ id: e.id, parentId: e.parentId, name: e.name, nbSteps: e.nbSteps, instance: e.instance, stepsDone: 0, startT: e.t });
-      }
       if (e.type === 'build.finished') {
         b.record.state = e.status;
         b.record.outcome = e;
@@ -126,7 +130,7 @@ export class FakeBuildService implements BuildServiceApi {
         b.resolveFinished(e);
       }
     }
-    for (const s of [...b.subscribers]) s(events);
+    b.feed.push(events);
     return events;
   }
 
@@ -167,16 +171,16 @@ export class FakeBuildService implements BuildServiceApi {
     return true;
   }
 
-  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts?: { afterSeq?: number }): Subscription {
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
     const b = this.builds.get(id);
     if (!b) throw new ServiceError('not_found', `unknown build "${id}"`);
     const snapshot = structuredClone(b.record);
-    if (opts?.afterSeq !== undefined) {
-      const replay = b.events.filter((e) => e.seq > opts.afterSeq!);
-      if (replay.length) onEvents(replay);
-    }
-    b.subscribers.add(onEvents);
-    return { snapshot, unsubscribe: () => b.subscribers.delete(onEvents) };
+    const sub = b.feed.subscribe(onEvents, opts);
+    return { snapshot, view: sub.view, reset: sub.reset, unsubscribe: sub.unsubscribe };
+  }
+
+  getView(id: string): BuildViewSnapshot | undefined {
+    return this.builds.get(id)?.feed.snapshot();
   }
 
   waitForResult(id: string): Promise<BuildFinished> {

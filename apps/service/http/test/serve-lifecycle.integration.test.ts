@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
 import { alive, childPids } from './proc-info.js';
 import { openSse } from './sse-client.js';
-import { startServe, type ServeProcess } from './serve-process.js';
+import { killLeftoverServers, startServe, type ServeProcess } from './serve-process.js';
 
 let dir: string;
 let model: string;
@@ -23,7 +23,10 @@ afterEach(() => {
   for (const s of started.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
 });
 
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  killLeftoverServers();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 async function serve(tmp: string): Promise<ServeProcess> {
   const s = await startServe(['--output-dir', path.join(dir, 'engines')], 20_000, { ...process.env, TMPDIR: tmp });
@@ -117,19 +120,25 @@ describe('serve: finished builds beyond --keep-build-details', () => {
     }
     expect(old!.status).toBe(200);
     expect(old!.headers.get('build-details')).toBe('evicted');
-    expect(await old!.json()).toMatchObject({ id: first, state: 'succeeded', phases: [], engineAvailable: true, outcome: { status: 'succeeded' } });
+    expect(await old!.json()).toMatchObject({ id: first, state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded' } });
+    const view = (id: string) => fetch(`${s.base}/api/builds/${id}/view`, { headers });
+    const oldView = await view(first);
+    expect(oldView.headers.get('build-details')).toBe('evicted');
+    expect(await oldView.json()).toMatchObject({ status: 'succeeded', rows: { rows: [] } });
     const recent = await get(second);
     expect(recent.headers.get('build-details')).toBeNull();
-    expect(((await recent.json()) as { phases: unknown[] }).phases.length).toBeGreaterThan(0);
+    expect(((await (await view(second)).json()) as { rows: { rows: unknown[] } }).rows.rows.length).toBeGreaterThan(0);
     const list = (await (await fetch(`${s.base}/api/builds`, { headers })).json()) as Array<{ id: string }>;
     expect(list.map((b) => b.id)).toEqual([first, second]);
 
-    // The stream of an evicted build: its summary as the snapshot, then the end; no events.
+    // The stream of an evicted build: its summary as the snapshot, a reset to its outcome alone
+    // (the events are gone: said plainly, not left as a gap), then the end; no events.
     const sse = await openSse(`${s.base}/api/builds/${first}/events?lastEventId=-1`, headers);
     await sse.ended;
     expect(sse.status).toBe(200);
     expect(sse.headers['build-details']).toBe('evicted');
-    expect(sse.snapshot()).toMatchObject({ id: first, state: 'succeeded', phases: [] });
+    expect(sse.snapshot()).toMatchObject({ id: first, state: 'succeeded' });
+    expect(sse.resets()).toMatchObject([{ status: 'succeeded', rows: { rows: [] } }]);
     expect(sse.events()).toEqual([]);
     expect(await s.stop('SIGTERM')).toBe(0);
   });

@@ -1,6 +1,8 @@
 // Starts the real `trt-build-studio serve` (bin → dist) on a free port and parses the URL line it
 // prints, the way a script would.
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 export const REPO = path.resolve(__dirname, '../../../..');
@@ -21,9 +23,39 @@ export interface ServeProcess {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Every `serve` this module started and that has not exited yet. A test that fails before its
+ * own cleanup would otherwise leave a server (and its workers) running after the test run: what
+ * is still here when the test process exits is killed.
+ */
+const live = new Set<ChildProcess>();
+/** Build profiles (predicted end) of test servers go here, not into the user's state directory. */
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-serve-state-'));
+process.on('exit', () => {
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  for (const p of live) {
+    try {
+      p.kill('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+});
+
+/** Kills every server still running (for an afterAll/afterEach that must leave nothing behind). */
+export function killLeftoverServers(): void {
+  for (const p of live) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+}
+
 export function startServe(args: string[], timeoutMs = 20_000, env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+      cwd: REPO,
+      env: { TBS_STATE_DIR: stateDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    live.add(proc);
+    proc.on('exit', () => live.delete(proc));
     let out = '';
     let err = '';
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));

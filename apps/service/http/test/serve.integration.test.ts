@@ -8,7 +8,7 @@ import { BuildRecord, type BuildEvent } from '../../../shared/protocol.js';
 import { tempDir, writeBadFile, writeModel } from '../../../../test/support/onnx-gen.js';
 import { openSse, type SseStream } from './sse-client.js';
 import { alive, childPids } from './proc-info.js';
-import { startServe, type ServeProcess } from './serve-process.js';
+import { killLeftoverServers, startServe, type ServeProcess } from './serve-process.js';
 
 const SIM = { backend: 'simulated', simDuration: 0.4, simSeed: 7 };
 
@@ -77,6 +77,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (serve) await serve.stop();
+  // A test that failed midway may have left its own server running.
+  killLeftoverServers();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

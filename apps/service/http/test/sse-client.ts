@@ -1,6 +1,7 @@
 // A small SSE client over node:http for the tests: it records every message and comment, and
 // resolves `ended` when the server ends the response.
 import * as http from 'node:http';
+import { BuildViewSnapshot } from '../../../shared/build-view-schema.js';
 import { BuildEvent, BuildRecord } from '../../../shared/protocol.js';
 import { SseParser, type SseMessage } from '../sse-parser.js';
 
@@ -15,6 +16,8 @@ export interface SseStream {
   /** Waits until a message satisfies `pred` (checks messages already received first). */
   waitFor(pred: (m: SseMessage) => boolean, timeoutMs?: number): Promise<SseMessage>;
   snapshot(): BuildRecord;
+  /** Every `event: reset`, its view schema-checked, and its `id:` checked against the view's seq. */
+  resets(): BuildViewSnapshot[];
   /** Every non-snapshot message, parsed and schema-checked. */
   events(): BuildEvent[];
 }
@@ -66,6 +69,13 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           const first = messages[0];
           if (!first || first.event !== 'snapshot') throw new Error('SSE: first message is not the snapshot');
           return BuildRecord.parse(JSON.parse(first.data));
+        },
+        resets() {
+          return messages.filter((m) => m.event === 'reset').map((m) => {
+            const v = BuildViewSnapshot.parse(JSON.parse(m.data));
+            if (m.id !== String(v.seq)) throw new Error(`SSE: reset id ${m.id} does not match its view's seq ${v.seq}`);
+            return v;
+          });
         },
         events() {
           return messages.filter((m) => m.event === 'message').map((m) => {

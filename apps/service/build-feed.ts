@@ -1,0 +1,196 @@
+// The state of one build as the service keeps it, and its delivery: the build view (the one
+// fold of the events every surface shows), the events kept for replay, and the fan-out to
+// subscribers. Knows nothing of worker processes (worker-run.ts) or of the build's record
+// (build-session.ts): events go in, in seq order; snapshots, replays and resets come out.
+//
+// The stream contract (docs/http-api.md, "Event streams"): a subscriber gets a complete view
+// snapshot and then every later event, or, resuming after a seq, either the kept events after it
+// or, when some of those are no longer kept, an explicit reset (the view snapshot again) and the
+// events after the snapshot's seq. Never a silent gap.
+import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
+import type { BuildEvent } from '../shared/protocol.js';
+import { EventLog } from './event-log.js';
+import { SubscriberBacklog } from './subscriber-backlog.js';
+
+/**
+ * Events (after step coalescing) a busy subscriber may have waiting before it is dropped. Past
+ * this, holding more would let one stuck client grow the service without bound; a dropped
+ * subscriber hears of it through onOverflow and resumes through subscribe(afterSeq), which
+ * replays what is kept or resets it with the view.
+ */
+export const MAX_SUBSCRIBER_BACKLOG = 100_000;
+
+export interface FeedSubscribeOptions {
+  /** Resume after this seq (Last-Event-ID): kept events after it are replayed, or a reset is made. */
+  afterSeq?: number;
+  /** Default MAX_SUBSCRIBER_BACKLOG. */
+  maxBacklog?: number;
+  /**
+   * The subscriber fell too far behind and was dropped; `lastSeq` is the last event it got.
+   * Subscribe again with afterSeq = lastSeq to resume (through a reset when needed).
+   */
+  onOverflow?: (lastSeq: number) => void;
+}
+
+export interface FeedSubscription {
+  /** The build view at the moment of subscribing (complete: a client can rebuild from it). */
+  view: BuildViewSnapshot;
+  /**
+   * True when `afterSeq` was given but events after it are no longer all kept: the subscriber
+   * must replace what it has with `view`. Events delivered then follow `view.seq`.
+   */
+  reset: boolean;
+  unsubscribe(): void;
+}
+
+interface Subscriber {
+  /** A returned promise means "busy until it settles": later events wait, coalesced, in `backlog`. */
+  cb: (events: BuildEvent[]) => unknown;
+  ready: boolean;
+  closed: boolean;
+  buffered: BuildEvent[];
+  busy: boolean;
+  backlog: SubscriberBacklog;
+  maxBacklog: number;
+  /** Highest seq handed to cb. */
+  lastSeq: number;
+  onOverflow?: (lastSeq: number) => void;
+}
+
+export class BuildFeed {
+  readonly view: BuildView;
+  private readonly log: EventLog;
+  private readonly subs = new Set<Subscriber>();
+  /** Set once build.finished went in: nothing follows it. */
+  private ended = false;
+
+  constructor(buildId: string, retainEvents: number) {
+    this.view = new BuildView(buildId);
+    this.log = new EventLog(retainEvents);
+  }
+
+  /** Highest seq taken in; -1 before the first event (the native layer numbers from 0). */
+  get lastSeq(): number {
+    return this.view.seq;
+  }
+
+  /**
+   * Takes events in seq order: each goes into the view and the log and out to subscribers.
+   * Stale ones (seq at or below lastSeq) and anything after build.finished are dropped; the
+   * events actually taken are returned.
+   */
+  push(events: readonly BuildEvent[]): BuildEvent[] {
+    const fresh: BuildEvent[] = [];
+    for (const ev of events) {
+      if (this.ended || ev.seq <= this.view.seq) continue;
+      this.view.apply(ev);
+      this.log.append(ev);
+      fresh.push(ev);
+      if (ev.type === 'build.finished') this.ended = true;
+    }
+    this.broadcast(fresh);
+    return fresh;
+  }
+
+  /** Subscribers still waiting for events (finished builds have none). */
+  get subscriberCount(): number {
+    return this.subs.size;
+  }
+
+  snapshot(): BuildViewSnapshot {
+    return this.view.snapshot();
+  }
+
+  /** True when every event after `afterSeq` is still kept (a replay from it has no gap). */
+  canReplayAfter(afterSeq: number): boolean {
+    return afterSeq >= this.log.droppedThrough;
+  }
+
+  subscribe(cb: (events: BuildEvent[]) => unknown, opts: FeedSubscribeOptions = {}): FeedSubscription {
+    const view = this.view.snapshot();
+    const { afterSeq } = opts;
+    const reset = afterSeq !== undefined && afterSeq < view.seq && !this.canReplayAfter(afterSeq);
+    const replay = afterSeq !== undefined && !reset ? this.log.after(afterSeq) : [];
+    const sub: Subscriber = {
+      cb,
+      ready: false,
+      closed: false,
+      buffered: [],
+      busy: false,
+      backlog: new SubscriberBacklog(),
+      maxBacklog: opts.maxBacklog ?? MAX_SUBSCRIBER_BACKLOG,
+      lastSeq: afterSeq !== undefined && !reset ? afterSeq : view.seq,
+      onOverflow: opts.onOverflow,
+    };
+    if (!this.ended) this.subs.add(sub);
+    // Delivered after subscribe() returns, so the caller can send the snapshot first; live events
+    // that arrive meanwhile are buffered behind the replay.
+    queueMicrotask(() => {
+      if (sub.closed) return;
+      const first = replay.concat(sub.buffered);
+      sub.ready = true;
+      if (this.ended) this.subs.delete(sub);
+      sub.buffered = [];
+      if (first.length) this.deliver(sub, first);
+    });
+    return {
+      view,
+      reset,
+      unsubscribe: () => {
+        sub.closed = true;
+        sub.backlog.clear();
+        this.subs.delete(sub);
+      },
+    };
+  }
+
+  private broadcast(events: BuildEvent[]): void {
+    if (events.length === 0) return;
+    for (const sub of this.subs) {
+      if (sub.ready) this.deliver(sub, events);
+      else sub.buffered.push(...events);
+    }
+    if (this.ended) {
+      // Nothing follows build.finished; pending replays still complete (they hold their own copy).
+      for (const sub of this.subs) if (sub.ready) this.subs.delete(sub);
+    }
+  }
+
+  private deliver(sub: Subscriber, events: BuildEvent[]): void {
+    if (sub.closed || events.length === 0) return;
+    if (sub.busy) {
+      sub.backlog.push(events);
+      if (sub.backlog.size > sub.maxBacklog) this.overflow(sub);
+      return;
+    }
+    sub.lastSeq = events[events.length - 1].seq;
+    let r: unknown;
+    try {
+      r = sub.cb(events);
+    } catch {
+      // One subscriber's bug must not starve the others (or the build).
+      return;
+    }
+    if (r && typeof (r as PromiseLike<unknown>).then === 'function') {
+      sub.busy = true;
+      const resume = () => {
+        sub.busy = false;
+        // Still delivered after the build ended (the subscriber left `subs` then): it gets the
+        // rest of the stream, build.finished included.
+        if (!sub.closed) this.deliver(sub, sub.backlog.take());
+      };
+      (r as PromiseLike<unknown>).then(resume, resume);
+    }
+  }
+
+  private overflow(sub: Subscriber): void {
+    sub.closed = true;
+    sub.backlog.clear();
+    this.subs.delete(sub);
+    try {
+      sub.onOverflow?.(sub.lastSeq);
+    } catch {
+      // As in deliver().
+    }
+  }
+}
