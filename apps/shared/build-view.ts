@@ -26,7 +26,7 @@
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
-import { PhaseRows, type RowsSnapshot } from './phase-rows.js';
+import { PhaseRows, type Instance, type OpenInstance, type RowsSnapshot } from './phase-rows.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
@@ -63,6 +63,9 @@ export class BuildView {
   /** CPU time of the build worker at the latest two heartbeats that reported it: [t, cpuMs]. */
   cpu: [number, number][] = [];
   private frac = 0;
+  /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
+  private readonly kids = new Map<number | null, OpenInstance>();
+  private readonly chain: Instance[] = [];
   /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
   private anchorWall?: number;
 
@@ -245,17 +248,27 @@ export class BuildView {
 
   /** Outermost open phase's steps, refined by its most recently active open child, recursively. */
   private treeFraction(): number {
-    const kids = new Map<number | null, { id: number; nbSteps: number; stepsDone: number; activity: number }>();
+    // Runs on every phase event: one reused map, no closures or objects per call (this was the
+    // pipeline's hot spot under load).
+    const kids = this.kids;
+    kids.clear();
     for (const o of this.rows.openInstances()) {
       const cur = kids.get(o.parentId);
-      if (!cur || o.activity > cur.activity) kids.set(o.parentId, { id: o.inst.id, nbSteps: o.inst.nbSteps, stepsDone: o.inst.stepsDone, activity: o.activity });
+      if (!cur || o.activity > cur.activity) kids.set(o.parentId, o);
     }
-    const frac = (node: { id: number; nbSteps: number; stepsDone: number } | undefined, depth: number): number => {
-      if (!node || node.nbSteps <= 0 || depth > 64) return 0;
-      // stepsDone steps are complete; the running one (index stepsDone) is refined by the child.
-      const inner = node.stepsDone < node.nbSteps ? frac(kids.get(node.id), depth + 1) : 0;
-      return Math.min(1, (Math.min(node.stepsDone, node.nbSteps) + inner) / node.nbSteps);
-    };
-    return frac(kids.get(null), 0);
+    // The chain of most recently active open phases, outermost first; then folded innermost out:
+    // stepsDone steps are complete, the running one (index stepsDone) is refined by the child.
+    const chain = this.chain;
+    chain.length = 0;
+    for (let node = kids.get(null), d = 0; node && node.inst.nbSteps > 0 && d <= 64; node = kids.get(node.inst.id), d++) {
+      chain.push(node.inst);
+      if (node.inst.stepsDone >= node.inst.nbSteps) break;
+    }
+    let v = 0;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const n = chain[i];
+      v = Math.min(1, (Math.min(n.stepsDone, n.nbSteps) + (n.stepsDone < n.nbSteps ? v : 0)) / n.nbSteps);
+    }
+    return v;
   }
 }

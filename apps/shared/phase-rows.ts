@@ -29,6 +29,8 @@ export interface PhaseRow {
   depth: number;
   parent: PhaseRow | null;
   children: PhaseRow[];
+  /** The same rows by name (a row's children have distinct names). */
+  childByName: Map<string, PhaseRow>;
   /** Instances started so far. */
   count: number;
   earlyCount: number;
@@ -71,12 +73,14 @@ export class PhaseRows {
     if (this.openById.has(id)) return; // duplicate delivery (replay after reconnect)
     const parentRow =
       parentId === null ? this.root : (this.openById.get(parentId)?.row ?? this.recent.get(parentId) ?? this.root);
-    const key = parentRow.key + SEP + name;
-    let row = this.byKey.get(key);
+    // Looked up by name among the parent's rows: the path key is built only for a new row.
+    let row = parentRow.childByName.get(name);
     const inst: Instance = { id, nbSteps: Math.max(0, nbSteps), stepsDone: 0, startT: t };
     if (!row) {
+      const key = parentRow.key + SEP + name;
       row = newRow(key, name, parentRow.depth + 1, parentRow, inst, t);
       parentRow.children.push(row);
+      parentRow.childByName.set(name, row);
       parentRow.rev++;
       this.byKey.set(key, row);
       this.rowsCreated++;
@@ -130,6 +134,7 @@ export class PhaseRows {
 
   reset(): void {
     this.root.children = [];
+    this.root.childByName.clear();
     this.root.rev++;
     this.byKey.clear();
     this.openById.clear();
@@ -227,6 +232,7 @@ export class PhaseRows {
       row.earlyCount = r.earlyCount;
       row.spans = { start: [...r.spans.start], end: [...r.spans.end], count: [...r.spans.count], gap: r.spans.gap };
       parent.children.push(row);
+      parent.childByName.set(row.name, row);
       this.byKey.set(row.key, row);
       made.push(row);
     }
@@ -295,6 +301,7 @@ function newRow(key: string, name: string, depth: number, parent: PhaseRow | nul
     depth,
     parent,
     children: [],
+    childByName: new Map(),
     count: 0,
     earlyCount: 0,
     open: [],
