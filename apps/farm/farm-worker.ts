@@ -331,6 +331,16 @@ class Forwarder {
     // What serve rebuilds from: the view of the stream as written (farm ids and seqs), continued
     // from the earlier attempt's when this is a retry.
     this.view = base.view ? BuildView.fromSnapshot(base.view) : new BuildView(farmId);
+    // The record's view is rewritten now and then: a retry first catches up with the stream.
+    if (this.view.seq < base.lastSeq) this.chain = this.catchUp().catch((e) => this.fail(e));
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const events = await this.retry(() => this.store.eventsAfter(this.farmId, this.view.seq));
+      if (!events || events.length === 0) return;
+      for (const e of events) this.view.apply(e);
+    }
   }
 
   push(events: BuildEvent[], snapshot: () => BuildRecord): void {

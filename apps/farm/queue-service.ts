@@ -26,6 +26,7 @@ import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
 import { connectRedis, RECONNECT_MAX_MS, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import * as path from 'node:path';
+import type { BuildViewSnapshot } from '../shared/build-view.js';
 
 /** A build request as the farm takes it: the local request (with target, retries) or a matrix. */
 export type FarmBuildInput = StartBuildInput & { targets?: Array<Record<string, string>> };
@@ -237,6 +238,10 @@ export class QueueBuildService implements BuildServiceApi {
     // attempts: 1 — BullMQ never re-runs a build by itself; retries after a lost worker are
     // serve's decision (the request's `retries`), recorded in the build's stream.
     await q.add('build', { buildId: id }, { jobId: `${id}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 });
+  }
+
+  getView(id: string): BuildViewSnapshot | undefined {
+    return this.builds.get(id)?.viewSnapshot();
   }
 
   getBuild(id: string): BuildRecord | undefined {

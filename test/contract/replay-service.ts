@@ -4,12 +4,15 @@
 // starts: the record's phase tree is not kept, so a late joiner's snapshot would be empty.
 import { ServiceError } from '../../apps/service/api.js';
 import type { BuildEvent, BuildFinished, BuildRecord, ModelSummary } from '../../apps/shared/protocol.js';
+import { BuildView } from '../../apps/shared/build-view.js';
 
 type Listener = (events: BuildEvent[]) => void;
 
 export class ReplayService {
   private readonly subs = new Set<Listener>();
   private readonly delivered: BuildEvent[] = [];
+  /** The build view of what was delivered, as the real service keeps one per build. */
+  private view: BuildView;
   private outcome?: BuildFinished;
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   private next = 0;
@@ -19,6 +22,7 @@ export class ReplayService {
     readonly events: readonly BuildEvent[],
     modelPath: string,
   ) {
+    this.view = new BuildView(events[0].buildId);
     this.record = {
       id: events[0].buildId,
       state: 'queued',
@@ -88,7 +92,7 @@ export class ReplayService {
       const first = replay.concat(buffered);
       if (first.length > 0) cb(first);
     });
-    return { snapshot, unsubscribe: () => void this.subs.delete(listener) };
+    return { snapshot, view: this.view.snapshot(), reset: false, unsubscribe: () => void this.subs.delete(listener) };
   }
 
   waitForResult(): Promise<BuildFinished> {
@@ -117,7 +121,10 @@ export class ReplayService {
       const batch = this.events.slice(this.next, Math.min(until, this.next + n));
       this.next += batch.length;
       this.delivered.push(...batch);
-      for (const e of batch) this.track(e);
+      for (const e of batch) {
+        this.track(e);
+        this.view.apply(e);
+      }
       for (const s of [...this.subs]) s(batch);
       // Nothing follows build.finished: subscriptions end with it.
       if (this.outcome) this.subs.clear();

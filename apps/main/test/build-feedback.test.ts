@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Subscription } from '../../service/api.js';
 import type { BuildEvent, BuildRecord, EventBody } from '../../shared/protocol.js';
 import { BuildFeedback, type FeedbackWindow } from '../build-feedback.js';
+import { viewFromRecord } from '../../shared/view-format.js';
 
 let seq = 0;
 const ev = (body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, t: seq, ...body }) as BuildEvent;
@@ -21,7 +22,8 @@ describe('build feedback outside the page', () => {
     const service = {
       subscribe: vi.fn((_id: string, cb: (e: BuildEvent[]) => void): Subscription => {
         emit = cb;
-        return { snapshot: { id: 'b1', state: 'queued' } as BuildRecord, unsubscribe };
+        const snapshot = { id: 'b1', state: 'queued', lastSeq: -1 } as BuildRecord;
+        return { snapshot, view: viewFromRecord(snapshot).snapshot(), reset: false, unsubscribe };
       }),
     };
     const progress: Array<[number, string]> = [];

@@ -4,6 +4,7 @@ import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { EventBatcher } from '../event-batcher.js';
 import { PUSH, type BuildStreamMessage } from '../ipc-channels.js';
 import { SubscriptionHub, type StreamTarget } from '../subscription-hub.js';
+import { viewFromRecord } from '../../shared/view-format.js';
 
 const step = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'phase.step', id: 1, step: seq, stepsDone: seq + 1 });
 const finished = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'build.finished', status: 'succeeded', durationMs: seq });
@@ -79,7 +80,7 @@ describe('SubscriptionHub', () => {
       subscribe: vi.fn((id: string, onEvents: (e: BuildEvent[]) => void): Subscription => {
         if (id !== 'b1') throw new Error(`unknown build ${id}`);
         emit = onEvents;
-        return { snapshot: record, unsubscribe };
+        return { snapshot: record, view: viewFromRecord(record).snapshot(), reset: false, unsubscribe };
       }),
     };
   }

@@ -14,6 +14,7 @@ import { RecentFiles } from '../recent-files.js';
 import { createSenderCheck } from '../sender-check.js';
 import { SubscriptionHub } from '../subscription-hub.js';
 import { FakeWebContents } from './fake-electron.js';
+import { viewFromRecord } from '../../shared/view-format.js';
 
 const summary = (fileName: string): ModelSummary => ({
   fileName,
@@ -69,7 +70,7 @@ function setup() {
     subscribe: vi.fn((id: string) => {
       const snapshot = builds.get(id);
       if (!snapshot) throw new ServiceError('not_found', `No build with id ${id}`);
-      return { snapshot, unsubscribe: vi.fn() };
+      return { snapshot, view: viewFromRecord(snapshot).snapshot(), reset: false, unsubscribe: vi.fn() };
     }),
     waitForResult: vi.fn(),
     enginePath: vi.fn((id: string) => (id === 'b1' ? engine : undefined)),

@@ -139,27 +139,24 @@ describe('progress over the build view, on a TensorRT-like stream', () => {
   });
 
   it('says how long a build has waited in the queue', () => {
-    const view = viewFromRecord({ id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, phases: [], engineAvailable: false });
+    const view = viewFromRecord({ id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, engineAvailable: false });
     expect(progressMessage(view, 17_500, { queuedAtWall: 5000 })).toBe('queued for 12.5 s: waiting for an earlier build on this GPU to finish');
   });
 
   it('ignores replayed events and starts from a snapshot', () => {
-    const record: BuildRecord = {
-      id: 'b1',
-      state: 'running',
-      modelPath: '/m.onnx',
-      options: { backend: 'auto' },
-      queuedAt: new Date(0).toISOString(),
-      startedAt: new Date(0).toISOString(),
-      lastSeq: 5,
-      engineAvailable: false,
-      phases: [
-        { id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0, stepsDone: 2, startT: 0 },
-        { id: 2, parentId: 1, name: 'Cloning network graph', nbSteps: 30, instance: 0, stepsDone: 30, startT: 1, endT: 5 },
-        { id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0, stepsDone: 5, startT: 6 },
-      ],
-    };
-    const view = viewFromRecord(record);
+    // The service's view after seq 5: a root at step 2, a finished child, an open one at step 5.
+    const first = new BuildView('b1');
+    const ev = (seq: number, t: number, body: Record<string, unknown>) => ({ v: 1, buildId: 'b1', seq, t, ...body }) as BuildEvent;
+    for (const e of [
+      ev(0, 0, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
+      ev(1, 1, { type: 'phase.start', id: 2, parentId: 1, name: 'Cloning network graph', nbSteps: 30, instance: 0 }),
+      ev(2, 5, { type: 'phase.finish', id: 2, stepsDone: 30, early: false }),
+      ev(3, 5, { type: 'phase.step', id: 1, step: 1, stepsDone: 2 }),
+      ev(4, 6, { type: 'phase.start', id: 3, parentId: 1, name: 'Optimizing graph', nbSteps: 10, instance: 0 }),
+      ev(5, 6, { type: 'phase.step', id: 3, step: 4, stepsDone: 5 }),
+    ])
+      first.apply(e);
+    const view = BuildView.fromSnapshot(first.snapshot());
     expect(view.currentPath().map((l) => l.name)).toEqual(['Building engine', 'Optimizing graph']);
     expect(view.work).toBe(3 + 2 + 30 + 5);
     expect(view.apply({ v: 1, buildId: 'b1', seq: 5, t: 7, type: 'phase.step', id: 3, step: 8, stepsDone: 9 }, 1000)).toBe(false);
