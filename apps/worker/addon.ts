@@ -114,6 +114,7 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     simThreads: req.simThreads,
     simHangMs: req.simHangMs,
     heartbeatMs: req.heartbeatMs,
+    crashRecordPath: req.crashRecordPath,
   };
 }
 

@@ -75,6 +75,7 @@ ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
       startWallMs_(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count()),
       lastCallbackNs_(startNs_) {
   nextHeartbeatNs_ = startNs_ + int64_t{options_.heartbeatMs} * 1000000;
+  if (!options_.crashRecordPath.empty()) crashError_ = crash_.open(options_.crashRecordPath);
 }
 
 ProgressPipeline::~ProgressPipeline() {
@@ -130,10 +131,13 @@ ProgressPipeline::ThreadState* ProgressPipeline::self() noexcept {
   return ts;
 }
 
-uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern) noexcept {
+uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern, char const** interned) noexcept {
   auto slot = (reinterpret_cast<uintptr_t>(name) >> 3) % 16;
   NameEntry& e = tTls.names[slot];
-  if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) return e.id;
+  if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
+    if (interned != nullptr) *interned = e.interned;
+    return e.id;
+  }
   try {
     std::lock_guard<std::mutex> lk(namesMu_);
     std::string_view key(name);
@@ -148,6 +152,7 @@ uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern) noexcept {
       nameIndex_.emplace(std::string_view(names_.back()), id);
     }
     e = NameEntry{uid_, name, names_[id].c_str(), id};
+    if (interned != nullptr) *interned = e.interned;
     return id;
   } catch (...) {
     return kNoName;
@@ -281,7 +286,8 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   ThreadState* ts = self();
   if (ts == nullptr) return;
   char const* nm = name ? name : "(unnamed phase)";
-  uint32_t nameId = nameIdOf(nm, true);
+  char const* internedName = nullptr;
+  uint32_t nameId = nameIdOf(nm, true, &internedName);
   if (nameId == kNoName) return;
   int32_t nb = std::max<int32_t>(nbSteps, 0);
   Found parentFound;
@@ -306,8 +312,15 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   n->nbSteps.store(nb, std::memory_order_relaxed);
   for (auto& slot : n->instances) slot.store(0, std::memory_order_relaxed);
   n->lastStepNs.store(now, std::memory_order_relaxed);
+  n->nameStr.store(internedName, std::memory_order_relaxed);
+  n->parent.store(parentFound.node, std::memory_order_relaxed);
+  n->parentGen.store(parentFound.gen, std::memory_order_relaxed);
   n->word.store((uint64_t{gen} << 32) | kOpenBit, std::memory_order_seq_cst);  // publish
   pushOpen(ts, n, gen);
+  if (crash_.active()) {
+    crashShownId_.store(id, std::memory_order_relaxed);
+    recordCrashPath(n);
+  }
   Record r;
   r.seq = seq;
   r.ns = now;
@@ -325,6 +338,49 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   }
   char const* interned = tTls.names[(reinterpret_cast<uintptr_t>(nm) >> 3) % 16].interned;
   if (interned != nullptr && std::strcmp(interned, nm) == 0) rememberStep(uid_, n, gen, nb, nm, interned);
+}
+
+// Writes the names from the root down to `n` (none for nullptr). Ancestors are followed only
+// while they are the instance the child started under: a parent that was finished and reused
+// since (another generation) ends the walk rather than lending its new name.
+void ProgressPipeline::recordCrashPath(Node* n) noexcept {
+  constexpr int kMaxDepth = 64;
+  char const* rev[kMaxDepth];
+  int depth = 0;
+  for (Node* cur = n; cur != nullptr && depth < kMaxDepth;) {
+    char const* nm = cur->nameStr.load(std::memory_order_relaxed);
+    if (nm == nullptr) break;
+    rev[depth++] = nm;
+    Node* parent = cur->parent.load(std::memory_order_relaxed);
+    uint32_t pgen = cur->parentGen.load(std::memory_order_relaxed);
+    if (parent == nullptr) break;
+    auto g = static_cast<uint32_t>(parent->word.load(std::memory_order_acquire) >> 32);
+    if (g != pgen && g != pgen + 1) break;  // open, or closed and not reused
+    cur = parent;
+  }
+  char const* names[kMaxDepth];
+  for (int i = 0; i < depth; ++i) names[i] = rev[depth - 1 - i];
+  crash_.write(names, depth);
+}
+
+// The most recently started open phase of any thread (nullptr node if none).
+ProgressPipeline::Found ProgressPipeline::latestOpen() noexcept {
+  Found found;
+  int threads = threadCount_.load(std::memory_order_acquire);
+  for (int t = 0; t < threads; ++t) {
+    ThreadState* ts = threadArr_[t].load(std::memory_order_acquire);
+    if (ts == nullptr) continue;
+    int count = std::min(ts->openCount.load(std::memory_order_acquire), kMaxOpenPerThread);
+    for (int i = 0; i < count; ++i) {
+      Node* n = ts->open[i].load(std::memory_order_acquire);
+      Found f;
+      if (n != nullptr && tryNode(n, ts->openGen[i].load(std::memory_order_acquire), n->nameId.load(std::memory_order_relaxed), f) &&
+          f.id > found.id) {
+        found = f;
+      }
+    }
+  }
+  return found;
 }
 
 void ProgressPipeline::markDirty(Node* node) noexcept {
@@ -430,6 +486,12 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
     }
     if (!closed) continue;  // another thread finished it first: look again
     removeOpen(ts, f.node, f.gen);
+    if (crash_.active() && crashShownId_.load(std::memory_order_relaxed) == f.id) {
+      // The recorded phase ended: show the most recently started phase still open instead.
+      Found latest = latestOpen();
+      int64_t expected = f.id;
+      if (crashShownId_.compare_exchange_strong(expected, latest.id, std::memory_order_relaxed)) recordCrashPath(latest.node);
+    }
     auto stepsDone = static_cast<int64_t>(w & kStepsMask);
     Record r;
     r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
@@ -516,6 +578,15 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   std::lock_guard<std::mutex> lk(controlMu_);
   if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;
   pushControl(std::move(r));
+  if (!crashError_.empty()) {
+    // After build.started (always the first event); the build goes on without a crash site.
+    Record w;
+    w.ns = monoNowNs();
+    w.type = EvType::kLog;
+    w.a = static_cast<int64_t>(Severity::kWarning);
+    w.text = crashError_ + " (a crash of this build will not name its phase)";
+    pushControl(std::move(w));
+  }
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {
@@ -568,6 +639,7 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     r.text = o.done();
     closed_.store(true, std::memory_order_release);
     pushControl(std::move(r));
+    crash_.write(nullptr, 0);  // ended: a later crash (teardown) happened in no phase
     finalSeq_.store(control_.back().seq, std::memory_order_release);
   }
   if (flusher_.joinable()) {

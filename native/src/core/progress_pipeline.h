@@ -34,6 +34,7 @@
 
 #include "backend.h"
 #include "clock.h"
+#include "crash_record.h"
 #include "events.h"
 #include "record_queue.h"
 
@@ -45,6 +46,8 @@ struct PipelineOptions {
   // Finished phases kept for snapshot(); older ones are forgotten (their events were delivered)
   // so that memory stays flat over builds with millions of phases.
   size_t retainFinished = 20000;
+  // Where to keep the open phase path for the host to read after a crash (crash_record.h).
+  std::string crashRecordPath;
 };
 
 // A phase as snapshot() reports it (protocol PhaseNode).
@@ -148,6 +151,10 @@ class ProgressPipeline final : public ProgressSink {
     std::atomic<uint32_t> nameId{0};
     std::atomic<int32_t> nbSteps{0};
     std::atomic<uint64_t> instances[kInstanceSlots] = {};  // (child name id + 1) << 32 | count
+    // For the crash record only: the interned name and the parent as it was at the start.
+    std::atomic<char const*> nameStr{nullptr};
+    std::atomic<Node*> parent{nullptr};
+    std::atomic<uint32_t> parentGen{0};
     // Flusher-owned.
     uint32_t flGen = UINT32_MAX;  // generation whose start was emitted and is not closed yet
     int32_t flEmittedSteps = 0;
@@ -200,7 +207,9 @@ class ProgressPipeline final : public ProgressSink {
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
   void touch(int64_t now) noexcept;
   ThreadState* self() noexcept;
-  uint32_t nameIdOf(char const* name, bool intern) noexcept;
+  uint32_t nameIdOf(char const* name, bool intern, char const** interned = nullptr) noexcept;
+  void recordCrashPath(Node* n) noexcept;
+  Found latestOpen() noexcept;
   bool tryNode(Node* n, uint32_t slotGen, uint32_t nameId, Found& out) const noexcept;
   Found findOpen(uint32_t nameId, ThreadState* self) noexcept;
   void pushOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept;
@@ -251,6 +260,11 @@ class ProgressPipeline final : public ProgressSink {
   std::mutex controlMu_;
   std::vector<Record> control_;
   std::string lastCacheJson_;
+
+  // The crash site: the path of the most recently started open phase (crash_record.h).
+  CrashRecord crash_;
+  std::string crashError_;
+  std::atomic<int64_t> crashShownId_{-1};
 
   std::atomic<Node*> dirtyHead_{nullptr};
   std::atomic<int64_t> lastCallbackNs_;
