@@ -16,6 +16,7 @@ import {
   type PhaseNode,
   type Severity,
 } from '../shared/protocol.js';
+import { PACING_BUDGET_MS } from '../shared/pacing-batcher.js';
 import type { NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
 
 /** The raw module as addon.cc exports it. */
@@ -148,6 +149,8 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     simHangMs: req.simHangMs,
     heartbeatMs: req.heartbeatMs,
     crashRecordPath: req.crashRecordPath,
+    // The native flusher paces by the same budget as every JS hop (one budget, paid once).
+    flushIntervalMs: PACING_BUDGET_MS,
   };
 }
 

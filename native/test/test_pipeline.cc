@@ -2,7 +2,9 @@
 // silence, the final event last, and producers that never wait on a slow consumer.
 #include <atomic>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "check.h"
 #include "core/event_outbox.h"
@@ -244,6 +246,46 @@ TEST(outbox_stays_bounded_by_open_phases_for_steps) {
   EventBatch out = box.take();
   CHECK_EQ(out.events.size(), size_t(8));
   for (auto const& e : out.events) CHECK_EQ(e.c, int64_t(10000));
+}
+
+// Regression: phases the flusher closed because their parent finished keep stepping on their own
+// threads, so the flusher carries them from flush to flush. It once cleared the "queued" flag of a
+// carried phase that a producer had just queued again; the producer's next step then linked the
+// phase into the dirty list a second time, making the list a cycle the flusher walked forever
+// (growing a vector until bad_alloc). The window is a few hundred nanoseconds, so this stress (four
+// stepping threads, 1 ms flushes) hits it only now and then; it keeps the situation exercised.
+TEST(carried_phases_never_corrupt_the_dirty_list) {
+  EventLog log;
+  PipelineOptions o;
+  o.flushIntervalMs = 1;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, log.consumer());
+  p.startFlusher();
+  for (int round = 0; round < 20; ++round) {
+    p.phaseStart("Parent", nullptr, 0);
+    std::atomic<int> ready{0};
+    std::atomic<bool> parentDone{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        std::string name = "Child " + std::to_string(t);
+        p.phaseStart(name.c_str(), "Parent", 1 << 20);
+        ready.fetch_add(1);
+        int step = 0;
+        while (!parentDone.load()) p.stepComplete(name.c_str(), step++);
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(15);
+        while (std::chrono::steady_clock::now() < until) p.stepComplete(name.c_str(), step++);
+        p.phaseFinish(name.c_str());
+      });
+    }
+    while (ready.load() < 4) std::this_thread::yield();
+    p.phaseFinish("Parent");  // its children are still open: the flusher closes them
+    parentDone.store(true);
+    for (auto& th : threads) th.join();
+  }
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  CHECK(p.anomalies().closedByParent > 0);
 }
 
 TEST_MAIN()

@@ -73,33 +73,20 @@ ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
       uid_(gNextPipelineUid.fetch_add(1)),
       startNs_(monoNowNs()),
       startWallMs_(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count()),
-      lastCallbackNs_(startNs_) {
-  nextHeartbeatNs_ = startNs_ + int64_t{options_.heartbeatMs} * 1000000;
+      heartbeat_(options.heartbeatMs, startNs_),
+      pacer_(options.flushIntervalMs) {
   if (!options_.crashRecordPath.empty()) crashError_ = crash_.open(options_.crashRecordPath);
 }
 
 ProgressPipeline::~ProgressPipeline() {
   if (flusher_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lk(wakeMu_);
-      stopFlusher_ = true;
-      abandonFlusher_ = true;  // finish() was never called: the consumer may already be gone
-    }
-    wakeCv_.notify_all();
+    pacer_.stop(true);  // finish() was never called: the consumer may already be gone
     flusher_.join();
   }
 }
 
 void ProgressPipeline::startFlusher() {
   flusher_ = std::thread([this] { flusherLoop(); });
-}
-
-void ProgressPipeline::touch(int64_t now) noexcept {
-  // Written at most about once per ms so that builder threads do not all fight over one cache
-  // line; the heartbeat only needs millisecond resolution.
-  if (now - lastCallbackNs_.load(std::memory_order_relaxed) > 1000000) {
-    lastCallbackNs_.store(now, std::memory_order_relaxed);
-  }
 }
 
 // ───────────────────────────── producer side ─────────────────────────────
@@ -282,7 +269,7 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  touch(now);
+  heartbeat_.callback(now);
   ThreadState* ts = self();
   if (ts == nullptr) return;
   char const* nm = name ? name : "(unnamed phase)";
@@ -304,7 +291,7 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   } catch (...) {
     return;  // allocation failure: drop the phase rather than throw into the builder
   }
-  uint64_t seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+  uint64_t seq = recordSeq_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: flush_pacer.h
   auto gen = static_cast<uint32_t>(n->word.load(std::memory_order_relaxed) >> 32) + 1;
   auto id = static_cast<int64_t>(seq);
   n->id.store(id, std::memory_order_relaxed);
@@ -336,6 +323,7 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
     ts->queue.push(std::move(r));
   } catch (...) {
   }
+  pacer_.activity();
   char const* interned = tTls.names[(reinterpret_cast<uintptr_t>(nm) >> 3) % 16].interned;
   if (interned != nullptr && std::strcmp(interned, nm) == 0) rememberStep(uid_, n, gen, nb, nm, interned);
 }
@@ -388,23 +376,24 @@ void ProgressPipeline::markDirty(Node* node) noexcept {
   Node* head = dirtyHead_.load(std::memory_order_relaxed);
   do {
     node->nextDirty = head;
-  } while (!dirtyHead_.compare_exchange_weak(head, node, std::memory_order_release, std::memory_order_relaxed));
+  } while (!dirtyHead_.compare_exchange_weak(head, node, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // The first phase to move since the flusher's last look: it may be asleep.
+  if (head == nullptr) pacer_.activity();
 }
 
 bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   // The timestamp is taken before the flag is read, and requestCancel() stores the flag before
   // taking its own timestamp: so every step recorded as completed has t <= requestedAt.
   int64_t now = monoNowNs();
-  if (cancel_.load(std::memory_order_seq_cst)) {
-    int64_t expected = -1;
-    firstFalseNs_.compare_exchange_strong(expected, now);
+  if (cancel_.requested()) {
+    cancel_.sawByBuilder(now);
     return false;
   }
   if (closed_.load(std::memory_order_acquire)) {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  touch(now);
+  heartbeat_.callback(now);
   if (name == nullptr) {
     unknownStep_.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -465,7 +454,7 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  touch(now);
+  heartbeat_.callback(now);
   ThreadState* ts = self();
   uint32_t nameId = name ? nameIdOf(name, false) : kNoName;
   if (ts == nullptr || nameId == kNoName) {
@@ -494,7 +483,7 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
     }
     auto stepsDone = static_cast<int64_t>(w & kStepsMask);
     Record r;
-    r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+    r.seq = recordSeq_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: flush_pacer.h
     r.ns = now;
     r.type = EvType::kPhaseFinish;
     r.node = f.node;
@@ -506,14 +495,16 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
       ts->queue.push(std::move(r));
     } catch (...) {
     }
+    pacer_.activity();
     return;
   }
   unknownFinish_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ProgressPipeline::pushControl(Record&& r) {
-  r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+  r.seq = recordSeq_.fetch_add(1, std::memory_order_seq_cst);
   control_.push_back(std::move(r));
+  pacer_.activity();
 }
 
 void ProgressPipeline::log(Severity severity, char const* message) noexcept {
@@ -550,14 +541,9 @@ void ProgressPipeline::cacheStats(CacheStats const& stats) noexcept {
   }
 }
 
-bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.load(std::memory_order_seq_cst); }
+bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.requested(); }
 
-bool ProgressPipeline::waitForCancel(double ms) noexcept {
-  std::unique_lock<std::mutex> lk(cancelMu_);
-  cancelCv_.wait_for(lk, std::chrono::duration<double, std::milli>(std::max(ms, 0.0)),
-                     [this] { return cancel_.load(std::memory_order_seq_cst); });
-  return cancel_.load(std::memory_order_seq_cst);
-}
+bool ProgressPipeline::waitForCancel(double ms) noexcept { return cancel_.waitFor(ms); }
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
                                std::string const& gpu, std::string const& computeCapability, int32_t device) {
@@ -590,25 +576,16 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {
-  {
-    // Under controlMu_ so that a cancel the builder observed always has its build.cancelling
-    // event before build.finished (finish() takes the same lock).
-    std::lock_guard<std::mutex> lk(controlMu_);
-    if (closed_.load(std::memory_order_relaxed)) return false;
-    if (cancel_.exchange(true, std::memory_order_seq_cst)) return false;
-    // Timestamp after the flag: every step recorded as completed then has t <= requestedAt.
-    Record r;
-    r.ns = monoNowNs();
-    r.type = EvType::kCancelling;
-    r.a = static_cast<int64_t>(reason);
-    cancelRequestedNs_.store(r.ns, std::memory_order_seq_cst);
-    pushControl(std::move(r));
-  }
-  {
-    std::lock_guard<std::mutex> lk(cancelMu_);  // pairs with waitForCancel: no lost wake-up
-  }
-  cancelCv_.notify_all();
-  wakeCv_.notify_all();  // deliver build.cancelling now rather than at the next tick
+  // Under controlMu_ so that a cancel the builder observed always has its build.cancelling
+  // event before build.finished (finish() takes the same lock).
+  std::lock_guard<std::mutex> lk(controlMu_);
+  if (closed_.load(std::memory_order_relaxed)) return false;
+  Record r;
+  if (!cancel_.request(&r.ns)) return false;
+  r.type = EvType::kCancelling;
+  r.a = static_cast<int64_t>(reason);
+  pushControl(std::move(r));
+  pacer_.urgent();  // deliver build.cancelling now rather than after the budget
   return true;
 }
 
@@ -617,9 +594,10 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) return;
     int64_t now = monoNowNs();
-    endNs_.store(now, std::memory_order_relaxed);
-    int64_t requested = cancelRequestedNs_.load(std::memory_order_seq_cst);
-    int64_t firstFalse = firstFalseNs_.load(std::memory_order_seq_cst);
+    cancel_.ended(now);
+    CancelTimes ct = cancel_.times();
+    int64_t requested = ct.requestedNs;
+    int64_t firstFalse = ct.firstFalseNs;
     JsonObject o;
     static char const* const kStatus[] = {"succeeded", "cancelled", "failed"};
     o.str("status", kStatus[static_cast<int>(outcome.status)]);
@@ -643,11 +621,7 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     finalSeq_.store(control_.back().seq, std::memory_order_release);
   }
   if (flusher_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lk(wakeMu_);
-      stopFlusher_ = true;
-    }
-    wakeCv_.notify_all();
+    pacer_.stop(false);
     flusher_.join();
   } else {
     flushOnce(true);
@@ -656,13 +630,20 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
 
 // ───────────────────────────── flusher side ─────────────────────────────
 
+// Records not yet emitted (a sequence number taken is a record coming), phases whose steps
+// moved, or steps carried over from the last flush. Sequentially consistent loads: see
+// flush_pacer.h for why a producer's wake-up cannot be missed.
+bool ProgressPipeline::hasWork() const noexcept {
+  return recordSeq_.load(std::memory_order_seq_cst) != expectedSeq_ || dirtyHead_.load(std::memory_order_seq_cst) != nullptr ||
+         !carry_.empty();
+}
+
 void ProgressPipeline::flusherLoop() {
-  std::unique_lock<std::mutex> lk(wakeMu_);
   for (;;) {
-    wakeCv_.wait_for(lk, std::chrono::milliseconds(std::max(1, options_.flushIntervalMs)));
-    bool stop = stopFlusher_;
-    if (abandonFlusher_) return;
-    lk.unlock();
+    int64_t due = heartbeat_.dueNs();
+    FlushPacer::Wake wake = pacer_.next([this] { return hasWork(); }, due);
+    if (wake == FlushPacer::Wake::kAbandon) return;
+    bool stop = wake == FlushPacer::Wake::kStop;
     try {
       flushOnce(stop);
     } catch (std::exception const& e) {
@@ -670,7 +651,7 @@ void ProgressPipeline::flusherLoop() {
       // batch is lost and said so.
       std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
     }
-    lk.lock();
+    pacer_.flushed(monoNowNs());
     if (stop) return;
   }
 }
@@ -815,15 +796,26 @@ void ProgressPipeline::flushOnce(bool final) {
   };
   std::vector<Candidate> candidates;
   {
+    // Only nodes taken off the list get their flag cleared, and only after the whole list has
+    // been walked. A carried node is not on this list: clearing its flag could clear it while a
+    // producer has just linked it into the next list, and that producer's next step would link
+    // it a second time — a cycle in the list. A node both carried and listed is a candidate once.
+    ++flushNumber_;
     std::vector<Node*> dirty;
-    dirty.swap(carry_);
-    for (Node* n = dirtyHead_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
+    for (Node* n = dirtyHead_.exchange(nullptr, std::memory_order_seq_cst); n != nullptr;) {
       Node* next = n->nextDirty;
       dirty.push_back(n);
+      n->flCandidateOf = flushNumber_;
       n = next;
     }
+    for (Node* n : dirty) n->dirty.store(false, std::memory_order_seq_cst);
+    for (Node* n : carry_) {
+      if (n->flCandidateOf == flushNumber_) continue;
+      n->flCandidateOf = flushNumber_;
+      dirty.push_back(n);
+    }
+    carry_.clear();
     for (Node* n : dirty) {
-      n->dirty.store(false, std::memory_order_seq_cst);
       uint64_t w = n->word.load(std::memory_order_seq_cst);
       bool open = (w & kOpenBit) != 0;
       auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
@@ -974,14 +966,14 @@ void ProgressPipeline::flushOnce(bool final) {
   view.unlock();
 
   int64_t now = monoNowNs();
-  if (!final && options_.heartbeatMs > 0 && now >= nextHeartbeatNs_) {
+  double silentMs = 0;
+  if (!final && heartbeat_.take(now, &silentMs)) {
     OutEvent hb;
     hb.type = EvType::kHeartbeat;
     hb.t = msSinceStart(now);
-    hb.x = std::max(0.0, (now - lastCallbackNs_.load(std::memory_order_relaxed)) / 1e6);
-    hb.a = cancel_.load(std::memory_order_relaxed) ? 1 : 0;
+    hb.x = silentMs;
+    hb.a = cancel_.requested() ? 1 : 0;
     emit(batch, std::move(hb));
-    nextHeartbeatNs_ = now + int64_t{options_.heartbeatMs} * 1000000;
   }
   if (haveFinished) {
     emit(batch, std::move(finished));
@@ -1030,7 +1022,7 @@ std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const {
 }
 
 CancelTimes ProgressPipeline::cancelTimes() const {
-  return CancelTimes{cancelRequestedNs_.load(), firstFalseNs_.load(), endNs_.load()};
+  return cancel_.times();
 }
 
 Anomalies ProgressPipeline::anomalies() const {

@@ -33,15 +33,20 @@
 #include <vector>
 
 #include "backend.h"
+#include "cancel_state.h"
 #include "clock.h"
 #include "crash_record.h"
 #include "events.h"
+#include "flush_pacer.h"
+#include "heartbeat.h"
 #include "record_queue.h"
 
 namespace tbs {
 
 struct PipelineOptions {
-  int flushIntervalMs = 25;  // cadence of batches while callbacks flow (UI refresh ~40 Hz)
+  // The pacing budget (flush_pacer.h): batches at least this far apart while callbacks flow, at
+  // once after a quiet spell. The addon passes the JS side's budget (apps/shared/pacing-batcher).
+  int flushIntervalMs = 8;
   int heartbeatMs = 1000;    // <= 0 disables heartbeats
   // Finished phases kept for snapshot(); older ones are forgotten (their events were delivered)
   // so that memory stays flat over builds with millions of phases.
@@ -76,12 +81,6 @@ struct Anomalies {
   uint64_t closedByParent = 0;   // children still open when their parent finished
   uint64_t closedAtEnd = 0;      // phases still open when the build ended
   uint64_t afterEnd = 0;         // callbacks after finish()
-};
-
-struct CancelTimes {
-  int64_t requestedNs = -1;   // when requestCancel() first set the flag
-  int64_t firstFalseNs = -1;  // first stepComplete that returned false
-  int64_t endNs = -1;         // finish()
 };
 
 class ProgressPipeline final : public ProgressSink {
@@ -158,6 +157,7 @@ class ProgressPipeline final : public ProgressSink {
     // Flusher-owned.
     uint32_t flGen = UINT32_MAX;  // generation whose start was emitted and is not closed yet
     int32_t flEmittedSteps = 0;
+    uint64_t flCandidateOf = 0;  // the flush that last took it as a step candidate
   };
 
   struct Record {
@@ -205,7 +205,6 @@ class ProgressPipeline final : public ProgressSink {
   };
 
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
-  void touch(int64_t now) noexcept;
   ThreadState* self() noexcept;
   uint32_t nameIdOf(char const* name, bool intern, char const** interned = nullptr) noexcept;
   void recordCrashPath(Node* n) noexcept;
@@ -220,6 +219,7 @@ class ProgressPipeline final : public ProgressSink {
   void pushControl(Record&& r);  // with controlMu_ held
 
   void flusherLoop();
+  bool hasWork() const noexcept;  // flusher thread
   void flushOnce(bool final);
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
@@ -267,35 +267,26 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<int64_t> crashShownId_{-1};
 
   std::atomic<Node*> dirtyHead_{nullptr};
-  std::atomic<int64_t> lastCallbackNs_;
+  Heartbeat heartbeat_;
 
   std::atomic<uint64_t> unknownStep_{0}, unknownFinish_{0}, unknownParent_{0}, stepOutOfRange_{0},
       stepNotRising_{0}, closedByParent_{0}, closedAtEnd_{0}, afterEnd_{0}, reparented_{0}, seqGapsSkipped_{0};
 
-  // Cancel state.
-  std::atomic<bool> cancel_{false};
-  std::atomic<int64_t> cancelRequestedNs_{-1};
-  std::atomic<int64_t> firstFalseNs_{-1};
-  std::atomic<int64_t> endNs_{-1};
+  CancelState cancel_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> started_{false};
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
-  mutable std::mutex cancelMu_;
-  std::condition_variable cancelCv_;
 
   // Flusher side.
   std::thread flusher_;
-  std::mutex wakeMu_;
-  std::condition_variable wakeCv_;
-  bool stopFlusher_ = false;
-  bool abandonFlusher_ = false;
+  FlushPacer pacer_;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;
   uint32_t namesSent_ = 0;
-  int64_t nextHeartbeatNs_ = 0;
   std::vector<Record> pending_;  // drained but not yet processed (waiting for a seq gap)
   std::vector<Record> spare_;
   std::vector<Node*> carry_;
+  uint64_t flushNumber_ = 0;
   bool finalEmitted_ = false;
 
   mutable std::mutex viewMu_;
