@@ -21,12 +21,6 @@ struct StepEntry {
   char const* raw = nullptr;       // the caller's pointer: the cheap first comparison
   char const* interned = nullptr;  // stable copy owned by the pipeline: the exact comparison
 };
-struct NameEntry {
-  uint64_t uid = 0;
-  char const* raw = nullptr;
-  char const* interned = nullptr;
-  uint32_t id = 0;
-};
 struct ThreadEntry {
   uint64_t uid = 0;
   void* state = nullptr;
@@ -34,7 +28,6 @@ struct ThreadEntry {
 struct Tls {
   StepEntry steps[4];
   unsigned nextStep = 0;
-  NameEntry names[16];
   ThreadEntry threads[4];
   unsigned nextThread = 0;
 };
@@ -116,34 +109,6 @@ ProgressPipeline::ThreadState* ProgressPipeline::self() noexcept {
   }
   tTls.threads[tTls.nextThread++ % 4] = ThreadEntry{uid_, ts};
   return ts;
-}
-
-uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern, char const** interned) noexcept {
-  auto slot = (reinterpret_cast<uintptr_t>(name) >> 3) % 16;
-  NameEntry& e = tTls.names[slot];
-  if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
-    if (interned != nullptr) *interned = e.interned;
-    return e.id;
-  }
-  try {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    std::string_view key(name);
-    auto it = nameIndex_.find(key);
-    uint32_t id;
-    if (it != nameIndex_.end()) {
-      id = it->second;
-    } else {
-      if (!intern) return kNoName;
-      names_.emplace_back(key);
-      id = static_cast<uint32_t>(names_.size() - 1);
-      nameIndex_.emplace(std::string_view(names_.back()), id);
-    }
-    e = NameEntry{uid_, name, names_[id].c_str(), id};
-    if (interned != nullptr) *interned = e.interned;
-    return id;
-  } catch (...) {
-    return kNoName;
-  }
 }
 
 // A slot or cache entry is trusted only if the node is open, still in the same generation and
@@ -274,12 +239,12 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   if (ts == nullptr) return;
   char const* nm = name ? name : "(unnamed phase)";
   char const* internedName = nullptr;
-  uint32_t nameId = nameIdOf(nm, true, &internedName);
+  uint32_t nameId = names_.idOf(nm, true, &internedName);
   if (nameId == kNoName) return;
   int32_t nb = std::max<int32_t>(nbSteps, 0);
   Found parentFound;
   if (parent != nullptr && *parent != '\0') {
-    uint32_t pid = nameIdOf(parent, false);
+    uint32_t pid = names_.idOf(parent, false);
     if (pid != kNoName) parentFound = findOpen(pid, ts);
     if (parentFound.node == nullptr) unknownParent_.fetch_add(1, std::memory_order_relaxed);  // a root
   }
@@ -324,8 +289,7 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   } catch (...) {
   }
   pacer_.activity();
-  char const* interned = tTls.names[(reinterpret_cast<uintptr_t>(nm) >> 3) % 16].interned;
-  if (interned != nullptr && std::strcmp(interned, nm) == 0) rememberStep(uid_, n, gen, nb, nm, interned);
+  rememberStep(uid_, n, gen, nb, nm, internedName);
 }
 
 // Writes the names from the root down to `n` (none for nullptr). Ancestors are followed only
@@ -419,11 +383,12 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (node == nullptr) {
-      uint32_t nameId = nameIdOf(name, false);
+      char const* interned = nullptr;
+      uint32_t nameId = names_.idOf(name, false, &interned);
       Found f = nameId == kNoName ? Found{} : findOpen(nameId, self());
       if (f.node == nullptr) break;
       node = f.node, gen = f.gen, nb = f.nbSteps;
-      rememberStep(uid_, node, gen, nb, name, tTls.names[(reinterpret_cast<uintptr_t>(name) >> 3) % 16].interned);
+      rememberStep(uid_, node, gen, nb, name, interned);
     }
     uint64_t w = node->word.load(std::memory_order_seq_cst);
     for (;;) {
@@ -456,7 +421,7 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
   }
   heartbeat_.callback(now);
   ThreadState* ts = self();
-  uint32_t nameId = name ? nameIdOf(name, false) : kNoName;
+  uint32_t nameId = name ? names_.idOf(name, false) : kNoName;
   if (ts == nullptr || nameId == kNoName) {
     unknownFinish_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -777,12 +742,7 @@ void ProgressPipeline::flushOnce(bool final) {
     ++ready;
   }
   batch.events.reserve(ready + 64);
-  {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    batch.firstNameId = namesSent_;
-    for (auto i = namesSent_; i < names_.size(); ++i) batch.newNames.push_back(names_[i]);
-    namesSent_ = static_cast<uint32_t>(names_.size());
-  }
+  names_.takeNew(&batch.firstNameId, &batch.newNames);
 
   // Steps of phases that moved since the last flush: one candidate per phase with its latest
   // step. Clearing `dirty` before reading the word means a step recorded after the read
@@ -1010,10 +970,8 @@ std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const {
       nameIds.push_back(v.nameId);
     }
   }
-  {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    for (size_t i = 0; i < copy.size(); ++i) copy[i].second.name = nameIds[i] < names_.size() ? names_[nameIds[i]] : "";
-  }
+  std::vector<std::string> names = names_.namesOf(nameIds);
+  for (size_t i = 0; i < copy.size(); ++i) copy[i].second.name = std::move(names[i]);
   std::sort(copy.begin(), copy.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
   std::vector<PhaseSnapshot> out;
   out.reserve(copy.size());

@@ -39,6 +39,7 @@
 #include "events.h"
 #include "flush_pacer.h"
 #include "heartbeat.h"
+#include "name_table.h"
 #include "record_queue.h"
 
 namespace tbs {
@@ -132,7 +133,7 @@ class ProgressPipeline final : public ProgressSink {
   static constexpr int kInstanceSlots = 8;
   static constexpr int kMaxOpenPerThread = 64;
   static constexpr int kMaxThreads = 1024;
-  static constexpr uint32_t kNoName = UINT32_MAX;
+  static constexpr uint32_t kNoName = NameTable::kNoName;
 
   // A phase instance on the producer side. Nodes are pooled and never freed before the
   // pipeline, so a stale pointer (thread-local cache, another thread's open list) always points
@@ -206,7 +207,6 @@ class ProgressPipeline final : public ProgressSink {
 
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
   ThreadState* self() noexcept;
-  uint32_t nameIdOf(char const* name, bool intern, char const** interned = nullptr) noexcept;
   void recordCrashPath(Node* n) noexcept;
   Found latestOpen() noexcept;
   bool tryNode(Node* n, uint32_t slotGen, uint32_t nameId, Found& out) const noexcept;
@@ -241,10 +241,7 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<ThreadState*> threadArr_[kMaxThreads] = {};
   std::atomic<int> threadCount_{0};
 
-  // Interned phase names (stable storage: deque never moves elements).
-  mutable std::mutex namesMu_;
-  std::deque<std::string> names_;
-  std::unordered_map<std::string_view, uint32_t> nameIndex_;
+  NameTable names_;
 
   // Node pool.
   std::mutex poolMu_;
@@ -282,7 +279,6 @@ class ProgressPipeline final : public ProgressSink {
   FlushPacer pacer_;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;
-  uint32_t namesSent_ = 0;
   std::vector<Record> pending_;  // drained but not yet processed (waiting for a seq gap)
   std::vector<Record> spare_;
   std::vector<Node*> carry_;
