@@ -1,6 +1,10 @@
 // The ProgressSink every backend reports to: records callbacks from any number of builder
-// threads, tracks the phase tree, holds the cancel state, and runs a flusher thread that turns
-// the records into protocol events and hands them to a consumer in batches.
+// threads, tracks the phase tree, and runs a flusher thread that turns the records into protocol
+// events and hands them to a consumer in batches. Concerns with their own state live in their own
+// classes, composed here: NameTable (interning), CancelState (flag and latency bookkeeping),
+// Heartbeat, FlushPacer (when the flusher runs) and CrashRecord (the open path kept for the host
+// after a crash). This class keeps the recorder (per-thread queues, open lists, phase words) and
+// the emitter (merge by sequence, tree repair, step coalescing, the emitted view).
 //
 // Cost model (why it is built this way): stepComplete is by far the most frequent callback.
 // It touches only a thread-local cache and one atomic word of the phase (no lock, no
