@@ -67,7 +67,8 @@ ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
       startNs_(monoNowNs()),
       startWallMs_(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count()),
       heartbeat_(options.heartbeatMs, startNs_),
-      pacer_(options.flushIntervalMs) {
+      pacer_(options.flushIntervalMs),
+      tree_(options.retainFinished) {
   if (!options_.crashRecordPath.empty()) crashError_ = crash_.open(options_.crashRecordPath);
 }
 
@@ -631,34 +632,15 @@ void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
 // Closes a phase in the emitted tree on the flusher's own initiative (its parent finished, or
 // the build ended), children first; the phase's own finish record, if it ever comes, is dropped.
 void ProgressPipeline::closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns) {
-  std::vector<int64_t> children = view_[id].openChildren;
-  std::sort(children.rbegin(), children.rend());
-  for (int64_t c : children) closeInView(batch, c, ns, true);
-}
-
-// The emitted tree's bookkeeping for a finish, whoever initiated it.
-void ProgressPipeline::markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early) {
-  v.open = false;
-  v.stepsDone = stepsDone;
-  v.endT = endT;
-  v.early = early;
-  if (v.parentId >= 0) {
-    auto p = view_.find(v.parentId);
-    if (p != view_.end()) {
-      auto& oc = p->second.openChildren;
-      oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
-    }
-  }
-  finishedOrder_.push_back(id);
+  for (int64_t c : tree_.openChildren(id)) closeInView(batch, c, ns, true);
 }
 
 void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent) {
-  auto it = view_.find(id);
-  if (it == view_.end() || !it->second.open) return;
+  EmittedTree::Phase* found = tree_.find(id);
+  if (found == nullptr || !found->open) return;
   closeOpenChildren(batch, id, ns);
-  it = view_.find(id);  // closing children does not rehash (no inserts), but stay safe
-  ViewEntry& v = it->second;
-  Node* n = v.node;
+  EmittedTree::Phase& v = *tree_.find(id);  // closing children inserts nothing: still there
+  Node* n = static_cast<Node*>(v.node);
   uint64_t w = n->word.load(std::memory_order_seq_cst);
   auto wgen = static_cast<uint32_t>(w >> 32);
   int32_t steps = (wgen == v.gen || wgen == v.gen + 1) ? static_cast<int32_t>(w & kStepsMask) : n->flEmittedSteps;
@@ -681,7 +663,7 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   fin.a = id;
   fin.b = steps;
   fin.c = steps < v.nbSteps ? 1 : 0;
-  markClosedInView(v, id, steps, fin.t, fin.c != 0);
+  tree_.close(id, steps, fin.t, fin.c != 0);
   (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
   emit(batch, std::move(fin));
   // The node is not retired here: the producer still owns it until its own finish arrives.
@@ -791,7 +773,7 @@ void ProgressPipeline::flushOnce(bool final) {
   OutEvent finished;
   bool haveFinished = false;
 
-  std::unique_lock<std::mutex> view(viewMu_);
+  std::unique_lock<std::mutex> view(tree_.mutex());
   auto emitStep = [&](Node* n, int32_t stepsDone, int64_t ns) {
     if (stepsDone <= n->flEmittedSteps) return;
     OutEvent ev;
@@ -801,8 +783,7 @@ void ProgressPipeline::flushOnce(bool final) {
     ev.b = stepsDone - 1;
     ev.c = stepsDone;
     n->flEmittedSteps = stepsDone;
-    auto it = view_.find(ev.a);
-    if (it != view_.end()) it->second.stepsDone = stepsDone;
+    if (EmittedTree::Phase* v = tree_.find(ev.a)) v->stepsDone = stepsDone;
     emit(batch, std::move(ev));
   };
   size_t nextCandidate = 0;
@@ -817,12 +798,6 @@ void ProgressPipeline::flushOnce(bool final) {
       }
     }
   };
-  auto trimRetention = [&] {
-    while (finishedOrder_.size() > options_.retainFinished) {
-      view_.erase(finishedOrder_.front());
-      finishedOrder_.pop_front();
-    }
-  };
 
   for (size_t i = 0; i < ready; ++i) {
     Record& r = pending_[order[i].second];
@@ -834,19 +809,13 @@ void ProgressPipeline::flushOnce(bool final) {
       case EvType::kPhaseStart: {
         // A parent another thread finished just before this start was ordered: attach the child
         // to the nearest ancestor still open.
-        int64_t parentId = r.b;
         bool moved = false;
-        while (parentId >= 0) {
-          auto p = view_.find(parentId);
-          if (p != view_.end() && p->second.open) break;
-          parentId = p == view_.end() ? -1 : p->second.parentId;
-          moved = true;
-        }
+        int64_t parentId = tree_.nearestOpen(r.b, &moved);
         if (moved) reparented_.fetch_add(1, std::memory_order_relaxed);
         r.node->flGen = r.gen;
         r.node->flEmittedSteps = 0;
         ev.a = r.a, ev.b = parentId, ev.c = r.c, ev.d = r.d, ev.e = r.e;
-        ViewEntry v;
+        EmittedTree::Phase v;
         v.parentId = parentId;
         v.nameId = static_cast<uint32_t>(r.c);
         v.nbSteps = static_cast<int32_t>(r.d);
@@ -854,33 +823,26 @@ void ProgressPipeline::flushOnce(bool final) {
         v.startT = ev.t;
         v.node = r.node;
         v.gen = r.gen;
-        view_[r.a] = std::move(v);
-        if (parentId >= 0) view_[parentId].openChildren.push_back(r.a);
+        tree_.add(r.a, std::move(v));
         break;
       }
       case EvType::kPhaseFinish: {
         retire.push_back(r.node);
-        auto it = view_.find(r.a);
-        if (it == view_.end() || !it->second.open) continue;  // already closed with its parent
+        EmittedTree::Phase* v = tree_.find(r.a);
+        if (v == nullptr || !v->open) continue;  // already closed with its parent
         closeOpenChildren(batch, r.a, r.ns);
-        it = view_.find(r.a);
         auto stepsDone = static_cast<int32_t>(r.b);
         // The last steps before a finish are never coalesced away.
         if (r.node->flGen == r.gen) emitStep(r.node, stepsDone, r.node->lastStepNs.load(std::memory_order_relaxed));
         r.node->flGen = UINT32_MAX;
         ev.a = r.a, ev.b = r.b, ev.c = r.c;
-        markClosedInView(it->second, r.a, stepsDone, ev.t, r.c != 0);
+        tree_.close(r.a, stepsDone, ev.t, r.c != 0);
         break;
       }
       case EvType::kFinished: {
         // Phases still open when the build ends are closed (children first) before the result.
         emitCandidatesBefore(r.ns);
-        std::vector<int64_t> open;
-        for (auto const& [id, v] : view_) {
-          if (v.open) open.push_back(id);
-        }
-        std::sort(open.rbegin(), open.rend());
-        for (int64_t id : open) closeInView(batch, id, r.ns, false);
+        for (int64_t id : tree_.openPhases()) closeInView(batch, id, r.ns, false);
         ev.a = r.a;
         ev.text = std::move(r.text);
         finished = std::move(ev);
@@ -922,7 +884,7 @@ void ProgressPipeline::flushOnce(bool final) {
     Candidate const& c = candidates[nextCandidate];
     if (!final && c.open && c.node->flGen != c.gen) carry_.push_back(c.node);
   }
-  trimRetention();
+  tree_.forgetOldFinished();
   view.unlock();
 
   int64_t now = monoNowNs();
@@ -950,34 +912,7 @@ void ProgressPipeline::flushOnce(bool final) {
 
 // ───────────────────────────── queries ─────────────────────────────
 
-std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const {
-  std::vector<std::pair<int64_t, PhaseSnapshot>> copy;
-  std::vector<uint32_t> nameIds;
-  {
-    std::lock_guard<std::mutex> lk(viewMu_);
-    copy.reserve(view_.size());
-    for (auto const& [id, v] : view_) {
-      PhaseSnapshot s;
-      s.id = id;
-      s.parentId = v.parentId;
-      s.nbSteps = v.nbSteps;
-      s.instance = v.instance;
-      s.stepsDone = v.stepsDone;
-      s.startT = v.startT;
-      s.endT = v.open ? -1 : v.endT;
-      s.early = v.early;
-      copy.emplace_back(id, std::move(s));
-      nameIds.push_back(v.nameId);
-    }
-  }
-  std::vector<std::string> names = names_.namesOf(nameIds);
-  for (size_t i = 0; i < copy.size(); ++i) copy[i].second.name = std::move(names[i]);
-  std::sort(copy.begin(), copy.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
-  std::vector<PhaseSnapshot> out;
-  out.reserve(copy.size());
-  for (auto& [id, s] : copy) out.push_back(std::move(s));
-  return out;
-}
+std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const { return tree_.snapshot(names_); }
 
 CancelTimes ProgressPipeline::cancelTimes() const {
   return cancel_.times();

@@ -2,9 +2,10 @@
 // threads, tracks the phase tree, and runs a flusher thread that turns the records into protocol
 // events and hands them to a consumer in batches. Concerns with their own state live in their own
 // classes, composed here: NameTable (interning), CancelState (flag and latency bookkeeping),
-// Heartbeat, FlushPacer (when the flusher runs) and CrashRecord (the open path kept for the host
-// after a crash). This class keeps the recorder (per-thread queues, open lists, phase words) and
-// the emitter (merge by sequence, tree repair, step coalescing, the emitted view).
+// Heartbeat, FlushPacer (when the flusher runs), CrashRecord (the open path kept for the host
+// after a crash) and EmittedTree (the tree as emitted: repair lookups, retention, snapshots).
+// This class keeps the recorder (per-thread queues, open lists, phase words) and the emitter's
+// flush (merge by sequence, tree repair decisions, step coalescing).
 //
 // Cost model (why it is built this way): stepComplete is by far the most frequent callback.
 // It touches only a thread-local cache and one atomic word of the phase (no lock, no
@@ -40,6 +41,7 @@
 #include "cancel_state.h"
 #include "clock.h"
 #include "crash_record.h"
+#include "emitted_tree.h"
 #include "events.h"
 #include "flush_pacer.h"
 #include "heartbeat.h"
@@ -58,19 +60,6 @@ struct PipelineOptions {
   size_t retainFinished = 20000;
   // Where to keep the open phase path for the host to read after a crash (crash_record.h).
   std::string crashRecordPath;
-};
-
-// A phase as snapshot() reports it (protocol PhaseNode).
-struct PhaseSnapshot {
-  int64_t id = 0;
-  int64_t parentId = -1;  // -1 = root
-  std::string name;
-  int32_t nbSteps = 0;
-  int32_t instance = 0;
-  int32_t stepsDone = 0;
-  double startT = 0;
-  double endT = -1;  // -1 = still open
-  bool early = false;
 };
 
 // Callbacks that did not fit TensorRT's documented contract; kept so tests and logs can see
@@ -186,22 +175,6 @@ class ProgressPipeline final : public ProgressSink {
     std::vector<Node*> spare;  // owner only
   };
 
-  // The tree as emitted (flusher-owned; snapshot() reads it under viewMu_).
-  struct ViewEntry {
-    int64_t parentId = -1;
-    uint32_t nameId = 0;
-    int32_t nbSteps = 0;
-    int32_t instance = 0;
-    int32_t stepsDone = 0;
-    double startT = 0;
-    double endT = -1;
-    bool early = false;
-    bool open = true;
-    Node* node = nullptr;
-    uint32_t gen = 0;
-    std::vector<int64_t> openChildren;
-  };
-
   struct Found {
     Node* node = nullptr;
     uint32_t gen = 0;
@@ -228,7 +201,6 @@ class ProgressPipeline final : public ProgressSink {
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
   void closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns);
-  void markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early);
 
   PipelineOptions options_;
   Consumer consumer_;
@@ -289,9 +261,7 @@ class ProgressPipeline final : public ProgressSink {
   uint64_t flushNumber_ = 0;
   bool finalEmitted_ = false;
 
-  mutable std::mutex viewMu_;
-  std::unordered_map<int64_t, ViewEntry> view_;
-  std::deque<int64_t> finishedOrder_;
+  EmittedTree tree_;
 };
 
 }  // namespace tbs
