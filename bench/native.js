@@ -2,7 +2,9 @@
 // npm run bench:native — prints ONE JSON object:
 //   callbackCostNs.threads{1,8}.{ours,naive}.{p50,p99,max}: per-callback cost, our pipeline vs the
 //     tutorial monitor (mutex + map + render the whole tree as ANSI + write to /dev/null), same run
-//     (native/bench/bench_callbacks.cc, built by npm run build:native);
+//     (native/bench/bench_callbacks.cc, built by npm run build:native); oursStartFinish: the
+//     phaseStart/phaseFinish calls alone; withCrashRecord(StartFinish): the same with the crash
+//     record kept (a memory-mapped file written on every phaseStart/phaseFinish);
 //   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++);
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
 //   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe

@@ -435,7 +435,16 @@ async function main(): Promise<void> {
       throughput,
       lostEvents: lostWhy.length,
       lostDetail: lostWhy.slice(0, 20),
-      targets: { p99UnderMs: 50, p99Met: anchored && p99 < 50, cancelUnderMs: 50, cancelMet: cancel.p50 < 50, noLoss: lostWhy.length === 0 },
+      targets: {
+        p99UnderMs: 50,
+        p99Met: anchored && p99 < 50,
+        // Native callback → SSE client at a real model's natural rate, the latency goal of the pacing.
+        sseP99AtMostMs: 20,
+        sseP99Met: anchored && sse.p99 <= 20,
+        cancelUnderMs: 50,
+        cancelMet: cancel.p50 < 50,
+        noLoss: lostWhy.length === 0,
+      },
       machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg().map(round) },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -214,6 +214,8 @@ export class BuildSession {
     }
     const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
+    // The record belongs to this one build: gone once read.
+    if (this.crashRecord) removeCrashRecord(this.crashRecord);
     const where = site && site.length > 0 ? `crashed in ${formatCrashSite(site)}: it ` : '';
     const lastLine = exit.stderrTail ? `; last output: ${exit.stderrTail.split('\n').slice(-3).join(' | ')}` : '';
     this.finishLocally('crashed', `the build worker ${where}exited without a result (${how})${lastLine}`, undefined, site?.length ? site : undefined);

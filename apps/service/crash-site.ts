@@ -1,51 +1,59 @@
-// Where a build was when its worker died. Events still queued in the native layer die with the
-// worker, so the stream cannot say it; the native layer keeps the open phase path in a small
-// record file outside the process (the path comes in the worker's start request), and the host
-// reads it here once the worker has died abnormally.
+// Reads the crash record a worker's native layer keeps while a build runs: the open phase path at
+// the moment the worker died. The worker maps the file MAP_SHARED and writes the path on every
+// phase start and finish; the kernel keeps those pages when the process is killed, so the file
+// holds the last path written even after a SIGABRT or SIGKILL.
 //
-// The record: UTF-8 text, one open phase name per line, outermost first, the phase open deepest
-// last. An empty file means nothing was open. A name never contains a line break (the writer
-// replaces them), and a trailing NUL padding (a fixed-size memory-mapped file) is ignored.
-import * as fs from 'node:fs';
+// Layout (little-endian, version 1):
+//   header [0, 64): "TBSCRASH" | u32 version | u32 slotCount | u32 slotSize | zeros
+//   slot i [64 + i*slotSize, +slotSize): u64 seqBegin | u32 depth | u32 textBytes |
+//          text: UTF-8 phase names joined by "\n", outermost first | ... | u64 seqEnd (last 8 bytes)
+// A slot is complete when seqBegin == seqEnd != 0; a write interrupted by the crash leaves its
+// slot incomplete, and the newest complete slot is the answer.
+import { readFileSync, rmSync } from 'node:fs';
 
-/** Upper bound on what is read: a phase path is a handful of short names. */
-const MAX_RECORD_BYTES = 64 * 1024;
-const MAX_DEPTH = 256;
+const MAGIC = 'TBSCRASH';
+const VERSION = 1;
+const HEADER_BYTES = 64;
+const SLOT_PREFIX_BYTES = 16;
 
 /**
- * The open phase path the record holds, outermost first; undefined when there is no record (the
- * native layer had none to write, or the file is gone) or it cannot be read. The record is
- * deleted after reading: it belongs to one build.
+ * The deepest open phase path (outermost first) recorded in `file`, or undefined when the file is
+ * missing, is not a crash record, holds no complete slot, or recorded that no phase was open.
+ * Never throws and deletes nothing.
  */
 export function readCrashSite(file: string): string[] | undefined {
-  let text: string;
+  let buf: Buffer;
   try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const buf = Buffer.alloc(MAX_RECORD_BYTES);
-      const n = fs.readSync(fd, buf, 0, MAX_RECORD_BYTES, 0);
-      text = buf.subarray(0, n).toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
+    buf = readFileSync(file);
   } catch {
     return undefined;
-  } finally {
-    removeCrashRecord(file);
   }
-  const nul = text.indexOf('\0');
-  if (nul >= 0) text = text.slice(0, nul);
-  const names = text
-    .split(/\r?\n/)
-    .map((l) => l.replace(/[\u0000-\u001f\u007f]/g, '').trim())
-    .filter((l) => l !== '');
-  return names.slice(0, MAX_DEPTH);
+  if (buf.length < HEADER_BYTES || buf.toString('latin1', 0, 8) !== MAGIC || buf.readUInt32LE(8) !== VERSION) return undefined;
+  const slots = buf.readUInt32LE(12);
+  const slotSize = buf.readUInt32LE(16);
+  if (slots === 0 || slots > 64 || slotSize < SLOT_PREFIX_BYTES + 8 || slotSize > 1 << 20) return undefined;
+  let best: { seq: bigint; names: string[] } | undefined;
+  for (let i = 0; i < slots; i++) {
+    const at = HEADER_BYTES + i * slotSize;
+    if (at + slotSize > buf.length) break; // a short file: only the slots it holds
+    const begin = buf.readBigUInt64LE(at);
+    const end = buf.readBigUInt64LE(at + slotSize - 8);
+    if (begin === 0n || begin !== end || (best && begin <= best.seq)) continue;
+    const depth = buf.readUInt32LE(at + 8);
+    const bytes = buf.readUInt32LE(at + 12);
+    if (bytes > slotSize - SLOT_PREFIX_BYTES - 8) continue;
+    const text = buf.toString('utf8', at + SLOT_PREFIX_BYTES, at + SLOT_PREFIX_BYTES + bytes);
+    const names = depth === 0 ? [] : text.split('\n');
+    if (names.length !== depth) continue; // inconsistent: not a slot this writer completed
+    best = { seq: begin, names };
+  }
+  return best && best.names.length > 0 ? best.names : undefined;
 }
 
 /** Removes a build's crash record (after a normal end, or after reading it); a missing one is fine. */
 export function removeCrashRecord(file: string): void {
   try {
-    fs.rmSync(file, { force: true });
+    rmSync(file, { force: true });
   } catch {
     // A record we cannot remove is a few bytes in the temp folder; not worth failing a build for.
   }

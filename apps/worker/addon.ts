@@ -16,6 +16,7 @@ import {
   type PhaseNode,
   type Severity,
 } from '../shared/protocol.js';
+import { PACING_BUDGET_MS } from '../shared/pacing-batcher.js';
 import type { NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
 
 /** The raw module as addon.cc exports it. */
@@ -24,6 +25,15 @@ interface RawAddon {
   listBackends(): Promise<BackendInfo[]>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
   abiVersion: number;
+  /** The batch layout the addon was built with (native/src/core/events.h). */
+  eventLayout?: EventLayout;
+}
+
+/** How one batch packs events into the Float64Array, as the addon reports it. */
+export interface EventLayout {
+  slots: number;
+  fields: string[];
+  types: Record<string, number>;
 }
 type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[], firstNameId: number) => void;
 interface RawHandle {
@@ -31,9 +41,31 @@ interface RawHandle {
   snapshot(): PhaseNode[];
 }
 
-// Must match native/src/core/events.h (EvType) and addon/build_job.cc (slot layout).
+// The layout BatchDecoder reads. The addon exports the one it writes (events.h) and loadNative()
+// refuses an addon whose layout differs (checkEventLayout), so a rebuilt addon with a new event
+// type or slot order fails at load with a clear message instead of decoding garbage.
 const SLOTS = 8;
+const FIELDS = ['type', 'seq', 't', 'a', 'b', 'c', 'd', 'e'];
 const EV = { started: 0, phaseStart: 1, phaseStep: 2, phaseFinish: 3, log: 4, cacheStats: 5, heartbeat: 6, cancelling: 7, finished: 8 } as const;
+
+/** Throws, naming every difference, unless `layout` is the one this decoder reads. */
+export function checkEventLayout(layout: EventLayout | undefined, file = 'the native addon'): void {
+  if (!layout || typeof layout !== 'object') {
+    throw new Error(`${file} does not export eventLayout: it predates this version of addon.ts; run "npm run build:native"`);
+  }
+  const diffs: string[] = [];
+  if (layout.slots !== SLOTS) diffs.push(`slots per event: addon ${layout.slots}, addon.ts ${SLOTS}`);
+  if (JSON.stringify(layout.fields) !== JSON.stringify(FIELDS)) diffs.push(`slot order: addon [${layout.fields}], addon.ts [${FIELDS}]`);
+  const names = new Set([...Object.keys(layout.types ?? {}), ...Object.keys(EV)]);
+  for (const name of names) {
+    const mine = (EV as Record<string, number>)[name];
+    const theirs = layout.types?.[name];
+    if (mine !== theirs) diffs.push(`event type "${name}": addon ${theirs ?? 'absent'}, addon.ts ${mine ?? 'absent'}`);
+  }
+  if (diffs.length > 0) {
+    throw new Error(`${file} packs events differently from apps/worker/addon.ts (rebuild both: npm run build): ${diffs.join('; ')}`);
+  }
+}
 const SEVERITIES: Severity[] = ['internal_error', 'error', 'warning', 'info', 'verbose'];
 const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown'];
 const STATUSES = ['succeeded', 'cancelled', 'failed'] as const;
@@ -75,7 +107,9 @@ export function loadNative(): RawAddon {
     throw new Error(`native addon not found at ${file}: run "npm run build:native" (or set TBS_ADDON_PATH)`);
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  raw = require(file) as RawAddon;
+  const mod = require(file) as RawAddon;
+  checkEventLayout(mod.eventLayout, file);
+  raw = mod;
   return raw;
 }
 
@@ -114,6 +148,9 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     simThreads: req.simThreads,
     simHangMs: req.simHangMs,
     heartbeatMs: req.heartbeatMs,
+    crashRecordPath: req.crashRecordPath,
+    // The native flusher paces by the same budget as every JS hop (one budget, paid once).
+    flushIntervalMs: PACING_BUDGET_MS,
   };
 }
 

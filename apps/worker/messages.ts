@@ -39,7 +39,7 @@ export type ParentToWorker = z.infer<typeof ParentToWorker>;
 
 export const WorkerToParent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), pid: z.number().int() }),
-  /** Batched in the worker (at most every ~16 ms or 500 events), in seq order. */
+  /** Batched in the worker (one batch per pacing budget, PACING_BUDGET_MS = 8 ms, or 500 events), in seq order. */
   z.object({ type: z.literal('events'), events: z.array(BuildEvent) }),
   z.object({ type: z.literal('result'), finished: BuildFinishedEvent }),
   z.object({ type: z.literal('backends'), list: z.array(BackendInfo) }),

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -96,26 +97,30 @@ class NaiveMonitor final : public ProgressSink {
 };
 
 // One producer thread's share of the TensorRT-shaped mix (see sim/callback_storm.cc), every
-// callback timed.
-void timedProducer(ProgressSink& sink, int64_t callbacks, std::vector<uint32_t>& samples) {
+// callback timed; phaseStart/phaseFinish also go to `structural` (the callbacks that write the
+// crash record).
+void timedProducer(ProgressSink& sink, int64_t callbacks, std::vector<uint32_t>& samples, std::vector<uint32_t>& structural) {
   samples.reserve(static_cast<size_t>(callbacks) + 16);
-  auto timed = [&](auto&& fn) {
+  structural.reserve(static_cast<size_t>(callbacks) / 3 + 16);
+  auto timed = [&](bool isStructural, auto&& fn) {
     uint64_t t0 = __rdtsc();
     fn();
     uint64_t t1 = __rdtsc();
-    samples.push_back(static_cast<uint32_t>(std::min<uint64_t>(t1 - t0, UINT32_MAX)));
+    auto ticks = static_cast<uint32_t>(std::min<uint64_t>(t1 - t0, UINT32_MAX));
+    samples.push_back(ticks);
+    if (isStructural) structural.push_back(ticks);
   };
   int64_t done = 0;
   while (done < callbacks) {
-    timed([&] { sink.phaseStart("Evaluating tactic times", "Timing graph nodes", 153); });
+    timed(true, [&] { sink.phaseStart("Evaluating tactic times", "Timing graph nodes", 153); });
     for (int32_t t = 0; t < 153 && done < callbacks; ++t) {
-      timed([&] { sink.phaseStart("Measuring tactic time", "Evaluating tactic times", 4); });
-      for (int32_t s = 0; s < 4; ++s) timed([&] { sink.stepComplete("Measuring tactic time", s); });
-      timed([&] { sink.phaseFinish("Measuring tactic time"); });
-      timed([&] { sink.stepComplete("Evaluating tactic times", t); });
+      timed(true, [&] { sink.phaseStart("Measuring tactic time", "Evaluating tactic times", 4); });
+      for (int32_t s = 0; s < 4; ++s) timed(false, [&] { sink.stepComplete("Measuring tactic time", s); });
+      timed(true, [&] { sink.phaseFinish("Measuring tactic time"); });
+      timed(false, [&] { sink.stepComplete("Evaluating tactic times", t); });
       done += 7;
     }
-    timed([&] { sink.phaseFinish("Evaluating tactic times"); });
+    timed(true, [&] { sink.phaseFinish("Evaluating tactic times"); });
     done += 2;
   }
 }
@@ -124,31 +129,44 @@ struct Percentiles {
   double p50 = 0, p99 = 0, max = 0;
 };
 
-Percentiles measure(ProgressSink& sink, int threads, int64_t callbacksPerThread) {
-  std::vector<std::vector<uint32_t>> samples(static_cast<size_t>(threads));
-  sink.phaseStart("Timing graph nodes", nullptr, 1);
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back([&, i] { timedProducer(sink, callbacksPerThread, samples[static_cast<size_t>(i)]); });
-  for (auto& t : pool) t.join();
-  sink.phaseFinish("Timing graph nodes");
+Percentiles percentiles(std::vector<std::vector<uint32_t>>& perThread) {
   std::vector<uint32_t> all;
-  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  for (auto& s : perThread) all.insert(all.end(), s.begin(), s.end());
   std::sort(all.begin(), all.end());
   auto at = [&](double q) { return all[std::min(all.size() - 1, static_cast<size_t>(q * static_cast<double>(all.size())))] * gNsPerTick; };
   return Percentiles{at(0.50), at(0.99), all.back() * gNsPerTick};
 }
 
-Percentiles measureOurs(int threads, int64_t perThread) {
+// All callbacks, and phaseStart/phaseFinish alone.
+struct Costs {
+  Percentiles all, structural;
+};
+
+Costs measure(ProgressSink& sink, int threads, int64_t callbacksPerThread) {
+  std::vector<std::vector<uint32_t>> samples(static_cast<size_t>(threads)), structural(static_cast<size_t>(threads));
+  sink.phaseStart("Timing graph nodes", nullptr, 1);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] { timedProducer(sink, callbacksPerThread, samples[static_cast<size_t>(i)], structural[static_cast<size_t>(i)]); });
+  }
+  for (auto& t : pool) t.join();
+  sink.phaseFinish("Timing graph nodes");
+  return Costs{percentiles(samples), percentiles(structural)};
+}
+
+// crashRecord: a file path to keep the crash record in (as the addon does when the host asks).
+Costs measureOurs(int threads, int64_t perThread, std::string const& crashRecord = {}) {
   std::atomic<int64_t> delivered{0};
   PipelineOptions o;
+  o.crashRecordPath = crashRecord;
   ProgressPipeline p(o, [&](EventBatch&& b) { delivered += static_cast<int64_t>(b.events.size()); });
   p.startFlusher();
-  Percentiles r = measure(p, threads, perThread);
+  Costs r = measure(p, threads, perThread);
   p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
   return r;
 }
 
-Percentiles measureNaive(int threads, int64_t perThread) {
+Costs measureNaive(int threads, int64_t perThread) {
   NaiveMonitor m;
   return measure(m, threads, perThread);
 }
@@ -177,8 +195,17 @@ int main(int argc, char** argv) {
   calibrate();
   double overhead = timerOverheadNs();
 
-  Percentiles ours1 = measureOurs(1, 1000000), naive1 = measureNaive(1, 100000);
-  Percentiles ours8 = measureOurs(8, 200000), naive8 = measureNaive(8, 20000);
+  Costs ours1 = measureOurs(1, 1000000), naive1 = measureNaive(1, 100000);
+  Costs ours8 = measureOurs(8, 200000), naive8 = measureNaive(8, 20000);
+  // The same runs with the crash record kept (written on every phaseStart/phaseFinish).
+  char crashDir[] = "/tmp/tbs-bench-crash-XXXXXX";
+  std::string crashFile = mkdtemp(crashDir) != nullptr ? std::string(crashDir) + "/record" : std::string();
+  Costs crash1 = measureOurs(1, 1000000, crashFile);
+  Costs crash8 = measureOurs(8, 200000, crashFile);
+  if (!crashFile.empty()) {
+    ::unlink(crashFile.c_str());
+    ::rmdir(crashDir);
+  }
 
   // Sustained: 8 producers flat out through the pipeline (flusher running, batches consumed).
   std::atomic<int64_t> delivered{0};
@@ -187,20 +214,21 @@ int main(int argc, char** argv) {
   sim::StormResult storm = sim::runCallbackStorm(p, sustained, 8);
   p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
 
-  auto cost = [](Percentiles const& o, Percentiles const& n) {
+  auto cost = [](Costs const& o, Costs const& n, Costs const& c) {
     JsonObject j;
-    j.raw("ours", pct(o)).raw("naive", pct(n)).num("p50Ratio", n.p50 / std::max(o.p50, 1e-9));
+    j.raw("ours", pct(o.all)).raw("naive", pct(n.all)).num("p50Ratio", n.all.p50 / std::max(o.all.p50, 1e-9));
+    j.raw("oursStartFinish", pct(o.structural)).raw("withCrashRecord", pct(c.all)).raw("withCrashRecordStartFinish", pct(c.structural));
     return j.done();
   };
   JsonObject threads;
-  threads.raw("threads1", cost(ours1, naive1)).raw("threads8", cost(ours8, naive8));
+  threads.raw("threads1", cost(ours1, naive1, crash1)).raw("threads8", cost(ours8, naive8, crash8));
   JsonObject out;
   out.raw("callbackCostNs", threads.done());
   out.num("timerOverheadNs", overhead);
   out.num("sustainedCallbacksPerSec", static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs) / 1e9));
   out.integer("sustainedCallbacks", storm.callbacks);
   out.integer("sustainedEventsDelivered", delivered.load());
-  out.num("maxProducerWaitUs", ours8.max / 1000.0);
+  out.num("maxProducerWaitUs", ours8.all.max / 1000.0);
   out.integer("cpus", static_cast<int64_t>(std::thread::hardware_concurrency()));
   std::printf("%s\n", out.done().c_str());
   return 0;

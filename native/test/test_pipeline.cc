@@ -1,8 +1,12 @@
 // The event pipeline: coalescing of steps, nothing structural ever dropped, heartbeats during
 // silence, the final event last, and producers that never wait on a slow consumer.
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "check.h"
 #include "core/event_outbox.h"
@@ -244,6 +248,100 @@ TEST(outbox_stays_bounded_by_open_phases_for_steps) {
   EventBatch out = box.take();
   CHECK_EQ(out.events.size(), size_t(8));
   for (auto const& e : out.events) CHECK_EQ(e.c, int64_t(10000));
+}
+
+// Regression: phases the flusher closed because their parent finished keep stepping on their own
+// threads, so the flusher carries them from flush to flush. It once cleared the "queued" flag of a
+// carried phase that a producer had just queued again; the producer's next step then linked the
+// phase into the dirty list a second time, making the list a cycle the flusher walked forever
+// (growing a vector until bad_alloc). The window is a few hundred nanoseconds, so this stress (four
+// stepping threads, 1 ms flushes) hits it only now and then; it keeps the situation exercised.
+TEST(carried_phases_never_corrupt_the_dirty_list) {
+  EventLog log;
+  PipelineOptions o;
+  o.flushIntervalMs = 1;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, log.consumer());
+  p.startFlusher();
+  for (int round = 0; round < 20; ++round) {
+    p.phaseStart("Parent", nullptr, 0);
+    std::atomic<int> ready{0};
+    std::atomic<bool> parentDone{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        std::string name = "Child " + std::to_string(t);
+        p.phaseStart(name.c_str(), "Parent", 1 << 20);
+        ready.fetch_add(1);
+        int step = 0;
+        while (!parentDone.load()) p.stepComplete(name.c_str(), step++);
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(15);
+        while (std::chrono::steady_clock::now() < until) p.stepComplete(name.c_str(), step++);
+        p.phaseFinish(name.c_str());
+      });
+    }
+    while (ready.load() < 4) std::this_thread::yield();
+    p.phaseFinish("Parent");  // its children are still open: the flusher closes them
+    parentDone.store(true);
+    for (auto& th : threads) th.join();
+  }
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  CHECK(p.anomalies().closedByParent > 0);
+}
+
+// The flusher's pacing (flush_pacer.h): after a quiet spell an event goes out at once, not after
+// the budget; while callbacks keep coming, batches are at least one budget apart.
+TEST(quiet_events_go_out_at_once_busy_ones_once_per_budget) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int64_t> batchAt;
+  PipelineOptions o;
+  o.flushIntervalMs = 300;  // far longer than a wake-up takes, even on a busy machine
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, [&](EventBatch&&) {
+    std::lock_guard<std::mutex> lk(mu);
+    batchAt.push_back(monoNowNs());
+    cv.notify_all();
+  });
+  p.startFlusher();
+  auto waitBatches = [&](size_t n) {
+    std::unique_lock<std::mutex> lk(mu);
+    return cv.wait_for(lk, std::chrono::seconds(5), [&] { return batchAt.size() >= n; });
+  };
+  // Three quiet spells (each longer than two budgets, so the previous batch is over a budget
+  // old): a flusher on a fixed 300 ms tick would pass all three by luck one time in eight.
+  size_t seen = 0;
+  for (int quiet = 0; quiet < 3; ++quiet) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    std::string name = "Quiet " + std::to_string(quiet);
+    int64_t t0 = monoNowNs();
+    p.phaseStart(name.c_str(), nullptr, 0);
+    CHECK(waitBatches(seen + 1));
+    double ms = (batchAt[seen] - t0) / 1e6;
+    CHECK_MSG(ms < 150, "an event after a quiet spell took " << ms << " ms to go out (budget 300 ms)");
+    p.phaseFinish(name.c_str());
+    CHECK(waitBatches(seen + 2));  // the finish, one budget later
+    seen = batchAt.size();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  p.phaseStart("A", nullptr, 1 << 20);
+  // Busy for ~1 s: steps all the time.
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
+  for (int32_t s = 0; std::chrono::steady_clock::now() < until; ++s) {
+    p.stepComplete("A", s);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  p.phaseFinish("A");
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  std::lock_guard<std::mutex> lk(mu);
+  // The final batch (finish) may follow its predecessor at once; every other gap is a budget.
+  for (size_t i = 1; i + 1 < batchAt.size(); ++i) {
+    double gapMs = (batchAt[i] - batchAt[i - 1]) / 1e6;
+    CHECK_MSG(gapMs >= 299, "batches " << i - 1 << " and " << i << " only " << gapMs << " ms apart");
+  }
+  size_t busy = batchAt.size() - seen;
+  CHECK_MSG(busy >= 3 && busy <= 7, busy << " batches in the busy second");
 }
 
 TEST_MAIN()

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Subscription } from '../../service/api.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { EventBatcher } from '../event-batcher.js';
+import { EventBatcher, FRAME_MS } from '../event-batcher.js';
 import { PUSH, type BuildStreamMessage } from '../ipc-channels.js';
 import { SubscriptionHub, type StreamTarget } from '../subscription-hub.js';
 import { viewFromRecord } from '../../shared/view-format.js';
@@ -17,22 +17,33 @@ afterEach(() => {
 });
 
 describe('EventBatcher', () => {
-  it('sends at most once per 16 ms under a continuous stream, losing and reordering nothing', () => {
+  it('sends at most once per budget under a continuous stream; only superseded steps are coalesced', () => {
     const sends: Array<{ at: number; events: BuildEvent[] }> = [];
     const b = new EventBatcher((events) => sends.push({ at: performance.now(), events }));
     let seq = 0;
-    // 100k events/s for one simulated second, pushed in 1 ms slices of 100.
+    const logs: number[] = [];
+    // 100k events/s for one simulated second, pushed in 1 ms slices of 100: steps of one phase
+    // with a log every tenth event.
     for (let i = 0; i < 1_000; i++) {
-      b.push(Array.from({ length: 100 }, () => step(seq++)));
+      b.push(
+        Array.from({ length: 100 }, (_, k) => {
+          if (k % 10 !== 0) return step(seq++);
+          logs.push(seq);
+          return { v: 1, buildId: 'b1', seq: seq++, t: 0, type: 'log', severity: 'info', message: 'x' } as BuildEvent;
+        }),
+      );
       vi.advanceTimersByTime(1);
     }
     vi.advanceTimersByTime(50);
-    const all = sends.flatMap((s) => s.events.map((e) => e.seq));
-    expect(all).toEqual(Array.from({ length: seq }, (_, i) => i));
-    for (let i = 1; i < sends.length; i++) expect(sends[i].at - sends[i - 1].at).toBeGreaterThanOrEqual(16);
-    // About one message per frame, not one per event.
-    expect(sends.length).toBeGreaterThan(50);
-    expect(sends.length).toBeLessThanOrEqual(64);
+    const all = sends.flatMap((s) => s.events);
+    expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((x, y) => x - y));
+    expect(all.filter((e) => e.type === 'log').map((e) => e.seq)).toEqual(logs);
+    expect(all.at(-1)).toMatchObject({ type: 'phase.step', seq: seq - 1 }); // the latest step survives
+    expect(b.coalesced).toBe(seq - all.length);
+    for (let i = 1; i < sends.length; i++) expect(sends[i].at - sends[i - 1].at).toBeGreaterThanOrEqual(FRAME_MS);
+    // About one message per budget, not one per event.
+    expect(sends.length).toBeGreaterThan((1000 / FRAME_MS) * 0.8);
+    expect(sends.length).toBeLessThanOrEqual(1000 / FRAME_MS + 4);
   });
 
   it('waits for the next tick even for the first event, so a snapshot sent right after goes first', () => {
@@ -111,7 +122,8 @@ describe('SubscriptionHub', () => {
     svc.emit([finished(8)]);
     vi.advanceTimersByTime(16);
     expect(t.sent.map((m) => m.kind)).toEqual(['snapshot', 'events', 'events']);
-    expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', events: [step(5), step(6), step(7)] });
+    // Steps of one phase that waited together arrive as the latest one.
+    expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', events: [step(7)] });
     expect(svc.unsubscribe).toHaveBeenCalledTimes(1);
     expect(hub.size).toBe(0);
   });

@@ -1,10 +1,9 @@
 // Where a crashed build was: the host gives each worker a crash record path, reads it when the
 // worker dies abnormally, and the crashed build.finished carries the path and says it.
 //
-// The native layer does not write the record yet in this branch, so the launcher below stands in
-// for it: it writes the record at the path from the start request, as the native layer will
-// (one open phase name per line, outermost first), and the worker then really crashes at that
-// phase (simFault crash@<phase>).
+// The worker really crashes at a phase (simFault crash@<phase>, an abort inside the builder's
+// callback), and the record is the one its native layer kept (apps/service/crash-site.ts reads it).
+// The launcher below only notes the path the start request names.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -30,8 +29,11 @@ afterEach(async () => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A launcher that writes `record` where the start request says, standing in for the native layer. */
-function standIn(record: string[] | null, seen: { paths: string[] }): WorkerLauncher {
+/**
+ * A launcher that notes the crash record path of each start request; with `withhold`, it takes
+ * the path out of the request, as a worker that could not keep a record.
+ */
+function standIn(seen: { paths: string[] }, withhold = false): WorkerLauncher {
   return () => {
     const ch = childProcessLauncher();
     const send = ch.send.bind(ch);
@@ -41,7 +43,10 @@ function standIn(record: string[] | null, seen: { paths: string[] }): WorkerLaun
       send(msg: ParentToWorker) {
         if (msg.type === 'start' && msg.request.crashRecordPath) {
           seen.paths.push(msg.request.crashRecordPath);
-          if (record) fs.writeFileSync(msg.request.crashRecordPath, `${record.join('\n')}\n`);
+          if (withhold) {
+            const { crashRecordPath: _path, ...request } = msg.request;
+            msg = { ...msg, request };
+          }
         }
         send(msg);
       },
@@ -62,7 +67,7 @@ describe('crash site', () => {
     ['Cloning network graph', ['Building engine', 'Cloning network graph']],
   ])('a crash in %s: build.finished carries the path, the error names it, the record is gone', async (phase, site) => {
     const seen = { paths: [] as string[] };
-    const svc = service(standIn(site, seen));
+    const svc = service(standIn(seen));
     const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simSeed: 3, simFault: `crash@${phase}` } });
     const events: BuildEvent[] = [];
     svc.subscribe(rec.id, (evs) => events.push(...evs), { afterSeq: -1 });
@@ -87,7 +92,7 @@ describe('crash site', () => {
 
   it('without a record: crashed, no lastPhasePath, the message as before', async () => {
     const seen = { paths: [] as string[] };
-    const svc = service(standIn(null, seen));
+    const svc = service(standIn(seen, true));
     const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.3, simSeed: 3, simFault: 'crash@Timing tactics' } });
     const fin = await svc.waitForResult(rec.id);
     expect(fin.status).toBe('crashed');
@@ -97,7 +102,7 @@ describe('crash site', () => {
 
   it('a build that succeeds leaves no record behind', async () => {
     const seen = { paths: [] as string[] };
-    const svc = service(standIn(['Building engine'], seen));
+    const svc = service(standIn(seen));
     const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.2, simSeed: 3 } });
     const fin = await svc.waitForResult(rec.id);
     expect(fin.status).toBe('succeeded');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { BackendInfo, BuildEvent, BuildOptions, PhaseNode, type BuildFinished, type LayerInfo } from '../../shared/protocol.js';
-import { addonPath, listBackends, startBuild, toNativeRequest } from '../addon.js';
+import { addonPath, checkEventLayout, listBackends, startBuild, toNativeRequest, type EventLayout } from '../addon.js';
 import type { NativeBuildRequest } from '../native-api.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tbs-addon-'));
@@ -236,6 +236,24 @@ describe('native addon', () => {
       if (prev === undefined) delete process.env.TBS_ADDON_PATH;
       else process.env.TBS_ADDON_PATH = prev;
     }
+  });
+
+  it('loads only an addon whose batch layout is the one addon.ts decodes', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const layout = (require(addonPath()) as { eventLayout: EventLayout }).eventLayout;
+    expect(layout.slots).toBe(8);
+    expect(() => checkEventLayout(layout)).not.toThrow();
+    const moved: EventLayout = { ...layout, types: { ...layout.types, heartbeat: 9, spans: 10 } };
+    expect(() => checkEventLayout(moved, 'x.node')).toThrow(
+      /x\.node packs events differently .*event type "heartbeat": addon 9, addon\.ts 6; event type "spans": addon 10, addon\.ts absent/,
+    );
+    expect(() => checkEventLayout({ ...layout, fields: ['seq', 'type', 't', 'a', 'b', 'c', 'd', 'e'] })).toThrow(/slot order/);
+    expect(() => checkEventLayout({ ...layout, slots: 9 })).toThrow(/slots per event: addon 9, addon\.ts 8/);
+    expect(() => checkEventLayout(undefined, 'old.node')).toThrow(/old\.node does not export eventLayout/);
+  });
+
+  it('maps crashRecordPath into the native request', () => {
+    expect(toNativeRequest(request('crash-map', {}, { crashRecordPath: '/tmp/x.crash' })).crashRecordPath).toBe('/tmp/x.crash');
   });
 
   it('crash fault really kills the process (worker isolation depends on it)', () => {

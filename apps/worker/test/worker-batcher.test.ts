@@ -1,5 +1,6 @@
-// The worker's event batching: at most one message per ~16 ms or per 500 events, and the first
-// event after a quiet spell goes out at once (a heartbeat after a silent stretch is not delayed).
+// The worker's event batching (the shared PacingBatcher): at most one message per budget or per
+// 500 events, and the first event after a quiet spell goes out at once (a heartbeat after a
+// silent stretch is not delayed).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { BATCH_INTERVAL_MS, BATCH_MAX_EVENTS, EventBatcher } from '../event-batcher.js';

@@ -203,10 +203,24 @@ Napi::Value StartBuild(Napi::CallbackInfo const& info) {
   return handle;
 }
 
+// The batch layout (events.h) for addon.ts to check against the one it decodes.
+Napi::Object eventLayoutToJs(Napi::Env env) {
+  auto layout = Napi::Object::New(env);
+  layout.Set("slots", Napi::Number::New(env, static_cast<double>(kEventSlots)));
+  auto fields = Napi::Array::New(env, kEventSlots);
+  for (uint32_t i = 0; i < kEventSlots; ++i) fields.Set(i, kEventSlotNames[i]);
+  layout.Set("fields", fields);
+  auto types = Napi::Object::New(env);
+  for (auto const& t : kEvTypeNames) types.Set(t.name, static_cast<double>(t.type));
+  layout.Set("types", types);
+  return layout;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listBackends", Napi::Function::New(env, ListBackends, "listBackends"));
   exports.Set("startBuild", Napi::Function::New(env, StartBuild, "startBuild"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
+  exports.Set("eventLayout", eventLayoutToJs(env));
   return exports;
 }
 

@@ -5,7 +5,7 @@
 namespace tbs::addon {
 namespace {
 
-constexpr size_t kSlots = 8;  // per event in the Float64Array: type seq t a b c d e
+constexpr size_t kSlots = kEventSlots;  // events.h: the layout addon.ts checks at load
 
 }  // namespace
 

@@ -165,7 +165,10 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.simHangMs = num(o, "simHangMs", r.simHangMs);
   r.heartbeatMs = static_cast<int32_t>(num(o, "heartbeatMs", r.heartbeatMs));
 
+  r.crashRecordPath = str(o, "crashRecordPath");
+
   spec.pipeline.heartbeatMs = r.heartbeatMs;
+  spec.pipeline.crashRecordPath = r.crashRecordPath;
   spec.pipeline.flushIntervalMs = static_cast<int>(num(o, "flushIntervalMs", spec.pipeline.flushIntervalMs));
   spec.stormCallbacks = static_cast<int64_t>(num(o, "stormCallbacks", 0));
   spec.stormRate = num(o, "stormRate", 0);

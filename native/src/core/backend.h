@@ -112,6 +112,9 @@ struct BuildRequest {
   double simHangMs = 60000;   // how long a "hang" step blocks unless cancelled
 
   int32_t heartbeatMs = 1000;  // cadence of heartbeat events
+  // A file the pipeline keeps the open phase path in, memory-mapped so that it survives the
+  // process (crash_record.h). Empty = none.
+  std::string crashRecordPath;
 };
 
 struct BuildOutcome {

@@ -3,6 +3,7 @@
 // Float64Array + a string table; addon.ts turns those into protocol.ts objects.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,22 @@ enum class EvType : uint8_t {
   kHeartbeat = 6,   // x=sinceLastCallbackMs a=cancelRequested
   kCancelling = 7,  // x=requestedAt(ms) a=CancelReason
   kFinished = 8,    // a=status(BuildOutcome::Status) text = JSON of the remaining fields
+};
+
+// The addon hands a batch to JS as one Float64Array of kEventSlots numbers per event, in this
+// order; kHeartbeat and kCancelling put x in slot "b", the text events their string index in
+// slot "e". The addon exports this table (eventLayout) and addon.ts refuses to run against a
+// layout other than the one it decodes, so the two sides cannot drift apart silently.
+inline constexpr size_t kEventSlots = 8;
+inline constexpr char const* kEventSlotNames[kEventSlots] = {"type", "seq", "t", "a", "b", "c", "d", "e"};
+struct EvTypeName {
+  EvType type;
+  char const* name;
+};
+inline constexpr EvTypeName kEvTypeNames[] = {
+    {EvType::kStarted, "started"}, {EvType::kPhaseStart, "phaseStart"}, {EvType::kPhaseStep, "phaseStep"},
+    {EvType::kPhaseFinish, "phaseFinish"}, {EvType::kLog, "log"}, {EvType::kCacheStats, "cacheStats"},
+    {EvType::kHeartbeat, "heartbeat"}, {EvType::kCancelling, "cancelling"}, {EvType::kFinished, "finished"},
 };
 
 struct OutEvent {

@@ -2,53 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "json_writer.h"
 
 namespace tbs {
 namespace {
-
-std::atomic<uint64_t> gNextPipelineUid{1};
-
-// Thread-local caches, keyed by the pipeline's uid (several builds may run in one process; a uid
-// is never reused, unlike an address).
-struct StepEntry {
-  uint64_t uid = 0;
-  void* node = nullptr;
-  uint32_t gen = 0;
-  int32_t nbSteps = 0;
-  char const* raw = nullptr;       // the caller's pointer: the cheap first comparison
-  char const* interned = nullptr;  // stable copy owned by the pipeline: the exact comparison
-};
-struct NameEntry {
-  uint64_t uid = 0;
-  char const* raw = nullptr;
-  char const* interned = nullptr;
-  uint32_t id = 0;
-};
-struct ThreadEntry {
-  uint64_t uid = 0;
-  void* state = nullptr;
-};
-struct Tls {
-  StepEntry steps[4];
-  unsigned nextStep = 0;
-  NameEntry names[16];
-  ThreadEntry threads[4];
-  unsigned nextThread = 0;
-};
-thread_local Tls tTls;
-
-void rememberStep(uint64_t uid, void* node, uint32_t gen, int32_t nbSteps, char const* raw, char const* interned) {
-  for (auto& e : tTls.steps) {
-    if (e.uid == uid && e.node == node) {
-      e = StepEntry{uid, node, gen, nbSteps, raw, interned};
-      return;
-    }
-  }
-  tTls.steps[tTls.nextStep++ % 4] = StepEntry{uid, node, gen, nbSteps, raw, interned};
-}
 
 std::string cacheStatsJson(CacheStats const& s) {
   JsonObject o;
@@ -70,21 +28,18 @@ std::string cacheStatsJson(CacheStats const& s) {
 ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
     : options_(options),
       consumer_(std::move(consumer)),
-      uid_(gNextPipelineUid.fetch_add(1)),
       startNs_(monoNowNs()),
       startWallMs_(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count()),
-      lastCallbackNs_(startNs_) {
-  nextHeartbeatNs_ = startNs_ + int64_t{options_.heartbeatMs} * 1000000;
+      pacer_(options.flushIntervalMs),
+      recorder_(names_, pacer_, crash_),
+      heartbeat_(options.heartbeatMs, startNs_),
+      tree_(options.retainFinished) {
+  if (!options_.crashRecordPath.empty()) crashError_ = crash_.open(options_.crashRecordPath);
 }
 
 ProgressPipeline::~ProgressPipeline() {
   if (flusher_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lk(wakeMu_);
-      stopFlusher_ = true;
-      abandonFlusher_ = true;  // finish() was never called: the consumer may already be gone
-    }
-    wakeCv_.notify_all();
+    pacer_.stop(true);  // finish() was never called: the consumer may already be gone
     flusher_.join();
   }
 }
@@ -93,183 +48,7 @@ void ProgressPipeline::startFlusher() {
   flusher_ = std::thread([this] { flusherLoop(); });
 }
 
-void ProgressPipeline::touch(int64_t now) noexcept {
-  // Written at most about once per ms so that builder threads do not all fight over one cache
-  // line; the heartbeat only needs millisecond resolution.
-  if (now - lastCallbackNs_.load(std::memory_order_relaxed) > 1000000) {
-    lastCallbackNs_.store(now, std::memory_order_relaxed);
-  }
-}
-
-// ───────────────────────────── producer side ─────────────────────────────
-
-ProgressPipeline::ThreadState* ProgressPipeline::self() noexcept {
-  for (auto const& e : tTls.threads) {
-    if (e.uid == uid_) return static_cast<ThreadState*>(e.state);
-  }
-  ThreadState* ts = nullptr;
-  try {
-    std::lock_guard<std::mutex> lk(regMu_);
-    auto tid = std::this_thread::get_id();
-    for (auto& t : threads_) {
-      if (t.tid == tid) ts = &t;  // evicted from the small cache, not new
-    }
-    if (ts == nullptr) {
-      int n = threadCount_.load(std::memory_order_relaxed);
-      if (n >= kMaxThreads) return nullptr;
-      threads_.emplace_back();
-      ts = &threads_.back();
-      ts->tid = tid;
-      threadArr_[n].store(ts, std::memory_order_release);
-      threadCount_.store(n + 1, std::memory_order_release);
-    }
-  } catch (...) {
-    return nullptr;
-  }
-  tTls.threads[tTls.nextThread++ % 4] = ThreadEntry{uid_, ts};
-  return ts;
-}
-
-uint32_t ProgressPipeline::nameIdOf(char const* name, bool intern) noexcept {
-  auto slot = (reinterpret_cast<uintptr_t>(name) >> 3) % 16;
-  NameEntry& e = tTls.names[slot];
-  if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) return e.id;
-  try {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    std::string_view key(name);
-    auto it = nameIndex_.find(key);
-    uint32_t id;
-    if (it != nameIndex_.end()) {
-      id = it->second;
-    } else {
-      if (!intern) return kNoName;
-      names_.emplace_back(key);
-      id = static_cast<uint32_t>(names_.size() - 1);
-      nameIndex_.emplace(std::string_view(names_.back()), id);
-    }
-    e = NameEntry{uid_, name, names_[id].c_str(), id};
-    return id;
-  } catch (...) {
-    return kNoName;
-  }
-}
-
-// A slot or cache entry is trusted only if the node is open, still in the same generation and
-// carries the wanted name, read consistently (the word is checked before and after).
-bool ProgressPipeline::tryNode(Node* n, uint32_t slotGen, uint32_t nameId, Found& out) const noexcept {
-  uint64_t w1 = n->word.load(std::memory_order_acquire);
-  if ((w1 & kOpenBit) == 0 || static_cast<uint32_t>(w1 >> 32) != slotGen) return false;
-  if (n->nameId.load(std::memory_order_relaxed) != nameId) return false;
-  int64_t id = n->id.load(std::memory_order_relaxed);
-  int32_t nb = n->nbSteps.load(std::memory_order_relaxed);
-  uint64_t w2 = n->word.load(std::memory_order_acquire);
-  if ((w2 & kOpenBit) == 0 || (w2 >> 32) != (w1 >> 32)) return false;
-  out = Found{n, slotGen, id, nb};
-  return true;
-}
-
-// Names are unique among the open phases of one hierarchy, but several builder threads may each
-// have a phase of the same name open (parallel subtrees). Prefer the calling thread's own
-// (innermost first), then the most recently started one of any thread.
-ProgressPipeline::Found ProgressPipeline::findOpen(uint32_t nameId, ThreadState* me) noexcept {
-  Found found;
-  if (me != nullptr) {
-    for (int i = me->openCount.load(std::memory_order_relaxed) - 1; i >= 0; --i) {
-      Node* n = me->open[i].load(std::memory_order_relaxed);
-      if (n != nullptr && tryNode(n, me->openGen[i].load(std::memory_order_relaxed), nameId, found)) return found;
-    }
-  }
-  int threads = threadCount_.load(std::memory_order_acquire);
-  for (int t = 0; t < threads; ++t) {
-    ThreadState* ts = threadArr_[t].load(std::memory_order_acquire);
-    if (ts == me || ts == nullptr) continue;
-    int count = std::min(ts->openCount.load(std::memory_order_acquire), kMaxOpenPerThread);
-    for (int i = 0; i < count; ++i) {
-      Node* n = ts->open[i].load(std::memory_order_acquire);
-      Found f;
-      if (n != nullptr && tryNode(n, ts->openGen[i].load(std::memory_order_acquire), nameId, f) && f.id > found.id) found = f;
-    }
-  }
-  return found;
-}
-
-void ProgressPipeline::pushOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept {
-  int count = ts->openCount.load(std::memory_order_relaxed);
-  if (count == kMaxOpenPerThread) {
-    // Drop entries of phases other threads finished (this thread never saw their finish).
-    int kept = 0;
-    for (int i = 0; i < count; ++i) {
-      Node* m = ts->open[i].load(std::memory_order_relaxed);
-      uint32_t g = ts->openGen[i].load(std::memory_order_relaxed);
-      uint64_t w = m ? m->word.load(std::memory_order_acquire) : 0;
-      if (m && (w & kOpenBit) && static_cast<uint32_t>(w >> 32) == g) {
-        ts->openGen[kept].store(g, std::memory_order_relaxed);
-        ts->open[kept].store(m, std::memory_order_release);
-        ++kept;
-      }
-    }
-    count = kept;
-    ts->openCount.store(count, std::memory_order_release);
-    if (count == kMaxOpenPerThread) return;  // 64 phases open on one thread: found by the scan only
-  }
-  ts->openGen[count].store(gen, std::memory_order_relaxed);
-  ts->open[count].store(n, std::memory_order_release);
-  ts->openCount.store(count + 1, std::memory_order_release);
-}
-
-void ProgressPipeline::removeOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept {
-  int count = ts->openCount.load(std::memory_order_relaxed);
-  for (int i = count - 1; i >= 0; --i) {
-    if (ts->open[i].load(std::memory_order_relaxed) == n && ts->openGen[i].load(std::memory_order_relaxed) == gen) {
-      for (int j = i; j + 1 < count; ++j) {
-        ts->openGen[j].store(ts->openGen[j + 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
-        ts->open[j].store(ts->open[j + 1].load(std::memory_order_relaxed), std::memory_order_release);
-      }
-      ts->open[count - 1].store(nullptr, std::memory_order_release);
-      ts->openCount.store(count - 1, std::memory_order_release);
-      return;
-    }
-  }
-}
-
-int32_t ProgressPipeline::bumpInstance(std::atomic<uint64_t>* slots, int64_t ownerId, uint32_t nameId) noexcept {
-  uint64_t tag = uint64_t{nameId} + 1;
-  for (int i = 0; i < kInstanceSlots; ++i) {
-    uint64_t v = slots[i].load(std::memory_order_relaxed);
-    for (;;) {
-      if (v == 0) {
-        if (slots[i].compare_exchange_weak(v, (tag << 32) | 1, std::memory_order_relaxed)) return 0;
-        continue;
-      }
-      if ((v >> 32) != tag) break;
-      if (slots[i].compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) return static_cast<int32_t>(v & 0xffffffffu);
-    }
-  }
-  try {
-    std::lock_guard<std::mutex> lk(instanceMu_);
-    return instanceOverflow_[(static_cast<uint64_t>(ownerId + 1) << 24) ^ nameId]++;
-  } catch (...) {
-    return 0;
-  }
-}
-
-ProgressPipeline::Node* ProgressPipeline::allocNode(ThreadState* ts) {
-  if (ts->spare.empty()) {
-    // Refill in bulk so the pool lock is taken once per 64 phases.
-    std::lock_guard<std::mutex> lk(poolMu_);
-    size_t take = std::min<size_t>(pool_.size(), 64);
-    ts->spare.assign(pool_.end() - static_cast<std::ptrdiff_t>(take), pool_.end());
-    pool_.resize(pool_.size() - take);
-    // New nodes only when the pool is dry: topping up every refill would grow the arena.
-    for (int i = 0; take == 0 && i < 64; ++i) {
-      arena_.emplace_back();
-      ts->spare.push_back(&arena_.back());
-    }
-  }
-  Node* n = ts->spare.back();
-  ts->spare.pop_back();
-  return n;
-}
+// ───────────────────────────── callbacks ─────────────────────────────
 
 void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t nbSteps) noexcept {
   int64_t now = monoNowNs();
@@ -277,129 +56,24 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  touch(now);
-  ThreadState* ts = self();
-  if (ts == nullptr) return;
-  char const* nm = name ? name : "(unnamed phase)";
-  uint32_t nameId = nameIdOf(nm, true);
-  if (nameId == kNoName) return;
-  int32_t nb = std::max<int32_t>(nbSteps, 0);
-  Found parentFound;
-  if (parent != nullptr && *parent != '\0') {
-    uint32_t pid = nameIdOf(parent, false);
-    if (pid != kNoName) parentFound = findOpen(pid, ts);
-    if (parentFound.node == nullptr) unknownParent_.fetch_add(1, std::memory_order_relaxed);  // a root
-  }
-  int32_t instance = parentFound.node ? bumpInstance(parentFound.node->instances, parentFound.id, nameId)
-                                      : bumpInstance(rootInstances_, -1, nameId);
-  Node* n;
-  try {
-    n = allocNode(ts);
-  } catch (...) {
-    return;  // allocation failure: drop the phase rather than throw into the builder
-  }
-  uint64_t seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
-  auto gen = static_cast<uint32_t>(n->word.load(std::memory_order_relaxed) >> 32) + 1;
-  auto id = static_cast<int64_t>(seq);
-  n->id.store(id, std::memory_order_relaxed);
-  n->nameId.store(nameId, std::memory_order_relaxed);
-  n->nbSteps.store(nb, std::memory_order_relaxed);
-  for (auto& slot : n->instances) slot.store(0, std::memory_order_relaxed);
-  n->lastStepNs.store(now, std::memory_order_relaxed);
-  n->word.store((uint64_t{gen} << 32) | kOpenBit, std::memory_order_seq_cst);  // publish
-  pushOpen(ts, n, gen);
-  Record r;
-  r.seq = seq;
-  r.ns = now;
-  r.type = EvType::kPhaseStart;
-  r.node = n;
-  r.gen = gen;
-  r.a = id;
-  r.b = parentFound.node ? parentFound.id : -1;
-  r.c = nameId;
-  r.d = nb;
-  r.e = instance;
-  try {
-    ts->queue.push(std::move(r));
-  } catch (...) {
-  }
-  char const* interned = tTls.names[(reinterpret_cast<uintptr_t>(nm) >> 3) % 16].interned;
-  if (interned != nullptr && std::strcmp(interned, nm) == 0) rememberStep(uid_, n, gen, nb, nm, interned);
-}
-
-void ProgressPipeline::markDirty(Node* node) noexcept {
-  if (node->dirty.exchange(true, std::memory_order_seq_cst)) return;  // already queued
-  Node* head = dirtyHead_.load(std::memory_order_relaxed);
-  do {
-    node->nextDirty = head;
-  } while (!dirtyHead_.compare_exchange_weak(head, node, std::memory_order_release, std::memory_order_relaxed));
+  heartbeat_.callback(now);
+  recorder_.phaseStart(name, parent, nbSteps, now);
 }
 
 bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   // The timestamp is taken before the flag is read, and requestCancel() stores the flag before
   // taking its own timestamp: so every step recorded as completed has t <= requestedAt.
   int64_t now = monoNowNs();
-  if (cancel_.load(std::memory_order_seq_cst)) {
-    int64_t expected = -1;
-    firstFalseNs_.compare_exchange_strong(expected, now);
+  if (cancel_.requested()) {
+    cancel_.sawByBuilder(now);
     return false;
   }
   if (closed_.load(std::memory_order_acquire)) {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  touch(now);
-  if (name == nullptr) {
-    unknownStep_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  Node* node = nullptr;
-  uint32_t gen = 0;
-  int32_t nb = 0;
-  // The pointer is only a fast first check: TensorRT may reuse a name buffer for another phase,
-  // so the name itself must match too.
-  for (auto const& e : tTls.steps) {
-    if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
-      node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
-      break;
-    }
-  }
-  if (node == nullptr) {
-    for (auto const& e : tTls.steps) {
-      if (e.uid == uid_ && std::strcmp(e.interned, name) == 0) {
-        node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
-        break;
-      }
-    }
-  }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (node == nullptr) {
-      uint32_t nameId = nameIdOf(name, false);
-      Found f = nameId == kNoName ? Found{} : findOpen(nameId, self());
-      if (f.node == nullptr) break;
-      node = f.node, gen = f.gen, nb = f.nbSteps;
-      rememberStep(uid_, node, gen, nb, name, tTls.names[(reinterpret_cast<uintptr_t>(name) >> 3) % 16].interned);
-    }
-    uint64_t w = node->word.load(std::memory_order_seq_cst);
-    for (;;) {
-      if ((w >> 32) != gen || (w & kOpenBit) == 0) break;  // stale cache entry
-      if (step < 0 || step >= nb) {
-        stepOutOfRange_.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-      if (uint64_t(step) + 1 <= (w & kStepsMask)) {
-        stepNotRising_.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-      if (node->word.compare_exchange_weak(w, (w & ~kStepsMask) | (uint64_t(step) + 1), std::memory_order_seq_cst)) {
-        node->lastStepNs.store(now, std::memory_order_relaxed);
-        markDirty(node);
-        return true;
-      }
-    }
-    node = nullptr;  // the cached phase has finished: look the name up again
-  }
-  unknownStep_.fetch_add(1, std::memory_order_relaxed);
+  heartbeat_.callback(now);
+  recorder_.stepComplete(name, step, now);
   return true;
 }
 
@@ -409,49 +83,14 @@ void ProgressPipeline::phaseFinish(char const* name) noexcept {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  touch(now);
-  ThreadState* ts = self();
-  uint32_t nameId = name ? nameIdOf(name, false) : kNoName;
-  if (ts == nullptr || nameId == kNoName) {
-    unknownFinish_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    Found f = findOpen(nameId, ts);
-    if (f.node == nullptr) break;
-    uint64_t w = f.node->word.load(std::memory_order_seq_cst);
-    bool closed = false;
-    while ((w >> 32) == f.gen && (w & kOpenBit)) {
-      // Generation + 1 makes every stale cache entry miss; the steps stay for the flusher.
-      if (f.node->word.compare_exchange_weak(w, (uint64_t{f.gen + 1} << 32) | (w & kStepsMask), std::memory_order_seq_cst)) {
-        closed = true;
-        break;
-      }
-    }
-    if (!closed) continue;  // another thread finished it first: look again
-    removeOpen(ts, f.node, f.gen);
-    auto stepsDone = static_cast<int64_t>(w & kStepsMask);
-    Record r;
-    r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
-    r.ns = now;
-    r.type = EvType::kPhaseFinish;
-    r.node = f.node;
-    r.gen = f.gen;
-    r.a = f.id;
-    r.b = stepsDone;
-    r.c = stepsDone < f.nbSteps ? 1 : 0;
-    try {
-      ts->queue.push(std::move(r));
-    } catch (...) {
-    }
-    return;
-  }
-  unknownFinish_.fetch_add(1, std::memory_order_relaxed);
+  heartbeat_.callback(now);
+  recorder_.phaseFinish(name, now);
 }
 
 void ProgressPipeline::pushControl(Record&& r) {
-  r.seq = recordSeq_.fetch_add(1, std::memory_order_relaxed);
+  r.seq = recorder_.nextSeq();
   control_.push_back(std::move(r));
+  pacer_.activity();
 }
 
 void ProgressPipeline::log(Severity severity, char const* message) noexcept {
@@ -488,14 +127,9 @@ void ProgressPipeline::cacheStats(CacheStats const& stats) noexcept {
   }
 }
 
-bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.load(std::memory_order_seq_cst); }
+bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.requested(); }
 
-bool ProgressPipeline::waitForCancel(double ms) noexcept {
-  std::unique_lock<std::mutex> lk(cancelMu_);
-  cancelCv_.wait_for(lk, std::chrono::duration<double, std::milli>(std::max(ms, 0.0)),
-                     [this] { return cancel_.load(std::memory_order_seq_cst); });
-  return cancel_.load(std::memory_order_seq_cst);
-}
+bool ProgressPipeline::waitForCancel(double ms) noexcept { return cancel_.waitFor(ms); }
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
                                std::string const& gpu, std::string const& computeCapability, int32_t device) {
@@ -516,28 +150,28 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   std::lock_guard<std::mutex> lk(controlMu_);
   if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;
   pushControl(std::move(r));
+  if (!crashError_.empty()) {
+    // After build.started (always the first event); the build goes on without a crash site.
+    Record w;
+    w.ns = monoNowNs();
+    w.type = EvType::kLog;
+    w.a = static_cast<int64_t>(Severity::kWarning);
+    w.text = crashError_ + " (a crash of this build will not name its phase)";
+    pushControl(std::move(w));
+  }
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {
-  {
-    // Under controlMu_ so that a cancel the builder observed always has its build.cancelling
-    // event before build.finished (finish() takes the same lock).
-    std::lock_guard<std::mutex> lk(controlMu_);
-    if (closed_.load(std::memory_order_relaxed)) return false;
-    if (cancel_.exchange(true, std::memory_order_seq_cst)) return false;
-    // Timestamp after the flag: every step recorded as completed then has t <= requestedAt.
-    Record r;
-    r.ns = monoNowNs();
-    r.type = EvType::kCancelling;
-    r.a = static_cast<int64_t>(reason);
-    cancelRequestedNs_.store(r.ns, std::memory_order_seq_cst);
-    pushControl(std::move(r));
-  }
-  {
-    std::lock_guard<std::mutex> lk(cancelMu_);  // pairs with waitForCancel: no lost wake-up
-  }
-  cancelCv_.notify_all();
-  wakeCv_.notify_all();  // deliver build.cancelling now rather than at the next tick
+  // Under controlMu_ so that a cancel the builder observed always has its build.cancelling
+  // event before build.finished (finish() takes the same lock).
+  std::lock_guard<std::mutex> lk(controlMu_);
+  if (closed_.load(std::memory_order_relaxed)) return false;
+  Record r;
+  if (!cancel_.request(&r.ns)) return false;
+  r.type = EvType::kCancelling;
+  r.a = static_cast<int64_t>(reason);
+  pushControl(std::move(r));
+  pacer_.urgent();  // deliver build.cancelling now rather than after the budget
   return true;
 }
 
@@ -546,9 +180,10 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) return;
     int64_t now = monoNowNs();
-    endNs_.store(now, std::memory_order_relaxed);
-    int64_t requested = cancelRequestedNs_.load(std::memory_order_seq_cst);
-    int64_t firstFalse = firstFalseNs_.load(std::memory_order_seq_cst);
+    cancel_.ended(now);
+    CancelTimes ct = cancel_.times();
+    int64_t requested = ct.requestedNs;
+    int64_t firstFalse = ct.firstFalseNs;
     JsonObject o;
     static char const* const kStatus[] = {"succeeded", "cancelled", "failed"};
     o.str("status", kStatus[static_cast<int>(outcome.status)]);
@@ -568,14 +203,11 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     r.text = o.done();
     closed_.store(true, std::memory_order_release);
     pushControl(std::move(r));
+    crash_.write(nullptr, 0);  // ended: a later crash (teardown) happened in no phase
     finalSeq_.store(control_.back().seq, std::memory_order_release);
   }
   if (flusher_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lk(wakeMu_);
-      stopFlusher_ = true;
-    }
-    wakeCv_.notify_all();
+    pacer_.stop(false);
     flusher_.join();
   } else {
     flushOnce(true);
@@ -584,13 +216,19 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
 
 // ───────────────────────────── flusher side ─────────────────────────────
 
+// Records not yet emitted (a sequence number taken is a record coming), phases whose steps
+// moved, or steps carried over from the last flush. Sequentially consistent loads: see
+// flush_pacer.h for why a producer's wake-up cannot be missed.
+bool ProgressPipeline::hasWork() const noexcept {
+  return recorder_.issued() != expectedSeq_ || recorder_.anyDirty() || !carry_.empty();
+}
+
 void ProgressPipeline::flusherLoop() {
-  std::unique_lock<std::mutex> lk(wakeMu_);
   for (;;) {
-    wakeCv_.wait_for(lk, std::chrono::milliseconds(std::max(1, options_.flushIntervalMs)));
-    bool stop = stopFlusher_;
-    if (abandonFlusher_) return;
-    lk.unlock();
+    int64_t due = heartbeat_.dueNs();
+    FlushPacer::Wake wake = pacer_.next([this] { return hasWork(); }, due);
+    if (wake == FlushPacer::Wake::kAbandon) return;
+    bool stop = wake == FlushPacer::Wake::kStop;
     try {
       flushOnce(stop);
     } catch (std::exception const& e) {
@@ -598,7 +236,7 @@ void ProgressPipeline::flusherLoop() {
       // batch is lost and said so.
       std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
     }
-    lk.lock();
+    pacer_.flushed(monoNowNs());
     if (stop) return;
   }
 }
@@ -613,34 +251,15 @@ void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
 // Closes a phase in the emitted tree on the flusher's own initiative (its parent finished, or
 // the build ended), children first; the phase's own finish record, if it ever comes, is dropped.
 void ProgressPipeline::closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns) {
-  std::vector<int64_t> children = view_[id].openChildren;
-  std::sort(children.rbegin(), children.rend());
-  for (int64_t c : children) closeInView(batch, c, ns, true);
-}
-
-// The emitted tree's bookkeeping for a finish, whoever initiated it.
-void ProgressPipeline::markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early) {
-  v.open = false;
-  v.stepsDone = stepsDone;
-  v.endT = endT;
-  v.early = early;
-  if (v.parentId >= 0) {
-    auto p = view_.find(v.parentId);
-    if (p != view_.end()) {
-      auto& oc = p->second.openChildren;
-      oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
-    }
-  }
-  finishedOrder_.push_back(id);
+  for (int64_t c : tree_.openChildren(id)) closeInView(batch, c, ns, true);
 }
 
 void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent) {
-  auto it = view_.find(id);
-  if (it == view_.end() || !it->second.open) return;
+  EmittedTree::Phase* found = tree_.find(id);
+  if (found == nullptr || !found->open) return;
   closeOpenChildren(batch, id, ns);
-  it = view_.find(id);  // closing children does not rehash (no inserts), but stay safe
-  ViewEntry& v = it->second;
-  Node* n = v.node;
+  EmittedTree::Phase& v = *tree_.find(id);  // closing children inserts nothing: still there
+  Node* n = static_cast<Node*>(v.node);
   uint64_t w = n->word.load(std::memory_order_seq_cst);
   auto wgen = static_cast<uint32_t>(w >> 32);
   int32_t steps = (wgen == v.gen || wgen == v.gen + 1) ? static_cast<int32_t>(w & kStepsMask) : n->flEmittedSteps;
@@ -663,7 +282,7 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   fin.a = id;
   fin.b = steps;
   fin.c = steps < v.nbSteps ? 1 : 0;
-  markClosedInView(v, id, steps, fin.t, fin.c != 0);
+  tree_.close(id, steps, fin.t, fin.c != 0);
   (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
   emit(batch, std::move(fin));
   // The node is not retired here: the producer still owns it until its own finish arrives.
@@ -675,10 +294,7 @@ void ProgressPipeline::flushOnce(bool final) {
   uint64_t finalSeq = final ? finalSeq_.load(std::memory_order_acquire) : UINT64_MAX;
 
   auto drainAll = [&] {
-    int threads = threadCount_.load(std::memory_order_acquire);
-    for (int t = 0; t < threads; ++t) {
-      threadArr_[t].load(std::memory_order_acquire)->queue.drain([&](Record&& r) { pending_.push_back(std::move(r)); });
-    }
+    recorder_.drainQueues([&](Record&& r) { pending_.push_back(std::move(r)); });
     std::lock_guard<std::mutex> lk(controlMu_);
     for (auto& r : control_) pending_.push_back(std::move(r));
     control_.clear();
@@ -724,12 +340,7 @@ void ProgressPipeline::flushOnce(bool final) {
     ++ready;
   }
   batch.events.reserve(ready + 64);
-  {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    batch.firstNameId = namesSent_;
-    for (auto i = namesSent_; i < names_.size(); ++i) batch.newNames.push_back(names_[i]);
-    namesSent_ = static_cast<uint32_t>(names_.size());
-  }
+  names_.takeNew(&batch.firstNameId, &batch.newNames);
 
   // Steps of phases that moved since the last flush: one candidate per phase with its latest
   // step. Clearing `dirty` before reading the word means a step recorded after the read
@@ -743,15 +354,26 @@ void ProgressPipeline::flushOnce(bool final) {
   };
   std::vector<Candidate> candidates;
   {
+    // Only nodes taken off the list get their flag cleared, and only after the whole list has
+    // been walked. A carried node is not on this list: clearing its flag could clear it while a
+    // producer has just linked it into the next list, and that producer's next step would link
+    // it a second time — a cycle in the list. A node both carried and listed is a candidate once.
+    ++flushNumber_;
     std::vector<Node*> dirty;
-    dirty.swap(carry_);
-    for (Node* n = dirtyHead_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
+    for (Node* n = recorder_.takeDirty(); n != nullptr;) {
       Node* next = n->nextDirty;
       dirty.push_back(n);
+      n->flCandidateOf = flushNumber_;
       n = next;
     }
+    for (Node* n : dirty) n->dirty.store(false, std::memory_order_seq_cst);
+    for (Node* n : carry_) {
+      if (n->flCandidateOf == flushNumber_) continue;
+      n->flCandidateOf = flushNumber_;
+      dirty.push_back(n);
+    }
+    carry_.clear();
     for (Node* n : dirty) {
-      n->dirty.store(false, std::memory_order_seq_cst);
       uint64_t w = n->word.load(std::memory_order_seq_cst);
       bool open = (w & kOpenBit) != 0;
       auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
@@ -767,7 +389,7 @@ void ProgressPipeline::flushOnce(bool final) {
   OutEvent finished;
   bool haveFinished = false;
 
-  std::unique_lock<std::mutex> view(viewMu_);
+  std::unique_lock<std::mutex> view(tree_.mutex());
   auto emitStep = [&](Node* n, int32_t stepsDone, int64_t ns) {
     if (stepsDone <= n->flEmittedSteps) return;
     OutEvent ev;
@@ -777,8 +399,7 @@ void ProgressPipeline::flushOnce(bool final) {
     ev.b = stepsDone - 1;
     ev.c = stepsDone;
     n->flEmittedSteps = stepsDone;
-    auto it = view_.find(ev.a);
-    if (it != view_.end()) it->second.stepsDone = stepsDone;
+    if (EmittedTree::Phase* v = tree_.find(ev.a)) v->stepsDone = stepsDone;
     emit(batch, std::move(ev));
   };
   size_t nextCandidate = 0;
@@ -793,12 +414,6 @@ void ProgressPipeline::flushOnce(bool final) {
       }
     }
   };
-  auto trimRetention = [&] {
-    while (finishedOrder_.size() > options_.retainFinished) {
-      view_.erase(finishedOrder_.front());
-      finishedOrder_.pop_front();
-    }
-  };
 
   for (size_t i = 0; i < ready; ++i) {
     Record& r = pending_[order[i].second];
@@ -810,19 +425,13 @@ void ProgressPipeline::flushOnce(bool final) {
       case EvType::kPhaseStart: {
         // A parent another thread finished just before this start was ordered: attach the child
         // to the nearest ancestor still open.
-        int64_t parentId = r.b;
         bool moved = false;
-        while (parentId >= 0) {
-          auto p = view_.find(parentId);
-          if (p != view_.end() && p->second.open) break;
-          parentId = p == view_.end() ? -1 : p->second.parentId;
-          moved = true;
-        }
+        int64_t parentId = tree_.nearestOpen(r.b, &moved);
         if (moved) reparented_.fetch_add(1, std::memory_order_relaxed);
         r.node->flGen = r.gen;
         r.node->flEmittedSteps = 0;
         ev.a = r.a, ev.b = parentId, ev.c = r.c, ev.d = r.d, ev.e = r.e;
-        ViewEntry v;
+        EmittedTree::Phase v;
         v.parentId = parentId;
         v.nameId = static_cast<uint32_t>(r.c);
         v.nbSteps = static_cast<int32_t>(r.d);
@@ -830,33 +439,26 @@ void ProgressPipeline::flushOnce(bool final) {
         v.startT = ev.t;
         v.node = r.node;
         v.gen = r.gen;
-        view_[r.a] = std::move(v);
-        if (parentId >= 0) view_[parentId].openChildren.push_back(r.a);
+        tree_.add(r.a, std::move(v));
         break;
       }
       case EvType::kPhaseFinish: {
         retire.push_back(r.node);
-        auto it = view_.find(r.a);
-        if (it == view_.end() || !it->second.open) continue;  // already closed with its parent
+        EmittedTree::Phase* v = tree_.find(r.a);
+        if (v == nullptr || !v->open) continue;  // already closed with its parent
         closeOpenChildren(batch, r.a, r.ns);
-        it = view_.find(r.a);
         auto stepsDone = static_cast<int32_t>(r.b);
         // The last steps before a finish are never coalesced away.
         if (r.node->flGen == r.gen) emitStep(r.node, stepsDone, r.node->lastStepNs.load(std::memory_order_relaxed));
         r.node->flGen = UINT32_MAX;
         ev.a = r.a, ev.b = r.b, ev.c = r.c;
-        markClosedInView(it->second, r.a, stepsDone, ev.t, r.c != 0);
+        tree_.close(r.a, stepsDone, ev.t, r.c != 0);
         break;
       }
       case EvType::kFinished: {
         // Phases still open when the build ends are closed (children first) before the result.
         emitCandidatesBefore(r.ns);
-        std::vector<int64_t> open;
-        for (auto const& [id, v] : view_) {
-          if (v.open) open.push_back(id);
-        }
-        std::sort(open.rbegin(), open.rend());
-        for (int64_t id : open) closeInView(batch, id, r.ns, false);
+        for (int64_t id : tree_.openPhases()) closeInView(batch, id, r.ns, false);
         ev.a = r.a;
         ev.text = std::move(r.text);
         finished = std::move(ev);
@@ -898,18 +500,18 @@ void ProgressPipeline::flushOnce(bool final) {
     Candidate const& c = candidates[nextCandidate];
     if (!final && c.open && c.node->flGen != c.gen) carry_.push_back(c.node);
   }
-  trimRetention();
+  tree_.forgetOldFinished();
   view.unlock();
 
   int64_t now = monoNowNs();
-  if (!final && options_.heartbeatMs > 0 && now >= nextHeartbeatNs_) {
+  double silentMs = 0;
+  if (!final && heartbeat_.take(now, &silentMs)) {
     OutEvent hb;
     hb.type = EvType::kHeartbeat;
     hb.t = msSinceStart(now);
-    hb.x = std::max(0.0, (now - lastCallbackNs_.load(std::memory_order_relaxed)) / 1e6);
-    hb.a = cancel_.load(std::memory_order_relaxed) ? 1 : 0;
+    hb.x = silentMs;
+    hb.a = cancel_.requested() ? 1 : 0;
     emit(batch, std::move(hb));
-    nextHeartbeatNs_ = now + int64_t{options_.heartbeatMs} * 1000000;
   }
   if (haveFinished) {
     emit(batch, std::move(finished));
@@ -917,57 +519,25 @@ void ProgressPipeline::flushOnce(bool final) {
     finalEmitted_ = true;
     pending_.clear();
   }
-  if (!retire.empty()) {
-    std::lock_guard<std::mutex> lk(poolMu_);
-    pool_.insert(pool_.end(), retire.begin(), retire.end());
-  }
+  recorder_.retire(retire);
   if (!batch.events.empty() || !batch.newNames.empty()) consumer_(std::move(batch));
 }
 
 // ───────────────────────────── queries ─────────────────────────────
 
-std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const {
-  std::vector<std::pair<int64_t, PhaseSnapshot>> copy;
-  std::vector<uint32_t> nameIds;
-  {
-    std::lock_guard<std::mutex> lk(viewMu_);
-    copy.reserve(view_.size());
-    for (auto const& [id, v] : view_) {
-      PhaseSnapshot s;
-      s.id = id;
-      s.parentId = v.parentId;
-      s.nbSteps = v.nbSteps;
-      s.instance = v.instance;
-      s.stepsDone = v.stepsDone;
-      s.startT = v.startT;
-      s.endT = v.open ? -1 : v.endT;
-      s.early = v.early;
-      copy.emplace_back(id, std::move(s));
-      nameIds.push_back(v.nameId);
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lk(namesMu_);
-    for (size_t i = 0; i < copy.size(); ++i) copy[i].second.name = nameIds[i] < names_.size() ? names_[nameIds[i]] : "";
-  }
-  std::sort(copy.begin(), copy.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
-  std::vector<PhaseSnapshot> out;
-  out.reserve(copy.size());
-  for (auto& [id, s] : copy) out.push_back(std::move(s));
-  return out;
-}
+std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const { return tree_.snapshot(names_); }
 
 CancelTimes ProgressPipeline::cancelTimes() const {
-  return CancelTimes{cancelRequestedNs_.load(), firstFalseNs_.load(), endNs_.load()};
+  return cancel_.times();
 }
 
 Anomalies ProgressPipeline::anomalies() const {
   Anomalies a;
-  a.unknownStepName = unknownStep_.load();
-  a.unknownFinishName = unknownFinish_.load();
-  a.unknownParent = unknownParent_.load();
-  a.stepOutOfRange = stepOutOfRange_.load();
-  a.stepNotRising = stepNotRising_.load();
+  a.unknownStepName = recorder_.counters().unknownStep.load();
+  a.unknownFinishName = recorder_.counters().unknownFinish.load();
+  a.unknownParent = recorder_.counters().unknownParent.load();
+  a.stepOutOfRange = recorder_.counters().stepOutOfRange.load();
+  a.stepNotRising = recorder_.counters().stepNotRising.load();
   a.closedByParent = closedByParent_.load();
   a.closedAtEnd = closedAtEnd_.load();
   a.afterEnd = afterEnd_.load();

@@ -1,18 +1,18 @@
 // The ProgressSink every backend reports to: records callbacks from any number of builder
-// threads, tracks the phase tree, holds the cancel state, and runs a flusher thread that turns
-// the records into protocol events and hands them to a consumer in batches.
-//
-// Cost model (why it is built this way): stepComplete is by far the most frequent callback.
-// It touches only a thread-local cache and one atomic word of the phase (no lock, no
-// allocation); the flusher later emits the latest step of each phase that moved ("coalescing").
-// phaseStart/phaseFinish take no lock either: names resolve through thread-local caches and the
-// per-thread lists of open phases, and records go to a per-thread queue, ordered globally by
-// one atomic sequence number. (A first version used one mutex for starts/finishes: with 8
-// builder threads on 2 cores it collapsed to <1 M callbacks/s with 0.5 s stalls.) Only rare
-// callbacks (logs, cache stats) and new names take a mutex. The flusher merges the queues in
-// sequence order, repairs the tree where threads raced (a parent finished before its child)
-// and is the only place that builds the emitted tree. Nothing in a callback waits on JS, I/O
-// or the flusher.
+// threads, tracks the phase tree, and runs a flusher thread that turns the records into protocol
+// events and hands them to a consumer in batches. This class is the emitter — the flusher's
+// merge by sequence number, tree repair (a parent finished on another thread before its child's
+// start was ordered; children still open when their parent ends), step coalescing and batches —
+// and it composes the parts with a concern of their own:
+//   Recorder      the producer side: per-thread record queues, open lists, phase words (recorder.h)
+//   NameTable     interned phase names
+//   EmittedTree   the tree as emitted: repair lookups, retention, snapshots
+//   CancelState   the cancel flag and its latency bookkeeping
+//   Heartbeat     silence reports while the builder is quiet
+//   FlushPacer    when the flusher runs: at once after a quiet spell, one batch per budget under load
+//   CrashRecord   the open phase path, kept in a file that survives the process
+// Rare callbacks (logs, cache stats) and the build's own records (started, cancelling, finished)
+// are taken under one mutex here. Nothing in a callback waits on JS, I/O or the flusher.
 //
 // Memory when the consumer stalls (a busy JS thread, a starved flusher): a step never becomes a
 // record — it only moves its phase's word — so however many steps arrive, they cost one slot per
@@ -21,43 +21,36 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "backend.h"
+#include "cancel_state.h"
 #include "clock.h"
+#include "crash_record.h"
+#include "emitted_tree.h"
 #include "events.h"
-#include "record_queue.h"
+#include "flush_pacer.h"
+#include "heartbeat.h"
+#include "name_table.h"
+#include "recorder.h"
 
 namespace tbs {
 
 struct PipelineOptions {
-  int flushIntervalMs = 25;  // cadence of batches while callbacks flow (UI refresh ~40 Hz)
+  // The pacing budget (flush_pacer.h): batches at least this far apart while callbacks flow, at
+  // once after a quiet spell. The addon passes the JS side's budget (apps/shared/pacing-batcher).
+  int flushIntervalMs = 8;
   int heartbeatMs = 1000;    // <= 0 disables heartbeats
   // Finished phases kept for snapshot(); older ones are forgotten (their events were delivered)
   // so that memory stays flat over builds with millions of phases.
   size_t retainFinished = 20000;
-};
-
-// A phase as snapshot() reports it (protocol PhaseNode).
-struct PhaseSnapshot {
-  int64_t id = 0;
-  int64_t parentId = -1;  // -1 = root
-  std::string name;
-  int32_t nbSteps = 0;
-  int32_t instance = 0;
-  int32_t stepsDone = 0;
-  double startT = 0;
-  double endT = -1;  // -1 = still open
-  bool early = false;
+  // Where to keep the open phase path for the host to read after a crash (crash_record.h).
+  std::string crashRecordPath;
 };
 
 // Callbacks that did not fit TensorRT's documented contract; kept so tests and logs can see
@@ -73,12 +66,6 @@ struct Anomalies {
   uint64_t closedByParent = 0;   // children still open when their parent finished
   uint64_t closedAtEnd = 0;      // phases still open when the build ended
   uint64_t afterEnd = 0;         // callbacks after finish()
-};
-
-struct CancelTimes {
-  int64_t requestedNs = -1;   // when requestCancel() first set the flag
-  int64_t firstFalseNs = -1;  // first stepComplete that returned false
-  int64_t endNs = -1;         // finish()
 };
 
 class ProgressPipeline final : public ProgressSink {
@@ -125,168 +112,58 @@ class ProgressPipeline final : public ProgressSink {
   bool hasStarted() const { return started_.load(std::memory_order_acquire); }
 
  private:
-  static constexpr uint64_t kOpenBit = 1ull << 31;
-  static constexpr uint64_t kStepsMask = kOpenBit - 1;
-  static constexpr int kInstanceSlots = 8;
-  static constexpr int kMaxOpenPerThread = 64;
-  static constexpr int kMaxThreads = 1024;
-  static constexpr uint32_t kNoName = UINT32_MAX;
-
-  // A phase instance on the producer side. Nodes are pooled and never freed before the
-  // pipeline, so a stale pointer (thread-local cache, another thread's open list) always points
-  // at a Node; `word` carries a generation that tells a stale pointer from a live one.
-  struct Node {
-    // [63..32] generation, bit 31 open, [30..0] stepsDone. A closed word keeps its steps and
-    // has generation + 1.
-    std::atomic<uint64_t> word{0};
-    std::atomic<int64_t> lastStepNs{0};
-    std::atomic<bool> dirty{false};
-    Node* nextDirty = nullptr;  // published by the CAS on dirtyHead_
-    // Written by the starting thread before the node is published; read by other threads and
-    // validated against `word` afterwards (hence atomics).
-    std::atomic<int64_t> id{-1};
-    std::atomic<uint32_t> nameId{0};
-    std::atomic<int32_t> nbSteps{0};
-    std::atomic<uint64_t> instances[kInstanceSlots] = {};  // (child name id + 1) << 32 | count
-    // Flusher-owned.
-    uint32_t flGen = UINT32_MAX;  // generation whose start was emitted and is not closed yet
-    int32_t flEmittedSteps = 0;
-  };
-
-  struct Record {
-    uint64_t seq = 0;  // global order of all records (see recordSeq_)
-    int64_t ns = 0;
-    EvType type = EvType::kLog;
-    Node* node = nullptr;
-    uint32_t gen = 0;
-    int64_t a = 0, b = 0, c = 0, d = 0, e = 0;
-    std::string text;
-  };
-
-  // One per builder thread and pipeline: its lock-free record queue and the phases it opened
-  // (slots written only by the owner, read by other threads resolving names).
-  struct ThreadState {
-    std::thread::id tid;
-    SpscChunkQueue<Record> queue;
-    std::atomic<Node*> open[kMaxOpenPerThread] = {};
-    std::atomic<uint32_t> openGen[kMaxOpenPerThread] = {};
-    std::atomic<int> openCount{0};
-    std::vector<Node*> spare;  // owner only
-  };
-
-  // The tree as emitted (flusher-owned; snapshot() reads it under viewMu_).
-  struct ViewEntry {
-    int64_t parentId = -1;
-    uint32_t nameId = 0;
-    int32_t nbSteps = 0;
-    int32_t instance = 0;
-    int32_t stepsDone = 0;
-    double startT = 0;
-    double endT = -1;
-    bool early = false;
-    bool open = true;
-    Node* node = nullptr;
-    uint32_t gen = 0;
-    std::vector<int64_t> openChildren;
-  };
-
-  struct Found {
-    Node* node = nullptr;
-    uint32_t gen = 0;
-    int64_t id = -1;
-    int32_t nbSteps = 0;
-  };
+  using Node = Recorder::Node;
+  using Record = Recorder::Record;
+  static constexpr uint64_t kOpenBit = Recorder::kOpenBit;
+  static constexpr uint64_t kStepsMask = Recorder::kStepsMask;
 
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
-  void touch(int64_t now) noexcept;
-  ThreadState* self() noexcept;
-  uint32_t nameIdOf(char const* name, bool intern) noexcept;
-  bool tryNode(Node* n, uint32_t slotGen, uint32_t nameId, Found& out) const noexcept;
-  Found findOpen(uint32_t nameId, ThreadState* self) noexcept;
-  void pushOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept;
-  void removeOpen(ThreadState* ts, Node* n, uint32_t gen) noexcept;
-  int32_t bumpInstance(std::atomic<uint64_t>* slots, int64_t ownerId, uint32_t nameId) noexcept;
-  Node* allocNode(ThreadState* ts);
-  void markDirty(Node* node) noexcept;
   void pushControl(Record&& r);  // with controlMu_ held
 
   void flusherLoop();
+  bool hasWork() const noexcept;  // flusher thread
   void flushOnce(bool final);
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
   void closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns);
-  void markClosedInView(ViewEntry& v, int64_t id, int32_t stepsDone, double endT, bool early);
 
   PipelineOptions options_;
   Consumer consumer_;
-  uint64_t const uid_;
   int64_t const startNs_;
   double const startWallMs_;  // wall clock at t = 0 (protocol: build.started.startedAtMs)
 
-  // Global order of records across all threads: one fetch_add per structural callback.
-  std::atomic<uint64_t> recordSeq_{0};
-
-  // Thread registry.
-  std::mutex regMu_;
-  std::deque<ThreadState> threads_;
-  std::atomic<ThreadState*> threadArr_[kMaxThreads] = {};
-  std::atomic<int> threadCount_{0};
-
-  // Interned phase names (stable storage: deque never moves elements).
-  mutable std::mutex namesMu_;
-  std::deque<std::string> names_;
-  std::unordered_map<std::string_view, uint32_t> nameIndex_;
-
-  // Node pool.
-  std::mutex poolMu_;
-  std::deque<Node> arena_;
-  std::vector<Node*> pool_;
-
-  // Instance counters of root phases and of parents with many distinct child names.
-  std::atomic<uint64_t> rootInstances_[kInstanceSlots] = {};
-  std::mutex instanceMu_;
-  std::unordered_map<uint64_t, int32_t> instanceOverflow_;  // (owner id, name id) -> count
+  NameTable names_;
+  FlushPacer pacer_;
+  // Declared before the recorder, which writes it.
+  CrashRecord crash_;
+  std::string crashError_;
+  Recorder recorder_;
 
   // Rare records (logs, cache stats, started, cancelling, finished) from any thread.
   std::mutex controlMu_;
   std::vector<Record> control_;
   std::string lastCacheJson_;
 
-  std::atomic<Node*> dirtyHead_{nullptr};
-  std::atomic<int64_t> lastCallbackNs_;
+  Heartbeat heartbeat_;
 
-  std::atomic<uint64_t> unknownStep_{0}, unknownFinish_{0}, unknownParent_{0}, stepOutOfRange_{0},
-      stepNotRising_{0}, closedByParent_{0}, closedAtEnd_{0}, afterEnd_{0}, reparented_{0}, seqGapsSkipped_{0};
+  std::atomic<uint64_t> closedByParent_{0}, closedAtEnd_{0}, afterEnd_{0}, reparented_{0}, seqGapsSkipped_{0};
 
-  // Cancel state.
-  std::atomic<bool> cancel_{false};
-  std::atomic<int64_t> cancelRequestedNs_{-1};
-  std::atomic<int64_t> firstFalseNs_{-1};
-  std::atomic<int64_t> endNs_{-1};
+  CancelState cancel_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> started_{false};
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
-  mutable std::mutex cancelMu_;
-  std::condition_variable cancelCv_;
 
   // Flusher side.
   std::thread flusher_;
-  std::mutex wakeMu_;
-  std::condition_variable wakeCv_;
-  bool stopFlusher_ = false;
-  bool abandonFlusher_ = false;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;
-  uint32_t namesSent_ = 0;
-  int64_t nextHeartbeatNs_ = 0;
   std::vector<Record> pending_;  // drained but not yet processed (waiting for a seq gap)
   std::vector<Record> spare_;
   std::vector<Node*> carry_;
+  uint64_t flushNumber_ = 0;
   bool finalEmitted_ = false;
 
-  mutable std::mutex viewMu_;
-  std::unordered_map<int64_t, ViewEntry> view_;
-  std::deque<int64_t> finishedOrder_;
+  EmittedTree tree_;
 };
 
 }  // namespace tbs
