@@ -2,13 +2,13 @@
 // require('../lsp/command.js').runLsp(argv); `node dist/apps/lsp/main.js` runs it directly.
 // Builds run in the service's worker processes; the LSP shutdown request, a closed stdin and
 // SIGTERM/SIGINT all cancel running builds and wait for their workers before the process ends.
-import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
-import { UsageError, usageWords } from '../shared/usage-error.js';
+import { UsageError } from '../shared/usage-error.js';
+import { parseStdioServerArgs, type StdioServerOptions } from '../service/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
@@ -25,44 +25,10 @@ stop on window/workDoneProgress/cancel or $/cancelRequest.
 
 Logs go to stderr; stdout carries only the protocol.`;
 
-export interface LspCliOptions {
-  outputDir?: string;
-  heartbeatMs?: number;
-}
-
+export type LspCliOptions = StdioServerOptions;
 
 export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
-  const opts: LspCliOptions = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined || v === '') throw new UsageError(usageWords.needsValue(flag));
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--stdio':
-        break;
-      case '--output-dir':
-        opts.outputDir = path.resolve(value());
-        break;
-      case '--heartbeat': {
-        const v = value();
-        const s = Number(v);
-        if (!Number.isFinite(s) || s < 0.2 || s > 60) throw new UsageError(usageWords.between('--heartbeat', 0.2, 60, 'seconds', v));
-        opts.heartbeatMs = Math.round(s * 1000);
-        break;
-      }
-      default:
-        throw new UsageError(usageWords.unknownArgument(arg, 'lsp'));
-    }
-  }
-  return opts;
+  return parseStdioServerArgs(argv, { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true });
 }
 
 const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);

@@ -2,12 +2,13 @@
 // require('../mcp/server.js').runMcp(argv); `node dist/apps/mcp/server.js` runs it directly.
 // Builds run in the service's isolated worker processes, so a crashing build never takes the
 // server down; closing stdin or SIGTERM/SIGINT cancels running builds and waits for their workers.
-import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
 import { createMcpServer, SERVER_NAME } from './tools.js';
 import { packageVersion } from '../service/package-info.js';
+import { UsageError } from '../shared/usage-error.js';
+import { parseStdioServerArgs, type StdioServerOptions } from '../service/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
 
@@ -21,47 +22,10 @@ your MCP client, e.g. {"mcpServers": {"trt-build-studio": {"command": "npx", "ar
 
 Logs go to stderr; stdout carries only the protocol.`;
 
-export interface McpCliOptions {
-  outputDir?: string;
-  /** Build farm: the Redis URL builds are queued in. */
-  queue?: string;
-  heartbeatMs?: number;
-}
-
-export class UsageError extends Error {}
+export type McpCliOptions = StdioServerOptions;
 
 export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
-  const opts: McpCliOptions = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined || v === '') throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--output-dir':
-        opts.outputDir = path.resolve(value());
-        break;
-      case '--queue':
-        opts.queue = value();
-        break;
-      case '--heartbeat': {
-        const v = value();
-        const s = Number(v);
-        if (!Number.isFinite(s) || s < 0.5 || s > 60) throw new UsageError(`--heartbeat must be between 0.5 and 60 seconds, got "${v}"`);
-        opts.heartbeatMs = Math.round(s * 1000);
-        break;
-      }
-      default:
-        throw new UsageError(`unknown argument "${arg}" (see trt-build-studio mcp --help)`);
-    }
-  }
-  return opts;
+  return parseStdioServerArgs(argv, { command: 'mcp', minHeartbeatS: 0.5, queue: true });
 }
 
 const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);

@@ -1,0 +1,51 @@
+// The command line of the stdio servers (`mcp`, `lsp`): the same flags in the same words, parsed
+// once. `--key value` and `--key=value` both work; a bad line is a UsageError (exit 2).
+import * as path from 'node:path';
+import { UsageError, usageWords } from '../shared/usage-error.js';
+
+export interface StdioServerOptions {
+  outputDir?: string;
+  heartbeatMs?: number;
+  /** Build farm (mcp only): the Redis URL builds are queued in. */
+  queue?: string;
+}
+
+export interface StdioServerFlags {
+  /** The command's name, for "see trt-build-studio <command> --help". */
+  command: string;
+  /** Lowest accepted --heartbeat, seconds. */
+  minHeartbeatS: number;
+  /** Accepts --queue (the MCP server can hand builds to a farm). */
+  queue?: boolean;
+  /** Accepts --stdio and ignores it (LSP clients pass it; stdio is the only transport). */
+  stdioFlag?: boolean;
+}
+
+export function parseStdioServerArgs(argv: readonly string[], flags: StdioServerFlags): StdioServerOptions | 'help' {
+  const opts: StdioServerOptions = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined || v === '') throw new UsageError(usageWords.needsValue(flag));
+      return v;
+    };
+    if (flag === '--help' || flag === '-h') return 'help';
+    if (flag === '--stdio' && flags.stdioFlag) continue;
+    if (flag === '--output-dir') {
+      opts.outputDir = path.resolve(value());
+    } else if (flag === '--queue' && flags.queue) {
+      opts.queue = value();
+    } else if (flag === '--heartbeat') {
+      const v = value();
+      const s = Number(v);
+      if (!Number.isFinite(s) || s < flags.minHeartbeatS || s > 60) throw new UsageError(usageWords.between('--heartbeat', flags.minHeartbeatS, 60, 'seconds', v));
+      opts.heartbeatMs = Math.round(s * 1000);
+    } else {
+      throw new UsageError(usageWords.unknownArgument(arg, flags.command));
+    }
+  }
+  return opts;
+}
