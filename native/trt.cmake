@@ -22,7 +22,7 @@
 # message, and the addon (with the simulated backend) is built without that adapter.
 #
 # INPUTS
-#   TENSORRT_ROOT   (CMake variable or environment) one folder or several separated by ':'. Each
+#   TENSORRT_ROOT   (environment, or CMake cache variable) one folder or several separated by ':'. Each
 #                   is a TensorRT install (include/NvInferVersion.h) or a folder holding
 #                   NvInferVersion.h itself. The major is read from each folder's NvInferVersion.h;
 #                   one adapter per major, the first folder of a major wins. Without it,
@@ -61,10 +61,10 @@ set(TBS_TRT_ADAPTER_SOURCES
   "${TBS_TRT_DIR}/src/trt/trt_logger.cc"
   "${TBS_TRT_DIR}/src/trt/trt_options.cc"
   "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc"
-  "${TBS_TRT_DIR}/src/trt/safe_read.cc"
   "${TBS_TRT_DIR}/src/trt/lib_files.cc"
   "${TBS_TRT_DIR}/src/trt/cuda_device.cc"
   "${TBS_TRT_DIR}/src/core/atomic_file.cc"
+  "${TBS_TRT_DIR}/src/core/cache_store.cc"
   "${TBS_TRT_DIR}/src/core/file_lock.cc")
 # The addon's side: no TensorRT header.
 set(TBS_TRT_HOST_SOURCES
@@ -88,10 +88,16 @@ foreach(_dir IN LISTS _tbs_cuda_candidates)
 endforeach()
 
 # --- which header folders ----------------------------------------------------------------------------
-set(_tbs_trt_root "${TENSORRT_ROOT}")
-if(NOT _tbs_trt_root AND DEFINED ENV{TENSORRT_ROOT})
-  set(_tbs_trt_root "$ENV{TENSORRT_ROOT}")
+# Kept in the CMake cache, so that a re-run of CMake that the build tool starts by itself (a
+# CMake file changed) sees the same folders even without the environment variable; the
+# environment variable, whenever it is set (even empty), replaces the cached value.
+# scripts/test-native.js compares this cached value with its environment and reconfigures.
+if(DEFINED ENV{TENSORRT_ROOT})
+  set(TENSORRT_ROOT "$ENV{TENSORRT_ROOT}" CACHE STRING "TensorRT installs or header folders, ':'-separated" FORCE)
+else()
+  set(TENSORRT_ROOT "${TENSORRT_ROOT}" CACHE STRING "TensorRT installs or header folders, ':'-separated")
 endif()
+set(_tbs_trt_root "${TENSORRT_ROOT}")
 set(_tbs_trt_explicit OFF)
 set(_tbs_trt_candidates "")
 if(_tbs_trt_root)

@@ -78,11 +78,8 @@ function(_tbs_trt_tests_for M)
     FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake${M}_nvinfer_noversion>"
     FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser_noparser>"
     FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>"
-    FAKE_MISSING_DIR="${_fd}/does-not-exist"
-    # Names the older tests use: the current fake, the other major, an older minor.
-    FAKE_NVINFER_10_16="$<TARGET_FILE:tbs_fake${M}_nvinfer>"
-    FAKE_NVINFER_11="$<TARGET_FILE:tbs_fake${M}_nvinfer_other>"
-    FAKE_NVINFER_10_7="$<TARGET_FILE:tbs_fake${M}_nvinfer_old>")
+    FAKE_OTHER_TEXT="${_other}.1.0"
+    FAKE_MISSING_DIR="${_fd}/does-not-exist")
 
   set(_tests adapters options loader backend timing_cache)
 
