@@ -31,6 +31,8 @@
 #   CUDA_HOME / CUDA_PATH (environment) or CUDAToolkit_ROOT: NvInfer headers include
 #                   cuda_runtime_api.h; default /usr/local/cuda/include.
 #   TBS_TRT_TESTS   option (default ON): build and register the adapters' tests.
+#   TBS_TRT_PRECHECK option (default ON): the configure-time compile below; OFF only in
+#                   native/test/trt/adapter_only, where a failure must be loud.
 #
 # OUTPUTS (variables in the including scope)
 #   TBS_TRT_MAJORS            e.g. "10;11": the adapters built
@@ -50,6 +52,8 @@ include_guard(GLOBAL)
 
 set(TBS_TRT_DIR "${CMAKE_CURRENT_LIST_DIR}")
 option(TBS_TRT_TESTS "Build and register the TensorRT adapter tests" ON)
+# OFF only where a failing adapter should fail the build (native/test/trt/adapter_only).
+option(TBS_TRT_PRECHECK "Compile each adapter at configure time and leave out one that fails" ON)
 set(TBS_TRT_SUPPORTED_MAJORS 10 11)
 
 # Adapter sources (compiled once per major against that major's headers) and the core helpers
@@ -206,7 +210,11 @@ foreach(_inc IN LISTS _tbs_trt_candidates)
   if(_v_MAJOR EQUAL 11 AND _v_MINOR GREATER 1)
     message(STATUS "TensorRT: ${_ver} is newer than the last release this code was checked against (11.1); trying it")
   endif()
-  _tbs_trt_check_adapter(${_v_MAJOR} "${_inc}" _ok)
+  if(TBS_TRT_PRECHECK)
+    _tbs_trt_check_adapter(${_v_MAJOR} "${_inc}" _ok)
+  else()
+    set(_ok ON)
+  endif()
   if(NOT _ok)
     message(WARNING "TensorRT: the TensorRT ${_v_MAJOR} adapter does not compile against ${_inc} (${_ver}); it is left out and the addon is built without it. First errors:\n    ${_ok_LOG}")
     continue()
