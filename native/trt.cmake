@@ -244,6 +244,11 @@ function(tbs_trt_use_headers target major)
 endfunction()
 
 find_package(Threads REQUIRED)
+# Hidden visibility does not cover what the C++ standard library's headers declare visible (the
+# template instantiations an adapter makes, some over nvinfer1 types); the version script keeps
+# every symbol but the entry point local, so two adapters in one process never interpose.
+set(_tbs_trt_map "${CMAKE_CURRENT_BINARY_DIR}/tbs_trt_adapter.map")
+file(WRITE "${_tbs_trt_map}" "{\n  global: tbs_trt_adapter_entry;\n  local: *;\n};\n")
 foreach(_m IN LISTS TBS_TRT_MAJORS)
   add_library(tbs_trt${_m} SHARED ${TBS_TRT_ADAPTER_SOURCES})
   tbs_trt_use_headers(tbs_trt${_m} ${_m})
@@ -251,7 +256,8 @@ foreach(_m IN LISTS TBS_TRT_MAJORS)
     OUTPUT_NAME "tbs_trt${_m}" PREFIX "lib" SUFFIX ".so"
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   # Every symbol resolved at link time except TensorRT's, which are dlopen'ed.
-  target_link_options(tbs_trt${_m} PRIVATE "-Wl,--no-undefined")
+  target_link_options(tbs_trt${_m} PRIVATE "-Wl,--no-undefined" "-Wl,--version-script=${_tbs_trt_map}")
+  set_property(TARGET tbs_trt${_m} APPEND PROPERTY LINK_DEPENDS "${_tbs_trt_map}")
   target_link_libraries(tbs_trt${_m} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 endforeach()
 
