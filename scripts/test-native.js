@@ -75,7 +75,8 @@ if (!process.argv.includes('--no-build')) {
       process.exit(1);
     }
   }
-  if (run(process.execPath, [cmakeJs, 'compile', '--out', out]) !== 0) {
+  // `build`, not `compile`: a compile error should fail now, not start a clean full rebuild.
+  if (run(process.execPath, [cmakeJs, 'build', '--out', out]) !== 0) {
     console.error('test:native: build failed');
     process.exit(1);
   }

@@ -21,7 +21,8 @@ namespace {
 
 std::vector<tbs::AdapterFact> built() { return parseAdapterList(BUILT_ADAPTERS); }
 
-std::vector<tbs::AdapterFact> only(int major) {
+// The adapters of one major only (used when both majors are built).
+[[maybe_unused]] std::vector<tbs::AdapterFact> only(int major) {
   std::vector<tbs::AdapterFact> out;
   for (auto const& a : built()) {
     if (a.major == major) out.push_back(a);
