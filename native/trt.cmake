@@ -22,7 +22,7 @@
 # message, and the addon (with the simulated backend) is built without that adapter.
 #
 # INPUTS
-#   TENSORRT_ROOT   (CMake variable or environment) one folder or several separated by ':'. Each
+#   TENSORRT_ROOT   (environment, or CMake cache variable) one folder or several separated by ':'. Each
 #                   is a TensorRT install (include/NvInferVersion.h) or a folder holding
 #                   NvInferVersion.h itself. The major is read from each folder's NvInferVersion.h;
 #                   one adapter per major, the first folder of a major wins. Without it,
@@ -31,6 +31,8 @@
 #   CUDA_HOME / CUDA_PATH (environment) or CUDAToolkit_ROOT: NvInfer headers include
 #                   cuda_runtime_api.h; default /usr/local/cuda/include.
 #   TBS_TRT_TESTS   option (default ON): build and register the adapters' tests.
+#   TBS_TRT_PRECHECK option (default ON): the configure-time compile below; OFF only in
+#                   native/test/trt/adapter_only, where a failure must be loud.
 #
 # OUTPUTS (variables in the including scope)
 #   TBS_TRT_MAJORS            e.g. "10;11": the adapters built
@@ -50,6 +52,8 @@ include_guard(GLOBAL)
 
 set(TBS_TRT_DIR "${CMAKE_CURRENT_LIST_DIR}")
 option(TBS_TRT_TESTS "Build and register the TensorRT adapter tests" ON)
+# OFF only where a failing adapter should fail the build (native/test/trt/adapter_only).
+option(TBS_TRT_PRECHECK "Compile each adapter at configure time and leave out one that fails" ON)
 set(TBS_TRT_SUPPORTED_MAJORS 10 11)
 
 # Adapter sources (compiled once per major against that major's headers) and the core helpers
@@ -61,10 +65,10 @@ set(TBS_TRT_ADAPTER_SOURCES
   "${TBS_TRT_DIR}/src/trt/trt_logger.cc"
   "${TBS_TRT_DIR}/src/trt/trt_options.cc"
   "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc"
-  "${TBS_TRT_DIR}/src/trt/safe_read.cc"
   "${TBS_TRT_DIR}/src/trt/lib_files.cc"
   "${TBS_TRT_DIR}/src/trt/cuda_device.cc"
   "${TBS_TRT_DIR}/src/core/atomic_file.cc"
+  "${TBS_TRT_DIR}/src/core/cache_store.cc"
   "${TBS_TRT_DIR}/src/core/file_lock.cc")
 # The addon's side: no TensorRT header.
 set(TBS_TRT_HOST_SOURCES
@@ -88,10 +92,16 @@ foreach(_dir IN LISTS _tbs_cuda_candidates)
 endforeach()
 
 # --- which header folders ----------------------------------------------------------------------------
-set(_tbs_trt_root "${TENSORRT_ROOT}")
-if(NOT _tbs_trt_root AND DEFINED ENV{TENSORRT_ROOT})
-  set(_tbs_trt_root "$ENV{TENSORRT_ROOT}")
+# Kept in the CMake cache, so that a re-run of CMake that the build tool starts by itself (a
+# CMake file changed) sees the same folders even without the environment variable; the
+# environment variable, whenever it is set (even empty), replaces the cached value.
+# scripts/test-native.js compares this cached value with its environment and reconfigures.
+if(DEFINED ENV{TENSORRT_ROOT})
+  set(TENSORRT_ROOT "$ENV{TENSORRT_ROOT}" CACHE STRING "TensorRT installs or header folders, ':'-separated" FORCE)
+else()
+  set(TENSORRT_ROOT "${TENSORRT_ROOT}" CACHE STRING "TensorRT installs or header folders, ':'-separated")
 endif()
+set(_tbs_trt_root "${TENSORRT_ROOT}")
 set(_tbs_trt_explicit OFF)
 set(_tbs_trt_candidates "")
 if(_tbs_trt_root)
@@ -200,7 +210,11 @@ foreach(_inc IN LISTS _tbs_trt_candidates)
   if(_v_MAJOR EQUAL 11 AND _v_MINOR GREATER 1)
     message(STATUS "TensorRT: ${_ver} is newer than the last release this code was checked against (11.1); trying it")
   endif()
-  _tbs_trt_check_adapter(${_v_MAJOR} "${_inc}" _ok)
+  if(TBS_TRT_PRECHECK)
+    _tbs_trt_check_adapter(${_v_MAJOR} "${_inc}" _ok)
+  else()
+    set(_ok ON)
+  endif()
   if(NOT _ok)
     message(WARNING "TensorRT: the TensorRT ${_v_MAJOR} adapter does not compile against ${_inc} (${_ver}); it is left out and the addon is built without it. First errors:\n    ${_ok_LOG}")
     continue()
@@ -230,6 +244,11 @@ function(tbs_trt_use_headers target major)
 endfunction()
 
 find_package(Threads REQUIRED)
+# Hidden visibility does not cover what the C++ standard library's headers declare visible (the
+# template instantiations an adapter makes, some over nvinfer1 types); the version script keeps
+# every symbol but the entry point local, so two adapters in one process never interpose.
+set(_tbs_trt_map "${CMAKE_CURRENT_BINARY_DIR}/tbs_trt_adapter.map")
+file(WRITE "${_tbs_trt_map}" "{\n  global: tbs_trt_adapter_entry;\n  local: *;\n};\n")
 foreach(_m IN LISTS TBS_TRT_MAJORS)
   add_library(tbs_trt${_m} SHARED ${TBS_TRT_ADAPTER_SOURCES})
   tbs_trt_use_headers(tbs_trt${_m} ${_m})
@@ -237,7 +256,8 @@ foreach(_m IN LISTS TBS_TRT_MAJORS)
     OUTPUT_NAME "tbs_trt${_m}" PREFIX "lib" SUFFIX ".so"
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   # Every symbol resolved at link time except TensorRT's, which are dlopen'ed.
-  target_link_options(tbs_trt${_m} PRIVATE "-Wl,--no-undefined")
+  target_link_options(tbs_trt${_m} PRIVATE "-Wl,--no-undefined" "-Wl,--version-script=${_tbs_trt_map}")
+  set_property(TARGET tbs_trt${_m} APPEND PROPERTY LINK_DEPENDS "${_tbs_trt_map}")
   target_link_libraries(tbs_trt${_m} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 endforeach()
 

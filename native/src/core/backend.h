@@ -39,7 +39,7 @@ struct CacheStats {
 class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
-  // IProgressMonitor semantics (see shared/TENSORRT.md): parent is null at the root.
+  // IProgressMonitor semantics (docs/tensorrt.md, "The progress monitor"): parent is null at the root.
   virtual void phaseStart(char const* name, char const* parent, int32_t nbSteps) noexcept = 0;
   // Returns false once cancel has been requested (the builder should stop early).
   virtual bool stepComplete(char const* name, int32_t step) noexcept = 0;

@@ -1,7 +1,7 @@
 // IProgressMonitor adapter: forwards TensorRT's build-progress callbacks to our ProgressSink.
 // TensorRT calls these from several builder threads at once; the sink is thread-safe by
 // contract, and this class adds no lock and no allocation of its own so that the cost inside the
-// builder's threads is the sink's cost only (see DESIGN.md, "Native layer").
+// builder's threads is the sink's cost only (docs/tensorrt.md, "The progress monitor").
 //
 // NOT RUN HERE against a real builder (no TensorRT library or GPU); unit-tested by calling the
 // overrides directly (native/test/trt/test_adapters.cc).

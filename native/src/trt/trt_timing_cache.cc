@@ -1,7 +1,7 @@
 #include "trt_timing_cache.h"
 
-#include "../core/atomic_file.h"
-#include "../core/file_lock.h"
+#include <vector>
+
 #include "trt_version.h"
 
 namespace tbs::trt {
@@ -10,7 +10,15 @@ namespace {
 constexpr int kCacheLockTimeoutMs = 120000;  // another build may be mid-save of a large cache
 
 void addWarning(CacheStats& stats, std::string const& text) {
+  if (text.empty()) return;
   stats.warning += (stats.warning.empty() ? "" : "; ") + text;
+}
+
+using CachePtr = std::unique_ptr<nvinfer1::ITimingCache>;
+
+// createTimingCache on bytes read from a file; null when TensorRT cannot read them.
+CachePtr deserialize(CacheFactory& config, std::string const& bytes) {
+  return CachePtr(config.createTimingCache(bytes.data(), bytes.size()));
 }
 
 }  // namespace
@@ -18,13 +26,13 @@ void addWarning(CacheStats& stats, std::string const& text) {
 bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error) {
   path_ = path;
   stats.path = path;
-  std::string bytes;
-  std::string readError;
-  if (readRegularFile(path, bytes, readError) == ReadStatus::kError) {
-    error = "timing cache " + readError;
+  CacheFileRead file = readCacheFile(path);
+  if (file.state == CacheFileRead::State::kError) {
+    error = "cannot use the timing cache: " + file.error + "; the file is left untouched";
     return false;
   }
-  cache_.reset(config.createTimingCache(bytes.data(), bytes.size()));
+  std::string const& bytes = file.bytes;  // empty when absent: TensorRT makes an empty cache
+  cache_ = deserialize(config, bytes);
   if (cache_ == nullptr) {
     if (!bytes.empty()) {
       error = "timing cache file " + path + " is not a timing cache that TensorRT " + formatTrtVersion(libVersion_) +
@@ -34,6 +42,15 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
       error = "TensorRT could not create a timing cache";
     }
     return false;
+  }
+  // Entries a build could not save under the lock: start from them too (the next save merges
+  // them into the file). One TensorRT will not combine (another device or version) is the save's
+  // business: it is kept as "<sidecar>.rejected" there.
+  for (auto const& side : listPendingCacheFiles(path)) {
+    CacheFileRead s = readCacheFile(side);
+    if (s.state != CacheFileRead::State::kRead || s.bytes.empty()) continue;
+    CachePtr pending = deserialize(config, s.bytes);
+    if (pending != nullptr) cache_->combine(*pending, /*ignoreMismatch=*/false);
   }
   if (!config.setTimingCache(*cache_, /*ignoreMismatch=*/false)) {
     if (bytes.empty() || !config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
@@ -55,61 +72,78 @@ nvinfer1::ITimingCache const* TimingCacheSession::builtCache(CacheFactory const&
   return attached != nullptr ? attached : cache_.get();
 }
 
-int64_t TimingCacheSession::entryCount(CacheFactory const& config) const {
+int64_t TimingCacheSession::countEntries(nvinfer1::ITimingCache const* cache) const {
 #if TBS_TRT_HEADERS_AT_LEAST(10, 8)
-  nvinfer1::ITimingCache const* cache = builtCache(config);
   if (!runtimeHasTimingCacheQueryKeys(libVersion_) || cache == nullptr) return -1;
   int64_t n = cache->queryKeys(nullptr, 0);  // null buffer: count only; -1 on error
   return n >= 0 ? n : -1;
 #else
-  (void)config;
+  (void)cache;
   return -1;  // ITimingCache::queryKeys is not in these headers
 #endif
 }
 
+int64_t TimingCacheSession::entryCount(CacheFactory const& config) const { return countEntries(builtCache(config)); }
+
 bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
   nvinfer1::ITimingCache const* built = builtCache(config);
   if (built == nullptr || path_.empty()) return false;
-  FileLock lock(FileLock::lockPathFor(path_), kCacheLockTimeoutMs);
-  if (!lock.locked()) {
-    addWarning(stats, "timing cache not saved: " + lock.error());
-    return false;
-  }
-  // Another build may have saved since we loaded: add our entries to what is on disk now, so
-  // none of theirs are lost (on a conflict the entry on disk is kept, as combine() documents).
-  std::string bytes;
-  std::string error;
-  if (readRegularFile(path_, bytes, error) == ReadStatus::kError) {
-    addWarning(stats, "timing cache not saved: " + error);
-    return false;
-  }
-  std::unique_ptr<nvinfer1::ITimingCache> merged;
-  if (!bytes.empty()) {
-    merged.reset(config.createTimingCache(bytes.data(), bytes.size()));
-    if (merged == nullptr) {
-      addWarning(stats, "timing cache not saved: " + path_ +
-                            " was replaced by something TensorRT cannot read during the build; it was left untouched");
-      return false;
-    }
-    if (!merged->combine(*built, /*ignoreMismatch=*/false)) {
-      addWarning(stats, "timing cache not saved: " + path_ +
-                            " holds a cache from another GPU or TensorRT version, and TensorRT refuses to mix them; "
-                            "use one cache file per GPU model and TensorRT version");
-      return false;
-    }
-  }
-  std::unique_ptr<nvinfer1::IHostMemory> blob(merged != nullptr ? merged->serialize() : built->serialize());
+  std::unique_ptr<nvinfer1::IHostMemory> blob(built->serialize());
   if (blob == nullptr || blob->data() == nullptr) {
     addWarning(stats, "timing cache not saved: TensorRT could not serialize it");
     return false;
   }
-  AtomicWriteResult w = atomicWriteFile(path_, blob->data(), blob->size());
-  if (!w.ok) {
-    addWarning(stats, "timing cache not saved: " + w.error);
-    return false;
+  std::string const mine(static_cast<char const*>(blob->data()), blob->size());
+
+  // Runs under the lock with the file as it is now: this build's entries go INTO what is on
+  // disk (another build may have saved since this one loaded), as trtexec merges; on a key
+  // present in both, combine() keeps the one on disk.
+  auto merge = [&](CacheMergeInput const& in) {
+    CacheMergeResult m;
+    CachePtr base = deserialize(config, in.currentExists ? *in.current : std::string());
+    if (base == nullptr) {
+      m.refuse = true;
+      m.error = in.currentExists && !in.current->empty()
+                    ? "it is not a timing cache that TensorRT " + formatTrtVersion(libVersion_) +
+                          " can read (it was replaced during the build)"
+                    : "TensorRT could not create a timing cache";
+      return m;
+    }
+    for (auto const& side : *in.pending) {
+      CachePtr pending = deserialize(config, side);
+      m.pendingMerged.push_back(pending != nullptr && base->combine(*pending, /*ignoreMismatch=*/false));
+    }
+    if (!base->combine(*built, /*ignoreMismatch=*/false)) {
+      m.refuse = true;
+      m.error = "it holds a cache from another GPU or TensorRT version, and TensorRT refuses to mix them; use one "
+                "cache file per GPU model and TensorRT version";
+      return m;
+    }
+    std::unique_ptr<nvinfer1::IHostMemory> out(base->serialize());
+    if (out == nullptr || out->data() == nullptr) {
+      m.refuse = true;
+      m.error = "TensorRT could not serialize the merged cache";
+      return m;
+    }
+    m.bytes.assign(static_cast<char const*>(out->data()), out->size());
+    m.entries = countEntries(base.get());
+    return m;
+  };
+
+  CacheSaveOptions options;
+  options.lockTimeoutMs = cacheLockTimeoutMs(kCacheLockTimeoutMs);
+  options.mineHasEntries = countEntries(built) != 0;
+  CacheSaveResult r = saveCache(path_, mine, merge, options);
+  addWarning(stats, r.warning);
+  stats.deferredPath = r.deferredPath;
+  if (r.outcome == CacheSaveResult::Outcome::kSaved) {
+    stats.bytes = r.fileBytes;
+    return true;
   }
-  stats.bytes = static_cast<int64_t>(blob->size());
-  return true;
+  // Without entries of its own and without the lock, a build has nothing to keep and nothing to
+  // say (the store is silent then); every other outcome comes with the store's warning.
+  if (r.warning.empty() && !r.error.empty()) addWarning(stats, "timing cache not saved: " + r.error);
+  return !r.deferredPath.empty();
 }
 
 }  // namespace tbs::trt

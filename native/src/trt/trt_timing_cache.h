@@ -1,15 +1,19 @@
-// The build's timing cache, handled as NVIDIA's trtexec does: load with ignoreMismatch = true,
-// and when saving, lock the file, re-read it, combine this build's cache INTO the file's with
-// ignoreMismatch = false, and write atomically, so several builds sharing one cache file lose no
-// entries and a cache from another device or TensorRT version is never silently mixed.
+// The build's timing cache, handled as NVIDIA's trtexec does (load with ignoreMismatch = true;
+// merge this build's cache into the file's with combine(..., ignoreMismatch = false)), on top of
+// the shared cache store (core/cache_store.h), which the simulated backend uses too: reads that
+// never block on a FIFO or read without bound, saving under "<cache>.lock" with a re-read and
+// merge of what is on disk now, a sidecar "<cache>.pending-<pid>-<n>" when the lock cannot be
+// had in time (CacheStats.deferredPath), and sidecars folded in by the next save. This file only
+// knows how TensorRT reads, merges and writes a cache.
 //
-// A file TensorRT cannot deserialize is not a timing cache: the build stops before it starts and
-// the file is never overwritten (it may be something the user needs, named by mistake).
+// A file TensorRT cannot deserialize is not a timing cache we may touch: the build stops before
+// it starts, and if the file turns into one during the build, the save refuses to replace it
+// (this build's entries then go to a sidecar, so nothing measured is lost).
 //
 // NOT RUN HERE against a real TensorRT (needs libnvinfer and a GPU). The session logic (missing,
 // foreign, mismatched and non-regular files, the queryKeys version guard, merge-under-lock with
-// concurrent savers, save after cancel) is tested with fake ITimingCache objects that enforce
-// the documented combine()/setTimingCache() rules.
+// concurrent savers, sidecars, save after cancel) is tested with fake ITimingCache objects that
+// enforce the documented combine()/setTimingCache() rules.
 #pragma once
 
 #include <cstddef>
@@ -17,15 +21,10 @@
 #include <string>
 
 #include "../core/backend.h"
-#include "safe_read.h"
+#include "../core/cache_store.h"
 #include "trt_headers.h"
 
 namespace tbs::trt {
-
-// Kept under its old name for callers and tests: see safe_read.h.
-inline ReadStatus readWholeFile(std::string const& path, std::string& bytes, std::string& error) {
-  return readRegularFile(path, bytes, error);
-}
 
 // The two IBuilderConfig calls the session needs, behind an interface so that tests can supply
 // fake caches. BuilderConfigCaches is the production implementation.
@@ -57,11 +56,12 @@ class TimingCacheSession {
   // `libVersion`: getInferLibVersion() of the loaded library (gates queryKeys, 10.8+).
   explicit TimingCacheSession(int32_t libVersion) : libVersion_(libVersion) {}
 
-  // Creates the cache from `path` (an empty cache when the file is missing or empty) and
-  // attaches it to `config`. False with `error` when the file cannot be read safely, is not a
-  // timing cache TensorRT can read, or TensorRT refuses it: the build must not start (and the
-  // file is left alone). A cache made on another device or TensorRT version is attached with
-  // ignoreMismatch and reported in stats.warning. Fills stats.path / entriesBefore.
+  // Creates the cache from `path` (an empty cache when the file is missing or empty), adds the
+  // entries of pending sidecars that TensorRT accepts, and attaches it to `config`. False with
+  // `error` when the file cannot be read safely, is not a timing cache TensorRT can read, or
+  // TensorRT refuses it: the build must not start (and the file is left alone). A cache made on
+  // another device or TensorRT version is attached with ignoreMismatch and reported in
+  // stats.warning. Fills stats.path / entriesBefore.
   bool load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error);
 
   nvinfer1::ITimingCache* cache() const { return cache_.get(); }
@@ -70,15 +70,19 @@ class TimingCacheSession {
   // than 10.8, or an error).
   int64_t entryCount(CacheFactory const& config) const;
 
-  // Under FileLock("<path>.lock"): re-reads the file, combines this build's cache into what is
-  // on disk now (ignoreMismatch = false), serializes and writes atomically. Fills stats.bytes;
-  // on failure stats.warning explains and the file is unchanged (the engine is still good, so
-  // the caller reports a warning rather than failing the build).
+  // Saves by the cache store's protocol, merging with combine(..., ignoreMismatch = false).
+  // True when this build's entries were kept: in the file (stats.bytes = its size) or, when the
+  // lock was not had in time or the file may not be replaced, in a sidecar
+  // (stats.deferredPath). Anything short of a plain save is explained in stats.warning; a
+  // failure is never an error of the build (the engine is still good).
+  // The lock is waited for up to TBS_TIMING_CACHE_LOCK_TIMEOUT_MS (default 120 s: another build
+  // may be mid-save of a large cache).
   bool save(CacheFactory& config, CacheStats& stats);
 
  private:
   // The cache the builder used: what the config reports, else the one we attached.
   nvinfer1::ITimingCache const* builtCache(CacheFactory const& config) const;
+  int64_t countEntries(nvinfer1::ITimingCache const* cache) const;
 
   int32_t libVersion_;
   std::string path_;

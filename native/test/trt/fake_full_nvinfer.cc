@@ -244,8 +244,10 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
     // Like TensorRT, the build adds its measurements to the cache the config was given, as it
     // measures them (so a cancelled build has some).
     auto* cache = dynamic_cast<tbs_fake::FakeTimingCache*>(const_cast<nvinfer1::ITimingCache*>(attached));
+    std::string prefix = "entry";
+    tbs_fake::hasDirective(directives, "cache-prefix", &prefix);
     for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
-      cache->add("entry-" + std::to_string(i));
+      cache->add(prefix + "-" + std::to_string(i));
     }
   }
   if (tbs_fake::hasDirective(directives, "build-fail", &message)) {

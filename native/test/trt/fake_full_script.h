@@ -7,6 +7,7 @@
 //   ignore-stop                         keeps going after stepComplete returned false
 //   threads <n>  steps <n>              size of the simulated tactic timing (default 3 x 20)
 //   cache-add <n>                       timing-cache entries the build adds (before any step)
+//   cache-prefix <text>                 their keys are "<text>-<i>" (default "entry")
 //   autotune <n>                        VERBOSE "Autotuning op" lines to log
 //   engine-bytes <n>                    size of the fake engine (default 4096)
 // The parser passes every non-input, non-error line to the builder through the network's name.

@@ -30,7 +30,7 @@ void useGoodFakes() {
 }
 
 int32_t fakeBuilderCalls() {
-  void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
+  void* h = dlopen(FAKE_NVINFER_CURRENT, RTLD_NOW | RTLD_NOLOAD);
   if (h == nullptr) return 0;
   auto calls = reinterpret_cast<int32_t (*)()>(dlsym(h, "fakeBuilderCalls"));
   int32_t n = calls != nullptr ? calls() : -1;
@@ -58,35 +58,58 @@ TEST(probe_reports_the_found_version) {
   CHECK_EQ(p.reason, std::string(""));
   CHECK_EQ(p.detail["compiledAgainst"], std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) +
                                             "." + std::to_string(NV_TENSORRT_PATCH));
-  CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string("yes"));
-  CHECK_CONTAINS(p.detail["nvinfer"], "libnvinfer.so.10");
+  // Entry counts need queryKeys (10.8+), streaming buildSerializedNetworkToStream (10.13+), in
+  // the headers and in the library; this fake is as new as the headers.
+  bool const headersCount = NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8;
+  bool const headersStream = NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 13;
+  CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string(headersCount ? "yes" : "no (needs TensorRT 10.8+)"));
+  CHECK_EQ(p.detail["engineStreaming"], std::string(headersStream ? "yes" : "no (needs TensorRT 10.13+)"));
+  CHECK_CONTAINS(p.detail["nvinfer"], "libnvinfer.so." + std::to_string(NV_TENSORRT_MAJOR));
+  CHECK_EQ(p.adapter.major, NV_TENSORRT_MAJOR);
+  CHECK_EQ(p.library.version, std::string(FAKE_CURRENT_TEXT));
   CHECK_EQ(backend->version(), std::string(FAKE_CURRENT_TEXT));
   CHECK_EQ(backend->gpuName(), std::string(""));
 }
 
-TEST(probe_of_an_old_10x_says_entry_counts_are_unavailable) {
+// What the probe offers follows the LIBRARY's version, not only the headers': an adapter built
+// against newer headers than the library must not announce what the library lacks.
+TEST(probe_of_an_older_library_offers_only_what_that_library_has) {
   clearEnv();
-  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_10_7, 1);
+  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_OLD, 1);
   setenv("TBS_NVONNXPARSER_LIB", FAKE_ONNXPARSER, 1);
   tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
   clearEnv();
   CHECK(p.available);
   CHECK_EQ(p.version, std::string(FAKE_OLD_TEXT));
-  CHECK_CONTAINS(p.detail["timingCacheEntryCounts"], "10.8");
+#if NV_TENSORRT_MAJOR == 10
+  // The old fake is 10.3 (JetPack 6) under 10.8+ headers, else 10.0: neither has queryKeys nor
+  // streaming.
+  CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string("no (needs TensorRT 10.8+)"));
+  CHECK_EQ(p.detail["engineStreaming"], std::string("no (needs TensorRT 10.13+)"));
+  CHECK(p.detail.count("precisionNote") == 0);  // int4/fp4 deprecated only from 10.12
+#else
+  // 11.0 has both, but no build routes (11.1).
+  CHECK_EQ(p.detail["timingCacheEntryCounts"], std::string("yes"));
+  CHECK_EQ(p.detail["engineStreaming"], std::string("yes"));
+  CHECK(!p.hasBuildRoutes);
+  CHECK(p.buildRoutes.empty());
+#endif
 }
 
-TEST(probe_refuses_tensorrt_11) {
+TEST(probe_refuses_a_library_of_the_other_major) {
   clearEnv();
-  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_11, 1);
+  setenv("TBS_NVINFER_LIB", FAKE_NVINFER_OTHER, 1);
   setenv("TBS_NVONNXPARSER_LIB", FAKE_ONNXPARSER, 1);
   tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
   clearEnv();
   CHECK(!p.available);
   CHECK_EQ(p.version, std::string(""));
-  CHECK_CONTAINS(p.reason, "found TensorRT 11.1.0");
-  CHECK_CONTAINS(p.reason, "compiled against TensorRT 10");
+  CHECK_CONTAINS(p.reason, "found TensorRT " FAKE_OTHER_TEXT);
+  CHECK_CONTAINS(p.reason, "compiled against TensorRT " + std::to_string(NV_TENSORRT_MAJOR) + " headers");
 }
 
+// A backend object is bound to the library paths it was made with (the addon makes one per probe
+// and per build); what must not happen is a failed load being remembered across objects.
 TEST(probe_retries_after_tensorrt_appears) {
   clearEnv();
   setenv("TBS_TRT_LIB_DIR", FAKE_MISSING_DIR, 1);
@@ -96,7 +119,7 @@ TEST(probe_retries_after_tensorrt_appears) {
   CHECK_CONTAINS(first.reason, "not found");
   CHECK_EQ(backend->version(), std::string(""));
   useGoodFakes();
-  tbs::BackendProbe second = backend->probe();
+  tbs::BackendProbe second = tbs::makeTensorRtBackend()->probe();
   clearEnv();
   CHECK(second.available);
   CHECK_EQ(second.version, std::string(FAKE_CURRENT_TEXT));
@@ -202,7 +225,7 @@ TEST(build_without_tensorrt_says_why) {
   tbs::BuildOutcome o = tbs::makeTensorRtBackend()->build(request(s), sink);
   clearEnv();
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
-  CHECK_CONTAINS(o.error, "TensorRT 10 not found");
+  CHECK_CONTAINS(o.error, "TensorRT " + std::to_string(NV_TENSORRT_MAJOR) + " not found");
 }
 
 TEST(cancel_before_start_is_cancelled_without_creating_a_builder) {
@@ -255,7 +278,7 @@ TEST(libraries_stay_loaded_between_backend_objects) {
   tbs::makeTensorRtBackend()->probe();
   clearEnv();
   // Unloading libnvinfer between builds would tear down its CUDA state: it must still be mapped.
-  void* h = dlopen(FAKE_NVINFER_10_16, RTLD_NOW | RTLD_NOLOAD);
+  void* h = dlopen(FAKE_NVINFER_CURRENT, RTLD_NOW | RTLD_NOLOAD);
   CHECK(h != nullptr);
   if (h) dlclose(h);
 }

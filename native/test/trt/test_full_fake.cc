@@ -12,16 +12,21 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "check.h"
+#include "fake_objects.h"
+#include "lock_holder.h"
 #include "model_dir.h"
 #include "recording_sink.h"
 #include "trt/trt_backend.h"
 
 namespace {
 
-std::string journal() {
-  void* h = dlopen(FAKE_FULL_NVINFER, RTLD_NOW | RTLD_NOLOAD);
+// The journal of the fake libnvinfer at `lib` (the one reporting the headers' version unless a
+// test builds against the older one).
+std::string journal(char const* lib = FAKE_FULL_NVINFER) {
+  void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
   if (h == nullptr) return "<fake libnvinfer not loaded>";
   auto fn = reinterpret_cast<char const* (*)()>(dlsym(h, "fakeFullJournal"));
   std::string out = fn != nullptr ? fn() : "<no journal>";
@@ -29,12 +34,25 @@ std::string journal() {
   return out;
 }
 
-void clearJournal() {
-  void* h = dlopen(FAKE_FULL_NVINFER, RTLD_NOW | RTLD_NOLOAD);
+void clearJournal(char const* lib = FAKE_FULL_NVINFER) {
+  void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
   if (h == nullptr) return;
   if (auto fn = reinterpret_cast<void (*)()>(dlsym(h, "fakeFullJournalClear"))) fn();
   dlclose(h);
 }
+
+std::string flagLine(char const* verb, nvinfer1::BuilderFlag f) {
+  return std::string(verb) + " " + std::to_string(static_cast<int>(f));
+}
+
+// Features of the headers this test is compiled with (the adapter's), as the fakes gate them.
+constexpr bool kHeadersAtLeast(int major, int minor) {
+  return NV_TENSORRT_MAJOR > major || (NV_TENSORRT_MAJOR == major && NV_TENSORRT_MINOR >= minor);
+}
+constexpr bool kCanCount = kHeadersAtLeast(10, 8);   // ITimingCache::queryKeys
+constexpr bool kStreams = kHeadersAtLeast(10, 13);   // buildSerializedNetworkToStream
+constexpr bool kShapeV2 = kHeadersAtLeast(10, 11);   // setShapeValuesV2
+int64_t counted(int64_t n) { return kCanCount ? n : -1; }
 
 int lastParserVersion() {
   void* h = dlopen(FAKE_FULL_ONNXPARSER, RTLD_NOW | RTLD_NOLOAD);
@@ -56,12 +74,18 @@ struct Scratch : tbs_test::ModelDir {
   explicit Scratch(std::string const& script) : ModelDir("tbs-trt-full", script) {}
 };
 
-tbs::BuildOutcome build(tbs::BuildRequest const& r, tbs::ProgressSink& sink) {
-  setenv("TBS_TRT_LIB_DIR", FAKE_FULL_DIR, 1);
-  clearJournal();
+// A build against the fakes in `dir` (default: the library as new as the headers).
+tbs::BuildOutcome build(tbs::BuildRequest const& r, tbs::ProgressSink& sink, char const* dir = FAKE_FULL_DIR,
+                        char const* lib = FAKE_FULL_NVINFER) {
+  setenv("TBS_TRT_LIB_DIR", dir, 1);
+  clearJournal(lib);
   tbs::BuildOutcome o = tbs::makeTensorRtBackend()->build(r, sink);
   unsetenv("TBS_TRT_LIB_DIR");
   return o;
+}
+
+tbs::BuildOutcome buildOld(tbs::BuildRequest const& r, tbs::ProgressSink& sink) {
+  return build(r, sink, FAKE_FULL_OLD_DIR, FAKE_FULL_OLD_NVINFER);
 }
 
 // Every phase that started finished exactly once, and no step came for a phase not open.
@@ -105,7 +129,7 @@ TEST(success_applies_every_option_and_writes_the_engine) {
 #if NV_TENSORRT_MAJOR == 10
   r.precision = {"fp16", "int8"};
 #endif
-  r.inferCacheMisses = true;
+  r.inferCacheMisses = kHeadersAtLeast(10, 8);  // needs the editable timing cache (10.8+)
   r.tf32 = 0;
   r.optLevel = 4;
   r.workspaceBytes = int64_t{1} << 30;
@@ -126,12 +150,18 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   CHECK_EQ(engine.rfind("FAKE-ENGINE\n", 0), size_t{0});
 
   std::string j = journal();
+#if NV_TENSORRT_MAJOR == 10
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the 10.x precision flags
+  for (std::string line : {flagLine("setFlag", nvinfer1::BuilderFlag::kFP16),
+                           flagLine("setFlag", nvinfer1::BuilderFlag::kINT8)}) {
+    CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
+  }
+#pragma GCC diagnostic pop
+#endif
   for (std::string line : {"createInferBuilder version=" + std::to_string(NV_TENSORRT_VERSION),
                            std::string("network flags=0"),
-#if NV_TENSORRT_MAJOR == 10
-                           std::string("setFlag 0"), std::string("setFlag 1"),
-#endif
-                           std::string("clearFlag 6"), std::string("optLevel 4"), std::string("pool 0 1073741824"),
+                           flagLine("clearFlag", nvinfer1::BuilderFlag::kTF32), std::string("optLevel 4"), std::string("pool 0 1073741824"),
                            std::string("pool 4 1048576"), std::string("pool 5 49152"), std::string("verbosity 2"),
                            std::string("hwcompat 1"), std::string("auxStreams 2"),
                            std::string("timingCache ignoreMismatch=0"), std::string("monitor set"),
@@ -155,11 +185,21 @@ TEST(success_applies_every_option_and_writes_the_engine) {
 
   CHECK_EQ(sink.statsCalls, 1);
   CHECK_EQ(sink.lastStats.path, r.timingCachePath);
-  CHECK_EQ(sink.lastStats.entriesBefore, int64_t{0});
-  CHECK_EQ(sink.lastStats.entriesAfter, int64_t{5});
+  CHECK_EQ(sink.lastStats.entriesBefore, counted(0));
+  CHECK_EQ(sink.lastStats.entriesAfter, counted(5));
   CHECK_EQ(sink.lastStats.bytes, static_cast<int64_t>(fileContent(r.timingCachePath).size()));
-  CHECK_EQ(sink.lastStats.misses, int64_t{2});
-  CHECK(sink.lastStats.missesInferred);
+  if (r.inferCacheMisses) {
+    // What the inference needs was turned on: the editable cache, detailed verbosity (2), and
+    // the two "Autotuning op" lines the fake logged were counted.
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8
+    CHECK(hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEDITABLE_TIMING_CACHE)));
+#endif
+    CHECK_EQ(sink.lastStats.misses, int64_t{2});
+    CHECK(sink.lastStats.missesInferred);
+  } else {
+    CHECK_EQ(sink.lastStats.misses, int64_t{-1});
+    CHECK(!sink.lastStats.missesInferred);
+  }
   CHECK_EQ(sink.lastStats.hits, int64_t{-1});  // there is no hit API: never invented
   CHECK_EQ(sink.lastStats.warning, std::string(""));
   std::vector<std::string> expected = {"model.cache", "model.cache.lock", "model.engine", "model.onnx"};
@@ -173,11 +213,13 @@ TEST(second_build_with_the_same_cache_starts_warm) {
   tbs_test::RecordingSink first, second;
   CHECK(build(r, first).status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK(build(r, second).status == tbs::BuildOutcome::Status::kSucceeded);
-  CHECK_EQ(first.lastStats.entriesBefore, int64_t{0});
-  CHECK_EQ(first.lastStats.entriesAfter, int64_t{7});
-  CHECK_EQ(second.lastStats.entriesBefore, int64_t{7});
-  CHECK_EQ(second.lastStats.entriesAfter, int64_t{7});
-  CHECK_EQ(second.lastStats.misses, int64_t{-1});  // no autotuning lines: unknown, not zero
+  CHECK_EQ(first.lastStats.entriesBefore, counted(0));
+  CHECK_EQ(first.lastStats.entriesAfter, counted(7));
+  CHECK_EQ(second.lastStats.entriesBefore, counted(7));
+  CHECK_EQ(second.lastStats.entriesAfter, counted(7));
+  // Not asked to infer misses: unknown, not zero.
+  CHECK_EQ(second.lastStats.misses, int64_t{-1});
+  CHECK(!second.lastStats.missesInferred);
 }
 
 TEST(strongly_typed_sets_the_network_flag_and_no_precision) {
@@ -187,9 +229,51 @@ TEST(strongly_typed_sets_the_network_flag_and_no_precision) {
   tbs_test::RecordingSink sink;
   CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
   std::string j = journal();
+#if NV_TENSORRT_MAJOR == 10
+  // 1 << kSTRONGLY_TYPED (1) in 10.x.
+  CHECK(hasLine(j, "network flags=" + std::to_string(1U << static_cast<uint32_t>(
+                                          nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED))));
   CHECK(hasLine(j, "network flags=2"));
+#else
+  // 11.x: every network is strongly typed; bit 1 means kPREFER_JIT_PYTHON_PLUGINS there and
+  // must never be passed for "strongly typed".
+  CHECK(hasLine(j, "network flags=0"));
+#endif
   CHECK(j.find("setFlag") == std::string::npos);
   CHECK(!hasLine(j, "timingCache ignoreMismatch=1"));  // no cache path: none attached
+}
+
+#if NV_TENSORRT_MAJOR >= 11
+// The 11.x adapter: precision flags do not exist; asking for one is refused before TensorRT is
+// touched, with the way out; not asking is a strongly typed build with flags 0.
+TEST(tensorrt_11_refuses_precision_and_builds_strongly_typed) {
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  r.precision = {"fp16"};
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "precision \"fp16\" is not an option in TensorRT 11");
+  CHECK_CONTAINS(o.error, "Model Optimizer");
+  CHECK(!hasLine(journal(), "build"));
+  CHECK(journal().find("createInferBuilder") == std::string::npos);
+  r.precision.clear();
+  CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
+  CHECK(hasLine(journal(), "network flags=0"));
+}
+#endif
+
+// The 11.x ILogger derives from IVersionedInterface (other vtable): a TensorRT error logged by
+// the fake (compiled against this major's headers) reaches the build's sink intact.
+TEST(tensorrt_errors_arrive_through_this_majors_logger) {
+  Scratch s("input x 1,4\nbuild-fail kernel launch failed on this fake\n");
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(request(s), sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  bool logged = false;
+  for (auto const& l : sink.lines()) logged = logged || l == "log 1 kernel launch failed on this fake";
+  CHECK(logged);
+  CHECK_CONTAINS(o.error, "kernel launch failed on this fake");
 }
 
 TEST(dynamic_input_gets_an_optimization_profile) {
@@ -246,7 +330,7 @@ TEST(build_failure_reports_tensorrts_error_and_writes_nothing) {
   CHECK(!s.has("model.engine"));
   CHECK(!s.has("model.cache"));  // a failed build saves no cache
   CHECK_EQ(sink.statsCalls, 1);
-  CHECK_EQ(sink.lastStats.entriesBefore, int64_t{0});
+  CHECK_EQ(sink.lastStats.entriesBefore, counted(0));
   CHECK_EQ(sink.lastStats.entriesAfter, int64_t{-1});
   bool logged = false;
   for (auto const& l : sink.lines()) logged = logged || l == "log 1 out of GPU memory while timing tactics";
@@ -264,7 +348,10 @@ TEST(cancel_mid_build_stops_the_builder_and_writes_nothing) {
   CHECK(o.status == tbs::BuildOutcome::Status::kCancelled);
   CHECK(seconds < 5.0);  // the fake gives up after 10 s if stepComplete never returned false
   CHECK(!s.has("model.engine"));
-  CHECK(!s.has("model.cache"));
+  // Nothing was measured: with entry counts (10.8+) that is known and nothing is saved; without
+  // them the (empty) cache is saved rather than risk losing entries.
+  CHECK_EQ(s.has("model.cache"), !kCanCount);
+  CHECK_EQ(sink.lastStats.savedAfterCancel, !kCanCount);
   auto lines = sink.lines();
   checkBalancedPhases(lines);
   bool stopped = false;
@@ -290,9 +377,11 @@ TEST(unsaveable_cache_is_a_warning_and_the_engine_is_still_written) {
   tbs::BuildOutcome o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK(s.has("model.engine"));
-  CHECK_CONTAINS(sink.lastStats.warning, "timing cache not saved");
-  CHECK_EQ(sink.lastStats.entriesAfter, int64_t{3});
+  CHECK_CONTAINS(sink.lastStats.warning, "not updated");
+  CHECK_CONTAINS(sink.lastStats.warning, "could not be kept either");
+  CHECK_EQ(sink.lastStats.entriesAfter, counted(3));
   CHECK_EQ(sink.lastStats.bytes, int64_t{-1});
+  CHECK_EQ(sink.lastStats.deferredPath, std::string(""));
 }
 
 TEST(optimization_level_zero_warns_that_the_cache_is_unused) {
@@ -315,6 +404,218 @@ TEST(engine_replaces_an_existing_output_atomically) {
   CHECK_EQ(fileContent(r.outputPath).size(), size_t{100});
   std::vector<std::string> expected = {"model.engine", "model.onnx"};
   CHECK(s.list() == expected);
+}
+
+TEST(engine_is_streamed_to_disk_where_the_library_has_it) {
+  Scratch s("input x 1,4\nengine-bytes 4500\n");
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(request(s), sink);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  CHECK_EQ(o.engineBytes, int64_t{4500});
+  CHECK_EQ(fileContent(s.file("model.engine")).size(), size_t{4500});
+  std::string j = journal();
+  // 10.13+: buildSerializedNetworkToStream, handed over in 1000-byte pieces straight to the
+  // temp file; older: buildSerializedNetwork and one write.
+  CHECK_EQ(hasLine(j, "buildSerializedNetworkToStream"), kStreams);
+  CHECK_EQ(hasLine(j, "chunks 5"), kStreams);
+  CHECK_EQ(hasLine(j, "buildSerializedNetwork"), !kStreams);
+  std::vector<std::string> expected = {"model.engine", "model.onnx"};
+  CHECK(s.list() == expected);
+}
+
+// An adapter compiled against newer headers than the library: 10.x headers from 10.8 with a 10.3
+// library (JetPack 6), older 10.x headers with 10.0, 11.x headers with 11.0. What the library
+// lacks is never called (the fake fails the build on any such call) and an option needing it is
+// a clear error before the builder exists.
+TEST(an_older_library_gets_only_what_it_has) {
+  Scratch s("input x 1,4\ninput dims 2 shape\ncache-add 2\nengine-bytes 3000\n");
+  tbs::BuildRequest r = request(s);
+  r.shapeValues["dims"] = {{1, 1}, {2, 4}, {4, 8}};
+  r.timingCachePath = s.file("model.cache");
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = buildOld(r, sink);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  std::string j = journal(FAKE_FULL_OLD_NVINFER);
+  CHECK(j.find("invalid") == std::string::npos);
+  bool const oldStreams = FAKE_OLD_VERSION >= 101300;
+  bool const oldV2 = FAKE_OLD_VERSION >= 101100;
+  CHECK_EQ(hasLine(j, "buildSerializedNetworkToStream"), oldStreams && kStreams);
+  CHECK(hasLine(j, oldV2 && kShapeV2 ? "setShapeValuesV2 dims max 4,8" : "setShapeValues dims max 4,8"));
+  // queryKeys is 10.8+: the old 10.x library cannot count, 11.0 can.
+  CHECK_EQ(sink.lastStats.entriesAfter, FAKE_OLD_VERSION >= 100800 && kCanCount ? int64_t{2} : int64_t{-1});
+
+  auto refused = [&](tbs::BuildRequest const& bad, std::string const& needs) {
+    tbs_test::RecordingSink other;
+    tbs::BuildOutcome b = buildOld(bad, other);
+    CHECK(b.status == tbs::BuildOutcome::Status::kFailed);
+    CHECK_CONTAINS(b.error, needs + " or later; the loaded library is TensorRT " FAKE_OLD_TEXT);
+    CHECK(journal(FAKE_FULL_OLD_NVINFER).find("createInferBuilder") == std::string::npos);
+  };
+  tbs::BuildRequest bad = request(s);
+#if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 8
+  bad.precision = {"fp4"};
+  refused(bad, "precision \"fp4\" needs TensorRT 10.8");
+  bad = request(s);
+  bad.inferCacheMisses = true;
+  refused(bad, "needs TensorRT 10.8");
+#endif
+#if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 9
+  bad = request(s);
+  bad.hardwareCompatibility = "same_compute_capability";
+  refused(bad, "needs TensorRT 10.9");
+#endif
+#if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 1 && NV_TENSORRT_MINOR < 8
+  bad = request(s);
+  bad.precision = {"int4"};
+  refused(bad, "precision \"int4\" needs TensorRT 10.1");
+#endif
+#if NV_TENSORRT_MAJOR == 11 && NV_TENSORRT_MINOR >= 1
+  bad = request(s);
+  bad.buildRoute = "-conv_use_long_w=off";
+  refused(bad, "buildRoute needs TensorRT 11.1");
+#endif
+  (void)bad;
+  (void)refused;
+}
+
+TEST(shape_tensor_inputs_get_profile_values) {
+  Scratch s("input x -1,4\ninput target 3 shape\n");
+  tbs::BuildRequest r = request(s);
+  r.shapes["x"] = {{1, 4}, {2, 4}, {8, 4}};
+  r.shapeValues["target"] = {{1, -1, 4}, {2, -1, 4}, {8, -1, 4}};
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  std::string j = journal();
+  std::string fn = kShapeV2 ? "setShapeValuesV2" : "setShapeValues";
+  CHECK(hasLine(j, fn + " target min 1,-1,4"));
+  CHECK(hasLine(j, fn + " target opt 2,-1,4"));
+  CHECK(hasLine(j, fn + " target max 8,-1,4"));
+  CHECK(hasLine(j, "profile x max 8,4"));
+  CHECK(hasLine(j, "addProfile"));
+  // Without values a shape-tensor input is an error naming it, before any build.
+  r.shapeValues.clear();
+  o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "\"target\" is a shape tensor");
+  CHECK(!hasLine(journal(), "build"));
+}
+
+#if NV_TENSORRT_MAJOR == 10
+TEST(shape_values_beyond_32_bits_are_refused_where_only_setShapeValues_exists) {
+  Scratch s("input target 1 shape\n");
+  tbs::BuildRequest r = request(s);
+  r.shapeValues["target"] = {{1}, {int64_t{1} << 33}, {int64_t{1} << 34}};
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = buildOld(r, sink);  // 10.0 or 10.3: no setShapeValuesV2
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "does not fit in 32 bits");
+  CHECK(!hasLine(journal(FAKE_FULL_OLD_NVINFER), "build"));
+}
+#endif
+
+TEST(device_option_selects_the_cuda_device_before_the_builder) {
+  setenv("TBS_CUDART_LIB", FAKE_CUDART, 1);
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  r.device = 1;
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  void* h = dlopen(FAKE_CUDART, RTLD_NOW | RTLD_NOLOAD);
+  CHECK(h != nullptr);
+  if (h != nullptr) {
+    auto calls = reinterpret_cast<char const* (*)()>(dlsym(h, "fakeCudartCalls"));
+    CHECK(calls != nullptr);
+    if (calls != nullptr) CHECK_CONTAINS(std::string(calls()), "setDevice 1\n");
+    dlclose(h);
+  }
+  tbs::GpuFact g = tbs::makeTensorRtBackend()->gpuFor(r);
+  CHECK_EQ(g.name, std::string("Fake H100"));
+  CHECK_EQ(g.computeCapability, std::string("9.0"));
+  // A device the runtime does not have: an error that names it; no builder is created.
+  r.device = 7;
+  o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "device 7 does not exist");
+  CHECK(journal().find("createInferBuilder") == std::string::npos);
+  unsetenv("TBS_CUDART_LIB");
+}
+
+TEST(cancel_keeps_the_entries_measured_before_the_stop) {
+  Scratch s("input x 1,4\nwait-cancel\nthreads 2\ncache-add 4\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("model.cache");
+  CancelAfterSteps sink(10);
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kCancelled);
+  CHECK(!s.has("model.engine"));
+  CHECK(sink.lastStats.savedAfterCancel);
+  std::set<std::string> keys;
+  CHECK(tbs_fake::parseCache(fileContent(r.timingCachePath), keys));
+  CHECK_EQ(keys.size(), size_t{4});
+}
+
+// Another process holds the cache's lock (a stuck build): this build's entries go to a sidecar
+// the next build merges; nothing is lost and nobody waits forever.
+TEST(held_lock_defers_to_a_sidecar_that_the_next_build_merges) {
+  setenv("TBS_TIMING_CACHE_LOCK_TIMEOUT_MS", "200", 1);
+  Scratch s("input x 1,4\ncache-add 3\ncache-prefix first\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("model.cache");
+  tbs_test::RecordingSink first;
+  {
+    tbs_test::LockHolder other(r.timingCachePath + ".lock");
+    CHECK(other.held());
+    tbs::BuildOutcome o = build(r, first);
+    CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  }
+  CHECK(!s.has("model.cache"));
+  std::string sidecar = first.lastStats.deferredPath;
+  CHECK_CONTAINS(sidecar, "model.cache.pending-");
+  CHECK(tbs_test::fileExists(sidecar));
+  CHECK_CONTAINS(first.lastStats.warning, sidecar);
+
+  std::ofstream(s.file("model.onnx")) << "input x 1,4\ncache-add 2\ncache-prefix second\n";
+  tbs_test::RecordingSink second;
+  CHECK(build(r, second).status == tbs::BuildOutcome::Status::kSucceeded);
+  unsetenv("TBS_TIMING_CACHE_LOCK_TIMEOUT_MS");
+  CHECK_EQ(second.lastStats.entriesBefore, counted(3));  // started from the sidecar's entries
+  CHECK_EQ(second.lastStats.deferredPath, std::string(""));
+  CHECK(!tbs_test::fileExists(sidecar));
+  std::set<std::string> keys;
+  CHECK(tbs_fake::parseCache(fileContent(r.timingCachePath), keys));
+  std::set<std::string> expected = {"first-0", "first-1", "first-2", "second-0", "second-1"};
+  CHECK(keys == expected);
+}
+
+TEST(a_file_tensorrt_cannot_read_is_never_touched) {
+  Scratch s("input x 1,4\ncache-add 2\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("notes.txt");
+  std::ofstream(r.timingCachePath) << "my notes, not a cache";
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "is not a timing cache");
+  CHECK_EQ(fileContent(r.timingCachePath), std::string("my notes, not a cache"));
+  CHECK(!hasLine(journal(), "build"));
+  CHECK(!s.has("model.engine"));
+}
+
+TEST(build_route_follows_the_headers_and_library) {
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  r.buildRoute = "-conv_use_long_w=off";
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+#if NV_TENSORRT_MAJOR > 11 || (NV_TENSORRT_MAJOR == 11 && NV_TENSORRT_MINOR >= 1)
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  CHECK(hasLine(journal(), "buildRoute -conv_use_long_w=off"));
+#else
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "buildRoute needs TensorRT 11.1");
+#endif
 }
 
 TEST_MAIN()

@@ -21,7 +21,8 @@ namespace {
 
 std::vector<tbs::AdapterFact> built() { return parseAdapterList(BUILT_ADAPTERS); }
 
-std::vector<tbs::AdapterFact> only(int major) {
+// The adapters of one major only (used when both majors are built).
+[[maybe_unused]] std::vector<tbs::AdapterFact> only(int major) {
   std::vector<tbs::AdapterFact> out;
   for (auto const& a : built()) {
     if (a.major == major) out.push_back(a);
@@ -76,6 +77,10 @@ TEST(newest_major_with_an_adapter_is_chosen) {
   CHECK_CONTAINS(p.adapter.path, "libtbs_trt" + std::to_string(newestMajor()) + ".so");
   CHECK_CONTAINS(p.library.path, "libnvinfer.so." + std::to_string(newestMajor()));
   CHECK_EQ(p.library.version.rfind(std::to_string(newestMajor()) + ".", 0), size_t{0});
+  // The parser's release comes from its file name (getNvOnnxParserVersion says 100 on every
+  // release); the fake's file is libnvonnxparser.so.<major>.
+  CHECK_CONTAINS(p.parser.path, "libnvonnxparser.so." + std::to_string(newestMajor()));
+  CHECK_EQ(p.parser.version, std::to_string(newestMajor()));
   CHECK_EQ(p.adapters.size(), built().size());
   CHECK_EQ(p.gpu.name, std::string("Fake RTX 3090"));
   CHECK_EQ(p.gpu.computeCapability, std::string("8.6"));

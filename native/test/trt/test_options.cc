@@ -1,14 +1,9 @@
 // BuildRequest -> TensorRT settings, the profile planner, parser-error wording, version
-// arithmetic and the file reader: pure code, no TensorRT library.
+// arithmetic: pure code, no TensorRT library.
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "trt/trt_options.h"
-#include "trt/trt_timing_cache.h"
 #include "trt/trt_version.h"
 
 using namespace tbs::trt;
@@ -407,37 +402,6 @@ TEST(version_arithmetic) {
   CHECK(libHas(110100, kSinceBuildRoutes));
   CHECK(!libHas(101000, kSinceShapeValuesV2));
   CHECK(libHas(101100, kSinceShapeValuesV2));
-}
-
-TEST(a_fifo_is_refused_without_blocking) {
-  std::string dir = "/tmp/tbs-trt-fifo-" + std::to_string(::getpid());
-  CHECK_EQ(::mkdir(dir.c_str(), 0755), 0);
-  std::string fifo = dir + "/cache.fifo";
-  CHECK_EQ(::mkfifo(fifo.c_str(), 0644), 0);
-  std::string bytes, err;
-  // A plain open() would block here forever: no writer ever opens the FIFO.
-  CHECK(readWholeFile(fifo, bytes, err) == ReadStatus::kError);
-  CHECK_CONTAINS(err, "not a regular file");
-  std::remove(fifo.c_str());
-  ::rmdir(dir.c_str());
-}
-
-TEST(read_whole_file_distinguishes_missing_from_unreadable) {
-  std::string dir = "/tmp/tbs-trt-options-" + std::to_string(::getpid());
-  CHECK_EQ(::mkdir(dir.c_str(), 0755), 0);
-  std::string bytes, err;
-  CHECK(readWholeFile(dir + "/absent", bytes, err) == ReadStatus::kMissing);
-  CHECK(readWholeFile(dir, bytes, err) == ReadStatus::kError);
-  CHECK_CONTAINS(err, "not a regular file");
-  {
-    std::ofstream out(dir + "/cache.bin", std::ios::binary);
-    out.write("a\0b", 3);
-  }
-  CHECK(readWholeFile(dir + "/cache.bin", bytes, err) == ReadStatus::kOk);
-  CHECK_EQ(bytes.size(), size_t{3});
-  CHECK_EQ(bytes, std::string("a\0b", 3));
-  std::remove((dir + "/cache.bin").c_str());
-  ::rmdir(dir.c_str());
 }
 
 TEST_MAIN()

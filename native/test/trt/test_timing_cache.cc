@@ -1,4 +1,7 @@
 // TimingCacheSession with the fake ITimingCache / IHostMemory objects of fake_objects.h.
+// Files, locks and sidecars are the shared cache store's (core/cache_store.h, tested in
+// native/test/test_cache_store.cc); these tests check the TensorRT side of it: combine() rules,
+// what is refused, and that the store's protocol holds with TensorRT caches.
 // What this cannot show: how a real libnvinfer reacts to a corrupt or foreign cache blob (we
 // handle both "null from createTimingCache" and "false from setTimingCache").
 #include <atomic>
@@ -9,7 +12,12 @@
 #include <memory>
 #include <thread>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include "check.h"
+#include "core/cache_store.h"
+#include "lock_holder.h"
 #include "fake_objects.h"
 #include "temp_dir.h"
 #include "trt/trt_timing_cache.h"
@@ -50,10 +58,14 @@ struct Scratch : tbs_test::TempDir {
 
 void writeFile(std::string const& path, std::string const& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
+std::string readFile(std::string const& path) {
+  tbs::CacheFileRead r = tbs::readCacheFile(path);
+  return r.state == tbs::CacheFileRead::State::kRead ? r.bytes : "<" + r.error + ">";
+}
+
 std::set<std::string> keysInFile(std::string const& path) {
-  std::string bytes, err;
   std::set<std::string> keys;
-  if (readWholeFile(path, bytes, err) == ReadStatus::kOk) tbs_fake::parseCache(bytes, keys);
+  tbs_fake::parseCache(readFile(path), keys);
   return keys;
 }
 
@@ -122,9 +134,7 @@ TEST(a_file_tensorrt_cannot_read_is_an_error_and_is_never_overwritten) {
   CHECK_CONTAINS(err, path);
   CHECK_CONTAINS(err, "left untouched");
   CHECK(session.cache() == nullptr);
-  std::string bytes;
-  CHECK(readWholeFile(path, bytes, err) == ReadStatus::kOk);
-  CHECK_EQ(bytes, std::string("my notes, not a cache"));
+  CHECK_EQ(readFile(path), std::string("my notes, not a cache"));
 }
 
 TEST(cache_refused_by_tensorrt_is_an_error) {
@@ -157,11 +167,13 @@ TEST(cache_of_another_device_is_used_reported_and_never_mixed_on_save) {
   std::unique_ptr<FakeTimingCache> mine(tbs_fake::createFakeCache(nullptr, 0, nullptr, "101601/dev0"));
   mine->add("new");
   f.attached = mine.get();
-  CHECK(!session.save(f, stats));
+  // The file is left as it is; this build's entries are kept aside in a sidecar (which a save
+  // cannot merge into this file either: it would be kept as ".rejected", never mixed).
+  CHECK(session.save(f, stats));
   CHECK_CONTAINS(stats.warning, "refuses to mix them");
-  std::string bytes;
-  CHECK(readWholeFile(path, bytes, err) == ReadStatus::kOk);
-  CHECK_EQ(bytes, foreign);
+  CHECK_EQ(readFile(path), foreign);
+  CHECK_CONTAINS(stats.deferredPath, "model.cache.pending-");
+  CHECK(keysInFile(stats.deferredPath) == std::set<std::string>({"new"}));
   // A cache of another TensorRT version is not combined even when mismatches are ignored.
   FakeTimingCache other({}, nullptr, "100300/dev0");
   CHECK(!mine->combine(other, true));
@@ -177,6 +189,96 @@ TEST(non_regular_path_is_an_error_before_the_build) {
   CHECK_CONTAINS(err, "not a regular file");
 }
 
+TEST(a_fifo_at_the_cache_path_is_refused_without_blocking) {
+  Scratch s;
+  std::string fifo = s.file("cache.fifo");
+  CHECK_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  FakeFactory f;
+  TimingCacheSession session(kLib);
+  tbs::CacheStats stats;
+  std::string err;
+  // A plain open() would block here forever: no writer ever opens the FIFO.
+  CHECK(!session.load(f, fifo, stats, err));
+  CHECK_CONTAINS(err, "FIFO");
+  CHECK_CONTAINS(err, "left untouched");
+}
+
+TEST(a_file_replaced_by_a_non_cache_during_the_build_is_not_overwritten) {
+  Scratch s;
+  std::string path = s.file("model.cache");
+  FakeFactory f;
+  TimingCacheSession session(kLib);
+  tbs::CacheStats stats;
+  std::string err;
+  CHECK(session.load(f, path, stats, err));
+  fake(session).add("measured");
+  writeFile(path, "someone's notes");  // the user reused the name meanwhile
+  CHECK(session.save(f, stats));        // kept, but aside
+  CHECK_EQ(readFile(path), std::string("someone's notes"));
+  CHECK_CONTAINS(stats.warning, "left untouched");
+  CHECK_CONTAINS(stats.warning, "is not a timing cache that TensorRT");
+  CHECK(keysInFile(stats.deferredPath) == std::set<std::string>({"measured"}));
+  CHECK_EQ(stats.bytes, int64_t{-1});
+}
+
+TEST(held_lock_puts_entries_in_a_sidecar_that_the_next_save_folds_in) {
+  Scratch s;
+  std::string path = s.file("shared.cache");
+  writeFile(path, std::string(kCacheMagic) + "old\n");
+  setenv("TBS_TIMING_CACHE_LOCK_TIMEOUT_MS", "100", 1);
+  tbs::CacheStats sa;
+  {
+    FakeFactory f;
+    TimingCacheSession a(kLib);
+    std::string err;
+    CHECK(a.load(f, path, sa, err));
+    fake(a).add("from-a");
+    tbs_test::LockHolder other(path + ".lock");  // another process, stuck mid-save
+    CHECK(other.held());
+    CHECK(a.save(f, sa));
+  }
+  CHECK_CONTAINS(sa.deferredPath, "shared.cache.pending-");
+  CHECK_CONTAINS(sa.warning, sa.deferredPath);
+  CHECK_EQ(sa.bytes, int64_t{-1});
+  CHECK(keysInFile(path) == std::set<std::string>({"old"}));  // untouched while locked
+  CHECK(keysInFile(sa.deferredPath).count("from-a") == 1);
+
+  // The next build starts from the sidecar's entries too, and its save merges and removes it.
+  FakeFactory f;
+  TimingCacheSession b(kLib);
+  tbs::CacheStats sb;
+  std::string err;
+  CHECK(b.load(f, path, sb, err));
+  CHECK_EQ(sb.entriesBefore, counted(2));
+  fake(b).add("from-b");
+  CHECK(b.save(f, sb));
+  unsetenv("TBS_TIMING_CACHE_LOCK_TIMEOUT_MS");
+  CHECK_EQ(sb.deferredPath, std::string(""));
+  CHECK(!tbs_test::fileExists(sa.deferredPath));
+  CHECK(keysInFile(path) == std::set<std::string>({"old", "from-a", "from-b"}));
+  CHECK_EQ(sb.warning, std::string(""));
+}
+
+TEST(a_sidecar_of_another_tensorrt_version_is_kept_aside_not_mixed) {
+  Scratch s;
+  std::string path = s.file("shared.cache");
+  writeFile(path, std::string(kCacheMagic) + "tag 101601/dev0\nold\n");
+  std::string side = path + ".pending-1-0";
+  writeFile(side, std::string(kCacheMagic) + "tag 100300/dev0\nfrom-10.3\n");
+  FakeFactory f;
+  f.tag = "101601/dev0";
+  TimingCacheSession session(kLib);
+  tbs::CacheStats stats;
+  std::string err;
+  CHECK(session.load(f, path, stats, err));
+  fake(session).add("mine");
+  CHECK(session.save(f, stats));
+  CHECK(keysInFile(path) == std::set<std::string>({"old", "mine"}));
+  CHECK(!tbs_test::fileExists(side));
+  CHECK(keysInFile(side + ".rejected") == std::set<std::string>({"from-10.3"}));
+  CHECK_CONTAINS(stats.warning, "could not be merged");
+}
+
 TEST(save_into_a_missing_directory_is_a_warning_not_a_crash) {
   Scratch s;
   FakeFactory f;
@@ -185,9 +287,11 @@ TEST(save_into_a_missing_directory_is_a_warning_not_a_crash) {
   std::string err;
   std::string path = s.file("missing/model.cache");
   CHECK(session.load(f, path, stats, err));
-  CHECK(!session.save(f, stats));
-  CHECK_CONTAINS(stats.warning, "timing cache not saved");
+  fake(session).add("measured");
+  CHECK(!session.save(f, stats));  // neither the file nor a sidecar can be written there
+  CHECK_CONTAINS(stats.warning, "could not be kept either");
   CHECK_EQ(stats.bytes, int64_t{-1});
+  CHECK_EQ(stats.deferredPath, std::string(""));
 }
 
 TEST(save_merges_entries_another_build_saved_meanwhile) {
@@ -205,9 +309,7 @@ TEST(save_merges_entries_another_build_saved_meanwhile) {
   CHECK(a.save(fa, sa));
   CHECK(b.save(fb, sb));
   CHECK(keysInFile(path) == std::set<std::string>({"old", "from-a", "from-b"}));
-  std::string bytes;
-  CHECK(readWholeFile(path, bytes, err) == ReadStatus::kOk);
-  CHECK_EQ(sb.bytes, static_cast<int64_t>(bytes.size()));
+  CHECK_EQ(sb.bytes, static_cast<int64_t>(readFile(path).size()));
   CHECK_EQ(sa.warning + sb.warning, std::string(""));
   for (auto const& e : s.list()) CHECK(e == "shared.cache" || e == "shared.cache.lock");  // no temp files
 }

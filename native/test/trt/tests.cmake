@@ -78,11 +78,8 @@ function(_tbs_trt_tests_for M)
     FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake${M}_nvinfer_noversion>"
     FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser_noparser>"
     FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>"
-    FAKE_MISSING_DIR="${_fd}/does-not-exist"
-    # Names the older tests use: the current fake, the other major, an older minor.
-    FAKE_NVINFER_10_16="$<TARGET_FILE:tbs_fake${M}_nvinfer>"
-    FAKE_NVINFER_11="$<TARGET_FILE:tbs_fake${M}_nvinfer_other>"
-    FAKE_NVINFER_10_7="$<TARGET_FILE:tbs_fake${M}_nvinfer_old>")
+    FAKE_OTHER_TEXT="${_other}.1.0"
+    FAKE_MISSING_DIR="${_fd}/does-not-exist")
 
   set(_tests adapters options loader backend timing_cache)
 
@@ -175,7 +172,10 @@ foreach(_m IN LISTS TBS_TRT_MAJORS)
   _tbs_trt_fake(${_m} tbs_fake${_m}_both_onnxparser fake_full_nvonnxparser.cc "${_both}" nvonnxparser ${_m})
   foreach(_lib tbs_fake${_m}_both_nvinfer tbs_fake${_m}_both_onnxparser)
     # Both majors in one folder: libnvinfer.so.<major> files only, no shared "libnvinfer.so" link.
-    set_target_properties(${_lib} PROPERTIES SOVERSION "" VERSION "" SUFFIX ".so.${_m}")
+    # (SOVERSION/VERSION unset, not empty: empty ones still append "." to the file name.)
+    set_property(TARGET ${_lib} PROPERTY SOVERSION)
+    set_property(TARGET ${_lib} PROPERTY VERSION)
+    set_target_properties(${_lib} PROPERTIES SUFFIX ".so.${_m}")
     target_include_directories(${_lib} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/trt${_m}-fake-gen")
     target_compile_options(${_lib} PRIVATE -Wno-pedantic)
   endforeach()
