@@ -10,6 +10,7 @@ import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummar
 import type { CancelReasons } from '../mcp/build-tool.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
 import { progressMessage } from '../mcp/progress-message.js';
+import { StreamCursor } from '../shared/stream-cursor.js';
 import { crashSite, formatCurrentPath } from '../shared/view-format.js';
 import { buildResult } from '../mcp/results.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
@@ -159,32 +160,39 @@ async function followBuild(
     stop();
   });
 
-  // Events can arrive while subscribe() is still returning its snapshot: hold them until the
-  // view has the snapshot, so nothing is applied twice or out of order.
-  let pending: BuildEvent[] | undefined = [];
-  const onEvents = (events: BuildEvent[]) => {
-    for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
-    if (pending) pending.push(...events);
-    else {
+  // The shared stream cursor hands the snapshot over first and each event once: events can arrive
+  // while subscribe() is still returning its snapshot, and a replay can overlap it. The work-done
+  // "begin" goes out with the snapshot (it says since when a queued build waits) and before any
+  // event's report.
+  const title = `TensorRT build: ${modelPath.split(/[\\/]/).pop()}`;
+  const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
+  let begun = false;
+  const begin = (queued: boolean) => {
+    if (begun) return;
+    begun = true;
+    progress.begin(title, busy && queued);
+  };
+  const cursor = new StreamCursor({
+    applySnapshot: (record, snapshot) => {
+      if (record) progress.notifier.join(record, snapshot); // subscribe() always gives the record
+      begin(record?.state === 'queued');
+    },
+    applyEvents: (events) => {
       progress.onEvents(events);
       view.onEvents(events);
-    }
-  };
+    },
+  });
   let sub: Subscription | undefined;
-  let late: BuildEvent[] = [];
   try {
-    sub = service.subscribe(id, onEvents);
-    progress.notifier.join(sub.snapshot, sub.view);
-    late = pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq);
+    sub = service.subscribe(id, (events) => {
+      for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
+      cursor.events(events);
+    });
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  // After the snapshot, so a first "queued" report knows since when; before the late events.
-  const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
-  progress.begin(`TensorRT build: ${modelPath.split(/[\\/]/).pop()}`, busy && sub?.snapshot.state === 'queued');
-  progress.onEvents(late);
-  view.onEvents(late);
-  pending = undefined;
+  if (sub) cursor.snapshot(sub.snapshot, sub.view);
+  begin(false);
   if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
 
   let outcome: BuildFinished;

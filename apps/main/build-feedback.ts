@@ -9,6 +9,7 @@ import { formatDuration } from '../shared/format.js';
 import type { BuildEvent, BuildFinished } from '../shared/protocol.js';
 import { crashSite, formatCrashSite, viewFromRecord } from '../shared/view-format.js';
 import { BuildView } from '../shared/build-view.js';
+import { StreamCursor } from '../shared/stream-cursor.js';
 
 export interface FeedbackWindow {
   isDestroyed(): boolean;
@@ -52,19 +53,25 @@ export class BuildFeedback {
     if (this.builds.has(buildId)) return;
     const tracked: Tracked = { modelName: path.basename(modelPath), view: null, subscription: null, stoppedByQuit: false };
     this.builds.set(buildId, tracked);
+    // Snapshot first, each event once (apps/shared/stream-cursor.ts): events the subscription
+    // delivers before subscribe() returns wait for the view.
+    const cursor = new StreamCursor({
+      applySnapshot: (record, view) => {
+        tracked.view = view ? BuildView.fromSnapshot(view) : record ? viewFromRecord(record) : null;
+      },
+      applyEvents: (events) => this.onEvents(buildId, events),
+    });
     try {
-      tracked.subscription = this.deps.service.subscribe(buildId, (events) => this.onEvents(buildId, events));
+      tracked.subscription = this.deps.service.subscribe(buildId, (events) => cursor.events(events));
     } catch {
       // Unknown or already gone: nothing to show for it.
       this.builds.delete(buildId);
       return;
     }
-    // Events after the snapshot's seq continue it; the ones the subscription already queued are
-    // delivered after subscribe() returns, so the view exists by then.
-    tracked.view = BuildView.fromSnapshot(tracked.subscription.view);
     const outcome = tracked.subscription.snapshot.outcome;
+    cursor.snapshot(tracked.subscription.snapshot, tracked.subscription.view);
     if (outcome) this.finish(buildId, outcome);
-    else this.changed();
+    else if (this.builds.has(buildId)) this.changed();
   }
 
   get activeCount(): number {

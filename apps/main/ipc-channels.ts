@@ -1,39 +1,14 @@
 // Every IPC channel between the preload and main, and the schema of every payload the renderer
-// may send. Main validates with these; the sandboxed preload cannot load this file at run time
-// (it may only require 'electron'), so it repeats the channel names as literals checked against
-// `IpcChannel` at compile time, and a test checks the two lists stay equal.
+// may send. Main validates with these. The channel names live in ipc-channel-names.ts, which
+// imports nothing, so the preload's bundle takes them without the schemas (zod) behind them.
 import path from 'node:path';
 import { z } from 'zod';
 import { BuildOptions } from '../shared/protocol.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../shared/protocol.js';
+import { INVOKE, type InvokeChannel } from './ipc-channel-names.js';
 
-/** renderer → main, request/response (ipcRenderer.invoke / ipcMain.handle). */
-export const INVOKE = {
-  listBackends: 'tbs:list-backends',
-  openModel: 'tbs:open-model',
-  openModelPath: 'tbs:open-model-path',
-  recentModels: 'tbs:recent-models',
-  takeOpenRequests: 'tbs:take-open-requests',
-  chooseTimingCache: 'tbs:choose-timing-cache',
-  startBuild: 'tbs:start-build',
-  cancelBuild: 'tbs:cancel-build',
-  listBuilds: 'tbs:list-builds',
-  subscribe: 'tbs:subscribe',
-  unsubscribe: 'tbs:unsubscribe',
-  saveEngine: 'tbs:save-engine',
-} as const;
-
-/** main → renderer, one way (webContents.send / ipcRenderer.on). */
-export const PUSH = {
-  buildStream: 'tbs:build-stream',
-  openRequest: 'tbs:open-request',
-  hostAction: 'tbs:host-action',
-} as const;
-
-export type InvokeChannel = (typeof INVOKE)[keyof typeof INVOKE];
-export type PushChannel = (typeof PUSH)[keyof typeof PUSH];
-export type IpcChannel = InvokeChannel | PushChannel;
+export { INVOKE, PUSH, type InvokeChannel, type IpcChannel, type PushChannel } from './ipc-channel-names.js';
 
 // ─────────────────────────── renderer → main payloads ───────────────────────────
 

@@ -1,39 +1,20 @@
 // The BuildClient of the desktop app, exposed to the page as `window.trtBuildStudio`.
 //
 // This preload runs sandboxed (sandbox: true, contextIsolation: true): it may require only
-// 'electron' and a few builtins, so it imports nothing else at run time, and it validates nothing:
-// main checks the sender and every payload (apps/main/ipc-handlers.ts), which is the only place a
-// check cannot be bypassed by a compromised page. Channel names are repeated as literals because ./ipc-channels.js cannot be
-// required here; `satisfies` ties them to the real list at compile time and
-// apps/main/test/preload.test.ts checks they are the same set. (Electron runs a sandboxed preload
-// as a function of require, process, exports and module, so CommonJS output works as is.)
+// 'electron' and a few builtins, and it validates nothing: main checks the sender and every
+// payload (apps/main/ipc-handlers.ts), which is the only place a check cannot be bypassed by a
+// compromised page. It takes the channel names from the module main registers them from, so there
+// is no second list to keep in step; since a sandboxed preload cannot require that file, the
+// build bundles this one into a single file (apps/main/preload.vite.config.mts) that requires
+// nothing but 'electron'. (Electron runs a sandboxed preload as a function of require, process,
+// exports and module, so CommonJS output works as is.)
 import electron = require('electron');
 import type { BuildClient, ModelRef, SavedEngine } from '../shared/build-client.js';
 import type { BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
+import { INVOKE as C, PUSH as P } from './ipc-channel-names.js';
 import type { BuildStreamMessage, HostAction, InvokeChannel, IpcResult, PushChannel } from './ipc-channels.js';
 
 const { contextBridge, ipcRenderer, webUtils } = electron;
-
-const C = {
-  listBackends: 'tbs:list-backends',
-  openModel: 'tbs:open-model',
-  openModelPath: 'tbs:open-model-path',
-  recentModels: 'tbs:recent-models',
-  takeOpenRequests: 'tbs:take-open-requests',
-  chooseTimingCache: 'tbs:choose-timing-cache',
-  startBuild: 'tbs:start-build',
-  cancelBuild: 'tbs:cancel-build',
-  listBuilds: 'tbs:list-builds',
-  subscribe: 'tbs:subscribe',
-  unsubscribe: 'tbs:unsubscribe',
-  saveEngine: 'tbs:save-engine',
-} as const satisfies Record<string, InvokeChannel>;
-
-const P = {
-  buildStream: 'tbs:build-stream',
-  openRequest: 'tbs:open-request',
-  hostAction: 'tbs:host-action',
-} as const satisfies Record<string, PushChannel>;
 
 /**
  * What a failed call rejects with. contextBridge copies an Error as its message alone (its name

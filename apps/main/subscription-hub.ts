@@ -3,8 +3,9 @@
 // see an event before the tree it applies to (two channels would not keep that order). Each
 // subscription follows its build through the shared build view (apps/shared/build-view.ts), and
 // the snapshot carries that view's complete snapshot: the page can start from the view itself.
+// Snapshot-first ordering and seq dedupe are the shared stream cursor's (apps/shared/stream-cursor.ts).
 import type { BuildServiceApi, Subscription } from '../service/api.js';
-import { viewFromRecord } from '../shared/view-format.js';
+import { StreamCursor } from '../shared/stream-cursor.js';
 import { EventBatcher, FRAME_MS, type BatcherTimers } from './event-batcher.js';
 import { PUSH, type BuildStreamMessage } from './ipc-channels.js';
 import { BuildView } from '../shared/build-view.js';
@@ -49,20 +50,28 @@ export class SubscriptionHub {
       this.timers,
     );
     this.entries.set(key, entry);
-    try {
-      entry.subscription = this.service.subscribe(buildId, (events) => {
+    // The cursor holds events that arrive before the snapshot and drops any at or below its seq,
+    // so the page gets the snapshot first and every later event once.
+    const cursor = new StreamCursor({
+      applySnapshot: (record, view) => {
+        if (!record || !view) return; // subscribe() always gives both
+        entry.view = BuildView.fromSnapshot(view);
+        target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record, view: entry.view.snapshot() });
+      },
+      applyEvents: (events) => {
         const now = Date.now();
         for (const e of events) entry.view?.apply(e, now);
         entry.batcher.push(events);
-      });
+      },
+    });
+    try {
+      entry.subscription = this.service.subscribe(buildId, (events) => cursor.events(events));
     } catch (err) {
       entry.batcher.close();
       this.entries.delete(key);
       throw err;
     }
-    // The service delivers events after subscribe() returns, so none is missed between the two.
-    entry.view = BuildView.fromSnapshot(entry.subscription.view);
-    target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record: entry.subscription.snapshot, view: entry.view.snapshot() });
+    cursor.snapshot(entry.subscription.snapshot, entry.subscription.view);
     // A build that had already finished has nothing more to stream.
     if (entry.subscription.snapshot.outcome) {
       entry.batcher.flush();

@@ -7,7 +7,8 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { ServiceError, type BuildServiceApi, type Subscription } from '../service/api.js';
-import type { BuildEvent, BuildFinished, CancelReason } from '../shared/protocol.js';
+import type { BuildFinished, CancelReason } from '../shared/protocol.js';
+import { StreamCursor } from '../shared/stream-cursor.js';
 import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
 import { buildResult, errorResult, okResult, resultForError } from './results.js';
 import { parseBuildOptions, type BuildArgs } from './schemas.js';
@@ -119,25 +120,24 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
             .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`)),
   });
 
-  // Events can arrive while subscribe() is still returning its snapshot; hold them until the
-  // view has the snapshot, so nothing is applied twice or before its parent.
-  let pending: BuildEvent[] | undefined = [];
-  const onEvents = (events: BuildEvent[]) => {
-    for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
-    if (pending) pending.push(...events);
-    else notifier.onEvents(events);
-  };
+  // The shared stream cursor gives the notifier the snapshot first and each event once: events
+  // can arrive while subscribe() is still returning its snapshot, and a replay can overlap it.
+  const cursor = new StreamCursor({
+    applySnapshot: (rec, view) => {
+      if (rec) notifier.join(rec, view); // subscribe() always gives the record
+    },
+    applyEvents: (events) => notifier.onEvents(events),
+  });
   let sub: Subscription | undefined;
   try {
-    sub = service.subscribe(id, onEvents);
+    sub = service.subscribe(id, (events) => {
+      for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
+      cursor.events(events);
+    });
   } catch (e) {
     log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  if (sub) {
-    notifier.join(sub.snapshot, sub.view);
-    notifier.onEvents(pending.filter((ev) => ev.seq > sub!.snapshot.lastSeq));
-  }
-  pending = undefined;
+  if (sub) cursor.snapshot(sub.snapshot, sub.view);
   if (token !== undefined) notifier.start();
 
   const onAbort = () => {

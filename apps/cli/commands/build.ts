@@ -9,6 +9,7 @@
 // start instead of killing the process with nothing printed.
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
+import { StreamCursor } from '../../shared/stream-cursor.js';
 import type { BuildRenderer } from '../render/renderer.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
 
@@ -144,8 +145,16 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
     check(input.options ?? {}, await service.listBackends());
     const record = await service.startBuild(input);
     r.begin(record);
-    // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is missed.
-    const sub = service.subscribe(record.id, (events: BuildEvent[]) => r.events(events), { afterSeq: -1 });
+    // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is
+    // missed; the shared stream cursor passes each event once, in seq order, where the replay
+    // and live delivery overlap. The renderer starts empty (begin), so a fresh subscription needs
+    // no snapshot. A reset (the first events no longer kept) cannot happen for a build this
+    // command started a moment ago with 1000 events kept, and a renderer has no way to restart
+    // from a view: the events after the view's seq then continue what it has.
+    const cursor = new StreamCursor({ applySnapshot: () => {}, applyEvents: (events) => r.events(events) });
+    const sub = service.subscribe(record.id, (events: BuildEvent[]) => cursor.events(events), { afterSeq: -1 });
+    if (sub.reset) cursor.reset(sub.view, sub.snapshot);
+    else cursor.startEmpty();
     stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
     // Deliveries are queued behind the subscription's replay; let them drain before the summary.

@@ -16,12 +16,14 @@ describe('build feedback outside the page', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  function setup(focused: boolean) {
+  /** `early`: events delivered before subscribe() returns, as an in-process host may. */
+  function setup(focused: boolean, early: BuildEvent[] = []) {
     let emit: (e: BuildEvent[]) => void = () => undefined;
     const unsubscribe = vi.fn();
     const service = {
       subscribe: vi.fn((_id: string, cb: (e: BuildEvent[]) => void): Subscription => {
         emit = cb;
+        if (early.length > 0) cb(early);
         const snapshot = { id: 'b1', state: 'queued', lastSeq: -1 } as BuildRecord;
         return { snapshot, view: viewFromRecord(snapshot).snapshot(), reset: false, unsubscribe };
       }),
@@ -61,6 +63,15 @@ describe('build feedback outside the page', () => {
     expect(t.unsubscribe).toHaveBeenCalled();
     // The window had focus: no notification.
     expect(t.notes).toEqual([]);
+  });
+
+  it('keeps events that arrive before subscribe() returns, once each', () => {
+    const first = [start(1, null, 4), step(1, 2)];
+    const t = setup(true, first);
+    t.fb.track('b1', '/m/resnet.onnx');
+    t.emit([first[1], step(1, 3)]); // a replay overlapping the early batch
+    vi.advanceTimersByTime(100);
+    expect(t.progress).toEqual([[0.75, 'normal']]);
   });
 
   it('notifies when a build ends while the window is in the background', () => {

@@ -7,6 +7,7 @@ import { SubscriptionHub, type StreamTarget } from '../subscription-hub.js';
 import { viewFromRecord } from '../../shared/view-format.js';
 
 const step = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'phase.step', id: 1, step: seq, stepsDone: seq + 1 });
+const log = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'log', severity: 'info', message: `line ${seq}` });
 const finished = (seq: number): BuildEvent => ({ v: 1, buildId: 'b1', seq, t: seq, type: 'build.finished', status: 'succeeded', durationMs: seq });
 
 beforeEach(() => {
@@ -82,7 +83,8 @@ describe('SubscriptionHub', () => {
     ...extra,
   });
 
-  function fakeService(record = snapshot()) {
+  /** `early`: delivered before subscribe() returns, as an in-process host may. */
+  function fakeService(record = snapshot(), early: BuildEvent[] = []) {
     let emit: ((e: BuildEvent[]) => void) | null = null;
     const unsubscribe = vi.fn();
     return {
@@ -91,6 +93,7 @@ describe('SubscriptionHub', () => {
       subscribe: vi.fn((id: string, onEvents: (e: BuildEvent[]) => void): Subscription => {
         if (id !== 'b1') throw new Error(`unknown build ${id}`);
         emit = onEvents;
+        if (early.length > 0) onEvents(early);
         return { snapshot: record, view: viewFromRecord(record).snapshot(), reset: false, unsubscribe };
       }),
     };
@@ -125,6 +128,20 @@ describe('SubscriptionHub', () => {
     // Steps of one phase that waited together arrive as the latest one.
     expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', events: [step(7)] });
     expect(svc.unsubscribe).toHaveBeenCalledTimes(1);
+    expect(hub.size).toBe(0);
+  });
+
+  it('keeps the snapshot first and every event once when delivery overlaps the snapshot', () => {
+    // The snapshot is at seq 4: 3 and 4 are in it, 5 came early, then a replay repeats 5.
+    const svc = fakeService(snapshot(), [log(3), log(4), log(5)]);
+    const hub = new SubscriptionHub(svc);
+    const t = target();
+    hub.open(t, 's1', 'b1');
+    svc.emit([log(5), log(6)]);
+    svc.emit([log(6), finished(7)]);
+    vi.advanceTimersByTime(16);
+    expect(t.sent.map((m) => m.kind)).toEqual(['snapshot', 'events']);
+    expect(t.sent[1].kind === 'events' && t.sent[1].events.map((e) => e.seq)).toEqual([5, 6, 7]);
     expect(hub.size).toBe(0);
   });
 

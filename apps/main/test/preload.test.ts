@@ -1,12 +1,12 @@
-// Runs the compiled preload the way Electron runs a sandboxed one: as a function of require,
-// process, exports and module, where require knows only 'electron'. The electron module is a fake
-// that records what the preload bridges and sends.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+// Runs the bundled preload (what `npm run build` writes) the way Electron runs a sandboxed one:
+// as a function of require, process, exports and module, where require knows only 'electron'.
+// The electron module is a fake that records what the preload bridges and sends.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildClient } from '../../shared/build-client.js';
 import { chooseClient, fromBridge } from '../../renderer/host-client.js';
 import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
@@ -14,14 +14,19 @@ import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
 const root = path.resolve(__dirname, '../../..');
 let compiled: string;
 
-beforeAll(() => {
-  // Compiled on its own (not from dist/) so the test sees the current source.
-  const out = mkdtempSync(path.join(os.tmpdir(), 'tbs-preload-'));
-  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '--ignoreConfig', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
-    '--strict', '--skipLibCheck', '--types', 'node', '--rootDir', root, '--outDir', out, path.join(root, 'apps/main/preload.cts')], { cwd: root, stdio: 'pipe' });
-  compiled = readFileSync(path.join(out, 'apps', 'main', 'preload.cjs'), 'utf8');
+let out: string;
+
+beforeAll(async () => {
+  // Bundled with the build's own config, into a temporary directory (not from dist/), so the
+  // test sees the current source.
+  out = mkdtempSync(path.join(os.tmpdir(), 'tbs-preload-'));
+  await build({ configFile: path.join(root, 'apps/main/preload.vite.config.mts'), logLevel: 'silent', build: { outDir: out } });
+  compiled = readFileSync(path.join(out, 'preload.cjs'), 'utf8');
 }, 60_000);
+
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+});
 
 /**
  * What contextBridge does to values crossing between the preload's world and the page's: plain
@@ -89,9 +94,14 @@ describe('preload', () => {
     expect(p.api.capabilities).toEqual({ host: 'electron', nativeDialogs: true, recentFiles: true });
   });
 
-  it('uses exactly the channel names main registers', () => {
-    const literals = new Set([...compiled.matchAll(/'(tbs:[a-z-]+)'/g)].map((m) => m[1]));
-    expect([...literals].sort()).toEqual([...Object.values(INVOKE), ...Object.values(PUSH)].sort());
+  it("is one file carrying main's channel names, and nothing of the payload schemas behind them", () => {
+    // The names come from the module main registers them from, bundled in: the same set, once each.
+    const literals = [...compiled.matchAll(/"(tbs:[a-z-]+)"/g)].map((m) => m[1]);
+    expect(literals.sort()).toEqual([...Object.values(INVOKE), ...Object.values(PUSH)].sort());
+    // ipc-channels.ts also holds the zod schemas main validates with; they must not ride along.
+    expect(compiled).not.toMatch(/zod|__vite-browser-external/);
+    const p = runPreload(() => ok(null));
+    expect([...p.listeners.keys()]).toEqual([PUSH.buildStream]);
   });
 
   it('unwraps results; an error envelope reaches the page, across contextBridge, as an Error with its code as name', async () => {

@@ -1,6 +1,7 @@
 import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
-import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
+import { formatBytes, formatDuration } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 
 /**
  * What a finished build comes down to, in one place above its tree: how it ended, how long it
@@ -30,7 +31,7 @@ export function BuildSummary() {
 const CANCEL_CAUSE: Partial<Record<CancelReason, string>> = { timeout: 'the time budget ran out', shutdown: 'the service shut down' };
 
 function headline(o: BuildFinished, reason?: CancelReason): string {
-  const d = fmtMs(o.durationMs);
+  const d = formatDuration(o.durationMs);
   switch (o.status) {
     case 'succeeded':
       return `Succeeded in ${d}`;
@@ -47,13 +48,13 @@ function headline(o: BuildFinished, reason?: CancelReason): string {
 export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, callbacks: number, reason?: CancelReason): string[] {
   const out: string[] = [];
   if (o.status === 'succeeded') {
-    out.push(o.engineBytes !== undefined ? `engine ${fmtBytes(o.engineBytes)}` : 'engine written');
+    out.push(o.engineBytes !== undefined ? `engine ${formatBytes(o.engineBytes)}` : 'engine written');
   } else {
     out.push('no engine written');
   }
   const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
-  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after ${stop}`);
-  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
+  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${stop}`);
+  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
   if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
   const c = o.cache ?? cache;
   if (c && c.entriesAfter >= 0) {

@@ -1,5 +1,6 @@
 import { useApp } from '../hooks.js';
-import { fmtBytes, fmtCount } from '../lib/format.js';
+import { formatBytes } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 
 /**
  * Timing-cache figures as the backend reports them. TensorRT has no hit/miss API, so hits and
@@ -31,7 +32,7 @@ export function CachePanel() {
             <dt>Added</dt>
             <dd className="num">{fmtCount(cache.added)}</dd>
             <dt>Size</dt>
-            <dd className="num">{fmtBytes(cache.bytes)}</dd>
+            <dd className="num">{formatBytes(cache.bytes)}</dd>
             <dt>Hits</dt>
             <dd className="num">{cache.hits === undefined ? 'unknown' : fmtCount(cache.hits)}</dd>
             <dt>Misses</dt>

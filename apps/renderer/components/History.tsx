@@ -1,6 +1,7 @@
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
-import { fmtBytes, fmtCount, fmtMs } from '../lib/format.js';
+import { formatBytes, formatDuration } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 import { recordDurationMs } from '../store/controller.js';
 
 /** This session's builds, newest first; picking one shows its tree and figures. */
@@ -60,11 +61,11 @@ export function History() {
               >
                 <td className="path" title={tooltip(r, nameOf(r))}>
                   {nameOf(r)}
-                  {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? fmtBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
+                  {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                   {r.simulated && <span className="tag">sim</span>}
                 </td>
                 <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
-                <td className="num">{r.id === live?.id && live.outcome ? fmtMs(live.outcome.durationMs) : fmtDuration(r)}</td>
+                <td className="num">{r.id === live?.id && live.outcome ? formatDuration(live.outcome.durationMs) : fmtDuration(r)}</td>
                 <td className="num">{cacheText(r)}</td>
               </tr>
             ))}
@@ -78,7 +79,7 @@ export function History() {
 
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);
-  return d === undefined ? '…' : fmtMs(d);
+  return d === undefined ? '…' : formatDuration(d);
 }
 
 function cacheText(r: BuildRecord): string {
@@ -95,7 +96,7 @@ function identity(r: BuildRecord): string {
 
 function tooltip(r: BuildRecord, name: string): string {
   const lines = [name];
-  if (r.model) lines.push(`${fmtBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
+  if (r.model) lines.push(`${formatBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
   lines.push(shortPath(r.modelPath));
   if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
   return lines.join('\n');

@@ -1,7 +1,8 @@
 import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Severity } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
-import { fmtCount, fmtMs } from '../lib/format.js';
+import { formatDuration } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 import type { LogLine } from '../store/log-ring.js';
 
 const ROW_H = 18;
@@ -55,7 +56,7 @@ export function LogPanel() {
   }, [lines.length]);
 
   const copy = async () => {
-    const text = lines.map((l) => `${fmtMs(l.t)}\t${l.severity}\t${l.message}`).join('\n');
+    const text = lines.map((l) => `${formatDuration(l.t)}\t${l.severity}\t${l.message}`).join('\n');
     try {
       await navigator.clipboard.writeText(text);
       setCopied(true);
@@ -104,7 +105,7 @@ export function LogPanel() {
         <div className="log-inner" style={{ height: lines.length * ROW_H }}>
           {lines.slice(first, last).map((l, k) => (
             <div key={l.seq} className={`lrow sev-${l.severity}`} style={{ transform: `translateY(${(first + k) * ROW_H}px)` }}>
-              <span className="lt num">{fmtMs(l.t)}</span>
+              <span className="lt num">{formatDuration(l.t)}</span>
               <span className="ls">{LABEL[l.severity]}</span>
               <span className="lm" title={l.message}>
                 {l.message}

@@ -1,7 +1,8 @@
 import { useEffect, useRef } from 'react';
 import type { ModelSummary } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
-import { fmtBytes, fmtCount } from '../lib/format.js';
+import { formatBytes } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 
 const TOP_OPS = 8;
 
@@ -40,7 +41,7 @@ function Summary({ s, name }: { s: ModelSummary; name: string }) {
         <dt>File</dt>
         <dd title={s.path ?? s.fileName}>{name}</dd>
         <dt>Size</dt>
-        <dd>{fmtBytes(s.fileBytes)}</dd>
+        <dd>{formatBytes(s.fileBytes)}</dd>
         <dt>IR / opset</dt>
         <dd>
           {s.irVersion} / {opset || '—'}
@@ -51,7 +52,7 @@ function Summary({ s, name }: { s: ModelSummary; name: string }) {
         <dd>{fmtCount(s.nodeCount)}</dd>
         <dt>Weights</dt>
         <dd>
-          {fmtBytes(s.initializerBytes)}
+          {formatBytes(s.initializerBytes)}
           {s.externalData.files.length > 0 && ` (external: ${s.externalData.files.join(', ')})`}
         </dd>
       </dl>

@@ -4,7 +4,8 @@
 // kept in view; any deliberate scroll, collapse or keyboard move by the user stops following.
 import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useController } from '../hooks.js';
-import { fmtCount, fmtMs } from '../lib/format.js';
+import { formatDuration } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 import { visibleRows, type PhaseRow } from '../../shared/phase-rows.js';
 import { BuildSummary } from './BuildSummary.js';
 import { isFinal, type LiveBuild } from '../store/live-build.js';
@@ -343,7 +344,7 @@ const Row = memo(function Row(p: RowProps) {
           <span className="early-mark"> </span>
         )}
       </span>
-      <span className="num elapsed">{fmtMs(elapsed)}</span>
+      <span className="num elapsed">{formatDuration(elapsed)}</span>
     </div>
   );
 }, sameRow);

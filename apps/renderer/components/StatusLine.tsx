@@ -1,5 +1,6 @@
 import { useApp } from '../hooks.js';
-import { fmtAgo, fmtCores, fmtCount, fmtMs, fmtRemaining } from '../lib/format.js';
+import { formatAgo, formatDuration } from '../../shared/format.js';
+import { fmtCores, fmtCount, fmtRemaining } from '../lib/format.js';
 
 /** A silence this long is worth a look: highlighted, with the builder's CPU use beside it. */
 export const LONG_SILENCE_MS = 30_000;
@@ -20,7 +21,7 @@ export function StatusLine() {
   const status = live ? live.status : 'Idle';
   const running = status === 'Building' || status === 'Stopping';
   const parts: string[] = [];
-  if (live && status !== 'Idle') parts.push(`elapsed ${fmtMs(live.elapsedMs(now))}`);
+  if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
   const estimate = live && running ? live.view.remaining(now) : undefined;
   if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
@@ -36,8 +37,8 @@ export function StatusLine() {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;
     const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
-    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${fmtMs(o.cancelLatencyMs)} after ${after}`);
-    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${fmtMs(o.stopToFinishMs)}`);
+    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${after}`);
+    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
   }
   if (o?.error) detail = detail ? `${detail} — ${o.error}` : o.error;
@@ -60,7 +61,7 @@ export function StatusLine() {
                 ⚠{' '}
               </span>
             )}
-            last TensorRT callback {fmtAgo(since)} ago
+            last TensorRT callback {formatAgo(since)} ago
             {silent && <span className="visually-hidden"> (a long silence)</span>}
             {cores !== undefined && (
               <span className={cores >= BUSY_CORES ? 'cpu busy' : 'cpu idle'}>

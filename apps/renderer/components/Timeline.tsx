@@ -3,7 +3,8 @@
 // (level of detail), so the cost follows the canvas width, not the number of phases.
 import { useEffect, useRef, useState } from 'react';
 import { useApp } from '../hooks.js';
-import { fmtCount, fmtMs } from '../lib/format.js';
+import { formatDuration } from '../../shared/format.js';
+import { fmtCount } from '../lib/format.js';
 import type { PhaseRow, PhaseRows } from '../../shared/phase-rows.js';
 
 const LANE_H = 16;
@@ -76,7 +77,7 @@ export function Timeline() {
     <section className="panel timeline" aria-labelledby="tl-h">
       <div className="panel-head">
         <h2 id="tl-h">Timeline</h2>
-        <span className="muted small-text">{live ? fmtMs(endT) : ''}</span>
+        <span className="muted small-text">{live ? formatDuration(endT) : ''}</span>
       </div>
       <div className="timeline-wrap" ref={wrapRef}>
         <canvas
@@ -91,8 +92,8 @@ export function Timeline() {
         {hover && (
           <div className="tip" role="tooltip" style={{ left: Math.min(hover.x + 12, width - 220), top: hover.y + 12 }}>
             <strong>{hover.row.name}</strong>
-            <div>start {fmtMs(hover.start)}</div>
-            <div>duration {fmtMs(hover.end - hover.start)}{hover.open ? ' (running)' : ''}</div>
+            <div>start {formatDuration(hover.start)}</div>
+            <div>duration {formatDuration(hover.end - hover.start)}{hover.open ? ' (running)' : ''}</div>
             {hover.count > 1 && <div>{fmtCount(hover.count)} instances merged</div>}
             <div>
               steps {hover.row.shown.stepsDone}/{hover.row.shown.nbSteps} (latest)
@@ -148,7 +149,7 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
   for (let t = 0; t <= endT; t += step) {
     const x = (t / endT) * w;
     g.fillRect(x, AXIS_H - 4, 1, 4);
-    if (x < w - 30) g.fillText(fmtMs(t), x + 2, 0);
+    if (x < w - 30) g.fillText(formatDuration(t), x + 2, 0);
   }
   const sx = w / endT;
   forEachRow(phases, (r) => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { fmtAgo, fmtBytes, fmtCount, fmtMs, fmtCores, fmtRemaining } from '../lib/format.js';
+import type { BuildFinished } from '../../shared/protocol.js';
+import { summaryFacts } from '../components/BuildSummary.js';
+import { fmtCount, fmtCores, fmtRemaining } from '../lib/format.js';
 
 describe('format', () => {
   it('groups thousands like en-US', () => {
@@ -7,14 +9,19 @@ describe('format', () => {
       expect(fmtCount(n)).toBe(n.toLocaleString('en-US'));
     }
   });
-  it('formats durations, ages and sizes compactly', () => {
-    expect(fmtMs(850.4)).toBe('850 ms');
-    expect(fmtMs(12_345)).toBe('12.3 s');
-    expect(fmtMs(245_000)).toBe('4:05');
-    expect(fmtMs(3_723_000)).toBe('1:02:03');
-    expect(fmtAgo(41_900)).toBe('41 s');
-    expect(fmtBytes(133_376)).toBe('130 KiB');
-    expect(fmtBytes(512)).toBe('512 B');
+});
+
+// Durations and sizes are apps/shared/format.ts's words (tested there); what matters here is that
+// the panels say them the same way the CLI and MCP do, not a renderer dialect ("4:05").
+describe('panel wording', () => {
+  it('says durations and sizes in the shared words', () => {
+    const o = {
+      v: 1, buildId: 'b', seq: 9, t: 245_000, type: 'build.finished', status: 'cancelled',
+      durationMs: 245_000, engineBytes: undefined, cancelLatencyMs: 3_723_000, stopToFinishMs: 850.4,
+    } as unknown as BuildFinished;
+    expect(summaryFacts(o, undefined, 0)).toEqual(['no engine written', 'builder stopped 1 h 02 min after Stop', 'unwound in 850 ms']);
+    const ok = { ...o, status: 'succeeded', engineBytes: 133_376, cancelLatencyMs: undefined, stopToFinishMs: undefined } as unknown as BuildFinished;
+    expect(summaryFacts(ok, undefined, 1234)).toEqual(['engine 130 KiB', '1,234 TensorRT callbacks']);
   });
 });
 

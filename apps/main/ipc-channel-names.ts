@@ -1,0 +1,30 @@
+// The IPC channel names, on their own: main registers them (ipc-channels.ts re-exports them with
+// the payload schemas) and the preload's bundle includes them. This file imports nothing, so the
+// bundle stays the names and nothing more.
+
+/** renderer → main, request/response (ipcRenderer.invoke / ipcMain.handle). */
+export const INVOKE = {
+  listBackends: 'tbs:list-backends',
+  openModel: 'tbs:open-model',
+  openModelPath: 'tbs:open-model-path',
+  recentModels: 'tbs:recent-models',
+  takeOpenRequests: 'tbs:take-open-requests',
+  chooseTimingCache: 'tbs:choose-timing-cache',
+  startBuild: 'tbs:start-build',
+  cancelBuild: 'tbs:cancel-build',
+  listBuilds: 'tbs:list-builds',
+  subscribe: 'tbs:subscribe',
+  unsubscribe: 'tbs:unsubscribe',
+  saveEngine: 'tbs:save-engine',
+} as const;
+
+/** main → renderer, one way (webContents.send / ipcRenderer.on). */
+export const PUSH = {
+  buildStream: 'tbs:build-stream',
+  openRequest: 'tbs:open-request',
+  hostAction: 'tbs:host-action',
+} as const;
+
+export type InvokeChannel = (typeof INVOKE)[keyof typeof INVOKE];
+export type PushChannel = (typeof PUSH)[keyof typeof PUSH];
+export type IpcChannel = InvokeChannel | PushChannel;
