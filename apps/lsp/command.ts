@@ -7,8 +7,7 @@ import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageW
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
-import { UsageError } from '../shared/usage-error.js';
-import { parseStdioServerArgs, type StdioServerOptions } from '../service/stdio-server-args.js';
+import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
@@ -27,27 +26,18 @@ Logs go to stderr; stdout carries only the protocol.`;
 
 export type LspCliOptions = StdioServerOptions;
 
+const FLAGS: StdioServerFlags = { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true };
+
 export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
-  return parseStdioServerArgs(argv, { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true });
+  return parseStdioServerArgs(argv, FLAGS);
 }
 
 const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);
 
 /** Runs until the client goes away; resolves to the exit code (the LSP `exit` notification ends the process itself). */
 export async function runLsp(argv: string[]): Promise<number> {
-  let opts: LspCliOptions;
-  try {
-    const parsed = parseLspArgs(argv);
-    if (parsed === 'help') {
-      process.stdout.write(`${USAGE}\n`);
-      return 0;
-    }
-    opts = parsed;
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`trt-build-studio lsp: ${e.message}\n`);
-    return 2;
-  }
+  const opts = readStdioServerArgs(argv, FLAGS, USAGE);
+  if (typeof opts === 'number') return opts;
 
   // Stray console output from any module would corrupt the JSON-RPC stream: stdout is the protocol's alone.
   const channel = claimStdoutForProtocol();

@@ -7,8 +7,7 @@ import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
 import { createMcpServer, SERVER_NAME } from './tools.js';
 import { packageVersion } from '../service/package-info.js';
-import { UsageError } from '../shared/usage-error.js';
-import { parseStdioServerArgs, type StdioServerOptions } from '../service/stdio-server-args.js';
+import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
 
@@ -24,28 +23,18 @@ Logs go to stderr; stdout carries only the protocol.`;
 
 export type McpCliOptions = StdioServerOptions;
 
+const FLAGS: StdioServerFlags = { command: 'mcp', minHeartbeatS: 0.5, queue: true };
+
 export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
-  return parseStdioServerArgs(argv, { command: 'mcp', minHeartbeatS: 0.5, queue: true });
+  return parseStdioServerArgs(argv, FLAGS);
 }
 
 const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
 
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
-  let opts: McpCliOptions;
-  try {
-    const parsed = parseMcpArgs(argv);
-    if (parsed === 'help') {
-      // No protocol session has started, so stdout is still the terminal's.
-      process.stdout.write(`${USAGE}\n`);
-      return 0;
-    }
-    opts = parsed;
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`trt-build-studio mcp: ${e.message}\n`);
-    return 2;
-  }
+  const opts = readStdioServerArgs(argv, FLAGS, USAGE);
+  if (typeof opts === 'number') return opts;
 
   const channel = claimStdoutForProtocol();
   const service = opts.queue

@@ -49,3 +49,21 @@ export function parseStdioServerArgs(argv: readonly string[], flags: StdioServer
   }
   return opts;
 }
+
+/**
+ * The command line as a stdio server's run function needs it: the options, or the exit code when
+ * the line asked for help (0, usage printed to stdout) or was wrong (2, the reason on stderr).
+ */
+export function readStdioServerArgs(argv: readonly string[], flags: StdioServerFlags, usage: string): StdioServerOptions | number {
+  try {
+    const parsed = parseStdioServerArgs(argv, flags);
+    if (parsed !== 'help') return parsed;
+    // No protocol session has started, so stdout is still the terminal's.
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`trt-build-studio ${flags.command}: ${e.message}\n`);
+    return 2;
+  }
+}
