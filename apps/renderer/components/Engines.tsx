@@ -6,7 +6,8 @@ import { useApp, useController } from '../hooks.js';
 /**
  * The engines in the build service's default output folder (builds that named no output path):
  * every build leaves one there, so the folder grows; this is where the user sees and cleans it.
- * Deleting asks once more, inline (a native confirm() would block the page and the event stream).
+ * Deleting asks once more, inline (a native confirm() would block the page and the event stream);
+ * the actions sit above the list, which scrolls on its own, so they stay in view however many files.
  */
 export function Engines() {
   const c = useController();
@@ -75,29 +76,13 @@ export function Engines() {
       <div className="panel-head">
         <h2 id="eng-h">Engines</h2>
         <span className="muted" aria-label="total size">
-          {files === null ? '' : `${list.length} · ${formatBytes(total)}`}
+          {files === null ? '' : `${list.length} ${list.length === 1 ? 'file' : 'files'} · ${formatBytes(total)}`}
         </span>
         <button type="button" className="small" onClick={() => void refresh()} title="List the output folder again">
           Refresh
         </button>
       </div>
       {files !== null && list.length === 0 && <p className="muted">No engines in the default output folder.</p>}
-      {list.length > 0 && (
-        <ul className="engine-list">
-          {list.map((f) => (
-            <li key={f.name}>
-              <label title={`${f.name}\n${formatBytes(f.bytes)}, ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
-                <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
-                <span className="engine-name">{f.name}</span>
-                {f.simulated && <span className="tag" title="Written by the simulated backend: not a TensorRT engine">Simulated</span>}
-              </label>
-              <span className="engine-meta muted">
-                {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
-              </span>
-            </li>
-          ))}
-        </ul>
-      )}
       {list.length > 0 && !confirming && (
         <div className="engine-actions">
           <button type="button" className="small danger" disabled={chosen.length === 0 || busy} onClick={() => setConfirming(true)}>
@@ -122,6 +107,22 @@ export function Engines() {
         <p className={message.kind === 'error' ? 'engine-msg error' : 'engine-msg muted'} role={message.kind === 'error' ? 'alert' : 'status'}>
           {message.text}
         </p>
+      )}
+      {list.length > 0 && (
+        <ul className="engine-list">
+          {list.map((f) => (
+            <li key={f.name}>
+              <label title={`${f.name}\n${formatBytes(f.bytes)}, ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
+                <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
+                <span className="engine-name">{f.name}</span>
+                {f.simulated && <span className="tag" title="Written by the simulated backend: not a TensorRT engine">Simulated</span>}
+              </label>
+              <span className="engine-meta muted">
+                {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
+              </span>
+            </li>
+          ))}
+        </ul>
       )}
     </section>
   );

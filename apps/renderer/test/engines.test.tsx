@@ -73,7 +73,7 @@ describe('Engines panel', () => {
     expect(rows()).toHaveLength(2);
     expect(rows()[0]).toMatch(/^tiny\.sim\.sim-1\.engineSimulated2\.00 MiB · \d\d:\d\d$/);
     expect(rows()[1]).not.toContain('Simulated');
-    expect(panel().querySelector('[aria-label="total size"]')!.textContent).toBe('2 · 3.00 MiB');
+    expect(panel().querySelector('[aria-label="total size"]')!.textContent).toBe('2 files · 3.00 MiB');
     expect(button(/^Delete selected/).disabled).toBe(true);
   });
 
@@ -90,7 +90,7 @@ describe('Engines panel', () => {
     expect(rows()).toHaveLength(1);
     expect(rows()[0]).toContain('resnet.rtx4090.10.16.engine');
     expect(panel().textContent).toContain('Deleted 1 engine.');
-    expect(panel().querySelector('[aria-label="total size"]')!.textContent).toBe('1 · 1.00 MiB');
+    expect(panel().querySelector('[aria-label="total size"]')!.textContent).toBe('1 file · 1.00 MiB');
   });
 
   it('says which files the service refused and why', async () => {
