@@ -123,7 +123,7 @@ test('an engine the build left in the output folder is listed and can be deleted
   if (studio.kind === 'web') expect(written && fs.existsSync(written)).toBeTruthy();
   // The newest file is first: the one this build wrote.
   const first = engines.getByRole('listitem').first();
-  await expect(first).toContainText('Simulated');
+  await expect(first.locator('.tag')).toHaveText('sim');
   const name = (await first.locator('.engine-name').textContent())!;
   if (written) expect(name).toBe(path.basename(written));
   await engines.getByLabel(`Select ${name}`, { exact: true }).check();

@@ -115,7 +115,12 @@ export function Engines() {
               <label title={`${f.name}\n${formatBytes(f.bytes)}, ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
                 <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
                 <span className="engine-name">{f.name}</span>
-                {f.simulated && <span className="tag" title="Written by the simulated backend: not a TensorRT engine">Simulated</span>}
+                {/* "sim", as in History: the toolbar's "Simulated" badge stays the one element with that word. */}
+                {f.simulated && (
+                  <span className="tag" title="Simulated: written by the simulated backend, not a TensorRT engine">
+                    sim
+                  </span>
+                )}
               </label>
               <span className="engine-meta muted">
                 {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}

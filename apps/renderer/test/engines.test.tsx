@@ -69,10 +69,10 @@ const button = (text: RegExp) => [...panel().querySelectorAll('button')].find((b
 const checkbox = (name: string) => panel().querySelector(`input[aria-label="Select ${name}"]`) as HTMLInputElement;
 
 describe('Engines panel', () => {
-  it('lists the folder with size, date, a Simulated tag only on simulated files, and the total', () => {
+  it('lists the folder with size, date, a sim tag only on simulated files, and the total', () => {
     expect(rows()).toHaveLength(2);
-    expect(rows()[0]).toMatch(/^tiny\.sim\.sim-1\.engineSimulated2\.00 MiB · \d\d:\d\d$/);
-    expect(rows()[1]).not.toContain('Simulated');
+    expect(rows()[0]).toMatch(/^tiny\.sim\.sim-1\.enginesim2\.00 MiB · \d\d:\d\d$/);
+    expect(panel().querySelectorAll('li')[1].querySelector('.tag')).toBeNull();
     expect(panel().querySelector('[aria-label="total size"]')!.textContent).toBe('2 files · 3.00 MiB');
     expect(button(/^Delete selected/).disabled).toBe(true);
   });
@@ -112,7 +112,7 @@ describe('Engines panel', () => {
     act(() => client.push('b1', w.events));
     flushFrames();
     await act(async () => undefined);
-    expect(rows()[0]).toMatch(/^tiny\.sim\.sim-1-b1\.engineSimulated4\.00 KiB/);
+    expect(rows()[0]).toMatch(/^tiny\.sim\.sim-1-b1\.enginesim4\.00 KiB/);
     expect(rows()).toHaveLength(3);
   });
 
