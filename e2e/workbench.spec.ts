@@ -2,6 +2,8 @@
 // sideways at a laptop size or a small window, shapes are typed per symbolic dimension, the trtexec
 // command follows the model and its options and is what lands on the clipboard, and each model
 // keeps its own options.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 
@@ -107,4 +109,29 @@ test('a time budget set in the form cancels the build when it runs out, and says
   await expect(page.getByRole('status')).toContainText('Building');
   await expect(page.getByRole('status')).toContainText('Cancelled', { timeout: 30_000 });
   await expect(page.getByRole('group', { name: 'Build summary' })).toContainText('the time budget ran out');
+});
+
+test('an engine the build left in the output folder is listed and can be deleted, from the list and the disk', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await page.getByLabel('Duration (s)', { exact: true }).fill('1');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+  const engines = page.getByRole('region', { name: 'Engines' });
+  const written = studio.kind === 'web' ? (await studio.latestBuild())?.outputPath : undefined;
+  if (studio.kind === 'web') expect(written && fs.existsSync(written)).toBeTruthy();
+  // The newest file is first: the one this build wrote.
+  const first = engines.getByRole('listitem').first();
+  await expect(first.locator('.tag')).toHaveText('sim');
+  const name = (await first.locator('.engine-name').textContent())!;
+  if (written) expect(name).toBe(path.basename(written));
+  await engines.getByLabel(`Select ${name}`, { exact: true }).check();
+  await engines.getByRole('button', { name: 'Delete selected (1)', exact: true }).click();
+  await expect(engines.getByRole('alertdialog')).toContainText('Delete 1 engine');
+  await studio.shot('engines-confirm');
+  await engines.getByRole('button', { name: 'Delete', exact: true }).click();
+  await expect(engines).toContainText('Deleted 1 engine.');
+  await expect(engines.getByText(name, { exact: true })).toHaveCount(0);
+  if (written) expect(fs.existsSync(written)).toBe(false);
 });

@@ -16,6 +16,8 @@ export const INVOKE = {
   subscribe: 'tbs:subscribe',
   unsubscribe: 'tbs:unsubscribe',
   saveEngine: 'tbs:save-engine',
+  listEngines: 'tbs:list-engines',
+  deleteEngines: 'tbs:delete-engines',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

@@ -155,6 +155,12 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
       throw new ServiceError('bad_input', `Could not save the engine to ${dest}: ${describeFsError(err)}.`);
     }
   });
+  // Only the service's own output folder, by plain file name: the service enforces that.
+  on(INVOKE.listEngines, () => service.listEngines?.() ?? []);
+  on(INVOKE.deleteEngines, ({ names }) => {
+    if (!service.deleteEngines) throw new ServiceError('not_found', 'This build service keeps no engine folder of its own.');
+    return service.deleteEngines(names);
+  });
 
   return () => {
     for (const channel of Object.values(INVOKE)) ipcMain.removeHandler(channel);

@@ -2,6 +2,7 @@
 import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
+import { Engines } from './components/Engines.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
 import { ModelPanel } from './components/ModelPanel.js';
@@ -80,6 +81,7 @@ export function App() {
         <aside className="col-right">
           <CachePanel />
           <History />
+          <Engines />
         </aside>
         <div className="row-bottom">
           <LogPanel />

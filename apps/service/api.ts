@@ -11,6 +11,7 @@ import type {
   CancelReason,
   ModelSummary,
 } from '../shared/protocol.js';
+import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 
 export type ServiceErrorCode =
   | 'bad_input' // invalid options, shapes, paths (HTTP 400, CLI exit 2)
@@ -112,6 +113,17 @@ export interface BuildServiceApi {
    * Throws ServiceError('bad_input') like startBuild.
    */
   startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
+  /**
+   * Engines in the service's default output folder (only there), newest first. Optional: the
+   * build farm has no such folder.
+   */
+  listEngines?(): EngineFile[];
+  /**
+   * Deletes engines from the default output folder by plain file name; refuses (with a reason)
+   * paths, non-engines, non-regular files and files an unfinished build writes. Throws
+   * ServiceError('bad_input') when `names` is not a non-empty array of strings.
+   */
+  deleteEngines?(names: string[]): DeleteEnginesResult;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

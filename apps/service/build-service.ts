@@ -15,6 +15,7 @@ import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
+import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { inspectModel } from './model-reader.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -298,6 +299,20 @@ export class BuildService implements BuildServiceApi {
 
   enginePath(id: string): string | undefined {
     return this.sessions.get(id)?.enginePath();
+  }
+
+  listEngines(): EngineFile[] {
+    const writers = new Map<string, string>();
+    // Oldest first, so the latest build to write a path names it.
+    for (const s of this.sessions.values()) {
+      const r = s.record();
+      if (r.state === 'succeeded' && r.outputPath) writers.set(r.outputPath, r.id);
+    }
+    return listEngineFiles(this.outputDir, (f) => writers.get(f));
+  }
+
+  deleteEngines(names: string[]): DeleteEnginesResult {
+    return deleteEngineFiles(this.outputDir, names, (f) => this.outputTaken(f));
   }
 
   async shutdown(): Promise<void> {

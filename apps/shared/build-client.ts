@@ -9,6 +9,9 @@ import type {
   BuildRecord,
   ModelSummary,
 } from './protocol.js';
+import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
+
+export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
 /** A model the host can build: a path on the machine that runs the builds. */
 export interface ModelRef {
@@ -72,6 +75,10 @@ export interface BuildClient {
   ): () => void;
   /** Saves (Electron: native save dialog) or downloads (browser) the engine. Null when cancelled. */
   saveEngine(id: string): Promise<SavedEngine | null>;
+  /** Engines in the build service's default output folder, newest first (absent: not offered). */
+  listEngines?(): Promise<EngineFile[]>;
+  /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
+  deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

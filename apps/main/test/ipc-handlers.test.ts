@@ -74,6 +74,8 @@ function setup() {
     }),
     waitForResult: vi.fn(),
     enginePath: vi.fn((id: string) => (id === 'b1' ? engine : undefined)),
+    listEngines: vi.fn(() => [{ name: 'm.sim.10.16.engine', bytes: 5, modifiedAt: new Date(0).toISOString(), buildId: 'b1', simulated: true }]),
+    deleteEngines: vi.fn((names: string[]) => ({ deleted: names.filter((n) => n.endsWith('.engine')), refused: names.filter((n) => !n.endsWith('.engine')).map((name) => ({ name, reason: 'not an engine file (.engine)' })) })),
     shutdown: vi.fn(async () => undefined),
   } satisfies BuildServiceApi;
 
@@ -169,6 +171,11 @@ describe('what may be sent', () => {
     [INVOKE.subscribe, { subscriptionId: 's1' }, 'buildId'],
     [INVOKE.saveEngine, { id: 'b1', path: '/tmp/x' }, 'path'],
     [INVOKE.listBuilds, { sneaky: true }, 'this request takes no arguments'],
+    [INVOKE.listEngines, { dir: '/etc' }, 'this request takes no arguments'],
+    [INVOKE.deleteEngines, { names: '/etc/passwd' }, 'names'],
+    [INVOKE.deleteEngines, { names: [] }, 'names'],
+    [INVOKE.deleteEngines, { names: [7] }, 'names'],
+    [INVOKE.deleteEngines, { names: ['a.engine'], dir: '/etc' }, 'dir'],
     [INVOKE.openModel, 'some/path.onnx', 'this request takes no arguments'],
   ])('%s rejects %j', async (channel, payload, mentions) => {
     const err = errorOf(await t.call(channel, payload));
@@ -320,5 +327,34 @@ describe('saving the engine', () => {
     const err = errorOf(await t.call(INVOKE.saveEngine, { id: 'b1' }));
     expect(err).toEqual({ code: 'bad_input', message: `Could not save the engine to ${t.dialogAnswers.engine}: the folder does not exist.` });
     expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
+  });
+});
+
+describe('engines in the output folder', () => {
+  it('lists what the service lists and deletes by name through it', async () => {
+    expect(await t.call(INVOKE.listEngines)).toEqual({ ok: true, value: t.service.listEngines() });
+    const res = await t.call(INVOKE.deleteEngines, { names: ['m.sim.10.16.engine', 'notes.txt'] });
+    expect(res).toEqual({ ok: true, value: { deleted: ['m.sim.10.16.engine'], refused: [{ name: 'notes.txt', reason: 'not an engine file (.engine)' }] } });
+    expect(t.service.deleteEngines).toHaveBeenCalledWith(['m.sim.10.16.engine', 'notes.txt']);
+  });
+
+  it('lists nothing and refuses deleting on a service without an engine folder (build farm)', async () => {
+    const { listEngines: _l, deleteEngines: _d, ...farmLike } = t.service;
+    const handlers = new Map<string, (event: unknown, payload?: unknown) => Promise<IpcResult<unknown>>>();
+    registerIpcHandlers({
+      ipcMain: { handle: (c: string, fn: never) => void handlers.set(c, fn), removeHandler: () => undefined } as never,
+      service: farmLike,
+      isTrustedSender: () => true,
+      dialogs: t.dialogs,
+      recent: t.recent,
+      openRequests: t.openRequests,
+      hub: new SubscriptionHub(farmLike),
+      windowOf: () => null,
+      defaultSaveDir: t.dir,
+      onBuildStarted: () => undefined,
+    });
+    const ev = t.event();
+    expect(await handlers.get(INVOKE.listEngines)!(ev)).toEqual({ ok: true, value: [] });
+    expect(errorOf(await handlers.get(INVOKE.deleteEngines)!(ev, { names: ['a.engine'] })).code).toBe('not_found');
   });
 });

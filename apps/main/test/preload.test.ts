@@ -133,6 +133,13 @@ describe('preload', () => {
     expect(p.invoked).toEqual([[INVOKE.startBuild, { modelPath: '/m/a.onnx', options: { backend: 'simulated' } }]]);
   });
 
+  it('lists engines and sends only the names to delete', async () => {
+    const p = runPreload((channel) => ok(channel === INVOKE.listEngines ? [{ name: 'a.engine' }] : { deleted: ['a.engine'], refused: [] }));
+    expect(await p.api.listEngines!()).toEqual([{ name: 'a.engine' }]);
+    expect(await p.api.deleteEngines!(['a.engine'])).toEqual({ deleted: ['a.engine'], refused: [] });
+    expect(p.invoked).toEqual([[INVOKE.listEngines, undefined], [INVOKE.deleteEngines, { names: ['a.engine'] }]]);
+  });
+
   it('resolves a dropped file to its path in the preload, and refuses one without a path', async () => {
     const p = runPreload(() => ok({ path: '/m/d.onnx' }));
     await p.page.openDroppedFile({ fakePath: '/m/d.onnx' } as never);

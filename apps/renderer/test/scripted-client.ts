@@ -1,6 +1,6 @@
 // A BuildClient double for component tests: the test decides what the "service" answers and
 // pushes events by hand. Never shipped: the app uses WebBuildClient or Electron's preload.
-import type { BuildClient, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord, ModelSummary } from '../../shared/protocol.js';
 
 export const summary: ModelSummary = {
@@ -59,6 +59,22 @@ export class ScriptedClient implements BuildClient {
   }
   async saveEngine(): Promise<SavedEngine | null> {
     return null;
+  }
+  /** The service's output folder; names in `undeletable` are refused with that reason. */
+  engines: EngineFile[] = [];
+  undeletable = new Map<string, string>();
+  deleteCalls: string[][] = [];
+  listEngineCalls = 0;
+  async listEngines(): Promise<EngineFile[]> {
+    this.listEngineCalls++;
+    return [...this.engines];
+  }
+  async deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
+    this.deleteCalls.push(names);
+    const refused = names.filter((n) => this.undeletable.has(n)).map((name) => ({ name, reason: this.undeletable.get(name)! }));
+    const deleted = names.filter((n) => !this.undeletable.has(n) && this.engines.some((f) => f.name === n));
+    this.engines = this.engines.filter((f) => !deleted.includes(f.name));
+    return { deleted, refused };
   }
   push(id: string, events: BuildEvent[]): void {
     const s = this.subs.get(id);

@@ -95,6 +95,17 @@ describe('WebBuildClient', () => {
     expect(calls[0].headers).toEqual({ 'content-type': 'application/json' });
   });
 
+  it('lists engines and deletes them by name as JSON', async () => {
+    const files = [{ name: 'm.sim.10.engine', bytes: 3, modifiedAt: '2026-01-01T00:00:00.000Z', simulated: true }];
+    const { c, calls } = client([[200, files], [200, { deleted: ['m.sim.10.engine'], refused: [] }], [400, { error: { code: 'bad_input', message: 'names must name at least one engine file' } }]]);
+    expect(await c.listEngines()).toEqual(files);
+    expect(calls[0]).toMatchObject({ url: '/api/engines', method: 'GET' });
+    expect(await c.deleteEngines(['m.sim.10.engine'])).toEqual({ deleted: ['m.sim.10.engine'], refused: [] });
+    expect(calls[1]).toMatchObject({ url: '/api/engines/delete', method: 'POST', headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(calls[1].body as string)).toEqual({ names: ['m.sim.10.engine'] });
+    await expect(c.deleteEngines([])).rejects.toThrow('names must name at least one engine file');
+  });
+
   it('treats 409 on cancel as "already finished", other errors as errors', async () => {
     const { c } = client([
       [409, { error: { code: 'conflict', message: 'build b1 already finished' } }],

@@ -2,7 +2,7 @@
 // HttpOnly cookie the server sets when the page is opened through its `?token=` link; fetch sends
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
-import type { BuildClient, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
@@ -184,6 +184,14 @@ export class WebBuildClient implements BuildClient {
     a.click();
     a.remove();
     return { location: name, bytes: rec.outcome?.engineBytes ?? 0 };
+  }
+
+  listEngines(): Promise<EngineFile[]> {
+    return this.json<EngineFile[]>('GET', '/api/engines');
+  }
+
+  deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
+    return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
   }
 
   private async json<T>(method: string, path: string, body?: BodyInit, headers?: Record<string, string>): Promise<T> {

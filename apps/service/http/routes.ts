@@ -52,7 +52,30 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/view$/, methods: { GET: getView } },
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
+  { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
+  { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
 ];
+
+/** The build farm has no default output folder of its own: it lists no engines. */
+function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEngines' | 'deleteEngines'>> {
+  const { listEngines, deleteEngines } = ctx.service;
+  if (!listEngines || !deleteEngines) throw new HttpError('not_found', 'this server keeps no engine folder of its own (build farm)');
+  return { listEngines: listEngines.bind(ctx.service), deleteEngines: deleteEngines.bind(ctx.service) };
+}
+
+function listEngines({ res, ctx }: RouteRequest): void {
+  sendJson(res, 200, engineStore(ctx).listEngines());
+}
+
+async function deleteEngines({ req, res, ctx }: RouteRequest): Promise<void> {
+  const store = engineStore(ctx);
+  if (!isJsonRequest(req)) {
+    throw new HttpError('bad_input', `expected Content-Type application/json, got "${req.headers['content-type'] ?? 'none'}"`);
+  }
+  const body = await readJsonBody(req);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_input', 'body must be a JSON object { names: [...] }');
+  sendJson(res, 200, store.deleteEngines((body as { names?: unknown }).names as string[]));
+}
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
   sendJson(res, 200, await ctx.service.listBackends());

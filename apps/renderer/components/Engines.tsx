@@ -1,0 +1,143 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { EngineFile } from '../../shared/build-client.js';
+import { formatBytes } from '../../shared/format.js';
+import { useApp, useController } from '../hooks.js';
+
+/**
+ * The engines in the build service's default output folder (builds that named no output path):
+ * every build leaves one there, so the folder grows; this is where the user sees and cleans it.
+ * Deleting asks once more, inline (a native confirm() would block the page and the event stream);
+ * the actions sit above the list, which scrolls on its own, so they stay in view however many files.
+ */
+export function Engines() {
+  const c = useController();
+  const client = c.client;
+  const supported = typeof client.listEngines === 'function' && typeof client.deleteEngines === 'function';
+  const [files, setFiles] = useState<EngineFile[] | null>(null);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ kind: 'error' | 'info'; text: string } | null>(null);
+  // A build ending (or a new one in the list) may have written an engine: list again then.
+  const liveStatus = useApp((s) => s.live?.outcome?.status);
+  const liveId = useApp((s) => s.live?.id);
+  const historyKey = useApp((s) => s.history.map((r) => `${r.id}:${r.state}`).join(','));
+
+  const refresh = useCallback(async () => {
+    if (!supported) return;
+    try {
+      const list = await client.listEngines!();
+      setFiles(list);
+      // A selection of files that are gone would delete nothing and confuse the count.
+      setSelected((sel) => new Set([...sel].filter((n) => list.some((f) => f.name === n))));
+    } catch (e) {
+      setMessage({ kind: 'error', text: `Could not list engines: ${(e as Error).message}` });
+    }
+  }, [client, supported]);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh, liveStatus, liveId, historyKey]);
+
+  if (!supported) return null;
+
+  const toggle = (name: string) =>
+    setSelected((sel) => {
+      const next = new Set(sel);
+      if (next.has(name)) next.delete(name);
+      else next.add(name);
+      return next;
+    });
+  const list = files ?? [];
+  const total = list.reduce((n, f) => n + f.bytes, 0);
+  const chosen = list.filter((f) => selected.has(f.name));
+  const chosenBytes = chosen.reduce((n, f) => n + f.bytes, 0);
+
+  const remove = async () => {
+    setBusy(true);
+    try {
+      const res = await client.deleteEngines!(chosen.map((f) => f.name));
+      setMessage(
+        res.refused.length > 0
+          ? { kind: 'error', text: `Not deleted: ${res.refused.map((r) => `${r.name} (${r.reason})`).join('; ')}` }
+          : { kind: 'info', text: `Deleted ${res.deleted.length} ${res.deleted.length === 1 ? 'engine' : 'engines'}.` },
+      );
+    } catch (e) {
+      setMessage({ kind: 'error', text: `Delete failed: ${(e as Error).message}` });
+    } finally {
+      setConfirming(false);
+      setBusy(false);
+      await refresh();
+    }
+  };
+
+  return (
+    <section className="panel engines" aria-labelledby="eng-h">
+      <div className="panel-head">
+        <h2 id="eng-h">Engines</h2>
+        <span className="muted" aria-label="total size">
+          {files === null ? '' : `${list.length} ${list.length === 1 ? 'file' : 'files'} · ${formatBytes(total)}`}
+        </span>
+        <button type="button" className="small" onClick={() => void refresh()} title="List the output folder again">
+          Refresh
+        </button>
+      </div>
+      {files !== null && list.length === 0 && <p className="muted">No engines in the default output folder.</p>}
+      {list.length > 0 && !confirming && (
+        <div className="engine-actions">
+          <button type="button" className="small danger" disabled={chosen.length === 0 || busy} onClick={() => setConfirming(true)}>
+            Delete selected{chosen.length > 0 ? ` (${chosen.length})` : ''}
+          </button>
+        </div>
+      )}
+      {confirming && (
+        <div className="engine-actions" role="alertdialog" aria-label="Confirm delete">
+          <span>
+            Delete {chosen.length} {chosen.length === 1 ? 'engine' : 'engines'} ({formatBytes(chosenBytes)}) from disk?
+          </span>
+          <button type="button" className="small danger" disabled={busy} onClick={() => void remove()}>
+            Delete
+          </button>
+          <button type="button" className="small" disabled={busy} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
+      {message && (
+        <p className={message.kind === 'error' ? 'engine-msg error' : 'engine-msg muted'} role={message.kind === 'error' ? 'alert' : 'status'}>
+          {message.text}
+        </p>
+      )}
+      {list.length > 0 && (
+        <ul className="engine-list">
+          {list.map((f) => (
+            <li key={f.name}>
+              <label title={`${f.name}\n${formatBytes(f.bytes)}, ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
+                <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
+                <span className="engine-name">{f.name}</span>
+                {/* "sim", as in History: the toolbar's "Simulated" badge stays the one element with that word. */}
+                {f.simulated && (
+                  <span className="tag" title="Simulated: written by the simulated backend, not a TensorRT engine">
+                    sim
+                  </span>
+                )}
+              </label>
+              <span className="engine-meta muted">
+                {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** Today's files by time, older ones by date: enough to tell them apart in a narrow column. */
+function shortDate(iso: string): string {
+  const d = new Date(iso);
+  const now = new Date();
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return d.toDateString() === now.toDateString() ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
+}
