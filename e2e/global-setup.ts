@@ -29,8 +29,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.E2E_MODELS = JSON.stringify(models);
   fs.mkdirSync(path.join(ROOT, 'e2e', 'artifacts'), { recursive: true });
 
-  const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0'], {
+  // Engines and build profiles of this run stay in its own folder, never in the user's.
+  const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0', '--output-dir', path.join(dir, 'engines')], {
     cwd: ROOT,
+    env: { ...process.env, TBS_STATE_DIR: path.join(dir, 'state') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // If the runner dies without calling the teardown (crash, Ctrl-C at the wrong moment), the
