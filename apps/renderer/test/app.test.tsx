@@ -1,18 +1,18 @@
 // @vitest-environment happy-dom
 // The real components and store, in a DOM, driven by a scripted client: what the tree shows,
 // how following behaves, and what the status line says through a build and a Stop.
-import { act, StrictMode } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
+import { act } from 'react';
+import { createRoot } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { App } from '../App.js';
 import { AppContext } from '../hooks.js';
 import { createAppStore } from '../store/app-store.js';
 import { Controller } from '../store/controller.js';
 import type { FrameScheduler } from '../store/event-pump.js';
+import { mountApp, type MountedApp } from './mount-app.js';
 import { ScriptedClient, summary } from './scripted-client.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
 let frames: ((t: number) => void)[] = [];
 const sched: FrameScheduler = { request: (cb) => frames.push(cb), now: () => performance.now(), hidden: () => false };
@@ -28,35 +28,18 @@ const runFramesUntilIdle = () => {
   expect(frames).toEqual([]);
 };
 
-let root: Root;
 let host: HTMLElement;
 let client: ScriptedClient;
 let controller: Controller;
 
+let mounted: MountedApp;
 beforeEach(async () => {
-  host = document.createElement('div');
-  document.body.appendChild(host);
   client = new ScriptedClient();
-  const store = createAppStore();
-  controller = new Controller(store, client, sched);
-  root = createRoot(host);
-  await act(async () => {
-    root.render(
-      <StrictMode>
-        <AppContext.Provider value={{ store, controller }}>
-          <App />
-        </AppContext.Provider>
-      </StrictMode>,
-    );
-    await controller.init();
-  });
+  mounted = await mountApp(client, sched);
+  ({ host, controller } = mounted);
 });
 
-afterEach(() => {
-  act(() => root.unmount());
-  controller.dispose();
-  host.remove();
-});
+afterEach(() => mounted.unmount());
 
 const byText = (text: string) => [...host.querySelectorAll('button')].find((b) => b.textContent === text)!;
 const status = () => host.querySelector('[role="status"]')!.textContent ?? '';

@@ -1,18 +1,13 @@
 // @vitest-environment happy-dom
 // The Engines panel with the real store and controller and a scripted client: it lists the
 // service's output folder, refreshes when a build ends, and deletes only after a confirmation.
-import { act, StrictMode } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
+import { act } from 'react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { App } from '../App.js';
-import { AppContext } from '../hooks.js';
-import { createAppStore } from '../store/app-store.js';
-import { Controller } from '../store/controller.js';
+import type { Controller } from '../store/controller.js';
 import type { FrameScheduler } from '../store/event-pump.js';
+import { mountApp, type MountedApp } from './mount-app.js';
 import { ScriptedClient } from './scripted-client.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
 let frames: ((t: number) => void)[] = [];
 const sched: FrameScheduler = { request: (cb) => frames.push(cb), now: () => performance.now(), hidden: () => false };
@@ -25,7 +20,6 @@ const flushFrames = () =>
     }
   });
 
-let root: Root;
 let host: HTMLElement;
 let client: ScriptedClient;
 let controller: Controller;
@@ -33,23 +27,11 @@ let controller: Controller;
 const MiB = 1024 * 1024;
 const engine = (name: string, bytes: number, simulated = true) => ({ name, bytes, modifiedAt: new Date().toISOString(), simulated });
 
+let mounted: MountedApp;
 async function mount(c: ScriptedClient) {
-  host = document.createElement('div');
-  document.body.appendChild(host);
   client = c;
-  const store = createAppStore();
-  controller = new Controller(store, client, sched);
-  root = createRoot(host);
-  await act(async () => {
-    root.render(
-      <StrictMode>
-        <AppContext.Provider value={{ store, controller }}>
-          <App />
-        </AppContext.Provider>
-      </StrictMode>,
-    );
-    await controller.init();
-  });
+  mounted = await mountApp(c, sched);
+  ({ host, controller } = mounted);
 }
 
 beforeEach(async () => {
@@ -57,11 +39,7 @@ beforeEach(async () => {
   c.engines = [engine('tiny.sim.sim-1.engine', 2 * MiB), engine('resnet.rtx4090.10.16.engine', 1 * MiB, false)];
   await mount(c);
 });
-afterEach(() => {
-  act(() => root.unmount());
-  controller.dispose();
-  host.remove();
-});
+afterEach(() => mounted.unmount());
 
 const panel = () => host.querySelector('section.engines') as HTMLElement;
 const rows = () => [...panel().querySelectorAll('li')].map((li) => li.textContent ?? '');
@@ -117,9 +95,7 @@ describe('Engines panel', () => {
   });
 
   it('is not shown by a host that keeps no engine folder', async () => {
-    act(() => root.unmount());
-    controller.dispose();
-    host.remove();
+    mounted.unmount();
     // The scripted client's methods live on its prototype: hide them on this instance.
     const farm = new ScriptedClient();
     Object.defineProperty(farm, 'listEngines', { value: undefined });
