@@ -8,7 +8,8 @@
 //   npm run build:ts && npm run build:renderer && node scripts/ui-tour.js [out-dir]
 //
 // out-dir defaults to e2e/artifacts/ui-tour (ignored by git). TBS_TOUR_SIZES=1280x800 limits the sizes;
-// TBS_TOUR_SKIP_SILENCE=1 skips the 35 s long-silence shot.
+// TBS_TOUR_SKIP_SILENCE=1 skips the 35 s long-silence shot. The 10.x tour shows a GPU figure from
+// the fake NVML in build/native/gpu-fakes (a real GPU figure needs TensorRT on a GPU machine).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -219,7 +220,13 @@ async function main() {
     dynamic: writeModel(path.join(dir, 'dynamic.onnx'), { layers: 4, dynamic: true }),
     bad: writeBadFile(path.join(dir, 'notes.onnx'), 'text'),
   };
-  const url = await startServe('10x');
+  // The GPU figure comes from the fake NVML built beside the addon (native/test/fake_nvml.cc),
+  // turned on for the simulated backend, so the tour shows how a GPU-busy silence reads.
+  const fakes = path.join(root, 'build', 'native', 'gpu-fakes');
+  const gpu = fs.existsSync(path.join(fakes, 'libnvidia-ml.so.1'))
+    ? { TBS_GPU_PROBE: 'always', TBS_NVML_LIB: path.join(fakes, 'libnvidia-ml.so.1'), TBS_CUDA_DRIVER_LIB: path.join(fakes, 'libcuda.so.1'), FAKE_NVML_UTIL_5E: '87' }
+    : {};
+  const url = await startServe('10x', gpu);
   const url11 = await startServe('11x', { TBS_SIM_TRT_VERSION: '11.1.0' });
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   try {

@@ -307,6 +307,7 @@ class ViewPublisher {
       percentage: outcome ? this.progress.percentage.final(outcome.status === 'succeeded') : this.progress.percentage.next(v),
       ...(quiet !== undefined ? { sinceLastCallbackMs: quiet } : {}),
       ...(cores !== undefined ? { workerCores: cores } : {}),
+      ...(v.gpu ? { gpuUtilPercent: v.gpu.percent } : {}),
       ...(left ? { remaining: left } : {}),
       elapsedMs,
       rows: phaseRows(v, elapsedMs),

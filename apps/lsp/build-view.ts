@@ -36,6 +36,8 @@ export interface BuildView {
   sinceLastCallbackMs?: number;
   /** CPU cores the build worker used lately (working vs stalled in a silent stretch), once measured. */
   workerCores?: number;
+  /** The GPU's utilisation at the latest heartbeat, percent (TensorRT builds where NVML is present). */
+  gpuUtilPercent?: number;
   /** The predicted end, when earlier builds of the same model and options give one. */
   remaining?: Estimate;
   elapsedMs: number;

@@ -5,7 +5,7 @@
 import { isFinalStatus, type BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
 import type { CancelReason } from '../shared/protocol.js';
-import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining } from '../shared/view-format.js';
+import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf } from '../shared/view-format.js';
 
 const REASON_WORDS: Record<CancelReason, string> = {
   user: 'cancel requested',
@@ -45,7 +45,7 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
       ? `no TensorRT callback yet, ${formatDuration(view.elapsedMs(nowWall))} since start`
       : `last TensorRT callback ${formatDuration(quiet)} ago`;
   // In a silent stretch, say whether the builder burns CPU (working) or not (stalled).
-  const live = silent ? formatLiveness(view.workerCores()) : undefined;
+  const live = silent ? formatLiveness(livenessOf(view)) : undefined;
   if (live) since += ` (${live})`;
   if (view.status === 'stopping') {
     return `stopping (${REASON_WORDS[view.cancelling?.reason ?? 'user']}), waiting for the next step boundary: ${where} · ${since}`;

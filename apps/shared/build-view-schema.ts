@@ -34,6 +34,8 @@ export const BuildViewSnapshot = z.object({
   cancelling: z.object({ t: z.number(), reason: CancelReason }).optional(),
   estimate: Estimate.extend({ t: z.number() }).optional(),
   cpu: z.array(z.tuple([z.number(), z.number()])).max(2).optional(),
+  gpu: z.object({ t: z.number(), percent: z.number().min(0).max(100) }).optional(),
+  gpuNote: z.string().max(1000).optional(),
   rows: z.object({
     rows: z.array(
       z.object({

@@ -62,6 +62,10 @@ export class BuildView {
   estimate?: Estimate & { t: number };
   /** CPU time of the build worker at the latest two heartbeats that reported it: [t, cpuMs]. */
   cpu: [number, number][] = [];
+  /** The GPU's utilisation at the latest heartbeat that reported it (NVML, TensorRT builds). */
+  gpu?: { t: number; percent: number };
+  /** Why the heartbeats carry no GPU figure, when the worker said. */
+  gpuNote?: string;
   private frac = 0;
   /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
   private readonly kids = new Map<number | null, OpenInstance>();
@@ -85,6 +89,8 @@ export class BuildView {
     v.cancelling = s.cancelling;
     v.estimate = s.estimate;
     v.cpu = s.cpu ?? [];
+    v.gpu = s.gpu;
+    v.gpuNote = s.gpuNote;
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
     return v;
   }
@@ -133,6 +139,8 @@ export class BuildView {
         if (ev.cancelRequested && this.status === 'running') this.status = 'stopping';
         if (ev.estimate) this.estimate = { ...ev.estimate, t: ev.t };
         if (ev.workerCpuMs !== undefined) this.cpu = [...this.cpu.slice(-1), [ev.t, ev.workerCpuMs]];
+        if (ev.gpuUtilPercent !== undefined) this.gpu = { t: ev.t, percent: ev.gpuUtilPercent };
+        if (ev.gpuNote !== undefined) this.gpuNote = ev.gpuNote;
         break;
       case 'cache.stats': {
         const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
@@ -234,6 +242,8 @@ export class BuildView {
       cancelling: this.cancelling,
       estimate: this.estimate,
       cpu: this.cpu,
+      gpu: this.gpu,
+      gpuNote: this.gpuNote,
       rows: this.rows.toSnapshot(),
     };
   }

@@ -320,6 +320,13 @@ export const HeartbeatEvent = z.object({
   estimate: Estimate.optional(),
   /** CPU time (ms) the build worker process has used so far: rising while the builder works. */
   workerCpuMs: z.number().nonnegative().optional(),
+  /**
+   * The build's GPU utilisation (percent of NVML's last sample period with a kernel running;
+   * device-wide). Only where NVML is present, for TensorRT builds.
+   */
+  gpuUtilPercent: z.number().min(0).max(100).optional(),
+  /** Why there is no GPU figure (no NVML, the device does not report it); sent once. */
+  gpuNote: z.string().max(1000).optional(),
 });
 export const BuildCancellingEvent = z.object({
   ...base,

@@ -46,17 +46,53 @@ export function formatRemaining(e: Estimate): string {
   return `about ${formatDuration(e.remainingMs)} left${range}`;
 }
 
-/** "builder busy, 1.5 cores" or "no CPU use"; undefined until two heartbeats measured the worker. */
-export function formatLiveness(cores: number | undefined): string | undefined {
-  if (cores === undefined) return undefined;
-  return cores < IDLE_CORES ? 'no CPU use' : `builder busy, ${cores.toFixed(1)} core${cores.toFixed(1) === '1.0' ? '' : 's'}`;
+/**
+ * At or above this GPU utilisation the GPU counts as busy. NVML reports whole percents of its
+ * sample period, and a GPU that runs nothing reads 0.
+ */
+export const BUSY_GPU_PERCENT = 5;
+
+/** Whether the builder is working, from what the heartbeats measured. */
+export interface Liveness {
+  /** The worker's CPU use between its last two heartbeats, in cores. */
+  cores?: number;
+  /** The GPU's utilisation at the latest heartbeat (TensorRT builds where NVML is present). */
+  gpuPercent?: number;
+  /** CPU or GPU in use: the builder works, however long TensorRT stays silent. */
+  busy: boolean;
+}
+
+/** Undefined until a heartbeat measured something. */
+export function livenessOf(view: BuildView): Liveness | undefined {
+  const cores = view.workerCores();
+  const gpuPercent = view.gpu?.percent;
+  if (cores === undefined && gpuPercent === undefined) return undefined;
+  return { cores, gpuPercent, busy: (cores ?? 0) >= IDLE_CORES || (gpuPercent ?? 0) >= BUSY_GPU_PERCENT };
+}
+
+/** "1.5 cores", "1.0 core". */
+export function formatCores(cores: number): string {
+  const text = cores < 10 ? cores.toFixed(1) : String(Math.round(cores));
+  return `${text} core${text === '1.0' ? '' : 's'}`;
+}
+
+/**
+ * "builder busy, 1.5 cores, GPU 87%", "builder busy, CPU idle, GPU 87%", "no CPU use",
+ * "no CPU or GPU use"; undefined until a heartbeat measured the worker.
+ */
+export function formatLiveness(l: Liveness | undefined): string | undefined {
+  if (!l) return undefined;
+  const gpu = l.gpuPercent === undefined ? undefined : `GPU ${Math.round(l.gpuPercent)}%`;
+  if (!l.busy) return gpu ? 'no CPU or GPU use' : 'no CPU use';
+  const cpu = l.cores === undefined ? undefined : l.cores < IDLE_CORES ? 'CPU idle' : formatCores(l.cores);
+  return `builder busy, ${[cpu, gpu].filter((p) => p !== undefined).join(', ')}`;
 }
 
 /** "last TensorRT callback 3.2 s ago", plus the liveness in silent stretches; undefined before the first callback. */
 export function formatCallback(view: BuildView, nowWall: number, simulated = false): string | undefined {
   const quiet = view.sinceLastCallbackMs(nowWall);
   if (quiet === undefined) return undefined;
-  const live = formatLiveness(view.workerCores());
+  const live = formatLiveness(livenessOf(view));
   return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
 }
 

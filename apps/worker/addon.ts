@@ -17,13 +17,14 @@ import {
   type Severity,
 } from '../shared/protocol.js';
 import { PACING_BUDGET_MS } from '../shared/pacing-batcher.js';
-import type { NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
+import type { GpuProbeOpen, NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
 
 /** The raw module as addon.cc exports it. */
 interface RawAddon {
   /** Probes off the JS thread (a libuv worker): loading TensorRT and CUDA can take seconds. */
   listBackends(): Promise<BackendInfo[]>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
+  openGpuProbe(device: number): GpuProbeOpen;
   abiVersion: number;
   /** The batch layout the addon was built with (native/src/core/events.h). */
   eventLayout?: EventLayout;
@@ -247,6 +248,14 @@ export function startBuild(request: NativeBuildRequest, onEvents: (events: Build
   };
 }
 
+/**
+ * NVML's view of CUDA device `device`, for the heartbeats. Synchronous: opening starts the CUDA
+ * driver if the build has not yet (cuInit), each sample is one NVML call.
+ */
+export function openGpuProbe(device: number): GpuProbeOpen {
+  return loadNative().openGpuProbe(device);
+}
+
 /** The same functions as one object, for callers that want the interface. */
-export const addon: NativeAddonApi = { listBackends, startBuild };
+export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe };
 export default addon;

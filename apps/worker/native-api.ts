@@ -47,9 +47,19 @@ export interface NativeBuildHandle {
   readonly result: Promise<BuildFinished>;
 }
 
+/** One reading of the GPU's utilisation, or why there is none (`permanent`: asking again will not help). */
+export type GpuSample = { gpuPercent: number; memoryPercent: number } | { error: string; permanent: boolean };
+
+/** A GPU probe through NVML (native/src/gpu/gpu_probe.h), or why there is none. */
+export type GpuProbeOpen =
+  | { ok: true; busId: string; sample(): GpuSample; close(): void }
+  | { ok: false; reason: string };
+
 export interface NativeAddonApi {
   /** Runs the probe off the JS thread. */
   listBackends(): Promise<BackendInfo[]>;
   /** `onEvents` receives batches in seq order; the last batch ends with build.finished. */
   startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle;
+  /** The GPU utilisation of CUDA device `device` (absent from addons built before it existed). */
+  openGpuProbe?(device: number): GpuProbeOpen;
 }

@@ -2,9 +2,10 @@
 // service's WorkerLauncher as a Node child process, or by Electron main as a utilityProcess.
 // A crash in native code ends this process only; the host reports the build as crashed.
 import './ignore-terminal-interrupt.js';
-import type { BuildEvent, CancelReason } from '../shared/protocol.js';
+import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { EventBatcher } from './event-batcher.js';
+import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
 import { loadAddon } from './load-addon.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
@@ -26,6 +27,7 @@ const batcher = new EventBatcher((events) => {
 });
 
 let handle: NativeBuildHandle | undefined;
+let liveness: LivenessAnnotator | undefined;
 let started = false;
 /** A cancel that arrived before the start message; applied as soon as the build exists. */
 let deferredCancel: CancelReason | undefined;
@@ -51,23 +53,6 @@ async function exitWhenReleased(): Promise<never> {
   return exit(0);
 }
 
-/**
- * Heartbeats carry this process's CPU time (user + system, ms): in a long silent stretch, a
- * builder that still burns CPU is working, one that does not is stalled or waiting on the GPU.
- * Measured here, where the builder threads run; one syscall per heartbeat (about once a second).
- */
-function withWorkerCpu(events: BuildEvent[]): BuildEvent[] {
-  let out = events;
-  for (let i = 0; i < events.length; i++) {
-    const ev = events[i];
-    if (ev.type !== 'heartbeat') continue;
-    if (out === events) out = events.slice();
-    const { user, system } = process.cpuUsage();
-    out[i] = { ...ev, workerCpuMs: (user + system) / 1000 };
-  }
-  return out;
-}
-
 function fail(message: string, code = 1): void {
   send({ type: 'error', message });
   void exit(code);
@@ -80,7 +65,13 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   }
   started = true;
   try {
-    handle = loadAddon().startBuild(request, (events) => batcher.push(withWorkerCpu(events)));
+    const addon = loadAddon();
+    liveness = new LivenessAnnotator(
+      { cpuUsage: () => process.cpuUsage(), openGpuProbe: addon.openGpuProbe },
+      gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
+    );
+    const annotator = liveness;
+    handle = addon.startBuild(request, (events) => batcher.push(annotator.annotate(events)));
   } catch (e) {
     fail(`could not start the build: ${(e as Error).message}`);
     return;
@@ -90,6 +81,7 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   if (deferredCancel) handle.cancel(deferredCancel);
   handle.result.then(
     async (finished) => {
+      liveness?.close();
       batcher.flush();
       send({ type: 'result', finished });
       await exitWhenReleased();

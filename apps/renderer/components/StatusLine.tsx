@@ -1,16 +1,13 @@
 import { useApp } from '../hooks.js';
 import { formatAgo, formatDuration } from '../../shared/format.js';
-import { fmtCores, fmtCount, fmtRemaining } from '../lib/format.js';
-
-/** A silence this long is worth a look: highlighted, with the builder's CPU use beside it. */
-export const LONG_SILENCE_MS = 30_000;
-/** Below this the worker is idle: a busy builder uses a good part of one core. */
-const BUSY_CORES = 0.05;
+import { formatCores, IDLE_CORES, livenessOf, LONG_SILENCE_MS, type Liveness } from '../../shared/view-format.js';
+import { fmtCount, fmtRemaining } from '../lib/format.js';
 
 /**
  * One line that always answers "is it alive?": the state word, elapsed time, the predicted end
  * (when earlier builds give one), how long ago TensorRT last called back and whether the builder
- * is using CPU meanwhile — real builds go silent for minutes, and a frozen bar alone reads as a hang.
+ * is using CPU or GPU meanwhile — real builds go silent for minutes, and a frozen bar alone reads
+ * as a hang.
  */
 export function StatusLine() {
   const live = useApp((s) => s.live);
@@ -26,7 +23,8 @@ export function StatusLine() {
   if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
   const silent = running && since !== undefined && since >= LONG_SILENCE_MS;
-  const cores = live && running ? live.view.workerCores() : undefined;
+  const liveness = live && running ? livenessOf(live.view) : undefined;
+  const gpuNote = live && running ? live.view.gpuNote : undefined;
   let detail = '';
   const o = live?.outcome;
   if (status === 'Stopping') {
@@ -63,10 +61,10 @@ export function StatusLine() {
             )}
             last TensorRT callback {formatAgo(since)} ago
             {silent && <span className="visually-hidden"> (a long silence)</span>}
-            {cores !== undefined && (
-              <span className={cores >= BUSY_CORES ? 'cpu busy' : 'cpu idle'}>
+            {liveness && (
+              <span className={liveness.busy ? 'cpu busy' : 'cpu idle'} title={gpuNote}>
                 {' · '}
-                {cores >= BUSY_CORES ? `builder busy · ${fmtCores(cores)}` : 'no CPU use — waiting on the GPU or stalled'}
+                {livenessText(liveness)}
               </span>
             )}
           </span>
@@ -80,6 +78,15 @@ export function StatusLine() {
       )}
     </footer>
   );
+}
+
+/** "builder busy · 1.6 cores · GPU 87%", or what an idle builder may be doing. */
+function livenessText(l: Liveness): string {
+  if (!l.busy) return l.gpuPercent === undefined ? 'no CPU use — waiting on the GPU or stalled' : 'no CPU or GPU use — the builder looks stalled';
+  const parts = ['builder busy'];
+  if (l.cores !== undefined) parts.push(l.cores >= IDLE_CORES ? formatCores(l.cores) : 'CPU idle');
+  if (l.gpuPercent !== undefined) parts.push(`GPU ${Math.round(l.gpuPercent)}%`);
+  return parts.join(' · ');
 }
 
 function estimateTitle(basis: number | undefined): string | undefined {

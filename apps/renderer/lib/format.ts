@@ -27,8 +27,3 @@ export function fmtRemaining(e: { remainingMs: number; lowMs: number; highMs: nu
   const range = low === high ? '' : ` (${low}–${high} ${u})`;
   return `about ${r(e.remainingMs)} ${u} left${range}`;
 }
-
-/** The build worker's CPU use in cores ("1.6 cores"), for the liveness hint. */
-export function fmtCores(cores: number): string {
-  return `${cores < 10 ? cores.toFixed(1) : Math.round(cores)} core${cores >= 0.95 && cores < 1.05 ? '' : 's'}`;
-}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildFinished } from '../../shared/protocol.js';
 import { summaryFacts } from '../components/BuildSummary.js';
-import { fmtCount, fmtCores, fmtRemaining } from '../lib/format.js';
+import { fmtCount, fmtRemaining } from '../lib/format.js';
 
 describe('format', () => {
   it('groups thousands like en-US', () => {
@@ -32,10 +32,5 @@ describe('fmtRemaining', () => {
     // Long builds in whole minutes: a ticking second would claim a precision the guess lacks.
     expect(fmtRemaining({ remainingMs: 20 * 60_000, lowMs: 15 * 60_000, highMs: 26 * 60_000 })).toBe('about 20 min left (15–26 min)');
     expect(fmtRemaining({ remainingMs: 0, lowMs: 0, highMs: 0 })).toBe('past the predicted end');
-  });
-  it('counts cores', () => {
-    expect(fmtCores(1.62)).toBe('1.6 cores');
-    expect(fmtCores(1)).toBe('1.0 core');
-    expect(fmtCores(0.3)).toBe('0.3 cores');
   });
 });

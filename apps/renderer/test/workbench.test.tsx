@@ -270,6 +270,31 @@ describe('the status line while building', () => {
     expect(status()).toMatch(/⚠ last TensorRT callback 4\d s ago \(a long silence\) · no CPU use — waiting on the GPU or stalled/);
     expect(host.querySelector('.liveness.silent')).not.toBeNull();
   });
+
+  it('counts a busy GPU as a working builder in a silent stretch, and tells why a figure is missing', async () => {
+    const w = await building();
+    heartbeat(w, 40_000, { sinceLastCallbackMs: 35_000, workerCpuMs: 1000, gpuUtilPercent: 93 });
+    heartbeat(w, 41_000, { sinceLastCallbackMs: 36_000, workerCpuMs: 1010, gpuUtilPercent: 91 });
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    expect(status()).toMatch(/last TensorRT callback 3\d s ago \(a long silence\) · builder busy · CPU idle · GPU 91%/);
+    expect(host.querySelector('.liveness .cpu.busy')).not.toBeNull();
+    heartbeat(w, 42_000, { sinceLastCallbackMs: 37_000, workerCpuMs: 1011, gpuUtilPercent: 0 });
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    expect(status()).toMatch(/no CPU or GPU use — the builder looks stalled/);
+    expect(host.querySelector('.liveness .cpu.idle')).not.toBeNull();
+  });
+
+  it('shows why there is no GPU figure on the liveness hint', async () => {
+    const w = await building();
+    heartbeat(w, 1000, { workerCpuMs: 0, gpuNote: 'no GPU utilisation: NVML was not found' });
+    heartbeat(w, 2000, { sinceLastCallbackMs: 1000, workerCpuMs: 900 });
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    expect(status()).toMatch(/builder busy · 0\.9 cores$/);
+    expect(host.querySelector('.liveness .cpu')!.getAttribute('title')).toBe('no GPU utilisation: NVML was not found');
+  });
 });
 
 describe('a build the time budget ended', () => {

@@ -155,7 +155,7 @@ describe('BuildView', () => {
     expect(cut.fraction()).toBeLessThan(1);
   });
 
-  it('keeps the predicted end from heartbeats, counting down between them, and the worker CPU in cores', () => {
+  it('keeps the predicted end from heartbeats, counting down between them, the worker CPU in cores and the GPU figure', () => {
     const w = new StreamWriter();
     const v = new BuildView('b1');
     w.started();
@@ -168,15 +168,30 @@ describe('BuildView', () => {
     expect(v.remaining(3000)).toEqual({ remainingMs: 7000, lowMs: 6000, highMs: 10000, basis: 2 });
     expect(v.workerCores()).toBeUndefined();
     w.t = 2000;
-    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 1600 }, 0);
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 1600, gpuUtilPercent: 87 }, 0);
     v.apply(w.events.at(-1)!, 2000);
     expect(v.workerCores()).toBeCloseTo(1.5, 5);
+    expect(v.gpu).toEqual({ t: 2000, percent: 87 });
     const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot()))));
     expect(again.workerCores()).toBeCloseTo(1.5, 5);
+    expect(again.gpu).toEqual({ t: 2000, percent: 87 });
     expect(again.estimate).toEqual(v.estimate);
     w.finished('succeeded');
     v.apply(w.events.at(-1)!, 2500);
     expect(v.remaining(2500)).toBeUndefined();
+  });
+
+  it('keeps why there is no GPU figure, through a snapshot', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    w.started();
+    w.t = 1000;
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false, workerCpuMs: 10, gpuNote: 'no GPU utilisation: NVML was not found' }, 0);
+    for (const e of w.events) v.apply(e, 1000);
+    expect(v.gpu).toBeUndefined();
+    expect(v.gpuNote).toBe('no GPU utilisation: NVML was not found');
+    const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot()))));
+    expect(again.gpuNote).toBe(v.gpuNote);
   });
 
   it('rebuilds from a snapshot at any point (through JSON and the schema) and continues to the same result', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
 import type { BuildRecord } from '../protocol.js';
-import { formatCurrentPath, formatLiveness, formatRemaining, rowLines, viewFromRecord } from '../view-format.js';
+import { formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, viewFromRecord } from '../view-format.js';
 
 describe('viewFromRecord', () => {
   it('starts empty from a record without a phase tree', () => {
@@ -18,11 +18,34 @@ describe('wording', () => {
     );
   });
 
-  it('says busy or stalled from the worker\'s cores', () => {
-    expect(formatLiveness(undefined)).toBeUndefined();
-    expect(formatLiveness(0.01)).toBe('no CPU use');
-    expect(formatLiveness(1)).toBe('builder busy, 1.0 core');
-    expect(formatLiveness(1.46)).toBe('builder busy, 1.5 cores');
+  it('says busy or stalled from the worker\'s cores and the GPU', () => {
+    const live = (cpu: [number, number][], gpu?: number) => {
+      const v = new BuildView('b');
+      v.cpu = cpu;
+      if (gpu !== undefined) v.gpu = { t: 2000, percent: gpu };
+      return livenessOf(v);
+    };
+    expect(live([])).toBeUndefined();
+    expect(formatLiveness(live([]))).toBeUndefined();
+    expect(formatLiveness(live([[1000, 0], [2000, 10]]))).toBe('no CPU use');
+    expect(formatLiveness(live([[1000, 0], [2000, 1000]]))).toBe('builder busy, 1.0 core');
+    expect(formatLiveness(live([[1000, 0], [2000, 1460]]))).toBe('builder busy, 1.5 cores');
+    expect(formatLiveness(live([[1000, 0], [2000, 12_300]]))).toBe('builder busy, 12 cores');
+    // A silent builder whose CPU idles while the GPU times tactics is working, not stalled.
+    expect(live([[1000, 0], [2000, 10]], 87)).toEqual({ cores: 0.01, gpuPercent: 87, busy: true });
+    expect(formatLiveness(live([[1000, 0], [2000, 10]], 87))).toBe('builder busy, CPU idle, GPU 87%');
+    expect(formatLiveness(live([[1000, 0], [2000, 1500]], 40))).toBe('builder busy, 1.5 cores, GPU 40%');
+    expect(formatLiveness(live([[1000, 0], [2000, 10]], 2))).toBe('no CPU or GPU use');
+    // The GPU figure alone (before the second CPU reading).
+    expect(formatLiveness(live([[1000, 0]], 60))).toBe('builder busy, GPU 60%');
+    expect(formatLiveness(live([[1000, 0]], 0))).toBe('no CPU or GPU use');
+  });
+
+  it('counts cores', () => {
+    expect(formatCores(1.62)).toBe('1.6 cores');
+    expect(formatCores(1)).toBe('1.0 core');
+    expect(formatCores(0.96)).toBe('1.0 core');
+    expect(formatCores(0.3)).toBe('0.3 cores');
   });
 
   it('gives the predicted end with its range, and says when it has passed', () => {

@@ -21,8 +21,8 @@ interface Run {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startWorker(script = WORKER, args: string[] = [], { autoRelease = true } = {}): Run {
-  const child = fork(script, args, { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+function startWorker(script = WORKER, args: string[] = [], { autoRelease = true, env = {} as NodeJS.ProcessEnv } = {}): Run {
+  const child = fork(script, args, { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env } });
   const messages: WorkerToParent[] = [];
   child.on('message', (m) => {
     const msg = WorkerToParent.parse(m);
@@ -34,10 +34,11 @@ function startWorker(script = WORKER, args: string[] = [], { autoRelease = true 
   return { child, messages, exit };
 }
 
-function request(id: string, out: string, options: Record<string, unknown> = {}): ParentToWorker {
+function request(id: string, out: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): ParentToWorker {
   return {
     type: 'start',
     request: {
+      ...extra,
       buildId: id,
       backend: 'simulated',
       modelPath: model,
@@ -95,6 +96,56 @@ describe('build worker process', () => {
     expect(last.type).toBe('result');
     expect(last.type === 'result' && last.finished).toEqual(events[events.length - 1]);
     expect(fs.existsSync(out)).toBe(true);
+  });
+
+  describe('liveness on heartbeats', () => {
+    // The fake NVML and CUDA driver (native/test/fake_*.cc) built beside the addon: CUDA device 0
+    // sits on PCI bus 5E, device 1 on 3B, and NVML numbers them the other way round.
+    const FAKES = path.join(REPO_ROOT, 'build/native/gpu-fakes');
+    const fakeGpu = { TBS_NVML_LIB: path.join(FAKES, 'libnvidia-ml.so.1'), TBS_CUDA_DRIVER_LIB: path.join(FAKES, 'libcuda.so.1'), FAKE_NVML_UTIL_5E: '87', FAKE_NVML_UTIL_3B: '12' };
+    const beats = async (env: NodeJS.ProcessEnv, options: Record<string, unknown> = {}) => {
+      const w = startWorker(WORKER, [], { env });
+      w.child.send(request(`hb-${Math.random()}`, path.join(dir, `hb-${Math.random()}.engine`), { simDuration: 0.5, ...options }, { heartbeatMs: 40 }));
+      expect(await w.exit).toEqual({ code: 0, signal: null });
+      const hb = eventsOf(w.messages).filter((e) => e.type === 'heartbeat');
+      expect(hb.length).toBeGreaterThanOrEqual(3);
+      return hb as Extract<BuildEvent, { type: 'heartbeat' }>[];
+    };
+
+    it('carry the worker CPU time, rising', async () => {
+      const hb = await beats({ TBS_GPU_PROBE: 'off' });
+      const cpu = hb.map((h) => h.workerCpuMs ?? -1);
+      expect(cpu.every((c) => c >= 0)).toBe(true);
+      expect(cpu[cpu.length - 1]).toBeGreaterThan(cpu[0]);
+      expect(hb.some((h) => h.gpuUtilPercent !== undefined || h.gpuNote !== undefined)).toBe(false);
+    });
+
+    it("carry the build's GPU utilisation through NVML, found by PCI bus (not NVML's numbering)", async () => {
+      const d0 = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always' });
+      expect(d0.map((h) => h.gpuUtilPercent)).toEqual(d0.map(() => 87));
+      const d1 = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always' }, { device: 1 });
+      expect(d1.map((h) => h.gpuUtilPercent)).toEqual(d1.map(() => 12));
+      expect([...d0, ...d1].some((h) => h.gpuNote !== undefined)).toBe(false);
+    });
+
+    it('say once why there is no GPU figure', async () => {
+      const none = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', TBS_NVML_LIB: path.join(dir, 'no-such-libnvidia-ml.so.1') });
+      const notes = none.filter((h) => h.gpuNote !== undefined);
+      expect(notes).toHaveLength(1);
+      expect(notes[0]).toBe(none[0]);
+      expect(notes[0].gpuNote).toMatch(/^no GPU utilisation: NVML .*not found.*no-such-libnvidia-ml/);
+      expect(none.some((h) => h.gpuUtilPercent !== undefined)).toBe(false);
+
+      const unsupported = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', FAKE_NVML_UNSUPPORTED: '1' });
+      expect(unsupported.filter((h) => h.gpuNote !== undefined).map((h) => h.gpuNote)).toEqual(['no GPU utilisation: this GPU does not report its utilisation through NVML']);
+      const wrongDevice = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always' }, { device: 5 });
+      expect(wrongDevice[0].gpuNote).toMatch(/no CUDA device 5: invalid device ordinal/);
+    });
+
+    it('leave the GPU out of simulated builds unless asked (the simulation uses no GPU)', async () => {
+      const hb = await beats(fakeGpu);
+      expect(hb.some((h) => h.gpuUtilPercent !== undefined || h.gpuNote !== undefined)).toBe(false);
+    });
   });
 
   it('stays until the host releases it after the result, so the result cannot be lost', async () => {

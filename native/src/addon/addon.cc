@@ -1,5 +1,6 @@
-// Module entry: listBackends() and startBuild(request, onBatch). The TS wrapper (apps/worker/
-// addon.ts) turns batches into protocol events; this file only crosses the JS boundary.
+// Module entry: listBackends(), startBuild(request, onBatch) and openGpuProbe(device). The TS
+// wrapper (apps/worker/addon.ts) turns batches into protocol events; this file only crosses the
+// JS boundary.
 //
 // The addon includes no TensorRT header: the tensorrt backend is trt/trt_host.cc, which loads
 // the adapter library of the TensorRT major it finds (native/trt.cmake, trt/adapter_api.h).
@@ -12,6 +13,7 @@
 #include "../sim/callback_storm.h"
 #include "../sim/sim_backend.h"
 #include "build_job.h"
+#include "gpu_probe_js.h"
 #include "request_from_js.h"
 #include "trt/trt_host.h"
 
@@ -219,6 +221,7 @@ Napi::Object eventLayoutToJs(Napi::Env env) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listBackends", Napi::Function::New(env, ListBackends, "listBackends"));
   exports.Set("startBuild", Napi::Function::New(env, StartBuild, "startBuild"));
+  exports.Set("openGpuProbe", Napi::Function::New(env, OpenGpuProbe, "openGpuProbe"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   exports.Set("eventLayout", eventLayoutToJs(env));
   return exports;
