@@ -32,10 +32,10 @@ const sizes = (process.env.TBS_TOUR_SIZES || '1280x800,900x700').split(',').map(
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-tour-'));
 const servers = [];
 
-/** `serve` on a free port with a fixed token; its state directory (build history) is the tour's own. */
+/** `serve` on a free port with a fixed token; its state directory (build history) and engines folder are the tour's own. */
 async function startServe(name, env = {}) {
   const token = `tour${Math.random().toString(36).slice(2)}`;
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0', '--token', token], {
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0', '--token', token, '--output-dir', path.join(scratch, `engines-${name}`)], {
     cwd: scratch,
     env: { ...process.env, TBS_STATE_DIR: path.join(scratch, `state-${name}`), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
