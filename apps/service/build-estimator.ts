@@ -8,23 +8,29 @@ import type { BuildProfileStore } from './build-profiles.js';
 
 export class BuildEstimator {
   private readonly recorder = new MilestoneRecorder();
+  private resolved?: { kind: string; profiles: readonly BuildProfile[] };
 
+  /**
+   * `kind` may be a function: it is then asked when the build's first event arrives, not when the
+   * build is queued (whether its timing cache starts warm is known only once the builds queued
+   * before it have saved theirs).
+   */
   constructor(
     private readonly store: BuildProfileStore,
-    private readonly kind: string,
-    private readonly profiles: readonly BuildProfile[] = store.profiles(kind),
+    private readonly kind: string | (() => string),
   ) {}
 
   /** How many earlier builds the predictions rest on (0: there will be none). */
   get basis(): number {
-    return this.profiles.length;
+    return this.basisProfiles().profiles.length;
   }
 
   /** Folds the event in; a heartbeat comes back with the prediction at its moment, when there is one. */
   annotate(ev: BuildEvent): BuildEvent {
+    const { profiles } = this.basisProfiles();
     this.recorder.apply(ev);
-    if (ev.type !== 'heartbeat' || this.profiles.length === 0) return ev;
-    const e = estimateRemaining(this.profiles, this.recorder.latest, this.recorder.latestT, ev.t);
+    if (ev.type !== 'heartbeat' || profiles.length === 0) return ev;
+    const e = estimateRemaining(profiles, this.recorder.latest, this.recorder.latestT, ev.t);
     if (!e) return ev;
     return { ...ev, estimate: { remainingMs: e.remainingMs, lowMs: e.lowMs, highMs: e.highMs, basis: e.basis } };
   }
@@ -36,10 +42,18 @@ export class BuildEstimator {
   finished(ev: Extract<BuildEvent, { type: 'build.finished' }>): Error | undefined {
     if (ev.status !== 'succeeded') return undefined;
     try {
-      this.store.add(this.kind, this.recorder.profile(ev.durationMs));
+      this.store.add(this.basisProfiles().kind, this.recorder.profile(ev.durationMs));
       return undefined;
     } catch (e) {
       return e as Error;
     }
+  }
+
+  private basisProfiles(): { kind: string; profiles: readonly BuildProfile[] } {
+    if (!this.resolved) {
+      const kind = typeof this.kind === 'function' ? this.kind() : this.kind;
+      this.resolved = { kind, profiles: this.store.profiles(kind) };
+    }
+    return this.resolved;
   }
 }

@@ -35,15 +35,36 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
+ * The timing cache a build starts from: none, cold (the file is missing or empty: every tactic
+ * will be timed) or warm (it holds entries). A warm cache makes tactic timing, the longest part
+ * of a real build, many times shorter, so builds from a cold and a warm cache do not predict
+ * each other.
+ */
+export type TimingCacheState = 'none' | 'cold' | 'warm';
+
+export function timingCacheState(cachePath: string | undefined): TimingCacheState {
+  if (cachePath === undefined) return 'none';
+  try {
+    const st = fs.statSync(cachePath);
+    return st.isFile() && st.size > 0 ? 'warm' : 'cold';
+  } catch {
+    return 'cold';
+  }
+}
+
+/**
  * What makes two builds "the same" for prediction: the model's content as the summary describes
- * it (not its path: a copied model predicts too), every build option that shapes the work, and
- * the backend with its version. Output paths and time budgets do not change the build.
+ * it (not its path: a copied model predicts too), every build option that shapes the work, the
+ * backend with its version, and whether the timing cache starts cold or warm. Output paths, the
+ * cache's path and time budgets do not change the build.
  */
 export function buildKind(input: {
   backend: string;
   backendVersion: string;
   model: Pick<ModelSummary, 'fileBytes' | 'graphName' | 'nodeCount' | 'opHistogram' | 'inputs' | 'outputs'>;
   options: BuildOptions;
+  /** Defaults to what the cache file holds now. */
+  cache?: TimingCacheState;
 }): string {
   const { backend: _choice, timingCache, ...shaping } = input.options;
   const canonical = JSON.stringify({
@@ -51,8 +72,8 @@ export function buildKind(input: {
     backendVersion: input.backendVersion,
     model: [input.model.fileBytes, input.model.graphName, input.model.nodeCount, sortKeys(input.model.opHistogram), input.model.inputs, input.model.outputs],
     options: sortKeys(shaping as Record<string, unknown>),
-    // Whether a cache is used matters; which file it is does not.
-    timingCache: timingCache !== undefined,
+    // Whether a cache is used, and whether it starts warm, matters; which file it is does not.
+    timingCache: input.cache ?? timingCacheState(timingCache),
   });
   return crypto.createHash('sha256').update(canonical).digest('hex').slice(0, 32);
 }

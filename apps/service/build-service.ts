@@ -220,12 +220,13 @@ export class BuildService implements BuildServiceApi {
   /** The predicted end of a build: from the profiles of earlier builds of its kind. */
   private estimatorFor(build: ValidatedBuild): BuildEstimator | undefined {
     if (!this.profiles) return undefined;
-    const kind = buildKind({
-      backend: build.backend,
-      backendVersion: build.backendInfo.version ?? '',
-      model: build.summary,
-      options: build.options,
-    });
+    const kind = () =>
+      buildKind({
+        backend: build.backend,
+        backendVersion: build.backendInfo.version ?? '',
+        model: build.summary,
+        options: build.options,
+      });
     return new BuildEstimator(this.profiles, kind);
   }
 

@@ -104,6 +104,13 @@ const MIN_PACE = 0.25;
 const MAX_PACE = 4;
 /** Below this much elapsed time on both clocks, the pace is noise: assume the same pace. */
 const PACE_FLOOR_MS = 250;
+/**
+ * The least half-width of the range, relative to the best guess, by how many earlier builds it
+ * rests on (the last entry for more). One earlier build says nothing about how much builds vary,
+ * and two or three identical profiles would otherwise give a range of zero width: a precision
+ * the method does not have.
+ */
+export const MIN_SPREAD = [0.25, 0.15, 0.1] as const;
 
 /**
  * The prediction at elapsed time `nowT` of a build whose latest milestone is `latest` (reached
@@ -130,7 +137,14 @@ export function estimateRemaining(
   guesses.sort((a, b) => a - b);
   const mid = guesses.length >> 1;
   const median = guesses.length % 2 ? guesses[mid] : (guesses[mid - 1] + guesses[mid]) / 2;
-  return { remainingMs: median, lowMs: guesses[0], highMs: guesses[guesses.length - 1], basis: guesses.length, at: latest };
+  const spread = MIN_SPREAD[Math.min(guesses.length, MIN_SPREAD.length) - 1];
+  return {
+    remainingMs: median,
+    lowMs: Math.min(guesses[0], median * (1 - spread)),
+    highMs: Math.max(guesses[guesses.length - 1], median * (1 + spread)),
+    basis: guesses.length,
+    at: latest,
+  };
 }
 
 function clamp(x: number, lo: number, hi: number): number {

@@ -42,7 +42,10 @@ export function formatCurrentPath(levels: readonly PathLevel[]): string {
  */
 export function formatRemaining(e: Estimate): string {
   if (e.remainingMs <= 0) return `past the predicted end${e.highMs > 0 ? ` (up to ${formatDuration(e.highMs)} more)` : ''}`;
-  const range = e.lowMs === e.highMs ? '' : ` (${formatDuration(e.lowMs)}–${formatDuration(e.highMs)})`;
+  const low = formatDuration(e.lowMs);
+  const high = formatDuration(e.highMs);
+  // A range narrower than the rounding reads as "9.9 s–9.9 s": say the one figure.
+  const range = low === high ? '' : ` (${low}–${high})`;
   return `about ${formatDuration(e.remainingMs)} left${range}`;
 }
 
@@ -62,12 +65,29 @@ export interface Liveness {
   busy: boolean;
 }
 
+/**
+ * A TensorRT callback this recent is proof enough that the builder works: an idle reading (the
+ * simulator's threads, or a builder between short GPU waits) is not called out before this.
+ */
+export const IDLE_SHOWN_AFTER_MS = 2000;
+
 /** Undefined until a heartbeat measured something. */
 export function livenessOf(view: BuildView): Liveness | undefined {
   const cores = view.workerCores();
   const gpuPercent = view.gpu?.percent;
   if (cores === undefined && gpuPercent === undefined) return undefined;
   return { cores, gpuPercent, busy: (cores ?? 0) >= IDLE_CORES || (gpuPercent ?? 0) >= BUSY_GPU_PERCENT };
+}
+
+/**
+ * The liveness a surface shows now: a busy builder always, an idle one only once TensorRT has
+ * been quiet for IDLE_SHOWN_AFTER_MS ("no CPU use" beside a callback 5 ms ago would contradict it).
+ */
+export function shownLiveness(view: BuildView, nowWall: number): Liveness | undefined {
+  const l = livenessOf(view);
+  if (!l || l.busy) return l;
+  const quiet = view.sinceLastCallbackMs(nowWall);
+  return quiet !== undefined && quiet >= IDLE_SHOWN_AFTER_MS ? l : undefined;
 }
 
 /** "1.5 cores", "1.0 core". */
@@ -92,7 +112,7 @@ export function formatLiveness(l: Liveness | undefined): string | undefined {
 export function formatCallback(view: BuildView, nowWall: number, simulated = false): string | undefined {
   const quiet = view.sinceLastCallbackMs(nowWall);
   if (quiet === undefined) return undefined;
-  const live = formatLiveness(livenessOf(view));
+  const live = formatLiveness(shownLiveness(view, nowWall));
   return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
 }
 

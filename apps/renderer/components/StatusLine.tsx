@@ -1,6 +1,6 @@
 import { useApp } from '../hooks.js';
 import { formatAgo, formatDuration } from '../../shared/format.js';
-import { formatCores, IDLE_CORES, livenessOf, LONG_SILENCE_MS, type Liveness } from '../../shared/view-format.js';
+import { formatCores, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/format.js';
 
 /**
@@ -23,7 +23,7 @@ export function StatusLine() {
   if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
   const silent = running && since !== undefined && since >= LONG_SILENCE_MS;
-  const liveness = live && running ? livenessOf(live.view) : undefined;
+  const liveness = live && running ? shownLiveness(live.view, now) : undefined;
   const gpuNote = live && running ? live.view.gpuNote : undefined;
   let detail = '';
   const o = live?.outcome;

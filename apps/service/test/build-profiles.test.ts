@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BuildOptions } from '../../shared/protocol.js';
-import { BuildProfileStore, MAX_KINDS, PROFILES_PER_KIND, buildKind, stateDir } from '../build-profiles.js';
+import { BuildProfileStore, MAX_KINDS, PROFILES_PER_KIND, buildKind, stateDir, timingCacheState } from '../build-profiles.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -26,6 +26,22 @@ describe('build profiles', () => {
     expect(kindOf({ optLevel: 4, workspaceMiB: 512, timingCache: '/a/cache' })).not.toBe(a);
     expect(kindOf({ optLevel: 3, workspaceMiB: 512 })).not.toBe(a);
     expect(kindOf({ optLevel: 3, workspaceMiB: 512, timingCache: '/a/cache' }, 'sim-2')).not.toBe(a);
+  });
+
+  it('tells a timing cache that starts warm from one that starts cold (a warm cache shortens tactic timing)', () => {
+    const dir = tmp();
+    const cache = path.join(dir, 'c.cache');
+    expect(timingCacheState(undefined)).toBe('none');
+    expect(timingCacheState(cache)).toBe('cold');
+    fs.writeFileSync(cache, '');
+    expect(timingCacheState(cache)).toBe('cold');
+    const cold = kindOf({ optLevel: 3, timingCache: cache });
+    fs.writeFileSync(cache, 'TBSSIMTC entries');
+    expect(timingCacheState(cache)).toBe('warm');
+    const warm = kindOf({ optLevel: 3, timingCache: cache });
+    expect(warm).not.toBe(cold);
+    expect(kindOf({ optLevel: 3, timingCache: path.join(dir, 'elsewhere.cache') })).toBe(cold);
+    expect(kindOf({ optLevel: 3 })).not.toBe(cold);
   });
 
   it('keeps the last few profiles per kind across store instances, bounded in kinds', () => {

@@ -69,6 +69,34 @@ describe('predicted end', () => {
     }
   }, 60_000);
 
+  it('predicts builds from a warm timing cache only from earlier warm builds', async () => {
+    const profiles = new BuildProfileStore(path.join(dir, 'state-warm'));
+    const svc = createBuildService({ outputDir: path.join(dir, 'engines'), profiles, heartbeatMs: 50, crashDir: path.join(dir, 'crash') });
+    const options = { backend: 'simulated' as const, simDuration: 1.5, simSeed: 21, timingCache: path.join(dir, 'warm.cache') };
+    const beats: Heartbeat[][] = [];
+    try {
+      // Queued together: whether the cache is warm is judged when each build starts, after the
+      // one before it saved its entries, not when it was queued.
+      const recs = [];
+      for (let i = 0; i < 3; i++) recs.push(await svc.startBuild({ modelPath: model, options }));
+      for (const rec of recs) {
+        const events: BuildEvent[] = [];
+        svc.subscribe(rec.id, (evs) => events.push(...evs), { afterSeq: -1 });
+        expect((await svc.waitForResult(rec.id)).status).toBe('succeeded');
+        beats.push(events.filter((e): e is Heartbeat => e.type === 'heartbeat'));
+      }
+    } finally {
+      await svc.shutdown();
+    }
+    const [cold, firstWarm, secondWarm] = beats;
+    expect(cold.some((b) => b.estimate)).toBe(false);
+    // The cold build's profile does not predict the first warm one (it would say far too long).
+    expect(firstWarm.some((b) => b.estimate)).toBe(false);
+    expect(secondWarm.some((b) => b.estimate?.basis === 1)).toBe(true);
+    const kinds = Object.values(JSON.parse(fs.readFileSync(profiles.file, 'utf8')).kinds) as { profiles: unknown[] }[];
+    expect(kinds.map((k) => k.profiles.length).sort()).toEqual([1, 2]);
+  }, 60_000);
+
   it('a different seed is a different build kind: no estimate from the others', async () => {
     const profiles = new BuildProfileStore(path.join(dir, 'state'));
     const svc = createBuildService({ outputDir: path.join(dir, 'engines'), profiles, heartbeatMs: 100, crashDir: path.join(dir, 'crash') });

@@ -87,6 +87,20 @@ describe('build estimate', () => {
     expect(est!.highMs).toBeGreaterThan(est!.lowMs);
   });
 
+  it('never gives a range narrower than the basis allows: ±25 % from one build, ±10 % from three identical ones', () => {
+    const one = estimateAt([profileOf(1)], 1, 0.3).est!;
+    expect(one.basis).toBe(1);
+    expect(one.lowMs).toBeCloseTo(one.remainingMs * 0.75, 6);
+    expect(one.highMs).toBeCloseTo(one.remainingMs * 1.25, 6);
+    const three = estimateAt([profileOf(1), profileOf(1), profileOf(1)], 1, 0.3).est!;
+    expect(three.basis).toBe(3);
+    expect(three.lowMs).toBeCloseTo(three.remainingMs * 0.9, 6);
+    expect(three.highMs).toBeCloseTo(three.remainingMs * 1.1, 6);
+    // A basis that disagrees more than that keeps its own spread.
+    const wide = estimateAt([profileOf(1, 200), profileOf(1, 400), profileOf(1, 900)], 1, 0.3).est!;
+    expect(wide.highMs - wide.lowMs).toBeGreaterThan(0.2 * wide.remainingMs);
+  });
+
   it('counts a silent stretch against what is left, never below zero', () => {
     const p = profileOf(1);
     const r = new MilestoneRecorder();

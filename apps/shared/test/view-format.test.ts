@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
 import type { BuildRecord } from '../protocol.js';
-import { formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, viewFromRecord } from '../view-format.js';
+import { formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, shownLiveness, viewFromRecord } from '../view-format.js';
 
 describe('viewFromRecord', () => {
   it('starts empty from a record without a phase tree', () => {
@@ -41,6 +41,18 @@ describe('wording', () => {
     expect(formatLiveness(live([[1000, 0]], 0))).toBe('no CPU or GPU use');
   });
 
+  it('calls an idle builder out only once TensorRT has been quiet a while; a busy one always', () => {
+    const v = new BuildView('b');
+    v.apply({ v: 1, buildId: 'b', seq: 0, t: 0, type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 } as never, 0);
+    v.cpu = [[0, 0], [1000, 5]];
+    expect(shownLiveness(v, 500)).toBeUndefined();
+    expect(formatCallback(v, 500)).toBe('last TensorRT callback 500 ms ago');
+    expect(shownLiveness(v, 2500)).toEqual({ cores: 0.005, gpuPercent: undefined, busy: false });
+    expect(formatCallback(v, 2500)).toBe('last TensorRT callback 2.5 s ago (no CPU use)');
+    v.cpu = [[0, 0], [1000, 900]];
+    expect(formatCallback(v, 100)).toBe('last TensorRT callback 100 ms ago (builder busy, 0.9 cores)');
+  });
+
   it('counts cores', () => {
     expect(formatCores(1.62)).toBe('1.6 cores');
     expect(formatCores(1)).toBe('1.0 core');
@@ -53,5 +65,7 @@ describe('wording', () => {
     expect(formatRemaining({ remainingMs: 5000, lowMs: 5000, highMs: 5000, basis: 1 })).toBe('about 5.0 s left');
     expect(formatRemaining({ remainingMs: 0, lowMs: 0, highMs: 4000, basis: 2 })).toBe('past the predicted end (up to 4.0 s more)');
     expect(formatRemaining({ remainingMs: 0, lowMs: 0, highMs: 0, basis: 2 })).toBe('past the predicted end');
+    // A range narrower than the rounding is one figure, not "9.9 s–9.9 s".
+    expect(formatRemaining({ remainingMs: 9900, lowMs: 9880, highMs: 9920, basis: 3 })).toBe('about 9.9 s left');
   });
 });
