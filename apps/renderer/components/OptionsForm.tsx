@@ -163,6 +163,7 @@ export function OptionsForm() {
                 onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
               />
               {p}
+              {caps?.deprecatedPrecisions.includes(p) && <span className="muted"> (deprecated)</span>}
             </label>
           ))}
           <label className="check" title="Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores">
@@ -230,6 +231,13 @@ export function OptionsForm() {
         <Field label="Timing cache file">
           <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
         </Field>
+        <label
+          className="check"
+          title="TensorRT has no hit/miss figures: with this on, builds run with detailed profiling and a verbose log, and every tactic TensorRT times afresh is counted as a miss (inferred)"
+        >
+          <input type="checkbox" checked={form.inferCacheMisses} onChange={(e) => set({ inferCacheMisses: e.target.checked })} />
+          Infer timing-cache misses
+        </label>
         {c.client.chooseTimingCache ? (
           <button
             type="button"

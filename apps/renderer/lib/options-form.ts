@@ -4,7 +4,8 @@
 import { OPTION_LIMITS, type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 
-export const FORM_PRECISIONS = ['fp16', 'bf16', 'int8', 'fp8'] as const satisfies readonly Precision[];
+/** Shown only where the TensorRT version has them (int4 from 10.1, fp4 from 10.8; none on 11). */
+export const FORM_PRECISIONS = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'] as const satisfies readonly Precision[];
 export type FormPrecision = (typeof FORM_PRECISIONS)[number];
 
 export interface ShapeFields {
@@ -21,6 +22,8 @@ export interface FormState {
   stronglyTyped: boolean;
   precision: FormPrecision[];
   timingCache: string;
+  /** Count timing-cache misses from TensorRT's verbose log (detailed profiling; slower logging). */
+  inferCacheMisses: boolean;
   shapes: Record<string, ShapeFields>;
   /** Values of shape-tensor inputs, by input name (absent: not typed yet). */
   shapeValues: Record<string, ShapeFields>;
@@ -52,6 +55,7 @@ export const DEFAULT_FORM: FormState = {
   stronglyTyped: false,
   precision: [],
   timingCache: '',
+  inferCacheMisses: false,
   shapes: {},
   shapeValues: {},
   device: '',
@@ -172,6 +176,7 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     options.timingCache = p;
   }
   if (!form.tf32) options.tf32 = false;
+  if (form.inferCacheMisses) options.inferCacheMisses = true;
   if (form.profilingVerbosity) options.profilingVerbosity = form.profilingVerbosity;
   if (form.hardwareCompatibility) {
     if (caps && !caps.hardwareCompatibility.includes(form.hardwareCompatibility)) {

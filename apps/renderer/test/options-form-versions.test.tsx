@@ -73,6 +73,28 @@ describe('OptionsForm by TensorRT version', () => {
     expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
   });
 
+  it('int4 from 10.1 and fp4 from 10.8, marked deprecated from 10.12', async () => {
+    const early = await mount(sim('10.3.0'));
+    expect(early.labels()).toContain('int4');
+    expect(early.labels()).not.toContain('fp4');
+    act(() => root?.unmount());
+    early.host.remove();
+    const late = await mount(sim('10.16.0'));
+    expect(late.labels()).toEqual(expect.arrayContaining(['int4 (deprecated)', 'fp4 (deprecated)']));
+    act(() => root?.unmount());
+    late.host.remove();
+    const first = await mount(sim('10.0.1'));
+    expect(first.labels()).not.toEqual(expect.arrayContaining(['int4']));
+  });
+
+  it('sends "infer timing-cache misses" when ticked', async () => {
+    const f = await mount(sim('10.16.0'));
+    const box = [...f.host.querySelectorAll('label')].find((l) => l.textContent?.trim() === 'Infer timing-cache misses')!.querySelector('input')!;
+    await act(async () => box.click());
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.inferCacheMisses).toBe(true);
+  });
+
   it('11.1: no precision flags (the reason is shown), strongly typed implied, a build route field', async () => {
     const f = await mount(sim('11.1.0'));
     expect(f.labels()).not.toEqual(expect.arrayContaining(['fp16']));
