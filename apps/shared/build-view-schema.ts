@@ -2,7 +2,8 @@
 // process boundary: the SSE `reset` event, the view endpoint, Electron IPC.
 import { z } from 'zod';
 import { VIEW_VERSION } from './build-view.js';
-import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason, Estimate } from './protocol.js';
+import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason, Estimate, Severity } from './protocol.js';
+import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from './recent-logs.js';
 
 export const ViewStatus = z.enum(['queued', 'running', 'stopping', 'succeeded', 'cancelled', 'failed', 'crashed']);
 export type ViewStatus = z.infer<typeof ViewStatus>;
@@ -36,6 +37,11 @@ export const BuildViewSnapshot = z.object({
   cpu: z.array(z.tuple([z.number(), z.number()])).max(2).optional(),
   gpu: z.object({ t: z.number(), percent: z.number().min(0).max(100) }).optional(),
   gpuNote: z.string().max(1000).optional(),
+  logs: z
+    .array(z.object({ seq: z.number().int(), t: z.number(), severity: Severity, message: z.string().max(VIEW_LOG_LINE_CHARS) }))
+    .max(VIEW_LOG_LINES)
+    .optional(),
+  logsDropped: z.number().int().nonnegative().optional(),
   rows: z.object({
     rows: z.array(
       z.object({

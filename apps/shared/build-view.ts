@@ -21,12 +21,16 @@
 //   active child, recursively, and only ever rises (1 on success). TensorRT gives no total, so
 //   the fraction is a shape, not a promise; the predicted end (build-estimate.ts) is separate.
 //
+// - the log: the last lines (recent-logs.ts), for surfaces that join late; the full log is in the
+//   events.
+//
 // Memory is bounded by distinct name paths (phase-rows.ts), not by the number of phases, and a
 // snapshot is complete: BuildView.fromSnapshot(view.snapshot()) answers every question the
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
 import { PhaseRows, type Instance, type OpenInstance, type RowsSnapshot } from './phase-rows.js';
+import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
@@ -66,6 +70,8 @@ export class BuildView {
   gpu?: { t: number; percent: number };
   /** Why the heartbeats carry no GPU figure, when the worker said. */
   gpuNote?: string;
+  /** The log's last lines. */
+  logs = new RecentLogs();
   private frac = 0;
   /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
   private readonly kids = new Map<number | null, OpenInstance>();
@@ -91,6 +97,7 @@ export class BuildView {
     v.cpu = s.cpu ?? [];
     v.gpu = s.gpu;
     v.gpuNote = s.gpuNote;
+    v.logs = RecentLogs.from(s.logs ?? [], s.logsDropped ?? 0);
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
     return v;
   }
@@ -160,6 +167,7 @@ export class BuildView {
         if (ev.status === 'succeeded') this.frac = 1;
         break;
       case 'log':
+        this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });
         break;
     }
     // The high-water mark moves with the events, not with whoever asks, so two views fed the
@@ -244,6 +252,8 @@ export class BuildView {
       cpu: this.cpu,
       gpu: this.gpu,
       gpuNote: this.gpuNote,
+      logs: this.logs.lines(),
+      logsDropped: this.logs.dropped,
       rows: this.rows.toSnapshot(),
     };
   }

@@ -102,6 +102,7 @@ export class LiveBuild {
     if (view) {
       if (view.seq < this.view.seq) return;
       this.view = BuildView.fromSnapshot(view);
+      this.takeLogsFrom(this.view);
       if (view.started) this.gpu = view.started.gpu;
       this.engineAvailable = rec.engineAvailable;
     } else if (this.view.seq < 0 && this.view.status === 'queued') {
@@ -113,11 +114,25 @@ export class LiveBuild {
     if (this.view.status === 'stopping') this.stopRequestedWall ??= nowWall;
   }
 
+  /**
+   * The log lines a snapshot carries that this build has not shown yet (a past build picked from
+   * the history, a reload, a reset), with a note where the view no longer kept older ones.
+   */
+  private takeLogsFrom(view: BuildView): void {
+    const lines = view.logs.lines().filter((l) => l.seq > this.lastLogSeq);
+    if (lines.length === 0) return;
+    if (view.logs.dropped > 0) {
+      const note = this.lastLogSeq < 0 ? `${view.logs.dropped} earlier lines are not kept for a late viewer` : 'earlier lines may be missing here (the stream was reset)';
+      this.logs.push({ seq: lines[0].seq - 0.5, t: lines[0].t, severity: 'info', message: `… ${note}` });
+    }
+    for (const l of lines) this.logs.push(l);
+    this.lastLogSeq = lines[lines.length - 1].seq;
+  }
+
   /** Applies live events in seq order; returns how many were new. */
   applyEvents(events: readonly BuildEvent[], nowWall: number): number {
     let applied = 0;
     for (const ev of events) {
-      // Logs are not in the snapshot; the replay that follows it brings them.
       if (ev.type === 'log' && ev.seq > this.lastLogSeq) {
         this.lastLogSeq = ev.seq;
         this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });

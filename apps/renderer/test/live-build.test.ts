@@ -172,6 +172,44 @@ describe('LiveBuild status', () => {
   });
 });
 
+describe('LiveBuild log from a snapshot', () => {
+  const logLine = (w: StreamWriter, message: string) => w.emit({ type: 'log', severity: 'info', message } as never);
+
+  it('shows the log of a build joined late (a past build picked from the history), then continues it', () => {
+    const w = new StreamWriter();
+    w.started();
+    logLine(w, 'Loaded timing cache');
+    logLine(w, 'Simulated engine written');
+    const live = new LiveBuild('b1');
+    live.applySnapshot(record({ lastSeq: w.events.length - 1 }), viewOf(w.events), 0);
+    expect(live.logs.toArray().map((l) => l.message)).toEqual(['Loaded timing cache', 'Simulated engine written']);
+    const from = w.events.length;
+    logLine(w, 'after the snapshot');
+    live.applyEvents(w.events.slice(from), 0);
+    // A replay of lines the snapshot already brought adds nothing.
+    live.applyEvents(w.events, 0);
+    expect(live.logs.toArray().map((l) => l.message)).toEqual(['Loaded timing cache', 'Simulated engine written', 'after the snapshot']);
+  });
+
+  it('takes only the lines it missed from a reset, and says when older ones were not kept', () => {
+    const w = new StreamWriter();
+    w.started();
+    for (let i = 0; i < 600; i++) logLine(w, `line ${i}`);
+    const late = new LiveBuild('b1');
+    late.applySnapshot(record({ lastSeq: w.events.length - 1 }), viewOf(w.events), 0);
+    const got = late.logs.toArray().map((l) => l.message);
+    expect(got[0]).toBe('… 100 earlier lines are not kept for a late viewer');
+    expect(got.slice(1)).toEqual(Array.from({ length: 500 }, (_, i) => `line ${i + 100}`));
+
+    const live = new LiveBuild('b1');
+    live.applyEvents(w.events.slice(0, 551), 0);
+    live.applySnapshot(record({ lastSeq: w.events.length - 1 }), viewOf(w.events), 0);
+    const msgs = live.logs.toArray().map((l) => l.message);
+    expect(msgs.filter((m) => m.startsWith('line '))).toEqual(Array.from({ length: 600 }, (_, i) => `line ${i}`));
+    expect(msgs).toContain('… earlier lines may be missing here (the stream was reset)');
+  });
+});
+
 function viewOf(events: readonly BuildEvent[]): BuildViewSnapshot {
   const v = new BuildView('b1');
   for (const e of events) v.apply(e);

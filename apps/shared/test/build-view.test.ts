@@ -3,6 +3,7 @@ import { mnistLikeBuild, StreamWriter } from '../../../test/support/synthetic-bu
 import { BuildView } from '../build-view.js';
 import { BuildViewSnapshot } from '../build-view-schema.js';
 import type { BuildEvent } from '../protocol.js';
+import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from '../recent-logs.js';
 
 function fold(events: readonly BuildEvent[]): BuildView {
   const v = new BuildView('b1');
@@ -179,6 +180,29 @@ describe('BuildView', () => {
     w.finished('succeeded');
     v.apply(w.events.at(-1)!, 2500);
     expect(v.remaining(2500)).toBeUndefined();
+  });
+
+  it('keeps the last lines of the log, bounded, through a snapshot', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    w.started();
+    for (let i = 0; i < VIEW_LOG_LINES + 20; i++) w.emit({ type: 'log', severity: i % 2 ? 'warning' : 'info', message: `line ${i}` }, 1);
+    w.emit({ type: 'log', severity: 'verbose', message: 'x'.repeat(VIEW_LOG_LINE_CHARS + 10) }, 1);
+    for (const e of w.events) v.apply(e, 0);
+    const lines = v.logs.lines();
+    expect(lines).toHaveLength(VIEW_LOG_LINES);
+    expect(v.logs.dropped).toBe(21);
+    expect(lines[0].message).toBe('line 21');
+    expect(lines.at(-1)!.message).toHaveLength(VIEW_LOG_LINE_CHARS);
+    expect(lines.at(-1)!.message.endsWith('…')).toBe(true);
+    const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot()))));
+    expect(again.logs.lines()).toEqual(lines);
+    expect(again.logs.dropped).toBe(21);
+    // The restored view goes on keeping the newest lines.
+    w.emit({ type: 'log', severity: 'info', message: 'newest' }, 1);
+    again.apply(w.events.at(-1)!, 0);
+    expect(again.logs.lines().at(-1)!.message).toBe('newest');
+    expect(again.logs.lines()[0].message).toBe('line 22');
   });
 
   it('keeps why there is no GPU figure, through a snapshot', () => {
