@@ -46,12 +46,23 @@ export type Published =
 
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 
+/**
+ * The bytes of a regular file; undefined when there is none. Opened without blocking and checked
+ * to be a regular file first: a FIFO swapped in at a cache's path must not hang the worker.
+ */
 function readIfFile(p: string): Buffer | undefined {
+  let fd: number;
   try {
-    return fs.readFileSync(p);
+    fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error(`${p} is not a regular file`);
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -106,7 +117,12 @@ export function checkOut(shared: string, tmpRoot = os.tmpdir()): WorkingCopy {
     if (bytes) writeSynced(file, bytes);
     const copiedSidecars = new Map<string, string>();
     for (const [suffix, p] of sidecarsOf(shared)) {
-      const side = readIfFile(p);
+      let side: Buffer | undefined;
+      try {
+        side = readIfFile(p);
+      } catch {
+        continue; // not a regular file, unreadable: the native load skips it too, and leaves it
+      }
       if (!side) continue; // folded in and removed since the listing
       writeSynced(`${file}.pending-${suffix}`, side);
       copiedSidecars.set(suffix, sha(side));
@@ -196,7 +212,12 @@ export async function publish(wc: WorkingCopy, lock: () => Promise<(() => Promis
     for (const [suffix, hash] of wc.copiedSidecars) {
       if (left.has(suffix) || fs.existsSync(`${wc.path}.pending-${suffix}.rejected`)) continue;
       const p = shared.get(suffix);
-      const bytes = p ? readIfFile(p) : undefined;
+      let bytes: Buffer | undefined;
+      try {
+        bytes = p ? readIfFile(p) : undefined;
+      } catch {
+        continue; // swapped for something else: not ours to remove
+      }
       if (p && bytes && sha(bytes) === hash) {
         fs.rmSync(p, { force: true });
         folded++;

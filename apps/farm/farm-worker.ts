@@ -12,6 +12,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { BuildService, type BuildServiceOptions } from '../service/build-service.js';
 import { resolveBackend } from '../service/build-validation.js';
+import { checkTimingCacheFile } from '../service/timing-cache-file.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
 import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildRecord, type CacheStats } from '../shared/protocol.js';
 import type { ArtifactStore } from './artifacts.js';
@@ -231,6 +232,8 @@ export class FarmWorker {
       const cachePath = input.options?.timingCache;
       if (sharedCache && this.opts.cacheLock !== 'off') {
         // The farm's own shared cache: a private copy now, the lock only to publish (cache-copy.ts).
+        // Checked first, as a named cache is by the local service: a clear refusal names the file.
+        checkTimingCacheFile(sharedCache, input.options?.backend);
         copy = checkOut(sharedCache, this.opts.cacheCopyDir);
         input.options!.timingCache = copy.path;
         const wc = copy;

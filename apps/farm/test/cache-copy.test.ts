@@ -1,6 +1,7 @@
 // A build's private copy of a shared timing cache and its publication, on real files. The bytes
 // stand in for cache contents: this layer never parses a cache (the native layer merges), it
 // only decides between replacing the shared file and adding a sidecar, and must lose nothing.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -121,5 +122,15 @@ describe('timing-cache working copies', () => {
     expect(out.kind).toBe('sidecar');
     expect(Object.values(sidecars())).toEqual(['mine, deferred']);
     expect(fs.readFileSync(shared, 'utf8')).toBe('S0');
+  });
+
+  it('skips a pending file that is not a regular file instead of hanging on it', async () => {
+    fs.writeFileSync(shared, 'S0');
+    execFileSync('mkfifo', [`${shared}.pending-5-5`]);
+    const wc = checkOut(shared, dir);
+    expect(wc.copiedSidecars.size).toBe(0);
+    fs.writeFileSync(wc.path, 'S0+mine');
+    expect((await publish(wc, lockFree)).kind).toBe('replaced');
+    expect(fs.statSync(`${shared}.pending-5-5`).isFIFO()).toBe(true);
   });
 });
