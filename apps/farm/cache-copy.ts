@@ -16,8 +16,11 @@
 //      published meanwhile, the copy is added as a new sidecar instead (link(2): never replaces
 //      anything), which every load reads and the next publication or native save folds in.
 // Either way no measured entry is lost. Reading without the lock is safe because every writer
-// renames whole files into place. Sidecar names made here use a first number above Linux's
+// renames whole files into place. The replacement also holds the native layer's own file lock
+// ("<cache>.lock", through util-linux flock(1)), so a build that saves into the shared file
+// directly (outside the farm, or a worker with --cache-lock off) is never undone by it. Sidecar names made here use a first number above Linux's
 // largest pid (2^22), so they never collide with one the native layer makes on any machine.
+import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -170,11 +173,46 @@ function keepCorrupt(target: string): string | undefined {
 }
 
 /**
+ * Takes the exclusive flock(2) the native layer takes on "<cache>.lock" (core/file_lock.cc), held
+ * by a flock(1) child running `cat` until release closes its stdin (so it also ends with this
+ * process). Resolves with the release, undefined when not had within `waitMs`, or 'unavailable'
+ * when flock(1) is not installed.
+ */
+export function fileLock(lockPath: string, waitMs: number): Promise<(() => Promise<void>) | 'unavailable' | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('flock', ['-w', String(Math.max(0, waitMs) / 1000), lockPath, 'cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    let held = false;
+    const exited = new Promise<void>((r) => child.once('close', () => r()));
+    child.once('error', (e) => resolve((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'unavailable' : undefined));
+    child.stdin.on('error', () => undefined);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (held || !out.includes('held\n')) return;
+      held = true;
+      resolve(async () => {
+        child.stdin.end();
+        await exited;
+      });
+    });
+    // cat echoes this only once flock has the lock and started it.
+    child.stdin.write('held\n');
+    child.once('close', () => {
+      if (!held) resolve(undefined);
+    });
+  });
+}
+
+/**
  * Publishes what the build added to its copy into the shared cache (see the top of this file).
  * `lock` takes the farm-wide lock on the shared cache and returns its release, or undefined when
  * it could not be had (then the copy goes to a sidecar: nothing waits forever, nothing is lost).
  */
-export async function publish(wc: WorkingCopy, lock: () => Promise<(() => Promise<void>) | undefined>): Promise<Published> {
+export async function publish(
+  wc: WorkingCopy,
+  lock: () => Promise<(() => Promise<void>) | undefined>,
+  opts: { fileLockWaitMs?: number } = {},
+): Promise<Published> {
   const mine = readIfFile(wc.path);
   const mineHash = mine ? sha(mine) : null;
   const left = sidecarsOf(wc.path);
@@ -189,8 +227,16 @@ export async function publish(wc: WorkingCopy, lock: () => Promise<(() => Promis
   if (!release) {
     return { kind: 'sidecar', sidecars: [addSidecar(wc.shared, mine), ...extra], why: 'the farm-wide lock on the shared cache could not be had' };
   }
+  let releaseFile: (() => Promise<void>) | undefined;
   try {
     const target = realTarget(wc.shared);
+    const file = await fileLock(`${target}.lock`, opts.fileLockWaitMs ?? 30_000);
+    if (file === undefined) {
+      return { kind: 'sidecar', sidecars: [addSidecar(wc.shared, mine), ...extra], why: `the file lock ${target}.lock could not be had` };
+    }
+    // Without flock(1) only the Redis lock guards the replacement: enough while the farm is the
+    // only writer of its shared caches (docs/farm.md).
+    if (file !== 'unavailable') releaseFile = file;
     const now = readIfFile(target);
     if ((now ? sha(now) : null) !== wc.copiedHash) {
       return { kind: 'sidecar', sidecars: [addSidecar(wc.shared, mine), ...extra], why: 'another build published into the shared cache during this one' };
@@ -225,6 +271,7 @@ export async function publish(wc: WorkingCopy, lock: () => Promise<(() => Promis
     }
     return { kind: 'replaced', foldedSidecars: folded, sidecars: extra };
   } finally {
+    await releaseFile?.();
     await release();
   }
 }

@@ -1,12 +1,12 @@
 // A build's private copy of a shared timing cache and its publication, on real files. The bytes
 // stand in for cache contents: this layer never parses a cache (the native layer merges), it
 // only decides between replacing the shared file and adding a sidecar, and must lose nothing.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/support/onnx-gen.js';
-import { checkOut, discard, publish } from '../cache-copy.js';
+import { checkOut, discard, fileLock, publish } from '../cache-copy.js';
 
 let dir: string;
 let shared: string;
@@ -132,5 +132,34 @@ describe('timing-cache working copies', () => {
     fs.writeFileSync(wc.path, 'S0+mine');
     expect((await publish(wc, lockFree)).kind).toBe('replaced');
     expect(fs.statSync(`${shared}.pending-5-5`).isFIFO()).toBe(true);
+  });
+
+  it('replaces the shared cache only under the file lock native saves take, and releases it', async () => {
+    fs.writeFileSync(shared, 'S0');
+    // A build saving into the shared file directly holds flock on "<cache>.lock" meanwhile.
+    // (flock runs cat, which holds the lock until its stdin closes: no process outlives the test.)
+    const holder = spawn('flock', [`${shared}.lock`, 'cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const gone = new Promise((r) => holder.once('close', r));
+    try {
+      await new Promise<void>((r) => {
+        holder.stdout!.once('data', () => r());
+        holder.stdin!.write('go\n');
+      });
+      const wc = checkOut(shared, dir);
+      fs.writeFileSync(wc.path, 'S0+mine');
+      const out = await publish(wc, lockFree, { fileLockWaitMs: 300 });
+      expect(out).toMatchObject({ kind: 'sidecar', why: expect.stringMatching(/file lock .*shared\.cache\.lock/) });
+      expect(fs.readFileSync(shared, 'utf8')).toBe('S0');
+    } finally {
+      holder.stdin!.end();
+      await gone;
+    }
+    const wc = checkOut(shared, dir);
+    fs.writeFileSync(wc.path, 'S0+mine+more');
+    expect((await publish(wc, lockFree, { fileLockWaitMs: 2000 })).kind).toBe('replaced');
+    // Released: taken again at once.
+    const again = await fileLock(`${shared}.lock`, 0);
+    expect(typeof again).toBe('function');
+    await (again as () => Promise<void>)();
   });
 });
