@@ -8,6 +8,7 @@
 // every pool it serves. See docs/farm.md for why.
 import * as crypto from 'node:crypto';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { BuildService, type BuildServiceOptions } from '../service/build-service.js';
@@ -18,7 +19,7 @@ import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildRecord, 
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRecord, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
-import { acquireLock, type HeldLock } from './redis-lock.js';
+import { acquireLock } from './redis-lock.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { BuildView } from '../shared/build-view.js';
@@ -45,12 +46,10 @@ export interface FarmWorkerOptions {
   service?: BuildServiceOptions;
   /**
    * "build" (default): no two machines merge into one timing cache at once, even where the file
-   * lock does not reach across machines. The shared cache of the artifact folder is built on a
-   * private copy and published under the farm-wide Redis lock (cache-copy.ts), so builds sharing
-   * it run side by side; a cache the request names itself (other programs may write it with the
-   * file lock alone) is used in place, under the Redis lock for the whole build. "off": every
-   * cache is used in place under the file lock alone (a shared filesystem whose locks work across
-   * clients, e.g. NFSv4 with locking).
+   * lock does not reach across machines: a build works on a private copy of its cache and
+   * publishes into it under the farm-wide Redis lock (cache-copy.ts), so builds sharing a cache
+   * run side by side. "off": caches are used in place under the native file lock alone (a shared
+   * filesystem whose locks work across clients, e.g. NFSv4 with locking).
    */
   cacheLock?: 'build' | 'off';
   /** Where private copies of shared timing caches go (default: the OS temp folder). */
@@ -61,7 +60,7 @@ export interface FarmWorkerOptions {
 interface Running {
   farmId: string;
   localId?: string;
-  /** Stop before the local build exists (e.g. while waiting for the timing-cache lock). */
+  /** Stop before the local build exists (while the build is being taken and prepared). */
   early: AbortController;
   owner: string;
   done: Promise<void>;
@@ -223,36 +222,25 @@ export class FarmWorker {
       entry.early.abort();
     });
 
-    let lock: HeldLock | undefined;
     let copy: WorkingCopy | undefined;
     let localId: string | undefined;
     const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
     try {
-      const { input, sharedCache } = await this.localInput(farmId, request);
+      const input = await this.localInput(farmId, request);
       const cachePath = input.options?.timingCache;
-      if (sharedCache && this.opts.cacheLock !== 'off') {
-        // The farm's own shared cache: a private copy now, the lock only to publish (cache-copy.ts).
-        // Checked first, as a named cache is by the local service: a clear refusal names the file.
-        checkTimingCacheFile(sharedCache, input.options?.backend);
-        copy = checkOut(sharedCache, this.opts.cacheCopyDir);
+      if (cachePath && this.opts.cacheLock !== 'off') {
+        // A private copy now, the farm-wide lock only to publish into the cache (cache-copy.ts).
+        // Checked first, as the local service checks a cache: a clear refusal names the file.
+        checkTimingCacheFile(path.resolve(cachePath), input.options?.backend);
+        copy = checkOut(path.resolve(cachePath), this.opts.cacheCopyDir);
         input.options!.timingCache = copy.path;
         const wc = copy;
         forwarder.useCacheCopy(wc, () => this.publishCache(wc, farmId, entry.early.signal));
-      } else if (cachePath && this.opts.cacheLock !== 'off') {
-        lock = await acquireLock(this.redis, `cache:${cachePath}`, {
-          ttlMs: 30_000,
-          waitMs: 24 * 3600_000,
-          signal: entry.early.signal,
-          onWait: () => forwarder.note('info', `waiting for the timing cache ${cachePath} (another build is using it)`),
-        });
       }
-      // Stop may have come while we waited for the lock.
+      // Stop may have come while the build was being taken.
       if ((await this.store.cancelRequests(farmId)).n > 0) {
         await forwarder.endWithout('cancelled');
         return;
-      }
-      if (cachePath && !copy && this.opts.cacheLock !== 'off' && !lock) {
-        throw new ServiceError('bad_input', `the timing cache ${cachePath} stayed locked by other builds for 24 h`);
       }
       const rec = await this.local.startBuild(input);
       localId = rec.id;
@@ -269,7 +257,6 @@ export class FarmWorker {
       await forwarder.endWithout('failed', msg);
     } finally {
       clearInterval(cancelTimer);
-      await lock?.release();
       if (copy && !this.keptCopies.delete(copy)) discard(copy);
     }
   }
@@ -294,24 +281,19 @@ export class FarmWorker {
     }
   }
 
-  /**
-   * The request as the local service takes it: shared engine path and timing cache filled in
-   * (`sharedCache`: the artifact folder's cache of this worker's GPU and TensorRT version, when
-   * the request named none).
-   */
-  private async localInput(farmId: string, request: FarmRequest): Promise<{ input: StartBuildInput; sharedCache?: string }> {
+  /** The request as the local service takes it: shared engine path and timing cache filled in. */
+  private async localInput(farmId: string, request: FarmRequest): Promise<StartBuildInput> {
     const input: StartBuildInput = { ...request.input, options: { ...request.input.options } };
     const art = this.opts.artifacts;
     if (art && !input.outputPath) {
       const backend = resolveBackend(input.options?.backend ?? 'auto', this.backends);
       input.outputPath = art.enginePathFor(farmId, input.modelPath, backend.name === 'simulated');
     }
-    let sharedCache: string | undefined;
     if (art && !input.options!.timingCache) {
-      sharedCache = art.timingCacheFor(this.labels);
-      if (sharedCache) input.options!.timingCache = sharedCache;
+      const shared = art.timingCacheFor(this.labels);
+      if (shared) input.options!.timingCache = shared;
     }
-    return { input, sharedCache };
+    return input;
   }
 
   /** Each new Stop request in Redis becomes one local cancel (the second one kills, as locally). */

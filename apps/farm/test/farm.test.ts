@@ -341,19 +341,25 @@ describe('build farm', () => {
     expect([...shared].filter((k) => !inFile.has(k))).toEqual([]);
     expect(pendingFiles(cachePath)).toEqual([]);
 
-    // A cache the request names itself (other programs may write it with the file lock alone) is
-    // held for the whole build; Stop reaches a build still waiting for it, not waiting for the holder.
-    const named = { timingCache: path.join(artifacts.root, 'timing-caches', 'named.cache') };
-    const holder = await svc.startBuild({ modelPath: model, options: { ...sim(20), ...named }, target: { gpu: 'V100' } });
-    await until(() => svc.getBuild(holder.id)?.state === 'running', 20_000, 'the lock holder to run');
-    const waiter = await svc.startBuild({ modelPath: other, options: { ...sim(0.5), ...named }, target: { gpu: 'V100' } });
-    const cw = collect(svc, waiter.id, -1);
-    await until(() => cw.events.some((e) => e.type === 'log' && /waiting for the timing cache .*named\.cache/.test(e.message)), 20_000, 'the lock wait');
-    svc.cancelBuild(waiter.id);
-    expect((await svc.waitForResult(waiter.id)).status).toBe('cancelled');
-    expect(svc.getBuild(holder.id)?.state).toBe('running');
-    svc.cancelBuild(holder.id);
-    expect((await svc.waitForResult(holder.id)).status).toBe('cancelled');
+    // A cache the request names itself is published into the same way, and Stop still ends a
+    // build that works on a copy (its measured entries kept, as for a local build).
+    const named = path.join(artifacts.root, 'timing-caches', 'named.cache');
+    const own = await svc.startBuild({ modelPath: other, options: { ...sim(20), timingCache: named }, target: { gpu: 'V100' } });
+    const co = collect(svc, own.id, -1);
+    const evaluated = () => {
+      const ids = new Set(co.events.filter((e) => e.type === 'phase.start' && e.name === 'Evaluating tactic times').map((e) => (e as { id: number }).id));
+      return co.events.filter((e) => e.type === 'phase.finish' && ids.has(e.id)).length;
+    };
+    await until(() => evaluated() >= 2, 30_000, 'the named-cache build to measure');
+    svc.cancelBuild(own.id);
+    await co.done;
+    const ownRec = svc.getBuild(own.id) as FarmRecord;
+    expect(ownRec.state).toBe('cancelled');
+    expect(ownRec.cache?.path).toBe(named);
+    expect(ownRec.cache!.savedAfterCancel).toBe(true);
+    expect(ownRec.cache!.added).toBeGreaterThan(0);
+    expect(simCacheKeys(named).size).toBe(ownRec.cache!.added);
+    expect(co.events.some((e) => e.type === 'log' && e.message.startsWith(`Published this build's timing-cache entries into the shared cache ${named}`))).toBe(true);
   });
 
   it('serve --queue over HTTP (target, matrix, SSE) and build --queue --target on the CLI', async () => {
