@@ -269,7 +269,9 @@ export class FarmWorker {
   private async publishCache(wc: WorkingCopy, farmId: string, signal: AbortSignal): Promise<Published> {
     try {
       return await publish(wc, async () => {
-        const held = await acquireLock(this.redis, `cache:${wc.shared}`, { ttlMs: 30_000, waitMs: 60_000, signal });
+        // Redis failing here is no reason to lose the entries: without the lock they go to a
+        // pending file, which needs none.
+        const held = await acquireLock(this.redis, `cache:${wc.shared}`, { ttlMs: 30_000, waitMs: 60_000, signal }).catch(() => undefined);
         return held && (() => held.release());
       });
     } catch (e) {
