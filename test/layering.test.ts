@@ -10,6 +10,8 @@ const ROOT = path.resolve(__dirname, '..');
 const APPS = path.join(ROOT, 'apps');
 const SOURCE = /\.(ts|tsx|cts|mts)$/;
 const BUILTINS = new Set(builtinModules);
+/** The surfaces that choose a build service (local or farm) when they start one. */
+const FARM_WIRING = ['cli', 'mcp'];
 
 export interface Violation {
   file: string;
@@ -78,6 +80,10 @@ export function checkFile(file: string, source: string): Violation[] {
     // Nothing below the surfaces may depend on them.
     if (target === 'main' && app !== 'main') add(spec, 'nothing imports apps/main');
     if (target === 'renderer' && app !== 'renderer') add(spec, 'nothing imports apps/renderer');
+    // The farm runs builds through the local build service and serves the same API, so it sits
+    // above apps/service: the service (its HTTP layer included) takes a build service factory
+    // and the surfaces that start one wire the farm in.
+    if (target === 'farm' && app !== 'farm' && !FARM_WIRING.includes(app ?? '')) add(spec, 'only apps/cli and apps/mcp wire in apps/farm');
   }
   // A direct dlopen is loading an addon just the same.
   if (/\bprocess\.dlopen\s*\(/.test(source) && app !== 'worker') add('process.dlopen', 'only apps/worker loads the native addon');
@@ -146,12 +152,19 @@ describe('the checker itself', () => {
     expect(rules('renderer/x.tsx', "import { readFile } from 'node:fs/promises';")).toContain('apps/renderer never sees Node');
     expect(rules('renderer/x.tsx', "import type { BuildServiceApi } from '../service/api.js';")).toContain('apps/renderer depends only on apps/shared');
     expect(rules('service/x.ts', "import { PUSH } from '../main/ipc-channels.js';")).toContain('nothing imports apps/main');
+    expect(rules('service/http/x.ts', "import { createServeService } from '../../farm/serve-queue.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
+    expect(rules('service/x.ts', "const { QueueBuildService } = await import('../farm/queue-service.js');")).toContain('only apps/cli and apps/mcp wire in apps/farm');
+    expect(rules('main/x.ts', "import type { FarmRecord } from '../farm/farm-store.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
+    expect(rules('worker/x.ts', "import { keys } from '../farm/keys.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
   });
 
   it('allows what the design allows', () => {
     expect(rules('shared/x.ts', "import { z } from 'zod';\nimport type { A } from './protocol.js';")).toEqual([]);
     expect(rules('main/x.ts', "import { app } from 'electron';\nimport fs from 'node:fs';\nimport { createBuildService } from '../service/build-service.js';")).toEqual([]);
     expect(rules('worker/x.ts', "const m = require('./addon.js');")).toEqual([]);
+    expect(rules('cli/commands/x.ts', "import { createServeService } from '../../farm/serve-queue.js';")).toEqual([]);
+    expect(rules('mcp/x.ts', "const m = await import('../farm/serve-queue.js');")).toEqual([]);
+    expect(rules('farm/x.ts', "import { BuildFeed } from '../service/build-feed.js';")).toEqual([]);
     expect(rules('renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildClient } from '../shared/build-client.js';")).toEqual([]);
   });
 });

@@ -33,7 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   build: async () => (await import('./commands/build.js')).runBuild,
   inspect: async () => (await import('./commands/inspect.js')).runInspect,
   backends: async () => (await import('./commands/backends.js')).runBackends,
-  serve: async () => (await import('../service/http/serve.js')).runServe,
+  serve: async () => (await import('./commands/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
   lsp: async () => (await import('../lsp/command.js')).runLsp,

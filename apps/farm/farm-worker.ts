@@ -8,16 +8,19 @@
 // every pool it serves. See docs/farm.md for why.
 import * as crypto from 'node:crypto';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { BuildService, type BuildServiceOptions } from '../service/build-service.js';
 import { resolveBackend } from '../service/build-validation.js';
+import { checkTimingCacheFile } from '../service/timing-cache-file.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
-import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildRecord } from '../shared/protocol.js';
+import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildRecord, type CacheStats } from '../shared/protocol.js';
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRecord, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
-import { acquireLock, type HeldLock } from './redis-lock.js';
+import { acquireLock } from './redis-lock.js';
+import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { BuildView } from '../shared/build-view.js';
 
@@ -42,19 +45,22 @@ export interface FarmWorkerOptions {
   /** Passed to the local build service (tests shorten cancelKillMs). */
   service?: BuildServiceOptions;
   /**
-   * "build" (default): a build that uses a timing cache holds the farm-wide Redis lock on it for
-   * the whole build, so two machines never merge into it at once even where the file lock does
-   * not reach across machines; builds sharing one cache take turns. "off": rely on the file lock
-   * alone (a shared filesystem whose locks work across clients, e.g. NFSv4 with locking).
+   * "build" (default): no two machines merge into one timing cache at once, even where the file
+   * lock does not reach across machines: a build works on a private copy of its cache and
+   * publishes into it under the farm-wide Redis lock (cache-copy.ts), so builds sharing a cache
+   * run side by side. "off": caches are used in place under the native file lock alone (a shared
+   * filesystem whose locks work across clients, e.g. NFSv4 with locking).
    */
   cacheLock?: 'build' | 'off';
+  /** Where private copies of shared timing caches go (default: the OS temp folder). */
+  cacheCopyDir?: string;
   limits?: StoreLimits;
 }
 
 interface Running {
   farmId: string;
   localId?: string;
-  /** Stop before the local build exists (e.g. while waiting for the timing-cache lock). */
+  /** Stop before the local build exists (while the build is being taken and prepared). */
   early: AbortController;
   owner: string;
   done: Promise<void>;
@@ -70,6 +76,8 @@ export class FarmWorker {
   private readonly local: BuildService;
   private readonly queues = new Map<string, { queue: Queue; worker: Worker }>();
   private readonly running = new Map<string, Running>();
+  /** Working copies whose publication failed: left on disk so their entries are not lost. */
+  private readonly keptCopies = new Set<WorkingCopy>();
   private backends: BackendInfo[] = [];
   private stopping = false;
   private loopDone?: Promise<void>;
@@ -214,26 +222,25 @@ export class FarmWorker {
       entry.early.abort();
     });
 
-    let lock: HeldLock | undefined;
+    let copy: WorkingCopy | undefined;
     let localId: string | undefined;
     const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
     try {
       const input = await this.localInput(farmId, request);
-      if (input.options?.timingCache && this.opts.cacheLock !== 'off') {
-        lock = await acquireLock(this.redis, `cache:${input.options.timingCache}`, {
-          ttlMs: 30_000,
-          waitMs: 24 * 3600_000,
-          signal: entry.early.signal,
-          onWait: () => forwarder.note('info', `waiting for the shared timing cache ${input.options!.timingCache} (another build is using it)`),
-        });
+      const cachePath = input.options?.timingCache;
+      if (cachePath && this.opts.cacheLock !== 'off') {
+        // A private copy now, the farm-wide lock only to publish into the cache (cache-copy.ts).
+        // Checked first, as the local service checks a cache: a clear refusal names the file.
+        checkTimingCacheFile(path.resolve(cachePath), input.options?.backend);
+        copy = checkOut(path.resolve(cachePath), this.opts.cacheCopyDir);
+        input.options!.timingCache = copy.path;
+        const wc = copy;
+        forwarder.useCacheCopy(wc, () => this.publishCache(wc, farmId, entry.early.signal));
       }
-      // Stop may have come while we waited for the lock.
+      // Stop may have come while the build was being taken.
       if ((await this.store.cancelRequests(farmId)).n > 0) {
         await forwarder.endWithout('cancelled');
         return;
-      }
-      if (input.options?.timingCache && this.opts.cacheLock !== 'off' && !lock) {
-        throw new ServiceError('bad_input', `the shared timing cache ${input.options.timingCache} stayed locked by other builds for 24 h`);
       }
       const rec = await this.local.startBuild(input);
       localId = rec.id;
@@ -250,7 +257,29 @@ export class FarmWorker {
       await forwarder.endWithout('failed', msg);
     } finally {
       clearInterval(cancelTimer);
-      await lock?.release();
+      if (copy && !this.keptCopies.delete(copy)) discard(copy);
+    }
+  }
+
+  /**
+   * Publishes a build's working copy into the shared cache: the Redis lock is held only for the
+   * re-read and replace. A lock not had within a minute (a stuck holder) sends the entries to a
+   * sidecar instead of holding up the build's end.
+   */
+  private async publishCache(wc: WorkingCopy, farmId: string, signal: AbortSignal): Promise<Published> {
+    try {
+      return await publish(wc, async () => {
+        // Redis failing here is no reason to lose the entries: without the lock they go to a
+        // pending file, which needs none.
+        const held = await acquireLock(this.redis, `cache:${wc.shared}`, { ttlMs: 30_000, waitMs: 60_000, signal }).catch(() => undefined);
+        return held && (() => held.release());
+      });
+    } catch (e) {
+      // The shared folder refused the write (full, permissions): the copy stays for an operator.
+      this.keptCopies.add(wc);
+      const why = `${(e as Error).message}; this build's entries stay in ${wc.path} on ${os.hostname()}`;
+      this.log(`trt-build-studio worker ${this.id}: build ${farmId}: timing cache ${wc.shared} not updated: ${why}`);
+      throw new Error(why);
     }
   }
 
@@ -316,6 +345,8 @@ class Forwarder {
   private lastRecordAt = 0;
   private readonly view: BuildView;
   private refused = false;
+  /** The build works on a private copy of a shared cache: its path reads as the shared one. */
+  private cacheCopy?: { wc: WorkingCopy; publish: () => Promise<Published> };
 
   constructor(
     private readonly store: FarmStore,
@@ -343,15 +374,44 @@ class Forwarder {
     }
   }
 
+  /**
+   * The build runs on a private copy of the shared cache `wc.shared`: events and records name the
+   * shared cache, and `publish` runs before build.finished is forwarded, so that whoever sees the
+   * build end (a client, the next build it starts) finds its entries in the shared cache.
+   */
+  useCacheCopy(wc: WorkingCopy, publish: () => Promise<Published>): void {
+    this.cacheCopy = { wc, publish };
+  }
+
   push(events: BuildEvent[], snapshot: () => BuildRecord): void {
     const mapped = events.map((e) => this.map(e));
     // The local record matches these events now (the callback runs right after they were applied).
     const rec = snapshot();
-    this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
+    const end = mapped.findIndex((e) => e.type === 'build.finished');
+    const copy = this.cacheCopy;
+    if (end < 0 || !copy) {
+      this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
+      return;
+    }
+    this.chain = this.chain
+      .then(async () => {
+        if (end > 0) await this.send(mapped.slice(0, end), rec);
+        const note = await copy.publish().then(
+          (p) => publishedNote(p, copy.wc.shared),
+          (e: Error) => ({ severity: 'warning' as const, message: `timing cache ${copy.wc.shared} not updated: ${e.message}` }),
+        );
+        if (note) await this.send([this.logEvent(note.severity, note.message)], undefined);
+        await this.send(mapped.slice(end), rec);
+      })
+      .catch((e) => this.fail(e));
+  }
+
+  private logEvent(severity: 'info' | 'warning', message: string): BuildEvent {
+    return { v: PROTOCOL_VERSION, buildId: this.farmId, seq: 0, t: 0, type: 'log', severity, message } as BuildEvent;
   }
 
   note(severity: 'info' | 'warning', message: string): void {
-    const ev = { v: PROTOCOL_VERSION, buildId: this.farmId, seq: 0, t: 0, type: 'log', severity, message } as BuildEvent;
+    const ev = this.logEvent(severity, message);
     this.chain = this.chain.then(() => this.send([ev], undefined)).catch((e) => this.fail(e));
   }
 
@@ -400,6 +460,12 @@ class Forwarder {
       if (out.type === 'phase.start' && out.parentId !== null) out.parentId += this.phaseOffset;
     }
     if (out.type === 'build.started') out.worker = this.worker;
+    const copy = this.cacheCopy?.wc;
+    if (copy) {
+      if (out.type === 'log') out.message = sharedName(out.message, copy);
+      if (out.type === 'cache.stats') Object.assign(out, sharedStats(out, copy));
+      if (out.type === 'build.finished' && out.cache) out.cache = sharedStats(out.cache, copy);
+    }
     return out;
   }
 
@@ -421,13 +487,22 @@ class Forwarder {
   private async writeRecord(local: BuildRecord, final: boolean): Promise<void> {
     if (this.refused && !final) return;
     this.lastRecordAt = Date.now();
+    const copy = this.cacheCopy?.wc;
     const record: FarmRecord = {
       ...local,
+      ...(copy
+        ? {
+            options: { ...local.options, timingCache: copy.shared },
+            cache: local.cache && sharedStats(local.cache, copy),
+          }
+        : {}),
       id: this.farmId,
       queuedAt: this.base.queuedAt,
       lastSeq: this.lastFarmSeq,
       view: this.view.snapshot(),
-      outcome: local.outcome ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq } : undefined,
+      outcome: local.outcome
+        ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq, ...(copy && local.outcome.cache ? { cache: sharedStats(local.outcome.cache, copy) } : {}) }
+        : undefined,
       farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
     };
     if (!final && record.outcome) return;
@@ -444,5 +519,40 @@ class Forwarder {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
+  }
+}
+
+/** A text that names the private copy names the shared cache instead. */
+function sharedName(text: string, wc: WorkingCopy): string {
+  return text.split(wc.path).join(wc.shared);
+}
+
+function sharedStats<T extends CacheStats>(stats: T, wc: WorkingCopy): T {
+  const out = { ...stats };
+  for (const k of ['path', 'warning', 'deferredPath'] as const) if (out[k] !== undefined) out[k] = sharedName(out[k]!, wc);
+  return out;
+}
+
+/** What the build's log says about its publication into the shared cache. */
+function publishedNote(p: Published, shared: string): { severity: 'info' | 'warning'; message: string } | undefined {
+  const aside = (files: string[]) => (files.length ? `; entries it could not save were kept in ${files.join(', ')}` : '');
+  switch (p.kind) {
+    case 'nothing':
+      return undefined;
+    case 'replaced':
+      return {
+        severity: 'info',
+        message:
+          `Published this build's timing-cache entries into the shared cache ${shared}` +
+          (p.foldedSidecars ? ` (with ${p.foldedSidecars} pending file(s) of earlier builds)` : '') +
+          aside(p.sidecars),
+      };
+    case 'sidecar':
+      return {
+        severity: 'info',
+        message:
+          `Timing cache: ${p.why}, so this build's entries were kept in ${p.sidecars.join(', ')} beside the shared cache ${shared}; ` +
+          'every build loads them, and the next build that publishes into it merges them in',
+      };
   }
 }

@@ -4,7 +4,7 @@
 // history as with local builds. State lives in Redis, so a restarted serve picks up where it was.
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscription } from '../service/api.js';
+import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
 import { checkOutputPath, checkShapes } from '../service/build-validation.js';
 import { inspectModel, readModel } from '../service/model-reader.js';
 import {
@@ -278,10 +278,10 @@ export class QueueBuildService implements BuildServiceApi {
     await this.store.requestCancel(b.id, reason);
   }
 
-  subscribe(id: string, onEvents: (events: BuildEvent[]) => void, opts: { afterSeq?: number } = {}): Subscription {
+  subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
     const b = this.builds.get(id);
     if (!b) throw new ServiceError('not_found', `unknown build ${id}`);
-    return b.subscribe(onEvents, opts.afterSeq);
+    return b.subscribe(onEvents, opts);
   }
 
   waitForResult(id: string): Promise<BuildFinished> {

@@ -1,36 +1,25 @@
-// One farm build as serve sees it: a mirror of the record in Redis, its build view rebuilt from
-// the stream's events, the events kept for replay, and serve's subscribers. Same contract as a
-// local build session: subscribe returns the record and the complete view, then events with
-// seq > the view's seq (or a reset when the events after the caller's afterSeq are gone).
-import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
+// One farm build as serve sees it: a mirror of the record in Redis and, for delivery, the same
+// BuildFeed a local build session has (apps/service/build-feed.ts: the build view rebuilt from the
+// stream's events, the events kept for replay, serve's subscribers with their backlogs). So the
+// contract is the local one: subscribe returns the record and the complete view, then events with
+// seq > the view's seq, or a reset when the events after the caller's afterSeq are not kept here
+// (trimmed, or from before the snapshot this serve started the mirror from).
+import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildFinished, CacheStats } from '../shared/protocol.js';
-import type { Subscription } from '../service/api.js';
-import { EventLog } from '../service/event-log.js';
+import type { SubscribeOpts, Subscription } from '../service/api.js';
+import { BuildFeed, type FeedStart } from '../service/build-feed.js';
 import { FINAL_STATES, type FarmRecord } from './farm-store.js';
-
-interface Subscriber {
-  cb: (events: BuildEvent[]) => unknown;
-  ready: boolean;
-  closed: boolean;
-  buffered: BuildEvent[];
-}
 
 export class RemoteBuild {
   private rec: FarmRecord;
-  private view: BuildView;
-  private log: EventLog;
-  private readonly subs = new Set<Subscriber>();
+  private readonly feed: BuildFeed;
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   /** Stop requests made through this serve (the second escalates on the worker). */
   cancelRequests = 0;
 
-  constructor(
-    record: FarmRecord,
-    private readonly opts: { retainEvents: number },
-  ) {
+  constructor(record: FarmRecord, opts: { retainEvents: number }) {
     this.rec = record;
-    this.view = viewOf(record);
-    this.log = new EventLog(opts.retainEvents);
+    this.feed = new BuildFeed(record.id, opts.retainEvents, startOf(record));
   }
 
   get id(): string {
@@ -56,7 +45,7 @@ export class RemoteBuild {
   }
 
   viewSnapshot(): BuildViewSnapshot {
-    return this.view.snapshot();
+    return this.feed.snapshot();
   }
 
   /** Serve's own facts (waiting reason, attempt) that do not come as events. */
@@ -70,7 +59,7 @@ export class RemoteBuild {
 
   /** Open phases, for closing them when an attempt is abandoned. */
   openPhases(): number[] {
-    return [...this.view.rows.openInstances()].map((o) => o.inst.id);
+    return [...this.feed.view.rows.openInstances()].map((o) => o.inst.id);
   }
 
   ingest(events: BuildEvent[]): void {
@@ -78,8 +67,6 @@ export class RemoteBuild {
     for (const ev of events) {
       if (this.finished || ev.seq <= this.rec.lastSeq || ev.buildId !== this.rec.id) continue;
       let r = { ...this.rec, lastSeq: ev.seq };
-      this.view.apply(ev, Date.now());
-      this.log.append(ev);
       switch (ev.type) {
         case 'build.started':
           r = {
@@ -119,9 +106,10 @@ export class RemoteBuild {
       }
       this.rec = r;
       fresh.push(ev);
-      if (ev.type === 'build.finished') for (const w of this.waiters.splice(0)) w(ev);
     }
-    this.broadcast(fresh);
+    this.feed.push(fresh, Date.now());
+    const end = fresh.find((e): e is BuildFinished => e.type === 'build.finished');
+    if (end) for (const w of this.waiters.splice(0)) w(end);
   }
 
   /**
@@ -131,8 +119,7 @@ export class RemoteBuild {
   reset(record: FarmRecord): void {
     if (record.lastSeq <= this.rec.lastSeq) return;
     this.rec = record;
-    this.view = viewOf(record);
-    this.log = new EventLog(this.opts.retainEvents);
+    this.feed.reset(startOf(record));
     if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
 
@@ -146,52 +133,17 @@ export class RemoteBuild {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  subscribe(cb: (events: BuildEvent[]) => unknown, afterSeq?: number): Subscription {
+  subscribe(cb: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
     const snapshot = this.record();
-    const view = this.view.snapshot();
-    // Events after afterSeq that this serve no longer keeps (or never read): start over from the view.
-    const reset = afterSeq !== undefined && afterSeq < this.log.droppedThrough;
-    const replay = afterSeq !== undefined && !reset ? this.log.after(afterSeq) : [];
-    const sub: Subscriber = { cb, ready: false, closed: false, buffered: [] };
-    if (!this.finished) this.subs.add(sub);
-    queueMicrotask(() => {
-      if (sub.closed) return;
-      const first = replay.concat(sub.buffered);
-      sub.ready = true;
-      if (this.finished) this.subs.delete(sub);
-      sub.buffered = [];
-      if (first.length) this.deliver(sub, first);
-    });
-    return {
-      snapshot,
-      view,
-      reset,
-      unsubscribe: () => {
-        sub.closed = true;
-        this.subs.delete(sub);
-      },
-    };
-  }
-
-  private broadcast(events: BuildEvent[]): void {
-    if (events.length === 0) return;
-    for (const sub of this.subs) {
-      if (sub.ready) this.deliver(sub, events);
-      else sub.buffered.push(...events);
-    }
-    if (this.finished) for (const sub of this.subs) if (sub.ready) this.subs.delete(sub);
-  }
-
-  private deliver(sub: Subscriber, events: BuildEvent[]): void {
-    try {
-      sub.cb(events);
-    } catch {
-      // One subscriber's bug must not starve the others.
-    }
+    const { view, reset, unsubscribe } = this.feed.subscribe(cb, opts);
+    return { snapshot, view, reset, unsubscribe };
   }
 }
 
-/** The view a record carries (written by the worker), or an empty one to build from the stream. */
-function viewOf(record: FarmRecord): BuildView {
-  return record.view ? BuildView.fromSnapshot(record.view) : new BuildView(record.id);
+/**
+ * Where a mirror starts: the view the record carries (written by the worker; serve's own record
+ * writes carry none, then the view starts empty), at the record's seq.
+ */
+function startOf(record: FarmRecord): FeedStart {
+  return { view: record.view, seq: record.lastSeq, ended: FINAL_STATES.has(record.state) };
 }

@@ -14,9 +14,10 @@ export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host
   --concurrency N    builds at once (default 1: one build per GPU)
   --artifacts DIR    shared artifact folder, mounted at the same path on every machine: engines
                      and per-(GPU, TensorRT version) timing caches go there
-  --cache-lock M     build (default): a build holds the farm-wide Redis lock on its timing cache
-                     while it runs, so no two machines merge into one cache at once; off: rely
-                     on the file lock alone (shared filesystems whose locks work across machines)
+  --cache-lock M     build (default): no two machines merge into one timing cache at once: builds
+                     sharing a cache run side by side on private copies and take the farm-wide
+                     Redis lock only to publish into it. off: caches are used in place under the
+                     file lock alone (filesystems whose locks work across machines)
   --id NAME          worker id (default: host-pid-random)
   --heartbeat-ms N   heartbeat TTL; serve calls the worker lost after this long without one (default 10000)
   --cancel-kill-ms N kill a build's worker process this long after Stop if it has not ended (default 10000)

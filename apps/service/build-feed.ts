@@ -1,7 +1,10 @@
 // The state of one build as the service keeps it, and its delivery: the build view (the one
 // fold of the events every surface shows), the events kept for replay, and the fan-out to
 // subscribers. Knows nothing of worker processes (worker-run.ts) or of the build's record
-// (build-session.ts): events go in, in seq order; snapshots, replays and resets come out.
+// (build-session.ts): events go in, in seq order; snapshots, replays and resets come out. A feed
+// may also start from a snapshot taken elsewhere (a farm build mirrored from Redis by serve,
+// apps/farm/remote-build.ts): the events up to it were never kept here, so a subscriber resuming
+// from before it is reset, as one resuming from before the events dropped for space.
 //
 // The stream contract (docs/http-api.md, "Event streams"): a subscriber gets a complete view
 // snapshot and then every later event, or, resuming after a seq, either the kept events after it
@@ -43,6 +46,16 @@ export interface FeedSubscription {
   unsubscribe(): void;
 }
 
+/** Where a feed starts when it does not start with the build (see BuildFeed's constructor). */
+export interface FeedStart {
+  /** The build view at `seq`; without it the view starts empty. */
+  view?: BuildViewSnapshot;
+  /** The seq the feed is at: events at or below it were never taken in here. */
+  seq: number;
+  /** The build already finished: nobody is kept subscribed, there is nothing to stream. */
+  ended?: boolean;
+}
+
 interface Subscriber {
   /** A returned promise means "busy until it settles": later events wait, coalesced, in `backlog`. */
   cb: (events: BuildEvent[]) => unknown;
@@ -58,32 +71,51 @@ interface Subscriber {
 }
 
 export class BuildFeed {
-  readonly view: BuildView;
-  private readonly log: EventLog;
+  private _view: BuildView;
+  private log: EventLog;
   private readonly subs = new Set<Subscriber>();
-  /** Set once build.finished went in: nothing follows it. */
+  /** Set once build.finished went in (or the feed started or was reset finished): nothing follows. */
   private ended = false;
+  /** Events at or below this seq were never taken in (the feed started from a snapshot): -1 if none. */
+  private notKeptThrough = -1;
 
-  constructor(buildId: string, retainEvents: number) {
-    this.view = new BuildView(buildId);
+  /** `from`: start from a snapshot taken elsewhere instead of from the build's first event. */
+  constructor(
+    readonly buildId: string,
+    private readonly retainEvents: number,
+    from?: FeedStart,
+  ) {
+    this._view = new BuildView(buildId);
     this.log = new EventLog(retainEvents);
+    if (from) this.restart(from);
+  }
+
+  /** The build view (replaced, not mutated, by reset()). */
+  get view(): BuildView {
+    return this._view;
   }
 
   /** Highest seq taken in; -1 before the first event (the native layer numbers from 0). */
   get lastSeq(): number {
-    return this.view.seq;
+    return this._view.seq;
+  }
+
+  /** True once nothing more can follow (build.finished went in, or end()). */
+  get isEnded(): boolean {
+    return this.ended;
   }
 
   /**
    * Takes events in seq order: each goes into the view and the log and out to subscribers.
    * Stale ones (seq at or below lastSeq) and anything after build.finished are dropped; the
-   * events actually taken are returned.
+   * events actually taken are returned. `nowWall`: the caller's clock as they arrived (runs the
+   * view's build clock between events, for a feed fed from afar).
    */
-  push(events: readonly BuildEvent[]): BuildEvent[] {
+  push(events: readonly BuildEvent[], nowWall?: number): BuildEvent[] {
     const fresh: BuildEvent[] = [];
     for (const ev of events) {
-      if (this.ended || ev.seq <= this.view.seq) continue;
-      this.view.apply(ev);
+      if (this.ended || ev.seq <= this._view.seq) continue;
+      this._view.apply(ev, nowWall);
       this.log.append(ev);
       fresh.push(ev);
       if (ev.type === 'build.finished') this.ended = true;
@@ -98,18 +130,41 @@ export class BuildFeed {
   }
 
   snapshot(): BuildViewSnapshot {
-    return this.view.snapshot();
+    return this._view.snapshot();
   }
 
   /** True when every event after `afterSeq` is still kept (a replay from it has no gap). */
   canReplayAfter(afterSeq: number): boolean {
-    return afterSeq >= this.log.droppedThrough;
+    return afterSeq >= Math.max(this.log.droppedThrough, this.notKeptThrough);
+  }
+
+  /**
+   * Jumps to a newer snapshot taken elsewhere (the events between were lost to this feed). Kept
+   * events are forgotten: later subscribers resuming from before `from.seq` are reset. Current
+   * subscribers stay and get the events after it. Ignored unless it is newer than lastSeq.
+   */
+  reset(from: FeedStart): void {
+    if (from.seq <= Math.max(this._view.seq, this.notKeptThrough)) return;
+    this.restart(from);
+  }
+
+  /** The build ended without an event this feed saw (known from a record): release subscribers. */
+  end(): void {
+    this.ended = true;
+    for (const sub of this.subs) if (sub.ready) this.subs.delete(sub);
+  }
+
+  private restart(from: FeedStart): void {
+    this._view = from.view ? BuildView.fromSnapshot(from.view) : new BuildView(this.buildId);
+    this.log = new EventLog(this.retainEvents);
+    this.notKeptThrough = from.seq;
+    if (from.ended) this.end();
   }
 
   subscribe(cb: (events: BuildEvent[]) => unknown, opts: FeedSubscribeOptions = {}): FeedSubscription {
-    const view = this.view.snapshot();
+    const view = this._view.snapshot();
     const { afterSeq } = opts;
-    const reset = afterSeq !== undefined && afterSeq < view.seq && !this.canReplayAfter(afterSeq);
+    const reset = afterSeq !== undefined && afterSeq < Math.max(view.seq, this.notKeptThrough) && !this.canReplayAfter(afterSeq);
     const replay = afterSeq !== undefined && !reset ? this.log.after(afterSeq) : [];
     const sub: Subscriber = {
       cb,

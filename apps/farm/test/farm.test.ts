@@ -35,6 +35,49 @@ function sameTree(view: BuildViewSnapshot) {
   return { ...rows, open: [...open].sort((a, b) => a.activity - b.activity).map(({ activity: _a, ...o }) => o) };
 }
 
+/** Keys of a simulated timing cache file ("TBSSIMTC", version, count, 32-byte entries, checksum). */
+function simCacheKeys(file: string): Set<string> {
+  const b = fs.readFileSync(file);
+  expect(b.subarray(0, 8).toString('latin1')).toBe('TBSSIMTC');
+  const n = b.readUInt32LE(12);
+  const keys = new Set<string>();
+  for (let i = 0; i < n; i++) keys.add(b.subarray(16 + i * 32, 32 + i * 32).toString('hex'));
+  return keys;
+}
+
+/** Pending files beside a cache ("<cache>.pending-<n>-<m>"): entries every load reads. */
+function pendingFiles(cache: string): string[] {
+  const base = path.basename(cache);
+  return fs
+    .readdirSync(path.dirname(cache))
+    .filter((n) => n.startsWith(`${base}.pending-`) && /^\d+-\d+$/.test(n.slice(base.length + '.pending-'.length)))
+    .map((n) => path.join(path.dirname(cache), n));
+}
+
+/** The timing-cache keys a simulated build of each model measures from an empty cache, run here. */
+async function measuredAlone(models: string[]): Promise<Array<Set<string>>> {
+  const local = createBuildService();
+  try {
+    const out: Array<Set<string>> = [];
+    for (const [i, m] of models.entries()) {
+      const cache = path.join(dir, `alone-${i}.cache`);
+      const rec = await local.startBuild({ modelPath: m, outputPath: path.join(dir, `alone-${i}.engine`), options: { ...sim(0.2), timingCache: cache } });
+      expect((await local.waitForResult(rec.id)).status).toBe('succeeded');
+      out.push(simCacheKeys(cache));
+    }
+    return out;
+  } finally {
+    await local.shutdown();
+  }
+}
+
+/** What a build loading the shared cache starts from: the file's keys and its pending files'. */
+function sharedCacheKeys(cache: string): Set<string> {
+  const keys = simCacheKeys(cache);
+  for (const p of pendingFiles(cache)) for (const k of simCacheKeys(p)) keys.add(k);
+  return keys;
+}
+
 /** Distinct phase rows serve's view of a build has so far (0 for an unknown build). */
 function rowCount(svc: QueueBuildService, id: string): number {
   return svc.getView(id)?.rows.rows.length ?? 0;
@@ -253,39 +296,70 @@ describe('build farm', () => {
     expect(svc.getView(rec.id)!.rows.open).toEqual([]);
   });
 
-  it('builds sharing a (GPU, TensorRT) timing cache on two machines take turns on it and lose no entries', async () => {
+  it('builds sharing a (GPU, TensorRT) timing cache run side by side on two machines and lose no entries', async () => {
     const art = ['--artifacts', artifacts.root];
     await Promise.all([startWorker(redis.url, 'wC1', 'gpu=V100,trt=10.16.0', art), startWorker(redis.url, 'wC2', 'gpu=V100,trt=10.16.0', art)]);
     const other = writeModel(path.join(dir, 'other.onnx'), { layers: 5, channels: 7, graphName: 'other' });
     const svc = await serve();
+    const cachePath = artifacts.timingCacheFor({ gpu: 'V100', trt: '10.16.0' })!;
     const ids = [
-      (await svc.startBuild({ modelPath: model, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
-      (await svc.startBuild({ modelPath: other, options: sim(0.8), target: { gpu: 'V100' } } as never)).id,
+      (await svc.startBuild({ modelPath: model, options: sim(3), target: { gpu: 'V100' } } as never)).id,
+      (await svc.startBuild({ modelPath: other, options: sim(3), target: { gpu: 'V100' } } as never)).id,
     ];
     const cs = ids.map((id) => collect(svc, id, -1));
+    // Both running at one moment: neither waits for the other's cache.
+    await until(() => ids.every((id) => svc.getBuild(id)?.state === 'running'), 30_000, 'both builds to run at once');
     await Promise.all(cs.map((c) => c.done));
     const recs = ids.map((id) => svc.getBuild(id) as FarmRecord);
     expect(recs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
     expect(new Set(recs.map((r) => r.farm.worker?.id))).toEqual(new Set(['wC1', 'wC2']));
-    const cachePath = artifacts.timingCacheFor({ gpu: 'V100', trt: '10.16.0' })!;
+    const [first, second] = [...recs].sort((a, b) => Date.parse(a.startedAt!) - Date.parse(b.startedAt!));
+    expect(Date.parse(second.startedAt!)).toBeLessThan(Date.parse(first.finishedAt!));
+    // Both started from the empty cache (neither had published), and the build's own paths are
+    // never shown: events and records name the shared cache.
+    expect(recs.map((r) => r.cache?.entriesBefore)).toEqual([0, 0]);
     expect(recs.every((r) => r.cache?.path === cachePath)).toBe(true);
-    // One waited for the other's lock; the later one saw the earlier one's entries.
-    expect(cs.some((c) => c.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)))).toBe(true);
-    const [early, late] = [...recs].sort((a, b) => Date.parse(a.finishedAt!) - Date.parse(b.finishedAt!));
-    expect(late.cache!.entriesBefore).toBe(early.cache!.entriesAfter);
-    expect(late.cache!.entriesAfter).toBe(early.cache!.added + late.cache!.added);
+    expect(cs.some((c) => c.events.some((e) => e.type === 'log' && /waiting for/.test(e.message)))).toBe(false);
+    for (const c of cs) {
+      const logs = c.events.filter((e): e is Extract<BuildEvent, { type: 'log' }> => e.type === 'log').map((e) => e.message);
+      expect(logs.some((m) => m.includes('tbs-farm-cache-'))).toBe(false);
+      expect(logs.some((m) => m.startsWith('Published') || m.startsWith('Timing cache: another build published'))).toBe(true);
+    }
+    // Every entry either build measured is in the shared cache (the file and the pending files
+    // that every build loads) when the builds end. Started from an empty cache, each measured
+    // what a build of its model alone on an empty cache measures (the two models share some
+    // entries, which each build measured: the price of not waiting).
+    const shared = sharedCacheKeys(cachePath);
+    const alone = await measuredAlone([model, other]);
+    expect(recs.map((r) => r.cache!.added)).toEqual(alone.map((k) => k.size));
+    expect([...shared].sort()).toEqual([...new Set([...alone[0], ...alone[1]])].sort());
+    // The next build starts from all of them and folds the pending ones into the file.
+    const next = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'V100' } });
+    expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
+    expect((svc.getBuild(next.id) as FarmRecord).cache!.entriesBefore).toBe(shared.size);
+    const inFile = simCacheKeys(cachePath);
+    expect([...shared].filter((k) => !inFile.has(k))).toEqual([]);
+    expect(pendingFiles(cachePath)).toEqual([]);
 
-    // Stop reaches a build that is still waiting for the lock, without waiting for the holder.
-    const holder = await svc.startBuild({ modelPath: model, options: sim(20), target: { gpu: 'V100' } });
-    await until(() => svc.getBuild(holder.id)?.state === 'running', 20_000, 'the lock holder to run');
-    const waiter = await svc.startBuild({ modelPath: other, options: sim(0.5), target: { gpu: 'V100' } });
-    const cw = collect(svc, waiter.id, -1);
-    await until(() => cw.events.some((e) => e.type === 'log' && /waiting for the shared timing cache/.test(e.message)), 20_000, 'the lock wait');
-    svc.cancelBuild(waiter.id);
-    expect((await svc.waitForResult(waiter.id)).status).toBe('cancelled');
-    expect(svc.getBuild(holder.id)?.state).toBe('running');
-    svc.cancelBuild(holder.id);
-    expect((await svc.waitForResult(holder.id)).status).toBe('cancelled');
+    // A cache the request names itself is published into the same way, and Stop still ends a
+    // build that works on a copy (its measured entries kept, as for a local build).
+    const named = path.join(artifacts.root, 'timing-caches', 'named.cache');
+    const own = await svc.startBuild({ modelPath: other, options: { ...sim(20), timingCache: named }, target: { gpu: 'V100' } });
+    const co = collect(svc, own.id, -1);
+    const evaluated = () => {
+      const ids = new Set(co.events.filter((e) => e.type === 'phase.start' && e.name === 'Evaluating tactic times').map((e) => (e as { id: number }).id));
+      return co.events.filter((e) => e.type === 'phase.finish' && ids.has(e.id)).length;
+    };
+    await until(() => evaluated() >= 2, 30_000, 'the named-cache build to measure');
+    svc.cancelBuild(own.id);
+    await co.done;
+    const ownRec = svc.getBuild(own.id) as FarmRecord;
+    expect(ownRec.state).toBe('cancelled');
+    expect(ownRec.cache?.path).toBe(named);
+    expect(ownRec.cache!.savedAfterCancel).toBe(true);
+    expect(ownRec.cache!.added).toBeGreaterThan(0);
+    expect(simCacheKeys(named).size).toBe(ownRec.cache!.added);
+    expect(co.events.some((e) => e.type === 'log' && e.message.startsWith(`Published this build's timing-cache entries into the shared cache ${named}`))).toBe(true);
   });
 
   it('serve --queue over HTTP (target, matrix, SSE) and build --queue --target on the CLI', async () => {

@@ -2,17 +2,36 @@
 // Runs until SIGINT/SIGTERM, then cancels builds (no worker outlives the server), closes the
 // server and removes uploaded models. Later signals never kill it by signal: during shutdown they
 // escalate (workers are killed at once), after it the process exits 0 right away.
+//
+// Which build service answers (builds run here, or on a build farm with --queue) is the caller's
+// choice, injected as a factory: the HTTP layer knows only BuildServiceApi, so it does not depend
+// on the farm (the CLI's serve command, apps/cli/commands/serve.ts, wires the farm in).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
-import { createServeService } from '../../farm/serve-queue.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
 import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, UsageError, type ServeArgs } from './serve-args.js';
 
-export async function runServe(argv: string[]): Promise<number> {
+/** What serve asks of its build service factory: its own options, from the command line. */
+export interface ServeServiceRequest {
+  /** --queue: a build farm's Redis URL; a factory without a farm must refuse it with a clear message. */
+  queue?: string;
+  artifacts?: string;
+  outputDir?: string;
+  concurrency?: number;
+  /** Finished builds whose details are kept (the rest keep their summary). */
+  retainFinishedBuilds?: number;
+  /** Warnings that are not about one build. */
+  onWarning?: (message: string) => void;
+}
+
+/** Makes the build service; a thrown error is reported as `serve: <message>` with exit code 2. */
+export type ServeServiceFactory = (req: ServeServiceRequest) => Promise<BuildServiceApi>;
+
+export async function runServe(argv: string[], createService: ServeServiceFactory): Promise<number> {
   let args: ServeArgs;
   try {
     args = parseServeArgs(argv);
@@ -41,8 +60,11 @@ export async function runServe(argv: string[]): Promise<number> {
   const uploadDir = await createUploadDir(uploadBase);
   let service: BuildServiceApi;
   try {
-    service = await createServeService({
-      ...args,
+    service = await createService({
+      queue: args.queue,
+      artifacts: args.artifacts,
+      outputDir: args.outputDir,
+      concurrency: args.concurrency,
       retainFinishedBuilds: args.keepBuildDetails,
       onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
     });

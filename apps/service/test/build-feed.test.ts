@@ -71,4 +71,44 @@ describe('BuildFeed', () => {
     expect(feed.push([after])).toHaveLength(0);
     expect(feed.snapshot().status).toBe('succeeded');
   });
+
+  it('started from a snapshot taken elsewhere: resets resumes from before it, streams on from it', async () => {
+    const src = new BuildFeed('b1', 1000);
+    src.push(all.slice(0, 30));
+    const at = all[29].seq;
+    const feed = new BuildFeed('b1', 1000, { view: src.snapshot(), seq: at });
+    expect(feed.lastSeq).toBe(at);
+    expect(feed.canReplayAfter(at - 1)).toBe(false);
+    expect(feed.subscribe(() => undefined, { afterSeq: 3 }).reset).toBe(true);
+    const got: BuildEvent[] = [];
+    expect(feed.subscribe((evs) => void got.push(...evs), { afterSeq: at }).reset).toBe(false);
+    await tick();
+    feed.push(all.slice(30));
+    expect(got.map((e) => e.seq)).toEqual(all.slice(30).map((e) => e.seq));
+    expect(feed.isEnded).toBe(true);
+    // A newer snapshot replaces the kept events; an older one changes nothing.
+    const jumped = new BuildFeed('b1', 1000);
+    jumped.push(all.slice(0, 10));
+    jumped.reset({ view: src.snapshot(), seq: at });
+    expect(jumped.lastSeq).toBe(at);
+    expect(jumped.subscribe(() => undefined, { afterSeq: 5 }).reset).toBe(true);
+    jumped.reset({ seq: 2 });
+    expect(jumped.lastSeq).toBe(at);
+  });
+
+  it('end() without an event releases subscribers and keeps new ones out', async () => {
+    const feed = new BuildFeed('b1', 1000);
+    feed.push(all.slice(0, 10));
+    feed.subscribe(() => undefined);
+    await tick();
+    expect(feed.subscriberCount).toBe(1);
+    feed.end();
+    expect(feed.subscriberCount).toBe(0);
+    const got: BuildEvent[] = [];
+    feed.subscribe((evs) => void got.push(...evs));
+    expect(feed.push(all.slice(10))).toEqual([]);
+    await tick();
+    expect(got).toEqual([]);
+    expect(feed.subscriberCount).toBe(0);
+  });
 });
