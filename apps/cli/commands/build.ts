@@ -174,10 +174,9 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
     // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is
     // missed; the shared stream cursor passes each event once, in seq order, where the replay
     // and live delivery overlap. The renderer starts empty (begin), so a fresh subscription needs
-    // no snapshot. A reset (the first events no longer kept) cannot happen for a build this
-    // command started a moment ago with 1000 events kept, and a renderer has no way to restart
-    // from a view: the events after the view's seq then continue what it has.
-    const cursor = new StreamCursor({ applySnapshot: () => {}, applyEvents: (events) => r.events(events) });
+    // no snapshot. Were the first events no longer kept (a reset), the renderer goes on from the
+    // view the subscription carries.
+    const cursor = new StreamCursor({ applySnapshot: (_record, view) => view && r.restart(view), applyEvents: (events) => r.events(events) });
     const sub = service.subscribe(record.id, (events: BuildEvent[]) => cursor.events(events), { afterSeq: -1 });
     if (sub.reset) cursor.reset(sub.view, sub.snapshot);
     else cursor.startEmpty();
