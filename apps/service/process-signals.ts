@@ -78,6 +78,11 @@ export class ProcessSignals {
     process.exit(code);
   }
 
+  /** Removes the handlers (for an embedding host or a test; a command keeps them to the end). */
+  close(): void {
+    for (const s of SIGNALS) process.off(s, this.onSignal);
+  }
+
   private readonly onSignal = (signal: NodeJS.Signals): void => {
     if (this.exitCode !== undefined) this.hardExit(this.exitCode);
     this.received++;
