@@ -121,7 +121,9 @@ describe('build: a storm of signals while it runs', () => {
     const r = await b.done;
     expect({ code: r.code, signal: r.signal }, r.stderr).toEqual({ code: 130, signal: null });
     expect(sent()).toBeGreaterThan(0);
-    const events = assertEventStream(parseNdjson(r.stdout));
+    // The worker usually unwinds at the first signal; on a busy machine the second one may kill
+    // it first, and a killed worker leaves its phases open.
+    const events = assertEventStream(parseNdjson(r.stdout), { allowOpenPhases: true });
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'cancelled' });
     expectWholeOrNothing(b.outDir, b.out, undefined);
     expect(await leftover(b.mark)).toEqual([]);
