@@ -9,6 +9,8 @@
 // - second: the service kills the build's worker, its partial output is removed, the output
 //   still ends with the build's ending; before the build exists, exit 130 at once (any worker
 //   the command started is killed first);
+// - third and later: with --queue (the build runs on a farm machine, which has both requests),
+//   exit 130 at once; locally the ending of the killed worker follows within moments;
 // - once the build's ending is known (its result is in, stdout is being flushed to a reader that
 //   may be slow): exit at once with the build's own code, any worker still there killed first.
 // The heavier modules (service, protocol schemas, renderers) load only after the listener is in
@@ -65,20 +67,20 @@ class StopRequests {
   /** The build runs on a farm machine (--queue): no worker of ours to wait for. */
   remote = false;
 
-  constructor(private readonly processSignals: ProcessSignals) {
-    processSignals.onHardExit(() => this.workers.killAll());
+  constructor(private readonly hub: ProcessSignals) {
+    hub.onHardExit(() => this.workers.killAll());
   }
 
   onSignal = (signal: NodeJS.Signals): void => {
     this.signals.push(signal);
     if (!this.buildId && this.signals.length > 1) {
       // Still reading the model and a second request: no build runs yet, so stop right away.
-      this.processSignals.hardExit(130);
+      this.hub.hardExit(130);
     }
     if (this.signals.length > 2) {
       // A local worker is being killed: its ending (and the removal of its partial output)
       // follows within moments. A farm build's ending may never come if the farm is gone.
-      if (this.remote) this.processSignals.hardExit(130);
+      if (this.remote) this.hub.hardExit(130);
       return;
     }
     this.renderer?.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
@@ -109,7 +111,7 @@ class StopRequests {
 
   /** The build's ending is known: a signal from now on exits with its code. */
   ended(finished: BuildFinished): void {
-    this.processSignals.exitOnSignal(exitCodeFor(finished));
+    this.hub.exitOnSignal(exitCodeFor(finished));
   }
 }
 
