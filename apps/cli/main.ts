@@ -1,5 +1,6 @@
 // `trt-build-studio`: build | inspect | backends | serve | mcp. Exit codes: 0 ok, 1 the build
 // failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
+import { processSignals } from '../service/process-signals.js';
 import { ServiceError } from '../service/api.js';
 import { displayText } from '../shared/display-text.js';
 import { UsageError } from './usage-error.js';
@@ -40,6 +41,13 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   worker: async () => (await import('../farm/worker-command.js')).runWorker,
 };
 
+/**
+ * Commands that stop their build workers on SIGINT/SIGTERM. Their signal handlers go in before the
+ * command's modules load, stay to the end, and the process ends explicitly with the command's
+ * code (see service/process-signals.ts): no moment where a signal kills the process by default.
+ */
+const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp']);
+
 function isUsageError(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException)?.code;
   return e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'));
@@ -60,6 +68,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`trt-build-studio: unknown command "${cmd}"\nRun \`trt-build-studio --help\` for the commands.\n`);
     return 2;
   }
+  if (!OWN_SIGNALS.has(cmd)) return runCommand(cmd, load, rest);
+  const signals = processSignals();
+  const code = await runCommand(cmd, load, rest);
+  signals.exitWith(code);
+  return code;
+}
+
+async function runCommand(cmd: string, load: () => Promise<Command>, rest: string[]): Promise<number> {
   let run: Command;
   try {
     run = await load();

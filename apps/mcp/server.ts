@@ -1,12 +1,17 @@
 // `trt-build-studio mcp`: the MCP server over stdio. The CLI dispatches here through
 // require('../mcp/server.js').runMcp(argv); `node dist/apps/mcp/server.js` runs it directly.
 // Builds run in the service's isolated worker processes, so a crashing build never takes the
-// server down; closing stdin or SIGTERM/SIGINT cancels running builds and waits for their workers.
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createBuildService } from '../service/build-service.js';
-import { claimStdoutForProtocol, frameJsonRpc } from './stdio-channel.js';
-import { createMcpServer, SERVER_NAME } from './tools.js';
-import { packageVersion } from '../service/package-info.js';
+// server down. Stopping it (docs/mcp.md, "Stopping the server"):
+// - closing stdin, or a first SIGINT/SIGTERM: cancel running builds, wait for their workers to
+//   exit, exit 0;
+// - a signal while that shutdown is under way: force it, kill every build worker by PID
+//   (the service still sees each exit and removes its partial output), exit 0 once they are gone;
+// - a signal after that, or once the exit code is known: exit at once (workers killed first).
+// The signal handlers are in place before the SDK, zod and the service load (the slow part of the
+// start), so a signal during start-up stops the server the same way instead of killing it.
+import type { BuildServiceApi } from '../service/api.js';
+import { LiveWorkers } from '../service/live-workers.js';
+import { processSignals } from '../service/process-signals.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
@@ -31,15 +36,36 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
 
 const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
 
+/** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
+const FORCE_EXIT_MS = 3000;
+/** A graceful stop that has not finished after this long exits anyway (code 1). */
+const SHUTDOWN_WATCHDOG_MS = 20_000;
+
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
+  const signals = processSignals();
+  let stop: ((why: string) => void) | undefined;
+  let stopBeforeReady: string | undefined;
+  signals.listen((signal) => (stop ? stop(signal) : (stopBeforeReady ??= signal)));
+
   const opts = readStdioServerArgs(argv, FLAGS, USAGE);
   if (typeof opts === 'number') return opts;
 
+  const [{ StdioServerTransport }, { createBuildService }, { claimStdoutForProtocol, frameJsonRpc }, { createMcpServer, SERVER_NAME }, { packageVersion }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('../service/build-service.js'),
+      import('./stdio-channel.js'),
+      import('./tools.js'),
+      import('../service/package-info.js'),
+    ]);
+
   const channel = claimStdoutForProtocol();
-  const service = opts.queue
+  const workers = new LiveWorkers();
+  signals.onHardExit(() => workers.killAll());
+  const service: BuildServiceApi = opts.queue
     ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
-    : createBuildService({ outputDir: opts.outputDir });
+    : createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
   const server = createMcpServer(service, {
     version: packageVersion(),
     // Silence is called out by the time a heartbeat is due, or it would never show at short cadences.
@@ -56,17 +82,19 @@ export async function runMcp(argv: string[]): Promise<number> {
 
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
-  let closing = false;
-  const close = async (why: string, code = 0) => {
-    if (closing) return;
-    closing = true;
-    log(`${why}: cancelling running builds and stopping their workers`);
+  let phase: 'serving' | 'closing' | 'forcing' = 'serving';
+  const close = async (why: string) => {
+    if (phase !== 'serving') return;
+    phase = 'closing';
+    log(`${why}: cancelling running builds and stopping their workers (a second signal kills them now)`);
     // The service kills workers that ignore a cancel after ~10 s; this is the last resort.
     const watchdog = setTimeout(() => {
-      log('workers did not stop in time; exiting anyway');
+      log(`workers did not stop in time; killing them (pids ${workers.pids().join(', ') || 'none'}) and exiting`);
+      workers.killAll();
       resolveDone(1);
-    }, 20_000);
+    }, SHUTDOWN_WATCHDOG_MS);
     watchdog.unref();
+    let code = 0;
     try {
       await service.shutdown();
     } catch (e) {
@@ -79,24 +107,38 @@ export async function runMcp(argv: string[]): Promise<number> {
     channel.release();
     resolveDone(code);
   };
+  const force = (why: string) => {
+    phase = 'forcing';
+    // A second cancel kills a build's worker (the service then sees its exit and removes its
+    // partial output); killAll also ends workers that run no build (a backends query).
+    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
+    const pids = workers.killAll();
+    log(`${why} again: killed the build workers now (pids ${pids.join(', ') || 'none'})`);
+    // close() finishes as soon as the service has seen those exits; this bounds the wait.
+    setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
+  };
+  stop = (why: string) => {
+    if (phase === 'serving') void close(why);
+    else if (phase === 'closing') force(why);
+    else signals.hardExit(0);
+  };
 
-  const onSigterm = () => void close('SIGTERM');
-  const onSigint = () => void close('SIGINT');
   const onStdinEnd = () => void close('stdin closed');
   // A bug in one tool call must not take the other builds down with it.
   const onRejection = (reason: unknown) => log(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}`);
-  process.once('SIGTERM', onSigterm);
-  process.once('SIGINT', onSigint);
   process.stdin.once('end', onStdinEnd);
   process.on('unhandledRejection', onRejection);
   transport.onerror = (e) => log(`transport error: ${e.message}`);
   server.server.onclose = () => void close('connection closed');
 
-  await server.connect(transport);
-  log(`${SERVER_NAME} MCP server ready on stdio (pid ${process.pid})`);
+  if (stopBeforeReady) {
+    // Stopped while starting: nothing can be running yet.
+    void close(stopBeforeReady);
+  } else {
+    await server.connect(transport);
+    log(`${SERVER_NAME} MCP server ready on stdio (pid ${process.pid})`);
+  }
   const code = await done;
-  process.off('SIGTERM', onSigterm);
-  process.off('SIGINT', onSigint);
   process.stdin.off('end', onStdinEnd);
   process.off('unhandledRejection', onRejection);
   return code;
@@ -104,7 +146,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 
 if (require.main === module) {
   runMcp(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => processSignals().exitWith(code),
     (e: unknown) => {
       process.stderr.write(`trt-build-studio mcp: ${(e as Error).stack ?? String(e)}\n`);
       process.exit(1);

@@ -1,15 +1,25 @@
 // `build <model> -o <engine>`: runs one build through the build service (in its own worker
 // process) and renders its events: a live tree on a terminal, plain lines otherwise, NDJSON with
-// --json. SIGINT/SIGTERM cancel at the next step; a second one kills the worker. Whenever the
-// signal comes, the output ends with the build's ending (with --json, build.finished is the last
-// line), and the command returns only once stdout has taken everything it wrote.
+// --json. The command returns only once stdout has taken everything it wrote.
 //
-// The heavier modules (service, protocol schemas, renderers) load only after the signal handlers
-// are in place, so that a Ctrl-C while the command starts up cancels the build it is about to
-// start instead of killing the process with nothing printed.
+// Signals (SIGINT/SIGTERM), whenever they come; the handlers are the process's own
+// (service/process-signals.ts), in place before this module loads and until the process is gone:
+// - first: cancel at the next step; before the build exists, it starts already cancelled. The
+//   output ends with the build's ending (with --json, build.finished is the last line); exit 130;
+// - second: the service kills the build's worker, its partial output is removed, the output
+//   still ends with the build's ending; before the build exists, exit 130 at once (any worker
+//   the command started is killed first);
+// - third and later: with --queue (the build runs on a farm machine, which has both requests),
+//   exit 130 at once; locally the ending of the killed worker follows within moments;
+// - once the build's ending is known (its result is in, stdout is being flushed to a reader that
+//   may be slow): exit at once with the build's own code, any worker still there killed first.
+// The heavier modules (service, protocol schemas, renderers) load only after the listener is in
+// place.
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
+import { LiveWorkers } from '../../service/live-workers.js';
+import { processSignals, type ProcessSignals } from '../../service/process-signals.js';
 import type { BuildRenderer } from '../render/renderer.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
 
@@ -44,19 +54,34 @@ function makeRenderer(json: boolean, onReaderGone: () => void): BuildRenderer {
   return new PlainRenderer();
 }
 
-/** Why the build should stop before it is even accepted, applied as soon as it has an id. */
+/** What the signals and the reader asked for, applied to the build as soon as it has an id. */
 class StopRequests {
   signals: NodeJS.Signals[] = [];
   readerGone = false;
   buildId: string | undefined;
   service: BuildServiceApi | undefined;
   renderer: BuildRenderer | undefined;
+  /** Every worker this command started: killed by PID when it must exit at once. */
+  readonly workers = new LiveWorkers();
+
+  /** The build runs on a farm machine (--queue): no worker of ours to wait for. */
+  remote = false;
+
+  constructor(private readonly hub: ProcessSignals) {
+    hub.onHardExit(() => this.workers.killAll());
+  }
 
   onSignal = (signal: NodeJS.Signals): void => {
     this.signals.push(signal);
     if (!this.buildId && this.signals.length > 1) {
-      // Still reading the model and a second request: nothing runs yet, so stop right away.
-      process.exit(130);
+      // Still reading the model and a second request: no build runs yet, so stop right away.
+      this.hub.hardExit(130);
+    }
+    if (this.signals.length > 2) {
+      // A local worker is being killed: its ending (and the removal of its partial output)
+      // follows within moments. A farm build's ending may never come if the farm is gone.
+      if (this.remote) this.hub.hardExit(130);
+      return;
     }
     this.renderer?.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
     // Before the build is accepted the cancel waits for apply(): the build then starts already
@@ -82,6 +107,11 @@ class StopRequests {
     if (this.signals.length > 0) this.renderer?.stopping('cancel', this.signals[0]);
     for (let i = 0; i < this.signals.length; i++) this.service!.cancelBuild(buildId, 'user');
     if (this.readerGone && this.signals.length === 0) this.service!.cancelBuild(buildId, 'user');
+  }
+
+  /** The build's ending is known: a signal from now on exits with its code. */
+  ended(finished: BuildFinished): void {
+    this.hub.exitOnSignal(exitCodeFor(finished));
   }
 }
 
@@ -110,19 +140,16 @@ export async function runBuildInput(input: StartBuildInput, json: boolean, check
 
 /** Signal and broken-pipe handling around a command, and the final flush of stdout. */
 async function withStopHandling(body: (stop: StopRequests) => Promise<number>): Promise<number> {
-  const stop = new StopRequests();
-  process.on('SIGINT', stop.onSignal);
-  process.on('SIGTERM', stop.onSignal);
+  const signals = processSignals();
+  const stop = new StopRequests(signals);
+  signals.listen(stop.onSignal);
   // EPIPE without a listener would be thrown as an uncaught error with a stack trace.
   process.stdout.on('error', stop.onStdoutError);
   try {
     return await body(stop);
   } finally {
-    // From here a signal has the default effect: the build is over, and a reader that never
-    // reads would otherwise keep the command waiting with no way out but SIGKILL.
-    process.off('SIGINT', stop.onSignal);
-    process.off('SIGTERM', stop.onSignal);
     // Return only once a slow reader has everything: the caller's process.exit() would cut it.
+    // A signal meanwhile ends the wait (and the process) with the build's code (ended()).
     await (stop.renderer?.flushed?.() ?? Promise.resolve());
     await streamFlushed(process.stdout);
     process.stdout.off('error', stop.onStdoutError);
@@ -136,8 +163,9 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
   // farm) the same live view and Stop, with the build running on a worker machine.
   const service = queue
     ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true })
-    : createBuildService({ retainEvents: 1000 });
+    : createBuildService({ retainEvents: 1000, launcher: stop.workers.launcher });
   stop.service = service;
+  stop.remote = queue !== undefined;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
   const restoreCursor = () => (r as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
@@ -148,15 +176,15 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
     // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is
     // missed; the shared stream cursor passes each event once, in seq order, where the replay
     // and live delivery overlap. The renderer starts empty (begin), so a fresh subscription needs
-    // no snapshot. A reset (the first events no longer kept) cannot happen for a build this
-    // command started a moment ago with 1000 events kept, and a renderer has no way to restart
-    // from a view: the events after the view's seq then continue what it has.
-    const cursor = new StreamCursor({ applySnapshot: () => {}, applyEvents: (events) => r.events(events) });
+    // no snapshot. Were the first events no longer kept (a reset), the renderer goes on from the
+    // view the subscription carries.
+    const cursor = new StreamCursor({ applySnapshot: (_record, view) => view && r.restart(view), applyEvents: (events) => r.events(events) });
     const sub = service.subscribe(record.id, (events: BuildEvent[]) => cursor.events(events), { afterSeq: -1 });
     if (sub.reset) cursor.reset(sub.view, sub.snapshot);
     else cursor.startEmpty();
     stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
+    stop.ended(finished);
     // Deliveries are queued behind the subscription's replay; let them drain before the summary.
     await new Promise((res) => setImmediate(res));
     sub.unsubscribe();

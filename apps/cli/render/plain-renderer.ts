@@ -3,7 +3,7 @@
 // and a "still building" line during long silences so a CI log never looks frozen. The figures
 // come from the shared build view (apps/shared/build-view.ts); names and messages go through
 // displayText, so a model's control characters never reach the log.
-import { BuildView } from '../../shared/build-view.js';
+import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { formatCallback, formatRemaining } from '../../shared/view-format.js';
@@ -104,6 +104,25 @@ export class PlainRenderer implements BuildRenderer {
           break;
       }
     }
+  }
+
+  restart(snapshot: BuildViewSnapshot): void {
+    const from = this.view.seq;
+    this.view = BuildView.fromSnapshot(snapshot);
+    // A phase that finished in the gap gets no finish line; a shallow one that started in it is
+    // taken on, so that its finish gets one like any other.
+    const open = new Map([...this.view.rows.openInstances()].map((o) => [o.inst.id, o] as const));
+    for (const id of [...this.printed.keys()]) if (!open.has(id)) this.printed.delete(id);
+    for (const [id, o] of open) {
+      if (this.printed.has(id) || o.row.depth > MAX_DEPTH || o.row.count > MAX_REPEATS) continue;
+      this.printed.set(id, { name: displayText(o.row.name), nbSteps: o.inst.nbSteps, startT: o.inst.startT, depth: o.row.depth });
+    }
+    const where = this.view
+      .currentPath()
+      .map((l) => `${displayText(l.name)} ${l.stepsDone}/${l.nbSteps}`)
+      .join(' › ');
+    const at = `[${(snapshot.lastT / 1000).toFixed(2).padStart(8)}s]`;
+    this.line(`${at} … events #${from + 1}–#${snapshot.seq} are no longer available; going on from the build's state${where ? `: ${where}` : ''}`);
   }
 
   stopping(kind: 'cancel' | 'kill', signal: string): void {

@@ -1,11 +1,18 @@
 // What the `build` command tells a renderer. Three implementations, chosen by the output:
 // a live tree on a terminal, plain lines for logs and pipes, NDJSON for programs.
+import type { BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 
 export interface BuildRenderer {
   /** The build was accepted (queued or running); `record` says which backend will run it. */
   begin(record: BuildRecord): void;
   events(events: BuildEvent[]): void;
+  /**
+   * The stream started over (a reset): events up to `view.seq` will not come, and `view` is the
+   * build's complete state at that seq. What was shown stays; from here the renderer goes on from
+   * `view`, and the events that follow continue it.
+   */
+  restart(view: BuildViewSnapshot): void;
   /** Ctrl-C / SIGTERM: 'cancel' = stop requested, 'kill' = second request, the worker is killed. */
   stopping(kind: 'cancel' | 'kill', signal: string): void;
   /** The last event has been passed to events(); print the summary, stop timers. */

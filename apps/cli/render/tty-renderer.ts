@@ -3,7 +3,7 @@
 // long ago TensorRT last called back and whether the builder is working meanwhile (the worker's
 // CPU): real builds go silent for minutes, and a frozen bar reads as a hang. Everything shown is
 // the shared build view (apps/shared/build-view.ts) the other surfaces show too.
-import { BuildView } from '../../shared/build-view.js';
+import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { crashSite, formatCallback, formatCrashSite, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
@@ -66,6 +66,15 @@ export class TtyRenderer implements BuildRenderer {
       this.out.write(logs.map((l) => this.fit(l)).join('\n') + '\n');
       this.draw();
     }
+  }
+
+  restart(snapshot: BuildViewSnapshot): void {
+    const from = this.view.seq;
+    this.view = BuildView.fromSnapshot(snapshot);
+    this.anyEvent = true;
+    this.clearFrame();
+    this.out.write(this.fit(this.paint('2', `events #${from + 1}–#${snapshot.seq} are no longer available; the tree goes on from the build's state at ${formatDuration(snapshot.lastT)}`)) + '\n');
+    this.draw();
   }
 
   stopping(kind: 'cancel' | 'kill'): void {

@@ -1,0 +1,32 @@
+// Signals sent to a real process at chosen moments, for tests that must prove no moment of a
+// command's life lets a signal kill it by default or leave a worker behind.
+import type { ChildProcess } from 'node:child_process';
+
+/**
+ * Sends the `signals` in turn every `everyMs` until the process is gone, so that every window of
+ * its start, its work and its shutdown gets one. Returns how many were sent so far.
+ */
+export function signalStorm(proc: ChildProcess, signals: NodeJS.Signals[], everyMs = 3): () => number {
+  let sent = 0;
+  const stop = () => clearInterval(timer);
+  const timer = setInterval(() => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return stop();
+    try {
+      proc.kill(signals[sent % signals.length]);
+      sent++;
+    } catch {
+      stop();
+    }
+  }, everyMs);
+  proc.once('exit', stop);
+  return () => sent;
+}
+
+/** Resolves once `pred` holds (polled), rejects after `timeoutMs` naming `what`. */
+export async function until(what: string, pred: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
