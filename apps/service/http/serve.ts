@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
+import { processSignals } from '../process-signals.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
 import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
@@ -73,12 +74,16 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     await removeUploadDir(uploadDir);
     return 2;
   }
-  // Installed before anything listens, so no signal ever meets the default action.
-  const stopRequested = shutdownSignals(() => {
-    process.stderr.write('trt-build-studio serve: stopping workers now\n');
-    // The service's second cancel kills a build's worker outright.
-    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
-  });
+  // Installed before anything listens, so no signal ever meets the default action. Later
+  // signals escalate: the service's second cancel kills a build's worker outright.
+  const signals = processSignals();
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) =>
+    signals.listen((sig, n) => {
+      if (n === 1) return resolve(sig);
+      process.stderr.write('trt-build-studio serve: stopping workers now\n');
+      for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
+    }),
+  );
   const http = createHttpServer({
     service,
     token,
@@ -102,8 +107,8 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     `trt-build-studio serve: listening on ${args.host}:${port}; uploads kept in ${uploadDir} until shutdown (Ctrl-C stops and cancels running builds)\n`,
   );
 
-  const signal = await stopRequested;
-  process.stderr.write(`trt-build-studio serve: ${signal.first}, cancelling builds and shutting down…\n`);
+  const first = await stopRequested;
+  process.stderr.write(`trt-build-studio serve: ${first}, cancelling builds and shutting down…\n`);
   try {
     // Streams stay open until the service has shut down, so subscribers still receive each
     // cancelled build's build.finished.
@@ -112,42 +117,10 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     await http.close();
   } finally {
     await removeUploadDir(uploadDir);
-    signal.done();
+    // From here a signal exits 0 at once; the process ends explicitly (see process-signals.ts).
+    signals.exitWith(0);
   }
   return 0;
-}
-
-/**
- * Resolves on the first SIGINT/SIGTERM. The handlers stay installed for the life of the process:
- * were they removed, a signal arriving before the process has exited would kill it by signal
- * (exit 130/143 instead of 0). Until `done()`, later signals call `escalate`; after it, the
- * process exits 0, at once when a signal comes, else on the next turn of the event loop.
- */
-function shutdownSignals(escalate: () => void): Promise<{ first: NodeJS.Signals; done(): void }> {
-  return new Promise((resolve) => {
-    let state: 'running' | 'stopping' | 'stopped' = 'running';
-    const onSignal = (sig: NodeJS.Signals) => {
-      if (state === 'running') {
-        state = 'stopping';
-        resolve({
-          first: sig,
-          done: () => {
-            state = 'stopped';
-            // Exit explicitly rather than by draining the event loop: Node's natural exit tears its
-            // signal handlers down before the process is gone, and a signal in that window kills
-            // it. process.exit keeps them to the end. setImmediate lets the caller settle first.
-            setImmediate(() => process.exit(0));
-          },
-        });
-      } else if (state === 'stopping') {
-        escalate();
-      } else {
-        process.exit(0);
-      }
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }
 
 /** The folder holding package.json, from sources (apps/service/http) or dist (dist/apps/service/http). */
