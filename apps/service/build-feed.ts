@@ -141,11 +141,14 @@ export class BuildFeed {
   /**
    * Jumps to a newer snapshot taken elsewhere (the events between were lost to this feed). Kept
    * events are forgotten: later subscribers resuming from before `from.seq` are reset. Current
-   * subscribers stay and get the events after it. Ignored unless it is newer than lastSeq.
+   * subscribers that can resume (they gave onOverflow) are dropped through it, so they come back
+   * with subscribe(afterSeq) and get the new view as a reset instead of a silent gap; the others
+   * stay and get the events after it. Ignored unless it is newer than lastSeq.
    */
   reset(from: FeedStart): void {
     if (from.seq <= Math.max(this._view.seq, this.notKeptThrough)) return;
     this.restart(from);
+    for (const sub of [...this.subs]) if (sub.onOverflow) this.overflow(sub);
   }
 
   /** The build ended without an event this feed saw (known from a record): release subscribers. */
