@@ -6,7 +6,7 @@
 import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
-import { formatCallback, formatRemaining } from '../../shared/view-format.js';
+import { formatCallback, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
@@ -57,7 +57,8 @@ export class PlainRenderer implements BuildRenderer {
   silenceNote(): void {
     const now = this.now();
     if (now - this.lastPrintAt < SILENCE_NOTE_MS || this.view.outcome) return;
-    const parts = [`… still building; ${formatCallback(this.view, now) ?? 'no TensorRT callback yet'}`];
+    const quiet = this.view.sinceLastCallbackMs(now) ?? this.view.elapsedMs(now);
+    const parts = [`${quiet >= LONG_SILENCE_MS ? '⚠' : '…'} still building; ${formatCallback(this.view, now) ?? 'no TensorRT callback yet'}`];
     const left = this.view.remaining(now);
     if (left) parts.push(formatRemaining(left));
     this.line(parts.join('; '));
@@ -65,8 +66,17 @@ export class PlainRenderer implements BuildRenderer {
 
   events(events: BuildEvent[]): void {
     const now = this.now();
+    // Phases that end before their last step: TensorRT does that in a good build (a detail), and
+    // every open phase does it when a build is stopped or fails (not "finished"). A cancel is
+    // known when it happens; a failure only from build.finished, which comes in the same batch
+    // as the unwinding, so those lines wait for the rest of the batch.
+    const held: { at: string; p: Printed; e: Extract<BuildEvent, { type: 'phase.finish' }> }[] = [];
+    const flush = (stopped: boolean) => {
+      for (const h of held.splice(0)) this.finishLine(h.at, h.p, h.e, stopped);
+    };
     for (const e of events) {
       if (!this.view.apply(e, now)) continue;
+      if (held.length > 0 && !(e.type === 'phase.finish' && e.early)) flush(e.type === 'build.finished' && e.status !== 'succeeded');
       const at = `[${(e.t / 1000).toFixed(2).padStart(8)}s]`;
       switch (e.type) {
         case 'build.started':
@@ -86,8 +96,9 @@ export class PlainRenderer implements BuildRenderer {
           const p = this.printed.get(e.id);
           if (p) {
             this.printed.delete(e.id);
-            const early = e.early ? ' (finished early)' : '';
-            this.line(`${at} ${'  '.repeat(p.depth)}✓ ${p.name} ${e.stepsDone}/${p.nbSteps}${early} in ${formatDuration(e.t - p.startT)}`);
+            if (!e.early) this.finishLine(at, p, e, false);
+            else if (this.view.status === 'stopping') this.finishLine(at, p, e, true);
+            else held.push({ at, p, e });
           }
           break;
         }
@@ -104,6 +115,14 @@ export class PlainRenderer implements BuildRenderer {
           break;
       }
     }
+    flush(false);
+  }
+
+  private finishLine(at: string, p: Printed, e: Extract<BuildEvent, { type: 'phase.finish' }>, stopped: boolean): void {
+    const indent = '  '.repeat(p.depth);
+    const took = formatDuration(e.t - p.startT);
+    if (stopped) this.line(`${at} ${indent}■ ${p.name} stopped at ${e.stepsDone}/${p.nbSteps} after ${took}`);
+    else this.line(`${at} ${indent}✓ ${p.name} ${e.stepsDone}/${p.nbSteps}${e.early ? ' (finished early)' : ''} in ${took}`);
   }
 
   restart(snapshot: BuildViewSnapshot): void {

@@ -100,7 +100,42 @@ describe('plain output', () => {
     r.end(ev(31_000, { type: 'build.finished', status: 'cancelled', durationMs: 31_000 }) as Extract<BuildEvent, { type: 'build.finished' }>);
     const text = term.text();
     expect(text).toContain('▸ Building\\x1b[31m engine (6 steps)');
-    expect(text).toContain('… still building; last TensorRT callback 33.0 s ago (no CPU use); about 29.0 s left\n');
+    // Past 30 s without a callback the note is marked (plain output has no colours).
+    expect(text).toContain('⚠ still building; last TensorRT callback 33.0 s ago (no CPU use); about 29.0 s left\n');
     expect(text).not.toContain('\x1b[31m');
+  });
+
+  it('tells phases a stop or a failure cut short from ones TensorRT finished early in a good build', () => {
+    const run = (tail: () => BuildEvent[]) => {
+      const term = terminal();
+      const r = new PlainRenderer(term.out, () => 0);
+      r.begin(record);
+      r.events([
+        ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
+        ev(10, { type: 'phase.start', id: 2, parentId: 1, name: 'Optimizing graph', nbSteps: 27, instance: 0 }),
+        ev(20, { type: 'phase.finish', id: 2, stepsDone: 21, early: true }),
+      ]);
+      r.events(tail());
+      return term.text();
+    };
+    // A good build: the early finish is a detail, printed once the next event shows the build goes on.
+    const good = run(() => [ev(30, { type: 'phase.start', id: 3, parentId: 1, name: 'Timing', nbSteps: 3, instance: 0 })]);
+    expect(good).toContain('✓ Optimizing graph 21/27 (finished early) in 10 ms');
+    // A failure: the unwinding finishes arrive with build.finished in one batch.
+    const failed = run(() => [
+      ev(30, { type: 'phase.start', id: 3, parentId: 1, name: 'Timing', nbSteps: 3, instance: 0 }),
+      ev(40, { type: 'phase.finish', id: 3, stepsDone: 0, early: true }),
+      ev(41, { type: 'phase.finish', id: 1, stepsDone: 2, early: true }),
+      ev(42, { type: 'build.finished', status: 'failed', durationMs: 42, error: 'boom' }),
+    ]);
+    expect(failed).toContain('■ Timing stopped at 0/3 after 10 ms');
+    expect(failed).toContain('■ Building engine stopped at 2/6 after 41 ms');
+    expect(failed).not.toContain('✓ Building engine');
+    // A cancel: known from build.cancelling, before the finishes.
+    const cancelled = run(() => [
+      ev(30, { type: 'build.cancelling', requestedAt: 30, reason: 'user' }),
+      ev(35, { type: 'phase.finish', id: 1, stepsDone: 2, early: true }),
+    ]);
+    expect(cancelled).toContain('■ Building engine stopped at 2/6 after 35 ms');
   });
 });
