@@ -68,17 +68,21 @@ export function baseName(p: string): string {
   return p.split(/[\\/]/).pop() ?? p;
 }
 
+/** East Asian wide characters and emoji take two columns of a narrow cell. */
+const WIDE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff01-\uff60\uffe0-\uffe6\p{Extended_Pictographic}]/u;
+
 /**
  * A file name cut in two for a one-line cell: `head` may be elided at its end (CSS ellipsis), `tail`
- * is always shown, so a long name reads "resnet50-…-v2.onnx": the extension and the last few
- * characters of the stem, which tell versions of a model apart, stay visible.
+ * is always shown, so a long name reads "resnet50-…-v2.onnx": the extension and the last `columns`
+ * columns of the stem (a wide character counts two), which tell versions of a model apart.
  */
-export function splitForMiddleEllipsis(name: string, keep = 6): { head: string; tail: string } {
+export function splitForMiddleEllipsis(name: string, columns = 6): { head: string; tail: string } {
   const dot = name.lastIndexOf('.');
   // An extension is a short last part; "a.b.c-very long part" has none worth keeping whole.
   const ext = dot > 0 && characters(name.slice(dot)).length <= 12 ? name.slice(dot) : '';
   const stem = characters(name.slice(0, name.length - ext.length));
-  const cut = Math.max(0, stem.length - keep);
+  let cut = stem.length;
+  for (let used = 0; cut > 0 && used < columns; ) used += WIDE.test(stem[--cut]) ? 2 : 1;
   return { head: stem.slice(0, cut).join(''), tail: stem.slice(cut).join('') + ext };
 }
 

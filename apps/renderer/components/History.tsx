@@ -88,8 +88,8 @@ export function History() {
 function FileName({ name }: { name: string }) {
   const { head, tail } = splitForMiddleEllipsis(name);
   return (
-    <span className="file-name">
-      <span className="name-head">{head}</span>
+    <span className={head ? 'file-name cut' : 'file-name'}>
+      {head && <span className="name-head">{head}</span>}
       <span className="name-tail">{tail}</span>
     </span>
   );
