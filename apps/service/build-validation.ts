@@ -14,6 +14,7 @@ import {
   type ShapeRange,
   type ShapeValueRange,
 } from '../shared/protocol.js';
+import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, fitStem, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, clipUtf8, utf8Length } from '../shared/file-names.js';
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
@@ -199,17 +200,64 @@ export function checkParentDir(file: string, what: string): void {
   }
 }
 
+/**
+ * A file name the native layer will also write `suffixBytes` more bytes after (its temp file, a
+ * timing cache's sidecars) must leave room for them in the file system's 255 bytes per name, or
+ * the write fails with ENAMETOOLONG after the build. Refused here instead, before any work.
+ */
+export function checkNameLength(file: string, what: string, suffixBytes: number, writes: string): void {
+  const name = path.basename(file);
+  const bytes = utf8Length(name);
+  const max = NAME_MAX_BYTES - suffixBytes;
+  if (bytes > max) {
+    throw bad(
+      `${what} file name is too long: "${name}" is ${bytes} bytes of UTF-8, at most ${max} fit ` +
+        `(file systems allow ${NAME_MAX_BYTES} bytes per name, and ${writes} beside it, up to ${suffixBytes} bytes longer). Choose a shorter name`,
+    );
+  }
+}
+
 export function checkOutputPath(outputPath: string, modelPath: string, summary: ModelSummary): void {
+  checkNameLength(outputPath, 'output', ATOMIC_TEMP_SUFFIX_MAX_BYTES, 'the engine is first written to a temporary file "<name>.tmp-<pid>-<n>"');
   checkParentDir(outputPath, 'output');
   const protectedFiles = [modelPath, ...summary.externalData.files.map((f) => path.join(path.dirname(modelPath), f))];
   if (protectedFiles.includes(outputPath)) throw bad(`output path ${outputPath} would overwrite the model`);
   probeWritable(path.dirname(outputPath), 'output');
 }
 
+export function checkTimingCacheName(cachePath: string): void {
+  checkNameLength(
+    cachePath,
+    'timingCache',
+    TIMING_CACHE_SUFFIX_MAX_BYTES,
+    'saving the cache writes "<name>.lock" and, when another build holds the lock, "<name>.pending-<pid>-<n>" through a temporary file',
+  );
+}
 
-/** A name part safe in any file system: no separators, controls or shell-hostile characters. */
+/**
+ * A name part safe in any file system: no separators, controls or shell-hostile characters.
+ * Letters with their combining marks and emoji (with their modifiers and joiners) stay.
+ */
 function namePart(s: string): string {
-  return s.replace(/[^\p{L}\p{N}._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
+  return s.replace(/[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
+}
+
+/** Device (GPU name) and version come from the machine: bounded so that a model name always has room. */
+const DEVICE_MAX_BYTES = 64;
+const VERSION_MAX_BYTES = 32;
+
+function shortHash(s: string): string {
+  return crypto.createHash('sha256').update(s).digest('hex').slice(0, 8);
+}
+
+/**
+ * `<stem><rest>` in at most NAME_MAX_BYTES minus the native temp suffix: a stem too long for that is
+ * cut at a character boundary and marked with a hash of the whole stem (fitStem), so two long
+ * names that differ only at the end still get two files. The device, version and extension stay.
+ */
+function engineName(stem: string, rest: string): string {
+  const room = NAME_MAX_BYTES - ATOMIC_TEMP_SUFFIX_MAX_BYTES - utf8Length(rest);
+  return `${fitStem(stem, room, shortHash(stem))}${rest}`;
 }
 
 /**
@@ -217,15 +265,16 @@ function namePart(s: string): string {
  * in the output folder, named after the model as the user knows it (an upload's own name), so
  * engines of different models, GPUs and versions sit side by side. The simulator's output says
  * "sim" (it is not an engine to deploy). A name already on disk, or held by a build that has not
- * finished (`taken`), gets the build id as a suffix instead of overwriting it.
+ * finished (`taken`), gets the build id as a suffix instead of overwriting it. A model name too
+ * long for the file system is shortened (engineName), never the reason a build fails.
  */
 export function defaultEnginePath(dir: string, modelName: string, backend: BackendInfo, id: string, taken: (p: string) => boolean = () => false): string {
   const stem = namePart(path.basename(modelName).replace(/\.onnx$/i, ''));
-  const device = backend.name === 'simulated' ? 'sim' : namePart((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, '')).replace(/ /g, '-');
-  const version = namePart(backend.name === 'simulated' ? (backend.emulates ?? backend.version ?? 'unknown') : (backend.library?.version ?? backend.version ?? 'unknown'));
-  const plain = path.join(dir, `${stem}.${device}.${version}.engine`);
+  const device = backend.name === 'simulated' ? 'sim' : namePart(clipUtf8((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, ''), DEVICE_MAX_BYTES)).replace(/ /g, '-');
+  const version = namePart(clipUtf8(backend.name === 'simulated' ? (backend.emulates ?? backend.version ?? 'unknown') : (backend.library?.version ?? backend.version ?? 'unknown'), VERSION_MAX_BYTES));
+  const plain = path.join(dir, engineName(stem, `.${device}.${version}.engine`));
   if (!fs.existsSync(plain) && !taken(plain)) return plain;
-  return path.join(dir, `${stem}.${device}.${version}-${namePart(id)}.engine`);
+  return path.join(dir, engineName(stem, `.${device}.${version}-${namePart(id)}.engine`));
 }
 
 export async function validateBuild(
@@ -248,6 +297,7 @@ export async function validateBuild(
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
     if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);
+    checkTimingCacheName(options.timingCache);
     checkTimingCacheFile(options.timingCache, options.backend);
   }
   // An explicit output path is checked before asking for backends (which starts a worker).

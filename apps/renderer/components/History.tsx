@@ -3,6 +3,7 @@ import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
 import { fmtCount } from '../lib/format.js';
 import { recordDurationMs } from '../store/controller.js';
+import { baseName, isUserPath, splitForMiddleEllipsis } from '../../shared/file-names.js';
 
 /** This session's builds, newest first; picking one shows its tree and figures. */
 export function History() {
@@ -10,6 +11,7 @@ export function History() {
   const history = useApp((s) => s.history);
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
+  const host = c.client.capabilities.host;
   // The live build is mutated in place: subscribe to its outcome so its row follows at once.
   useApp((s) => s.live?.outcome?.status);
   const rows = [...history].reverse();
@@ -18,7 +20,7 @@ export function History() {
   // "running" beside a finished build.
   const liveFinal = live?.outcome?.status;
   const stateOf = (r: BuildRecord): string => (r.id === live?.id && liveFinal ? liveFinal : r.state);
-  const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? base(r.modelPath);
+  const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? baseName(r.modelPath);
   // Two different models under one name (two "model.onnx" from different folders) are told apart
   // by their size, shown beside the name; the tooltip has the full name, path and size.
   const identities = new Map<string, Set<string>>();
@@ -59,10 +61,12 @@ export function History() {
                 }}
                 aria-label={`Build ${r.id}: ${stateOf(r)}`}
               >
-                <td className="path" title={tooltip(r, nameOf(r))}>
-                  {nameOf(r)}
-                  {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
-                  {r.simulated && <span className="tag">sim</span>}
+                <td className="path" title={tooltip(r, nameOf(r), isUserPath(r.modelPath, nameOf(r), host))}>
+                  <div className="name-cell">
+                    <FileName name={nameOf(r)} />
+                    {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
+                    {r.simulated && <span className="tag">sim</span>}
+                  </div>
                 </td>
                 <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
                 <td className="num">{r.id === live?.id && live.outcome ? formatDuration(live.outcome.durationMs) : fmtDuration(r)}</td>
@@ -76,6 +80,20 @@ export function History() {
   );
 }
 
+/**
+ * A name on one line that, when the cell is too narrow, loses the middle: the head is cut with an
+ * ellipsis by CSS, the tail (the stem's last characters and the extension) always shows, so
+ * "resnet50-…-v2.onnx" still tells v1 from v2. The text is the whole name, for copying.
+ */
+function FileName({ name }: { name: string }) {
+  const { head, tail } = splitForMiddleEllipsis(name);
+  return (
+    <span className={head ? 'file-name cut' : 'file-name'}>
+      {head && <span className="name-head">{head}</span>}
+      <span className="name-tail">{tail}</span>
+    </span>
+  );
+}
 
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);
@@ -94,10 +112,11 @@ function identity(r: BuildRecord): string {
   return r.model ? `${r.model.fileBytes}|${r.model.nodeCount}|${r.model.graphName}` : r.modelPath;
 }
 
-function tooltip(r: BuildRecord, name: string): string {
+/** `showPath`: the model's path means something to the user (not the browser's upload copy). */
+function tooltip(r: BuildRecord, name: string, showPath: boolean): string {
   const lines = [name];
   if (r.model) lines.push(`${formatBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
-  lines.push(shortPath(r.modelPath));
+  if (showPath) lines.push(shortPath(r.modelPath));
   if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
   return lines.join('\n');
 }
@@ -106,8 +125,4 @@ function tooltip(r: BuildRecord, name: string): string {
 function shortPath(p: string): string {
   const parts = p.split(/[\\/]/).filter(Boolean);
   return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : p;
-}
-
-function base(p: string): string {
-  return p.split(/[\\/]/).pop() ?? p;
 }

@@ -1,12 +1,14 @@
 import { useEffect, useRef } from 'react';
 import type { ModelSummary } from '../../shared/protocol.js';
-import { useApp } from '../hooks.js';
+import { useApp, useController } from '../hooks.js';
 import { formatBytes } from '../../shared/format.js';
+import { modelTooltip } from '../../shared/file-names.js';
 import { fmtCount } from '../lib/format.js';
 
 const TOP_OPS = 8;
 
 export function ModelPanel() {
+  const host = useController().client.capabilities.host;
   const model = useApp((s) => s.model);
   const busy = useApp((s) => s.modelBusy);
   const error = useApp((s) => s.modelError);
@@ -26,12 +28,13 @@ export function ModelPanel() {
       )}
       {error && model && <p className="hint">Still open: {model.displayName}</p>}
       {!model && !busy && !error && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
-      {model && <Summary s={model.summary} name={model.displayName} />}
+      {model && <Summary s={model.summary} name={model.displayName} title={modelTooltip(model.path, model.displayName, host)} />}
     </section>
   );
 }
 
-function Summary({ s, name }: { s: ModelSummary; name: string }) {
+/** `title`: the name, and the path only where it is the user's own (not the browser's upload copy). */
+function Summary({ s, name, title }: { s: ModelSummary; name: string; title: string }) {
   const dynamic = new Map(s.dynamicInputs.map((d) => [d.name, new Set(d.dims)]));
   const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
   const opset = s.opsetImports.map((o) => `${o.domain || 'ai.onnx'} ${o.version}`).join(', ');
@@ -39,7 +42,7 @@ function Summary({ s, name }: { s: ModelSummary; name: string }) {
     <div className="model-summary">
       <dl className="kv">
         <dt>File</dt>
-        <dd title={s.path ?? s.fileName}>{name}</dd>
+        <dd title={title}>{name}</dd>
         <dt>Size</dt>
         <dd>{formatBytes(s.fileBytes)}</dd>
         <dt>IR / opset</dt>

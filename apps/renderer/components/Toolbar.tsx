@@ -1,5 +1,6 @@
 import { useApp, useController } from '../hooks.js';
 import { RecentModels } from './RecentModels.js';
+import { modelTooltip } from '../../shared/file-names.js';
 
 /** Primary actions. Names are exact: screen-reader users and the e2e tests find them by name. */
 export function Toolbar() {
@@ -52,7 +53,11 @@ export function Toolbar() {
         Save engine…
       </button>
       <span className="toolbar-spacer" />
-      {model && <span className="toolbar-model" title={model.path}>{model.displayName}</span>}
+      {model && (
+        <span className="toolbar-model" title={modelTooltip(model.path, model.displayName, c.client.capabilities.host)}>
+          {model.displayName}
+        </span>
+      )}
       <BackendBadge simulated={simulated} />
     </header>
   );
