@@ -123,10 +123,13 @@ function inlineBytes(d: DataSizes | undefined): number {
   if (raw > 0) return raw;
   const size = elemTypeBytes(d.peeked);
   const c = (f: number) => d.count[f] ?? 0;
-  // float_data, double_data, int64_data, uint64_data; int32_data also carries the 8/16-bit types
-  // (one element per int32): count their real size. string_data: the strings' bytes.
-  const typed = c(4) * 4 + c(10) * 8 + c(7) * 8 + c(11) * 8 + c(5) * (size && size < 4 ? size : 4);
-  return Math.ceil(typed + (d.bytes[6] ?? 0));
+  // As onnx.proto lays them out: int32_data carries the 8/16-bit types one element per entry, and
+  // the 4-bit (2-bit) types packed two (four) to an entry, so one byte each; uint64_data carries
+  // uint32 too. float_data, double_data, int64_data as they are; string_data: the strings' bytes.
+  const perInt32 = size > 0 && size < 4 ? Math.max(size, 1) : 4;
+  const perUint64 = size === 4 ? 4 : 8;
+  const typed = c(4) * 4 + c(10) * 8 + c(7) * 8 + c(11) * perUint64 + c(5) * perInt32;
+  return typed + (d.bytes[6] ?? 0);
 }
 
 interface External {

@@ -76,3 +76,46 @@ describe('negative dimensions', () => {
     expect(s.dynamicInputs).toEqual([{ name: 'data', dims: ['?'] }]);
   });
 });
+
+describe('typed data fields, counted as onnx.proto lays them out', () => {
+  // Quantizers write small tensors into the typed fields rather than raw_data: int4/uint4 pack
+  // two elements into each int32_data entry (int2/uint2 four), uint32 goes to uint64_data.
+  const DT = onnx.TensorProto.DataType;
+  it.each([
+    ['uint32 in uint64_data', { dataType: DT.UINT32, dims: [1000], uint64Data: new Array(1000).fill(7) }, 4000],
+    ['int4 in int32_data', { dataType: 22, dims: [1000], int32Data: new Array(500).fill(0x21) }, 500],
+    ['uint4 in int32_data, odd count', { dataType: 21, dims: [999], int32Data: new Array(500).fill(0x21) }, 500],
+    ['int2 in int32_data', { dataType: 26, dims: [1000], int32Data: new Array(250).fill(0x1b) }, 250],
+    ['float16 in int32_data', { dataType: DT.FLOAT16, dims: [1000], int32Data: new Array(1000).fill(0x3c00) }, 2000],
+    ['float8e8m0 in int32_data', { dataType: 24, dims: [1000], int32Data: new Array(1000).fill(127) }, 1000],
+  ] as Array<[string, onnx.ITensorProto, number]>)('%s', async (name, tensor, bytes) => {
+    const m = onnx.ModelProto.decode(makeModel({ layers: 0 }));
+    m.graph!.initializer.push(onnx.TensorProto.create({ name: 'q', ...tensor }));
+    const p = path.join(dir, `typed-${name.replace(/\W+/g, '_')}.onnx`);
+    fs.writeFileSync(p, onnx.ModelProto.encode(m).finish());
+    expect((await inspectModel(p)).initializerBytes).toBe(expectedSummary({ layers: 0 }).initializerBytes + bytes);
+  });
+
+  it('names the element types newer than the bundled onnx.proto (float8e8m0, uint2, int2)', async () => {
+    const p = writeModel(path.join(dir, 'new-types.onnx'), {
+      inputs: [
+        { name: 'input', shape: [1, 3, 224, 224] },
+        { name: 'scale', shape: [4], elemType: 24 },
+        { name: 'u2', shape: [8], elemType: 25 },
+        { name: 'i2', shape: [8], elemType: 26 },
+      ],
+    });
+    expect((await inspectModel(p)).inputs.slice(1).map((i) => i.elemType)).toEqual(['float8e8m0', 'uint2', 'int2']);
+  });
+
+  it('external int2 weights without a declared length take a quarter byte each', async () => {
+    const sub = fs.mkdtempSync(path.join(dir, 'ext2-'));
+    const m = onnx.ModelProto.decode(makeModel({ layers: 0 }));
+    m.graph!.initializer.push(
+      onnx.TensorProto.create({ name: 'w2', dataType: 26, dims: [1001], dataLocation: 1, externalData: [{ key: 'location', value: 'w2.bin' }] }),
+    );
+    const p = path.join(sub, 'ext2.onnx');
+    fs.writeFileSync(p, onnx.ModelProto.encode(m).finish());
+    expect((await inspectModel(p)).externalData).toEqual({ files: ['w2.bin'], bytes: 251 });
+  });
+});

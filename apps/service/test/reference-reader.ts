@@ -121,9 +121,10 @@ function tensorBytes(t: onnx.ITensorProto): { bytes: number; external?: { locati
     (t.floatData?.length ?? 0) * 4 +
     (t.doubleData?.length ?? 0) * 8 +
     (t.int64Data?.length ?? 0) * 8 +
-    (t.uint64Data?.length ?? 0) * 8;
-  // int32_data also carries the 8/16-bit types (one element per int32): count their real size.
-  const int32 = (t.int32Data?.length ?? 0) * (size && size < 4 ? size : 4);
+    (t.uint64Data?.length ?? 0) * (size === 4 ? 4 : 8); // uint32 lives in uint64_data too
+  // int32_data also carries the 8/16-bit types (one element per int32) and the 4/2-bit ones
+  // (packed, one byte per int32): count their real size.
+  const int32 = (t.int32Data?.length ?? 0) * (size && size < 4 ? Math.max(size, 1) : 4);
   const strings = (t.stringData ?? []).reduce((a, s) => a + s.length, 0);
   return { bytes: Math.ceil(typed + int32 + strings) };
 }
