@@ -35,10 +35,14 @@ function findModels(d) {
     .flatMap((e) => (e.isDirectory() ? findModels(path.join(d, e.name)) : e.name.endsWith('.onnx') ? [path.join(d, e.name)] : []));
 }
 
+/** The CLI child running now (one at a time), stopped with this script. */
+let current;
+
 function run(argv) {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const p = spawn(process.execPath, [cli, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    current = p;
     let out = '';
     let err = '';
     p.stdout.on('data', (b) => (out += b));
@@ -172,6 +176,15 @@ async function httpRun(serve, file, cliSummary, shapes) {
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-3p-'));
   const serve = http ? await startServe(work) : undefined;
+  // Stopped from outside (Ctrl-C, a test's timeout): `serve` must not outlive this script.
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      serve?.p.kill('SIGKILL');
+      current?.kill('SIGKILL');
+      fs.rmSync(work, { recursive: true, force: true });
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    });
+  }
   const models = [];
   try {
     for (const file of findModels(path.resolve(dir))) {
