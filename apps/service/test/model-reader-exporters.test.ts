@@ -36,9 +36,10 @@ describe('weights inside If/Loop subgraphs', () => {
 
     // A branch tensor pointing out of the model's folder is refused like a top-level one.
     const m = onnx.ModelProto.decode(makeModel(spec));
-    const ifNode = m.graph!.node.find((n) => n.opType === 'If')!;
-    const then = ifNode.attribute.find((a) => a.name === 'then_branch')!.g!;
-    then.initializer[0].externalData.find((e) => e.key === 'location')!.value = '../outside.bin';
+    const ifNode = (m.graph as onnx.GraphProto).node.find((n) => n.opType === 'If') as onnx.NodeProto;
+    const then = (ifNode.attribute.find((a) => a.name === 'then_branch') as onnx.AttributeProto).g as onnx.GraphProto;
+    const entries = (then.initializer[0] as onnx.TensorProto).externalData;
+    (entries.find((e) => e.key === 'location') as onnx.StringStringEntryProto).value = '../outside.bin';
     const bad = path.join(sub, 'if-escape.onnx');
     fs.writeFileSync(bad, onnx.ModelProto.encode(m).finish());
     const err = await inspectModel(bad).then(
@@ -90,7 +91,7 @@ describe('typed data fields, counted as onnx.proto lays them out', () => {
     ['float8e8m0 in int32_data', { dataType: 24, dims: [1000], int32Data: new Array(1000).fill(127) }, 1000],
   ] as Array<[string, onnx.ITensorProto, number]>)('%s', async (name, tensor, bytes) => {
     const m = onnx.ModelProto.decode(makeModel({ layers: 0 }));
-    m.graph!.initializer.push(onnx.TensorProto.create({ name: 'q', ...tensor }));
+    (m.graph as onnx.GraphProto).initializer.push(onnx.TensorProto.create({ name: 'q', ...tensor }));
     const p = path.join(dir, `typed-${name.replace(/\W+/g, '_')}.onnx`);
     fs.writeFileSync(p, onnx.ModelProto.encode(m).finish());
     expect((await inspectModel(p)).initializerBytes).toBe(expectedSummary({ layers: 0 }).initializerBytes + bytes);
@@ -111,7 +112,7 @@ describe('typed data fields, counted as onnx.proto lays them out', () => {
   it('external int2 weights without a declared length take a quarter byte each', async () => {
     const sub = fs.mkdtempSync(path.join(dir, 'ext2-'));
     const m = onnx.ModelProto.decode(makeModel({ layers: 0 }));
-    m.graph!.initializer.push(
+    (m.graph as onnx.GraphProto).initializer.push(
       onnx.TensorProto.create({ name: 'w2', dataType: 26, dims: [1001], dataLocation: 1, externalData: [{ key: 'location', value: 'w2.bin' }] }),
     );
     const p = path.join(sub, 'ext2.onnx');

@@ -138,7 +138,8 @@ describe('walkModel', () => {
     const refModel = await walkModel(p, ref.v);
     expect(ref.seen.length).toBeGreaterThan(20);
     // If branches and the If nested in one are walked, at their depth.
-    expect(ref.seen.filter((e) => e[0] === 'init').map((e) => [(e[1] as { name: string }).name, e[3]])).toEqual(
+    const inits = (ref.seen as unknown[][]).filter((e) => e[0] === 'init');
+    expect(inits.map((e) => [(e[1] as { name: string }).name, e[3]])).toEqual(
       expect.arrayContaining([
         ['then_w', 1],
         ['inner_then_w', 2],
