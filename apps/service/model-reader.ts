@@ -6,8 +6,10 @@
 // Single files over 2 GiB work too: the 2 GiB limit is protobuf's in-memory decoder's, not ONNX's.
 //
 // Weights counted in `initializerBytes`: graph initializers (inline and external), sparse
-// initializers, and the tensors of top-level Constant nodes (exporters often put weights there;
-// to TensorRT they are weights all the same). Subgraph (If/Loop body) weights are not counted.
+// initializers, and the tensors of Constant nodes (exporters often put weights there; to TensorRT
+// they are weights all the same), in the main graph and in If/Loop/Scan bodies alike: recurrent
+// models (Silero VAD) keep nearly all their weights in If branches. Only main-graph nodes count
+// as nodes and layers. External data of a body's tensors is checked like any other.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { onnx } from 'onnx-proto';
@@ -30,7 +32,7 @@ export interface ReadModelOptions {
   requireExternalData?: boolean;
 }
 
-/** TensorRT dims are int32; anything past that, or negative, is a broken or hostile model. */
+/** TensorRT dims are int32; anything past that is a broken or hostile model. */
 const MAX_DIM = 2 ** 31 - 1;
 /** TensorRT's ONNX parser decodes the model file with protobuf, which stops at 2 GiB. */
 const PARSER_FILE_LIMIT = 2 ** 31;
@@ -100,8 +102,11 @@ function tensorInfo(vi: onnx.IValueInfoProto, role: 'input' | 'output', abs: str
     const which = (d as onnx.TensorShapeProto.Dimension).value;
     if (which === 'dimValue') {
       const v = toBig(d.dimValue as Int64);
-      if (v < 0n || v > BigInt(MAX_DIM)) {
-        throw new ServiceError('bad_model', `${abs}: ${role} "${name}" has an absurd dimension ${i}: ${v} (dimensions must be between 0 and 2^31-1)`);
+      // Caffe2 and early PyTorch exporters write -1 for "dynamic"; TensorRT's parser reads any
+      // negative dim_value that way, so the model builds and the dimension is simply unknown.
+      if (v < 0n) return '?';
+      if (v > BigInt(MAX_DIM)) {
+        throw new ServiceError('bad_model', `${abs}: ${role} "${name}" has an absurd dimension ${i}: ${v} (dimensions must be at most 2^31-1)`);
       }
       return Number(v);
     }
@@ -118,10 +123,13 @@ function inlineBytes(d: DataSizes | undefined): number {
   if (raw > 0) return raw;
   const size = elemTypeBytes(d.peeked);
   const c = (f: number) => d.count[f] ?? 0;
-  // float_data, double_data, int64_data, uint64_data; int32_data also carries the 8/16-bit types
-  // (one element per int32): count their real size. string_data: the strings' bytes.
-  const typed = c(4) * 4 + c(10) * 8 + c(7) * 8 + c(11) * 8 + c(5) * (size && size < 4 ? size : 4);
-  return Math.ceil(typed + (d.bytes[6] ?? 0));
+  // As onnx.proto lays them out: int32_data carries the 8/16-bit types one element per entry, and
+  // the 4-bit (2-bit) types packed two (four) to an entry, so one byte each; uint64_data carries
+  // uint32 too. float_data, double_data, int64_data as they are; string_data: the strings' bytes.
+  const perInt32 = size > 0 && size < 4 ? Math.max(size, 1) : 4;
+  const perUint64 = size === 4 ? 4 : 8;
+  const typed = c(4) * 4 + c(10) * 8 + c(7) * 8 + c(11) * perUint64 + c(5) * perInt32;
+  return typed + (d.bytes[6] ?? 0);
 }
 
 interface External {
@@ -186,19 +194,22 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
   let walked;
   try {
     walked = await walkModel(abs, {
-      node(n, tensors) {
-        const i = layers.length;
+      node(n, tensors, depth) {
         const official = !n.domain || n.domain === 'ai.onnx';
+        if (official && n.opType === 'Constant') for (const d of tensors) initializerBytes += inlineBytes(d);
+        // A body may use a main-graph input as a Reshape target: that input is a shape tensor too.
+        if (official) for (const name of shapeOperandUses(n.opType ?? '', n.input)) shapeUses.add(name);
+        // Only the top-level graph: If/Loop bodies are part of their node as TensorRT sees it.
+        if (depth > 0) return;
+        const i = layers.length;
         const op = official ? (n.opType ?? '?') : `${n.domain}.${n.opType ?? '?'}`;
         opHistogram[op] = (opHistogram[op] ?? 0) + 1;
-        // Only the top-level graph: If/Loop bodies are part of their node as TensorRT sees it.
         layers.push({ name: n.name || `${op}_${i}`, op });
-        if (official && n.opType === 'Constant') for (const d of tensors) initializerBytes += inlineBytes(d);
-        if (official) for (const name of shapeOperandUses(n.opType ?? '', n.input)) shapeUses.add(name);
       },
-      initializer(t, data) {
+      initializer(t, data, depth) {
         const name = t.name ?? '';
-        initNames.add(name);
+        // A body's initializer may shadow nothing of the main graph's inputs.
+        if (depth === 0) initNames.add(name);
         if (!isExternal(t)) {
           initializerBytes += inlineBytes(data);
           return;
@@ -208,8 +219,8 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
         const prev = extFiles.get(ext.location);
         extFiles.set(ext.location, { bytes: (prev?.bytes ?? 0) + ext.length, tensor: prev?.tensor ?? name });
       },
-      sparseInitializer(s, tensors) {
-        initNames.add(s.values?.name ?? '');
+      sparseInitializer(s, tensors, depth) {
+        if (depth === 0) initNames.add(s.values?.name ?? '');
         for (const d of tensors) initializerBytes += inlineBytes(d);
       },
       input: (v) => inputs.push(v),

@@ -4,7 +4,7 @@
 
 interface ElemType {
   name: string;
-  /** Bytes per element; fractional for packed 4-bit types, 0 where variable (string). */
+  /** Bytes per element; fractional for packed 4-bit and 2-bit types, 0 where variable (string). */
   bytes: number;
 }
 
@@ -32,6 +32,9 @@ const TYPES: Record<number, ElemType> = {
   21: { name: 'uint4', bytes: 0.5 },
   22: { name: 'int4', bytes: 0.5 },
   23: { name: 'float4e2m1', bytes: 0.5 },
+  24: { name: 'float8e8m0', bytes: 1 },
+  25: { name: 'uint2', bytes: 0.25 },
+  26: { name: 'int2', bytes: 0.25 },
 };
 
 export function elemTypeName(t: number | null | undefined): string {

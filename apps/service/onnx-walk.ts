@@ -18,7 +18,7 @@ export const TENSOR: MessageSpec = {
 };
 /** values, indices (tensors), dims. */
 export const SPARSE: MessageSpec = { name: 'SparseTensorProto', keep: set(3), sub: { 1: TENSOR, 2: TENSOR } };
-/** name, type; t, tensors, sparse_tensor, sparse_tensors. Subgraphs (g, graphs) are stepped over. */
+/** name, type; t, tensors, sparse_tensor, sparse_tensors. Subgraphs (g, graphs) are stepped over here and walked on their own (walkSubgraphs). */
 const ATTRIBUTE: MessageSpec = { name: 'AttributeProto', keep: set(1, 20), sub: { 5: TENSOR, 10: TENSOR, 22: SPARSE, 23: SPARSE } };
 /** input, output, name, op_type, domain; attributes (for Constant nodes' tensors). */
 export const NODE: MessageSpec = { name: 'NodeProto', keep: set(1, 2, 3, 4, 7), sub: { 5: ATTRIBUTE } };
@@ -30,13 +30,26 @@ const MODEL_FIELDS: Record<number, number> = { 1: WIRE_VARINT, 2: WIRE_LEN, 3: W
 /** ir_version, producer_name, producer_version, opset_import: decoded; everything else but the graph is skipped. */
 const MODEL_KEEP = set(1, 2, 3, 8);
 
+/**
+ * What the walk meets. `depth` is 0 in the main graph and n inside n levels of If/Loop/Scan
+ * bodies (attribute subgraphs), whose nodes and initializers are visited too, right after the
+ * node that holds them; their inputs and outputs are not (they are not the model's).
+ */
 export interface ModelVisitor {
-  node(n: onnx.NodeProto, tensors: DataSizes[]): void;
-  initializer(t: onnx.TensorProto, data: DataSizes): void;
-  sparseInitializer(s: onnx.SparseTensorProto, tensors: DataSizes[]): void;
+  node(n: onnx.NodeProto, tensors: DataSizes[], depth: number): void;
+  initializer(t: onnx.TensorProto, data: DataSizes, depth: number): void;
+  sparseInitializer(s: onnx.SparseTensorProto, tensors: DataSizes[], depth: number): void;
   input(v: onnx.ValueInfoProto): void;
   output(v: onnx.ValueInfoProto): void;
 }
+
+/**
+ * Deepest subgraph nesting walked. Real models nest a few levels (a Loop in an If); a file that
+ * nests hundreds is built to exhaust the stack of whoever reads it.
+ */
+export const MAX_SUBGRAPH_DEPTH = 32;
+
+const GRAPH_ATTRIBUTE_TYPES: ReadonlySet<number> = set(onnx.AttributeProto.AttributeType.GRAPH, onnx.AttributeProto.AttributeType.GRAPHS);
 
 export interface WalkedModel {
   /** ir_version, producer, opset_import (graph and everything else left out). */
@@ -58,7 +71,21 @@ function decodeAt<T>(what: string, at: number, decode: () => T): T {
 /** Thrown when the file's first field cannot start an ONNX ModelProto. */
 export class NotOnnxError extends Error {}
 
-async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisitor): Promise<string> {
+/**
+ * Walks the subgraphs held by the node at [from, to): AttributeProto.g (6) and .graphs (11).
+ * Only the attributes' framing is read here; each body is walked like the main graph.
+ */
+async function walkSubgraphs(cur: FileCursor, from: number, to: number, v: ModelVisitor, depth: number): Promise<void> {
+  if (depth > MAX_SUBGRAPH_DEPTH) throw new WireError('malformed', `the node at byte ${from} has subgraphs nested more than ${MAX_SUBGRAPH_DEPTH} deep: not a plausible ONNX model`);
+  await forEachField(cur, from, to, async (attr) => {
+    if (attr.field !== 5 || attr.wire !== WIRE_LEN) return;
+    await forEachField(cur, attr.payload, attr.payload + attr.length, async (f) => {
+      if ((f.field === 6 || f.field === 11) && f.wire === WIRE_LEN) await walkGraph(cur, f.payload, f.payload + f.length, v, depth);
+    });
+  });
+}
+
+async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisitor, depth = 0): Promise<string> {
   let graphName = '';
   await forEachField(cur, from, to, async (h) => {
     const end = h.payload + h.length;
@@ -66,10 +93,10 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
     switch (h.field) {
       case 1: {
         const s = await strip(cur, h.payload, end, NODE);
-        v.node(
-          decodeAt('node', h.start, () => onnx.NodeProto.decode(s.bytes)),
-          s.data,
-        );
+        const n = decodeAt('node', h.start, () => onnx.NodeProto.decode(s.bytes));
+        v.node(n, s.data, depth);
+        // The stripped node kept each attribute's type: only If/Loop/Scan-like nodes are read again.
+        if (n.attribute.some((a) => GRAPH_ATTRIBUTE_TYPES.has(a.type ?? 0) || !a.type)) await walkSubgraphs(cur, h.payload, end, v, depth + 1);
         return;
       }
       case 2: {
@@ -80,16 +107,17 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
       }
       case 5: {
         const s = await strip(cur, h.payload, end, TENSOR);
-        v.initializer(decodeAt('initializer', h.start, () => onnx.TensorProto.decode(s.bytes)), s.data[0]);
+        v.initializer(decodeAt('initializer', h.start, () => onnx.TensorProto.decode(s.bytes)), s.data[0], depth);
         return;
       }
       case 15: {
         const s = await strip(cur, h.payload, end, SPARSE);
-        v.sparseInitializer(decodeAt('sparse initializer', h.start, () => onnx.SparseTensorProto.decode(s.bytes)), s.data);
+        v.sparseInitializer(decodeAt('sparse initializer', h.start, () => onnx.SparseTensorProto.decode(s.bytes)), s.data, depth);
         return;
       }
       case 11:
       case 12: {
+        if (depth > 0) return; // a body's inputs and outputs are its node's business
         const s = await strip(cur, h.payload, end, VALUE_INFO);
         const vi = decodeAt(h.field === 11 ? 'graph input' : 'graph output', h.start, () => onnx.ValueInfoProto.decode(s.bytes));
         if (h.field === 11) v.input(vi);

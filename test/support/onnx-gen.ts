@@ -19,7 +19,7 @@
 //                 "width"); output "probs" is [batch, classes]. Default: fixed [1, 3, 224, 224].
 //   inputs        replaces the declared graph inputs: [{ name, shape, elemType? }], shape entries are
 //                 numbers (fixed), strings (symbolic) or null (unknown). The first input feeds the
-//                 graph. Use it for odd cases: absurd dims (2 ** 40, -3), several dynamic inputs...
+//                 graph. Use it for odd cases: absurd dims (2 ** 40), negative ones (-1: dynamic), several dynamic inputs...
 //   opset         default 17 (ai.onnx); irVersion default 8
 //   producer      default { name: 'onnx-gen', version: '1.0' }; graphName default 'test_graph'
 //   channels      conv channels (default 8)
@@ -32,6 +32,12 @@
 //                 Reshape fed by an extra int64 input, to exercise the shape-tensor heuristic)
 //   constant      a Constant node holding `bytes` of float32 weights, as raw_data (default) or
 //                 float_data; its bytes count as weights (expectedSummary includes them)
+//   subgraphs     an If node whose branches hold weights, the way exporters of recurrent models
+//                 (Silero VAD) put nearly all of them there: { bytes } per branch tensor. The then
+//                 branch has an initializer (stored in `externalData` when that is set), the else
+//                 branch a Constant node and a nested If whose branches hold an initializer each.
+//                 All of them count as weights (expectedSummary includes them); only the top-level
+//                 Constant (the condition) and If count as nodes.
 //   externalLength  overrides the declared `length` of the first external tensor (any string,
 //                 e.g. a 20-digit number), to test range checks
 //   opset, irVersion and fixed input dims also take a decimal string or bigint, for values
@@ -71,6 +77,7 @@ export interface ModelSpec {
   extraNodes?: Array<{ op: string; inputs: string[]; outputs: string[] }>;
   constant?: { bytes: number; as?: 'raw' | 'float_data' };
   externalLength?: string;
+  subgraphs?: { bytes: number };
 }
 
 export type BadFileKind = 'empty' | 'random' | 'truncated' | 'text';
@@ -226,6 +233,33 @@ function build(spec: ModelSpec = {}): Built {
     else t.rawData = weights(count * 4, 99);
     node('Constant', [], ['const_out'], [{ name: 'value', t, type: onnx.AttributeProto.AttributeType.TENSOR }]);
     initializerBytes += count * 4;
+  }
+
+  if (spec.subgraphs) {
+    const count = Math.floor(spec.subgraphs.bytes / 4);
+    const attr = (name: string, g: onnx.IGraphProto): onnx.IAttributeProto => ({ name, g, type: onnx.AttributeProto.AttributeType.GRAPH });
+    const out = (name: string) => [valueInfo(name, [count])];
+    const branchInit = (name: string, external: boolean): onnx.IGraphProto => {
+      const before = inits.length;
+      addRaw(name, [count], external);
+      const [t] = inits.splice(before, 1); // it belongs to the branch, not to the main graph
+      return { name: `${name}_graph`, initializer: [t], node: [{ opType: 'Identity', input: [name], output: [`${name}_out`] }], output: out(`${name}_out`) };
+    };
+    const cond: onnx.ITensorProto = { name: 'if_cond', dims: [], dataType: DT.BOOL, rawData: Buffer.from([1]) };
+    node('Constant', [], ['if_cond'], [{ name: 'value', t: cond, type: onnx.AttributeProto.AttributeType.TENSOR }]);
+    initializerBytes += 1;
+    const elseConst: onnx.ITensorProto = { name: 'else_c', dims: [count], dataType: DT.FLOAT, floatData: new Array(count).fill(0.25) };
+    initializerBytes += count * 4;
+    const elseBranch: onnx.IGraphProto = {
+      name: 'else_graph',
+      node: [
+        { opType: 'Constant', output: ['else_c'], attribute: [{ name: 'value', t: elseConst, type: onnx.AttributeProto.AttributeType.TENSOR }] },
+        // The nested If reads the outer graph's condition (outer-scope names are visible in subgraphs).
+        { opType: 'If', input: ['if_cond'], output: ['inner_out'], attribute: [attr('then_branch', branchInit('inner_then_w', false)), attr('else_branch', branchInit('inner_else_w', false))] },
+      ],
+      output: out('inner_out'),
+    };
+    node('If', ['if_cond'], ['if_out'], [attr('then_branch', branchInit('then_w', true)), attr('else_branch', elseBranch)]);
   }
 
   const batchDim = inputs[0]?.shape[0] ?? 1;

@@ -23,6 +23,9 @@ const specs: Array<[string, ModelSpec]> = [
   ['external data, big', { layers: 2, weightBytes: 3 * 2 ** 20, externalData: 'big.bin' }],
   ['constant raw_data', { constant: { bytes: 3 * 2 ** 20 } }],
   ['constant float_data', { constant: { bytes: 4000, as: 'float_data' } }],
+  ['weights in If branches', { layers: 2, subgraphs: { bytes: 2 * 2 ** 20 } }],
+  ['If branch weights as external data', { layers: 2, subgraphs: { bytes: 10_000 }, externalData: 'w.bin' }],
+  ['negative dimensions', { inputs: [{ name: 'data', shape: [-1, 3, 224, -7] }] }],
   ['extra nodes', { extraNodes: [{ op: 'Identity', inputs: ['probs'], outputs: ['p2'] }] }],
 ];
 

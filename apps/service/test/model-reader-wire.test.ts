@@ -123,9 +123,9 @@ describe('walkModel', () => {
   function recorder() {
     const seen: unknown[] = [];
     const v: ModelVisitor = {
-      node: (n, t) => seen.push(['node', n.toJSON(), t]),
-      initializer: (t, d) => seen.push(['init', t.toJSON(), d]),
-      sparseInitializer: (s, t) => seen.push(['sparse', s.toJSON(), t]),
+      node: (n, t, depth) => seen.push(['node', n.toJSON(), t, depth]),
+      initializer: (t, d, depth) => seen.push(['init', t.toJSON(), d, depth]),
+      sparseInitializer: (s, t, depth) => seen.push(['sparse', s.toJSON(), t, depth]),
       input: (i) => seen.push(['in', i.toJSON()]),
       output: (o) => seen.push(['out', o.toJSON()]),
     };
@@ -133,10 +133,19 @@ describe('walkModel', () => {
   }
 
   it('visits the same things whatever the window', async () => {
-    const p = writeModel(path.join(dir, 'w.onnx'), { layers: 5, weightBytes: 200_000, constant: { bytes: 50_000 } });
+    const p = writeModel(path.join(dir, 'w.onnx'), { layers: 5, weightBytes: 200_000, constant: { bytes: 50_000 }, subgraphs: { bytes: 30_000 } });
     const ref = recorder();
     const refModel = await walkModel(p, ref.v);
     expect(ref.seen.length).toBeGreaterThan(20);
+    // If branches and the If nested in one are walked, at their depth.
+    const inits = (ref.seen as unknown[][]).filter((e) => e[0] === 'init');
+    expect(inits.map((e) => [(e[1] as { name: string }).name, e[3]])).toEqual(
+      expect.arrayContaining([
+        ['then_w', 1],
+        ['inner_then_w', 2],
+        ['inner_else_w', 2],
+      ]),
+    );
     for (const window of [19, 256, 70_000]) {
       const r = recorder();
       const m = await walkModel(p, r.v, { window });

@@ -1,7 +1,8 @@
 // The reader as it was before it learned to skip weights: the whole file decoded by protobufjs.
 // Kept only as a test oracle, an independent way to the same summary, so the walking reader can
 // be compared with it on generated models. Changes since: Constant nodes' tensors count as
-// weights (as the walking reader counts them).
+// weights (as the walking reader counts them), and so do the weights inside If/Loop/Scan bodies;
+// a negative dimension is "?" (dynamic), as TensorRT's parser reads it.
 //
 // Large models: the file is read once into one Buffer and decoded in place. protobufjs' BufferReader
 // returns `bytes` fields (raw_data, the bulk of any model) as Buffer views into that one buffer, so
@@ -93,8 +94,9 @@ function tensorInfo(vi: onnx.IValueInfoProto, role: 'input' | 'output', abs: str
     const which = (d as onnx.TensorShapeProto.Dimension).value;
     if (which === 'dimValue') {
       const v = toBig(d.dimValue as Int64);
-      if (v < 0n || v > BigInt(MAX_DIM)) {
-        throw new ServiceError('bad_model', `${abs}: ${role} "${name}" has an absurd dimension ${i}: ${v} (dimensions must be between 0 and 2^31-1)`);
+      if (v < 0n) return '?';
+      if (v > BigInt(MAX_DIM)) {
+        throw new ServiceError('bad_model', `${abs}: ${role} "${name}" has an absurd dimension ${i}: ${v} (dimensions must be at most 2^31-1)`);
       }
       return Number(v);
     }
@@ -119,9 +121,10 @@ function tensorBytes(t: onnx.ITensorProto): { bytes: number; external?: { locati
     (t.floatData?.length ?? 0) * 4 +
     (t.doubleData?.length ?? 0) * 8 +
     (t.int64Data?.length ?? 0) * 8 +
-    (t.uint64Data?.length ?? 0) * 8;
-  // int32_data also carries the 8/16-bit types (one element per int32): count their real size.
-  const int32 = (t.int32Data?.length ?? 0) * (size && size < 4 ? size : 4);
+    (t.uint64Data?.length ?? 0) * (size === 4 ? 4 : 8); // uint32 lives in uint64_data too
+  // int32_data also carries the 8/16-bit types (one element per int32) and the 4/2-bit ones
+  // (packed, one byte per int32): count their real size.
+  const int32 = (t.int32Data?.length ?? 0) * (size && size < 4 ? Math.max(size, 1) : 4);
   const strings = (t.stringData ?? []).reduce((a, s) => a + s.length, 0);
   return { bytes: Math.ceil(typed + int32 + strings) };
 }
@@ -142,8 +145,7 @@ export async function readModelWhole(file: string, opts: ReadModelOptions = {}):
   const initNames = new Set<string>();
   let initializerBytes = 0;
   const extFiles = new Map<string, { bytes: number; tensor: string }>();
-  for (const t of graph.initializer ?? []) {
-    initNames.add(t.name ?? '');
+  const addInitializer = (t: onnx.ITensorProto) => {
     const { bytes, external } = tensorBytes(t);
     initializerBytes += bytes;
     if (external) {
@@ -151,6 +153,30 @@ export async function readModelWhole(file: string, opts: ReadModelOptions = {}):
       const prev = extFiles.get(external.location);
       extFiles.set(external.location, { bytes: (prev?.bytes ?? 0) + external.length, tensor: prev?.tensor ?? t.name ?? '' });
     }
+  };
+  const addConstant = (n: onnx.INodeProto) => {
+    if ((!n.domain || n.domain === 'ai.onnx') && n.opType === 'Constant') {
+      for (const a of n.attribute ?? []) {
+        for (const t of [a.t, ...(a.tensors ?? [])]) if (t) initializerBytes += tensorBytes(t).bytes;
+      }
+    }
+  };
+  // If/Loop/Scan bodies: their weights are built into the engine too.
+  const addSubgraphs = (n: onnx.INodeProto) => {
+    for (const a of n.attribute ?? []) {
+      for (const g of [a.g, ...(a.graphs ?? [])]) {
+        if (!g) continue;
+        for (const t of g.initializer ?? []) addInitializer(t);
+        for (const sn of g.node ?? []) {
+          addConstant(sn);
+          addSubgraphs(sn);
+        }
+      }
+    }
+  };
+  for (const t of graph.initializer ?? []) {
+    initNames.add(t.name ?? '');
+    addInitializer(t);
   }
   for (const s of graph.sparseInitializer ?? []) {
     initNames.add(s.values?.name ?? '');
@@ -183,11 +209,8 @@ export async function readModelWhole(file: string, opts: ReadModelOptions = {}):
     const op = n.domain && n.domain !== 'ai.onnx' ? `${n.domain}.${n.opType ?? '?'}` : (n.opType ?? '?');
     opHistogram[op] = (opHistogram[op] ?? 0) + 1;
     layers.push({ name: n.name || `${op}_${i}`, op });
-    if ((!n.domain || n.domain === 'ai.onnx') && n.opType === 'Constant') {
-      for (const a of n.attribute ?? []) {
-        for (const t of [a.t, ...(a.tensors ?? [])]) if (t) initializerBytes += tensorBytes(t).bytes;
-      }
-    }
+    addConstant(n);
+    addSubgraphs(n);
   });
 
   const dynamicInputs = inputs
