@@ -231,13 +231,6 @@ export function OptionsForm() {
         <Field label="Timing cache file">
           <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
         </Field>
-        <label
-          className="check"
-          title="TensorRT has no hit/miss figures: with this on, builds run with detailed profiling and a verbose log, and every tactic TensorRT times afresh is counted as a miss (inferred)"
-        >
-          <input type="checkbox" checked={form.inferCacheMisses} onChange={(e) => set({ inferCacheMisses: e.target.checked })} />
-          Infer timing-cache misses
-        </label>
         {c.client.chooseTimingCache ? (
           <button
             type="button"
@@ -252,6 +245,13 @@ export function OptionsForm() {
         ) : (
           <p className="hint">A full path on the machine that runs the builds (the service opens it there); created when missing.</p>
         )}
+        <label
+          className="check"
+          title="TensorRT has no hit/miss figures: with this on, builds run with detailed profiling and a verbose log, and every tactic TensorRT times afresh is counted as a miss (inferred)"
+        >
+          <input type="checkbox" checked={form.inferCacheMisses} onChange={(e) => set({ inferCacheMisses: e.target.checked })} />
+          Infer timing-cache misses
+        </label>
         <Field label="Time budget (s)">
           <input inputMode="decimal" placeholder="none" value={form.timeBudget} onChange={(e) => set({ timeBudget: e.target.value })} />
         </Field>
