@@ -269,7 +269,7 @@ const PROFILING: Record<string, { value: NonNullable<BuildOptionsInput['profilin
 /** The note for --verbose: the product has no verbose log level a flag could turn on. */
 export const VERBOSE_NOTE =
   '--verbose is accepted but changes nothing here: this tool has no verbose log level to turn on ' +
-  "(it shows TensorRT's errors, warnings and information, never its VERBOSE messages)";
+  "(TensorRT's VERBOSE messages are not passed on)";
 
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -421,8 +421,8 @@ function rangeEntries(r: unknown): Array<[string, Range]> {
 
 /**
  * The argument vector of the trtexec command for a build (without "trtexec"). Simulator-only
- * options, tacticDramMiB and fp4 have no trtexec flag and are left out; on TensorRT 11 the
- * precision flags (removed) and --stronglyTyped (implied) are too.
+ * options, tacticDramMiB, fp4 and inferCacheMisses have no trtexec flag and are left out
+ * (trtexecWarnings says so for the last three); on TensorRT 11 the precision flags (removed) and --stronglyTyped (implied) are too.
  */
 export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, backend }: TrtexecFormatInput): string[] {
   const caps = trtVersion ? trtCapabilities(trtVersion) : undefined;
@@ -473,6 +473,9 @@ export function trtexecWarnings({ options: o }: TrtexecFormatInput): string[] {
     );
   }
   if (o.precision?.includes('fp4') && !o.stronglyTyped) warnings.push('FP4 has no trtexec flag, so the command leaves it out.');
+  if (o.inferCacheMisses) {
+    warnings.push('Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.');
+  }
   return warnings;
 }
 

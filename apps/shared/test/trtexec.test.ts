@@ -250,6 +250,12 @@ describe('trtexecCopy: what trtexec cannot say is said, never dropped silently',
     ]);
   });
 
+  it('says inferring cache misses has no trtexec equivalent (trtexec has no editable timing cache)', () => {
+    const c = trtexecCopy({ modelPath: 'm.onnx', options: { inferCacheMisses: true } });
+    expect(c.text).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --skipInference');
+    expect(c.warnings).toEqual(['Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.']);
+  });
+
   it('says FP4 has no trtexec flag', () => {
     expect(trtexecCopy({ modelPath: 'm.onnx', options: { precision: ['fp16', 'fp4'] }, trtVersion: '10.16.1' }).warnings).toEqual(['FP4 has no trtexec flag, so the command leaves it out.']);
   });
