@@ -288,7 +288,7 @@ export function OptionsForm() {
               <p className="hint">The trtexec command appears once the options are complete. {command.text}</p>
             )}
             {command.warnings.map((w) => (
-              <p key={w} className="warning" role="note" aria-label="trtexec command warning">
+              <p key={w} className="warning" role="note">
                 ⚠ {w}
               </p>
             ))}

@@ -90,7 +90,7 @@ describe('OptionsForm by TensorRT version', () => {
       dynamicInputs: [{ name: 'a,b', dims: ['batch'] }],
     };
     const f = await mount(sim('10.16.0'), commaModel);
-    const warnings = () => [...f.host.querySelectorAll('[aria-label="trtexec command warning"]')].map((p) => p.textContent);
+    const warnings = () => [...f.host.querySelectorAll('.cmd-box [role="note"]')].map((p) => p.textContent);
     act(() => f.store.setState((s) => ({ form: { ...s.form, shapes: { 'a,b': { min: '1x3', opt: '2x3', max: '4x3' } } } })));
     expect(await f.copy()).toContain(`--saveEngine=m.sim.10.16.0.engine`);
     expect(warnings()).toEqual(['⚠ Input "a,b": trtexec splits shape lists on "," before it reads quotes, so trtexec would reject this command (trt-build-studio trtexec reads it).']);
