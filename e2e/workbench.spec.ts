@@ -58,11 +58,11 @@ test('the trtexec command follows the model and options, and is what Copy puts o
   const small = onnx(models.small).replace(/\.onnx$/, '');
   const dynamic = onnx(models.dynamic).replace(/\.onnx$/, '');
   await studio.openModel(models.small);
-  await expect(command(page)).toHaveText(`trtexec --onnx=${small}.onnx --saveEngine=${small}.engine --builderOptimizationLevel=3 --skipInference`);
+  await expect(command(page)).toHaveText(`trtexec --onnx=${small}.onnx --saveEngine=${small}.sim.10.16.0.engine --builderOptimizationLevel=3 --skipInference`);
   await page.getByLabel('TF32', { exact: true }).uncheck();
   await page.getByLabel('Profiling verbosity', { exact: true }).selectOption('detailed');
   await expect(command(page)).toHaveText(
-    `trtexec --onnx=${small}.onnx --saveEngine=${small}.engine --builderOptimizationLevel=3 --noTF32 --profilingVerbosity=detailed --skipInference`,
+    `trtexec --onnx=${small}.onnx --saveEngine=${small}.sim.10.16.0.engine --builderOptimizationLevel=3 --noTF32 --profilingVerbosity=detailed --skipInference`,
   );
   await button(page, 'Copy as trtexec command').click();
   await expect(page.getByText('Copied to the clipboard.')).toBeVisible();
@@ -79,7 +79,7 @@ test('the trtexec command follows the model and options, and is what Copy puts o
     await page.getByLabel(`input ${dim} max`, { exact: true }).fill(v[2]);
   }
   await expect(command(page)).toHaveText(
-    `trtexec --onnx=${dynamic}.onnx --saveEngine=${dynamic}.engine --builderOptimizationLevel=3 --minShapes=input:1x3x64x64 --optShapes=input:2x3x64x64 --maxShapes=input:4x3x128x128 --skipInference`,
+    `trtexec --onnx=${dynamic}.onnx --saveEngine=${dynamic}.sim.10.16.0.engine --builderOptimizationLevel=3 --minShapes=input:1x3x64x64 --optShapes=input:2x3x64x64 --maxShapes=input:4x3x128x128 --skipInference`,
   );
 
   // Back to the first model: its options as they were left.

@@ -10,7 +10,8 @@ import {
   type OptionNamer,
   type TrtCapabilities,
 } from '../shared/trt-capabilities.js';
-import { parseShapeList, shapesFromFlags, TrtexecUsageError, type Which } from '../shared/trtexec.js';
+import { parseShapeList, shapesFromFlags, shellQuote, TrtexecUsageError, type Which } from '../shared/trtexec.js';
+import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
 import { UsageError } from './usage-error.js';
 
@@ -90,6 +91,12 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
 
 Exit codes: 0 succeeded, 1 failed or crashed, 2 bad usage or bad input, 130 cancelled.
 `;
+}
+
+/** How to give shapes to inputs that lack them, in this command's --shapes flag. */
+export function buildShapesSuggestion(examples: ShapeExample[]): string {
+  const spec = (e: ShapeExample) => shellQuote(`${e.name}:${[e.min, e.opt, e.max].map((d) => d.join('x')).join('/')}`);
+  return `give min/opt/max shapes, e.g. ${examples.map((e) => `--shapes ${spec(e)}`).join(' ')}`;
 }
 
 /** Version-independent help (every flag, with the versions that have it). */

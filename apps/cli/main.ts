@@ -2,6 +2,7 @@
 // failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
 import { processSignals } from '../service/process-signals.js';
 import { ServiceError } from '../service/api.js';
+import type { ShapesError } from '../service/build-validation.js';
 import { displayText } from '../shared/display-text.js';
 import { UsageError } from './usage-error.js';
 import { packageVersion } from '../service/package-info.js';
@@ -93,8 +94,12 @@ async function runCommand(cmd: string, load: () => Promise<Command>, rest: strin
       return 2;
     }
     if (e instanceof ServiceError) {
-      // Messages quote names from the model (tensors, locations): escape what a terminal would act on.
-      process.stderr.write(`trt-build-studio ${cmd}: ${displayText(e.message)}\n`);
+      // Messages quote names from the model (tensors, locations): escape what a terminal would act
+      // on, line by line (several problems come one per line). `build` restates a shapes
+      // suggestion in its own flags (trtexec does so itself).
+      const shapes = cmd === 'build' && typeof (e as Partial<ShapesError>).restate === 'function' ? (e as ShapesError) : undefined;
+      const msg = shapes ? shapes.restate((require('./build-args.js') as typeof import('./build-args.js')).buildShapesSuggestion) : e.message;
+      process.stderr.write(`trt-build-studio ${cmd}: ${msg.split('\n').map(displayText).join('\n')}\n`);
       return e.code === 'internal' ? 1 : 2;
     }
     process.stderr.write(`trt-build-studio ${cmd}: internal error: ${(e as Error)?.stack ?? e}\n`);

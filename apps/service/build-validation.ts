@@ -14,7 +14,8 @@ import {
   type ShapeRange,
   type ShapeValueRange,
 } from '../shared/protocol.js';
-import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, fitStem, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, clipUtf8, utf8Length } from '../shared/file-names.js';
+import { engineFileName } from '../shared/engine-name.js';
+import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, utf8Length } from '../shared/file-names.js';
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
@@ -54,11 +55,50 @@ export function resolveBackend(choice: BuildOptions['backend'], backends: Backen
   return b;
 }
 
-/** A trtexec-style example for an input, e.g. `images:1x3x224x224/4x3x224x224/8x3x224x224`. */
-function exampleSpec(name: string, shape: Dim[]): string {
-  const pick = (k: 0 | 1 | 2) =>
-    shape.map((d, i) => (typeof d === 'number' ? d : i === 0 ? [1, 4, 8][k] : 224)).join('x');
-  return `${name}:${pick(0)}/${pick(1)}/${pick(2)}`;
+/** A dynamic input the build gave no shapes for, with example min/opt/max dims to suggest. */
+export interface ShapeExample {
+  name: string;
+  min: number[];
+  opt: number[];
+  max: number[];
+}
+
+/** Example dims for a dynamic input: its fixed dims, and batch 1/4/8 and 224 for the symbolic ones. */
+function shapeExample(name: string, shape: Dim[]): ShapeExample {
+  const pick = (k: 0 | 1 | 2) => shape.map((d, i) => (typeof d === 'number' ? d : i === 0 ? [1, 4, 8][k] : 224));
+  return { name, min: pick(0), opt: pick(1), max: pick(2) };
+}
+
+/**
+ * How the build options name shapes, for HTTP, MCP and the language server: the `shapes` field in
+ * its string form. Command-line surfaces restate the suggestion in their own flags (restate()).
+ */
+export function optionShapesSuggestion(examples: ShapeExample[]): string {
+  const spec = (e: ShapeExample) => JSON.stringify(`${e.name}:${[e.min, e.opt, e.max].map((d) => d.join('x')).join('/')}`);
+  return `give "shapes" for ${examples.length > 1 ? 'them' : 'it'} (min/opt/max), e.g. "shapes": [${examples.map(spec).join(', ')}]`;
+}
+
+/**
+ * Bad shapes, among them dynamic inputs given none. The message suggests the build options'
+ * syntax; a command line restates it with its own flags, e.g. trtexec's --minShapes/--optShapes/--maxShapes.
+ */
+export class ShapesError extends ServiceError {
+  constructor(
+    readonly problems: string[],
+    /** The part about the inputs without shapes (without its suggestion), when there are some. */
+    readonly missing?: { text: string; examples: ShapeExample[] },
+  ) {
+    super('bad_input', ShapesError.compose(problems, missing, optionShapesSuggestion));
+  }
+
+  /** The same message with the suggestion written by `suggest`. */
+  restate(suggest: (examples: ShapeExample[]) => string): string {
+    return ShapesError.compose(this.problems, this.missing, suggest);
+  }
+
+  private static compose(problems: string[], missing: ShapesError['missing'], suggest: (examples: ShapeExample[]) => string): string {
+    return [...problems, ...(missing ? [`${missing.text}: ${suggest(missing.examples)}`] : [])].join('\n');
+  }
 }
 
 /** `valued`: inputs given shape-tensor values, whose length those values already fix. */
@@ -89,15 +129,13 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
     });
   }
   const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name] && !valued.includes(d.name));
-  if (missing.length) {
-    const list = missing.map((m) => `"${m.name}" ${fmtShape(inputs.get(m.name)?.shape ?? [])} (symbolic: ${m.dims.join(', ')})`);
-    const examples = missing.map((m) => `--shapes ${exampleSpec(m.name, inputs.get(m.name)?.shape ?? [])}`);
-    problems.push(
-      `dynamic input${missing.length > 1 ? 's' : ''} without shapes: ${list.join('; ')}. ` +
-        `Give min/opt/max dimensions the way trtexec writes them, e.g. ${examples.join(' ')}`,
-    );
-  }
-  if (problems.length) throw bad(problems.join('\n'));
+  if (!missing.length && !problems.length) return;
+  if (!missing.length) throw new ShapesError(problems);
+  const list = missing.map((m) => `"${m.name}" ${fmtShape(inputs.get(m.name)?.shape ?? [])} (symbolic: ${m.dims.join(', ')})`);
+  throw new ShapesError(problems, {
+    text: `dynamic input${missing.length > 1 ? 's' : ''} without shapes: ${list.join('; ')}`,
+    examples: missing.map((m) => shapeExample(m.name, inputs.get(m.name)?.shape ?? [])),
+  });
 }
 
 /**
@@ -235,46 +273,16 @@ export function checkTimingCacheName(cachePath: string): void {
 }
 
 /**
- * A name part safe in any file system: no separators, controls or shell-hostile characters.
- * Letters with their combining marks and emoji (with their modifiers and joiners) stay.
- */
-function namePart(s: string): string {
-  return s.replace(/[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
-}
-
-/** Device (GPU name) and version come from the machine: bounded so that a model name always has room. */
-const DEVICE_MAX_BYTES = 64;
-const VERSION_MAX_BYTES = 32;
-
-function shortHash(s: string): string {
-  return crypto.createHash('sha256').update(s).digest('hex').slice(0, 8);
-}
-
-/**
- * `<stem><rest>` in at most NAME_MAX_BYTES minus the native temp suffix: a stem too long for that is
- * cut at a character boundary and marked with a hash of the whole stem (fitStem), so two long
- * names that differ only at the end still get two files. The device, version and extension stay.
- */
-function engineName(stem: string, rest: string): string {
-  const room = NAME_MAX_BYTES - ATOMIC_TEMP_SUFFIX_MAX_BYTES - utf8Length(rest);
-  return `${fitStem(stem, room, shortHash(stem))}${rest}`;
-}
-
-/**
  * Where an engine goes when the build names no path: `<model>.<gpu or "sim">.<TensorRT version>.engine`
- * in the output folder, named after the model as the user knows it (an upload's own name), so
- * engines of different models, GPUs and versions sit side by side. The simulator's output says
- * "sim" (it is not an engine to deploy). A name already on disk, or held by a build that has not
- * finished (`taken`), gets the build id as a suffix instead of overwriting it. A model name too
- * long for the file system is shortened (engineName), never the reason a build fails.
+ * in the output folder (see engineFileName), named after the model as the user knows it (an
+ * upload's own name), so engines of different models, GPUs and versions sit side by side. A name
+ * already on disk, or held by a build that has not finished (`taken`), gets the build id as a
+ * suffix instead of overwriting it.
  */
 export function defaultEnginePath(dir: string, modelName: string, backend: BackendInfo, id: string, taken: (p: string) => boolean = () => false): string {
-  const stem = namePart(path.basename(modelName).replace(/\.onnx$/i, ''));
-  const device = backend.name === 'simulated' ? 'sim' : namePart(clipUtf8((backend.gpu?.name ?? 'gpu').replace(/^NVIDIA\s+/i, ''), DEVICE_MAX_BYTES)).replace(/ /g, '-');
-  const version = namePart(clipUtf8(backend.name === 'simulated' ? (backend.emulates ?? backend.version ?? 'unknown') : (backend.library?.version ?? backend.version ?? 'unknown'), VERSION_MAX_BYTES));
-  const plain = path.join(dir, engineName(stem, `.${device}.${version}.engine`));
+  const plain = path.join(dir, engineFileName(path.basename(modelName), backend));
   if (!fs.existsSync(plain) && !taken(plain)) return plain;
-  return path.join(dir, engineName(stem, `.${device}.${version}-${namePart(id)}.engine`));
+  return path.join(dir, engineFileName(path.basename(modelName), backend, id));
 }
 
 export async function validateBuild(

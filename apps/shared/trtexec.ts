@@ -4,12 +4,17 @@
 //
 // Syntax follows trtexec's own help: `--flag=value` (a space instead of "=" is accepted too),
 // shape specs `name:1x3x224x224,name2:...` with names optionally in single quotes ('Input:0'),
-// `name:` or `name:scalar` for a 0-D shape, and only --optShapes given meaning min = opt = max.
-// The same three flags carry the values of shape-tensor inputs, as in trtexec.
-// --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G
-// (base 2), decimals allowed and rounded down to whole bytes.
+// `name:` or `name:scalar` for a 0-D shape. As in trtexec, a missing one of --minShapes/
+// --optShapes/--maxShapes is filled in from the others with a warning (only --optShapes: min = opt
+// = max), and each of the three may be given once (several profiles need --profile, which this
+// product does not take). The same three flags carry the values of shape-tensor inputs.
+// --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G (either
+// case, base 2), decimals allowed and rounded down to whole bytes.
+// Deprecated spellings trtexec still takes (--profilingVerbosity=default|verbose) and ones it took
+// before 10.0 (--buildOnly) are accepted with the warning trtexec prints for them.
+import { engineFileName } from './engine-name.js';
 import { OPTION_LIMITS } from './option-limits.js';
-import type { BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
+import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
@@ -22,10 +27,13 @@ export class TrtexecUsageError extends Error {
 
 export interface TrtexecBuild {
   modelPath: string;
-  enginePath: string;
+  /** --saveEngine; without it the service's default output location (as `build` without -o). */
+  enginePath?: string;
   options: BuildOptionsInput;
   /** This product's --json: NDJSON events instead of the live tree. */
   json: boolean;
+  /** What trtexec would warn about (deprecated spellings, shapes filled in), for stderr. */
+  warnings: string[];
 }
 
 // ───────────────────────────────── shape specs ─────────────────────────────
@@ -80,9 +88,20 @@ export function parseShapeList(flag: string, spec: string): Array<[string, numbe
   return out;
 }
 
-/** trtexec's own quoting for a name that contains ":" or ",". */
+/**
+ * trtexec's own quoting for a name that contains ":" (it also splits on the last colon, but the
+ * quotes say it plainly). A name with "," is quoted too, which this parser reads but trtexec does
+ * not (it splits the list on commas first): the formatter warns about such names.
+ */
 function specName(name: string): string {
   return /[:,]/.test(name) ? `'${name}'` : name;
+}
+
+/** Why trtexec cannot be given this input name in a shape flag, if it cannot. */
+export function unsayableInputName(name: string): string | undefined {
+  if (name.includes(',')) return `trtexec splits shape lists on "," before it reads quotes`;
+  if (name.includes("'")) return `trtexec reads "'" as the quote around a name`;
+  return undefined;
 }
 
 export function formatShapeList(entries: Array<[string, number[]]>): string {
@@ -90,13 +109,31 @@ export function formatShapeList(entries: Array<[string, number[]]>): string {
 }
 
 /**
+ * Where trtexec takes a missing bound from (its processShapes): min from opt, else max; opt from
+ * max, else min; max from opt, else min. Only the bounds not given appear.
+ */
+function broadcastSources(given: readonly Which[]): Partial<Record<Which, Which>> {
+  const has = (w: Which) => given.includes(w);
+  const src: Partial<Record<Which, Which>> = {};
+  if (!has('min')) src.min = has('opt') ? 'opt' : 'max';
+  if (!has('opt')) src.opt = has('max') ? 'max' : 'min';
+  if (!has('max')) src.max = has('opt') ? 'opt' : 'min';
+  return src;
+}
+
+/**
  * --minShapes/--optShapes/--maxShapes → per-input ranges. Entries naming a known shape-tensor
  * input, or holding a value below 1 (which no dimension can be), are shape values; the rest are
  * dimensions. Without the list the service sorts dimensions of shape-tensor inputs out later.
+ *
+ * With `warnings` (the trtexec command) a missing flag is filled in from the others as trtexec
+ * does, and trtexec's warning for each input goes there. Without it (`build`), only --optShapes
+ * alone may stand for all three.
  */
 export function shapesFromFlags(
   lists: Partial<Record<Which, Array<[string, number[]]>>>,
   shapeTensorInputs: readonly string[] = [],
+  warnings?: string[],
 ): { shapes?: Record<string, ShapeRange>; shapeValues?: Record<string, ShapeValueRange> } {
   const given = WHICH.filter((w) => lists[w]);
   if (given.length === 0) return {};
@@ -105,19 +142,24 @@ export function shapesFromFlags(
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
   }
-  if (given.length === 1 && given[0] === 'opt') lists = { min: lists.opt, opt: lists.opt, max: lists.opt };
-  else if (given.length !== 3) {
+  if (given.length !== 3 && !warnings && !(given.length === 1 && given[0] === 'opt')) {
     const missing = WHICH.filter((w) => !lists[w]).map((w) => SHAPE_FLAG[w]);
     throw new TrtexecUsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
   }
-  const maps = Object.fromEntries(WHICH.map((w) => [w, new Map(lists[w])])) as Record<Which, Map<string, number[]>>;
-  const names = [...new Set(WHICH.flatMap((w) => [...maps[w].keys()]))];
+  const sources = broadcastSources(given);
+  const maps = Object.fromEntries(given.map((w) => [w, new Map(lists[w])])) as Partial<Record<Which, Map<string, number[]>>>;
+  const names = [...new Set(given.flatMap((w) => [...maps[w]!.keys()]))];
   const shapes: Record<string, ShapeRange> = {};
   const shapeValues: Record<string, ShapeValueRange> = {};
   for (const name of names) {
-    const absent = WHICH.filter((w) => !maps[w].has(name));
-    if (absent.length) throw new TrtexecUsageError(`"${name}" is missing from ${absent.map((w) => SHAPE_FLAG[w]).join(' and ')}: every input needs min, opt and max`);
-    const r = { min: maps.min.get(name)!, opt: maps.opt.get(name)!, max: maps.max.get(name)! };
+    const absent = given.filter((w) => !maps[w]!.has(name));
+    if (absent.length) {
+      throw new TrtexecUsageError(`"${name}" is missing from ${absent.map((w) => SHAPE_FLAG[w]).join(' and ')}: every input needs min, opt and max`);
+    }
+    // A source is always a flag that was given (see broadcastSources).
+    const bound = (w: Which): number[] => (maps[w] ?? maps[sources[w]!]!).get(name)!;
+    for (const w of WHICH) if (sources[w]) warnings?.push(`${sources[w]}Shapes is being broadcasted to ${w}Shapes for tensor ${name}`);
+    const r = { min: bound('min'), opt: bound('opt'), max: bound('max') };
     const values = shapeTensorInputs.includes(name) || WHICH.some((w) => r[w].some((d) => d < 1));
     if (values) shapeValues[name] = r;
     else shapes[name] = r;
@@ -132,17 +174,21 @@ export function shapesFromFlags(
 
 const UNIT: Record<string, number> = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
 
-/** `4096`, `0.5G`, `64K` → bytes (rounded down), MiB when no suffix, as trtexec reads them. */
+/**
+ * `4096`, `0.5G`, `64K`, `512m` → bytes (rounded down), MiB when no suffix, as trtexec reads them
+ * (it upper-cases the suffix).
+ */
 export function parsePoolSize(flag: string, text: string): number {
-  const m = /^(\d+(?:\.\d*)?|\.\d+)([BKMG])?$/.exec(text);
+  const m = /^(\d+(?:\.\d*)?|\.\d+)([BKMG])?$/i.exec(text);
   if (!m) throw new TrtexecUsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (no suffix: MiB)`);
-  return Math.floor(Number(m[1]) * UNIT[m[2] ?? 'M']);
+  return Math.floor(Number(m[1]) * UNIT[(m[2] ?? 'M').toUpperCase()]);
 }
 
 type PoolField = 'workspaceMiB' | 'tacticSharedMemoryKiB' | 'tacticDramMiB';
 /**
- * trtexec's pools this product sets. tacticDram is not a trtexec pool; it is accepted here for
- * this product's tacticDramMiB, and never written into a copied command.
+ * trtexec's pools this product sets. tacticDram is not a trtexec pool (no trtexec 10.x or 11.x has
+ * one); it is accepted here for this product's tacticDramMiB, and a copied command leaves it out
+ * with a warning.
  */
 const POOLS: Record<string, { field: PoolField; unit: number; unitName: string; max: number }> = {
   workspace: { field: 'workspaceMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
@@ -191,7 +237,7 @@ const VALUE_FLAGS = new Set([
   '--setBuildRoute',
   '--backend',
 ]);
-const BOOLEAN_FLAGS = new Set(['--noTF32', '--stronglyTyped', '--skipInference', '--json', ...Object.keys(PRECISION_FLAGS)]);
+const BOOLEAN_FLAGS = new Set(['--noTF32', '--stronglyTyped', '--skipInference', '--buildOnly', '--verbose', '--json', ...Object.keys(PRECISION_FLAGS)]);
 
 /** For an unsupported flag's message: what is accepted. */
 export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json');
@@ -201,6 +247,29 @@ const HARDWARE: Record<string, NonNullable<BuildOptionsInput['hardwareCompatibil
   'ampere+': 'ampere_plus',
   sameComputeCapability: 'same_compute_capability',
 };
+
+/** trtexec's reading: "none" (or nothing) exactly, the other two in any case. */
+function hardwareLevel(text: string): NonNullable<BuildOptionsInput['hardwareCompatibility']> {
+  if (text === 'none' || text === '') return 'none';
+  const lower = text.toLowerCase();
+  if (lower === 'ampere+') return 'ampere_plus';
+  if (lower === 'samecomputecapability') return 'same_compute_capability';
+  throw new TrtexecUsageError(`--hardwareCompatibilityLevel expects none, ampere+ or sameComputeCapability, got "${text}"`);
+}
+
+/** trtexec's values, and the deprecated ones it still takes (with its warning). */
+const PROFILING: Record<string, { value: NonNullable<BuildOptionsInput['profilingVerbosity']>; deprecatedBy?: string }> = {
+  layer_names_only: { value: 'layer_names_only' },
+  detailed: { value: 'detailed' },
+  none: { value: 'none' },
+  default: { value: 'layer_names_only', deprecatedBy: 'layer_names_only' },
+  verbose: { value: 'detailed', deprecatedBy: 'detailed' },
+};
+
+/** The note for --verbose: the product has no verbose log level a flag could turn on. */
+export const VERBOSE_NOTE =
+  '--verbose is accepted but changes nothing here: this tool has no verbose log level to turn on ' +
+  "(TensorRT's VERBOSE messages are not passed on)";
 
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -216,6 +285,7 @@ function wholeNumber(flag: string, text: string, min: number, max: number): numb
 export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly string[] = []): TrtexecBuild {
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
+  const warnings: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const eq = arg.indexOf('=');
@@ -242,7 +312,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   const modelPath = one('--onnx');
   if (!modelPath) throw new TrtexecUsageError('--onnx=<model.onnx> is required: this command builds an engine from an ONNX model');
   const enginePath = one('--saveEngine');
-  if (!enginePath) throw new TrtexecUsageError('--saveEngine=<file> is required: the built engine is written there');
+  if (enginePath === '') throw new TrtexecUsageError('--saveEngine needs a file name (leave the flag out for the default output location)');
 
   const options: BuildOptionsInput = {};
   const backend = one('--backend');
@@ -253,18 +323,29 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   if (level !== undefined) options.optLevel = wholeNumber('--builderOptimizationLevel', level, 0, 5);
   for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options);
 
+  // trtexec takes each shape flag once: a second one is left over and refused (several profiles
+  // need --profile). Each flag lists every input, separated by commas.
+  for (const flag of [...WHICH.map((w) => SHAPE_FLAG[w]), '--shapes']) {
+    const n = values.get(flag)?.length ?? 0;
+    if (n > 1) {
+      throw new TrtexecUsageError(
+        `${flag} is given ${n} times: trtexec takes each of --minShapes/--optShapes/--maxShapes/--shapes once ` +
+          `(more than one profile needs --profile, which this command does not take); list every input in one flag, e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128`,
+      );
+    }
+  }
   const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
   for (const w of WHICH) {
-    const specs = values.get(SHAPE_FLAG[w]);
-    if (specs) lists[w] = specs.flatMap((s) => parseShapeList(SHAPE_FLAG[w], s));
+    const spec = one(SHAPE_FLAG[w]);
+    if (spec !== undefined) lists[w] = parseShapeList(SHAPE_FLAG[w], spec);
   }
-  const inference = values.get('--shapes');
-  if (inference) {
-    // trtexec builds a static profile from --shapes when no --min/opt/maxShapes are given.
+  const inference = one('--shapes');
+  if (inference !== undefined) {
+    // trtexec builds a static profile from --shapes (silently) when no --min/opt/maxShapes are given.
     if (WHICH.some((w) => lists[w])) throw new TrtexecUsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
-    lists.opt = inference.flatMap((s) => parseShapeList('--shapes', s));
+    lists.min = lists.opt = lists.max = parseShapeList('--shapes', inference);
   }
-  Object.assign(options, shapesFromFlags(lists, shapeTensorInputs));
+  Object.assign(options, shapesFromFlags(lists, shapeTensorInputs, warnings));
 
   const precision = Object.entries(PRECISION_FLAGS)
     .filter(([f]) => flags.has(f))
@@ -274,16 +355,13 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   if (flags.has('--noTF32')) options.tf32 = false;
   const pv = one('--profilingVerbosity');
   if (pv !== undefined) {
-    if (!['layer_names_only', 'detailed', 'none'].includes(pv)) {
-      throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
-    }
-    options.profilingVerbosity = pv as BuildOptionsInput['profilingVerbosity'];
+    const p = Object.hasOwn(PROFILING, pv) ? PROFILING[pv] : undefined;
+    if (!p) throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
+    if (p.deprecatedBy) warnings.push(`--profilingVerbosity=${pv} has been deprecated by --profilingVerbosity=${p.deprecatedBy}.`);
+    options.profilingVerbosity = p.value;
   }
   const hc = one('--hardwareCompatibilityLevel');
-  if (hc !== undefined) {
-    if (!HARDWARE[hc]) throw new TrtexecUsageError(`--hardwareCompatibilityLevel expects none, ampere+ or sameComputeCapability, got "${hc}"`);
-    options.hardwareCompatibility = HARDWARE[hc];
-  }
+  if (hc !== undefined) options.hardwareCompatibility = hardwareLevel(hc);
   const aux = one('--maxAuxStreams');
   if (aux !== undefined) options.maxAuxStreams = wholeNumber('--maxAuxStreams', aux, 0, 2 ** 31 - 1);
   const device = one('--device');
@@ -293,21 +371,36 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
     if (route === '') throw new TrtexecUsageError('--setBuildRoute needs a route name');
     options.buildRoute = route;
   }
-  return { modelPath, enginePath, options, json: flags.has('--json') };
+  if (flags.has('--buildOnly')) {
+    warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
+  }
+  if (flags.has('--verbose')) warnings.push(VERBOSE_NOTE);
+  return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings };
 }
 
 // ─────────────────────────────────── format ────────────────────────────────
 
 export interface TrtexecFormatInput {
   modelPath: string;
-  /** Where trtexec should write the engine; defaults to the model path with ".engine". */
+  /** Where trtexec should write the engine; defaults to defaultEnginePath(modelPath, backend). */
   enginePath?: string;
   options: BuildOptionsInput;
   /** The TensorRT version the command is for; flags it lacks or implies are left out. */
   trtVersion?: string;
+  /** The backend the build would run on: the engine then gets the name the service would give it. */
+  backend?: BackendInfo;
 }
 
-export function defaultEnginePath(modelPath: string): string {
+/**
+ * Beside the model: with the backend known, under the name the service gives an engine it writes
+ * without a path (`<model>.<gpu or "sim">.<TensorRT version>.engine`, engineFileName); without
+ * it, the model's name with ".engine".
+ */
+export function defaultEnginePath(modelPath: string, backend?: BackendInfo): string {
+  const slash = Math.max(modelPath.lastIndexOf('/'), modelPath.lastIndexOf('\\'));
+  const dir = modelPath.slice(0, slash + 1);
+  const base = modelPath.slice(slash + 1);
+  if (backend) return dir + engineFileName(base, backend);
   return /\.onnx$/i.test(modelPath) ? modelPath.replace(/\.onnx$/i, '.engine') : `${modelPath}.engine`;
 }
 
@@ -328,12 +421,12 @@ function rangeEntries(r: unknown): Array<[string, Range]> {
 
 /**
  * The argument vector of the trtexec command for a build (without "trtexec"). Simulator-only
- * options, tacticDramMiB and fp4 have no trtexec flag and are left out; on TensorRT 11 the
- * precision flags (removed) and --stronglyTyped (implied) are too.
+ * options, tacticDramMiB, fp4 and inferCacheMisses have no trtexec flag and are left out
+ * (trtexecWarnings says so for the last three); on TensorRT 11 the precision flags (removed) and --stronglyTyped (implied) are too.
  */
-export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion }: TrtexecFormatInput): string[] {
+export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, backend }: TrtexecFormatInput): string[] {
   const caps = trtVersion ? trtCapabilities(trtVersion) : undefined;
-  const args = [`--onnx=${modelPath}`, `--saveEngine=${enginePath ?? defaultEnginePath(modelPath)}`];
+  const args = [`--onnx=${modelPath}`, `--saveEngine=${enginePath ?? defaultEnginePath(modelPath, backend)}`];
   if (o.optLevel !== undefined) args.push(`--builderOptimizationLevel=${o.optLevel}`);
   const pools: string[] = [];
   if (o.workspaceMiB !== undefined) pools.push(`workspace:${o.workspaceMiB}M`);
@@ -361,4 +454,40 @@ export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion }: T
 /** The whole command, quoted for a POSIX shell. */
 export function formatTrtexecCommand(input: TrtexecFormatInput): string {
   return ['trtexec', ...trtexecArgs(input)].map(shellQuote).join(' ');
+}
+
+/**
+ * What the command cannot say in trtexec's terms: options it leaves out for want of a trtexec
+ * equivalent, and input names trtexec cannot read in a shape flag. Shown next to the copy, so
+ * nothing is dropped silently. (Simulator-only options need no word: trtexec builds for real.)
+ */
+export function trtexecWarnings({ options: o }: TrtexecFormatInput): string[] {
+  const warnings: string[] = [];
+  for (const [name] of [...rangeEntries(o.shapes), ...rangeEntries(o.shapeValues)]) {
+    const why = unsayableInputName(name);
+    if (why) warnings.push(`Input "${name}": ${why}, so trtexec would reject this command (trt-build-studio trtexec reads it).`);
+  }
+  if (o.tacticDramMiB !== undefined) {
+    warnings.push(
+      `Tactic DRAM (${o.tacticDramMiB} MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.`,
+    );
+  }
+  if (o.precision?.includes('fp4') && !o.stronglyTyped) warnings.push('FP4 has no trtexec flag, so the command leaves it out.');
+  if (o.inferCacheMisses) {
+    warnings.push('Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.');
+  }
+  return warnings;
+}
+
+/** The command and what it could not say (for the UI's "Copy as trtexec command"). */
+export function trtexecCopy(input: TrtexecFormatInput): { text: string; warnings: string[] } {
+  return { text: formatTrtexecCommand(input), warnings: trtexecWarnings(input) };
+}
+
+/**
+ * The --minShapes/--optShapes/--maxShapes arguments for these ranges, quoted for a POSIX shell:
+ * for a message that tells a trtexec user what to add.
+ */
+export function trtexecShapeArgs(ranges: Array<{ name: string; min: number[]; opt: number[]; max: number[] }>): string {
+  return WHICH.map((w) => shellQuote(`${SHAPE_FLAG[w]}=${formatShapeList(ranges.map((r) => [r.name, r[w]]))}`)).join(' ');
 }

@@ -3,7 +3,9 @@
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
-import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TrtexecUsageError } from '../../shared/trtexec.js';
+import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, trtexecShapeArgs, TrtexecUsageError } from '../../shared/trtexec.js';
+import { ServiceError } from '../../service/api.js';
+import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
 import { UsageError } from '../usage-error.js';
 import { runBuildInput } from './build.js';
@@ -15,21 +17,25 @@ export function trtexecHelp(backends?: BackendInfo[]): string {
     : caps.precisions.length
       ? `  ${caps.precisions.filter((p) => p !== 'fp4').map((p) => `--${p}`).join(' ')}   precision flags${caps.deprecatedPrecisions.includes('int4') ? ' (--int4 deprecated)' : ''}\n`
       : '  (no precision flags on TensorRT 11: networks are strongly typed)\n';
-  return `Usage: trt-build-studio trtexec --onnx=<model.onnx> --saveEngine=<engine> [trtexec flags]
+  return `Usage: trt-build-studio trtexec --onnx=<model.onnx> [--saveEngine=<engine>] [trtexec flags]
 
 Runs the engine build a trtexec command line describes, with this tool's live view of the build.
-Flags use trtexec's spelling (--flag=value); no inference is run (--skipInference is implied).
+Flags use trtexec's spelling (--flag=value); no inference is run (--skipInference and its old
+name --buildOnly are implied). Without --saveEngine the engine goes where \`build\` puts engines
+it is not told where to write: <model>.<gpu or sim>.<TensorRT version>.engine in the
+trt-build-studio/engines folder of the system's temporary folder; the output names the file.
 ${caps ? `Flags for TensorRT ${caps.version}, the version builds use here.\n` : ''}
 Supported trtexec flags:
   --onnx=<file> --saveEngine=<file>
   --minShapes=spec --optShapes=spec --maxShapes=spec   e.g. input:1x3x224x224,mask:1x16 (also
-                        shape-tensor values); only --optShapes means min = opt = max; --shapes=spec
-                        is a fixed profile
+                        shape-tensor values), each once; a missing one is filled in from the
+                        others as trtexec does (with its warning); --shapes=spec is a fixed profile
   --timingCacheFile=<file> --builderOptimizationLevel=N (0-5)
-  --memPoolSize=workspace:<size>[,tacticSharedMem:<size>]   size in MiB, or suffixed B, K, M, G
-  --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none
+  --memPoolSize=workspace:<size>[,tacticSharedMem:<size>]   size in MiB, or suffixed B, K, M, G (any case)
+  --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none (default, verbose: deprecated)
   --hardwareCompatibilityLevel=${caps ? caps.hardwareCompatibility.map((h) => ({ none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' })[h]).join('|') : 'none|ampere+|sameComputeCapability'}
-  --maxAuxStreams=N --device=N${!caps || caps.buildRoutes ? ' --setBuildRoute=<route> (11.1+)' : ''} --skipInference
+  --maxAuxStreams=N --device=N${!caps || caps.buildRoutes ? ' --setBuildRoute=<route> (11.1+)' : ''} --skipInference --buildOnly
+  --verbose             accepted; this tool has no verbose log level, so it changes nothing
 ${precision}This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 
@@ -56,7 +62,7 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     process.stdout.write(trtexecHelp(backends));
     return 0;
   }
-  if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> and --saveEngine=<engine> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
+  if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
   let parsed;
   try {
     parsed = parseTrtexecArgs(argv);
@@ -64,9 +70,21 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
     throw e;
   }
-  return runBuildInput(
-    { modelPath: parsed.modelPath, outputPath: parsed.enginePath, options: parsed.options },
-    parsed.json,
-    (options: BuildOptionsInput, backends: BackendInfo[]) => checkCliOptions(options, backends, trtexecNamer),
-  );
+  // On stderr, so --json output stays pure NDJSON; worded as trtexec words them.
+  for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
+  try {
+    return await runBuildInput(
+      { modelPath: parsed.modelPath, ...(parsed.enginePath !== undefined ? { outputPath: parsed.enginePath } : {}), options: parsed.options },
+      parsed.json,
+      (options: BuildOptionsInput, backends: BackendInfo[]) => checkCliOptions(options, backends, trtexecNamer),
+    );
+  } catch (e) {
+    // Inputs without shapes: say how to give them in trtexec's flags, not in another surface's.
+    // (Recognised by its restate(): importing the class would load the model reader before the
+    // build's signal handlers are in place.)
+    if (e instanceof ServiceError && typeof (e as Partial<ShapesError>).restate === 'function') {
+      throw new ServiceError(e.code, (e as ShapesError).restate((examples) => `give min/opt/max shapes in trtexec's flags, e.g. ${trtexecShapeArgs(examples)}`));
+    }
+    throw e;
+  }
 }

@@ -64,13 +64,95 @@ describe('trtexec', () => {
     [['--onnx=m.onnx', '--saveEngine=e.engine', '--useDLACore=0'], /unsupported trtexec flag --useDLACore/],
     [['--onnx=m.onnx', '--saveEngine=e.engine', '--memPoolSize=dlaSRAM:1M'], /pool "dlaSRAM" is not supported/],
     [['--saveEngine=e.engine'], /--onnx=<model.onnx> is required/],
-    [['--onnx=m.onnx', '--saveEngine=e.engine', '--minShapes=x:1x3'], /--optShapes and --maxShapes missing/],
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--optShapes=x:1x3', '--optShapes=y:1x3'], /--optShapes is given 2 times: trtexec takes each of/],
+    [['--onnx=m.onnx', '--hardwareCompatibilityLevel=ampere'], /--hardwareCompatibilityLevel expects none, ampere\+ or sameComputeCapability, got "ampere"/],
     [[], /needs at least --onnx/],
   ])('%j exits 2 naming the problem', async (args, msg) => {
     const r = await runCli(['trtexec', ...args]);
     expect(r.stderr).toMatch(msg);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
+  });
+
+  it("takes trtexec's other spellings (with its warnings on stderr) and, without --saveEngine, builds to the default place", async () => {
+    const tmp = path.join(dir, 'tmp-default');
+    fs.mkdirSync(tmp);
+    const r = await runCli(
+      [
+        'trtexec',
+        `--onnx=${dyn}`,
+        '--minShapes=input:1x3x32x32',
+        '--maxShapes=input:4x3x64x64',
+        '--memPoolSize=workspace:512m,tacticSharedMem:48k',
+        '--hardwareCompatibilityLevel=Ampere+',
+        '--profilingVerbosity=verbose',
+        '--buildOnly',
+        '--verbose',
+        '--backend=simulated',
+        '--json',
+      ],
+      { env: { ...process.env, TMPDIR: tmp } },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr.split('\n').filter(Boolean)).toEqual([
+      'trt-build-studio trtexec: warning: maxShapes is being broadcasted to optShapes for tensor input',
+      'trt-build-studio trtexec: warning: --profilingVerbosity=verbose has been deprecated by --profilingVerbosity=detailed.',
+      expect.stringMatching(/^trt-build-studio trtexec: warning: --buildOnly flag has been deprecated by --skipInference flag\./),
+      expect.stringMatching(/^trt-build-studio trtexec: warning: --verbose is accepted but changes nothing here/),
+    ]);
+    const events = parseNdjson(r.stdout) as Ev[];
+    const started = events.find((e) => e.type === 'build.started')!;
+    expect(started.options).toMatchObject({
+      workspaceMiB: 512,
+      tacticSharedMemoryKiB: 48,
+      hardwareCompatibility: 'ampere_plus',
+      profilingVerbosity: 'detailed',
+      shapes: { input: { min: [1, 3, 32, 32], opt: [4, 3, 64, 64], max: [4, 3, 64, 64] } },
+    });
+    // Where `build` puts an engine it is not told where to write: <model>.sim.<version>.engine.
+    const expected = path.join(tmp, 'trt-build-studio', 'engines', 'dyn.sim.10.16.0.engine');
+    expect(started.outputPath).toBe(expected);
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded', outputPath: expected });
+    expect(fs.statSync(expected).size).toBeGreaterThan(0);
+  });
+
+  it('without --saveEngine and --json, the output names the file the engine went to', async () => {
+    const tmp = path.join(dir, 'tmp-plain');
+    fs.mkdirSync(tmp);
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, '--backend=simulated'], { env: { ...process.env, TMPDIR: tmp } });
+    expect(r.code).toBe(0);
+    const expected = path.join(tmp, 'trt-build-studio', 'engines', 'fixed.sim.10.16.0.engine');
+    expect(r.stdout).toContain(`→ ${expected}`);
+    expect(fs.existsSync(expected)).toBe(true);
+  });
+
+  it('shape errors: one problem per line, and the suggestion in trtexec flags', async () => {
+    const engine = path.join(dir, 'noshape.engine');
+    const r = await runCli(['trtexec', `--onnx=${dyn}`, `--saveEngine=${engine}`, '--shapes=nosuch:2x3x64x64', '--backend=simulated']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('\\n');
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe(`trt-build-studio trtexec: shapes given for unknown input "nosuch"; the model's inputs are: "input"`);
+    expect(lines[1]).toBe(
+      `dynamic input without shapes: "input" [batch, 3, height, width] (symbolic: batch, height, width): give min/opt/max shapes in trtexec's flags, ` +
+        `e.g. --minShapes=input:1x3x224x224 --optShapes=input:4x3x224x224 --maxShapes=input:8x3x224x224`,
+    );
+    expect(lines).toHaveLength(2);
+    expect(fs.existsSync(engine)).toBe(false);
+  });
+
+  it("quotes a name with a colon in the suggestion as trtexec and the shell need, and the suggestion runs", async () => {
+    const colon = writeModel(path.join(dir, 'colon.onnx'), { inputs: [{ name: 'Input:0', shape: ['batch', 3] }] });
+    const r = await runCli(['trtexec', `--onnx=${colon}`, `--saveEngine=${path.join(dir, 'colon.engine')}`, '--backend=simulated']);
+    expect(r.code).toBe(2);
+    const suggestion = /e\.g\. (.*)$/m.exec(r.stderr)![1];
+    expect(suggestion).toBe(`'--minShapes='\\''Input:0'\\'':1x3' '--optShapes='\\''Input:0'\\'':4x3' '--maxShapes='\\''Input:0'\\'':8x3'`);
+    // Through a real shell, the suggested flags build.
+    const { execFileSync } = await import('node:child_process');
+    const argv = JSON.parse(execFileSync('sh', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${suggestion}`], { encoding: 'utf8' })) as string[];
+    const ok = await runCli(['trtexec', `--onnx=${colon}`, `--saveEngine=${path.join(dir, 'colon.engine')}`, ...argv, '--backend=simulated', '--json']);
+    expect(ok.code).toBe(0);
+    expect((parseNdjson(ok.stdout) as Ev[]).find((e) => e.type === 'build.started')!.options).toMatchObject({ shapes: { 'Input:0': { min: [1, 3], opt: [4, 3], max: [8, 3] } } });
   });
 
   it('on TensorRT 11, --fp16 exits 2 with the explanation, before any build', async () => {
@@ -90,6 +172,19 @@ describe('trtexec', () => {
     const h10 = await runCli(['trtexec', '--help'], v103);
     expect(h10.stdout).toMatch(/--fp16 --bf16 --int8 --fp8 --int4/);
     expect(h10.stdout).not.toContain('--setBuildRoute');
+  });
+});
+
+describe('build: shape errors in its own flags', () => {
+  it('suggests --shapes min/opt/max, one problem per line, no literal \\n', async () => {
+    const r = await runCli(['build', dyn, '-o', path.join(dir, 'b-noshape.engine'), '--optShapes', 'nosuch:1', '--backend', 'simulated']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('\\n');
+    expect(r.stderr).not.toContain('trtexec');
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `trt-build-studio build: shapes given for unknown input "nosuch"; the model's inputs are: "input"`,
+      'dynamic input without shapes: "input" [batch, 3, height, width] (symbolic: batch, height, width): give min/opt/max shapes, e.g. --shapes input:1x3x224x224/4x3x224x224/8x3x224x224',
+    ]);
   });
 });
 

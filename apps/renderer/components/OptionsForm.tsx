@@ -1,9 +1,10 @@
 import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
 import type { ModelRef } from '../../shared/build-client.js';
-import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { chosenBackend, type TrtCapabilities } from '../../shared/trt-capabilities.js';
+import type { BackendInfo } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
-import { trtexecCommand } from '../lib/trtexec.js';
+import { trtexecCommandWithWarnings } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
 import { ShapeInputs } from './ShapeInputs.js';
 
@@ -51,7 +52,7 @@ export function OptionsForm() {
 
   // The command is recomputed from the form on every render: it can never describe another model
   // or an option since changed.
-  const command = model ? commandFor(model, form, caps, c.client.capabilities.host) : null;
+  const command = model ? commandFor(model, form, caps, chosenBackend(form.backend, backends), c.client.capabilities.host) : null;
   useEffect(() => setCopied(null), [command?.text]);
 
   const copy = async () => {
@@ -294,6 +295,11 @@ export function OptionsForm() {
             ) : (
               <p className="hint">The trtexec command appears once the options are complete. {command.text}</p>
             )}
+            {command.warnings.map((w) => (
+              <p key={w} className="warning" role="note">
+                ⚠ {w}
+              </p>
+            ))}
           </div>
         )}
       </form>
@@ -305,11 +311,18 @@ export function OptionsForm() {
  * The trtexec command for the open model and the form as it stands. In the browser the model is
  * an uploaded copy: the command names the user's file instead of the service's upload path.
  */
-function commandFor(model: ModelRef, form: FormState, caps: TrtCapabilities | undefined, host: 'web' | 'electron'): { ok: boolean; text: string } {
+function commandFor(
+  model: ModelRef,
+  form: FormState,
+  caps: TrtCapabilities | undefined,
+  backend: BackendInfo | undefined,
+  host: 'web' | 'electron',
+): { ok: boolean; text: string; warnings: string[] } {
   const o = formToOptions(form, model.summary, false, caps);
-  if (!o.ok) return { ok: false, text: o.error };
+  if (!o.ok) return { ok: false, text: o.error, warnings: [] };
   const modelPath = host === 'web' ? model.displayName : model.path;
-  return { ok: true, text: trtexecCommand({ modelPath, options: o.options, trtVersion: caps?.version }) };
+  // The engine gets the name the service would give it on the backend in use.
+  return { ok: true, ...trtexecCommandWithWarnings({ modelPath, options: o.options, trtVersion: caps?.version, backend }) };
 }
 
 /**

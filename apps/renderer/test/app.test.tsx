@@ -250,7 +250,7 @@ describe('App', () => {
     await act(async () => byText('Open model…').click());
     await act(async () => byText('Copy as trtexec command').click());
     expect(host.querySelector('pre[aria-label="trtexec command"]')!.textContent).toBe(
-      'trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3 --skipInference',
+      'trtexec --onnx=tiny.onnx --saveEngine=tiny.sim.sim-1.engine --builderOptimizationLevel=3 --skipInference',
     );
   });
 

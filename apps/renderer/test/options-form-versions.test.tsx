@@ -70,7 +70,7 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.labels()).toEqual(expect.arrayContaining(['Strongly typed', 'fp16', 'bf16', 'int8', 'fp8', 'Device']));
     expect(f.labels()).not.toContain('Build route');
     act(() => f.store.setState((s) => ({ form: { ...s.form, precision: ['fp16'], device: '2' } })));
-    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
+    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.10.3.0.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
   });
 
   it('int4 from 10.1 and fp4 from 10.8, marked deprecated from 10.12', async () => {
@@ -102,7 +102,25 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.host.textContent).toContain('TensorRT 11.1.0 has no precision flags');
     expect(f.labels()).toContain('Build route');
     act(() => f.store.setState((s) => ({ form: { ...s.form, buildRoute: 'fast' } })));
-    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --builderOptimizationLevel=3 --setBuildRoute=fast --skipInference');
+    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.11.1.0.engine --builderOptimizationLevel=3 --setBuildRoute=fast --skipInference');
+  });
+
+  it('the copy says what trtexec cannot take, next to the command: tactic DRAM, a comma in an input name', async () => {
+    const commaModel: ModelSummary = {
+      ...summary,
+      inputs: [{ name: 'a,b', elemType: 'float32', shape: ['batch', 3] }],
+      dynamicInputs: [{ name: 'a,b', dims: ['batch'] }],
+    };
+    const f = await mount(sim('10.16.0'), commaModel);
+    const warnings = () => [...f.host.querySelectorAll('.cmd-box [role="note"]')].map((p) => p.textContent);
+    act(() => f.store.setState((s) => ({ form: { ...s.form, shapes: { 'a,b': { min: '1x3', opt: '2x3', max: '4x3' } } } })));
+    expect(await f.copy()).toContain(`--saveEngine=m.sim.10.16.0.engine`);
+    expect(warnings()).toEqual(['⚠ Input "a,b": trtexec splits shape lists on "," before it reads quotes, so trtexec would reject this command (trt-build-studio trtexec reads it).']);
+    act(() => f.store.setState((s) => ({ form: { ...s.form, tacticDramMiB: '256' } })));
+    expect(await f.copy()).not.toContain('256');
+    expect(warnings()).toContainEqual(expect.stringContaining('Tactic DRAM (256 MiB) has no trtexec equivalent'));
+    act(() => f.store.setState((s) => ({ form: { ...s.form, tacticDramMiB: '' } })));
+    expect(warnings()).toHaveLength(1);
   });
 
   it('a choice the version lacks is dropped, so Build cannot send it', async () => {

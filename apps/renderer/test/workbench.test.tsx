@@ -205,17 +205,17 @@ describe('the options form', () => {
 
   it('keeps the trtexec command current: every option change and every model, with the upload’s own file name', async () => {
     await open(summary, '/srv/upload-1f2e.onnx', 'tiny.onnx');
-    expect(command()).toBe('trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3 --skipInference');
+    expect(command()).toBe('trtexec --onnx=tiny.onnx --saveEngine=tiny.sim.sim-1.engine --builderOptimizationLevel=3 --skipInference');
     tick('TF32');
     type('Max auxiliary streams', '0');
-    expect(command()).toBe('trtexec --onnx=tiny.onnx --saveEngine=tiny.engine --builderOptimizationLevel=3 --noTF32 --maxAuxStreams=0 --skipInference');
+    expect(command()).toBe('trtexec --onnx=tiny.onnx --saveEngine=tiny.sim.sim-1.engine --builderOptimizationLevel=3 --noTF32 --maxAuxStreams=0 --skipInference');
     await open(dynamicModel, '/srv/upload-9a8b.onnx', 'resnet-dyn.onnx');
     // Shapes still missing: no command, the reason instead; never the previous model's command.
     expect(command()).toBeNull();
     expect(host.textContent).toContain('The trtexec command appears once the options are complete. Input "images": min of dimension 0 (batch) is empty.');
     for (const d of ['batch', 'height', 'width']) for (const w of ['min', 'opt', 'max']) type(`images ${d} ${w}`, d === 'batch' ? { min: '1', opt: '2', max: '4' }[w]! : '64');
     expect(command()).toBe(
-      'trtexec --onnx=resnet-dyn.onnx --saveEngine=resnet-dyn.engine --builderOptimizationLevel=3 --minShapes=images:1x3x64x64 --optShapes=images:2x3x64x64 --maxShapes=images:4x3x64x64 --skipInference',
+      'trtexec --onnx=resnet-dyn.onnx --saveEngine=resnet-dyn.sim.sim-1.engine --builderOptimizationLevel=3 --minShapes=images:1x3x64x64 --optShapes=images:2x3x64x64 --maxShapes=images:4x3x64x64 --skipInference',
     );
   });
 

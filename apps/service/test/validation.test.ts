@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BackendInfo, BuildEvent } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
-import { checkShapes, defaultEnginePath, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
+import { checkShapes, defaultEnginePath, ShapesError, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
 import { BuildOptions } from '../../shared/protocol.js';
 import { EventLog } from '../event-log.js';
 import { inspectModel } from '../model-reader.js';
@@ -41,9 +41,23 @@ describe('shapes validation', async () => {
     expect(e.code).toBe('bad_input');
     expect(e.message).toContain('"tokens" [batch, seq] (symbolic: batch, seq)');
     expect(e.message).not.toContain('"images" [');
-    expect(e.message).toContain('--shapes tokens:1x224/4x224/8x224');
+    // The service speaks the build options' language (HTTP, MCP); command lines restate it.
+    expect(e.message).toContain('give "shapes" for it (min/opt/max), e.g. "shapes": ["tokens:1x224/4x224/8x224"]');
+    expect(e.message).not.toContain('--');
     const both = thrown(() => checkShapes(summary, undefined));
     expect(both.message).toMatch(/dynamic inputs without shapes: "images" .*; "tokens"/);
+    expect(both.message).toContain('"shapes": ["images:1x3x224x224/4x3x224x224/8x3x224x224", "tokens:1x224/4x224/8x224"]');
+  });
+
+  it('lets a command line restate the suggestion in its own flags, keeping the other problems', () => {
+    const e = thrown(() => checkShapes(summary, { nosuch: { min: [1], opt: [1], max: [1] } })) as ShapesError;
+    expect(e).toBeInstanceOf(ShapesError);
+    expect(e.problems).toEqual([expect.stringMatching(/unknown input "nosuch"/)]);
+    const restated = e.restate((examples) => `use ${examples.map((x) => `${x.name}=${x.min.join('x')}..${x.max.join('x')}`).join(' ')}`);
+    expect(restated.split('\n')).toEqual([
+      e.problems[0],
+      'dynamic inputs without shapes: "images" [batch, 3, height, width] (symbolic: batch, height, width); "tokens" [batch, seq] (symbolic: batch, seq): use images=1x3x224x224..8x3x224x224 tokens=1x224..8x224',
+    ]);
   });
 
   it('rejects unknown inputs, wrong rank, changed fixed dims and min>opt', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clipUtf8, fitStem, isUserPath, modelTooltip, splitForMiddleEllipsis, utf8Length } from '../file-names.js';
+import { shortHash } from '../engine-name.js';
 
 /** Round-trips through UTF-8: half a surrogate pair would come back as U+FFFD. */
 const wellFormed = (s: string) => new TextDecoder().decode(new TextEncoder().encode(s)) === s && !s.includes('\uFFFD');
@@ -81,5 +82,15 @@ describe('model tooltips', () => {
   it('a real path (the desktop app, or a model named by its server path) stays in the tooltip', () => {
     expect(modelTooltip('/home/me/models/resnet.onnx', 'resnet.onnx', 'electron')).toBe('resnet.onnx\n/home/me/models/resnet.onnx');
     expect(modelTooltip('/srv/models/resnet.onnx', 'resnet.onnx', 'web')).toBe('resnet.onnx\n/srv/models/resnet.onnx');
+  });
+});
+
+describe('shortHash', () => {
+  it('is 32-bit FNV-1a of the UTF-8 bytes (published test vectors), as 8 hex digits', () => {
+    expect(shortHash('')).toBe('811c9dc5');
+    expect(shortHash('a')).toBe('e40c292c');
+    expect(shortHash('foobar')).toBe('bf9cf968');
+    expect(shortHash('模型')).toMatch(/^[0-9a-f]{8}$/);
+    expect(shortHash('模型')).not.toBe(shortHash('模形'));
   });
 });

@@ -7,8 +7,11 @@ import {
   parseShapeList,
   parseTrtexecArgs,
   trtexecArgs,
+  trtexecCopy,
+  trtexecShapeArgs,
   TrtexecUsageError,
 } from '../trtexec.js';
+import type { BackendInfo } from '../protocol.js';
 
 const base = ['--onnx=m.onnx', '--saveEngine=m.engine'];
 const parse = (...a: string[]) => parseTrtexecArgs([...base, ...a]);
@@ -43,6 +46,7 @@ describe('parseTrtexecArgs', () => {
       modelPath: 'models/yolo.onnx',
       enginePath: 'out/yolo.engine',
       json: true,
+      warnings: [],
       options: {
         backend: 'simulated',
         timingCache: 'yolo.cache',
@@ -98,11 +102,16 @@ describe('parseTrtexecArgs', () => {
     [['--best'], /unsupported trtexec flag --best/],
     [['--workspace=1024'], /unsupported trtexec flag --workspace/],
     [['m.onnx'], /unexpected argument "m.onnx"/],
-    [['--minShapes=x:1x3', '--maxShapes=x:4x3'], /--optShapes missing/],
     [["--minShapes=x:1x3", "--optShapes=y:1x3", "--maxShapes=x:4x3"], /"x" is missing from --optShapes: every input needs min, opt and max/],
     [["--minShapes=x:1x3", "--optShapes=x:1x3,y:1x3", "--maxShapes=x:4x3"], /"y" is missing from --minShapes and --maxShapes/],
     [['--optShapes=x:1x3,x:2x3'], /"x" is given twice/],
-    [['--optShapes=x:1x3', '--optShapes=x:2x3'], /--optShapes: "x" is given twice/],
+    [['--optShapes=x:1x3', '--optShapes=y:2x3'], /--optShapes is given 2 times: trtexec takes each of .* once .*--profile.*list every input in one flag/],
+    [['--minShapes=x:1x3', '--minShapes=x:1x3', '--maxShapes=x:4x3'], /--minShapes is given 2 times/],
+    [['--shapes=x:1x3', '--shapes=y:1x3'], /--shapes is given 2 times/],
+    [['--hardwareCompatibilityLevel=NONE'], /expects none, ampere\+ or sameComputeCapability, got "NONE"/],
+    [['--profilingVerbosity=Verbose'], /--profilingVerbosity expects layer_names_only, detailed or none, got "Verbose"/],
+    [['--memPoolSize=workspace:512x'], /size "512x" is not a number/],
+    [['--verbose=1'], /--verbose takes no value/],
     [['--optShapes=x1x3'], /"x1x3" has no ":<dims>"/],
     [['--optShapes=x:1xAx3'], /"1xAx3" for "x" is not whole numbers/],
     [["--optShapes='x:1x3"], /unterminated quote/],
@@ -121,9 +130,70 @@ describe('parseTrtexecArgs', () => {
     [['--shapes=x:1x3', '--optShapes=x:1x3'], /--shapes cannot be combined/],
   ])('%j exits with a usage error naming the problem', (args, msg) => fails(args, msg));
 
-  it('needs the model and the engine path', () => {
+  it('needs the model; without --saveEngine the engine goes to the default place', () => {
     expect(() => parseTrtexecArgs(['--saveEngine=e'])).toThrow(/--onnx=<model.onnx> is required/);
-    expect(() => parseTrtexecArgs(['--onnx=m.onnx'])).toThrow(/--saveEngine=<file> is required/);
+    const r = parseTrtexecArgs(['--onnx=m.onnx']);
+    expect(r.enginePath).toBeUndefined();
+    expect('enginePath' in r).toBe(false);
+    expect(() => parseTrtexecArgs(['--onnx=m.onnx', '--saveEngine='])).toThrow(/--saveEngine needs a file name/);
+  });
+
+  it('takes pool sizes with lower-case suffixes, as trtexec (which upper-cases them)', () => {
+    expect(parsePoolSize('f', '512m')).toBe(512 * 2 ** 20);
+    expect(parsePoolSize('f', '2g')).toBe(2 * 2 ** 30);
+    expect(parsePoolSize('f', '64k')).toBe(65536);
+    expect(parsePoolSize('f', '100b')).toBe(100);
+    expect(parse('--memPoolSize=workspace:512m,tacticSharedMem:48k').options).toEqual({ workspaceMiB: 512, tacticSharedMemoryKiB: 48 });
+    expect(parse('--memPoolSize=workspace:0.5g').options.workspaceMiB).toBe(512);
+  });
+
+  it('reads hardware levels as trtexec: "none" exactly, ampere+ and sameComputeCapability in any case', () => {
+    for (const v of ['ampere+', 'Ampere+', 'AMPERE+']) expect(parse(`--hardwareCompatibilityLevel=${v}`).options.hardwareCompatibility).toBe('ampere_plus');
+    for (const v of ['sameComputeCapability', 'samecomputecapability', 'SAMECOMPUTECAPABILITY']) {
+      expect(parse(`--hardwareCompatibilityLevel=${v}`).options.hardwareCompatibility).toBe('same_compute_capability');
+    }
+    expect(parse('--hardwareCompatibilityLevel=none').options.hardwareCompatibility).toBe('none');
+    expect(parse('--hardwareCompatibilityLevel=ampere+').warnings).toEqual([]);
+  });
+
+  it('maps the deprecated profiling verbosities with trtexec\'s warnings', () => {
+    const v = parse('--profilingVerbosity=verbose');
+    expect(v.options.profilingVerbosity).toBe('detailed');
+    expect(v.warnings).toEqual(['--profilingVerbosity=verbose has been deprecated by --profilingVerbosity=detailed.']);
+    const d = parse('--profilingVerbosity=default');
+    expect(d.options.profilingVerbosity).toBe('layer_names_only');
+    expect(d.warnings).toEqual(['--profilingVerbosity=default has been deprecated by --profilingVerbosity=layer_names_only.']);
+    expect(parse('--profilingVerbosity=detailed').warnings).toEqual([]);
+  });
+
+  it('accepts --buildOnly (old --skipInference) and --verbose, each with a word on what it does', () => {
+    const b = parse('--buildOnly');
+    expect(b.options).toEqual({});
+    expect(b.warnings).toEqual([expect.stringMatching(/^--buildOnly flag has been deprecated by --skipInference flag\. .*no longer take --buildOnly/)]);
+    const v = parse('--verbose');
+    expect(v.options).toEqual({});
+    expect(v.warnings).toEqual([expect.stringMatching(/^--verbose is accepted but changes nothing here: this tool has no verbose log level/)]);
+  });
+
+  it.each([
+    // given, expected min/opt/max sources, trtexec's warnings (processShapes)
+    [['min', 'max'], { min: 'min', opt: 'max', max: 'max' }, ['maxShapes is being broadcasted to optShapes for tensor x']],
+    [['min', 'opt'], { min: 'min', opt: 'opt', max: 'opt' }, ['optShapes is being broadcasted to maxShapes for tensor x']],
+    [['opt', 'max'], { min: 'opt', opt: 'opt', max: 'max' }, ['optShapes is being broadcasted to minShapes for tensor x']],
+    [['opt'], { min: 'opt', opt: 'opt', max: 'opt' }, ['optShapes is being broadcasted to minShapes for tensor x', 'optShapes is being broadcasted to maxShapes for tensor x']],
+    [['min'], { min: 'min', opt: 'min', max: 'min' }, ['minShapes is being broadcasted to optShapes for tensor x', 'minShapes is being broadcasted to maxShapes for tensor x']],
+    [['max'], { min: 'max', opt: 'max', max: 'max' }, ['maxShapes is being broadcasted to minShapes for tensor x', 'maxShapes is being broadcasted to optShapes for tensor x']],
+  ] as const)('fills missing shape flags as trtexec does: %j', (given, sources, warnings) => {
+    const dims = { min: [1, 3], opt: [4, 3], max: [8, 3] };
+    const r = parse(...given.map((w) => `--${w}Shapes=x:${dims[w].join('x')}`));
+    expect(r.options.shapes).toEqual({ x: { min: dims[sources.min], opt: dims[sources.opt], max: dims[sources.max] } });
+    expect(r.warnings).toEqual(warnings);
+  });
+
+  it('--shapes makes a fixed profile without warnings (trtexec copies it silently)', () => {
+    const r = parse('--shapes=x:2x3,y:5');
+    expect(r.options.shapes).toEqual({ x: { min: [2, 3], opt: [2, 3], max: [2, 3] }, y: { min: [5], opt: [5], max: [5] } });
+    expect(r.warnings).toEqual([]);
   });
 });
 
@@ -142,6 +212,78 @@ describe('formatTrtexecCommand follows the TensorRT version', () => {
   it('10.3: int4 yes, fp4 never (trtexec has no flag for it)', () => {
     expect(trtexecArgs({ modelPath: 'm.onnx', options: { precision: ['int4', 'fp4'] }, trtVersion: '10.3.0' })).toContain('--int4');
     expect(trtexecArgs({ modelPath: 'm.onnx', options: { precision: ['fp4'] }, trtVersion: '10.16.0' }).join(' ')).not.toContain('fp4');
+  });
+});
+
+describe('trtexecCopy: what trtexec cannot say is said, never dropped silently', () => {
+  const sim = { name: 'simulated', available: true, version: '0.1.0', emulates: '10.16.0' } as BackendInfo;
+  const trt = { name: 'tensorrt', available: true, version: '10.16.1', library: { version: '10.16.1' }, gpu: { name: 'NVIDIA GeForce RTX 4090' } } as unknown as BackendInfo;
+
+  it('names the engine as the service would write it, beside the model', () => {
+    expect(trtexecCopy({ modelPath: 'multi.onnx', options: {}, backend: sim }).text).toContain('--saveEngine=multi.sim.10.16.0.engine');
+    expect(trtexecCopy({ modelPath: '/m/résnet 50.onnx', options: {}, backend: trt }).text).toContain(
+      `'--saveEngine=/m/résnet 50.GeForce-RTX-4090.10.16.1.engine'`,
+    );
+    // Without a backend (none known yet): the model's name with .engine, as before.
+    expect(trtexecCopy({ modelPath: 'multi.onnx', options: {} }).text).toContain('--saveEngine=multi.engine');
+  });
+
+  it('a clean command has no warnings', () => {
+    expect(trtexecCopy({ modelPath: 'm.onnx', options: { workspaceMiB: 64, shapes: { 'Input:0': { min: [1], opt: [2], max: [3] } } } }).warnings).toEqual([]);
+  });
+
+  it('flags an input name trtexec would split at its comma, or read a quote in', () => {
+    const c = trtexecCopy({ modelPath: 'm.onnx', options: { shapes: { 'a,b': { min: [1], opt: [2], max: [3] } }, shapeValues: { "it's": { min: [1], opt: [1], max: [1] } } } });
+    expect(trtexecArgs({ modelPath: 'm.onnx', options: { shapes: { 'a,b': { min: [1], opt: [2], max: [3] } } } })).toContain(`--minShapes='a,b':1`);
+    expect(c.warnings).toEqual([
+      'Input "a,b": trtexec splits shape lists on "," before it reads quotes, so trtexec would reject this command (trt-build-studio trtexec reads it).',
+      `Input "it's": trtexec reads "'" as the quote around a name, so trtexec would reject this command (trt-build-studio trtexec reads it).`,
+    ]);
+  });
+
+  it('says tactic DRAM has no trtexec equivalent (no --memPoolSize pool in 10.x or 11.x) and leaves it out', () => {
+    const c = trtexecCopy({ modelPath: 'm.onnx', options: { tacticDramMiB: 512, workspaceMiB: 64 } });
+    expect(c.text).toContain('--memPoolSize=workspace:64M ');
+    expect(c.text).not.toMatch(/tacticDram|512/);
+    expect(c.warnings).toEqual([
+      "Tactic DRAM (512 MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.",
+    ]);
+  });
+
+  it('says inferring cache misses has no trtexec equivalent (trtexec has no editable timing cache)', () => {
+    const c = trtexecCopy({ modelPath: 'm.onnx', options: { inferCacheMisses: true } });
+    expect(c.text).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --skipInference');
+    expect(c.warnings).toEqual(['Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.']);
+  });
+
+  it('says FP4 has no trtexec flag', () => {
+    expect(trtexecCopy({ modelPath: 'm.onnx', options: { precision: ['fp16', 'fp4'] }, trtVersion: '10.16.1' }).warnings).toEqual(['FP4 has no trtexec flag, so the command leaves it out.']);
+  });
+
+  it('writes shape suggestions in trtexec flags, quoted for trtexec and the shell', () => {
+    const text = trtexecShapeArgs([{ name: 'x', min: [1, 3], opt: [4, 3], max: [8, 3] }, { name: 'Input:0', min: [1], opt: [2], max: [3] }]);
+    expect(shellSplit(text)).toEqual([`--minShapes=x:1x3,'Input:0':1`, `--optShapes=x:4x3,'Input:0':2`, `--maxShapes=x:8x3,'Input:0':3`]);
+    expect(parseTrtexecArgs([...base, ...shellSplit(text)]).options.shapes).toEqual({ x: { min: [1, 3], opt: [4, 3], max: [8, 3] }, 'Input:0': { min: [1], opt: [2], max: [3] } });
+  });
+});
+
+describe('round trip of the spellings trtexec also takes: parse → copy → parse gives the same build', () => {
+  it.each([
+    [['--memPoolSize=workspace:512m,tacticSharedMem:0.25m']],
+    [['--hardwareCompatibilityLevel=Ampere+']],
+    [['--hardwareCompatibilityLevel=SameComputeCapability']],
+    [['--profilingVerbosity=verbose']],
+    [['--profilingVerbosity=default']],
+    [['--minShapes=x:1x3', '--maxShapes=x:8x3']],
+    [['--maxShapes=x:8x3']],
+    [['--buildOnly', '--verbose', '--optShapes=x:2x3']],
+  ])('%j', (args) => {
+    const first = parse(...args);
+    const copied = trtexecArgs({ modelPath: 'm.onnx', enginePath: 'm.engine', options: first.options, trtVersion: '10.16.1' });
+    const again = parseTrtexecArgs(copied);
+    expect(again.options).toEqual(first.options);
+    // The copy uses the current spellings: nothing in it draws a warning.
+    expect(again.warnings).toEqual([]);
   });
 });
 

@@ -1,6 +1,5 @@
 // Uploads named up to the display-name limit (255 characters) build through to an engine on disk:
 // the engine's default name is shortened to fit the file system's 255 bytes with the temp suffix.
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { createBuildService, type BuildService } from '../../build-service.js';
 import { createHttpServer, type BuildHttpServer } from '../server.js';
 import { requireBuilt } from '../../../../test/support/cli.js';
 import { makeModel, tempDir } from '../../../../test/support/onnx-gen.js';
+import { shortHash } from '../../../shared/engine-name.js';
 
 const TOKEN = 'long-names-token-0123456789';
 const auth = { Authorization: `Bearer ${TOKEN}` };
@@ -52,9 +52,9 @@ async function uploadAndBuild(fileName: string): Promise<{ outputPath: string; s
   return { outputPath: svc.getBuild(id)!.outputPath!, status: result.status, error: result.error };
 }
 
-/** The name the engine should get: the stem cut to what fits, then "-" and 8 hex of its sha256. */
+/** The name the engine should get: the stem cut to what fits, then "-" and 8 hex of its hash. */
 function expectedName(stem: string, keepChars: number, ext: string): string {
-  const hash = crypto.createHash('sha256').update(stem).digest('hex').slice(0, 8);
+  const hash = shortHash(stem);
   return `${Array.from(stem).slice(0, keepChars).join('')}-${hash}${ext}`;
 }
 
