@@ -144,7 +144,7 @@ export const BuildOptions = z.object({
   /** Per dynamic input, min/opt/max dims (trtexec's --minShapes/--optShapes/--maxShapes). */
   shapes: z
     .preprocess((value, ctx) => {
-      // Also accept trtexec-style strings: ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...].
+      // Also accept the short form: ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...] (min/opt/max).
       if (!Array.isArray(value)) return value;
       const out: Record<string, unknown> = {};
       for (const spec of value) {

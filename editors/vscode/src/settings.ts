@@ -10,7 +10,7 @@ export interface ModelSummaryLike {
 }
 
 export interface ModelSettings {
-  /** trtexec-style min/opt/max per dynamic input: "1x3x224x224/4x3x224x224/8x3x224x224". */
+  /** min/opt/max per dynamic input, this product's short form: "1x3x224x224/4x3x224x224/8x3x224x224". */
   shapes: Record<string, string>;
   backend: 'auto' | 'tensorrt' | 'simulated';
   optLevel: number;
@@ -128,7 +128,7 @@ export async function askSettings(
     const shape = shapeOf.get(d.name) ?? [];
     const answer = await vscode.window.showInputBox({
       title: `Shapes for dynamic input "${d.name}" of ${name}`,
-      prompt: `min/opt/max for [${shape.map((x) => x ?? '?').join(', ')}] (symbolic: ${d.dims.join(', ')}), written the way trtexec writes them`,
+      prompt: `min/opt/max for [${shape.map((x) => x ?? '?').join(', ')}] (symbolic: ${d.dims.join(', ')}), as min/opt/max, e.g. 1x3x224x224/4x3x224x224/8x3x224x224`,
       value: base.shapes[d.name] ?? exampleShape(shape),
       ignoreFocusOut: true,
       validateInput: (v) => checkShapeAnswer(v, shape),
