@@ -4,6 +4,7 @@ import { createBuildService } from '../../service/build-service.js';
 import type { BackendInfo } from '../../shared/protocol.js';
 import { trtVersionOf } from '../../shared/trt-capabilities.js';
 import { UsageError } from '../usage-error.js';
+import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
 
 export const BACKENDS_HELP = `Usage: trt-build-studio backends [--json]
 
@@ -24,6 +25,8 @@ export async function runBackends(argv: string[]): Promise<number> {
     strict: true,
     allowPositionals: true,
   });
+  // A worker answering the query notices the closed channel and exits by itself.
+  endQuietlyWhenStdoutCloses();
   if (values.help) {
     process.stdout.write(BACKENDS_HELP);
     return 0;

@@ -4,6 +4,7 @@ import { inspectModel } from '../../service/model-reader.js';
 import { displayText } from '../../shared/display-text.js';
 import type { TensorInfo } from '../../shared/protocol.js';
 import { formatBytes, formatShape } from '../format.js';
+import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
 import { UsageError } from '../usage-error.js';
 
 export const INSPECT_HELP = `Usage: trt-build-studio inspect <model.onnx> [--json]
@@ -27,6 +28,7 @@ export async function runInspect(argv: string[]): Promise<number> {
     strict: true,
     allowPositionals: true,
   });
+  endQuietlyWhenStdoutCloses();
   if (values.help) {
     process.stdout.write(INSPECT_HELP);
     return 0;

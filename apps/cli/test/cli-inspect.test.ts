@@ -115,3 +115,17 @@ describe('inspect start-up', () => {
     expect(loaded).not.toContain('http');
   });
 });
+
+describe('a reader that goes away', () => {
+  it('`inspect | head -1`: the command ends quietly with success, no stack trace', async () => {
+    const p = writeModel(path.join(dir, 'wide.onnx'), { layers: 200 });
+    // The pipe is closed before the command writes: every write meets EPIPE.
+    const child = spawn(process.execPath, [CLI_BIN, 'inspect', p], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(stderr).not.toMatch(/EPIPE|Error|at /);
+    expect(code).toBe(0);
+  });
+});
