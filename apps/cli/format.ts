@@ -4,8 +4,9 @@ import type { BackendName, Dim } from '../shared/protocol.js';
 // Durations and sizes have one wording across every surface (apps/shared/format.ts).
 export { formatBytes, formatDuration } from '../shared/format.js';
 
-export function formatShape(shape: Dim[]): string {
-  return `[${shape.join(', ')}]`;
+/** "[1, 3, 224, 224]", "[]" for a scalar, "(no shape)" when the file declares none. */
+export function formatShape(shape: Dim[], rankUnknown?: boolean): string {
+  return rankUnknown ? '(no shape)' : `[${shape.join(', ')}]`;
 }
 
 /** The words every surface uses for the backend, so a simulated build is never mistaken for a real one. */

@@ -97,7 +97,9 @@ function tensorInfo(vi: onnx.IValueInfoProto, role: 'input' | 'output', abs: str
     const kind = t?.sequenceType ? 'sequence' : t?.mapType ? 'map' : t?.optionalType ? 'optional' : t?.sparseTensorType ? 'sparse_tensor' : 'unknown';
     return { name, elemType: kind, shape: [] };
   }
-  const dims = t.tensorType.shape?.dim ?? [];
+  // An absent shape is "rank unknown", not a scalar (whose shape is present with no dims).
+  if (t.tensorType.shape == null) return { name, elemType: elemTypeName(t.tensorType.elemType), shape: [], rankUnknown: true };
+  const dims = t.tensorType.shape.dim ?? [];
   const shape = dims.map((d, i) => {
     const which = (d as onnx.TensorShapeProto.Dimension).value;
     if (which === 'dimValue') {

@@ -68,6 +68,11 @@ export const TensorInfo = z.object({
   /** ONNX element type name, lower case: "float32", "float16", "int64", ... */
   elemType: z.string(),
   shape: z.array(Dim),
+  /**
+   * The file declares no shape at all (not even a rank): `shape` is then [] without meaning a
+   * scalar. Common for outputs left to shape inference; TensorRT builds such an input as 0-D.
+   */
+  rankUnknown: z.literal(true).optional(),
 });
 export type TensorInfo = z.infer<typeof TensorInfo>;
 
@@ -83,7 +88,10 @@ export const ModelSummary = z.object({
   outputs: z.array(TensorInfo),
   nodeCount: z.number().int().nonnegative(),
   opHistogram: z.record(z.string(), z.number().int()),
-  /** Weight bytes: initializers (inline and external), sparse initializers and top-level Constant-node tensors. */
+  /**
+   * Weight bytes: initializers (inline and external), sparse initializers and Constant-node
+   * tensors, also those inside If/Loop/Scan bodies.
+   */
   initializerBytes: z.number().int().nonnegative(),
   externalData: z.object({
     files: z.array(z.string()),

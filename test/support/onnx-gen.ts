@@ -56,7 +56,8 @@ import { onnx } from 'onnx-proto';
 
 export interface InputSpec {
   name: string;
-  shape: Array<number | bigint | string | null>;
+  /** null: no shape at all in the file (rank unknown); a null entry: a dimension with neither value nor name. */
+  shape: Array<number | bigint | string | null> | null;
   /** ONNX element type name ('float32', 'float16', 'int64', ...) or number; default float32. */
   elemType?: string | number;
 }
@@ -116,15 +117,13 @@ function elemTypeOf(t: string | number | undefined): number {
 /** protobufjs writes a decimal string as an exact int64; bigints go that way too. */
 const int64 = (v: number | string | bigint): number => (typeof v === 'bigint' ? v.toString() : v) as number;
 
-function valueInfo(name: string, shape: Array<number | bigint | string | null>, elemType = DT.FLOAT): onnx.IValueInfoProto {
+function valueInfo(name: string, shape: Array<number | bigint | string | null> | null, elemType = DT.FLOAT): onnx.IValueInfoProto {
   return {
     name,
     type: {
       tensorType: {
         elemType,
-        shape: {
-          dim: shape.map((d) => (d === null ? {} : typeof d === 'string' ? { dimParam: d } : { dimValue: int64(d) })),
-        },
+        ...(shape === null ? {} : { shape: { dim: shape.map((d) => (d === null ? {} : typeof d === 'string' ? { dimParam: d } : { dimValue: int64(d) })) } }),
       },
     },
   };
@@ -262,7 +261,7 @@ function build(spec: ModelSpec = {}): Built {
     node('If', ['if_cond'], ['if_out'], [attr('then_branch', branchInit('then_w', true)), attr('else_branch', elseBranch)]);
   }
 
-  const batchDim = inputs[0]?.shape[0] ?? 1;
+  const batchDim = inputs[0]?.shape?.[0] ?? 1;
   const graph: onnx.IGraphProto = {
     name: spec.graphName ?? 'test_graph',
     node: nodes,

@@ -45,7 +45,7 @@ export async function runInspect(argv: string[]): Promise<number> {
   w(`${t(s.fileName)}  (${formatBytes(s.fileBytes)})`);
   w(`  IR version ${s.irVersion}; opsets ${s.opsetImports.map((o) => `${t(o.domain)} ${o.version}`).join(', ')}`);
   w(`  producer ${t(s.producer.name) || '(unknown)'} ${t(s.producer.version)}; graph "${t(s.graphName)}"`);
-  const tensor = (i: TensorInfo) => `  ${t(i.name)}  ${t(i.elemType)} ${t(formatShape(i.shape))}`;
+  const tensor = (i: TensorInfo) => `  ${t(i.name)}  ${t(i.elemType)} ${t(formatShape(i.shape, i.rankUnknown))}`;
   w('Inputs:');
   for (const i of s.inputs) w(tensor(i));
   w('Outputs:');

@@ -92,16 +92,23 @@ function TensorList({ tensors, dynamic }: { tensors: ModelSummary['inputs']; dyn
         return (
           <li key={t.name} className={dyn ? 'dynamic' : undefined}>
             <span className="tname">{t.name}</span> <span className="muted">{t.elemType}</span>{' '}
-            <span className="shape">
-              [
-              {t.shape.map((d, i) => (
-                <span key={i}>
-                  {i > 0 && ', '}
-                  {typeof d === 'number' && d > 0 ? d : <mark title="dynamic dimension">{String(d)}</mark>}
-                </span>
-              ))}
-              ]
-            </span>
+            {t.rankUnknown ? (
+              <span className="shape muted" title="The model file declares no shape for this tensor (not even its rank)">
+                (no shape)
+              </span>
+            ) : (
+              <span className="shape">
+                [
+                {t.shape.map((d, i) => (
+                  <span key={i}>
+                    {i > 0 && ', '}
+                    {/* 0 is a real size (an empty tensor), not a dynamic dimension. */}
+                    {typeof d === 'number' && d >= 0 ? d : <mark title="dynamic dimension">{String(d)}</mark>}
+                  </span>
+                ))}
+                ]
+              </span>
+            )}
             {dyn && <span className="tag">dynamic</span>}
           </li>
         );

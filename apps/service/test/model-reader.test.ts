@@ -78,6 +78,22 @@ describe('model reader', () => {
     ]);
   });
 
+  it('tells a tensor with no declared shape (rank unknown) from a scalar', async () => {
+    const p = writeModel(path.join(dir, 'noshape.onnx'), {
+      inputs: [
+        { name: 'free', shape: null },
+        { name: 'scalar', shape: [] },
+      ],
+    });
+    const s = await inspectModel(p);
+    expect(s.inputs).toEqual([
+      { name: 'free', elemType: 'float32', shape: [], rankUnknown: true },
+      { name: 'scalar', elemType: 'float32', shape: [] },
+    ]);
+    // Neither is dynamic: there is no dimension to give.
+    expect(s.dynamicInputs).toEqual([]);
+  });
+
   it('counts external data and requires its files only when building', async () => {
     const sub = fs.mkdirSync(path.join(dir, 'ext'), { recursive: true })!;
     const spec = { layers: 3, externalData: 'model.weights' };
