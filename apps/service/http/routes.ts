@@ -86,6 +86,7 @@ async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {
     const upload = await requireUpload(req, ctx);
     try {
       const summary = { ...(await ctx.service.inspectModel(upload.path)), fileName: upload.displayName };
+      refuseExternalData(summary, upload);
       ctx.uploadNames.set(upload.path, upload.displayName);
       sendJson(res, 201, { path: upload.path, displayName: upload.displayName, fileName: upload.displayName, summary });
     } catch (e) {
@@ -112,6 +113,7 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
       if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
       if ('modelPath' in fields) throw new HttpError('bad_input', 'modelPath: give either an uploaded "model" file or a modelPath, not both');
       input = { ...toStartBuildInput(multipartFieldsToBody(fields), file.path), modelDisplayName: file.displayName };
+      refuseExternalData(await ctx.service.inspectModel(file.path), file);
     } catch (e) {
       if (upload) await fs.promises.rm(upload.path, { force: true });
       throw e;
@@ -139,6 +141,22 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
     await fs.promises.rm(upload.path, { force: true });
     throw nameUploadInMessage(e, upload);
   }
+}
+
+/**
+ * A model whose weights live in files beside it (ONNX external data, for models over 2 GiB) cannot
+ * be built from an upload: only the .onnx file travels, and its weights stay on the user's disk.
+ * Said at once, instead of a build that fails on the missing files.
+ */
+function refuseExternalData(summary: { externalData: { files: string[] } }, upload: UploadedFile): void {
+  const files = summary.externalData.files;
+  if (files.length === 0) return;
+  const shown = files.slice(0, 3).join(', ') + (files.length > 3 ? `, … (${files.length} in all)` : '');
+  throw new HttpError(
+    'bad_model',
+    `"${upload.displayName}" keeps its weights in ${files.length === 1 ? 'an external data file' : `${files.length} external data files`} (${shown}), ` +
+      'which an upload cannot bring along: open the model by its path on the machine that runs the service instead',
+  );
 }
 
 /** The user knows the file by the name they uploaded, not by our generated one. */

@@ -1,5 +1,6 @@
-// Uploads named up to the display-name limit (255 characters) build through to an engine on disk:
-// the engine's default name is shortened to fit the file system's 255 bytes with the temp suffix.
+// Uploads through the HTTP API as the web UI makes them: names up to the display-name limit (255
+// characters) build through to an engine on disk (the engine's default name is shortened to fit the
+// file system's 255 bytes with the temp suffix), and a model an upload cannot carry is refused.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,5 +77,23 @@ describe('uploads with long names', () => {
     // Nothing half-written is left: the two engines and no temp files.
     expect(fs.readdirSync(engines).filter((f) => f.includes('.tmp-'))).toEqual([]);
     expect(fs.readdirSync(engines)).toHaveLength(2);
+  });
+});
+
+describe('uploads of models with external data', () => {
+  it('are refused at once, naming the data file and what to do instead; nothing is kept', async () => {
+    const bytes = makeModel({ layers: 2, externalData: 'weights.bin' });
+    const before = fs.readdirSync(path.join(dir, 'uploads')).sort();
+    for (const url of ['/api/models', '/api/builds']) {
+      const form = new FormData();
+      form.append('model', new Blob([bytes]), 'big model.onnx');
+      if (url === '/api/builds') form.append('options', JSON.stringify({ backend: 'simulated' }));
+      const res = await fetch(`${base}${url}`, { method: 'POST', headers: auth, body: form });
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(res.status, body.error.message).toBeGreaterThanOrEqual(400);
+      expect(body.error.code).toBe('bad_model');
+      expect(body.error.message).toMatch(/^"big model\.onnx" keeps its weights in an external data file \(weights\.bin\).*open the model by its path/);
+    }
+    expect(fs.readdirSync(path.join(dir, 'uploads')).sort()).toEqual(before);
   });
 });
