@@ -5,7 +5,7 @@
 import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
-import type { BuildFinished, BuildRecord, BuildState, Estimate } from './protocol.js';
+import type { BuildFinished, BuildRecord, BuildState, CacheStats, Estimate } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';
@@ -204,4 +204,15 @@ export function wallOf(row: PhaseRow, nowT: number): number {
     total += Math.max(0, nowT - from);
   }
   return total;
+}
+
+/**
+ * A stopped build keeps what it measured, but the tactics being timed at the moment it stopped
+ * count as misses without an entry: "98 misses, +94 kept" needs this sentence, else it reads as
+ * four lost entries. Undefined when there is nothing to explain.
+ */
+export function stoppedMidTimingNote(c: Pick<CacheStats, 'savedAfterCancel' | 'misses' | 'added'>): string | undefined {
+  if (!c.savedAfterCancel || c.misses === undefined || c.misses <= c.added) return undefined;
+  const n = c.misses - Math.max(0, c.added);
+  return `${n} tactic${n === 1 ? ' was' : 's were'} being timed when the build stopped: counted as misses, not kept`;
 }

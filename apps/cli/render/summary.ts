@@ -3,14 +3,15 @@
 // model reaches the terminal.
 import { displayText } from '../../shared/display-text.js';
 import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
-import { crashSite, formatCrashSite } from '../../shared/view-format.js';
+import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
 import { formatBytes, formatDuration } from '../format.js';
 
 export function cacheLine(c: CacheStats): string {
   const parts = [`${c.entriesBefore} entries before`, `${c.entriesAfter} after (+${c.added})`, formatBytes(c.bytes)];
   if (c.hits !== undefined) parts.push(`${c.hits} hits`);
   if (c.misses !== undefined) parts.push(`${c.misses} misses${c.missesInferred ? ' (inferred from logs)' : ''}`);
-  return `Timing cache${c.path ? ` ${displayText(c.path)}` : ''}: ${parts.join(', ')}${c.warning ? `\n  warning: ${displayText(c.warning)}` : ''}`;
+  const note = stoppedMidTimingNote(c);
+  return `Timing cache${c.path ? ` ${displayText(c.path)}` : ''}: ${parts.join(', ')}${note ? `\n  (${note})` : ''}${c.warning ? `\n  warning: ${displayText(c.warning)}` : ''}`;
 }
 
 export function summaryLines(f: BuildFinished, simulated: boolean): string[] {

@@ -1,6 +1,7 @@
 import { useApp } from '../hooks.js';
 import { formatBytes } from '../../shared/format.js';
 import { fmtCount } from '../lib/format.js';
+import { stoppedMidTimingNote } from '../../shared/view-format.js';
 
 /**
  * Timing-cache figures as the backend reports them. TensorRT has no hit/miss API, so hits and
@@ -49,6 +50,7 @@ export function CachePanel() {
               </>
             )}
           </dl>
+          {stoppedMidTimingNote(cache) && <p className="hint">{stoppedMidTimingNote(cache)}.</p>}
           {cache.warning && (
             <p className="warning" role="note">
               ⚠ {cache.warning}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
 import type { BuildRecord } from '../protocol.js';
-import { formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, shownLiveness, viewFromRecord } from '../view-format.js';
+import { stoppedMidTimingNote, formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, shownLiveness, viewFromRecord } from '../view-format.js';
 
 describe('viewFromRecord', () => {
   it('starts empty from a record without a phase tree', () => {
@@ -67,5 +67,15 @@ describe('wording', () => {
     expect(formatRemaining({ remainingMs: 0, lowMs: 0, highMs: 0, basis: 2 })).toBe('past the predicted end');
     // A range narrower than the rounding is one figure, not "9.9 s–9.9 s".
     expect(formatRemaining({ remainingMs: 9900, lowMs: 9880, highMs: 9920, basis: 3 })).toBe('about 9.9 s left');
+  });
+});
+
+describe('stoppedMidTimingNote', () => {
+  it('explains misses beyond what a stopped build kept, and nothing otherwise', () => {
+    expect(stoppedMidTimingNote({ savedAfterCancel: true, misses: 98, added: 94 })).toBe('4 tactics were being timed when the build stopped: counted as misses, not kept');
+    expect(stoppedMidTimingNote({ savedAfterCancel: true, misses: 95, added: 94 })).toBe('1 tactic was being timed when the build stopped: counted as misses, not kept');
+    expect(stoppedMidTimingNote({ savedAfterCancel: true, misses: 94, added: 94 })).toBeUndefined();
+    expect(stoppedMidTimingNote({ savedAfterCancel: false, misses: 98, added: 94 })).toBeUndefined();
+    expect(stoppedMidTimingNote({ savedAfterCancel: true, added: 94 })).toBeUndefined();
   });
 });
