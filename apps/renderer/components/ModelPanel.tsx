@@ -12,6 +12,9 @@ export function ModelPanel() {
   const model = useApp((s) => s.model);
   const busy = useApp((s) => s.modelBusy);
   const error = useApp((s) => s.modelError);
+  // With no model open (after a reload, say), a build picked from the history still shows the
+  // model it was built from.
+  const watched = useApp((s) => (s.live ? s.history.find((r) => r.id === s.live!.id) : undefined));
   const errorRef = useRef<HTMLParagraphElement>(null);
   // The left column scrolls (the options are long): a model error above the fold would go unseen.
   useEffect(() => {
@@ -27,7 +30,13 @@ export function ModelPanel() {
         </p>
       )}
       {error && model && <p className="hint">Still open: {model.displayName}</p>}
-      {!model && !busy && !error && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
+      {!model && !busy && !error && !watched?.model && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
+      {!model && !busy && watched?.model && (
+        <>
+          <p className="hint">The model of the build shown; open a model to build again.</p>
+          <Summary s={watched.model} name={watched.model.fileName} title={modelTooltip(watched.modelPath, watched.model.fileName, host)} />
+        </>
+      )}
       {model && <Summary s={model.summary} name={model.displayName} title={modelTooltip(model.path, model.displayName, host)} />}
     </section>
   );

@@ -83,6 +83,15 @@ describe('history names', () => {
     return [...mounted.host.querySelectorAll<HTMLElement>('.hist td.path')];
   }
 
+  it('a past build picked with no model open shows the model it was built from', async () => {
+    const cells = await history(new ScriptedClient(), [rec('b1', UPLOAD, 'yolo v8.onnx')]);
+    expect(mounted!.host.querySelector('.model-summary')).toBeNull();
+    await act(async () => cells[0].closest('tr')!.click());
+    expect(fileField(mounted!.host).textContent).toBe('yolo v8.onnx');
+    expect(fileField(mounted!.host).getAttribute('title')).not.toContain('tbs-uploads');
+    expect(mounted!.host.querySelector('.model-panel')!.textContent).toContain('The model of the build shown');
+  });
+
   it('a long name: one line, its start elided, its end and extension always shown, the whole name in the tooltip', async () => {
     const [cell] = await history(new ScriptedClient(), [rec('a', UPLOAD, LONG)]);
     const name = cell.querySelector('.file-name')!;
