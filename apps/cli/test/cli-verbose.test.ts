@@ -99,6 +99,8 @@ interface Run {
   stdoutMiB: number;
   /** VmHWM (the kernel's own peak) of the CLI and of its worker, summed as if both peaked at once. */
   peakMiB: number;
+  cliMiB: number;
+  workerMiB: number;
 }
 
 /** A simulated build of `model` whose --json reader reads nothing for STALL_MS, then everything. */
@@ -139,6 +141,8 @@ async function stalledBuild(big: string, extra: string[]): Promise<Run> {
       events: assertEventStream(parseNdjson(stdout)),
       stdoutMiB: +(stdout.length / 2 ** 20).toFixed(1),
       peakMiB: +((peak('cli') + peak('worker')) / 1024).toFixed(1),
+      cliMiB: +(peak('cli') / 1024).toFixed(1),
+      workerMiB: +(peak('worker') / 1024).toFixed(1),
     };
   } finally {
     clearInterval(sampler);
@@ -151,7 +155,7 @@ describe('a huge verbose build', () => {
     const plain = await stalledBuild(big, []);
     const loud = await stalledBuild(big, ['--verbose']);
     const verbose = (r: Run) => r.events.filter((e) => e.type === 'log' && e.severity === 'verbose').length;
-    const figures = (r: Run) => ({ wallS: r.wallS, events: r.events.length, verbose: verbose(r), stdoutMiB: r.stdoutMiB, peakMiB: r.peakMiB });
+    const figures = (r: Run) => ({ wallS: r.wallS, events: r.events.length, verbose: verbose(r), stdoutMiB: r.stdoutMiB, peakMiB: r.peakMiB, cliMiB: r.cliMiB, workerMiB: r.workerMiB });
     console.log(`cli-verbose-volume: ${JSON.stringify({ layers: LAYERS, stallS: STALL_MS / 1000, without: figures(plain), with: figures(loud) })}`);
 
     for (const r of [plain, loud]) {
