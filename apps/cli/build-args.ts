@@ -77,6 +77,8 @@ ${[...typed, ...precisionLines()].join('\n')}
       --device <n>               CUDA device index (default 0)
 ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       count timing-cache misses from TensorRT's log (turns on the editable
                                  cache and verbose logging: a few percent slower)
+      --verbose                  pass TensorRT's VERBOSE log lines on and print them (a large
+                                 build logs very many; --json carries them as log events)
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
@@ -156,6 +158,7 @@ const OPTIONS = {
   device: { type: 'string' },
   'build-route': { type: 'string' },
   'infer-cache-misses': { type: 'boolean' },
+  verbose: { type: 'boolean' },
   'strongly-typed': { type: 'boolean' },
   fp16: { type: 'boolean' },
   bf16: { type: 'boolean' },
@@ -253,6 +256,7 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     shapeValues: trtexecShapes.shapeValues,
     buildRoute: values['build-route'],
     inferCacheMisses: values['infer-cache-misses'] || undefined,
+    verboseLog: values.verbose || undefined,
     simDuration: seconds('sim-duration', values['sim-duration']),
     simSeed: int('sim-seed', values['sim-seed'], 0),
     simFault: values['sim-fault'],

@@ -192,6 +192,11 @@ export const BuildOptions = z.object({
    * (and costs a few percent of build time). Off: misses are reported as unknown on TensorRT.
    */
   inferCacheMisses: z.boolean().optional(),
+  /**
+   * Pass TensorRT's VERBOSE log lines on (trtexec --verbose). Changes nothing in the build itself;
+   * a large build can log millions of them, so surfaces keep only the last lines.
+   */
+  verboseLog: z.boolean().optional(),
   /** Simulated backend: target wall time in seconds (fractions allowed). */
   simDuration: z.number().positive().max(24 * 3600).optional(),
   simSeed: z.number().int().nonnegative().optional(),

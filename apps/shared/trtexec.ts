@@ -266,11 +266,6 @@ const PROFILING: Record<string, { value: NonNullable<BuildOptionsInput['profilin
   verbose: { value: 'detailed', deprecatedBy: 'detailed' },
 };
 
-/** The note for --verbose: the product has no verbose log level a flag could turn on. */
-export const VERBOSE_NOTE =
-  '--verbose is accepted but changes nothing here: this tool has no verbose log level to turn on ' +
-  "(TensorRT's VERBOSE messages are not passed on)";
-
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
     throw new TrtexecUsageError(`${flag} expects a whole number from ${min} to ${max}, got "${text}"`);
@@ -374,7 +369,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   if (flags.has('--buildOnly')) {
     warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
   }
-  if (flags.has('--verbose')) warnings.push(VERBOSE_NOTE);
+  if (flags.has('--verbose')) options.verboseLog = true;
   return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings };
 }
 
@@ -447,6 +442,7 @@ export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, bac
   if (o.maxAuxStreams !== undefined) args.push(`--maxAuxStreams=${o.maxAuxStreams}`);
   if (o.device !== undefined) args.push(`--device=${o.device}`);
   if (o.buildRoute !== undefined && (!caps || caps.buildRoutes)) args.push(`--setBuildRoute=${o.buildRoute}`);
+  if (o.verboseLog) args.push('--verbose');
   args.push('--skipInference');
   return args;
 }

@@ -142,6 +142,7 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     shapeValues: o.shapeValues,
     buildRoute: o.buildRoute,
     inferCacheMisses: o.inferCacheMisses,
+    verboseLog: o.verboseLog,
     simDurationMs: o.simDuration !== undefined ? o.simDuration * 1000 : undefined,
     simSeed: o.simSeed,
     simFault: fault?.kind,

@@ -157,3 +157,69 @@ TEST(duration_target_and_silent_stretches) {
 }
 
 TEST_MAIN()
+
+namespace {
+struct LogCounts {
+  size_t verbose = 0, simulated = 0, autotuning = 0, capNotes = 0;
+};
+LogCounts countLogs(EventLog& log) {
+  LogCounts n;
+  for (auto const& e : log.events) {
+    if (e.type != EvType::kLog) continue;
+    if (e.a == static_cast<int64_t>(Severity::kVerbose)) {
+      ++n.verbose;
+      n.simulated += e.text.rfind("[simulated] ", 0) == 0;
+      n.autotuning += e.text.rfind("Autotuning op ", 0) == 0;
+    }
+    n.capNotes += e.text.find("Simulated verbose log stops after") != std::string::npos;
+  }
+  return n;
+}
+}  // namespace
+
+TEST(verbose_log_is_forwarded_only_when_asked_and_leaves_the_tree_alone) {
+  TempDir dir;
+  auto req = simRequest(dir, "quiet", 12, 7, 0, 3);
+  auto quiet = runSim(req);
+  req.buildId = "loud";
+  req.outputPath = dir.file("loud.engine");
+  req.verboseLog = true;
+  auto loud = runSim(req);
+  CHECK(finishedWith(*quiet.log, "succeeded"));
+  CHECK(finishedWith(*loud.log, "succeeded"));
+  CHECK_EQ(checkInvariants(*loud.log), std::string());
+  CHECK_EQ(countLogs(*quiet.log).verbose, size_t{0});
+  LogCounts n = countLogs(*loud.log);
+  CHECK(n.simulated > 12);  // clone steps, tactics and reformats each log one
+  CHECK(n.autotuning > 0);  // every group is a miss without a cache
+  CHECK_EQ(n.capNotes, size_t{0});
+  // The same phases with and without the verbose log: it is logging only.
+  auto phases = [](EventLog& log) {
+    std::multiset<std::pair<std::string, int64_t>> out;
+    for (auto const& e : log.events) {
+      if (e.type == EvType::kPhaseStart) out.insert({log.nameOf(e.c), e.d});
+    }
+    return out;
+  };
+  CHECK(phases(*quiet.log) == phases(*loud.log));
+}
+
+TEST(infer_cache_misses_forwards_verbose_lines_too) {
+  TempDir dir;
+  auto req = simRequest(dir, "infer", 6, 3, 0, 2);
+  req.inferCacheMisses = true;
+  auto r = runSim(req);
+  CHECK(countLogs(*r.log).autotuning > 0);
+}
+
+TEST(a_huge_verbose_build_stops_its_verbose_log_at_the_cap) {
+  TempDir dir;
+  // ~13k groups x up to 24 tactics: far more candidate lines than the cap.
+  auto req = simRequest(dir, "huge", 40000, 11, 0, 4);
+  req.verboseLog = true;
+  auto r = runSim(req);
+  CHECK(finishedWith(*r.log, "succeeded"));
+  LogCounts n = countLogs(*r.log);
+  CHECK_EQ(n.verbose, size_t{200000});
+  CHECK_EQ(n.capNotes, size_t{1});
+}

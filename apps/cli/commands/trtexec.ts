@@ -35,7 +35,7 @@ Supported trtexec flags:
   --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none (default, verbose: deprecated)
   --hardwareCompatibilityLevel=${caps ? caps.hardwareCompatibility.map((h) => ({ none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' })[h]).join('|') : 'none|ampere+|sameComputeCapability'}
   --maxAuxStreams=N --device=N${!caps || caps.buildRoutes ? ' --setBuildRoute=<route> (11.1+)' : ''} --skipInference --buildOnly
-  --verbose             accepted; this tool has no verbose log level, so it changes nothing
+  --verbose             pass TensorRT's VERBOSE log lines on and print them (can be very many)
 ${precision}This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 

@@ -29,6 +29,8 @@ export class PlainRenderer implements BuildRenderer {
   /** Open phases whose start got a line (so their finish gets one); bounded by MAX_DEPTH × MAX_REPEATS per path. */
   private readonly printed = new Map<number, Printed>();
   private simulated = false;
+  /** The build asked for its verbose log (--verbose): print VERBOSE lines too. */
+  private verbose = false;
   private lastPrintAt: number;
   private timer?: NodeJS.Timeout;
 
@@ -47,6 +49,7 @@ export class PlainRenderer implements BuildRenderer {
   begin(record: BuildRecord): void {
     this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
+    this.verbose = record.options.verboseLog === true;
     this.line(`Backend: ${backendLabel(record.backend, record.backendVersion)}`);
     this.line(displayText(`Model: ${record.modelPath} → ${record.outputPath ?? '(default output)'}`));
     this.timer = setInterval(() => this.silenceNote(), 1000);
@@ -103,7 +106,7 @@ export class PlainRenderer implements BuildRenderer {
           break;
         }
         case 'log':
-          if (e.severity !== 'verbose') this.line(`${at} ${e.severity}: ${displayText(e.message)}`);
+          if (e.severity !== 'verbose' || this.verbose) this.line(`${at} ${e.severity}: ${displayText(e.message)}`);
           break;
         case 'cache.stats':
           if (e.warning) this.line(`${at} timing cache warning: ${displayText(e.warning)}`);

@@ -21,6 +21,8 @@ export class TtyRenderer implements BuildRenderer {
   private readonly beganAt: number;
   private stopState?: { kind: 'cancel' | 'kill'; at: number };
   private simulated = false;
+  /** The build asked for its verbose log (--verbose): info and VERBOSE lines scroll too. */
+  private verbose = false;
   private anyEvent = false;
   private readonly color: boolean;
 
@@ -40,6 +42,7 @@ export class TtyRenderer implements BuildRenderer {
   begin(record: BuildRecord): void {
     this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
+    this.verbose = record.options.verboseLog === true;
     const label = backendLabel(record.backend, record.backendVersion);
     this.out.write(`${this.paint(this.simulated ? '1;33' : '1', `TRT Build Studio · ${label}`)}\n`);
     this.out.write(this.paint('2', displayText(`${record.modelPath} → ${record.outputPath ?? ''}`)) + '\n');
@@ -54,8 +57,8 @@ export class TtyRenderer implements BuildRenderer {
     for (const e of events) {
       if (!this.view.apply(e, now)) continue;
       this.anyEvent = true;
-      if (e.type === 'log' && e.severity !== 'verbose' && e.severity !== 'info') {
-        const c = e.severity === 'warning' ? '33' : '31';
+      if (e.type === 'log' && (this.verbose || (e.severity !== 'verbose' && e.severity !== 'info'))) {
+        const c = e.severity === 'warning' ? '33' : e.severity === 'info' ? '0' : e.severity === 'verbose' ? '2' : '31';
         logs.push(this.paint(c, `${e.severity}: ${displayText(e.message)}`));
       } else if (e.type === 'cache.stats' && e.warning) {
         logs.push(this.paint('33', `timing cache warning: ${displayText(e.warning)}`));

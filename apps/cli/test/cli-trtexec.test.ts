@@ -98,7 +98,6 @@ describe('trtexec', () => {
       'trt-build-studio trtexec: warning: maxShapes is being broadcasted to optShapes for tensor input',
       'trt-build-studio trtexec: warning: --profilingVerbosity=verbose has been deprecated by --profilingVerbosity=detailed.',
       expect.stringMatching(/^trt-build-studio trtexec: warning: --buildOnly flag has been deprecated by --skipInference flag\./),
-      expect.stringMatching(/^trt-build-studio trtexec: warning: --verbose is accepted but changes nothing here/),
     ]);
     const events = parseNdjson(r.stdout) as Ev[];
     const started = events.find((e) => e.type === 'build.started')!;
@@ -107,6 +106,7 @@ describe('trtexec', () => {
       tacticSharedMemoryKiB: 48,
       hardwareCompatibility: 'ampere_plus',
       profilingVerbosity: 'detailed',
+      verboseLog: true,
       shapes: { input: { min: [1, 3, 32, 32], opt: [4, 3, 64, 64], max: [4, 3, 64, 64] } },
     });
     // Where `build` puts an engine it is not told where to write: <model>.sim.<version>.engine.
@@ -114,6 +114,8 @@ describe('trtexec', () => {
     expect(started.outputPath).toBe(expected);
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded', outputPath: expected });
     expect(fs.statSync(expected).size).toBeGreaterThan(0);
+    // --verbose: the backend's VERBOSE lines are in the event stream.
+    expect(events.filter((e) => e.type === 'log' && e.severity === 'verbose').length).toBeGreaterThan(5);
   });
 
   it('without --saveEngine and --json, the output names the file the engine went to', async () => {

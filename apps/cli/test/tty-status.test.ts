@@ -139,3 +139,52 @@ describe('plain output', () => {
     expect(cancelled).toContain('■ Building engine stopped at 2/6 after 35 ms');
   });
 });
+
+describe('verbose log lines', () => {
+  const logs = (t: number): BuildEvent[] => [
+    ev(t, { type: 'log', severity: 'verbose', message: 'Autotuning op conv1 (Conv)' }),
+    ev(t + 1, { type: 'log', severity: 'info', message: 'Loaded timing cache' }),
+    ev(t + 2, { type: 'log', severity: 'warning', message: 'careful' }),
+  ];
+  const verboseRecord = { ...record, options: { backend: 'simulated', verboseLog: true } } as BuildRecord;
+
+  it('plain output prints VERBOSE lines only when the build asked for its verbose log', () => {
+    const quiet = terminal();
+    const q = new PlainRenderer(quiet.out, () => 0);
+    q.begin(record);
+    q.events(logs(1));
+    expect(quiet.text()).not.toContain('Autotuning op conv1');
+    expect(quiet.text()).toContain('info: Loaded timing cache');
+
+    const loud = terminal();
+    const l = new PlainRenderer(loud.out, () => 0);
+    l.begin(verboseRecord);
+    l.events(logs(1));
+    expect(loud.text()).toContain('verbose: Autotuning op conv1 (Conv)');
+    expect(loud.text()).toContain('warning: careful');
+  });
+
+  it('the terminal scrolls info and VERBOSE lines only when the build asked for its verbose log', () => {
+    vi.useFakeTimers();
+    try {
+      const quiet = terminal();
+      const q = new TtyRenderer(quiet.out, () => 0);
+      q.begin(record);
+      q.events(logs(1));
+      q.dispose();
+      expect(quiet.text()).not.toContain('Autotuning op conv1');
+      expect(quiet.text()).not.toContain('Loaded timing cache');
+      expect(quiet.text()).toContain('warning: careful');
+
+      const loud = terminal();
+      const l = new TtyRenderer(loud.out, () => 0);
+      l.begin(verboseRecord);
+      l.events(logs(1));
+      l.dispose();
+      expect(loud.text()).toContain('verbose: Autotuning op conv1 (Conv)');
+      expect(loud.text()).toContain('info: Loaded timing cache');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

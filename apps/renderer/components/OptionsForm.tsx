@@ -253,6 +253,10 @@ export function OptionsForm() {
           <input type="checkbox" checked={form.inferCacheMisses} onChange={(e) => set({ inferCacheMisses: e.target.checked })} />
           Infer timing-cache misses
         </label>
+        <label className="check" title="Pass TensorRT's VERBOSE log lines on (trtexec --verbose); the log panel shows them under “everything” and keeps the last ones">
+          <input type="checkbox" checked={form.verboseLog} onChange={(e) => set({ verboseLog: e.target.checked })} />
+          Verbose log
+        </label>
         <Field label="Time budget (s)">
           <input inputMode="decimal" placeholder="none" value={form.timeBudget} onChange={(e) => set({ timeBudget: e.target.value })} />
         </Field>

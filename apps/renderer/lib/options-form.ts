@@ -24,6 +24,8 @@ export interface FormState {
   timingCache: string;
   /** Count timing-cache misses from TensorRT's verbose log (detailed profiling; slower logging). */
   inferCacheMisses: boolean;
+  /** Pass TensorRT's VERBOSE log lines on (trtexec --verbose); the log panel keeps the last ones. */
+  verboseLog: boolean;
   shapes: Record<string, ShapeFields>;
   /** Values of shape-tensor inputs, by input name (absent: not typed yet). */
   shapeValues: Record<string, ShapeFields>;
@@ -56,6 +58,7 @@ export const DEFAULT_FORM: FormState = {
   precision: [],
   timingCache: '',
   inferCacheMisses: false,
+  verboseLog: false,
   shapes: {},
   shapeValues: {},
   device: '',
@@ -177,6 +180,7 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   }
   if (!form.tf32) options.tf32 = false;
   if (form.inferCacheMisses) options.inferCacheMisses = true;
+  if (form.verboseLog) options.verboseLog = true;
   if (form.profilingVerbosity) options.profilingVerbosity = form.profilingVerbosity;
   if (form.hardwareCompatibility) {
     if (caps && !caps.hardwareCompatibility.includes(form.hardwareCompatibility)) {

@@ -95,6 +95,17 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.client.started[0].options.inferCacheMisses).toBe(true);
   });
 
+  it('"Verbose log" sends verboseLog alone and the copied command says --verbose', async () => {
+    const f = await mount(sim('10.16.0'));
+    expect(await f.copy()).not.toContain('--verbose');
+    const box = [...f.host.querySelectorAll('label')].find((l) => l.textContent?.trim() === 'Verbose log')!.querySelector('input')!;
+    await act(async () => box.click());
+    expect((await f.copy()).split(' ')).toContain('--verbose');
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.verboseLog).toBe(true);
+    expect(f.client.started[0].options.inferCacheMisses).toBeUndefined();
+  });
+
   it('11.1: no precision flags (the reason is shown), strongly typed implied, a build route field', async () => {
     const f = await mount(sim('11.1.0'));
     expect(f.labels()).not.toEqual(expect.arrayContaining(['fp16']));

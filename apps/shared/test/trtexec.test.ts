@@ -10,6 +10,7 @@ import {
   trtexecCopy,
   trtexecShapeArgs,
   TrtexecUsageError,
+  trtexecWarnings,
 } from '../trtexec.js';
 import type { BackendInfo } from '../protocol.js';
 
@@ -166,13 +167,24 @@ describe('parseTrtexecArgs', () => {
     expect(parse('--profilingVerbosity=detailed').warnings).toEqual([]);
   });
 
-  it('accepts --buildOnly (old --skipInference) and --verbose, each with a word on what it does', () => {
+  it('accepts --buildOnly (old --skipInference) with a word on what it does', () => {
     const b = parse('--buildOnly');
     expect(b.options).toEqual({});
     expect(b.warnings).toEqual([expect.stringMatching(/^--buildOnly flag has been deprecated by --skipInference flag\. .*no longer take --buildOnly/)]);
+  });
+
+  it('--verbose turns on the verbose log and nothing else', () => {
     const v = parse('--verbose');
-    expect(v.options).toEqual({});
-    expect(v.warnings).toEqual([expect.stringMatching(/^--verbose is accepted but changes nothing here: this tool has no verbose log level/)]);
+    expect(v.options).toEqual({ verboseLog: true });
+    expect(v.warnings).toEqual([]);
+    expect(parse().options.verboseLog).toBeUndefined();
+  });
+
+  it('the copied command says --verbose exactly when the verbose log is on', () => {
+    const on = trtexecArgs({ modelPath: 'm.onnx', enginePath: 'm.engine', options: { verboseLog: true } });
+    expect(on.filter((a) => a === '--verbose')).toEqual(['--verbose']);
+    expect(trtexecArgs({ modelPath: 'm.onnx', enginePath: 'm.engine', options: { verboseLog: false } })).not.toContain('--verbose');
+    expect(trtexecWarnings({ modelPath: 'm.onnx', options: { verboseLog: true } })).toEqual([]);
   });
 
   it.each([
@@ -322,6 +334,7 @@ function randomOptions(r: () => number, version: string): BuildOptionsInput {
   if (maybe(0.3)) o.maxAuxStreams = pick([0, 1, 7, 2 ** 31 - 1]);
   if (maybe(0.3)) o.device = pick([0, 1, 3]);
   if (caps.buildRoutes && maybe(0.3)) o.buildRoute = pick(['default', 'fast-route']);
+  if (maybe(0.3)) o.verboseLog = true;
   return o;
 }
 

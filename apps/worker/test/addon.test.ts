@@ -98,6 +98,23 @@ describe('native addon', () => {
     expect(n).toMatchObject({ device: 1, buildRoute: '-conv_use_long_w=off', inferCacheMisses: true, shapeValues: { target: { min: [1, -1], opt: [2, -1], max: [4, -1] } } });
   });
 
+  it('passes verboseLog on by itself: it does not turn on inferCacheMisses', () => {
+    expect(toNativeRequest(request('v', { verboseLog: true }))).toMatchObject({ verboseLog: true, inferCacheMisses: undefined });
+    expect(toNativeRequest(request('q', {})).verboseLog).toBeUndefined();
+  });
+
+  it('verboseLog reaches the native backend: VERBOSE lines only when asked', async () => {
+    const verboseLines = async (name: string, options: Record<string, unknown>) => {
+      const { events, result } = await run(request(name, { simDuration: 0.05, simSeed: 2, ...options }));
+      expect(result).toMatchObject({ status: 'succeeded' });
+      return events.filter((e) => e.type === 'log' && e.severity === 'verbose');
+    };
+    expect(await verboseLines('vq', {})).toEqual([]);
+    const loud = await verboseLines('vl', { verboseLog: true });
+    expect(loud.length).toBeGreaterThan(10);
+    expect(loud.some((e) => e.type === 'log' && e.message.startsWith('[simulated] '))).toBe(true);
+  });
+
   it('runs a simulated build whose every event validates', async () => {
     const req = request('ok', { simDuration: 0.2, simSeed: 4, timingCache: path.join(dir, 'ok.cache') }, { heartbeatMs: 20 });
     const model = { fileName: 'ok.onnx', fileBytes: 10, irVersion: 8, opsetImports: [], producer: { name: 't', version: '1' }, graphName: 'g', inputs: [], outputs: [], nodeCount: 12, opHistogram: {}, initializerBytes: 0, externalData: { files: [], bytes: 0 }, dynamicInputs: [] };

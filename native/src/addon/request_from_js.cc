@@ -130,6 +130,7 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.device = static_cast<int32_t>(device);
   r.buildRoute = str(o, "buildRoute");
   r.inferCacheMisses = flag(o, "inferCacheMisses", false);
+  r.verboseLog = flag(o, "verboseLog", false);
   r.stronglyTyped = flag(o, "stronglyTyped", false);
   Napi::Value precision = o.Get("precision");
   if (!precision.IsUndefined() && !precision.IsNull()) {

@@ -102,6 +102,8 @@ struct BuildRequest {
   // Count "Autotuning op" lines as inferred timing-cache misses; turns on what that needs
   // (editable timing cache, detailed profiling verbosity, verbose logging).
   bool inferCacheMisses = false;
+  // Forward the backend's VERBOSE log lines; the build itself is unchanged.
+  bool verboseLog = false;
 
   // Simulated backend only.
   double simDurationMs = 2000;

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,6 +33,10 @@ constexpr double kGapShare[3] = {0.07, 0.08, 0.05};
 // Stop), and loses nothing by waiting less: without the lock its entries go to a sidecar.
 constexpr int kCacheLockTimeoutMs = 30000;
 constexpr int kCancelledCacheLockTimeoutMs = 2000;
+// Verbose lines one simulated build may log. A real verbose TensorRT build logs millions; the
+// simulator logs one per tactic, layer clone and reformat cost, stopping here so that a huge model
+// cannot make a test or a demo log without end. Big enough to exercise the surfaces' caps.
+constexpr int64_t kMaxVerboseLines = 200000;
 
 char const* const kBuilding = "Building engine";
 char const* const kCloning = "Cloning network graph";
@@ -104,6 +110,9 @@ class SimRun {
     pacer.rebase();
   }
 
+  // Logs a VERBOSE line when the request forwards them (verboseLog, or inferCacheMisses, which
+  // needs them on TensorRT), as the TensorRT logger does; at most kMaxVerboseLines per build.
+  void verbose(std::string const& msg);
   void onPhaseStart(char const* name);
   void computePacing();
   void loadCache();
@@ -131,7 +140,21 @@ class SimRun {
   std::mutex freshMu_;
   CacheEntries fresh_;
   std::atomic<int64_t> hits_{0}, misses_{0};
+  bool forwardVerbose_ = false;
+  std::atomic<int64_t> verboseLines_{0};
 };
+
+void SimRun::verbose(std::string const& msg) {
+  if (!forwardVerbose_) return;
+  int64_t n = verboseLines_.fetch_add(1, std::memory_order_relaxed);
+  if (n < kMaxVerboseLines) {
+    sink_.log(Severity::kVerbose, msg.c_str());
+  } else if (n == kMaxVerboseLines) {
+    std::string note = "Simulated verbose log stops after " + std::to_string(kMaxVerboseLines) +
+                       " lines; the build goes on";
+    sink_.log(Severity::kInfo, note.c_str());
+  }
+}
 
 void SimRun::onPhaseStart(char const* name) {
   if (req_.simFault == SimFaultKind::kNone || faultPhase_ != name) return;
@@ -252,9 +275,9 @@ void SimRun::timeGroup(size_t index, Pacer& pacer) {
   TacticGroup const& g = plan_.groups[index];
   bool hit = useCache_ && loaded_.entries.count(g.key) > 0;
   (hit ? hits_ : misses_).fetch_add(1);
-  if (!hit && index < 12) {
-    std::string msg = "Autotuning op " + g.name + " (" + g.op + "): " + std::to_string(g.measureSteps.size()) + " tactics";
-    sink_.log(Severity::kVerbose, msg.c_str());
+  if (forwardVerbose_) {
+    verbose(hit ? "[simulated] " + g.name + " (" + g.op + "): tactic taken from the timing cache"
+                : "Autotuning op " + g.name + " (" + g.op + "): " + std::to_string(g.measureSteps.size()) + " tactics");
   }
   Phase evaluating(*this, kEvaluating, kGraphNodes, static_cast<int32_t>(g.measureSteps.size()));
   // Only a group whose every tactic was timed has a best tactic worth caching.
@@ -273,6 +296,14 @@ void SimRun::timeGroup(size_t index, Pacer& pacer) {
     if (!step(kEvaluating, static_cast<int32_t>(t), pacer, hit ? kEvaluateHitUnit : kEvaluateUnit)) {
       complete = false;
       break;
+    }
+    if (!hit && forwardVerbose_) {
+      // A made-up but stable tactic id and time, so the line reads like TensorRT's own.
+      uint64_t id = std::hash<std::string>{}(g.name) ^ (0x9e3779b97f4a7c15ULL * (t + 1));
+      char line[96];
+      std::snprintf(line, sizeof line, ": tactic 0x%016llx timed at %.4f ms", static_cast<unsigned long long>(id),
+                    0.001 * static_cast<double>(id % 5000 + 20));
+      verbose("[simulated] " + g.name + line);
     }
   }
   if (!hit && complete) {
@@ -327,6 +358,10 @@ void SimRun::timeReformats(Pacer& pacer) {
             }
             if (!step(kEvaluating, k, pacer, hit ? kEvaluateHitUnit : kEvaluateUnit)) break;
           }
+        }
+        if (forwardVerbose_) {
+          verbose("[simulated] Reformat " + std::to_string(r) + ", cost " + std::to_string(c + 1) + " of " +
+                  std::to_string(rg.costs) + (hit ? ": from the timing cache" : ": 3 tactics timed"));
         }
         if (!step(kReformatCosts, c, pacer, 0)) break;
         complete = c + 1 == rg.costs;
@@ -391,12 +426,15 @@ BuildOutcome SimRun::run() {
     }
   }
   computePacing();
+  forwardVerbose_ = req_.verboseLog || req_.inferCacheMisses;
   {
     std::string msg = "Simulated build: " + std::to_string(plan_.layerCount) + " layers in " +
                       std::to_string(plan_.groups.size()) + " layer groups, " + std::to_string(threads_) +
                       " builder threads, seed " + std::to_string(req_.simSeed);
     sink_.log(Severity::kInfo, msg.c_str());
     sink_.log(Severity::kWarning, "Simulated backend: no GPU is used and no TensorRT engine is produced; timings are synthetic");
+    verbose("[simulated] Verbose log: these VERBOSE lines are made up by the simulator (one per layer cloned, tactic "
+            "timed and reformat cost), at most " + std::to_string(kMaxVerboseLines));
     if (req_.workspaceBytes > 0 && req_.workspaceBytes < (int64_t{64} << 20)) {
       sink_.log(Severity::kWarning, "Workspace limit below 64 MiB: some tactics would be skipped (simulated)");
     }
@@ -412,6 +450,7 @@ BuildOutcome SimRun::run() {
       Phase cloning(*this, kCloning, kBuilding, plan_.cloneSteps);
       for (int32_t i = 0; i < plan_.cloneSteps; ++i) {
         if (!step(kCloning, i, pacer, kLightUnit)) break;
+        if (forwardVerbose_) verbose("[simulated] Cloned graph node " + std::to_string(i + 1) + " of " + std::to_string(plan_.cloneSteps));
       }
     }
     cacheThread.join();

@@ -370,7 +370,7 @@ class TrtBackend final : public Backend {
     if (sink.cancelRequested()) return cancelled();
 
     Logger& logger = Logger::instance();
-    trt::LoggerRoute route(logger, sink, /*forwardVerbose=*/plan.inferCacheMisses);
+    trt::LoggerRoute route(logger, sink, plan.forwardVerbose);
     for (auto const& w : plan.warnings) sink.log(Severity::kWarning, w.c_str());
 
     if (request.device >= 0) {

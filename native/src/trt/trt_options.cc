@@ -248,6 +248,7 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     plan.profilingVerbosity = nvinfer1::ProfilingVerbosity::kDETAILED;
     plan.inferCacheMisses = true;
   }
+  plan.forwardVerbose = request.verboseLog || plan.inferCacheMisses;
   return true;
 }
 

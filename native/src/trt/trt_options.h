@@ -34,7 +34,10 @@ struct ConfigPlan {
   nvinfer1::HardwareCompatibilityLevel hardwareCompatibility = nvinfer1::HardwareCompatibilityLevel::kNONE;
   int32_t maxAuxStreams = -1;  // -1: leave TensorRT's default
   std::string buildRoute;      // TensorRT 11.1+: IBuilderConfig::setBuildRoute
-  bool inferCacheMisses = false;  // verbose log forwarding + count "Autotuning op" lines
+  bool inferCacheMisses = false;  // count "Autotuning op" lines (needs forwardVerbose)
+  // Route TensorRT's VERBOSE lines to the build's sink: asked for (verboseLog) or needed to
+  // count misses. Costs logging time only; no builder setting changes.
+  bool forwardVerbose = false;
   std::vector<std::string> warnings;  // logged as warnings before the build
 };
 

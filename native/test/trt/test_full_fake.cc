@@ -206,6 +206,33 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   CHECK(s.list() == expected);  // no temp files left
 }
 
+TEST(verbose_log_forwards_tensorrts_verbose_lines_and_changes_nothing_else) {
+  auto verboseLines = [](std::vector<std::string> const& lines) {
+    size_t n = 0;
+    for (auto const& l : lines) n += l.rfind("log 4 Autotuning op fake_", 0) == 0;
+    return n;
+  };
+  Scratch s("input x 1,4\nsteps 4\nautotune 3\n");
+  tbs::BuildRequest r = request(s);
+  tbs_test::RecordingSink quiet;
+  CHECK(build(r, quiet).status == tbs::BuildOutcome::Status::kSucceeded);
+  std::string quietJournal = journal();
+  CHECK_EQ(verboseLines(quiet.lines()), size_t{0});
+
+  r.verboseLog = true;
+  tbs_test::RecordingSink loud;
+  CHECK(build(r, loud).status == tbs::BuildOutcome::Status::kSucceeded);
+  std::string j = journal();
+  CHECK_EQ(verboseLines(loud.lines()), size_t{3});
+  // Not the inference: no editable cache, no profiling verbosity set, misses stay unknown.
+  CHECK(j.find("verbosity") == std::string::npos);
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8
+  CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEDITABLE_TIMING_CACHE)));
+#endif
+  CHECK(!loud.lastStats.missesInferred);
+  CHECK_EQ(j, quietJournal);  // the builder saw exactly the same calls
+}
+
 TEST(second_build_with_the_same_cache_starts_warm) {
   Scratch s("input x 1,4\ncache-add 7\n");
   tbs::BuildRequest r = request(s);

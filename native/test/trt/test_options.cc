@@ -164,6 +164,37 @@ TEST(infer_cache_misses_turns_on_what_the_inference_needs) {
   r = tbs::BuildRequest{};
   CHECK(planBuilderConfig(r, kLib, p, err));
   CHECK(!p.inferCacheMisses);
+  CHECK(!p.forwardVerbose);
+#if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8
+  r.inferCacheMisses = true;  // counting misses needs the VERBOSE lines
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(p.forwardVerbose);
+#endif
+}
+
+TEST(verbose_log_forwards_verbose_lines_and_changes_no_builder_setting) {
+  tbs::BuildRequest r;
+  r.verboseLog = true;
+  ConfigPlan verbose;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, verbose, err));
+  CHECK(verbose.forwardVerbose);
+  CHECK(!verbose.inferCacheMisses);
+  ConfigPlan plain;
+  r.verboseLog = false;
+  CHECK(planBuilderConfig(r, kLib, plain, err));
+  CHECK(!plain.forwardVerbose);
+  // Everything the builder is given is the same with and without the verbose log.
+  CHECK(verbose.setFlags == plain.setFlags);
+  CHECK(verbose.clearFlags == plain.clearFlags);
+  CHECK(verbose.setProfilingVerbosity == plain.setProfilingVerbosity);
+  CHECK(verbose.networkFlags == plain.networkFlags);
+  CHECK(verbose.poolLimits == plain.poolLimits);
+  // An explicit profiling verbosity stays legal: only inferCacheMisses insists on "detailed".
+  r.verboseLog = true;
+  r.profilingVerbosity = "none";
+  CHECK(planBuilderConfig(r, kLib, verbose, err));
+  CHECK(verbose.forwardVerbose);
 }
 
 TEST(unknown_precision_is_named) {
