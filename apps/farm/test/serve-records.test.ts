@@ -139,4 +139,26 @@ describe('records serve writes itself carry the build view', () => {
     expect(view.rows.open).toEqual([]);
     expect(view).toEqual(before);
   }, 60_000);
+
+  it('a build its worker ends without running it (the model is gone on that machine): the worker\'s record has the view too', async () => {
+    const first = await serve();
+    const gone = writeModel(path.join(dir, 'gone.onnx'), { layers: 3 });
+    const rec = await first.startBuild({ modelPath: gone, options: sim(0.3), target: { gpu: 'LATE' } });
+    await until(() => (first.getView(rec.id)?.logs ?? []).some((l) => /no live worker matches/.test(l.message)), 10_000, 'the waiting note in the view');
+    fs.rmSync(gone);
+    await startWorker(redis.url, 'wLate', 'gpu=LATE');
+    const f = await first.waitForResult(rec.id);
+    expect(f.status).toBe('failed');
+    expect(f.error).toMatch(/gone\.onnx/);
+    const stored = await finalRecordStored(rec.id);
+    expect(stored.view?.status).toBe('failed');
+    await first.shutdown();
+
+    const second = await serve();
+    const view = viewOf(second, rec.id);
+    expect(view).toMatchObject({ status: 'failed', seq: f.seq, outcome: { status: 'failed', error: f.error } });
+    expect(view.rows.open).toEqual([]);
+    // The note serve wrote into the stream while the build waited is in the worker's view too.
+    expect(view.logs.some((l) => /no live worker matches target gpu=LATE/.test(l.message))).toBe(true);
+  }, 60_000);
 });
