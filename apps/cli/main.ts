@@ -47,7 +47,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  * command's modules load, stay to the end, and the process ends explicitly with the command's
  * code (see service/process-signals.ts): no moment where a signal kills the process by default.
  */
-const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp', 'serve']);
+const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp', 'serve', 'lsp', 'worker']);
 
 function isUsageError(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException)?.code;

@@ -316,6 +316,17 @@ export class FarmWorker {
     this.applied.set(entry.farmId, Math.max(done, c.n));
   }
 
+  /**
+   * One more cancel for every build this worker runs (a second one kills the build's worker
+   * process, as locally); builds still being prepared stop before they start.
+   */
+  cancelAll(reason: 'shutdown'): void {
+    for (const r of this.running.values()) {
+      if (r.localId) this.local.cancelBuild(r.localId, reason);
+      else r.early.abort();
+    }
+  }
+
   /** Stops taking builds; running ones are cancelled (reason "shutdown") and end cancelled. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -436,9 +447,12 @@ class Forwarder {
     const stored = await this.retry(() => this.store.append(this.farmId, [finished], this.owner));
     if (!stored || stored.length === 0) return;
     const f = stored[0] as Extract<BuildEvent, { type: 'build.finished' }>;
-    await this.retry(() =>
-      this.store.putRecord({ ...this.base, state: status, lastSeq: f.seq, outcome: f, finishedAt: new Date().toISOString() }, this.owner),
-    );
+    // Serve may have noted things in the stream since this forwarder read the record.
+    await this.catchUp().catch(() => undefined);
+    this.view.apply(f);
+    // With its view, so a serve that loads the record later shows the build ended, not queued.
+    const record: FarmRecord = { ...this.base, state: status, lastSeq: f.seq, outcome: f, finishedAt: new Date().toISOString(), view: this.view.snapshot() };
+    await this.retry(() => this.store.putRecord(record, this.owner));
   }
 
   /** Redis refused or failed for good: stop forwarding (serve ends the build if it must). */

@@ -20,11 +20,12 @@ import {
 } from '../shared/protocol.js';
 import type { ArtifactStore } from './artifacts.js';
 import { LocalPathArtifacts } from './artifacts.js';
-import { DEFAULT_LIMITS, FarmStore, parseEntry, type FarmRecord, type FarmRequest, type StoreLimits, type WorkerInfo } from './farm-store.js';
+import { DEFAULT_LIMITS, FarmStore, FINAL_STATES, parseEntry, type FarmRecord, type FarmRequest, type StoreLimits, type WorkerInfo } from './farm-store.js';
 import { canonicalTarget, keys, poolQueueName } from './keys.js';
 import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
 import { connectRedis, RECONNECT_MAX_MS, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
+import { viewFromStream } from './stream-view.js';
 import * as path from 'node:path';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 
@@ -91,7 +92,7 @@ export class QueueBuildService implements BuildServiceApi {
 
   private async loadHistory(): Promise<void> {
     for (const id of await this.store.historyIds()) {
-      const rec = await this.store.getRecord(id);
+      const rec = await this.loadRecord(id);
       if (!rec) continue;
       const b = this.mirror(rec);
       // The record is the snapshot; the stream has whatever happened after it was written.
@@ -364,7 +365,7 @@ export class QueueBuildService implements BuildServiceApi {
     const known = new Set(ids);
     for (const id of ids) {
       if (this.builds.has(id)) continue;
-      const rec = await this.store.getRecord(id);
+      const rec = await this.loadRecord(id);
       if (!rec) continue;
       const b = this.mirror(rec);
       if (!b.finished) await this.feed(b, await this.store.eventsAfter(id, rec.lastSeq));
@@ -464,7 +465,22 @@ export class QueueBuildService implements BuildServiceApi {
     } as BuildEvent;
     const stored = await this.appendAs(b, owner, [...before, finished]);
     if (!stored) return;
-    await this.store.putRecord(b.record(), owner);
+    // With its view, like the records workers write: a serve that loads this record later shows
+    // the finished build's tree, logs and ending, not an empty tree still "queued".
+    await this.store.putRecord({ ...b.record(), view: await this.wholeView(b) }, owner);
+  }
+
+  /** The mirror's view, or (when this serve did not see the build from its start) one rebuilt from Redis. */
+  private async wholeView(b: RemoteBuild): Promise<BuildViewSnapshot> {
+    if (b.viewIsWhole) return b.viewSnapshot();
+    return viewFromStream(this.store, b.record()).catch(() => b.viewSnapshot());
+  }
+
+  /** A record from Redis, with a view rebuilt from the stream if it ended without one. */
+  private async loadRecord(id: string): Promise<FarmRecord | undefined> {
+    const rec = await this.store.getRecord(id);
+    if (!rec || rec.view || !FINAL_STATES.has(rec.state)) return rec;
+    return { ...rec, view: await viewFromStream(this.store, rec) };
   }
 }
 

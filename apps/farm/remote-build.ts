@@ -16,10 +16,20 @@ export class RemoteBuild {
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   /** Stop requests made through this serve (the second escalates on the worker). */
   cancelRequests = 0;
+  /**
+   * The view holds every event of the build this far: it started from the first event or from a
+   * record's view. Otherwise it started empty partway through, and misses what came before.
+   */
+  private viewWhole: boolean;
 
   constructor(record: FarmRecord, opts: { retainEvents: number }) {
     this.rec = record;
     this.feed = new BuildFeed(record.id, opts.retainEvents, startOf(record));
+    this.viewWhole = wholeFrom(record);
+  }
+
+  get viewIsWhole(): boolean {
+    return this.viewWhole;
   }
 
   get id(): string {
@@ -120,6 +130,7 @@ export class RemoteBuild {
     if (record.lastSeq <= this.rec.lastSeq) return;
     this.rec = record;
     this.feed.reset(startOf(record));
+    this.viewWhole = wholeFrom(record);
     if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
 
@@ -141,9 +152,13 @@ export class RemoteBuild {
 }
 
 /**
- * Where a mirror starts: the view the record carries (written by the worker; serve's own record
- * writes carry none, then the view starts empty), at the record's seq.
+ * Where a mirror starts: the view the record carries (the worker's, or serve's own for the builds
+ * it ended), at the record's seq. A record without one (still queued, never run) starts empty.
  */
 function startOf(record: FarmRecord): FeedStart {
   return { view: record.view, seq: record.lastSeq, ended: FINAL_STATES.has(record.state) };
+}
+
+function wholeFrom(record: FarmRecord): boolean {
+  return record.view !== undefined || record.lastSeq < 0;
 }

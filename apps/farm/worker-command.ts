@@ -1,7 +1,11 @@
 // `trt-build-studio worker --queue redis://host:port [--labels k=v,...] [--concurrency N]
 // [--artifacts DIR]`: a farm worker on a GPU machine. Runs until SIGINT/SIGTERM; then it stops
-// taking builds, cancels the running ones (reason "shutdown") and leaves the farm.
+// taking builds, cancels the running ones (reason "shutdown"), lets their ends reach Redis and
+// leaves the farm. A second signal while that goes on kills the build workers by PID and exits
+// (the handlers are the process's shared ones: see service/process-signals.ts).
 import { parseArgs } from 'node:util';
+import { LiveWorkers } from '../service/live-workers.js';
+import { processSignals } from '../service/process-signals.js';
 import { SharedFolderArtifacts } from './artifacts.js';
 import { FarmWorker } from './farm-worker.js';
 import { formatLabels, parseLabels } from './labels.js';
@@ -24,7 +28,23 @@ export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host
 
 Ctrl-C stops taking builds, cancels the running ones and leaves the farm.`;
 
+/** A forced stop waits this long for the killed builds' ends to reach Redis, then exits anyway. */
+const FORCE_EXIT_MS = 3000;
+
 export async function runWorker(argv: string[]): Promise<number> {
+  // Listening before anything else: a signal while the worker starts is kept and acted on once
+  // it has (the start runs a backends query in a worker process of its own).
+  const signals = processSignals();
+  let firstSignal: NodeJS.Signals | undefined;
+  let onFirst: ((sig: NodeJS.Signals) => void) | undefined;
+  let onLater: ((sig: NodeJS.Signals) => void) | undefined;
+  signals.listen((sig, n) => {
+    if (n === 1) {
+      firstSignal = sig;
+      onFirst?.(sig);
+    } else if (onLater) onLater(sig);
+    else signals.hardExit(0);
+  });
   let values;
   try {
     ({ values } = parseArgs({
@@ -83,6 +103,8 @@ export async function runWorker(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  const workers = new LiveWorkers();
+  signals.onHardExit(() => workers.killAll());
   const worker = new FarmWorker({
     url,
     labels,
@@ -91,21 +113,36 @@ export async function runWorker(argv: string[]): Promise<number> {
     id: values.id,
     heartbeatTtlMs: hb,
     cacheLock,
-    service: killMs === undefined ? undefined : { cancelKillMs: killMs },
+    service: { ...(killMs === undefined ? {} : { cancelKillMs: killMs }), launcher: workers.launcher },
   });
+  // Set before start(): a second signal during the start kills its backends query too.
+  onLater = (sig) => {
+    onLater = () => signals.hardExit(0);
+    // A second cancel kills a build's worker; the local service sees the exit, removes the
+    // partial engine and ends the build cancelled, and that end is forwarded to Redis.
+    worker.cancelAll('shutdown');
+    const pids = workers.killAll();
+    process.stderr.write(`trt-build-studio worker: ${sig} again: killed the build workers now (pids ${pids.join(', ') || 'none'})\n`);
+    setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
+  };
   try {
     await worker.start();
   } catch (e) {
-    process.stderr.write(`trt-build-studio worker: could not start: ${(e as Error).message}\n`);
     await worker.stop().catch(() => undefined);
+    // Told to stop while starting: a start cut short by that (its backends query killed) is the
+    // stop asked for, not a failure.
+    if (firstSignal !== undefined) {
+      process.stderr.write(`trt-build-studio worker: ${firstSignal} while starting; stopped\n`);
+      return 0;
+    }
+    process.stderr.write(`trt-build-studio worker: could not start: ${(e as Error).message}\n`);
     return 1;
   }
-  process.stderr.write(`trt-build-studio worker: ${worker.id} ready, labels ${formatLabels(worker.labels)}, ${worker.concurrency} at a time\n`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  process.stderr.write(`trt-build-studio worker: ${signal}, cancelling running builds and leaving the farm…\n`);
+  if (firstSignal === undefined) {
+    process.stderr.write(`trt-build-studio worker: ${worker.id} ready, labels ${formatLabels(worker.labels)}, ${worker.concurrency} at a time\n`);
+  }
+  const signal = firstSignal ?? (await new Promise<NodeJS.Signals>((resolve) => (onFirst = resolve)));
+  process.stderr.write(`trt-build-studio worker: ${signal}, cancelling running builds and leaving the farm (a second signal kills them now)…\n`);
   await worker.stop();
   return 0;
 }

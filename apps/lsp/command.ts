@@ -2,6 +2,8 @@
 // require('../lsp/command.js').runLsp(argv); `node dist/apps/lsp/main.js` runs it directly.
 // Builds run in the service's worker processes; the LSP shutdown request, a closed stdin and
 // SIGTERM/SIGINT all cancel running builds and wait for their workers before the process ends.
+// A second signal while that wait goes on kills the workers by PID and exits (the process's
+// signal handlers are shared with the other commands: see service/process-signals.ts).
 import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';
@@ -9,6 +11,8 @@ import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
+import { LiveWorkers } from '../service/live-workers.js';
+import { processSignals } from '../service/process-signals.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
 
@@ -34,14 +38,27 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
 
 const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);
 
+/** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
+const FORCE_EXIT_MS = 3000;
+/** A graceful stop that has not finished after this long kills the workers and exits (code 1). */
+const SHUTDOWN_WATCHDOG_MS = 20_000;
+
 /** Runs until the client goes away; resolves to the exit code (the LSP `exit` notification ends the process itself). */
 export async function runLsp(argv: string[]): Promise<number> {
+  // Listening before anything else: a signal during start-up is kept and acted on once ready.
+  const signals = processSignals();
+  let stop: ((why: string) => void) | undefined;
+  let stopBeforeReady: string | undefined;
+  signals.listen((signal) => (stop ? stop(signal) : (stopBeforeReady ??= signal)));
+
   const opts = readStdioServerArgs(argv, FLAGS, USAGE);
   if (typeof opts === 'number') return opts;
 
   // Stray console output from any module would corrupt the JSON-RPC stream: stdout is the protocol's alone.
   const channel = claimStdoutForProtocol();
-  const service = createBuildService({ outputDir: opts.outputDir });
+  const workers = new LiveWorkers();
+  signals.onHardExit(() => workers.killAll());
+  const service = createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
   // Explicit streams: the library's own stdio mode calls process.exit the moment stdin ends,
   // before running builds could be cancelled and their workers reaped.
   // The channel's stdout is a bare write(); the JSON-RPC writer also listens for errors and close,
@@ -56,15 +73,17 @@ export async function runLsp(argv: string[]): Promise<number> {
 
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
-  let closing = false;
+  let phase: 'serving' | 'closing' | 'forcing' = 'serving';
   const close = async (why: string) => {
-    if (closing) return;
-    closing = true;
-    log(`${why}: cancelling running builds and stopping their workers`);
+    if (phase !== 'serving') return;
+    phase = 'closing';
+    log(`${why}: cancelling running builds and stopping their workers (a second signal kills them now)`);
+    // The service kills workers that ignore a cancel after ~10 s; this is the last resort.
     const watchdog = setTimeout(() => {
-      log('workers did not stop in time; exiting anyway');
+      log(`workers did not stop in time; killing them (pids ${workers.pids().join(', ') || 'none'}) and exiting`);
+      workers.killAll();
       resolveDone(1);
-    }, 20_000);
+    }, SHUTDOWN_WATCHDOG_MS);
     watchdog.unref();
     let code = 0;
     try {
@@ -79,23 +98,37 @@ export async function runLsp(argv: string[]): Promise<number> {
     channel.release();
     resolveDone(code);
   };
+  const force = (why: string) => {
+    phase = 'forcing';
+    // A second cancel kills a build's worker (the service then sees its exit and removes its
+    // partial output); killAll also ends workers that run no build (a backends query).
+    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
+    const pids = workers.killAll();
+    log(`${why} again: killed the build workers now (pids ${pids.join(', ') || 'none'})`);
+    // close() finishes as soon as the service has seen those exits; this bounds the wait.
+    setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
+  };
+  stop = (why: string) => {
+    if (phase === 'serving') void close(why);
+    else if (phase === 'closing') force(why);
+    else signals.hardExit(0);
+  };
   // The `exit` notification: the library ends the process right after this handler, so the
   // workers are told to stop now (after a `shutdown` request they already have).
   connection.onExit(() => void server.shutdown());
-  const onSigterm = () => void close('SIGTERM');
-  const onSigint = () => void close('SIGINT');
   const onStdinEnd = () => void close('stdin closed');
   const onRejection = (reason: unknown) => log(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}`);
-  process.once('SIGTERM', onSigterm);
-  process.once('SIGINT', onSigint);
   process.stdin.once('end', onStdinEnd);
   process.on('unhandledRejection', onRejection);
 
-  connection.listen();
-  log(`${SERVER_NAME} language server ready on stdio (pid ${process.pid})`);
+  if (stopBeforeReady) {
+    // Stopped while starting: nothing can be running yet.
+    void close(stopBeforeReady);
+  } else {
+    connection.listen();
+    log(`${SERVER_NAME} language server ready on stdio (pid ${process.pid})`);
+  }
   const code = await done;
-  process.off('SIGTERM', onSigterm);
-  process.off('SIGINT', onSigint);
   process.stdin.off('end', onStdinEnd);
   process.off('unhandledRejection', onRejection);
   return code;

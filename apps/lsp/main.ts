@@ -1,8 +1,9 @@
 // Direct entry: `node dist/apps/lsp/main.js [--stdio]` runs the language server without the CLI.
 import { runLsp } from './command.js';
+import { processSignals } from '../service/process-signals.js';
 
 runLsp(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => processSignals().exitWith(code),
   (e: unknown) => {
     process.stderr.write(`trt-build-studio lsp: ${(e as Error).stack ?? String(e)}\n`);
     process.exit(1);

@@ -10,7 +10,7 @@ import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
 import { collect, killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
-import { signalStorm, until } from './signal-storm.js';
+import { signalStorm, until } from '../../../test/support/signal-storm.js';
 
 let dir: string;
 let model: string;

@@ -10,7 +10,7 @@ import * as readline from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collect, killLiveClis, processesMarked, spawnCli, type CliResult } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
-import { signalStorm, until } from '../../cli/test/signal-storm.js';
+import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { isAlive } from './harness.js';
 
 let dir: string;

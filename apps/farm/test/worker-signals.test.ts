@@ -1,0 +1,204 @@
+// The farm `worker` command under signals: the real command (bin → dist) against a real
+// redis-server, a real build worker process, real signals; serve is the queue service in this
+// process. First signal: stop taking builds, cancel the running one and let its end reach Redis,
+// leave the farm, exit 0. A second while that waits: kill the build workers by PID and exit.
+// Whatever the moment: never killed by the signal once its code runs, no build worker left, no
+// engine or timing-cache temp file in the shared folder, and serve sees the build end.
+import type { ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collect, killLiveClis, processesMarked, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { signalStorm, until } from '../../../test/support/signal-storm.js';
+import { SharedFolderArtifacts } from '../artifacts.js';
+import { Redis } from 'ioredis';
+import { FarmStore } from '../farm-store.js';
+import { QueueBuildService } from '../queue-service.js';
+import { rmDir, startRedis, stopAll, type RedisServer } from './harness.js';
+
+let dir: string;
+let model: string;
+let redis: RedisServer;
+let artifacts: SharedFolderArtifacts;
+let svc: QueueBuildService;
+const marks: string[] = [];
+
+beforeAll(async () => {
+  dir = tempDir('tbs-worker-signals-');
+  fs.mkdirSync(path.join(dir, 'redis'));
+  model = writeModel(path.join(dir, 'm.onnx'), { layers: 4 });
+  artifacts = new SharedFolderArtifacts(path.join(dir, 'artifacts'));
+  artifacts.ensure();
+  redis = await startRedis(path.join(dir, 'redis'));
+  svc = await QueueBuildService.create({ url: redis.url, artifacts, checkMs: 250, heartbeatTtlMs: 1500, log: () => undefined });
+}, 60_000);
+
+afterEach(() => {
+  killLiveClis();
+  for (const m of marks.splice(0)) {
+    for (const pid of processesMarked(m)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+});
+
+afterAll(async () => {
+  await svc?.shutdown().catch(() => undefined);
+  await stopAll();
+  if (dir) rmDir(dir);
+});
+
+interface WorkerProcess {
+  id: string;
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  mark: string;
+  stderr(): string;
+  /** Processes of this farm worker other than itself: its build workers. */
+  workers(): number[];
+}
+
+function startWorker(name: string): WorkerProcess {
+  const id = `${name}-${crypto.randomBytes(3).toString('hex')}`;
+  const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
+  marks.push(mark);
+  const child = spawnCli(['worker', '--queue', redis.url, '--id', id, '--labels', `gpu=${id}`, '--heartbeat-ms', '1500', '--artifacts', artifacts.root], {
+    env: { ...process.env, [mark]: '1' },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = collect(child);
+  return { id, child, done, mark, stderr: () => stderr, workers: () => processesMarked(mark).filter((p) => p !== child.pid) };
+}
+
+/** A long build on this worker; resolves once its build worker runs phases. */
+async function runningBuild(w: WorkerProcess): Promise<{ id: string; workers: number[] }> {
+  await until(`worker ${w.id} ready (stderr: ${w.stderr()})`, () => new RegExp(`${w.id} ready`).test(w.stderr()), 30_000);
+  const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 30, simSeed: 5 }, target: { gpu: w.id } });
+  await until(`the build to run (stderr: ${w.stderr()})`, () => (svc.getView(rec.id)?.rows.rows.length ?? 0) > 2 && w.workers().length > 0, 30_000);
+  return { id: rec.id, workers: w.workers() };
+}
+
+async function leftover(mark: string): Promise<number[]> {
+  const t0 = Date.now();
+  while (processesMarked(mark).length > 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+  return processesMarked(mark);
+}
+
+/** Every file under the shared folder (engines, timing caches and their sidecars). */
+function sharedFiles(): string[] {
+  return (fs.readdirSync(artifacts.root, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(artifacts.root, f)).isFile());
+}
+
+/** No engine of a build that did not succeed, and no temp file of any writer. */
+function expectNothingHalfWritten(buildId: string): void {
+  const files = sharedFiles();
+  expect(files.filter((f) => /\.tmp-|farm-tmp/.test(f)), files.join(', ')).toEqual([]);
+  const out = svc.getBuild(buildId)?.outputPath;
+  if (out) expect(fs.existsSync(out), out).toBe(false);
+}
+
+async function liveWorkerIds(): Promise<string[]> {
+  const r = new Redis(redis.url);
+  try {
+    return (await new FarmStore(r).liveWorkers()).map((w) => w.id);
+  } finally {
+    r.disconnect();
+  }
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('farm worker: the first signal stops gracefully', () => {
+  it('cancels the running build, its end reaches serve, the worker leaves the farm, exit 0', async () => {
+    const w = startWorker('graceful');
+    const { id, workers } = await runningBuild(w);
+    w.child.kill('SIGTERM');
+    const r = await w.done;
+    expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
+    expect(w.stderr()).toMatch(/SIGTERM, cancelling running builds and leaving the farm/);
+    expect(w.stderr()).not.toMatch(/again: killed/);
+    expect(workers.filter(isAlive)).toEqual([]);
+    expect(await leftover(w.mark)).toEqual([]);
+    // Ended by the worker itself (not called lost by serve later).
+    const f = await svc.waitForResult(id);
+    expect(f.status).toBe('cancelled');
+    expect(svc.getView(id)?.cancelling?.reason).toBe('shutdown');
+    expect((await liveWorkerIds()).includes(w.id), 'still registered as live').toBe(false);
+    expectNothingHalfWritten(id);
+  }, 60_000);
+});
+
+describe('farm worker: a second signal forces the stop', () => {
+  it('while the stop waits on a build worker that cannot answer: kills it by PID, exits 0 in seconds, the build ends', async () => {
+    const w = startWorker('force');
+    const { id, workers } = await runningBuild(w);
+    // A stopped build worker reads no cancel: the graceful stop would wait for the 10 s kill timer.
+    for (const pid of workers) process.kill(pid, 'SIGSTOP');
+    w.child.kill('SIGTERM');
+    await until('the graceful stop to begin', () => /SIGTERM, cancelling running builds/.test(w.stderr()));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.child.exitCode, 'still waiting on the stopped build worker').toBeNull();
+    const t0 = Date.now();
+    w.child.kill('SIGINT');
+    const r = await w.done;
+    expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(w.stderr()).toMatch(new RegExp(`SIGINT again: killed the build workers now \\(pids [^)]*${workers[0]}`));
+    expect(workers.filter(isAlive)).toEqual([]);
+    expect(await leftover(w.mark)).toEqual([]);
+    const f = await svc.waitForResult(id);
+    expect(f.status).toBe('cancelled');
+    expectNothingHalfWritten(id);
+  }, 60_000);
+});
+
+describe('farm worker: storms of signals', () => {
+  it('during a running build: exits 0, never by a signal, no build worker, nothing half-written, the build ends', async () => {
+    for (let i = 0; i < 2; i++) {
+      const w = startWorker(`storm-${i}`);
+      const { id } = await runningBuild(w);
+      const sent = signalStorm(w.child, i ? ['SIGINT'] : ['SIGTERM', 'SIGINT']);
+      const r = await w.done;
+      expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
+      expect(sent()).toBeGreaterThan(0);
+      expect(await leftover(w.mark)).toEqual([]);
+      // A storm's third signal exits at once: the end the worker wrote, or serve's "worker lost".
+      const f = await svc.waitForResult(id);
+      expect(f.status === 'cancelled' || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
+      expectNothingHalfWritten(id);
+    }
+  }, 120_000);
+
+  it('from the spawn: exits 0, or by the signal only before any of its code ran; no process left', async () => {
+    let handled = 0;
+    for (const delayMs of [0, 40, 80, 150, 250, 400, 700]) {
+      const w = startWorker(`spawn-${delayMs}`);
+      await new Promise((r) => w.child.once('spawn', r));
+      await new Promise((r) => setTimeout(r, delayMs));
+      signalStorm(w.child, ['SIGINT', 'SIGTERM'], 2);
+      const r = await w.done;
+      expect(await leftover(w.mark)).toEqual([]);
+      if (r.signal !== null) {
+        expect(w.stderr(), `killed by ${r.signal} after ${delayMs} ms`).toBe('');
+        continue;
+      }
+      expect(r.code, w.stderr()).toBe(0);
+      handled++;
+    }
+    expect(handled, 'storms that met the worker running').toBeGreaterThan(0);
+  }, 120_000);
+});
