@@ -55,6 +55,9 @@ const OPTIONS_JSON_SCHEMA = (() => {
       'Infer timing-cache misses from TensorRT\'s verbose log (enables the editable timing cache, detailed profiling ' +
         'verbosity and verbose logging; costs a few percent of build time). Without it misses are unknown on TensorRT.',
     ),
+    verboseLog: BuildOptions.shape.verboseLog.describe(
+      "Pass TensorRT's VERBOSE log lines on as log events (trtexec --verbose); the build itself is unchanged. A large build logs very many lines.",
+    ),
     simDuration: BuildOptions.shape.simDuration.describe('Simulated backend only: target wall time in seconds.'),
     simFault: BuildOptions.shape.simFault.describe(
       'Simulated backend only: inject "fail", "crash" or "hang", optionally "@<phase name>".',
