@@ -115,8 +115,9 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
       input = { ...toStartBuildInput(multipartFieldsToBody(fields), file.path), modelDisplayName: file.displayName };
       refuseExternalData(await ctx.service.inspectModel(file.path), file);
     } catch (e) {
-      if (upload) await fs.promises.rm(upload.path, { force: true });
-      throw e;
+      if (!upload) throw e;
+      await fs.promises.rm(upload.path, { force: true });
+      throw nameUploadInMessage(e, upload);
     }
   } else {
     requireJson(req);
