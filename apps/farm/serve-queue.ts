@@ -1,18 +1,12 @@
 // What `serve --queue URL [--artifacts DIR]` runs instead of the local build service: serve.ts
 // calls createServeService and nothing else changes for the HTTP/SSE layer.
 import type { BuildServiceApi } from '../service/api.js';
+import type { ServeServiceRequest } from '../service/http/serve.js';
 import { createBuildService } from '../service/build-service.js';
 import { SharedFolderArtifacts } from './artifacts.js';
 
-export interface ServeServiceArgs {
-  queue?: string;
-  artifacts?: string;
-  outputDir?: string;
-  concurrency?: number;
-  /** Local service: finished builds whose details are kept (the rest keep their summary). */
-  retainFinishedBuilds?: number;
-  /** Local service: warnings that are not about one build (e.g. the predicted-end store). */
-  onWarning?: (message: string) => void;
+/** What serve asks for, plus what only the CLI's own use needs. */
+export interface ServeServiceArgs extends ServeServiceRequest {
   /** No "builds go to the farm" line (the CLI's build prints its own). */
   quiet?: boolean;
 }

@@ -4,6 +4,7 @@
 //   const r = await runCli(['inspect', model, '--json']);   // { code, signal, stdout, stderr }
 //   const p = spawnCli(['build', ...]);                       // ChildProcess, for signals/streams
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -60,6 +61,34 @@ export function processesMarked(mark: string): number[] {
     }
   }
   return pids;
+}
+
+/**
+ * Environment marks for the processes a test starts, so that every one of them (a CLI, and the
+ * build workers it spawns, which inherit the mark) can be found and killed after the test, however
+ * it ended. `next()` gives a fresh mark (an environment variable name set to "1").
+ */
+export class ProcessMarks {
+  private readonly marks: string[] = [];
+
+  next(): string {
+    const m = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
+    this.marks.push(m);
+    return m;
+  }
+
+  /** SIGKILLs whatever still carries a mark handed out since the last call. */
+  killAll(): void {
+    for (const m of this.marks.splice(0)) {
+      for (const pid of processesMarked(m)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+  }
 }
 
 export function collect(child: ChildProcess): Promise<CliResult> {

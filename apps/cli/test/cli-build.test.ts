@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { CLI_BIN, collect, killLiveClis, parseNdjson, processesMarked, runCli, spawnCli } from '../../../test/support/cli.js';
+import { CLI_BIN, collect, killLiveClis, parseNdjson, processesMarked, ProcessMarks, runCli, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -21,23 +21,10 @@ beforeAll(async () => {
   trtAvailable = JSON.parse(r.stdout).some((b: { name: string; available: boolean }) => b.name === 'tensorrt' && b.available);
 });
 /** Marks handed out by the running test: whatever carries one is killed after it, pass or fail. */
-const marks: string[] = [];
-function newMark(): string {
-  const m = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-  marks.push(m);
-  return m;
-}
+const marks = new ProcessMarks();
 afterEach(() => {
   killLiveClis();
-  for (const m of marks.splice(0)) {
-    for (const pid of processesMarked(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  marks.killAll();
 });
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
@@ -143,7 +130,7 @@ describe('stopping a build on a terminal', () => {
     const hasScript = spawnSync('script', ['--version']).status === 0;
     if (!hasScript) return expect.soft(hasScript, 'util-linux `script` is needed to give the CLI a terminal').toBe(true);
     const out = path.join(dir, 'tty-cancel.engine');
-    const mark = newMark();
+    const mark = marks.next();
     const cmd = `stty cols 120 rows 40; exec ${process.execPath} ${CLI_BIN} build ${model} -o ${out} ${SIM.join(' ')} --sim-duration 30`;
     const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, [mark]: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let text = '';
@@ -170,7 +157,7 @@ describe('stopping a build on a terminal', () => {
 describe('stopping a build', () => {
   it('SIGINT cancels at the next step: exit 130, no output, cancel latency within the hang bound', async () => {
     const out = path.join(dir, 'sigint.engine');
-    const mark = newMark();
+    const mark = marks.next();
     const b = jsonBuild([model, '-o', out, ...SIM, '--sim-duration', '3', '--sim-fault', 'hang@Cloning network graph'], { [mark]: '1' });
     await b.until((e) => e.type === 'phase.start' && e.name === 'Cloning network graph');
     // Inside the injected hang by now: it blocks a step for 60 s unless the build is cancelled.
@@ -197,7 +184,7 @@ describe('stopping a build', () => {
 
   it('SIGTERM cancels too; a second signal kills the worker; nothing is left behind', async () => {
     const out = path.join(dir, 'sigterm.engine');
-    const mark = newMark();
+    const mark = marks.next();
     const b = jsonBuild([model, '-o', out, ...SIM, '--sim-duration', '20'], { [mark]: '1' });
     await b.until((e) => e.type === 'phase.start');
     // A cancel is honoured within a millisecond; a stopped worker cannot honour it, so the second
@@ -221,7 +208,7 @@ describe('stopping a build', () => {
 
   it('a worker whose CLI is killed outright stops its build and exits (no orphan)', async () => {
     const out = path.join(dir, 'orphan.engine');
-    const mark = newMark();
+    const mark = marks.next();
     const b = jsonBuild([model, '-o', out, ...SIM, '--sim-duration', '30'], { [mark]: '1' });
     await b.until((e) => e.type === 'phase.start');
     expect(processesMarked(mark).length).toBeGreaterThanOrEqual(2); // the CLI and its worker

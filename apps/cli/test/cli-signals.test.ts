@@ -2,19 +2,18 @@
 // real signals, real files. Whatever the moment, the command ends with its documented exit code
 // (never killed by the signal once its code runs), no worker outlives it, and the output folder
 // holds either the complete engine or nothing (no temp file).
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { collect, killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
+import { collect, killLiveClis, parseNdjson, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 
 let dir: string;
 let model: string;
-const marks: string[] = [];
+const marks = new ProcessMarks();
 
 beforeAll(() => {
   dir = tempDir('tbs-cli-signals-');
@@ -22,15 +21,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   killLiveClis();
-  for (const m of marks.splice(0)) {
-    for (const pid of processesMarked(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  marks.killAll();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -40,8 +31,7 @@ const SIM = ['--backend', 'simulated', '--sim-seed', '5'];
 function start(name: string, args: string[]) {
   const outDir = fs.mkdtempSync(path.join(dir, `${name}-`));
   const out = path.join(outDir, 'model.engine');
-  const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-  marks.push(mark);
+  const mark = marks.next();
   const child = spawnCli(['build', model, '-o', out, ...SIM, ...args, '--json'], { env: { ...process.env, [mark]: '1' } });
   const done = collect(child);
   const lines: string[] = [];

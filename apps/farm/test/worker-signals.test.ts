@@ -9,7 +9,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
@@ -23,7 +23,7 @@ let model: string;
 let redis: RedisServer;
 let artifacts: SharedFolderArtifacts;
 let svc: QueueBuildService;
-const marks: string[] = [];
+const marks = new ProcessMarks();
 
 beforeAll(async () => {
   dir = tempDir('tbs-worker-signals-');
@@ -37,15 +37,7 @@ beforeAll(async () => {
 
 afterEach(() => {
   killLiveClis();
-  for (const m of marks.splice(0)) {
-    for (const pid of processesMarked(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  marks.killAll();
 });
 
 afterAll(async () => {
@@ -66,8 +58,7 @@ interface WorkerProcess {
 
 function startWorker(name: string): WorkerProcess {
   const id = `${name}-${crypto.randomBytes(3).toString('hex')}`;
-  const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-  marks.push(mark);
+  const mark = marks.next();
   const child = spawnCli(['worker', '--queue', redis.url, '--id', id, '--labels', `gpu=${id}`, '--heartbeat-ms', '1500', '--artifacts', artifacts.root], {
     env: { ...process.env, [mark]: '1' },
   });

@@ -18,14 +18,14 @@ import {
   type ProtocolConnection,
 } from 'vscode-languageserver-protocol/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { isAlive } from './harness.js';
 
 let dir: string;
 let model: string;
-const marks: string[] = [];
+const marks = new ProcessMarks();
 const connections: ProtocolConnection[] = [];
 
 beforeAll(() => {
@@ -35,15 +35,7 @@ beforeAll(() => {
 afterEach(() => {
   for (const c of connections.splice(0)) c.dispose();
   killLiveClis();
-  for (const m of marks.splice(0)) {
-    for (const pid of processesMarked(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  marks.killAll();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -60,8 +52,7 @@ interface LspProcess {
 
 function startLsp(name: string): LspProcess {
   const outDir = fs.mkdtempSync(path.join(dir, `${name}-`));
-  const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-  marks.push(mark);
+  const mark = marks.next();
   const child = spawnCli(['lsp', '--stdio', '--output-dir', outDir], { env: { ...process.env, [mark]: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -3,19 +3,18 @@
 // down; a second while that shutdown waits: kill the workers by PID and exit; any later one, or
 // one during start-up: never killed by the signal, never a worker left.
 import type { ChildProcess } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { isAlive } from './harness.js';
 
 let dir: string;
 let model: string;
-const marks: string[] = [];
+const marks = new ProcessMarks();
 
 beforeAll(() => {
   dir = tempDir('tbs-mcp-signals-');
@@ -23,15 +22,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   killLiveClis();
-  for (const m of marks.splice(0)) {
-    for (const pid of processesMarked(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  marks.killAll();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -48,8 +39,7 @@ interface McpProcess {
 
 function startMcp(name: string): McpProcess {
   const outDir = fs.mkdtempSync(path.join(dir, `${name}-`));
-  const mark = `TBS_MARK_${crypto.randomBytes(6).toString('hex')}`;
-  marks.push(mark);
+  const mark = marks.next();
   const child = spawnCli(['mcp', '--output-dir', outDir], { env: { ...process.env, [mark]: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
