@@ -1,4 +1,4 @@
-import { useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Severity } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
@@ -16,6 +16,13 @@ export function LogPanel() {
   // while logging rarely, and re-rendering this panel (its inputs included) each frame was pure cost.
   useApp((s) => s.live?.logs.rev);
   const [minSev, setMinSev] = useState<Severity>('info');
+  // A build that asked for TensorRT's verbose log shows it: the filter opens to everything once
+  // that build starts (the user may narrow it again).
+  const verboseAsked = useApp((s) => s.live?.view.started?.options?.verboseLog === true);
+  const liveId = live?.id;
+  useEffect(() => {
+    if (verboseAsked) setMinSev('verbose');
+  }, [verboseAsked, liveId]);
   const [query, setQuery] = useState('');
   const [copied, setCopied] = useState(false);
   const scrollRef = useRef<HTMLDivElement>(null);

@@ -286,6 +286,19 @@ describe('the status line while building', () => {
     expect(host.querySelector('.liveness .cpu.idle')).not.toBeNull();
   });
 
+  it('opens the log filter to everything for a build that asked for the verbose log', async () => {
+    await open(summary, '/srv/tiny.onnx');
+    await act(async () => button('Build').click());
+    const w = new StreamWriter('b1');
+    w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true, options: { backend: 'simulated', verboseLog: true } } as never);
+    w.emit({ type: 'log', severity: 'verbose', message: '[simulated] Tactic 0x1 time 0.1 ms' } as never);
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    const filter = [...host.querySelectorAll('select')].find((s) => [...s.options].some((o) => o.textContent === 'everything'))!;
+    expect(filter.value).toBe('verbose');
+    expect(host.textContent).toContain('[simulated] Tactic 0x1 time 0.1 ms');
+  });
+
   it('shows why there is no GPU figure on the liveness hint', async () => {
     const w = await building();
     heartbeat(w, 1000, { workerCpuMs: 0, gpuNote: 'no GPU utilisation: NVML was not found' });
