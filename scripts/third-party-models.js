@@ -28,6 +28,11 @@ if (!fs.existsSync(path.join(root, 'dist'))) {
   process.exit(2);
 }
 
+/** "x float32 [1,2]", or "(no shape)" where the file declares none (not a scalar's "[]"). */
+function tensorText(t) {
+  return `${t.name} ${t.elemType} ${t.rankUnknown ? '(no shape)' : `[${t.shape.join(',')}]`}`;
+}
+
 function findModels(d) {
   return fs
     .readdirSync(d, { withFileTypes: true })
@@ -85,8 +90,8 @@ async function cliRun(file, work) {
     nodes: s.nodeCount,
     weightBytes: s.initializerBytes,
     externalBytes: s.externalData.bytes,
-    inputs: s.inputs.map((i) => `${i.name} ${i.elemType} [${i.shape.join(',')}]`),
-    outputs: s.outputs.map((o) => `${o.name} ${o.elemType} [${o.shape.join(',')}]`),
+    inputs: s.inputs.map(tensorText),
+    outputs: s.outputs.map(tensorText),
     ...(s.shapeTensorInputs?.length ? { shapeTensorInputs: s.shapeTensorInputs } : {}),
   });
   const { shapes, unsupported } = shapesFor(s);
