@@ -63,6 +63,8 @@ Options:
       --timing-cache <file>      timing cache to read and update (created when missing)
       --opt-level <0-5>          builder optimization level (TensorRT default 3)
       --workspace <MiB>          workspace memory pool limit
+      --tactic-shared-memory <KiB>  tactic shared memory pool limit (trtexec's tacticSharedMem)
+      --tactic-dram <MiB>        tactic DRAM pool limit (no trtexec flag)
       --shapes <in:min/opt/max>  shapes of a dynamic input, e.g.
                                  x:1x3x224x224/4x3x224x224/8x3x224x224 (repeat per input, or
                                  separate with commas); one shape means min = opt = max
@@ -151,6 +153,8 @@ const OPTIONS = {
   'timing-cache': { type: 'string' },
   'opt-level': { type: 'string' },
   workspace: { type: 'string' },
+  'tactic-shared-memory': { type: 'string' },
+  'tactic-dram': { type: 'string' },
   shapes: { type: 'string', multiple: true },
   minShapes: { type: 'string', multiple: true },
   optShapes: { type: 'string', multiple: true },
@@ -245,6 +249,8 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     timingCache: values['timing-cache'],
     optLevel: int('opt-level', values['opt-level'], 0, 5),
     workspaceMiB: int('workspace', values.workspace, 1, OPTION_LIMITS.poolMiB),
+    tacticSharedMemoryKiB: int('tactic-shared-memory', values['tactic-shared-memory'], 1, OPTION_LIMITS.poolKiB),
+    tacticDramMiB: int('tactic-dram', values['tactic-dram'], 1, OPTION_LIMITS.poolMiB),
     shapes: Object.keys(shapes).length ? shapes : undefined,
     stronglyTyped: values['strongly-typed'] || undefined,
     precision: precision.length ? precision : undefined,

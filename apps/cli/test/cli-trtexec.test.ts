@@ -244,6 +244,9 @@ describe('build: version-dependent options', () => {
       '--device',
       '0',
       '--infer-cache-misses',
+      '--tactic-shared-memory',
+      '48',
+      '--tactic-dram=512',
       '--backend',
       'simulated',
       '--json',
@@ -254,6 +257,8 @@ describe('build: version-dependent options', () => {
     expect(started.options).toMatchObject({
       device: 0,
       inferCacheMisses: true,
+      tacticSharedMemoryKiB: 48,
+      tacticDramMiB: 512,
       shapes: { input: { min: [1, 3, 32, 32], opt: [2, 3, 32, 32], max: [2, 3, 32, 32] } },
     });
   });
@@ -262,6 +267,8 @@ describe('build: version-dependent options', () => {
     [['--workspace', String(2 ** 60)], /--workspace expects a whole number from 1 to 8589934592/],
     [['--max-aux-streams', '99999999999'], /--max-aux-streams expects a whole number from 0 to 2147483647/],
     [['--device=-1'], /--device expects a whole number/],
+    [['--tactic-shared-memory', '0'], /--tactic-shared-memory expects a whole number from 1 to/],
+    [['--tactic-dram', '1.5'], /--tactic-dram expects a whole number from 1 to/],
     [['--shapes', 'input:1x3x2x2', '--optShapes', 'input:1x3x2x2'], /"input" are given both with --shapes and with --minShapes/],
   ])('%j is a usage error naming the flag', async (args, msg) => {
     const r = await runCli(['build', dyn, '-o', path.join(dir, 'x.engine'), ...args]);
