@@ -13,6 +13,7 @@ import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type 
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../service/process-signals.js';
+import { stdioServerStop } from '../service/stdio-server-stop.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
 
@@ -37,11 +38,6 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
 }
 
 const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);
-
-/** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
-const FORCE_EXIT_MS = 3000;
-/** A graceful stop that has not finished after this long kills the workers and exits (code 1). */
-const SHUTDOWN_WATCHDOG_MS = 20_000;
 
 /** Runs until the client goes away; resolves to the exit code (the LSP `exit` notification ends the process itself). */
 export async function runLsp(argv: string[]): Promise<number> {
@@ -71,48 +67,20 @@ export async function runLsp(argv: string[]): Promise<number> {
     log,
   });
 
-  let resolveDone!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (resolveDone = resolve));
-  let phase: 'serving' | 'closing' | 'forcing' = 'serving';
-  const close = async (why: string) => {
-    if (phase !== 'serving') return;
-    phase = 'closing';
-    log(`${why}: cancelling running builds and stopping their workers (a second signal kills them now)`);
-    // The service kills workers that ignore a cancel after ~10 s; this is the last resort.
-    const watchdog = setTimeout(() => {
-      log(`workers did not stop in time; killing them (pids ${workers.pids().join(', ') || 'none'}) and exiting`);
-      workers.killAll();
-      resolveDone(1);
-    }, SHUTDOWN_WATCHDOG_MS);
-    watchdog.unref();
-    let code = 0;
-    try {
-      await server.shutdown();
-    } catch (e) {
-      log(`shutdown error: ${(e as Error).message}`);
-      code = 1;
-    }
-    clearTimeout(watchdog);
-    connection.dispose();
-    process.stdin.pause();
-    channel.release();
-    resolveDone(code);
-  };
-  const force = (why: string) => {
-    phase = 'forcing';
-    // A second cancel kills a build's worker (the service then sees its exit and removes its
-    // partial output); killAll also ends workers that run no build (a backends query).
-    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
-    const pids = workers.killAll();
-    log(`${why} again: killed the build workers now (pids ${pids.join(', ') || 'none'})`);
-    // close() finishes as soon as the service has seen those exits; this bounds the wait.
-    setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
-  };
-  stop = (why: string) => {
-    if (phase === 'serving') void close(why);
-    else if (phase === 'closing') force(why);
-    else signals.hardExit(0);
-  };
+  const stopping = stdioServerStop({
+    service,
+    workers,
+    signals,
+    log,
+    shutdown: () => server.shutdown(),
+    release: async () => {
+      connection.dispose();
+      process.stdin.pause();
+      channel.release();
+    },
+  });
+  const { close, done } = stopping;
+  stop = stopping.stop;
   // The `exit` notification: the library ends the process right after this handler, so the
   // workers are told to stop now (after a `shutdown` request they already have).
   connection.onExit(() => void server.shutdown());

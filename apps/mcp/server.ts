@@ -12,6 +12,7 @@
 import type { BuildServiceApi } from '../service/api.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../service/process-signals.js';
+import { stdioServerStop } from '../service/stdio-server-stop.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
@@ -35,11 +36,6 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
 }
 
 const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
-
-/** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
-const FORCE_EXIT_MS = 3000;
-/** A graceful stop that has not finished after this long exits anyway (code 1). */
-const SHUTDOWN_WATCHDOG_MS = 20_000;
 
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
@@ -80,48 +76,20 @@ export async function runMcp(argv: string[]): Promise<number> {
   });
   const transport = new StdioServerTransport(framed, channel.stdout);
 
-  let resolveDone!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (resolveDone = resolve));
-  let phase: 'serving' | 'closing' | 'forcing' = 'serving';
-  const close = async (why: string) => {
-    if (phase !== 'serving') return;
-    phase = 'closing';
-    log(`${why}: cancelling running builds and stopping their workers (a second signal kills them now)`);
-    // The service kills workers that ignore a cancel after ~10 s; this is the last resort.
-    const watchdog = setTimeout(() => {
-      log(`workers did not stop in time; killing them (pids ${workers.pids().join(', ') || 'none'}) and exiting`);
-      workers.killAll();
-      resolveDone(1);
-    }, SHUTDOWN_WATCHDOG_MS);
-    watchdog.unref();
-    let code = 0;
-    try {
-      await service.shutdown();
-    } catch (e) {
-      log(`shutdown error: ${(e as Error).message}`);
-      code = 1;
-    }
-    clearTimeout(watchdog);
-    await server.close().catch(() => {});
-    process.stdin.pause();
-    channel.release();
-    resolveDone(code);
-  };
-  const force = (why: string) => {
-    phase = 'forcing';
-    // A second cancel kills a build's worker (the service then sees its exit and removes its
-    // partial output); killAll also ends workers that run no build (a backends query).
-    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
-    const pids = workers.killAll();
-    log(`${why} again: killed the build workers now (pids ${pids.join(', ') || 'none'})`);
-    // close() finishes as soon as the service has seen those exits; this bounds the wait.
-    setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
-  };
-  stop = (why: string) => {
-    if (phase === 'serving') void close(why);
-    else if (phase === 'closing') force(why);
-    else signals.hardExit(0);
-  };
+  const stopping = stdioServerStop({
+    service,
+    workers,
+    signals,
+    log,
+    shutdown: () => service.shutdown(),
+    release: async () => {
+      await server.close().catch(() => {});
+      process.stdin.pause();
+      channel.release();
+    },
+  });
+  const { close, done } = stopping;
+  stop = stopping.stop;
 
   const onStdinEnd = () => void close('stdin closed');
   // A bug in one tool call must not take the other builds down with it.
