@@ -14,6 +14,7 @@ import type { BuildFinished } from '../../shared/protocol.js';
 import { killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { processRole, statusKiB } from '../../../test/support/proc-memory.js';
 
 const LAYERS = 3000;
 const STALL_MS = 20_000;
@@ -28,26 +29,6 @@ beforeAll(() => {
 });
 afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0; // exited between listing and reading
-  }
-}
-
-function role(pid: number): 'cli' | 'worker' | 'other' {
-  try {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (argv.includes('worker.js')) return 'worker';
-    if (argv.includes('trt-build-studio')) return 'cli';
-  } catch {
-    // Gone.
-  }
-  return 'other';
-}
 
 describe('a stalled --json reader', () => {
   it(`${LAYERS} layers, reader stalled ${STALL_MS / 1000} s: CLI + worker under ${LIMIT_MIB} MiB, whole stream delivered`, async () => {
@@ -71,7 +52,7 @@ describe('a stalled --json reader', () => {
         together += statusKiB(pid, 'VmRSS');
         const h = statusKiB(pid, 'VmHWM');
         const prev = hwm.get(pid);
-        hwm.set(pid, { role: prev?.role ?? role(pid), kib: Math.max(prev?.kib ?? 0, h) });
+        hwm.set(pid, { role: prev?.role ?? processRole(pid), kib: Math.max(prev?.kib ?? 0, h) });
       }
       peakTogetherKiB = Math.max(peakTogetherKiB, together);
     };

@@ -10,6 +10,7 @@ import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
 import { killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { processRole, statusKiB } from '../../../test/support/proc-memory.js';
 
 /** The simulator's cap on verbose lines per build (native/src/sim/sim_backend.cc). */
 const SIM_VERBOSE_CAP = 200_000;
@@ -30,26 +31,6 @@ const STALL_MS = 8_000;
 /** What --verbose may add to the peak of CLI + worker over the same build without it. */
 const VERBOSE_EXTRA_MIB = 200;
 const WALL_LIMIT_S = 120;
-
-function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0; // exited between listing and reading
-  }
-}
-
-function role(pid: number): 'cli' | 'worker' | 'other' {
-  try {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (argv.includes('worker.js')) return 'worker';
-    if (argv.includes('trt-build-studio')) return 'cli';
-  } catch {
-    // Gone.
-  }
-  return 'other';
-}
 
 interface Run {
   code: number | null;
@@ -78,7 +59,7 @@ async function stalledBuild(big: string, extra: string[]): Promise<Run> {
   const sample = () => {
     for (const pid of processesMarked(mark)) {
       const prev = hwm.get(pid);
-      hwm.set(pid, { role: prev?.role ?? role(pid), kib: Math.max(prev?.kib ?? 0, statusKiB(pid, 'VmHWM')) });
+      hwm.set(pid, { role: prev?.role ?? processRole(pid), kib: Math.max(prev?.kib ?? 0, statusKiB(pid, 'VmHWM')) });
     }
   };
   const sampler = setInterval(sample, 100);
