@@ -13,7 +13,7 @@ import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type 
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../service/process-signals.js';
-import { stdioServerStop } from '../service/stdio-server-stop.js';
+import { listenForStop, stdioServerStop } from '../service/stdio-server-stop.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
 
@@ -43,9 +43,7 @@ const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);
 export async function runLsp(argv: string[]): Promise<number> {
   // Listening before anything else: a signal during start-up is kept and acted on once ready.
   const signals = processSignals();
-  let stop: ((why: string) => void) | undefined;
-  let stopBeforeReady: string | undefined;
-  signals.listen((signal) => (stop ? stop(signal) : (stopBeforeReady ??= signal)));
+  const early = listenForStop(signals);
 
   const opts = readStdioServerArgs(argv, FLAGS, USAGE);
   if (typeof opts === 'number') return opts;
@@ -80,7 +78,7 @@ export async function runLsp(argv: string[]): Promise<number> {
     },
   });
   const { close, done } = stopping;
-  stop = stopping.stop;
+  early.attach(stopping.stop);
   // The `exit` notification: the library ends the process right after this handler, so the
   // workers are told to stop now (after a `shutdown` request they already have).
   connection.onExit(() => void server.shutdown());
@@ -89,9 +87,9 @@ export async function runLsp(argv: string[]): Promise<number> {
   process.stdin.once('end', onStdinEnd);
   process.on('unhandledRejection', onRejection);
 
-  if (stopBeforeReady) {
+  if (early.pending) {
     // Stopped while starting: nothing can be running yet.
-    void close(stopBeforeReady);
+    void close(early.pending);
   } else {
     connection.listen();
     log(`${SERVER_NAME} language server ready on stdio (pid ${process.pid})`);

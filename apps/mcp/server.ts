@@ -12,7 +12,7 @@
 import type { BuildServiceApi } from '../service/api.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../service/process-signals.js';
-import { stdioServerStop } from '../service/stdio-server-stop.js';
+import { listenForStop, stdioServerStop } from '../service/stdio-server-stop.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
@@ -40,9 +40,7 @@ const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
   const signals = processSignals();
-  let stop: ((why: string) => void) | undefined;
-  let stopBeforeReady: string | undefined;
-  signals.listen((signal) => (stop ? stop(signal) : (stopBeforeReady ??= signal)));
+  const early = listenForStop(signals);
 
   const opts = readStdioServerArgs(argv, FLAGS, USAGE);
   if (typeof opts === 'number') return opts;
@@ -89,7 +87,7 @@ export async function runMcp(argv: string[]): Promise<number> {
     },
   });
   const { close, done } = stopping;
-  stop = stopping.stop;
+  early.attach(stopping.stop);
 
   const onStdinEnd = () => void close('stdin closed');
   // A bug in one tool call must not take the other builds down with it.
@@ -99,9 +97,9 @@ export async function runMcp(argv: string[]): Promise<number> {
   transport.onerror = (e) => log(`transport error: ${e.message}`);
   server.server.onclose = () => void close('connection closed');
 
-  if (stopBeforeReady) {
+  if (early.pending) {
     // Stopped while starting: nothing can be running yet.
-    void close(stopBeforeReady);
+    void close(early.pending);
   } else {
     await server.connect(transport);
     log(`${SERVER_NAME} MCP server ready on stdio (pid ${process.pid})`);

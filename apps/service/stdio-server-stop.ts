@@ -31,6 +31,22 @@ export interface StdioServerStop {
   readonly done: Promise<number>;
 }
 
+/**
+ * Listening from the very start: a signal that comes before the server can stop is kept
+ * (`pending`, to act on once it is up); once `attach` has given it its stop, signals go there.
+ */
+export function listenForStop(signals: ProcessSignals): { attach(stop: (why: string) => void): void; readonly pending: string | undefined } {
+  let stop: ((why: string) => void) | undefined;
+  let pending: string | undefined;
+  signals.listen((signal) => (stop ? stop(signal) : (pending ??= signal)));
+  return {
+    attach: (s) => (stop = s),
+    get pending() {
+      return pending;
+    },
+  };
+}
+
 export function stdioServerStop(deps: StdioServerStopDeps): StdioServerStop {
   const { service, workers, signals, log } = deps;
   let resolveDone!: (code: number) => void;

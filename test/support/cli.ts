@@ -64,6 +64,16 @@ export function processesMarked(mark: string): number[] {
 }
 
 /**
+ * The processes still carrying `mark` after a grace of up to `graceMs` (a worker that notices its
+ * host has gone and exits on its own): [] is the answer a test wants.
+ */
+export async function leftoverMarked(mark: string, graceMs = 5000): Promise<number[]> {
+  const t0 = Date.now();
+  while (processesMarked(mark).length > 0 && Date.now() - t0 < graceMs) await new Promise((r) => setTimeout(r, 50));
+  return processesMarked(mark);
+}
+
+/**
  * Environment marks for the processes a test starts, so that every one of them (a CLI, and the
  * build workers it spawns, which inherit the mark) can be found and killed after the test, however
  * it ended. `next()` gives a fresh mark (an environment variable name set to "1").

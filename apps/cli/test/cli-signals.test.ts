@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { collect, killLiveClis, parseNdjson, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
+import { collect, killLiveClis, leftoverMarked, parseNdjson, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
@@ -48,13 +48,6 @@ function start(name: string, args: string[]) {
   return { child, done, out, outDir, mark, seen };
 }
 
-/** Processes still carrying the mark after a moment's grace (a worker that exits on its own). */
-async function leftover(mark: string): Promise<number[]> {
-  const t0 = Date.now();
-  while (processesMarked(mark).length > 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
-  return processesMarked(mark);
-}
-
 /** The output folder holds the complete engine of a succeeded build, or nothing at all. */
 function expectWholeOrNothing(outDir: string, out: string, finished: BuildFinished | undefined): void {
   if (finished?.status === 'succeeded') {
@@ -82,7 +75,7 @@ describe('build: a signal once the build is over', () => {
     expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(fs.readdirSync(b.outDir)).toEqual(['model.engine']);
-    expect(await leftover(b.mark)).toEqual([]);
+    expect(await leftoverMarked(b.mark)).toEqual([]);
   }, 60_000);
 
   it('a storm of SIGINT/SIGTERM from the moment build.finished is printed: exit 0, never by a signal', async () => {
@@ -97,7 +90,7 @@ describe('build: a signal once the build is over', () => {
       const fin = events.at(-1) as BuildFinished;
       expect(fin).toMatchObject({ type: 'build.finished', status: 'succeeded' });
       expectWholeOrNothing(b.outDir, b.out, fin);
-      expect(await leftover(b.mark)).toEqual([]);
+      expect(await leftoverMarked(b.mark)).toEqual([]);
     }
   }, 120_000);
 });
@@ -116,7 +109,7 @@ describe('build: a storm of signals while it runs', () => {
     const events = assertEventStream(parseNdjson(r.stdout), { allowOpenPhases: true });
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'cancelled' });
     expectWholeOrNothing(b.outDir, b.out, undefined);
-    expect(await leftover(b.mark)).toEqual([]);
+    expect(await leftoverMarked(b.mark)).toEqual([]);
   }, 60_000);
 
   it('with a worker that cannot answer the cancel: the second signal kills it, 130, the stream still ends', async () => {
@@ -135,7 +128,7 @@ describe('build: a storm of signals while it runs', () => {
     const events = assertEventStream(parseNdjson(r.stdout), { allowOpenPhases: true });
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'cancelled', error: expect.stringMatching(/killed .* after cancel \(second cancel\)/) });
     expectWholeOrNothing(b.outDir, b.out, undefined);
-    expect(await leftover(b.mark)).toEqual([]);
+    expect(await leftoverMarked(b.mark)).toEqual([]);
   }, 60_000);
 
   it('from the moment the engine is being written: the whole engine (0) or none (130), never a temp file', async () => {
@@ -157,7 +150,7 @@ describe('build: a storm of signals while it runs', () => {
       const fin = events.at(-1) as BuildFinished;
       expect(r.code).toBe(fin.status === 'succeeded' ? 0 : 130);
       expectWholeOrNothing(b.outDir, b.out, fin);
-      expect(await leftover(b.mark)).toEqual([]);
+      expect(await leftoverMarked(b.mark)).toEqual([]);
       outcomes.push(fin.status);
     }
     // Both endings are correct here; which one came depends on where the storm landed.
@@ -176,7 +169,7 @@ describe('build: a storm of signals from the spawn', () => {
       await new Promise((r) => setTimeout(r, delayMs));
       signalStorm(b.child, ['SIGINT', 'SIGTERM'], 2);
       const r = await b.done;
-      expect(await leftover(b.mark)).toEqual([]);
+      expect(await leftoverMarked(b.mark)).toEqual([]);
       expectWholeOrNothing(b.outDir, b.out, undefined);
       if (r.signal !== null) {
         // Node itself was still starting: nothing of the command ran, nothing was printed.

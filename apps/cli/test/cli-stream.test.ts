@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { collect, killLiveClis, parseNdjson, processesMarked, spawnCli } from '../../../test/support/cli.js';
+import { collect, killLiveClis, leftoverMarked, parseNdjson, spawnCli } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -20,12 +20,6 @@ afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function noneLeft(mark: string): Promise<number[]> {
-  const t0 = Date.now();
-  while (processesMarked(mark).length > 0 && Date.now() - t0 < 8000) await sleep(100);
-  return processesMarked(mark);
-}
 
 describe('build --json with a slow or vanishing reader', () => {
   it('a reader that stalls longer than the build still gets the whole stream, ending with build.finished', async () => {
@@ -68,7 +62,7 @@ describe('build --json with a slow or vanishing reader', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).not.toMatch(/Error|\bat .*:\d+:\d+/);
     expect(fs.existsSync(out)).toBe(false);
-    expect(await noneLeft(mark)).toEqual([]);
+    expect(await leftoverMarked(mark, 8000)).toEqual([]);
   }, 60_000);
 });
 
@@ -89,7 +83,7 @@ describe('Ctrl-C while build --json starts up', () => {
       child.kill('SIGINT');
       const r = await done;
       expect(fs.existsSync(out)).toBe(false);
-      expect(await noneLeft(mark)).toEqual([]);
+      expect(await leftoverMarked(mark, 8000)).toEqual([]);
       if (r.signal === 'SIGINT') {
         // Only possible before the command's code ran: then no build ever existed.
         expect(r.stdout).toBe('');

@@ -9,7 +9,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, leftoverMarked, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
@@ -76,12 +76,6 @@ async function runningBuild(w: WorkerProcess): Promise<{ id: string; workers: nu
   return { id: rec.id, workers: w.workers() };
 }
 
-async function leftover(mark: string): Promise<number[]> {
-  const t0 = Date.now();
-  while (processesMarked(mark).length > 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
-  return processesMarked(mark);
-}
-
 /** Every file under the shared folder (engines, timing caches and their sidecars). */
 function sharedFiles(): string[] {
   return (fs.readdirSync(artifacts.root, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(artifacts.root, f)).isFile());
@@ -123,7 +117,7 @@ describe('farm worker: the first signal stops gracefully', () => {
     expect(w.stderr()).toMatch(/SIGTERM, cancelling running builds and leaving the farm/);
     expect(w.stderr()).not.toMatch(/again: killed/);
     expect(workers.filter(isAlive)).toEqual([]);
-    expect(await leftover(w.mark)).toEqual([]);
+    expect(await leftoverMarked(w.mark)).toEqual([]);
     // Ended by the worker itself (not called lost by serve later).
     const f = await svc.waitForResult(id);
     expect(f.status).toBe('cancelled');
@@ -150,7 +144,7 @@ describe('farm worker: a second signal forces the stop', () => {
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(w.stderr()).toMatch(new RegExp(`SIGINT again: killed the build workers now \\(pids [^)]*${workers[0]}`));
     expect(workers.filter(isAlive)).toEqual([]);
-    expect(await leftover(w.mark)).toEqual([]);
+    expect(await leftoverMarked(w.mark)).toEqual([]);
     const f = await svc.waitForResult(id);
     expect(f.status).toBe('cancelled');
     expectNothingHalfWritten(id);
@@ -166,7 +160,7 @@ describe('farm worker: storms of signals', () => {
       const r = await w.done;
       expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
       expect(sent()).toBeGreaterThan(0);
-      expect(await leftover(w.mark)).toEqual([]);
+      expect(await leftoverMarked(w.mark)).toEqual([]);
       // A storm's third signal exits at once: the end the worker wrote, or serve's "worker lost".
       const f = await svc.waitForResult(id);
       expect(f.status === 'cancelled' || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
@@ -182,7 +176,7 @@ describe('farm worker: storms of signals', () => {
       await new Promise((r) => setTimeout(r, delayMs));
       signalStorm(w.child, ['SIGINT', 'SIGTERM'], 2);
       const r = await w.done;
-      expect(await leftover(w.mark)).toEqual([]);
+      expect(await leftoverMarked(w.mark)).toEqual([]);
       if (r.signal !== null) {
         expect(w.stderr(), `killed by ${r.signal} after ${delayMs} ms`).toBe('');
         continue;

@@ -18,7 +18,7 @@ import {
   type ProtocolConnection,
 } from 'vscode-languageserver-protocol/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, leftoverMarked, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { isAlive } from './harness.js';
@@ -85,12 +85,6 @@ async function runningBuild(s: LspProcess): Promise<number[]> {
   return s.workers();
 }
 
-async function leftover(mark: string): Promise<number[]> {
-  const t0 = Date.now();
-  while (processesMarked(mark).length > 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
-  return processesMarked(mark);
-}
-
 describe('lsp: the first signal stops gracefully', () => {
   it('cancels the running build, waits for its worker, exits 0; no engine, no worker', async () => {
     const s = startLsp('graceful');
@@ -101,7 +95,7 @@ describe('lsp: the first signal stops gracefully', () => {
     expect(s.stderr()).toMatch(/SIGTERM: cancelling running builds/);
     expect(s.stderr()).not.toMatch(/again: killed/);
     expect(workers.filter(isAlive)).toEqual([]);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 });
@@ -124,7 +118,7 @@ describe('lsp: a second signal forces the shutdown', () => {
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(s.stderr()).toMatch(new RegExp(`SIGINT again: killed the build workers now \\(pids [^)]*${workers[0]}`));
     expect(workers.filter(isAlive)).toEqual([]);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 
@@ -138,7 +132,7 @@ describe('lsp: a second signal forces the shutdown', () => {
     const r = await s.done;
     expect({ code: r.code, signal: r.signal }, s.stderr()).toEqual({ code: 0, signal: null });
     expect(s.stderr()).toMatch(/SIGTERM again: killed the build workers now/);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 });
@@ -152,7 +146,7 @@ describe('lsp: storms of signals', () => {
       const r = await s.done;
       expect({ code: r.code, signal: r.signal }, s.stderr()).toEqual({ code: 0, signal: null });
       expect(sent()).toBeGreaterThan(0);
-      expect(await leftover(s.mark)).toEqual([]);
+      expect(await leftoverMarked(s.mark)).toEqual([]);
       expect(fs.readdirSync(s.outDir)).toEqual([]);
     }
   }, 90_000);
@@ -165,7 +159,7 @@ describe('lsp: storms of signals', () => {
       await new Promise((r) => setTimeout(r, delayMs));
       signalStorm(s.child, ['SIGINT', 'SIGTERM'], 2);
       const r = await s.done;
-      expect(await leftover(s.mark)).toEqual([]);
+      expect(await leftoverMarked(s.mark)).toEqual([]);
       if (r.signal !== null) {
         expect(s.stderr(), `killed by ${r.signal} after ${delayMs} ms`).toBe('');
         continue;

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, killLiveClis, processesMarked, ProcessMarks, spawnCli, type CliResult } from '../../../test/support/cli.js';
+import { collect, killLiveClis, leftoverMarked, processesMarked, ProcessMarks, spawnCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
 import { isAlive } from './harness.js';
@@ -86,12 +86,6 @@ async function runningBuild(s: McpProcess): Promise<{ id: string; workers: numbe
   return { id, workers: s.workers() };
 }
 
-async function leftover(mark: string): Promise<number[]> {
-  const t0 = Date.now();
-  while (processesMarked(mark).length > 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
-  return processesMarked(mark);
-}
-
 describe('mcp: a second signal forces the shutdown', () => {
   it('while the shutdown waits on a worker that cannot answer: kills it by PID, exits 0 in seconds, nothing left', async () => {
     const s = startMcp('force');
@@ -110,7 +104,7 @@ describe('mcp: a second signal forces the shutdown', () => {
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(s.stderr()).toMatch(new RegExp(`SIGINT again: killed the build workers now \\(pids [^)]*${workers[0]}`));
     expect(workers.filter(isAlive)).toEqual([]);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 
@@ -124,7 +118,7 @@ describe('mcp: a second signal forces the shutdown', () => {
     const r = await s.done;
     expect({ code: r.code, signal: r.signal }, s.stderr()).toEqual({ code: 0, signal: null });
     expect(s.stderr()).toMatch(/SIGTERM again: killed the build workers now/);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 });
@@ -137,7 +131,7 @@ describe('mcp: storms of signals', () => {
     const r = await s.done;
     expect({ code: r.code, signal: r.signal }, s.stderr()).toEqual({ code: 0, signal: null });
     expect(sent()).toBeGreaterThan(0);
-    expect(await leftover(s.mark)).toEqual([]);
+    expect(await leftoverMarked(s.mark)).toEqual([]);
     expect(fs.readdirSync(s.outDir)).toEqual([]);
   }, 60_000);
 
@@ -149,7 +143,7 @@ describe('mcp: storms of signals', () => {
       await new Promise((r) => setTimeout(r, delayMs));
       signalStorm(s.child, ['SIGINT', 'SIGTERM'], 2);
       const r = await s.done;
-      expect(await leftover(s.mark)).toEqual([]);
+      expect(await leftoverMarked(s.mark)).toEqual([]);
       if (r.signal !== null) {
         expect(s.stderr(), `killed by ${r.signal} after ${delayMs} ms`).toBe('');
         continue;
