@@ -23,10 +23,26 @@ function bar(done: number, total: number, width = 12): string {
   return '█'.repeat(full) + '░'.repeat(width - full);
 }
 
-function singleText(name: string, n: Instance, nowT: number): string {
+/** Within this much of a failed build's end, an early finish is the builder unwinding, not a phase done. */
+const UNWIND_MS = 50;
+
+/**
+ * From when on an early finish means "cut short": the Stop (or time budget), or the last moments
+ * of a build that failed or crashed. Undefined for a build that succeeded or still runs: there,
+ * TensorRT finishing a phase before its last step is a detail.
+ */
+function cutFrom(view: BuildView): number | undefined {
+  if (view.cancelling) return view.cancelling.t;
+  const o = view.outcome;
+  return o && o.status !== 'succeeded' ? o.durationMs - UNWIND_MS : undefined;
+}
+
+function singleText(name: string, n: Instance, nowT: number, cutT: number | undefined): string {
   const steps = `${n.stepsDone}/${n.nbSteps}`;
   const took = formatDuration((n.endT ?? nowT) - n.startT);
-  return n.endT === undefined ? `▸ ${name}  ${bar(n.stepsDone, n.nbSteps)} ${steps}  ${took}` : `✓ ${name}  ${steps}${n.early ? ' early' : ''}  ${took}`;
+  if (n.endT === undefined) return `▸ ${name}  ${bar(n.stepsDone, n.nbSteps)} ${steps}  ${took}`;
+  if (n.early && cutT !== undefined && n.endT >= cutT) return `■ ${name}  stopped at ${steps}  ${took}`;
+  return `✓ ${name}  ${steps}${n.early ? ' early' : ''}  ${took}`;
 }
 
 /** First start to last end: instances overlap across builder threads, so durations do not add up. */
@@ -38,6 +54,7 @@ function span(row: PhaseRow, nowT: number): number {
 
 export function treeLines(view: BuildView, nowT: number): ViewLine[] {
   const out: ViewLine[] = [];
+  const cutT = cutFrom(view);
   const walk = (parent: PhaseRow, indent: string): boolean => {
     let anyActive = false;
     for (const row of parent.children) {
@@ -45,7 +62,7 @@ export function treeLines(view: BuildView, nowT: number): ViewLine[] {
       const latest = row.open[row.open.length - 1];
       let head: string;
       if (row.count === 1) {
-        head = singleText(name, row.shown, nowT);
+        head = singleText(name, row.shown, nowT, cutT);
       } else {
         const done = row.count - row.open.length;
         head = latest

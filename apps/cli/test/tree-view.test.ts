@@ -30,6 +30,32 @@ describe('tree view', () => {
     expect(lines[2]).toMatch(/^ {4}▸ Inner .* 0\/3/);
   });
 
+  it('marks phases a stop or a failure cut short as stopped, not finished; early finishes of a good build stay a detail', () => {
+    const run = (end: () => BuildEvent[]) => {
+      const t = new BuildView('b');
+      t.apply(start(1, null, 'Building engine', 6));
+      t.apply(start(2, 1, 'Optimizing graph', 27));
+      t.apply(finish(2, 21, true));
+      t.apply(start(3, 1, 'Timing', 3));
+      // Time passes in Timing (10 ms an event) before the build ends.
+      for (let i = 0; i < 10; i++) t.apply(step(3, 0));
+      for (const e of end()) t.apply(e);
+      return treeLines(t, 1e6).map((l) => l.text.trim());
+    };
+    const fin = (status: 'succeeded' | 'failed' | 'cancelled'): BuildEvent => ({ ...base(), type: 'build.finished', status, durationMs: seq * 10 }) as BuildEvent;
+    const good = run(() => [finish(3, 3), finish(1, 4, true), fin('succeeded')]);
+    expect(good[0]).toMatch(/^✓ Building engine {2}4\/6 early/);
+    expect(good[1]).toMatch(/^✓ Optimizing graph {2}21\/27 early/);
+    const failed = run(() => [finish(3, 1, true), finish(1, 2, true), fin('failed')]);
+    expect(failed[0]).toMatch(/^■ Building engine {2}stopped at 2\/6/);
+    expect(failed[2]).toMatch(/^■ Timing {2}stopped at 1\/3/);
+    // The phase that finished early long before the failure is still the detail it was.
+    expect(failed[1]).toMatch(/^✓ Optimizing graph {2}21\/27 early/);
+    const cancelled = run(() => [{ ...base(), type: 'build.cancelling', requestedAt: seq * 10, reason: 'user' } as BuildEvent, finish(3, 1, true), finish(1, 2, true), fin('cancelled')]);
+    expect(cancelled[0]).toMatch(/^■ Building engine {2}stopped at 2\/6/);
+    expect(cancelled[1]).toMatch(/^✓ Optimizing graph/);
+  });
+
   it('trims finished lines first and keeps the running path', () => {
     const t = new BuildView('b');
     t.apply(start(1, null, 'root', 40));
