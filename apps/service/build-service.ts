@@ -16,6 +16,7 @@ import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
+import { describeExit } from './exit-status.js';
 import { inspectModel } from './model-reader.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -162,7 +163,7 @@ export class BuildService implements BuildServiceApi {
         channel.onExit((code, signal) => {
           const tail = channel.stderrTail?.();
           const last = tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : '';
-          finish(new ServiceError('internal', `the worker exited before listing backends (${signal ?? `exit code ${code}`})${last}`));
+          finish(new ServiceError('internal', `the worker exited before listing backends (${describeExit({ code, signal })})${last}`));
           r();
         }),
       );
