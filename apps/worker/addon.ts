@@ -31,6 +31,7 @@ interface RawAddon {
    * Absent from addons built before it.
    */
   echoBuildRequest?(request: Record<string, unknown>): Record<string, unknown>;
+  redirectStderrToFile(path: string): void;
   abiVersion: number;
   /** The batch layout the addon was built with (native/src/core/events.h). */
   eventLayout?: EventLayout;
@@ -256,5 +257,9 @@ export function openGpuProbe(device: number): GpuProbeOpen {
 }
 
 /** The same functions as one object, for callers that want the interface. */
-export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe };
+export function redirectStderrToFile(file: string): void {
+  loadNative().redirectStderrToFile(file);
+}
+
+export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile };
 export default addon;
