@@ -10,10 +10,10 @@ import {
   type OptionNamer,
   type TrtCapabilities,
 } from '../shared/trt-capabilities.js';
-import { parseShapeList, shapesFromFlags, shellQuote, TrtexecUsageError, type Which } from '../shared/trtexec.js';
+import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shared/trtexec.js';
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from '../shared/usage-error.js';
 import { BUILD_OPTIONS, type OptionEntry } from '../shared/build-options.js';
 
 /** The precision flags' help lines: which flags the TensorRT version in use has. */
@@ -257,18 +257,13 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     }
   }
   // trtexec's spelling: the same profile, one flag per bound (values for shape-tensor inputs).
-  let trtexecShapes: ReturnType<typeof shapesFromFlags> = {};
-  try {
-    const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
-    for (const w of ['min', 'opt', 'max'] as const) {
-      const specs = values[`${w}Shapes`];
-      if (specs) lists[w] = specs.flatMap((spec) => parseShapeList(`--${w}Shapes`, spec));
-    }
-    trtexecShapes = shapesFromFlags(lists);
-  } catch (e) {
-    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
-    throw e;
+  // (Their errors are TrtexecUsageErrors, which are UsageErrors: exit 2.)
+  const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
+  for (const w of ['min', 'opt', 'max'] as const) {
+    const specs = values[`${w}Shapes`];
+    if (specs) lists[w] = specs.flatMap((spec) => parseShapeList(`--${w}Shapes`, spec));
   }
+  const trtexecShapes = shapesFromFlags(lists);
   for (const name of Object.keys(trtexecShapes.shapes ?? {})) {
     if (shapes[name]) throw new UsageError(`shapes for "${name}" are given both with --shapes and with --minShapes/--optShapes/--maxShapes; give them once`);
     shapes[name] = trtexecShapes.shapes![name];

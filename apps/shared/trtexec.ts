@@ -14,12 +14,13 @@
 // before 10.0 (--buildOnly) are accepted with the warning trtexec prints for them.
 import { BUILD_OPTIONS, HARDWARE_TRTEXEC } from './build-options.js';
 import { engineFileName } from './engine-name.js';
+import { UsageError } from './usage-error.js';
 import { OPTION_LIMITS } from './option-limits.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
-/** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
-export class TrtexecUsageError extends Error {
+/** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
+export class TrtexecUsageError extends UsageError {
   constructor(message: string) {
     super(message);
     this.name = 'TrtexecUsageError';

@@ -5,7 +5,7 @@ import { displayText } from '../../shared/display-text.js';
 import type { TensorInfo } from '../../shared/protocol.js';
 import { formatBytes, formatShape } from '../format.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 
 export const INSPECT_HELP = `Usage: trt-build-studio inspect <model.onnx> [--json]
 

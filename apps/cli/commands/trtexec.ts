@@ -5,11 +5,11 @@
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
 import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
-import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs, TrtexecUsageError } from '../../shared/trtexec.js';
+import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
 import { ServiceError } from '../../service/api.js';
 import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 import { runBuildInput } from './build.js';
 
 /**
@@ -91,13 +91,8 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     return 0;
   }
   if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
-  let parsed;
-  try {
-    parsed = parseTrtexecArgs(argv);
-  } catch (e) {
-    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
-    throw e;
-  }
+  // A bad command line throws a TrtexecUsageError, which is a UsageError: exit 2.
+  const parsed = parseTrtexecArgs(argv);
   // On stderr, so --json output stays pure NDJSON; worded as trtexec words them.
   for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
   try {
