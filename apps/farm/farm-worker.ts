@@ -22,6 +22,7 @@ import { matches, probeLabels, type Labels } from './labels.js';
 import { acquireLock } from './redis-lock.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
+import { keys } from './keys.js';
 import { BuildView } from '../shared/build-view.js';
 
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
@@ -41,7 +42,6 @@ export interface FarmWorkerOptions {
   /** BullMQ job lock (default 30 s); renewed at a third of it. */
   lockDurationMs?: number;
   pollMs?: number;
-  cancelPollMs?: number;
   /** Passed to the local build service (tests shorten cancelKillMs). */
   service?: BuildServiceOptions;
   /**
@@ -83,6 +83,8 @@ export class FarmWorker {
   private loopDone?: Promise<void>;
   private hbTimer?: NodeJS.Timeout;
   private wake?: () => void;
+  /** Subscribed to Stop requests (keys.cancelChannel); a subscribed connection runs no commands. */
+  private readonly stops: Redis;
 
   constructor(private readonly opts: FarmWorkerOptions) {
     this.id = opts.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
@@ -90,6 +92,23 @@ export class FarmWorker {
     this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.local = new BuildService({ concurrency: 64, ...opts.service });
+    this.stops = this.redis.duplicate();
+    watchRedis(this.stops, opts.url, `trt-build-studio worker ${this.id}`, this.log);
+    // Stop reaches a running build the moment it is asked for: no polling. A message sent while
+    // this connection was down is lost (pub/sub keeps nothing), so every (re)connect re-reads the
+    // counters of the builds this worker runs.
+    this.stops.on('message', (channel: string, message: string) => {
+      if (channel === keys.queuedChannel) {
+        this.wake?.();
+        return;
+      }
+      const entry = this.running.get(message);
+      if (entry) void this.applyCancels(entry);
+    });
+    this.stops.on('ready', () => {
+      void this.stops.subscribe(keys.cancelChannel, keys.queuedChannel).catch(() => undefined);
+      for (const entry of this.running.values()) void this.applyCancels(entry);
+    });
   }
 
   private get ttl(): number {
@@ -224,7 +243,6 @@ export class FarmWorker {
 
     let copy: WorkingCopy | undefined;
     let localId: string | undefined;
-    const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
     try {
       const input = await this.localInput(farmId, request);
       const cachePath = input.options?.timingCache;
@@ -256,7 +274,7 @@ export class FarmWorker {
       const msg = e instanceof ServiceError ? e.message : `internal error: ${(e as Error).message}`;
       await forwarder.endWithout('failed', msg);
     } finally {
-      clearInterval(cancelTimer);
+      this.applied.delete(farmId);
       if (copy && !this.keptCopies.delete(copy)) discard(copy);
     }
   }
@@ -337,6 +355,7 @@ export class FarmWorker {
     await this.local.shutdown();
     if (this.hbTimer) clearInterval(this.hbTimer);
     await this.store.removeWorker(this.id).catch(() => undefined);
+    this.stops.disconnect();
     for (const { queue, worker } of this.queues.values()) {
       await worker.close(true).catch(() => undefined);
       await queue.close().catch(() => undefined);

@@ -10,6 +10,7 @@ import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
+import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
@@ -210,6 +211,29 @@ describe('build farm', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(svc.getBuild(rec.id)?.outcome?.cancelLatencyMs).toBeDefined();
     expect(fs.existsSync(svc.getBuild(rec.id)!.outputPath ?? '/nonexistent')).toBe(false);
+  });
+
+  it('Stop travels by pub/sub, not by polling: a counted request with no message waits; the message stops the build at once', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      // What serve writes, without the message that goes with it: no worker re-reads the counter
+      // on a timer, so the build keeps running.
+      await raw.multi().hincrby(keys.cancel(rec.id), 'n', 1).hset(keys.cancel(rec.id), 'reason', 'user').exec();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(svc.getBuild(rec.id)?.state).toBe('running');
+      // The message alone (as requestCancel publishes it) makes the worker read the counter now.
+      const t0 = Date.now();
+      await raw.publish(keys.cancelChannel, rec.id);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('cancelled');
+      // A correctness bound with room for a busy machine; the bench measures the real figure.
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      raw.disconnect();
+    }
   });
 
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
