@@ -34,6 +34,11 @@ export interface FarmWorkerOptions {
   /** Added to / overriding the labels the backend probe found. */
   labels?: Labels;
   concurrency?: number;
+  /**
+   * A slot of `worker --gpus`: every build runs on this CUDA device (whatever the request says),
+   * and the worker carries the label device=<n>.
+   */
+  device?: number;
   artifacts?: ArtifactStore;
   id?: string;
   log?: LogLine;
@@ -66,6 +71,11 @@ interface Running {
   done: Promise<void>;
 }
 
+/** host-pid-random: unique per process, readable in the farm view. */
+export function defaultWorkerId(): string {
+  return `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
+}
+
 export class FarmWorker {
   readonly id: string;
   labels: Labels = {};
@@ -87,7 +97,7 @@ export class FarmWorker {
   private readonly stops: Redis;
 
   constructor(private readonly opts: FarmWorkerOptions) {
-    this.id = opts.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
+    this.id = opts.id ?? defaultWorkerId();
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
     this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
@@ -121,7 +131,7 @@ export class FarmWorker {
   /** Probes the backends, labels itself, registers, and starts taking builds. */
   async start(): Promise<void> {
     this.backends = await this.local.listBackends();
-    this.labels = { ...probeLabels(this.backends), ...this.opts.labels };
+    this.labels = { ...probeLabels(this.backends), ...this.opts.labels, ...(this.opts.device === undefined ? {} : { device: String(this.opts.device) }) };
     // One build per GPU: the probe reports the one GPU builds run on, so 1 unless told otherwise.
     this.concurrency = Math.max(1, this.opts.concurrency ?? 1);
     await this.beat();
@@ -304,6 +314,8 @@ export class FarmWorker {
   /** The request as the local service takes it: shared engine path and timing cache filled in. */
   private async localInput(farmId: string, request: FarmRequest): Promise<StartBuildInput> {
     const input: StartBuildInput = { ...request.input, options: { ...request.input.options } };
+    // A GPU slot's builds run on its GPU: the request cannot know which device a machine gave it.
+    if (this.opts.device !== undefined) input.options!.device = this.opts.device;
     const art = this.opts.artifacts;
     if (art && !input.outputPath) {
       const backend = resolveBackend(input.options?.backend ?? 'auto', this.backends);

@@ -236,6 +236,28 @@ describe('build farm', () => {
     }
   });
 
+  it('one worker process for a machine\'s GPUs (--gpus sim:2): a slot per GPU, one build each, labelled by device', async () => {
+    const slots = await startWorker(redis.url, 'wS', 'gpu=T4,trt=10.16.0', ['--gpus', 'sim:2', '--artifacts', artifacts.root]);
+    try {
+      expect(slots.stderr()).toMatch(/wS-gpu0 ready, labels gpu=T4,trt=10.16.0,device=0, 1 at a time/);
+      expect(slots.stderr()).toMatch(/wS-gpu1 ready, labels gpu=T4,trt=10.16.0,device=1, 1 at a time/);
+      const svc = await serve();
+      // Two builds for the machine's GPU type run at once, one per slot.
+      const [a, b] = await svc.startMatrix({ modelPath: model, options: sim(1.5), targets: [{ gpu: 'T4' }, { gpu: 'T4' }] });
+      // A build may ask for one GPU of the machine by its device label.
+      const d1 = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'T4', device: '1' } });
+      const workerOf = (id: string) => (svc.getBuild(id) as FarmRecord).farm.worker?.id;
+      await until(() => !!workerOf(a.id) && !!workerOf(b.id) && svc.getBuild(a.id)?.state === 'running' && svc.getBuild(b.id)?.state === 'running', 20_000, 'both builds to run');
+      const ids = [a, b].map((r) => workerOf(r.id)).sort();
+      expect(ids).toEqual(['wS-gpu0', 'wS-gpu1']);
+      await Promise.all([a, b, d1].map((r) => svc.waitForResult(r.id)));
+      expect((svc.getBuild(d1.id) as FarmRecord).farm.worker?.id).toBe('wS-gpu1');
+      expect(svc.getBuild(d1.id)?.state).toBe('succeeded');
+    } finally {
+      await killProc(slots.proc, 'SIGTERM');
+    }
+  });
+
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
