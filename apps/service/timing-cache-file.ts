@@ -103,10 +103,9 @@ function foreignFormat(head: Buffer): string | null {
   if (startsWith(head, 0, [0x89, 0x48, 0x44, 0x46])) return 'an HDF5 file';
   if (startsWith(head, 0, [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59])) return 'a NumPy array';
   if (head.length >= 10 && head[8] === 0x7b && head[9] === 0x22 && head.readBigUInt64LE(0) < 100_000_000n) return 'a safetensors file';
-  if (looksLikeText(head)) {
-    const first = head.toString('utf8').split(/\r?\n/, 1)[0].slice(0, 40);
-    return `a text file (it starts with ${JSON.stringify(first)}; timing caches are binary)`;
-  }
+  // Named by kind only: the file may be a secret (a key, /etc/shadow), and this message travels
+  // to every surface (HTTP, MCP, the language server, logs), so none of its bytes are quoted.
+  if (looksLikeText(head)) return 'a text file (timing caches are binary)';
   return null;
 }
 
