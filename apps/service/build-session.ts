@@ -293,7 +293,15 @@ export class BuildSession {
    */
   private removePartialOutput(): void {
     const pid = this.run.pid;
-    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p);
+    // A symbolic link is written through: the temp files sit beside its target.
+    const real = (p: string) => {
+      try {
+        return fs.realpathSync(p);
+      } catch {
+        return p;
+      }
+    };
+    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p).map(real);
     for (const target of targets) {
       if (pid === undefined) continue;
       const dir = path.dirname(target);
@@ -305,6 +313,7 @@ export class BuildSession {
       }
     }
     const now = fileId(this.build.outputPath);
-    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(this.build.outputPath, { force: true });
+    // The file, never a link to it: the link stays a link.
+    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(real(this.build.outputPath), { force: true });
   }
 }

@@ -19,6 +19,7 @@ import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_B
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
+import { resolveWriteTarget } from './output-target.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 
 export interface ValidatedBuild {
@@ -222,20 +223,12 @@ export function probeWritable(dir: string, what: string): void {
   }
 }
 
-export function checkParentDir(file: string, what: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    throw bad(`${what} directory does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw bad(`${what} directory is not a directory: ${dir}`);
-  try {
-    if (fs.statSync(file).isDirectory()) throw bad(`${what} path is a directory: ${file}`);
-  } catch (e) {
-    if (e instanceof ServiceError) throw e;
-  }
+/**
+ * The folder of `file` exists, is a folder the user can trust, and `file` (a symbolic link
+ * followed) is absent or a regular file. Returns the file that writing `file` replaces.
+ */
+export function checkParentDir(file: string, what: string): string {
+  return resolveWriteTarget(file, what);
 }
 
 /**
@@ -257,10 +250,20 @@ export function checkNameLength(file: string, what: string, suffixBytes: number,
 
 export function checkOutputPath(outputPath: string, modelPath: string, summary: ModelSummary): void {
   checkNameLength(outputPath, 'output', ATOMIC_TEMP_SUFFIX_MAX_BYTES, 'the engine is first written to a temporary file "<name>.tmp-<pid>-<n>"');
-  checkParentDir(outputPath, 'output');
+  const target = checkParentDir(outputPath, 'output');
   const protectedFiles = [modelPath, ...summary.externalData.files.map((f) => path.join(path.dirname(modelPath), f))];
-  if (protectedFiles.includes(outputPath)) throw bad(`output path ${outputPath} would overwrite the model`);
-  probeWritable(path.dirname(outputPath), 'output');
+  // Through a symbolic link too: the file written is the link's target.
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  if (protectedFiles.includes(outputPath) || protectedFiles.some((p) => real(p) === target)) {
+    throw bad(`output path ${outputPath} would overwrite the model`);
+  }
+  probeWritable(path.dirname(target), 'output');
 }
 
 export function checkTimingCacheName(cachePath: string): void {

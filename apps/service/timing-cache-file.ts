@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import type { BackendName } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
 import { checkParentDir, probeWritable } from './build-validation.js';
+import { kindOf, untrustedFolder } from './output-target.js';
 
 /** The simulated backend's cache header (native/src/sim/sim_timing_cache.cc). */
 export const SIM_TIMING_CACHE_MAGIC = 'TBSSIMTC';
@@ -22,15 +23,6 @@ export const MAX_TIMING_CACHE_BYTES = 2 * 1024 ** 3;
 const HEAD_BYTES = 4096;
 
 const bad = (msg: string) => new ServiceError('bad_input', msg);
-
-function kindOf(st: fs.Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
-}
 
 /** First bytes of a regular file, opened without blocking so that a FIFO swapped in cannot hang us. */
 function readHead(file: string): Buffer {
@@ -174,5 +166,8 @@ export function checkTimingCacheFile(cachePath: string, backend?: BackendName | 
   }
   checkContent(cachePath, head, backend);
   // The build replaces the file by renaming a new one into its folder.
-  probeWritable(path.dirname(fs.realpathSync(cachePath)), 'timing cache');
+  const dir = path.dirname(fs.realpathSync(cachePath));
+  const why = untrustedFolder(dir, fs.statSync(dir));
+  if (why) throw bad(`cannot write the timing cache ${cachePath}: ${why}`);
+  probeWritable(dir, 'timing cache');
 }

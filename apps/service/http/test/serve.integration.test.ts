@@ -1,6 +1,7 @@
 // The real thing: `trt-build-studio serve` as a child process (bin → dist), real worker processes
 // running simulated builds, real HTTP from fetch and node:http. Needs `npm run build:ts` and the
 // native addon (build/native/Release) — the builds run in the addon's simulated backend.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -198,6 +199,33 @@ describe('serve: builds', () => {
     const badRange = await postJson('/api/builds', { modelPath: dynamic, options: { ...SIM, shapes: ['input:4x3x32x32/2x3x32x32/1x3x32x32'] } });
     expect(badRange.status).toBe(400);
     expect(((await badRange.json()) as { error: { message: string } }).error.message).toMatch(/min 4 <= opt 2 <= max 1 does not hold/);
+  });
+
+  it('refuses an output path that is a FIFO or a device with 400, leaving the node untouched', async () => {
+    const fifo = path.join(dir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const ident = (p: string) => {
+      const st = fs.lstatSync(p, { bigint: true });
+      return [st.ino, st.mode, st.size, st.mtimeNs, st.ctimeNs].join(':');
+    };
+    for (const node of [fifo, '/dev/null']) {
+      const before = ident(node);
+      const res = await postJson('/api/builds', { modelPath: model, outputPath: node, options: SIM });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/is a (FIFO \(named pipe\)|character device), not a regular file; it is left untouched/);
+      expect(ident(node)).toBe(before);
+    }
+  });
+
+  it('names a text file given as a timing cache by its kind, quoting none of its bytes', async () => {
+    const secret = 'root:x:0:0:root-shell-user:/root:/bin/bash\ndaemon:x:1:1:daemon-user:/usr/sbin:/usr/sbin/nologin\n';
+    const cache = path.join(dir, 'passwd-copy');
+    fs.writeFileSync(cache, secret);
+    const res = await postJson('/api/builds', { modelPath: model, options: { ...SIM, timingCache: cache } });
+    expect(res.status).toBe(400);
+    const message = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(message).toMatch(/passwd-copy is not a timing cache: it looks like a text file/);
+    for (const piece of secret.split(/[:\n]+/).filter((t) => t.length >= 3)) expect(message).not.toContain(piece);
   });
 
   it('builds a dynamic model with trtexec-style shapes', async () => {
