@@ -1,7 +1,7 @@
 // The real thing: `trt-build-studio serve` as a child process (bin → dist), real worker processes
 // running simulated builds, real HTTP from fetch and node:http. Needs `npm run build:ts` and the
 // native addon (build/native/Release) — the builds run in the addon's simulated backend.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -318,6 +318,25 @@ describe('serve: builds', () => {
     const fullBySeq = new Map(full.events().map((e) => [e.seq, e]));
     for (const e of rest) expect(fullBySeq.get(e.seq)).toEqual(e);
     checkInvariants(full.events());
+  });
+
+  it('curl with Last-Event-ID: 999999 on a running build gets a reset, then build.finished, and the connection closes', async () => {
+    const id = await start({ ...SIM, simDuration: 1.5 });
+    const first = await events(id, {}, '?lastEventId=-1');
+    await first.waitFor((m) => m.event === 'message' && JSON.parse(m.data).type === 'phase.start');
+    expect((await record(id)).state).toBe('running');
+    // curl ends when the server closes the stream; --max-time only bounds a regression.
+    const curl = spawn('curl', ['-sS', '-N', '--max-time', '60', '-H', `Authorization: Bearer ${serve.token}`, '-H', 'Last-Event-ID: 999999', `${serve.base}/api/builds/${id}/events`]);
+    let out = '';
+    curl.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => curl.on('close', (c) => resolve(c)));
+    expect(code, out).toBe(0); // 28 would be curl's timeout: a stream that never ended
+    const blocks = out.split('\n\n').filter((b) => b.trim() !== '');
+    expect(blocks[0]).toMatch(/^event: snapshot\n/);
+    expect(blocks[1]).toMatch(/^event: reset\nid: \d+\n/);
+    const last = JSON.parse(/^data: (.*)$/m.exec(blocks.filter((b) => !b.startsWith(':')).at(-1)!)![1]);
+    expect(last).toMatchObject({ type: 'build.finished', buildId: id, status: 'succeeded' });
+    await first.ended;
   });
 
   it('survives a crashing build: state crashed, server alive, next build succeeds', async () => {
