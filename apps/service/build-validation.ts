@@ -20,6 +20,7 @@ import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
 import { resolveWriteTarget } from './output-target.js';
+import { ensurePrivateDir } from './private-dir.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 
 export interface ValidatedBuild {
@@ -290,7 +291,14 @@ export function defaultEnginePath(dir: string, modelName: string, backend: Backe
 
 export async function validateBuild(
   input: StartBuildInput,
-  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]>; taken?: (p: string) => boolean },
+  ctx: {
+    id: string;
+    outputDir: string;
+    /** Folders of the output folder's path that are the product's own, from it upwards (2 for the default trt-build-studio/engines). */
+    outputDirLevels?: number;
+    backends: () => Promise<BackendInfo[]>;
+    taken?: (p: string) => boolean;
+  },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
   if (!parsed.success) throw bad(`invalid build options: ${describeZodError(parsed.error)}`);
@@ -326,7 +334,8 @@ export async function validateBuild(
   if (explicitOutput) {
     outputPath = explicitOutput;
   } else {
-    fs.mkdirSync(ctx.outputDir, { recursive: true });
+    // The engine store: private to this user (0700), never a folder someone else can write into.
+    ensurePrivateDir(ctx.outputDir, 'engine', ctx.outputDirLevels ?? 1);
     outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
     checkOutputPath(outputPath, modelPath, summary);
   }
