@@ -6,6 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BuildServiceApi } from '../service/api.js';
 import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
+import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
 import { buildState, errorResult, okResult, resultForError } from './results.js';
 import {
@@ -178,8 +179,13 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       }),
   );
 
-  // Build options are left open by the input schema (see OptionsArg) and checked here as arguments.
-  const buildOptions = (args: Record<string, unknown>) => void parseBuildOptions(args.options);
-  installInvalidParamsCheck(server, { build_engine: buildOptions, start_build: buildOptions });
+  // Build options are left open by the input schema (see OptionsArg) and checked here as
+  // arguments; so is an output path that may not be written (a FIFO, a device, a directory, a
+  // folder someone else controls), which is refused as the CLI's usage error and HTTP's 400 are.
+  const buildArgs = (args: Record<string, unknown>) => {
+    parseBuildOptions(args.options);
+    if (typeof args.outputPath === 'string' && args.outputPath.trim() !== '') resolveWriteTarget(resolveUserPath(args.outputPath.trim()), 'output');
+  };
+  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs });
   return server;
 }

@@ -1,5 +1,6 @@
 // The MCP server as an agent runtime sees it: the official SDK client over a real stdio transport,
 // the real server process, real build workers running the simulated backend, real files.
+import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -282,7 +283,15 @@ describe('MCP server over stdio', () => {
     expect(await invalid('build_engine', { modelPath: small, timeBudgetSeconds: -1 })).toMatch(/timeBudgetSeconds/);
     // Well-formed arguments naming something wrong in the world are tool errors.
     expect(await call('build_engine', { modelPath: path.join(dir, 'missing.onnx') })).toMatch(/missing\.onnx/);
-    expect(await call('build_engine', { modelPath: small, outputPath: path.join(dir, 'no-such-dir', 'x.engine'), options: sim() })).toMatch(/no-such-dir/);
+    // An output path that may not be written is an invalid argument too, and is left untouched.
+    expect(await invalid('build_engine', { modelPath: small, outputPath: path.join(dir, 'no-such-dir', 'x.engine'), options: sim() })).toMatch(/no-such-dir/);
+    const fifo = path.join(dir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const before = fs.lstatSync(fifo);
+    expect(await invalid('build_engine', { modelPath: small, outputPath: fifo, options: sim() })).toMatch(/out\.fifo is a FIFO \(named pipe\), not a regular file; it is left untouched/);
+    expect(await invalid('start_build', { modelPath: small, outputPath: '/dev/null', options: sim() })).toMatch(/\/dev\/null is a character device/);
+    expect(fs.lstatSync(fifo)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs, size: 0 });
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
     const dynMsg = await call('build_engine', { modelPath: dyn, options: sim() });
     expect(dynMsg).toMatch(/input/);
     expect(dynMsg).toMatch(/batch/);
