@@ -5,6 +5,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ServiceError } from './api.js';
+import { resolveWriteTarget } from './output-target.js';
 
 const bad = (msg: string) => new ServiceError('bad_input', msg);
 
@@ -20,19 +21,10 @@ export function probeWritable(dir: string, what: string): void {
   }
 }
 
-/** Throws bad_input unless the folder of `file` exists and `file` is not itself a folder. */
-export function checkParentDir(file: string, what: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    throw bad(`${what} directory does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw bad(`${what} directory is not a directory: ${dir}`);
-  try {
-    if (fs.statSync(file).isDirectory()) throw bad(`${what} path is a directory: ${file}`);
-  } catch (e) {
-    if (e instanceof ServiceError) throw e;
-  }
+/**
+ * The folder of `file` exists, is a folder the user can trust, and `file` (a symbolic link
+ * followed) is absent or a regular file. Returns the file that writing `file` replaces.
+ */
+export function checkParentDir(file: string, what: string): string {
+  return resolveWriteTarget(file, what);
 }
