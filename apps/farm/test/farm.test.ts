@@ -321,6 +321,30 @@ describe('build farm', () => {
     expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
   });
 
+  it('a worker killed and restarted at once under the same id (a pod restart): its build is not left running forever', async () => {
+    const first = await startWorker(redis.url, 'wR', 'gpu=R1');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'R1' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    await killProc(first.proc, 'SIGKILL');
+    // The restarted process's first heartbeat, under the same id, before the old one expired
+    // (written here so the timing does not depend on how fast a process starts on a busy machine):
+    // the id is alive again, but it does not run the build.
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await raw.set(keys.worker('wR'), JSON.stringify({ id: 'wR', labels: { gpu: 'R1' }, concurrency: 1, running: [], host: 'h', pid: 1 }), 'PX', 60_000);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('crashed');
+      expect(f.error).toBe('worker lost');
+      const c = collect(svc, rec.id, -1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(c.events.some((e) => e.type === 'log' && /wR restarted and its new process does not run this build/.test(e.message))).toBe(true);
+    } finally {
+      await raw.del(keys.worker('wR'));
+      raw.disconnect();
+    }
+  });
+
   it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
     const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
     const svc = await serve();
