@@ -47,6 +47,8 @@ export interface WorkerInfo {
   host: string;
   pid: number;
   backends?: unknown;
+  /** When this heartbeat was written (ms since the epoch; absent from older workers). */
+  beatAt?: number;
 }
 
 const APPEND = `

@@ -2,6 +2,8 @@
 // pool of their target and run by farm workers on other machines; serve mirrors each build from
 // its Redis stream so every surface (HTTP/SSE, CLI, MCP, UI) sees the same live tree, Stop and
 // history as with local builds. State lives in Redis, so a restarted serve picks up where it was.
+import type { FarmStatus } from '../shared/farm-status.js';
+import { readFarmStatus } from './farm-status.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
@@ -241,6 +243,10 @@ export class QueueBuildService implements BuildServiceApi {
     await q.add('build', { buildId: id }, { jobId: `${id}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 });
     // Wakes idle workers now; one that misses it finds the job at its next look.
     await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
+  }
+
+  farmStatus(): Promise<FarmStatus> {
+    return readFarmStatus(this.store);
   }
 
   getView(id: string): BuildViewSnapshot | undefined {

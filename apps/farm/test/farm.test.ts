@@ -258,6 +258,39 @@ describe('build farm', () => {
     }
   });
 
+  it('the farm view (serve\'s farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings', async () => {
+    const svc = await serve();
+    const done = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    await svc.waitForResult(done.id);
+    const long = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    const waiting = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'V100' } });
+    await until(() => rowCount(svc, long.id) > 2, 20_000, 'the build to run');
+    const st = await svc.farmStatus();
+    const byId = new Map(st.workers.map((w) => [w.id, w]));
+    expect(byId.get('wA')?.labels).toEqual({ gpu: 'A100', trt: '10.16.0' });
+    expect(byId.get('wB')?.running).toEqual([long.id]);
+    expect(byId.get('wB')?.lastHeartbeatMsAgo).toBeLessThan(10_000);
+    expect(st.running.map((r) => r.id)).toContain(long.id);
+    const v100 = st.pools.find((p) => p.target.gpu === 'V100');
+    expect(v100?.queued).toEqual([expect.objectContaining({ id: waiting.id, waiting: expect.stringMatching(/no live worker matches target gpu=V100/) })]);
+    expect(st.recent.find((r) => r.id === done.id)).toMatchObject({ state: 'succeeded', worker: 'wA' });
+    // The CLI reads the same from Redis.
+    const cli = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url, '--json']));
+    expect(cli.code).toBe(0);
+    const fromCli = JSON.parse(cli.stdout) as typeof st;
+    expect(fromCli.pools.find((p) => p.target.gpu === 'V100')?.queued.map((q) => q.id)).toEqual([waiting.id]);
+    const text = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url]));
+    expect(text.stdout).toMatch(/^Workers: \d+ live, \d+ of \d+ slot\(s\) busy/m);
+    expect(text.stdout).toContain(`${waiting.id}  no live worker matches target gpu=V100`);
+    svc.cancelBuild(long.id);
+    svc.cancelBuild(waiting.id);
+    await Promise.all([svc.waitForResult(long.id), svc.waitForResult(waiting.id)]);
+    // A Redis that is not there: said in one line, exit 1.
+    const down = await collectCli(spawnCli(['farm', 'status', '--queue', 'redis://127.0.0.1:1']));
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/Redis at redis:\/\/127\.0\.0\.1:1 is unavailable/);
+  });
+
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
