@@ -71,6 +71,13 @@ export class PhaseRows {
    */
   private finishedCallbacks = 0;
   rowsCreated = 0;
+  /**
+   * Bumped whenever the set of rows changes (a row is made, a reset, a snapshot loaded): views
+   * that flatten the tree (the UI's visible rows) redo that only when it moved.
+   */
+  structureRev = 0;
+  /** Rows with at least one instance that ended before its last step (only ever rises, but on reset). */
+  earlyRows = 0;
   lastT = 0;
   /** Rises on every start and step, and when a child finishes: orders "most recently active". */
   private tick = 0;
@@ -92,6 +99,7 @@ export class PhaseRows {
       parentRow.rev++;
       this.byKey.set(key, row);
       this.rowsCreated++;
+      this.structureRev++;
     }
     row.count++;
     row.open.push(inst);
@@ -157,7 +165,7 @@ export class PhaseRows {
     inst.stepsDone = Math.max(inst.stepsDone, stepsDone);
     inst.endT = t;
     inst.early = early;
-    if (early) row.earlyCount++;
+    if (early && row.earlyCount++ === 0) this.earlyRows++;
     const i = row.open.indexOf(inst);
     if (i >= 0) row.open.splice(i, 1);
     row.shown = row.open.length > 0 ? row.open[row.open.length - 1] : inst;
@@ -189,6 +197,8 @@ export class PhaseRows {
     this.phaseEvents = 0;
     this.finishedCallbacks = 0;
     this.rowsCreated = 0;
+    this.structureRev++;
+    this.earlyRows = 0;
     this.lastT = 0;
     this.tick = 0;
   }
@@ -277,6 +287,7 @@ export class PhaseRows {
       const row = newRow(parent.key + SEP + r.name, r.name, parent.depth + 1, parent, { ...r.shown }, r.firstStartT);
       row.count = r.count;
       row.earlyCount = r.earlyCount;
+      if (row.earlyCount > 0) this.earlyRows++;
       row.spans = { start: [...r.spans.start], end: [...r.spans.end], count: [...r.spans.count], gap: r.spans.gap };
       parent.children.push(row);
       parent.childByName.set(row.name, row);

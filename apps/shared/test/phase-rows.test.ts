@@ -224,3 +224,25 @@ describe('most recently active open child', () => {
     for (const p of before) expect(rows.mostActiveChild(p)).toBeUndefined();
   });
 });
+
+describe('structure revision', () => {
+  it('moves when a row is made, reset or loaded, not on instances of known rows; earlyRows counts rows with an early end', () => {
+    const rows = new PhaseRows();
+    rows.start(1, null, 'A', 2, 0);
+    const afterA = rows.structureRev;
+    rows.start(2, 1, 'B', 4, 1);
+    expect(rows.structureRev).toBe(afterA + 1);
+    const afterB = rows.structureRev;
+    rows.step(2, 1, 2);
+    rows.finish(2, 1, true, 3);
+    rows.start(3, 1, 'B', 4, 4); // another instance of the same row
+    rows.finish(3, 2, true, 5);
+    expect(rows.structureRev).toBe(afterB);
+    expect(rows.earlyRows).toBe(1); // row B, counted once for its two early instances
+    const copy = new PhaseRows();
+    const before = copy.structureRev;
+    copy.loadRowsSnapshot(rows.toSnapshot());
+    expect(copy.structureRev).toBeGreaterThan(before);
+    expect(copy.earlyRows).toBe(1);
+  });
+});
