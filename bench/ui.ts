@@ -234,6 +234,8 @@ async function main(): Promise<void> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // A page error would otherwise only show as a build that never seems to end.
+    page.on('pageerror', (e) => console.error(`bench:ui: page error: ${e.stack ?? e.message}`));
     // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.
     await page.addInitScript(() => {
       const w = globalThis as unknown as PageGlobals;
