@@ -123,7 +123,7 @@ async function memoryRun(decode) {
 function main() {
   if (!existsSync(addonFile) || !existsSync(benchExe)) fail(`build the addon and the benchmark first: npm run build:native (missing ${existsSync(addonFile) ? benchExe : addonFile})`);
   const runCpp = (exe) => {
-    const cpp = spawnSync(exe, [String(SUSTAINED_CALLBACKS)], { encoding: 'utf8', timeout: 180_000 });
+    const cpp = spawnSync(exe, [String(SUSTAINED_CALLBACKS)], { encoding: 'utf8', timeout: 600_000 });
     if (cpp.status !== 0) fail(`${exe} failed: ${cpp.stderr || cpp.error}`);
     return JSON.parse(cpp.stdout);
   };
