@@ -40,6 +40,15 @@ export const FRAME_BUDGET_MS = 6;
  */
 export const LATE_MS = 12;
 export const LATE_CAP_MS = 24;
+/**
+ * A frame that starts this long (ms) after the pump asked for it means the page is short of
+ * CPU (a busy machine: the build, other programs). For SLOW_HOLD_MS after one, the UI is told at
+ * most every BUSY_NOTIFY_MS: re-rendering every frame is what keeps the event-to-paint tail
+ * within two frames when the page keeps up, and only adds to its lateness when it does not.
+ */
+export const SLOW_FRAME_MS = 25;
+export const BUSY_NOTIFY_MS = 50;
+export const SLOW_HOLD_MS = 1000;
 /** Events applied between two looks at the clock while a frame's budget runs. */
 const SLICE = 2048;
 
@@ -62,6 +71,10 @@ export class EventPump {
   private appliedArrivals: number[] = [];
   private appliedCounts: number[] = [];
   private lastNotifyAt = -Infinity;
+  /** When the pending frame was asked for (sched.now()). */
+  private requestedAt = NaN;
+  /** Until this time the UI is told at most every BUSY_NOTIFY_MS (a late frame was seen). */
+  private busyUntil = -Infinity;
   probe: PumpProbe | null = null;
 
   constructor(
@@ -98,6 +111,7 @@ export class EventPump {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
+    this.requestedAt = this.sched.now();
     this.sched.request((ts) => this.onFrame(ts));
     // rAF stops in background tabs; a slow timer keeps the state (and memory) moving.
     if (this.sched.hidden()) this.timer = setTimeout(() => this.onFrame(this.sched.now()), 500);
@@ -122,7 +136,9 @@ export class EventPump {
         this.appliedCounts.push(...done.counts);
       }
     }
-    if (this.unnotified && frameTime - this.lastNotifyAt >= (this.sched.notifyEveryMs ?? 0)) {
+    if (frameTime - this.requestedAt > SLOW_FRAME_MS) this.busyUntil = frameTime + SLOW_HOLD_MS;
+    const notifyGap = Math.max(this.sched.notifyEveryMs ?? 0, frameTime < this.busyUntil ? BUSY_NOTIFY_MS : 0);
+    if (this.unnotified && frameTime - this.lastNotifyAt >= notifyGap) {
       this.unnotified = false;
       this.lastNotifyAt = frameTime;
       this.notify();
@@ -137,6 +153,7 @@ export class EventPump {
     // to close the measurement.
     if (this.pending.length > 0 || this.unnotified || this.awaitingPaint) {
       this.scheduled = true;
+      this.requestedAt = this.sched.now();
       this.sched.request((ts) => this.onFrame(ts));
     }
   }

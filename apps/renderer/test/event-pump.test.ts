@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { EventPump, FRAME_BUDGET_MS, LATE_MS, type FrameScheduler } from '../store/event-pump.js';
+import { BUSY_NOTIFY_MS, EventPump, FRAME_BUDGET_MS, LATE_MS, SLOW_HOLD_MS, type FrameScheduler } from '../store/event-pump.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 /** A scheduler whose frames run only when the test says so. */
@@ -194,6 +194,32 @@ describe('EventPump', () => {
     f.frame();
     expect(notified).toBe(2); // nothing new: no re-render
     expect(f.requested).toBe(0);
+  });
+
+  it('re-renders every frame while frames come on time, and less often for a while after a late one', () => {
+    const f = manualFrames();
+    let notified = 0;
+    const pump = new EventPump(f.sched, () => undefined, () => notified++);
+    // Events arrive, the pump asks for a frame, and the frame comes `gap` ms later.
+    const frameWithEvents = (gap: number) => {
+      pump.push(events(5));
+      f.advance(gap);
+      f.frame();
+    };
+    pump.push(events(5));
+    f.frame();
+    for (let i = 0; i < 10; i++) frameWithEvents(16);
+    expect(notified).toBe(11); // every frame
+    frameWithEvents(40); // a late frame: the page is short of CPU
+    const afterLate = notified;
+    for (let i = 0; i < 30; i++) frameWithEvents(16); // 480 ms, inside the hold
+    // At most one re-render per BUSY_NOTIFY_MS (every fourth 16 ms frame) while held.
+    expect(notified - afterLate).toBeLessThanOrEqual(Math.ceil((30 * 16) / BUSY_NOTIFY_MS));
+    expect(notified - afterLate).toBeGreaterThan(0);
+    for (let i = 0; i < Math.ceil(SLOW_HOLD_MS / 16); i++) frameWithEvents(16); // the hold runs out
+    const settled = notified;
+    for (let i = 0; i < 10; i++) frameWithEvents(16);
+    expect(notified - settled).toBe(10); // every frame again
   });
 
   it('flushNow tells the UI about events applied but not yet notified', () => {
