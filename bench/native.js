@@ -9,6 +9,7 @@
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
 //   againstEarlier (with -- --against DIR, a checkout of earlier code built there): its C++
 //     benchmark and ours alternately, three rounds each, medians side by side with the ratio;
+//   (TBS_BENCH_SUSTAINED sets the sustained run's callbacks, 20 M by default: fewer on a loaded machine);
 //   baseline: bench/baseline.json's figures beside these, with ratios (bench/baseline.ts);
 //   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe
 //     function, batches delivered to a JS callback); RSS at start (after a warm-up build), peak
