@@ -1,7 +1,8 @@
 // Collects events as they arrive and applies them at most once per animation frame. A fast build
 // delivers 100k+ callbacks per second; touching React per event would freeze the page, so events
 // only go into a queue here. Each frame applies the queue (within a time budget); the UI is told
-// once per frame that applied something, or less often when the scheduler sets notifyEveryMs.
+// once per frame that applied something, or less often when the scheduler sets notifyEveryMs
+// or frames come late (a page short of CPU: see SLOW_FRAME_MS).
 import type { BuildEvent } from '../../shared/protocol.js';
 
 export interface FrameScheduler {
