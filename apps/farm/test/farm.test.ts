@@ -493,6 +493,22 @@ describe('build farm', () => {
       const eng = await api(`/api/builds/${id}/engine`);
       expect(eng.status).toBe(200);
       expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
+      // An uploaded model goes to the shared artifact folder, where a worker on another machine
+      // reads it, and it stays there after serve stops (a queued build must still find it).
+      const form = new FormData();
+      form.append('model', new Blob([fs.readFileSync(model)]), 'uploaded.onnx');
+      const up = await fetch(`${base}/api/models`, { method: 'POST', headers: { authorization: 'Bearer tok' }, body: form });
+      expect(up.status).toBe(201);
+      const uploaded = ((await up.json()) as { path: string }).path;
+      expect(path.dirname(uploaded)).toBe(path.join(artifacts.root, 'uploads'));
+      const fromUpload = await api('/api/builds', { modelPath: uploaded, options: sim(0.3), target: { gpu: 'A100' } });
+      expect(fromUpload.status).toBe(201);
+      const upId = ((await fromUpload.json()) as { id: string }).id;
+      const upSse = await (await api(`/api/builds/${upId}/events`)).text();
+      expect(upSse).toMatch(/"status":"succeeded"/);
+      srv.kill('SIGTERM');
+      await exited;
+      expect(fs.existsSync(uploaded)).toBe(true);
     } finally {
       srv.kill('SIGTERM');
       await exited;
