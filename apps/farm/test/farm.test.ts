@@ -14,6 +14,7 @@ import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { runMatrixTool } from '../../mcp/matrix-tool.js';
 import { createBuildService } from '../../service/build-service.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
@@ -560,6 +561,35 @@ describe('build farm', () => {
     } finally {
       await local.shutdown();
     }
+  });
+
+  it('MCP build_matrix: one build per target, each reported with its target, progress per ending; cancel stops them all', async () => {
+    const svc = await serve();
+    const notes: Array<{ progress: number; total: number; message: string }> = [];
+    const extra = (signal: AbortSignal) =>
+      ({
+        signal,
+        _meta: { progressToken: 7 },
+        sendNotification: async (n: { params: { progress: number; total: number; message: string } }) => void notes.push(n.params),
+      }) as never;
+    const res = await runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] }, extra(new AbortController().signal));
+    expect(res.isError).toBeFalsy();
+    const out = res.structuredContent as { succeeded: number; total: number; builds: Array<{ target: Record<string, string>; status: string; buildId: string }> };
+    expect([out.succeeded, out.total]).toEqual([2, 2]);
+    expect(out.builds.map((b) => [b.target.gpu, b.status])).toEqual([
+      ['A100', 'succeeded'],
+      ['L4', 'succeeded'],
+    ]);
+    expect((svc.getBuild(out.builds[1].buildId) as FarmRecord).farm.worker?.id).toBe('wB');
+    expect(notes.at(-1)).toMatchObject({ progress: 2, total: 2, message: expect.stringMatching(/^2 of 2 ended: gpu=/) });
+    // Cancelling the request cancels every build of the matrix.
+    const abort = new AbortController();
+    const running = runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] }, extra(abort.signal));
+    await new Promise((r) => setTimeout(r, 1500));
+    abort.abort();
+    const cancelled = await running;
+    expect(cancelled.isError).toBe(true);
+    expect((cancelled.structuredContent as { builds: Array<{ status: string }> }).builds.map((b) => b.status)).toEqual(['cancelled', 'cancelled']);
   });
 
   it('Redis restarted under a running build: the build still ends with the right state', async () => {
