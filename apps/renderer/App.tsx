@@ -3,6 +3,7 @@ import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
 import { Engines } from './components/Engines.js';
+import { FarmPanel } from './components/FarmPanel.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
 import { ModelPanel } from './components/ModelPanel.js';
@@ -81,6 +82,7 @@ export function App() {
         <aside className="col-right">
           <CachePanel />
           <History />
+          <FarmPanel />
           <Engines />
         </aside>
         <div className="row-bottom">

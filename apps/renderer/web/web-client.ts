@@ -2,6 +2,7 @@
 // HttpOnly cookie the server sets when the page is opened through its `?token=` link; fetch sends
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
+import type { FarmStatus } from '../../shared/farm-status.js';
 import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
@@ -188,6 +189,16 @@ export class WebBuildClient implements BuildClient {
 
   listEngines(): Promise<EngineFile[]> {
     return this.json<EngineFile[]>('GET', '/api/engines');
+  }
+
+  async farmStatus(): Promise<FarmStatus | null> {
+    try {
+      return await this.json<FarmStatus>('GET', '/api/farm');
+    } catch (e) {
+      // A serve that builds locally has no farm: not an error, just nothing to show.
+      if (e instanceof HttpError && e.status === 404) return null;
+      throw e;
+    }
   }
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
