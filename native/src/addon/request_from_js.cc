@@ -164,6 +164,7 @@ JobSpec requestFromJs(Napi::Object const& o) {
   }
   r.simFaultPhase = str(o, "simFaultPhase");
   r.simHangMs = num(o, "simHangMs", r.simHangMs);
+  r.simMemoryBytes = static_cast<int64_t>(num(o, "simMemoryBytes", 0));
   r.heartbeatMs = static_cast<int32_t>(num(o, "heartbeatMs", r.heartbeatMs));
 
   r.crashRecordPath = str(o, "crashRecordPath");
