@@ -11,6 +11,7 @@ const REASON_WORDS: Record<CancelReason, string> = {
   user: 'cancel requested',
   timeout: 'time budget exhausted',
   shutdown: 'server shutting down',
+  memory: 'memory limit passed',
 };
 
 export interface MessageOptions {

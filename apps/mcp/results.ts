@@ -36,6 +36,7 @@ const REASON_TEXT: Record<CancelReason, string> = {
   user: 'cancelled at the caller\'s request',
   timeout: 'time budget exhausted',
   shutdown: 'the server was shutting down',
+  memory: 'it passed its memory limit',
 };
 
 export function cancelWhy(reason: CancelReason, timeBudgetSeconds?: number): string {

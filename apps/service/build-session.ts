@@ -21,6 +21,7 @@ import type { Subscription } from './api.js';
 import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
+import { mergeMemory } from '../shared/memory-track.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
@@ -229,7 +230,10 @@ export class BuildSession {
       if (this.finished || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
       mine.push(est ? est.annotate(ev) : ev);
     }
-    const fresh = this.feed.push(mine);
+    // build.finished carries the memory peaks per phase, which the view has once every event
+    // before it is in: those go first, then the ending with the view's figures merged in.
+    const end = mine.findIndex((ev) => ev.type === 'build.finished');
+    const fresh = end < 0 ? this.feed.push(mine) : [...this.feed.push(mine.slice(0, end)), ...this.feed.push([this.withMemory(mine[end] as BuildFinished)])];
     for (const ev of fresh) {
       switch (ev.type) {
         case 'build.started':
@@ -246,6 +250,12 @@ export class BuildSession {
     }
   }
 
+  /** `f` with the build's memory (the view's per-phase peaks, raised by what the worker measured). */
+  private withMemory(f: BuildFinished): BuildFinished {
+    const memory = mergeMemory(this.feed.view.memorySummary(), f.memory);
+    return memory ? { ...f, memory } : f;
+  }
+
   private finishLocally(status: BuildStatus, error?: string, reason?: CancelReason, lastPhasePath?: string[]): void {
     if (this.finished) return;
     const t = this.launchedAtMs ? Date.now() - this.launchedAtMs : 0;
@@ -259,7 +269,7 @@ export class BuildSession {
     }
     if (status !== 'succeeded') this.removePartialOutput();
     const requestedAt = this.run.cancelRequestedAt;
-    const finished: BuildFinished = {
+    const finished: BuildFinished = this.withMemory({
       ...base,
       t: endT,
       seq: ++seq,
@@ -269,7 +279,7 @@ export class BuildSession {
       ...(requestedAt !== undefined ? { stopToFinishMs: Date.now() - requestedAt } : {}),
       ...(error ? { error } : {}),
       ...(lastPhasePath ? { lastPhasePath } : {}),
-    };
+    });
     events.push(finished);
     this.feed.push(events);
     this.settle(finished);

@@ -68,7 +68,8 @@ export function checkEventLayout(layout: EventLayout | undefined, file = 'the na
   }
 }
 const SEVERITIES: Severity[] = ['internal_error', 'error', 'warning', 'info', 'verbose'];
-const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown'];
+// Indexed by the native CancelReason (native/src/core/backend.h).
+const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown', 'memory'];
 const STATUSES = ['succeeded', 'cancelled', 'failed'] as const;
 
 const PACKAGE_NAME = 'trt-build-studio';

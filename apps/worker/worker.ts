@@ -5,7 +5,8 @@ import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { EventBatcher } from './event-batcher.js';
-import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
+import { readFileSync } from 'node:fs';
+import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
@@ -67,7 +68,12 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   try {
     const addon = loadAddon();
     liveness = new LivenessAnnotator(
-      { cpuUsage: () => process.cpuUsage(), openGpuProbe: addon.openGpuProbe },
+      {
+        cpuUsage: () => process.cpuUsage(),
+        openGpuProbe: addon.openGpuProbe,
+        rssBytes: () => process.memoryUsage.rss(),
+        peakRssBytes: () => readPeakRss(() => readFileSync('/proc/self/status', 'utf8')),
+      },
       gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
     );
     const annotator = liveness;
