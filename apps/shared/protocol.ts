@@ -3,6 +3,7 @@
 // This module must stay free of Node and DOM imports: it runs in the renderer, the worker,
 // the service and Electron main alike.
 import { z } from 'zod';
+import { parseMemoryLimit, parseMemorySize } from './memory-size.js';
 import { OPTION_LIMITS } from './option-limits.js';
 
 export { OPTION_LIMITS };
@@ -138,6 +139,28 @@ export type Precision = z.infer<typeof Precision>;
 export const SimFaultKind = z.enum(['fail', 'crash', 'hang']);
 export type SimFaultKind = z.infer<typeof SimFaultKind>;
 
+/** Bytes; also accepts "20G", "512MiB" (memory-size.ts), which become bytes. */
+export const MemorySize = z.preprocess((v, ctx) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return parseMemorySize(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+}, z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
+
+/** A memory limit: bytes (or "20G"), or "auto" (90 % of what the worker may use). */
+export const MemoryLimit = z.preprocess((v, ctx) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return parseMemoryLimit(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+}, z.union([z.literal('auto'), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)]));
+
 /** `fail`, `crash`, `hang`, optionally `@<phase name>` (e.g. "hang@Timing graph nodes"). */
 export const SimFault = z.string().regex(/^(fail|crash|hang)(@.+)?$/, 'expected fail|crash|hang[@<phase>]');
 
@@ -202,6 +225,18 @@ export const BuildOptions = z.object({
   simDuration: z.number().positive().max(24 * 3600).optional(),
   simSeed: z.number().int().nonnegative().optional(),
   simFault: SimFault.optional(),
+  /** Simulated backend: host memory the build holds at its peak (tactic selection), bytes. */
+  simMemory: MemorySize.optional(),
+  /**
+   * Stop the build (cancel reason "memory") when the worker's resident host memory passes this,
+   * bytes or "auto" (90 % of the cgroup limit or MemAvailable at start, whichever is lower).
+   */
+  maxHostMemory: MemoryLimit.optional(),
+  /**
+   * Stop the build when the worker's GPU memory (NVML) passes this, bytes; also caps TensorRT's
+   * workspace and tactic DRAM pools.
+   */
+  maxGpuMemory: MemorySize.optional(),
 });
 export type BuildOptions = z.infer<typeof BuildOptions>;
 export type BuildOptionsInput = z.input<typeof BuildOptions>;

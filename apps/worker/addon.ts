@@ -117,6 +117,16 @@ export function loadNative(): RawAddon {
 
 const MiB = 1024 * 1024;
 
+/**
+ * maxGpuMemory caps the TensorRT memory pools it can: the workspace and the tactic DRAM pool
+ * (IBuilderConfig::setMemoryPoolLimit) take the smaller of their own limit and it. What TensorRT
+ * allocates outside the pools (weights, the engine being built) is watched through NVML instead.
+ */
+function capByGpuLimit(poolBytes: number | undefined, maxGpuMemory: number | undefined): number | undefined {
+  if (maxGpuMemory === undefined) return poolBytes;
+  return poolBytes === undefined ? maxGpuMemory : Math.min(poolBytes, maxGpuMemory);
+}
+
 /** BuildOptions (user units) -> the flat request native/src/addon/request_from_js.cc reads. */
 export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown> {
   const o: BuildOptions = req.options;
@@ -129,8 +139,8 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     layers: req.layers.map((l) => ({ name: l.name, op: l.op })),
     timingCachePath: o.timingCache,
     optLevel: o.optLevel,
-    workspaceBytes: o.workspaceMiB !== undefined ? o.workspaceMiB * MiB : undefined,
-    tacticDramBytes: o.tacticDramMiB !== undefined ? o.tacticDramMiB * MiB : undefined,
+    workspaceBytes: capByGpuLimit(o.workspaceMiB !== undefined ? o.workspaceMiB * MiB : undefined, o.maxGpuMemory),
+    tacticDramBytes: capByGpuLimit(o.tacticDramMiB !== undefined ? o.tacticDramMiB * MiB : undefined, o.maxGpuMemory),
     tacticSharedMemoryBytes: o.tacticSharedMemoryKiB !== undefined ? o.tacticSharedMemoryKiB * 1024 : undefined,
     shapes: o.shapes,
     stronglyTyped: o.stronglyTyped,
@@ -148,6 +158,7 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     simSeed: o.simSeed,
     simFault: fault?.kind,
     simFaultPhase: fault?.phase,
+    simMemoryBytes: o.simMemory,
     simThreads: req.simThreads,
     simHangMs: req.simHangMs,
     heartbeatMs: req.heartbeatMs,

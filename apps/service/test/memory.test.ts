@@ -1,0 +1,120 @@
+// Memory you can see and limit (issue 21), with real worker processes and the simulator's real
+// host memory (simMemory): build.finished carries the peaks per phase; a host memory limit below
+// what the build needs stops it (cancelled, reason memory, the limit and phase named, no engine);
+// a worker the kernel's out-of-memory killer ends is named as such, both in a real cgroup (v1 or
+// v2, when this machine lets us make one: we are root in the test VM) and with a fake cgroup
+// folder (TBS_CGROUP_DIR) whose counter the test raises; the service stays up.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BuildEvent } from '../../shared/protocol.js';
+import { createBuildService, type BuildService } from '../build-service.js';
+import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
+import { requireBuilt } from '../../../test/support/cli.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+
+const MiB = 2 ** 20;
+let dir: string;
+let model: string;
+const services: BuildService[] = [];
+
+function service(opts: Parameters<typeof createBuildService>[0] = {}): BuildService {
+  const s = createBuildService({ outputDir: path.join(dir, 'engines'), heartbeatMs: 100, profiles: null, ...opts });
+  services.push(s);
+  return s;
+}
+
+const sim = (extra: Record<string, unknown> = {}) => ({ backend: 'simulated' as const, simDuration: 1.5, simSeed: 7, ...extra });
+
+function record(svc: BuildService, id: string): BuildEvent[] {
+  const events: BuildEvent[] = [];
+  svc.subscribe(id, (evs) => events.push(...evs), { afterSeq: -1 });
+  return events;
+}
+
+const TACTICS = ['Building engine', 'Building engine from subgraph', 'Computing profile costs', 'Timing tactics', 'Timing graph nodes'];
+
+beforeAll(() => {
+  requireBuilt();
+  dir = tempDir('tbs-memory-');
+  model = writeModel(path.join(dir, 'model.onnx'), { layers: 12 });
+});
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.shutdown()));
+  delete process.env.TBS_CGROUP_DIR;
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('memory', () => {
+  it('build.finished carries the peaks, overall and per phase; tactic selection is where the simulator peaks', async () => {
+    const svc = service();
+    const rec = await svc.startBuild({ modelPath: model, outputPath: path.join(dir, 'peaks.engine'), options: sim({ simMemory: '256M' }) });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('succeeded');
+    const mem = fin.memory!;
+    expect(mem.peakHostBytes).toBeGreaterThanOrEqual(256 * MiB);
+    expect(mem.peakGpuBytes).toBeNull(); // a simulated build has no GPU figure
+    const tactics = mem.byPhase.find((p) => p.path.join('/') === TACTICS.join('/'));
+    expect(tactics, JSON.stringify(mem.byPhase.map((p) => p.path))).toBeDefined();
+    const cloning = mem.byPhase.find((p) => p.path.join('/') === 'Building engine/Cloning network graph');
+    if (cloning) expect(cloning.peakHostBytes).toBeLessThan(tactics!.peakHostBytes);
+    // Heartbeats carried the RSS; the record and the view agree with the event.
+    const beats = events.filter((e) => e.type === 'heartbeat');
+    expect(beats.some((b) => b.type === 'heartbeat' && (b.hostMemoryBytes ?? 0) > 200 * MiB)).toBe(true);
+    expect(svc.getBuild(rec.id)!.outcome?.memory).toEqual(mem);
+    expect(events[events.length - 1]).toMatchObject({ type: 'build.finished', memory: mem });
+  });
+
+  it('a host memory limit below what the build needs stops it: cancelled, reason memory, limit and phase named, no engine', async () => {
+    const svc = service();
+    const out = path.join(dir, 'limited.engine');
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simMemory: '1G', simDuration: 4, maxHostMemory: '400M' }) });
+    const events = record(svc, rec.id);
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('cancelled');
+    expect(events.find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'memory' });
+    expect(fin.error).toMatch(/^stopped: host memory \d+(\.\d+)? MiB passed the 400 MiB limit during Building engine › /);
+    expect(fin.memoryStop).toMatchObject({ kind: 'host', limitBytes: 400 * MiB });
+    expect(fin.memoryStop!.usedBytes).toBeGreaterThan(400 * MiB);
+    expect(fin.memoryStop!.usedBytes).toBeLessThan(1024 * MiB); // stopped before the build's peak
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('names the out-of-memory killer from the cgroup counter (fake cgroup folder), with the phase; the service stays up', async () => {
+    const cg = fs.mkdtempSync(path.join(dir, 'cgroup-'));
+    fs.writeFileSync(path.join(cg, 'memory.max'), `${512 * MiB}\n`);
+    fs.writeFileSync(path.join(cg, 'memory.events'), 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n');
+    process.env.TBS_CGROUP_DIR = cg;
+    // Plays the kernel: once the build is in tactic selection, count a kill and SIGKILL the worker.
+    let worker: ReturnType<WorkerLauncher> | undefined;
+    const launcher: WorkerLauncher = () => (worker = childProcessLauncher());
+    const svc = service({ launcher });
+    const out = path.join(dir, 'oom.engine');
+    const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 3 }) });
+    await new Promise<void>((resolve) => {
+      svc.subscribe(rec.id, (evs) => {
+        if (evs.some((e) => e.type === 'phase.start' && e.name === 'Timing graph nodes')) resolve();
+      }, { afterSeq: -1 });
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    fs.writeFileSync(path.join(cg, 'memory.events'), 'low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n');
+    process.kill(worker!.pid!, 'SIGKILL');
+    const fin = await svc.waitForResult(rec.id);
+    expect(fin.status).toBe('crashed');
+    expect(fin.error).toMatch(/^killed by the out-of-memory killer at Building engine › .*Timing graph nodes.*, peak \d+(\.\d+)? MiB of 512 MiB$/);
+    expect(fin.oomKill).toMatchObject({ limitBytes: 512 * MiB });
+    expect(fin.oomKill!.phasePath!.slice(0, 5)).toEqual(TACTICS);
+    expect(fs.existsSync(out)).toBe(false);
+    // A SIGKILL the counter does not explain stays a plain crash.
+    const rec2 = await svc.startBuild({ modelPath: model, outputPath: path.join(dir, 'killed.engine'), options: sim({ simDuration: 3 }) });
+    await new Promise((r) => setTimeout(r, 800));
+    process.kill(worker!.pid!, 'SIGKILL');
+    const fin2 = await svc.waitForResult(rec2.id);
+    expect(fin2.status).toBe('crashed');
+    expect(fin2.error).not.toMatch(/out-of-memory/);
+    expect(fin2.error).toMatch(/signal SIGKILL/);
+    const ok = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.3 }) });
+    expect((await svc.waitForResult(ok.id)).status).toBe('succeeded');
+  });
+});
