@@ -12,6 +12,7 @@ import { createBuildService, type BuildService } from '../build-service.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { makeMemoryCgroup } from '../../../test/support/real-cgroup.js';
 
 const MiB = 2 ** 20;
 let dir: string;
@@ -116,5 +117,33 @@ describe('memory', () => {
     expect(fin2.error).toMatch(/signal SIGKILL/);
     const ok = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.3 }) });
     expect((await svc.waitForResult(ok.id)).status).toBe('succeeded');
+  });
+
+  // The real thing: the worker in a cgroup whose limit is below what the build asks; the kernel
+  // kills it. (The CLI's exit code in the same situation: apps/cli/test/cli-memory.test.ts.)
+  const cgroup = process.platform === 'linux' ? makeMemoryCgroup(256 * MiB) : 'not Linux';
+  if (typeof cgroup !== 'string') void cgroup.remove(0).catch(() => undefined);
+  it.skipIf(typeof cgroup === 'string')(`a worker the kernel's OOM killer ends in a real cgroup is named, with its phase${typeof cgroup === 'string' ? ` (skipped: ${cgroup})` : ''}`, async () => {
+    const cg = makeMemoryCgroup(256 * MiB);
+    if (typeof cg === 'string') throw new Error(cg);
+    try {
+      const launcher: WorkerLauncher = () => {
+        const ch = childProcessLauncher();
+        cg.add(ch.pid!);
+        return ch;
+      };
+      const svc = service({ launcher });
+      const out = path.join(dir, 'real-oom.engine');
+      const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simMemory: '1G', simDuration: 3 }) });
+      const fin = await svc.waitForResult(rec.id);
+      expect(fin.status).toBe('crashed');
+      expect(fin.error).toMatch(/^killed by the out-of-memory killer at Building engine › .*, peak .* of 256 MiB$/);
+      expect(fin.oomKill?.phasePath?.[0]).toBe('Building engine');
+      expect(fs.existsSync(out)).toBe(false);
+      const ok = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.3 }) });
+      expect((await svc.waitForResult(ok.id)).status).toBe('succeeded');
+    } finally {
+      await cg.remove();
+    }
   });
 });
