@@ -13,7 +13,7 @@ export function formatMemory(bytes: number): string {
 }
 
 function where(path: readonly string[] | undefined): string {
-  return path && path.length > 0 ? formatPath(path) : 'before the first phase';
+  return path && path.length > 0 ? `at ${formatPath(path)}` : 'before the first phase';
 }
 
 /** "stopped: host memory 21.5 GiB passed the 20 GiB limit during Building engine › … › Timing graph nodes". */
@@ -26,7 +26,7 @@ export function memoryStopMessage(stop: MemoryStop): string {
 export function oomKillMessage(oom: OomKill): string {
   const peak = oom.peakHostBytes !== undefined ? `, peak ${formatMemory(oom.peakHostBytes)}` : '';
   const of = oom.limitBytes !== undefined ? `${peak ? ' of' : ', limit'} ${formatMemory(oom.limitBytes)}` : peak ? ' (no memory limit on its cgroup)' : '';
-  return `killed by the out-of-memory killer at ${where(oom.phasePath)}${peak}${of}`;
+  return `killed by the out-of-memory killer ${where(oom.phasePath)}${peak}${of}`;
 }
 
 /**
@@ -36,6 +36,7 @@ export function oomKillMessage(oom: OomKill): string {
  */
 const OOM_LINES: RegExp[] = [
   /out of memory/i,
+  /OutOfMemory/,
   /\bOOM\b/,
   /CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation/,
   /std::bad_alloc/,
