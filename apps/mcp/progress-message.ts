@@ -5,7 +5,7 @@
 import { isFinalStatus, type BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
 import type { CancelReason } from '../shared/protocol.js';
-import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf } from '../shared/view-format.js';
+import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, memoryProgressNote } from '../shared/view-format.js';
 
 const REASON_WORDS: Record<CancelReason, string> = {
   user: 'cancel requested',
@@ -52,5 +52,6 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
     return `stopping (${REASON_WORDS[view.cancelling?.reason ?? 'user']}), waiting for the next step boundary: ${where} · ${since}`;
   }
   const left = view.remaining(nowWall);
-  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}`;
+  const memory = memoryProgressNote(view);
+  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}${memory ? ` · ${memory}` : ''}`;
 }

@@ -1,5 +1,7 @@
-// Memory sizes as users type them ("20G", "512MiB", "1.5T"); free of imports, so the protocol's
-// schemas can use it.
+// Memory sizes as users type them ("20G", "512MiB", "1.5T") and as we write them ("21.5 GiB").
+// Imports nothing that imports the protocol, so the protocol's schemas can use it.
+import { formatBytes } from './format.js';
+
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50 };
 
 /**
@@ -22,3 +24,9 @@ export function parseMemorySize(text: string): number {
 export function parseMemoryLimit(text: string): number | 'auto' {
   return text.trim().toLowerCase() === 'auto' ? 'auto' : parseMemorySize(text);
 }
+
+/** "20 GiB", "21.5 GiB", "1.5 GiB": formatBytes without trailing zeros. */
+export function formatMemory(bytes: number): string {
+  return formatBytes(bytes).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 ');
+}
+

@@ -1,16 +1,12 @@
 // Memory in words, the same on every surface (CLI, UI, MCP, LSP, the farm): sizes as users type
 // them ("20G", "512MiB"), the sentence a build stopped at its memory limit ends with, the one an
 // out-of-memory kill ends with, and which TensorRT log lines mean an allocation failed.
-import { formatBytes } from './format.js';
 import type { MemoryStop, OomKill } from './protocol.js';
 import { formatPath } from './view-format.js';
 
-export { parseMemorySize } from './memory-size.js';
+import { formatMemory } from './memory-size.js';
 
-/** "20 GiB", "21.5 GiB", "1.5 GiB": formatBytes without trailing zeros. */
-export function formatMemory(bytes: number): string {
-  return formatBytes(bytes).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 ');
-}
+export { formatMemory, parseMemorySize } from './memory-size.js';
 
 function where(path: readonly string[] | undefined): string {
   return path && path.length > 0 ? `at ${formatPath(path)}` : 'before the first phase';
