@@ -2,6 +2,7 @@
 import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
+import { MemoryPanel } from './components/MemoryPanel.js';
 import { Engines } from './components/Engines.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
@@ -80,6 +81,7 @@ export function App() {
         </main>
         <aside className="col-right">
           <CachePanel />
+          <MemoryPanel />
           <History />
           <Engines />
         </aside>

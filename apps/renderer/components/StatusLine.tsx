@@ -34,7 +34,7 @@ export function StatusLine() {
   } else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;
-    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
     if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${after}`);
     if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
