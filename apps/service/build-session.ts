@@ -24,7 +24,8 @@ import type { ValidatedBuild } from './build-validation.js';
 import { mergeMemory } from '../shared/memory-track.js';
 import { isOutOfMemoryLine, memoryStopMessage, oomKillMessage, plainOutOfMemoryError } from '../shared/memory-text.js';
 import type { MemoryStop, OomKill } from '../shared/protocol.js';
-import { autoHostLimit, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
+import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
+import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
@@ -255,7 +256,8 @@ export class BuildSession {
     const mine: BuildEvent[] = [];
     for (const ev of events) {
       if (this.finished || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
-      mine.push(est ? est.annotate(ev) : ev);
+      const annotated = est ? est.annotate(ev) : ev;
+      mine.push(annotated.type === 'build.started' ? this.withMemoryEstimate(annotated) : annotated);
     }
     // build.finished carries the memory peaks per phase, which the view has once every event
     // before it is in: those go first, then the ending with the view's figures merged in.
@@ -298,6 +300,21 @@ export class BuildSession {
     if (out.status === 'cancelled' && this.memoryStop) out = { ...out, error: memoryStopMessage(this.memoryStop), memoryStop: this.memoryStop };
     if (out.status === 'failed' && this.oomLogLine) out = { ...out, error: plainOutOfMemoryError(out.error, this.oomLogLine) };
     return out;
+  }
+
+  /** build.started with how much host memory the build is expected to need (memory-estimate.ts). */
+  private withMemoryEstimate(ev: Extract<BuildEvent, { type: 'build.started' }>): BuildEvent {
+    if (ev.memoryEstimate) return ev;
+    const b = this.build;
+    const memoryEstimate = estimateHostMemory({
+      backend: b.backend,
+      options: b.options,
+      model: b.summary,
+      profiles: this.opts.estimator?.profiles ?? [],
+      availableBytes: availableHostMemory()?.bytes,
+    });
+    if (memoryEstimate?.warning) this.opts.onWarning?.(`build ${this.id}: ${memoryEstimate.warning}`);
+    return memoryEstimate ? { ...ev, memoryEstimate } : ev;
   }
 
   /** maxHostMemory / maxGpuMemory in bytes; "auto" is read now, when the worker starts. */

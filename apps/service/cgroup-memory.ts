@@ -116,12 +116,20 @@ export const AUTO_LIMIT_SHARE = 0.9;
  * MemAvailable, whichever is lower; with its basis in words. Undefined when neither is known.
  */
 export function autoHostLimit(env: NodeJS.ProcessEnv = process.env): { bytes: number; basis: string } | undefined {
+  const a = availableHostMemory(env);
+  return a && { bytes: Math.floor(a.bytes * AUTO_LIMIT_SHARE), basis: `90 % of ${a.what}` };
+}
+
+/**
+ * What a worker started now (in this process's cgroup) may use: the cgroup's limit or
+ * MemAvailable, whichever is lower, and which one it is; undefined when neither is known.
+ */
+export function availableHostMemory(env: NodeJS.ProcessEnv = process.env): { bytes: number; what: string } | undefined {
   const cg = readCgroupMemory(cgroupDirOf('self', env), env);
   const avail = memAvailableBytes(env);
-  const options: Array<[number, string]> = [];
-  if (cg.limitBytes !== undefined) options.push([cg.limitBytes, 'the cgroup memory limit']);
-  if (avail !== undefined) options.push([avail, 'the memory available at start']);
+  const options: Array<{ bytes: number; what: string }> = [];
+  if (cg.limitBytes !== undefined) options.push({ bytes: cg.limitBytes, what: 'the cgroup memory limit' });
+  if (avail !== undefined) options.push({ bytes: avail, what: 'the memory available at start' });
   if (options.length === 0) return undefined;
-  const [bytes, what] = options.reduce((a, b) => (b[0] < a[0] ? b : a));
-  return { bytes: Math.floor(bytes * AUTO_LIMIT_SHARE), basis: `90 % of ${what}` };
+  return options.reduce((a, b) => (b.bytes < a.bytes ? b : a));
 }

@@ -292,6 +292,18 @@ export const CacheStats = z.object({
 });
 export type CacheStats = z.infer<typeof CacheStats>;
 
+/** How much host memory the build will need, said before it starts (memory-estimate.ts). */
+export const MemoryEstimate = z.object({
+  peakHostBytes: z.number().int().nonnegative(),
+  /** What it rests on, in words ("the peak of 3 earlier builds of this model with these options"). */
+  basis: z.string(),
+  /** What the worker may use now: the lower of its cgroup limit and MemAvailable, when known. */
+  availableBytes: z.number().int().nonnegative().optional(),
+  /** Set when the estimate is above what is available. */
+  warning: z.string().optional(),
+});
+export type MemoryEstimate = z.infer<typeof MemoryEstimate>;
+
 export const BuildStartedEvent = z.object({
   ...base,
   type: z.literal('build.started'),
@@ -314,6 +326,8 @@ export const BuildStartedEvent = z.object({
   startedAtMs: z.number().optional(),
   /** Build farm (`serve --queue`): the machine's worker that ran the build, and its labels. */
   worker: z.object({ id: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
+  /** The host memory the build is expected to need, and whether that is more than there is. */
+  memoryEstimate: MemoryEstimate.optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,

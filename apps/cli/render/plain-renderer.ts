@@ -9,7 +9,7 @@ import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protoc
 import { formatCallback, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
 import { backendLabel, formatDuration } from '../format.js';
 import type { BuildRenderer } from './renderer.js';
-import { summaryLines } from './summary.js';
+import { memoryEstimateLines, summaryLines } from './summary.js';
 
 /** Phases deeper than this (root = 0) are not printed line by line. */
 const MAX_DEPTH = 2;
@@ -84,6 +84,7 @@ export class PlainRenderer implements BuildRenderer {
       switch (e.type) {
         case 'build.started':
           if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
+          if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) this.line(`${at} ${l.text}`);
           break;
         case 'phase.start': {
           // The phase just started is the view's most recently active one.

@@ -3,7 +3,7 @@
 // model reaches the terminal.
 import { displayText } from '../../shared/display-text.js';
 import { formatMemory } from '../../shared/memory-text.js';
-import type { BuildFinished, BuildMemory, CacheStats } from '../../shared/protocol.js';
+import type { BuildFinished, BuildMemory, CacheStats, MemoryEstimate } from '../../shared/protocol.js';
 import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
 import { formatBytes, formatDuration } from '../format.js';
 
@@ -30,6 +30,14 @@ export function memoryLines(m: BuildMemory): string[] {
   }
   if (rows.length > MEMORY_ROWS) lines.push(`  … ${rows.length - MEMORY_ROWS} more phases (all of them in --json: build.finished memory.byPhase)`);
   return lines;
+}
+
+/** "memory: expected peak about 3 GiB (basis)", and the warning when that is more than there is. */
+export function memoryEstimateLines(e: MemoryEstimate): { text: string; warning: boolean }[] {
+  const avail = e.availableBytes !== undefined ? `; ${formatMemory(e.availableBytes)} available` : '';
+  const out = [{ text: `memory: expected peak about ${formatMemory(e.peakHostBytes)} host (from ${displayText(e.basis)})${avail}`, warning: false }];
+  if (e.warning) out.push({ text: `warning: ${displayText(e.warning)}`, warning: true });
+  return out;
 }
 
 export function summaryLines(f: BuildFinished, simulated: boolean): string[] {

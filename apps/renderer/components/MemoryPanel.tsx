@@ -17,9 +17,18 @@ export function MemoryPanel() {
   const points = mem?.timeline ?? [];
   const options = live?.view.started?.options;
   const hostLimit = typeof options?.maxHostMemory === 'number' ? options.maxHostMemory : undefined;
+  const estimate = live?.view.started?.memoryEstimate;
   return (
     <section className="panel memory" aria-label="Memory">
       <h2 aria-hidden="true">Memory</h2>
+      {estimate && (
+        <p className={`mem-estimate${estimate.warning ? ' warn' : ''}`} title={`Estimated from ${estimate.basis}`}>
+          Expected peak about {formatMemory(estimate.peakHostBytes)} host
+          {estimate.availableBytes !== undefined ? ` (${formatMemory(estimate.availableBytes)} available)` : ''}
+          <span className="muted small-text"> — from {estimate.basis}</span>
+          {estimate.warning && <strong className="mem-warning"> {estimate.warning}</strong>}
+        </p>
+      )}
       {points.length === 0 ? (
         <p className="muted">{live ? 'No memory figures yet (the worker reports them once a second).' : 'The build worker’s memory shows here while a build runs.'}</p>
       ) : (

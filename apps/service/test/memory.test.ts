@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
+import { BuildProfileStore } from '../build-profiles.js';
 import { createBuildService, type BuildService } from '../build-service.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
 import { requireBuilt } from '../../../test/support/cli.js';
@@ -65,6 +66,21 @@ describe('memory', () => {
     expect(beats.some((b) => b.type === 'heartbeat' && (b.hostMemoryBytes ?? 0) > 200 * MiB)).toBe(true);
     expect(svc.getBuild(rec.id)!.outcome?.memory).toEqual(mem);
     expect(events[events.length - 1]).toMatchObject({ type: 'build.finished', memory: mem });
+  });
+
+  it('build.started says how much host memory the build will need: the simulator’s figure, then the history', async () => {
+    const svc = service({ profiles: new BuildProfileStore(fs.mkdtempSync(path.join(dir, 'profiles-'))) });
+    const first = await svc.startBuild({ modelPath: model, options: sim({ simMemory: '128M', simDuration: 0.5 }) });
+    const ev1 = record(svc, first.id);
+    const fin1 = await svc.waitForResult(first.id);
+    const started1 = ev1.find((e) => e.type === 'build.started');
+    expect(started1).toMatchObject({ memoryEstimate: { basis: "the simulator's simMemory (128 MiB) plus the worker" } });
+    const second = await svc.startBuild({ modelPath: model, options: sim({ simMemory: '128M', simDuration: 0.5 }) });
+    const ev2 = record(svc, second.id);
+    await svc.waitForResult(second.id);
+    expect(ev2.find((e) => e.type === 'build.started')).toMatchObject({
+      memoryEstimate: { peakHostBytes: fin1.memory!.peakHostBytes, basis: 'the peak of 1 earlier build of this model with these options' },
+    });
   });
 
   it('a host memory limit below what the build needs stops it: cancelled, reason memory, limit and phase named, no engine', async () => {
