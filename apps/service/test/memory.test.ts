@@ -98,6 +98,32 @@ describe('memory', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
+  it('a GPU memory limit stops the build through NVML (fake NVML: the worker holds 3 GiB)', async () => {
+    const fakes = path.resolve(__dirname, '../../../build/native/gpu-fakes');
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      TBS_GPU_PROBE: 'always',
+      TBS_NVML_LIB: path.join(fakes, 'libnvidia-ml.so.1'),
+      TBS_CUDA_DRIVER_LIB: path.join(fakes, 'libcuda.so.1'),
+      FAKE_NVML_PROCS_5E: 'self:3221225472',
+    });
+    try {
+      const svc = service();
+      const out = path.join(dir, 'gpu-limited.engine');
+      const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 3, maxGpuMemory: '2G' }) });
+      const fin = await svc.waitForResult(rec.id);
+      expect(fin.status).toBe('cancelled');
+      expect(fin.error).toMatch(/^stopped: GPU memory 3 GiB passed the 2 GiB limit (during|before)/);
+      expect(fin.memory?.peakGpuBytes).toBe(3221225472);
+      expect(fs.existsSync(out)).toBe(false);
+    } finally {
+      for (const k of ['TBS_GPU_PROBE', 'TBS_NVML_LIB', 'TBS_CUDA_DRIVER_LIB', 'FAKE_NVML_PROCS_5E']) {
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
+      }
+    }
+  });
+
   it('names the out-of-memory killer from the cgroup counter (fake cgroup folder), with the phase; the service stays up', async () => {
     const cg = fs.mkdtempSync(path.join(dir, 'cgroup-'));
     fs.writeFileSync(path.join(cg, 'memory.max'), `${512 * MiB}\n`);
