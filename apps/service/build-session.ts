@@ -27,6 +27,7 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
+import { describeExit } from './exit-status.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -236,7 +237,7 @@ export class BuildSession {
       this.finishLocally('cancelled', this.memoryStop ? `${memoryStopMessage(this.memoryStop)}; ${killed}` : killed);
       return;
     }
-    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const how = describeExit(exit);
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
     // The record belongs to this one build: gone once read.
     if (this.crashRecord) removeCrashRecord(this.crashRecord);
