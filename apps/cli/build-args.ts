@@ -82,6 +82,11 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
       --verbose                  pass TensorRT's VERBOSE log lines on and print them (a large
                                  build logs very many; --json carries them as log events)
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
+      --max-host-memory <size|auto>  stop the build (reason "memory") when its worker's host memory
+                                 passes this (20G, 512M; auto: 90 % of the cgroup limit or of the
+                                 memory available at start, whichever is lower)
+      --max-gpu-memory <size>    stop the build when its GPU memory (NVML) passes this; also caps
+                                 the workspace and tactic DRAM pools
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
       --queue <redis://host:port>  send the build to the farm's queue instead of running it here
@@ -91,6 +96,7 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
       --sim-duration <s>         target wall time in seconds (fractions allowed)
       --sim-seed <n>             seed (same seed → same build; default 1)
       --sim-fault <f>            fail | crash | hang, optionally @<phase name>
+      --sim-memory <size>        host memory the simulated build holds at its peak (e.g. 4G)
   -h, --help
 
 Exit codes: 0 succeeded, 1 failed or crashed, 2 bad usage or bad input, 130 cancelled.
@@ -175,6 +181,8 @@ const OPTIONS = {
   'hardware-compatibility': { type: 'string' },
   'max-aux-streams': { type: 'string' },
   'time-budget': { type: 'string' },
+  'max-host-memory': { type: 'string' },
+  'max-gpu-memory': { type: 'string' },
   json: { type: 'boolean' },
   queue: { type: 'string' },
   target: { type: 'string', multiple: true },
@@ -182,6 +190,7 @@ const OPTIONS = {
   'sim-duration': { type: 'string' },
   'sim-seed': { type: 'string' },
   'sim-fault': { type: 'string' },
+  'sim-memory': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -266,6 +275,10 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     simDuration: seconds('sim-duration', values['sim-duration']),
     simSeed: int('sim-seed', values['sim-seed'], 0),
     simFault: values['sim-fault'],
+    // Sizes as typed ("20G", "auto"): the schema turns them into bytes (memory-size.ts).
+    simMemory: values['sim-memory'] as BuildOptionsInput['simMemory'],
+    maxHostMemory: values['max-host-memory'] as BuildOptionsInput['maxHostMemory'],
+    maxGpuMemory: values['max-gpu-memory'] as BuildOptionsInput['maxGpuMemory'],
   };
   for (const k of Object.keys(options) as Array<keyof BuildOptionsInput>) if (options[k] === undefined) delete options[k];
   // Same schema the service applies; checked here too so a typo is a usage error (exit 2) at once.
@@ -274,6 +287,9 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     const flagOf: Record<string, string> = {
       backend: '--backend',
       simFault: '--sim-fault',
+      simMemory: '--sim-memory',
+      maxHostMemory: '--max-host-memory',
+      maxGpuMemory: '--max-gpu-memory',
       profilingVerbosity: '--profiling-verbosity',
       hardwareCompatibility: '--hardware-compatibility',
       buildRoute: '--build-route',

@@ -358,7 +358,10 @@ export class BuildSession {
     if (!at || at.before.oomKills === undefined) return undefined;
     const after = readCgroupMemory(at.where);
     if (after.oomKills === undefined || after.oomKills <= at.before.oomKills) return undefined;
-    const peak = this.feed.view.memorySummary()?.peakHostBytes;
+    // The heartbeats' peak, or the cgroup's own when it is higher (a worker killed before its
+    // first heartbeat has no sample at all).
+    const sampled = this.feed.view.memorySummary()?.peakHostBytes;
+    const peak = sampled === undefined ? after.peakBytes : Math.max(sampled, after.peakBytes ?? 0);
     return {
       ...(after.limitBytes !== undefined ? { limitBytes: after.limitBytes } : {}),
       ...(peak !== undefined ? { peakHostBytes: peak } : {}),

@@ -26,6 +26,12 @@ export interface CgroupMemory {
   oomKills?: number;
   /** Where `oomKills` came from: the cgroup, or the host-wide /proc/vmstat. */
   oomKillSource?: 'cgroup' | 'host';
+  /**
+   * The most memory the cgroup has held (v2 memory.peak, kernel 5.19+; v1
+   * memory.max_usage_in_bytes), bytes: it catches a peak the heartbeats missed (a worker killed
+   * within its first second). Every process of the cgroup counts.
+   */
+  peakBytes?: number;
 }
 
 /** v1 writes "no limit" as the largest page-aligned signed 64-bit value; anything this large is none. */
@@ -86,6 +92,8 @@ export function readCgroupMemory(where: { dir: string; version: 1 | 2 } | undefi
       if (l !== undefined && (out.limitBytes === undefined || l < out.limitBytes)) out.limitBytes = l;
       if (d === mount || !d.startsWith(mount) || path.dirname(d) === d) break;
     }
+    const peak = read(path.join(where.dir, where.version === 2 ? 'memory.peak' : 'memory.max_usage_in_bytes'))?.trim();
+    if (peak && /^\d+$/.test(peak)) out.peakBytes = Number(peak);
     const kills = counter(read(path.join(where.dir, where.version === 2 ? 'memory.events' : 'memory.oom_control')), 'oom_kill');
     if (kills !== undefined) {
       out.oomKills = kills;

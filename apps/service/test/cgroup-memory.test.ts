@@ -43,11 +43,12 @@ describe('cgroup memory', () => {
       'cg/memory/process_api/memory.limit_in_bytes': '9223372036854771712\n',
       'cg/memory/process_api/abc/memory.limit_in_bytes': `${300 * MiB}\n`,
       'cg/memory/process_api/abc/memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 5\n',
+      'cg/memory/process_api/abc/memory.max_usage_in_bytes': `${299 * MiB}\n`,
     });
     const env = { TBS_PROC_ROOT: path.join(base, 'proc'), TBS_CGROUP_MOUNT: path.join(base, 'cg') };
     const where = cgroupDirOf(7, env);
     expect(where).toEqual({ dir: path.join(base, 'cg/memory/process_api/abc'), version: 1 });
-    expect(readCgroupMemory(where, env)).toMatchObject({ version: 1, limitBytes: 300 * MiB, oomKills: 5, oomKillSource: 'cgroup' });
+    expect(readCgroupMemory(where, env)).toMatchObject({ version: 1, limitBytes: 300 * MiB, oomKills: 5, oomKillSource: 'cgroup', peakBytes: 299 * MiB });
   });
 
   it('falls back to the host-wide counter, and knows nothing without /proc', () => {
