@@ -8,8 +8,8 @@
 import type { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
+import { formatDuration } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-text.js';
-import { formatDuration } from '../format.js';
 
 export interface ViewLine {
   text: string;

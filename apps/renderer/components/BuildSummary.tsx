@@ -2,7 +2,7 @@ import type { BuildFinished, CacheStats, CancelReason } from '../../shared/proto
 import { useApp } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-size.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 
 /**
  * What a finished build comes down to, in one place above its tree: how it ended, how long it
