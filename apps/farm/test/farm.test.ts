@@ -258,6 +258,39 @@ describe('build farm', () => {
     }
   });
 
+  it('the farm view (serve\'s farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings', async () => {
+    const svc = await serve();
+    const done = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    await svc.waitForResult(done.id);
+    const long = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    const waiting = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'V100' } });
+    await until(() => rowCount(svc, long.id) > 2, 20_000, 'the build to run');
+    const st = await svc.farmStatus();
+    const byId = new Map(st.workers.map((w) => [w.id, w]));
+    expect(byId.get('wA')?.labels).toEqual({ gpu: 'A100', trt: '10.16.0' });
+    expect(byId.get('wB')?.running).toEqual([long.id]);
+    expect(byId.get('wB')?.lastHeartbeatMsAgo).toBeLessThan(10_000);
+    expect(st.running.map((r) => r.id)).toContain(long.id);
+    const v100 = st.pools.find((p) => p.target.gpu === 'V100');
+    expect(v100?.queued).toEqual([expect.objectContaining({ id: waiting.id, waiting: expect.stringMatching(/no live worker matches target gpu=V100/) })]);
+    expect(st.recent.find((r) => r.id === done.id)).toMatchObject({ state: 'succeeded', worker: 'wA' });
+    // The CLI reads the same from Redis.
+    const cli = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url, '--json']));
+    expect(cli.code).toBe(0);
+    const fromCli = JSON.parse(cli.stdout) as typeof st;
+    expect(fromCli.pools.find((p) => p.target.gpu === 'V100')?.queued.map((q) => q.id)).toEqual([waiting.id]);
+    const text = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url]));
+    expect(text.stdout).toMatch(/^Workers: \d+ live, \d+ of \d+ slot\(s\) busy/m);
+    expect(text.stdout).toContain(`${waiting.id}  no live worker matches target gpu=V100`);
+    svc.cancelBuild(long.id);
+    svc.cancelBuild(waiting.id);
+    await Promise.all([svc.waitForResult(long.id), svc.waitForResult(waiting.id)]);
+    // A Redis that is not there: said in one line, exit 1.
+    const down = await collectCli(spawnCli(['farm', 'status', '--queue', 'redis://127.0.0.1:1']));
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/Redis at redis:\/\/127\.0\.0\.1:1 is unavailable/);
+  });
+
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
@@ -332,6 +365,30 @@ describe('build farm', () => {
     // Not retried: nothing runs it again, and the record in Redis says the same after a restart.
     const again = await serve();
     expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
+  });
+
+  it('a worker killed and restarted at once under the same id (a pod restart): its build is not left running forever', async () => {
+    const first = await startWorker(redis.url, 'wR', 'gpu=R1');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'R1' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    await killProc(first.proc, 'SIGKILL');
+    // The restarted process's first heartbeat, under the same id, before the old one expired
+    // (written here so the timing does not depend on how fast a process starts on a busy machine):
+    // the id is alive again, but it does not run the build.
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await raw.set(keys.worker('wR'), JSON.stringify({ id: 'wR', labels: { gpu: 'R1' }, concurrency: 1, running: [], host: 'h', pid: 1 }), 'PX', 60_000);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('crashed');
+      expect(f.error).toBe('worker lost');
+      const c = collect(svc, rec.id, -1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(c.events.some((e) => e.type === 'log' && /wR restarted and its new process does not run this build/.test(e.message))).toBe(true);
+    } finally {
+      await raw.del(keys.worker('wR'));
+      raw.disconnect();
+    }
   });
 
   it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {

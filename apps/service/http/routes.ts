@@ -54,6 +54,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
+  { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
 ];
 
@@ -62,6 +63,11 @@ function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEng
   const { listEngines, deleteEngines } = ctx.service;
   if (!listEngines || !deleteEngines) throw new HttpError('not_found', 'this server keeps no engine folder of its own (build farm)');
   return { listEngines: listEngines.bind(ctx.service), deleteEngines: deleteEngines.bind(ctx.service) };
+}
+
+async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
+  if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
+  sendJson(res, 200, await ctx.service.farmStatus());
 }
 
 function listEngines({ res, ctx }: RouteRequest): void {
