@@ -14,7 +14,7 @@ import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shar
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
 import { UsageError } from '../shared/usage-error.js';
-import { BUILD_OPTIONS, type OptionEntry } from '../shared/build-options.js';
+import { BUILD_OPTIONS, readNumber, type OptionEntry } from '../shared/build-options.js';
 
 /** The precision flags' help lines: which flags the TensorRT version in use has. */
 function precisionHelp(caps?: TrtCapabilities): string[] {
@@ -192,6 +192,11 @@ function optionFromFlag({ cli, range }: OptionEntry, values: FlagValues): unknow
       if (range?.kind === 'seconds') return seconds(cli.flag, v as string | undefined);
       return int(cli.flag, v as string | undefined, range?.min ?? 0, range?.max);
     case 'text':
+      if (range?.kind === 'bytes' && typeof v === 'string') {
+        const n = readNumber(range, v);
+        if (n === null) throw new UsageError(`--${cli.flag}: invalid memory size "${v}": expected e.g. 512M, 20G, 1.5T (binary units)${range.auto ? ', or auto' : ''}`);
+        return n;
+      }
       return (v as string | undefined) ?? cli.fallback;
     case 'on':
       return v ? true : undefined;

@@ -5,12 +5,13 @@
 import { isFinalStatus, type BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
 import type { CancelReason } from '../shared/protocol.js';
-import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf } from '../shared/view-format.js';
+import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, memoryProgressNote } from '../shared/view-format.js';
 
 const REASON_WORDS: Record<CancelReason, string> = {
   user: 'cancel requested',
   timeout: 'time budget exhausted',
   shutdown: 'server shutting down',
+  memory: 'memory limit passed',
 };
 
 export interface MessageOptions {
@@ -51,5 +52,6 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
     return `stopping (${REASON_WORDS[view.cancelling?.reason ?? 'user']}), waiting for the next step boundary: ${where} · ${since}`;
   }
   const left = view.remaining(nowWall);
-  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}`;
+  const memory = memoryProgressNote(view);
+  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}${memory ? ` · ${memory}` : ''}`;
 }

@@ -36,6 +36,7 @@ const REASON_TEXT: Record<CancelReason, string> = {
   user: 'cancelled at the caller\'s request',
   timeout: 'time budget exhausted',
   shutdown: 'the server was shutting down',
+  memory: 'it passed its memory limit',
 };
 
 export function cancelWhy(reason: CancelReason, timeBudgetSeconds?: number): string {
@@ -73,7 +74,9 @@ export function outcomeSentence(
       // duration is shorter, and "after 1.9 s (budget of 2.5 s exhausted)" would read as a bug.
       const wall = reason === 'timeout' ? wallMs(record) : undefined;
       const after = wall === undefined ? took : `${formatDuration(wall)}, ${took} of it in the builder`;
-      return `cancelled after ${after}${why}${latency}; no engine was written`;
+      // A memory stop says which limit and where (memory-text.ts), in the same words everywhere.
+      const stop = outcome.memoryStop && outcome.error ? `: ${outcome.error}` : '';
+      return `cancelled after ${after}${why}${stop}${latency}; no engine was written`;
     }
     case 'failed':
       return `failed after ${took}: ${outcome.error ?? 'no reason given'}`;
@@ -116,6 +119,9 @@ export function buildResult(
     if (outputPath) out.outputPath = outputPath;
   }
   if (outcome.error) out.error = outcome.error;
+  if (outcome.memory) out.memory = outcome.memory;
+  if (outcome.memoryStop) out.memoryStop = outcome.memoryStop;
+  if (outcome.oomKill) out.oomKill = outcome.oomKill;
   const cache = outcome.cache ?? record?.cache;
   if (cache) out.timingCache = cache;
   // A cache that could not be used costs the next build its speed-up: worth a line of its own.
@@ -156,6 +162,9 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     if (outcome.error) out.outcome.error = outcome.error;
     const site = crashSite(outcome);
     if (site) out.outcome.lastPhasePath = site;
+    if (outcome.memory) out.outcome.memory = outcome.memory;
+    if (outcome.memoryStop) out.outcome.memoryStop = outcome.memoryStop;
+    if (outcome.oomKill) out.outcome.oomKill = outcome.oomKill;
     out.message = `Build ${record.id} ${outcomeSentence(outcome, reason, undefined, record)}`;
   } else {
     const hasPath = view.currentPath().length > 0;

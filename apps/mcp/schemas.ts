@@ -123,6 +123,9 @@ export const BuildResultOut = z.object({
     engineBytes: true,
     outputPath: true,
     error: true,
+    memory: true,
+    memoryStop: true,
+    oomKill: true,
   }).shape,
   timingCache: CacheStats.optional(),
   /** crashed: where the builder was when its worker died, outermost phase first. */
@@ -153,6 +156,9 @@ export const BuildStateOut = z.object({
     engineBytes: true,
     error: true,
     lastPhasePath: true,
+    memory: true,
+    memoryStop: true,
+    oomKill: true,
   }).optional(),
   /** A running build's predicted end, from earlier builds of the same model and options; absent without a basis. */
   remaining: Estimate.optional(),

@@ -2,6 +2,7 @@
 import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
+import { MemoryPanel } from './components/MemoryPanel.js';
 import { Engines } from './components/Engines.js';
 import { FarmPanel } from './components/FarmPanel.js';
 import { History } from './components/History.js';
@@ -81,6 +82,7 @@ export function App() {
         </main>
         <aside className="col-right">
           <CachePanel />
+          <MemoryPanel />
           <History />
           <FarmPanel />
           <Engines />

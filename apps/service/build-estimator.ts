@@ -25,6 +25,11 @@ export class BuildEstimator {
     return this.basisProfiles().profiles.length;
   }
 
+  /** The earlier builds of this kind (for the memory estimate). */
+  get profiles(): readonly BuildProfile[] {
+    return this.basisProfiles().profiles;
+  }
+
   /** Folds the event in; a heartbeat comes back with the prediction at its moment, when there is one. */
   annotate(ev: BuildEvent): BuildEvent {
     const { profiles } = this.basisProfiles();
@@ -42,7 +47,9 @@ export class BuildEstimator {
   finished(ev: Extract<BuildEvent, { type: 'build.finished' }>): Error | undefined {
     if (ev.status !== 'succeeded') return undefined;
     try {
-      this.store.add(this.basisProfiles().kind, this.recorder.profile(ev.durationMs));
+      const profile = this.recorder.profile(ev.durationMs);
+      if (ev.memory) profile.peakHostBytes = ev.memory.peakHostBytes;
+      this.store.add(this.basisProfiles().kind, profile);
       return undefined;
     } catch (e) {
       return e as Error;

@@ -44,6 +44,11 @@ export interface BuildServiceOptions {
   crashDir?: string;
   /** Heartbeat cadence asked of the workers, ms (default: the native layer's, 1 s). */
   heartbeatMs?: number;
+  /**
+   * A build past its memory limit is asked to stop; without a step this long after, its worker
+   * is ended (default 10 000 ms, TBS_MEMORY_GRACE_MS).
+   */
+  memoryGraceMs?: number;
   /** Lines for the server log that do not change a build (a profile that could not be saved). */
   onWarning?: (message: string) => void;
   /** How long the backend list is cached (default 60 s). */
@@ -107,6 +112,7 @@ export class BuildService implements BuildServiceApi {
   private readonly profiles: BuildProfileStore | null;
   private readonly crashDir: string;
   private readonly heartbeatMs?: number;
+  private readonly memoryGraceMs?: number;
   private readonly onWarning?: (message: string) => void;
   private readonly backendsTtlMs: number;
   private readonly retainFinishedBuilds: number;
@@ -134,6 +140,8 @@ export class BuildService implements BuildServiceApi {
     this.profiles = opts.profiles === undefined ? new BuildProfileStore() : opts.profiles;
     this.crashDir = path.resolve(opts.crashDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'crash-records'));
     this.heartbeatMs = opts.heartbeatMs;
+    const graceEnv = Number(process.env.TBS_MEMORY_GRACE_MS);
+    this.memoryGraceMs = opts.memoryGraceMs ?? (Number.isFinite(graceEnv) && graceEnv > 0 ? graceEnv : undefined);
     this.onWarning = opts.onWarning;
     this.backendsTtlMs = opts.backendsTtlMs ?? 60_000;
     const rfb = opts.retainFinishedBuilds ?? DEFAULT_RETAIN_FINISHED_BUILDS;
@@ -220,6 +228,7 @@ export class BuildService implements BuildServiceApi {
       retainEvents: this.retainEvents,
       crashDir: this.crashDir,
       heartbeatMs: this.heartbeatMs,
+      memoryGraceMs: this.memoryGraceMs,
       estimator: this.estimatorFor(build),
       onSlotFree: (s) => this.onSlotFree(s),
       onWarning: this.onWarning,

@@ -21,6 +21,11 @@ import type { Subscription } from './api.js';
 import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
+import { mergeMemory } from '../shared/memory-track.js';
+import { isOutOfMemoryLine, memoryStopMessage, oomKillMessage, plainOutOfMemoryError } from '../shared/memory-text.js';
+import type { MemoryStop, OomKill } from '../shared/protocol.js';
+import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
+import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
 import { describeExit } from './exit-status.js';
 import { ensurePrivateDir } from './private-dir.js';
@@ -45,7 +50,15 @@ export interface SessionOptions {
   onSlotFree: (s: BuildSession) => void;
   /** Problems worth a line in the server log that do not change the build (a profile not saved). */
   onWarning?: (message: string) => void;
+  /**
+   * After a build passes its memory limit and is asked to stop, how long it has to reach a step
+   * before the worker is ended (default MEMORY_GRACE_MS).
+   */
+  memoryGraceMs?: number;
 }
+
+/** Default grace period of a memory stop (issue 21): a step within it, or the worker is ended. */
+export const MEMORY_GRACE_MS = 10_000;
 
 function fileId(p: string): string | undefined {
   try {
@@ -70,6 +83,14 @@ export class BuildSession {
   /** Identity of a file already at the output path before the build, which a failure must not delete. */
   private preexistingOutput?: string;
   private crashRecord?: string;
+  /** The memory limits this build runs under, bytes (maxHostMemory "auto" resolved at launch). */
+  private limits: { host?: number; gpu?: number } = {};
+  /** Set when a limit was passed and the build asked to stop. */
+  private memoryStop?: MemoryStop;
+  /** The worker's cgroup and its OOM-kill counter at launch, to tell an OOM kill from another SIGKILL. */
+  private cgroupAtLaunch?: { where: ReturnType<typeof cgroupDirOf>; before: CgroupMemory };
+  /** The first log line that said memory ran out (an allocation failure TensorRT words otherwise). */
+  private oomLogLine?: string;
   /** The engine file as it was when the build finished (succeeded builds). */
   private engine?: EngineRecord;
 
@@ -181,6 +202,7 @@ export class BuildSession {
       // Without a place for the record a crash is still reported, only without its site.
       this.crashRecord = undefined;
     }
+    this.resolveLimits();
     try {
       this.run.launch(launcher, {
         buildId: this.id,
@@ -193,6 +215,7 @@ export class BuildSession {
         ...(this.opts.heartbeatMs ? { heartbeatMs: this.opts.heartbeatMs } : {}),
         ...(this.crashRecord ? { crashRecordPath: this.crashRecord } : {}),
       });
+      this.readCgroupAtLaunch();
     } catch (e) {
       // No worker: finishLocally frees the slot itself.
       this.finishLocally('failed', `could not start a build worker: ${(e as Error).message}`);
@@ -221,13 +244,19 @@ export class BuildSession {
     }
     if (exit.killedAfterCancel) {
       if (this.crashRecord) removeCrashRecord(this.crashRecord);
-      this.finishLocally('cancelled', `the worker was killed ${exit.sinceCancelMs ?? 0} ms after cancel (${exit.killedAfterCancel})`);
+      const killed = `the worker was killed ${exit.sinceCancelMs ?? 0} ms after cancel (${exit.killedAfterCancel})`;
+      this.finishLocally('cancelled', this.memoryStop ? `${memoryStopMessage(this.memoryStop)}; ${killed}` : killed);
       return;
     }
     const how = describeExit(exit);
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
     // The record belongs to this one build: gone once read.
     if (this.crashRecord) removeCrashRecord(this.crashRecord);
+    const oom = exit.signal === 'SIGKILL' ? this.oomKilled(site) : undefined;
+    if (oom) {
+      this.finishLocally('crashed', oomKillMessage(oom), undefined, site?.length ? site : undefined, oom);
+      return;
+    }
     const where = site && site.length > 0 ? `crashed in ${formatCrashSite(site)}: it ` : '';
     const lastLine = exit.stderrTail ? `; last output: ${exit.stderrTail.split('\n').slice(-3).join(' | ')}` : '';
     this.finishLocally('crashed', `the build worker ${where}exited without a result (${how})${lastLine}`, undefined, site?.length ? site : undefined);
@@ -239,11 +268,21 @@ export class BuildSession {
     const mine: BuildEvent[] = [];
     for (const ev of events) {
       if (this.finished || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
-      mine.push(est ? est.annotate(ev) : ev);
+      const annotated = est ? est.annotate(ev) : ev;
+      mine.push(annotated.type === 'build.started' ? this.withMemoryEstimate(annotated) : annotated);
     }
-    const fresh = this.feed.push(mine);
+    // build.finished carries the memory peaks per phase, which the view has once every event
+    // before it is in: those go first, then the ending with the view's figures merged in.
+    const end = mine.findIndex((ev) => ev.type === 'build.finished');
+    const fresh = end < 0 ? this.feed.push(mine) : [...this.feed.push(mine.slice(0, end)), ...this.feed.push([this.ending(mine[end] as BuildFinished)])];
     for (const ev of fresh) {
       switch (ev.type) {
+        case 'heartbeat':
+          this.checkMemoryLimits(ev.hostMemoryBytes, ev.gpuMemoryBytes);
+          break;
+        case 'log':
+          if (!this.oomLogLine && ev.severity !== 'verbose' && ev.severity !== 'info' && isOutOfMemoryLine(ev.message)) this.oomLogLine = ev.message;
+          break;
         case 'build.started':
           this.backendVersion = ev.backendVersion;
           break;
@@ -258,7 +297,90 @@ export class BuildSession {
     }
   }
 
-  private finishLocally(status: BuildStatus, error?: string, reason?: CancelReason, lastPhasePath?: string[]): void {
+  /** `f` with the build's memory (the view's per-phase peaks, raised by what the worker measured). */
+  private withMemory(f: BuildFinished): BuildFinished {
+    const memory = mergeMemory(this.feed.view.memorySummary(), f.memory);
+    return memory ? { ...f, memory } : f;
+  }
+
+  /**
+   * The worker's build.finished as every surface gets it: with its memory, the memory stop's
+   * sentence when a limit stopped it, and an allocation failure said plainly.
+   */
+  private ending(f: BuildFinished): BuildFinished {
+    let out = this.withMemory(f);
+    if (out.status === 'cancelled' && this.memoryStop) out = { ...out, error: memoryStopMessage(this.memoryStop), memoryStop: this.memoryStop };
+    if (out.status === 'failed' && this.oomLogLine) out = { ...out, error: plainOutOfMemoryError(out.error, this.oomLogLine) };
+    return out;
+  }
+
+  /** build.started with how much host memory the build is expected to need (memory-estimate.ts). */
+  private withMemoryEstimate(ev: Extract<BuildEvent, { type: 'build.started' }>): BuildEvent {
+    if (ev.memoryEstimate) return ev;
+    const b = this.build;
+    const memoryEstimate = estimateHostMemory({
+      backend: b.backend,
+      options: b.options,
+      model: b.summary,
+      profiles: this.opts.estimator?.profiles ?? [],
+      availableBytes: availableHostMemory()?.bytes,
+    });
+    if (memoryEstimate?.warning) this.opts.onWarning?.(`build ${this.id}: ${memoryEstimate.warning}`);
+    return memoryEstimate ? { ...ev, memoryEstimate } : ev;
+  }
+
+  /** maxHostMemory / maxGpuMemory in bytes; "auto" is read now, when the worker starts. */
+  private resolveLimits(): void {
+    const o = this.build.options;
+    let host: number | undefined;
+    if (o.maxHostMemory === 'auto') {
+      const auto = autoHostLimit();
+      if (auto) host = auto.bytes;
+      else this.opts.onWarning?.('maxHostMemory "auto": neither a cgroup limit nor MemAvailable could be read; no host memory limit');
+    } else host = o.maxHostMemory;
+    this.limits = { host, gpu: o.maxGpuMemory };
+  }
+
+  /** A heartbeat's memory against the limits: the first one passed asks the build to stop. */
+  private checkMemoryLimits(host: number | undefined, gpu: number | undefined): void {
+    if (this.memoryStop || this.finished) return;
+    const passed =
+      host !== undefined && this.limits.host !== undefined && host > this.limits.host
+        ? { kind: 'host' as const, usedBytes: host, limitBytes: this.limits.host }
+        : gpu !== undefined && this.limits.gpu !== undefined && gpu > this.limits.gpu
+          ? { kind: 'gpu' as const, usedBytes: gpu, limitBytes: this.limits.gpu }
+          : undefined;
+    if (!passed) return;
+    // A Stop already under way keeps its own reason; the limit is still named at the end.
+    this.memoryStop = { ...passed, phasePath: this.feed.view.currentPath().map((l) => l.name) };
+    if (this.run.cancel('memory', this.opts.memoryGraceMs ?? MEMORY_GRACE_MS) === 1) this.state = 'cancelling';
+  }
+
+  private readCgroupAtLaunch(): void {
+    const pid = this.run.pid;
+    if (pid === undefined) return;
+    const where = cgroupDirOf(pid);
+    this.cgroupAtLaunch = { where, before: readCgroupMemory(where) };
+  }
+
+  /** After a SIGKILL nobody here sent: did the out-of-memory killer do it (its counter rose)? */
+  private oomKilled(site: string[] | undefined): OomKill | undefined {
+    const at = this.cgroupAtLaunch;
+    if (!at || at.before.oomKills === undefined) return undefined;
+    const after = readCgroupMemory(at.where);
+    if (after.oomKills === undefined || after.oomKills <= at.before.oomKills) return undefined;
+    // The heartbeats' peak, or the cgroup's own when it is higher (a worker killed before its
+    // first heartbeat has no sample at all).
+    const sampled = this.feed.view.memorySummary()?.peakHostBytes;
+    const peak = sampled === undefined ? after.peakBytes : Math.max(sampled, after.peakBytes ?? 0);
+    return {
+      ...(after.limitBytes !== undefined ? { limitBytes: after.limitBytes } : {}),
+      ...(peak !== undefined ? { peakHostBytes: peak } : {}),
+      ...(site && site.length > 0 ? { phasePath: site } : {}),
+    };
+  }
+
+  private finishLocally(status: BuildStatus, error?: string, reason?: CancelReason, lastPhasePath?: string[], oomKill?: OomKill): void {
     if (this.finished) return;
     const t = this.launchedAtMs ? Date.now() - this.launchedAtMs : 0;
     const base = { v: PROTOCOL_VERSION, buildId: this.id };
@@ -271,7 +393,7 @@ export class BuildSession {
     }
     if (status !== 'succeeded') this.removePartialOutput();
     const requestedAt = this.run.cancelRequestedAt;
-    const finished: BuildFinished = {
+    const finished: BuildFinished = this.withMemory({
       ...base,
       t: endT,
       seq: ++seq,
@@ -281,7 +403,9 @@ export class BuildSession {
       ...(requestedAt !== undefined ? { stopToFinishMs: Date.now() - requestedAt } : {}),
       ...(error ? { error } : {}),
       ...(lastPhasePath ? { lastPhasePath } : {}),
-    };
+      ...(oomKill ? { oomKill } : {}),
+      ...(status === 'cancelled' && this.memoryStop ? { memoryStop: this.memoryStop } : {}),
+    });
     events.push(finished);
     this.feed.push(events);
     this.settle(finished);

@@ -109,16 +109,16 @@ export class WorkerRun {
 
   /**
    * The one cancel policy. First request: ask the worker to stop at the next step, and kill it
-   * if no result comes within cancelKillMs. A second request kills it at once. Returns the
+   * if no result comes within cancelKillMs (or `killAfterMs`: a memory stop's grace period). A second request kills it at once. Returns the
    * number of requests so far.
    */
-  cancel(reason: CancelReason): number {
+  cancel(reason: CancelReason, killAfterMs = this.opts.cancelKillMs): number {
     if (!this.channel || this.done) return this.cancelRequests;
     this.cancelRequests++;
     if (this.cancelRequests === 1) {
       this.cancelRequestedAtMs = Date.now();
       this.channel.send({ type: 'cancel', reason });
-      this.timers.push(setTimeout(() => this.kill('no result in time'), this.opts.cancelKillMs));
+      this.timers.push(setTimeout(() => this.kill('no result in time'), killAfterMs));
     } else {
       this.kill('second cancel');
     }

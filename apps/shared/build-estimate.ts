@@ -27,6 +27,8 @@ export interface BuildProfile {
   durationMs: number;
   /** Milestone key → ms since build start when it was first reached. */
   marks: Record<string, number>;
+  /** The build worker's peak host memory, bytes (build.finished memory), when it was measured. */
+  peakHostBytes?: number;
 }
 
 export interface Estimate {

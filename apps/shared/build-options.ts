@@ -35,7 +35,8 @@
 //     what the option does.
 import { z } from 'zod';
 import { OPTION_LIMITS } from './option-limits.js';
-import { BackendChoice, parseShapeSpec, parseSimFault, Precision, ShapeRange, ShapeValueRange, SimFault, type SimFaultKind } from './option-values.js';
+import { parseMemoryLimit, parseMemorySize } from './memory-size.js';
+import { BackendChoice, MemoryLimit, MemorySize, parseShapeSpec, parseSimFault, Precision, ShapeRange, ShapeValueRange, SimFault, type SimFaultKind } from './option-values.js';
 
 /**
  * What a TensorRT version offers, as far as the table's gates need it (TrtCapabilities fits;
@@ -49,7 +50,11 @@ export interface OptionGate {
 }
 
 /** Bounds of a number option; `kind` says whether it is a whole number or a (decimal) number of seconds. */
-export type OptionRange = { kind: 'int'; min: number; max?: number } | { kind: 'seconds'; max?: number };
+export type OptionRange =
+  | { kind: 'int'; min: number; max?: number }
+  | { kind: 'seconds'; max?: number }
+  /** A memory size as typed ("20G", "512M", bytes); `auto` also takes "auto". */
+  | { kind: 'bytes'; auto?: boolean; min?: undefined; max?: undefined };
 
 export interface CliSpec {
   /** The long flag, without "--" (a 'custom' entry may have several, written by hand). */
@@ -465,6 +470,37 @@ export const BUILD_OPTION_TABLE = [
     sample: true,
   },
   {
+    field: 'maxHostMemory',
+    schema: MemoryLimit.optional(),
+    jsonSchema: z.union([z.number().int().positive(), z.string()]).optional(),
+    range: { kind: 'bytes', auto: true },
+    doc: 'Stop the build (cancel reason "memory") when its worker\'s resident host memory passes this: bytes, a size such as "20G", or "auto" (90 % of the lower of the cgroup memory limit and the memory available at start).',
+    cli: {
+      flag: 'max-host-memory',
+      arg: '<size|auto>',
+      help: 'stop the build (reason "memory") when its worker\'s host memory passes\nthis (20G, 512M; auto: 90 % of the cgroup limit or of the memory\navailable at start, whichever is lower)',
+      value: 'text',
+    },
+    trtexec: { flag: '--maxHostMemory', value: 'text', emit: false, help: '--maxHostMemory=<size|auto>  (this product) stop the build when its host memory passes this' },
+    trtexecMissing: () => 'trtexec has no host memory limit (--maxHostMemory is this product\'s own flag), so the command leaves it out.',
+    form: { group: 'build', control: 'number', label: 'Max host memory', name: 'Max host memory', invalid: 'must be a size such as 20G or 512M, or auto', placeholder: 'none', initial: '' },
+    native: { none: 'the service watches the worker\'s memory at each heartbeat and cancels the build (reason "memory") when it passes the limit' },
+    sample: 'auto',
+  },
+  {
+    field: 'maxGpuMemory',
+    schema: MemorySize.optional(),
+    jsonSchema: z.union([z.number().int().positive(), z.string()]).optional(),
+    range: { kind: 'bytes' },
+    doc: 'Stop the build (cancel reason "memory") when the GPU memory its worker holds (NVML) passes this: bytes or a size such as "24G". Also caps the workspace and tactic DRAM memory pools.',
+    cli: { flag: 'max-gpu-memory', arg: '<size>', help: 'stop the build when its GPU memory (NVML) passes this; also caps\nthe workspace and tactic DRAM pools', value: 'text' },
+    trtexec: { flag: '--maxGpuMemory', value: 'text', emit: false, help: '--maxGpuMemory=<size>  (this product) stop the build when its GPU memory passes this' },
+    trtexecMissing: () => 'trtexec has no GPU memory limit (--maxGpuMemory is this product\'s own flag; --memPoolSize caps the pools), so the command leaves it out.',
+    form: { group: 'build', control: 'number', label: 'Max GPU memory', name: 'Max GPU memory', invalid: 'must be a size such as 24G or 512M', placeholder: 'none', initial: '' },
+    native: { none: 'the service watches the worker\'s GPU memory (NVML) at each heartbeat; toNativeRequest caps workspaceBytes and tacticDramBytes by it' },
+    sample: 25769803776,
+  },
+  {
     field: 'simDuration',
     schema: z.number().positive().max(24 * 3600).optional(),
     unit: 's',
@@ -510,6 +546,17 @@ export const BUILD_OPTION_TABLE = [
     },
     sample: 'hang@Timing graph nodes',
   },
+  {
+    field: 'simMemory',
+    schema: MemorySize.optional(),
+    jsonSchema: z.union([z.number().int().positive(), z.string()]).optional(),
+    range: { kind: 'bytes' },
+    doc: 'Simulated backend only: host memory the simulated build allocates and touches, rising through its phases to this peak (bytes or a size such as "4G").',
+    cli: { flag: 'sim-memory', arg: '<size>', help: 'host memory the simulated build holds at its peak (e.g. 4G)', section: 'simulator', value: 'text' },
+    form: { group: 'simulator', control: 'number', label: 'Memory', name: 'Simulated memory', invalid: 'must be a size such as 4G or 512M', placeholder: 'none', initial: '' },
+    native: { key: 'simMemoryBytes' },
+    sample: 268435456,
+  },
 ] as const satisfies readonly OptionEntry[];
 
 /** The table, typed loosely: for code that walks every entry the same way. */
@@ -537,8 +584,15 @@ type GenericFormEntry = Extract<Table, { form: { control: 'number' | 'decimal' |
 export type GenericFormFields = { [E in GenericFormEntry as E['field']]: E['form']['control'] extends 'checkbox' ? boolean : string };
 
 /** A number's text → the number, or an error naming what is allowed; shared by every text surface. */
-export function readNumber(range: OptionRange, text: string): number | null {
+export function readNumber(range: OptionRange, text: string): number | 'auto' | null {
   const t = text.trim();
+  if (range.kind === 'bytes') {
+    try {
+      return range.auto ? parseMemoryLimit(t) : parseMemorySize(t);
+    } catch {
+      return null;
+    }
+  }
   if (range.kind === 'seconds') {
     const n = Number(t);
     return t !== '' && Number.isFinite(n) && n > 0 && (range.max === undefined || n <= range.max) ? n : null;

@@ -1,8 +1,9 @@
 // The wire form of a build view's snapshot (build-view.ts), validated wherever it crosses a
 // process boundary: the SSE `reset` event, the view endpoint, Electron IPC.
 import { z } from 'zod';
+import { MEMORY_TIMELINE_POINTS } from './memory-track.js';
 import { VIEW_VERSION } from './view-version.js';
-import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason, Estimate, Severity } from './protocol.js';
+import { BuildFinishedEvent, BuildMemory, BuildStartedEvent, CacheStats, CancelReason, Estimate, Severity } from './protocol.js';
 import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from './recent-logs.js';
 
 export const ViewStatus = z.enum(['queued', 'running', 'stopping', 'succeeded', 'cancelled', 'failed', 'crashed']);
@@ -37,6 +38,12 @@ export const BuildViewSnapshot = z.object({
   cpu: z.array(z.tuple([z.number(), z.number()])).max(2).optional(),
   gpu: z.object({ t: z.number(), percent: z.number().min(0).max(100) }).optional(),
   gpuNote: z.string().max(1000).optional(),
+  gpuDetail: z
+    .object({ memoryBytes: z.number().optional(), clockMhz: z.number().optional(), temperatureC: z.number().optional() })
+    .optional(),
+  memory: BuildMemory.extend({
+    timeline: z.array(z.tuple([z.number(), z.number(), z.number().nullable()])).max(MEMORY_TIMELINE_POINTS + 1),
+  }).optional(),
   logs: z
     .array(z.object({ seq: z.number().int(), t: z.number(), severity: Severity, message: z.string().max(VIEW_LOG_LINE_CHARS) }))
     .max(VIEW_LOG_LINES)

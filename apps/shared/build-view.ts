@@ -29,10 +29,11 @@
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
+import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js';
 import { PhaseRows, type Instance, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
-import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
+import type { BuildEvent, BuildFinished, BuildMemory, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
 export type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import { VIEW_VERSION } from './view-version.js';
@@ -70,6 +71,10 @@ export class BuildView {
   gpu?: { t: number; percent: number };
   /** Why the heartbeats carry no GPU figure, when the worker said. */
   gpuNote?: string;
+  /** Host and GPU memory: peaks per phase row and overall, and a timeline (memory-track.ts). */
+  memory = new MemoryTrack();
+  /** The latest heartbeat's GPU details (NVML), for the liveness line. */
+  gpuDetail?: { memoryBytes?: number; clockMhz?: number; temperatureC?: number };
   /** The log's last lines. */
   logs = new RecentLogs();
   private frac = 0;
@@ -96,6 +101,8 @@ export class BuildView {
     v.cpu = s.cpu ?? [];
     v.gpu = s.gpu;
     v.gpuNote = s.gpuNote;
+    v.gpuDetail = s.gpuDetail;
+    v.memory = MemoryTrack.fromSnapshot(s.memory as MemorySnapshot | undefined);
     v.logs = RecentLogs.from(s.logs ?? [], s.logsDropped ?? 0);
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
     return v;
@@ -147,6 +154,10 @@ export class BuildView {
         if (ev.workerCpuMs !== undefined) this.cpu = [...this.cpu.slice(-1), [ev.t, ev.workerCpuMs]];
         if (ev.gpuUtilPercent !== undefined) this.gpu = { t: ev.t, percent: ev.gpuUtilPercent };
         if (ev.gpuNote !== undefined) this.gpuNote = ev.gpuNote;
+        if (ev.hostMemoryBytes !== undefined) this.memory.sample(ev.t, ev.hostMemoryBytes, ev.gpuMemoryBytes, this.rows.openInstances());
+        if (ev.gpuMemoryBytes !== undefined || ev.gpuClockMhz !== undefined || ev.gpuTemperatureC !== undefined) {
+          this.gpuDetail = { memoryBytes: ev.gpuMemoryBytes, clockMhz: ev.gpuClockMhz, temperatureC: ev.gpuTemperatureC };
+        }
         break;
       case 'cache.stats': {
         const { v: _v, buildId: _b, seq: _s, t: _t, type: _type, ...stats } = ev;
@@ -228,6 +239,11 @@ export class BuildView {
     return out;
   }
 
+  /** Peak memory overall and per phase row so far (build.finished's `memory`); undefined before any sample. */
+  memorySummary(): BuildMemory | undefined {
+    return this.memory.summary(rowsInOrder(this.rows.root));
+  }
+
   /** 0..1, never falling (see the header); 1 once the build succeeded. */
   fraction(): number {
     return this.status === 'succeeded' ? 1 : this.frac;
@@ -251,6 +267,8 @@ export class BuildView {
       cpu: this.cpu,
       gpu: this.gpu,
       gpuNote: this.gpuNote,
+      gpuDetail: this.gpuDetail,
+      memory: this.memory.toSnapshot(rowsInOrder(this.rows.root)),
       logs: this.logs.lines(),
       logsDropped: this.logs.dropped,
       rows: this.rows.toSnapshot(),

@@ -3,6 +3,7 @@
 // (protocol.ts) and the options table (build-options.ts) can use them without importing each
 // other. Free of Node and DOM imports, like everything in apps/shared.
 import { z } from 'zod';
+import { parseMemoryLimit, parseMemorySize } from './memory-size.js';
 
 export const BackendChoice = z.enum(['auto', 'tensorrt', 'simulated']);
 export type BackendChoice = z.infer<typeof BackendChoice>;
@@ -62,3 +63,25 @@ export function parseSimFault(s: string): { kind: SimFaultKind; phase?: string }
   const kind = SimFaultKind.parse(at < 0 ? s : s.slice(0, at));
   return at < 0 ? { kind } : { kind, phase: s.slice(at + 1) };
 }
+
+/** Bytes; also accepts "20G", "512MiB" (memory-size.ts), which become bytes. */
+export const MemorySize = z.preprocess((v, ctx) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return parseMemorySize(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+}, z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
+
+/** A memory limit: bytes (or "20G"), or "auto" (90 % of what the worker may use). */
+export const MemoryLimit = z.preprocess((v, ctx) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return parseMemoryLimit(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+}, z.union([z.literal('auto'), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)]));

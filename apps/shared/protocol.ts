@@ -66,7 +66,8 @@ export type Severity = z.infer<typeof Severity>;
 export const BuildStatus = z.enum(['succeeded', 'cancelled', 'failed', 'crashed']);
 export type BuildStatus = z.infer<typeof BuildStatus>;
 
-export const CancelReason = z.enum(['user', 'timeout', 'shutdown']);
+/** `memory`: the build passed its memory limit (maxHostMemory / maxGpuMemory) and was stopped. */
+export const CancelReason = z.enum(['user', 'timeout', 'shutdown', 'memory']);
 export type CancelReason = z.infer<typeof CancelReason>;
 
 /** A dimension: a fixed size, or the symbolic name ONNX gives it ("batch"), or "?" when unnamed. */
@@ -178,6 +179,18 @@ export const CacheStats = z.object({
 });
 export type CacheStats = z.infer<typeof CacheStats>;
 
+/** How much host memory the build will need, said before it starts (memory-estimate.ts). */
+export const MemoryEstimate = z.object({
+  peakHostBytes: z.number().int().nonnegative(),
+  /** What it rests on, in words ("the peak of 3 earlier builds of this model with these options"). */
+  basis: z.string(),
+  /** What the worker may use now: the lower of its cgroup limit and MemAvailable, when known. */
+  availableBytes: z.number().int().nonnegative().optional(),
+  /** Set when the estimate is above what is available. */
+  warning: z.string().optional(),
+});
+export type MemoryEstimate = z.infer<typeof MemoryEstimate>;
+
 export const BuildStartedEvent = z.object({
   ...base,
   type: z.literal('build.started'),
@@ -200,6 +213,8 @@ export const BuildStartedEvent = z.object({
   startedAtMs: z.number().optional(),
   /** Build farm (`serve --queue`): the machine's worker that ran the build, and its labels. */
   worker: z.object({ id: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
+  /** The host memory the build is expected to need, and whether that is more than there is. */
+  memoryEstimate: MemoryEstimate.optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,
@@ -262,6 +277,18 @@ export const HeartbeatEvent = z.object({
   gpuUtilPercent: z.number().min(0).max(100).optional(),
   /** Why there is no GPU figure (no NVML, the device does not report it); sent once. */
   gpuNote: z.string().max(1000).optional(),
+  /** The build worker's resident host memory (RSS from /proc), bytes. */
+  hostMemoryBytes: z.number().int().nonnegative().optional(),
+  /**
+   * Device memory the build worker's process holds on its GPU (NVML's compute-process list),
+   * bytes. Only where NVML is present and reports it.
+   */
+  gpuMemoryBytes: z.number().int().nonnegative().optional(),
+  /** gpuUtilPercent as a fraction, 0–1. */
+  gpuUtilization: z.number().min(0).max(1).optional(),
+  /** The GPU's SM clock (MHz) and temperature (°C), where NVML reports them. */
+  gpuClockMhz: z.number().int().nonnegative().optional(),
+  gpuTemperatureC: z.number().int().optional(),
 });
 export const BuildCancellingEvent = z.object({
   ...base,
@@ -270,6 +297,44 @@ export const BuildCancellingEvent = z.object({
   requestedAt: z.number(),
   reason: CancelReason,
 });
+/** Peak memory of one phase row (a name path), sampled at the heartbeats while it was open. */
+export const PhaseMemory = z.object({
+  path: z.array(z.string()),
+  peakHostBytes: z.number().int().nonnegative(),
+  peakGpuBytes: z.number().int().nonnegative().nullable(),
+});
+export type PhaseMemory = z.infer<typeof PhaseMemory>;
+
+/**
+ * The build worker's memory over the build (apps/shared/memory-track.ts). `peakGpuBytes` is null
+ * where NVML gave no per-process figure (no NVML, a simulated build).
+ */
+export const BuildMemory = z.object({
+  peakHostBytes: z.number().int().nonnegative(),
+  peakGpuBytes: z.number().int().nonnegative().nullable(),
+  byPhase: z.array(PhaseMemory),
+});
+export type BuildMemory = z.infer<typeof BuildMemory>;
+
+/** A memory limit the build passed (the build was stopped: build.cancelling reason "memory"). */
+export const MemoryStop = z.object({
+  kind: z.enum(['host', 'gpu']),
+  usedBytes: z.number().int().nonnegative(),
+  limitBytes: z.number().int().nonnegative(),
+  /** The phase path open when the limit was passed, outermost first. */
+  phasePath: z.array(z.string()),
+});
+export type MemoryStop = z.infer<typeof MemoryStop>;
+
+/** The kernel's out-of-memory killer ended the build worker (its cgroup's oom_kill counter rose). */
+export const OomKill = z.object({
+  /** The cgroup's memory limit, bytes; absent when it has none. */
+  limitBytes: z.number().int().nonnegative().optional(),
+  peakHostBytes: z.number().int().nonnegative().optional(),
+  phasePath: z.array(z.string()).optional(),
+});
+export type OomKill = z.infer<typeof OomKill>;
+
 export const BuildFinishedEvent = z.object({
   ...base,
   type: z.literal('build.finished'),
@@ -288,6 +353,12 @@ export const BuildFinishedEvent = z.object({
    * was open deepest last (from a record that survives the worker). Absent when unknown.
    */
   lastPhasePath: z.array(z.string()).optional(),
+  /** Memory over the build: peaks overall and per phase row (sampled at the heartbeats). */
+  memory: BuildMemory.optional(),
+  /** cancelled with reason "memory": which limit, by how much, where. */
+  memoryStop: MemoryStop.optional(),
+  /** crashed: the out-of-memory killer did it. */
+  oomKill: OomKill.optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [

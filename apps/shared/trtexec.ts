@@ -12,7 +12,7 @@
 // case, base 2), decimals allowed and rounded down to whole bytes.
 // Deprecated spellings trtexec still takes (--profilingVerbosity=default|verbose) and ones it took
 // before 10.0 (--buildOnly) are accepted with the warning trtexec prints for them.
-import { BUILD_OPTIONS, HARDWARE_TRTEXEC } from './build-options.js';
+import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber } from './build-options.js';
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
 import { OPTION_LIMITS } from './option-limits.js';
@@ -366,7 +366,11 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       case 'text': {
         const text = one(t.flag);
         if (text === '' && t.emptyError) throw new TrtexecUsageError(t.emptyError);
-        if (text !== undefined) set[field] = text;
+        if (text !== undefined && range?.kind === 'bytes') {
+          const n = readNumber(range, text);
+          if (n === null) throw new TrtexecUsageError(`${t.flag}: invalid memory size "${text}": expected e.g. 512M, 20G (binary units)${range.auto ? ', or auto' : ''}`);
+          set[field] = n;
+        } else if (text !== undefined) set[field] = text;
         break;
       }
       case 'on':

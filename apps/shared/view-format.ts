@@ -5,6 +5,7 @@
 import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
+import { formatMemory } from './memory-size.js';
 import type { BuildFinished, BuildRecord, BuildState, CacheStats, Estimate } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
@@ -61,6 +62,8 @@ export interface Liveness {
   cores?: number;
   /** The GPU's utilisation at the latest heartbeat (TensorRT builds where NVML is present). */
   gpuPercent?: number;
+  /** Device memory the worker's process holds on the GPU at the latest heartbeat (NVML). */
+  gpuMemoryBytes?: number;
   /** CPU or GPU in use: the builder works, however long TensorRT stays silent. */
   busy: boolean;
 }
@@ -76,7 +79,13 @@ export function livenessOf(view: BuildView): Liveness | undefined {
   const cores = view.workerCores();
   const gpuPercent = view.gpu?.percent;
   if (cores === undefined && gpuPercent === undefined) return undefined;
-  return { cores, gpuPercent, busy: (cores ?? 0) >= IDLE_CORES || (gpuPercent ?? 0) >= BUSY_GPU_PERCENT };
+  const gpuMemoryBytes = gpuPercent !== undefined ? view.gpuDetail?.memoryBytes : undefined;
+  return {
+    cores,
+    gpuPercent,
+    ...(gpuMemoryBytes !== undefined ? { gpuMemoryBytes } : {}),
+    busy: (cores ?? 0) >= IDLE_CORES || (gpuPercent ?? 0) >= BUSY_GPU_PERCENT,
+  };
 }
 
 /**
@@ -102,10 +111,42 @@ export function formatCores(cores: number): string {
  */
 export function formatLiveness(l: Liveness | undefined): string | undefined {
   if (!l) return undefined;
-  const gpu = l.gpuPercent === undefined ? undefined : `GPU ${Math.round(l.gpuPercent)}%`;
+  const gpu = l.gpuPercent === undefined ? undefined : `GPU ${Math.round(l.gpuPercent)}%${gpuMemoryText(l)}`;
   if (!l.busy) return gpu ? 'no CPU or GPU use' : 'no CPU use';
   const cpu = l.cores === undefined ? undefined : l.cores < IDLE_CORES ? 'CPU idle' : formatCores(l.cores);
   return `builder busy, ${[cpu, gpu].filter((p) => p !== undefined).join(', ')}`;
+}
+
+/** Host memory worth a mention in a progress line (MCP, LSP) even without a limit near. */
+export const LARGE_HOST_MEMORY_BYTES = 8 * 2 ** 30;
+/** Share of a build's own memory limit from which progress lines mention the memory. */
+export const NEAR_LIMIT_SHARE = 0.75;
+
+/**
+ * "host memory 21.5 GiB of the 24 GiB limit" when the worker's latest sample is large
+ * (LARGE_HOST_MEMORY_BYTES) or near the build's limit; undefined otherwise, so ordinary builds'
+ * progress lines stay short.
+ */
+export function memoryProgressNote(view: BuildView): string | undefined {
+  const last = view.memory.timeline[view.memory.timeline.length - 1];
+  if (!last) return undefined;
+  const [, host, gpu] = last;
+  const o = view.started?.options;
+  const hostLimit = typeof o?.maxHostMemory === 'number' ? o.maxHostMemory : undefined;
+  const parts: string[] = [];
+  if (host >= LARGE_HOST_MEMORY_BYTES || (hostLimit !== undefined && host >= hostLimit * NEAR_LIMIT_SHARE)) {
+    parts.push(`host memory ${formatMemory(host)}${hostLimit !== undefined ? ` of the ${formatMemory(hostLimit)} limit` : ''}`);
+  }
+  const gpuLimit = o?.maxGpuMemory;
+  if (gpu !== null && gpuLimit !== undefined && gpu >= gpuLimit * NEAR_LIMIT_SHARE) {
+    parts.push(`GPU memory ${formatMemory(gpu)} of the ${formatMemory(gpuLimit)} limit`);
+  }
+  return parts.length > 0 ? parts.join(', ') : undefined;
+}
+
+/** " · 31 GiB": the build's own GPU memory beside the utilisation, when NVML gave it. */
+export function gpuMemoryText(l: Liveness): string {
+  return l.gpuMemoryBytes !== undefined ? ` · ${formatMemory(l.gpuMemoryBytes)}` : '';
 }
 
 /** "last TensorRT callback 3.2 s ago", plus the liveness in silent stretches; undefined before the first callback. */

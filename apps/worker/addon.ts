@@ -75,7 +75,8 @@ export function checkEventLayout(layout: EventLayout | undefined, file = 'the na
   }
 }
 const SEVERITIES: Severity[] = ['internal_error', 'error', 'warning', 'info', 'verbose'];
-const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown'];
+// Indexed by the native CancelReason (native/src/core/backend.h).
+const CANCEL_REASONS: CancelReason[] = ['user', 'timeout', 'shutdown', 'memory'];
 const STATUSES = ['succeeded', 'cancelled', 'failed'] as const;
 
 const PACKAGE_NAME = 'trt-build-studio';
@@ -134,11 +135,25 @@ export function nativeOptionFields(entry: OptionEntry, value: unknown): Record<s
   return { [n.key]: n.scale !== undefined ? (value as number) * n.scale : value };
 }
 
+/**
+ * maxGpuMemory caps the TensorRT memory pools it can: the workspace and the tactic DRAM pool
+ * (IBuilderConfig::setMemoryPoolLimit) take the smaller of their own limit and it. What TensorRT
+ * allocates outside the pools (weights, the engine being built) is watched through NVML instead.
+ */
+function capByGpuLimit(poolBytes: number | undefined, maxGpuMemory: number | undefined): number | undefined {
+  if (maxGpuMemory === undefined) return poolBytes;
+  return poolBytes === undefined ? maxGpuMemory : Math.min(poolBytes, maxGpuMemory);
+}
+
 /** BuildOptions (user units) -> the flat request native/src/addon/request_from_js.cc reads. */
 export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown> {
   const o: BuildOptions = req.options;
   const options: Record<string, unknown> = {};
   for (const entry of BUILD_OPTIONS) Object.assign(options, nativeOptionFields(entry, o[entry.field as keyof BuildOptions]));
+  if (o.maxGpuMemory !== undefined) {
+    options.workspaceBytes = capByGpuLimit(options.workspaceBytes as number | undefined, o.maxGpuMemory);
+    options.tacticDramBytes = capByGpuLimit(options.tacticDramBytes as number | undefined, o.maxGpuMemory);
+  }
   return {
     buildId: req.buildId,
     backend: req.backend,

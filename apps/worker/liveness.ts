@@ -1,8 +1,9 @@
-// What the worker adds to each heartbeat so a long silence can be read: its own CPU time, and the
-// GPU's utilisation where NVML is present. In TensorRT's silent stretches (tactic timing can go
+// What the worker adds to each heartbeat so a long silence can be read: its own CPU time and
+// resident host memory, and the GPU's utilisation, this process's GPU memory, clock and
+// temperature where NVML is present. At the end it adds the memory peaks to build.finished. In TensorRT's silent stretches (tactic timing can go
 // 100 s without a callback) a builder that burns CPU or keeps the GPU busy is working; one that
 // does neither is stalled. Both are measured here, in the process the builder threads run in.
-import type { BackendName, BuildEvent } from '../shared/protocol.js';
+import type { BackendName, BuildEvent, BuildMemory } from '../shared/protocol.js';
 import type { GpuProbeOpen } from './native-api.js';
 
 /** After this many failed samples in a row, stop asking NVML (and say why once). */
@@ -13,7 +14,20 @@ export interface LivenessSources {
   cpuUsage(): { user: number; system: number };
   /** Opens the GPU probe; absent when the addon has none. */
   openGpuProbe?(device: number): GpuProbeOpen;
+  /** Resident host memory of this process now, bytes (process.memoryUsage.rss: /proc on Linux). */
+  rssBytes?(): number;
+  /** The kernel's high-water mark of this process's resident memory, bytes (VmHWM), when known. */
+  peakRssBytes?(): number | undefined;
 }
+
+type GpuFields = {
+  gpuUtilPercent?: number;
+  gpuUtilization?: number;
+  gpuMemoryBytes?: number;
+  gpuClockMhz?: number;
+  gpuTemperatureC?: number;
+  gpuNote?: string;
+};
 
 /**
  * Whether a build's heartbeats carry the GPU figure. TensorRT builds do (it is their GPU); a
@@ -31,6 +45,8 @@ type Gpu = { state: 'unopened' } | { state: 'open'; probe: Extract<GpuProbeOpen,
 
 export class LivenessAnnotator {
   private gpu: Gpu;
+  private peakHost = 0;
+  private peakGpu: number | null = null;
 
   constructor(
     private readonly sources: LivenessSources,
@@ -45,12 +61,42 @@ export class LivenessAnnotator {
     let out = events;
     for (let i = 0; i < events.length; i++) {
       const ev = events[i];
+      if (ev.type === 'build.finished') {
+        const memory = this.memory();
+        if (!memory) continue;
+        if (out === events) out = events.slice();
+        out[i] = { ...ev, memory };
+        continue;
+      }
       if (ev.type !== 'heartbeat') continue;
       if (out === events) out = events.slice();
       const { user, system } = this.sources.cpuUsage();
-      out[i] = { ...ev, workerCpuMs: (user + system) / 1000, ...this.gpuFields() };
+      const host = this.rss();
+      const gpu = this.gpuFields();
+      out[i] = { ...ev, workerCpuMs: (user + system) / 1000, ...(host !== undefined ? { hostMemoryBytes: host } : {}), ...gpu };
     }
     return out;
+  }
+
+  /**
+   * build.finished's `memory` as the worker knows it: the peaks (the kernel's VmHWM for the host,
+   * which also catches a peak between heartbeats). The per-phase rows are the build view's
+   * (the service merges them in: memory-track.ts mergeMemory).
+   */
+  memory(): BuildMemory | undefined {
+    const now = this.rss();
+    if (now !== undefined && now > this.peakHost) this.peakHost = now;
+    const hwm = safeNumber(() => this.sources.peakRssBytes?.());
+    const peakHostBytes = Math.max(this.peakHost, hwm ?? 0);
+    if (peakHostBytes === 0) return undefined;
+    return { peakHostBytes, peakGpuBytes: this.peakGpu, byPhase: [] };
+  }
+
+  private rss(): number | undefined {
+    const n = safeNumber(() => this.sources.rssBytes?.());
+    if (n === undefined) return undefined;
+    if (n > this.peakHost) this.peakHost = n;
+    return n;
   }
 
   /** Releases NVML (the build is over). */
@@ -59,7 +105,7 @@ export class LivenessAnnotator {
     this.gpu = { state: 'done' };
   }
 
-  private gpuFields(): { gpuUtilPercent?: number; gpuNote?: string } {
+  private gpuFields(): GpuFields {
     if (this.gpu.state === 'unopened') {
       // Opened at the first heartbeat, not at start: the build has chosen its device by then.
       const opened = this.sources.openGpuProbe
@@ -75,7 +121,14 @@ export class LivenessAnnotator {
     const s = this.gpu.probe.sample();
     if ('gpuPercent' in s) {
       this.gpu.failures = 0;
-      return { gpuUtilPercent: s.gpuPercent };
+      const f: GpuFields = { gpuUtilPercent: s.gpuPercent, gpuUtilization: s.gpuPercent / 100 };
+      if (s.processMemoryBytes !== undefined) {
+        f.gpuMemoryBytes = s.processMemoryBytes;
+        this.peakGpu = Math.max(this.peakGpu ?? 0, s.processMemoryBytes);
+      }
+      if (s.smClockMhz !== undefined) f.gpuClockMhz = s.smClockMhz;
+      if (s.temperatureC !== undefined) f.gpuTemperatureC = s.temperatureC;
+      return f;
     }
     this.gpu.failures += 1;
     if (s.permanent || this.gpu.failures >= MAX_FAILED_SAMPLES) {
@@ -83,6 +136,25 @@ export class LivenessAnnotator {
       return { gpuNote: `no GPU utilisation: ${s.error}` };
     }
     return {};
+  }
+}
+
+function safeNumber(read: () => number | undefined): number | undefined {
+  try {
+    const n = read();
+    return n !== undefined && Number.isFinite(n) && n >= 0 ? Math.round(n) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** VmHWM of /proc/self/status in bytes; undefined off Linux or when unreadable. */
+export function readPeakRss(readStatus: () => string): number | undefined {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readStatus());
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -48,7 +48,18 @@ export interface NativeBuildHandle {
 }
 
 /** One reading of the GPU's utilisation, or why there is none (`permanent`: asking again will not help). */
-export type GpuSample = { gpuPercent: number; memoryPercent: number } | { error: string; permanent: boolean };
+export type GpuSample =
+  | {
+      gpuPercent: number;
+      memoryPercent: number;
+      /** Device memory this process holds (NVML's compute-process list); absent when NVML cannot say. */
+      processMemoryBytes?: number;
+      deviceUsedBytes?: number;
+      deviceTotalBytes?: number;
+      smClockMhz?: number;
+      temperatureC?: number;
+    }
+  | { error: string; permanent: boolean };
 
 /** A GPU probe through NVML (native/src/gpu/gpu_probe.h), or why there is none. */
 export type GpuProbeOpen =

@@ -4,8 +4,9 @@
 import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
+import { readFileSync } from 'node:fs';
 import { IpcBatcher } from './ipc-batcher.js';
-import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
+import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
 import { favourEventPath } from './event-path-priority.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
@@ -70,7 +71,12 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
     const addon = loadAddon();
     redirectStderrIfAsked(addon);
     liveness = new LivenessAnnotator(
-      { cpuUsage: () => process.cpuUsage(), openGpuProbe: addon.openGpuProbe },
+      {
+        cpuUsage: () => process.cpuUsage(),
+        openGpuProbe: addon.openGpuProbe,
+        rssBytes: () => process.memoryUsage.rss(),
+        peakRssBytes: () => readPeakRss(() => readFileSync('/proc/self/status', 'utf8')),
+      },
       gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
     );
     const annotator = liveness;

@@ -5,10 +5,21 @@
 //   FAKE_NVML_UTIL_3B / FAKE_NVML_UTIL_5E  utilisation of that GPU, percent (default 10 / 40)
 //   FAKE_NVML_INIT_RESULT                  what nvmlInit_v2 returns (default 0)
 //   FAKE_NVML_UNSUPPORTED=1                utilisation is NVML_ERROR_NOT_SUPPORTED
+//   FAKE_NVML_PROCS_3B / FAKE_NVML_PROCS_5E compute processes on that GPU: "pid:bytes,pid:bytes",
+//                                          pid "self" = the calling process, bytes "na" =
+//                                          NVML_VALUE_NOT_AVAILABLE (default: none)
+//   FAKE_NVML_NO_PROCESSES=1               nvmlDeviceGetComputeRunningProcesses_v3 is NOT_SUPPORTED
+// Device memory is 80 GiB total with 10 GiB plus the listed processes used; SM clock 1980 MHz
+// on 3B and 1410 on 5E; temperature 45 / 67 °C.
 // fake_nvml_open_inits() says how many nvmlInit_v2 calls are not yet shut down (the tests check
 // that every probe releases NVML).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -16,8 +27,35 @@ struct FakeDevice {
   unsigned bus;
   char const* utilEnv;
   unsigned defaultUtil;
+  char const* procsEnv;
+  unsigned clockMhz;
+  unsigned temperatureC;
 };
-FakeDevice gDevices[] = {{0x3B, "FAKE_NVML_UTIL_3B", 10}, {0x5E, "FAKE_NVML_UTIL_5E", 40}};
+FakeDevice gDevices[] = {{0x3B, "FAKE_NVML_UTIL_3B", 10, "FAKE_NVML_PROCS_3B", 1980, 45},
+                         {0x5E, "FAKE_NVML_UTIL_5E", 40, "FAKE_NVML_PROCS_5E", 1410, 67}};
+
+struct FakeProcess {
+  unsigned pid;
+  unsigned long long bytes;
+};
+
+std::vector<FakeProcess> processesOf(FakeDevice const& d) {
+  std::vector<FakeProcess> out;
+  char const* v = std::getenv(d.procsEnv);
+  std::string spec = v != nullptr ? v : "";
+  size_t at = 0;
+  while (at < spec.size()) {
+    size_t comma = spec.find(',', at);
+    std::string item = spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    at = comma == std::string::npos ? spec.size() : comma + 1;
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    std::string pid = item.substr(0, colon), bytes = item.substr(colon + 1);
+    out.push_back({pid == "self" ? static_cast<unsigned>(getpid()) : static_cast<unsigned>(std::strtoul(pid.c_str(), nullptr, 10)),
+                   bytes == "na" ? ~0ULL : std::strtoull(bytes.c_str(), nullptr, 10)});
+  }
+  return out;
+}
 int gInits = 0;
 
 int envInt(char const* name, int fallback) {
@@ -78,6 +116,54 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(void* d
   auto* d = static_cast<FakeDevice*>(device);
   out->gpu = static_cast<unsigned>(envInt(d->utilEnv, static_cast<int>(d->defaultUtil)));
   out->memory = out->gpu / 2;
+  return 0;
+}
+
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfo* out) {
+  if (gInits == 0) return 1;
+  if (envInt("FAKE_NVML_NO_PROCESSES", 0) == 1) return 3;
+  auto procs = processesOf(*static_cast<FakeDevice*>(device));
+  if (*count < procs.size()) {
+    *count = static_cast<unsigned>(procs.size());
+    return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  }
+  for (size_t i = 0; i < procs.size(); ++i) out[i] = {procs[i].pid, procs[i].bytes, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  *count = static_cast<unsigned>(procs.size());
+  return 0;
+}
+
+struct Memory {
+  unsigned long long total, free, used;
+};
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device, Memory* out) {
+  if (gInits == 0) return 1;
+  unsigned long long used = 10ULL << 30;
+  for (auto const& p : processesOf(*static_cast<FakeDevice*>(device))) used += p.bytes == ~0ULL ? 0 : p.bytes;
+  out->total = 80ULL << 30;
+  out->used = used;
+  out->free = out->total > used ? out->total - used : 0;
+  return 0;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* mhz) {
+  if (gInits == 0) return 1;
+  if (type != 1) return 2;
+  *mhz = static_cast<FakeDevice*>(device)->clockMhz;
+  return 0;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* c) {
+  if (gInits == 0) return 1;
+  if (sensor != 0) return 2;
+  *c = static_cast<FakeDevice*>(device)->temperatureC;
   return 0;
 }
 

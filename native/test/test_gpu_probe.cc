@@ -24,7 +24,8 @@ int openInits() {
 void useFakes() {
   setenv("TBS_NVML_LIB", FAKE_NVML, 1);
   setenv("TBS_CUDA_DRIVER_LIB", FAKE_CUDA_DRIVER, 1);
-  for (char const* v : {"FAKE_NVML_UTIL_3B", "FAKE_NVML_UTIL_5E", "FAKE_NVML_INIT_RESULT", "FAKE_NVML_UNSUPPORTED", "FAKE_CUDA_INIT_RESULT"}) {
+  for (char const* v : {"FAKE_NVML_UTIL_3B", "FAKE_NVML_UTIL_5E", "FAKE_NVML_INIT_RESULT", "FAKE_NVML_UNSUPPORTED", "FAKE_CUDA_INIT_RESULT",
+                        "FAKE_NVML_PROCS_3B", "FAKE_NVML_PROCS_5E", "FAKE_NVML_NO_PROCESSES"}) {
     unsetenv(v);
   }
 }
@@ -77,6 +78,52 @@ TEST(sample_follows_the_device_and_is_clamped) {
   CHECK(p->sample(u, error, permanent) && u.gpuPercent == 0u);
   setenv("FAKE_NVML_UTIL_5E", "250", 1);
   CHECK(p->sample(u, error, permanent) && u.gpuPercent == 100u);
+}
+
+// Only this process's entries count, on the build's device; the device's used/total, SM clock and
+// temperature come with the sample.
+TEST(process_memory_is_this_process_on_this_device) {
+  useFakes();
+  setenv("FAKE_NVML_PROCS_5E", "1:1000,self:3000000000,self:5000,99999:7", 1);
+  setenv("FAKE_NVML_PROCS_3B", "self:42", 1);
+  std::string error;
+  auto p = GpuProbe::open(0, error);  // bus 5E
+  CHECK_MSG(p != nullptr, error);
+  if (p == nullptr) return;
+  GpuUtilization u;
+  bool permanent = false;
+  CHECK(p->sample(u, error, permanent));
+  CHECK_EQ(u.processMemoryBytes, int64_t{3000005000});
+  CHECK_EQ(u.deviceTotalBytes, int64_t{80} << 30);
+  CHECK_EQ(u.deviceUsedBytes, (int64_t{10} << 30) + 1000 + 3000005000 + 7);
+  CHECK_EQ(u.smClockMhz, 1410);
+  CHECK_EQ(u.temperatureC, 67);
+  // Not listed yet (no CUDA context): holds nothing.
+  setenv("FAKE_NVML_PROCS_5E", "1:1000", 1);
+  CHECK(p->sample(u, error, permanent) && u.processMemoryBytes == 0);
+  // More processes than one call's buffer: asked again with room for all.
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += std::to_string(100000 + i) + ":1,";
+  many += "self:77";
+  setenv("FAKE_NVML_PROCS_5E", many.c_str(), 1);
+  CHECK(p->sample(u, error, permanent) && u.processMemoryBytes == 77);
+}
+
+TEST(process_memory_unknown_is_minus_one_and_not_an_error) {
+  useFakes();
+  setenv("FAKE_NVML_PROCS_5E", "self:na", 1);
+  std::string error;
+  auto p = GpuProbe::open(0, error);
+  CHECK(p != nullptr);
+  if (p == nullptr) return;
+  GpuUtilization u;
+  bool permanent = false;
+  CHECK(p->sample(u, error, permanent));
+  CHECK_EQ(u.processMemoryBytes, int64_t{-1});
+  setenv("FAKE_NVML_NO_PROCESSES", "1", 1);
+  CHECK(p->sample(u, error, permanent));  // utilisation is still there
+  CHECK_EQ(u.processMemoryBytes, int64_t{-1});
+  CHECK_EQ(u.gpuPercent, 40u);
 }
 
 TEST(unsupported_utilisation_is_permanent) {

@@ -10,7 +10,7 @@ import { formatCallback, formatRemaining, LONG_SILENCE_MS } from '../../shared/v
 import { formatDuration } from '../../shared/format.js';
 import { backendLabel } from '../labels.js';
 import type { BuildRenderer } from './renderer.js';
-import { summaryLines } from './summary.js';
+import { memoryEstimateLines, summaryLines } from './summary.js';
 
 /** Phases deeper than this (root = 0) are not printed line by line. */
 const MAX_DEPTH = 2;
@@ -85,6 +85,7 @@ export class PlainRenderer implements BuildRenderer {
       switch (e.type) {
         case 'build.started':
           if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
+          if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) this.line(`${at} ${l.text}`);
           break;
         case 'phase.start': {
           // The phase just started is the view's most recently active one.

@@ -2,7 +2,8 @@
 // quote the model (tensor names), so they go through displayText: no control character from a
 // model reaches the terminal.
 import { displayText } from '../../shared/display-text.js';
-import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
+import { formatMemory } from '../../shared/memory-text.js';
+import type { BuildFinished, BuildMemory, CacheStats, MemoryEstimate } from '../../shared/protocol.js';
 import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
 
@@ -12,6 +13,31 @@ export function cacheLine(c: CacheStats): string {
   if (c.misses !== undefined) parts.push(`${c.misses} misses${c.missesInferred ? ' (inferred from logs)' : ''}`);
   const note = stoppedMidTimingNote(c);
   return `Timing cache${c.path ? ` ${displayText(c.path)}` : ''}: ${parts.join(', ')}${note ? `\n  (${note})` : ''}${c.warning ? `\n  warning: ${displayText(c.warning)}` : ''}`;
+}
+
+/** Phase rows listed in the memory summary: the outer levels, where the story is. */
+const MEMORY_ROWS = 12;
+const MEMORY_DEPTH = 5;
+
+/** "Memory: peak 3.1 GiB host, 12 GiB GPU", then the peak of each outer phase, indented by depth. */
+export function memoryLines(m: BuildMemory): string[] {
+  const gpu = m.peakGpuBytes !== null ? `, ${formatMemory(m.peakGpuBytes)} GPU` : '';
+  const lines = [`Memory: peak ${formatMemory(m.peakHostBytes)} host${gpu}`];
+  const rows = m.byPhase.filter((p) => p.path.length <= MEMORY_DEPTH);
+  for (const p of rows.slice(0, MEMORY_ROWS)) {
+    const g = p.peakGpuBytes !== null ? ` / GPU ${formatMemory(p.peakGpuBytes)}` : '';
+    lines.push(`${'  '.repeat(p.path.length)}${displayText(p.path[p.path.length - 1])}: ${formatMemory(p.peakHostBytes)}${g}`);
+  }
+  if (rows.length > MEMORY_ROWS) lines.push(`  … ${rows.length - MEMORY_ROWS} more phases (all of them in --json: build.finished memory.byPhase)`);
+  return lines;
+}
+
+/** "memory: expected peak about 3 GiB (basis)", and the warning when that is more than there is. */
+export function memoryEstimateLines(e: MemoryEstimate): { text: string; warning: boolean }[] {
+  const avail = e.availableBytes !== undefined ? `; ${formatMemory(e.availableBytes)} available` : '';
+  const out = [{ text: `memory: expected peak about ${formatMemory(e.peakHostBytes)} host (from ${displayText(e.basis)})${avail}`, warning: false }];
+  if (e.warning) out.push({ text: `warning: ${displayText(e.warning)}`, warning: true });
+  return out;
 }
 
 export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
@@ -46,5 +72,6 @@ export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
     }
   }
   if (f.cache) lines.push(cacheLine(f.cache));
+  if (f.memory) lines.push(...memoryLines(f.memory));
   return lines;
 }

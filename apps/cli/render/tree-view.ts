@@ -9,6 +9,7 @@ import type { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
 import { formatDuration } from '../../shared/format.js';
+import { formatMemory } from '../../shared/memory-text.js';
 
 export interface ViewLine {
   text: string;
@@ -69,6 +70,9 @@ export function treeLines(view: BuildView, nowT: number): ViewLine[] {
           ? `▸ ${name} ×${row.count}  (${done} done; now ${latest.stepsDone}/${latest.nbSteps}, ${formatDuration(nowT - latest.startT)})`
           : `✓ ${name} ×${row.count}  (all done in ${formatDuration(span(row, nowT))})`;
       }
+      // The most the worker held while this phase ran (heartbeat samples; memory-track.ts).
+      const mem = view.memory.of(row);
+      if (mem) head += `  · peak ${formatMemory(mem.host)}${mem.gpu !== null ? ` / GPU ${formatMemory(mem.gpu)}` : ''}`;
       const idx = out.length;
       out.push({ text: indent + head, active: latest !== undefined, done: latest === undefined });
       if (walk(row, indent + '  ')) out[idx].active = true;

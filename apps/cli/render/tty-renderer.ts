@@ -10,7 +10,7 @@ import { crashSite, formatCallback, formatCrashSite, formatRemaining, LONG_SILEN
 import { formatDuration } from '../../shared/format.js';
 import { backendLabel } from '../labels.js';
 import type { BuildRenderer } from './renderer.js';
-import { summaryLines } from './summary.js';
+import { memoryEstimateLines, summaryLines } from './summary.js';
 import { treeLines, trimLines } from './tree-view.js';
 
 const FRAME_MS = 100;
@@ -61,6 +61,8 @@ export class TtyRenderer implements BuildRenderer {
       if (e.type === 'log' && (this.verbose || (e.severity !== 'verbose' && e.severity !== 'info'))) {
         const c = e.severity === 'warning' ? '33' : e.severity === 'info' ? '0' : e.severity === 'verbose' ? '2' : '31';
         logs.push(this.paint(c, `${e.severity}: ${displayText(e.message)}`));
+      } else if (e.type === 'build.started' && e.memoryEstimate) {
+        for (const l of memoryEstimateLines(e.memoryEstimate)) logs.push(this.paint(l.warning ? '33' : '2', l.text));
       } else if (e.type === 'cache.stats' && e.warning) {
         logs.push(this.paint('33', `timing cache warning: ${displayText(e.warning)}`));
       }

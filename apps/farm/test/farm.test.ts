@@ -316,6 +316,19 @@ describe('build farm', () => {
     expect(svc.getBuild(rec.id)?.state).toBe('cancelled');
   });
 
+  it('memory on the farm: a remote build past its host memory limit stops (reason memory) and build.finished carries memory', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: { ...sim(4), simMemory: '1G', maxHostMemory: '400M' }, target: { gpu: 'A100' } });
+    const c = collect(svc, rec.id);
+    await c.done;
+    expect(c.events.find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'memory' });
+    const fin = c.events.at(-1)!;
+    expect(fin.type === 'build.finished' && fin.status).toBe('cancelled');
+    expect(fin.type === 'build.finished' && fin.error).toMatch(/^stopped: host memory .* passed the 400 MiB limit during Building engine › /);
+    expect(fin.type === 'build.finished' && fin.memory!.peakHostBytes).toBeGreaterThan(400 * 2 ** 20);
+    expect(svc.getBuild(rec.id)?.outcome?.memory).toEqual(fin.type === 'build.finished' && fin.memory);
+  });
+
   it('a serve restart keeps the history and follows a running build to its end', async () => {
     const first = await serve();
     const done = await first.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'A100' } });

@@ -116,6 +116,23 @@ describe('tool results', () => {
     expect(out.outputPath).toBeUndefined();
   });
 
+  it('carries memory, and a memory stop or an OOM kill in the same words as every surface', () => {
+    const GiB = 2 ** 30;
+    const memory = { peakHostBytes: 21.5 * GiB, peakGpuBytes: null, byPhase: [{ path: ['Building engine'], peakHostBytes: 21.5 * GiB, peakGpuBytes: null }] };
+    const memoryStop = { kind: 'host' as const, usedBytes: 21.5 * GiB, limitBytes: 20 * GiB, phasePath: ['Building engine', 'Timing tactics'] };
+    const error = 'stopped: host memory 21.5 GiB passed the 20 GiB limit during Building engine › Timing tactics';
+    const stopped = { ...finished, status: 'cancelled' as const, engineBytes: undefined, outputPath: undefined, memory, memoryStop, error };
+    const out = buildResult({ ...record, state: 'cancelled' }, stopped, 'memory');
+    expect(BuildResultOut.parse(out)).toEqual(out);
+    expect(out).toMatchObject({ status: 'cancelled', cancelReason: 'memory', memory, memoryStop, error });
+    expect(out.message).toContain(`(it passed its memory limit): ${error}`);
+    const oom = { ...finished, status: 'crashed' as const, error: 'killed by the out-of-memory killer at Building engine, peak 3.9 GiB of 4 GiB', oomKill: { limitBytes: 4 * GiB }, memory };
+    const state = buildState({ ...record, state: 'crashed', outcome: oom }, undefined, Date.now());
+    expect(BuildStateOut.parse(state)).toEqual(state);
+    expect(state.outcome).toMatchObject({ oomKill: { limitBytes: 4 * GiB }, memory });
+    expect(state.message).toContain('killed by the out-of-memory killer at Building engine');
+  });
+
   it('get_build of a running build names the current phase', () => {
     // The stream up to just before "Building engine from subgraph" ends: it and the root are open.
     const sub = events.find((e) => e.type === 'phase.start' && e.name === 'Building engine from subgraph')!;

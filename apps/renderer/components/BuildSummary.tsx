@@ -1,6 +1,7 @@
 import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
+import { formatMemory } from '../../shared/memory-size.js';
 import { fmtCount } from '../lib/panel-numbers.js';
 
 /**
@@ -28,7 +29,11 @@ export function BuildSummary() {
 }
 
 /** Why a cancel happened, when it was not the user's Stop. */
-const CANCEL_CAUSE: Partial<Record<CancelReason, string>> = { timeout: 'the time budget ran out', shutdown: 'the service shut down' };
+const CANCEL_CAUSE: Partial<Record<CancelReason, string>> = {
+  timeout: 'the time budget ran out',
+  shutdown: 'the service shut down',
+  memory: 'it passed its memory limit',
+};
 
 function headline(o: BuildFinished, reason?: CancelReason): string {
   const d = formatDuration(o.durationMs);
@@ -52,10 +57,13 @@ export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, ca
   } else {
     out.push('no engine written');
   }
-  const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+  const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
   if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${stop}`);
   if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
   if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
+  if (o.memory) {
+    out.push(`peak host memory ${formatMemory(o.memory.peakHostBytes)}${o.memory.peakGpuBytes !== null ? `, GPU ${formatMemory(o.memory.peakGpuBytes)}` : ''}`);
+  }
   const c = o.cache ?? cache;
   if (c && c.entriesAfter >= 0) {
     const kept = o.status !== 'succeeded' && c.savedAfterCancel ? ' kept' : '';

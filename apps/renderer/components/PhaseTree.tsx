@@ -2,6 +2,8 @@
 // time" instances are one row "×1,100"), rendered virtually: only rows in the viewport exist in
 // the DOM, whatever the build throws at it. While following, the active path is expanded and
 // kept in view; any deliberate scroll, collapse or keyboard move by the user stops following.
+import { formatMemory } from '../../shared/memory-size.js';
+import type { RowMemory } from '../../shared/memory-track.js';
 import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
@@ -231,6 +233,9 @@ export function PhaseTree() {
         <span>progress</span>
         <span className="num">steps</span>
         <span className="num">elapsed</span>
+        <span className="num" title="The most host memory the build worker held while this phase ran (sampled once a second)">
+          peak mem
+        </span>
       </div>
       <div
         className="tree-scroll"
@@ -258,6 +263,8 @@ export function PhaseTree() {
               top={(first + k) * ROW_H}
               nowT={nowT}
               rev={r.rev}
+              memory={live?.view.memory.of(r)}
+              memHost={live?.view.memory.of(r)?.host}
               expanded={r.children.length > 0 ? isExpanded(r) : undefined}
               focused={r.key === focusedKey}
               active={activeSet.has(r.key)}
@@ -281,6 +288,9 @@ interface RowProps {
   row: PhaseRow;
   /** The row's revision when rendered: rows are mutated in place, so identity says nothing. */
   rev: number;
+  /** The row's memory peaks (mutated in place too: `memHost` is what changes it). */
+  memory: RowMemory | undefined;
+  memHost: number | undefined;
   top: number;
   nowT: number;
   expanded: boolean | undefined;
@@ -300,6 +310,8 @@ function sameRow(a: RowProps, b: RowProps): boolean {
   return (
     a.row === b.row &&
     a.rev === b.rev &&
+    a.memHost === b.memHost &&
+    a.memory?.gpu === b.memory?.gpu &&
     a.top === b.top &&
     a.expanded === b.expanded &&
     a.focused === b.focused &&
@@ -374,9 +386,16 @@ const Row = memo(function Row(p: RowProps) {
         )}
       </span>
       <span className="num elapsed">{formatDuration(elapsed)}</span>
+      <span className="num peak" title={p.memory ? memoryTitle(p.memory) : 'no memory sample fell in this phase'}>
+        {p.memory ? formatMemory(p.memory.host) : ''}
+      </span>
     </div>
   );
 }, sameRow);
+
+function memoryTitle(m: RowMemory): string {
+  return `peak host memory ${formatMemory(m.host)}${m.gpu !== null ? `, GPU memory ${formatMemory(m.gpu)}` : ''} while this phase ran`;
+}
 
 function rowId(r: PhaseRow): string {
   // Keys contain arbitrary phase names; an id must be a simple token.

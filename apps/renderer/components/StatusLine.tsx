@@ -1,6 +1,6 @@
 import { useApp } from '../hooks.js';
 import { formatAgo, formatDuration } from '../../shared/format.js';
-import { formatCores, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
+import { formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
 /**
@@ -34,7 +34,7 @@ export function StatusLine() {
   } else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;
-    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : 'Stop';
+    const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
     if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${after}`);
     if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
@@ -85,7 +85,7 @@ function livenessText(l: Liveness): string {
   if (!l.busy) return l.gpuPercent === undefined ? 'no CPU use — waiting on the GPU or stalled' : 'no CPU or GPU use — the builder looks stalled';
   const parts = ['builder busy'];
   if (l.cores !== undefined) parts.push(l.cores >= IDLE_CORES ? formatCores(l.cores) : 'CPU idle');
-  if (l.gpuPercent !== undefined) parts.push(`GPU ${Math.round(l.gpuPercent)}%`);
+  if (l.gpuPercent !== undefined) parts.push(`GPU ${Math.round(l.gpuPercent)}%${gpuMemoryText(l)}`);
   return parts.join(' · ');
 }
 

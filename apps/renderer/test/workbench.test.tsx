@@ -286,6 +286,36 @@ describe('the status line while building', () => {
     expect(host.querySelector('.liveness .cpu.idle')).not.toBeNull();
   });
 
+  it('shows memory: the peak per phase row, a timeline with peaks, the GPU memory beside its utilisation, and a memory stop', async () => {
+    const GiB = 2 ** 30;
+    const w = await building();
+    w.start('Timing tactics', 1, 3);
+    heartbeat(w, 1000, { hostMemoryBytes: 2 * GiB, workerCpuMs: 0 });
+    heartbeat(w, 2000, { hostMemoryBytes: 3.5 * GiB, workerCpuMs: 1500, gpuUtilPercent: 94, gpuMemoryBytes: 31 * GiB });
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    const rows = [...host.querySelectorAll('.trow')];
+    expect(rows.map((r) => r.querySelector('.peak')?.textContent)).toEqual(['3.5 GiB', '3.5 GiB']);
+    const panel = host.querySelector('section.memory')!;
+    expect(panel.querySelector('svg.mem-spark path.mem-host')).not.toBeNull();
+    expect(panel.querySelector('svg.mem-spark path.mem-gpu')).not.toBeNull();
+    expect(panel.textContent).toContain('Peak host3.5 GiB');
+    expect(panel.textContent).toContain('Peak GPU31 GiB');
+    expect(status()).toMatch(/GPU 94% · 31 GiB/);
+    w.emit({ type: 'build.cancelling', requestedAt: 2100, reason: 'memory' } as never);
+    w.finished('cancelled', {
+      error: 'stopped: host memory 3.5 GiB passed the 3 GiB limit during Building engine › Timing tactics',
+      memory: { peakHostBytes: 3.5 * GiB, peakGpuBytes: 31 * GiB, byPhase: [] },
+    });
+    act(() => client.push('b1', w.events.splice(0)));
+    runFrames();
+    const summaryBox = host.querySelector('.summary')!;
+    expect(summaryBox.textContent).toContain('Cancelled after');
+    expect(summaryBox.textContent).toContain('it passed its memory limit');
+    expect(summaryBox.textContent).toContain('peak host memory 3.5 GiB, GPU 31 GiB');
+    expect(summaryBox.textContent).toContain('stopped: host memory 3.5 GiB passed the 3 GiB limit during Building engine › Timing tactics');
+  });
+
   it('opens the log filter to everything for a build that asked for the verbose log', async () => {
     await open(summary, '/srv/tiny.onnx');
     await act(async () => button('Build').click());

@@ -98,6 +98,17 @@ describe('native addon', () => {
     expect(n).toMatchObject({ device: 1, buildRoute: '-conv_use_long_w=off', inferCacheMisses: true, shapeValues: { target: { min: [1, -1], opt: [2, -1], max: [4, -1] } } });
   });
 
+  it('maxGpuMemory caps the workspace and tactic DRAM pools (the smaller wins); simMemory goes in bytes', () => {
+    const GiB = 2 ** 30;
+    expect(toNativeRequest(request('g', { maxGpuMemory: 8 * GiB }))).toMatchObject({ workspaceBytes: 8 * GiB, tacticDramBytes: 8 * GiB });
+    expect(toNativeRequest(request('g', { maxGpuMemory: 8 * GiB, workspaceMiB: 1024, tacticDramMiB: 16384 }))).toMatchObject({
+      workspaceBytes: 1024 * 2 ** 20,
+      tacticDramBytes: 8 * GiB,
+    });
+    expect(toNativeRequest(request('g', {}))).toMatchObject({ workspaceBytes: undefined, tacticDramBytes: undefined });
+    expect(toNativeRequest(request('s', { simMemory: '2G' }))).toMatchObject({ simMemoryBytes: 2 * GiB });
+  });
+
   it('passes verboseLog on by itself: it does not turn on inferCacheMisses', () => {
     expect(toNativeRequest(request('v', { verboseLog: true }))).toMatchObject({ verboseLog: true, inferCacheMisses: undefined });
     expect(toNativeRequest(request('q', {})).verboseLog).toBeUndefined();

@@ -2,7 +2,7 @@
 // missing or failing one, and that it lets go of NVML.
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { gpuProbeWanted, LivenessAnnotator } from '../liveness.js';
+import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from '../liveness.js';
 import type { GpuProbeOpen, GpuSample } from '../native-api.js';
 
 const beat = (seq: number): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq * 1000, type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false });
@@ -90,5 +90,44 @@ describe('LivenessAnnotator', () => {
     expect(gpuProbeWanted('simulated', {})).toBe(false);
     expect(gpuProbeWanted('tensorrt', { TBS_GPU_PROBE: 'off' })).toBe(false);
     expect(gpuProbeWanted('simulated', { TBS_GPU_PROBE: 'always' })).toBe(true);
+  });
+
+  it('adds host memory, and this process’s GPU memory, clock and temperature where NVML has them', () => {
+    const { sources } = scripted([
+      { gpuPercent: 94, memoryPercent: 3, processMemoryBytes: 31 * 2 ** 30, smClockMhz: 1980, temperatureC: 71 },
+      { gpuPercent: 10, memoryPercent: 1 }, // no per-process figure: the field is left out
+    ]);
+    let rss = 100;
+    const a = new LivenessAnnotator({ ...sources, rssBytes: () => (rss += 50) }, 0);
+    const [b1, b2] = a.annotate([beat(1), beat(2)]);
+    expect(b1).toMatchObject({ hostMemoryBytes: 150, gpuUtilPercent: 94, gpuUtilization: 0.94, gpuMemoryBytes: 31 * 2 ** 30, gpuClockMhz: 1980, gpuTemperatureC: 71 });
+    expect(b2).toMatchObject({ hostMemoryBytes: 200, gpuUtilization: 0.1 });
+    expect(b2).not.toHaveProperty('gpuMemoryBytes');
+  });
+
+  it('puts the peaks on build.finished: the larger of the samples and the kernel’s high-water mark', () => {
+    const finished: BuildEvent = { v: 1, buildId: 'b', seq: 9, t: 9000, type: 'build.finished', status: 'succeeded', durationMs: 9000 };
+    const { sources } = scripted([{ gpuPercent: 50, memoryPercent: 0, processMemoryBytes: 4000 }]);
+    const samples = [700, 300];
+    const a = new LivenessAnnotator({ ...sources, rssBytes: () => samples.shift() ?? 200, peakRssBytes: () => 650 }, 0);
+    a.annotate([beat(1), beat(2)]);
+    const [f] = a.annotate([finished]);
+    expect(f).toMatchObject({ memory: { peakHostBytes: 700, peakGpuBytes: 4000, byPhase: [] } });
+    const b = new LivenessAnnotator({ cpuUsage: () => ({ user: 0, system: 0 }), rssBytes: () => 10, peakRssBytes: () => 5000 }, undefined);
+    expect(b.annotate([finished])[0]).toMatchObject({ memory: { peakHostBytes: 5000, peakGpuBytes: null } });
+    // Nothing measured (no sources): build.finished is passed on as it is.
+    const c = new LivenessAnnotator({ cpuUsage: () => ({ user: 0, system: 0 }) }, undefined);
+    const same = [finished];
+    expect(c.annotate(same)).toBe(same);
+  });
+
+  it('reads VmHWM from /proc/self/status, and nothing from anything else', () => {
+    expect(readPeakRss(() => 'Name:\tnode\nVmPeak:\t 999 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 1 kB\n')).toBe(123456 * 1024);
+    expect(readPeakRss(() => 'Name:\tnode\n')).toBeUndefined();
+    expect(
+      readPeakRss(() => {
+        throw new Error('ENOENT');
+      }),
+    ).toBeUndefined();
   });
 });

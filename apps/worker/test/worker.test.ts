@@ -128,6 +128,18 @@ describe('build worker process', () => {
       expect([...d0, ...d1].some((h) => h.gpuNote !== undefined)).toBe(false);
     });
 
+    it("carry the worker's host memory, and its own GPU memory, clock and temperature from NVML", async () => {
+      // "self" is the fake's getpid(): the worker process that loaded it.
+      const hb = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', FAKE_NVML_PROCS_5E: '1:999,self:3221225472' });
+      expect(hb.every((h) => (h.hostMemoryBytes ?? 0) > 10 * 2 ** 20)).toBe(true);
+      expect(hb.map((h) => h.gpuMemoryBytes)).toEqual(hb.map(() => 3221225472));
+      expect(hb.map((h) => [h.gpuUtilization, h.gpuClockMhz, h.gpuTemperatureC])).toEqual(hb.map(() => [0.87, 1410, 67]));
+      // Not listed (no CUDA context yet): holds nothing. NVML without the call: no figure, no note.
+      expect((await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always' })).map((h) => h.gpuMemoryBytes)).toEqual(expect.arrayContaining([0]));
+      const noList = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', FAKE_NVML_NO_PROCESSES: '1' });
+      expect(noList.some((h) => h.gpuMemoryBytes !== undefined || h.gpuNote !== undefined)).toBe(false);
+    });
+
     it('say once why there is no GPU figure', async () => {
       const none = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', TBS_NVML_LIB: path.join(dir, 'no-such-libnvidia-ml.so.1') });
       const notes = none.filter((h) => h.gpuNote !== undefined);

@@ -164,6 +164,7 @@ CancelReason cancelReasonFrom(Napi::Value v) {
   std::string s = v.As<Napi::String>().Utf8Value();
   if (s == "timeout") return CancelReason::kTimeout;
   if (s == "shutdown") return CancelReason::kShutdown;
+  if (s == "memory") return CancelReason::kMemory;
   return CancelReason::kUser;
 }
 

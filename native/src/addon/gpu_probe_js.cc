@@ -45,6 +45,12 @@ Napi::Value OpenGpuProbe(Napi::CallbackInfo const& info) {
                }
                out.Set("gpuPercent", u.gpuPercent);
                out.Set("memoryPercent", u.memoryPercent);
+               // Unknown figures are left out, not sent as -1.
+               if (u.processMemoryBytes >= 0) out.Set("processMemoryBytes", static_cast<double>(u.processMemoryBytes));
+               if (u.deviceUsedBytes >= 0) out.Set("deviceUsedBytes", static_cast<double>(u.deviceUsedBytes));
+               if (u.deviceTotalBytes >= 0) out.Set("deviceTotalBytes", static_cast<double>(u.deviceTotalBytes));
+               if (u.smClockMhz >= 0) out.Set("smClockMhz", u.smClockMhz);
+               if (u.temperatureC >= 0) out.Set("temperatureC", u.temperatureC);
                return out;
              }));
   result.Set("close", Napi::Function::New(env, [holder](Napi::CallbackInfo const& ci) -> Napi::Value {

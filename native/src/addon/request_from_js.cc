@@ -166,6 +166,7 @@ JobSpec requestFromJs(Napi::Object const& o) {
   }
   r.simFaultPhase = str(o, "simFaultPhase");
   r.simHangMs = num(o, "simHangMs", r.simHangMs);
+  r.simMemoryBytes = static_cast<int64_t>(num(o, "simMemoryBytes", 0));
   r.heartbeatMs = static_cast<int32_t>(num(o, "heartbeatMs", r.heartbeatMs));
 
   r.crashRecordPath = str(o, "crashRecordPath");
@@ -236,6 +237,7 @@ Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   number("simSeed", static_cast<double>(r.simSeed));
   o.Set("simFault", simFaultName(r.simFault));
   o.Set("simFaultPhase", r.simFaultPhase);
+  number("simMemoryBytes", static_cast<double>(r.simMemoryBytes));
   return o;
 }
 

@@ -16,7 +16,8 @@ namespace tbs {
 
 enum class Severity : uint8_t { kInternalError = 0, kError, kWarning, kInfo, kVerbose };
 
-enum class CancelReason : uint8_t { kUser = 0, kTimeout, kShutdown };
+// kMemory: the host stopped the build because it passed a memory limit (issue 21).
+enum class CancelReason : uint8_t { kUser = 0, kTimeout, kShutdown, kMemory };
 
 // Timing-cache figures; -1 means "not known" (TensorRT has no hit/miss API).
 struct CacheStats {
@@ -112,6 +113,7 @@ struct BuildRequest {
   SimFaultKind simFault = SimFaultKind::kNone;
   std::string simFaultPhase;  // empty = a phase chosen by the seed
   double simHangMs = 60000;   // how long a "hang" step blocks unless cancelled
+  int64_t simMemoryBytes = 0; // host memory held at the peak (sim_memory.h); 0 = none
 
   int32_t heartbeatMs = 1000;  // cadence of heartbeat events
   // A file the pipeline keeps the open phase path in, memory-mapped so that it survives the

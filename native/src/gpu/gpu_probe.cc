@@ -1,5 +1,7 @@
 #include "gpu_probe.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -11,6 +13,12 @@ namespace {
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlNotSupported = 3;
 constexpr int kNvmlGpuIsLost = 15;
+constexpr int kNvmlInsufficientSize = 7;
+// nvmlClockType_t NVML_CLOCK_SM and nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU.
+constexpr int kNvmlClockSm = 1;
+constexpr int kNvmlTemperatureGpu = 0;
+// Processes listed per call; a GPU with more compute processes than this is asked again.
+constexpr unsigned kMaxProcesses = 64;
 // CUresult success.
 constexpr int kCudaSuccess = 0;
 // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE; cuDeviceGetPCIBusId writes at most 13 characters.
@@ -115,6 +123,11 @@ std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
   p->errorString_ = p->nvml_.function<ErrorStringFn>("nvmlErrorString");
   auto byBus = p->nvml_.function<HandleByBusFn>("nvmlDeviceGetHandleByPciBusId_v2");
   p->utilization_ = p->nvml_.function<UtilizationFn>("nvmlDeviceGetUtilizationRates");
+  p->processes_ = p->nvml_.function<ProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v3");
+  if (p->processes_ == nullptr) p->processes_ = p->nvml_.function<ProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v2");
+  p->memory_ = p->nvml_.function<MemoryFn>("nvmlDeviceGetMemoryInfo");
+  p->clock_ = p->nvml_.function<ClockFn>("nvmlDeviceGetClockInfo");
+  p->temperature_ = p->nvml_.function<TemperatureFn>("nvmlDeviceGetTemperature");
   if (init == nullptr || p->shutdown_ == nullptr || byBus == nullptr || p->utilization_ == nullptr) {
     error = p->nvml_.name() +
             " lacks nvmlInit_v2 / nvmlShutdown / nvmlDeviceGetHandleByPciBusId_v2 / nvmlDeviceGetUtilizationRates: not NVML?";
@@ -157,7 +170,41 @@ bool GpuProbe::sample(GpuUtilization& out, std::string& error, bool& permanent) 
   permanent = false;
   out.gpuPercent = u.gpu > 100 ? 100 : u.gpu;
   out.memoryPercent = u.memory > 100 ? 100 : u.memory;
+  out.processMemoryBytes = processMemory();
+  Memory m{};
+  if (memory_ != nullptr && memory_(device_, &m) == kNvmlSuccess) {
+    out.deviceUsedBytes = static_cast<int64_t>(m.used);
+    out.deviceTotalBytes = static_cast<int64_t>(m.total);
+  }
+  unsigned int v = 0;
+  if (clock_ != nullptr && clock_(device_, kNvmlClockSm, &v) == kNvmlSuccess) out.smClockMhz = static_cast<int32_t>(v);
+  if (temperature_ != nullptr && temperature_(device_, kNvmlTemperatureGpu, &v) == kNvmlSuccess) {
+    out.temperatureC = static_cast<int32_t>(v);
+  }
   return true;
+}
+
+int64_t GpuProbe::processMemory() const {
+  if (processes_ == nullptr) return -1;
+  std::vector<ProcessInfo> list(kMaxProcesses);
+  unsigned int count = kMaxProcesses;
+  int rc = processes_(device_, &count, list.data());
+  if (rc == kNvmlInsufficientSize) {  // count now says how many there are
+    list.resize(count + 8);
+    count = static_cast<unsigned int>(list.size());
+    rc = processes_(device_, &count, list.data());
+  }
+  if (rc != kNvmlSuccess) return -1;
+  auto self = static_cast<unsigned int>(getpid());
+  int64_t total = 0;
+  // Several entries for one process (MIG instances) add up. usedGpuMemory is
+  // NVML_VALUE_NOT_AVAILABLE (~0ULL) where the driver withholds it (Windows WDDM, some containers).
+  for (unsigned int i = 0; i < count && i < list.size(); ++i) {
+    if (list[i].pid != self) continue;
+    if (list[i].usedGpuMemory == ~0ULL) return -1;
+    total += static_cast<int64_t>(list[i].usedGpuMemory);
+  }
+  return total;
 }
 
 std::string GpuProbe::nvmlError(int code) const {

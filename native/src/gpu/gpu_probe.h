@@ -1,4 +1,4 @@
-// GPU utilisation for the liveness line: in TensorRT's long silent stretches (tactic timing can
+// GPU utilisation, this process's GPU memory, clocks and temperature for the liveness line: in TensorRT's long silent stretches (tactic timing can
 // go 100 s without a progress callback) a GPU that is running kernels says the builder works
 // even when its CPU use is low.
 //
@@ -32,6 +32,16 @@ struct GpuUtilization {
   unsigned gpuPercent = 0;
   // Percent of it in which device memory was read or written.
   unsigned memoryPercent = 0;
+  // Device memory this process holds on the GPU (nvmlDeviceGetComputeRunningProcesses), -1 when
+  // NVML cannot say (the call is missing, refused, or this process is not listed yet: a process
+  // appears once it has a CUDA context; then 0 is reported, as it holds nothing).
+  int64_t processMemoryBytes = -1;
+  // Device memory in use by everyone, and the total (nvmlDeviceGetMemoryInfo); -1 when unknown.
+  int64_t deviceUsedBytes = -1;
+  int64_t deviceTotalBytes = -1;
+  // SM clock in MHz and core temperature in °C; -1 when unknown.
+  int32_t smClockMhz = -1;
+  int32_t temperatureC = -1;
 };
 
 class GpuProbe {
@@ -57,11 +67,30 @@ class GpuProbe {
     unsigned int gpu;
     unsigned int memory;
   };
+  // nvmlProcessInfo_t of the _v2 and _v3 calls (the same layout).
+  struct ProcessInfo {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+  };
+  struct Memory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+  };
   using InitFn = int (*)();
   using ShutdownFn = int (*)();
   using ErrorStringFn = char const* (*)(int);
   using HandleByBusFn = int (*)(char const*, void**);
   using UtilizationFn = int (*)(void*, Utilization*);
+  using ProcessesFn = int (*)(void*, unsigned int*, ProcessInfo*);
+  using MemoryFn = int (*)(void*, Memory*);
+  using ClockFn = int (*)(void*, int, unsigned int*);
+  using TemperatureFn = int (*)(void*, int, unsigned int*);
+
+  // This process's device memory, or -1 (see GpuUtilization::processMemoryBytes).
+  int64_t processMemory() const;
 
   std::string nvmlError(int code) const;
 
@@ -70,6 +99,11 @@ class GpuProbe {
   ShutdownFn shutdown_ = nullptr;
   ErrorStringFn errorString_ = nullptr;
   UtilizationFn utilization_ = nullptr;
+  // Optional: older drivers lack some; each missing one only leaves its figure unknown.
+  ProcessesFn processes_ = nullptr;
+  MemoryFn memory_ = nullptr;
+  ClockFn clock_ = nullptr;
+  TemperatureFn temperature_ = nullptr;
   void* device_ = nullptr;  // nvmlDevice_t: owned by NVML, valid until nvmlShutdown
   std::string busId_;
 };

@@ -14,6 +14,7 @@
 #include "../core/atomic_file.h"
 #include "../core/clock.h"
 #include "../core/json_writer.h"
+#include "sim_memory.h"
 #include "sim_plan.h"
 #include "sim_timing_cache.h"
 
@@ -38,6 +39,15 @@ constexpr int kCancelledCacheLockTimeoutMs = 2000;
 // cannot make a test or a demo log without end. Big enough to exercise the surfaces' caps.
 constexpr int64_t kMaxVerboseLines = 200000;
 
+// Share of simMemoryBytes held through the build, after the shape of a real build's host memory:
+// the network is copied and optimised, tactic selection peaks, serialization holds less.
+constexpr double kMemCloneEnd = 0.15;
+constexpr double kMemPreparing = 0.25;
+constexpr double kMemOptimizing = 0.35;
+constexpr double kMemTacticsStart = 0.4;
+constexpr double kMemRefit = 0.6;
+constexpr double kMemSerializing = 0.5;
+
 char const* const kBuilding = "Building engine";
 char const* const kCloning = "Cloning network graph";
 char const* const kPreparing = "Preparing graph for optimization";
@@ -54,7 +64,8 @@ char const* const kRefit = "Determining refit engines";
 
 class SimRun {
  public:
-  SimRun(BuildRequest const& request, ProgressSink& sink) : req_(request), sink_(sink), plan_(makeSimPlan(request)) {}
+  SimRun(BuildRequest const& request, ProgressSink& sink)
+      : req_(request), sink_(sink), plan_(makeSimPlan(request)), memory_(request.simMemoryBytes) {}
 
   BuildOutcome run();
 
@@ -113,6 +124,9 @@ class SimRun {
   // Logs a VERBOSE line when the request forwards them (verboseLog, or inferCacheMisses, which
   // needs them on TensorRT), as the TensorRT logger does; at most kMaxVerboseLines per build.
   void verbose(std::string const& msg);
+  // Holds `fraction` of simMemoryBytes from here on (SimMemory); a refused allocation fails the
+  // build with an "out of memory" error, as a TensorRT allocation failure would.
+  void holdMemory(double fraction);
   void onPhaseStart(char const* name);
   void computePacing();
   void loadCache();
@@ -125,6 +139,7 @@ class SimRun {
   BuildRequest const& req_;
   ProgressSink& sink_;
   SimPlan plan_;
+  SimMemory memory_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> faultFired_{false};
   std::string faultPhase_;
@@ -154,6 +169,18 @@ void SimRun::verbose(std::string const& msg) {
                        " lines; the build goes on";
     sink_.log(Severity::kInfo, note.c_str());
   }
+}
+
+void SimRun::holdMemory(double fraction) {
+  if (memory_.targetBytes() == 0 || stopped()) return;
+  std::string error;
+  if (memory_.rise(fraction, error)) return;
+  sink_.log(Severity::kError, error.c_str());
+  {
+    std::lock_guard<std::mutex> lk(failMu_);
+    if (failure_.empty()) failure_ = error;
+  }
+  stop_.store(true, std::memory_order_release);
 }
 
 void SimRun::onPhaseStart(char const* name) {
@@ -327,6 +354,8 @@ void SimRun::timeGraphNodes() {
       timeGroup(i, pacer);
       if (stopped()) break;
       std::lock_guard<std::mutex> lk(stepMu);
+      // Tactic selection is where a real build's host memory peaks: it rises group by group.
+      holdMemory(kMemTacticsStart + (1.0 - kMemTacticsStart) * static_cast<double>(done + 1) / static_cast<double>(plan_.groups.size()));
       step(kGraphNodes, done++, pacer, 0);
     }
   };
@@ -435,6 +464,11 @@ BuildOutcome SimRun::run() {
     sink_.log(Severity::kWarning, "Simulated backend: no GPU is used and no TensorRT engine is produced; timings are synthetic");
     verbose("[simulated] Verbose log: these VERBOSE lines are made up by the simulator (one per layer cloned, tactic "
             "timed and reformat cost), at most " + std::to_string(kMaxVerboseLines));
+    if (memory_.targetBytes() > 0) {
+      std::string mem = "Simulated build holds up to " + std::to_string(memory_.targetBytes()) +
+                        " bytes of host memory (simMemory), peaking in tactic selection";
+      sink_.log(Severity::kInfo, mem.c_str());
+    }
     if (req_.workspaceBytes > 0 && req_.workspaceBytes < (int64_t{64} << 20)) {
       sink_.log(Severity::kWarning, "Workspace limit below 64 MiB: some tactics would be skipped (simulated)");
     }
@@ -449,6 +483,7 @@ BuildOutcome SimRun::run() {
     {
       Phase cloning(*this, kCloning, kBuilding, plan_.cloneSteps);
       for (int32_t i = 0; i < plan_.cloneSteps; ++i) {
+        holdMemory(kMemCloneEnd * static_cast<double>(i + 1) / static_cast<double>(plan_.cloneSteps));
         if (!step(kCloning, i, pacer, kLightUnit)) break;
         if (forwardVerbose_) verbose("[simulated] Cloned graph node " + std::to_string(i + 1) + " of " + std::to_string(plan_.cloneSteps));
       }
@@ -457,6 +492,7 @@ BuildOutcome SimRun::run() {
     step(kBuilding, 0, pacer, 0);
     if (!stopped()) {
       Phase preparing(*this, kPreparing, kBuilding, 4);
+      holdMemory(kMemPreparing);
       for (int32_t i = 0; i < 4; ++i) {
         if (!step(kPreparing, i, pacer, kLightUnit)) break;
       }
@@ -466,6 +502,7 @@ BuildOutcome SimRun::run() {
       Phase subgraph(*this, kSubgraph, kBuilding, 1);
       if (!stopped()) {
         Phase optimizing(*this, kOptimizing, kSubgraph, plan_.optimizeSteps);
+        holdMemory(kMemOptimizing);
         for (int32_t i = 0; i < plan_.optimizeEarlyAt; ++i) {
           if (!step(kOptimizing, i, pacer, kLightUnit)) break;
         }
@@ -475,6 +512,7 @@ BuildOutcome SimRun::run() {
         Phase profile(*this, kProfile, kSubgraph, 10);
         if (!stopped()) {
           Phase tactics(*this, kTactics, kProfile, 3);
+          holdMemory(kMemTacticsStart);
           timeGraphNodes();
           pacer.rebase();
           step(kTactics, 0, pacer, kLightUnit);
@@ -485,6 +523,7 @@ BuildOutcome SimRun::run() {
         gap(kGapShare[1], pacer);
         if (!stopped()) {
           Phase refit(*this, kRefit, kProfile, 5);
+          memory_.fall(kMemRefit);
           step(kRefit, 0, pacer, kLightUnit);
           step(kRefit, 1, pacer, kLightUnit);
           step(kProfile, 2, pacer, kLightUnit);  // the parent advances while its child is open
@@ -495,6 +534,7 @@ BuildOutcome SimRun::run() {
       step(kSubgraph, 0, pacer, kLightUnit);
     }
     step(kBuilding, 2, pacer, kLightUnit);
+    memory_.fall(kMemSerializing);
     gap(kGapShare[2], pacer);  // serialization: silent
     step(kBuilding, 3, pacer, kLightUnit);
   }  // "Building engine" finishes early, at 4 of 6
