@@ -222,7 +222,7 @@ export class BuildSession {
   }
 
   /** Events from the worker, in seq order; stale, foreign or post-final events are dropped. */
-  private ingest(events: BuildEvent[]): void {
+  private ingest(events: BuildEvent[]): void | Promise<void> {
     const est = this.opts.estimator;
     const mine: BuildEvent[] = [];
     for (const ev of events) {
@@ -230,6 +230,12 @@ export class BuildSession {
       mine.push(est ? est.annotate(ev) : ev);
     }
     const fresh = this.feed.push(mine);
+    this.noteFresh(fresh);
+    // The worker sends its next batch once the subscribers that pace the build have room.
+    return this.feed.pacingReady();
+  }
+
+  private noteFresh(fresh: BuildEvent[]): void {
     for (const ev of fresh) {
       switch (ev.type) {
         case 'build.started':
