@@ -19,15 +19,19 @@ const ORPHAN_EXIT_MS = 5000;
 
 const link = connectToParent();
 const send = (msg: WorkerToParent) => link.send(msg);
-// The next batch waits for the host's `ack` of the previous one (sent once the host has taken it
-// in and whoever paces the build, a --json stdout, has room): a host or reader that is behind
-// makes the batcher coalesce steps here instead of letting the channel's queue, or the host's
-// memory, grow. Same for Electron's postMessage, which hands a message over at once.
+// At most ACK_WINDOW batches go unacknowledged: the host acks each once it has taken it in and
+// whoever paces the build (a --json stdout) has room. A host or reader that is behind makes the
+// batcher wait and coalesce steps here instead of letting the channel's queue, or the host's
+// memory, grow; a window of a few batches keeps a busy machine's round trips from throttling a
+// reader that keeps up. Same for Electron's postMessage, which hands a message over at once.
+const ACK_WINDOW = 4;
+let unacked = 0;
 let acked: (() => void) | undefined;
 const batcher = new IpcBatcher((events) => {
   send({ type: 'events', events });
+  unacked++;
   paceNative();
-  return new Promise<void>((resolve) => (acked = resolve));
+  return unacked < ACK_WINDOW ? undefined : new Promise<void>((resolve) => (acked = resolve));
 });
 
 /**
@@ -162,6 +166,7 @@ link.onMessage((raw) => {
       release?.();
       break;
     case 'ack': {
+      unacked = Math.max(0, unacked - 1);
       const resume = acked;
       acked = undefined;
       resume?.();
