@@ -263,7 +263,7 @@ export class BuildSession {
   }
 
   /** Events from the worker, in seq order; stale, foreign or post-final events are dropped. */
-  private ingest(events: BuildEvent[]): void {
+  private ingest(events: BuildEvent[]): void | Promise<void> {
     const est = this.opts.estimator;
     const mine: BuildEvent[] = [];
     for (const ev of events) {
@@ -275,6 +275,12 @@ export class BuildSession {
     // before it is in: those go first, then the ending with the view's figures merged in.
     const end = mine.findIndex((ev) => ev.type === 'build.finished');
     const fresh = end < 0 ? this.feed.push(mine) : [...this.feed.push(mine.slice(0, end)), ...this.feed.push([this.ending(mine[end] as BuildFinished)])];
+    this.noteFresh(fresh);
+    // The worker sends its next batch once the subscribers that pace the build have room.
+    return this.feed.pacingReady();
+  }
+
+  private noteFresh(fresh: BuildEvent[]): void {
     for (const ev of fresh) {
       switch (ev.type) {
         case 'heartbeat':

@@ -102,6 +102,8 @@ export class ShapesError extends ServiceError {
   }
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+
 /** `valued`: inputs given shape-tensor values, whose length those values already fix. */
 export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined, valued: string[] = []): void {
   const problems: string[] = [];
@@ -128,6 +130,12 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
         problems.push(`"${name}" dimension ${i} (${d}): min ${a} <= opt ${b} <= max ${c} does not hold`);
       }
     });
+    // Each profile shape's element count must fit TensorRT's int64 volume (2^63-1): dims that
+    // each pass can still multiply past it, and a build would fail (or overflow) deep inside TensorRT.
+    for (const k of ['min', 'opt', 'max'] as const) {
+      const volume = r[k].reduce((v, d) => v * BigInt(Math.max(0, Math.trunc(d))), 1n);
+      if (volume > INT64_MAX) problems.push(`shapes for "${name}": ${k} ${r[k].join('x')} has ${volume} elements, more than TensorRT's int64 volume (2^63-1) holds`);
+    }
   }
   const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name] && !valued.includes(d.name));
   if (!missing.length && !problems.length) return;

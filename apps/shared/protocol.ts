@@ -116,6 +116,12 @@ export const ModelSummary = z.object({
    * graph; TensorRT decides for real at build time.
    */
   shapeTensorInputs: z.array(z.string()).optional(),
+  /**
+   * Operators of domains ONNX does not define ("com.example.MyOp"), first use order aside: sorted.
+   * The model is not refused for them, but TensorRT builds them only with a plugin that
+   * implements each one.
+   */
+  pluginOps: z.array(z.string()).optional(),
 });
 export type ModelSummary = z.infer<typeof ModelSummary>;
 
