@@ -22,6 +22,7 @@ import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
+import { makeManifest, removeManifest, sha256FileSync, writeManifest } from './engine-manifest-file.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -67,6 +68,13 @@ export class BuildSession {
   /** Identity of a file already at the output path before the build, which a failure must not delete. */
   private preexistingOutput?: string;
   private crashRecord?: string;
+  /** The timing cache's sha256 at launch (for the manifest); null: no cache file then. */
+  private cacheSha256Before: string | null = null;
+  /**
+   * Set while a succeeded build's manifest is written: the build.finished waits for it, so that
+   * whoever sees "succeeded" finds the manifest beside the engine (engine-manifest-file.ts).
+   */
+  private finishing?: Promise<void>;
 
   constructor(
     readonly id: string,
@@ -80,14 +88,19 @@ export class BuildSession {
         onEvents: (events) => this.ingest(events),
         onResult: (finished) => {
           // The stream normally ends with build.finished already; this covers a lost last batch.
-          if (!this.finished) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1) }]);
+          if (!this.finished && !this.finishing) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1) }]);
         },
         onError: (message) => {
-          if (!this.finished) this.finishLocally('failed', message);
+          if (!this.finished && !this.finishing) this.finishLocally('failed', message);
         },
         onExit: (exit) => {
-          this.onWorkerExit(exit);
-          this.opts.onSlotFree(this);
+          const gone = () => {
+            this.onWorkerExit(exit);
+            this.opts.onSlotFree(this);
+          };
+          // A worker that exits while the manifest is written has done its part: wait for the end.
+          if (this.finishing) void this.finishing.then(gone);
+          else gone();
         },
       },
     );
@@ -162,6 +175,13 @@ export class BuildSession {
     this.launchedAtMs = Date.now();
     this.preexistingOutput = fileId(this.build.outputPath);
     const b = this.build;
+    if (b.options.timingCache) {
+      try {
+        this.cacheSha256Before = sha256FileSync(b.options.timingCache);
+      } catch {
+        this.cacheSha256Before = null; // unreadable: the build reports why; the manifest says none
+      }
+    }
     try {
       fs.mkdirSync(this.opts.crashDir, { recursive: true });
       this.crashRecord = path.join(this.opts.crashDir, `${this.id}-${crypto.randomBytes(4).toString('hex')}.phases`);
@@ -192,7 +212,8 @@ export class BuildSession {
    * cancelKillMs, kills the worker (worker-run.ts). Returns false when there is nothing to cancel.
    */
   cancel(reason: CancelReason = 'user'): boolean {
-    if (this.finished) return false;
+    // Once the engine is in place and its manifest is being written there is nothing to stop.
+    if (this.finished || this.finishing) return false;
     if (!this.run.launched) {
       // Still queued: nothing runs, so it ends right here.
       this.finishLocally('cancelled', undefined, reason);
@@ -226,9 +247,46 @@ export class BuildSession {
     const est = this.opts.estimator;
     const mine: BuildEvent[] = [];
     for (const ev of events) {
-      if (this.finished || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
+      if (this.finished || this.finishing || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
       mine.push(est ? est.annotate(ev) : ev);
     }
+    const done = mine.findIndex((ev) => ev.type === 'build.finished' && ev.status === 'succeeded');
+    if (done >= 0) {
+      this.apply(mine.slice(0, done));
+      const finished = mine[done] as BuildFinished;
+      this.finishing = this.withManifest(finished).then((f) => this.apply([f]));
+      return;
+    }
+    this.apply(mine);
+  }
+
+  /**
+   * The engine is in place (the native layer renamed it): hash it and write its manifest, then
+   * let build.finished go out naming it. A manifest that cannot be written does not undo the
+   * build; build.finished says why, and the engine stays "unknown" to check.
+   */
+  private async withManifest(finished: BuildFinished): Promise<BuildFinished> {
+    try {
+      const manifest = await makeManifest({
+        buildId: this.id,
+        build: this.build,
+        view: this.feed.view,
+        finished,
+        cacheSha256Before: this.cacheSha256Before,
+        withRows: process.env.TBS_MANIFEST_ROWS === '1',
+      });
+      if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {
+        // Tests only: the process dies between the engine's rename and the manifest's.
+        process.kill(process.pid, 'SIGKILL');
+      }
+      const manifestPath = await writeManifest(this.build.outputPath, manifest);
+      return { ...finished, manifestPath };
+    } catch (e) {
+      return { ...finished, manifestError: `the engine's manifest was not written: ${(e as Error).message}` };
+    }
+  }
+
+  private apply(mine: BuildEvent[]): void {
     const fresh = this.feed.push(mine);
     for (const ev of fresh) {
       switch (ev.type) {
@@ -305,6 +363,10 @@ export class BuildSession {
       }
     }
     const now = fileId(this.build.outputPath);
-    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(this.build.outputPath, { force: true });
+    if (now !== undefined && now !== this.preexistingOutput) {
+      fs.rmSync(this.build.outputPath, { force: true });
+      // Removed together: a manifest beside it no longer describes anything there.
+      removeManifest(this.build.outputPath);
+    }
   }
 }

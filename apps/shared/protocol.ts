@@ -366,6 +366,10 @@ export const BuildFinishedEvent = z.object({
    * was open deepest last (from a record that survives the worker). Absent when unknown.
    */
   lastPhasePath: z.array(z.string()).optional(),
+  /** succeeded: the engine's manifest, written beside it before this event (docs/engines.md). */
+  manifestPath: z.string().optional(),
+  /** succeeded, but the manifest could not be written (why): check calls the engine "unknown". */
+  manifestError: z.string().optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [
