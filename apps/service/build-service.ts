@@ -312,6 +312,10 @@ export class BuildService implements BuildServiceApi {
     return listEngineFiles(this.outputDir, (f) => writers.get(f));
   }
 
+  engineFolder(): string {
+    return this.outputDir;
+  }
+
   deleteEngines(names: string[]): DeleteEnginesResult {
     return deleteEngineFiles(this.outputDir, names, (f) => this.outputTaken(f));
   }

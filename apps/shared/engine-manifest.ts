@@ -338,6 +338,23 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
   return { reasons, missing, notes };
 }
 
+/** The answer's wire form (HTTP, MCP structured content, `check --json`). */
+export const CheckResultSchema = z.object({
+  verdict: z.enum(['fits', 'rebuild', 'unknown']),
+  engine: z.string(),
+  manifest: z.string(),
+  reasons: z.array(
+    z.object({
+      kind: z.enum(['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin']),
+      what: z.string(),
+      was: z.string(),
+      now: z.string(),
+    }),
+  ),
+  missing: z.array(z.object({ kind: z.enum(['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu']), message: z.string() })),
+  notes: z.array(z.string()),
+});
+
 /** The verdict of a check: any missing fact makes it unknown only when nothing already says rebuild. */
 export function verdictOf(reasons: RebuildReason[], missing: UnknownReason[]): CheckVerdict {
   if (reasons.length > 0) return 'rebuild';

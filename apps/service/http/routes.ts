@@ -8,6 +8,7 @@ import type { BuildRecord } from '../../shared/protocol.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
+import { checkEngine } from '../engine-check.js';
 import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
 import { openEventStream, parseLastEventId } from './sse.js';
 import { receiveMultipart, type UploadedFile } from './upload.js';
@@ -54,6 +55,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
+  { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
 ];
 
 /** The build farm has no default output folder of its own: it lists no engines. */
@@ -75,6 +77,34 @@ async function deleteEngines({ req, res, ctx }: RouteRequest): Promise<void> {
   const body = await readJsonBody(req);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_input', 'body must be a JSON object { names: [...] }');
   sendJson(res, 200, store.deleteEngines((body as { names?: unknown }).names as string[]));
+}
+
+/**
+ * GET /api/engines/check?engine=<path>[&model=<path>][&options=<JSON build options>]: the same
+ * check as `trt-build-studio check` (engine-check.ts). A bare file name is looked up among the
+ * engines in the server's output folder (what GET /api/engines lists).
+ */
+async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void> {
+  const engine = query.get('engine');
+  if (!engine) throw new HttpError('bad_input', 'engine: give the engine to check (?engine=<path or listed name>)');
+  let enginePath: string;
+  if (!/[\\/]/.test(engine) && ctx.service.engineFolder) enginePath = path.join(ctx.service.engineFolder(), engine);
+  else enginePath = checkClientPath(engine, 'engine');
+  const model = query.get('model');
+  const rawOptions = query.get('options');
+  let options: unknown;
+  if (rawOptions !== null) {
+    try {
+      options = JSON.parse(rawOptions);
+    } catch {
+      throw new HttpError('bad_input', 'options: not JSON (give the build options as a JSON object)');
+    }
+  }
+  const result = await checkEngine(
+    { enginePath, modelPath: model === null ? undefined : checkClientPath(model, 'model'), options },
+    () => ctx.service.listBackends(),
+  );
+  sendJson(res, 200, result);
 }
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
