@@ -2,11 +2,13 @@
 // command from dist/, each running builds in its own isolated build worker process), with the
 // simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
 import type { ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { EngineManifest } from '../../shared/engine-manifest.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
@@ -166,6 +168,12 @@ describe('build farm', () => {
     expect(engine && engine.startsWith(artifacts.root)).toBe(true);
     expect(fs.readFileSync(engine!, 'utf8')).toMatch(/SIMULATED ENGINE/);
     expect(fs.existsSync(artifacts.timingCacheFor({ gpu: 'A100', trt: '10.16.0' })!)).toBe(true);
+    // Its manifest beside it, written on the farm machine before build.finished, describes those bytes.
+    const fin = ca.events.at(-1);
+    expect(fin?.type === 'build.finished' && fin.manifestPath).toBe(`${engine}.manifest.json`);
+    const manifest = EngineManifest.parse(JSON.parse(fs.readFileSync(`${engine}.manifest.json`, 'utf8')));
+    expect(manifest.engine.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(engine!)).digest('hex'));
+    expect(manifest.buildId).not.toBe('');
     // Resume after a seq: only later events, in order.
     const mid = ca.events[Math.floor(ca.events.length / 2)].seq;
     const replayed: BuildEvent[] = [];
