@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { BuildView } from '../shared/build-view.js';
 import {
   EngineManifest,
+  engineIdentity,
   MANIFEST_FORMAT_VERSION,
   manifestPathFor,
   normalizeOptions,
@@ -114,20 +115,16 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
   const cachePath = build.options.timingCache;
   const options = normalizeOptions(build.options);
   const detail = info.detail ?? {};
+  const identity = engineIdentity(build.backend, info, started);
   const manifest: EngineManifest = {
     formatVersion: MANIFEST_FORMAT_VERSION,
     tool: { name: 'trt-build-studio', version: packageVersion() },
     buildId: src.buildId,
     createdAt: new Date().toISOString(),
     backend: build.backend,
-    tensorrt: {
-      version: build.backend === 'simulated' ? (info.emulates ?? started?.backendVersion ?? 'unknown') : (info.library?.version ?? started?.backendVersion ?? info.version ?? 'unknown'),
-      adapterHeaderVersion: info.adapter?.headerVersion ?? null,
-      simulator: build.backend === 'simulated' ? (started?.backendVersion ?? info.version ?? null) : null,
-    },
+    tensorrt: identity.tensorrt,
     gpu: {
-      name: started?.gpu ?? info.gpu?.name ?? null,
-      computeCapability: started?.computeCapability ?? info.gpu?.computeCapability ?? null,
+      ...identity.gpu,
       // The native layer does not report the GPU's UUID (or the driver version) yet.
       uuid: detail.gpuUuid ?? null,
       device: started?.device ?? (build.backend === 'tensorrt' ? options.device : null),

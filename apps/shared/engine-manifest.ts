@@ -184,6 +184,56 @@ export const EngineManifest = z.object({
 });
 export type EngineManifest = z.infer<typeof EngineManifest>;
 
+// ──────────────────────────── identity and reuse key ────────────────────────────
+
+/** What the backend a build runs on says about the engine it will make: versions and GPU. */
+export function engineIdentity(
+  backend: BackendName,
+  info: BackendInfo,
+  started?: { backendVersion?: string; gpu?: string | null; computeCapability?: string },
+): Pick<EngineManifest, 'tensorrt'> & { gpu: { name: string | null; computeCapability: string | null } } {
+  const simulated = backend === 'simulated';
+  return {
+    tensorrt: {
+      version: simulated ? (info.emulates ?? started?.backendVersion ?? 'unknown') : (info.library?.version ?? started?.backendVersion ?? info.version ?? 'unknown'),
+      adapterHeaderVersion: info.adapter?.headerVersion ?? null,
+      simulator: simulated ? (started?.backendVersion ?? info.version ?? null) : null,
+    },
+    gpu: { name: started?.gpu ?? info.gpu?.name ?? null, computeCapability: started?.computeCapability ?? info.gpu?.computeCapability ?? null },
+  };
+}
+
+/** What decides whether a stored engine can stand in for a build (docs/engines.md, "Reuse"). */
+export interface ReuseKeyInput {
+  backend: BackendName;
+  tensorrt: EngineManifest['tensorrt'];
+  gpu: { name: string | null; computeCapability: string | null };
+  options: NormalizedOptions;
+  modelSha256: string;
+  pluginLibraries: Array<{ sha256: string }>;
+}
+
+/**
+ * The canonical text the reuse key is the sha256 of: the options that shape the engine, the
+ * model's digest, TensorRT and adapter versions, the plugin libraries' digests, and as much of the
+ * GPU's identity as the engine's hardware compatibility requires (the model without it, the
+ * compute capability with "same_compute_capability", neither with "ampere_plus").
+ */
+export function reuseKeyMaterial(k: ReuseKeyInput): string {
+  const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name as keyof NormalizedOptions)));
+  const hw = k.options.hardwareCompatibility;
+  const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : k.gpu;
+  return JSON.stringify({
+    v: MANIFEST_FORMAT_VERSION,
+    backend: k.backend,
+    tensorrt: k.tensorrt,
+    gpu,
+    options: shaping,
+    model: k.modelSha256,
+    plugins: k.pluginLibraries.map((p) => p.sha256).sort(),
+  });
+}
+
 // ─────────────────────────────── the check ───────────────────────────────
 
 /** Why an engine needs a rebuild; `was` is the manifest's value, `now` this machine's or request's. */
