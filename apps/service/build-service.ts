@@ -55,6 +55,11 @@ export interface BuildServiceOptions {
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
 
+/** Where engines go when neither the build nor the service names a folder. */
+export function defaultOutputDir(): string {
+  return path.join(os.tmpdir(), 'trt-build-studio', 'engines');
+}
+
 /** What is left of a finished build once its details are evicted: its record, no events, no rows. */
 class BuildSummary {
   constructor(private readonly summary: BuildRecord) {}
@@ -108,7 +113,7 @@ export class BuildService implements BuildServiceApi {
 
   constructor(opts: BuildServiceOptions = {}) {
     this.launcher = opts.launcher ?? childProcessLauncher;
-    this.outputDir = path.resolve(opts.outputDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'engines'));
+    this.outputDir = path.resolve(opts.outputDir ?? defaultOutputDir());
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
     this.cancelKillMs = opts.cancelKillMs ?? 10_000;
     this.retainEvents = Math.max(100, opts.retainEvents ?? 20_000);

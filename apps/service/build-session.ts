@@ -22,7 +22,7 @@ import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, removeManifest, sha256FileSync, writeManifest } from './engine-manifest-file.js';
+import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimulatedLayerInfo } from './engine-manifest-file.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -267,6 +267,9 @@ export class BuildSession {
    */
   private async withManifest(finished: BuildFinished): Promise<BuildFinished> {
     try {
+      // Order: the engine (renamed by the native layer), its layer information, then the manifest
+      // naming both by sha256.
+      const layerInfo = await writeSimulatedLayerInfo(this.build);
       const manifest = await makeManifest({
         buildId: this.id,
         build: this.build,
@@ -274,6 +277,7 @@ export class BuildSession {
         finished,
         cacheSha256Before: this.cacheSha256Before,
         withRows: process.env.TBS_MANIFEST_ROWS === '1',
+        layerInfo,
       });
       if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {
         // Tests only: the process dies between the engine's rename and the manifest's.

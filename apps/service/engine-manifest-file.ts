@@ -13,6 +13,7 @@ import type { BuildView } from '../shared/build-view.js';
 import {
   EngineManifest,
   engineIdentity,
+  layersPathFor,
   MANIFEST_FORMAT_VERSION,
   manifestPathFor,
   normalizeOptions,
@@ -22,6 +23,7 @@ import {
 import type { PhaseRow } from '../shared/phase-rows.js';
 import { describeZodError, type BuildFinished } from '../shared/protocol.js';
 import type { ValidatedBuild } from './build-validation.js';
+import { simulatedLayers } from './layer-info.js';
 import { packageVersion } from './package-info.js';
 
 export { manifestPathFor } from '../shared/engine-manifest.js';
@@ -100,6 +102,10 @@ export interface ManifestSource {
   cacheSha256Before: string | null;
   /** Every phase row too (the full tree), not only the top-level phases. */
   withRows?: boolean;
+  /** The layer information saved beside the engine, when there is some. */
+  layerInfo?: EngineManifest['layerInfo'];
+  /** A pinned build: the timing cache it was built from. */
+  pinnedCache?: EngineManifest['pinnedCache'];
 }
 
 /** Builds the manifest of a succeeded build from the engine now at its output path. */
@@ -160,20 +166,21 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
       ...(src.withRows ? { rows: allRows(view) } : {}),
     },
     engine: { file: path.basename(build.outputPath), bytes: engineBytes, sha256: engineSha },
+    layerInfo: src.layerInfo ?? null,
+    pinnedCache: src.pinnedCache ?? null,
   };
   return EngineManifest.parse(manifest);
 }
 
 let tmpCounter = 0;
 
-/** Writes `manifest` beside `enginePath`: temp file in the same folder, fsync, rename. */
-export async function writeManifest(enginePath: string, manifest: EngineManifest): Promise<string> {
-  const dest = manifestPathFor(enginePath);
+/** Writes JSON to `dest`: a temp file in the same folder, fsync, rename (never half written). */
+export async function writeJsonAtomic(dest: string, value: unknown): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}-${++tmpCounter}`;
   try {
     const fh = await fs.promises.open(tmp, 'wx', 0o644);
     try {
-      await fh.writeFile(`${JSON.stringify(manifest, null, 2)}\n`);
+      await fh.writeFile(`${JSON.stringify(value, null, 2)}\n`);
       await fh.sync();
     } finally {
       await fh.close();
@@ -183,7 +190,24 @@ export async function writeManifest(enginePath: string, manifest: EngineManifest
     await fs.promises.rm(tmp, { force: true });
     throw e;
   }
+}
+
+/** Writes `manifest` beside `enginePath` (atomically); returns its path. */
+export async function writeManifest(enginePath: string, manifest: EngineManifest): Promise<string> {
+  const dest = manifestPathFor(enginePath);
+  await writeJsonAtomic(dest, manifest);
   return dest;
+}
+
+/**
+ * A simulated build's layer information (layer-info.ts), saved beside the engine before the
+ * manifest, which names it with its sha256. TensorRT builds: none yet (null).
+ */
+export async function writeSimulatedLayerInfo(build: ValidatedBuild): Promise<EngineManifest['layerInfo']> {
+  if (build.backend !== 'simulated') return null;
+  const file = layersPathFor(build.outputPath);
+  await writeJsonAtomic(file, { source: 'simulated', layers: simulatedLayers(build.layers, normalizeOptions(build.options)) });
+  return { file: path.basename(file), sha256: (await sha256File(file))!, source: 'simulated' };
 }
 
 export type ManifestRead =
@@ -211,7 +235,8 @@ export function readManifest(enginePath: string): ManifestRead {
   return { ok: true, manifest: parsed.data, path: p };
 }
 
-/** Removes the manifest beside `enginePath` (an engine removed takes its manifest with it). */
+/** Removes the manifest and layer information beside `enginePath` (an engine removed takes them along). */
 export function removeManifest(enginePath: string): void {
   fs.rmSync(manifestPathFor(enginePath), { force: true });
+  fs.rmSync(layersPathFor(enginePath), { force: true });
 }

@@ -21,6 +21,13 @@ export function manifestPathFor(enginePath: string): string {
   return `${enginePath}${MANIFEST_SUFFIX}`;
 }
 
+export const LAYERS_SUFFIX = '.layers.json';
+
+/** Where an engine's layer information is saved: beside it, same name plus ".layers.json". */
+export function layersPathFor(enginePath: string): string {
+  return `${enginePath}${LAYERS_SUFFIX}`;
+}
+
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 in lower-case hex');
 
 /**
@@ -181,6 +188,16 @@ export const EngineManifest = z.object({
     rows: z.array(ManifestRow).optional(),
   }),
   engine: z.object({ file: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 }),
+  /**
+   * The engine's layer information, saved beside it (`<engine>.layers.json`): per layer its type,
+   * precision, tactic and format. Simulated builds derive it from the model's graph; TensorRT's
+   * comes from IEngineInspector. null: none was saved.
+   */
+  layerInfo: z.object({ file: z.string(), sha256: Sha256, source: z.enum(['simulated', 'IEngineInspector']) }).nullable().optional(),
+  /** A pinned build (--pinned-cache): the timing cache it was built from and had to hit in full. */
+  pinnedCache: z.object({ path: z.string(), sha256: Sha256 }).nullable().optional(),
+  /** A reused build: the build whose stored engine this is, and the reuse key it matched. */
+  reusedFrom: z.object({ buildId: z.string(), key: z.string() }).optional(),
 });
 export type EngineManifest = z.infer<typeof EngineManifest>;
 
