@@ -74,7 +74,9 @@ describe('the manifest a build writes', () => {
     for (const p of m.build.phases) expect(p.ms).toBeGreaterThanOrEqual(0);
     expect(m.build.rows).toBeUndefined();
     // Nothing else left in the folder (no temp files).
-    expect(fs.readdirSync(dir).filter((f) => f.startsWith('a.engine')).sort()).toEqual(['a.engine', 'a.engine.manifest.json']);
+    // The simulated build's layer information beside it, named with its sha256; nothing else (no temp files).
+    expect(m.layerInfo).toEqual({ file: 'a.engine.layers.json', sha256: sha(`${out}.layers.json`), source: 'simulated' });
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith('a.engine')).sort()).toEqual(['a.engine', 'a.engine.layers.json', 'a.engine.manifest.json']);
   });
 
   it('records the timing cache as it was before the build, and its hits', async () => {
@@ -107,6 +109,7 @@ describe('the manifest a build writes', () => {
     expect(svc.listEngines().map((e) => e.name)).toEqual([name]);
     expect(svc.deleteEngines([name]).deleted).toEqual([name]);
     expect(fs.existsSync(manifestPathFor(fin.outputPath!))).toBe(false);
+    expect(fs.existsSync(`${fin.outputPath!}.layers.json`)).toBe(false);
   });
 });
 
