@@ -82,6 +82,12 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
       --verbose                  pass TensorRT's VERBOSE log lines on and print them (a large
                                  build logs very many; --json carries them as log events)
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
+      --reuse                    reuse an up-to-date engine from the engine store instead of building
+                                 (and keep this build's engine there); see docs/engines.md
+      --store-limit <MiB>        with --reuse: the engine store's size limit (default 20480); least
+                                 recently used engines go first
+      --pinned-cache <file>      build from this timing cache and fail on any cache miss (the same
+                                 cache and inputs select the same tactics); the cache is not written
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
       --queue <redis://host:port>  send the build to the farm's queue instead of running it here
@@ -179,6 +185,9 @@ const OPTIONS = {
   queue: { type: 'string' },
   target: { type: 'string', multiple: true },
   retries: { type: 'string' },
+  reuse: { type: 'boolean' },
+  'store-limit': { type: 'string' },
+  'pinned-cache': { type: 'string' },
   'sim-duration': { type: 'string' },
   'sim-seed': { type: 'string' },
   'sim-fault': { type: 'string' },
@@ -266,6 +275,9 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     simDuration: seconds('sim-duration', values['sim-duration']),
     simSeed: int('sim-seed', values['sim-seed'], 0),
     simFault: values['sim-fault'],
+    reuse: values.reuse || undefined,
+    storeLimitMiB: int('store-limit', values['store-limit'], 0, OPTION_LIMITS.poolMiB),
+    pinnedCache: values['pinned-cache'],
   };
   for (const k of Object.keys(options) as Array<keyof BuildOptionsInput>) if (options[k] === undefined) delete options[k];
   // Same schema the service applies; checked here too so a typo is a usage error (exit 2) at once.

@@ -15,6 +15,8 @@ import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
+import { EngineReuseStore } from './engine-reuse-store.js';
+import { placeStoredEngine, type ReusedEngine } from './engine-reuse.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { inspectModel } from './model-reader.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
@@ -51,6 +53,11 @@ export interface BuildServiceOptions {
    * long-running server would otherwise grow by each build's details forever.
    */
   retainFinishedBuilds?: number;
+  /**
+   * Where builds with `reuse` look for, and keep, engines by their reuse key (default: the user's
+   * store, $XDG_CACHE_HOME/trt-build-studio/engines; the farm: its shared artifact folder).
+   */
+  reuseStore?: EngineReuseStore;
 }
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
@@ -100,6 +107,7 @@ export class BuildService implements BuildServiceApi {
   private readonly onWarning?: (message: string) => void;
   private readonly backendsTtlMs: number;
   private readonly retainFinishedBuilds: number;
+  private store?: EngineReuseStore;
   /** Every build of this run, oldest first; finished ones beyond the bound as summaries only. */
   private readonly sessions = new Map<string, BuildSession | BuildSummary>();
   /** Finished sessions still holding their details, in the order their workers were gone. */
@@ -127,6 +135,12 @@ export class BuildService implements BuildServiceApi {
       throw new RangeError(`retainFinishedBuilds must be a non-negative integer, got ${rfb}`);
     }
     this.retainFinishedBuilds = rfb;
+    this.store = opts.reuseStore;
+  }
+
+  /** The engine store of `reuse` builds (made on first use: most services never need it). */
+  reuseStore(): EngineReuseStore {
+    return (this.store ??= new EngineReuseStore());
   }
 
   listBackends(): Promise<BackendInfo[]> {
@@ -201,6 +215,10 @@ export class BuildService implements BuildServiceApi {
       build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
     }
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
+    if (build.options.reuse) {
+      const reused = await this.reuseStored(id, build);
+      if (reused) return reused;
+    }
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
       retainEvents: this.retainEvents,
@@ -209,10 +227,38 @@ export class BuildService implements BuildServiceApi {
       estimator: this.estimatorFor(build),
       onSlotFree: (s) => this.onSlotFree(s),
       onWarning: this.onWarning,
+      ...(build.options.reuse ? { reuseStore: this.reuseStore() } : {}),
     });
     this.sessions.set(id, session);
     this.queue.push(session);
     this.pump();
+    return session.record();
+  }
+
+  /**
+   * `reuse`: when the store holds an engine under this build's key, its bytes go to the output
+   * path with a manifest of their own, and the build ends at once (no worker, no queue). A store
+   * that cannot be read is no reason to fail a build: it builds instead, and says why in the log.
+   */
+  private async reuseStored(id: string, build: ValidatedBuild): Promise<BuildRecord | undefined> {
+    let reused: ReusedEngine | undefined;
+    try {
+      reused = await placeStoredEngine(this.reuseStore(), id, build);
+    } catch (e) {
+      this.onWarning?.(`build ${id}: the engine store could not be used (${(e as Error).message}); building instead`);
+      return undefined;
+    }
+    if (!reused) return undefined;
+    const session = new BuildSession(id, build, {
+      cancelKillMs: this.cancelKillMs,
+      retainEvents: this.retainEvents,
+      crashDir: this.crashDir,
+      // A reused build says nothing about how long a build takes: no profile, no prediction.
+      onSlotFree: (s) => this.onSlotFree(s),
+      onWarning: this.onWarning,
+    });
+    this.sessions.set(id, session);
+    session.finishReused(reused);
     return session.record();
   }
 

@@ -23,6 +23,8 @@ import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
 import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimulatedLayerInfo } from './engine-manifest-file.js';
+import type { EngineReuseStore } from './engine-reuse-store.js';
+import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -43,6 +45,8 @@ export interface SessionOptions {
   onSlotFree: (s: BuildSession) => void;
   /** Problems worth a line in the server log that do not change the build (a profile not saved). */
   onWarning?: (message: string) => void;
+  /** A `reuse` build keeps its engine here once built (engine-reuse.ts). */
+  reuseStore?: EngineReuseStore;
 }
 
 function fileId(p: string): string | undefined {
@@ -208,6 +212,50 @@ export class BuildSession {
   }
 
   /**
+   * Ends a `reuse` build without a worker: the stored engine is already at the output path with
+   * its manifest (engine-reuse.ts). The stream says what happened: build.started, a log line
+   * naming the build that made the bytes, and build.finished with `reused`.
+   */
+  finishReused(r: ReusedEngine): void {
+    const b = this.build;
+    this.state = 'running';
+    this.startedAt = new Date().toISOString();
+    const m = r.manifest;
+    const base = { v: PROTOCOL_VERSION, buildId: this.id, t: 0 } as const;
+    const events: BuildEvent[] = [
+      {
+        ...base,
+        seq: 0,
+        type: 'build.started',
+        backend: b.backend,
+        backendVersion: m.tensorrt.simulator ?? m.tensorrt.version,
+        simulated: b.backend === 'simulated',
+        gpu: m.gpu.name,
+        ...(m.gpu.computeCapability ? { computeCapability: m.gpu.computeCapability } : {}),
+        model: b.summary,
+        options: b.options,
+        outputPath: b.outputPath,
+      },
+      { ...base, seq: 1, type: 'log', severity: 'info', message: `Reused the engine build ${r.fromBuildId} made (reuse key ${r.key.slice(0, 16)}…): nothing was built` },
+    ];
+    const finished: BuildFinished = {
+      ...base,
+      seq: 2,
+      type: 'build.finished',
+      status: 'succeeded',
+      durationMs: 0,
+      engineBytes: m.engine.bytes,
+      outputPath: b.outputPath,
+      manifestPath: r.manifestPath,
+      reused: { fromBuildId: r.fromBuildId, key: r.key },
+    };
+    events.push(finished);
+    this.feed.push(events);
+    this.settle(finished);
+    this.opts.onSlotFree(this);
+  }
+
+  /**
    * First call: ask the worker to stop at the next step. A second call, or no result within
    * cancelKillMs, kills the worker (worker-run.ts). Returns false when there is nothing to cancel.
    */
@@ -284,6 +332,13 @@ export class BuildSession {
         process.kill(process.pid, 'SIGKILL');
       }
       const manifestPath = await writeManifest(this.build.outputPath, manifest);
+      if (this.opts.reuseStore) {
+        try {
+          await storeBuiltEngine(this.opts.reuseStore, this.build.outputPath, manifest, this.build.options.storeLimitMiB);
+        } catch (e) {
+          this.opts.onWarning?.(`build ${this.id}: the engine was not kept in the engine store: ${(e as Error).message}`);
+        }
+      }
       return { ...finished, manifestPath };
     } catch (e) {
       return { ...finished, manifestError: `the engine's manifest was not written: ${(e as Error).message}` };

@@ -32,6 +32,8 @@ export interface StoredEngine {
   key: string;
   enginePath: string;
   manifest: EngineManifest;
+  /** The engine's layer information, when it was stored with it. */
+  layersPath?: string;
 }
 
 interface Entry {
@@ -79,7 +81,8 @@ export class EngineReuseStore {
     } catch {
       // Evicted between the hash and now: the caller copies from its open path or builds.
     }
-    return { key, enginePath, manifest };
+    const layersPath = path.join(d, 'layers.json');
+    return { key, enginePath, manifest, ...(manifest.layerInfo && fs.existsSync(layersPath) ? { layersPath } : {}) };
   }
 
   /**
@@ -87,7 +90,7 @@ export class EngineReuseStore {
    * filesystem (engines are replaced by rename, never written in place), else a copy. Then evicts
    * down to `limitBytes`; an engine larger than the whole limit is not kept.
    */
-  async put(key: string, enginePath: string, manifest: EngineManifest, limitBytes = this.limitBytes): Promise<boolean> {
+  async put(key: string, enginePath: string, manifest: EngineManifest, limitBytes = this.limitBytes, layersPath?: string): Promise<boolean> {
     if (manifest.engine.bytes > limitBytes) return false;
     fs.mkdirSync(this.dir, { recursive: true });
     const dest = this.entryDir(key);
@@ -99,6 +102,7 @@ export class EngineReuseStore {
       } catch {
         await fs.promises.copyFile(enginePath, path.join(tmp, 'engine'));
       }
+      if (layersPath) fs.copyFileSync(layersPath, path.join(tmp, 'layers.json'));
       fs.writeFileSync(path.join(tmp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
       const now = new Date();
       fs.utimesSync(path.join(tmp, 'engine'), now, now);

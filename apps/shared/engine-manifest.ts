@@ -239,11 +239,11 @@ export interface ReuseKeyInput {
 export function reuseKeyMaterial(k: ReuseKeyInput): string {
   const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name as keyof NormalizedOptions)));
   const hw = k.options.hardwareCompatibility;
-  const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : k.gpu;
+  const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : { name: k.gpu.name, computeCapability: k.gpu.computeCapability };
   return JSON.stringify({
     v: MANIFEST_FORMAT_VERSION,
     backend: k.backend,
-    tensorrt: k.tensorrt,
+    tensorrt: { version: k.tensorrt.version, adapterHeaderVersion: k.tensorrt.adapterHeaderVersion, simulator: k.tensorrt.simulator },
     gpu,
     options: shaping,
     model: k.modelSha256,

@@ -201,6 +201,20 @@ export const BuildOptions = z.object({
   simDuration: z.number().positive().max(24 * 3600).optional(),
   simSeed: z.number().int().nonnegative().optional(),
   simFault: SimFault.optional(),
+  /**
+   * Reuse instead of rebuild: when the engine store holds an engine whose manifest key matches
+   * this build (docs/engines.md), the build ends at once with that engine's bytes (outcome
+   * reused); otherwise it builds and stores the result.
+   */
+  reuse: z.boolean().optional(),
+  /** With reuse: the engine store's size limit, MiB (least recently used engines go first). */
+  storeLimitMiB: z.number().int().min(0).max(OPTION_LIMITS.poolMiB).optional(),
+  /**
+   * Pinned build: build from this timing cache and fail on any cache miss (TensorRT's
+   * error-on-timing-cache-miss flag where the version has it; the simulator's equivalent), so
+   * the same cache and inputs select the same tactics. The cache is read, never written.
+   */
+  pinnedCache: z.string().min(1).optional(),
 });
 export type BuildOptions = z.infer<typeof BuildOptions>;
 export type BuildOptionsInput = z.input<typeof BuildOptions>;
@@ -370,6 +384,11 @@ export const BuildFinishedEvent = z.object({
   manifestPath: z.string().optional(),
   /** succeeded, but the manifest could not be written (why): check calls the engine "unknown". */
   manifestError: z.string().optional(),
+  /**
+   * succeeded without building (reuse): a stored engine's manifest key matched, so its bytes were
+   * copied to the output path. Names the build that made them and the key.
+   */
+  reused: z.object({ fromBuildId: z.string(), key: z.string() }).optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [
