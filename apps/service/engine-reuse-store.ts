@@ -91,7 +91,10 @@ export class EngineReuseStore {
    * down to `limitBytes`; an engine larger than the whole limit is not kept.
    */
   async put(key: string, enginePath: string, manifest: EngineManifest, limitBytes = this.limitBytes, layersPath?: string): Promise<boolean> {
-    if (manifest.engine.bytes > limitBytes) return false;
+    if (manifest.engine.bytes > limitBytes) {
+      this.evict(limitBytes); // the limit holds for the store even when this engine is not kept
+      return false;
+    }
     fs.mkdirSync(this.dir, { recursive: true });
     const dest = this.entryDir(key);
     const tmp = path.join(this.dir, `.${key}.tmp-${process.pid}-${++tmpCounter}`);
