@@ -13,6 +13,11 @@ export interface ArtifactStore {
   timingCacheFor(labels: Labels): string | undefined;
   /** Serve: the engine file its clients can download, when it exists. */
   locateEngine(outputPath: string | undefined): string | undefined;
+  /**
+   * The engine store `reuse` builds share (engine-reuse-store.ts), keyed like a local one; absent:
+   * each machine uses its user's own store.
+   */
+  engineStoreDir?(): string;
 }
 
 /** Label values become file names: keep them to a safe alphabet. */
@@ -25,7 +30,7 @@ export class SharedFolderArtifacts implements ArtifactStore {
   }
 
   ensure(): void {
-    for (const d of ['engines', 'timing-caches']) fs.mkdirSync(path.join(this.root, d), { recursive: true });
+    for (const d of ['engines', 'timing-caches', 'engine-store']) fs.mkdirSync(path.join(this.root, d), { recursive: true });
   }
 
   enginePathFor(buildId: string, modelPath: string, simulated: boolean): string {
@@ -40,6 +45,10 @@ export class SharedFolderArtifacts implements ArtifactStore {
 
   locateEngine(outputPath: string | undefined): string | undefined {
     return outputPath && fs.existsSync(outputPath) ? outputPath : undefined;
+  }
+
+  engineStoreDir(): string {
+    return path.join(this.root, 'engine-store');
   }
 }
 

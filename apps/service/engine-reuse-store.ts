@@ -47,11 +47,23 @@ let tmpCounter = 0;
 export class EngineReuseStore {
   readonly dir: string;
   readonly limitBytes: number;
+  /**
+   * The GPU a machine without one stands for (a farm worker's gpu label with the simulated
+   * backend): taken into simulated builds' keys, so engines "for" an A100 and an L4 stay apart in
+   * a shared store just as real ones do by their GPU.
+   */
+  standsFor?: string;
 
   constructor(dir: string = defaultStoreDir(), limitMiB: number = DEFAULT_STORE_LIMIT_MIB) {
     if (!(limitMiB >= 0)) throw new RangeError(`the store limit must be a number of MiB >= 0, got ${limitMiB}`);
     this.dir = path.resolve(dir);
     this.limitBytes = limitMiB * MiB;
+  }
+
+  /** The key of `input` in this store (reuseKey, with `standsFor` for simulated builds). */
+  keyFor(input: ReuseKeyInput): string {
+    if (input.backend !== 'simulated' || input.gpu.name || !this.standsFor) return reuseKey(input);
+    return reuseKey({ ...input, gpu: { ...input.gpu, name: `simulated ${this.standsFor}` } });
   }
 
   private entryDir(key: string): string {

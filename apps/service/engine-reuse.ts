@@ -6,21 +6,21 @@ import * as path from 'node:path';
 import { engineIdentity, layersPathFor, normalizeOptions, type EngineManifest } from '../shared/engine-manifest.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { modelDigest, writeManifest } from './engine-manifest-file.js';
-import { reuseKey, type EngineReuseStore } from './engine-reuse-store.js';
+import type { EngineReuseStore } from './engine-reuse-store.js';
 
 const MiB = 1024 * 1024;
 
 /** The key of a build before it runs: what this machine's backend says, and the model as it is now. */
-export async function keyForBuild(build: ValidatedBuild): Promise<{ key: string; modelSha256: string }> {
+export async function keyForBuild(store: EngineReuseStore, build: ValidatedBuild): Promise<{ key: string; modelSha256: string }> {
   const model = await modelDigest(build.modelPath, build.summary.externalData.files);
   const id = engineIdentity(build.backend, build.backendInfo);
-  const key = reuseKey({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu, options: normalizeOptions(build.options), modelSha256: model.sha256, pluginLibraries: [] });
+  const key = store.keyFor({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu, options: normalizeOptions(build.options), modelSha256: model.sha256, pluginLibraries: [] });
   return { key, modelSha256: model.sha256 };
 }
 
 /** The key of a finished build, from its manifest (the same fields keyForBuild reads before it). */
-export function keyOfManifest(m: EngineManifest): string {
-  return reuseKey({ backend: m.backend, tensorrt: m.tensorrt, gpu: m.gpu, options: m.options, modelSha256: m.model.sha256, pluginLibraries: m.pluginLibraries });
+export function keyOfManifest(store: EngineReuseStore, m: EngineManifest): string {
+  return store.keyFor({ backend: m.backend, tensorrt: m.tensorrt, gpu: m.gpu, options: m.options, modelSha256: m.model.sha256, pluginLibraries: m.pluginLibraries });
 }
 
 export interface ReusedEngine {
@@ -49,7 +49,7 @@ async function copyAtomic(src: string, dest: string): Promise<void> {
  * nothing stored under the key.
  */
 export async function placeStoredEngine(store: EngineReuseStore, buildId: string, build: ValidatedBuild): Promise<ReusedEngine | undefined> {
-  const { key } = await keyForBuild(build);
+  const { key } = await keyForBuild(store, build);
   const hit = await store.lookup(key);
   if (!hit) return undefined;
   const out = build.outputPath;
@@ -78,5 +78,5 @@ export async function placeStoredEngine(store: EngineReuseStore, buildId: string
 /** Keeps a built engine in the store under its manifest's key; false when it is larger than the limit. */
 export async function storeBuiltEngine(store: EngineReuseStore, enginePath: string, manifest: EngineManifest, limitMiB?: number): Promise<boolean> {
   const layers = manifest.layerInfo ? path.join(path.dirname(enginePath), manifest.layerInfo.file) : undefined;
-  return store.put(keyOfManifest(manifest), enginePath, manifest, limitMiB === undefined ? store.limitBytes : limitMiB * MiB, layers);
+  return store.put(keyOfManifest(store, manifest), enginePath, manifest, limitMiB === undefined ? store.limitBytes : limitMiB * MiB, layers);
 }

@@ -183,6 +183,25 @@ describe('build farm', () => {
     expect(replayed.every((e) => e.seq > mid)).toBe(true);
   });
 
+  it('a reuse matrix builds only the targets whose engines are stale, from the shared engine store', async () => {
+    const svc = await serve();
+    const opts = { ...sim(0.4), simSeed: 77, reuse: true };
+    const targets = [{ gpu: 'A100' }, { gpu: 'L4' }];
+    const first = await svc.startMatrix({ modelPath: model, options: opts, targets });
+    const f1 = await Promise.all(first.map((r) => svc.waitForResult(r.id)));
+    expect(f1.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
+    // The shared store holds one engine per GPU the workers stand for.
+    expect(fs.readdirSync(artifacts.engineStoreDir()).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(2);
+    // Again, plus a changed option for L4 only: A100's engine is reused, L4 builds.
+    const again = await svc.startBuild({ modelPath: model, options: opts, target: { gpu: 'A100' } });
+    const changed = await svc.startBuild({ modelPath: model, options: { ...opts, optLevel: 1 }, target: { gpu: 'L4' } });
+    const [ra, rc] = await Promise.all([svc.waitForResult(again.id), svc.waitForResult(changed.id)]);
+    expect(ra).toMatchObject({ status: 'succeeded', reused: { fromBuildId: expect.any(String) } });
+    expect(rc.status).toBe('succeeded');
+    expect(rc.reused).toBeUndefined();
+    expect(fs.readFileSync(ra.outputPath!).equals(fs.readFileSync(f1[0].outputPath!))).toBe(true);
+  });
+
   it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
     const svc = await serve();
     const recs = await svc.startMatrix({ modelPath: model, options: sim(0.4), targets: [{ gpu: 'A100' }, { gpu: 'L4' }, { gpu: 'H100' }] });
