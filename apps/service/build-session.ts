@@ -179,9 +179,10 @@ export class BuildSession {
     this.launchedAtMs = Date.now();
     this.preexistingOutput = fileId(this.build.outputPath);
     const b = this.build;
-    if (b.options.timingCache) {
+    const cacheFile = b.options.timingCache ?? b.options.pinnedCache;
+    if (cacheFile) {
       try {
-        this.cacheSha256Before = sha256FileSync(b.options.timingCache);
+        this.cacheSha256Before = sha256FileSync(cacheFile);
       } catch {
         this.cacheSha256Before = null; // unreadable: the build reports why; the manifest says none
       }

@@ -104,8 +104,6 @@ export interface ManifestSource {
   withRows?: boolean;
   /** The layer information saved beside the engine, when there is some. */
   layerInfo?: EngineManifest['layerInfo'];
-  /** A pinned build: the timing cache it was built from. */
-  pinnedCache?: EngineManifest['pinnedCache'];
 }
 
 /** Builds the manifest of a succeeded build from the engine now at its output path. */
@@ -118,7 +116,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
   const started = view.started;
   const info = build.backendInfo;
   const cache = finished.cache ?? view.cache;
-  const cachePath = build.options.timingCache;
+  const cachePath = build.options.timingCache ?? build.options.pinnedCache;
   const options = normalizeOptions(build.options);
   const detail = info.detail ?? {};
   const identity = engineIdentity(build.backend, info, started);
@@ -167,7 +165,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     },
     engine: { file: path.basename(build.outputPath), bytes: engineBytes, sha256: engineSha },
     layerInfo: src.layerInfo ?? null,
-    pinnedCache: src.pinnedCache ?? null,
+    pinnedCache: build.options.pinnedCache && src.cacheSha256Before ? { path: build.options.pinnedCache, sha256: src.cacheSha256Before } : null,
   };
   return EngineManifest.parse(manifest);
 }

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { engineIdentity, layersPathFor, normalizeOptions, type EngineManifest } from '../shared/engine-manifest.js';
 import type { ValidatedBuild } from './build-validation.js';
-import { modelDigest, writeManifest } from './engine-manifest-file.js';
+import { modelDigest, sha256File, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 
 const MiB = 1024 * 1024;
@@ -14,13 +14,14 @@ const MiB = 1024 * 1024;
 export async function keyForBuild(store: EngineReuseStore, build: ValidatedBuild): Promise<{ key: string; modelSha256: string }> {
   const model = await modelDigest(build.modelPath, build.summary.externalData.files);
   const id = engineIdentity(build.backend, build.backendInfo);
-  const key = store.keyFor({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu, options: normalizeOptions(build.options), modelSha256: model.sha256, pluginLibraries: [] });
+  const pinnedCacheSha256 = build.options.pinnedCache ? await sha256File(build.options.pinnedCache) : null;
+  const key = store.keyFor({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu, options: normalizeOptions(build.options), modelSha256: model.sha256, pluginLibraries: [], pinnedCacheSha256 });
   return { key, modelSha256: model.sha256 };
 }
 
 /** The key of a finished build, from its manifest (the same fields keyForBuild reads before it). */
 export function keyOfManifest(store: EngineReuseStore, m: EngineManifest): string {
-  return store.keyFor({ backend: m.backend, tensorrt: m.tensorrt, gpu: m.gpu, options: m.options, modelSha256: m.model.sha256, pluginLibraries: m.pluginLibraries });
+  return store.keyFor({ backend: m.backend, tensorrt: m.tensorrt, gpu: m.gpu, options: m.options, modelSha256: m.model.sha256, pluginLibraries: m.pluginLibraries, pinnedCacheSha256: m.pinnedCache?.sha256 ?? null });
 }
 
 export interface ReusedEngine {

@@ -228,6 +228,8 @@ export interface ReuseKeyInput {
   options: NormalizedOptions;
   modelSha256: string;
   pluginLibraries: Array<{ sha256: string }>;
+  /** A pinned build's timing cache digest: a pinned engine stands only for builds pinned the same way. */
+  pinnedCacheSha256?: string | null;
 }
 
 /**
@@ -248,6 +250,7 @@ export function reuseKeyMaterial(k: ReuseKeyInput): string {
     options: shaping,
     model: k.modelSha256,
     plugins: k.pluginLibraries.map((p) => p.sha256).sort(),
+    pinned: k.pinnedCacheSha256 ?? null,
   });
 }
 

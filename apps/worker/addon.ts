@@ -126,7 +126,9 @@ export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown
     modelPath: req.modelPath,
     outputPath: req.outputPath,
     layers: req.layers.map((l) => ({ name: l.name, op: l.op })),
-    timingCachePath: o.timingCache,
+    // A pinned build reads its cache (never writes it) and fails at the first miss.
+    timingCachePath: o.pinnedCache ?? o.timingCache,
+    errorOnCacheMiss: o.pinnedCache !== undefined ? true : undefined,
     optLevel: o.optLevel,
     workspaceBytes: o.workspaceMiB !== undefined ? o.workspaceMiB * MiB : undefined,
     tacticDramBytes: o.tacticDramMiB !== undefined ? o.tacticDramMiB * MiB : undefined,

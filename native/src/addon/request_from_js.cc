@@ -71,6 +71,7 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.modelPath = str(o, "modelPath");
   r.outputPath = str(o, "outputPath");
   r.timingCachePath = str(o, "timingCachePath");
+  r.errorOnCacheMiss = o.Has("errorOnCacheMiss") && o.Get("errorOnCacheMiss").ToBoolean().Value();
 
   Napi::Value layers = o.Get("layers");
   if (!layers.IsUndefined() && !layers.IsNull()) {
