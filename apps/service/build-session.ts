@@ -25,6 +25,7 @@ import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.
 import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimulatedLayerInfo } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
+import { describeExit } from './exit-status.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -282,7 +283,7 @@ export class BuildSession {
       this.finishLocally('cancelled', `the worker was killed ${exit.sinceCancelMs ?? 0} ms after cancel (${exit.killedAfterCancel})`);
       return;
     }
-    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const how = describeExit(exit);
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
     // The record belongs to this one build: gone once read.
     if (this.crashRecord) removeCrashRecord(this.crashRecord);

@@ -25,6 +25,7 @@ interface RawAddon {
   listBackends(): Promise<BackendInfo[]>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
   openGpuProbe(device: number): GpuProbeOpen;
+  redirectStderrToFile(path: string): void;
   abiVersion: number;
   /** The batch layout the addon was built with (native/src/core/events.h). */
   eventLayout?: EventLayout;
@@ -260,5 +261,9 @@ export function openGpuProbe(device: number): GpuProbeOpen {
 }
 
 /** The same functions as one object, for callers that want the interface. */
-export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe };
+export function redirectStderrToFile(file: string): void {
+  loadNative().redirectStderrToFile(file);
+}
+
+export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile };
 export default addon;

@@ -15,6 +15,7 @@
 #include "build_job.h"
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
+#include "stderr_file.h"
 #include "trt/trt_host.h"
 
 #ifndef TBS_TRT_ADAPTERS
@@ -222,6 +223,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listBackends", Napi::Function::New(env, ListBackends, "listBackends"));
   exports.Set("startBuild", Napi::Function::New(env, StartBuild, "startBuild"));
   exports.Set("openGpuProbe", Napi::Function::New(env, OpenGpuProbe, "openGpuProbe"));
+  exports.Set("redirectStderrToFile", Napi::Function::New(env, tbs::RedirectStderrToFile, "redirectStderrToFile"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   exports.Set("eventLayout", eventLayoutToJs(env));
   return exports;
