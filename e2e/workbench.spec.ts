@@ -123,9 +123,17 @@ test('an engine the build left in the output folder is listed and can be deleted
   if (studio.kind === 'web') expect(written && fs.existsSync(written)).toBeTruthy();
   // The newest file is first: the one this build wrote.
   const first = engines.getByRole('listitem').first();
-  await expect(first.locator('.tag')).toHaveText('sim');
+  await expect(first.locator('label .tag')).toHaveText('sim');
   const name = (await first.locator('.engine-name').textContent())!;
   if (written) expect(name).toBe(path.basename(written));
+  // Checked against its manifest: it fits here; Rebuild brings back the settings it was built with.
+  await expect(first.locator('.engine-fit .tag')).toHaveText('fits', { timeout: 15_000 });
+  if (studio.kind === 'web') {
+    await page.getByLabel('Duration (s)', { exact: true }).fill('7');
+    await first.getByRole('button', { name: 'Rebuild', exact: true }).click();
+    await expect(page.getByLabel('Duration (s)', { exact: true })).toHaveValue('1');
+    await expect(page.getByLabel('Backend', { exact: true })).toHaveValue('simulated');
+  }
   await engines.getByLabel(`Select ${name}`, { exact: true }).check();
   await engines.getByRole('button', { name: 'Delete selected (1)', exact: true }).click();
   await expect(engines.getByRole('alertdialog')).toContainText('Delete 1 engine');

@@ -18,6 +18,7 @@ export const INVOKE = {
   saveEngine: 'tbs:save-engine',
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',
+  checkEngine: 'tbs:check-engine',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import {
   checkAgainst,
   manifestPathFor,
+  optionsFromManifest,
   verdictOf,
   type CheckResult,
   type UnknownReason,
@@ -53,6 +54,7 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
   // The manifest speaks for the bytes it names and no others (a crash between the engine's and
   // the manifest's writes leaves an older manifest beside a newer engine).
   const sha = await sha256File(enginePath);
+  const built = { buildId: m.buildId, modelPath: m.model.path, options: optionsFromManifest(m) };
   if (st.size !== m.engine.bytes || sha !== m.engine.sha256) {
     return unknown(enginePath, [
       {
@@ -80,5 +82,5 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
   const list = await backends();
   const env = { backend: list.find((b) => b.name === m.backend), driverVersion: list.find((b) => b.name === m.backend)?.detail?.driverVersion ?? null };
   const { reasons, missing, notes } = checkAgainst(m, env, { model, options, pluginHashes });
-  return { verdict: verdictOf(reasons, missing), engine: enginePath, manifest: read.path, reasons, missing, notes };
+  return { verdict: verdictOf(reasons, missing), engine: enginePath, manifest: read.path, reasons, missing, notes, built };
 }

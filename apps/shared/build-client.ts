@@ -10,6 +10,7 @@ import type {
   ModelSummary,
 } from './protocol.js';
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
+import type { CheckResult } from './engine-manifest.js';
 
 export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
@@ -79,6 +80,8 @@ export interface BuildClient {
   listEngines?(): Promise<EngineFile[]>;
   /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
+  /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
+  checkEngine?(name: string): Promise<CheckResult>;
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

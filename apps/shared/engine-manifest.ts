@@ -10,7 +10,7 @@
 // probing the machine happen in apps/service (engine-manifest-file.ts, engine-check.ts): this
 // module imports nothing but zod, so every surface can validate and explain a manifest.
 import { z } from 'zod';
-import { BackendName, BuildOptions, ShapeRange, ShapeValueRange, TensorInfo, type BackendInfo } from './protocol.js';
+import { BackendName, BuildOptions, ShapeRange, ShapeValueRange, TensorInfo, type BackendInfo, type BuildOptionsInput } from './protocol.js';
 
 /** Bumped on any incompatible change of the manifest's shape; a reader refuses other versions. */
 export const MANIFEST_FORMAT_VERSION = 1 as const;
@@ -282,6 +282,40 @@ export interface CheckResult {
   missing: UnknownReason[];
   /** Things checked against nothing (no model file to hash), said so the answer is not over-read. */
   notes: string[];
+  /** What the engine was built from, when a manifest was read: enough to build it again ("Rebuild"). */
+  built?: { buildId: string; modelPath: string; options: BuildOptionsInput };
+}
+
+/**
+ * The build options a manifest's canonical options stand for, as a request would give them:
+ * defaults and nulls left out, so a form opened with them shows only what was chosen.
+ */
+export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options' | 'timingCache' | 'pinnedCache'>): BuildOptionsInput {
+  const o = m.options;
+  const out: BuildOptionsInput = { backend: m.backend };
+  if (o.optLevel !== OPTION_DEFAULTS.optLevel) out.optLevel = o.optLevel;
+  if (o.workspaceMiB !== null) out.workspaceMiB = o.workspaceMiB;
+  if (o.tacticDramMiB !== null) out.tacticDramMiB = o.tacticDramMiB;
+  if (o.tacticSharedMemoryKiB !== null) out.tacticSharedMemoryKiB = o.tacticSharedMemoryKiB;
+  if (Object.keys(o.shapes).length) out.shapes = o.shapes;
+  if (Object.keys(o.shapeValues).length) out.shapeValues = o.shapeValues;
+  if (o.stronglyTyped) out.stronglyTyped = true;
+  if (o.precision.length) out.precision = o.precision as BuildOptionsInput['precision'];
+  if (!o.tf32) out.tf32 = false;
+  if (o.profilingVerbosity !== OPTION_DEFAULTS.profilingVerbosity && !(o.inferCacheMisses && o.profilingVerbosity === 'detailed')) {
+    out.profilingVerbosity = o.profilingVerbosity as BuildOptionsInput['profilingVerbosity'];
+  }
+  if (o.hardwareCompatibility !== 'none') out.hardwareCompatibility = o.hardwareCompatibility;
+  if (o.maxAuxStreams !== null) out.maxAuxStreams = o.maxAuxStreams;
+  if (o.device !== OPTION_DEFAULTS.device) out.device = o.device;
+  if (o.buildRoute !== null) out.buildRoute = o.buildRoute;
+  if (o.inferCacheMisses) out.inferCacheMisses = true;
+  if (o.verboseLog) out.verboseLog = true;
+  if (o.simSeed !== null) out.simSeed = o.simSeed;
+  if (o.simDuration !== null) out.simDuration = o.simDuration;
+  if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
+  else if (m.timingCache) out.timingCache = m.timingCache.path;
+  return out;
 }
 
 /** This machine as `check` sees it: the backend the engine's manifest names, from listBackends. */
@@ -423,6 +457,7 @@ export const CheckResultSchema = z.object({
   ),
   missing: z.array(z.object({ kind: z.enum(['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu']), message: z.string() })),
   notes: z.array(z.string()),
+  built: z.object({ buildId: z.string(), modelPath: z.string(), options: z.record(z.string(), z.unknown()) }).optional(),
 });
 
 /** The verdict of a check: any missing fact makes it unknown only when nothing already says rebuild. */

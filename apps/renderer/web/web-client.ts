@@ -3,6 +3,7 @@
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
 import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { CheckResult } from '../../shared/engine-manifest.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
@@ -46,6 +47,11 @@ export class WebBuildClient implements BuildClient {
   async openModel(): Promise<ModelRef | null> {
     const file = await pickFile(this.deps.document, '.onnx,application/octet-stream');
     return file ? this.openDroppedFile(file) : null;
+  }
+
+  /** A model already on the server's disk (Rebuild from an engine's manifest names its model by path). */
+  openModelPath(path: string): Promise<ModelRef> {
+    return this.json<ModelRef>('POST', '/api/models', JSON.stringify({ path }), { 'content-type': 'application/json' });
   }
 
   async openDroppedFile(file: File): Promise<ModelRef> {
@@ -192,6 +198,10 @@ export class WebBuildClient implements BuildClient {
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
     return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
+  }
+
+  checkEngine(name: string): Promise<CheckResult> {
+    return this.json<CheckResult>('GET', `/api/engines/check?engine=${encodeURIComponent(name)}`);
   }
 
   private async json<T>(method: string, path: string, body?: BodyInit, headers?: Record<string, string>): Promise<T> {
