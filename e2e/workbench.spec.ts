@@ -143,3 +143,35 @@ test('an engine the build left in the output folder is listed and can be deleted
   await expect(engines.getByText(name, { exact: true })).toHaveCount(0);
   if (written) expect(fs.existsSync(written)).toBe(false);
 });
+
+test('two builds side by side: inputs that differ, phase rows aligned, the slower phases marked; history links to engine and manifest', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  for (const seconds of ['0.5', '2']) {
+    await page.getByLabel('Duration (s)', { exact: true }).fill(seconds);
+    await button(page, 'Build').click();
+    await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+  }
+  const compare = page.getByRole('region', { name: 'Compare' });
+  const options = compare.getByLabel('Build a', { exact: true }).locator('option');
+  await expect(options).toHaveCount(3);
+  const ids = (await options.allTextContents()).slice(1).map((t) => t.split(' · ')[0]);
+  // Oldest first in the history: the 0.5 s build is a, the 2 s build b.
+  const [first, second] = ids.slice(-2);
+  await compare.getByLabel('Build a', { exact: true }).selectOption(first);
+  await compare.getByLabel('Build b', { exact: true }).selectOption(second);
+  await compare.getByRole('button', { name: 'Compare', exact: true }).click();
+  await expect(compare.getByRole('list', { name: 'Inputs that differ' })).toContainText('option simDuration: 0.5 → 2');
+  const table = compare.getByRole('table', { name: 'Phase times' });
+  await expect(table.locator('tbody tr').first()).toContainText('whole build');
+  await expect(table.locator('tbody tr.slower').first()).toContainText('slower');
+  await studio.shot('compare');
+  if (studio.kind === 'web') {
+    const history = page.getByRole('region', { name: 'History' });
+    const link = history.getByRole('link', { name: 'manifest' }).first();
+    const res = await page.request.get(new URL((await link.getAttribute('href'))!, page.url()).toString());
+    expect(res.status()).toBe(200);
+    expect((await res.json()).formatVersion).toBe(1);
+  }
+});

@@ -19,6 +19,7 @@ export const INVOKE = {
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',
   checkEngine: 'tbs:check-engine',
+  compareBuilds: 'tbs:compare-builds',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

@@ -2,6 +2,7 @@
 import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
+import { Compare } from './components/Compare.js';
 import { Engines } from './components/Engines.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
@@ -81,6 +82,7 @@ export function App() {
         <aside className="col-right">
           <CachePanel />
           <History />
+          <Compare />
           <Engines />
         </aside>
         <div className="row-bottom">

@@ -11,6 +11,7 @@ import type {
 } from './protocol.js';
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 import type { CheckResult } from './engine-manifest.js';
+import type { BuildComparison } from './build-compare.js';
 
 export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
@@ -82,6 +83,10 @@ export interface BuildClient {
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
   /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
   checkEngine?(name: string): Promise<CheckResult>;
+  /** Two finished builds of this service side by side, from their manifests (the Compare view). */
+  compareBuilds?(a: string, b: string): Promise<BuildComparison>;
+  /** Where the browser can open a build's engine and manifest (web host only: links in History). */
+  buildFileLinks?(id: string): { engine: string; manifest: string };
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

@@ -4,6 +4,7 @@
 // read with fetch). Open becomes an upload, Save a download.
 import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import type { CheckResult } from '../../shared/engine-manifest.js';
+import type { BuildComparison } from '../../shared/build-compare.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
@@ -198,6 +199,15 @@ export class WebBuildClient implements BuildClient {
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
     return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
+  }
+
+  compareBuilds(a: string, b: string): Promise<BuildComparison> {
+    return this.json<BuildComparison>('GET', `/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+  }
+
+  buildFileLinks(id: string): { engine: string; manifest: string } {
+    const at = `${this.base}/api/builds/${encodeURIComponent(id)}`;
+    return { engine: `${at}/engine`, manifest: `${at}/manifest` };
   }
 
   checkEngine(name: string): Promise<CheckResult> {
