@@ -227,11 +227,14 @@ export class FarmStore {
     );
   }
 
+  /** Counts one more Stop for `id` and tells the worker running it (pub/sub), in one transaction. */
   async requestCancel(id: string, reason: CancelReason): Promise<number> {
-    const [[, n]] = (await this.redis.multi().hincrby(keys.cancel(id), 'n', 1).hset(keys.cancel(id), 'reason', reason).exec()) as [
-      [unknown, number],
-      unknown,
-    ];
+    const [[, n]] = (await this.redis
+      .multi()
+      .hincrby(keys.cancel(id), 'n', 1)
+      .hset(keys.cancel(id), 'reason', reason)
+      .publish(keys.cancelChannel, id)
+      .exec()) as [[unknown, number], unknown, unknown];
     return n;
   }
 

@@ -239,6 +239,8 @@ export class QueueBuildService implements BuildServiceApi {
     // attempts: 1 — BullMQ never re-runs a build by itself; retries after a lost worker are
     // serve's decision (the request's `retries`), recorded in the build's stream.
     await q.add('build', { buildId: id }, { jobId: `${id}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 });
+    // Wakes idle workers now; one that misses it finds the job at its next look.
+    await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
   }
 
   getView(id: string): BuildViewSnapshot | undefined {

@@ -26,6 +26,8 @@ import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimul
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
+import { ensurePrivateDir } from './private-dir.js';
+import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -80,6 +82,8 @@ export class BuildSession {
    * whoever sees "succeeded" finds the manifest beside the engine (engine-manifest-file.ts).
    */
   private finishing?: Promise<void>;
+  /** The engine file as it was when the build finished (succeeded builds). */
+  private engine?: EngineRecord;
 
   constructor(
     readonly id: string,
@@ -146,9 +150,15 @@ export class BuildSession {
     return this.feed.snapshot();
   }
 
+  /** The engine's path while the file there is still the one the build wrote. */
   enginePath(): string | undefined {
     if (this.outcome?.status !== 'succeeded') return undefined;
-    return fs.existsSync(this.build.outputPath) ? this.build.outputPath : undefined;
+    return recordedEnginePath(this.build.outputPath, this.engine);
+  }
+
+  /** The engine file as the build left it (succeeded builds only). */
+  engineRecord(): EngineRecord | undefined {
+    return this.engine;
   }
 
   waitForResult(): Promise<BuildFinished> {
@@ -189,7 +199,8 @@ export class BuildSession {
       }
     }
     try {
-      fs.mkdirSync(this.opts.crashDir, { recursive: true });
+      // Private: the service reads crash records back, so nobody else may plant one.
+      ensurePrivateDir(this.opts.crashDir, 'crash record');
       this.crashRecord = path.join(this.opts.crashDir, `${this.id}-${crypto.randomBytes(4).toString('hex')}.phases`);
     } catch {
       // Without a place for the record a crash is still reported, only without its site.
@@ -396,6 +407,8 @@ export class BuildSession {
   }
 
   private settle(f: BuildFinished): void {
+    // What the build wrote, recorded now: the engine is served and listed only while it is still that file.
+    if (f.status === 'succeeded') this.engine = recordEngine(this.build.outputPath, f.engineBytes);
     this.outcome = f;
     this.state = f.status;
     this.finishedAt = new Date().toISOString();
@@ -412,7 +425,15 @@ export class BuildSession {
    */
   private removePartialOutput(): void {
     const pid = this.run.pid;
-    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p);
+    // A symbolic link is written through: the temp files sit beside its target.
+    const real = (p: string) => {
+      try {
+        return fs.realpathSync(p);
+      } catch {
+        return p;
+      }
+    };
+    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p).map(real);
     for (const target of targets) {
       if (pid === undefined) continue;
       const dir = path.dirname(target);
@@ -424,8 +445,9 @@ export class BuildSession {
       }
     }
     const now = fileId(this.build.outputPath);
+    // The file, never a link to it: the link stays a link.
     if (now !== undefined && now !== this.preexistingOutput) {
-      fs.rmSync(this.build.outputPath, { force: true });
+      fs.rmSync(real(this.build.outputPath), { force: true });
       // Removed together: a manifest beside it no longer describes anything there.
       removeManifest(this.build.outputPath);
     }

@@ -4,7 +4,7 @@
 import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
-import { EventBatcher } from './event-batcher.js';
+import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
 import { loadAddon } from './load-addon.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
@@ -22,7 +22,7 @@ const send = (msg: WorkerToParent) => link.send(msg);
 // Over a Node IPC channel the next batch waits until the previous one has left the process:
 // a host that reads slowly then makes the batcher coalesce steps instead of letting the
 // channel's write queue grow. (Electron's postMessage hands a message over at once.)
-const batcher = new EventBatcher((events) => {
+const batcher = new IpcBatcher((events) => {
   send({ type: 'events', events });
   return link.kind === 'node' ? link.drain() : undefined;
 });

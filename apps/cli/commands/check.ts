@@ -8,7 +8,7 @@ import { displayText } from '../../shared/display-text.js';
 import { CHECK_EXIT_CODES, formatReason, type CheckResult } from '../../shared/engine-manifest.js';
 import { parseBuildArgs } from '../build-args.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 
 export const CHECK_HELP = `Usage: trt-build-studio check <engine> [--model m.onnx] [build options…] [--json]
 

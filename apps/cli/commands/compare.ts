@@ -9,7 +9,7 @@ import { isSlower, type BuildComparison, type PhaseComparison } from '../../shar
 import { displayText } from '../../shared/display-text.js';
 import { formatDuration } from '../../shared/format.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 
 export const COMPARE_HELP = `Usage: trt-build-studio compare <a> <b> [--dir <folder>]... [--json]
 
