@@ -529,6 +529,7 @@ export const BUILD_OPTION_TABLE = [
       initial: true,
       alwaysSent: true,
     },
+    trtexecMissing: (on: boolean) => (on ? 'Reusing a stored engine is this product\'s own (trtexec always builds), so the command leaves it out.' : undefined),
     native: { none: 'the service looks the engine up before any worker starts; a worker only ever builds' },
     sample: true,
   },
@@ -539,6 +540,7 @@ export const BUILD_OPTION_TABLE = [
     range: { kind: 'int', min: 0, max: OPTION_LIMITS.poolMiB },
     doc: 'With reuse: the engine store\'s size limit in MiB (default 20480); least recently used engines are removed first.',
     cli: { flag: 'store-limit', arg: '<MiB>', help: 'with --reuse: the engine store\'s size limit (default 20480 MiB);\nleast recently used engines go first', value: 'number' },
+    trtexecMissing: () => 'The engine store\'s size limit is this product\'s own, so the command leaves it out.',
     native: { none: 'the service keeps the engine store; the worker never sees it' },
     sample: 512,
   },
@@ -550,6 +552,7 @@ export const BUILD_OPTION_TABLE = [
       'Pinned build: build from this timing cache and fail at the first cache miss (the simulator implements it; refused on ' +
       'TensorRT until the adapters set kERROR_ON_TIMING_CACHE_MISS). The cache is read, never written. Not with timingCache.',
     cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
+    trtexecMissing: (file: string) => `A pinned build is trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss (TensorRT 10.x); the command leaves it out.`,
     native: { key: 'pinnedCachePath' },
     sample: '/caches/pinned.cache',
   },

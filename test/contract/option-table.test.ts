@@ -92,7 +92,9 @@ describe('the options table', () => {
       expect(r.ok && r.options[field(e)]).toEqual(e.sample);
       // The form starts unset (or at the value TensorRT uses anyway), so a new form sends nothing for it.
       const fresh = formToOptions(DEFAULT_FORM, null, true);
-      if (e.field !== 'simSeed') expect(fresh.ok && fresh.options[field(e)]).toBeUndefined();
+      // (Except a toggle on by default, which says so: reuse.)
+      if (e.field !== 'simSeed' && !e.form?.alwaysSent) expect(fresh.ok && fresh.options[field(e)]).toBeUndefined();
+      if (e.form?.alwaysSent) expect(fresh.ok && fresh.options[field(e)]).toBe(e.form.initial);
       if (control === 'number' || control === 'decimal') {
         const bad = formToOptions({ ...DEFAULT_FORM, [e.field]: 'x' } as FormState, null, true);
         expect(bad).toEqual({ ok: false, error: `${e.form!.name} ${e.form!.invalid}, not "x".` });
