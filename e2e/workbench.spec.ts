@@ -175,3 +175,23 @@ test('two builds side by side: inputs that differ, phase rows aligned, the slowe
     expect((await res.json()).formatVersion).toBe(1);
   }
 });
+
+test('"Reuse an up-to-date engine" is on for a new form; a second build of the same model and options is reused at once', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  const reuse = page.getByLabel('Reuse an up-to-date engine', { exact: true });
+  // The fixture turned it off for builds that must run; a fresh form has it on.
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await reuse.check();
+  await page.getByLabel('Seed', { exact: true }).fill('4242');
+  await page.getByLabel('Duration (s)', { exact: true }).fill('1.5');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+  await button(page, 'Build').click();
+  const history = page.getByRole('region', { name: 'History' });
+  await expect(history.locator('tbody tr').first()).toContainText('reused', { timeout: 30_000 });
+  if (studio.kind === 'web') {
+    const latest = await studio.latestBuild();
+    expect(latest?.state).toBe('succeeded');
+  }
+});
