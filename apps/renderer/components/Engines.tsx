@@ -149,7 +149,7 @@ export function Engines() {
               <span className="engine-meta muted">
                 {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
               </span>
-              <EngineFit check={checks[checkKey(f)]} onRebuild={(built) => void c.rebuildFrom(built)} />
+              {typeof client.checkEngine === 'function' && <EngineFit check={checks[checkKey(f)]} onRebuild={(built) => void c.rebuildFrom(built)} />}
             </li>
           ))}
         </ul>
