@@ -32,7 +32,9 @@ let printedElectronSkip = false;
  * default) a second build of one model would end at once. It is turned off for them; the tests of
  * reuse turn it back on. Typed while the model loads, it carries over to the model's form.
  */
-async function buildForReal(page: Page): Promise<void> {
+async function buildForReal(page: Page, file: string): Promise<void> {
+  // Once the model is open: a model opened after another gets its own form (reuse on again).
+  await expect(page.getByRole('region', { name: 'Model' })).toContainText(path.basename(file), { timeout: 30_000 });
   await page.getByLabel('Reuse an up-to-date engine', { exact: true }).uncheck();
 }
 const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
@@ -86,7 +88,7 @@ export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise
           }, file);
           if (via === 'button') await page.getByRole('button', { name: 'Open model…' }).click();
           else await page.keyboard.press(`${mod}+o`);
-          await buildForReal(page);
+          await buildForReal(page, file);
         },
         async saveEngine(via = 'button') {
           const target = path.join(scratch, `saved-${Date.now()}.engine`);
@@ -131,7 +133,7 @@ export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise
         if (via === 'button') await page.getByRole('button', { name: 'Open model…' }).click();
         else await page.keyboard.press(`${mod}+o`);
         await (await chooser).setFiles(file);
-        await buildForReal(page);
+        await buildForReal(page, file);
       },
       async saveEngine(via = 'button') {
         const download = page.waitForEvent('download');
