@@ -21,7 +21,8 @@ Commands:
   mcp                              MCP server (stdio) for agent runtimes
   lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
   trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
-  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPU
+  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPUs
+  farm status --queue redis://...  the build farm: workers, queued builds and why they wait, endings
 
 Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
   lsp: async () => (await import('../lsp/command.js')).runLsp,
   worker: async () => (await import('../farm/worker-command.js')).runWorker,
+  farm: async () => (await import('../farm/farm-command.js')).runFarm,
 };
 
 /**

@@ -155,6 +155,7 @@ export class FarmWorker {
         host: os.hostname(),
         pid: process.pid,
         backends: this.backends,
+        beatAt: Date.now(),
       },
       this.ttl,
     );

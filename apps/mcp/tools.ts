@@ -8,6 +8,7 @@ import type { BuildServiceApi } from '../service/api.js';
 import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
 import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
+import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
 import { buildState, errorResult, okResult, resultForError } from './results.js';
 import {
   BackendsOut,
@@ -146,6 +147,23 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     (args) => startBuildTool(deps, args),
   );
 
+  if (service.startMatrix) {
+    server.registerTool(
+      'build_matrix',
+      {
+        title: 'Build one model for several GPU targets (build farm)',
+        description:
+          'Build farm only: one build per target (labels such as {"gpu": "NVIDIA_L4", "trt": "10.16.0"}), each on a ' +
+          'matching farm machine, all followed to their ends. Returns each build as build_engine does, with its target. ' +
+          'Progress notifications say each ending; cancelling the request cancels every build.',
+        inputSchema: MatrixArgs,
+        outputSchema: MatrixOut,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      (args, extra) => runMatrixTool(deps, args, extra),
+    );
+  }
+
   server.registerTool(
     'get_build',
     {
@@ -219,6 +237,6 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     parseBuildOptions(args.options);
     if (typeof args.outputPath === 'string' && args.outputPath.trim() !== '') resolveWriteTarget(resolveUserPath(args.outputPath.trim()), 'output');
   };
-  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs });
+  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs, ...(service.startMatrix ? { build_matrix: buildArgs } : {}) });
   return server;
 }

@@ -1,6 +1,7 @@
 // The build service's public surface. The CLI, the HTTP/SSE server, the MCP server and Electron
 // main all sit on this one interface (implemented by ./build-service.ts), so a build behaves the
 // same whichever surface started it.
+import type { FarmStatus } from '../shared/farm-status.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type {
   BackendInfo,
@@ -119,6 +120,8 @@ export interface BuildServiceApi {
    * Throws ServiceError('bad_input') like startBuild.
    */
   startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
+  /** Build farm only: workers, queues and recent endings (GET /api/farm). */
+  farmStatus?(): Promise<FarmStatus>;
   /**
    * Engines in the service's default output folder (only there), newest first. Optional: the
    * build farm has no such folder.

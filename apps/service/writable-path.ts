@@ -1,6 +1,7 @@
 // Checks that a file can be written where it is asked for, made before a build is queued so a
-// build never fails at its end for want of a folder: the folder exists, is a folder, can be
-// written to, and the path itself is not a folder. Used for engines and timing caches alike.
+// build never fails at its end for want of a folder: the folder exists, is a folder nobody else
+// can swap the file in, can be written to, and the path itself (a symbolic link followed) is
+// absent or a regular file (output-target.ts). Used for engines and timing caches alike.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -8,7 +8,8 @@
 //   output ends with the build's ending (with --json, build.finished is the last line); exit 130;
 // - second: the service kills the build's worker, its partial output is removed, the output
 //   still ends with the build's ending; before the build exists, exit 130 at once (any worker
-//   the command started is killed first);
+//   the command started is killed first), with --json after a build.finished that stands for no
+//   build (buildId "", see noBuildFinished);
 // - third and later: with --queue (the build runs on a farm machine, which has both requests),
 //   exit 130 at once; locally the ending of the killed worker follows within moments;
 // - once the build's ending is known (its result is in, stdout is being flushed to a reader that

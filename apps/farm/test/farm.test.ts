@@ -16,6 +16,7 @@ import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { runMatrixTool } from '../../mcp/matrix-tool.js';
 import { createBuildService } from '../../service/build-service.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
@@ -285,6 +286,39 @@ describe('build farm', () => {
     }
   });
 
+  it('the farm view (serve\'s farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings', async () => {
+    const svc = await serve();
+    const done = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    await svc.waitForResult(done.id);
+    const long = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    const waiting = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'V100' } });
+    await until(() => rowCount(svc, long.id) > 2, 20_000, 'the build to run');
+    const st = await svc.farmStatus();
+    const byId = new Map(st.workers.map((w) => [w.id, w]));
+    expect(byId.get('wA')?.labels).toEqual({ gpu: 'A100', trt: '10.16.0' });
+    expect(byId.get('wB')?.running).toEqual([long.id]);
+    expect(byId.get('wB')?.lastHeartbeatMsAgo).toBeLessThan(10_000);
+    expect(st.running.map((r) => r.id)).toContain(long.id);
+    const v100 = st.pools.find((p) => p.target.gpu === 'V100');
+    expect(v100?.queued).toEqual([expect.objectContaining({ id: waiting.id, waiting: expect.stringMatching(/no live worker matches target gpu=V100/) })]);
+    expect(st.recent.find((r) => r.id === done.id)).toMatchObject({ state: 'succeeded', worker: 'wA' });
+    // The CLI reads the same from Redis.
+    const cli = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url, '--json']));
+    expect(cli.code).toBe(0);
+    const fromCli = JSON.parse(cli.stdout) as typeof st;
+    expect(fromCli.pools.find((p) => p.target.gpu === 'V100')?.queued.map((q) => q.id)).toEqual([waiting.id]);
+    const text = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url]));
+    expect(text.stdout).toMatch(/^Workers: \d+ live, \d+ of \d+ slot\(s\) busy/m);
+    expect(text.stdout).toContain(`${waiting.id}  no live worker matches target gpu=V100`);
+    svc.cancelBuild(long.id);
+    svc.cancelBuild(waiting.id);
+    await Promise.all([svc.waitForResult(long.id), svc.waitForResult(waiting.id)]);
+    // A Redis that is not there: said in one line, exit 1.
+    const down = await collectCli(spawnCli(['farm', 'status', '--queue', 'redis://127.0.0.1:1']));
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/Redis at redis:\/\/127\.0\.0\.1:1 is unavailable/);
+  });
+
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
@@ -346,6 +380,30 @@ describe('build farm', () => {
     // Not retried: nothing runs it again, and the record in Redis says the same after a restart.
     const again = await serve();
     expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
+  });
+
+  it('a worker killed and restarted at once under the same id (a pod restart): its build is not left running forever', async () => {
+    const first = await startWorker(redis.url, 'wR', 'gpu=R1');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'R1' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    await killProc(first.proc, 'SIGKILL');
+    // The restarted process's first heartbeat, under the same id, before the old one expired
+    // (written here so the timing does not depend on how fast a process starts on a busy machine):
+    // the id is alive again, but it does not run the build.
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await raw.set(keys.worker('wR'), JSON.stringify({ id: 'wR', labels: { gpu: 'R1' }, concurrency: 1, running: [], host: 'h', pid: 1 }), 'PX', 60_000);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('crashed');
+      expect(f.error).toBe('worker lost');
+      const c = collect(svc, rec.id, -1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(c.events.some((e) => e.type === 'log' && /wR restarted and its new process does not run this build/.test(e.message))).toBe(true);
+    } finally {
+      await raw.del(keys.worker('wR'));
+      raw.disconnect();
+    }
   });
 
   it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
@@ -463,6 +521,22 @@ describe('build farm', () => {
       const eng = await api(`/api/builds/${id}/engine`);
       expect(eng.status).toBe(200);
       expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
+      // An uploaded model goes to the shared artifact folder, where a worker on another machine
+      // reads it, and it stays there after serve stops (a queued build must still find it).
+      const form = new FormData();
+      form.append('model', new Blob([fs.readFileSync(model)]), 'uploaded.onnx');
+      const up = await fetch(`${base}/api/models`, { method: 'POST', headers: { authorization: 'Bearer tok' }, body: form });
+      expect(up.status).toBe(201);
+      const uploaded = ((await up.json()) as { path: string }).path;
+      expect(path.dirname(uploaded)).toBe(path.join(artifacts.root, 'uploads'));
+      const fromUpload = await api('/api/builds', { modelPath: uploaded, options: sim(0.3), target: { gpu: 'A100' } });
+      expect(fromUpload.status).toBe(201);
+      const upId = ((await fromUpload.json()) as { id: string }).id;
+      const upSse = await (await api(`/api/builds/${upId}/events`)).text();
+      expect(upSse).toMatch(/"status":"succeeded"/);
+      srv.kill('SIGTERM');
+      await exited;
+      expect(fs.existsSync(uploaded)).toBe(true);
     } finally {
       srv.kill('SIGTERM');
       await exited;
@@ -514,6 +588,35 @@ describe('build farm', () => {
     } finally {
       await local.shutdown();
     }
+  });
+
+  it('MCP build_matrix: one build per target, each reported with its target, progress per ending; cancel stops them all', async () => {
+    const svc = await serve();
+    const notes: Array<{ progress: number; total: number; message: string }> = [];
+    const extra = (signal: AbortSignal) =>
+      ({
+        signal,
+        _meta: { progressToken: 7 },
+        sendNotification: async (n: { params: { progress: number; total: number; message: string } }) => void notes.push(n.params),
+      }) as never;
+    const res = await runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] }, extra(new AbortController().signal));
+    expect(res.isError).toBeFalsy();
+    const out = res.structuredContent as { succeeded: number; total: number; builds: Array<{ target: Record<string, string>; status: string; buildId: string }> };
+    expect([out.succeeded, out.total]).toEqual([2, 2]);
+    expect(out.builds.map((b) => [b.target.gpu, b.status])).toEqual([
+      ['A100', 'succeeded'],
+      ['L4', 'succeeded'],
+    ]);
+    expect((svc.getBuild(out.builds[1].buildId) as FarmRecord).farm.worker?.id).toBe('wB');
+    expect(notes.at(-1)).toMatchObject({ progress: 2, total: 2, message: expect.stringMatching(/^2 of 2 ended: gpu=/) });
+    // Cancelling the request cancels every build of the matrix.
+    const abort = new AbortController();
+    const running = runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] }, extra(abort.signal));
+    await new Promise((r) => setTimeout(r, 1500));
+    abort.abort();
+    const cancelled = await running;
+    expect(cancelled.isError).toBe(true);
+    expect((cancelled.structuredContent as { builds: Array<{ status: string }> }).builds.map((b) => b.status)).toEqual(['cancelled', 'cancelled']);
   });
 
   it('Redis restarted under a running build: the build still ends with the right state', async () => {

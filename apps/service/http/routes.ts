@@ -59,6 +59,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/manifest$/, methods: { GET: getManifest } },
   { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
+  { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
   { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
 ];
@@ -68,6 +69,11 @@ function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEng
   const { listEngines, deleteEngines } = ctx.service;
   if (!listEngines || !deleteEngines) throw new HttpError('not_found', 'this server keeps no engine folder of its own (build farm)');
   return { listEngines: listEngines.bind(ctx.service), deleteEngines: deleteEngines.bind(ctx.service) };
+}
+
+async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
+  if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
+  sendJson(res, 200, await ctx.service.farmStatus());
 }
 
 function listEngines({ res, ctx }: RouteRequest): void {
