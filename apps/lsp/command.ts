@@ -21,7 +21,7 @@ const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--hea
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
 Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
-trtBuildStudio.inspect, trtBuildStudio.backends. Builds report work-done progress ($/progress) and
+trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine. Builds report work-done progress ($/progress) and
 stop on window/workDoneProgress/cancel or $/cancelRequest.
 
   --stdio                accepted for clients that pass it (stdio is the only transport)

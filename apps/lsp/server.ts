@@ -19,7 +19,8 @@ import type { BuildServiceApi } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { describeZodError } from '../shared/protocol.js';
 import { CancelReasons } from '../mcp/build-tool.js';
-import { InspectArgs } from '../mcp/schemas.js';
+import { CheckEngineArgs, InspectArgs, parseBuildOptions } from '../mcp/schemas.js';
+import { checkEngine } from '../service/engine-check.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
 import { ActiveBuilds, runBuildCommand, type LspPort } from './build-command.js';
 import { COMMANDS } from './names.js';
@@ -128,6 +129,20 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
       }
     },
     [COMMANDS.backends]: async () => ({ backends: await service.listBackends() }),
+    // The same check as `trt-build-studio check`, GET /api/engines/check and MCP's check_engine.
+    [COMMANDS.check]: async (params) => {
+      const parsed = CheckEngineArgs.safeParse(params.arguments?.[0]);
+      if (!parsed.success) throw invalidParams(COMMANDS.check, `expects {"enginePath": "<engine>", "modelPath"?: "<model.onnx>", "options"?: {...}}: ${describeZodError(parsed.error)}`);
+      const { enginePath, modelPath, options } = parsed.data;
+      return checkEngine(
+        {
+          enginePath: fileArg(enginePath, 'enginePath'),
+          modelPath: modelPath === undefined ? undefined : fileArg(modelPath, 'modelPath'),
+          options: options === undefined ? undefined : parseBuildOptions(options),
+        },
+        () => service.listBackends(),
+      );
+    },
   };
 
   connection.onRequest(ExecuteCommandRequest.type, async (params, cancel) => {

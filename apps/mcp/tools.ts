@@ -18,12 +18,15 @@ import {
   BuildResultOut,
   BuildStateOut,
   CancelOut,
+  CheckEngineArgs,
   InspectArgs,
   NoArgs,
   parseBuildOptions,
   StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
+import { CheckResultSchema, formatReason } from '../shared/engine-manifest.js';
+import { checkEngine } from '../service/engine-check.js';
 import { BuildView } from '../shared/build-view.js';
 
 export const SERVER_NAME = 'trt-build-studio';
@@ -62,6 +65,36 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
         return okResult({ backends: await service.listBackends() });
       } catch (e) {
         return resultForError(e, 'Cannot list backends');
+      }
+    },
+  );
+
+  server.registerTool(
+    'check_engine',
+    {
+      title: 'Check whether an engine still fits',
+      description:
+        'Reads the manifest beside an engine and answers "fits", "rebuild" (every reason: TensorRT version, compute capability, GPU model, ' +
+        'driver, the model\'s bytes, an option or shape range, a plugin library, each with the value built with and the value now) or ' +
+        '"unknown" (no manifest, a manifest describing other bytes, no backend or GPU to compare with).',
+      inputSchema: CheckEngineArgs,
+      outputSchema: CheckResultSchema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ enginePath, modelPath, options }) => {
+      try {
+        const r = await checkEngine(
+          {
+            enginePath: resolveUserPath(enginePath),
+            modelPath: modelPath === undefined ? undefined : resolveUserPath(modelPath),
+            options: options === undefined ? undefined : parseBuildOptions(options),
+          },
+          () => service.listBackends(),
+        );
+        const head = { fits: 'Fits.', rebuild: `Needs a rebuild: ${r.reasons.map(formatReason).join('; ')}.`, unknown: `Unknown: ${r.missing.map((m) => m.message).join('; ')}.` }[r.verdict];
+        return okResult(r as unknown as Record<string, unknown>, head);
+      } catch (e) {
+        return resultForError(e, `Cannot check ${enginePath}`);
       }
     },
   );

@@ -3,6 +3,7 @@ import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
 import { MemoryPanel } from './components/MemoryPanel.js';
+import { Compare } from './components/Compare.js';
 import { Engines } from './components/Engines.js';
 import { FarmPanel } from './components/FarmPanel.js';
 import { History } from './components/History.js';
@@ -85,6 +86,7 @@ export function App() {
           <MemoryPanel />
           <History />
           <FarmPanel />
+          <Compare />
           <Engines />
         </aside>
         <div className="row-bottom">

@@ -138,6 +138,8 @@ export interface BuildServiceApi {
    * ServiceError('bad_input') when `names` is not a non-empty array of strings.
    */
   deleteEngines?(names: string[]): DeleteEnginesResult;
+  /** The default output folder itself (absent on the build farm): where listed names live. */
+  engineFolder?(): string;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

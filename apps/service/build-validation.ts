@@ -306,6 +306,18 @@ export async function validateBuild(
     checkTimingCacheName(options.timingCache);
     checkTimingCacheFile(options.timingCache, options.backend);
   }
+  if (options.pinnedCache) {
+    if (options.timingCache) throw bad('give either timingCache (read and updated) or pinnedCache (read only, every tactic must be in it), not both');
+    options.pinnedCache = checkPathString(options.pinnedCache, 'pinnedCache');
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(options.pinnedCache);
+    } catch {
+      throw bad(`pinnedCache: no timing cache at ${options.pinnedCache} (a pinned build reads an existing cache; build once with timingCache to make one)`);
+    }
+    if (!st.isFile()) throw bad(`pinnedCache: ${options.pinnedCache} is not a regular file`);
+    checkTimingCacheFile(options.pinnedCache, options.backend);
+  }
   // An explicit output path is checked before asking for backends (which starts a worker).
   const explicitOutput = input.outputPath !== undefined ? checkPathString(input.outputPath, 'outputPath') : undefined;
   if (explicitOutput) checkOutputPath(explicitOutput, modelPath, summary);
@@ -316,6 +328,11 @@ export async function validateBuild(
   // With "auto", what the file must be depends on the backend that was chosen.
   if (options.timingCache && options.backend === 'auto') checkTimingCacheFile(options.timingCache, backendInfo.name);
   checkVersionGates(options, backendInfo);
+  if (options.pinnedCache && backendInfo.name === 'tensorrt') {
+    // TensorRT has BuilderFlag::kERROR_ON_TIMING_CACHE_MISS, but the adapters do not set it yet:
+    // refusing is honest, a silently unpinned build is not.
+    throw bad('pinnedCache is not available with the TensorRT backend in this build yet (only the simulated backend pins); use timingCache');
+  }
 
   let outputPath: string;
   if (explicitOutput) {

@@ -11,6 +11,8 @@ import type {
   ModelSummary,
 } from './protocol.js';
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
+import type { CheckResult } from './engine-manifest.js';
+import type { BuildComparison } from './build-compare.js';
 
 export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
@@ -85,6 +87,12 @@ export interface BuildClient {
    * runs builds itself (no farm). Absent: not offered by this host.
    */
   farmStatus?(): Promise<FarmStatus | null>;
+  /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
+  checkEngine?(name: string): Promise<CheckResult>;
+  /** Two finished builds of this service side by side, from their manifests (the Compare view). */
+  compareBuilds?(a: string, b: string): Promise<BuildComparison>;
+  /** Where the browser can open a build's engine and manifest (web host only: links in History). */
+  buildFileLinks?(id: string): { engine: string; manifest: string };
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

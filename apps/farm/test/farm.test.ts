@@ -2,11 +2,13 @@
 // command from dist/, each running builds in its own isolated build worker process), with the
 // simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
 import type { ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { EngineManifest } from '../../shared/engine-manifest.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
@@ -168,6 +170,12 @@ describe('build farm', () => {
     expect(engine && engine.startsWith(artifacts.root)).toBe(true);
     expect(fs.readFileSync(engine!, 'utf8')).toMatch(/SIMULATED ENGINE/);
     expect(fs.existsSync(artifacts.timingCacheFor({ gpu: 'A100', trt: '10.16.0' })!)).toBe(true);
+    // Its manifest beside it, written on the farm machine before build.finished, describes those bytes.
+    const fin = ca.events.at(-1);
+    expect(fin?.type === 'build.finished' && fin.manifestPath).toBe(`${engine}.manifest.json`);
+    const manifest = EngineManifest.parse(JSON.parse(fs.readFileSync(`${engine}.manifest.json`, 'utf8')));
+    expect(manifest.engine.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(engine!)).digest('hex'));
+    expect(manifest.buildId).not.toBe('');
     // Resume after a seq: only later events, in order.
     const mid = ca.events[Math.floor(ca.events.length / 2)].seq;
     const replayed: BuildEvent[] = [];
@@ -175,6 +183,25 @@ describe('build farm', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(replayed.length).toBeGreaterThan(0);
     expect(replayed.every((e) => e.seq > mid)).toBe(true);
+  });
+
+  it('a reuse matrix builds only the targets whose engines are stale, from the shared engine store', async () => {
+    const svc = await serve();
+    const opts = { ...sim(0.4), simSeed: 77, reuse: true };
+    const targets = [{ gpu: 'A100' }, { gpu: 'L4' }];
+    const first = await svc.startMatrix({ modelPath: model, options: opts, targets });
+    const f1 = await Promise.all(first.map((r) => svc.waitForResult(r.id)));
+    expect(f1.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
+    // The shared store holds one engine per GPU the workers stand for.
+    expect(fs.readdirSync(artifacts.engineStoreDir()).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(2);
+    // Again, plus a changed option for L4 only: A100's engine is reused, L4 builds.
+    const again = await svc.startBuild({ modelPath: model, options: opts, target: { gpu: 'A100' } });
+    const changed = await svc.startBuild({ modelPath: model, options: { ...opts, optLevel: 1 }, target: { gpu: 'L4' } });
+    const [ra, rc] = await Promise.all([svc.waitForResult(again.id), svc.waitForResult(changed.id)]);
+    expect(ra).toMatchObject({ status: 'succeeded', reused: { fromBuildId: expect.any(String) } });
+    expect(rc.status).toBe('succeeded');
+    expect(rc.reused).toBeUndefined();
+    expect(fs.readFileSync(ra.outputPath!).equals(fs.readFileSync(f1[0].outputPath!))).toBe(true);
   });
 
   it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
