@@ -211,7 +211,7 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
     }
     nvinfer1::IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
     nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept override {
-      return tbs_fake::createFakeCache(blob, size, nullptr, kCacheTag);
+      return tbs_fake::createFakeCache(blob, size, nullptr, kCacheTag, tbs_fake::badCacheBytesFromEnv());
     }
     bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
       auto const* c = dynamic_cast<tbs_fake::FakeTimingCache const*>(&cache);
