@@ -164,7 +164,7 @@ TEST(success_applies_every_option_and_writes_the_engine) {
                            flagLine("clearFlag", nvinfer1::BuilderFlag::kTF32), std::string("optLevel 4"), std::string("pool 0 1073741824"),
                            std::string("pool 4 1048576"), std::string("pool 5 49152"), std::string("verbosity 2"),
                            std::string("hwcompat 1"), std::string("auxStreams 2"),
-                           std::string("timingCache ignoreMismatch=0"), std::string("monitor set"),
+                           std::string("timingCache ignoreMismatch=1"), std::string("monitor set"),
                            std::string("build"), std::string("monitor cleared"), std::string("delete network"),
                            std::string("delete config"), std::string("delete builder")}) {
     CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
@@ -628,6 +628,25 @@ TEST(a_file_tensorrt_cannot_read_is_never_touched) {
   CHECK_EQ(fileContent(r.timingCachePath), std::string("my notes, not a cache"));
   CHECK(!hasLine(journal(), "build"));
   CHECK(!s.has("model.engine"));
+}
+
+// The fake libnvinfer answering bad bytes as real TensorRT is known to: an EMPTY cache, not null.
+// The build runs, the engine is written, and the file is byte-for-byte what it was.
+TEST(an_unreadable_cache_read_as_an_empty_cache_is_never_touched) {
+  Scratch s("input x 1,4\ncache-add 2\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("notes.txt");
+  std::string const notes = "my notes, not a cache, from hours of work";
+  std::ofstream(r.timingCachePath) << notes;
+  setenv("FAKE_TRT_BAD_CACHE", "empty", 1);
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  unsetenv("FAKE_TRT_BAD_CACHE");
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  CHECK_EQ(fileContent(r.timingCachePath), notes);
+  CHECK(s.has("model.engine"));
+  CHECK_CONTAINS(sink.lastStats.warning, "cannot be proven that TensorRT read it");
+  CHECK_CONTAINS(sink.lastStats.deferredPath, "notes.txt.pending-");
 }
 
 TEST(build_route_follows_the_headers_and_library) {
