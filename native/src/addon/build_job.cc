@@ -27,9 +27,11 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
         if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
         delete ctx;
       });
-  announceBuild(*job->backend_, job->request_, *job->pipeline_);  // before cancel is possible
   job->pipeline_->startFlusher();
   job->thread_ = std::thread([job] {
+    // build.started is announced here, not on the JS thread: finding TensorRT and its adapter
+    // (dlopen of libnvinfer, hundreds of MB) and asking the driver for the GPU must not block
+    // the event loop. A Stop before it is held back by the pipeline until build.started is out.
     runBuild(*job->backend_, job->request_, *job->pipeline_);
     // finish() delivered the final batch before returning; releasing lets the event loop exit.
     job->tsfn_.Release();

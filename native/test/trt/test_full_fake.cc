@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "check.h"
 #include "fake_objects.h"
@@ -464,6 +465,8 @@ TEST(an_older_library_gets_only_what_it_has) {
   CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
   std::string j = journal(FAKE_FULL_OLD_NVINFER);
   CHECK(j.find("invalid") == std::string::npos);
+  // The factory is given the older release (the fake refuses a version newer than itself).
+  CHECK(hasLine(j, "createInferBuilder version=" + std::to_string(FAKE_OLD_VERSION)));
   bool const oldStreams = FAKE_OLD_VERSION >= 101300;
   bool const oldV2 = FAKE_OLD_VERSION >= 101100;
   CHECK_EQ(hasLine(j, "buildSerializedNetworkToStream"), oldStreams && kStreams);
@@ -541,31 +544,74 @@ TEST(shape_values_beyond_32_bits_are_refused_where_only_setShapeValues_exists) {
 }
 #endif
 
+// The device is chosen through the CUDA driver on the thread that builds (ctest points
+// TBS_CUDA_DRIVER_LIB at native/test/fake_cuda_driver.cc): device 1's primary context is current
+// on this thread when the builder is created, whichever CUDA runtime TensorRT would use.
+template <class Fn>
+Fn driverFunction(char const* name) {
+  void* h = dlopen(FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+  Fn fn = h != nullptr ? reinterpret_cast<Fn>(dlsym(h, name)) : nullptr;
+  if (h != nullptr) dlclose(h);
+  return fn;
+}
+
 TEST(device_option_selects_the_cuda_device_before_the_builder) {
-  setenv("TBS_CUDART_LIB", FAKE_CUDART, 1);
   Scratch s("input x 1,4\n");
   tbs::BuildRequest r = request(s);
   r.device = 1;
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
   CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
-  void* h = dlopen(FAKE_CUDART, RTLD_NOW | RTLD_NOLOAD);
-  CHECK(h != nullptr);
-  if (h != nullptr) {
-    auto calls = reinterpret_cast<char const* (*)()>(dlsym(h, "fakeCudartCalls"));
-    CHECK(calls != nullptr);
-    if (calls != nullptr) CHECK_CONTAINS(std::string(calls()), "setDevice 1\n");
-    dlclose(h);
-  }
+  auto current = driverFunction<int (*)()>("fakeCudaCurrentDevice");
+  auto calls = driverFunction<char const* (*)()>("fakeCudaDriverCalls");
+  CHECK(current != nullptr && calls != nullptr);
+  if (current != nullptr) CHECK_EQ(current(), 1);  // on this (the building) thread
+  if (calls != nullptr) CHECK_CONTAINS(std::string(calls()), "primaryCtxRetain 1\nctxSetCurrent 1\n");
+  // Another thread has no current context: the choice is the build thread's, not the process's.
+  int elsewhere = -2;
+  std::thread([&] { elsewhere = current != nullptr ? current() : -3; }).join();
+  CHECK_EQ(elsewhere, -1);
   tbs::GpuFact g = tbs::makeTensorRtBackend()->gpuFor(r);
   CHECK_EQ(g.name, std::string("Fake H100"));
   CHECK_EQ(g.computeCapability, std::string("9.0"));
-  // A device the runtime does not have: an error that names it; no builder is created.
+  CHECK_EQ(g.cudaDriver, std::string("13.0"));
+  // A device the driver does not have: an error that names it; no builder is created.
   r.device = 7;
   o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
-  CHECK_CONTAINS(o.error, "device 7 does not exist");
+  CHECK_CONTAINS(o.error, "device 7 does not exist: this machine has 2 CUDA devices (0..1)");
   CHECK(journal().find("createInferBuilder") == std::string::npos);
+}
+
+// A driver of an older CUDA major than TensorRT's runtime: refused before any builder, in those
+// words; an older minor is a warning and the build goes on.
+TEST(a_driver_older_than_the_cuda_runtime_is_said_before_any_build) {
+  setenv("TBS_CUDART_LIB", FAKE_CUDART, 1);  // the runtime TensorRT uses: CUDA 12.4 (fake)
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  tbs_test::RecordingSink sink;
+  setenv("FAKE_CUDA_DRIVER_VERSION", "11080", 1);
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "the CUDA driver is older than the library needs");
+  CHECK_CONTAINS(o.error, "supports CUDA 11.8");
+  CHECK_CONTAINS(o.error, "needs CUDA 12.4");
+  CHECK(journal().find("createInferBuilder") == std::string::npos);
+  setenv("TBS_TRT_LIB_DIR", FAKE_FULL_DIR, 1);
+  tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
+  unsetenv("TBS_TRT_LIB_DIR");
+  CHECK(!p.available);
+  CHECK_CONTAINS(p.reason, "the CUDA driver is older than the library needs");
+  CHECK_EQ(p.cudaDriver.version, std::string("11.8"));
+
+  setenv("FAKE_CUDA_DRIVER_VERSION", "12020", 1);
+  tbs_test::RecordingSink warned;
+  o = build(r, warned);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  bool said = false;
+  for (auto const& l : warned.lines()) said = said || l.find("minor version compatibility") != std::string::npos;
+  CHECK(said);
+  unsetenv("FAKE_CUDA_DRIVER_VERSION");
   unsetenv("TBS_CUDART_LIB");
 }
 

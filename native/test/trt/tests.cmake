@@ -62,7 +62,8 @@ function(_tbs_trt_tests_for M)
   _tbs_trt_fake(${M} tbs_fake${M}_nvinfer_noversion fake_nvinfer.cc "${_fd}/noversion" nvinfer ${M} FAKE_TRT_VERSION=${_hv} FAKE_OMIT_VERSION=1)
   _tbs_trt_fake(${M} tbs_fake${M}_onnxparser_noparser fake_nvonnxparser.cc "${_fd}/noparser" nvonnxparser ${M} FAKE_OMIT_PARSER=1)
   set(_fakes tbs_fake${M}_nvinfer tbs_fake${M}_onnxparser tbs_fake${M}_nvinfer_other tbs_fake${M}_nvinfer_old
-    tbs_fake${M}_nvinfer_nobuilder tbs_fake${M}_nvinfer_noversion tbs_fake${M}_onnxparser_noparser tbs_fake_cudart)
+    tbs_fake${M}_nvinfer_nobuilder tbs_fake${M}_nvinfer_noversion tbs_fake${M}_onnxparser_noparser tbs_fake_cudart
+    tbs_fake_cuda_driver)
   set(_defs
     FAKE_GOOD_DIR="${_fd}/good"
     FAKE_NVINFER_CURRENT="$<TARGET_FILE:tbs_fake${M}_nvinfer>"
@@ -78,6 +79,7 @@ function(_tbs_trt_tests_for M)
     FAKE_NVINFER_NOVERSION="$<TARGET_FILE:tbs_fake${M}_nvinfer_noversion>"
     FAKE_ONNXPARSER_NOPARSER="$<TARGET_FILE:tbs_fake${M}_onnxparser_noparser>"
     FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>"
+    FAKE_CUDA_DRIVER="$<TARGET_FILE:tbs_fake_cuda_driver>"
     FAKE_OTHER_TEXT="${_other}.1.0"
     FAKE_MISSING_DIR="${_fd}/does-not-exist")
 
@@ -142,9 +144,10 @@ function(_tbs_trt_tests_for M)
     target_compile_definitions(tbs_trt${M}_test_${_name} PRIVATE ${_defs})
     add_dependencies(tbs_trt${M}_test_${_name} ${_fakes})
     add_test(NAME trt${M}_${_name} COMMAND tbs_trt${M}_test_${_name})
-    # The tests set TBS_* loader variables themselves; never inherit a developer's settings.
+    # The tests set TBS_* loader variables themselves; never inherit a developer's settings. The
+    # CUDA driver is always the fake (native/test/fake_cuda_driver.cc), never a real libcuda.
     set_tests_properties(trt${M}_${_name} PROPERTIES
-      ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=" TIMEOUT 60)
+      ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=;TBS_CUDA_DRIVER_LIB=$<TARGET_FILE:tbs_fake_cuda_driver>;FAKE_CUDA_DRIVER_VERSION=;FAKE_TRT_BAD_CACHE=" TIMEOUT 60)
   endforeach()
 endfunction()
 
@@ -157,7 +160,7 @@ set(_both "${CMAKE_CURRENT_BINARY_DIR}/trt-fake-both")
 list(GET TBS_TRT_MAJORS 0 _first)
 set(_host_defs FAKE_BOTH_DIR="${_both}" ADAPTER_DIR="$<TARGET_FILE_DIR:tbs_trt${_first}>"
   FAKE_CUDART="$<TARGET_FILE:tbs_fake_cudart>")
-set(_host_deps tbs_fake_cudart)
+set(_host_deps tbs_fake_cudart tbs_fake_cuda_driver)
 set(_list "")
 foreach(_m IN LISTS TBS_TRT_MAJORS)
   get_property(_full GLOBAL PROPERTY TBS_TRT${_m}_FULL_FAKES)
@@ -194,5 +197,5 @@ if(_list)
   add_dependencies(tbs_trt_test_host ${_host_deps})
   add_test(NAME trt_host COMMAND tbs_trt_test_host)
   set_tests_properties(trt_host PROPERTIES
-    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=" TIMEOUT 60)
+    ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=;TBS_CUDA_DRIVER_LIB=$<TARGET_FILE:tbs_fake_cuda_driver>;FAKE_CUDA_DRIVER_VERSION=" TIMEOUT 60)
 endif()
