@@ -191,6 +191,10 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
   {
     std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) return;
+    if (cancelBeforeStart_) {  // never started (a pipeline used without build.started)
+      cancelBeforeStart_ = false;
+      pushControl(std::move(pendingCancel_));
+    }
     int64_t now = monoNowNs();
     cancel_.ended(now);
     CancelTimes ct = cancel_.times();
