@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include <NvInferVersion.h>
+
 #include "check.h"
 #include "model_dir.h"
 #include "recording_sink.h"
