@@ -4,7 +4,7 @@ import { processSignals } from '../service/process-signals.js';
 import { ServiceError } from '../service/api.js';
 import type { ShapesError } from '../service/build-validation.js';
 import { displayText } from '../shared/display-text.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from '../shared/usage-error.js';
 import { packageVersion } from '../service/package-info.js';
 
 const HELP = `Usage: trt-build-studio <command> [options]
@@ -55,6 +55,9 @@ function isUsageError(e: unknown): boolean {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // First thing (bin/trt-build-studio.js has usually installed them already, before this module
+  // loaded): from here on no signal meets the default action.
+  const signals = processSignals();
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
     process.stdout.write(HELP);
@@ -69,8 +72,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`trt-build-studio: unknown command "${cmd}"\nRun \`trt-build-studio --help\` for the commands.\n`);
     return 2;
   }
-  if (!OWN_SIGNALS.has(cmd)) return runCommand(cmd, load, rest);
-  const signals = processSignals();
+  if (!OWN_SIGNALS.has(cmd)) {
+    // A command without workers to stop ends at once, with the shell's code for the signal
+    // (128 + its number), as the default action would, signals kept from before included.
+    signals.listen((signal) => signals.hardExit(128 + (signal === 'SIGTERM' ? 15 : 2)));
+    return runCommand(cmd, load, rest);
+  }
   const code = await runCommand(cmd, load, rest);
   signals.exitWith(code);
   return code;

@@ -12,6 +12,7 @@ import type {
   ModelSummary,
 } from '../shared/protocol.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
+import type { EngineRecord } from './engine-identity.js';
 
 export type ServiceErrorCode =
   | 'bad_input' // invalid options, shapes, paths (HTTP 400, CLI exit 2)
@@ -101,8 +102,13 @@ export interface BuildServiceApi {
   getView?(id: string): BuildViewSnapshot | undefined;
   /** Resolves when the build reaches a final state. */
   waitForResult(id: string): Promise<BuildFinished>;
-  /** Path of the finished engine, when the build succeeded and the file still exists. */
+  /** Path of the finished engine, when the build succeeded and the file is still the one it wrote. */
   enginePath(id: string): string | undefined;
+  /**
+   * The engine file as the build left it (device, inode, size, mtime), to compare with the file
+   * actually opened before serving it. Absent where the service cannot know it (the farm).
+   */
+  engineRecord?(id: string): EngineRecord | undefined;
   /**
    * True when the build finished long enough ago that only its summary is kept: its view has no
    * phases and a subscription replays nothing. Optional for implementations that keep everything.

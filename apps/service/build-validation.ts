@@ -1,6 +1,5 @@
 // Everything checked before a build is queued, so that a build which cannot succeed fails in
 // milliseconds with a message naming the problem, not after minutes in TensorRT.
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -19,7 +18,9 @@ import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_B
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
+import { ensurePrivateDir } from './private-dir.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
+import { checkParentDir, probeWritable } from './writable-path.js';
 
 export interface ValidatedBuild {
   modelPath: string;
@@ -210,34 +211,6 @@ export function checkVersionGates(options: BuildOptions, backend: BackendInfo, n
   if (problems.length) throw bad(problems.join('\n'));
 }
 
-/** Proves the directory is writable by writing into it (access(2) lies for root and on read-only mounts). */
-export function probeWritable(dir: string, what: string): void {
-  const probe = path.join(dir, `.tbs-probe-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
-  try {
-    fs.writeFileSync(probe, '', { flag: 'wx' });
-    fs.unlinkSync(probe);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw bad(`${what} directory ${dir} is not writable (${code ?? (e as Error).message})`);
-  }
-}
-
-export function checkParentDir(file: string, what: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    throw bad(`${what} directory does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw bad(`${what} directory is not a directory: ${dir}`);
-  try {
-    if (fs.statSync(file).isDirectory()) throw bad(`${what} path is a directory: ${file}`);
-  } catch (e) {
-    if (e instanceof ServiceError) throw e;
-  }
-}
-
 /**
  * A file name the native layer will also write `suffixBytes` more bytes after (its temp file, a
  * timing cache's sidecars) must leave room for them in the file system's 255 bytes per name, or
@@ -257,10 +230,20 @@ export function checkNameLength(file: string, what: string, suffixBytes: number,
 
 export function checkOutputPath(outputPath: string, modelPath: string, summary: ModelSummary): void {
   checkNameLength(outputPath, 'output', ATOMIC_TEMP_SUFFIX_MAX_BYTES, 'the engine is first written to a temporary file "<name>.tmp-<pid>-<n>"');
-  checkParentDir(outputPath, 'output');
+  const target = checkParentDir(outputPath, 'output');
   const protectedFiles = [modelPath, ...summary.externalData.files.map((f) => path.join(path.dirname(modelPath), f))];
-  if (protectedFiles.includes(outputPath)) throw bad(`output path ${outputPath} would overwrite the model`);
-  probeWritable(path.dirname(outputPath), 'output');
+  // Through a symbolic link too: the file written is the link's target.
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  if (protectedFiles.includes(outputPath) || protectedFiles.some((p) => real(p) === target)) {
+    throw bad(`output path ${outputPath} would overwrite the model`);
+  }
+  probeWritable(path.dirname(target), 'output');
 }
 
 export function checkTimingCacheName(cachePath: string): void {
@@ -287,7 +270,14 @@ export function defaultEnginePath(dir: string, modelName: string, backend: Backe
 
 export async function validateBuild(
   input: StartBuildInput,
-  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]>; taken?: (p: string) => boolean },
+  ctx: {
+    id: string;
+    outputDir: string;
+    /** Folders of the output folder's path that are the product's own, from it upwards (2 for the default trt-build-studio/engines). */
+    outputDirLevels?: number;
+    backends: () => Promise<BackendInfo[]>;
+    taken?: (p: string) => boolean;
+  },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
   if (!parsed.success) throw bad(`invalid build options: ${describeZodError(parsed.error)}`);
@@ -323,7 +313,8 @@ export async function validateBuild(
   if (explicitOutput) {
     outputPath = explicitOutput;
   } else {
-    fs.mkdirSync(ctx.outputDir, { recursive: true });
+    // The engine store: private to this user (0700), never a folder someone else can write into.
+    ensurePrivateDir(ctx.outputDir, 'engine', ctx.outputDirLevels ?? 1);
     outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
     checkOutputPath(outputPath, modelPath, summary);
   }

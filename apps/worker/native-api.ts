@@ -69,4 +69,6 @@ export interface NativeAddonApi {
    * reports the routes without a builder. Rejects with the reason when there are none.
    */
   readBuildRoutes?(): Promise<string>;
+  /** Makes fd 2 of this process the given file (see native/src/addon/stderr_file.h). */
+  redirectStderrToFile?(path: string): void;
 }

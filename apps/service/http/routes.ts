@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
 import type { BuildRecord } from '../../shared/protocol.js';
+import { isRecordedEngine } from '../engine-identity.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
@@ -218,8 +219,12 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
   try {
     if (!file) throw new Error('no path');
     // Open first, then stat the open file: the length we announce is the length we send.
-    handle = await fs.promises.open(file, 'r');
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
     const stat = await handle.stat();
+    // The file opened is the one served: it must still be the one the build wrote.
+    const recorded = ctx.service.engineRecord?.(record.id);
+    if (ctx.service.engineRecord && !isRecordedEngine(stat, recorded)) throw new Error('replaced');
+    if (!stat.isFile()) throw new Error('not a regular file');
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': stat.size,
@@ -228,7 +233,7 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
     });
   } catch {
     await handle?.close();
-    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists`);
+    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists, or was replaced after the build wrote it`);
   }
   if (req.method === 'HEAD') {
     await handle.close();
