@@ -67,6 +67,8 @@ set(TBS_TRT_ADAPTER_SOURCES
   "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc"
   "${TBS_TRT_DIR}/src/trt/lib_files.cc"
   "${TBS_TRT_DIR}/src/trt/cuda_device.cc"
+  "${TBS_TRT_DIR}/src/gpu/cuda_driver.cc"
+  "${TBS_TRT_DIR}/src/trt/build_routes_cache.cc"
   "${TBS_TRT_DIR}/src/core/atomic_file.cc"
   "${TBS_TRT_DIR}/src/core/cache_store.cc"
   "${TBS_TRT_DIR}/src/core/file_lock.cc")
@@ -152,7 +154,8 @@ endfunction()
 # <out>_LOG to the compiler's first errors. Cached on the header folder, the compiler and the
 # content of every adapter source and header, so a reconfigure does not recompile.
 function(_tbs_trt_check_adapter major inc out)
-  file(GLOB _ours "${TBS_TRT_DIR}/src/trt/*.h" "${TBS_TRT_DIR}/src/trt/*.cc" "${TBS_TRT_DIR}/src/core/*.h")
+  file(GLOB _ours "${TBS_TRT_DIR}/src/trt/*.h" "${TBS_TRT_DIR}/src/trt/*.cc" "${TBS_TRT_DIR}/src/core/*.h"
+    "${TBS_TRT_DIR}/src/gpu/*.h")
   set(_key "${inc}|${TBS_CUDA_INCLUDE_DIR}|${CMAKE_CXX_COMPILER}|${CMAKE_CXX_COMPILER_VERSION}")
   foreach(_f IN LISTS _ours TBS_TRT_ADAPTER_SOURCES)
     file(SHA1 "${_f}" _h)

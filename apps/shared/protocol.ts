@@ -49,6 +49,13 @@ export const BackendInfo = z.object({
   preloaded: z.array(z.object({ path: z.string(), version: z.string().optional() })).optional(),
   /** The GPU builds run on (device 0 unless a build asks for another), when known. */
   gpu: z.object({ name: z.string(), computeCapability: z.string(), device: z.number().int() }).optional(),
+  /**
+   * tensorrt: the CUDA driver (libcuda.so.1) and the newest CUDA version it supports
+   * (cuDriverGetVersion, e.g. "13.0"). `problem` says when it is older than the CUDA runtime
+   * TensorRT uses ("the CUDA driver is older than the library needs: ..."); the backend is then
+   * unavailable when the major is older, and warns when only the minor is.
+   */
+  cudaDriver: z.object({ path: z.string(), version: z.string(), problem: z.string().optional() }).optional(),
   /** tensorrt 11.1+: build routes, when the library can list them without a model. */
   buildRoutes: z.array(z.string()).optional(),
   /**
@@ -208,6 +215,8 @@ export const BuildStartedEvent = z.object({
   computeCapability: z.string().optional(),
   /** CUDA device index the build ran on, when TensorRT is present. */
   device: z.number().int().optional(),
+  /** Newest CUDA version the CUDA driver supports ("13.0"), when TensorRT is present. */
+  cudaDriver: z.string().optional(),
   model: ModelSummary.optional(),
   options: BuildOptions.optional(),
   outputPath: z.string().optional(),

@@ -23,6 +23,8 @@ import type { GpuProbeOpen, NativeAddonApi, NativeBuildHandle, NativeBuildReques
 interface RawAddon {
   /** Probes off the JS thread (a libuv worker): loading TensorRT and CUDA can take seconds. */
   listBackends(): Promise<BackendInfo[]>;
+  /** getAllBuildRoutes() JSON of the TensorRT library, read off the JS thread and kept on disk. */
+  readBuildRoutes?(): Promise<string>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
   openGpuProbe(device: number): GpuProbeOpen;
   /**
@@ -275,9 +277,16 @@ export function openGpuProbe(device: number): GpuProbeOpen {
 }
 
 /** The same functions as one object, for callers that want the interface. */
+/** See NativeAddonApi.readBuildRoutes; rejects when the addon predates it. */
+export async function readBuildRoutes(): Promise<string> {
+  const native = loadNative();
+  if (typeof native.readBuildRoutes !== 'function') throw new Error('this build of the addon cannot read build routes (rebuild it: npm run build:native)');
+  return native.readBuildRoutes();
+}
+
 export function redirectStderrToFile(file: string): void {
   loadNative().redirectStderrToFile(file);
 }
 
-export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile };
+export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile, readBuildRoutes };
 export default addon;

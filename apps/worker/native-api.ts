@@ -79,6 +79,13 @@ export interface NativeAddonApi {
   startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle;
   /** The GPU utilisation of CUDA device `device` (absent from addons built before it existed). */
   openGpuProbe?(device: number): GpuProbeOpen;
+  /**
+   * TensorRT 11.1+: the library's build-route list, the JSON of IBuilderConfig::getAllBuildRoutes
+   * as TensorRT returns it. Read only when asked (it creates a builder: seconds and GBs), off the
+   * JS thread, and kept on disk keyed by the library file and GPU, so the next listBackends()
+   * reports the routes without a builder. Rejects with the reason when there are none.
+   */
+  readBuildRoutes?(): Promise<string>;
   /** Makes fd 2 of this process the given file (see native/src/addon/stderr_file.h). */
   redirectStderrToFile?(path: string): void;
 }

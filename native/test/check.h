@@ -48,6 +48,14 @@ inline void checkContains(std::string const& hay, std::string const& needle, cha
   fail(file, line, std::string(expr) + " contains \"" + needle + "\" (got \"" + hay + "\")");
 }
 
+// What a test program ran against, printed first and in the summary (the TensorRT tests: the
+// adapter's and the fakes' header versions, e.g. "adapter 10.16.0 × fake 10.3.0").
+#ifdef TBS_TEST_BANNER
+inline char const* banner() { return TBS_TEST_BANNER; }
+#else
+inline char const* banner() { return nullptr; }
+#endif
+
 }  // namespace check
 
 #define TBS_CAT2(a, b) a##b
@@ -77,6 +85,7 @@ inline void checkContains(std::string const& hay, std::string const& needle, cha
 
 #define TEST_MAIN()                                                                           \
   int main(int argc, char** argv) {                                                           \
+    if (::check::banner() != nullptr) std::printf("[%s]\n", ::check::banner());               \
     int ran = 0;                                                                              \
     for (auto& c : ::check::cases()) {                                                        \
       if (argc > 1 && std::string(c.name).find(argv[1]) == std::string::npos) continue;       \
@@ -87,6 +96,8 @@ inline void checkContains(std::string const& hay, std::string const& needle, cha
       std::printf("%s %s (%.0f ms)\n", ::check::failures() == before ? "ok  " : "FAIL", c.name, ms); \
       ++ran;                                                                                  \
     }                                                                                         \
-    std::printf("%d cases, %d failed checks\n", ran, ::check::failures());                   \
+    std::printf("%d cases, %d failed checks%s%s%s\n", ran, ::check::failures(),               \
+                ::check::banner() != nullptr ? " [" : "", ::check::banner() != nullptr ? ::check::banner() : "", \
+                ::check::banner() != nullptr ? "]" : "");                                      \
     return ::check::failures() == 0 && ran > 0 ? 0 : 1;                                      \
   }

@@ -146,6 +146,24 @@ TEST(started_and_finished_payloads) {
   CHECK(f.find("cancelLatencyMs") == std::string::npos);
 }
 
+// The addon announces on the build thread (TensorRT is loaded there), so a Stop can come first;
+// build.started must still be the first event, with build.cancelling right after it.
+TEST(cancel_before_started_is_emitted_after_it) {
+  EventLog log;
+  ProgressPipeline p(PipelineOptions{}, log.consumer());
+  CHECK(p.requestCancel(CancelReason::kUser));
+  CHECK(p.cancelRequested());
+  CHECK(!p.requestCancel(CancelReason::kUser));  // still the first request only
+  p.started("tensorrt", "10.16.0", false, "Fake H100", "9.0", 1, "13.0");
+  p.finish(BuildOutcome{BuildOutcome::Status::kCancelled, "build cancelled", -1, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  CHECK(log.events.size() >= 3);
+  CHECK(log.events.at(0).type == EvType::kStarted);
+  CHECK(log.events.at(1).type == EvType::kCancelling);
+  CHECK(log.events.back().type == EvType::kFinished);
+  CHECK(log.events.at(0).text.find("\"cudaDriver\":\"13.0\"") != std::string::npos);
+  CHECK(log.events.at(0).text.find("\"device\":1") != std::string::npos);
+}
 
 namespace {
 

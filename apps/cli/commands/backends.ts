@@ -62,6 +62,10 @@ export function describeBackend(b: BackendInfo): string {
   else if (b.name === 'tensorrt' && b.library && !b.available) lines.push(`${pad}adapter in use: none`);
   for (const p of b.preloaded ?? []) lines.push(`${pad}preloaded: ${p.path}${p.version ? ` (${p.version})` : ''}`);
   if (b.gpu) lines.push(`${pad}GPU ${b.gpu.device}: ${b.gpu.name}, compute capability ${b.gpu.computeCapability}`);
+  if (b.cudaDriver) {
+    lines.push(`${pad}CUDA driver: ${b.cudaDriver.path} (supports CUDA ${b.cudaDriver.version || 'unknown'})`);
+    if (b.cudaDriver.problem) lines.push(`${pad}  ${b.cudaDriver.problem}`);
+  }
   if (b.buildRoutes) lines.push(`${pad}build routes: ${b.buildRoutes.join(', ') || '(none listed)'}`);
   for (const [k, v] of Object.entries(b.detail ?? {})) lines.push(`${pad}${k}: ${v}`);
   return lines.join('\n') + '\n';

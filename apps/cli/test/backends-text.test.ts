@@ -32,6 +32,24 @@ describe('describeBackend', () => {
     ]);
   });
 
+  it('shows the CUDA driver and, when it is older than TensorRT needs, says so', () => {
+    const problem =
+      'the CUDA driver is older than the library needs: the installed NVIDIA driver supports CUDA 11.8, and the CUDA runtime /opt/trt/lib/libcudart.so.12 needs CUDA 12.4 (a CUDA 12.x driver at least); update the NVIDIA driver, or use the TensorRT build for CUDA 11';
+    const text = describeBackend({
+      name: 'tensorrt',
+      available: false,
+      reason: problem,
+      cudaDriver: { path: 'libcuda.so.1', version: '11.8', problem },
+    });
+    const lines = text.split('\n');
+    expect(lines[0]).toBe(`tensorrt   unavailable: ${problem}`);
+    expect(lines).toContain('           CUDA driver: libcuda.so.1 (supports CUDA 11.8)');
+    expect(lines).toContain(`             ${problem}`);
+    expect(describeBackend({ name: 'tensorrt', available: true, cudaDriver: { path: 'libcuda.so.1', version: '13.0' } })).toContain(
+      'CUDA driver: libcuda.so.1 (supports CUDA 13.0)\n',
+    );
+  });
+
   it('says why TensorRT is unavailable, and what this build could have driven', () => {
     const text = describeBackend({
       name: 'tensorrt',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { BackendInfo, BuildEvent, BuildOptions, PhaseNode, type BuildFinished, type LayerInfo } from '../../shared/protocol.js';
-import { addonPath, checkEventLayout, listBackends, startBuild, toNativeRequest, type EventLayout } from '../addon.js';
+import { addonPath, checkEventLayout, listBackends, readBuildRoutes, startBuild, toNativeRequest, type EventLayout } from '../addon.js';
 import type { NativeBuildRequest } from '../native-api.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tbs-addon-'));
@@ -90,6 +90,22 @@ describe('native addon', () => {
     expect(trt).toBeDefined();
     expect(Array.isArray(trt!.adapters)).toBe(true);
     if (!trt!.available) expect(trt!.reason).toMatch(/TensorRT/);
+  });
+
+  it('reads TensorRT build routes only when asked, off the JS thread, and says why there are none', async () => {
+    const pending = readBuildRoutes();
+    expect(pending).toBeInstanceOf(Promise);
+    const settled = await pending.then(
+      (json) => ({ json, error: undefined }),
+      (error: Error) => ({ json: undefined, error }),
+    );
+    const trt = (await listBackends()).find((b) => b.name === 'tensorrt')!;
+    if (trt.available && trt.library && /^11\.([1-9]|\d\d)/.test(trt.library.version)) {
+      expect(settled.json).toMatch(/allowed_values|knob/i);
+    } else {
+      // No TensorRT 11.1+ here (no headers on CI, no library anywhere): a reason, never a hang.
+      expect(settled.error?.message).toMatch(/TensorRT|build routes/);
+    }
   });
 
   it('maps the TensorRT 10/11 options into the native request', () => {

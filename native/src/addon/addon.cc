@@ -90,6 +90,12 @@ Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
     g.Set("device", p.gpu.device);
     o.Set("gpu", g);
   }
+  if (!p.cudaDriver.path.empty()) {
+    auto d = libraryToJs(env, p.cudaDriver);
+    if (p.cudaDriver.version.empty()) d.Set("version", "");
+    if (!p.cudaDriverProblem.empty()) d.Set("problem", p.cudaDriverProblem);
+    o.Set("cudaDriver", d);
+  }
   if (p.hasBuildRoutes) {
     auto arr = Napi::Array::New(env, p.buildRoutes.size());
     for (uint32_t i = 0; i < p.buildRoutes.size(); ++i) arr.Set(i, p.buildRoutes[i]);
@@ -144,6 +150,36 @@ class ProbeWorker final : public Napi::AsyncWorker {
 
 Napi::Value ListBackends(Napi::CallbackInfo const& info) {
   auto* worker = new ProbeWorker(info.Env());  // deleted by node-addon-api after OnOK/OnError
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+// TensorRT's build-route list (JSON), read when asked: it creates a builder (seconds, GBs), so
+// on a libuv worker thread, never on the JS thread; kept on disk by the adapter.
+class BuildRoutesWorker final : public Napi::AsyncWorker {
+ public:
+  explicit BuildRoutesWorker(Napi::Env env)
+      : Napi::AsyncWorker(env, "trt-build-studio:build-routes"), deferred_(env) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      std::string error;
+      if (!trt::makeTensorRtHostBackend(builtAdapters())->buildRoutes(json_, error)) SetError(error);
+    } catch (std::exception const& e) {
+      SetError(std::string("reading TensorRT build routes failed: ") + e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(Napi::String::New(Env(), json_)); }
+  void OnError(Napi::Error const& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string json_;
+};
+
+Napi::Value ReadBuildRoutes(Napi::CallbackInfo const& info) {
+  auto* worker = new BuildRoutesWorker(info.Env());  // deleted by node-addon-api after OnOK/OnError
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;
@@ -235,6 +271,7 @@ Napi::Object eventLayoutToJs(Napi::Env env) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listBackends", Napi::Function::New(env, ListBackends, "listBackends"));
   exports.Set("startBuild", Napi::Function::New(env, StartBuild, "startBuild"));
+  exports.Set("readBuildRoutes", Napi::Function::New(env, ReadBuildRoutes, "readBuildRoutes"));
   exports.Set("openGpuProbe", Napi::Function::New(env, OpenGpuProbe, "openGpuProbe"));
   exports.Set("echoBuildRequest", Napi::Function::New(env, EchoBuildRequest, "echoBuildRequest"));
   exports.Set("redirectStderrToFile", Napi::Function::New(env, tbs::RedirectStderrToFile, "redirectStderrToFile"));

@@ -31,12 +31,14 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
         if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
         delete ctx;
       });
-  announceBuild(*job->backend_, job->request_, *job->pipeline_);  // before cancel is possible
   job->pipeline_->startFlusher();
   int nice = buildNice();
   job->thread_ = std::thread([job, nice] {
     // The build (and every thread it starts) at the build's priority, behind the event path.
     runAtBuildPriority(nice);
+    // build.started is announced here, not on the JS thread: finding TensorRT and its adapter
+    // (dlopen of libnvinfer, hundreds of MB) and asking the driver for the GPU must not block
+    // the event loop. A Stop before it is held back by the pipeline until build.started is out.
     runBuild(*job->backend_, job->request_, *job->pipeline_);
     // finish() put the final batch in the outbox before returning; a hold may keep it there, and
     // releasing now would close the function before it is delivered. Releasing (after) lets the

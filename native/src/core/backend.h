@@ -142,6 +142,7 @@ struct GpuFact {
   std::string name;
   std::string computeCapability;  // "8.6"
   int32_t device = -1;            // -1: not known
+  std::string cudaDriver;         // newest CUDA version the driver supports ("13.0"); "" unknown
 };
 
 struct AdapterFact {
@@ -164,6 +165,11 @@ struct BackendProbe {
   AdapterFact adapter;        // major 0: none in use
   std::vector<LibraryFact> preloaded;
   GpuFact gpu;                // device -1: unknown
+  // tensorrt: the CUDA driver (libcuda.so.1) and the newest CUDA version it supports
+  // (cuDriverGetVersion); empty path: not found. cudaDriverProblem: the driver against the CUDA
+  // runtime TensorRT uses ("the CUDA driver is older than the library needs: ..."), if any.
+  LibraryFact cudaDriver;
+  std::string cudaDriverProblem;
   bool hasBuildRoutes = false;
   std::vector<std::string> buildRoutes;
   std::string emulates;       // simulated: the TensorRT version it imitates
@@ -180,6 +186,14 @@ class Backend {
   // Facts for build.started: backend version and GPU name when known.
   virtual std::string version() = 0;
   virtual std::string gpuName() { return {}; }
+  // TensorRT 11.1+: the library's build-route list as getAllBuildRoutes() returns it (JSON),
+  // read when asked (it needs a builder) and kept on disk (trt/build_routes_cache.h). Runs on
+  // the calling thread, never the JS thread. False with `error` when there is none to read.
+  virtual bool buildRoutes(std::string& json, std::string& error) {
+    (void)json;
+    error = "this backend has no build routes";
+    return false;
+  }
   // GPU facts for build.started (name, compute capability, device index); device -1 = unknown.
   virtual GpuFact gpuFor(BuildRequest const& request) {
     (void)request;

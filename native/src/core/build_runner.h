@@ -7,8 +7,9 @@
 
 namespace tbs {
 
-// Emits build.started. Call it before anyone can cancel (the addon does so on the JS thread
-// before returning the handle) so build.started is always the first event.
+// Emits build.started, always the first event: a cancel requested before it is emitted right
+// after it (ProgressPipeline::requestCancel). runBuild calls it on the build thread, so the
+// backend's version() and gpuFor() (TensorRT: loading libraries) never run on the JS thread.
 void announceBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline);
 
 // Runs the backend (announcing first if that was not done) and finishes the pipeline.

@@ -139,7 +139,8 @@ bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.request
 bool ProgressPipeline::waitForCancel(double ms) noexcept { return cancel_.waitFor(ms); }
 
 void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
-                               std::string const& gpu, std::string const& computeCapability, int32_t device) {
+                               std::string const& gpu, std::string const& computeCapability, int32_t device,
+                               std::string const& cudaDriver) {
   Record r;
   r.ns = monoNowNs();
   r.type = EvType::kStarted;
@@ -153,6 +154,7 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
   }
   if (!computeCapability.empty()) o.str("computeCapability", computeCapability);
   if (device >= 0) o.integer("device", device);
+  if (!cudaDriver.empty()) o.str("cudaDriver", cudaDriver);
   r.text = o.done();
   std::lock_guard<std::mutex> lk(controlMu_);
   if (closed_.load(std::memory_order_relaxed) || started_.exchange(true)) return;
@@ -166,6 +168,11 @@ void ProgressPipeline::started(std::string const& backend, std::string const& ba
     w.text = crashError_ + " (a crash of this build will not name its phase)";
     pushControl(std::move(w));
   }
+  if (cancelBeforeStart_) {
+    cancelBeforeStart_ = false;
+    pushControl(std::move(pendingCancel_));
+    pacer_.urgent();
+  }
 }
 
 bool ProgressPipeline::requestCancel(CancelReason reason) {
@@ -177,6 +184,11 @@ bool ProgressPipeline::requestCancel(CancelReason reason) {
   if (!cancel_.request(&r.ns)) return false;
   r.type = EvType::kCancelling;
   r.a = static_cast<int64_t>(reason);
+  if (!started_.load(std::memory_order_relaxed)) {
+    pendingCancel_ = std::move(r);  // emitted right after build.started
+    cancelBeforeStart_ = true;
+    return true;
+  }
   pushControl(std::move(r));
   pacer_.urgent();  // deliver build.cancelling now rather than after the budget
   return true;
@@ -186,6 +198,10 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
   {
     std::lock_guard<std::mutex> lk(controlMu_);
     if (closed_.load(std::memory_order_relaxed)) return;
+    if (cancelBeforeStart_) {  // never started (a pipeline used without build.started)
+      cancelBeforeStart_ = false;
+      pushControl(std::move(pendingCancel_));
+    }
     int64_t now = monoNowNs();
     cancel_.ended(now);
     CancelTimes ct = cancel_.times();

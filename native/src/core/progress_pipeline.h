@@ -94,7 +94,8 @@ class ProgressPipeline final : public ProgressSink {
 
   // build.started; call before the backend starts reporting.
   void started(std::string const& backend, std::string const& backendVersion, bool simulated,
-               std::string const& gpu, std::string const& computeCapability = {}, int32_t device = -1);
+               std::string const& gpu, std::string const& computeCapability = {}, int32_t device = -1,
+               std::string const& cudaDriver = {});
   // Sets the cancel flag (any thread). Returns true for the first request only; later ones are
   // harmless no-ops, as is a request after finish().
   bool requestCancel(CancelReason reason);
@@ -156,6 +157,10 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<bool> closed_{false};
   std::atomic<bool> started_{false};
   std::atomic<bool> flusherFavoured_{false};
+  // A cancel requested before build.started (the addon announces on the build thread, where
+  // TensorRT is loaded): its build.cancelling follows build.started, which is always first.
+  bool cancelBeforeStart_ = false;  // with controlMu_ held
+  Record pendingCancel_;
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
 
   // Flusher side.

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "cuda_driver.h"
+
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -19,88 +21,12 @@ constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlTemperatureGpu = 0;
 // Processes listed per call; a GPU with more compute processes than this is asked again.
 constexpr unsigned kMaxProcesses = 64;
-// CUresult success.
-constexpr int kCudaSuccess = 0;
-// NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE; cuDeviceGetPCIBusId writes at most 13 characters.
-constexpr int kBusIdBytes = 32;
 
 std::vector<std::string> libraryNames(char const* envName, std::vector<std::string> defaults) {
   char const* env = std::getenv(envName);
   if (env != nullptr && *env != '\0') return {env};
   return defaults;
 }
-
-// The CUDA driver API, loaded once and kept for the process (CUDA's own state lives that long;
-// TensorRT's runtime loads the same library). A failed load is retried on the next probe.
-class CudaDriver {
- public:
-  static CudaDriver* get(std::string& error) {
-    static std::mutex mu;
-    static CudaDriver* loaded = nullptr;
-    std::lock_guard<std::mutex> lock(mu);
-    if (loaded != nullptr) return loaded;
-    std::string tried;
-    SharedLibrary lib = SharedLibrary::openFirst(libraryNames("TBS_CUDA_DRIVER_LIB", {"libcuda.so.1"}), tried);
-    if (!lib) {
-      error = "the CUDA driver library was not found (" + tried + ")";
-      return nullptr;
-    }
-    auto d = std::unique_ptr<CudaDriver>(new CudaDriver());
-    d->init_ = lib.function<InitFn>("cuInit");
-    d->deviceGet_ = lib.function<DeviceGetFn>("cuDeviceGet");
-    d->busId_ = lib.function<BusIdFn>("cuDeviceGetPCIBusId");
-    d->errorString_ = lib.function<ErrorStringFn>("cuGetErrorString");
-    if (d->init_ == nullptr || d->deviceGet_ == nullptr || d->busId_ == nullptr) {
-      error = lib.name() + " lacks cuInit / cuDeviceGet / cuDeviceGetPCIBusId: not the CUDA driver?";
-      return nullptr;
-    }
-    lib.leak();
-    loaded = d.release();  // process lifetime, like the library
-    return loaded;
-  }
-
-  // The PCI bus id of CUDA device `ordinal`, in CUDA's order (CUDA_VISIBLE_DEVICES applies).
-  bool busIdOf(int32_t ordinal, std::string& out, std::string& error) const {
-    int rc = init_(0);  // idempotent; TensorRT's runtime makes the same call
-    if (rc != kCudaSuccess) {
-      error = "the CUDA driver did not start: " + text(rc);
-      return false;
-    }
-    int dev = 0;
-    rc = deviceGet_(&dev, ordinal);
-    if (rc != kCudaSuccess) {
-      error = "no CUDA device " + std::to_string(ordinal) + ": " + text(rc);
-      return false;
-    }
-    char buf[kBusIdBytes] = {};
-    rc = busId_(buf, kBusIdBytes, dev);
-    if (rc != kCudaSuccess) {
-      error = "the CUDA driver did not name the PCI bus of device " + std::to_string(ordinal) + ": " + text(rc);
-      return false;
-    }
-    out = buf;
-    return true;
-  }
-
- private:
-  using InitFn = int (*)(unsigned int);
-  using DeviceGetFn = int (*)(int*, int);
-  using BusIdFn = int (*)(char*, int, int);
-  using ErrorStringFn = int (*)(int, char const**);
-
-  std::string text(int rc) const {
-    char const* s = nullptr;
-    if (errorString_ != nullptr && errorString_(rc, &s) == kCudaSuccess && s != nullptr) {
-      return std::string(s) + " (CUDA error " + std::to_string(rc) + ")";
-    }
-    return "CUDA error " + std::to_string(rc);
-  }
-
-  InitFn init_ = nullptr;
-  DeviceGetFn deviceGet_ = nullptr;
-  BusIdFn busId_ = nullptr;
-  ErrorStringFn errorString_ = nullptr;
-};
 
 }  // namespace
 

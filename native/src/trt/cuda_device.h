@@ -1,57 +1,28 @@
-// The CUDA runtime, reached through dlopen/dlsym (no CUDA header, no link), for what TensorRT's
-// API does not offer: choosing the device a build runs on (cudaSetDevice before the builder is
-// created, as trtexec does with --device) and naming the GPU (cudaGetDeviceProperties,
-// cudaDeviceGetAttribute).
+// The CUDA runtime TensorRT uses, read for one fact: which CUDA version it needs from the driver
+// (cudaRuntimeGetVersion, which starts nothing). Devices are chosen and named through the CUDA
+// driver instead (gpu/cuda_driver.h): a runtime of our own choosing may be of another CUDA major
+// than TensorRT's, or a second runtime instance whose device choice TensorRT never sees.
 //
-// Which library: TBS_CUDART_LIB when set, else a libcudart already loaded in the process (e.g.
-// preloaded from TBS_TRT_LIB_DIR), else libcudart.so.13 / .so.12 / .so.11 / .so from the
-// dynamic linker's search path.
+// Which runtime: TBS_CUDART_LIB when set; else a libcudart already in the process (preloaded
+// from TBS_TRT_LIB_DIR, or loaded by libnvinfer as its dependency). No runtime is opened that
+// is not already there: when none is, the needed version is unknown and not checked, and
+// TensorRT itself reports a driver it cannot use when the builder is created.
 //
 // NOT RUN HERE against a real CUDA runtime (no GPU on the development machines); tested against
-// a fake libcudart (native/test/trt/fake_cudart.cc) that implements the same C signatures.
+// a fake libcudart (native/test/trt/fake_cudart.cc) with the same C signatures.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "../core/backend.h"
-
 namespace tbs::trt {
 
-class CudaRuntime {
- public:
-  // The process-wide runtime, or null with `error` saying why (not found, symbols missing).
-  // Failed loads are retried on the next call.
-  static CudaRuntime* get(std::string& error);
-
-  // cudaSetDevice(device) on the calling thread; false with an error naming the device and the
-  // number of devices when it fails.
-  bool setDevice(int32_t device, std::string& error);
-
-  // Name, compute capability and index of `device`; false with `error` when CUDA cannot tell.
-  bool describe(int32_t device, GpuFact& out, std::string& error);
-
-  std::string const& path() const { return path_; }
-  std::string version() const;  // "12.4", or "" when cudaRuntimeGetVersion is missing
-
- private:
-  CudaRuntime() = default;
-  std::string errorText(int code) const;
-
-  using IntFn = int (*)(int);
-  using IntPtrFn = int (*)(int*);
-  using AttrFn = int (*)(int*, int, int);
-  using PropsFn = int (*)(void*, int);
-  using ErrStrFn = char const* (*)(int);
-
-  void* handle_ = nullptr;
-  std::string path_;
-  IntFn setDevice_ = nullptr;
-  IntPtrFn getDeviceCount_ = nullptr;
-  IntPtrFn runtimeVersion_ = nullptr;
-  AttrFn getAttribute_ = nullptr;
-  PropsFn getProperties_ = nullptr;
-  ErrStrFn errorString_ = nullptr;
+struct CudaRuntimeFact {
+  std::string path;     // empty: none in the process (and none named by TBS_CUDART_LIB)
+  int32_t version = -1;  // cudaRuntimeGetVersion, e.g. 12040; -1 when unknown
 };
+
+// Looks each time (a runtime may be loaded later, with libnvinfer).
+CudaRuntimeFact cudaRuntimeInProcess();
 
 }  // namespace tbs::trt

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "../core/atomic_file.h"
+#include "../gpu/cuda_driver.h"
+#include "build_routes_cache.h"
 #include "cuda_device.h"
 #include "trt_headers.h"
 #include "trt_loader.h"
@@ -247,6 +249,11 @@ std::string selfPath() {
   return out;
 }
 
+// How the CUDA runtime is named in a driver problem.
+std::string runtimeName(trt::CudaRuntimeFact const& runtime) {
+  return runtime.path.empty() ? std::string("TensorRT's CUDA runtime") : "the CUDA runtime " + runtime.path;
+}
+
 class TrtBackend final : public Backend {
  public:
   explicit TrtBackend(trt::LoaderConfig config) : config_(std::move(config)) {}
@@ -278,16 +285,38 @@ class TrtBackend final : public Backend {
     if (trt::libHas(lib, trt::kSinceDeprecatedInt4Fp4) && NV_TENSORRT_MAJOR < 11) {
       p.detail["precisionNote"] = "int4/fp4 only enable plugins with INT4/FP4 I/O and are deprecated since 10.12";
     }
+    if (!libs->parserReleaseKnown()) {
+      p.detail["onnxParserCheck"] = "not made: neither getNvOnnxParserVersion() nor the file name of " +
+                                    libs->onnxParserPath() + " says its release, so it cannot be compared with libnvinfer's";
+    }
+    // The GPU and the driver through the CUDA driver API: no context is created, no CUDA runtime
+    // is started, nothing is allocated on the GPU.
+    trt::CudaRuntimeFact runtime = trt::cudaRuntimeInProcess();
+    if (!runtime.path.empty()) {
+      p.detail["cudaRuntime"] =
+          runtime.path + (runtime.version > 0 ? " (" + gpu::cudaVersionText(runtime.version) + ")" : "");
+    }
     std::string cudaError;
-    if (trt::CudaRuntime* cuda = trt::CudaRuntime::get(cudaError)) {
-      p.detail["cudaRuntime"] = cuda->path() + (cuda->version().empty() ? "" : " (" + cuda->version() + ")");
+    if (gpu::CudaDriver* driver = gpu::CudaDriver::get(cudaError)) {
+      p.cudaDriver = {driver->path(), gpu::cudaVersionText(driver->version())};
       GpuFact g;
-      if (cuda->describe(0, g, cudaError)) p.gpu = g;
-      else p.detail["gpu"] = cudaError;
+      if (driver->describe(0, g.name, g.computeCapability, cudaError)) {
+        g.device = 0;
+        g.cudaDriver = p.cudaDriver.version;
+        p.gpu = g;
+      } else {
+        p.detail["gpu"] = cudaError;
+      }
+      bool fatal = false;
+      p.cudaDriverProblem = gpu::driverVersionProblem(driver->version(), runtime.version, runtimeName(runtime), fatal);
+      if (fatal) {
+        p.available = false;
+        p.reason = p.cudaDriverProblem;
+      }
     } else {
       p.detail["gpu"] = "unknown: " + cudaError;
     }
-    listBuildRoutes(*libs, p);
+    cachedBuildRoutes(*libs, p);
     return p;
   }
 
@@ -300,8 +329,11 @@ class TrtBackend final : public Backend {
   GpuFact gpuFor(BuildRequest const& request) override {
     GpuFact g;
     std::string error;
-    trt::CudaRuntime* cuda = trt::CudaRuntime::get(error);
-    if (cuda == nullptr || !cuda->describe(request.device >= 0 ? request.device : 0, g, error)) return GpuFact{};
+    gpu::CudaDriver* driver = gpu::CudaDriver::get(error);
+    if (driver == nullptr) return g;
+    g.cudaDriver = gpu::cudaVersionText(driver->version());
+    int32_t device = request.device >= 0 ? request.device : 0;
+    if (driver->describe(device, g.name, g.computeCapability, error)) g.device = device;
     return g;
   }
 
@@ -329,29 +361,74 @@ class TrtBackend final : public Backend {
 #endif
   }
 
-  // 11.1+: a builder config knows the routes of this library and GPU without a network.
-  static void listBuildRoutes(TrtLibraries& libs, BackendProbe& p) {
+  // Listing backends creates no builder: routes are reported only when the on-disk cache has
+  // them for this very library and GPU (buildRoutes() fills it when a user asks).
+  static void cachedBuildRoutes(TrtLibraries& libs, BackendProbe& p) {
+    if (!trt::libHas(libs.inferLibVersion(), trt::kSinceBuildRoutes) || !TBS_TRT_HEADERS_AT_LEAST(11, 1)) return;
+    trt::RoutesCacheKey key;
+    std::string error, json;
+    if (trt::routesCacheKey(libs.nvinferPath(), p.gpu.name, key, error) && trt::readCachedRoutes(key, json)) {
+      p.hasBuildRoutes = true;
+      p.buildRoutes = routeOptions(json);
+      p.detail["buildRoutesJson"] = json;
+    } else {
+      p.detail["buildRoutes"] = "not read yet (reading them creates a TensorRT builder; they are read when asked, "
+                                "e.g. trtexec --helpBuildRoute, and kept on disk)";
+    }
+  }
+
+ public:
+  bool buildRoutes(std::string& json, std::string& error) override {
+    trt::LoadError err;
+    TrtLibraries* libs = libraries(err);
+    if (libs == nullptr) {
+      error = err.message;
+      return false;
+    }
 #if TBS_TRT_HEADERS_AT_LEAST(11, 1)
-    if (!trt::libHas(libs.inferLibVersion(), trt::kSinceBuildRoutes)) return;
-    std::unique_lock<std::mutex> one(processBuildMutex(), std::try_to_lock);
-    if (!one.owns_lock()) return;  // a build is running: do not create a second builder
-    Logger& logger = Logger::instance();
-    std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
-        libs.createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), NV_TENSORRT_VERSION)));
-    if (!builder) return;
-    std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
-    if (!config) return;
-    char const* json = config->getAllBuildRoutes();
-    if (json == nullptr) return;
-    p.hasBuildRoutes = true;
-    p.buildRoutes = routeOptions(json);
-    p.detail["buildRoutesJson"] = json;
+    if (!trt::libHas(libs->inferLibVersion(), trt::kSinceBuildRoutes)) {
+      error = "build routes need TensorRT " + trt::sinceText(trt::kSinceBuildRoutes) + "; this is TensorRT " +
+              libs->versionString();
+      return false;
+    }
+    std::string gpuName, cc, ignored;
+    if (gpu::CudaDriver* driver = gpu::CudaDriver::get(ignored)) driver->describe(0, gpuName, cc, ignored);
+    trt::RoutesCacheKey key;
+    bool keyed = trt::routesCacheKey(libs->nvinferPath(), gpuName, key, ignored);
+    if (keyed && trt::readCachedRoutes(key, json)) return true;
+    {
+      std::unique_lock<std::mutex> one(processBuildMutex(), std::try_to_lock);
+      if (!one.owns_lock()) {
+        error = "a TensorRT build is running in this process; build routes are read when it is over";
+        return false;
+      }
+      Logger& logger = Logger::instance();
+      std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(libs->createInferBuilder(
+          static_cast<nvinfer1::ILogger*>(&logger), trt::factoryVersion(trt::kHeaderVersion, libs->inferLibVersion()))));
+      if (!builder) {
+        error = withLastError("TensorRT " + libs->versionString() + " could not create a builder to read build routes");
+        return false;
+      }
+      std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
+      char const* routes = config ? config->getAllBuildRoutes() : nullptr;
+      if (routes == nullptr) {
+        error = withLastError("TensorRT " + libs->versionString() + " listed no build routes");
+        return false;
+      }
+      json = routes;
+    }
+    std::string writeError;
+    if (keyed) trt::writeCachedRoutes(key, json, writeError);  // only saves time next time
+    return true;
 #else
-    (void)libs;
-    (void)p;
+    (void)json;
+    error = "this adapter was compiled against TensorRT " + trt::formatTrtVersion(trt::kHeaderVersion) +
+            " headers, which have no build routes (11.1+)";
+    return false;
 #endif
   }
 
+ private:
   BuildOutcome buildLocked(BuildRequest const& request, ProgressSink& sink) {
     // Everything that can be checked without TensorRT is checked first, so a typo fails in
     // milliseconds instead of after a model parse.
@@ -373,11 +450,23 @@ class TrtBackend final : public Backend {
     trt::LoggerRoute route(logger, sink, plan.forwardVerbose);
     for (auto const& w : plan.warnings) sink.log(Severity::kWarning, w.c_str());
 
+    // The driver before any builder: a driver too old for TensorRT's CUDA runtime is said in
+    // those words instead of a builder that fails to appear.
+    std::string driverError;
+    gpu::CudaDriver* driver = gpu::CudaDriver::get(driverError);
+    if (driver != nullptr) {
+      trt::CudaRuntimeFact runtime = trt::cudaRuntimeInProcess();
+      bool fatal = false;
+      std::string problem = gpu::driverVersionProblem(driver->version(), runtime.version, runtimeName(runtime), fatal);
+      if (fatal) return failed(problem);
+      if (!problem.empty()) sink.log(Severity::kWarning, problem.c_str());
+    }
     if (request.device >= 0) {
-      // The builder uses the calling thread's current device (trtexec --device does the same).
-      trt::CudaRuntime* cuda = trt::CudaRuntime::get(error);
-      if (cuda == nullptr) return failed("cannot choose device " + std::to_string(request.device) + ": " + error);
-      if (!cuda->setDevice(request.device, error)) return failed(error);
+      // The builder uses the calling thread's current device (trtexec --device does the same with
+      // cudaSetDevice). Through the driver: device N's primary context made current on this
+      // thread is what every CUDA runtime instance in the process adopts.
+      if (driver == nullptr) return failed("cannot choose device " + std::to_string(request.device) + ": " + driverError);
+      if (!driver->selectOnThisThread(request.device, error)) return failed(error);
     }
 
     // Declaration order is destruction order in reverse: the monitor and the timing cache must
@@ -393,7 +482,7 @@ class TrtBackend final : public Backend {
     };
 
     std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
-        libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), NV_TENSORRT_VERSION)));
+        libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), trt::factoryVersion(trt::kHeaderVersion, lib))));
     if (!builder) {
       return failed(withLastError("TensorRT " + libs->versionString() +
                                   " could not create a builder (no usable CUDA device or driver?)"));

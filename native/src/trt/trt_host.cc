@@ -126,6 +126,49 @@ std::string adapterHint(int32_t major) {
          " install or header folder (several folders are separated by ':')";
 }
 
+// The TensorRT major whose libnvinfer this process has opened (0: none yet). Opening a library
+// runs its static constructors, and they stay run after dlclose; two majors' constructors and
+// CUDA state in one process are not something NVIDIA supports, so once one major was opened, no
+// other is opened until the process ends.
+std::mutex openedMu;
+int32_t openedMajor = 0;
+
+int32_t majorOpened() {
+  std::lock_guard<std::mutex> lock(openedMu);
+  return openedMajor;
+}
+
+void noteOpened(int32_t major) {
+  std::lock_guard<std::mutex> lock(openedMu);
+  if (openedMajor == 0) openedMajor = major;
+}
+
+std::string secondMajorRefused(int32_t wanted, std::string const& path) {
+  return "TensorRT " + std::to_string(majorOpened()) + " is already loaded in this process, so " + path +
+         (wanted > 0 ? " (TensorRT " + std::to_string(wanted) + ")" : std::string()) +
+         " is not opened: a process never loads two TensorRT majors (restart the app to switch)";
+}
+
+bool hasAdapter(std::vector<AdapterFact> const& built, int32_t major) {
+  for (auto const& a : built) {
+    if (a.major == major) return true;
+  }
+  return false;
+}
+
+std::string adapterMajors(std::vector<AdapterFact> const& built) {
+  std::string have;
+  for (auto const& a : built) have += (have.empty() ? "" : ", ") + std::to_string(a.major);
+  return have;
+}
+
+std::string noAdapterReason(TrtVersion v, std::string const& path, std::vector<AdapterFact> const& built) {
+  std::string have = adapterMajors(built);
+  return "TensorRT " + formatTrtVersion(v) + " found at " + path + ", but this addon was built without TensorRT " +
+         std::to_string(v.major) + " headers" + (have.empty() ? "" : " (it has adapters for TensorRT " + have + ")") +
+         "; " + adapterHint(v.major);
+}
+
 Selection select(std::vector<AdapterFact> const& built) {
   Selection s;
   std::string const libDir = env("TBS_TRT_LIB_DIR");
@@ -136,15 +179,41 @@ Selection select(std::vector<AdapterFact> const& built) {
 
   if (!libDir.empty()) preloadCudaRuntime(libDir, s.preloaded);
 
+  // Only majors this build has an adapter for are looked for (newest first): a library of
+  // another major is never opened, so TensorRT 10 is used when only 10 has an adapter even with
+  // 11 installed beside it. A path given in TBS_NVINFER_LIB is judged by its file name
+  // (libnvinfer.so.11.1.0) before it is opened, where the name says the release.
   std::vector<std::string> candidates;
-  if (!nvinferOverride.empty()) {
-    candidates.push_back(nvinferOverride);
-  } else {
-    for (int32_t m : kMajors) candidates.push_back(joinPath(libDir, "libnvinfer.so." + std::to_string(m)));
-  }
-
   std::string notFound;
   std::string noAdapter;  // a library that was found but cannot be driven: the most useful reason
+  if (!nvinferOverride.empty()) {
+    TrtVersion named{};
+    std::string text = versionFromFileName(nvinferOverride);
+    bool knownMajor = parseTrtVersionText(text, named) || (!text.empty() && (named.major = std::atoi(text.c_str())) > 0);
+    if (knownMajor && !hasAdapter(built, named.major)) {
+      s.reason = "TBS_NVINFER_LIB=" + nvinferOverride + " is TensorRT " + text + " by its file name, and this addon " +
+                 "was built without TensorRT " + std::to_string(named.major) + " headers (it has adapters for " +
+                 "TensorRT " + adapterMajors(built) + "); it is not opened; " + adapterHint(named.major);
+      return s;
+    }
+    if (knownMajor && majorOpened() != 0 && majorOpened() != named.major) {
+      s.reason = secondMajorRefused(named.major, nvinferOverride);
+      return s;
+    }
+    candidates.push_back(nvinferOverride);
+  } else {
+    for (int32_t m : kMajors) {
+      if (!hasAdapter(built, m)) continue;
+      std::string path = joinPath(libDir, "libnvinfer.so." + std::to_string(m));
+      if (majorOpened() != 0 && majorOpened() != m) {
+        // Said only when nothing of the loaded major can be used either.
+        if (noAdapter.empty()) noAdapter = secondMajorRefused(m, path);
+        continue;
+      }
+      candidates.push_back(path);
+    }
+  }
+
   for (auto const& candidate : candidates) {
     void* h = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
@@ -160,18 +229,16 @@ Selection select(std::vector<AdapterFact> const& built) {
     }
     int32_t encoded = version();
     TrtVersion v = decodeTrtVersion(encoded);
-    AdapterFact const* fit = nullptr;
-    for (auto const& a : built) {
-      if (a.major == v.major) fit = &a;
+    if (majorOpened() != 0 && majorOpened() != v.major) {
+      // Only reachable through a TBS_NVINFER_LIB whose name does not say its release.
+      if (noAdapter.empty()) noAdapter = secondMajorRefused(v.major, path);
+      dlclose(h);
+      continue;
     }
-    if (fit == nullptr) {
-      if (noAdapter.empty()) {
-        std::string have;
-        for (auto const& a : built) have += (have.empty() ? "" : ", ") + std::to_string(a.major);
-        noAdapter = "TensorRT " + formatTrtVersion(v) + " found at " + path + ", but this addon was built without TensorRT " +
-                    std::to_string(v.major) + " headers" + (have.empty() ? "" : " (it has adapters for TensorRT " + have + ")") +
-                    "; " + adapterHint(v.major);
-      }
+    noteOpened(v.major);
+    if (!hasAdapter(built, v.major)) {
+      // Only reachable through TBS_NVINFER_LIB (or a library lying about its soname).
+      if (noAdapter.empty()) noAdapter = noAdapterReason(v, path, built);
       dlclose(h);
       continue;
     }
@@ -201,8 +268,9 @@ Selection select(std::vector<AdapterFact> const& built) {
   if (!noAdapter.empty()) {
     s.reason = noAdapter;
   } else {
-    s.reason = "TensorRT not found: " + notFound +
-               " (install TensorRT 10 or 11, or set TBS_TRT_LIB_DIR to the folder holding libnvinfer.so.*)";
+    s.reason = "TensorRT not found: " + notFound + " (install TensorRT " + adapterMajors(built) +
+               ", or set TBS_TRT_LIB_DIR to the folder holding libnvinfer.so.*; this addon has adapters for TensorRT " +
+               adapterMajors(built) + " only, and looks for no other major)";
   }
   return s;
 }
@@ -234,6 +302,15 @@ class HostBackend final : public Backend {
     Backend* b = resolve();
     if (b == nullptr) return failedOutcome(reason_);
     return b->build(request, sink);
+  }
+
+  bool buildRoutes(std::string& json, std::string& error) override {
+    Backend* b = resolve();
+    if (b == nullptr) {
+      error = reason_;
+      return false;
+    }
+    return b->buildRoutes(json, error);
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <climits>
 #include <cstdlib>
 
 #include "lib_files.h"
@@ -116,6 +117,31 @@ std::unique_ptr<TrtLibraries> TrtLibraries::load(LoaderConfig const& config, Loa
                 libs->parserPath_ + " does not export getNvOnnxParserVersion: " + lastDlError());
   }
   libs->parserVersion_ = parserVersion();
+  // The parser's release: from getNvOnnxParserVersion() where it says one (every release up to
+  // 11.1 returns 100, "0.1.0", which says nothing), else from the file the soname resolves to
+  // (libnvonnxparser.so.10 -> libnvonnxparser.so.10.8.0, as NVIDIA's packages install it).
+  TrtVersion parser{};
+  std::string parserText;
+  if (libs->parserVersion_ >= 10000) {
+    parser = decodeTrtVersion(libs->parserVersion_);
+    parserText = formatTrtVersion(parser);
+    libs->parserReleaseKnown_ = true;
+  } else if (parseTrtVersionText(versionFromFileName(libs->parserPath_), parser)) {
+    parserText = versionFromFileName(libs->parserPath_);
+    libs->parserReleaseKnown_ = true;
+  }
+  if (libs->parserReleaseKnown_ && (parser.major != found.major || parser.minor != found.minor)) {
+    char real[PATH_MAX];
+    std::string parserFile = libs->parserPath_;
+    if (realpath(libs->parserPath_.c_str(), real) != nullptr && parserFile != real) parserFile += " (" + std::string(real) + ")";
+    return fail(LoadFailure::kMixedInstall,
+                "mixed TensorRT install refused: the ONNX parser " + parserFile + " is TensorRT " + parserText +
+                    ", but libnvinfer " + libs->nvinferPath_ + " is TensorRT " + formatTrtVersion(found) +
+                    "; the parser must come from the same release (" + std::to_string(found.major) + "." +
+                    std::to_string(found.minor) + ") as libnvinfer, because it calls the network definition by "
+                    "that release's layout (install the matching libnvonnxparser, or point TBS_NVONNXPARSER_LIB "
+                    "or TBS_TRT_LIB_DIR at it)");
+  }
   return libs;
 }
 

@@ -26,7 +26,7 @@ struct LoaderConfig {
 //   TBS_NVONNXPARSER_LIB  file name or full path of libnvonnxparser
 LoaderConfig loaderConfigFromEnv(int32_t compiledMajor);
 
-enum class LoadFailure : uint8_t { kNone = 0, kNotFound, kWrongMajor, kMissingSymbol };
+enum class LoadFailure : uint8_t { kNone = 0, kNotFound, kWrongMajor, kMissingSymbol, kMixedInstall };
 
 struct LoadError {
   LoadFailure kind = LoadFailure::kNone;
@@ -36,7 +36,9 @@ struct LoadError {
 class TrtLibraries {
  public:
   // Returns null and fills `error` when a library cannot be loaded, has the wrong major version
-  // or lacks a required symbol. libnvinfer is opened first with RTLD_NOW | RTLD_GLOBAL: the
+  // or lacks a required symbol, or when the ONNX parser is of another release (major.minor) than
+  // libnvinfer (a mixed install: the parser calls INetworkDefinition methods by the slots of its
+  // own release, and 10.8 and 10.9 order them differently). libnvinfer is opened first with RTLD_NOW | RTLD_GLOBAL: the
   // parser library resolves its libnvinfer symbols against that same instance.
   static std::unique_ptr<TrtLibraries> load(LoaderConfig const& config, LoadError& error);
 
@@ -55,6 +57,9 @@ class TrtLibraries {
   // The parser's release from its file name (libnvonnxparser.so.10.3.0 -> "10.3.0"):
   // getNvOnnxParserVersion() returns 100 on every 10.x and 11.x, so it cannot tell them apart.
   std::string onnxParserFileVersion() const;
+  // False when neither getNvOnnxParserVersion() nor the parser's file name says its release, so
+  // the "same release as libnvinfer" check could not be made (probe detail says so).
+  bool parserReleaseKnown() const { return parserReleaseKnown_; }
   bool hasInferRuntime() const { return createRuntime_ != nullptr; }
   std::string const& nvinferPath() const { return nvinferPath_; }      // as resolved by ld.so
   std::string const& onnxParserPath() const { return parserPath_; }
@@ -74,6 +79,7 @@ class TrtLibraries {
   CreateParserFn createParser_ = nullptr;
   int32_t inferVersion_ = 0;
   int32_t parserVersion_ = -1;
+  bool parserReleaseKnown_ = false;
   std::string nvinferPath_;
   std::string parserPath_;
 };

@@ -16,12 +16,35 @@ void addWarning(CacheStats& stats, std::string const& text) {
 
 using CachePtr = std::unique_ptr<nvinfer1::ITimingCache>;
 
-// createTimingCache on bytes read from a file; null when TensorRT cannot read them.
+// createTimingCache on bytes read from a file; null when TensorRT cannot read them (one of the
+// two known answers to bad bytes; the other is an empty cache, which readProof() catches).
 CachePtr deserialize(CacheFactory& config, std::string const& bytes) {
   return CachePtr(config.createTimingCache(bytes.data(), bytes.size()));
 }
 
+size_t serializedSize(nvinfer1::ITimingCache const& cache) {
+  std::unique_ptr<nvinfer1::IHostMemory> blob(cache.serialize());
+  return blob != nullptr && blob->data() != nullptr ? blob->size() : 0;
+}
+
 }  // namespace
+
+std::string TimingCacheSession::readProof(nvinfer1::ITimingCache const& loaded, std::string const& bytes) const {
+  if (bytes.empty()) return {};
+  // 10.8+: a file TensorRT read has its entries in the loaded cache. A file without entries is
+  // proven by the size test below (an empty cache serializes to its header alone).
+  int64_t entries = countEntries(&loaded);
+  if (entries > 0) return {};
+  // Every version: the loaded cache serializes back to the file's size. ASSUMED, not observed
+  // here: that TensorRT re-serializes a cache it read to the same number of bytes. Where that
+  // does not hold, the file is only ever kept (never replaced) and the entries go to a sidecar.
+  size_t size = serializedSize(loaded);
+  if (size == bytes.size()) return {};
+  std::string loadedText = entries == 0 ? "no entries" : "a cache of " + std::to_string(size) + " bytes";
+  return "TensorRT " + formatTrtVersion(libVersion_) + " loaded " + loadedText + " from its " +
+         std::to_string(bytes.size()) + " bytes, so it cannot be proven that TensorRT read it (TensorRT is known to " +
+         "go on with an empty cache when it cannot read one)";
+}
 
 bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error) {
   path_ = path;
@@ -52,15 +75,21 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
     CachePtr pending = deserialize(config, s.bytes);
     if (pending != nullptr) cache_->combine(*pending, /*ignoreMismatch=*/false);
   }
-  if (!config.setTimingCache(*cache_, /*ignoreMismatch=*/false)) {
-    if (bytes.empty() || !config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
-      error = "TensorRT refused the timing cache in " + path;
-      cache_.reset();
-      return false;
-    }
-    addWarning(stats, "timing cache file " + path +
-                          " was made on another GPU or TensorRT version; its entries were used anyway (as trtexec "
-                          "does), but this build's entries cannot be merged into it");
+  // As trtexec attaches a cache: ignoreMismatch = true, so that a cache made on another GPU is
+  // used without TensorRT logging an ERROR. Such a cache is found out at save time, where
+  // combine(..., false) refuses to mix it and this build's entries go to a sidecar.
+  if (!config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
+    error = "TensorRT refused the timing cache in " + path + "; the file is left untouched";
+    cache_.reset();
+    return false;
+  }
+  // Bad bytes may come back as an EMPTY cache instead of null: the build goes on, but the file
+  // must never be replaced by what this build saves (the save checks the same proof again on
+  // the file as it is then, and puts this build's entries in a sidecar).
+  if (std::string why = readProof(*cache_, bytes); !why.empty()) {
+    addWarning(stats, "timing cache file " + path + " is kept as it is: " + why +
+                          "; this build's entries go to a sidecar next to it (remove or rename the file to "
+                          "start a new cache there)");
   }
   stats.entriesBefore = entryCount(config);
   return true;
@@ -108,6 +137,14 @@ bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
                           " can read (it was replaced during the build)"
                     : "TensorRT could not create a timing cache";
       return m;
+    }
+    // Never replace a file TensorRT may not have read (an empty cache for bad bytes).
+    if (in.currentExists) {
+      if (std::string why = readProof(*base, *in.current); !why.empty()) {
+        m.refuse = true;
+        m.error = why;
+        return m;
+      }
     }
     for (auto const& side : *in.pending) {
       CachePtr pending = deserialize(config, side);

@@ -1,4 +1,4 @@
-// The build's timing cache, handled as NVIDIA's trtexec does (load with ignoreMismatch = true;
+// The build's timing cache, handled as NVIDIA's trtexec does (attach with ignoreMismatch = true;
 // merge this build's cache into the file's with combine(..., ignoreMismatch = false)), on top of
 // the shared cache store (core/cache_store.h), which the simulated backend uses too: reads that
 // never block on a FIFO or read without bound, saving under "<cache>.lock" with a re-read and
@@ -9,6 +9,12 @@
 // A file TensorRT cannot deserialize is not a timing cache we may touch: the build stops before
 // it starts, and if the file turns into one during the build, the save refuses to replace it
 // (this build's entries then go to a sidecar, so nothing measured is lost).
+//
+// TensorRT is known to answer bad bytes with an EMPTY cache instead of null (it logs "The timing
+// cache will not be used!"). So before a file is replaced, it is proven that TensorRT read it:
+// 10.8+ the loaded cache has entries (queryKeys), and on every version a cache that serializes
+// back to the file's size counts as read. Unproven: the file is kept byte for byte, the build
+// goes on, and its entries go to a sidecar, with a warning that says why.
 //
 // NOT RUN HERE against a real TensorRT (needs libnvinfer and a GPU). The session logic (missing,
 // foreign, mismatched and non-regular files, the queryKeys version guard, merge-under-lock with
@@ -59,9 +65,10 @@ class TimingCacheSession {
   // Creates the cache from `path` (an empty cache when the file is missing or empty), adds the
   // entries of pending sidecars that TensorRT accepts, and attaches it to `config`. False with
   // `error` when the file cannot be read safely, is not a timing cache TensorRT can read, or
-  // TensorRT refuses it: the build must not start (and the file is left alone). A cache made on
-  // another device or TensorRT version is attached with ignoreMismatch and reported in
-  // stats.warning. Fills stats.path / entriesBefore.
+  // TensorRT refuses it: the build must not start (and the file is left alone). Attached with
+  // ignoreMismatch = true (as trtexec), so a cache made on another device is used without a
+  // TensorRT ERROR; save() reports it. A file TensorRT may not have read (readProof) is reported
+  // in stats.warning and never replaced. Fills stats.path / entriesBefore.
   bool load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error);
 
   nvinfer1::ITimingCache* cache() const { return cache_.get(); }
@@ -83,6 +90,10 @@ class TimingCacheSession {
   // The cache the builder used: what the config reports, else the one we attached.
   nvinfer1::ITimingCache const* builtCache(CacheFactory const& config) const;
   int64_t countEntries(nvinfer1::ITimingCache const* cache) const;
+  // Empty when it is proven that TensorRT read `bytes` into `loaded` (a file without bytes needs
+  // no proof); otherwise why it is not proven. 10.8+: the loaded cache has entries; every
+  // version: it serializes back to as many bytes as the file has.
+  std::string readProof(nvinfer1::ITimingCache const& loaded, std::string const& bytes) const;
 
   int32_t libVersion_;
   std::string path_;

@@ -38,6 +38,34 @@ inline std::string formatTrtVersion(TrtVersion v) {
 
 inline std::string formatTrtVersion(int32_t encoded) { return formatTrtVersion(decodeTrtVersion(encoded)); }
 
+// "10.8.0" or "10.8" -> {10, 8, 0}; false for anything else ("10", "", "0.1.0" is accepted as
+// text but has major 0).
+inline bool parseTrtVersionText(std::string const& text, TrtVersion& out) {
+  int32_t parts[3] = {0, 0, 0};
+  int n = 0;
+  size_t at = 0;
+  while (n < 3 && at < text.size()) {
+    size_t end = text.find('.', at);
+    std::string part = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    parts[n++] = std::stoi(part);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  if (n < 2) return false;
+  out = {parts[0], parts[1], parts[2]};
+  return true;
+}
+
+// The version an adapter passes to TensorRT's factory functions (createInferBuilder_INTERNAL,
+// createInferRuntime_INTERNAL): the older of its headers and the loaded library. A library is
+// entitled to refuse a version newer than itself (the fakes do; whether a real one does is not
+// observed here), and every call the adapter makes is kept inside the older release's virtual
+// tables by the run-time gates (libHas), so the older version is the honest one to declare.
+inline int32_t factoryVersion(int32_t headerVersion, int32_t libVersion) {
+  return libVersion > 0 && libVersion < headerVersion ? libVersion : headerVersion;
+}
+
 // True when the library version `encoded` is at least major.minor (any later major counts).
 inline bool libAtLeast(int32_t encoded, int32_t major, int32_t minor) {
   TrtVersion v = decodeTrtVersion(encoded);

@@ -90,7 +90,11 @@ class FakeTensor final : public nvinfer1::ITensor {
 
 class FakeNetwork final : public nvinfer1::INetworkDefinition {
  public:
-  explicit FakeNetwork(nvinfer1::NetworkDefinitionCreationFlags flags) { impl_.flags = flags; mImpl = &impl_; }
+  FakeNetwork(nvinfer1::NetworkDefinitionCreationFlags flags, nvinfer1::IBuilder* builder) {
+    impl_.flags = flags;
+    impl_.builder = builder;
+    mImpl = &impl_;
+  }
   ~FakeNetwork() noexcept override { note("delete network"); }
 
  private:
@@ -105,6 +109,10 @@ class FakeNetwork final : public nvinfer1::INetworkDefinition {
     nvinfer1::ITensor* getInput(int32_t i) const noexcept override {
       return i >= 0 && i < getNbInputs() ? inputs[static_cast<size_t>(i)].get() : nullptr;
     }
+    // The real ONNX parser asks the network for its builder (plugin and platform queries): a
+    // parser of another release reaches another slot here (10.8 and 10.9 moved getBuilder).
+    nvinfer1::IBuilder& getBuilder() const noexcept override { return *builder; }
+    nvinfer1::IBuilder* builder = nullptr;
     void setName(char const* n) noexcept override { name = n; }
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::NetworkDefinitionCreationFlags getFlags() const noexcept override { return flags; }
@@ -211,7 +219,7 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
     }
     nvinfer1::IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
     nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept override {
-      return tbs_fake::createFakeCache(blob, size, nullptr, kCacheTag);
+      return tbs_fake::createFakeCache(blob, size, nullptr, kCacheTag, tbs_fake::badCacheBytesFromEnv());
     }
     bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
       auto const* c = dynamic_cast<tbs_fake::FakeTimingCache const*>(&cache);
@@ -302,7 +310,11 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
 
 class FakeBuilder final : public nvinfer1::IBuilder {
  public:
-  explicit FakeBuilder(nvinfer1::ILogger* logger) { impl_.logger = logger; mImpl = &impl_; }
+  explicit FakeBuilder(nvinfer1::ILogger* logger) {
+    impl_.logger = logger;
+    impl_.owner = this;
+    mImpl = &impl_;
+  }
   ~FakeBuilder() noexcept override { note("delete builder"); }
 
  private:
@@ -310,7 +322,7 @@ class FakeBuilder final : public nvinfer1::IBuilder {
     nvinfer1::IBuilderConfig* createBuilderConfig() noexcept override { return new FakeConfig(); }
     nvinfer1::INetworkDefinition* createNetworkV2(nvinfer1::NetworkDefinitionCreationFlags flags) noexcept override {
       note("network flags=" + std::to_string(flags));
-      return new FakeNetwork(flags);
+      return new FakeNetwork(flags, owner);
     }
     nvinfer1::IOptimizationProfile* createOptimizationProfile() noexcept override {
       profiles.push_back(std::make_unique<FakeProfile>());  // owned by the builder, as documented
@@ -345,6 +357,7 @@ class FakeBuilder final : public nvinfer1::IBuilder {
     }
 #endif
     nvinfer1::ILogger* logger = nullptr;
+    nvinfer1::IBuilder* owner = nullptr;
     std::vector<std::unique_ptr<FakeProfile>> profiles;
   } impl_;
 };
@@ -355,8 +368,18 @@ extern "C" {
 
 int32_t getInferLibVersion() noexcept { return kVersion; }
 
+// Refuses a version newer than itself: an adapter built with newer headers must declare the
+// older release it drives (what a real library does with a newer version is assumed, not observed).
 void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
   note("createInferBuilder version=" + std::to_string(version));
+  if (version > kVersion) {
+    if (logger != nullptr) {
+      std::string msg = "fake libnvinfer " + std::to_string(kVersion) + ": createInferBuilder_INTERNAL version " +
+                        std::to_string(version) + " is newer than this library";
+      static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR, msg.c_str());
+    }
+    return nullptr;
+  }
   return static_cast<nvinfer1::IBuilder*>(new FakeBuilder(static_cast<nvinfer1::ILogger*>(logger)));
 }
 

@@ -8,6 +8,7 @@
 #include <NvInferVersion.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
@@ -101,13 +102,30 @@ class FakeTimingCache final : public nvinfer1::ITimingCache {
   } impl_;
 };
 
-// createTimingCache as the fakes implement it: null for a corrupt blob.
-// A new cache gets `currentTag` (the library's own header); a loaded one keeps the file's.
+// What createTimingCache does with bytes it cannot read. Real TensorRT is known (public reports,
+// not observed here) to log "The timing cache will not be used!" and return an EMPTY cache; the
+// fakes can do either, so that both are tested. FAKE_TRT_BAD_CACHE=empty in the environment
+// selects the empty cache for the fake libnvinfer (fake_full_nvinfer.cc).
+enum class BadCacheBytes { kNull, kEmptyCache };
+
+inline BadCacheBytes badCacheBytesFromEnv() {
+  char const* v = std::getenv("FAKE_TRT_BAD_CACHE");
+  return v != nullptr && std::string(v) == "empty" ? BadCacheBytes::kEmptyCache : BadCacheBytes::kNull;
+}
+
+// createTimingCache as the fakes implement it: null (or an empty cache, see BadCacheBytes) for
+// a corrupt blob. A new cache gets `currentTag` (the library's own header); a loaded one keeps
+// the file's.
 inline FakeTimingCache* createFakeCache(void const* blob, std::size_t size, std::atomic<int>* queryCalls,
-                                        std::string const& currentTag = {}) {
+                                        std::string const& currentTag = {},
+                                        BadCacheBytes bad = BadCacheBytes::kNull) {
   std::set<std::string> keys;
   std::string tag = currentTag;
-  if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys, &tag)) return nullptr;
+  if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys, &tag)) {
+    if (bad == BadCacheBytes::kNull) return nullptr;
+    keys.clear();
+    tag = currentTag;
+  }
   return new FakeTimingCache(std::move(keys), queryCalls, tag);
 }
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "check.h"
 #include "fake_objects.h"
@@ -20,6 +21,7 @@
 #include "model_dir.h"
 #include "recording_sink.h"
 #include "trt/trt_backend.h"
+#include "trt/trt_version.h"
 
 namespace {
 
@@ -45,9 +47,12 @@ std::string flagLine(char const* verb, nvinfer1::BuilderFlag f) {
   return std::string(verb) + " " + std::to_string(static_cast<int>(f));
 }
 
-// Features of the headers this test is compiled with (the adapter's), as the fakes gate them.
+// Features usable by the adapter (its headers declare them) on the "current" fake library (it
+// reports FAKE_CURRENT_ENCODED: the same release as the headers, unless TBS_FAKE_TRT_ROOT built
+// the fakes from another header set; then the older of the two decides, as in a real install).
 constexpr bool kHeadersAtLeast(int major, int minor) {
-  return NV_TENSORRT_MAJOR > major || (NV_TENSORRT_MAJOR == major && NV_TENSORRT_MINOR >= minor);
+  return (NV_TENSORRT_MAJOR > major || (NV_TENSORRT_MAJOR == major && NV_TENSORRT_MINOR >= minor)) &&
+         FAKE_CURRENT_ENCODED >= major * 10000 + minor * 100;
 }
 constexpr bool kCanCount = kHeadersAtLeast(10, 8);   // ITimingCache::queryKeys
 constexpr bool kStreams = kHeadersAtLeast(10, 13);   // buildSerializedNetworkToStream
@@ -159,12 +164,13 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   }
 #pragma GCC diagnostic pop
 #endif
-  for (std::string line : {"createInferBuilder version=" + std::to_string(NV_TENSORRT_VERSION),
+  for (std::string line : {"createInferBuilder version=" + std::to_string(tbs::trt::factoryVersion(
+                               static_cast<int32_t>(NV_TENSORRT_VERSION), FAKE_CURRENT_ENCODED)),
                            std::string("network flags=0"),
                            flagLine("clearFlag", nvinfer1::BuilderFlag::kTF32), std::string("optLevel 4"), std::string("pool 0 1073741824"),
                            std::string("pool 4 1048576"), std::string("pool 5 49152"), std::string("verbosity 2"),
                            std::string("hwcompat 1"), std::string("auxStreams 2"),
-                           std::string("timingCache ignoreMismatch=0"), std::string("monitor set"),
+                           std::string("timingCache ignoreMismatch=1"), std::string("monitor set"),
                            std::string("build"), std::string("monitor cleared"), std::string("delete network"),
                            std::string("delete config"), std::string("delete builder")}) {
     CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
@@ -464,6 +470,8 @@ TEST(an_older_library_gets_only_what_it_has) {
   CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
   std::string j = journal(FAKE_FULL_OLD_NVINFER);
   CHECK(j.find("invalid") == std::string::npos);
+  // The factory is given the older release (the fake refuses a version newer than itself).
+  CHECK(hasLine(j, "createInferBuilder version=" + std::to_string(FAKE_OLD_VERSION)));
   bool const oldStreams = FAKE_OLD_VERSION >= 101300;
   bool const oldV2 = FAKE_OLD_VERSION >= 101100;
   CHECK_EQ(hasLine(j, "buildSerializedNetworkToStream"), oldStreams && kStreams);
@@ -479,27 +487,37 @@ TEST(an_older_library_gets_only_what_it_has) {
     CHECK(journal(FAKE_FULL_OLD_NVINFER).find("createInferBuilder") == std::string::npos);
   };
   tbs::BuildRequest bad = request(s);
+  // Each only where the old library lacks it (with TBS_FAKE_TRT_ROOT the old fake is derived
+  // from the fakes' headers, not the adapter's).
 #if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 8
-  bad.precision = {"fp4"};
-  refused(bad, "precision \"fp4\" needs TensorRT 10.8");
-  bad = request(s);
-  bad.inferCacheMisses = true;
-  refused(bad, "needs TensorRT 10.8");
+  if (FAKE_OLD_VERSION < 100800) {
+    bad.precision = {"fp4"};
+    refused(bad, "precision \"fp4\" needs TensorRT 10.8");
+    bad = request(s);
+    bad.inferCacheMisses = true;
+    refused(bad, "needs TensorRT 10.8");
+  }
 #endif
 #if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 9
-  bad = request(s);
-  bad.hardwareCompatibility = "same_compute_capability";
-  refused(bad, "needs TensorRT 10.9");
+  if (FAKE_OLD_VERSION < 100900) {
+    bad = request(s);
+    bad.hardwareCompatibility = "same_compute_capability";
+    refused(bad, "needs TensorRT 10.9");
+  }
 #endif
 #if NV_TENSORRT_MAJOR == 10 && NV_TENSORRT_MINOR >= 1 && NV_TENSORRT_MINOR < 8
-  bad = request(s);
-  bad.precision = {"int4"};
-  refused(bad, "precision \"int4\" needs TensorRT 10.1");
+  if (FAKE_OLD_VERSION < 100100) {
+    bad = request(s);
+    bad.precision = {"int4"};
+    refused(bad, "precision \"int4\" needs TensorRT 10.1");
+  }
 #endif
 #if NV_TENSORRT_MAJOR == 11 && NV_TENSORRT_MINOR >= 1
-  bad = request(s);
-  bad.buildRoute = "-conv_use_long_w=off";
-  refused(bad, "buildRoute needs TensorRT 11.1");
+  if (FAKE_OLD_VERSION < 110100) {
+    bad = request(s);
+    bad.buildRoute = "-conv_use_long_w=off";
+    refused(bad, "buildRoute needs TensorRT 11.1");
+  }
 #endif
   (void)bad;
   (void)refused;
@@ -541,31 +559,74 @@ TEST(shape_values_beyond_32_bits_are_refused_where_only_setShapeValues_exists) {
 }
 #endif
 
+// The device is chosen through the CUDA driver on the thread that builds (ctest points
+// TBS_CUDA_DRIVER_LIB at native/test/fake_cuda_driver.cc): device 1's primary context is current
+// on this thread when the builder is created, whichever CUDA runtime TensorRT would use.
+template <class Fn>
+Fn driverFunction(char const* name) {
+  void* h = dlopen(FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+  Fn fn = h != nullptr ? reinterpret_cast<Fn>(dlsym(h, name)) : nullptr;
+  if (h != nullptr) dlclose(h);
+  return fn;
+}
+
 TEST(device_option_selects_the_cuda_device_before_the_builder) {
-  setenv("TBS_CUDART_LIB", FAKE_CUDART, 1);
   Scratch s("input x 1,4\n");
   tbs::BuildRequest r = request(s);
   r.device = 1;
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
   CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
-  void* h = dlopen(FAKE_CUDART, RTLD_NOW | RTLD_NOLOAD);
-  CHECK(h != nullptr);
-  if (h != nullptr) {
-    auto calls = reinterpret_cast<char const* (*)()>(dlsym(h, "fakeCudartCalls"));
-    CHECK(calls != nullptr);
-    if (calls != nullptr) CHECK_CONTAINS(std::string(calls()), "setDevice 1\n");
-    dlclose(h);
-  }
+  auto current = driverFunction<int (*)()>("fakeCudaCurrentDevice");
+  auto calls = driverFunction<char const* (*)()>("fakeCudaDriverCalls");
+  CHECK(current != nullptr && calls != nullptr);
+  if (current != nullptr) CHECK_EQ(current(), 1);  // on this (the building) thread
+  if (calls != nullptr) CHECK_CONTAINS(std::string(calls()), "primaryCtxRetain 1\nctxSetCurrent 1\n");
+  // Another thread has no current context: the choice is the build thread's, not the process's.
+  int elsewhere = -2;
+  std::thread([&] { elsewhere = current != nullptr ? current() : -3; }).join();
+  CHECK_EQ(elsewhere, -1);
   tbs::GpuFact g = tbs::makeTensorRtBackend()->gpuFor(r);
   CHECK_EQ(g.name, std::string("Fake H100"));
   CHECK_EQ(g.computeCapability, std::string("9.0"));
-  // A device the runtime does not have: an error that names it; no builder is created.
+  CHECK_EQ(g.cudaDriver, std::string("13.0"));
+  // A device the driver does not have: an error that names it; no builder is created.
   r.device = 7;
   o = build(r, sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
-  CHECK_CONTAINS(o.error, "device 7 does not exist");
+  CHECK_CONTAINS(o.error, "device 7 does not exist: this machine has 2 CUDA devices (0..1)");
   CHECK(journal().find("createInferBuilder") == std::string::npos);
+}
+
+// A driver of an older CUDA major than TensorRT's runtime: refused before any builder, in those
+// words; an older minor is a warning and the build goes on.
+TEST(a_driver_older_than_the_cuda_runtime_is_said_before_any_build) {
+  setenv("TBS_CUDART_LIB", FAKE_CUDART, 1);  // the runtime TensorRT uses: CUDA 12.4 (fake)
+  Scratch s("input x 1,4\n");
+  tbs::BuildRequest r = request(s);
+  tbs_test::RecordingSink sink;
+  setenv("FAKE_CUDA_DRIVER_VERSION", "11080", 1);
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "the CUDA driver is older than the library needs");
+  CHECK_CONTAINS(o.error, "supports CUDA 11.8");
+  CHECK_CONTAINS(o.error, "needs CUDA 12.4");
+  CHECK(journal().find("createInferBuilder") == std::string::npos);
+  setenv("TBS_TRT_LIB_DIR", FAKE_FULL_DIR, 1);
+  tbs::BackendProbe p = tbs::makeTensorRtBackend()->probe();
+  unsetenv("TBS_TRT_LIB_DIR");
+  CHECK(!p.available);
+  CHECK_CONTAINS(p.reason, "the CUDA driver is older than the library needs");
+  CHECK_EQ(p.cudaDriver.version, std::string("11.8"));
+
+  setenv("FAKE_CUDA_DRIVER_VERSION", "12020", 1);
+  tbs_test::RecordingSink warned;
+  o = build(r, warned);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  bool said = false;
+  for (auto const& l : warned.lines()) said = said || l.find("minor version compatibility") != std::string::npos;
+  CHECK(said);
+  unsetenv("FAKE_CUDA_DRIVER_VERSION");
   unsetenv("TBS_CUDART_LIB");
 }
 
@@ -630,6 +691,25 @@ TEST(a_file_tensorrt_cannot_read_is_never_touched) {
   CHECK(!s.has("model.engine"));
 }
 
+// The fake libnvinfer answering bad bytes as real TensorRT is known to: an EMPTY cache, not null.
+// The build runs, the engine is written, and the file is byte-for-byte what it was.
+TEST(an_unreadable_cache_read_as_an_empty_cache_is_never_touched) {
+  Scratch s("input x 1,4\ncache-add 2\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("notes.txt");
+  std::string const notes = "my notes, not a cache, from hours of work";
+  std::ofstream(r.timingCachePath) << notes;
+  setenv("FAKE_TRT_BAD_CACHE", "empty", 1);
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  unsetenv("FAKE_TRT_BAD_CACHE");
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  CHECK_EQ(fileContent(r.timingCachePath), notes);
+  CHECK(s.has("model.engine"));
+  CHECK_CONTAINS(sink.lastStats.warning, "cannot be proven that TensorRT read it");
+  CHECK_CONTAINS(sink.lastStats.deferredPath, "notes.txt.pending-");
+}
+
 TEST(build_route_follows_the_headers_and_library) {
   Scratch s("input x 1,4\n");
   tbs::BuildRequest r = request(s);
@@ -637,8 +717,13 @@ TEST(build_route_follows_the_headers_and_library) {
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(r, sink);
 #if NV_TENSORRT_MAJOR > 11 || (NV_TENSORRT_MAJOR == 11 && NV_TENSORRT_MINOR >= 1)
-  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
-  CHECK(hasLine(journal(), "buildRoute -conv_use_long_w=off"));
+  if (kHeadersAtLeast(11, 1)) {
+    CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+    CHECK(hasLine(journal(), "buildRoute -conv_use_long_w=off"));
+  } else {  // an 11.1 adapter on an 11.0 library (cross-header fakes)
+    CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+    CHECK_CONTAINS(o.error, "buildRoute needs TensorRT 11.1");
+  }
 #else
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "buildRoute needs TensorRT 11.1");

@@ -3,9 +3,13 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "check.h"
+#include "temp_dir.h"
 #include "trt/trt_loader.h"
 #include "trt/trt_logger.h"
+#include "trt/trt_version.h"
 
 using namespace tbs::trt;
 
@@ -70,6 +74,56 @@ TEST(found_via_lib_dir_reports_version_and_paths) {
   CHECK(libs->hasInferRuntime());
   CHECK_CONTAINS(libs->nvinferPath(), "good/libnvinfer.so." + std::to_string(NV_TENSORRT_MAJOR));
   CHECK_CONTAINS(libs->onnxParserPath(), "good/libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR));
+}
+
+// A parser installed as NVIDIA's packages install it: libnvonnxparser.so.<major> linking to
+// libnvonnxparser.so.<release>. getNvOnnxParserVersion() says 100 on every release, so the file
+// is what tells a parser of another release apart.
+struct ParserOfRelease : tbs_test::TempDir {
+  explicit ParserOfRelease(std::string const& release) : TempDir("tbs-trt-parser") {
+    std::filesystem::copy_file(FAKE_ONNXPARSER, file("libnvonnxparser.so." + release));
+    std::filesystem::create_symlink("libnvonnxparser.so." + release,
+                                    file("libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR)));
+  }
+  std::string soname() const { return file("libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR)); }
+};
+
+TEST(a_parser_of_another_release_is_refused_naming_both) {
+  TrtVersion lib = decodeTrtVersion(FAKE_CURRENT_ENCODED);
+  std::string other = std::to_string(lib.major) + "." + std::to_string(lib.minor + 1) + ".0";
+  ParserOfRelease dir(other);
+  LoadError err;
+  auto libs = TrtLibraries::load(config(FAKE_NVINFER_CURRENT, dir.soname()), err);
+  CHECK(libs == nullptr);
+  CHECK(err.kind == LoadFailure::kMixedInstall);
+  CHECK_CONTAINS(err.message, "mixed TensorRT install refused");
+  CHECK_CONTAINS(err.message, dir.file("libnvonnxparser.so." + other));
+  CHECK_CONTAINS(err.message, "is TensorRT " + other);
+  CHECK_CONTAINS(err.message, FAKE_NVINFER_CURRENT);
+  CHECK_CONTAINS(err.message, std::string("is TensorRT ") + FAKE_CURRENT_TEXT);
+
+  // Same major.minor, another patch: the same release, accepted.
+  std::string samePatch = std::to_string(lib.major) + "." + std::to_string(lib.minor) + ".9";
+  ParserOfRelease same(samePatch);
+  libs = TrtLibraries::load(config(FAKE_NVINFER_CURRENT, same.soname()), err);
+  CHECK_MSG(libs != nullptr, err.message);
+  if (libs) CHECK(libs->parserReleaseKnown());
+  // A parser file whose name carries only the major cannot be checked, and says so.
+  libs = TrtLibraries::load(config(FAKE_NVINFER_CURRENT, FAKE_ONNXPARSER), err);
+  CHECK_MSG(libs != nullptr, err.message);
+  if (libs) CHECK(!libs->parserReleaseKnown());
+}
+
+TEST(factory_version_is_the_older_of_headers_and_library) {
+  CHECK_EQ(factoryVersion(101600, 100300), 100300);
+  CHECK_EQ(factoryVersion(100300, 101600), 100300);
+  CHECK_EQ(factoryVersion(110100, 0), 110100);  // unknown library: the headers'
+  TrtVersion v{};
+  CHECK(parseTrtVersionText("10.8.0", v) && v.major == 10 && v.minor == 8 && v.patch == 0);
+  CHECK(parseTrtVersionText("11.1", v) && v.major == 11 && v.minor == 1);
+  CHECK(!parseTrtVersionText("10", v));
+  CHECK(!parseTrtVersionText("10.x.1", v));
+  CHECK(!parseTrtVersionText("", v));
 }
 
 TEST(factories_receive_the_header_versions_and_our_logger) {

@@ -3,7 +3,8 @@
 // native/test/test_cache_store.cc); these tests check the TensorRT side of it: combine() rules,
 // what is refused, and that the store's protocol holds with TensorRT caches.
 // What this cannot show: how a real libnvinfer reacts to a corrupt or foreign cache blob (we
-// handle both "null from createTimingCache" and "false from setTimingCache").
+// handle "null from createTimingCache", "an EMPTY cache from createTimingCache" and "false from
+// setTimingCache").
 #include <atomic>
 #include <fstream>
 #include <mutex>
@@ -33,9 +34,11 @@ using tbs_fake::kCacheMagic;
 class FakeFactory final : public CacheFactory {
  public:
   nvinfer1::ITimingCache* createTimingCache(void const* blob, std::size_t size) noexcept override {
-    return tbs_fake::createFakeCache(blob, size, &queryCalls, tag);  // null for a "corrupt" blob
+    return tbs_fake::createFakeCache(blob, size, &queryCalls, tag, badBytes);  // null or empty for a corrupt blob
   }
   std::string tag;  // this "device": "<version>/<device>"; empty matches any cache
+  // What a "corrupt" blob gives: null, or an empty cache as real TensorRT is known to return.
+  tbs_fake::BadCacheBytes badBytes = tbs_fake::BadCacheBytes::kNull;
   bool setTimingCache(nvinfer1::ITimingCache const& cache, bool ignoreMismatch) noexcept override {
     lastIgnoreMismatch = ignoreMismatch;
     auto const& c = dynamic_cast<FakeTimingCache const&>(cache);
@@ -88,7 +91,7 @@ TEST(missing_file_starts_empty_without_warning) {
   CHECK_EQ(stats.path, s.file("model.cache"));
   CHECK_EQ(stats.entriesBefore, counted(0));
   CHECK_EQ(stats.warning, std::string(""));
-  CHECK(!f.lastIgnoreMismatch);  // a cache of this device is attached strictly
+  CHECK(f.lastIgnoreMismatch);  // attached as trtexec attaches: ignoreMismatch = true
 }
 
 TEST(existing_file_is_loaded_and_counted) {
@@ -161,8 +164,8 @@ TEST(cache_of_another_device_is_used_reported_and_never_mixed_on_save) {
   tbs::CacheStats stats;
   std::string err;
   CHECK_MSG(session.load(f, path, stats, err), err);
-  CHECK(f.lastIgnoreMismatch);  // strict failed, then attached with ignoreMismatch as trtexec does
-  CHECK_CONTAINS(stats.warning, "another GPU or TensorRT version");
+  CHECK(f.lastIgnoreMismatch);  // attached with ignoreMismatch as trtexec does: no TensorRT ERROR
+  CHECK_EQ(stats.warning, std::string(""));  // found out at save time, by combine(..., false)
   // The build's own cache (this device) would be mixed into the other device's file: refused.
   std::unique_ptr<FakeTimingCache> mine(tbs_fake::createFakeCache(nullptr, 0, nullptr, "101601/dev0"));
   mine->add("new");
@@ -334,6 +337,97 @@ TEST(concurrent_savers_lose_no_entries) {
   for (auto& t : threads) t.join();
   CHECK_EQ(failures.load(), 0);
   CHECK_EQ(keysInFile(path).size(), size_t{kBuilds * 50});
+}
+
+// The not-negotiable rule, in both behaviours of createTimingCache for bad bytes: the file is
+// byte-for-byte unchanged after the build, whatever the build measured.
+TEST(an_unreadable_file_is_unchanged_whether_tensorrt_returns_null_or_an_empty_cache) {
+  std::string const notes = "my notes, not a cache\n\x01\x02 binary tail";
+  for (auto bad : {tbs_fake::BadCacheBytes::kNull, tbs_fake::BadCacheBytes::kEmptyCache}) {
+    for (int32_t lib : {kLib, int32_t{100700}}) {  // with and without queryKeys
+      Scratch s;
+      std::string path = s.file("model.cache");
+      writeFile(path, notes);
+      FakeFactory f;
+      f.badBytes = bad;
+      TimingCacheSession session(lib);
+      tbs::CacheStats stats;
+      std::string err;
+      bool loaded = session.load(f, path, stats, err);
+      if (bad == tbs_fake::BadCacheBytes::kNull) {
+        CHECK(!loaded);  // null: the build stops before it starts
+        CHECK_CONTAINS(err, "left untouched");
+      } else {
+        CHECK_MSG(loaded, err);  // empty: the build goes on, but says the file is kept
+        CHECK_CONTAINS(stats.warning, "is kept as it is");
+        CHECK_CONTAINS(stats.warning, "cannot be proven that TensorRT read it");
+        fake(session).add("measured-1");
+        fake(session).add("measured-2");
+        CHECK(session.save(f, stats));  // kept, in a sidecar
+        CHECK_CONTAINS(stats.deferredPath, "model.cache.pending-");
+        CHECK(keysInFile(stats.deferredPath) == std::set<std::string>({"measured-1", "measured-2"}));
+        CHECK_EQ(stats.bytes, int64_t{-1});
+        // A second build with the same file: still never replaced.
+        FakeFactory f2;
+        f2.badBytes = bad;
+        TimingCacheSession again(lib);
+        tbs::CacheStats stats2;
+        CHECK(again.load(f2, path, stats2, err));
+        fake(again).add("measured-3");
+        CHECK(again.save(f2, stats2));
+      }
+      CHECK_EQ(readFile(path), notes);
+    }
+  }
+}
+
+// The proof accepts what TensorRT really read: a file with entries (10.8+: queryKeys; older:
+// the same serialized size), and a genuine cache without entries (its size).
+TEST(a_file_tensorrt_read_is_proven_and_replaced_by_the_merged_cache) {
+  for (int32_t lib : {kLib, int32_t{100700}}) {
+    for (std::string const& content : {std::string(kCacheMagic) + "a\nb\n", std::string(kCacheMagic)}) {
+      Scratch s;
+      std::string path = s.file("model.cache");
+      writeFile(path, content);
+      FakeFactory f;
+      f.badBytes = tbs_fake::BadCacheBytes::kEmptyCache;
+      TimingCacheSession session(lib);
+      tbs::CacheStats stats;
+      std::string err;
+      CHECK_MSG(session.load(f, path, stats, err), err);
+      CHECK_EQ(stats.warning, std::string(""));
+      fake(session).add("new");
+      CHECK(session.save(f, stats));
+      CHECK_EQ(stats.deferredPath, std::string(""));
+      CHECK(keysInFile(path).count("new") == 1);
+    }
+  }
+}
+
+// A cache whose re-serialization differs from the file (here: the file lists a key twice, which
+// the cache keeps once) cannot be proven on a library without queryKeys: kept, never replaced.
+TEST(without_query_keys_a_size_difference_keeps_the_file) {
+  Scratch s;
+  std::string path = s.file("model.cache");
+  std::string const content = std::string(kCacheMagic) + "a\na\n";
+  writeFile(path, content);
+  FakeFactory f;
+  TimingCacheSession old(100700);
+  tbs::CacheStats stats;
+  std::string err;
+  CHECK_MSG(old.load(f, path, stats, err), err);
+  CHECK_CONTAINS(stats.warning, "is kept as it is");
+  fake(old).add("new");
+  CHECK(old.save(f, stats));
+  CHECK_EQ(readFile(path), content);
+  if (kCanCount) {
+    // 10.8+: the loaded cache has an entry, which proves the read.
+    FakeFactory g;
+    TimingCacheSession current(kLib);
+    tbs::CacheStats st;
+    CHECK_MSG(current.load(g, path, st, err), err);
+    CHECK_EQ(st.warning, std::string(""));
+  }
 }
 
 TEST_MAIN()
