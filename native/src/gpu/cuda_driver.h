@@ -10,9 +10,11 @@
 // and needs no runtime of a particular CUDA major, which may be newer than the driver supports.
 //
 // Library: TBS_CUDA_DRIVER_LIB replaces "libcuda.so.1" (tests point it at a fake).
-// NOT RUN HERE against a real driver (no GPU on the development machines); tested against
-// native/test/fake_cuda_driver.cc, which has the same C signatures. native/test/device/ has a
-// self-contained program that runs the same calls against a real driver.
+// Tested in the suite against native/test/fake_cuda_driver.cc (same C signatures; no GPU on the
+// development and CI machines). Run against a REAL driver once, on an NVIDIA H200 with driver 580
+// (CUDA 13.0), through native/test/device/gpu_facts.cc (this class itself) and driver_select.cc:
+// version before cuInit, name and compute capability without a context, the primary context made
+// current on the building thread and adopted by the CUDA runtime there. Not in CI.
 #pragma once
 
 #include <cstdint>

@@ -15,8 +15,11 @@
 // The figure is the device's: other processes' kernels on the same GPU count too.
 //
 // Libraries: TBS_NVML_LIB and TBS_CUDA_DRIVER_LIB replace the default names (tests point them at
-// fakes). NOT RUN HERE against a real driver (no GPU on the development machines); tested
-// against fakes (native/test/fake_nvml.cc, fake_cuda_driver.cc) with the same C signatures.
+// fakes). Tested in the suite against fakes (native/test/fake_nvml.cc, fake_cuda_driver.cc) with
+// the same C signatures. Run once against a REAL driver and NVML (H200, driver 580, CUDA 13.0) by
+// native/test/device/gpu_facts.cc: utilisation, device memory, SM clock and temperature sampled,
+// and this process's memory 0 before its CUDA context and 518 MiB after it (NVML lists a process
+// once it has a context). Not in CI.
 #pragma once
 
 #include <cstdint>

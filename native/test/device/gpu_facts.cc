@@ -1,0 +1,93 @@
+// The product's own GPU code (native/src/gpu: CudaDriver and GpuProbe, as the worker uses them for
+// the liveness line and the memory figures) run against a REAL NVIDIA driver and NVML: no
+// TensorRT, Node or CUDA toolkit needed. Prints one JSON object and exits non-zero on the first
+// thing that differs from what the product assumes. For a machine with an NVIDIA GPU.
+//
+// Build and run (from the repository root):
+//   g++ -std=c++17 -O1 -Inative/src -o /tmp/gpu_facts native/test/device/gpu_facts.cc
+//     native/src/gpu/gpu_probe.cc native/src/gpu/cuda_driver.cc -ldl -lpthread && /tmp/gpu_facts
+//
+// What it checks:
+//   - the driver loads, says its CUDA version, names every device and its compute capability;
+//   - /proc/driver/nvidia/gpus lists as many GPUs as CUDA counts (what `worker --gpus all` uses);
+//   - a probe opens for device 0 and samples utilisation, device memory, SM clock, temperature;
+//   - before this process has a CUDA context NVML lists no memory of it (0 or -1); after the
+//     primary context is made current on this thread, NVML lists this process with some memory
+//     (the per-process figure the memory limit watches).
+#include <dirent.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gpu/cuda_driver.h"
+#include "gpu/gpu_probe.h"
+
+using tbs::gpu::CudaDriver;
+using tbs::gpu::GpuProbe;
+using tbs::gpu::GpuUtilization;
+
+namespace {
+
+int procGpuCount() {
+  DIR* d = opendir("/proc/driver/nvidia/gpus");
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+int fail(char const* what, std::string const& why) {
+  std::printf("\n  \"failed\": \"%s: %s\"\n}\n", what, why.c_str());
+  return 1;
+}
+
+void printSample(char const* key, GpuUtilization const& u) {
+  std::printf("  \"%s\": {\"gpuPercent\": %u, \"memoryPercent\": %u, \"processMemoryBytes\": %lld, \"deviceUsedBytes\": %lld, "
+              "\"deviceTotalBytes\": %lld, \"smClockMhz\": %d, \"temperatureC\": %d},\n",
+              key, u.gpuPercent, u.memoryPercent, static_cast<long long>(u.processMemoryBytes), static_cast<long long>(u.deviceUsedBytes),
+              static_cast<long long>(u.deviceTotalBytes), u.smClockMhz, u.temperatureC);
+}
+
+}  // namespace
+
+int main() {
+  std::printf("{\n");
+  std::string error;
+  CudaDriver* cuda = CudaDriver::get(error);
+  if (cuda == nullptr) return fail("CudaDriver::get", error);
+  std::printf("  \"driverPath\": \"%s\",\n  \"cudaDriverVersion\": %d,\n", cuda->path().c_str(), cuda->version());
+  int devices = 0;
+  std::printf("  \"devices\": [");
+  for (int i = 0; i < 64; ++i) {
+    std::string name, cc, err;
+    if (!cuda->describe(i, name, cc, err)) break;
+    std::string bus;
+    cuda->busIdOf(i, bus, err);
+    std::printf("%s{\"ordinal\": %d, \"name\": \"%s\", \"computeCapability\": \"%s\", \"pciBusId\": \"%s\"}", i ? ", " : "", i, name.c_str(), cc.c_str(), bus.c_str());
+    ++devices;
+  }
+  std::printf("],\n  \"procGpus\": %d,\n", procGpuCount());
+  if (devices == 0) return fail("describe", "no CUDA device");
+  if (procGpuCount() >= 0 && procGpuCount() != devices && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr) {
+    return fail("/proc/driver/nvidia/gpus", "lists " + std::to_string(procGpuCount()) + " GPUs, CUDA counts " + std::to_string(devices));
+  }
+  auto probe = GpuProbe::open(0, error);
+  if (!probe) return fail("GpuProbe::open(0)", error);
+  std::printf("  \"probeBusId\": \"%s\",\n", probe->pciBusId().c_str());
+  GpuUtilization before;
+  bool permanent = false;
+  if (!probe->sample(before, error, permanent)) return fail("sample before a context", error);
+  printSample("beforeContext", before);
+  if (before.processMemoryBytes > 0) return fail("processMemoryBytes before a context", std::to_string(before.processMemoryBytes));
+  if (before.deviceTotalBytes <= 0 || before.smClockMhz <= 0 || before.temperatureC < 0) return fail("device figures", "missing");
+  if (!cuda->selectOnThisThread(0, error)) return fail("selectOnThisThread(0)", error);
+  GpuUtilization after;
+  if (!probe->sample(after, error, permanent)) return fail("sample after a context", error);
+  printSample("afterContext", after);
+  if (after.processMemoryBytes <= 0) return fail("processMemoryBytes after a context", std::to_string(after.processMemoryBytes) + " (NVML does not list this process)");
+  std::printf("  \"ok\": true\n}\n");
+  return 0;
+}
