@@ -17,7 +17,7 @@ import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
-import { inspectModel } from './model-reader.js';
+import { inspectModel } from './model/model-reader.js';
 import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 

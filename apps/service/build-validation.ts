@@ -17,7 +17,7 @@ import { engineFileName } from '../shared/engine-name.js';
 import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, utf8Length } from '../shared/file-names.js';
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
-import { readModel } from './model-reader.js';
+import { readModel } from './model/model-reader.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
 
