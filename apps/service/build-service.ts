@@ -14,7 +14,7 @@ import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscrib
 import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
-import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
+import { validateBuild, type ValidatedBuild } from './build-validation.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
 import { inspectModel } from './model/model-reader.js';
@@ -198,12 +198,25 @@ export class BuildService implements BuildServiceApi {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
     const shownName = displayName(input.modelDisplayName);
-    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
-    let build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
-    // Two builds of one model validated side by side may both have picked the same free name.
-    if (input.outputPath === undefined && this.outputTaken(build.outputPath)) {
-      build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
-    }
+    // The default output path is decided once, in validateBuild; the name it picks is claimed at
+    // once, so two builds of one model validated side by side cannot both pick the same free name.
+    const claimed: string[] = [];
+    const validated = await validateBuild(input, {
+      id,
+      outputDir: this.outputDir,
+      backends: () => this.listBackends(),
+      taken: (p) => this.outputTaken(p) || this.claimedOutputs.has(p),
+      claim: (p) => {
+        this.claimedOutputs.add(p);
+        claimed.push(p);
+      },
+    }).catch((e: unknown) => {
+      for (const p of claimed) this.claimedOutputs.delete(p);
+      throw e;
+    });
+    // From here on the session holds the name (outputTaken), until it is registered the claim does.
+    for (const p of claimed) this.claimedOutputs.delete(p);
+    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
@@ -219,6 +232,9 @@ export class BuildService implements BuildServiceApi {
     this.pump();
     return session.record();
   }
+
+  /** Default output paths picked by builds still being validated (see startBuild). */
+  private readonly claimedOutputs = new Set<string>();
 
   /** True when a build that has not finished will write `p` (two builds of one model at once). */
   private outputTaken(p: string): boolean {

@@ -260,7 +260,15 @@ export function defaultEnginePath(dir: string, modelName: string, backend: Backe
 
 export async function validateBuild(
   input: StartBuildInput,
-  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]>; taken?: (p: string) => boolean },
+  ctx: {
+    id: string;
+    outputDir: string;
+    backends: () => Promise<BackendInfo[]>;
+    /** Paths not to pick as the default output (builds that will write them). */
+    taken?: (p: string) => boolean;
+    /** Told the default output path the moment it is picked (no await in between), to hold it. */
+    claim?: (p: string) => void;
+  },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
   if (!parsed.success) throw bad(`invalid build options: ${describeZodError(parsed.error)}`);
@@ -298,6 +306,7 @@ export async function validateBuild(
   } else {
     fs.mkdirSync(ctx.outputDir, { recursive: true });
     outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
+    ctx.claim?.(outputPath);
     checkOutputPath(outputPath, modelPath, summary);
   }
 
