@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `node scripts/gen-onnx-ops.js <onnx checkout>/docs/Operators.md <onnx checkout>/docs/Operators-ml.md <onnx version> <ai.onnx opset> <ai.onnx.ml opset>`
-// writes apps/service/onnx-ops.json: every operator of the ONNX domains with the opset version that
+// writes apps/service/model/onnx-ops.json: every operator of the ONNX domains with the opset version that
 // introduced it (the smallest "Since version" of its row in the operator tables ONNX generates
 // from its op schemas), and the newest opset of each domain that ONNX version defines (from
 // onnx/helper.py's VERSION_TABLE). The model checker (apps/service/model-check.ts) reads that file.

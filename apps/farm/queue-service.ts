@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
 import { checkOutputPath, checkShapes } from '../service/build-validation.js';
-import { inspectModel, readModel } from '../service/model-reader.js';
+import { inspectModel, readModel } from '../service/model/model-reader.js';
 import {
   BuildOptions,
   PROTOCOL_VERSION,

@@ -14,13 +14,13 @@ import { ServiceError, type BuildServiceApi, type StartBuildInput, type Subscrib
 import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
-import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
+import { validateBuild, type ValidatedBuild } from './build-validation.js';
 import { EngineReuseStore } from './engine-reuse-store.js';
 import { placeStoredEngine, type ReusedEngine } from './engine-reuse.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
 import { isRecordedEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
-import { inspectModel } from './model-reader.js';
+import { inspectModel } from './model/model-reader.js';
 import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -235,17 +235,38 @@ export class BuildService implements BuildServiceApi {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
     const shownName = displayName(input.modelDisplayName);
-    const validated = await validateBuild(input, { id, outputDir: this.outputDir, outputDirLevels: this.outputDirLevels, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
-    let build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
-    // Two builds of one model validated side by side may both have picked the same free name.
-    if (input.outputPath === undefined && this.outputTaken(build.outputPath)) {
-      build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
+    // The default output path is decided once, in validateBuild; the name it picks is claimed at
+    // once, so two builds of one model validated side by side cannot both pick the same free name.
+    const claimed: string[] = [];
+    const validated = await validateBuild(input, {
+      id,
+      outputDir: this.outputDir,
+      outputDirLevels: this.outputDirLevels,
+      backends: () => this.listBackends(),
+      taken: (p) => this.outputTaken(p) || this.claimedOutputs.has(p),
+      claim: (p) => {
+        this.claimedOutputs.add(p);
+        claimed.push(p);
+      },
+    }).catch((e: unknown) => {
+      for (const p of claimed) this.claimedOutputs.delete(p);
+      throw e;
+    });
+    // The claim holds the name until a session is registered (the reuse lookup awaits); from
+    // then on the session holds it (outputTaken).
+    const release = () => {
+      for (const p of claimed) this.claimedOutputs.delete(p);
+    };
+    const build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
+    if (this.closing) {
+      release();
+      throw new ServiceError('conflict', 'the build service is shutting down');
     }
-    if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     if (build.options.reuse) {
-      const reused = await this.reuseStored(id, build);
+      const reused = await this.reuseStored(id, build).finally(release);
       if (reused) return reused;
     }
+    release();
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
       retainEvents: this.retainEvents,
@@ -289,6 +310,9 @@ export class BuildService implements BuildServiceApi {
     session.finishReused(reused);
     return session.record();
   }
+
+  /** Default output paths picked by builds still being validated (see startBuild). */
+  private readonly claimedOutputs = new Set<string>();
 
   /** True when a build that has not finished will write `p` (two builds of one model at once). */
   private outputTaken(p: string): boolean {

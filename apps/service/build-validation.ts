@@ -17,7 +17,7 @@ import { engineFileName } from '../shared/engine-name.js';
 import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, utf8Length } from '../shared/file-names.js';
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
-import { readModel } from './model-reader.js';
+import { readModel } from './model/model-reader.js';
 import { ensurePrivateDir } from './private-dir.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
@@ -284,7 +284,10 @@ export async function validateBuild(
     /** Folders of the output folder's path that are the product's own, from it upwards (2 for the default trt-build-studio/engines). */
     outputDirLevels?: number;
     backends: () => Promise<BackendInfo[]>;
+    /** Paths not to pick as the default output (builds that will write them). */
     taken?: (p: string) => boolean;
+    /** Told the default output path the moment it is picked (no await in between), to hold it. */
+    claim?: (p: string) => void;
   },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
@@ -341,6 +344,7 @@ export async function validateBuild(
     // The engine store: private to this user (0700), never a folder someone else can write into.
     ensurePrivateDir(ctx.outputDir, 'engine', ctx.outputDirLevels ?? 1);
     outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
+    ctx.claim?.(outputPath);
     checkOutputPath(outputPath, modelPath, summary);
   }
 

@@ -16,7 +16,7 @@ import {
 import { BuildOptions, describeZodError, type BackendInfo } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
 import { modelDigest, readManifest, sha256File } from './engine-manifest-file.js';
-import { inspectModel } from './model-reader.js';
+import { inspectModel } from './model/model-reader.js';
 
 export interface CheckEngineInput {
   enginePath: string;

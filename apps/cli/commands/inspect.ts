@@ -1,6 +1,6 @@
 // `inspect <model> [--json]`: the model summary the build uses (inputs, shapes, ops, sizes).
 import { parseArgs } from 'node:util';
-import { inspectModel } from '../../service/model-reader.js';
+import { inspectModel } from '../../service/model/model-reader.js';
 import { displayText } from '../../shared/display-text.js';
 import type { TensorInfo } from '../../shared/protocol.js';
 import { formatBytes } from '../../shared/format.js';

@@ -100,6 +100,16 @@ describe('build service', () => {
     await Promise.all([svc.waitForResult(a.id), svc.waitForResult(b.id)]);
   });
 
+  it('gives builds of one model started at once (no output path) different default engine names', async () => {
+    const svc = service({ concurrency: 4 });
+    // Validated side by side: each picks its name after the same awaits, so the pick must be held at once.
+    const recs = await Promise.all([0, 1, 2].map(() => svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.05 }) })));
+    const outputs = recs.map((r) => r.outputPath);
+    expect(new Set(outputs).size).toBe(3);
+    await Promise.all(recs.map((r) => svc.waitForResult(r.id)));
+    for (const p of outputs) expect(fs.existsSync(p!)).toBe(true);
+  });
+
   it('gives two subscribers the same events, and a late one a snapshot that the live events complete', async () => {
     const svc = service();
     const rec = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.8 }) });

@@ -6,7 +6,7 @@ import { ServiceError } from '../api.js';
 import { checkShapes, defaultEnginePath, ShapesError, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
 import { BuildOptions } from '../../shared/protocol.js';
 import { EventLog } from '../event-log.js';
-import { inspectModel } from '../model-reader.js';
+import { inspectModel } from '../model/model-reader.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
 const dir = tempDir('tbs-validate-');

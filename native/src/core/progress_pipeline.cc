@@ -311,11 +311,25 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   // The node is not retired here: the producer still owns it until its own finish arrives.
 }
 
+// One flush: drain the records in sequence order, apply them to the emitted tree (repairing
+// what arrived out of order) with the coalesced steps between them, then emit the batch.
 void ProgressPipeline::flushOnce(bool final) {
   if (finalEmitted_) return;
   EventBatch batch;
   uint64_t finalSeq = final ? finalSeq_.load(std::memory_order_acquire) : UINT64_MAX;
+  SeqOrder order;
+  size_t ready = drainInOrder(final, finalSeq, order);
+  batch.events.reserve(ready + 64);
+  names_.takeNew(&batch.firstNameId, &batch.newNames);
+  std::vector<Node*> retire;
+  OutEvent finished;
+  bool haveFinished = applyRecords(batch, final, order, ready, retire, finished);
+  emitBatch(std::move(batch), final, haveFinished, std::move(finished), retire);
+}
 
+// Drain: every queued record into pending_, sorted by sequence number in `order`; returns how
+// many of them (from the front of `order`) are contiguous and may be applied now.
+size_t ProgressPipeline::drainInOrder(bool final, uint64_t finalSeq, SeqOrder& order) {
   auto drainAll = [&] {
     recorder_.drainQueues([&](Record&& r) { pending_.push_back(std::move(r)); });
     // The rare records are swapped out under the lock and moved after it: a builder thread
@@ -330,7 +344,6 @@ void ProgressPipeline::flushOnce(bool final) {
   drainAll();
   // Sort (seq, index) pairs rather than the records themselves: each thread's queue is already
   // in order and records are large, so this is the cheap way to merge them.
-  std::vector<std::pair<uint64_t, uint32_t>> order;
   auto sortOrder = [&] {
     order.resize(pending_.size());
     for (size_t i = 0; i < pending_.size(); ++i) order[i] = {pending_[i].seq, static_cast<uint32_t>(i)};
@@ -367,9 +380,15 @@ void ProgressPipeline::flushOnce(bool final) {
     ++expectedSeq_;
     ++ready;
   }
-  batch.events.reserve(ready + 64);
-  names_.takeNew(&batch.firstNameId, &batch.newNames);
+  return ready;
+}
 
+// Repair: apply the first `ready` records of `order` to the emitted tree (a start under a parent
+// already finished goes to the nearest open ancestor; a finish closes children left open), with
+// the coalesced steps placed by time between them, into `batch`. The build's finish is held back
+// in `finished`; returns whether there is one.
+bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder const& order, size_t ready, std::vector<Node*>& retire,
+                                    OutEvent& finished) {
   // Steps of phases that moved since the last flush: one candidate per phase with its latest
   // step. Clearing `dirty` before reading the word means a step recorded after the read
   // re-queues the phase for the next flush (both sides use seq_cst).
@@ -413,8 +432,6 @@ void ProgressPipeline::flushOnce(bool final) {
   // stays visible in the stream after coalescing.
   std::stable_sort(candidates.begin(), candidates.end(), [](auto const& a, auto const& b) { return a.ns < b.ns; });
 
-  std::vector<Node*> retire;
-  OutEvent finished;
   bool haveFinished = false;
 
   std::unique_lock<std::mutex> view(tree_.mutex());
@@ -531,6 +548,11 @@ void ProgressPipeline::flushOnce(bool final) {
   tree_.forgetOldFinished();
   view.unlock();
 
+  return haveFinished;
+}
+
+// Emit: a heartbeat when one is due, the build's finish last, and the batch to the consumer.
+void ProgressPipeline::emitBatch(EventBatch&& batch, bool final, bool haveFinished, OutEvent&& finished, std::vector<Node*> const& retire) {
   int64_t now = monoNowNs();
   double silentMs = 0;
   if (!final && heartbeat_.take(now, &silentMs)) {

@@ -127,6 +127,11 @@ class ProgressPipeline final : public ProgressSink {
   void flusherLoop();
   bool hasWork() const noexcept;  // flusher thread
   void flushOnce(bool final);
+  // The three parts of a flush (progress_pipeline.cc): drain, repair, emit.
+  using SeqOrder = std::vector<std::pair<uint64_t, uint32_t>>;  // (seq, index into pending_)
+  size_t drainInOrder(bool final, uint64_t finalSeq, SeqOrder& order);
+  bool applyRecords(EventBatch& batch, bool final, SeqOrder const& order, size_t ready, std::vector<Node*>& retire, OutEvent& finished);
+  void emitBatch(EventBatch&& batch, bool final, bool haveFinished, OutEvent&& finished, std::vector<Node*> const& retire);
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
   void closeOpenChildren(EventBatch& batch, int64_t id, int64_t ns);

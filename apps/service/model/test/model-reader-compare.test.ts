@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ModelSpec, tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { type ModelSpec, tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
 import { readModel } from '../model-reader.js';
 import { readModelWhole } from './reference-reader.js';
 

@@ -5,9 +5,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INVALID_MODELS, writeInvalidModel } from '../../../test/support/invalid-models.js';
-import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
-import { ServiceError } from '../api.js';
+import { INVALID_MODELS, writeInvalidModel } from '../../../../test/support/invalid-models.js';
+import { tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
+import { ServiceError } from '../../api.js';
 import { readModel } from '../model-reader.js';
 import opsData from '../onnx-ops.json';
 

@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ServiceError } from '../api.js';
+import { ServiceError } from '../../api.js';
 import { inspectModel, readModel } from '../model-reader.js';
-import { expectedSummary, makeModel, tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { expectedSummary, makeModel, tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
 
 const dir = tempDir('tbs-reader-exp-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

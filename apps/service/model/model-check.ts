@@ -15,7 +15,7 @@
 // Operators of any other domain (com.microsoft, a team's own plugins) are not refused: they are
 // listed in the summary's `pluginOps`, since TensorRT builds them only with a plugin.
 import type { onnx } from 'onnx-proto';
-import { ServiceError } from './api.js';
+import { ServiceError } from '../api.js';
 import { elemTypeBits, isKnownElemType } from './onnx-types.js';
 import type { DataSizes } from './onnx-wire.js';
 import opsData from './onnx-ops.json';

@@ -5,7 +5,7 @@
 // of the model. Absolute locations and ".." are refused outright, as the ONNX checker does.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ServiceError } from './api.js';
+import { ServiceError } from '../api.js';
 
 export interface ExternalFileUse {
   /** Bytes the model's tensors take from this file. */

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { tempDir, writeModel } from '../../../../test/support/onnx-gen.js';
 import { type ModelVisitor, TENSOR, walkModel } from '../onnx-walk.js';
 import { FileCursor, WireError, encodeVarint, parseHeader, strip } from '../onnx-wire.js';
 

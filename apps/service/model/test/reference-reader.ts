@@ -11,8 +11,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
-import type { LayerInfo, ModelSummary, TensorInfo } from '../../shared/protocol.js';
-import { ServiceError } from '../api.js';
+import type { LayerInfo, ModelSummary, TensorInfo } from '../../../shared/protocol.js';
+import { ServiceError } from '../../api.js';
 import { elemTypeBytes, elemTypeName } from '../onnx-types.js';
 
 export interface ReadModel {

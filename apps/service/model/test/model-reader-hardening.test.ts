@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectedSummary, tempDir, writeLargeModel, writeModel } from '../../../test/support/onnx-gen.js';
-import { ServiceError } from '../api.js';
+import { expectedSummary, tempDir, writeLargeModel, writeModel } from '../../../../test/support/onnx-gen.js';
+import { ServiceError } from '../../api.js';
 import { readModel } from '../model-reader.js';
 
 const dir = tempDir('tbs-reader-hard-');

@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { ModelSummary } from '../../shared/protocol.js';
-import { ServiceError } from '../api.js';
+import { ModelSummary } from '../../../shared/protocol.js';
+import { ServiceError } from '../../api.js';
 import { readModel, inspectModel } from '../model-reader.js';
-import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../test/support/onnx-gen.js';
+import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../../test/support/onnx-gen.js';
 
 const dir = tempDir('tbs-reader-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -13,8 +13,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { onnx } from 'onnx-proto';
-import type { LayerInfo, ModelSummary, TensorInfo } from '../shared/protocol.js';
-import { ServiceError } from './api.js';
+import type { LayerInfo, ModelSummary, TensorInfo } from '../../shared/protocol.js';
+import { ServiceError } from '../api.js';
 import { elemTypeBytes, elemTypeName } from './onnx-types.js';
 import { NotOnnxError, walkModel } from './onnx-walk.js';
 import type { DataSizes } from './onnx-wire.js';

@@ -1,0 +1,237 @@
+// The farm worker's forwarder: carries one local build's events to the build's Redis stream, in
+// order and under the farm's build id, and keeps the build's record in Redis current. Used by
+// FarmWorker (farm-worker.ts), one per attempt.
+import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord, type CacheStats } from '../shared/protocol.js';
+import { BuildView } from '../shared/build-view.js';
+import type { FarmStore, FarmRecord } from './farm-store.js';
+import type { Published, WorkingCopy } from './cache-copy.js';
+import type { Labels } from './labels.js';
+
+/** How often the build's record (snapshot) in Redis is brought up to date while it runs. */
+const RECORD_EVERY_MS = 2000;
+
+/**
+ * Carries a local build's events to its Redis stream in order, one append at a time, with the
+ * farm's build id, phase ids offset per attempt and the worker in build.started; and keeps the
+ * record (snapshot) in Redis current so a restarted serve starts from it.
+ */
+export class Forwarder {
+  private chain: Promise<void> = Promise.resolve();
+  private lastFarmSeq: number;
+  private lastRecordAt = 0;
+  private readonly view: BuildView;
+  private refused = false;
+  /** The build works on a private copy of a shared cache: its path reads as the shared one. */
+  private cacheCopy?: { wc: WorkingCopy; publish: () => Promise<Published> };
+
+  constructor(
+    private readonly store: FarmStore,
+    private readonly farmId: string,
+    private readonly owner: string,
+    private readonly base: FarmRecord,
+    private readonly worker: { id: string; labels: Labels },
+    private readonly phaseOffset: number,
+    private readonly attempt: number,
+    private readonly onRefused: () => void,
+  ) {
+    this.lastFarmSeq = base.lastSeq;
+    // What serve rebuilds from: the view of the stream as written (farm ids and seqs), continued
+    // from the earlier attempt's when this is a retry.
+    this.view = base.view ? BuildView.fromSnapshot(base.view) : new BuildView(farmId);
+    // The record's view is rewritten now and then: a retry first catches up with the stream.
+    if (this.view.seq < base.lastSeq) this.chain = this.catchUp().catch((e) => this.fail(e));
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const events = await this.retry(() => this.store.eventsAfter(this.farmId, this.view.seq));
+      if (!events || events.length === 0) return;
+      for (const e of events) this.view.apply(e);
+    }
+  }
+
+  /**
+   * The build runs on a private copy of the shared cache `wc.shared`: events and records name the
+   * shared cache, and `publish` runs before build.finished is forwarded, so that whoever sees the
+   * build end (a client, the next build it starts) finds its entries in the shared cache.
+   */
+  useCacheCopy(wc: WorkingCopy, publish: () => Promise<Published>): void {
+    this.cacheCopy = { wc, publish };
+  }
+
+  push(events: BuildEvent[], snapshot: () => BuildRecord): void {
+    const mapped = events.map((e) => this.map(e));
+    // The local record matches these events now (the callback runs right after they were applied).
+    const rec = snapshot();
+    const end = mapped.findIndex((e) => e.type === 'build.finished');
+    const copy = this.cacheCopy;
+    if (end < 0 || !copy) {
+      this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
+      return;
+    }
+    this.chain = this.chain
+      .then(async () => {
+        if (end > 0) await this.send(mapped.slice(0, end), rec);
+        const note = await copy.publish().then(
+          (p) => publishedNote(p, copy.wc.shared),
+          (e: Error) => ({ severity: 'warning' as const, message: `timing cache ${copy.wc.shared} not updated: ${e.message}` }),
+        );
+        if (note) await this.send([this.logEvent(note.severity, note.message)], undefined);
+        await this.send(mapped.slice(end), rec);
+      })
+      .catch((e) => this.fail(e));
+  }
+
+  private logEvent(severity: 'info' | 'warning', message: string): BuildEvent {
+    return { v: PROTOCOL_VERSION, buildId: this.farmId, seq: 0, t: 0, type: 'log', severity, message } as BuildEvent;
+  }
+
+  note(severity: 'info' | 'warning', message: string): void {
+    const ev = this.logEvent(severity, message);
+    this.chain = this.chain.then(() => this.send([ev], undefined)).catch((e) => this.fail(e));
+  }
+
+  async flush(final: BuildRecord): Promise<void> {
+    await this.chain;
+    await this.writeRecord(final, true);
+  }
+
+  /** The build ended before the local service ran it (bad request, cancelled while waiting). */
+  async endWithout(status: 'failed' | 'cancelled', error?: string): Promise<void> {
+    await this.chain;
+    const finished = {
+      v: PROTOCOL_VERSION,
+      buildId: this.farmId,
+      seq: 0,
+      t: 0,
+      type: 'build.finished',
+      status,
+      durationMs: 0,
+      ...(error ? { error } : {}),
+    } as BuildEvent;
+    const stored = await this.retry(() => this.store.append(this.farmId, [finished], this.owner));
+    if (!stored || stored.length === 0) return;
+    const f = stored[0] as Extract<BuildEvent, { type: 'build.finished' }>;
+    // Serve may have noted things in the stream since this forwarder read the record.
+    await this.catchUp().catch(() => undefined);
+    this.view.apply(f);
+    // With its view, so a serve that loads the record later shows the build ended, not queued.
+    const record: FarmRecord = { ...this.base, state: status, lastSeq: f.seq, outcome: f, finishedAt: new Date().toISOString(), view: this.view.snapshot() };
+    await this.retry(() => this.store.putRecord(record, this.owner));
+  }
+
+  /** Redis refused or failed for good: stop forwarding (serve ends the build if it must). */
+  private fail(e: unknown): void {
+    void e;
+    this.refuse();
+  }
+
+  private refuse(): void {
+    if (this.refused) return;
+    this.refused = true;
+    this.onRefused();
+  }
+
+  private map(e: BuildEvent): BuildEvent {
+    const out = { ...e, buildId: this.farmId } as BuildEvent;
+    if (this.phaseOffset) {
+      if ('id' in out && typeof out.id === 'number') (out as { id: number }).id += this.phaseOffset;
+      if (out.type === 'phase.start' && out.parentId !== null) out.parentId += this.phaseOffset;
+    }
+    if (out.type === 'build.started') out.worker = this.worker;
+    const copy = this.cacheCopy?.wc;
+    if (copy) {
+      if (out.type === 'log') out.message = sharedName(out.message, copy);
+      if (out.type === 'cache.stats') Object.assign(out, sharedStats(out, copy));
+      if (out.type === 'build.finished' && out.cache) out.cache = sharedStats(out.cache, copy);
+    }
+    return out;
+  }
+
+  private async send(events: BuildEvent[], rec: BuildRecord | undefined): Promise<void> {
+    if (this.refused) return;
+    const stored = await this.retry(() => this.store.append(this.farmId, events, this.owner));
+    if (stored === undefined) {
+      // Serve gave the build up (worker presumed lost) or it already ended: stop writing.
+      this.refuse();
+      return;
+    }
+    if (stored.length) this.lastFarmSeq = stored[stored.length - 1].seq;
+    for (const e of stored) this.view.apply(e);
+    // The record is a whole snapshot (up to the retained phases): rewrite it now and then only;
+    // the stream carries everything in between.
+    if (rec && Date.now() - this.lastRecordAt > RECORD_EVERY_MS) await this.writeRecord(rec, false);
+  }
+
+  private async writeRecord(local: BuildRecord, final: boolean): Promise<void> {
+    if (this.refused && !final) return;
+    this.lastRecordAt = Date.now();
+    const copy = this.cacheCopy?.wc;
+    const record: FarmRecord = {
+      ...local,
+      ...(copy
+        ? {
+            options: { ...local.options, timingCache: copy.shared },
+            cache: local.cache && sharedStats(local.cache, copy),
+          }
+        : {}),
+      id: this.farmId,
+      queuedAt: this.base.queuedAt,
+      lastSeq: this.lastFarmSeq,
+      view: this.view.snapshot(),
+      outcome: local.outcome
+        ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq, ...(copy && local.outcome.cache ? { cache: sharedStats(local.outcome.cache, copy) } : {}) }
+        : undefined,
+      farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
+    };
+    if (!final && record.outcome) return;
+    await this.retry(() => this.store.putRecord(record, this.owner));
+  }
+
+  /** Redis may be restarting: commands wait for the reconnect; a failed one is tried again. */
+  private async retry<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    for (let i = 0; ; i++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (i >= 50) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+}
+
+/** A text that names the private copy names the shared cache instead. */
+function sharedName(text: string, wc: WorkingCopy): string {
+  return text.split(wc.path).join(wc.shared);
+}
+
+function sharedStats<T extends CacheStats>(stats: T, wc: WorkingCopy): T {
+  const out = { ...stats };
+  for (const k of ['path', 'warning', 'deferredPath'] as const) if (out[k] !== undefined) out[k] = sharedName(out[k]!, wc);
+  return out;
+}
+
+/** What the build's log says about its publication into the shared cache. */
+function publishedNote(p: Published, shared: string): { severity: 'info' | 'warning'; message: string } | undefined {
+  const aside = (files: string[]) => (files.length ? `; entries it could not save were kept in ${files.join(', ')}` : '');
+  switch (p.kind) {
+    case 'nothing':
+      return undefined;
+    case 'replaced':
+      return {
+        severity: 'info',
+        message:
+          `Published this build's timing-cache entries into the shared cache ${shared}` +
+          (p.foldedSidecars ? ` (with ${p.foldedSidecars} pending file(s) of earlier builds)` : '') +
+          aside(p.sidecars),
+      };
+    case 'sidecar':
+      return {
+        severity: 'info',
+        message:
+          `Timing cache: ${p.why}, so this build's entries were kept in ${p.sidecars.join(', ')} beside the shared cache ${shared}; ` +
+          'every build loads them, and the next build that publishes into it merges them in',
+      };
+  }
+}
