@@ -62,7 +62,7 @@ const out = {
     ]),
   ),
 };
-const target = path.join(__dirname, '..', 'apps', 'service', 'onnx-ops.json');
+const target = path.join(__dirname, '..', 'apps', 'service', 'model', 'onnx-ops.json');
 fs.writeFileSync(`${target}.tmp`, `${JSON.stringify(out, null, 1)}\n`);
 fs.renameSync(`${target}.tmp`, target);
 console.log(`${target}: ${Object.entries(out.domains).map(([d, v]) => `${d} ${Object.keys(v.ops).length} ops (opset ≤ ${v.maxOpset})`).join(', ')}`);
