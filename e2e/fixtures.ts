@@ -26,6 +26,17 @@ export interface Studio {
 }
 
 let printedElectronSkip = false;
+
+/**
+ * These tests watch real (simulated) builds; with "Reuse an up-to-date engine" on (the form's
+ * default) a second build of one model would end at once. It is turned off for them; the tests of
+ * reuse turn it back on. Typed while the model loads, it carries over to the model's form.
+ */
+async function buildForReal(page: Page, file: string): Promise<void> {
+  // Once the model is open: a model opened after another gets its own form (reuse on again).
+  await expect(page.getByRole('region', { name: 'Model' })).toContainText(path.basename(file), { timeout: 30_000 });
+  await page.getByLabel('Reuse an up-to-date engine', { exact: true }).uncheck();
+}
 const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
 
 export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise<Browser> }>({
@@ -77,6 +88,7 @@ export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise
           }, file);
           if (via === 'button') await page.getByRole('button', { name: 'Open model…' }).click();
           else await page.keyboard.press(`${mod}+o`);
+          await buildForReal(page, file);
         },
         async saveEngine(via = 'button') {
           const target = path.join(scratch, `saved-${Date.now()}.engine`);
@@ -121,6 +133,7 @@ export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise
         if (via === 'button') await page.getByRole('button', { name: 'Open model…' }).click();
         else await page.keyboard.press(`${mod}+o`);
         await (await chooser).setFiles(file);
+        await buildForReal(page, file);
       },
       async saveEngine(via = 'button') {
         const download = page.waitForEvent('download');

@@ -32,7 +32,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   // Engines and build profiles of this run stay in its own folder, never in the user's.
   const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0', '--output-dir', path.join(dir, 'engines')], {
     cwd: ROOT,
-    env: { ...process.env, TBS_STATE_DIR: path.join(dir, 'state') },
+    // The engine store of reuse builds: this run's own, never the user's.
+    env: { ...process.env, TBS_STATE_DIR: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // If the runner dies without calling the teardown (crash, Ctrl-C at the wrong moment), the

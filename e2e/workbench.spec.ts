@@ -123,9 +123,17 @@ test('an engine the build left in the output folder is listed and can be deleted
   if (studio.kind === 'web') expect(written && fs.existsSync(written)).toBeTruthy();
   // The newest file is first: the one this build wrote.
   const first = engines.getByRole('listitem').first();
-  await expect(first.locator('.tag')).toHaveText('sim');
+  await expect(first.locator('label .tag')).toHaveText('sim');
   const name = (await first.locator('.engine-name').textContent())!;
   if (written) expect(name).toBe(path.basename(written));
+  // Checked against its manifest: it fits here; Rebuild brings back the settings it was built with.
+  await expect(first.locator('.engine-fit .tag')).toHaveText('fits', { timeout: 15_000 });
+  if (studio.kind === 'web') {
+    await page.getByLabel('Duration (s)', { exact: true }).fill('7');
+    await first.getByRole('button', { name: 'Rebuild', exact: true }).click();
+    await expect(page.getByLabel('Duration (s)', { exact: true })).toHaveValue('1');
+    await expect(page.getByLabel('Backend', { exact: true })).toHaveValue('simulated');
+  }
   await engines.getByLabel(`Select ${name}`, { exact: true }).check();
   await engines.getByRole('button', { name: 'Delete selected (1)', exact: true }).click();
   await expect(engines.getByRole('alertdialog')).toContainText('Delete 1 engine');
@@ -134,4 +142,56 @@ test('an engine the build left in the output folder is listed and can be deleted
   await expect(engines).toContainText('Deleted 1 engine.');
   await expect(engines.getByText(name, { exact: true })).toHaveCount(0);
   if (written) expect(fs.existsSync(written)).toBe(false);
+});
+
+test('two builds side by side: inputs that differ, phase rows aligned, the slower phases marked; history links to engine and manifest', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  for (const seconds of ['0.5', '2']) {
+    await page.getByLabel('Duration (s)', { exact: true }).fill(seconds);
+    await button(page, 'Build').click();
+    await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+  }
+  const compare = page.getByRole('region', { name: 'Compare' });
+  const options = compare.getByLabel('Build a', { exact: true }).locator('option');
+  await expect.poll(() => options.count()).toBeGreaterThanOrEqual(3);
+  const ids = (await options.allTextContents()).slice(1).map((t) => t.split(' · ')[0]);
+  // Oldest first in the history: the last two are this test's, the 0.5 s build a, the 2 s build b.
+  const [first, second] = ids.slice(-2);
+  await compare.getByLabel('Build a', { exact: true }).selectOption(first);
+  await compare.getByLabel('Build b', { exact: true }).selectOption(second);
+  await compare.getByRole('button', { name: 'Compare', exact: true }).click();
+  await expect(compare.getByRole('list', { name: 'Inputs that differ' })).toContainText('option simDuration: 0.5 → 2');
+  const table = compare.getByRole('table', { name: 'Phase times' });
+  await expect(table.locator('tbody tr').first()).toContainText('whole build');
+  await expect(table.locator('tbody tr.slower').first()).toContainText('slower');
+  await studio.shot('compare');
+  if (studio.kind === 'web') {
+    const history = page.getByRole('region', { name: 'History' });
+    const link = history.getByRole('link', { name: 'manifest' }).first();
+    const res = await page.request.get(new URL((await link.getAttribute('href'))!, page.url()).toString());
+    expect(res.status()).toBe(200);
+    expect((await res.json()).formatVersion).toBe(1);
+  }
+});
+
+test('"Reuse an up-to-date engine" is on for a new form; a second build of the same model and options is reused at once', async ({ studio }) => {
+  const { page, models } = studio;
+  await studio.openModel(models.small);
+  const reuse = page.getByLabel('Reuse an up-to-date engine', { exact: true });
+  // The fixture turned it off for builds that must run; a fresh form has it on.
+  await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  await reuse.check();
+  await page.getByLabel('Seed', { exact: true }).fill('4242');
+  await page.getByLabel('Duration (s)', { exact: true }).fill('1.5');
+  await button(page, 'Build').click();
+  await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
+  await button(page, 'Build').click();
+  const history = page.getByRole('region', { name: 'History' });
+  await expect(history.locator('tbody tr').first()).toContainText('reused', { timeout: 30_000 });
+  if (studio.kind === 'web') {
+    const latest = await studio.latestBuild();
+    expect(latest?.state).toBe('succeeded');
+  }
 });

@@ -15,6 +15,8 @@ Commands:
   build <model.onnx> -o <engine>   build an engine, showing the build's phases live
   inspect <model.onnx>             print the model's summary (inputs, shapes, operators, sizes)
   backends                         list build backends (TensorRT, simulated) and their state
+  check <engine> [--model m.onnx]  does the engine still fit this machine, model and options?
+  compare <a> <b>                  two builds side by side: inputs, phase times, layers
   serve                            HTTP + Server-Sent Events service with the web UI
   mcp                              MCP server (stdio) for agent runtimes
   lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
@@ -36,6 +38,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   build: async () => (await import('./commands/build.js')).runBuild,
   inspect: async () => (await import('./commands/inspect.js')).runInspect,
   backends: async () => (await import('./commands/backends.js')).runBackends,
+  check: async () => (await import('./commands/check.js')).runCheck,
+  compare: async () => (await import('./commands/compare.js')).runCompare,
   serve: async () => (await import('./commands/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,

@@ -16,6 +16,11 @@ export interface ArtifactStore {
   timingCacheFor(labels: Labels): string | undefined;
   /** Serve: the engine file its clients can download, when it exists. */
   locateEngine(outputPath: string | undefined): string | undefined;
+  /**
+   * The engine store `reuse` builds share (engine-reuse-store.ts), keyed like a local one; absent:
+   * each machine uses its user's own store.
+   */
+  engineStoreDir?(): string;
 }
 
 /** Label values become file names: keep them to a safe alphabet. */
@@ -37,7 +42,7 @@ export class SharedFolderArtifacts implements ArtifactStore {
     fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
     const why = untrustedFolder(this.root, fs.statSync(this.root));
     if (why) throw new ServiceError('bad_input', `artifact folder: ${why}`);
-    for (const d of ['engines', 'timing-caches']) ensurePrivateDir(path.join(this.root, d), 'artifact');
+    for (const d of ['engines', 'timing-caches', 'engine-store']) ensurePrivateDir(path.join(this.root, d), 'artifact');
   }
 
   enginePathFor(buildId: string, modelPath: string, simulated: boolean): string {
@@ -52,6 +57,10 @@ export class SharedFolderArtifacts implements ArtifactStore {
 
   locateEngine(outputPath: string | undefined): string | undefined {
     return regularFile(outputPath);
+  }
+
+  engineStoreDir(): string {
+    return path.join(this.root, 'engine-store');
   }
 }
 

@@ -24,6 +24,7 @@ import { checkOut, discard, publish, type Published, type WorkingCopy } from './
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { keys } from './keys.js';
 import { BuildView } from '../shared/build-view.js';
+import { EngineReuseStore } from '../service/engine-reuse-store.js';
 
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
 export const ATTEMPT_PHASE_OFFSET = 1_000_000;
@@ -84,6 +85,7 @@ export class FarmWorker {
   private readonly redis: Redis;
   private readonly store: FarmStore;
   private readonly local: BuildService;
+  private readonly reuseStore?: EngineReuseStore;
   private readonly queues = new Map<string, { queue: Queue; worker: Worker }>();
   private readonly running = new Map<string, Running>();
   /** Working copies whose publication failed: left on disk so their entries are not lost. */
@@ -101,7 +103,10 @@ export class FarmWorker {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
     this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
-    this.local = new BuildService({ concurrency: 64, ...opts.service });
+    // reuse builds share the farm's engine store: a matrix rebuilds only the targets whose engines are stale.
+    const storeDir = opts.artifacts?.engineStoreDir?.();
+    this.reuseStore = storeDir ? new EngineReuseStore(storeDir) : undefined;
+    this.local = new BuildService({ concurrency: 64, ...(this.reuseStore ? { reuseStore: this.reuseStore } : {}), ...opts.service });
     this.stops = this.redis.duplicate();
     watchRedis(this.stops, opts.url, `trt-build-studio worker ${this.id}`, this.log);
     // Stop reaches a running build the moment it is asked for: no polling. A message sent while
@@ -132,6 +137,7 @@ export class FarmWorker {
   async start(): Promise<void> {
     this.backends = await this.local.listBackends();
     this.labels = { ...probeLabels(this.backends), ...this.opts.labels, ...(this.opts.device === undefined ? {} : { device: String(this.opts.device) }) };
+    if (this.reuseStore) this.reuseStore.standsFor = this.labels.gpu;
     // One build per GPU: the probe reports the one GPU builds run on, so 1 unless told otherwise.
     this.concurrency = Math.max(1, this.opts.concurrency ?? 1);
     await this.beat();

@@ -9,6 +9,8 @@ import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageW
 import { createBuildService } from '../service/build-service.js';
 import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, FrameGuard } from './frame-guard.js';
+import { gateLifecycle } from './lifecycle-gate.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
@@ -19,19 +21,24 @@ const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--hea
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
 Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
-trtBuildStudio.inspect, trtBuildStudio.backends. Builds report work-done progress ($/progress) and
+trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine. Builds report work-done progress ($/progress) and
 stop on window/workDoneProgress/cancel or $/cancelRequest.
 
   --stdio                accepted for clients that pass it (stdio is the only transport)
   --output-dir <dir>     where engines go when a build names no outputPath
   --heartbeat <seconds>  progress report during silent stretches (default 2.5)
+  --max-message-mib <n>  largest message accepted, in MiB (default 8); a larger one is logged
+                         and skipped, like a frame with a bad header
   --help                 this text
 
-Logs go to stderr; stdout carries only the protocol.`;
+Logs go to stderr; stdout carries only the protocol. A frame with a bad header (no
+Content-Length, or one that is not a byte count) is logged and skipped up to the next
+Content-Length header. Requests before "initialize" are answered -32002 (ServerNotInitialized),
+requests after "shutdown" -32600 (InvalidRequest); the "exit" notification ends the process.`;
 
 export type LspCliOptions = StdioServerOptions;
 
-const FLAGS: StdioServerFlags = { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true };
+const FLAGS: StdioServerFlags = { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true, maxMessage: true };
 
 export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
   return parseStdioServerArgs(argv, FLAGS);
@@ -58,7 +65,11 @@ export async function runLsp(argv: string[]): Promise<number> {
   // The channel's stdout is a bare write(); the JSON-RPC writer also listens for errors and close,
   // so it gets a real stream whose writes complete when the terminal's stdout has taken them.
   const protocolOut = new Writable({ write: (chunk, encoding, cb) => void channel.stdout.write(chunk, encoding, cb) });
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(protocolOut));
+  // Framing is checked before the library reads it (it cannot resynchronise after a bad header and
+  // has no size limit), and the lifecycle rules before it dispatches (it does not enforce them).
+  const frames = process.stdin.pipe(new FrameGuard({ maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, log }));
+  const writer = new StreamMessageWriter(protocolOut);
+  const connection = createConnection(ProposedFeatures.all, gateLifecycle(new StreamMessageReader(frames), writer, log), writer);
   const server = createLspServer(connection, service, {
     version: packageVersion(),
     pacing: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
@@ -73,6 +84,7 @@ export async function runLsp(argv: string[]): Promise<number> {
     shutdown: () => server.shutdown(),
     release: async () => {
       connection.dispose();
+      process.stdin.unpipe(frames);
       process.stdin.pause();
       channel.release();
     },

@@ -5,6 +5,7 @@ export const COMMANDS = {
   cancel: 'trtBuildStudio.cancel',
   inspect: 'trtBuildStudio.inspect',
   backends: 'trtBuildStudio.backends',
+  check: 'trtBuildStudio.checkEngine',
 } as const;
 
 /** Phase-tree snapshots of a running build (throttled), and a last one with the outcome. */

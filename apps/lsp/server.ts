@@ -19,7 +19,8 @@ import type { BuildServiceApi } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { describeZodError } from '../shared/protocol.js';
 import { CancelReasons } from '../mcp/build-tool.js';
-import { InspectArgs } from '../mcp/schemas.js';
+import { CheckEngineArgs, InspectArgs, parseBuildOptions } from '../mcp/schemas.js';
+import { checkEngine } from '../service/engine-check.js';
 import type { NotifierOptions } from '../mcp/progress-notifier.js';
 import { ActiveBuilds, runBuildCommand, type LspPort } from './build-command.js';
 import { COMMANDS } from './names.js';
@@ -49,10 +50,20 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
   let clientShowsProgress = false;
   let shuttingDown: Promise<void> | undefined;
 
+  // The library's send functions throw synchronously once the connection is closed (stdin ended)
+  // or disposed, and reject when the write fails: both are logged, neither may reach a build's
+  // progress callback (an uncaught throw there would end the process mid-shutdown).
+  const send = (what: string, fn: () => Promise<void>) => {
+    try {
+      void fn().catch((e: unknown) => log(`${what} not sent: ${(e as Error).message}`));
+    } catch (e) {
+      log(`${what} not sent: ${(e as Error).message}`);
+    }
+  };
   const port: LspPort = {
-    sendProgress: (token, value) => void connection.sendProgress(WorkDoneProgress.type, token, value).catch((e: unknown) => log(`progress not sent: ${(e as Error).message}`)),
-    sendNotification: (method, params) => void connection.sendNotification(method, params).catch((e: unknown) => log(`${method} not sent: ${(e as Error).message}`)),
-    publishDiagnostics: (uri, diagnostics) => void connection.sendDiagnostics({ uri, diagnostics }).catch((e: unknown) => log(`diagnostics not sent: ${(e as Error).message}`)),
+    sendProgress: (token, value) => send('progress', () => connection.sendProgress(WorkDoneProgress.type, token, value)),
+    sendNotification: (method, params) => send(method, () => connection.sendNotification(method, params)),
+    publishDiagnostics: (uri, diagnostics) => send('diagnostics', () => connection.sendDiagnostics({ uri, diagnostics })),
     createProgressToken: async () => {
       // Only a client that said it shows server-initiated progress may be asked to create a token.
       if (!clientShowsProgress) return undefined;
@@ -118,6 +129,20 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
       }
     },
     [COMMANDS.backends]: async () => ({ backends: await service.listBackends() }),
+    // The same check as `trt-build-studio check`, GET /api/engines/check and MCP's check_engine.
+    [COMMANDS.check]: async (params) => {
+      const parsed = CheckEngineArgs.safeParse(params.arguments?.[0]);
+      if (!parsed.success) throw invalidParams(COMMANDS.check, `expects {"enginePath": "<engine>", "modelPath"?: "<model.onnx>", "options"?: {...}}: ${describeZodError(parsed.error)}`);
+      const { enginePath, modelPath, options } = parsed.data;
+      return checkEngine(
+        {
+          enginePath: fileArg(enginePath, 'enginePath'),
+          modelPath: modelPath === undefined ? undefined : fileArg(modelPath, 'modelPath'),
+          options: options === undefined ? undefined : parseBuildOptions(options),
+        },
+        () => service.listBackends(),
+      );
+    },
   };
 
   connection.onRequest(ExecuteCommandRequest.type, async (params, cancel) => {

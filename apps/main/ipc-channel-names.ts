@@ -18,6 +18,8 @@ export const INVOKE = {
   saveEngine: 'tbs:save-engine',
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',
+  checkEngine: 'tbs:check-engine',
+  compareBuilds: 'tbs:compare-builds',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

@@ -6,6 +6,8 @@ import type { BaseWindow, IpcMainInvokeEvent } from 'electron';
 import type { ModelRef, SavedEngine } from '../shared/build-client.js';
 import { describeZodError } from '../shared/protocol.js';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
+import { checkEngine } from '../service/engine-check.js';
+import { compareSources } from '../service/compare-sources.js';
 import { copyFileAtomic } from './atomic-file.js';
 import type { Dialogs } from './dialogs.js';
 import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
@@ -163,6 +165,20 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
   });
   // Only the service's own output folder, by plain file name: the service enforces that.
   on(INVOKE.listEngines, () => service.listEngines?.() ?? []);
+  on(INVOKE.checkEngine, ({ name }) => {
+    // A plain file name of the service's own output folder, never a path.
+    if (!service.engineFolder) throw new ServiceError('not_found', 'This build service keeps no engine folder of its own.');
+    if (name === '.' || name === '..' || /[\\/\u0000]/.test(name)) throw new ServiceError('bad_input', `not a plain file name: ${name}`);
+    return checkEngine({ enginePath: path.join(service.engineFolder(), name) }, () => service.listBackends());
+  });
+  on(INVOKE.compareBuilds, ({ a, b }) => {
+    const engineOf = (id: string) => {
+      const file = service.enginePath(id);
+      if (!file) throw new ServiceError('not_found', `build ${id} has no engine to compare`);
+      return file;
+    };
+    return compareSources(engineOf(a), engineOf(b), []);
+  });
   on(INVOKE.deleteEngines, ({ names }) => {
     if (!service.deleteEngines) throw new ServiceError('not_found', 'This build service keeps no engine folder of its own.');
     return service.deleteEngines(names);

@@ -11,6 +11,8 @@
 import electron = require('electron');
 import type { BuildClient, ModelRef, SavedEngine } from '../shared/build-client.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
+import type { CheckResult } from '../shared/engine-manifest.js';
+import type { BuildComparison } from '../shared/build-compare.js';
 import type { BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
 import { INVOKE as C, PUSH as P } from './ipc-channel-names.js';
 import type { BuildStreamMessage, HostAction, InvokeChannel, IpcResult, PushChannel } from './ipc-channels.js';
@@ -93,6 +95,8 @@ const client: BuildClient = {
   saveEngine: (id: string) => call<SavedEngine | null>(C.saveEngine, { id }),
   listEngines: () => call<EngineFile[]>(C.listEngines),
   deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
+  checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),
+  compareBuilds: (a: string, b: string) => call<BuildComparison>(C.compareBuilds, { a, b }),
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };
 

@@ -66,6 +66,7 @@ export function outcomeSentence(
   const took = formatDuration(outcome.durationMs);
   switch (outcome.status) {
     case 'succeeded':
+      if (outcome.reused) return `reused the engine of build ${outcome.reused.fromBuildId} (nothing built): ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
       return `succeeded in ${took}: ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
     case 'cancelled': {
       const latency = outcome.cancelLatencyMs === undefined ? '' : `, stopped ${formatLatency(outcome.cancelLatencyMs)} after the request`;

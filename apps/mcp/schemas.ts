@@ -86,6 +86,11 @@ export const BuildArgs = z.strictObject({
     .describe('Build farm only (mcp --queue): labels the build machine must have, e.g. {"gpu": "NVIDIA_L4", "trt": "10.16.0"}.'),
   retries: z.number().int().min(0).max(10).optional().describe('Build farm only: extra attempts if the build machine is lost (default 0).'),
 });
+export const CheckEngineArgs = z.strictObject({
+  enginePath: FilePath.describe('Engine file (absolute, or relative to the server\'s working directory); its manifest is <engine>.manifest.json.'),
+  modelPath: FilePath.optional().describe('Model to compare with. Default: the model the manifest names, when it is still there.'),
+  options: OptionsArg.describe('Build options to compare with (defaults count). Absent: options are not compared.'),
+});
 export const BuildIdArgs = z.strictObject({ id: z.string().trim().min(1, 'must not be empty').describe('Build id.') });
 
 // ─────────────────────────────────── outputs ────────────────────────────────

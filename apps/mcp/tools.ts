@@ -8,6 +8,7 @@ import type { BuildServiceApi } from '../service/api.js';
 import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
 import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
+import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
 import { buildState, errorResult, okResult, resultForError } from './results.js';
 import {
   BackendsOut,
@@ -17,12 +18,15 @@ import {
   BuildResultOut,
   BuildStateOut,
   CancelOut,
+  CheckEngineArgs,
   InspectArgs,
   NoArgs,
   parseBuildOptions,
   StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
+import { CheckResultSchema, formatReason } from '../shared/engine-manifest.js';
+import { checkEngine } from '../service/engine-check.js';
 import { BuildView } from '../shared/build-view.js';
 
 export const SERVER_NAME = 'trt-build-studio';
@@ -61,6 +65,36 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
         return okResult({ backends: await service.listBackends() });
       } catch (e) {
         return resultForError(e, 'Cannot list backends');
+      }
+    },
+  );
+
+  server.registerTool(
+    'check_engine',
+    {
+      title: 'Check whether an engine still fits',
+      description:
+        'Reads the manifest beside an engine and answers "fits", "rebuild" (every reason: TensorRT version, compute capability, GPU model, ' +
+        'driver, the model\'s bytes, an option or shape range, a plugin library, each with the value built with and the value now) or ' +
+        '"unknown" (no manifest, a manifest describing other bytes, no backend or GPU to compare with).',
+      inputSchema: CheckEngineArgs,
+      outputSchema: CheckResultSchema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ enginePath, modelPath, options }) => {
+      try {
+        const r = await checkEngine(
+          {
+            enginePath: resolveUserPath(enginePath),
+            modelPath: modelPath === undefined ? undefined : resolveUserPath(modelPath),
+            options: options === undefined ? undefined : parseBuildOptions(options),
+          },
+          () => service.listBackends(),
+        );
+        const head = { fits: 'Fits.', rebuild: `Needs a rebuild: ${r.reasons.map(formatReason).join('; ')}.`, unknown: `Unknown: ${r.missing.map((m) => m.message).join('; ')}.` }[r.verdict];
+        return okResult(r as unknown as Record<string, unknown>, head);
+      } catch (e) {
+        return resultForError(e, `Cannot check ${enginePath}`);
       }
     },
   );
@@ -112,6 +146,23 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     },
     (args) => startBuildTool(deps, args),
   );
+
+  if (service.startMatrix) {
+    server.registerTool(
+      'build_matrix',
+      {
+        title: 'Build one model for several GPU targets (build farm)',
+        description:
+          'Build farm only: one build per target (labels such as {"gpu": "NVIDIA_L4", "trt": "10.16.0"}), each on a ' +
+          'matching farm machine, all followed to their ends. Returns each build as build_engine does, with its target. ' +
+          'Progress notifications say each ending; cancelling the request cancels every build.',
+        inputSchema: MatrixArgs,
+        outputSchema: MatrixOut,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      (args, extra) => runMatrixTool(deps, args, extra),
+    );
+  }
 
   server.registerTool(
     'get_build',
@@ -186,6 +237,6 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     parseBuildOptions(args.options);
     if (typeof args.outputPath === 'string' && args.outputPath.trim() !== '') resolveWriteTarget(resolveUserPath(args.outputPath.trim()), 'output');
   };
-  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs });
+  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs, ...(service.startMatrix ? { build_matrix: buildArgs } : {}) });
   return server;
 }

@@ -3,7 +3,9 @@ import './lib/zod-csp.js';
 import { useEffect, useState } from 'react';
 import { CachePanel } from './components/CachePanel.js';
 import { MemoryPanel } from './components/MemoryPanel.js';
+import { Compare } from './components/Compare.js';
 import { Engines } from './components/Engines.js';
+import { FarmPanel } from './components/FarmPanel.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
 import { ModelPanel } from './components/ModelPanel.js';
@@ -83,6 +85,8 @@ export function App() {
           <CachePanel />
           <MemoryPanel />
           <History />
+          <FarmPanel />
+          <Compare />
           <Engines />
         </aside>
         <div className="row-bottom">

@@ -78,6 +78,11 @@ export interface SubscribeOpts {
   maxBacklog?: number;
   /** Dropped for falling behind; `lastSeq` is the last event it got: subscribe again after it. */
   onOverflow?: (lastSeq: number) => void;
+  /**
+   * While the callback's promise is pending the build worker holds its next batch (explicit
+   * back-pressure to the worker): for a local reader that must get every event (CLI --json).
+   */
+  pacesBuild?: boolean;
 }
 
 export interface BuildServiceApi {
@@ -133,6 +138,8 @@ export interface BuildServiceApi {
    * ServiceError('bad_input') when `names` is not a non-empty array of strings.
    */
   deleteEngines?(names: string[]): DeleteEnginesResult;
+  /** The default output folder itself (absent on the build farm): where listed names live. */
+  engineFolder?(): string;
   /** Cancels queued and running builds (reason "shutdown"), waits for workers to exit. */
   shutdown(): Promise<void>;
 }

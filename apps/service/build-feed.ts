@@ -33,6 +33,13 @@ export interface FeedSubscribeOptions {
    * Subscribe again with afterSeq = lastSeq to resume (through a reset when needed).
    */
   onOverflow?: (lastSeq: number) => void;
+  /**
+   * This subscriber paces the build: while its callback's promise is pending, the worker is told
+   * to hold its next batch (pacingReady), so what waits for it stays a batch, not a backlog. For
+   * local readers whose every event matters (the CLI's --json stdout); a network client that
+   * may stall for good keeps the bounded backlog and onOverflow instead.
+   */
+  pacesBuild?: boolean;
 }
 
 export interface FeedSubscription {
@@ -68,6 +75,7 @@ interface Subscriber {
   /** Highest seq handed to cb. */
   lastSeq: number;
   onOverflow?: (lastSeq: number) => void;
+  pacesBuild: boolean;
 }
 
 export class BuildFeed {
@@ -78,6 +86,8 @@ export class BuildFeed {
   private ended = false;
   /** Events at or below this seq were never taken in (the feed started from a snapshot): -1 if none. */
   private notKeptThrough = -1;
+  /** Resolvers of pacingReady() promises, settled when no pacing subscriber is busy any more. */
+  private pacingWaiters: Array<() => void> = [];
 
   /** `from`: start from a snapshot taken elsewhere instead of from the build's first event. */
   constructor(
@@ -155,6 +165,7 @@ export class BuildFeed {
   end(): void {
     this.ended = true;
     for (const sub of this.subs) if (sub.ready) this.subs.delete(sub);
+    this.settlePacing();
   }
 
   private restart(from: FeedStart): void {
@@ -179,6 +190,7 @@ export class BuildFeed {
       maxBacklog: opts.maxBacklog ?? MAX_SUBSCRIBER_BACKLOG,
       lastSeq: afterSeq !== undefined && !reset ? afterSeq : view.seq,
       onOverflow: opts.onOverflow,
+      pacesBuild: opts.pacesBuild === true,
     };
     if (!this.ended) this.subs.add(sub);
     // Delivered after subscribe() returns, so the caller can send the snapshot first; live events
@@ -198,6 +210,7 @@ export class BuildFeed {
         sub.closed = true;
         sub.backlog.clear();
         this.subs.delete(sub);
+        this.settlePacing();
       },
     };
   }
@@ -236,15 +249,36 @@ export class BuildFeed {
         // Still delivered after the build ended (the subscriber left `subs` then): it gets the
         // rest of the stream, build.finished included.
         if (!sub.closed) this.deliver(sub, sub.backlog.take());
+        if (sub.pacesBuild) this.settlePacing();
       };
       (r as PromiseLike<unknown>).then(resume, resume);
     }
+  }
+
+  /**
+   * Undefined when every subscriber that paces the build has room; otherwise a promise that
+   * settles once none of them is busy (the worker's next batch waits for it).
+   */
+  pacingReady(): Promise<void> | undefined {
+    if (!this.pacingBusy()) return undefined;
+    return new Promise((resolve) => this.pacingWaiters.push(resolve));
+  }
+
+  private pacingBusy(): boolean {
+    for (const sub of this.subs) if (sub.pacesBuild && sub.busy && !sub.closed) return true;
+    return false;
+  }
+
+  private settlePacing(): void {
+    if (this.pacingWaiters.length === 0 || this.pacingBusy()) return;
+    for (const w of this.pacingWaiters.splice(0)) w();
   }
 
   private overflow(sub: Subscriber): void {
     sub.closed = true;
     sub.backlog.clear();
     this.subs.delete(sub);
+    this.settlePacing();
     try {
       sub.onOverflow?.(sub.lastSeq);
     } catch {

@@ -15,6 +15,8 @@ import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
+import { EngineReuseStore } from './engine-reuse-store.js';
+import { placeStoredEngine, type ReusedEngine } from './engine-reuse.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
 import { isRecordedEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
@@ -60,6 +62,11 @@ export interface BuildServiceOptions {
    */
   retainFinishedBuilds?: number;
   /**
+   * Where builds with `reuse` look for, and keep, engines by their reuse key (default: the user's
+   * store, $XDG_CACHE_HOME/trt-build-studio/engines; the farm: its shared artifact folder).
+   */
+  reuseStore?: EngineReuseStore;
+  /**
    * Hold off system sleep while workers run (systemd-inhibit; see sleep-inhibitor.ts). Default:
    * TBS_KEEP_AWAKE=1 in the environment. The desktop app uses Electron's own blocker instead.
    */
@@ -67,6 +74,11 @@ export interface BuildServiceOptions {
 }
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
+
+/** Where engines go when neither the build nor the service names a folder. */
+export function defaultOutputDir(): string {
+  return path.join(os.tmpdir(), 'trt-build-studio', 'engines');
+}
 
 /** What is left of a finished build once its details are evicted: its record, no events, no rows. */
 class BuildSummary {
@@ -116,6 +128,7 @@ export class BuildService implements BuildServiceApi {
   private readonly onWarning?: (message: string) => void;
   private readonly backendsTtlMs: number;
   private readonly retainFinishedBuilds: number;
+  private store?: EngineReuseStore;
   /** Every build of this run, oldest first; finished ones beyond the bound as summaries only. */
   private readonly sessions = new Map<string, BuildSession | BuildSummary>();
   /** Finished sessions still holding their details, in the order their workers were gone. */
@@ -131,7 +144,7 @@ export class BuildService implements BuildServiceApi {
     const launcher = opts.launcher ?? childProcessLauncher;
     const keepAwake = opts.keepAwake ?? process.env[KEEP_AWAKE_ENV] === '1';
     this.launcher = keepAwake ? inhibitWhileWorkersRun(launcher, new SleepInhibitor({ log: opts.onWarning })) : launcher;
-    this.outputDir = path.resolve(opts.outputDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'engines'));
+    this.outputDir = path.resolve(opts.outputDir ?? defaultOutputDir());
     // The default sits in the shared temporary folder: its parent is the product's own too.
     this.outputDirLevels = opts.outputDir === undefined ? 2 : 1;
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
@@ -149,6 +162,12 @@ export class BuildService implements BuildServiceApi {
       throw new RangeError(`retainFinishedBuilds must be a non-negative integer, got ${rfb}`);
     }
     this.retainFinishedBuilds = rfb;
+    this.store = opts.reuseStore;
+  }
+
+  /** The engine store of `reuse` builds (made on first use: most services never need it). */
+  reuseStore(): EngineReuseStore {
+    return (this.store ??= new EngineReuseStore());
   }
 
   listBackends(): Promise<BackendInfo[]> {
@@ -223,6 +242,10 @@ export class BuildService implements BuildServiceApi {
       build = { ...build, outputPath: defaultEnginePath(this.outputDir, shownName ?? path.basename(build.modelPath), build.backendInfo, id, () => true) };
     }
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
+    if (build.options.reuse) {
+      const reused = await this.reuseStored(id, build);
+      if (reused) return reused;
+    }
     const session = new BuildSession(id, build, {
       cancelKillMs: this.cancelKillMs,
       retainEvents: this.retainEvents,
@@ -232,10 +255,38 @@ export class BuildService implements BuildServiceApi {
       estimator: this.estimatorFor(build),
       onSlotFree: (s) => this.onSlotFree(s),
       onWarning: this.onWarning,
+      ...(build.options.reuse ? { reuseStore: this.reuseStore() } : {}),
     });
     this.sessions.set(id, session);
     this.queue.push(session);
     this.pump();
+    return session.record();
+  }
+
+  /**
+   * `reuse`: when the store holds an engine under this build's key, its bytes go to the output
+   * path with a manifest of their own, and the build ends at once (no worker, no queue). A store
+   * that cannot be read is no reason to fail a build: it builds instead, and says why in the log.
+   */
+  private async reuseStored(id: string, build: ValidatedBuild): Promise<BuildRecord | undefined> {
+    let reused: ReusedEngine | undefined;
+    try {
+      reused = await placeStoredEngine(this.reuseStore(), id, build);
+    } catch (e) {
+      this.onWarning?.(`build ${id}: the engine store could not be used (${(e as Error).message}); building instead`);
+      return undefined;
+    }
+    if (!reused) return undefined;
+    const session = new BuildSession(id, build, {
+      cancelKillMs: this.cancelKillMs,
+      retainEvents: this.retainEvents,
+      crashDir: this.crashDir,
+      // A reused build says nothing about how long a build takes: no profile, no prediction.
+      onSlotFree: (s) => this.onSlotFree(s),
+      onWarning: this.onWarning,
+    });
+    this.sessions.set(id, session);
+    session.finishReused(reused);
     return session.record();
   }
 
@@ -346,6 +397,10 @@ export class BuildService implements BuildServiceApi {
       const w = writers.get(f);
       return w && isRecordedEngine(st, w.engine) ? w.id : undefined;
     });
+  }
+
+  engineFolder(): string {
+    return this.outputDir;
   }
 
   deleteEngines(names: string[]): DeleteEnginesResult {

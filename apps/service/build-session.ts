@@ -27,6 +27,9 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
+import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimulatedLayerInfo } from './engine-manifest-file.js';
+import type { EngineReuseStore } from './engine-reuse-store.js';
+import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
 import { ensurePrivateDir } from './private-dir.js';
 import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
@@ -55,6 +58,8 @@ export interface SessionOptions {
    * before the worker is ended (default MEMORY_GRACE_MS).
    */
   memoryGraceMs?: number;
+  /** A `reuse` build keeps its engine here once built (engine-reuse.ts). */
+  reuseStore?: EngineReuseStore;
 }
 
 /** Default grace period of a memory stop (issue 21): a step within it, or the worker is ended. */
@@ -91,6 +96,13 @@ export class BuildSession {
   private cgroupAtLaunch?: { where: ReturnType<typeof cgroupDirOf>; before: CgroupMemory };
   /** The first log line that said memory ran out (an allocation failure TensorRT words otherwise). */
   private oomLogLine?: string;
+  /** The timing cache's sha256 at launch (for the manifest); null: no cache file then. */
+  private cacheSha256Before: string | null = null;
+  /**
+   * Set while a succeeded build's manifest is written: the build.finished waits for it, so that
+   * whoever sees "succeeded" finds the manifest beside the engine (engine-manifest-file.ts).
+   */
+  private finishing?: Promise<void>;
   /** The engine file as it was when the build finished (succeeded builds). */
   private engine?: EngineRecord;
 
@@ -106,14 +118,19 @@ export class BuildSession {
         onEvents: (events) => this.ingest(events),
         onResult: (finished) => {
           // The stream normally ends with build.finished already; this covers a lost last batch.
-          if (!this.finished) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1) }]);
+          if (!this.finished && !this.finishing) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1) }]);
         },
         onError: (message) => {
-          if (!this.finished) this.finishLocally('failed', message);
+          if (!this.finished && !this.finishing) this.finishLocally('failed', message);
         },
         onExit: (exit) => {
-          this.onWorkerExit(exit);
-          this.opts.onSlotFree(this);
+          const gone = () => {
+            this.onWorkerExit(exit);
+            this.opts.onSlotFree(this);
+          };
+          // A worker that exits while the manifest is written has done its part: wait for the end.
+          if (this.finishing) void this.finishing.then(gone);
+          else gone();
         },
       },
     );
@@ -194,6 +211,14 @@ export class BuildSession {
     this.launchedAtMs = Date.now();
     this.preexistingOutput = fileId(this.build.outputPath);
     const b = this.build;
+    const cacheFile = b.options.timingCache ?? b.options.pinnedCache;
+    if (cacheFile) {
+      try {
+        this.cacheSha256Before = sha256FileSync(cacheFile);
+      } catch {
+        this.cacheSha256Before = null; // unreadable: the build reports why; the manifest says none
+      }
+    }
     try {
       // Private: the service reads crash records back, so nobody else may plant one.
       ensurePrivateDir(this.opts.crashDir, 'crash record');
@@ -223,11 +248,56 @@ export class BuildSession {
   }
 
   /**
+   * Ends a `reuse` build without a worker: the stored engine is already at the output path with
+   * its manifest (engine-reuse.ts). The stream says what happened: build.started, a log line
+   * naming the build that made the bytes, and build.finished with `reused`.
+   */
+  finishReused(r: ReusedEngine): void {
+    const b = this.build;
+    this.state = 'running';
+    this.startedAt = new Date().toISOString();
+    const m = r.manifest;
+    const base = { v: PROTOCOL_VERSION, buildId: this.id, t: 0 } as const;
+    const events: BuildEvent[] = [
+      {
+        ...base,
+        seq: 0,
+        type: 'build.started',
+        backend: b.backend,
+        backendVersion: m.tensorrt.simulator ?? m.tensorrt.version,
+        simulated: b.backend === 'simulated',
+        gpu: m.gpu.name,
+        ...(m.gpu.computeCapability ? { computeCapability: m.gpu.computeCapability } : {}),
+        model: b.summary,
+        options: b.options,
+        outputPath: b.outputPath,
+      },
+      { ...base, seq: 1, type: 'log', severity: 'info', message: `Reused the engine build ${r.fromBuildId} made (reuse key ${r.key.slice(0, 16)}…): nothing was built` },
+    ];
+    const finished: BuildFinished = {
+      ...base,
+      seq: 2,
+      type: 'build.finished',
+      status: 'succeeded',
+      durationMs: 0,
+      engineBytes: m.engine.bytes,
+      outputPath: b.outputPath,
+      manifestPath: r.manifestPath,
+      reused: { fromBuildId: r.fromBuildId, key: r.key },
+    };
+    events.push(finished);
+    this.feed.push(events);
+    this.settle(finished);
+    this.opts.onSlotFree(this);
+  }
+
+  /**
    * First call: ask the worker to stop at the next step. A second call, or no result within
    * cancelKillMs, kills the worker (worker-run.ts). Returns false when there is nothing to cancel.
    */
   cancel(reason: CancelReason = 'user'): boolean {
-    if (this.finished) return false;
+    // Once the engine is in place and its manifest is being written there is nothing to stop.
+    if (this.finished || this.finishing) return false;
     if (!this.run.launched) {
       // Still queued: nothing runs, so it ends right here.
       this.finishLocally('cancelled', undefined, reason);
@@ -263,18 +333,72 @@ export class BuildSession {
   }
 
   /** Events from the worker, in seq order; stale, foreign or post-final events are dropped. */
-  private ingest(events: BuildEvent[]): void {
+  private ingest(events: BuildEvent[]): void | Promise<void> {
     const est = this.opts.estimator;
     const mine: BuildEvent[] = [];
     for (const ev of events) {
-      if (this.finished || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
+      if (this.finished || this.finishing || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
       const annotated = est ? est.annotate(ev) : ev;
       mine.push(annotated.type === 'build.started' ? this.withMemoryEstimate(annotated) : annotated);
     }
+    const end = mine.findIndex((ev) => ev.type === 'build.finished');
+    if (end < 0) {
+      this.apply(mine);
+      // The worker sends its next batch once the subscribers that pace the build have room.
+      return this.feed.pacingReady();
+    }
     // build.finished carries the memory peaks per phase, which the view has once every event
     // before it is in: those go first, then the ending with the view's figures merged in.
-    const end = mine.findIndex((ev) => ev.type === 'build.finished');
-    const fresh = end < 0 ? this.feed.push(mine) : [...this.feed.push(mine.slice(0, end)), ...this.feed.push([this.ending(mine[end] as BuildFinished)])];
+    this.apply(mine.slice(0, end));
+    const finished = this.ending(mine[end] as BuildFinished);
+    if (finished.status === 'succeeded') {
+      // The manifest is written before build.finished goes out naming it (withManifest).
+      this.finishing = this.withManifest(finished).then((f) => this.apply([f]));
+      return;
+    }
+    this.apply([finished]);
+    return this.feed.pacingReady();
+  }
+
+  /**
+   * The engine is in place (the native layer renamed it): hash it and write its manifest, then
+   * let build.finished go out naming it. A manifest that cannot be written does not undo the
+   * build; build.finished says why, and the engine stays "unknown" to check.
+   */
+  private async withManifest(finished: BuildFinished): Promise<BuildFinished> {
+    try {
+      // Order: the engine (renamed by the native layer), its layer information, then the manifest
+      // naming both by sha256.
+      const layerInfo = await writeSimulatedLayerInfo(this.build);
+      const manifest = await makeManifest({
+        buildId: this.id,
+        build: this.build,
+        view: this.feed.view,
+        finished,
+        cacheSha256Before: this.cacheSha256Before,
+        withRows: process.env.TBS_MANIFEST_ROWS === '1',
+        layerInfo,
+      });
+      if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {
+        // Tests only: the process dies between the engine's rename and the manifest's.
+        process.kill(process.pid, 'SIGKILL');
+      }
+      const manifestPath = await writeManifest(this.build.outputPath, manifest);
+      if (this.opts.reuseStore) {
+        try {
+          await storeBuiltEngine(this.opts.reuseStore, this.build.outputPath, manifest, this.build.options.storeLimitMiB);
+        } catch (e) {
+          this.opts.onWarning?.(`build ${this.id}: the engine was not kept in the engine store: ${(e as Error).message}`);
+        }
+      }
+      return { ...finished, manifestPath };
+    } catch (e) {
+      return { ...finished, manifestError: `the engine's manifest was not written: ${(e as Error).message}` };
+    }
+  }
+
+  private apply(mine: BuildEvent[]): void {
+    const fresh = this.feed.push(mine);
     for (const ev of fresh) {
       switch (ev.type) {
         case 'heartbeat':
@@ -452,6 +576,10 @@ export class BuildSession {
     }
     const now = fileId(this.build.outputPath);
     // The file, never a link to it: the link stays a link.
-    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(real(this.build.outputPath), { force: true });
+    if (now !== undefined && now !== this.preexistingOutput) {
+      fs.rmSync(real(this.build.outputPath), { force: true });
+      // Removed together: a manifest beside it no longer describes anything there.
+      removeManifest(this.build.outputPath);
+    }
   }
 }

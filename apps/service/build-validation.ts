@@ -102,6 +102,8 @@ export class ShapesError extends ServiceError {
   }
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+
 /** `valued`: inputs given shape-tensor values, whose length those values already fix. */
 export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined, valued: string[] = []): void {
   const problems: string[] = [];
@@ -128,6 +130,12 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
         problems.push(`"${name}" dimension ${i} (${d}): min ${a} <= opt ${b} <= max ${c} does not hold`);
       }
     });
+    // Each profile shape's element count must fit TensorRT's int64 volume (2^63-1): dims that
+    // each pass can still multiply past it, and a build would fail (or overflow) deep inside TensorRT.
+    for (const k of ['min', 'opt', 'max'] as const) {
+      const volume = r[k].reduce((v, d) => v * BigInt(Math.max(0, Math.trunc(d))), 1n);
+      if (volume > INT64_MAX) problems.push(`shapes for "${name}": ${k} ${r[k].join('x')} has ${volume} elements, more than TensorRT's int64 volume (2^63-1) holds`);
+    }
   }
   const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name] && !valued.includes(d.name));
   if (!missing.length && !problems.length) return;
@@ -298,6 +306,18 @@ export async function validateBuild(
     checkTimingCacheName(options.timingCache);
     checkTimingCacheFile(options.timingCache, options.backend);
   }
+  if (options.pinnedCache) {
+    if (options.timingCache) throw bad('give either timingCache (read and updated) or pinnedCache (read only, every tactic must be in it), not both');
+    options.pinnedCache = checkPathString(options.pinnedCache, 'pinnedCache');
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(options.pinnedCache);
+    } catch {
+      throw bad(`pinnedCache: no timing cache at ${options.pinnedCache} (a pinned build reads an existing cache; build once with timingCache to make one)`);
+    }
+    if (!st.isFile()) throw bad(`pinnedCache: ${options.pinnedCache} is not a regular file`);
+    checkTimingCacheFile(options.pinnedCache, options.backend);
+  }
   // An explicit output path is checked before asking for backends (which starts a worker).
   const explicitOutput = input.outputPath !== undefined ? checkPathString(input.outputPath, 'outputPath') : undefined;
   if (explicitOutput) checkOutputPath(explicitOutput, modelPath, summary);
@@ -308,6 +328,11 @@ export async function validateBuild(
   // With "auto", what the file must be depends on the backend that was chosen.
   if (options.timingCache && options.backend === 'auto') checkTimingCacheFile(options.timingCache, backendInfo.name);
   checkVersionGates(options, backendInfo);
+  if (options.pinnedCache && backendInfo.name === 'tensorrt') {
+    // TensorRT has BuilderFlag::kERROR_ON_TIMING_CACHE_MISS, but the adapters do not set it yet:
+    // refusing is honest, a silently unpinned build is not.
+    throw bad('pinnedCache is not available with the TensorRT backend in this build yet (only the simulated backend pins); use timingCache');
+  }
 
   let outputPath: string;
   if (explicitOutput) {

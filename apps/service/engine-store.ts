@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 import { ServiceError } from './api.js';
+import { removeManifest } from './engine-manifest-file.js';
 
 export type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 
@@ -116,6 +117,8 @@ export function deleteEngineFiles(dir: string, names: unknown, busy: (file: stri
     }
     try {
       fs.unlinkSync(file);
+      // Removed together: a manifest without its engine describes nothing.
+      removeManifest(file);
       result.deleted.push(name);
     } catch (e) {
       refuse((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `cannot delete: ${(e as Error).message}`);

@@ -12,6 +12,9 @@ export interface ExternalFileUse {
   bytes: number;
   /** The first tensor stored there (named in errors). */
   tensor: string;
+  /** Where the furthest-reaching tensor's data ends (offset + length), and that tensor. */
+  end?: number;
+  endTensor?: string;
 }
 
 function invalid(model: string, tensor: string, location: string, why: string): ServiceError {
@@ -32,7 +35,7 @@ export async function checkExternalFiles(model: string, files: ReadonlyMap<strin
   } catch (e) {
     throw new ServiceError('bad_model', `${model}: cannot resolve the model's folder: ${(e as Error).message}`);
   }
-  for (const [location, { tensor }] of files) {
+  for (const [location, { tensor, end, endTensor }] of files) {
     if (!location) throw invalid(model, tensor, location, 'it is empty');
     if (location.includes('\0')) throw invalid(model, tensor, location, 'it contains a NUL byte');
     if (path.isAbsolute(location) || /^[a-zA-Z]:/.test(location)) throw invalid(model, tensor, location, "an absolute path; it must be relative to the model's folder");
@@ -53,9 +56,15 @@ export async function checkExternalFiles(model: string, files: ReadonlyMap<strin
     if (rel.startsWith('..') || path.isAbsolute(rel)) {
       throw invalid(model, tensor, location, `it resolves (through a symbolic link) to ${real}, outside the model's folder ${realDir}`);
     }
-    if (opts.requireExist) {
-      const st = await fs.promises.stat(real);
-      if (!st.isFile()) throw new ServiceError('bad_model', `${model}: external data "${location}" (used by initializer "${tensor}") is not a regular file`);
+    const st = await fs.promises.stat(real);
+    if (!st.isFile()) {
+      if (opts.requireExist) throw new ServiceError('bad_model', `${model}: external data "${location}" (used by initializer "${tensor}") is not a regular file`);
+      continue;
+    }
+    // The data must lie inside the file: an offset or length past its end is a broken (or
+    // hostile) model, which TensorRT's parser would refuse, or read past, at build time.
+    if (end !== undefined && end > st.size) {
+      throw new ServiceError('bad_model', `${model}: initializer "${endTensor ?? tensor}"'s external data ends at byte ${end} of "${location}", but that file has ${st.size} bytes`);
     }
   }
 }

@@ -21,6 +21,7 @@ import type { DataSizes } from './onnx-wire.js';
 import { WireError } from './onnx-wire.js';
 import { checkExternalFiles } from './external-data.js';
 import { shapeOperandUses, shapeTensorInputs } from './shape-tensors.js';
+import { ModelChecker } from './model-check.js';
 
 export interface ReadModel {
   summary: ModelSummary;
@@ -136,6 +137,7 @@ function inlineBytes(d: DataSizes | undefined): number {
 
 interface External {
   location: string;
+  offset: number;
   length: number;
 }
 
@@ -151,9 +153,9 @@ function externalOf(t: onnx.ITensorProto, abs: string): External {
     if (!/^\d+$/.test(v)) throw new ServiceError('bad_model', `${abs}: initializer "${name}" has an invalid external data ${key} "${v}" (expected a whole number of bytes)`);
     return safeNumber(BigInt(v), `initializer "${name}"'s external data ${key}`, abs);
   };
-  num('offset');
+  const offset = num('offset') ?? 0;
   const declared = num('length');
-  if (declared !== undefined) return { location, length: declared };
+  if (declared !== undefined) return { location, offset, length: declared };
   let elems = 1n;
   (t.dims ?? []).forEach((d, i) => {
     const v = toBig(d as Int64);
@@ -162,7 +164,7 @@ function externalOf(t: onnx.ITensorProto, abs: string): External {
   });
   // Bits, then whole bytes rounded up: 4-bit types pack two elements a byte.
   const bytes = (elems * BigInt(Math.round(elemTypeBytes(t.dataType) * 8)) + 7n) / 8n;
-  return { location, length: safeNumber(bytes, `initializer "${name}"'s size in bytes`, abs) };
+  return { location, offset, length: safeNumber(bytes, `initializer "${name}"'s size in bytes`, abs) };
 }
 
 const walkFailure = (e: unknown, abs: string): unknown => {
@@ -186,7 +188,8 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
 
   const initNames = new Set<string>();
   let initializerBytes = 0;
-  const extFiles = new Map<string, { bytes: number; tensor: string }>();
+  const extFiles = new Map<string, { bytes: number; tensor: string; end: number; endTensor: string }>();
+  const checker = new ModelChecker(abs);
   const inputs: onnx.ValueInfoProto[] = [];
   const outputs: onnx.ValueInfoProto[] = [];
   const opHistogram: Record<string, number> = {};
@@ -197,6 +200,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
   try {
     walked = await walkModel(abs, {
       node(n, tensors, depth) {
+        checker.node(n, depth);
         const official = !n.domain || n.domain === 'ai.onnx';
         if (official && n.opType === 'Constant') for (const d of tensors) initializerBytes += inlineBytes(d);
         // A body may use a main-graph input as a Reshape target: that input is a shape tensor too.
@@ -212,21 +216,32 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
         const name = t.name ?? '';
         // A body's initializer may shadow nothing of the main graph's inputs.
         if (depth === 0) initNames.add(name);
-        if (!isExternal(t)) {
+        const external = isExternal(t);
+        checker.initializer(t, data, external, depth);
+        if (!external) {
           initializerBytes += inlineBytes(data);
           return;
         }
         const ext = externalOf(t, abs);
         initializerBytes += ext.length;
         const prev = extFiles.get(ext.location);
-        extFiles.set(ext.location, { bytes: (prev?.bytes ?? 0) + ext.length, tensor: prev?.tensor ?? name });
+        const end = ext.offset + ext.length;
+        const further = !prev || end > prev.end;
+        extFiles.set(ext.location, { bytes: (prev?.bytes ?? 0) + ext.length, tensor: prev?.tensor ?? name, end: further ? end : prev.end, endTensor: further ? name : prev.endTensor });
       },
       sparseInitializer(s, tensors, depth) {
         if (depth === 0) initNames.add(s.values?.name ?? '');
+        checker.sparseInitializer(s.values?.name ?? '', depth);
         for (const d of tensors) initializerBytes += inlineBytes(d);
       },
-      input: (v) => inputs.push(v),
-      output: (v) => outputs.push(v),
+      input: (v) => {
+        checker.input(v);
+        inputs.push(v);
+      },
+      output: (v) => {
+        checker.output(v);
+        outputs.push(v);
+      },
     });
   } catch (e) {
     if (e instanceof NotOnnxError || e instanceof WireError) {
@@ -249,6 +264,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
     return { domain, version: safeNumber(toBig(o.version as Int64), `opset_import "${domain}" version`, abs) };
   });
 
+  const { pluginOps } = checker.finish(opsetImports);
   await checkExternalFiles(abs, extFiles, { requireExist: opts.requireExternalData === true });
 
   // Exporters before IR 4 list initializers among the graph inputs; they are weights, not inputs.
@@ -277,6 +293,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
     },
     dynamicInputs,
     shapeTensorInputs: shapeTensorInputs(inputInfos, shapeUses),
+    ...(pluginOps.length ? { pluginOps } : {}),
   };
   return { summary, layers };
 }

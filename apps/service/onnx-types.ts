@@ -45,3 +45,13 @@ export function elemTypeName(t: number | null | undefined): string {
 export function elemTypeBytes(t: number | null | undefined): number {
   return (t && TYPES[t]?.bytes) || 0;
 }
+
+/** A data type number onnx.proto defines (0 is UNDEFINED, which no tensor may have). */
+export function isKnownElemType(t: number | null | undefined): boolean {
+  return !!t && Object.hasOwn(TYPES, t);
+}
+
+/** Bits per element: 4 and 2 for the packed types, 0 for string (variable). */
+export function elemTypeBits(t: number | null | undefined): number {
+  return Math.round(elemTypeBytes(t) * 8);
+}

@@ -8,6 +8,8 @@ export interface StdioServerOptions {
   heartbeatMs?: number;
   /** Build farm (mcp only): the Redis URL builds are queued in. */
   queue?: string;
+  /** Largest message accepted (lsp only: --max-message-mib), bytes. */
+  maxMessageBytes?: number;
 }
 
 export interface StdioServerFlags {
@@ -19,6 +21,8 @@ export interface StdioServerFlags {
   queue?: boolean;
   /** Accepts --stdio and ignores it (LSP clients pass it; stdio is the only transport). */
   stdioFlag?: boolean;
+  /** Accepts --max-message-mib (the language server's message size limit). */
+  maxMessage?: boolean;
 }
 
 export function parseStdioServerArgs(argv: readonly string[], flags: StdioServerFlags): StdioServerOptions | 'help' {
@@ -38,6 +42,11 @@ export function parseStdioServerArgs(argv: readonly string[], flags: StdioServer
       opts.outputDir = path.resolve(value());
     } else if (flag === '--queue' && flags.queue) {
       opts.queue = value();
+    } else if (flag === '--max-message-mib' && flags.maxMessage) {
+      const v = value();
+      const mib = Number(v);
+      if (!Number.isFinite(mib) || mib < 1 || mib > 1024) throw new UsageError(usageWords.between('--max-message-mib', 1, 1024, 'MiB', v));
+      opts.maxMessageBytes = Math.round(mib * 1024 * 1024);
     } else if (flag === '--heartbeat') {
       const v = value();
       const s = Number(v);

@@ -26,7 +26,8 @@ export interface WorkerExit {
 }
 
 export interface WorkerRunEvents {
-  onEvents(events: BuildEvent[]): void;
+  /** A promise: the worker gets its `ack` (may send more) only once it settles (back-pressure). */
+  onEvents(events: BuildEvent[]): void | Promise<void>;
   /** The worker's own result (normally after its build.finished event). */
   onResult(finished: BuildFinished): void;
   /** The worker could not run the build (addon, request), or spoke garbage (then it is killed). */
@@ -161,9 +162,15 @@ export class WorkerRun {
     }
     const msg = parsed.data;
     switch (msg.type) {
-      case 'events':
-        this.on.onEvents(msg.events);
+      case 'events': {
+        const ready = this.on.onEvents(msg.events);
+        const ack = () => {
+          if (this.channel && !this.exited) this.channel.send({ type: 'ack' });
+        };
+        if (ready) ready.then(ack, ack);
+        else ack();
         break;
+      }
       case 'result':
         this.on.onResult(msg.finished);
         this.channel?.send({ type: 'release' });

@@ -1,6 +1,7 @@
 // The one interface the renderer depends on (Netron's host-adapter pattern). Electron's preload
 // implements it over IPC; apps/renderer/web implements it over HTTP + SSE against `serve`. The UI
 // cannot tell which one it has, except through `host` for wording ("Save…" vs "Download").
+import type { FarmStatus } from './farm-status.js';
 import type { BuildViewSnapshot } from './build-view.js';
 import type {
   BackendInfo,
@@ -10,6 +11,8 @@ import type {
   ModelSummary,
 } from './protocol.js';
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
+import type { CheckResult } from './engine-manifest.js';
+import type { BuildComparison } from './build-compare.js';
 
 export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
@@ -79,6 +82,17 @@ export interface BuildClient {
   listEngines?(): Promise<EngineFile[]>;
   /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
+  /**
+   * The build farm's workers, queues and recent endings (GET /api/farm); null when the service
+   * runs builds itself (no farm). Absent: not offered by this host.
+   */
+  farmStatus?(): Promise<FarmStatus | null>;
+  /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
+  checkEngine?(name: string): Promise<CheckResult>;
+  /** Two finished builds of this service side by side, from their manifests (the Compare view). */
+  compareBuilds?(a: string, b: string): Promise<BuildComparison>;
+  /** Where the browser can open a build's engine and manifest (web host only: links in History). */
+  buildFileLinks?(id: string): { engine: string; manifest: string };
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

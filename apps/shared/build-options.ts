@@ -108,6 +108,8 @@ export interface FormSpec {
   title?: string;
   /** The value a new form starts with (a checkbox sends its value only when it differs). */
   initial?: string | boolean | number;
+  /** A checkbox that sends its value even at `initial` (a toggle on by default: reuse). */
+  alwaysSent?: boolean;
   /** select: [value, label] in order; `available` narrows them to the version in use. */
   choices?: ReadonlyArray<readonly [string, string]>;
   available?: (gate: OptionGate) => readonly string[];
@@ -556,6 +558,48 @@ export const BUILD_OPTION_TABLE = [
     form: { group: 'simulator', control: 'number', label: 'Memory', name: 'Simulated memory', invalid: 'must be a size such as 4G or 512M', placeholder: 'none', initial: '' },
     native: { key: 'simMemoryBytes' },
     sample: 268435456,
+  },
+  {
+    // Reuse instead of rebuild (docs/engines.md): decided by the service before any worker starts.
+    field: 'reuse',
+    schema: z.boolean().optional(),
+    doc:
+      'Reuse an up-to-date engine: when the engine store holds an engine whose manifest key matches this build (options, shapes, ' +
+      'model bytes, TensorRT and adapter versions, GPU as the portability settings require), the build ends at once with those ' +
+      'bytes (build.finished says reused); otherwise it builds and keeps the engine in the store.',
+    cli: { flag: 'reuse', help: 'reuse an up-to-date engine from the engine store instead of building\n(and keep this build\'s engine there); see docs/engines.md', value: 'on' },
+    form: {
+      group: 'cache',
+      control: 'checkbox',
+      label: 'Reuse an up-to-date engine',
+      title: 'When the engine store holds an engine built from the same model, options and TensorRT for this GPU, use it instead of building',
+      initial: true,
+      alwaysSent: true,
+    },
+    native: { none: 'the service looks the engine up before any worker starts; a worker only ever builds' },
+    sample: true,
+  },
+  {
+    field: 'storeLimitMiB',
+    schema: z.number().int().min(0).max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
+    unit: 'MiB',
+    range: { kind: 'int', min: 0, max: OPTION_LIMITS.poolMiB },
+    doc: 'With reuse: the engine store\'s size limit in MiB (default 20480); least recently used engines are removed first.',
+    cli: { flag: 'store-limit', arg: '<MiB>', help: 'with --reuse: the engine store\'s size limit (default 20480 MiB);\nleast recently used engines go first', value: 'number' },
+    native: { none: 'the service keeps the engine store; the worker never sees it' },
+    sample: 512,
+  },
+  {
+    // Pinned, reproducible builds: read this cache, fail on any miss, never write it.
+    field: 'pinnedCache',
+    schema: z.string().min(1).optional(),
+    doc:
+      'Pinned build: build from this timing cache and fail at the first cache miss (the simulator implements it; refused on ' +
+      'TensorRT until the adapters set kERROR_ON_TIMING_CACHE_MISS). The cache is read, never written. Not with timingCache.',
+    cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
+    trtexecMissing: (file: string) => `A pinned build is trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss (TensorRT 10.x); the command leaves it out.`,
+    native: { key: 'pinnedCachePath' },
+    sample: '/caches/pinned.cache',
   },
 ] as const satisfies readonly OptionEntry[];
 

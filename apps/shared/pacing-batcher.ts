@@ -75,6 +75,11 @@ export class PacingBatcher {
     this.leadingEdge = options.leadingEdge ?? 'immediate';
   }
 
+  /** Events waiting to be sent (after coalescing). */
+  get waiting(): number {
+    return this.live;
+  }
+
   push(events: readonly BuildEvent[]): void {
     if (this.closed) return;
     for (const e of events) this.add(e);

@@ -116,6 +116,12 @@ export const ModelSummary = z.object({
    * graph; TensorRT decides for real at build time.
    */
   shapeTensorInputs: z.array(z.string()).optional(),
+  /**
+   * Operators of domains ONNX does not define ("com.example.MyOp"), first use order aside: sorted.
+   * The model is not refused for them, but TensorRT builds them only with a plugin that
+   * implements each one.
+   */
+  pluginOps: z.array(z.string()).optional(),
 });
 export type ModelSummary = z.infer<typeof ModelSummary>;
 
@@ -359,6 +365,15 @@ export const BuildFinishedEvent = z.object({
   memoryStop: MemoryStop.optional(),
   /** crashed: the out-of-memory killer did it. */
   oomKill: OomKill.optional(),
+  /** succeeded: the engine's manifest, written beside it before this event (docs/engines.md). */
+  manifestPath: z.string().optional(),
+  /** succeeded, but the manifest could not be written (why): check calls the engine "unknown". */
+  manifestError: z.string().optional(),
+  /**
+   * succeeded without building (reuse): a stored engine's manifest key matched, so its bytes were
+   * copied to the output path. Names the build that made them and the key.
+   */
+  reused: z.object({ fromBuildId: z.string(), key: z.string() }).optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [

@@ -47,6 +47,8 @@ type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[],
 interface RawHandle {
   cancel(reason?: string): boolean;
   snapshot(): PhaseNode[];
+  /** Addons built before back-pressure lack it. */
+  hold?(on: boolean): void;
 }
 
 // The layout BatchDecoder reads. The addon exports the one it writes (events.h) and loadNative()
@@ -259,6 +261,7 @@ export function startBuild(request: NativeBuildRequest, onEvents: (events: Build
       handle.cancel(reason);
     },
     snapshot: () => handle.snapshot(),
+    ...(typeof handle.hold === 'function' ? { hold: (on: boolean) => handle.hold!(on) } : {}),
     result,
   };
 }

@@ -34,6 +34,12 @@ export const ParentToWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('backends') }),
   /** The host has the result (or backend list): the worker may exit now. */
   z.object({ type: z.literal('release') }),
+  /**
+   * The host took the last `events` message in and its pacing subscribers (a --json stdout) are
+   * below their byte bounds. At most a few messages (the worker's ACK_WINDOW) go unacknowledged;
+   * steps coalesce in the worker meanwhile (explicit back-pressure, not a growing channel queue).
+   */
+  z.object({ type: z.literal('ack') }),
 ]);
 export type ParentToWorker = z.infer<typeof ParentToWorker>;
 

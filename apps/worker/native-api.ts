@@ -43,6 +43,12 @@ export interface NativeBuildHandle {
   cancel(reason?: CancelReason): void;
   /** The current phase tree (from the native tracker). */
   snapshot(): PhaseNode[];
+  /**
+   * Back-pressure: while held, the native layer keeps events in its outbox (steps coalescing,
+   * the rest compact in native memory) and delivers nothing, the final batch included.
+   * Absent from addons built before it existed.
+   */
+  hold?(on: boolean): void;
   /** Resolves with the final event once the builder has unwound; never rejects. */
   readonly result: Promise<BuildFinished>;
 }

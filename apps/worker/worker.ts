@@ -21,13 +21,44 @@ const ORPHAN_EXIT_MS = 5000;
 
 const link = connectToParent();
 const send = (msg: WorkerToParent) => link.send(msg);
-// Over a Node IPC channel the next batch waits until the previous one has left the process:
-// a host that reads slowly then makes the batcher coalesce steps instead of letting the
-// channel's write queue grow. (Electron's postMessage hands a message over at once.)
+// At most ACK_WINDOW batches go unacknowledged: the host acks each once it has taken it in and
+// whoever paces the build (a --json stdout) has room. A host or reader that is behind makes the
+// batcher wait and coalesce steps here instead of letting the channel's queue, or the host's
+// memory, grow; a window of a few batches keeps a busy machine's round trips from throttling a
+// reader that keeps up. Same for Electron's postMessage, which hands a message over at once.
+const ACK_WINDOW = 4;
+let unacked = 0;
+let acked: (() => void) | undefined;
 const batcher = new IpcBatcher((events) => {
   send({ type: 'events', events });
-  return link.kind === 'node' ? link.drain() : undefined;
+  unacked++;
+  paceNative();
+  return unacked < ACK_WINDOW ? undefined : new Promise<void>((resolve) => (acked = resolve));
 });
+
+/**
+ * Past HOLD_AT waiting events the native layer is told to hold its batches (they wait there,
+ * steps coalescing, the rest compact outside the JS heap) until the host's acks bring the
+ * waiting events down to RESUME_AT: this process's memory then follows these bounds, not how
+ * long the reader stalls nor when the collector runs. A cancel or a lost host ends the pacing
+ * for good: the build's end must come through.
+ */
+const HOLD_AT = 4000;
+const RESUME_AT = 1000;
+let held = false;
+let pacing = true;
+function paceNative(): void {
+  if (!handle?.hold) return;
+  const want = pacing && batcher.waiting >= (held ? RESUME_AT : HOLD_AT);
+  if (want !== held) {
+    held = want;
+    handle.hold(want);
+  }
+}
+function stopPacing(): void {
+  pacing = false;
+  paceNative();
+}
 
 let handle: NativeBuildHandle | undefined;
 let liveness: LivenessAnnotator | undefined;
@@ -80,7 +111,10 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
       gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
     );
     const annotator = liveness;
-    handle = addon.startBuild(request, (events) => batcher.push(annotator.annotate(events)));
+    handle = addon.startBuild(request, (events) => {
+      batcher.push(annotator.annotate(events));
+      paceNative();
+    });
     // After the builder thread exists (it keeps the build's priority): this thread hands every
     // batch on, and must not wait behind the build for a core.
     favourEventPath();
@@ -90,7 +124,10 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   }
   // The native layer orders build.cancelling after build.started and honours a cancel made
   // before the first step at that step, so an early cancel can go straight in.
-  if (deferredCancel) handle.cancel(deferredCancel);
+  if (deferredCancel) {
+    stopPacing();
+    handle.cancel(deferredCancel);
+  }
   handle.result.then(
     async (finished) => {
       liveness?.close();
@@ -117,8 +154,10 @@ link.onMessage((raw) => {
       start(msg.request);
       break;
     case 'cancel':
-      if (handle) handle.cancel(msg.reason);
-      else deferredCancel ??= msg.reason;
+      if (handle) {
+        stopPacing();
+        handle.cancel(msg.reason);
+      } else deferredCancel ??= msg.reason;
       break;
     case 'backends': {
       void (async () => {
@@ -137,12 +176,20 @@ link.onMessage((raw) => {
     case 'release':
       release?.();
       break;
+    case 'ack': {
+      unacked = Math.max(0, unacked - 1);
+      const resume = acked;
+      acked = undefined;
+      resume?.();
+      break;
+    }
   }
 });
 
 link.onDisconnect(() => {
   // The host died or closed the channel: no one can read our events, so stop the build.
   if (!handle) process.exit(0);
+  stopPacing();
   handle.cancel('shutdown');
   setTimeout(() => process.exit(0), ORPHAN_EXIT_MS).unref();
 });

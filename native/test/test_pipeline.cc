@@ -232,6 +232,52 @@ TEST(outbox_coalesces_steps_and_heartbeats_keeps_the_rest) {
   CHECK(seqs == (std::vector<uint64_t>{0, 4, 5, 6, 7, 8, 9, 10, 11}));
 }
 
+TEST(outbox_takes_in_bounded_bites_keeping_order_names_and_coalescing) {
+  EventOutbox box;
+  uint64_t seq = 0;
+  EventBatch b;
+  b.firstNameId = 5;
+  b.newNames = {"a", "b"};
+  for (int64_t id = 0; id < 6; ++id) {
+    OutEvent e = ev(EvType::kPhaseStart, id);
+    e.seq = seq++;
+    b.events.push_back(std::move(e));
+  }
+  OutEvent step = ev(EvType::kPhaseStep, 5, 1);  // the last one: stays in the outbox after a bite
+  step.seq = seq++;
+  b.events.push_back(std::move(step));
+  box.add(std::move(b));
+  EventBatch first = box.take(4);
+  CHECK_EQ(first.events.size(), size_t(4));
+  CHECK_EQ(first.firstNameId, uint32_t(5));
+  CHECK_EQ(first.newNames.size(), size_t(2));  // every waiting name goes with the first bite
+  CHECK(!first.final);
+  CHECK_EQ(box.size(), size_t(3));
+  // A newer step of phase 5 still replaces the waiting one; a new name continues the numbering.
+  EventBatch more;
+  more.firstNameId = 7;
+  more.newNames = {"c"};
+  OutEvent newer = ev(EvType::kPhaseStep, 5, 2);
+  newer.seq = seq++;
+  more.events.push_back(std::move(newer));
+  OutEvent fin = ev(EvType::kFinished, 0);
+  fin.seq = seq++;
+  more.events.push_back(std::move(fin));
+  more.final = true;
+  box.add(std::move(more));
+  CHECK(box.final());
+  CHECK_EQ(box.size(), size_t(4));  // starts 4 and 5, step 5/2, finished
+  EventBatch rest = box.take(100);
+  CHECK(box.empty());
+  CHECK(rest.final);
+  CHECK_EQ(rest.firstNameId, uint32_t(7));
+  CHECK_EQ(rest.newNames.size(), size_t(1));
+  std::vector<uint64_t> seqs;
+  for (auto const& e : first.events) seqs.push_back(e.seq);
+  for (auto const& e : rest.events) seqs.push_back(e.seq);
+  CHECK(seqs == (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 7, 8}));
+}
+
 TEST(outbox_stays_bounded_by_open_phases_for_steps) {
   EventOutbox box;
   uint64_t seq = 0;

@@ -75,9 +75,9 @@ describe('the options table', () => {
     if (e.trtexecMissing) {
       expect(trtexecWarnings({ modelPath: 'm.onnx', options })).toEqual([e.trtexecMissing(e.sample as never, options)]);
     } else {
-      // Only this product's own choices (the backend) and the simulator's options need no word:
-      // trtexec builds for real.
-      expect(e.field === 'backend' || e.form?.group === 'simulator', `${e.field} has no trtexec flag and no trtexecMissing`).toBe(true);
+      // Only this product's own choices (the backend; reuse and the engine store, which never reach
+      // the builder: 'none' native) and the simulator's options need no word: trtexec builds for real.
+      expect(e.field === 'backend' || e.form?.group === 'simulator' || 'none' in e.native, `${e.field} has no trtexec flag and no trtexecMissing`).toBe(true);
     }
     expect(trtexecArgs({ modelPath: 'm.onnx', options })).toEqual(trtexecArgs({ modelPath: 'm.onnx', options: {} }));
   });
@@ -92,7 +92,9 @@ describe('the options table', () => {
       expect(r.ok && r.options[field(e)]).toEqual(e.sample);
       // The form starts unset (or at the value TensorRT uses anyway), so a new form sends nothing for it.
       const fresh = formToOptions(DEFAULT_FORM, null, true);
-      if (e.field !== 'simSeed') expect(fresh.ok && fresh.options[field(e)]).toBeUndefined();
+      // (Except a toggle on by default, which says so: reuse.)
+      if (e.field !== 'simSeed' && !e.form?.alwaysSent) expect(fresh.ok && fresh.options[field(e)]).toBeUndefined();
+      if (e.form?.alwaysSent) expect(fresh.ok && fresh.options[field(e)]).toBe(e.form.initial);
       if (control === 'number' || control === 'decimal') {
         const bad = formToOptions({ ...DEFAULT_FORM, [e.field]: 'x' } as FormState, null, true);
         expect(bad).toEqual({ ok: false, error: `${e.form!.name} ${e.form!.invalid}, not "x".` });

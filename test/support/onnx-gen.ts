@@ -40,6 +40,9 @@
 //                 Constant (the condition) and If count as nodes.
 //   externalLength  overrides the declared `length` of the first external tensor (any string,
 //                 e.g. a 20-digit number), to test range checks
+//   mutate        a function given the finished ModelProto (plain objects, as protobufjs encodes
+//                 them) to break or bend it in any way a test needs: a cycle, a duplicate name, an
+//                 unknown op, element type 999... (the model checker's tests)
 //   opset, irVersion and fixed input dims also take a decimal string or bigint, for values
 //   beyond 2^53 (e.g. '9223372036854775807'): they are written as exact int64s.
 //
@@ -79,6 +82,7 @@ export interface ModelSpec {
   constant?: { bytes: number; as?: 'raw' | 'float_data' };
   externalLength?: string;
   subgraphs?: { bytes: number };
+  mutate?: (model: onnx.IModelProto) => void;
 }
 
 export type BadFileKind = 'empty' | 'random' | 'truncated' | 'text';
@@ -292,15 +296,21 @@ function build(spec: ModelSpec = {}): Built {
   };
 }
 
+function built(spec?: ModelSpec): Built {
+  const b = build(spec);
+  spec?.mutate?.(b.model);
+  return b;
+}
+
 /** The ModelProto bytes for `spec`. */
 export function makeModel(spec?: ModelSpec): Buffer {
-  const bytes = onnx.ModelProto.encode(build(spec).model).finish();
+  const bytes = onnx.ModelProto.encode(built(spec).model).finish();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Writes the model (and its external data file beside it); returns `filePath`. */
 export function writeModel(filePath: string, spec?: ModelSpec): string {
-  const b = build(spec);
+  const b = built(spec);
   const bytes = onnx.ModelProto.encode(b.model).finish();
   fs.writeFileSync(filePath, bytes);
   if (spec?.externalData && b.external) {

@@ -212,13 +212,27 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
     // no snapshot. Were the first events no longer kept (a reset), the renderer goes on from the
     // view the subscription carries.
     const cursor = new StreamCursor({ applySnapshot: (_record, view) => view && r.restart(view), applyEvents: (events) => r.events(events) });
-    const sub = service.subscribe(record.id, (events: BuildEvent[]) => cursor.events(events), { afterSeq: -1 });
+    // The renderer's back-pressure (a --json reader that is behind) holds the worker's next batch.
+    const sub = service.subscribe(
+      record.id,
+      (events: BuildEvent[]) => {
+        cursor.events(events);
+        return r.backpressure?.();
+      },
+      // pacesBuild: the worker holds its next batch while the renderer is behind, so what waits
+      // here is a batch, not a backlog; after a cancel the worker stops pacing, and the rest of
+      // the stream (the user is stopping) may wait here unbounded rather than be cut.
+      { afterSeq: -1, pacesBuild: true, maxBacklog: Number.MAX_SAFE_INTEGER },
+    );
     if (sub.reset) cursor.reset(sub.view, sub.snapshot);
     else cursor.startEmpty();
     stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
     stop.ended(finished);
-    // Deliveries are queued behind the subscription's replay; let them drain before the summary.
+    // Deliveries are queued behind the subscription's replay, and, while the renderer is behind
+    // (back-pressure), in the subscription: each time the renderer has room the subscription
+    // hands over what waits, until build.finished is through.
+    for (let room = r.backpressure?.(); room && !cursor.finished; room = r.backpressure?.()) await room;
     await new Promise((res) => setImmediate(res));
     sub.unsubscribe();
     r.end(finished);

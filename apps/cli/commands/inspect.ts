@@ -62,6 +62,10 @@ export async function runInspect(argv: string[]): Promise<number> {
   w(`Nodes: ${s.nodeCount}`);
   const ops = Object.entries(s.opHistogram).sort((a, b) => b[1] - a[1]);
   for (const [op, n] of ops) w(`  ${t(op).padEnd(24)} ${n}`);
+  if (s.pluginOps?.length) {
+    w('Custom-domain operators (TensorRT builds them only with a plugin that implements each):');
+    w(`  ${s.pluginOps.map(t).join(', ')}`);
+  }
   // initializerBytes counts initializers and Constant-node tensors alike: both are weights.
   w(`Weights: ${formatBytes(s.initializerBytes)} (initializers and Constant nodes)`);
   if (s.externalData.files.length) w(`  external data: ${s.externalData.files.map(t).join(', ')} (${formatBytes(s.externalData.bytes)})`);

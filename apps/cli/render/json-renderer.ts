@@ -24,6 +24,11 @@ export class JsonRenderer implements BuildRenderer {
     this.writer.write(events);
   }
 
+  /** A promise while the reader is more than the writer's bound behind (see NdjsonWriter.room). */
+  backpressure(): Promise<void> | undefined {
+    return this.writer.room();
+  }
+
   /**
    * The protocol has no event for "start over": stdout goes on with the events after the view
    * (seq keeps rising, with a gap), and stderr says which ones will not come. A program that needs

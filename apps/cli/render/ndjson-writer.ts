@@ -11,12 +11,19 @@
 //     reader costs about the size of those lines, not the size of event objects plus the
 //     garbage collector's headroom.
 // A closed reader (EPIPE) ends the writing quietly; the owner hears of it through onClosed.
+//
+// Bounded by design: past `highWaterBytes` of waiting lines, room() returns a promise that
+// settles once the reader has taken them down to half that. The build command returns it from
+// its subscription, so the service holds the worker's next batch (explicit back-pressure to the
+// worker: steps coalesce there) instead of this process storing a stalled reader's whole stream.
 import type { BuildEvent } from '../../shared/protocol.js';
 
 /** Size of one write while catching up: big enough to be cheap, small enough to keep coalescing. */
 const WRITE_BYTES = 64 * 1024;
 /** Size of one storage buffer for waiting lines. */
 const STORE_BYTES = 1024 * 1024;
+/** Waiting bytes past which the writer asks for back-pressure (room() returns a promise). */
+export const NDJSON_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 interface Stored {
   buf: Buffer;
@@ -44,6 +51,7 @@ export class NdjsonWriter {
   /** Chunks handed to the stream whose write callback has not run yet. */
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
+  private roomWaiters: Array<() => void> = [];
   private closedErr: NodeJS.ErrnoException | undefined;
   /** Steps and heartbeats coalesced away while the reader lagged. */
   coalesced = 0;
@@ -53,6 +61,7 @@ export class NdjsonWriter {
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly onClosed: (err: NodeJS.ErrnoException) => void = () => {},
+    readonly highWaterBytes = NDJSON_HIGH_WATER_BYTES,
   ) {
     out.on('error', (err: NodeJS.ErrnoException) => this.close(err));
   }
@@ -73,6 +82,28 @@ export class NdjsonWriter {
     for (const e of events) this.enqueue(e);
     const waiting = this.writePos - this.readPos;
     if (waiting > this.peakWaitingBytes) this.peakWaitingBytes = waiting;
+  }
+
+  /** Bytes of lines waiting for the reader (stored lines and waiting steps). */
+  get waitingBytes(): number {
+    let steps = 0;
+    for (const st of this.steps.values()) steps += st.line.length;
+    return this.writePos - this.readPos + steps;
+  }
+
+  /**
+   * Undefined while fewer than highWaterBytes wait; otherwise a promise that settles once the
+   * reader has taken them down to half (or is gone). The producer sends nothing more until then.
+   */
+  room(): Promise<void> | undefined {
+    if (this.closed || this.writePos - this.readPos < this.highWaterBytes) return undefined;
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private settleRoom(): void {
+    if (this.roomWaiters.length === 0) return;
+    if (!this.closed && this.writePos - this.readPos > this.highWaterBytes / 2) return;
+    for (const w of this.roomWaiters.splice(0)) w();
   }
 
   /** Resolves once every line has been handed to the OS (or the reader is gone). */
@@ -159,6 +190,7 @@ export class NdjsonWriter {
     }
     // Caught up: let the storage go (writes still in flight hold their own views of it).
     if (this.readPos === this.writePos) this.store = [];
+    this.settleRoom();
     this.settleIdle();
   }
 
@@ -168,6 +200,7 @@ export class NdjsonWriter {
     this.store = [];
     this.steps.clear();
     this.readPos = this.writePos;
+    this.settleRoom();
     this.settleIdle();
     this.onClosed(err);
   }

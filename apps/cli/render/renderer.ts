@@ -19,4 +19,9 @@ export interface BuildRenderer {
   end(finished: BuildFinished): void;
   /** Resolves once everything written has left the process (a renderer that holds lines back). */
   flushed?(): Promise<void>;
+  /**
+   * A promise while the output is too far behind: the build command returns it from its
+   * subscription, so the build worker holds its next batch until the output has room.
+   */
+  backpressure?(): Promise<void> | undefined;
 }

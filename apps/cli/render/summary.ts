@@ -46,6 +46,14 @@ export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
   const error = f.error === undefined ? undefined : displayText(f.error);
   switch (f.status) {
     case 'succeeded':
+      if (f.reused) {
+        lines.push(
+          `Reused the engine of build ${displayText(f.reused.fromBuildId)} (nothing built)` +
+            (f.engineBytes !== undefined ? `: ${simulated ? 'simulated output (not an engine)' : 'engine'} ${formatBytes(f.engineBytes)}` : '') +
+            (f.outputPath ? ` → ${displayText(f.outputPath)}` : ''),
+        );
+        break;
+      }
       lines.push(
         `Succeeded in ${took}` +
           (f.engineBytes !== undefined ? `: ${simulated ? 'simulated output (not an engine)' : 'engine'} ${formatBytes(f.engineBytes)}` : '') +

@@ -26,6 +26,10 @@ describe('inspect output carries no control characters from the model', () => {
       producer: { name: 'tool\u2066x\u2069', version: '1\x7f' },
       inputs: [{ name: evilInput, shape: [evilShape, 3, 8, 8] }],
       extraNodes: [{ op: evilOp, inputs: [evilInput], outputs: ['e'] }],
+      // In a custom domain: ai.onnx has no such operator, and the model checker refuses unknown ones there.
+      mutate: (m) => {
+        for (const n of m.graph!.node!) if (n.opType === evilOp) n.domain = 'com.evil';
+      },
     });
   });
 
@@ -46,7 +50,8 @@ describe('inspect output carries no control characters from the model', () => {
     const s = JSON.parse(r.stdout);
     expect(s.inputs[0].name).toBe(evilInput);
     expect(s.inputs[0].shape[0]).toBe(evilShape);
-    expect(s.opHistogram[evilOp]).toBe(1);
+    expect(s.opHistogram[`com.evil.${evilOp}`]).toBe(1);
+    expect(s.pluginOps).toEqual([`com.evil.${evilOp}`]);
     expect(s.graphName).toBe('g\x9b31m');
   });
 

@@ -84,6 +84,38 @@ describe('NdjsonWriter', () => {
     expect(lines.filter((e) => e.type === 'phase.step' && e.id === 99999).pop()).toMatchObject({ stepsDone: 5000 });
   });
 
+  it('past its high-water mark room() asks the producer to wait until the reader took half of it', async () => {
+    const out = new StalledReader();
+    const w = new NdjsonWriter(out, () => {}, 2000);
+    expect(w.room()).toBeUndefined();
+    w.write([start(0, 1)]); // fills the stream's 64-byte buffer: lines wait from here on
+    let seq = 1;
+    while (w.waitingBytes < 2000) w.write([log(seq++)]);
+    const room = w.room();
+    expect(room).toBeInstanceOf(Promise);
+    let ready = false;
+    void room!.then(() => (ready = true));
+    await new Promise((r) => setImmediate(r));
+    expect(ready).toBe(false);
+    out.release();
+    await room;
+    expect(w.waitingBytes).toBeLessThanOrEqual(1000);
+    await w.idle();
+    // Nothing was lost while the producer waited.
+    expect(seqs(out.data)).toEqual(Array.from({ length: seq }, (_, i) => i));
+  });
+
+  it('room() settles when the reader goes away, so a waiting producer never hangs', async () => {
+    const out = new StalledReader();
+    const w = new NdjsonWriter(out, () => {}, 500);
+    w.write([start(0, 1)]);
+    for (let i = 1; w.waitingBytes < 500; i++) w.write([log(i)]);
+    const room = w.room()!;
+    out.destroy(Object.assign(new Error('EPIPE'), { code: 'EPIPE' }));
+    await room;
+    expect(w.closed).toBe(true);
+  });
+
   it('a reader that goes away (EPIPE) ends the writing quietly and says so once', async () => {
     const out = new StalledReader();
     let closed = 0;

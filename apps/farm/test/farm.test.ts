@@ -2,11 +2,13 @@
 // command from dist/, each running builds in its own isolated build worker process), with the
 // simulated backend. Serve is the QueueBuildService in this process, as `serve --queue` uses it.
 import type { ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { EngineManifest } from '../../shared/engine-manifest.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
@@ -14,6 +16,7 @@ import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { runMatrixTool } from '../../mcp/matrix-tool.js';
 import { createBuildService } from '../../service/build-service.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
@@ -167,6 +170,12 @@ describe('build farm', () => {
     expect(engine && engine.startsWith(artifacts.root)).toBe(true);
     expect(fs.readFileSync(engine!, 'utf8')).toMatch(/SIMULATED ENGINE/);
     expect(fs.existsSync(artifacts.timingCacheFor({ gpu: 'A100', trt: '10.16.0' })!)).toBe(true);
+    // Its manifest beside it, written on the farm machine before build.finished, describes those bytes.
+    const fin = ca.events.at(-1);
+    expect(fin?.type === 'build.finished' && fin.manifestPath).toBe(`${engine}.manifest.json`);
+    const manifest = EngineManifest.parse(JSON.parse(fs.readFileSync(`${engine}.manifest.json`, 'utf8')));
+    expect(manifest.engine.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(engine!)).digest('hex'));
+    expect(manifest.buildId).not.toBe('');
     // Resume after a seq: only later events, in order.
     const mid = ca.events[Math.floor(ca.events.length / 2)].seq;
     const replayed: BuildEvent[] = [];
@@ -174,6 +183,25 @@ describe('build farm', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(replayed.length).toBeGreaterThan(0);
     expect(replayed.every((e) => e.seq > mid)).toBe(true);
+  });
+
+  it('a reuse matrix builds only the targets whose engines are stale, from the shared engine store', async () => {
+    const svc = await serve();
+    const opts = { ...sim(0.4), simSeed: 77, reuse: true };
+    const targets = [{ gpu: 'A100' }, { gpu: 'L4' }];
+    const first = await svc.startMatrix({ modelPath: model, options: opts, targets });
+    const f1 = await Promise.all(first.map((r) => svc.waitForResult(r.id)));
+    expect(f1.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
+    // The shared store holds one engine per GPU the workers stand for.
+    expect(fs.readdirSync(artifacts.engineStoreDir()).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(2);
+    // Again, plus a changed option for L4 only: A100's engine is reused, L4 builds.
+    const again = await svc.startBuild({ modelPath: model, options: opts, target: { gpu: 'A100' } });
+    const changed = await svc.startBuild({ modelPath: model, options: { ...opts, optLevel: 1 }, target: { gpu: 'L4' } });
+    const [ra, rc] = await Promise.all([svc.waitForResult(again.id), svc.waitForResult(changed.id)]);
+    expect(ra).toMatchObject({ status: 'succeeded', reused: { fromBuildId: expect.any(String) } });
+    expect(rc.status).toBe('succeeded');
+    expect(rc.reused).toBeUndefined();
+    expect(fs.readFileSync(ra.outputPath!).equals(fs.readFileSync(f1[0].outputPath!))).toBe(true);
   });
 
   it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
@@ -506,6 +534,22 @@ describe('build farm', () => {
       const eng = await api(`/api/builds/${id}/engine`);
       expect(eng.status).toBe(200);
       expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
+      // An uploaded model goes to the shared artifact folder, where a worker on another machine
+      // reads it, and it stays there after serve stops (a queued build must still find it).
+      const form = new FormData();
+      form.append('model', new Blob([fs.readFileSync(model)]), 'uploaded.onnx');
+      const up = await fetch(`${base}/api/models`, { method: 'POST', headers: { authorization: 'Bearer tok' }, body: form });
+      expect(up.status).toBe(201);
+      const uploaded = ((await up.json()) as { path: string }).path;
+      expect(path.dirname(uploaded)).toBe(path.join(artifacts.root, 'uploads'));
+      const fromUpload = await api('/api/builds', { modelPath: uploaded, options: sim(0.3), target: { gpu: 'A100' } });
+      expect(fromUpload.status).toBe(201);
+      const upId = ((await fromUpload.json()) as { id: string }).id;
+      const upSse = await (await api(`/api/builds/${upId}/events`)).text();
+      expect(upSse).toMatch(/"status":"succeeded"/);
+      srv.kill('SIGTERM');
+      await exited;
+      expect(fs.existsSync(uploaded)).toBe(true);
     } finally {
       srv.kill('SIGTERM');
       await exited;
@@ -557,6 +601,35 @@ describe('build farm', () => {
     } finally {
       await local.shutdown();
     }
+  });
+
+  it('MCP build_matrix: one build per target, each reported with its target, progress per ending; cancel stops them all', async () => {
+    const svc = await serve();
+    const notes: Array<{ progress: number; total: number; message: string }> = [];
+    const extra = (signal: AbortSignal) =>
+      ({
+        signal,
+        _meta: { progressToken: 7 },
+        sendNotification: async (n: { params: { progress: number; total: number; message: string } }) => void notes.push(n.params),
+      }) as never;
+    const res = await runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] }, extra(new AbortController().signal));
+    expect(res.isError).toBeFalsy();
+    const out = res.structuredContent as { succeeded: number; total: number; builds: Array<{ target: Record<string, string>; status: string; buildId: string }> };
+    expect([out.succeeded, out.total]).toEqual([2, 2]);
+    expect(out.builds.map((b) => [b.target.gpu, b.status])).toEqual([
+      ['A100', 'succeeded'],
+      ['L4', 'succeeded'],
+    ]);
+    expect((svc.getBuild(out.builds[1].buildId) as FarmRecord).farm.worker?.id).toBe('wB');
+    expect(notes.at(-1)).toMatchObject({ progress: 2, total: 2, message: expect.stringMatching(/^2 of 2 ended: gpu=/) });
+    // Cancelling the request cancels every build of the matrix.
+    const abort = new AbortController();
+    const running = runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] }, extra(abort.signal));
+    await new Promise((r) => setTimeout(r, 1500));
+    abort.abort();
+    const cancelled = await running;
+    expect(cancelled.isError).toBe(true);
+    expect((cancelled.structuredContent as { builds: Array<{ status: string }> }).builds.map((b) => b.status)).toEqual(['cancelled', 'cancelled']);
   });
 
   it('Redis restarted under a running build: the build still ends with the right state', async () => {

@@ -50,12 +50,13 @@ function kinds(values: ProgressValue[]): string[] {
 }
 
 describe('initialize', () => {
-  it('advertises the four commands and work-done progress for them', () => {
+  it('advertises the five commands and work-done progress for them', () => {
     expect(lsp.init.capabilities.executeCommandProvider?.commands).toEqual([
       'trtBuildStudio.build',
       'trtBuildStudio.cancel',
       'trtBuildStudio.inspect',
       'trtBuildStudio.backends',
+      'trtBuildStudio.checkEngine',
     ]);
     expect(lsp.init.capabilities.executeCommandProvider?.workDoneProgress).toBe(true);
     expect(lsp.init.serverInfo?.name).toBe('trt-build-studio');
@@ -74,6 +75,13 @@ describe('trtBuildStudio.build', () => {
       { workDoneToken: token },
     );
     expect(result.status).toBe('succeeded');
+    // The engine's manifest is beside it, and the check command says it fits here.
+    const fits = await lsp.execute('trtBuildStudio.checkEngine', [{ enginePath: out, options: sim({ simDuration: 2, timingCache: path.join(dir, 'small.cache') }) }]);
+    expect(fits).toMatchObject({ verdict: 'fits', engine: out, reasons: [], missing: [] });
+    const other = await lsp.execute('trtBuildStudio.checkEngine', [{ enginePath: `file://${out}`, options: sim({ optLevel: 0 }) }]);
+    expect(other).toMatchObject({ verdict: 'rebuild', reasons: [{ kind: 'option', what: 'option optLevel', was: '3', now: '0' }] });
+    const bad = await failure(lsp.execute('trtBuildStudio.checkEngine', [{ engine: out }]));
+    expect(bad.message).toMatch(/expects \{"enginePath"/);
     expect(result.outputPath).toBe(out);
     expect(fs.statSync(out).size).toBe(result.engineBytes);
     expect(result.durationMs).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { EngineFile } from '../../shared/build-client.js';
+import type { CheckResult } from '../../shared/engine-manifest.js';
 import { formatBytes } from '../../shared/format.js';
 import { useApp, useController } from '../hooks.js';
 
@@ -18,6 +19,8 @@ export function Engines() {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: 'error' | 'info'; text: string } | null>(null);
+  /** Each listed engine checked against its manifest (docs/engines.md), by name and modification time. */
+  const [checks, setChecks] = useState<Record<string, CheckResult | { error: string }>>({});
   // A build ending (or a new one in the list) may have written an engine: list again then.
   const liveStatus = useApp((s) => s.live?.outcome?.status);
   const liveId = useApp((s) => s.live?.id);
@@ -38,6 +41,27 @@ export function Engines() {
   useEffect(() => {
     void refresh();
   }, [refresh, liveStatus, liveId, historyKey]);
+
+  // One check at a time (each hashes an engine): the list stays responsive, the answers fill in.
+  useEffect(() => {
+    if (!files || typeof client.checkEngine !== 'function') return;
+    let gone = false;
+    void (async () => {
+      const next: Record<string, CheckResult | { error: string }> = {};
+      for (const f of files) {
+        if (gone) return;
+        try {
+          next[checkKey(f)] = await client.checkEngine!(f.name);
+        } catch (e) {
+          next[checkKey(f)] = { error: (e as Error).message };
+        }
+        if (!gone) setChecks((c) => ({ ...c, [checkKey(f)]: next[checkKey(f)] }));
+      }
+    })();
+    return () => {
+      gone = true;
+    };
+  }, [files, client]);
 
   if (!supported) return null;
 
@@ -125,11 +149,36 @@ export function Engines() {
               <span className="engine-meta muted">
                 {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
               </span>
+              {typeof client.checkEngine === 'function' && <EngineFit check={checks[checkKey(f)]} onRebuild={(built) => void c.rebuildFrom(built)} />}
             </li>
           ))}
         </ul>
       )}
     </section>
+  );
+}
+
+const checkKey = (f: EngineFile) => `${f.name}@${f.modifiedAt}`;
+
+/** fits / needs rebuild (with the first reason) / unknown, and "Rebuild" where the manifest says how. */
+function EngineFit({ check, onRebuild }: { check?: CheckResult | { error: string }; onRebuild: (built: NonNullable<CheckResult['built']>) => void }) {
+  if (!check) return <span className="engine-fit muted">checking…</span>;
+  if ('error' in check) return <span className="engine-fit muted" title={check.error}>not checked</span>;
+  const first = check.reasons[0];
+  const label = check.verdict === 'fits' ? 'fits' : check.verdict === 'rebuild' ? 'needs rebuild' : 'unknown';
+  const detail =
+    check.verdict === 'rebuild' && first ? `${first.what}: was ${first.was}, now ${first.now}` : check.verdict === 'unknown' ? (check.missing[0]?.message ?? '') : '';
+  const all = [...check.reasons.map((r) => `${r.what}: was ${r.was}, now ${r.now}`), ...check.missing.map((m) => m.message), ...check.notes].join('\n');
+  return (
+    <span className={`engine-fit fit-${check.verdict}`} title={all}>
+      <span className="tag">{label}</span>
+      {detail && <span className="engine-fit-reason muted">{detail}</span>}
+      {check.built && (
+        <button type="button" className="small" onClick={() => onRebuild(check.built!)} title="Open the build form with the settings this engine was built with">
+          Rebuild
+        </button>
+      )}
+    </span>
   );
 }
 

@@ -12,6 +12,8 @@ export function History() {
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
   const host = c.client.capabilities.host;
+  // The browser opens a build's engine and manifest by link; the desktop names their paths in the tooltip.
+  const links = c.client.buildFileLinks?.bind(c.client);
   // The live build is mutated in place: subscribe to its outcome so its row follows at once.
   useApp((s) => s.live?.outcome?.status);
   const rows = [...history].reverse();
@@ -67,8 +69,19 @@ export function History() {
                     {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                     {r.simulated && <span className="tag">sim</span>}
                   </div>
+                  {links && r.engineAvailable && (
+                    <div className="hist-files">
+                      <a href={links(r.id).engine} onClick={(e) => e.stopPropagation()} download>
+                        engine
+                      </a>{' '}
+                      ·{' '}
+                      <a href={links(r.id).manifest} onClick={(e) => e.stopPropagation()} target="_blank" rel="noopener noreferrer">
+                        manifest
+                      </a>
+                    </div>
+                  )}
                 </td>
-                <td className={`outcome o-${stateOf(r)}`}>{stateOf(r)}</td>
+                <td className={`outcome o-${stateOf(r)}`}>{r.outcome?.reused ? 'reused' : stateOf(r)}</td>
                 <td className="num">{r.id === live?.id && live.outcome ? formatDuration(live.outcome.durationMs) : fmtDuration(r)}</td>
                 <td className="num">{cacheText(r)}</td>
               </tr>
@@ -118,6 +131,8 @@ function tooltip(r: BuildRecord, name: string, showPath: boolean): string {
   if (r.model) lines.push(`${formatBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
   if (showPath) lines.push(shortPath(r.modelPath));
   if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
+  if (r.outcome?.manifestPath) lines.push(`manifest: ${shortPath(r.outcome.manifestPath)}`);
+  if (r.outcome?.reused) lines.push(`reused the engine of build ${r.outcome.reused.fromBuildId}`);
   return lines.join('\n');
 }
 

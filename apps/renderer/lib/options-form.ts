@@ -196,7 +196,7 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
  */
 function formValue(entry: OptionEntry, value: unknown, caps: TrtCapabilities | undefined): string | number | boolean | undefined | { ok: false; error: string } {
   const f = entry.form!;
-  if (f.control === 'checkbox') return value === f.initial ? undefined : (value as boolean);
+  if (f.control === 'checkbox') return value === f.initial && !f.alwaysSent ? undefined : (value as boolean);
   const text = String(value ?? '');
   if (text.trim() === '') return undefined;
   if (f.control === 'select') {

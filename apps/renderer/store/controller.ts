@@ -2,8 +2,9 @@
 // effects on the store. Kept out of components so toolbar buttons, page shortcuts and the
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
-import type { BackendInfo, BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { DEFAULT_FORM, formCapabilities, formForModel, formToOptions, type FormState } from '../lib/options-form.js';
+import { formFromOptions } from '../lib/form-from-options.js';
 import type { AppStore } from './app-store.js';
 import { EventPump, type FrameScheduler } from './event-pump.js';
 import { isFinal, LiveBuild } from './live-build.js';
@@ -72,6 +73,17 @@ export class Controller {
     const open = this.client.openModelPath;
     if (!open) return;
     await this.loadModel(() => open.call(this.client, path));
+  }
+
+  /**
+   * "Rebuild" in the engines panel: opens the model an engine was built from and fills the form
+   * with the settings its manifest records (the user presses Build).
+   */
+  async rebuildFrom(built: { modelPath: string; options: BuildOptionsInput }): Promise<void> {
+    await this.openModelPath(built.modelPath);
+    const { model } = this.store.getState();
+    if (!model || model.path !== built.modelPath) return;
+    this.store.setState({ form: formFromOptions(built.options), formError: null });
   }
 
   private async loadModel(get: () => Promise<ModelRef | null>): Promise<void> {

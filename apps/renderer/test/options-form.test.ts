@@ -46,6 +46,8 @@ describe('formToOptions', () => {
       ok: true,
       options: {
         backend: 'auto',
+        // "Reuse an up-to-date engine" is on in a new form (docs/engines.md).
+        reuse: true,
         optLevel: 4,
         workspaceMiB: 512,
         precision: ['fp16'],
@@ -189,6 +191,7 @@ describe('the options the CLI has', () => {
       ok: true,
       options: {
         backend: 'auto',
+        reuse: true,
         optLevel: 3,
         tf32: false,
         profilingVerbosity: 'none',

@@ -2,7 +2,10 @@
 // HttpOnly cookie the server sets when the page is opened through its `?token=` link; fetch sends
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
+import type { FarmStatus } from '../../shared/farm-status.js';
 import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { CheckResult } from '../../shared/engine-manifest.js';
+import type { BuildComparison } from '../../shared/build-compare.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
@@ -46,6 +49,11 @@ export class WebBuildClient implements BuildClient {
   async openModel(): Promise<ModelRef | null> {
     const file = await pickFile(this.deps.document, '.onnx,application/octet-stream');
     return file ? this.openDroppedFile(file) : null;
+  }
+
+  /** A model already on the server's disk (Rebuild from an engine's manifest names its model by path). */
+  openModelPath(path: string): Promise<ModelRef> {
+    return this.json<ModelRef>('POST', '/api/models', JSON.stringify({ path }), { 'content-type': 'application/json' });
   }
 
   async openDroppedFile(file: File): Promise<ModelRef> {
@@ -190,8 +198,31 @@ export class WebBuildClient implements BuildClient {
     return this.json<EngineFile[]>('GET', '/api/engines');
   }
 
+  async farmStatus(): Promise<FarmStatus | null> {
+    try {
+      return await this.json<FarmStatus>('GET', '/api/farm');
+    } catch (e) {
+      // A serve that builds locally has no farm: not an error, just nothing to show.
+      if (e instanceof HttpError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
     return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
+  }
+
+  compareBuilds(a: string, b: string): Promise<BuildComparison> {
+    return this.json<BuildComparison>('GET', `/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+  }
+
+  buildFileLinks(id: string): { engine: string; manifest: string } {
+    const at = `${this.base}/api/builds/${encodeURIComponent(id)}`;
+    return { engine: `${at}/engine`, manifest: `${at}/manifest` };
+  }
+
+  checkEngine(name: string): Promise<CheckResult> {
+    return this.json<CheckResult>('GET', `/api/engines/check?engine=${encodeURIComponent(name)}`);
   }
 
   private async json<T>(method: string, path: string, body?: BodyInit, headers?: Record<string, string>): Promise<T> {

@@ -9,6 +9,9 @@ import { isRecordedEngine } from '../engine-identity.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
+import { checkEngine } from '../engine-check.js';
+import { compareSources } from '../compare-sources.js';
+import { readManifest } from '../engine-manifest-file.js';
 import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
 import { openEventStream, parseLastEventId } from './sse.js';
 import { receiveMultipart, type UploadedFile } from './upload.js';
@@ -53,9 +56,12 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/view$/, methods: { GET: getView } },
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
+  { pattern: /^\/api\/builds\/([^/]+)\/manifest$/, methods: { GET: getManifest } },
+  { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
   { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
+  { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
 ];
 
 /** The build farm has no default output folder of its own: it lists no engines. */
@@ -82,6 +88,34 @@ async function deleteEngines({ req, res, ctx }: RouteRequest): Promise<void> {
   const body = await readJsonBody(req);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_input', 'body must be a JSON object { names: [...] }');
   sendJson(res, 200, store.deleteEngines((body as { names?: unknown }).names as string[]));
+}
+
+/**
+ * GET /api/engines/check?engine=<path>[&model=<path>][&options=<JSON build options>]: the same
+ * check as `trt-build-studio check` (engine-check.ts). A bare file name is looked up among the
+ * engines in the server's output folder (what GET /api/engines lists).
+ */
+async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void> {
+  const engine = query.get('engine');
+  if (!engine) throw new HttpError('bad_input', 'engine: give the engine to check (?engine=<path or listed name>)');
+  let enginePath: string;
+  if (!/[\\/]/.test(engine) && ctx.service.engineFolder) enginePath = path.join(ctx.service.engineFolder(), engine);
+  else enginePath = checkClientPath(engine, 'engine');
+  const model = query.get('model');
+  const rawOptions = query.get('options');
+  let options: unknown;
+  if (rawOptions !== null) {
+    try {
+      options = JSON.parse(rawOptions);
+    } catch {
+      throw new HttpError('bad_input', 'options: not JSON (give the build options as a JSON object)');
+    }
+  }
+  const result = await checkEngine(
+    { enginePath, modelPath: model === null ? undefined : checkClientPath(model, 'model'), options },
+    () => ctx.service.listBackends(),
+  );
+  sendJson(res, 200, result);
 }
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
@@ -213,6 +247,32 @@ function cancelBuild({ res, params, ctx }: RouteRequest): void {
     throw new HttpError('conflict', `build ${record.id} has already finished (${now.state})`);
   }
   sendJson(res, 202, { id: record.id, state: knownBuild(ctx, record.id).state });
+}
+
+/** GET /api/builds/{id}/manifest: the manifest beside the build's engine (docs/engines.md). */
+function getManifest({ res, params, ctx }: RouteRequest): void {
+  const record = knownBuild(ctx, params[0]);
+  const file = record.state === 'succeeded' ? ctx.service.enginePath(record.id) : undefined;
+  if (!file) throw new HttpError('not_found', `build ${record.id} has no engine (it is ${record.state}), so no manifest`);
+  const read = readManifest(file);
+  if (!read.ok) throw new HttpError('not_found', read.message);
+  sendJson(res, 200, read.manifest);
+}
+
+/**
+ * GET /api/compare?a=<build id>&b=<build id>: two builds of this server side by side (the same
+ * comparison as `trt-build-studio compare`), from the manifests beside their engines.
+ */
+async function compareRoute({ res, query, ctx }: RouteRequest): Promise<void> {
+  const engineOf = (key: 'a' | 'b'): string => {
+    const id = query.get(key);
+    if (!id) throw new HttpError('bad_input', `${key}: give two build ids (?a=<id>&b=<id>)`);
+    const record = knownBuild(ctx, id);
+    const file = record.state === 'succeeded' ? ctx.service.enginePath(record.id) : undefined;
+    if (!file) throw new HttpError('conflict', `build ${record.id} has no engine to compare (it is ${record.state})`);
+    return file;
+  };
+  sendJson(res, 200, await compareSources(engineOf('a'), engineOf('b'), []));
 }
 
 async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<void> {

@@ -17,8 +17,10 @@ export interface ServeArgs {
   keepBuildDetails?: number;
   /** Build farm: Redis URL; builds go to farm workers instead of running here. */
   queue?: string;
-  /** Build farm: shared artifact folder (engines, timing caches). */
+  /** Build farm: shared artifact folder (engines, timing caches, uploads). */
   artifacts?: string;
+  /** Build farm: uploads older than this many days are removed from the artifact folder (0: never). */
+  uploadRetentionDays?: number;
   help: boolean;
 }
 
@@ -36,7 +38,10 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
                     finished builds whose event log and phase tree are kept (default 20);
                     older ones keep their summary only
   --queue URL       build farm: queue builds in this Redis for \`trt-build-studio worker\` machines
-  --artifacts DIR   build farm: shared artifact folder (same path on every machine)
+  --artifacts DIR   build farm: shared artifact folder (same path on every machine); uploaded
+                    models go to its uploads/ folder and stay there across serve restarts
+  --upload-retention-days N
+                    build farm: remove uploads older than N days (default 7; 0 keeps them)
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
 
@@ -57,6 +62,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'keep-build-details': { type: 'string' },
         queue: { type: 'string' },
         artifacts: { type: 'string' },
+        'upload-retention-days': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -72,6 +78,9 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     throw new UsageError('--token: use letters, digits and . _ ~ + / = - only (it travels in a header and a cookie)');
   }
   if (values.artifacts !== undefined && values.queue === undefined) throw new UsageError('--artifacts needs --queue (it is the shared folder of a build farm)');
+  if (values['upload-retention-days'] !== undefined && values.artifacts === undefined) {
+    throw new UsageError('--upload-retention-days needs --artifacts (it applies to the farm\'s uploads folder)');
+  }
   return {
     port,
     host,
@@ -83,6 +92,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
       values['keep-build-details'] === undefined ? undefined : integer('--keep-build-details', values['keep-build-details'], 0, 100_000),
     queue: values.queue,
     artifacts: values.artifacts === undefined ? undefined : path.resolve(values.artifacts),
+    uploadRetentionDays:
+      values['upload-retention-days'] === undefined ? undefined : integer('--upload-retention-days', values['upload-retention-days'], 0, 36_500),
     help: values.help ?? false,
   };
 }

@@ -10,10 +10,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
+import { ensurePrivateDir } from '../private-dir.js';
 import { processSignals } from '../process-signals.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
-import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
+import { createUploadDir, pruneUploads, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
 import { UsageError } from '../../shared/usage-error.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, type ServeArgs } from './serve-args.js';
 import { favourEventPath } from '../../worker/event-path-priority.js';
@@ -55,12 +56,37 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
   }
 
   const token = args.token ?? generateToken();
-  // A farm's workers read uploaded models from the shared artifact folder.
-  const uploadBase = args.queue && args.artifacts ? args.artifacts : os.tmpdir();
-  for (const stale of await removeStaleUploadDirs(uploadBase)) {
-    process.stderr.write(`trt-build-studio serve: removed the upload folder of a server that is gone: ${stale}\n`);
+  // A farm's workers read uploaded models from the shared artifact folder, where they stay across
+  // serve restarts (a queued build must still find its model) until the retention removes them.
+  // A local serve keeps uploads in a folder of its own that goes with it.
+  const farmUploads = args.queue && args.artifacts ? path.join(args.artifacts, 'uploads') : undefined;
+  const RETENTION_MS = (args.uploadRetentionDays ?? 7) * 24 * 3600 * 1000;
+  const removeOwnUploads = (dir: string) => (farmUploads ? Promise.resolve() : removeUploadDir(dir));
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let uploadDir: string;
+  if (farmUploads) {
+    try {
+      ensurePrivateDir(path.dirname(farmUploads), 'artifact');
+      ensurePrivateDir(farmUploads, 'upload');
+    } catch (e) {
+      process.stderr.write(`trt-build-studio serve: --artifacts ${args.artifacts}: ${(e as Error).message}\n`);
+      return 2;
+    }
+    uploadDir = farmUploads;
+    const prune = async () => {
+      const gone = await pruneUploads(farmUploads, RETENTION_MS);
+      if (gone.length) process.stderr.write(`trt-build-studio serve: removed ${gone.length} upload(s) older than ${args.uploadRetentionDays ?? 7} day(s)\n`);
+    };
+    await prune();
+    pruneTimer = setInterval(() => void prune(), Math.min(RETENTION_MS || 3_600_000, 3_600_000));
+    pruneTimer.unref();
+  } else {
+    const uploadBase = os.tmpdir();
+    for (const stale of await removeStaleUploadDirs(uploadBase)) {
+      process.stderr.write(`trt-build-studio serve: removed the upload folder of a server that is gone: ${stale}\n`);
+    }
+    uploadDir = await createUploadDir(uploadBase);
   }
-  const uploadDir = await createUploadDir(uploadBase);
   let service: BuildServiceApi;
   try {
     service = await createService({
@@ -73,7 +99,7 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     });
   } catch (e) {
     process.stderr.write(`trt-build-studio serve: ${(e as Error).message}\n`);
-    await removeUploadDir(uploadDir);
+    await removeOwnUploads(uploadDir);
     return 2;
   }
   // Installed before anything listens, so no signal ever meets the default action. Later
@@ -104,12 +130,12 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
   } catch (e) {
     process.stderr.write(`trt-build-studio serve: cannot listen on ${args.host}:${args.port}: ${(e as Error).message}\n`);
     await service.shutdown();
-    await removeUploadDir(uploadDir);
+    await removeOwnUploads(uploadDir);
     return 1;
   }
   process.stdout.write(`${uiUrl(args.host, port, token)}\n`);
   process.stderr.write(
-    `trt-build-studio serve: listening on ${args.host}:${port}; uploads kept in ${uploadDir} until shutdown (Ctrl-C stops and cancels running builds)\n`,
+    `trt-build-studio serve: listening on ${args.host}:${port}; uploads kept in ${uploadDir} ${farmUploads ? (args.uploadRetentionDays === 0 ? 'for good' : `for ${args.uploadRetentionDays ?? 7} day(s)`) : 'until shutdown'} (Ctrl-C stops and cancels running builds)\n`,
   );
 
   const first = await stopRequested;
@@ -121,7 +147,8 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     await service.shutdown();
     await http.close();
   } finally {
-    await removeUploadDir(uploadDir);
+    if (pruneTimer) clearInterval(pruneTimer);
+    await removeOwnUploads(uploadDir);
     // From here a signal exits 0 at once; the process ends explicitly (see process-signals.ts).
     signals.exitWith(0);
   }

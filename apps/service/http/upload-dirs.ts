@@ -83,3 +83,34 @@ export async function removeStaleUploadDirs(base: string): Promise<string[]> {
 export async function removeUploadDir(dir: string): Promise<void> {
   await fs.promises.rm(dir, { recursive: true, force: true });
 }
+
+/**
+ * Build farm: uploads live in the shared artifact folder (`<artifacts>/uploads`, 0700) so that a
+ * build queued from an upload still finds its model after serve restarts; they are removed by
+ * age, not by a shutdown. Removes this serve's user's `upload-*.onnx` files there older than
+ * `maxAgeMs` (by modification time) and returns their paths. 0 keeps everything.
+ */
+export async function pruneUploads(dir: string, maxAgeMs: number, now = Date.now()): Promise<string[]> {
+  if (maxAgeMs <= 0) return [];
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!/^upload-[0-9a-f]+\.onnx$/.test(name)) continue;
+    const full = path.join(dir, name);
+    try {
+      const st = await fs.promises.lstat(full);
+      if (!st.isFile() || (process.getuid && st.uid !== process.getuid())) continue;
+      if (now - st.mtimeMs < maxAgeMs) continue;
+      await fs.promises.rm(full, { force: true });
+      removed.push(full);
+    } catch {
+      // Gone meanwhile: nothing to do.
+    }
+  }
+  return removed;
+}

@@ -13,6 +13,48 @@ describe('BuildFeed', () => {
   w.finished('succeeded');
   const all = w.events;
 
+  it('pacingReady: undefined while pacing subscribers have room, a promise while one is busy, settled when it resumes', async () => {
+    const feed = new BuildFeed('b-pace', 1000);
+    const got: BuildEvent[] = [];
+    let release!: () => void;
+    let busy = true;
+    feed.subscribe(
+      (evs) => {
+        got.push(...evs);
+        return busy ? new Promise<void>((r) => (release = r)) : undefined;
+      },
+      { afterSeq: -1, pacesBuild: true },
+    );
+    // A subscriber that does not pace, and is busy for good, never holds the build.
+    feed.subscribe(() => new Promise(() => {}), { afterSeq: -1 });
+    await tick();
+    expect(feed.pacingReady()).toBeUndefined();
+    feed.push(all.slice(0, 5));
+    const waiting = feed.pacingReady();
+    expect(waiting).toBeInstanceOf(Promise);
+    let settled = false;
+    void waiting!.then(() => (settled = true));
+    feed.push(all.slice(5, 10)); // waits in the backlog meanwhile
+    await tick();
+    expect(settled).toBe(false);
+    busy = false;
+    release();
+    await waiting;
+    expect(got.map((e) => e.seq)).toEqual(all.slice(0, 10).filter((e) => e.type !== 'phase.step' || got.includes(e)).map((e) => e.seq));
+    expect(got.filter((e) => e.type !== 'phase.step').length).toBe(all.slice(0, 10).filter((e) => e.type !== 'phase.step').length);
+    expect(feed.pacingReady()).toBeUndefined();
+  });
+
+  it('pacingReady settles when the busy pacing subscriber unsubscribes', async () => {
+    const feed = new BuildFeed('b-pace2', 1000);
+    const sub = feed.subscribe(() => new Promise(() => {}), { afterSeq: -1, pacesBuild: true });
+    await tick();
+    feed.push(all.slice(0, 3));
+    const waiting = feed.pacingReady()!;
+    sub.unsubscribe();
+    await waiting;
+  });
+
   it('resets a subscriber resuming from before the kept events; replays one inside them', async () => {
     const feed = new BuildFeed('b1', 100);
     const cut = all.length - 20;

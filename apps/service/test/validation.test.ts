@@ -36,6 +36,20 @@ describe('shapes validation', async () => {
   });
   const summary = await inspectModel(p);
 
+  it('refuses a profile shape whose element count overflows int64, naming the input and the shape', () => {
+    const big = 2 ** 31 - 1;
+    const e = thrown(() =>
+      checkShapes(summary, {
+        images: { min: [1, 3, 8, 8], opt: [1, 3, 8, 8], max: [big, 3, big, big] },
+        tokens: { min: [1, 1], opt: [1, 1], max: [big, big] },
+      }),
+    );
+    expect(e.code).toBe('bad_input');
+    expect(e.message).toContain(`shapes for "images": max ${big}x3x${big}x${big} has ${BigInt(big) ** 3n * 3n} elements, more than TensorRT's int64 volume (2^63-1) holds`);
+    // 2^62-ish fits: no complaint about "tokens".
+    expect(e.message).not.toContain('shapes for "tokens"');
+  });
+
   it('names every dynamic input without shapes, its symbolic dims and the trtexec syntax', () => {
     const e = thrown(() => checkShapes(summary, { images: { min: [1, 3, 224, 224], opt: [1, 3, 224, 224], max: [1, 3, 224, 224] } }));
     expect(e.code).toBe('bad_input');

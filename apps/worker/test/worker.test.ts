@@ -27,7 +27,9 @@ function startWorker(script = WORKER, args: string[] = [], { autoRelease = true,
   child.on('message', (m) => {
     const msg = WorkerToParent.parse(m);
     messages.push(msg);
-    // Like the service: once the answer is in, tell the worker it may go.
+    // Like the service: each batch of events is acknowledged (the worker sends the next one only
+    // then), and once the answer is in, the worker is told it may go.
+    if (msg.type === 'events' && child.connected) child.send({ type: 'ack' });
     if (autoRelease && (msg.type === 'result' || msg.type === 'backends') && child.connected) child.send({ type: 'release' });
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
@@ -230,6 +232,7 @@ describe('build worker process', () => {
       expect(m.viaParentPort).toBe(true);
       const msg = WorkerToParent.parse(m.m);
       got.push(msg);
+      if (msg.type === 'events') child.send({ type: 'ack' });
       if (msg.type === 'result') child.send({ type: 'release' });
     });
     child.send(request('w5', path.join(dir, 'electron.engine')));

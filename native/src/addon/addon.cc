@@ -182,6 +182,10 @@ Napi::Value StartBuild(Napi::CallbackInfo const& info) {
   handle.Set("cancel", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {
                return Napi::Boolean::New(ci.Env(), job->cancel(cancelReasonFrom(ci.Length() > 0 ? ci[0] : ci.Env().Undefined())));
              }));
+  handle.Set("hold", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {
+               job->setHold(ci.Length() > 0 && ci[0].ToBoolean().Value());
+               return ci.Env().Undefined();
+             }));
   handle.Set("snapshot", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {
                Napi::Env e = ci.Env();
                auto nodes = job->snapshot();

@@ -7,6 +7,9 @@ namespace tbs::addon {
 namespace {
 
 constexpr size_t kSlots = kEventSlots;  // events.h: the layout addon.ts checks at load
+// Most events handed to JS per call: after a stall the outbox goes out in bites of this size,
+// each followed by a turn of the event loop (where the worker may hold the rest back).
+constexpr size_t kMaxEventsPerCall = 2000;
 
 }  // namespace
 
@@ -35,7 +38,13 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
     // The build (and every thread it starts) at the build's priority, behind the event path.
     runAtBuildPriority(nice);
     runBuild(*job->backend_, job->request_, *job->pipeline_);
-    // finish() delivered the final batch before returning; releasing lets the event loop exit.
+    // finish() put the final batch in the outbox before returning; a hold may keep it there, and
+    // releasing now would close the function before it is delivered. Releasing (after) lets the
+    // event loop exit.
+    {
+      std::unique_lock<std::mutex> lk(job->outMu_);
+      job->drained_.wait(lk, [&] { return job->outbox_.empty() || job->closing_; });
+    }
     job->tsfn_.Release();
   });
   return job;
@@ -51,6 +60,7 @@ void BuildJob::deliver(EventBatch&& batch) {
     std::lock_guard<std::mutex> lk(outMu_);
     outbox_.add(std::move(batch));
     if (callPending_) return;  // the pending call will take it
+    if (hold_) return;  // setHold(false) posts the call
     callPending_ = true;
   }
   auto self = shared_from_this();
@@ -58,21 +68,29 @@ void BuildJob::deliver(EventBatch&& batch) {
   if (st != napi_ok) {
     std::lock_guard<std::mutex> lk(outMu_);
     callPending_ = false;  // environment closing: nobody is listening any more
+    closing_ = true;
+    drained_.notify_all();
   }
 }
 
 void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
-  if (env == nullptr || fn.IsEmpty()) return;  // called during teardown
+  if (env == nullptr || fn.IsEmpty()) {  // called during teardown
+    std::lock_guard<std::mutex> lk(outMu_);
+    closing_ = true;
+    drained_.notify_all();
+    return;
+  }
   // One swap per call, then back to the event loop: a worker must stay responsive (cancel
   // messages) even while a builder produces faster than JS consumes.
   EventBatch batch;
   {
     std::lock_guard<std::mutex> lk(outMu_);
-    if (outbox_.empty()) {
+    if (outbox_.empty() || hold_) {
       callPending_ = false;
       return;
     }
-    batch = outbox_.take();
+    batch = outbox_.take(kMaxEventsPerCall);
+    if (outbox_.empty()) drained_.notify_all();
   }
   size_t events = batch.events.size();
   Napi::HandleScope scope(env);
@@ -116,7 +134,7 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
   bool more;
   {
     std::lock_guard<std::mutex> lk(outMu_);
-    more = !outbox_.empty();
+    more = !outbox_.empty() && !hold_;
     if (!more) callPending_ = false;
   }
   if (more) {
@@ -129,6 +147,26 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
     }
   }
   fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId)});
+}
+
+void BuildJob::setHold(bool hold) {
+  {
+    std::lock_guard<std::mutex> lk(outMu_);
+    hold_ = hold;
+    if (hold || callPending_ || outbox_.empty()) return;
+    callPending_ = true;
+  }
+  auto self = shared_from_this();
+  if (tsfn_.Acquire() == napi_ok) {
+    if (tsfn_.NonBlockingCall([self](Napi::Env e, Napi::Function f) { self->drainOnJs(e, f); }) != napi_ok) {
+      std::lock_guard<std::mutex> lk(outMu_);
+      callPending_ = false;
+    }
+    tsfn_.Release();
+  } else {
+    std::lock_guard<std::mutex> lk(outMu_);
+    callPending_ = false;
+  }
 }
 
 }  // namespace tbs::addon

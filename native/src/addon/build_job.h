@@ -10,6 +10,7 @@
 #include <napi.h>
 
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,6 +29,11 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   ~BuildJob();
 
   bool cancel(CancelReason reason) { return pipeline_->requestCancel(reason); }
+  // Back-pressure from the JS side: while held, batches stay in the outbox (steps coalescing,
+  // other events compact in native memory, not on the JS heap) and no call is posted, the final
+  // batch included (the JS side releases the hold for good when it must have the end: a cancel).
+  // Releasing posts a call if anything waits.
+  void setHold(bool hold);
   std::vector<PhaseSnapshot> snapshot() const { return pipeline_->snapshot(); }
 
  private:
@@ -44,6 +50,11 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   std::mutex outMu_;
   EventOutbox outbox_;
   bool callPending_ = false;
+  bool hold_ = false;
+  // Signalled when the outbox empties: the build thread keeps the thread-safe function alive
+  // (does not release it) until the final batch has been handed to JS, however long a hold lasts.
+  std::condition_variable drained_;
+  bool closing_ = false;
 };
 
 }  // namespace tbs::addon

@@ -73,6 +73,12 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.modelPath = str(o, "modelPath");
   r.outputPath = str(o, "outputPath");
   r.timingCachePath = str(o, "timingCachePath");
+  // A pinned build (pinnedCache): its cache is the build's timing cache, read only, and a miss fails.
+  std::string pinned = str(o, "pinnedCachePath");
+  if (!pinned.empty()) {
+    r.timingCachePath = pinned;
+    r.errorOnCacheMiss = true;
+  }
 
   Napi::Value layers = o.Get("layers");
   if (!layers.IsUndefined() && !layers.IsNull()) {
@@ -214,7 +220,9 @@ char const* simFaultName(SimFaultKind k) {
 Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   auto o = Napi::Object::New(env);
   auto number = [&](char const* key, double v) { o.Set(key, Napi::Number::New(env, v)); };
-  o.Set("timingCachePath", r.timingCachePath);
+  // Pinned: the cache path comes back under the key it came in by.
+  o.Set("timingCachePath", r.errorOnCacheMiss ? std::string() : r.timingCachePath);
+  o.Set("pinnedCachePath", r.errorOnCacheMiss ? r.timingCachePath : std::string());
   number("optLevel", r.optLevel);
   number("workspaceBytes", static_cast<double>(r.workspaceBytes));
   number("tacticDramBytes", static_cast<double>(r.tacticDramBytes));

@@ -86,6 +86,9 @@ struct BuildRequest {
   std::vector<LayerInfo> layers;  // from the model reader; drives the simulated tree
 
   std::string timingCachePath;    // empty = no cache file
+  // Pinned build (--pinned-cache): fail at the first timing-cache miss and leave the cache file as
+  // it was. TensorRT: BuilderFlag::kERROR_ON_TIMING_CACHE_MISS; the simulator fails the same way.
+  bool errorOnCacheMiss = false;
   int32_t optLevel = -1;          // -1 = backend default (TensorRT: 3)
   int64_t workspaceBytes = -1;
   int64_t tacticDramBytes = -1;

@@ -23,6 +23,8 @@ class EventOutbox {
   // Events held, coalesced ones included until the next compaction (at most about 2x size()).
   size_t stored() const { return merged_.events.size(); }
   uint64_t coalesced() const { return coalesced_; }
+  // The batch that ends the build (build.finished) is waiting: nothing may hold it back.
+  bool final() const { return merged_.final; }
 
   void add(EventBatch&& b) {
     if (!has_) {
@@ -51,6 +53,33 @@ class EventOutbox {
     }
     // Coalesced events leave the vector once they are the majority: memory follows size().
     if (merged_.events.size() > 2 * live_ + 1024) compact();
+  }
+
+  // At most `max` events from the front, in seq order, with every new name waiting (names are
+  // sent before any event that uses them); the rest stays, its steps still coalescing. Lets the
+  // consumer take the outbox in bounded bites after a long stall instead of all at once.
+  EventBatch take(size_t max) {
+    if (live_ <= max) return take();
+    compact();
+    EventBatch out;
+    out.firstNameId = merged_.firstNameId;
+    out.newNames = std::move(merged_.newNames);
+    merged_.newNames.clear();
+    merged_.firstNameId = out.firstNameId + static_cast<uint32_t>(out.newNames.size());
+    out.events.assign(std::make_move_iterator(merged_.events.begin()), std::make_move_iterator(merged_.events.begin() + max));
+    merged_.events.erase(merged_.events.begin(), merged_.events.begin() + max);
+    dropped_.assign(merged_.events.size(), false);
+    live_ = merged_.events.size();
+    for (auto it = stepAt_.begin(); it != stepAt_.end();) {
+      if (it->second < max) {
+        it = stepAt_.erase(it);  // already sent: a newer step cannot replace it
+      } else {
+        it->second -= max;
+        ++it;
+      }
+    }
+    heartbeatAt_ = heartbeatAt_ != kNone && heartbeatAt_ >= max ? heartbeatAt_ - max : kNone;
+    return out;
   }
 
   // Everything waiting, as one batch in seq order; the outbox is empty afterwards.

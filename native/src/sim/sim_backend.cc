@@ -128,6 +128,7 @@ class SimRun {
   // build with an "out of memory" error, as a TensorRT allocation failure would.
   void holdMemory(double fraction);
   void onPhaseStart(char const* name);
+  void pinnedMiss(std::string const& what);
   void computePacing();
   void loadCache();
   void saveCache(CacheStats& stats, bool cancelled);
@@ -179,6 +180,19 @@ void SimRun::holdMemory(double fraction) {
   {
     std::lock_guard<std::mutex> lk(failMu_);
     if (failure_.empty()) failure_ = error;
+  }
+  stop_.store(true, std::memory_order_release);
+}
+
+// A pinned build met a tactic its cache does not hold: it fails here, as TensorRT does with
+// kERROR_ON_TIMING_CACHE_MISS, naming what missed.
+void SimRun::pinnedMiss(std::string const& what) {
+  std::string msg = "timing cache miss in a pinned build: " + what + " is not in " + req_.timingCachePath +
+                    " (--pinned-cache fails on any miss; build once without it to fill the cache)";
+  sink_.log(Severity::kError, msg.c_str());
+  {
+    std::lock_guard<std::mutex> lk(failMu_);
+    if (failure_.empty()) failure_ = msg;
   }
   stop_.store(true, std::memory_order_release);
 }
@@ -302,6 +316,10 @@ void SimRun::timeGroup(size_t index, Pacer& pacer) {
   TacticGroup const& g = plan_.groups[index];
   bool hit = useCache_ && loaded_.entries.count(g.key) > 0;
   (hit ? hits_ : misses_).fetch_add(1);
+  if (!hit && req_.errorOnCacheMiss) {
+    pinnedMiss(g.name + " (" + g.op + ")");
+    return;
+  }
   if (forwardVerbose_) {
     verbose(hit ? "[simulated] " + g.name + " (" + g.op + "): tactic taken from the timing cache"
                 : "Autotuning op " + g.name + " (" + g.op + "): " + std::to_string(g.measureSteps.size()) + " tactics");
@@ -372,6 +390,10 @@ void SimRun::timeReformats(Pacer& pacer) {
     ReformatGroup const& rg = plan_.reformats[r];
     bool hit = useCache_ && loaded_.entries.count(rg.key) > 0;
     (hit ? hits_ : misses_).fetch_add(1);
+    if (!hit && req_.errorOnCacheMiss) {
+      pinnedMiss("reformat " + std::to_string(r));
+      break;
+    }
     bool complete = rg.costs == 0;
     {
       Phase costs(*this, kReformatCosts, kReformats, rg.costs);
@@ -559,9 +581,10 @@ BuildOutcome SimRun::run() {
     outcome.error = failure;
   } else if (stopped()) {
     outcome.status = BuildOutcome::Status::kCancelled;
-    if (!req_.timingCachePath.empty() && req_.optLevel != 0) saveCache(stats, /*cancelled=*/true);
+    if (!req_.timingCachePath.empty() && req_.optLevel != 0 && !req_.errorOnCacheMiss) saveCache(stats, /*cancelled=*/true);
   } else {
-    if (!req_.timingCachePath.empty() && req_.optLevel != 0) saveCache(stats, /*cancelled=*/false);
+    // A pinned build reads its cache and never writes it.
+    if (!req_.timingCachePath.empty() && req_.optLevel != 0 && !req_.errorOnCacheMiss) saveCache(stats, /*cancelled=*/false);
     std::string bytes = engineBytes();
     AtomicWriteResult written = atomicWriteFile(req_.outputPath, bytes);
     if (written.ok) {

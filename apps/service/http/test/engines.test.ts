@@ -163,3 +163,32 @@ describe('/api/engines', () => {
     await svc.waitForResult(running);
   });
 });
+
+describe('GET /api/engines/check', () => {
+  it('answers as `check` does: fits for a listed engine, rebuild naming an option, unknown without a manifest', async () => {
+    const id = await build(0.2);
+    expect((await svc.waitForResult(id)).status).toBe('succeeded');
+    const written = svc.getBuild(id)!.outputPath!;
+    const name = path.basename(written);
+    const fits = await api(`/api/engines/check?engine=${encodeURIComponent(name)}`);
+    expect(fits.status).toBe(200);
+    expect(await fits.json()).toMatchObject({ verdict: 'fits', engine: written, manifest: `${written}.manifest.json`, reasons: [] });
+    const opts = encodeURIComponent(JSON.stringify({ backend: 'simulated', simSeed: 3, optLevel: 1 }));
+    const rebuild = await (await api(`/api/engines/check?engine=${encodeURIComponent(written)}&options=${opts}`)).json();
+    expect(rebuild).toMatchObject({ verdict: 'rebuild', reasons: [{ kind: 'option', what: 'option optLevel', was: '3', now: '1' }] });
+    fs.rmSync(`${written}.manifest.json`);
+    expect(await (await api(`/api/engines/check?engine=${encodeURIComponent(name)}`)).json()).toMatchObject({ verdict: 'unknown', missing: [{ kind: 'no-manifest' }] });
+  });
+
+  it('refuses bad input with 400 and a message', async () => {
+    const none = await api('/api/engines/check');
+    expect(none.status).toBe(400);
+    expect(JSON.stringify(await none.json())).toMatch(/engine/);
+    const badJson = await api('/api/engines/check?engine=x.engine&options=%7B');
+    expect(badJson.status).toBe(400);
+    const badOpt = await api(`/api/engines/check?engine=x.engine&options=${encodeURIComponent('{"optLevel":9}')}`);
+    expect(badOpt.status).toBe(400);
+    expect(JSON.stringify(await badOpt.json())).toMatch(/optLevel/);
+    expect((await api('/api/engines/check?engine=../../etc/passwd')).status).toBe(400);
+  });
+});

@@ -1,0 +1,81 @@
+// `compare <a> <b> [--json]`: two builds side by side, from their manifests (engines, manifests or
+// build ids): the inputs that differ, phase times per top-level phase (and per row where the full
+// tree was saved) with the ratio b/a, and per-layer differences where layer information was saved.
+import { parseArgs } from 'node:util';
+import { defaultOutputDir } from '../../service/build-service.js';
+import { compareSources } from '../../service/compare-sources.js';
+import { defaultStoreDir } from '../../service/engine-reuse-store.js';
+import { isSlower, type BuildComparison, type PhaseComparison } from '../../shared/build-compare.js';
+import { displayText } from '../../shared/display-text.js';
+import { formatDuration } from '../../shared/format.js';
+import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
+import { UsageError } from '../../shared/usage-error.js';
+
+export const COMPARE_HELP = `Usage: trt-build-studio compare <a> <b> [--dir <folder>]... [--json]
+
+Compares two builds from their manifests: what differs in their inputs (options, TensorRT
+version, GPU, model, timing cache, plugins), how long each top-level phase took in both with the
+ratio b/a (every phase row too, where the builds saved the full tree: TBS_MANIFEST_ROWS=1), and
+per-layer differences (precision, tactic, format) where layer information was saved.
+
+<a> and <b> are engines (their <engine>.manifest.json is read), manifest files, or build ids,
+looked up among the manifests in the default output folder, the reuse store and --dir folders.
+
+Options:
+  --dir <folder>   another folder to look for build ids in (repeatable)
+  --json           print the comparison as one JSON object
+  -h, --help
+`;
+
+export async function runCompare(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { json: { type: 'boolean' }, dir: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  endQuietlyWhenStdoutCloses();
+  if (values.help) {
+    process.stdout.write(COMPARE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 2) throw new UsageError(`compare takes two builds (engines, manifests or build ids), got ${positionals.length}`);
+  const dirs = [...(values.dir ?? []), defaultOutputDir(), defaultStoreDir()];
+  const result = await compareSources(positionals[0], positionals[1], dirs);
+  process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : formatComparison(result));
+  return 0;
+}
+
+const ms = (v: number | null) => (v === null ? '—' : formatDuration(v));
+
+function phaseLine(p: PhaseComparison, width: number): string {
+  const r = p.ratio === null ? '' : `×${p.ratio.toFixed(2)}`;
+  return `  ${displayText(p.name).padEnd(width)}  ${ms(p.aMs).padStart(10)} → ${ms(p.bMs).padEnd(10)} ${r.padStart(6)}${isSlower(p) ? '  slower' : ''}`;
+}
+
+export function formatComparison(c: BuildComparison): string {
+  const t = displayText;
+  const lines = [`a: ${t(c.a.buildId)}  ${t(c.a.engine)}`, `b: ${t(c.b.buildId)}  ${t(c.b.engine)}`, ''];
+  if (c.inputs.length === 0) lines.push('Inputs: the same');
+  else {
+    lines.push('Inputs that differ (a → b):');
+    for (const d of c.inputs) lines.push(`  ${t(d.what)}: ${t(d.a)} → ${t(d.b)}`);
+  }
+  lines.push('', 'Phase times (a → b, ratio b/a):');
+  const all = [c.wall, ...c.phases, ...(c.rows ?? [])];
+  const width = Math.min(60, Math.max(...all.map((p) => p.name.length)));
+  lines.push(phaseLine(c.wall, width));
+  for (const p of c.phases) lines.push(phaseLine(p, width));
+  if (c.rows) {
+    lines.push('', 'Every phase row (a → b):');
+    for (const p of c.rows) lines.push(phaseLine(p, width));
+  }
+  if (c.layers) {
+    lines.push('', c.layers.length ? `Layers that differ (${c.layers.length}):` : 'Layers: the same');
+    for (const l of c.layers) {
+      const parts = l.what.map((f) => (f.startsWith('only') ? f : `${f} ${l.a?.[f as 'precision'] ?? '—'} → ${l.b?.[f as 'precision'] ?? '—'}`));
+      lines.push(`  ${t(l.name)}: ${t(parts.join(', '))}`);
+    }
+  } else lines.push('', 'Layers: no layer information saved for both builds');
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,240 @@
+// Writing, reading and removing `<engine>.manifest.json` (schema: apps/shared/engine-manifest.ts).
+//
+// The order of the two writes, and why (docs/engines.md, "Written together"): the native layer
+// renames the finished engine into place first; only then is the manifest hashed from those very
+// bytes and written (temp file + rename). The manifest names the engine's size and sha256, so
+// whatever happens between the two renames (a crash, a kill, a full disk) leaves either no
+// manifest or an older one whose sha256 is not the new engine's: `check` then says "unknown",
+// never "fits". A manifest is only ever trusted for the bytes it names.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BuildView } from '../shared/build-view.js';
+import {
+  EngineManifest,
+  engineIdentity,
+  layersPathFor,
+  MANIFEST_FORMAT_VERSION,
+  manifestPathFor,
+  normalizeOptions,
+  type ManifestPhase,
+  type ManifestRow,
+} from '../shared/engine-manifest.js';
+import type { PhaseRow } from '../shared/phase-rows.js';
+import { describeZodError, type BuildFinished } from '../shared/protocol.js';
+import type { ValidatedBuild } from './build-validation.js';
+import { simulatedLayers } from './layer-info.js';
+import { packageVersion } from './package-info.js';
+
+export { manifestPathFor } from '../shared/engine-manifest.js';
+
+/** sha256 of a file, streamed (engines run to gigabytes); null when the file is not there. */
+export async function sha256File(file: string): Promise<string | null> {
+  const hash = crypto.createHash('sha256');
+  try {
+    for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  return hash.digest('hex');
+}
+
+/** The same, synchronously, for small files read at a moment that must not move (a timing cache before the build). */
+export function sha256FileSync(file: string): string | null {
+  try {
+    return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/**
+ * The model's digest: sha256 over the graph file's bytes and then each external data file's (in
+ * the order given, paths relative to the model's folder), and the bytes of all of them. One changed
+ * byte in the graph or in any weight file changes it.
+ */
+export async function modelDigest(modelPath: string, externalData: readonly string[]): Promise<{ sha256: string; bytes: number }> {
+  const hash = crypto.createHash('sha256');
+  let bytes = 0;
+  for (const file of [modelPath, ...externalData.map((f) => path.join(path.dirname(modelPath), f))]) {
+    for await (const chunk of fs.createReadStream(file)) {
+      hash.update(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+    }
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+function rowMs(r: PhaseRow): number {
+  let ms = 0;
+  for (let i = 0; i < r.spans.start.length; i++) ms += Math.max(0, r.spans.end[i] - r.spans.start[i]);
+  return Math.round(ms * 1000) / 1000;
+}
+
+/** Top-level phases of a finished build's view, in start order, with their busy time. */
+export function topLevelPhases(view: BuildView): ManifestPhase[] {
+  return view.rows.root.children.map((r) => ({ name: r.name, ms: rowMs(r), count: r.count }));
+}
+
+/** Every row, depth first. */
+export function allRows(view: BuildView): ManifestRow[] {
+  const out: ManifestRow[] = [];
+  const walk = (r: PhaseRow, at: string[]) => {
+    for (const c of r.children) {
+      const p = [...at, c.name];
+      out.push({ path: p, name: c.name, ms: rowMs(c), count: c.count });
+      walk(c, p);
+    }
+  };
+  walk(view.rows.root, []);
+  return out;
+}
+
+/** What the session knows when its build has succeeded. */
+export interface ManifestSource {
+  buildId: string;
+  build: ValidatedBuild;
+  view: BuildView;
+  finished: BuildFinished;
+  /** sha256 of the timing cache file when the build started (null: there was none). */
+  cacheSha256Before: string | null;
+  /** Every phase row too (the full tree), not only the top-level phases. */
+  withRows?: boolean;
+  /** The layer information saved beside the engine, when there is some. */
+  layerInfo?: EngineManifest['layerInfo'];
+}
+
+/** Builds the manifest of a succeeded build from the engine now at its output path. */
+export async function makeManifest(src: ManifestSource): Promise<EngineManifest> {
+  const { build, view, finished } = src;
+  const engineSha = await sha256File(build.outputPath);
+  if (engineSha === null) throw new Error(`the engine ${build.outputPath} is gone`);
+  const engineBytes = (await fs.promises.stat(build.outputPath)).size;
+  const model = await modelDigest(build.modelPath, build.summary.externalData.files);
+  const started = view.started;
+  const info = build.backendInfo;
+  const cache = finished.cache ?? view.cache;
+  const cachePath = build.options.timingCache ?? build.options.pinnedCache;
+  const options = normalizeOptions(build.options);
+  const detail = info.detail ?? {};
+  const identity = engineIdentity(build.backend, info, started);
+  const manifest: EngineManifest = {
+    formatVersion: MANIFEST_FORMAT_VERSION,
+    tool: { name: 'trt-build-studio', version: packageVersion() },
+    buildId: src.buildId,
+    createdAt: new Date().toISOString(),
+    backend: build.backend,
+    tensorrt: identity.tensorrt,
+    gpu: {
+      ...identity.gpu,
+      // The native layer does not report the GPU's UUID (or the driver version) yet.
+      uuid: detail.gpuUuid ?? null,
+      device: started?.device ?? (build.backend === 'tensorrt' ? options.device : null),
+    },
+    driverVersion: detail.driverVersion ?? null,
+    cudaVersion: detail.cudaRuntime ? (/\(([^)]+)\)\s*$/.exec(detail.cudaRuntime)?.[1] ?? null) : null,
+    options,
+    compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: false },
+    pluginLibraries: [],
+    model: {
+      path: build.modelPath,
+      fileName: build.summary.fileName,
+      sha256: model.sha256,
+      bytes: model.bytes,
+      externalData: build.summary.externalData.files,
+      inputs: build.summary.inputs,
+      outputs: build.summary.outputs,
+    },
+    timingCache: cachePath
+      ? {
+          path: cachePath,
+          sha256Before: src.cacheSha256Before,
+          sha256After: await sha256File(cachePath),
+          hits: cache?.hits ?? null,
+          misses: cache?.misses ?? null,
+          entriesBefore: cache?.entriesBefore ?? null,
+          entriesAfter: cache?.entriesAfter ?? null,
+        }
+      : null,
+    build: {
+      wallMs: finished.durationMs,
+      phases: topLevelPhases(view),
+      ...(src.withRows ? { rows: allRows(view) } : {}),
+    },
+    engine: { file: path.basename(build.outputPath), bytes: engineBytes, sha256: engineSha },
+    layerInfo: src.layerInfo ?? null,
+    pinnedCache: build.options.pinnedCache && src.cacheSha256Before ? { path: build.options.pinnedCache, sha256: src.cacheSha256Before } : null,
+  };
+  return EngineManifest.parse(manifest);
+}
+
+let tmpCounter = 0;
+
+/** Writes JSON to `dest`: a temp file in the same folder, fsync, rename (never half written). */
+export async function writeJsonAtomic(dest: string, value: unknown): Promise<void> {
+  const tmp = `${dest}.tmp-${process.pid}-${++tmpCounter}`;
+  try {
+    const fh = await fs.promises.open(tmp, 'wx', 0o644);
+    try {
+      await fh.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.promises.rename(tmp, dest);
+  } catch (e) {
+    await fs.promises.rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Writes `manifest` beside `enginePath` (atomically); returns its path. */
+export async function writeManifest(enginePath: string, manifest: EngineManifest): Promise<string> {
+  const dest = manifestPathFor(enginePath);
+  await writeJsonAtomic(dest, manifest);
+  return dest;
+}
+
+/**
+ * A simulated build's layer information (layer-info.ts), saved beside the engine before the
+ * manifest, which names it with its sha256. TensorRT builds: none yet (null).
+ */
+export async function writeSimulatedLayerInfo(build: ValidatedBuild): Promise<EngineManifest['layerInfo']> {
+  if (build.backend !== 'simulated') return null;
+  const file = layersPathFor(build.outputPath);
+  await writeJsonAtomic(file, { source: 'simulated', layers: simulatedLayers(build.layers, normalizeOptions(build.options)) });
+  return { file: path.basename(file), sha256: (await sha256File(file))!, source: 'simulated' };
+}
+
+export type ManifestRead =
+  | { ok: true; manifest: EngineManifest; path: string }
+  | { ok: false; path: string; kind: 'no-manifest' | 'bad-manifest'; message: string };
+
+/** Reads and validates the manifest beside `enginePath`. */
+export function readManifest(enginePath: string): ManifestRead {
+  const p = manifestPathFor(enginePath);
+  let text: string;
+  try {
+    text = fs.readFileSync(p, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { ok: false, path: p, kind: 'no-manifest', message: code === 'ENOENT' ? `no manifest beside the engine (${p})` : `cannot read ${p}: ${(e as Error).message}` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, path: p, kind: 'bad-manifest', message: `${p} is not JSON: ${(e as Error).message}` };
+  }
+  const parsed = EngineManifest.safeParse(json);
+  if (!parsed.success) return { ok: false, path: p, kind: 'bad-manifest', message: `${p} is not a valid manifest: ${describeZodError(parsed.error)}` };
+  return { ok: true, manifest: parsed.data, path: p };
+}
+
+/** Removes the manifest and layer information beside `enginePath` (an engine removed takes them along). */
+export function removeManifest(enginePath: string): void {
+  fs.rmSync(manifestPathFor(enginePath), { force: true });
+  fs.rmSync(layersPathFor(enginePath), { force: true });
+}

@@ -1,0 +1,472 @@
+// The engine manifest: `<engine>.manifest.json`, written beside every engine a build produces
+// (docs/engines.md). It says what the engine was built from (model bytes, options, shapes, plugin
+// libraries), with what (TensorRT and adapter versions, GPU, driver, CUDA) and how the build went
+// (wall time, top-level phases, timing cache before and after), and it names the engine's own
+// size and sha256: a manifest describes exactly one engine's bytes, so an engine replaced without
+// its manifest (a crash between the two writes) is "unknown", never "fits".
+//
+// This module holds the schema, the canonical form of build options, the reuse key's material and
+// the pure check (manifest + this machine → fits / needs rebuild / unknown). Hashing files and
+// probing the machine happen in apps/service (engine-manifest-file.ts, engine-check.ts): this
+// module imports nothing but zod, so every surface can validate and explain a manifest.
+import { z } from 'zod';
+import { BackendName, BuildOptions, ShapeRange, ShapeValueRange, TensorInfo, type BackendInfo, type BuildOptionsInput } from './protocol.js';
+
+/** Bumped on any incompatible change of the manifest's shape; a reader refuses other versions. */
+export const MANIFEST_FORMAT_VERSION = 1 as const;
+export const MANIFEST_SUFFIX = '.manifest.json';
+
+/** Where the manifest of `enginePath` lives: beside it, same name plus ".manifest.json". */
+export function manifestPathFor(enginePath: string): string {
+  return `${enginePath}${MANIFEST_SUFFIX}`;
+}
+
+export const LAYERS_SUFFIX = '.layers.json';
+
+/** Where an engine's layer information is saved: beside it, same name plus ".layers.json". */
+export function layersPathFor(enginePath: string): string {
+  return `${enginePath}${LAYERS_SUFFIX}`;
+}
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 in lower-case hex');
+
+/**
+ * Every build option in one canonical form: each field present (a default where the request left
+ * it out; null where TensorRT picks by itself, e.g. the workspace limit), lists sorted, shape
+ * maps keyed in name order. Two requests that build the same engine normalize to the same object.
+ */
+export const NormalizedOptions = z.object({
+  optLevel: z.number().int(),
+  workspaceMiB: z.number().int().nullable(),
+  tacticDramMiB: z.number().int().nullable(),
+  tacticSharedMemoryKiB: z.number().int().nullable(),
+  shapes: z.record(z.string(), ShapeRange),
+  shapeValues: z.record(z.string(), ShapeValueRange),
+  stronglyTyped: z.boolean(),
+  precision: z.array(z.string()),
+  tf32: z.boolean(),
+  profilingVerbosity: z.string(),
+  hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']),
+  maxAuxStreams: z.number().int().nullable(),
+  device: z.number().int(),
+  buildRoute: z.string().nullable(),
+  inferCacheMisses: z.boolean(),
+  verboseLog: z.boolean(),
+  simSeed: z.number().int().nullable(),
+  simDuration: z.number().nullable(),
+});
+export type NormalizedOptions = z.infer<typeof NormalizedOptions>;
+
+/**
+ * Options that cannot change the engine's bytes or where it loads: how much is logged and, for the
+ * simulator, how long it takes. They are recorded but neither `check` nor the reuse key looks at
+ * them. (`backend` is the choice, recorded as the backend that ran; `timingCache` is a file
+ * path, recorded with its sha256; `simFault` never produces an engine.)
+ */
+export const OPTIONS_NOT_SHAPING_ENGINE: ReadonlyArray<keyof NormalizedOptions> = ['verboseLog', 'simDuration'];
+
+/** TensorRT's defaults for what a request leaves out (trtexec's, which are the builder's). */
+export const OPTION_DEFAULTS = {
+  optLevel: 3,
+  stronglyTyped: false,
+  tf32: true,
+  profilingVerbosity: 'layer_names_only',
+  hardwareCompatibility: 'none',
+  device: 0,
+  inferCacheMisses: false,
+  verboseLog: false,
+} as const;
+
+function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
+  if (!r) return {};
+  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]]));
+}
+
+export function normalizeOptions(o: BuildOptions): NormalizedOptions {
+  return {
+    optLevel: o.optLevel ?? OPTION_DEFAULTS.optLevel,
+    workspaceMiB: o.workspaceMiB ?? null,
+    tacticDramMiB: o.tacticDramMiB ?? null,
+    tacticSharedMemoryKiB: o.tacticSharedMemoryKiB ?? null,
+    shapes: sortedRecord(o.shapes),
+    shapeValues: sortedRecord(o.shapeValues),
+    stronglyTyped: o.stronglyTyped ?? OPTION_DEFAULTS.stronglyTyped,
+    precision: [...(o.precision ?? [])].sort(),
+    tf32: o.tf32 ?? OPTION_DEFAULTS.tf32,
+    // inferCacheMisses turns detailed verbosity on (protocol.ts): the engine is built that way.
+    profilingVerbosity: o.profilingVerbosity ?? (o.inferCacheMisses ? 'detailed' : OPTION_DEFAULTS.profilingVerbosity),
+    hardwareCompatibility: o.hardwareCompatibility ?? OPTION_DEFAULTS.hardwareCompatibility,
+    maxAuxStreams: o.maxAuxStreams ?? null,
+    device: o.device ?? OPTION_DEFAULTS.device,
+    buildRoute: o.buildRoute ?? null,
+    inferCacheMisses: o.inferCacheMisses ?? OPTION_DEFAULTS.inferCacheMisses,
+    verboseLog: o.verboseLog ?? OPTION_DEFAULTS.verboseLog,
+    simSeed: o.simSeed ?? null,
+    simDuration: o.simDuration ?? null,
+  };
+}
+
+export const ManifestPhase = z.object({
+  name: z.string(),
+  /** Busy time of the phase (its instances' spans together), ms. */
+  ms: z.number().nonnegative(),
+  /** Instances started. */
+  count: z.number().int().nonnegative(),
+});
+export type ManifestPhase = z.infer<typeof ManifestPhase>;
+
+export const ManifestRow = ManifestPhase.extend({
+  /** The row's name path, outermost first. */
+  path: z.array(z.string()),
+});
+export type ManifestRow = z.infer<typeof ManifestRow>;
+
+export const EngineManifest = z.object({
+  formatVersion: z.literal(MANIFEST_FORMAT_VERSION),
+  tool: z.object({ name: z.literal('trt-build-studio'), version: z.string() }),
+  /** The build that wrote the engine (service build id) and when it finished (ISO 8601). */
+  buildId: z.string(),
+  createdAt: z.string(),
+  backend: BackendName,
+  tensorrt: z.object({
+    /** The TensorRT library version the engine was built with; simulated: the version it emulates. */
+    version: z.string(),
+    /** The header version the adapter was compiled against (tensorrt); null when not known. */
+    adapterHeaderVersion: z.string().nullable(),
+    /** simulated: the simulator's own version ("sim-1"); null for TensorRT. */
+    simulator: z.string().nullable(),
+  }),
+  gpu: z.object({
+    name: z.string().nullable(),
+    computeCapability: z.string().nullable(),
+    uuid: z.string().nullable(),
+    device: z.number().int().nullable(),
+  }),
+  /** NVIDIA driver and CUDA runtime versions; null where the backend cannot tell. */
+  driverVersion: z.string().nullable(),
+  cudaVersion: z.string().nullable(),
+  options: NormalizedOptions,
+  /** Hardware and version compatibility, as built (these decide where the engine may load). */
+  compatibility: z.object({
+    hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']),
+    /** kVERSION_COMPATIBLE: no build option sets it yet, so false for every engine written so far. */
+    versionCompatible: z.boolean(),
+  }),
+  /**
+   * Plugin libraries loaded for the build, each with its sha256. No build option loads plugins yet
+   * (the request has no plugin list), so this is [] for every engine written so far.
+   */
+  pluginLibraries: z.array(z.object({ path: z.string(), sha256: Sha256 })),
+  model: z.object({
+    path: z.string(),
+    fileName: z.string(),
+    /** sha256 over the graph file's bytes, then each external data file's, in `externalData` order. */
+    sha256: Sha256,
+    /** The graph file plus its external data. */
+    bytes: z.number().int().nonnegative(),
+    externalData: z.array(z.string()),
+    inputs: z.array(TensorInfo),
+    outputs: z.array(TensorInfo),
+  }),
+  timingCache: z
+    .object({
+      path: z.string(),
+      /** null: there was no cache file before the build (or none after). */
+      sha256Before: Sha256.nullable(),
+      sha256After: Sha256.nullable(),
+      hits: z.number().int().nullable(),
+      misses: z.number().int().nullable(),
+      entriesBefore: z.number().int().nullable(),
+      entriesAfter: z.number().int().nullable(),
+    })
+    .nullable(),
+  build: z.object({
+    wallMs: z.number().nonnegative(),
+    /** Top-level phases, in the order they started. */
+    phases: z.array(ManifestPhase),
+    /** Every row of the phase tree, depth first; present when asked for (TBS_MANIFEST_ROWS=1). */
+    rows: z.array(ManifestRow).optional(),
+  }),
+  engine: z.object({ file: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 }),
+  /**
+   * The engine's layer information, saved beside it (`<engine>.layers.json`): per layer its type,
+   * precision, tactic and format. Simulated builds derive it from the model's graph; TensorRT's
+   * comes from IEngineInspector. null: none was saved.
+   */
+  layerInfo: z.object({ file: z.string(), sha256: Sha256, source: z.enum(['simulated', 'IEngineInspector']) }).nullable().optional(),
+  /** A pinned build (--pinned-cache): the timing cache it was built from and had to hit in full. */
+  pinnedCache: z.object({ path: z.string(), sha256: Sha256 }).nullable().optional(),
+  /** A reused build: the build whose stored engine this is, and the reuse key it matched. */
+  reusedFrom: z.object({ buildId: z.string(), key: z.string() }).optional(),
+});
+export type EngineManifest = z.infer<typeof EngineManifest>;
+
+// ──────────────────────────── identity and reuse key ────────────────────────────
+
+/** What the backend a build runs on says about the engine it will make: versions and GPU. */
+export function engineIdentity(
+  backend: BackendName,
+  info: BackendInfo,
+  started?: { backendVersion?: string; gpu?: string | null; computeCapability?: string },
+): Pick<EngineManifest, 'tensorrt'> & { gpu: { name: string | null; computeCapability: string | null } } {
+  const simulated = backend === 'simulated';
+  return {
+    tensorrt: {
+      version: simulated ? (info.emulates ?? started?.backendVersion ?? 'unknown') : (info.library?.version ?? started?.backendVersion ?? info.version ?? 'unknown'),
+      adapterHeaderVersion: info.adapter?.headerVersion ?? null,
+      simulator: simulated ? (started?.backendVersion ?? info.version ?? null) : null,
+    },
+    gpu: { name: started?.gpu ?? info.gpu?.name ?? null, computeCapability: started?.computeCapability ?? info.gpu?.computeCapability ?? null },
+  };
+}
+
+/** What decides whether a stored engine can stand in for a build (docs/engines.md, "Reuse"). */
+export interface ReuseKeyInput {
+  backend: BackendName;
+  tensorrt: EngineManifest['tensorrt'];
+  gpu: { name: string | null; computeCapability: string | null };
+  options: NormalizedOptions;
+  modelSha256: string;
+  pluginLibraries: Array<{ sha256: string }>;
+  /** A pinned build's timing cache digest: a pinned engine stands only for builds pinned the same way. */
+  pinnedCacheSha256?: string | null;
+}
+
+/**
+ * The canonical text the reuse key is the sha256 of: the options that shape the engine, the
+ * model's digest, TensorRT and adapter versions, the plugin libraries' digests, and as much of the
+ * GPU's identity as the engine's hardware compatibility requires (the model without it, the
+ * compute capability with "same_compute_capability", neither with "ampere_plus").
+ */
+export function reuseKeyMaterial(k: ReuseKeyInput): string {
+  const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name as keyof NormalizedOptions)));
+  const hw = k.options.hardwareCompatibility;
+  const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : { name: k.gpu.name, computeCapability: k.gpu.computeCapability };
+  return JSON.stringify({
+    v: MANIFEST_FORMAT_VERSION,
+    backend: k.backend,
+    tensorrt: { version: k.tensorrt.version, adapterHeaderVersion: k.tensorrt.adapterHeaderVersion, simulator: k.tensorrt.simulator },
+    gpu,
+    options: shaping,
+    model: k.modelSha256,
+    plugins: k.pluginLibraries.map((p) => p.sha256).sort(),
+    pinned: k.pinnedCacheSha256 ?? null,
+  });
+}
+
+// ─────────────────────────────── the check ───────────────────────────────
+
+/** Why an engine needs a rebuild; `was` is the manifest's value, `now` this machine's or request's. */
+export interface RebuildReason {
+  kind: 'tensorrt-version' | 'compute-capability' | 'gpu-model' | 'driver' | 'model' | 'option' | 'shape-range' | 'plugin';
+  /** What changed, in words: "TensorRT version", "option optLevel", "shape range of input x". */
+  what: string;
+  was: string;
+  now: string;
+}
+
+/** What is missing for an answer. */
+export interface UnknownReason {
+  kind: 'no-engine' | 'no-manifest' | 'bad-manifest' | 'manifest-mismatch' | 'no-backend' | 'no-gpu';
+  message: string;
+}
+
+export type CheckVerdict = 'fits' | 'rebuild' | 'unknown';
+export const CHECK_EXIT_CODES: Record<CheckVerdict, number> = { fits: 0, rebuild: 1, unknown: 3 };
+
+export interface CheckResult {
+  verdict: CheckVerdict;
+  engine: string;
+  manifest: string;
+  reasons: RebuildReason[];
+  missing: UnknownReason[];
+  /** Things checked against nothing (no model file to hash), said so the answer is not over-read. */
+  notes: string[];
+  /** What the engine was built from, when a manifest was read: enough to build it again ("Rebuild"). */
+  built?: { buildId: string; modelPath: string; options: BuildOptionsInput };
+}
+
+/**
+ * The build options a manifest's canonical options stand for, as a request would give them:
+ * defaults and nulls left out, so a form opened with them shows only what was chosen.
+ */
+export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options' | 'timingCache' | 'pinnedCache'>): BuildOptionsInput {
+  const o = m.options;
+  const out: BuildOptionsInput = { backend: m.backend };
+  if (o.optLevel !== OPTION_DEFAULTS.optLevel) out.optLevel = o.optLevel;
+  if (o.workspaceMiB !== null) out.workspaceMiB = o.workspaceMiB;
+  if (o.tacticDramMiB !== null) out.tacticDramMiB = o.tacticDramMiB;
+  if (o.tacticSharedMemoryKiB !== null) out.tacticSharedMemoryKiB = o.tacticSharedMemoryKiB;
+  if (Object.keys(o.shapes).length) out.shapes = o.shapes;
+  if (Object.keys(o.shapeValues).length) out.shapeValues = o.shapeValues;
+  if (o.stronglyTyped) out.stronglyTyped = true;
+  if (o.precision.length) out.precision = o.precision as BuildOptionsInput['precision'];
+  if (!o.tf32) out.tf32 = false;
+  if (o.profilingVerbosity !== OPTION_DEFAULTS.profilingVerbosity && !(o.inferCacheMisses && o.profilingVerbosity === 'detailed')) {
+    out.profilingVerbosity = o.profilingVerbosity as BuildOptionsInput['profilingVerbosity'];
+  }
+  if (o.hardwareCompatibility !== 'none') out.hardwareCompatibility = o.hardwareCompatibility;
+  if (o.maxAuxStreams !== null) out.maxAuxStreams = o.maxAuxStreams;
+  if (o.device !== OPTION_DEFAULTS.device) out.device = o.device;
+  if (o.buildRoute !== null) out.buildRoute = o.buildRoute;
+  if (o.inferCacheMisses) out.inferCacheMisses = true;
+  if (o.verboseLog) out.verboseLog = true;
+  if (o.simSeed !== null) out.simSeed = o.simSeed;
+  if (o.simDuration !== null) out.simDuration = o.simDuration;
+  if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
+  else if (m.timingCache) out.timingCache = m.timingCache.path;
+  return out;
+}
+
+/** This machine as `check` sees it: the backend the engine's manifest names, from listBackends. */
+export interface CheckEnvironment {
+  backend: BackendInfo | undefined;
+  driverVersion?: string | null;
+}
+
+/** What the caller measured and asked: the model's digest now, the request's options. */
+export interface CheckInputs {
+  /** sha256 of the model (graph + external data) as it is now, with the path it was read from. */
+  model?: { path: string; sha256: string };
+  /** Build options given with the check: compared, defaults included, with the manifest's. */
+  options?: BuildOptions;
+  /** Plugin library path → its sha256 now (null: the file is gone). */
+  pluginHashes?: Record<string, string | null>;
+}
+
+/** Compares version strings numerically, part by part ("10.9" < "10.16"); non-numbers as text. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.\-+]/);
+  const pb = b.split(/[.\-+]/);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? '0';
+    const y = pb[i] ?? '0';
+    const nx = Number(x);
+    const ny = Number(y);
+    const c = Number.isFinite(nx) && Number.isFinite(ny) ? nx - ny : x.localeCompare(y);
+    if (c !== 0) return c < 0 ? -1 : 1;
+  }
+  return 0;
+}
+
+const show = (v: unknown): string => (v === null || v === undefined ? '(default)' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The TensorRT version this machine would load the engine with; simulated: the version emulated. */
+export function runtimeVersionOf(b: BackendInfo): string | undefined {
+  return b.name === 'simulated' ? b.emulates : (b.library?.version ?? b.version);
+}
+
+/**
+ * The check itself, pure: the manifest (already matched to the engine's bytes), this machine and
+ * the caller's inputs → every reason the engine needs a rebuild, or what is missing to say.
+ */
+export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: CheckInputs): Pick<CheckResult, 'reasons' | 'missing' | 'notes'> {
+  const reasons: RebuildReason[] = [];
+  const missing: UnknownReason[] = [];
+  const notes: string[] = [];
+  const b = env.backend;
+  const runtime = b?.available ? runtimeVersionOf(b) : undefined;
+  if (!b || !b.available || !runtime) {
+    missing.push({
+      kind: 'no-backend',
+      message: `no ${m.backend === 'tensorrt' ? 'TensorRT library' : 'simulated backend'} here to load the engine with${b?.reason ? `: ${b.reason}` : ''}`,
+    });
+  } else if (runtime !== m.tensorrt.version) {
+    // A version-compatible engine loads on a later TensorRT of the same major (lean runtime).
+    const sameMajor = runtime.split('.')[0] === m.tensorrt.version.split('.')[0];
+    const later = compareVersions(runtime, m.tensorrt.version) > 0;
+    if (!(m.compatibility.versionCompatible && sameMajor && later)) {
+      reasons.push({ kind: 'tensorrt-version', what: 'TensorRT version', was: m.tensorrt.version, now: runtime });
+    }
+  }
+  if (m.backend === 'tensorrt' && b?.available) {
+    const gpu = b.gpu;
+    if (!gpu) {
+      missing.push({ kind: 'no-gpu', message: 'no GPU could be probed here, so the compute capability and GPU model cannot be compared' });
+    } else {
+      const hw = m.compatibility.hardwareCompatibility;
+      const was = m.gpu.computeCapability;
+      if (was) {
+        if (hw === 'ampere_plus') {
+          if (compareVersions(gpu.computeCapability, '8.0') < 0) {
+            reasons.push({ kind: 'compute-capability', what: 'compute capability (hardware-compatible: Ampere or later)', was, now: gpu.computeCapability });
+          }
+        } else if (gpu.computeCapability !== was) {
+          reasons.push({ kind: 'compute-capability', what: 'compute capability', was, now: gpu.computeCapability });
+        }
+      }
+      // Without hardware compatibility an engine is built for one GPU model.
+      if (hw === 'none' && m.gpu.name && gpu.name !== m.gpu.name) {
+        reasons.push({ kind: 'gpu-model', what: 'GPU model (the engine is not hardware-compatible)', was: m.gpu.name, now: gpu.name });
+      }
+    }
+    if (m.driverVersion && env.driverVersion && compareVersions(env.driverVersion, m.driverVersion) < 0) {
+      reasons.push({ kind: 'driver', what: 'NVIDIA driver (older than the one the engine was built with)', was: m.driverVersion, now: env.driverVersion });
+    }
+  }
+  if (inputs.model) {
+    if (inputs.model.sha256 !== m.model.sha256) {
+      reasons.push({ kind: 'model', what: `model ${inputs.model.path} (sha256 of the graph and its external data)`, was: m.model.sha256, now: inputs.model.sha256 });
+    }
+  } else {
+    notes.push(`the model was not compared (no model file given, and ${m.model.path} is not readable)`);
+  }
+  if (inputs.options) {
+    const now = normalizeOptions(inputs.options);
+    for (const key of Object.keys(m.options) as Array<keyof NormalizedOptions>) {
+      if (OPTIONS_NOT_SHAPING_ENGINE.includes(key)) continue;
+      if (key === 'shapes' || key === 'shapeValues') {
+        const names = new Set([...Object.keys(m.options[key]), ...Object.keys(now[key])]);
+        for (const name of [...names].sort()) {
+          const a = m.options[key][name];
+          const c = now[key][name];
+          if (JSON.stringify(a) !== JSON.stringify(c)) {
+            const fmt = (r?: { min: number[]; opt: number[]; max: number[] }) => (r ? `${r.min.join('x')}/${r.opt.join('x')}/${r.max.join('x')}` : '(none)');
+            reasons.push({ kind: 'shape-range', what: `${key === 'shapes' ? 'shape range' : 'shape values'} of input ${name}`, was: fmt(a), now: fmt(c) });
+          }
+        }
+        continue;
+      }
+      if (JSON.stringify(m.options[key]) !== JSON.stringify(now[key])) {
+        reasons.push({ kind: 'option', what: `option ${key}`, was: show(m.options[key]), now: show(now[key]) });
+      }
+    }
+  } else {
+    notes.push('the build options were not compared (give them to check, as to build)');
+  }
+  for (const p of m.pluginLibraries) {
+    const now = inputs.pluginHashes?.[p.path];
+    if (now === undefined) continue;
+    if (now !== p.sha256) reasons.push({ kind: 'plugin', what: `plugin library ${p.path}`, was: p.sha256, now: now ?? '(missing)' });
+  }
+  return { reasons, missing, notes };
+}
+
+/** The answer's wire form (HTTP, MCP structured content, `check --json`). */
+export const CheckResultSchema = z.object({
+  verdict: z.enum(['fits', 'rebuild', 'unknown']),
+  engine: z.string(),
+  manifest: z.string(),
+  reasons: z.array(
+    z.object({
+      kind: z.enum(['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin']),
+      what: z.string(),
+      was: z.string(),
+      now: z.string(),
+    }),
+  ),
+  missing: z.array(z.object({ kind: z.enum(['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu']), message: z.string() })),
+  notes: z.array(z.string()),
+  built: z.object({ buildId: z.string(), modelPath: z.string(), options: z.record(z.string(), z.unknown()) }).optional(),
+});
+
+/** The verdict of a check: any missing fact makes it unknown only when nothing already says rebuild. */
+export function verdictOf(reasons: RebuildReason[], missing: UnknownReason[]): CheckVerdict {
+  if (reasons.length > 0) return 'rebuild';
+  return missing.length > 0 ? 'unknown' : 'fits';
+}
+
+/** One line per reason: "TensorRT version: 10.16.0 → 11.1.0". */
+export function formatReason(r: RebuildReason): string {
+  return `${r.what}: was ${r.was}, now ${r.now}`;
+}
