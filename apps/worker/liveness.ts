@@ -47,6 +47,8 @@ export class LivenessAnnotator {
   private gpu: Gpu;
   private peakHost = 0;
   private peakGpu: number | null = null;
+  /** build.finished as annotated (the worker's result message carries the same object). */
+  finished?: Extract<BuildEvent, { type: 'build.finished' }>;
 
   constructor(
     private readonly sources: LivenessSources,
@@ -63,9 +65,10 @@ export class LivenessAnnotator {
       const ev = events[i];
       if (ev.type === 'build.finished') {
         const memory = this.memory();
+        this.finished = memory ? { ...ev, memory } : ev;
         if (!memory) continue;
         if (out === events) out = events.slice();
-        out[i] = { ...ev, memory };
+        out[i] = this.finished;
         continue;
       }
       if (ev.type !== 'heartbeat') continue;

@@ -132,7 +132,8 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
     async (finished) => {
       liveness?.close();
       batcher.flush();
-      send({ type: 'result', finished });
+      // The same build.finished the last batch carried (with the memory peaks the annotator added).
+      send({ type: 'result', finished: liveness?.finished?.seq === finished.seq ? liveness.finished : finished });
       await exitWhenReleased();
     },
     (e: unknown) => fail(`the build ended without a result: ${(e as Error)?.message ?? e}`),
