@@ -50,7 +50,10 @@ export function buildHelp(caps?: TrtCapabilities): string {
     ? []
     : ['      --strongly-typed           strongly typed network (precision from the model; not with precision flags)'];
   const hw = caps ? caps.hardwareCompatibility.join(' | ') : 'none | ampere_plus | same_compute_capability (10.9+)';
-  const route = !caps || caps.buildRoutes ? ['      --build-route <name>       build route to use (TensorRT 11.1+; `backends --json` lists them)'] : [];
+  const route = !caps || caps.buildRoutes ? [
+        '      --build-route <route>      build route (TensorRT 11.1+): knob settings, e.g. "-conv_use_long_w=off',
+        '                                 -kgen:codegen:cuda_tile=2"; `trtexec --helpBuildRoute` lists the knobs',
+      ] : [];
   const version = caps ? `\nOptions for TensorRT ${caps.version}, the version builds use here (see \`trt-build-studio backends\`).\n` : '';
   return `Usage: trt-build-studio build <model.onnx> -o <engine> [options]
 
@@ -208,8 +211,21 @@ function seconds(flag: string, v: string | undefined): number | undefined {
   return n;
 }
 
+/**
+ * A build route starts with a dash (`-conv_use_long_w=off …`), which parseArgs would take for an
+ * option: `--build-route <route>` becomes `--build-route=<route>` first.
+ */
+function joinDashValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--build-route' && i + 1 < argv.length) out.push(`--build-route=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
 export function parseBuildArgs(argv: string[]): BuildCommand {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
   if (values.help) return { help: true, json: false, input: { modelPath: '' } };
   if (positionals.length === 0) throw new UsageError('build needs a model: trt-build-studio build <model.onnx> -o <engine>');
   if (positionals.length > 1) throw new UsageError(`build takes one model, got ${positionals.length}: ${positionals.join(' ')}`);

@@ -4,6 +4,7 @@
 // of the library that will run the build (not the headers an adapter was compiled against):
 // TensorRT supports a library at least as new as the headers, and a 10.16-built adapter driving a
 // 10.3 library must not pass a flag that 10.3 lacks.
+import { knobsFromPatterns, routeProblems } from './build-routes.js';
 import type { BackendInfo, BuildOptions, Precision } from './protocol.js';
 
 export interface TrtVersion {
@@ -106,7 +107,8 @@ export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' 
 /**
  * What the options ask that this TensorRT version cannot do, one sentence per problem naming the
  * option, the version and what to do instead. Empty when the options fit the version.
- * `knownRoutes`: the library's build routes, when it could list them.
+ * `knownRoutes`: the library's knob patterns (`-knob=[a|b]`, BackendInfo.buildRoutes), when it
+ * could list them; a route is checked against them knob by knob (build-routes.ts).
  */
 export function versionProblems(
   o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute'>,
@@ -140,8 +142,8 @@ export function versionProblems(
   if (o.buildRoute !== undefined) {
     if (!caps.buildRoutes) {
       problems.push(`${name('buildRoute')} needs TensorRT 11.1 or newer (build routes); the build would run on ${v}. Leave it out to use the default route.`);
-    } else if (knownRoutes && knownRoutes.length > 0 && !knownRoutes.includes(o.buildRoute)) {
-      problems.push(`${name('buildRoute')} "${o.buildRoute}" is not one of the build routes ${v} offers: ${knownRoutes.join(', ')}.`);
+    } else {
+      problems.push(...routeProblems(o.buildRoute, knownRoutes ? knobsFromPatterns(knownRoutes) : undefined, name('buildRoute')));
     }
   }
   return problems;

@@ -2,7 +2,10 @@
 // it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
+import { knobDatabaseJson, knobDatabaseOf } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
+import { BackendChoice } from '../../shared/protocol.js';
+import { chosenBackend, trtCapabilities, trtVersionOf } from '../../shared/trt-capabilities.js';
 import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, trtexecShapeArgs, TrtexecUsageError } from '../../shared/trtexec.js';
 import { ServiceError } from '../../service/api.js';
 import type { ShapesError } from '../../service/build-validation.js';
@@ -34,7 +37,11 @@ Supported trtexec flags:
   --memPoolSize=workspace:<size>[,tacticSharedMem:<size>]   size in MiB, or suffixed B, K, M, G (any case)
   --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none (default, verbose: deprecated)
   --hardwareCompatibilityLevel=${caps ? caps.hardwareCompatibility.map((h) => ({ none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' })[h]).join('|') : 'none|ampere+|sameComputeCapability'}
-  --maxAuxStreams=N --device=N${!caps || caps.buildRoutes ? ' --setBuildRoute=<route> (11.1+)' : ''} --skipInference --buildOnly
+  --maxAuxStreams=N --device=N --skipInference --buildOnly
+${!caps || caps.buildRoutes ? `  --setBuildRoute=<route>   (11.1+) space-separated knob settings, e.g.
+                        "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"
+  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit
+` : ''}
   --verbose             pass TensorRT's VERBOSE log lines on and print them (can be very many)
 ${precision}This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
@@ -47,7 +54,44 @@ Any other flag exits 2 naming it. Exit codes as for \`build\`.
 const trtexecNamer = (field: string, value?: string) =>
   field === 'precision' ? `--${value}` : field === 'stronglyTyped' ? '--stronglyTyped' : field === 'buildRoute' ? '--setBuildRoute' : '--hardwareCompatibilityLevel';
 
+/**
+ * `--helpBuildRoute[=<knob>]`, as trtexec 11.1: the knob database of the backend a build would use,
+ * as JSON (getAllBuildRoutes()' form), or the one knob named (leading dash optional). Other flags
+ * but --backend are ignored. A knob that is not in the database, or a backend without build
+ * routes, is a usage error naming it.
+ */
+async function printBuildRouteHelp(argv: string[], flag: string): Promise<number> {
+  const knob = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : undefined;
+  const choiceArg = argv.find((a) => a.startsWith('--backend='))?.slice('--backend='.length);
+  const choice = BackendChoice.safeParse(choiceArg ?? 'auto');
+  if (!choice.success) throw new UsageError(`--backend must be auto, tensorrt or simulated, got "${choiceArg}"`);
+  const { createBuildService } = await import('../../service/build-service.js');
+  const service = createBuildService();
+  let backends: BackendInfo[];
+  try {
+    backends = await service.listBackends();
+  } finally {
+    await service.shutdown();
+  }
+  const backend = chosenBackend(choice.data, backends);
+  const version = trtVersionOf(backend);
+  if (!backend || !version) throw new UsageError(`--helpBuildRoute: no ${choice.data === 'auto' ? '' : `${choice.data} `}backend is available to list build routes`);
+  if (!trtCapabilities(version).buildRoutes) throw new UsageError(`--helpBuildRoute: TensorRT ${version} has no build routes (they need 11.1 or newer)`);
+  const db = knobDatabaseOf(backend);
+  if (!db) throw new UsageError(`--helpBuildRoute: the ${backend.name} backend (TensorRT ${version}) listed no build routes`);
+  if (knob !== undefined) {
+    const strip = (k: string) => k.replace(/^-/, '');
+    if (knob === '' || !db.knobs.some((k) => strip(k.option) === strip(knob))) {
+      throw new UsageError(`--helpBuildRoute=${knob}: no such knob in the database (knobs: ${db.knobs.map((k) => k.option).join(', ')}). Run --helpBuildRoute without a value to see them all.`);
+    }
+  }
+  process.stdout.write(knobDatabaseJson(db, knob) + '\n');
+  return 0;
+}
+
 export async function runTrtexec(argv: string[]): Promise<number> {
+  const helpRoute = argv.find((a) => a === '--helpBuildRoute' || a.startsWith('--helpBuildRoute='));
+  if (helpRoute !== undefined && !argv.includes('-h') && !argv.includes('--help')) return printBuildRouteHelp(argv, helpRoute);
   if (argv.includes('-h') || argv.includes('--help')) {
     const { createBuildService } = await import('../../service/build-service.js');
     const service = createBuildService();

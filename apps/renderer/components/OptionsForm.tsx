@@ -6,6 +6,8 @@ import { useApp, useController } from '../hooks.js';
 import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
 import { trtexecCommandWithWarnings } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
+import { knobDatabaseOf } from '../../shared/build-routes.js';
+import { BuildRouteField } from './BuildRouteField.js';
 import { ShapeInputs } from './ShapeInputs.js';
 
 const HARDWARE_LABEL: Record<Exclude<FormState['hardwareCompatibility'], ''>, string> = {
@@ -29,7 +31,6 @@ export function OptionsForm() {
   // The TensorRT version builds would use decides which options exist (precision flags: 10.x;
   // build routes: 11.1+) and what the trtexec command says.
   const caps = formCapabilities(form.backend, backends);
-  const chosenTrt = form.backend !== 'simulated' && !simUsed ? trt : undefined;
   const valueInputs = model ? shapeValueInputs(model.summary) : [];
   const hardware = caps ? caps.hardwareCompatibility : (Object.keys(HARDWARE_LABEL) as Array<keyof typeof HARDWARE_LABEL>);
 
@@ -214,20 +215,7 @@ export function OptionsForm() {
           <input inputMode="numeric" placeholder="0" value={form.device} onChange={(e) => set({ device: e.target.value })} />
         </Field>
         {caps?.buildRoutes && (
-          <Field label="Build route">
-            {chosenTrt?.buildRoutes?.length ? (
-              <select value={form.buildRoute} onChange={(e) => set({ buildRoute: e.target.value })}>
-                <option value="">not set (TensorRT default)</option>
-                {chosenTrt.buildRoutes.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input placeholder="default" value={form.buildRoute} spellCheck={false} onChange={(e) => set({ buildRoute: e.target.value })} />
-            )}
-          </Field>
+          <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />
         )}
         <Field label="Timing cache file">
           <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />

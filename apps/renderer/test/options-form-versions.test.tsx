@@ -106,14 +106,34 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.client.started[0].options.inferCacheMisses).toBeUndefined();
   });
 
-  it('11.1: no precision flags (the reason is shown), strongly typed implied, a build route field', async () => {
-    const f = await mount(sim('11.1.0'));
+  it('11.1: no precision flags (the reason is shown), strongly typed implied, one choice per knob composing the route', async () => {
+    // The simulator imitating 11.1 reports its knob patterns as the addon does (the CLI tests
+    // check the addon's own report: apps/cli/test/cli-build-routes.test.ts).
+    const [trt, simulated] = sim('11.1.0');
+    const f = await mount([trt, { ...simulated, buildRoutes: ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'] }]);
     expect(f.labels()).not.toEqual(expect.arrayContaining(['fp16']));
     expect(f.labels()).not.toContain('Strongly typed');
     expect(f.host.textContent).toContain('TensorRT 11.1.0 has no precision flags');
-    expect(f.labels()).toContain('Build route');
-    act(() => f.store.setState((s) => ({ form: { ...s.form, buildRoute: 'fast' } })));
-    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.11.1.0.engine --builderOptimizationLevel=3 --setBuildRoute=fast --skipInference');
+    expect(f.labels()).toEqual(expect.arrayContaining(['conv_use_long_w', 'kgen:codegen:cuda_tile']));
+    const knob = (id: string) => f.host.querySelector<HTMLSelectElement>(`select[id="knob-${id}"]`)!;
+    expect([...knob('conv_use_long_w').options].map((o) => o.textContent)).toEqual(['not set (default)', 'on', 'off']);
+    const choose = (id: string, value: string) =>
+      act(() => {
+        const el = knob(id);
+        el.value = value;
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      });
+    choose('kgen:codegen:cuda_tile', '2');
+    choose('conv_use_long_w', 'off');
+    expect(f.store.getState().form.buildRoute).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    expect(f.host.querySelector('[aria-label="build route"]')?.textContent).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    expect(await f.copy()).toBe(
+      `trtexec --onnx=m.onnx --saveEngine=m.sim.11.1.0.engine --builderOptimizationLevel=3 '--setBuildRoute=-conv_use_long_w=off -kgen:codegen:cuda_tile=2' --skipInference`,
+    );
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.buildRoute).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    choose('conv_use_long_w', '');
+    expect(f.store.getState().form.buildRoute).toBe('-kgen:codegen:cuda_tile=2');
   });
 
   it('the copy says what trtexec cannot take, next to the command: tactic DRAM, a comma in an input name', async () => {
@@ -143,13 +163,20 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.client.started[0].options.precision).toBeUndefined();
   });
 
-  it('offers the build routes TensorRT lists as a select', async () => {
+  it("offers TensorRT's knobs, from its knob database JSON, and a text field when it lists none", async () => {
+    const json = JSON.stringify({ tuner_options: [{ option: '-copy_ppg', allowed_values: '-copy_ppg=[on|off]', default_value: 'off', help: 'h' }] });
     const f = await mount([
-      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['default', 'fast'] },
+      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['-copy_ppg=[on|off]'], detail: { buildRoutesJson: json } },
       { name: 'simulated', available: true, version: 'sim-1' },
     ]);
-    const select = [...f.host.querySelectorAll('select')].find((s) => [...s.options].some((o) => o.value === 'fast'));
-    expect([...select!.options].map((o) => o.textContent)).toEqual(['not set (TensorRT default)', 'default', 'fast']);
+    const select = f.host.querySelector<HTMLSelectElement>('select[id="knob-copy_ppg"]')!;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['not set (default off)', 'on', 'off']);
+    act(() => root?.unmount());
+    const g = await mount([
+      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' } },
+      { name: 'simulated', available: true, version: 'sim-1' },
+    ]);
+    expect(g.host.querySelector('input[id="build-route-text"]')).not.toBeNull();
   });
 
   it('asks for shape-tensor values and builds with them', async () => {

@@ -33,6 +33,21 @@ bool flag(Napi::Object const& o, char const* key, bool fallback) {
   return v.As<Napi::Boolean>().Value();
 }
 
+// An optional array of strings (plugin library paths).
+std::vector<std::string> strings(Napi::Env env, Napi::Object const& o, char const* key) {
+  Napi::Value v = o.Get(key);
+  std::vector<std::string> out;
+  if (v.IsUndefined() || v.IsNull()) return out;
+  if (!v.IsArray()) typeError(env, key, "an array of strings");
+  auto arr = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value s = arr.Get(i);
+    if (!s.IsString()) typeError(env, key, "an array of strings");
+    out.push_back(s.As<Napi::String>().Utf8Value());
+  }
+  return out;
+}
+
 // Shape-tensor values: any integers (zero and negative allowed).
 std::vector<int64_t> values(Napi::Env env, Napi::Value v, std::string const& field) {
   if (!v.IsArray()) typeError(env, field, "an array of integers");
@@ -129,6 +144,9 @@ JobSpec requestFromJs(Napi::Object const& o) {
   }
   r.device = static_cast<int32_t>(device);
   r.buildRoute = str(o, "buildRoute");
+  r.staticPlugins = strings(env, o, "staticPlugins");
+  r.dynamicPlugins = strings(env, o, "dynamicPlugins");
+  r.pluginsToSerialize = strings(env, o, "pluginsToSerialize");
   r.inferCacheMisses = flag(o, "inferCacheMisses", false);
   r.verboseLog = flag(o, "verboseLog", false);
   r.stronglyTyped = flag(o, "stronglyTyped", false);
