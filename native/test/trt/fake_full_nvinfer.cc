@@ -20,6 +20,7 @@
 
 #include "fake_full_script.h"
 #include "fake_objects.h"
+#include "fake_plugin_registry.h"
 #include "trt_stubs.h"  // generated at configure time by gen_stubs.py
 
 #define FAKE_HEADERS_AT_LEAST(maj, min) \
@@ -45,6 +46,12 @@ void note(std::string const& line) {
 void invalid(std::string const& what) {
   note("invalid " + what);
   invalidCall = true;
+}
+
+// Empty until a plugin library registers creators (fake_plugin_registry.h).
+tbs_fake::FakePluginRegistry& registry() {
+  static auto* r = new tbs_fake::FakePluginRegistry();
+  return *r;
 }
 
 bool flagKnown(nvinfer1::BuilderFlag f) {
@@ -90,7 +97,11 @@ class FakeTensor final : public nvinfer1::ITensor {
 
 class FakeNetwork final : public nvinfer1::INetworkDefinition {
  public:
-  explicit FakeNetwork(nvinfer1::NetworkDefinitionCreationFlags flags) { impl_.flags = flags; mImpl = &impl_; }
+  FakeNetwork(nvinfer1::NetworkDefinitionCreationFlags flags, nvinfer1::IBuilder* builder) {
+    impl_.flags = flags;
+    impl_.builder = builder;
+    mImpl = &impl_;
+  }
   ~FakeNetwork() noexcept override { note("delete network"); }
 
  private:
@@ -108,7 +119,10 @@ class FakeNetwork final : public nvinfer1::INetworkDefinition {
     void setName(char const* n) noexcept override { name = n; }
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::NetworkDefinitionCreationFlags getFlags() const noexcept override { return flags; }
+    // The ONNX parser reaches the plugin registry through the network's builder.
+    nvinfer1::IBuilder& getBuilder() const noexcept override { return *builder; }
     nvinfer1::NetworkDefinitionCreationFlags flags = 0;
+    nvinfer1::IBuilder* builder = nullptr;
     std::vector<std::unique_ptr<FakeTensor>> inputs;
     std::string name;
   } impl_;
@@ -156,6 +170,9 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
 
  private:
   struct Impl final : nvinfer1::apiv::StubVBuilderConfig {
+    void setPluginsToSerialize(char const* const* paths, int32_t nbPaths) noexcept override {
+      for (int32_t i = 0; i < nbPaths; ++i) note(std::string("pluginToSerialize ") + paths[i]);
+    }
     void setFlag(nvinfer1::BuilderFlag f) noexcept override {
       if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
       note("setFlag " + std::to_string(static_cast<int>(f)));
@@ -302,7 +319,11 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
 
 class FakeBuilder final : public nvinfer1::IBuilder {
  public:
-  explicit FakeBuilder(nvinfer1::ILogger* logger) { impl_.logger = logger; mImpl = &impl_; }
+  explicit FakeBuilder(nvinfer1::ILogger* logger) {
+    impl_.logger = logger;
+    impl_.self = this;
+    mImpl = &impl_;
+  }
   ~FakeBuilder() noexcept override { note("delete builder"); }
 
  private:
@@ -310,8 +331,9 @@ class FakeBuilder final : public nvinfer1::IBuilder {
     nvinfer1::IBuilderConfig* createBuilderConfig() noexcept override { return new FakeConfig(); }
     nvinfer1::INetworkDefinition* createNetworkV2(nvinfer1::NetworkDefinitionCreationFlags flags) noexcept override {
       note("network flags=" + std::to_string(flags));
-      return new FakeNetwork(flags);
+      return new FakeNetwork(flags, self);
     }
+    nvinfer1::IPluginRegistry& getPluginRegistry() noexcept override { return registry(); }
     nvinfer1::IOptimizationProfile* createOptimizationProfile() noexcept override {
       profiles.push_back(std::make_unique<FakeProfile>());  // owned by the builder, as documented
       return profiles.back().get();
@@ -345,6 +367,7 @@ class FakeBuilder final : public nvinfer1::IBuilder {
     }
 #endif
     nvinfer1::ILogger* logger = nullptr;
+    nvinfer1::IBuilder* self = nullptr;
     std::vector<std::unique_ptr<FakeProfile>> profiles;
   } impl_;
 };
@@ -361,6 +384,8 @@ void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
 }
 
 void* createInferRuntime_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+
+__attribute__((visibility("default"))) nvinfer1::IPluginRegistry* getPluginRegistry() noexcept { return &registry(); }
 
 // The journal, for the tests (read via dlsym). The returned pointer is valid until the next call.
 __attribute__((visibility("default"))) char const* fakeFullJournal() {
