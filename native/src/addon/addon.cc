@@ -14,6 +14,7 @@
 #include "../sim/sim_backend.h"
 #include "../sim/sim_build_routes.h"
 #include "../sim/sim_plugins.h"
+#include "../sim/sim_precision.h"
 #include "build_job.h"
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
@@ -25,9 +26,6 @@
 
 namespace tbs::addon {
 namespace {
-
-// The TensorRT version the simulated backend imitates (BackendInfo.emulates).
-constexpr char kDefaultSimTrtVersion[] = "10.16.0";
 
 std::vector<AdapterFact> const& builtAdapters() {
   static auto const* list = new std::vector<AdapterFact>(trt::parseAdapterList(TBS_TRT_ADAPTERS));
@@ -121,8 +119,7 @@ BackendProbe probeTensorRtSafe() {
 
 BackendProbe probeSimulated() {
   BackendProbe p = sim::SimBackend().probe();
-  char const* v = std::getenv("TBS_SIM_TRT_VERSION");
-  p.emulates = v != nullptr && *v != '\0' ? v : kDefaultSimTrtVersion;
+  p.emulates = sim::simEmulatedTrtVersion();
   // As a TensorRT 11.1+ library: the knob database of getAllBuildRoutes().
   if (sim::simVersionHasBuildRoutes(p.emulates)) {
     p.hasBuildRoutes = true;

@@ -17,6 +17,7 @@
 #include "sim_build_routes.h"
 #include "sim_plan.h"
 #include "sim_plugins.h"
+#include "sim_precision.h"
 #include "sim_timing_cache.h"
 
 namespace tbs::sim {
@@ -435,6 +436,7 @@ BuildOutcome SimRun::run() {
     outcome.error = "ONNX parse failed: " + plugins.error;
     return outcome;
   }
+  for (auto const& w : simPrecisionWarnings(req_, simEmulatedTrtVersion())) sink_.log(Severity::kWarning, w.c_str());
   if (!req_.buildRoute.empty()) {
     std::string routeError = simRouteError(req_.buildRoute);
     if (!routeError.empty()) {
