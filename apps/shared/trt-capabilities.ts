@@ -1,9 +1,9 @@
 // Which build options a TensorRT version has. Every surface (service validation, CLI help and
 // flags, the options form, "Copy as trtexec command") asks this one module, so what the user is
 // offered and what a build accepts cannot drift apart. Options are gated by name on the version
-// of the library that will run the build (not the headers an adapter was compiled against):
-// TensorRT supports a library at least as new as the headers, and a 10.16-built adapter driving a
-// 10.3 library must not pass a flag that 10.3 lacks.
+// TensorRT this backend can drive: the lower of the library that will run the build and the headers
+// the adapter was compiled against (trtVersionOf). A 10.16-built adapter driving a 10.3 library
+// must not pass a flag that 10.3 lacks, and a 10.3-built adapter cannot pass one its headers lack.
 import { knobsFromPatterns, routeProblems } from './build-routes.js';
 import type { BackendInfo, BuildOptions, Precision } from './protocol.js';
 
@@ -73,14 +73,22 @@ export function trtCapabilities(version: string): TrtCapabilities {
   };
 }
 
+const compareVersions = (a: TrtVersion, b: TrtVersion) => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+
 /**
- * The TensorRT version a build on this backend follows: the found library's for `tensorrt`, the
- * imitated one for `simulated`. Undefined when the tensorrt backend found no library.
+ * The TensorRT version a build on this backend follows: for `tensorrt` the LOWER of the found
+ * library's and the headers the adapter in use was compiled with (an option the library has but
+ * the adapter's headers lack cannot be passed, and one the headers have but an older library lacks
+ * would be refused); the imitated one for `simulated`. Undefined when tensorrt found no library.
  */
 export function trtVersionOf(b: BackendInfo | undefined): string | undefined {
   if (!b) return undefined;
   if (b.name === 'simulated') return b.emulates ?? SIM_DEFAULT_TRT_VERSION;
-  return b.library?.version ?? (b.available ? b.version : undefined);
+  const lib = b.library?.version ?? (b.available ? b.version : undefined);
+  const headers = b.adapter?.headerVersion;
+  const [l, h] = [parseTrtVersion(lib), parseTrtVersion(headers)];
+  if (l && h && compareVersions(h, l) < 0) return headers;
+  return lib;
 }
 
 /**

@@ -49,6 +49,11 @@ describe('the version a build follows', () => {
   it('is the found library for tensorrt, the imitated one for the simulator', () => {
     expect(trtVersionOf(trt({ version: '10.16.1', library: { path: '/x/libnvinfer.so.10', version: '10.3.0' } }))).toBe('10.3.0');
     expect(trtVersionOf(trt({ version: '10.16.1' }))).toBe('10.16.1');
+    // The lower of library and adapter headers: a 10.3-built adapter cannot pass what 10.16 has.
+    const adapter = (headerVersion: string) => ({ major: 10, headerVersion, path: '/a/libtbs_trt10.so' });
+    expect(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.16.1' }, adapter: adapter('10.3.0') }))).toBe('10.3.0');
+    expect(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.3.0' }, adapter: adapter('10.16.1') }))).toBe('10.3.0');
+    expect(trtCapabilities(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.16.1' }, adapter: adapter('10.3.0') }))!).precisions).not.toContain('fp4');
     expect(trtVersionOf(trt({ available: false, version: '10.16.1' }))).toBeUndefined();
     expect(trtVersionOf({ name: 'simulated', available: true, version: 'sim-1', emulates: '11.1.0' })).toBe('11.1.0');
     expect(trtVersionOf({ name: 'simulated', available: true, version: 'sim-1' })).toBe(SIM_DEFAULT_TRT_VERSION);
