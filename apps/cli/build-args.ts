@@ -37,7 +37,8 @@ export function buildHelp(caps?: TrtCapabilities): string {
       ];
     }
     const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
-      '                                 allow these precisions (weakly typed network)'];
+      `                                 allow these precisions (weakly typed network${caps.weakTypingDeprecated ? '; deprecated since 10.12, each warns' : ''})`,
+      '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)'];
     if (caps.deprecatedPrecisions.length) {
       lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
     } else {

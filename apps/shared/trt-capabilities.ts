@@ -36,6 +36,8 @@ export interface TrtCapabilities {
   precisions: Precision[];
   /** Flags that exist but are deprecated: kINT4/kFP4 only enable plugin I/O types (since 10.12). */
   deprecatedPrecisions: Precision[];
+  /** 10.12+: every weakly typed precision flag is deprecated (removed in 11); builds warn for each. */
+  weakTypingDeprecated: boolean;
   /** 11.x: weak typing is gone; every network is strongly typed. */
   stronglyTypedImplied: boolean;
   hardwareCompatibility: HardwareCompatibility[];
@@ -65,6 +67,7 @@ export function trtCapabilities(version: string): TrtCapabilities {
     minor: v.minor,
     precisions,
     deprecatedPrecisions: !eleven && atLeast(v, 10, 12) ? precisions.filter((p) => p === 'int4' || p === 'fp4') : [],
+    weakTypingDeprecated: !eleven && atLeast(v, 10, 12),
     stronglyTypedImplied: eleven,
     hardwareCompatibility: atLeast(v, 10, 9) ? ['none', 'ampere_plus', 'same_compute_capability'] : ['none', 'ampere_plus'],
     buildRoutes: atLeast(v, 11, 1),

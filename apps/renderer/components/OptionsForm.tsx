@@ -165,7 +165,13 @@ export function OptionsForm() {
                 onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
               />
               {p}
-              {caps?.deprecatedPrecisions.includes(p) && <span className="muted"> (deprecated)</span>}
+              {(caps?.deprecatedPrecisions.includes(p) || caps?.weakTypingDeprecated) && <span className="muted"> (deprecated)</span>}
+              {p === 'int8' && form.precision.includes('int8') && (
+                <span className="muted" role="note">
+                  {' '}
+                  without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)
+                </span>
+              )}
             </label>
           ))}
           <label className="check" title="Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores">

@@ -73,14 +73,17 @@ describe('OptionsForm by TensorRT version', () => {
     expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.10.3.0.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
   });
 
-  it('int4 from 10.1 and fp4 from 10.8, marked deprecated from 10.12', async () => {
+  it('int4 from 10.1 and fp4 from 10.8; every precision flag marked deprecated from 10.12; int8 says what it builds', async () => {
     const early = await mount(sim('10.3.0'));
     expect(early.labels()).toContain('int4');
+    expect(early.labels()).toContain('fp16');
+    act(() => early.store.setState((s) => ({ form: { ...s.form, precision: ['int8'] } })));
+    expect(early.labels()).toContain('int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)');
     expect(early.labels()).not.toContain('fp4');
     act(() => root?.unmount());
     early.host.remove();
     const late = await mount(sim('10.16.0'));
-    expect(late.labels()).toEqual(expect.arrayContaining(['int4 (deprecated)', 'fp4 (deprecated)']));
+    expect(late.labels()).toEqual(expect.arrayContaining(['fp16 (deprecated)', 'int8 (deprecated)', 'int4 (deprecated)', 'fp4 (deprecated)']));
     act(() => root?.unmount());
     late.host.remove();
     const first = await mount(sim('10.0.1'));
