@@ -167,7 +167,7 @@ test('a silent (hung) builder shows time since the last callback, and Stop still
   await button(page, 'Build').click();
   await expect(status(page)).toContainText(/last TensorRT callback [2-9] s ago/, { timeout: 20_000 });
   await studio.shot('silent-builder');
-  await page.keyboard.press('Escape');
+  await page.keyboard.press(`${mod}+.`);
   await expect(status(page)).toContainText('Cancelled', { timeout: 10_000 });
 });
 
@@ -239,7 +239,7 @@ test('a crashing build shows Crashed, and the next build works', async ({ studio
   await expect(status(page)).toContainText('Succeeded', { timeout: 30_000 });
 });
 
-test('keyboard shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops, Ctrl+S saves', async ({ studio }) => {
+test('keyboard shortcuts: Ctrl+O opens, Ctrl+B builds, Esc leaves the build running, Ctrl+. stops, Ctrl+S saves', async ({ studio }) => {
   const { page, models } = studio;
   await studio.openModel(models.small, 'shortcut');
   await expect(page.getByRole('region', { name: 'Model' })).toContainText('small.onnx');
@@ -247,7 +247,13 @@ test('keyboard shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops, Ctrl+S saves',
   await page.keyboard.press(`${mod}+b`);
   await expect(status(page)).toContainText('Building');
   await expect(item(page, 'Building engine')).toBeVisible();
+  // A stray Esc (meant for a picker or a field) must not end a long build.
   await page.keyboard.press('Escape');
+  await page.getByLabel('Duration (s)', { exact: true }).press('Escape');
+  await page.waitForTimeout(500);
+  await expect(status(page)).toContainText('Building');
+  await expect(status(page)).not.toContainText(/Stopping|Cancelled/);
+  await page.keyboard.press(`${mod}+.`);
   await expect(status(page)).toContainText('Cancelled', { timeout: 10_000 });
   await page.getByLabel('Duration (s)', { exact: true }).fill('0.5');
   await page.keyboard.press(`${mod}+b`);

@@ -5,10 +5,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { appSourceFiles, importsOf } from './support/source-imports.js';
+
+export { importsOf };
 
 const ROOT = path.resolve(__dirname, '..');
 const APPS = path.join(ROOT, 'apps');
-const SOURCE = /\.(ts|tsx|cts|mts)$/;
 const BUILTINS = new Set(builtinModules);
 /** The surfaces that choose a build service (local or farm) when they start one. */
 const FARM_WIRING = ['cli', 'mcp'];
@@ -17,25 +19,6 @@ export interface Violation {
   file: string;
   specifier: string;
   rule: string;
-}
-
-/** Import specifiers of a TS source: static, dynamic, re-exports, require and import-equals. */
-export function importsOf(source: string): string[] {
-  const code = source
-    .replace(/\/\*[\s\S]*?\*\//g, '')
-    .split('\n')
-    .map((line) => line.replace(/(^|\s)\/\/.*$/, ''))
-    .join('\n');
-  const specs: string[] = [];
-  const patterns = [
-    /\bimport\s+(?:type\s+)?[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
-    /\bexport\s+(?:type\s+)?[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
-    /\bimport\s*['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ];
-  for (const re of patterns) for (const m of code.matchAll(re)) specs.push(m[1]);
-  return specs;
 }
 
 function appOf(file: string): string | null {
@@ -90,20 +73,8 @@ export function checkFile(file: string, source: string): Violation[] {
   return out;
 }
 
-function* walk(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name === 'node_modules' || entry.name === 'test' || entry.name === 'dist') continue;
-      yield* walk(p);
-    } else if (SOURCE.test(entry.name) && !/\.test\.|\.spec\.|\.config\.|\.d\.ts$/.test(entry.name)) {
-      yield p;
-    }
-  }
-}
-
 describe('import directions', () => {
-  const files = [...walk(APPS)];
+  const files = appSourceFiles(APPS);
 
   it('finds the source of every app', () => {
     const apps = new Set(files.map(appOf));

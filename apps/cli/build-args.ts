@@ -10,51 +10,72 @@ import {
   type OptionNamer,
   type TrtCapabilities,
 } from '../shared/trt-capabilities.js';
-import { parseShapeList, shapesFromFlags, shellQuote, TrtexecUsageError, type Which } from '../shared/trtexec.js';
+import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shared/trtexec.js';
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from '../shared/usage-error.js';
+import { BUILD_OPTIONS, type OptionEntry } from '../shared/build-options.js';
+
+/** The precision flags' help lines: which flags the TensorRT version in use has. */
+function precisionHelp(caps?: TrtCapabilities): string[] {
+  if (!caps) {
+    return [
+      '      --fp16 --bf16 --int8 --fp8 --int4 --fp4',
+      '                                 allow these precisions (weakly typed networks, TensorRT 10.x only;',
+      '                                 --int4 from 10.1, --fp4 from 10.8, both deprecated since 10.12 and',
+      '                                 only enable plugins with INT4/FP4 I/O). TensorRT 11 has none: it',
+      '                                 builds strongly typed networks; cast or quantize the model offline',
+    ];
+  }
+  if (caps.precisions.length === 0) {
+    return [
+      `  No precision flags on TensorRT ${caps.major}: networks are strongly typed (precision comes from the model);`,
+      '  cast or quantize the model offline, e.g. with NVIDIA Model Optimizer.',
+    ];
+  }
+  const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
+    `                                 allow these precisions (weakly typed network${caps.weakTypingDeprecated ? '; deprecated since 10.12, each warns' : ''})`,
+    '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)'];
+  if (caps.deprecatedPrecisions.length) {
+    lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
+  } else {
+    const old = caps.precisions.filter((p) => p === 'int4' || p === 'fp4');
+    if (old.length) lines.push(`      ${old.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'only enable plugins with these I/O types');
+  }
+  return lines;
+}
+
+/** Column where flag help starts. */
+const HELP_COLUMN = 33;
+
+/** One flag's help lines: the flag, then its text from HELP_COLUMN (continuations aligned under it). */
+function flagHelp(usage: string, text: string): string[] {
+  const head = `      ${usage}`;
+  const [first, ...rest] = text.split('\n');
+  const indent = ' '.repeat(HELP_COLUMN);
+  const lines = head.length > 40 ? [head, indent + first] : [head.length + 2 <= HELP_COLUMN ? head.padEnd(HELP_COLUMN) + first : `${head}  ${first}`];
+  return [...lines, ...rest.map((l) => indent + l)];
+}
+
+/** The help lines of the table's options of one section, for the TensorRT version in use. */
+function optionHelp(caps: TrtCapabilities | undefined, section: 'simulator' | undefined): string {
+  const lines: string[] = [];
+  for (const { field, cli } of BUILD_OPTIONS) {
+    if (!cli || cli.section !== section || (cli.shown && !cli.shown(caps))) continue;
+    if (field === 'precision') lines.push(...precisionHelp(caps));
+    else if (cli.flag && cli.help !== undefined) {
+      const text = typeof cli.help === 'function' ? cli.help(caps) : cli.help;
+      lines.push(...flagHelp(cli.usage ?? `--${cli.flag}${cli.arg ? ` ${cli.arg}` : ''}`, text));
+    }
+  }
+  return lines.join('\n');
+}
 
 /**
  * `build --help` for the TensorRT version builds would use (precision flags exist only on 10.x,
  * build routes only from 11.1); without one, every flag with the versions that have it.
  */
 export function buildHelp(caps?: TrtCapabilities): string {
-  const precisionLines = (): string[] => {
-    if (!caps) {
-      return [
-        '      --fp16 --bf16 --int8 --fp8 --int4 --fp4',
-        '                                 allow these precisions (weakly typed networks, TensorRT 10.x only;',
-        '                                 --int4 from 10.1, --fp4 from 10.8, both deprecated since 10.12 and',
-        '                                 only enable plugins with INT4/FP4 I/O). TensorRT 11 has none: it',
-        '                                 builds strongly typed networks; cast or quantize the model offline',
-      ];
-    }
-    if (caps.precisions.length === 0) {
-      return [
-        `  No precision flags on TensorRT ${caps.major}: networks are strongly typed (precision comes from the model);`,
-        '  cast or quantize the model offline, e.g. with NVIDIA Model Optimizer.',
-      ];
-    }
-    const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
-      `                                 allow these precisions (weakly typed network${caps.weakTypingDeprecated ? '; deprecated since 10.12, each warns' : ''})`,
-      '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)'];
-    if (caps.deprecatedPrecisions.length) {
-      lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
-    } else {
-      const old = caps.precisions.filter((p) => p === 'int4' || p === 'fp4');
-      if (old.length) lines.push(`      ${old.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'only enable plugins with these I/O types');
-    }
-    return lines;
-  };
-  const typed = caps?.stronglyTypedImplied
-    ? []
-    : ['      --strongly-typed           strongly typed network (precision from the model; not with precision flags)'];
-  const hw = caps ? caps.hardwareCompatibility.join(' | ') : 'none | ampere_plus | same_compute_capability (10.9+)';
-  const route = !caps || caps.buildRoutes ? [
-        '      --build-route <route>      build route (TensorRT 11.1+): knob settings, e.g. "-conv_use_long_w=off',
-        '                                 -kgen:codegen:cuda_tile=2"; `trtexec --helpBuildRoute` lists the knobs',
-      ] : [];
   const version = caps ? `\nOptions for TensorRT ${caps.version}, the version builds use here (see \`trt-build-studio backends\`).\n` : '';
   return `Usage: trt-build-studio build <model.onnx> -o <engine> [options]
 
@@ -63,28 +84,7 @@ Ctrl-C (or SIGTERM) stops the build at the next step; a second Ctrl-C kills the 
 ${version}
 Options:
   -o, --output <file>            where the engine goes (written atomically; nothing on failure)
-      --backend <b>              auto (default: TensorRT when present, else simulated) | tensorrt | simulated
-      --timing-cache <file>      timing cache to read and update (created when missing)
-      --opt-level <0-5>          builder optimization level (TensorRT default 3)
-      --workspace <MiB>          workspace memory pool limit
-      --tactic-shared-memory <KiB>  tactic shared memory pool limit (trtexec's tacticSharedMem)
-      --tactic-dram <MiB>        tactic DRAM pool limit (no trtexec flag)
-      --shapes <in:min/opt/max>  shapes of a dynamic input, e.g.
-                                 x:1x3x224x224/4x3x224x224/8x3x224x224 (repeat per input, or
-                                 separate with commas); one shape means min = opt = max
-      --minShapes, --optShapes, --maxShapes <in:dims,...>
-                                 the same the way trtexec writes it, e.g. --minShapes x:1x3x224x224;
-                                 for shape-tensor inputs these give their values
-${[...typed, ...precisionLines()].join('\n')}
-      --no-tf32                  disallow TF32
-      --profiling-verbosity <v>  layer_names_only | none | detailed
-      --hardware-compatibility <h>  ${hw}
-      --max-aux-streams <n>      auxiliary streams per inference
-      --device <n>               CUDA device index (default 0)
-${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       count timing-cache misses from TensorRT's log (turns on the editable
-                                 cache and verbose logging: a few percent slower)
-      --verbose                  pass TensorRT's VERBOSE log lines on and print them (a large
-                                 build logs very many; --json carries them as log events)
+${optionHelp(caps, undefined)}
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
@@ -92,9 +92,7 @@ ${route.length ? route.join('\n') + '\n' : ''}      --infer-cache-misses       c
       --target <k=v,...>         run only on a worker with these labels, e.g. gpu=A100,trt=10.16.0
       --retries <n>              run again elsewhere if the worker is lost (default 0: "crashed")
   Simulated backend only:
-      --sim-duration <s>         target wall time in seconds (fractions allowed)
-      --sim-seed <n>             seed (same seed → same build; default 1)
-      --sim-fault <f>            fail | crash | hang, optionally @<phase name>
+${optionHelp(caps, 'simulator')}
   -h, --help
 
 Exit codes: 0 succeeded, 1 failed or crashed, 2 bad usage or bad input, 130 cancelled.
@@ -111,8 +109,7 @@ export function buildShapesSuggestion(examples: ShapeExample[]): string {
 export const BUILD_HELP = buildHelp();
 
 /** Option names as this command spells them, for version-gate messages. */
-export const cliNamer: OptionNamer = (field, value) =>
-  field === 'precision' ? `--${value}` : field === 'stronglyTyped' ? '--strongly-typed' : field === 'buildRoute' ? '--build-route' : '--hardware-compatibility';
+export const cliNamer: OptionNamer = (field, value) => (field === 'precision' ? `--${value}` : (flagOf(field) ?? field));
 
 /**
  * The version gates of the backend the build will use, as usage errors naming this command's
@@ -151,43 +148,60 @@ export function helpCapabilities(backends: BackendInfo[]): TrtCapabilities | und
 
 const PRECISIONS: Precision[] = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'];
 
-const OPTIONS = {
+type FlagSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
+
+/** The flags of the options table's entries that this file reads by hand ('custom'). */
+const CUSTOM_FLAGS: Record<string, Record<string, FlagSpec>> = {
+  shapes: { shapes: { type: 'string', multiple: true } },
+  shapeValues: { minShapes: { type: 'string', multiple: true }, optShapes: { type: 'string', multiple: true }, maxShapes: { type: 'string', multiple: true } },
+  precision: Object.fromEntries(PRECISIONS.map((p) => [p, { type: 'boolean' }])),
+};
+
+/** Every flag `build` takes: those of the build options (from the table) and the command's own. */
+const OPTIONS: Record<string, FlagSpec> = {
   output: { type: 'string', short: 'o' },
-  backend: { type: 'string' },
-  'timing-cache': { type: 'string' },
-  'opt-level': { type: 'string' },
-  workspace: { type: 'string' },
-  'tactic-shared-memory': { type: 'string' },
-  'tactic-dram': { type: 'string' },
-  shapes: { type: 'string', multiple: true },
-  minShapes: { type: 'string', multiple: true },
-  optShapes: { type: 'string', multiple: true },
-  maxShapes: { type: 'string', multiple: true },
-  device: { type: 'string' },
-  'build-route': { type: 'string' },
-  'infer-cache-misses': { type: 'boolean' },
-  verbose: { type: 'boolean' },
-  'strongly-typed': { type: 'boolean' },
-  fp16: { type: 'boolean' },
-  bf16: { type: 'boolean' },
-  int8: { type: 'boolean' },
-  fp8: { type: 'boolean' },
-  int4: { type: 'boolean' },
-  fp4: { type: 'boolean' },
-  'no-tf32': { type: 'boolean' },
-  'profiling-verbosity': { type: 'string' },
-  'hardware-compatibility': { type: 'string' },
-  'max-aux-streams': { type: 'string' },
+  ...Object.fromEntries(
+    BUILD_OPTIONS.flatMap(({ field, cli }): Array<[string, FlagSpec]> => {
+      if (!cli) return [];
+      if (cli.value === 'custom') return Object.entries(CUSTOM_FLAGS[field] ?? {});
+      return [[cli.flag!, { type: cli.value === 'on' || cli.value === 'off' ? 'boolean' : 'string' }]];
+    }),
+  ),
   'time-budget': { type: 'string' },
   json: { type: 'boolean' },
   queue: { type: 'string' },
   target: { type: 'string', multiple: true },
   retries: { type: 'string' },
-  'sim-duration': { type: 'string' },
-  'sim-seed': { type: 'string' },
-  'sim-fault': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-} as const;
+};
+
+/** What parseArgs gives back for OPTIONS. */
+type FlagValues = Record<string, string | boolean | Array<string | boolean> | undefined>;
+
+/** Option names as this command spells them (from the table), for messages. */
+function flagOf(field: string): string | undefined {
+  const flag = BUILD_OPTIONS.find((e) => e.field === field)?.cli?.flag;
+  return flag ? `--${flag}` : undefined;
+}
+
+/** The value of one table entry's flag, read as the table says ('custom' entries are read by hand). */
+function optionFromFlag({ cli, range }: OptionEntry, values: FlagValues): unknown {
+  if (!cli?.flag) return undefined;
+  const v = values[cli.flag];
+  switch (cli.value) {
+    case 'number':
+      if (range?.kind === 'seconds') return seconds(cli.flag, v as string | undefined);
+      return int(cli.flag, v as string | undefined, range?.min ?? 0, range?.max);
+    case 'text':
+      return (v as string | undefined) ?? cli.fallback;
+    case 'on':
+      return v ? true : undefined;
+    case 'off':
+      return v ? false : undefined;
+    default:
+      return undefined;
+  }
+}
 
 export interface BuildCommand {
   help: boolean;
@@ -197,7 +211,7 @@ export interface BuildCommand {
   input: StartBuildInput;
 }
 
-function int(flag: string, v: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+function int(flag: string, v: string | undefined, min: number, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
   if (v === undefined) return undefined;
   if (!/^-?\d+$/.test(v) || Number(v) < min || Number(v) > max) {
     throw new UsageError(`--${flag} expects a whole number${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ` >= ${min}`}, got "${v}"`);
@@ -226,7 +240,21 @@ function joinDashValues(argv: string[]): string[] {
 }
 
 export function parseBuildArgs(argv: string[]): BuildCommand {
-  const { values, positionals } = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
+  const parsedArgs = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
+  const positionals = parsedArgs.positionals;
+  const values = parsedArgs.values as FlagValues & {
+    output?: string;
+    shapes?: string[];
+    minShapes?: string[];
+    optShapes?: string[];
+    maxShapes?: string[];
+    'time-budget'?: string;
+    json?: boolean;
+    queue?: string;
+    target?: string[];
+    retries?: string;
+    help?: boolean;
+  };
   if (values.help) return { help: true, json: false, input: { modelPath: '' } };
   if (positionals.length === 0) throw new UsageError('build needs a model: trt-build-studio build <model.onnx> -o <engine>');
   if (positionals.length > 1) throw new UsageError(`build takes one model, got ${positionals.length}: ${positionals.join(' ')}`);
@@ -243,59 +271,30 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     }
   }
   // trtexec's spelling: the same profile, one flag per bound (values for shape-tensor inputs).
-  let trtexecShapes: ReturnType<typeof shapesFromFlags> = {};
-  try {
-    const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
-    for (const w of ['min', 'opt', 'max'] as const) {
-      const specs = values[`${w}Shapes`];
-      if (specs) lists[w] = specs.flatMap((spec) => parseShapeList(`--${w}Shapes`, spec));
-    }
-    trtexecShapes = shapesFromFlags(lists);
-  } catch (e) {
-    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
-    throw e;
+  // (Their errors are TrtexecUsageErrors, which are UsageErrors: exit 2.)
+  const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
+  for (const w of ['min', 'opt', 'max'] as const) {
+    const specs = values[`${w}Shapes`];
+    if (specs) lists[w] = specs.flatMap((spec) => parseShapeList(`--${w}Shapes`, spec));
   }
+  const trtexecShapes = shapesFromFlags(lists);
   for (const name of Object.keys(trtexecShapes.shapes ?? {})) {
     if (shapes[name]) throw new UsageError(`shapes for "${name}" are given both with --shapes and with --minShapes/--optShapes/--maxShapes; give them once`);
     shapes[name] = trtexecShapes.shapes![name];
   }
 
   const precision = PRECISIONS.filter((p) => values[p]);
-  const options: BuildOptionsInput = {
-    backend: (values.backend ?? 'auto') as BuildOptionsInput['backend'],
-    timingCache: values['timing-cache'],
-    optLevel: int('opt-level', values['opt-level'], 0, 5),
-    workspaceMiB: int('workspace', values.workspace, 1, OPTION_LIMITS.poolMiB),
-    tacticSharedMemoryKiB: int('tactic-shared-memory', values['tactic-shared-memory'], 1, OPTION_LIMITS.poolKiB),
-    tacticDramMiB: int('tactic-dram', values['tactic-dram'], 1, OPTION_LIMITS.poolMiB),
-    shapes: Object.keys(shapes).length ? shapes : undefined,
-    stronglyTyped: values['strongly-typed'] || undefined,
-    precision: precision.length ? precision : undefined,
-    tf32: values['no-tf32'] ? false : undefined,
-    profilingVerbosity: values['profiling-verbosity'] as BuildOptionsInput['profilingVerbosity'],
-    hardwareCompatibility: values['hardware-compatibility'] as BuildOptionsInput['hardwareCompatibility'],
-    maxAuxStreams: int('max-aux-streams', values['max-aux-streams'], 0, OPTION_LIMITS.int32),
-    device: int('device', values.device, 0, OPTION_LIMITS.int32),
-    shapeValues: trtexecShapes.shapeValues,
-    buildRoute: values['build-route'],
-    inferCacheMisses: values['infer-cache-misses'] || undefined,
-    verboseLog: values.verbose || undefined,
-    simDuration: seconds('sim-duration', values['sim-duration']),
-    simSeed: int('sim-seed', values['sim-seed'], 0),
-    simFault: values['sim-fault'],
-  };
+  const options: BuildOptionsInput = {};
+  const set = options as Record<string, unknown>;
+  for (const entry of BUILD_OPTIONS) set[entry.field] = optionFromFlag(entry, values);
+  options.shapes = Object.keys(shapes).length ? shapes : undefined;
+  options.shapeValues = trtexecShapes.shapeValues;
+  options.precision = precision.length ? precision : undefined;
   for (const k of Object.keys(options) as Array<keyof BuildOptionsInput>) if (options[k] === undefined) delete options[k];
   // Same schema the service applies; checked here too so a typo is a usage error (exit 2) at once.
   const parsed = BuildOptions.safeParse(options);
   if (!parsed.success) {
-    const flagOf: Record<string, string> = {
-      backend: '--backend',
-      simFault: '--sim-fault',
-      profilingVerbosity: '--profiling-verbosity',
-      hardwareCompatibility: '--hardware-compatibility',
-      buildRoute: '--build-route',
-    };
-    const msg = describeZodError(parsed.error).replace(/^(\w+)(?=:)/, (k) => flagOf[k] ?? k);
+    const msg = describeZodError(parsed.error).replace(/^(\w+)(?=:)/, (k) => flagOf(k) ?? k);
     throw new UsageError(`invalid option: ${msg}`);
   }
   if ((values.target || values.retries !== undefined) && !values.queue) {

@@ -4,7 +4,7 @@ import { processSignals } from '../service/process-signals.js';
 import { ServiceError } from '../service/api.js';
 import type { ShapesError } from '../service/build-validation.js';
 import { displayText } from '../shared/display-text.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from '../shared/usage-error.js';
 import { packageVersion } from '../service/package-info.js';
 
 const HELP = `Usage: trt-build-studio <command> [options]

@@ -14,7 +14,7 @@ import { StreamCursor } from '../shared/stream-cursor.js';
 import { crashSite, formatCurrentPath } from '../shared/view-format.js';
 import { buildResult } from '../mcp/results.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
-import { phaseRows, type BuildLogLine, type BuildView } from './build-view.js';
+import { phaseRows, type BuildLogLine, type BuildView } from './build-view-notification.js';
 import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
 import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
 import { invalidParams, requestCancelled, requestFailed, toResponseError } from './errors.js';

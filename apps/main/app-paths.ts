@@ -8,6 +8,8 @@ export interface AppLayout {
   rendererDir: string;
   preloadPath: string;
   workerPath: string;
+  /** The window icon; electron-builder.yml packs it into the app. */
+  iconPath: string;
   /** Environment the worker needs to find the addon; empty when its default lookup works. */
   workerEnv: Record<string, string>;
 }
@@ -33,6 +35,7 @@ export function resolveAppLayout(appPath: string, mainDir: string, isPackaged: b
     rendererDir: path.join(appPath, 'dist', 'renderer'),
     preloadPath: path.join(mainDir, 'preload.cjs'),
     workerPath: path.join(appPath, 'dist', 'apps', 'worker', 'worker.js'),
+    iconPath: path.join(appPath, 'packaging', 'icon.png'),
     workerEnv,
   };
 }
@@ -49,4 +52,16 @@ export const ADDON_FILE = 'trt_build_studio.node';
 export function findAddon(dir: string): string | null {
   const file = path.join(dir, ADDON_FILE);
   return fs.existsSync(file) ? file : null;
+}
+
+/**
+ * Where the desktop app keeps its engines: `$XDG_DATA_HOME/trt-build-studio/engines` (default
+ * ~/.local/share/...). Not the configuration folder (userData): engines are gigabytes each, and
+ * config folders get synced and backed up. TBS_ENGINES_DIR overrides it.
+ */
+export function enginesDir(env: NodeJS.ProcessEnv, home: string): string {
+  if (env.TBS_ENGINES_DIR) return path.resolve(env.TBS_ENGINES_DIR);
+  // The XDG spec: a relative value is invalid and must be ignored.
+  const data = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : path.join(home, '.local', 'share');
+  return path.join(data, 'trt-build-studio', 'engines');
 }

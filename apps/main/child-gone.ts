@@ -1,5 +1,9 @@
 // Words for Electron's 'child-process-gone' reasons, for the build's failure message: "exited
 // without a result (exit code 9)" alone does not tell the user the worker ran out of memory.
+// exitCode is a raw wait status on Linux and macOS; it is decoded like every other exit.
+// On Linux a kernel out-of-memory kill arrives as 'killed' (SIGKILL), never 'oom': the service
+// tells those apart by the cgroup's OOM-kill counter, not by this reason.
+import { describeExit, fromWaitStatus } from '../service/exit-status.js';
 export interface ChildGoneDetails {
   type: string;
   reason: string;
@@ -18,8 +22,8 @@ const REASONS: Record<string, string> = {
   'memory-eviction': 'was ended to free memory',
 };
 
-/** "ran out of memory (Electron: oom, exit code 9)". */
-export function describeGone(details: ChildGoneDetails): string {
+/** "crashed (Electron: crashed, signal SIGSEGV)". */
+export function describeGone(details: ChildGoneDetails, platform: NodeJS.Platform = process.platform): string {
   const words = REASONS[details.reason] ?? `ended (${details.reason})`;
-  return `${words} (Electron: ${details.reason}, exit code ${details.exitCode})`;
+  return `${words} (Electron: ${details.reason}, ${describeExit(fromWaitStatus(details.exitCode, platform))})`;
 }

@@ -1,7 +1,8 @@
 // Native file dialogs. Every path main writes to (engine, timing cache) was picked here by the
 // user, never named by the renderer.
 //
-// End-to-end tests cannot click native dialogs, so they can be answered from the environment:
+// End-to-end tests cannot click native dialogs, so they can be answered from the environment
+// (in an unpackaged app only: a packaged app always shows the real dialogs):
 // TBS_E2E_OPEN, TBS_E2E_SAVE and TBS_E2E_TIMING_CACHE each hold one or more paths separated by
 // the platform's path delimiter (':' on Linux), consumed one per dialog (the last one repeats);
 // the word "cancel" answers as if the user cancelled. Playwright can also replace
@@ -39,11 +40,14 @@ export interface Dialogs {
   chooseTimingCache(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
 }
 
-export function createDialogs(env: NodeJS.ProcessEnv = process.env): Dialogs {
+export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPackaged: boolean } = { isPackaged: false }): Dialogs {
+  // A packaged app never takes answers from its environment: a variable left set (or planted)
+  // must not pick the file a build writes.
+  const answer = (name: string) => (opts.isPackaged ? undefined : env[name]);
   const stubs = {
-    open: new StubAnswers(env[E2E_ENV.open]),
-    save: new StubAnswers(env[E2E_ENV.save]),
-    timingCache: new StubAnswers(env[E2E_ENV.timingCache]),
+    open: new StubAnswers(answer(E2E_ENV.open)),
+    save: new StubAnswers(answer(E2E_ENV.save)),
+    timingCache: new StubAnswers(answer(E2E_ENV.timingCache)),
   };
 
   const open = async (win: BaseWindow | null, options: Electron.OpenDialogOptions) => {

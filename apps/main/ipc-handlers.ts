@@ -11,6 +11,7 @@ import type { Dialogs } from './dialogs.js';
 import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
 import type { OpenRequests } from './open-requests.js';
 import type { RecentFiles } from './recent-files.js';
+import type { SaveFolders } from './save-folders.js';
 import type { SenderInfo } from './sender-check.js';
 import type { StreamTarget, SubscriptionHub } from './subscription-hub.js';
 
@@ -29,8 +30,8 @@ export interface IpcDeps {
   hub: SubscriptionHub;
   /** The window that owns the sender, to parent dialogs to it. */
   windowOf(event: IpcMainInvokeEvent): BaseWindow | null;
-  /** Where the save dialog starts (e.g. app.getPath('documents')). */
-  defaultSaveDir: string;
+  /** Where each kind of save dialog starts: the folder last saved to (save-folders.ts). */
+  saveFolders: Pick<SaveFolders, 'folder' | 'remember'>;
   /** Build feedback (progress bar, notification, Stop menu item) follows each started build. */
   onBuildStarted(buildId: string, modelPath: string): void;
   log?(message: string): void;
@@ -109,8 +110,11 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
   on(INVOKE.recentModels, () => deps.recent.get());
   on(INVOKE.takeOpenRequests, (_p, event) => deps.openRequests.take(event.sender.id));
   on(INVOKE.chooseTimingCache, async (_p, event) => {
-    const chosen = await deps.dialogs.chooseTimingCache(deps.windowOf(event), path.join(deps.defaultSaveDir, 'timing.cache'));
-    if (chosen !== null) approvedTimingCaches.add(path.resolve(chosen));
+    const chosen = await deps.dialogs.chooseTimingCache(deps.windowOf(event), path.join(await deps.saveFolders.folder('timingCache'), 'timing.cache'));
+    if (chosen !== null) {
+      approvedTimingCaches.add(path.resolve(chosen));
+      await deps.saveFolders.remember('timingCache', chosen).catch((e: Error) => deps.log?.(`could not remember the folder: ${e.message}`));
+    }
     return chosen;
   });
   on(INVOKE.startBuild, async ({ modelPath, options, timeBudgetSeconds }) => {
@@ -147,10 +151,12 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     const modelPath = service.getBuild(id)?.modelPath;
     const extensions = /(\.[A-Za-z]+)+$/.exec(path.basename(source))?.[0] ?? '';
     const suggested = modelPath ? `${path.basename(modelPath).replace(/\.onnx$/i, '')}${extensions}` : path.basename(source);
-    const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(deps.defaultSaveDir, suggested));
+    const dest = await deps.dialogs.chooseEngineDestination(deps.windowOf(event), path.join(await deps.saveFolders.folder('engine'), suggested));
     if (dest === null) return null;
     try {
-      return { location: dest, bytes: await copyFileAtomic(source, dest) };
+      const bytes = await copyFileAtomic(source, dest);
+      await deps.saveFolders.remember('engine', dest).catch((e: Error) => deps.log?.(`could not remember the folder: ${e.message}`));
+      return { location: dest, bytes };
     } catch (err) {
       throw new ServiceError('bad_input', `Could not save the engine to ${dest}: ${describeFsError(err)}.`);
     }

@@ -5,22 +5,27 @@
 // The modules are unit-tested with Electron mocked; this wiring was only type-checked.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { app, BrowserWindow, ipcMain, Menu, Notification, protocol, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session } from 'electron';
 import { createBuildService } from '../service/build-service.js';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
-import { resolveAppLayout } from './app-paths.js';
+import { enginesDir, resolveAppLayout } from './app-paths.js';
 import { applyIdentity } from './app-identity.js';
 import { modelPathFromArgv } from './argv.js';
 import { BuildFeedback } from './build-feedback.js';
+import { applyChromiumSwitches } from './chromium-switches.js';
 import { createDialogs } from './dialogs.js';
+import { moveLegacyEngines } from './engines-folder.js';
 import { registerIpcHandlers } from './ipc-handlers.js';
 import { PUSH, type HostAction } from './ipc-channels.js';
 import { buildMenuTemplate, setBuildRunning } from './menu.js';
 import { createNotifier } from './notifier.js';
 import { OpenRequests } from './open-requests.js';
-import { installQuitGuard } from './quit-guard.js';
+import { BuildSleepGuard } from './power-save.js';
+import { installQuitGuard, type QuitGuard } from './quit-guard.js';
 import { RecentFiles } from './recent-files.js';
+import { SaveFolders } from './save-folders.js';
 import { createSenderCheck } from './sender-check.js';
+import { askStopRunningBuild } from './stop-confirm.js';
 import { SubscriptionHub } from './subscription-hub.js';
 import { createMainWindow, hardenSession } from './window.js';
 import { createUtilityLauncher } from './worker-launcher.js';
@@ -35,6 +40,7 @@ if (process.env.TBS_USER_DATA_DIR) app.setPath('userData', path.resolve(process.
 
 // Must happen before 'ready': the scheme's privileges are fixed when Chromium starts.
 protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
+applyChromiumSwitches(app.commandLine);
 
 if (!app.requestSingleInstanceLock()) {
   // Another instance has the lock; it receives our argv through 'second-instance'.
@@ -46,6 +52,10 @@ if (!app.requestSingleInstanceLock()) {
 function start(): void {
   let win: BrowserWindow | null = null;
   let buildRunning = false;
+  let runningCount = 0;
+  /** Set once the app is ready: opens the window (again). */
+  let openWindow: (() => void) | null = null;
+  let quitGuard: QuitGuard | null = null;
   const layout = resolveAppLayout(app.getAppPath(), __dirname, app.isPackaged);
   const openRequests = new OpenRequests(() => (win && !win.isDestroyed() ? win.webContents : null));
 
@@ -59,6 +69,12 @@ function start(): void {
       if (win.isMinimized()) win.restore();
       win.show();
       win.focus();
+    } else if (quitGuard?.requestRelaunch()) {
+      // The window is gone because we are quitting (builds being stopped): the user asked for
+      // the app again, so it starts anew once the quit is done instead of the launch vanishing.
+      log('launched again while quitting: relaunching once the builds have stopped');
+    } else {
+      openWindow?.();
     }
   });
   // macOS: files dropped on the dock icon or opened from Finder.
@@ -66,22 +82,32 @@ function start(): void {
     event.preventDefault();
     openRequests.request(p);
   });
-  // SIGTERM from a session manager or `kill` takes the same path as the Quit menu item.
-  process.on('SIGTERM', () => app.quit());
-  process.on('SIGINT', () => app.quit());
+  // SIGTERM from a session manager or `kill` stops the builds and quits without asking: nobody
+  // is there to answer.
+  const quitBySignal = () => (quitGuard ? quitGuard.quitConfirmed() : app.quit());
+  process.on('SIGTERM', quitBySignal);
+  process.on('SIGINT', quitBySignal);
 
-  void app.whenReady().then(() => {
+  void app.whenReady().then(async () => {
     if (!existsSync(path.join(layout.rendererDir, 'index.html'))) {
       log(`the renderer is not built (${layout.rendererDir}/index.html missing): run "npm run build:renderer"`);
     }
     protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
     hardenSession(session.defaultSession);
 
-    const launcher = createUtilityLauncher({ workerPath: layout.workerPath, env: layout.workerEnv, log, app });
-    const service = createBuildService({
-      launcher: launcher.launch,
-      outputDir: path.join(app.getPath('userData'), 'engines'),
+    const launcher = createUtilityLauncher({
+      workerPath: layout.workerPath,
+      env: layout.workerEnv,
+      log,
+      app,
+      // What a crashing worker printed last (see worker-launcher.ts); the newest few are kept.
+      stderrDir: path.join(app.getPath('logs'), 'workers'),
     });
+    // Engines are large: the data folder, not the configuration folder they used to be in.
+    const outputDir = enginesDir(process.env, app.getPath('home'));
+    await moveLegacyEngines(path.join(app.getPath('userData'), 'engines'), outputDir, log).catch((e: Error) => log(`moving old engines: ${e.message}`));
+    const service = createBuildService({ launcher: launcher.launch, outputDir });
+    const sleepGuard = new BuildSleepGuard(powerSaveBlocker, log);
 
     const sendAction = (action: HostAction) => {
       if (win && !win.isDestroyed()) win.webContents.send(PUSH.hostAction, { action });
@@ -124,7 +150,9 @@ function start(): void {
       notify: (title, body) => notifier.notify(title, body),
       setStopEnabled(running) {
         buildRunning = running;
+        runningCount = running ? Math.max(1, feedback.activeCount) : 0;
         setBuildRunning(Menu.getApplicationMenu(), running);
+        sleepGuard.set(running);
       },
     });
 
@@ -132,23 +160,32 @@ function start(): void {
       ipcMain,
       service,
       isTrustedSender: createSenderCheck(() => (win && !win.isDestroyed() ? [win.webContents.id] : [])),
-      dialogs: createDialogs(),
+      dialogs: createDialogs(process.env, { isPackaged: app.isPackaged }),
       recent,
       openRequests,
       hub,
       windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
-      defaultSaveDir: app.getPath('documents'),
+      saveFolders: new SaveFolders(path.join(app.getPath('userData'), 'settings.json'), app.getPath('documents')),
       onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
       log,
     });
 
-    installQuitGuard({
+    const askToStop = () => askStopRunningBuild(dialog, win && !win.isDestroyed() ? win : null, runningCount);
+    quitGuard = installQuitGuard({
       app,
       service,
       killWorkers: () => launcher.killAll(),
-      onStateChange: (state) => state === 'done' && feedback.dispose(),
+      isBuilding: () => buildRunning,
+      confirmStop: askToStop,
+      onStateChange: (state) => {
+        if (state === 'done') {
+          feedback.dispose();
+          sleepGuard.set(false);
+        }
+      },
       log,
     });
+    const guard = quitGuard;
 
     void recent.get().then((list) => {
       recentList = list;
@@ -156,37 +193,53 @@ function start(): void {
     });
     refreshMenu();
 
-    win = createMainWindow({ preloadPath: layout.preloadPath, url: APP_INDEX_URL, log });
-    const contentsId = win.webContents.id;
-    // A reload starts a fresh page: its old subscriptions and listeners are gone.
-    win.webContents.on('did-start-navigation', (details) => {
-      if (details.isMainFrame && !details.isSameDocument) {
+    openWindow = () => {
+      if (win && !win.isDestroyed()) return;
+      win = createMainWindow({ preloadPath: layout.preloadPath, url: APP_INDEX_URL, iconPath: layout.iconPath, log });
+      wireWindow(win);
+    };
+    const wireWindow = (w: BrowserWindow) => {
+      const contentsId = w.webContents.id;
+      // Closing the window while a build runs asks first (the window stays until the user decides).
+      w.on('close', (event) => {
+        if (guard.state !== 'idle' || !buildRunning) return;
+        event.preventDefault();
+        void askToStop().then(
+          (stop) => stop && guard.quitConfirmed(),
+          (e: Error) => log(`could not ask before closing: ${e.message}; the build keeps running`),
+        );
+      });
+      // A reload starts a fresh page: its old subscriptions and listeners are gone.
+      w.webContents.on('did-start-navigation', (details) => {
+        if (details.isMainFrame && !details.isSameDocument) {
+          hub.closeAllFor(contentsId);
+          openRequests.reset();
+        }
+      });
+      // A preload that throws leaves the page without window.trtBuildStudio; the page says so
+      // (apps/renderer/host-client.ts) and the error itself is here.
+      w.webContents.on('preload-error', (_e, preloadPath, error) => log(`preload ${preloadPath} failed: ${error.stack ?? error.message}`));
+      let lastRendererReload = 0;
+      w.webContents.on('render-process-gone', (_e, details) => {
         hub.closeAllFor(contentsId);
         openRequests.reset();
-      }
-    });
-    // A preload that throws leaves the page without window.trtBuildStudio; the page says so
-    // (apps/renderer/host-client.ts) and the error itself is here.
-    win.webContents.on('preload-error', (_e, preloadPath, error) => log(`preload ${preloadPath} failed: ${error.stack ?? error.message}`));
-    let lastRendererReload = 0;
-    win.webContents.on('render-process-gone', (_e, details) => {
-      hub.closeAllFor(contentsId);
-      openRequests.reset();
-      // Builds live in main and the service, so a reloaded page picks them up again; but a page
-      // that dies on load would reload forever, so at most once every 10 s.
-      const now = Date.now();
-      const reload = details.reason !== 'clean-exit' && now - lastRendererReload > 10_000;
-      log(`renderer gone (${details.reason})${reload ? '; reloading' : ''}`);
-      if (reload && win && !win.isDestroyed()) {
-        lastRendererReload = now;
-        win.reload();
-      }
-    });
-    win.on('closed', () => {
-      hub.closeAllFor(contentsId);
-      openRequests.reset();
-      win = null;
-    });
+        // Builds live in main and the service, so a reloaded page picks them up again; but a page
+        // that dies on load would reload forever, so at most once every 10 s.
+        const now = Date.now();
+        const reload = details.reason !== 'clean-exit' && now - lastRendererReload > 10_000;
+        log(`renderer gone (${details.reason})${reload ? '; reloading' : ''}`);
+        if (reload && !w.isDestroyed()) {
+          lastRendererReload = now;
+          w.reload();
+        }
+      });
+      w.on('closed', () => {
+        hub.closeAllFor(contentsId);
+        openRequests.reset();
+        win = null;
+      });
+    };
+    openWindow();
   });
 
   // Linux and Windows: closing the window quits (through the quit guard, which stops builds).

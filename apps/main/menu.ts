@@ -34,9 +34,9 @@ export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[
     label: '&Build',
     submenu: [
       { id: MENU_IDS.build, label: 'Build', accelerator: 'CmdOrCtrl+B', click: act('build') },
-      // Disabled while idle: a bare Escape accelerator would otherwise swallow the key in every
-      // text field and popup of the page.
-      { id: MENU_IDS.stop, label: 'Stop', accelerator: 'Escape', enabled: false, click: act('stop') },
+      // Never a bare Escape: the menu receives every key the page does not preventDefault, so an
+      // Esc meant for a picker or a text field would end a build. Disabled while idle.
+      { id: MENU_IDS.stop, label: 'Stop', accelerator: 'CmdOrCtrl+.', enabled: false, click: act('stop') },
     ],
   };
   const view: MenuItemConstructorOptions = {

@@ -6,7 +6,7 @@
 // Snapshot-first ordering and seq dedupe are the shared stream cursor's (apps/shared/stream-cursor.ts).
 import type { BuildServiceApi, Subscription } from '../service/api.js';
 import { StreamCursor } from '../shared/stream-cursor.js';
-import { EventBatcher, FRAME_MS, type BatcherTimers } from './event-batcher.js';
+import { RendererBatcher, FRAME_MS, type BatcherTimers } from './renderer-batcher.js';
 import { PUSH, type BuildStreamMessage } from './ipc-channels.js';
 import { BuildView } from '../shared/build-view.js';
 
@@ -20,7 +20,7 @@ export interface StreamTarget {
 interface Entry {
   target: StreamTarget;
   subscription: Subscription | null;
-  batcher: EventBatcher;
+  batcher: RendererBatcher;
   /** The build as this subscription has it: the service's snapshot plus every event since. */
   view: BuildView | null;
 }
@@ -38,8 +38,8 @@ export class SubscriptionHub {
   open(target: StreamTarget, subscriptionId: string, buildId: string): void {
     const key = keyOf(target.id, subscriptionId);
     this.close(target.id, subscriptionId); // a reloaded page restarts its counter: replace, don't leak
-    const entry: Entry = { target, subscription: null, batcher: null as unknown as EventBatcher, view: null };
-    entry.batcher = new EventBatcher(
+    const entry: Entry = { target, subscription: null, batcher: null as unknown as RendererBatcher, view: null };
+    entry.batcher = new RendererBatcher(
       (events) => {
         if (target.isDestroyed()) return this.close(target.id, subscriptionId);
         target.send(PUSH.buildStream, { subscriptionId, kind: 'events', events });

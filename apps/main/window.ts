@@ -68,6 +68,9 @@ export function hardenSession(ses: Session): void {
 export interface MainWindowOptions {
   preloadPath: string;
   url: string;
+  /** The app's icon (packaging/icon.png, inside the app): outside an installed .desktop entry
+   * (the unpacked dir target, `npm run app`) the window would otherwise show a generic one. */
+  iconPath?: string;
   log?: (m: string) => void;
 }
 
@@ -81,6 +84,7 @@ export function createMainWindow(opts: MainWindowOptions): BrowserWindow {
     // Shown once the first paint is ready, so the user never sees an empty white frame.
     show: false,
     backgroundColor: nativeTheme.shouldUseDarkColors ? '#1e1e1e' : '#ffffff',
+    ...(opts.iconPath ? { icon: opts.iconPath } : {}),
     webPreferences: secureWebPreferences(opts.preloadPath),
   });
   hardenWebContents(win.webContents, opts.log);

@@ -8,14 +8,22 @@
 //   channel remembers the pid from 'spawn' and keeps answering with it.
 // - How a utility process died (out of memory, killed, crashed) is only told through the app's
 //   'child-process-gone' event, matched here by the process name we give each worker.
+// - On Linux and macOS the code in 'exit' (and child-process-gone's exitCode) is the raw wait
+//   status, not an exit code: decoded by apps/service/exit-status.ts, as for Node children.
+// - Electron removes the stdout/stderr listeners in the same turn it emits 'exit', so what a dying
+//   worker printed last never arrives through the pipe. With `stderrDir`, each worker writes fd 2
+//   to a file of its own there (apps/worker/stderr-file.ts) and the tail is read from the file.
 //
 // Not run here: this machine has no Electron binary, so the module is tested against a fake
 // utilityProcess (apps/main/test/worker-launcher.test.ts) and an emulated one backed by a Node
 // child (apps/main/test/emulated-utility-process.ts); the real fork is unexercised.
 import { utilityProcess, type UtilityProcess } from 'electron';
+import { fromWaitStatus } from '../service/exit-status.js';
 import type { WorkerChannel, WorkerLauncher } from '../service/worker-host.js';
+import { WORKER_STDERR_FILE_ENV } from '../worker/stderr-file.js';
 import type { WorkerToParent } from '../worker/messages.js';
 import { describeGone, type ChildGoneDetails } from './child-gone.js';
+import { StderrFiles } from './stderr-files.js';
 
 const STDERR_TAIL_BYTES = 4096;
 /** Electron delivers 'exit' and 'child-process-gone' separately; how long to wait for the second. */
@@ -35,6 +43,10 @@ export interface UtilityLauncherOptions {
   app?: { on(event: 'child-process-gone', listener: (event: unknown, details: ChildGoneDetails) => void): unknown };
   /** How long an abnormal exit waits for its 'child-process-gone' before being reported. */
   goneWaitMs?: number;
+  /** A private folder for the workers' stderr files (the newest few are kept for the user). */
+  stderrDir?: string;
+  /** For tests; defaults to process.platform (wait statuses are decoded except on Windows). */
+  platform?: NodeJS.Platform;
 }
 
 export interface UtilityLauncher {
@@ -62,6 +74,8 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
   const fork = opts.fork ?? ((p, a, o) => utilityProcess.fork(p, a, o));
   const killPid = opts.killPid ?? ((pid) => process.kill(pid, 'SIGKILL'));
   const goneWaitMs = opts.goneWaitMs ?? GONE_WAIT_MS;
+  const platform = opts.platform ?? process.platform;
+  const stderrFiles = opts.stderrDir ? new StderrFiles(opts.stderrDir, opts.log) : undefined;
   const live = new Set<Worker>();
   const byName = new Map<string, Worker>();
   let counter = 0;
@@ -70,7 +84,7 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
     if (details.type !== 'Utility' || !details.name) return;
     const w = byName.get(details.name);
     if (!w) return;
-    w.gone = describeGone(details);
+    w.gone = describeGone(details, platform);
     w.goneArrived?.();
   });
 
@@ -93,10 +107,11 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
   const launch: WorkerLauncher = (): WorkerChannel => {
     // A name per worker, so 'child-process-gone' (which carries no pid) can be matched to it.
     const serviceName = `${WORKER_SERVICE_NAME} ${++counter}`;
+    const stderrFile = stderrFiles?.next(counter);
     const child = fork(opts.workerPath, [], {
       serviceName,
       stdio: 'pipe',
-      env: { ...(process.env as Record<string, string>), ...opts.env },
+      env: { ...(process.env as Record<string, string>), ...opts.env, ...(stderrFile ? { [WORKER_STDERR_FILE_ENV]: stderrFile } : {}) },
     });
     let tail = '';
     const keep = (chunk: Buffer | string) => {
@@ -121,21 +136,23 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
       w.pid = child.pid ?? w.pid;
       if (w.killPending) killNow(w);
     });
-    child.once('exit', (code) => {
+    child.once('exit', (status) => {
       // Electron clears child.pid right after this event; ours stays.
       w.pid ??= child.pid;
       w.exited = true;
       live.delete(w);
       resolveDone();
+      const exit = fromWaitStatus(status, platform);
       const report = () => {
         w.goneArrived = undefined;
         byName.delete(serviceName);
+        // What came through the pipe before the worker redirected fd 2, then everything after.
+        if (stderrFile) tail = `${tail}${stderrFiles!.tail(stderrFile, STDERR_TAIL_BYTES)}`.slice(-STDERR_TAIL_BYTES);
         if (w.gone) tail = `${tail.trimEnd()}\nthe worker process ${w.gone}`.slice(-STDERR_TAIL_BYTES);
-        // utilityProcess reports a waitpid code only; a signal death shows up in the code.
-        for (const cb of exitListeners) cb(code, null);
+        for (const cb of exitListeners) cb(exit.code, exit.signal);
       };
       // A clean exit has no 'child-process-gone'; an abnormal one may bring it just after.
-      if (code === 0 || w.gone || !opts.app) return report();
+      if (status === 0 || w.gone || !opts.app) return report();
       const timer = setTimeout(report, goneWaitMs);
       w.goneArrived = () => {
         clearTimeout(timer);

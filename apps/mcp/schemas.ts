@@ -12,9 +12,9 @@ import {
   CancelReason,
   describeZodError,
   Estimate,
-  ShapeRange,
   type BuildOptions as BuildOptionsT,
 } from '../shared/protocol.js';
+import { BUILD_OPTIONS } from '../shared/build-options.js';
 
 // ─────────────────────────────── build options ──────────────────────────────
 
@@ -24,45 +24,14 @@ import {
  */
 const StrictBuildOptions = z.strictObject({ ...BuildOptions.shape });
 
-/** What tools/list advertises for `options`: the same fields, with shapes as a JSON-representable union. */
+/**
+ * What tools/list advertises for `options`: the same fields, each with the options table's
+ * description, and shapes as a JSON-representable union (the table's `jsonSchema`).
+ */
 const OPTIONS_JSON_SCHEMA = (() => {
-  const documented = z.strictObject({
-    ...BuildOptions.shape,
-    shapes: z
-      .union([z.record(z.string(), ShapeRange), z.array(z.string())])
-      .optional()
-      .describe(
-        'Per dynamic input, min/opt/max dims: {"input": {"min": [1,3,224,224], "opt": [4,3,224,224], "max": [8,3,224,224]}} ' +
-          'or trtexec strings ["input:1x3x224x224/4x3x224x224/8x3x224x224"]. Required for every dynamic input.',
-      ),
-    precision: BuildOptions.shape.precision.describe(
-      'Weakly typed precision flags, TensorRT 10.x only (int4 from 10.1, fp4 from 10.8; both deprecated since 10.12 and only ' +
-        'enable plugins with those I/O types). Refused on TensorRT 11 (networks are strongly typed: cast or quantize the ' +
-        'model offline) and together with stronglyTyped. list_backends says which TensorRT version builds use.',
-    ),
-    stronglyTyped: BuildOptions.shape.stronglyTyped.describe('Strongly typed network (precision from the model). Implied on TensorRT 11.'),
-    hardwareCompatibility: BuildOptions.shape.hardwareCompatibility.describe('same_compute_capability needs TensorRT 10.9+.'),
-    device: BuildOptions.shape.device.describe('CUDA device index the build runs on (default 0).'),
-    shapeValues: BuildOptions.shape.shapeValues.describe(
-      'Values (not dims) of shape-tensor inputs (int32/int64, rank 0 or 1; see the model summary\'s shapeTensorInputs): ' +
-        '{"input": {"min": [1, 64], "opt": [4, 64], "max": [8, 64]}}, one number per element (dims[0] for rank 1, one for a ' +
-        'scalar), may be 0 or negative. Shapes given for a shape-tensor input are taken as its values, as trtexec does.',
-    ),
-    buildRoute: BuildOptions.shape.buildRoute.describe(
-      'TensorRT 11.1+ only: the build route to use, by name (list_backends shows the routes when the library lists them).',
-    ),
-    inferCacheMisses: BuildOptions.shape.inferCacheMisses.describe(
-      'Infer timing-cache misses from TensorRT\'s verbose log (enables the editable timing cache, detailed profiling ' +
-        'verbosity and verbose logging; costs a few percent of build time). Without it misses are unknown on TensorRT.',
-    ),
-    verboseLog: BuildOptions.shape.verboseLog.describe(
-      "Pass TensorRT's VERBOSE log lines on as log events (trtexec --verbose); the build itself is unchanged. A large build logs very many lines.",
-    ),
-    simDuration: BuildOptions.shape.simDuration.describe('Simulated backend only: target wall time in seconds.'),
-    simFault: BuildOptions.shape.simFault.describe(
-      'Simulated backend only: inject "fail", "crash" or "hang", optionally "@<phase name>".',
-    ),
-  });
+  const documented = z.strictObject(
+    Object.fromEntries(BUILD_OPTIONS.map((e) => [e.field, e.doc ? (e.jsonSchema ?? e.schema).describe(e.doc) : (e.jsonSchema ?? e.schema)])),
+  );
   const { $schema: _drop, ...json } = z.toJSONSchema(documented, { io: 'input', target: 'draft-7' });
   return json;
 })();

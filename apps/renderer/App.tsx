@@ -34,7 +34,7 @@ export function App() {
     const onKey = (e: KeyboardEvent) => {
       const a = shortcutFor(e, navigator.platform.startsWith('Mac'));
       if (!a) return;
-      // Esc also closes pickers and clears fields; only treat it as Stop while a build runs.
+      // Stop means nothing while idle; let the key through then.
       if (a === 'stop' && !c.isRunning()) return;
       e.preventDefault();
       run(a);

@@ -16,7 +16,9 @@ import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
+import { describeExit } from './exit-status.js';
 import { inspectModel } from './model-reader.js';
+import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
 export interface BuildServiceOptions {
@@ -51,6 +53,11 @@ export interface BuildServiceOptions {
    * long-running server would otherwise grow by each build's details forever.
    */
   retainFinishedBuilds?: number;
+  /**
+   * Hold off system sleep while workers run (systemd-inhibit; see sleep-inhibitor.ts). Default:
+   * TBS_KEEP_AWAKE=1 in the environment. The desktop app uses Electron's own blocker instead.
+   */
+  keepAwake?: boolean;
 }
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
@@ -107,7 +114,9 @@ export class BuildService implements BuildServiceApi {
   private closing = false;
 
   constructor(opts: BuildServiceOptions = {}) {
-    this.launcher = opts.launcher ?? childProcessLauncher;
+    const launcher = opts.launcher ?? childProcessLauncher;
+    const keepAwake = opts.keepAwake ?? process.env[KEEP_AWAKE_ENV] === '1';
+    this.launcher = keepAwake ? inhibitWhileWorkersRun(launcher, new SleepInhibitor({ log: opts.onWarning })) : launcher;
     this.outputDir = path.resolve(opts.outputDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'engines'));
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
     this.cancelKillMs = opts.cancelKillMs ?? 10_000;
@@ -162,7 +171,7 @@ export class BuildService implements BuildServiceApi {
         channel.onExit((code, signal) => {
           const tail = channel.stderrTail?.();
           const last = tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : '';
-          finish(new ServiceError('internal', `the worker exited before listing backends (${signal ?? `exit code ${code}`})${last}`));
+          finish(new ServiceError('internal', `the worker exited before listing backends (${describeExit({ code, signal })})${last}`));
           r();
         }),
       );

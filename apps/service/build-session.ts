@@ -22,6 +22,7 @@ import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
+import { describeExit } from './exit-status.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -212,7 +213,7 @@ export class BuildSession {
       this.finishLocally('cancelled', `the worker was killed ${exit.sinceCancelMs ?? 0} ms after cancel (${exit.killedAfterCancel})`);
       return;
     }
-    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const how = describeExit(exit);
     const site = this.crashRecord ? readCrashSite(this.crashRecord) : undefined;
     // The record belongs to this one build: gone once read.
     if (this.crashRecord) removeCrashRecord(this.crashRecord);

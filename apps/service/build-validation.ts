@@ -1,6 +1,5 @@
 // Everything checked before a build is queued, so that a build which cannot succeed fails in
 // milliseconds with a message naming the problem, not after minutes in TensorRT.
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -20,6 +19,7 @@ import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
+import { checkParentDir, probeWritable } from './writable-path.js';
 
 export interface ValidatedBuild {
   modelPath: string;
@@ -211,33 +211,6 @@ export function checkVersionGates(options: BuildOptions, backend: BackendInfo, n
 }
 
 /** Proves the directory is writable by writing into it (access(2) lies for root and on read-only mounts). */
-export function probeWritable(dir: string, what: string): void {
-  const probe = path.join(dir, `.tbs-probe-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
-  try {
-    fs.writeFileSync(probe, '', { flag: 'wx' });
-    fs.unlinkSync(probe);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw bad(`${what} directory ${dir} is not writable (${code ?? (e as Error).message})`);
-  }
-}
-
-export function checkParentDir(file: string, what: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    throw bad(`${what} directory does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw bad(`${what} directory is not a directory: ${dir}`);
-  try {
-    if (fs.statSync(file).isDirectory()) throw bad(`${what} path is a directory: ${file}`);
-  } catch (e) {
-    if (e instanceof ServiceError) throw e;
-  }
-}
-
 /**
  * A file name the native layer will also write `suffixBytes` more bytes after (its temp file, a
  * timing cache's sidecars) must leave room for them in the file system's 255 bytes per name, or

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BackendName } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
-import { checkParentDir, probeWritable } from './build-validation.js';
+import { checkParentDir, probeWritable } from './writable-path.js';
 
 /** The simulated backend's cache header (native/src/sim/sim_timing_cache.cc). */
 export const SIM_TIMING_CACHE_MAGIC = 'TBSSIMTC';

@@ -1,7 +1,7 @@
 // The wire form of a build view's snapshot (build-view.ts), validated wherever it crosses a
 // process boundary: the SSE `reset` event, the view endpoint, Electron IPC.
 import { z } from 'zod';
-import { VIEW_VERSION } from './build-view.js';
+import { VIEW_VERSION } from './view-version.js';
 import { BuildFinishedEvent, BuildStartedEvent, CacheStats, CancelReason, Estimate, Severity } from './protocol.js';
 import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from './recent-logs.js';
 

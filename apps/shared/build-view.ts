@@ -35,8 +35,8 @@ import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
 export type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
-/** Version of the snapshot's wire form (build-view-schema.ts checks it). */
-export const VIEW_VERSION = 1;
+import { VIEW_VERSION } from './view-version.js';
+export { VIEW_VERSION };
 
 export function isFinalStatus(s: ViewStatus): s is BuildStatus {
   return s === 'succeeded' || s === 'cancelled' || s === 'failed' || s === 'crashed';

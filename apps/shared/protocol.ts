@@ -3,9 +3,22 @@
 // This module must stay free of Node and DOM imports: it runs in the renderer, the worker,
 // the service and Electron main alike.
 import { z } from 'zod';
+import { BuildOptions } from './build-options.js';
 import { OPTION_LIMITS } from './option-limits.js';
 
 export { OPTION_LIMITS };
+export { BuildOptions, type BuildOptionsInput } from './build-options.js';
+export {
+  BackendChoice,
+  formatShapeRange,
+  parseShapeSpec,
+  parseSimFault,
+  Precision,
+  ShapeRange,
+  ShapeValueRange,
+  SimFault,
+  SimFaultKind,
+} from './option-values.js';
 
 /** Bumped on any incompatible change; carried by every event as `v`. */
 export const PROTOCOL_VERSION = 1 as const;
@@ -14,9 +27,6 @@ export const PROTOCOL_VERSION = 1 as const;
 
 export const BackendName = z.enum(['tensorrt', 'simulated']);
 export type BackendName = z.infer<typeof BackendName>;
-
-export const BackendChoice = z.enum(['auto', 'tensorrt', 'simulated']);
-export type BackendChoice = z.infer<typeof BackendChoice>;
 
 export const BackendInfo = z.object({
   name: BackendName,
@@ -123,96 +133,8 @@ export type LayerInfo = z.infer<typeof LayerInfo>;
 
 // ─────────────────────────────── build options ──────────────────────────────
 // The same camelCase names everywhere options travel: CLI flags map onto them, the HTTP body
-// carries them, the MCP tool takes them, the options form edits them.
-
-export const ShapeRange = z.object({
-  min: z.array(z.number().int().positive()),
-  opt: z.array(z.number().int().positive()),
-  max: z.array(z.number().int().positive()),
-});
-export type ShapeRange = z.infer<typeof ShapeRange>;
-
-/** Shape-tensor values may be zero or negative (e.g. -1 in a Reshape target); dims may not. */
-export const ShapeValueRange = z.object({
-  min: z.array(z.number().int()),
-  opt: z.array(z.number().int()),
-  max: z.array(z.number().int()),
-});
-export type ShapeValueRange = z.infer<typeof ShapeValueRange>;
-
-export const Precision = z.enum(['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4']);
-export type Precision = z.infer<typeof Precision>;
-
-export const SimFaultKind = z.enum(['fail', 'crash', 'hang']);
-export type SimFaultKind = z.infer<typeof SimFaultKind>;
-
-/** `fail`, `crash`, `hang`, optionally `@<phase name>` (e.g. "hang@Timing graph nodes"). */
-export const SimFault = z.string().regex(/^(fail|crash|hang)(@.+)?$/, 'expected fail|crash|hang[@<phase>]');
-
-
-export const BuildOptions = z.object({
-  backend: BackendChoice.default('auto'),
-  /** Timing cache file; read (ignoring mismatches) before and merged back after the build. */
-  timingCache: z.string().min(1).optional(),
-  optLevel: z.number().int().min(0).max(5).optional(),
-  workspaceMiB: z.number().int().positive().max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
-  tacticDramMiB: z.number().int().positive().max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
-  tacticSharedMemoryKiB: z.number().int().positive().max(OPTION_LIMITS.poolKiB, `at most ${OPTION_LIMITS.poolKiB} KiB (8 PiB)`).optional(),
-  /** Per dynamic input, min/opt/max dims (trtexec's --minShapes/--optShapes/--maxShapes). */
-  shapes: z
-    .preprocess((value, ctx) => {
-      // Also accept the short form: ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...] (min/opt/max).
-      if (!Array.isArray(value)) return value;
-      const out: Record<string, unknown> = {};
-      for (const spec of value) {
-        try {
-          const [name, range] = parseShapeSpec(String(spec));
-          out[name] = range;
-        } catch (e) {
-          ctx.addIssue({ code: 'custom', message: (e as Error).message });
-        }
-      }
-      return out;
-    }, z.record(z.string(), ShapeRange))
-    .optional(),
-  stronglyTyped: z.boolean().optional(),
-  /**
-   * Weakly typed precision flags (TensorRT 10.x only; int4 from 10.1, fp4 from 10.8, both
-   * deprecated since 10.12). Refused with stronglyTyped and on TensorRT 11 (see trt-capabilities).
-   */
-  precision: z.array(Precision).optional(),
-  tf32: z.boolean().optional(),
-  profilingVerbosity: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
-  hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']).optional(),
-  maxAuxStreams: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (TensorRT takes a 32-bit count)`).optional(),
-  /** CUDA device index the build runs on (IBuilder on that device); default 0. */
-  device: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (a CUDA device index)`).optional(),
-  /**
-   * Values of shape-tensor inputs (an int32/int64 input whose values, not dims, shape the
-   * network), min/opt/max per input: trtexec reads them from the same --minShapes/--optShapes/
-   * --maxShapes flags; TensorRT takes them through IOptimizationProfile::setShapeValues(V2).
-   */
-  shapeValues: z.record(z.string(), ShapeValueRange).optional(),
-  /** TensorRT 11.1+: the build route to use (IBuilderConfig::setBuildRoute), by name. */
-  buildRoute: z.string().min(1).optional(),
-  /**
-   * Infer timing-cache misses by counting "Autotuning op" log lines: turns on the editable timing
-   * cache, detailed profiling verbosity and verbose logging, which is what that inference needs
-   * (and costs a few percent of build time). Off: misses are reported as unknown on TensorRT.
-   */
-  inferCacheMisses: z.boolean().optional(),
-  /**
-   * Pass TensorRT's VERBOSE log lines on (trtexec --verbose). Changes nothing in the build itself;
-   * a large build can log millions of them, so surfaces keep only the last lines.
-   */
-  verboseLog: z.boolean().optional(),
-  /** Simulated backend: target wall time in seconds (fractions allowed). */
-  simDuration: z.number().positive().max(24 * 3600).optional(),
-  simSeed: z.number().int().nonnegative().optional(),
-  simFault: SimFault.optional(),
-});
-export type BuildOptions = z.infer<typeof BuildOptions>;
-export type BuildOptionsInput = z.input<typeof BuildOptions>;
+// carries them, the MCP tool takes them, the options form edits them. BuildOptions is derived from
+// the options table (build-options.ts); its value types live in option-values.ts.
 
 // ──────────────────────────────── the phase tree ────────────────────────────
 
@@ -431,38 +353,6 @@ export const BuildRecord = z.object({
 export type BuildRecord = z.infer<typeof BuildRecord>;
 
 // ───────────────────────────────── helpers ──────────────────────────────────
-
-/** Parse one `name:AxBxC/AxBxC/AxBxC` spec (trtexec style; one shape means min=opt=max). */
-export function parseShapeSpec(spec: string): [string, ShapeRange] {
-  const colon = spec.lastIndexOf(':');
-  if (colon <= 0) throw new Error(`invalid shape "${spec}": expected <input>:<min>/<opt>/<max>, e.g. x:1x3x224x224/4x3x224x224/8x3x224x224`);
-  const name = spec.slice(0, colon);
-  const parts = spec.slice(colon + 1).split('/');
-  if (parts.length !== 1 && parts.length !== 3) {
-    throw new Error(`invalid shape "${spec}": give one shape or three (min/opt/max) separated by "/"`);
-  }
-  const dims = parts.map((p) => {
-    const ds = p.split('x').map((d) => (/^\d+$/.test(d) ? Number(d) : NaN));
-    if (ds.length === 0 || ds.some((d) => !Number.isSafeInteger(d) || d <= 0)) {
-      throw new Error(`invalid shape "${spec}": "${p}" is not a list of positive integers joined by "x"`);
-    }
-    return ds;
-  });
-  const [min, opt, max] = dims.length === 1 ? [dims[0], dims[0], dims[0]] : dims;
-  return [name, { min, opt, max }];
-}
-
-export function formatShapeRange(name: string, r: ShapeRange): string {
-  const f = (d: number[]) => d.join('x');
-  return `${name}:${f(r.min)}/${f(r.opt)}/${f(r.max)}`;
-}
-
-/** Parse `fail|crash|hang[@phase]`. */
-export function parseSimFault(s: string): { kind: SimFaultKind; phase?: string } {
-  const at = s.indexOf('@');
-  const kind = SimFaultKind.parse(at < 0 ? s : s.slice(0, at));
-  return at < 0 ? { kind } : { kind, phase: s.slice(at + 1) };
-}
 
 /** Human-readable message for a zod error, naming the offending field paths. */
 export function describeZodError(err: z.ZodError): string {

@@ -12,13 +12,15 @@
 // case, base 2), decimals allowed and rounded down to whole bytes.
 // Deprecated spellings trtexec still takes (--profilingVerbosity=default|verbose) and ones it took
 // before 10.0 (--buildOnly) are accepted with the warning trtexec prints for them.
+import { BUILD_OPTIONS, HARDWARE_TRTEXEC } from './build-options.js';
 import { engineFileName } from './engine-name.js';
+import { UsageError } from './usage-error.js';
 import { OPTION_LIMITS } from './option-limits.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
-/** A trtexec command line that cannot be run as given; the CLI exits 2 with it. */
-export class TrtexecUsageError extends Error {
+/** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
+export class TrtexecUsageError extends UsageError {
   constructor(message: string) {
     super(message);
     this.name = 'TrtexecUsageError';
@@ -184,17 +186,20 @@ export function parsePoolSize(flag: string, text: string): number {
   return Math.floor(Number(m[1]) * UNIT[(m[2] ?? 'M').toUpperCase()]);
 }
 
-type PoolField = 'workspaceMiB' | 'tacticSharedMemoryKiB' | 'tacticDramMiB';
 /**
- * trtexec's pools this product sets. tacticDram is not a trtexec pool (no trtexec 10.x or 11.x has
- * one); it is accepted here for this product's tacticDramMiB, and a copied command leaves it out
- * with a warning.
+ * The --memPoolSize pools, from the options table. A pool the table marks `emit: false` (tactic
+ * DRAM: no trtexec 10.x or 11.x has one) is read for this product's own option, and a copied
+ * command leaves it out with the table's warning.
  */
-const POOLS: Record<string, { field: PoolField; unit: number; unitName: string; max: number }> = {
-  workspace: { field: 'workspaceMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
-  tacticSharedMem: { field: 'tacticSharedMemoryKiB', unit: 1024, unitName: 'KiB', max: OPTION_LIMITS.poolKiB },
-  tacticDram: { field: 'tacticDramMiB', unit: 1024 ** 2, unitName: 'MiB', max: OPTION_LIMITS.poolMiB },
-};
+const POOLS: Record<string, { field: string; unit: number; unitName: 'MiB' | 'KiB'; max: number; emit: boolean }> = Object.fromEntries(
+  BUILD_OPTIONS.flatMap(({ field, trtexec, range }) =>
+    trtexec && 'pool' in trtexec
+      ? [[trtexec.pool, { field, unit: trtexec.unit === 'MiB' ? 1024 ** 2 : 1024, unitName: trtexec.unit, max: range?.max ?? Number.MAX_SAFE_INTEGER, emit: trtexec.emit !== false }]]
+      : [],
+  ),
+);
+/** The pools trtexec itself has, for messages and help. */
+export const TRTEXEC_POOLS = Object.keys(POOLS).filter((p) => POOLS[p].emit);
 
 function parsePools(spec: string, into: BuildOptionsInput): void {
   const flag = '--memPoolSize';
@@ -205,7 +210,7 @@ function parsePools(spec: string, into: BuildOptionsInput): void {
     const p = POOLS[pool];
     if (!p) {
       throw new TrtexecUsageError(
-        `${flag}: pool "${pool}" is not supported here (supported: workspace, tacticSharedMem${pool.startsWith('dla') ? '; DLA pools are not used by this product' : ''})`,
+        `${flag}: pool "${pool}" is not supported here (supported: ${TRTEXEC_POOLS.join(', ')}${pool.startsWith('dla') ? '; DLA pools are not used by this product' : ''})`,
       );
     }
     const bytes = parsePoolSize(`${flag} ${pool}`, part.slice(colon + 1));
@@ -213,40 +218,38 @@ function parsePools(spec: string, into: BuildOptionsInput): void {
       throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
     }
     if (bytes / p.unit > p.max) throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" is too large (at most ${p.max} ${p.unitName})`);
-    into[p.field] = bytes / p.unit;
+    (into as Record<string, unknown>)[p.field] = bytes / p.unit;
   }
 }
 
 // ──────────────────────────────────── parse ────────────────────────────────
 
 const PRECISION_FLAGS: Record<string, Precision> = { '--fp16': 'fp16', '--bf16': 'bf16', '--int8': 'int8', '--fp8': 'fp8', '--int4': 'int4' };
+/** The flags of table entries this file reads and writes by hand ('custom'). */
+const CUSTOM_VALUE_FLAGS: Record<string, string[]> = {
+  shapes: [...WHICH.map((w) => SHAPE_FLAG[w]), '--shapes'],
+  profilingVerbosity: ['--profilingVerbosity'],
+  hardwareCompatibility: ['--hardwareCompatibilityLevel'],
+};
 const VALUE_FLAGS = new Set([
   '--onnx',
   '--saveEngine',
-  '--minShapes',
-  '--optShapes',
-  '--maxShapes',
-  '--shapes',
-  '--timingCacheFile',
-  '--builderOptimizationLevel',
-  '--memPoolSize',
-  '--profilingVerbosity',
-  '--hardwareCompatibilityLevel',
-  '--maxAuxStreams',
-  '--device',
-  '--setBuildRoute',
-  '--backend',
+  ...BUILD_OPTIONS.flatMap(({ field, trtexec: t }) =>
+    !t || 'pool' in t ? [] : t.value === 'custom' ? (CUSTOM_VALUE_FLAGS[field] ?? []) : t.value === 'number' || t.value === 'text' ? [t.flag] : [],
+  ),
+  ...(Object.keys(POOLS).length ? ['--memPoolSize'] : []),
 ]);
-const BOOLEAN_FLAGS = new Set(['--noTF32', '--stronglyTyped', '--skipInference', '--buildOnly', '--verbose', '--json', ...Object.keys(PRECISION_FLAGS)]);
+const BOOLEAN_FLAGS = new Set([
+  ...BUILD_OPTIONS.flatMap(({ trtexec: t }) => (t && !('pool' in t) && (t.value === 'on' || t.value === 'off') ? [t.flag] : [])),
+  '--skipInference',
+  '--buildOnly',
+  '--json',
+  ...Object.keys(PRECISION_FLAGS),
+]);
 
 /** For an unsupported flag's message: what is accepted. */
 export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json');
 
-const HARDWARE: Record<string, NonNullable<BuildOptionsInput['hardwareCompatibility']>> = {
-  none: 'none',
-  'ampere+': 'ampere_plus',
-  sameComputeCapability: 'same_compute_capability',
-};
 
 /** trtexec's reading: "none" (or nothing) exactly, the other two in any case. */
 function hardwareLevel(text: string): NonNullable<BuildOptionsInput['hardwareCompatibility']> {
@@ -271,6 +274,42 @@ function wholeNumber(flag: string, text: string, min: number, max: number): numb
     throw new TrtexecUsageError(`${flag} expects a whole number from ${min} to ${max}, got "${text}"`);
   }
   return Number(text);
+}
+
+/**
+ * --minShapes/--optShapes/--maxShapes (or --shapes, a fixed profile) → shapes and shape values
+ * (the options table's `shapes` and `shapeValues`, which trtexec writes with the same flags).
+ */
+function readShapes(
+  values: Map<string, string[]>,
+  one: (flag: string) => string | undefined,
+  options: BuildOptionsInput,
+  shapeTensorInputs: readonly string[],
+  warnings: string[],
+): void {
+  // trtexec takes each shape flag once: a second one is left over and refused (several profiles
+  // need --profile). Each flag lists every input, separated by commas.
+  for (const flag of [...WHICH.map((w) => SHAPE_FLAG[w]), '--shapes']) {
+    const n = values.get(flag)?.length ?? 0;
+    if (n > 1) {
+      throw new TrtexecUsageError(
+        `${flag} is given ${n} times: trtexec takes each of --minShapes/--optShapes/--maxShapes/--shapes once ` +
+          `(more than one profile needs --profile, which this command does not take); list every input in one flag, e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128`,
+      );
+    }
+  }
+  const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
+  for (const w of WHICH) {
+    const spec = one(SHAPE_FLAG[w]);
+    if (spec !== undefined) lists[w] = parseShapeList(SHAPE_FLAG[w], spec);
+  }
+  const inference = one('--shapes');
+  if (inference !== undefined) {
+    // trtexec builds a static profile from --shapes (silently) when no --min/opt/maxShapes are given.
+    if (WHICH.some((w) => lists[w])) throw new TrtexecUsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
+    lists.min = lists.opt = lists.max = parseShapeList('--shapes', inference);
+  }
+  Object.assign(options, shapesFromFlags(lists, shapeTensorInputs, warnings));
 }
 
 /**
@@ -310,66 +349,57 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   if (enginePath === '') throw new TrtexecUsageError('--saveEngine needs a file name (leave the flag out for the default output location)');
 
   const options: BuildOptionsInput = {};
-  const backend = one('--backend');
-  if (backend !== undefined) options.backend = backend as BuildOptionsInput['backend'];
-  const cache = one('--timingCacheFile');
-  if (cache !== undefined) options.timingCache = cache;
-  const level = one('--builderOptimizationLevel');
-  if (level !== undefined) options.optLevel = wholeNumber('--builderOptimizationLevel', level, 0, 5);
-  for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options);
-
-  // trtexec takes each shape flag once: a second one is left over and refused (several profiles
-  // need --profile). Each flag lists every input, separated by commas.
-  for (const flag of [...WHICH.map((w) => SHAPE_FLAG[w]), '--shapes']) {
-    const n = values.get(flag)?.length ?? 0;
-    if (n > 1) {
-      throw new TrtexecUsageError(
-        `${flag} is given ${n} times: trtexec takes each of --minShapes/--optShapes/--maxShapes/--shapes once ` +
-          `(more than one profile needs --profile, which this command does not take); list every input in one flag, e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128`,
-      );
+  const set = options as Record<string, unknown>;
+  for (const { field, trtexec: t, range } of BUILD_OPTIONS) {
+    if (!t) continue;
+    if ('pool' in t) {
+      // All pools come in --memPoolSize, read once (at the first pool of the table).
+      if (POOLS[t.pool] === Object.values(POOLS)[0]) for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options);
+      continue;
     }
-  }
-  const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
-  for (const w of WHICH) {
-    const spec = one(SHAPE_FLAG[w]);
-    if (spec !== undefined) lists[w] = parseShapeList(SHAPE_FLAG[w], spec);
-  }
-  const inference = one('--shapes');
-  if (inference !== undefined) {
-    // trtexec builds a static profile from --shapes (silently) when no --min/opt/maxShapes are given.
-    if (WHICH.some((w) => lists[w])) throw new TrtexecUsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
-    lists.min = lists.opt = lists.max = parseShapeList('--shapes', inference);
-  }
-  Object.assign(options, shapesFromFlags(lists, shapeTensorInputs, warnings));
-
-  const precision = Object.entries(PRECISION_FLAGS)
-    .filter(([f]) => flags.has(f))
-    .map(([, p]) => p);
-  if (precision.length) options.precision = precision;
-  if (flags.has('--stronglyTyped')) options.stronglyTyped = true;
-  if (flags.has('--noTF32')) options.tf32 = false;
-  const pv = one('--profilingVerbosity');
-  if (pv !== undefined) {
-    const p = Object.hasOwn(PROFILING, pv) ? PROFILING[pv] : undefined;
-    if (!p) throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
-    if (p.deprecatedBy) warnings.push(`--profilingVerbosity=${pv} has been deprecated by --profilingVerbosity=${p.deprecatedBy}.`);
-    options.profilingVerbosity = p.value;
-  }
-  const hc = one('--hardwareCompatibilityLevel');
-  if (hc !== undefined) options.hardwareCompatibility = hardwareLevel(hc);
-  const aux = one('--maxAuxStreams');
-  if (aux !== undefined) options.maxAuxStreams = wholeNumber('--maxAuxStreams', aux, 0, 2 ** 31 - 1);
-  const device = one('--device');
-  if (device !== undefined) options.device = wholeNumber('--device', device, 0, 2 ** 31 - 1);
-  const route = one('--setBuildRoute');
-  if (route !== undefined) {
-    if (route === '') throw new TrtexecUsageError('--setBuildRoute needs a route name');
-    options.buildRoute = route;
+    switch (t.value) {
+      case 'number': {
+        const text = one(t.flag);
+        if (text !== undefined) set[field] = wholeNumber(t.flag, text, range?.kind === 'int' ? range.min : 0, range?.max ?? Number.MAX_SAFE_INTEGER);
+        break;
+      }
+      case 'text': {
+        const text = one(t.flag);
+        if (text === '' && t.emptyError) throw new TrtexecUsageError(t.emptyError);
+        if (text !== undefined) set[field] = text;
+        break;
+      }
+      case 'on':
+        if (flags.has(t.flag)) set[field] = true;
+        break;
+      case 'off':
+        if (flags.has(t.flag)) set[field] = false;
+        break;
+      case 'custom':
+        if (field === 'shapes') readShapes(values, one, options, shapeTensorInputs, warnings);
+        else if (field === 'precision') {
+          const precision = Object.entries(PRECISION_FLAGS)
+            .filter(([f]) => flags.has(f))
+            .map(([, p]) => p);
+          if (precision.length) options.precision = precision;
+        } else if (field === 'profilingVerbosity') {
+          const pv = one('--profilingVerbosity');
+          if (pv !== undefined) {
+            const p = Object.hasOwn(PROFILING, pv) ? PROFILING[pv] : undefined;
+            if (!p) throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
+            if (p.deprecatedBy) warnings.push(`--profilingVerbosity=${pv} has been deprecated by --profilingVerbosity=${p.deprecatedBy}.`);
+            options.profilingVerbosity = p.value;
+          }
+        } else if (field === 'hardwareCompatibility') {
+          const hc = one('--hardwareCompatibilityLevel');
+          if (hc !== undefined) options.hardwareCompatibility = hardwareLevel(hc);
+        }
+        break;
+    }
   }
   if (flags.has('--buildOnly')) {
     warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
   }
-  if (flags.has('--verbose')) options.verboseLog = true;
   return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings };
 }
 
@@ -405,7 +435,6 @@ export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-const HARDWARE_FLAG: Record<string, string> = Object.fromEntries(Object.entries(HARDWARE).map(([k, v]) => [v, k]));
 
 type Range = { min: number[]; opt: number[]; max: number[] };
 
@@ -416,33 +445,55 @@ function rangeEntries(r: unknown): Array<[string, Range]> {
 
 /**
  * The argument vector of the trtexec command for a build (without "trtexec"). Simulator-only
- * options, tacticDramMiB, fp4 and inferCacheMisses have no trtexec flag and are left out
- * (trtexecWarnings says so for the last three); on TensorRT 11 the precision flags (removed) and --stronglyTyped (implied) are too.
+ * options, fp4 and the options the table gives a `trtexecMissing` have no trtexec flag and are left out
+ * (trtexecWarnings says so for those); on TensorRT 11 the precision flags (removed) and --stronglyTyped (implied) are too.
  */
 export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, backend }: TrtexecFormatInput): string[] {
   const caps = trtVersion ? trtCapabilities(trtVersion) : undefined;
   const args = [`--onnx=${modelPath}`, `--saveEngine=${enginePath ?? defaultEnginePath(modelPath, backend)}`];
-  if (o.optLevel !== undefined) args.push(`--builderOptimizationLevel=${o.optLevel}`);
-  const pools: string[] = [];
-  if (o.workspaceMiB !== undefined) pools.push(`workspace:${o.workspaceMiB}M`);
-  if (o.tacticSharedMemoryKiB !== undefined) pools.push(`tacticSharedMem:${o.tacticSharedMemoryKiB}K`);
-  if (pools.length > 0) args.push(`--memPoolSize=${pools.join(',')}`);
-  const ranges = [...rangeEntries(o.shapes), ...rangeEntries(o.shapeValues)];
-  if (ranges.length > 0) {
-    for (const w of WHICH) args.push(`${SHAPE_FLAG[w]}=${formatShapeList(ranges.map(([n, r]) => [n, r[w]]))}`);
+  const given = o as Record<string, unknown>;
+  for (const { field, trtexec: t } of BUILD_OPTIONS) {
+    const value = given[field];
+    if (!t) continue;
+    if ('pool' in t) {
+      // One --memPoolSize for all pools, where the table's first pool stands.
+      if (POOLS[t.pool] !== Object.values(POOLS)[0]) continue;
+      const pools = Object.entries(POOLS)
+        .filter(([, p]) => p.emit && given[p.field] !== undefined)
+        .map(([name, p]) => `${name}:${given[p.field] as number}${p.unitName === 'MiB' ? 'M' : 'K'}`);
+      if (pools.length > 0) args.push(`--memPoolSize=${pools.join(',')}`);
+      continue;
+    }
+    if (t.emit === false || (t.emitWhen && !t.emitWhen(caps))) continue;
+    switch (t.value) {
+      case 'number':
+      case 'text':
+        if (value !== undefined && value !== '') args.push(`${t.flag}=${value as string | number}`);
+        break;
+      case 'on':
+        if (value === true) args.push(t.flag);
+        break;
+      case 'off':
+        if (value === false) args.push(t.flag);
+        break;
+      case 'custom':
+        if (field === 'shapes') {
+          const ranges = [...rangeEntries(o.shapes), ...rangeEntries(o.shapeValues)];
+          if (ranges.length > 0) {
+            for (const w of WHICH) args.push(`${SHAPE_FLAG[w]}=${formatShapeList(ranges.map(([n, r]) => [n, r[w]]))}`);
+          }
+        } else if (field === 'precision') {
+          if (!o.stronglyTyped && !caps?.stronglyTypedImplied) {
+            for (const p of o.precision ?? []) if (p !== 'fp4' && (!caps || caps.precisions.includes(p))) args.push(`--${p}`);
+          }
+        } else if (field === 'profilingVerbosity') {
+          if (o.profilingVerbosity) args.push(`--profilingVerbosity=${o.profilingVerbosity}`);
+        } else if (field === 'hardwareCompatibility') {
+          if (o.hardwareCompatibility) args.push(`--hardwareCompatibilityLevel=${HARDWARE_TRTEXEC[o.hardwareCompatibility]}`);
+        }
+        break;
+    }
   }
-  if (o.timingCache) args.push(`--timingCacheFile=${o.timingCache}`);
-  if (o.stronglyTyped && !caps?.stronglyTypedImplied) args.push('--stronglyTyped');
-  if (!o.stronglyTyped && !caps?.stronglyTypedImplied) {
-    for (const p of o.precision ?? []) if (p !== 'fp4' && (!caps || caps.precisions.includes(p))) args.push(`--${p}`);
-  }
-  if (o.tf32 === false) args.push('--noTF32');
-  if (o.profilingVerbosity) args.push(`--profilingVerbosity=${o.profilingVerbosity}`);
-  if (o.hardwareCompatibility) args.push(`--hardwareCompatibilityLevel=${HARDWARE_FLAG[o.hardwareCompatibility]}`);
-  if (o.maxAuxStreams !== undefined) args.push(`--maxAuxStreams=${o.maxAuxStreams}`);
-  if (o.device !== undefined) args.push(`--device=${o.device}`);
-  if (o.buildRoute !== undefined && (!caps || caps.buildRoutes)) args.push(`--setBuildRoute=${o.buildRoute}`);
-  if (o.verboseLog) args.push('--verbose');
   args.push('--skipInference');
   return args;
 }
@@ -463,14 +514,11 @@ export function trtexecWarnings({ options: o }: TrtexecFormatInput): string[] {
     const why = unsayableInputName(name);
     if (why) warnings.push(`Input "${name}": ${why}, so trtexec would reject this command (trt-build-studio trtexec reads it).`);
   }
-  if (o.tacticDramMiB !== undefined) {
-    warnings.push(
-      `Tactic DRAM (${o.tacticDramMiB} MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.`,
-    );
-  }
-  if (o.precision?.includes('fp4') && !o.stronglyTyped) warnings.push('FP4 has no trtexec flag, so the command leaves it out.');
-  if (o.inferCacheMisses) {
-    warnings.push('Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.');
+  for (const { field, trtexecMissing } of BUILD_OPTIONS) {
+    const value = (o as Record<string, unknown>)[field];
+    if (!trtexecMissing || value === undefined || value === false) continue;
+    const why = trtexecMissing(value as never, o as Record<string, unknown>);
+    if (why) warnings.push(why);
   }
   return warnings;
 }

@@ -4,9 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { BUILD_OPTIONS, type OptionEntry } from '../shared/build-options.js';
 import {
   PROTOCOL_VERSION,
-  parseSimFault,
   type BackendInfo,
   type BuildEvent,
   type BuildFinished,
@@ -25,6 +25,13 @@ interface RawAddon {
   listBackends(): Promise<BackendInfo[]>;
   startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
   openGpuProbe(device: number): GpuProbeOpen;
+  /**
+   * Parses a request exactly as startBuild does and returns the build options it read, in its
+   * keys and units; starts nothing. For the options-table test (test/contract/option-table.test.ts).
+   * Absent from addons built before it.
+   */
+  echoBuildRequest?(request: Record<string, unknown>): Record<string, unknown>;
+  redirectStderrToFile(path: string): void;
   abiVersion: number;
   /** The batch layout the addon was built with (native/src/core/events.h). */
   eventLayout?: EventLayout;
@@ -114,39 +121,31 @@ export function loadNative(): RawAddon {
   return raw;
 }
 
-const MiB = 1024 * 1024;
+/**
+ * One build option in the native request's keys and units (the table's `native` entry): a
+ * renamed key, a unit conversion (MiB → bytes, s → ms), or a value split over several keys.
+ */
+export function nativeOptionFields(entry: OptionEntry, value: unknown): Record<string, unknown> {
+  const n = entry.native;
+  if ('none' in n) return {};
+  if ('keys' in n) return value === undefined ? Object.fromEntries(n.keys.map((k) => [k, undefined])) : n.toNative(value as never);
+  if (value === undefined) return { [n.key]: undefined };
+  if (n.toNative) return { [n.key]: n.toNative(value as never) };
+  return { [n.key]: n.scale !== undefined ? (value as number) * n.scale : value };
+}
 
 /** BuildOptions (user units) -> the flat request native/src/addon/request_from_js.cc reads. */
 export function toNativeRequest(req: NativeBuildRequest): Record<string, unknown> {
   const o: BuildOptions = req.options;
-  const fault = o.simFault ? parseSimFault(o.simFault) : undefined;
+  const options: Record<string, unknown> = {};
+  for (const entry of BUILD_OPTIONS) Object.assign(options, nativeOptionFields(entry, o[entry.field as keyof BuildOptions]));
   return {
     buildId: req.buildId,
     backend: req.backend,
     modelPath: req.modelPath,
     outputPath: req.outputPath,
     layers: req.layers.map((l) => ({ name: l.name, op: l.op })),
-    timingCachePath: o.timingCache,
-    optLevel: o.optLevel,
-    workspaceBytes: o.workspaceMiB !== undefined ? o.workspaceMiB * MiB : undefined,
-    tacticDramBytes: o.tacticDramMiB !== undefined ? o.tacticDramMiB * MiB : undefined,
-    tacticSharedMemoryBytes: o.tacticSharedMemoryKiB !== undefined ? o.tacticSharedMemoryKiB * 1024 : undefined,
-    shapes: o.shapes,
-    stronglyTyped: o.stronglyTyped,
-    precision: o.precision,
-    tf32: o.tf32 === undefined ? undefined : o.tf32 ? 1 : 0,
-    profilingVerbosity: o.profilingVerbosity,
-    hardwareCompatibility: o.hardwareCompatibility,
-    maxAuxStreams: o.maxAuxStreams,
-    device: o.device,
-    shapeValues: o.shapeValues,
-    buildRoute: o.buildRoute,
-    inferCacheMisses: o.inferCacheMisses,
-    verboseLog: o.verboseLog,
-    simDurationMs: o.simDuration !== undefined ? o.simDuration * 1000 : undefined,
-    simSeed: o.simSeed,
-    simFault: fault?.kind,
-    simFaultPhase: fault?.phase,
+    ...options,
     simThreads: req.simThreads,
     simHangMs: req.simHangMs,
     heartbeatMs: req.heartbeatMs,
@@ -258,5 +257,9 @@ export function openGpuProbe(device: number): GpuProbeOpen {
 }
 
 /** The same functions as one object, for callers that want the interface. */
-export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe };
+export function redirectStderrToFile(file: string): void {
+  loadNative().redirectStderrToFile(file);
+}
+
+export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile };
 export default addon;

@@ -62,4 +62,6 @@ export interface NativeAddonApi {
   startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle;
   /** The GPU utilisation of CUDA device `device` (absent from addons built before it existed). */
   openGpuProbe?(device: number): GpuProbeOpen;
+  /** Makes fd 2 of this process the given file (see native/src/addon/stderr_file.h). */
+  redirectStderrToFile?(path: string): void;
 }

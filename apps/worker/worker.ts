@@ -4,12 +4,13 @@
 import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
-import { EventBatcher } from './event-batcher.js';
+import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
 import { loadAddon } from './load-addon.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
 import { connectToParent } from './parent-port.js';
+import { redirectStderrIfAsked } from './stderr-file.js';
 
 /** After the host disappears, give the build this long to unwind before exiting anyway. */
 /** How long a finished worker waits for the host's `release` before exiting anyway. */
@@ -21,7 +22,7 @@ const send = (msg: WorkerToParent) => link.send(msg);
 // Over a Node IPC channel the next batch waits until the previous one has left the process:
 // a host that reads slowly then makes the batcher coalesce steps instead of letting the
 // channel's write queue grow. (Electron's postMessage hands a message over at once.)
-const batcher = new EventBatcher((events) => {
+const batcher = new IpcBatcher((events) => {
   send({ type: 'events', events });
   return link.kind === 'node' ? link.drain() : undefined;
 });
@@ -66,6 +67,7 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
   started = true;
   try {
     const addon = loadAddon();
+    redirectStderrIfAsked(addon);
     liveness = new LivenessAnnotator(
       { cpuUsage: () => process.cpuUsage(), openGpuProbe: addon.openGpuProbe },
       gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
@@ -110,7 +112,9 @@ link.onMessage((raw) => {
     case 'backends': {
       void (async () => {
         try {
-          send({ type: 'backends', list: await loadAddon().listBackends() });
+          const addon = loadAddon();
+          redirectStderrIfAsked(addon);
+          send({ type: 'backends', list: await addon.listBackends() });
         } catch (e) {
           send({ type: 'error', message: `could not load the native addon: ${(e as Error).message}` });
         }

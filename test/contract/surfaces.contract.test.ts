@@ -18,7 +18,7 @@ import { SubscriptionHub } from '../../apps/main/subscription-hub.js';
 import { FakeWebContents } from '../../apps/main/test/fake-electron.js';
 import type { BuildStreamMessage } from '../../apps/main/ipc-channels.js';
 import { ActiveBuilds, runBuildCommand, type LspBuildResult } from '../../apps/lsp/build-command.js';
-import { phaseRows, type BuildView as LspView } from '../../apps/lsp/build-view.js';
+import { phaseRows, type BuildView as LspView } from '../../apps/lsp/build-view-notification.js';
 import { CancelReasons, runBuildTool, type ToolExtra } from '../../apps/mcp/build-tool.js';
 import { summarizePhases } from '../../apps/mcp/phase-summary.js';
 import type { BuildResultOut } from '../../apps/mcp/schemas.js';

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createBuildService } from '../../service/build-service.js';
 import type { BackendInfo } from '../../shared/protocol.js';
 import { trtVersionOf } from '../../shared/trt-capabilities.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
 
 export const BACKENDS_HELP = `Usage: trt-build-studio backends [--json]

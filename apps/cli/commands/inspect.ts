@@ -3,9 +3,10 @@ import { parseArgs } from 'node:util';
 import { inspectModel } from '../../service/model-reader.js';
 import { displayText } from '../../shared/display-text.js';
 import type { TensorInfo } from '../../shared/protocol.js';
-import { formatBytes, formatShape } from '../format.js';
+import { formatBytes } from '../../shared/format.js';
+import { formatShape } from '../labels.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 
 export const INSPECT_HELP = `Usage: trt-build-studio inspect <model.onnx> [--json]
 

@@ -6,12 +6,46 @@ import { knobDatabaseJson, knobDatabaseOf } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf } from '../../shared/trt-capabilities.js';
-import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, trtexecShapeArgs, TrtexecUsageError } from '../../shared/trtexec.js';
+import { BUILD_OPTIONS } from '../../shared/build-options.js';
+import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
 import { ServiceError } from '../../service/api.js';
 import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../shared/usage-error.js';
 import { runBuildInput } from './build.js';
+
+/**
+ * The options table's trtexec flags, for the TensorRT version in use: short ones several to a
+ * line, long ones (with a description) on lines of their own, in the table's order.
+ */
+function tableFlagHelp(caps: TrtCapabilities | undefined): string {
+  const lines: string[] = [];
+  let line = '';
+  const flush = () => {
+    if (line) lines.push(`  ${line}`);
+    line = '';
+  };
+  for (const { trtexec: t } of BUILD_OPTIONS) {
+    if (!t) continue;
+    if ('pool' in t) {
+      if (t.pool !== TRTEXEC_POOLS[0]) continue;
+      flush();
+      const [first, ...more] = TRTEXEC_POOLS.map((p) => `${p}:<size>`);
+      lines.push(`  --memPoolSize=${first}${more.map((m) => `[,${m}]`).join('')}   size in MiB, or suffixed B, K, M, G (any case)`);
+      continue;
+    }
+    if (!t.help || (t.emitWhen && !t.emitWhen(caps))) continue;
+    const text = typeof t.help === 'function' ? t.help(caps) : t.help;
+    if (text.length > 40) {
+      flush();
+      lines.push(`  ${text}`);
+    } else line = line ? `${line} ${text}` : text;
+  }
+  line = line ? `${line} --skipInference --buildOnly` : '--skipInference --buildOnly';
+  flush();
+  return lines.join('\n');
+}
 
 export function trtexecHelp(backends?: BackendInfo[]): string {
   const caps = backends ? helpCapabilities(backends) : undefined;
@@ -30,29 +64,19 @@ trt-build-studio/engines folder of the system's temporary folder; the output nam
 ${caps ? `Flags for TensorRT ${caps.version}, the version builds use here.\n` : ''}
 Supported trtexec flags:
   --onnx=<file> --saveEngine=<file>
-  --minShapes=spec --optShapes=spec --maxShapes=spec   e.g. input:1x3x224x224,mask:1x16 (also
-                        shape-tensor values), each once; a missing one is filled in from the
-                        others as trtexec does (with its warning); --shapes=spec is a fixed profile
-  --timingCacheFile=<file> --builderOptimizationLevel=N (0-5)
-  --memPoolSize=workspace:<size>[,tacticSharedMem:<size>]   size in MiB, or suffixed B, K, M, G (any case)
-  --noTF32 ${caps?.stronglyTypedImplied ? '' : '--stronglyTyped '}--profilingVerbosity=layer_names_only|detailed|none (default, verbose: deprecated)
-  --hardwareCompatibilityLevel=${caps ? caps.hardwareCompatibility.map((h) => ({ none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' })[h]).join('|') : 'none|ampere+|sameComputeCapability'}
-  --maxAuxStreams=N --device=N --skipInference --buildOnly
-${!caps || caps.buildRoutes ? `  --setBuildRoute=<route>   (11.1+) space-separated knob settings, e.g.
-                        "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"
-  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit
-` : ''}
-  --verbose             pass TensorRT's VERBOSE log lines on and print them (can be very many)
-${precision}This tool's own:
+${tableFlagHelp(caps)}
+${!caps || caps.buildRoutes ? '  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit\n' : ''}${precision}This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 
 Any other flag exits 2 naming it. Exit codes as for \`build\`.
 `;
 }
 
-/** trtexec's flag names in version-gate messages. */
-const trtexecNamer = (field: string, value?: string) =>
-  field === 'precision' ? `--${value}` : field === 'stronglyTyped' ? '--stronglyTyped' : field === 'buildRoute' ? '--setBuildRoute' : '--hardwareCompatibilityLevel';
+/** trtexec's flag names (from the options table) in version-gate messages. */
+const trtexecNamer = (field: string, value?: string) => {
+  const t = BUILD_OPTIONS.find((e) => e.field === field)?.trtexec;
+  return field === 'precision' ? `--${value}` : t && 'flag' in t ? t.flag : field;
+};
 
 /**
  * `--helpBuildRoute[=<knob>]`, as trtexec 11.1: the knob database of the backend a build would use,
@@ -107,13 +131,8 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     return 0;
   }
   if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
-  let parsed;
-  try {
-    parsed = parseTrtexecArgs(argv);
-  } catch (e) {
-    if (e instanceof TrtexecUsageError) throw new UsageError(e.message);
-    throw e;
-  }
+  // A bad command line throws a TrtexecUsageError, which is a UsageError: exit 2.
+  const parsed = parseTrtexecArgs(argv);
   // On stderr, so --json output stays pure NDJSON; worded as trtexec words them.
   for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
   try {

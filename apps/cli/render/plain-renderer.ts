@@ -7,7 +7,8 @@ import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { formatCallback, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
-import { backendLabel, formatDuration } from '../format.js';
+import { formatDuration } from '../../shared/format.js';
+import { backendLabel } from '../labels.js';
 import type { BuildRenderer } from './renderer.js';
 import { summaryLines } from './summary.js';
 

@@ -4,7 +4,7 @@
 import { displayText } from '../../shared/display-text.js';
 import type { BuildFinished, CacheStats } from '../../shared/protocol.js';
 import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
-import { formatBytes, formatDuration } from '../format.js';
+import { formatBytes, formatDuration } from '../../shared/format.js';
 
 export function cacheLine(c: CacheStats): string {
   const parts = [`${c.entriesBefore} entries before`, `${c.entriesAfter} after (+${c.added})`, formatBytes(c.bytes)];

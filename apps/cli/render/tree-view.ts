@@ -8,7 +8,7 @@
 import type { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
-import { formatDuration } from '../format.js';
+import { formatDuration } from '../../shared/format.js';
 
 export interface ViewLine {
   text: string;

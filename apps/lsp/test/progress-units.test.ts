@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { StreamWriter, tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
-import { phaseRows } from '../build-view.js';
+import { phaseRows } from '../build-view-notification.js';
 import { parserDiagnostics, problemDiagnostics } from '../diagnostics.js';
 import { RisingPercentage, RUNNING_CAP } from '../percentage.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from '../work-done.js';

@@ -10,6 +10,7 @@ describe('app layout', () => {
     expect(l).toEqual({
       rendererDir: '/repo/dist/renderer',
       preloadPath: '/repo/dist/apps/main/preload.cjs',
+      iconPath: '/repo/packaging/icon.png',
       workerPath: '/repo/dist/apps/worker/worker.js',
       workerEnv: {},
     });

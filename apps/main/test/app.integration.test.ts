@@ -11,7 +11,8 @@ import type { BuildEvent } from '../../shared/protocol.js';
 import type { BuildStreamMessage, IpcResult } from '../ipc-channels.js';
 import { INVOKE, PUSH } from '../ipc-channels.js';
 import { isAlive } from './emulated-utility-process.js';
-import type { FakeApp, FakeBrowserWindow, FakeIpcMain, FakeMenu, FakeNotification, FakeProtocol } from './fake-electron.js';
+import { fakeEvent } from './fake-electron.js';
+import type { FakeApp, FakeBrowserWindow, FakeIpcMain, FakeMenu, FakeNotification, FakePowerSaveBlocker, FakeProtocol } from './fake-electron.js';
 
 vi.mock('electron', async () => {
   const fake = await import('./fake-electron.js');
@@ -29,7 +30,17 @@ vi.mock('electron', async () => {
     dialog: {
       showOpenDialog: () => Promise.reject(new Error('dialogs are stubbed through TBS_E2E_*')),
       showSaveDialog: () => Promise.reject(new Error('dialogs are stubbed through TBS_E2E_*')),
+      // The quit/close question: answered from the test (messageBoxAnswers), recorded.
+      messageBoxes: [] as Array<{ message: string; buttons: string[] }>,
+      messageBoxAnswers: [] as string[],
+      showMessageBox(_win: unknown, o: { message: string; buttons: string[] }) {
+        this.messageBoxes.push(o);
+        const answer = this.messageBoxAnswers.shift();
+        if (answer === undefined) return Promise.reject(new Error('the test did not expect a question'));
+        return Promise.resolve({ response: o.buttons.indexOf(answer) });
+      },
     },
+    powerSaveBlocker: new fake.FakePowerSaveBlocker(),
     utilityProcess: { fork: emulatedFork },
   };
 });
@@ -40,6 +51,8 @@ if (needed.length) console.log(`[skip] main process integration: not built yet: 
 
 interface Fakes {
   app: FakeApp;
+  powerSaveBlocker: FakePowerSaveBlocker;
+  dialog: { messageBoxes: Array<{ message: string; buttons: string[] }>; messageBoxAnswers: string[] };
   ipcMain: FakeIpcMain;
   protocol: FakeProtocol;
   BrowserWindow: typeof FakeBrowserWindow;
@@ -73,8 +86,11 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     process.env.TBS_USER_DATA_DIR = path.join(dir, 'user data');
     process.env.TBS_E2E_OPEN = model;
     process.env.TBS_E2E_SAVE = saved;
+    process.env.XDG_DATA_HOME = path.join(dir, 'data home');
     e = (await import('electron')) as unknown as Fakes;
     e.app.setPath('documents', dir);
+    e.app.setPath('home', path.join(dir, 'home'));
+    e.app.setPath('logs', path.join(dir, 'logs'));
     process.argv = [process.execPath, ROOT, '--inspect=0', argvModel];
     try {
       await import('../main.js');
@@ -84,8 +100,10 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     // Identity before 'ready' (Electron reads the desktop name when it makes the first window).
     expect(e.app.getName()).toBe('TRT Build Studio');
     if (process.platform === 'linux') expect([e.app.desktopName, e.app.desktopNameBeforeReady]).toEqual(['trt-build-studio.desktop', true]);
-    // The scheme must be privileged before Chromium starts, i.e. before 'ready'.
+    // The scheme must be privileged before Chromium starts, i.e. before 'ready'; so must the
+    // switch that makes old file-chooser portals fall back to GTK.
     expect(e.protocol.privileged).toEqual([expect.objectContaining({ scheme: 'app' })]);
+    if (process.platform === 'linux') expect(e.app.commandLine.switches).toContainEqual(['xdg-portal-required-version', '4']);
     expect(e.BrowserWindow.instances).toHaveLength(0);
     e.app.becomeReady();
     await vi.waitFor(() => expect(e.BrowserWindow.instances).toHaveLength(1));
@@ -104,6 +122,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     delete process.env.TBS_E2E_OPEN;
     delete process.env.TBS_E2E_SAVE;
     delete process.env.TBS_USER_DATA_DIR;
+    delete process.env.XDG_DATA_HOME;
   });
 
   it('opens one secure window on our own origin, served with the CSP', async () => {
@@ -145,6 +164,8 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     const { id } = await call<{ id: string }>(INVOKE.startBuild, { modelPath: model, options: { backend: 'simulated', simDuration: 0.6, simSeed: 3 } });
     await call(INVOKE.subscribe, { subscriptionId: 's1', buildId: id });
     await vi.waitFor(() => expect(e.Menu.getApplicationMenu()!.getMenuItemById('stop')!.enabled).toBe(true), { timeout: 5000 });
+    // The machine may not suspend while it runs.
+    expect([...e.powerSaveBlocker.active.values()]).toEqual(['prevent-app-suspension']);
     await vi.waitFor(() => expect(streamFor('s1').at(-1)).toMatchObject({ kind: 'events' }), { timeout: 10_000 });
     await vi.waitFor(
       () => {
@@ -166,6 +187,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(win.progress.some(([p]) => p > 0 && p <= 1)).toBe(true);
     await vi.waitFor(() => expect(win.progress.at(-1)?.[0]).toBe(-1));
     expect(e.Menu.getApplicationMenu()!.getMenuItemById('stop')!.enabled).toBe(false);
+    expect(e.powerSaveBlocker.active.size).toBe(0);
     expect(e.Notification.shown.at(-1)).toMatchObject({ title: 'Build succeeded' });
     expect(e.Notification.shown.at(-1)!.body).toContain('resnet tiny.onnx');
     // Clicking it (however late: it is kept referenced) brings the window back.
@@ -178,6 +200,8 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(result.location).toBe(path.resolve(saved));
     const builds = await call<Array<{ id: string; outputPath?: string }>>(INVOKE.listBuilds);
     const source = builds.find((b) => b.id === id)!.outputPath!;
+    // Engines live in the data folder, not in the configuration folder (userData).
+    expect(source.startsWith(path.join(dir, 'data home', 'trt-build-studio', 'engines') + path.sep)).toBe(true);
     expect(readFileSync(result.location).equals(readFileSync(source))).toBe(true);
     expect(result.bytes).toBe(readFileSync(source).length);
   });
@@ -194,9 +218,32 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     await vi.waitFor(() => expect(streamFor('s2').some((m) => m.kind === 'events' && m.events.some((ev) => ev.type === 'phase.step'))).toBe(true), { timeout: 10_000 });
     const pid = workerPids.at(-1)!;
     expect(isAlive(pid)).toBe(true);
+    // Closing the window asks first; "Keep building" keeps the window and the build.
+    e.dialog.messageBoxAnswers.push('Keep building');
+    const closeEvent = fakeEvent({});
+    win.emit('close', closeEvent);
+    expect(closeEvent.defaultPrevented).toBe(true);
+    await vi.waitFor(() => expect(e.dialog.messageBoxes).toHaveLength(1));
+    expect(e.dialog.messageBoxes[0].message).toBe('A build is running.');
+    // Quit asks too; "Keep building" again: nothing stops.
+    e.dialog.messageBoxAnswers.push('Keep building');
     e.app.quit();
+    await vi.waitFor(() => expect(e.dialog.messageBoxes).toHaveLength(2));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(isAlive(pid)).toBe(true);
+    expect(e.app.exited).toBe(false);
+    expect(streamFor('s2').some((m) => m.kind === 'events' && m.events.some((ev) => ev.type === 'build.cancelling'))).toBe(false);
+    // "Stop and quit" stops it; a launch in the meantime relaunches the app once it has quit.
+    e.dialog.messageBoxAnswers.push('Stop and quit');
+    e.app.quit();
+    await vi.waitFor(() => expect(e.dialog.messageBoxes).toHaveLength(3));
+    await vi.waitFor(() => expect(streamFor('s2').some((m) => m.kind === 'events' && m.events.some((ev) => ev.type === 'build.cancelling'))).toBe(true), { timeout: 5000 });
+    win.emit('closed');
+    e.app.emit('second-instance', {}, [process.execPath, ROOT], '/');
     expect(e.app.exited).toBe(false);
     await vi.waitFor(() => expect(e.app.exited).toBe(true), { timeout: 12_000 });
+    expect(e.app.relaunched).toBe(1);
+    expect(e.powerSaveBlocker.active.size).toBe(0);
     const events = streamFor('s2').flatMap((m) => (m.kind === 'events' ? m.events : []));
     expect(events.find((ev) => ev.type === 'build.cancelling')).toMatchObject({ reason: 'shutdown' });
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'cancelled' });

@@ -64,6 +64,17 @@ describe('native dialogs', () => {
     expect(dialog.showOpenDialog).not.toHaveBeenCalled();
   });
 
+  it('a packaged app ignores TBS_E2E_* and always shows the real dialogs', async () => {
+    const d = createDialogs({ TBS_E2E_OPEN: '/planted/m.onnx', TBS_E2E_SAVE: '/etc/passwd', TBS_E2E_TIMING_CACHE: '/x.cache' }, { isPackaged: true });
+    dialog.showOpenDialog.mockResolvedValue({ canceled: false, filePaths: ['/real/m.onnx'] });
+    dialog.showSaveDialog.mockResolvedValue({ canceled: false, filePath: '/real/out.engine' });
+    expect(await d.chooseModel(null)).toBe('/real/m.onnx');
+    expect(await d.chooseEngineDestination(null, '/x')).toBe('/real/out.engine');
+    expect(await d.chooseTimingCache(null, '/x')).toBe('/real/out.engine');
+    expect(dialog.showOpenDialog).toHaveBeenCalledTimes(1);
+    expect(dialog.showSaveDialog).toHaveBeenCalledTimes(2);
+  });
+
   it('resolves stubbed relative paths against the working directory', () => {
     expect(new StubAnswers('rel/m.onnx').take()).toBe(path.resolve('rel/m.onnx'));
     expect(new StubAnswers('').active).toBe(false);

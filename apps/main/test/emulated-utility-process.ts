@@ -3,8 +3,11 @@
 // Electron's ({ postMessage, on('message', ({ data }) => …) }), so the worker takes the code path
 // it takes in a real utility process. Like Electron's UtilityProcess, `pid` is undefined until
 // 'spawn' and again once 'exit' has been emitted (stdout/stderr become null then too), so code
-// that reads the pid at the wrong moment fails here as it would in the app. What it cannot show:
-// Electron's own process management.
+// that reads the pid at the wrong moment fails here as it would in the app. Two more of
+// Electron's habits on Linux are copied because code has to cope with them: 'exit' carries the
+// raw wait status (exit(1) is 256, SIGABRT is 6), and the stdout/stderr listeners are removed in
+// the same turn as 'exit', so output still in the pipe is lost. What it cannot show: Electron's
+// own process management.
 import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -65,7 +68,12 @@ export function emulatedFork(modulePath: string, args: string[], options: { env?
   });
   child.on('message', (m) => up.emit('message', m));
   child.on('exit', (code, signal) => {
-    up.emit('exit', code ?? 128 + (signal ? constants.signals[signal] : 0));
+    // Node's 'exit' can come before the pipes are drained: Electron drops what is left.
+    child.stdout?.removeAllListeners('data');
+    child.stderr?.removeAllListeners('data');
+    child.stdout?.resume();
+    child.stderr?.resume();
+    up.emit('exit', signal ? constants.signals[signal] : (code ?? 0) << 8);
     up.pid = undefined;
     up.stdout = null;
     up.stderr = null;

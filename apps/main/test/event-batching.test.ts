@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Subscription } from '../../service/api.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { EventBatcher, FRAME_MS } from '../event-batcher.js';
+import { RendererBatcher, FRAME_MS } from '../renderer-batcher.js';
 import { PUSH, type BuildStreamMessage } from '../ipc-channels.js';
 import { SubscriptionHub, type StreamTarget } from '../subscription-hub.js';
 import { viewFromRecord } from '../../shared/view-format.js';
@@ -17,10 +17,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('EventBatcher', () => {
+describe('RendererBatcher', () => {
   it('sends at most once per budget under a continuous stream; only superseded steps are coalesced', () => {
     const sends: Array<{ at: number; events: BuildEvent[] }> = [];
-    const b = new EventBatcher((events) => sends.push({ at: performance.now(), events }));
+    const b = new RendererBatcher((events) => sends.push({ at: performance.now(), events }));
     let seq = 0;
     const logs: number[] = [];
     // 100k events/s for one simulated second, pushed in 1 ms slices of 100: steps of one phase
@@ -49,7 +49,7 @@ describe('EventBatcher', () => {
 
   it('waits for the next tick even for the first event, so a snapshot sent right after goes first', () => {
     const order: string[] = [];
-    const b = new EventBatcher(() => order.push('events'));
+    const b = new RendererBatcher(() => order.push('events'));
     b.push([step(0)]);
     order.push('snapshot');
     vi.advanceTimersByTime(0);
@@ -58,7 +58,7 @@ describe('EventBatcher', () => {
 
   it('flush sends what is pending at once; close drops it and ignores later pushes', () => {
     const deliver = vi.fn();
-    const b = new EventBatcher(deliver);
+    const b = new RendererBatcher(deliver);
     b.push([step(0), step(1)]);
     b.flush();
     expect(deliver).toHaveBeenCalledTimes(1);

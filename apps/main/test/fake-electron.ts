@@ -93,6 +93,14 @@ export class FakeApp extends EventEmitter {
   isReady = false;
   readonly paths = new Map<string, string>();
   readonly recentDocuments: string[] = [];
+  /** Chromium switches appended (before 'ready', where they take effect). */
+  readonly commandLine = {
+    switches: [] as Array<[string, string | undefined]>,
+    appendSwitch(name: string, value?: string) {
+      this.switches.push([name, value]);
+    },
+  };
+  relaunched = 0;
   private resolveReady!: () => void;
   private readonly ready = new Promise<void>((r) => (this.resolveReady = r));
   constructor(private readonly appPath: string) {
@@ -132,6 +140,9 @@ export class FakeApp extends EventEmitter {
   }
   addRecentDocument(p: string) {
     this.recentDocuments.push(p);
+  }
+  relaunch() {
+    this.relaunched++;
   }
   quit() {
     const e = fakeEvent({});
@@ -213,4 +224,21 @@ export function fakeEvent<T extends object>(fields: T): T & { defaultPrevented: 
     },
   };
   return e;
+}
+
+/** Electron's powerSaveBlocker: ids from start(), stop() ends one. */
+export class FakePowerSaveBlocker {
+  readonly active = new Map<number, string>();
+  private next = 1;
+  start(type: string) {
+    const id = this.next++;
+    this.active.set(id, type);
+    return id;
+  }
+  stop(id: number) {
+    return this.active.delete(id);
+  }
+  isStarted(id: number) {
+    return this.active.has(id);
+  }
 }

@@ -1,6 +1,6 @@
 // The IPC surface as the renderer sees it: who may call, what may be sent, and what comes back.
 // The service is an in-memory stand-in; files are real (temp folder).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -11,6 +11,7 @@ import { registerIpcHandlers } from '../ipc-handlers.js';
 import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
 import { OpenRequests } from '../open-requests.js';
 import { RecentFiles } from '../recent-files.js';
+import { SaveFolders } from '../save-folders.js';
 import { createSenderCheck } from '../sender-check.js';
 import { SubscriptionHub } from '../subscription-hub.js';
 import { FakeWebContents } from './fake-electron.js';
@@ -107,7 +108,7 @@ function setup() {
     openRequests,
     hub,
     windowOf: () => null,
-    defaultSaveDir: dir,
+    saveFolders: new SaveFolders(path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-settings-')), 'settings.json'), dir),
     onBuildStarted: (id) => started.push(id),
     log: (m) => refused.push(m),
   });
@@ -311,6 +312,23 @@ describe('saving the engine', () => {
     expect(existsSync(path.join(t.dir, 'x.engine'))).toBe(false);
   });
 
+  it('opens the next save dialog where the last engine was saved, and the timing-cache dialog where the last cache was', async () => {
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'tbs-saved-'));
+    t.dialogAnswers.engine = path.join(elsewhere, 'first.engine');
+    await t.call(INVOKE.saveEngine, { id: 'b1' });
+    await t.call(INVOKE.saveEngine, { id: 'b1' });
+    expect(t.dialogs.chooseEngineDestination).toHaveBeenLastCalledWith(null, path.join(elsewhere, 'm.engine'));
+    // Another kind keeps its own folder (still the default here).
+    t.dialogAnswers.cache = null;
+    await t.call(INVOKE.chooseTimingCache);
+    expect(t.dialogs.chooseTimingCache).toHaveBeenLastCalledWith(null, path.join(t.dir, 'timing.cache'));
+    // A remembered folder that has gone falls back to the default.
+    rmSync(elsewhere, { recursive: true, force: true });
+    t.dialogAnswers.engine = null;
+    await t.call(INVOKE.saveEngine, { id: 'b1' });
+    expect(t.dialogs.chooseEngineDestination).toHaveBeenLastCalledWith(null, path.join(t.dir, 'm.engine'));
+  });
+
   it('fails cleanly when the destination is a folder, keeping what was there', async () => {
     const dest = path.join(t.dir, 'folder.engine');
     mkdirSync(dest);
@@ -350,7 +368,7 @@ describe('engines in the output folder', () => {
       openRequests: t.openRequests,
       hub: new SubscriptionHub(farmLike),
       windowOf: () => null,
-      defaultSaveDir: t.dir,
+      saveFolders: new SaveFolders(path.join(t.dir, 'unused-settings.json'), t.dir),
       onBuildStarted: () => undefined,
     });
     const ev = t.event();

@@ -20,7 +20,7 @@ describe('application menu', () => {
     const expected = [
       [MENU_IDS.open, 'CmdOrCtrl+O', 'open'],
       [MENU_IDS.build, 'CmdOrCtrl+B', 'build'],
-      [MENU_IDS.stop, 'Escape', 'stop'],
+      [MENU_IDS.stop, 'CmdOrCtrl+.', 'stop'],
       [MENU_IDS.save, 'CmdOrCtrl+S', 'save'],
     ] as const;
     for (const [id, accelerator, action] of expected) {
@@ -31,12 +31,18 @@ describe('application menu', () => {
     }
   });
 
+  it('no menu item takes a bare Escape (it would stop a build from any picker or field)', () => {
+    const accels = make().items.map((i) => i.accelerator).filter(Boolean);
+    expect(accels).not.toContain('Escape');
+    expect(accels).not.toContain('Esc');
+  });
+
   it('accelerators are unique', () => {
     const accels = make().items.map((i) => i.accelerator).filter(Boolean);
     expect(new Set(accels).size).toBe(accels.length);
   });
 
-  it('enables Stop (and its Escape key) only while a build runs', () => {
+  it('enables Stop (and its Ctrl+. key) only while a build runs', () => {
     const { byId } = make();
     expect(byId(MENU_IDS.stop).enabled).toBe(false);
     const stop = { enabled: false };

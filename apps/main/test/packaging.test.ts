@@ -106,9 +106,35 @@ const newest = (versions: string[]) => versions.sort(cmpVersion).at(-1);
 const minimumOf = (depends: string[], name: string) => depends.map((d) => new RegExp(`^${name.replace(/[+.]/g, '\\$&')} \\(>= ([0-9.]+)\\)$`).exec(d)?.[1]).find(Boolean);
 
 describe('electron-builder.yml and package.json', () => {
-  it('builds the three Linux targets', () => {
-    expect([...config.linux.target].sort()).toEqual(['AppImage', 'deb', 'dir']);
+  it('builds the deb and dir targets, and no AppImage (its desktop entry runs without the OS sandbox)', () => {
+    expect([...config.linux.target].sort()).toEqual(['deb', 'dir']);
     expect(config.linux.executableName).toMatch(/^[a-z0-9-]+$/);
+    // The reason is written down where people look for it.
+    expect(readFileSync(path.join(ROOT, 'docs', 'electron.md'), 'utf8')).toMatch(/no AppImage[\s\S]*--no-sandbox/i);
+  });
+
+  it('declares in the deb every system library the Electron binary links (libgbm1 and libasound2 included)', () => {
+    const depends = config.deb?.depends ?? [];
+    const lines = readFileSync(path.join(ROOT, 'packaging', 'electron-linked-libraries.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'));
+    const libs = lines.map((l) => ({ soname: l.split(/\s+/)[0], pkg: l.slice(l.indexOf(' ') + 1).trim() }));
+    expect(libs.map((l) => l.soname)).toEqual(expect.arrayContaining(['libgbm.so.1', 'libasound.so.2', 'libnss3.so', 'libxkbcommon.so.0', 'libdrm.so.2']));
+    const missing = libs.filter((l) => !depends.includes(l.pkg)).map((l) => `${l.soname} (${l.pkg})`);
+    expect(missing, 'add these to deb.depends in electron-builder.yml').toEqual([]);
+    // What the app itself uses at run time beyond what the binary links.
+    expect(depends).toEqual(expect.arrayContaining(['libnotify4', 'xdg-utils', 'libsecret-1-0', 'libuuid1', 'libxss1', 'libxtst6']));
+    // Each alternative on Ubuntu 24.04 is the same library under its 64-bit time_t name.
+    for (const d of depends.filter((x) => x.includes('|'))) {
+      const [a, b] = d.split('|').map((x) => x.trim());
+      expect(b.replace(/t64$/, ''), d).toBe(a);
+    }
+  });
+
+  it('gives the window its icon from inside the app (BrowserWindow icon), not only the installed .desktop entry', () => {
+    expect(config.files).toContain('packaging/icon.png');
+    const window = readFileSync(path.join(ROOT, 'apps', 'main', 'window.ts'), 'utf8');
+    expect(window).toMatch(/icon: opts\.iconPath/);
   });
 
   it('has the metadata the deb target refuses to build without (homepage, author with email)', () => {
@@ -196,8 +222,6 @@ describe('electron-builder.yml and package.json', () => {
     expect(gcc, `GLIBCXX_${glibcxx} is not in the table above: add the GCC release that introduced it`).toBeDefined();
     expect(libstdcxx, `deb.depends needs "libstdc++6 (>= ${gcc})"`).toBeDefined();
     expect(Number(libstdcxx!.split('.')[0]), `the addon needs GLIBCXX_${glibcxx} (GCC ${gcc})`).toBeGreaterThanOrEqual(gcc);
-    // Setting depends replaces electron-builder's list for Electron itself; it must still be there.
-    expect(depends).toEqual(expect.arrayContaining(['libgtk-3-0', 'libnss3', 'libnotify4', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0']));
   });
 });
 
@@ -313,8 +337,10 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
     expect(files.has(`/${path.dirname(ADDON)}/${f}`), `${f} is in app.asar's listing`).toBe(true);
   }
   // Nothing that only serves development.
-  const leaks = [...files].filter((f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs|packaging)\//.test(f) && !f.startsWith('/node_modules/'));
+  const leaks = [...files].filter((f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs|packaging)\//.test(f) && !f.startsWith('/node_modules/') && f !== '/packaging/icon.png');
   expect(leaks).toEqual([]);
+  // The window icon (app-paths.ts iconPath) is inside the app.
+  expect(files).toContain('/packaging/icon.png');
   // Everything main, the preload and the worker load at run time, followed through node_modules,
   // resolves inside the packed app: a file left out, a dependency electron-builder dropped, or a
   // devDependency used at run time fails here instead of on a user's machine.

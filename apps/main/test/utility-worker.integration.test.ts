@@ -100,7 +100,30 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
       const crash = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });
       const result = await svc.waitForResult(crash.id);
       expect(result.status).toBe('crashed');
-      expect(result.error).toMatch(/exited without a result \(exit code \d+\).*the worker process ran out of memory \(Electron: oom, exit code \d+\)/);
+      expect(result.error).toMatch(/exited without a result \(signal SIGABRT\).*the worker process ran out of memory \(Electron: oom, signal SIGABRT\)/);
+    } finally {
+      await svc.shutdown();
+      await own.killAll(2000);
+    }
+  });
+
+  it("names the signal that ended a worker, never a raw status, and quotes its last stderr lines from the worker's file", async () => {
+    // The simulated crash prints a line on fd 2 and aborts. In Electron (and in the emulation)
+    // the pipe's listeners are gone by then: only the worker's stderr file still has the line.
+    const stderrDir = path.join(dir, 'worker-stderr');
+    const own = createUtilityLauncher({ workerPath: WORKER, fork: emulatedFork as never, stderrDir });
+    const svc = createBuildService({ launcher: own.launch, outputDir: path.join(dir, 'engines-stderr'), cancelKillMs: 3000 });
+    try {
+      const crash = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });
+      const result = await svc.waitForResult(crash.id);
+      expect(result.status).toBe('crashed');
+      expect(result.error).toContain('(signal SIGABRT)');
+      expect(result.error).not.toMatch(/exit code (6|134)\b/);
+      expect(result.error).toMatch(/last output: .*simulated crash in phase/);
+      // One file per worker (the service may also start one to list backends).
+      const texts = fs.readdirSync(stderrDir).map((f) => fs.readFileSync(path.join(stderrDir, f), 'utf8'));
+      expect(texts.filter((t) => t.includes('simulated crash in phase'))).toHaveLength(1);
+      expect(fs.statSync(stderrDir).mode & 0o777).toBe(0o700);
     } finally {
       await svc.shutdown();
       await own.killAll(2000);

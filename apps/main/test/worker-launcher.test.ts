@@ -2,6 +2,9 @@
 // binary, which cannot be had here). What is checked: how messages, exits and kills are mapped
 // onto the service's WorkerChannel, and that no worker outlives killAll().
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 
@@ -14,6 +17,12 @@ vi.mock('electron', () => ({
 }));
 
 const { createUtilityLauncher } = await import('../worker-launcher.js');
+
+// Raw wait statuses, as Electron's utilityProcess reports them on Linux.
+const SIGKILL = 9;
+const SIGABRT = 6;
+const SIGSEGV = 11;
+const exited = (code: number) => code << 8;
 
 /** Behaves as Electron's does: no pid before 'spawn', none after 'exit' has been emitted. */
 class FakeUtilityProcess extends EventEmitter {
@@ -43,13 +52,14 @@ class FakeUtilityProcess extends EventEmitter {
     this.killed++;
     return true;
   }
-  exit(code: number) {
-    this.emit('exit', code);
+  /** `status` is a raw wait status (see `exited` and the signal numbers above). */
+  exit(status: number) {
+    this.emit('exit', status);
     this.pid = undefined;
   }
 }
 
-function setup(env?: Record<string, string>, opts: { app?: EventEmitter } = {}) {
+function setup(env?: Record<string, string>, opts: { app?: EventEmitter; stderrDir?: string } = {}) {
   const children: FakeUtilityProcess[] = [];
   const killedPids: number[] = [];
   const refused = new Set<number>();
@@ -67,10 +77,12 @@ function setup(env?: Record<string, string>, opts: { app?: EventEmitter } = {}) 
       // SIGKILL: the process dies and Electron reports the exit shortly after.
       const c = children.find((x) => x.osPid === pid && x.pid !== undefined);
       if (!c) throw Object.assign(new Error('kill ESRCH'), { code: 'ESRCH' });
-      setTimeout(() => c.exit(137), 5);
+      setTimeout(() => c.exit(SIGKILL), 5);
     },
     app: opts.app as never,
     goneWaitMs: 100,
+    stderrDir: opts.stderrDir,
+    platform: 'linux',
   });
   /** Launch, then let the fake report 'spawn' as Electron does once the process is up. */
   const start = () => {
@@ -106,7 +118,7 @@ describe('utilityProcess launcher', () => {
     children[0].emit('message', { type: 'ready', pid: 4242 });
     expect(got).toEqual([{ type: 'ready', pid: 4242 }]);
     expect(launcher.live).toBe(1);
-    children[0].exit(3);
+    children[0].exit(exited(3));
     expect(exits).toEqual([[3, null]]);
     expect(launcher.live).toBe(0);
   });
@@ -119,7 +131,7 @@ describe('utilityProcess launcher', () => {
     expect(ch.pid).toBe(4242);
     const seen: Array<number | undefined> = [];
     ch.onExit(() => queueMicrotask(() => seen.push(ch.pid)));
-    children[0].exit(139);
+    children[0].exit(SIGSEGV | 0x80);
     expect(children[0].pid).toBeUndefined();
     expect(ch.pid).toBe(4242);
     return Promise.resolve().then(() => expect(seen).toEqual([4242]));
@@ -143,14 +155,14 @@ describe('utilityProcess launcher', () => {
     expect(new Set(names).size).toBe(2);
     children[0].stderr.write('allocating 80 GiB\n');
     await new Promise((r) => setImmediate(r));
-    const exits: Array<number | null> = [];
-    ch.onExit((code) => exits.push(code));
+    const exits: Array<string | null> = [];
+    ch.onExit((_code, signal) => exits.push(signal));
     // Electron posts 'exit' and 'child-process-gone' separately; the exit waits for the reason.
-    children[0].exit(9);
+    children[0].exit(SIGKILL);
     expect(exits).toEqual([]);
-    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: 9, serviceName: 'node.mojom.NodeService', name: names[0] });
-    expect(exits).toEqual([9]);
-    expect(ch.stderrTail!()).toBe('allocating 80 GiB\nthe worker process ran out of memory (Electron: oom, exit code 9)');
+    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: SIGKILL, serviceName: 'node.mojom.NodeService', name: names[0] });
+    expect(exits).toEqual(['SIGKILL']);
+    expect(ch.stderrTail!()).toBe('allocating 80 GiB\nthe worker process ran out of memory (Electron: oom, signal SIGKILL)');
     // Another worker's reason, or another process type, is not ours.
     app.emit('child-process-gone', {}, { type: 'GPU', reason: 'crashed', exitCode: 1, name: names[1] });
     expect(other.stderrTail!()).toBe('');
@@ -160,12 +172,12 @@ describe('utilityProcess launcher', () => {
     const app = new EventEmitter();
     const { start, children } = setup(undefined, { app });
     const ch = start();
-    const exits: Array<number | null> = [];
-    ch.onExit((code) => exits.push(code));
-    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'killed', exitCode: 137, name: children[0].options.serviceName });
-    children[0].exit(137);
-    expect(exits).toEqual([137]);
-    expect(ch.stderrTail!()).toMatch(/^the worker process was killed .*\(Electron: killed, exit code 137\)$/);
+    const exits: Array<string | null> = [];
+    ch.onExit((_code, signal) => exits.push(signal));
+    app.emit('child-process-gone', {}, { type: 'Utility', reason: 'killed', exitCode: SIGKILL, name: children[0].options.serviceName });
+    children[0].exit(SIGKILL);
+    expect(exits).toEqual(['SIGKILL']);
+    expect(ch.stderrTail!()).toMatch(/^the worker process was killed .*\(Electron: killed, signal SIGKILL\)$/);
   });
 
   it('an abnormal exit without a child-process-gone is still reported, after a short wait; a clean exit at once', async () => {
@@ -174,19 +186,19 @@ describe('utilityProcess launcher', () => {
     const crashed = start();
     const clean = start();
     const exits: string[] = [];
-    crashed.onExit((code) => exits.push(`crashed ${code}`));
-    clean.onExit((code) => exits.push(`clean ${code}`));
-    children[0].exit(134);
+    crashed.onExit((code, signal) => exits.push(`crashed ${signal ?? code}`));
+    clean.onExit((code, signal) => exits.push(`clean ${signal ?? code}`));
+    children[0].exit(SIGABRT | 0x80);
     children[1].exit(0);
     expect(exits).toEqual(['clean 0']);
-    await vi.waitFor(() => expect(exits).toEqual(['clean 0', 'crashed 134']));
+    await vi.waitFor(() => expect(exits).toEqual(['clean 0', 'crashed SIGABRT']));
     expect(crashed.stderrTail!()).toBe('');
   });
 
   it('never posts to a worker that has exited (that crashed Electron main: electron#53293)', () => {
     const { start, children } = setup();
     const ch = start();
-    children[0].exit(1);
+    children[0].exit(exited(1));
     expect(() => ch.send({ type: 'cancel', reason: 'shutdown' })).not.toThrow();
     expect(children[0].posted).toEqual([]);
   });
@@ -226,7 +238,7 @@ describe('utilityProcess launcher', () => {
     start();
     start();
     start();
-    children[1].exit(0);
+    children[1].exit(exited(0));
     expect(launcher.live).toBe(2);
     await launcher.killAll(1000);
     expect(launcher.live).toBe(0);
@@ -242,5 +254,59 @@ describe('utilityProcess launcher', () => {
     children[0].spawn();
     expect(killedPids).toEqual([4242]);
     await vi.waitFor(() => expect(launcher.live).toBe(0));
+  });
+
+  it('decodes every raw wait status into an exit code or a signal name (SIGSEGV, SIGKILL, exit(1) = 256)', () => {
+    const { start, children } = setup();
+    const cases: Array<[number, [number | null, string | null]]> = [
+      [exited(1), [1, null]],
+      [exited(0), [0, null]],
+      [SIGSEGV, [null, 'SIGSEGV']],
+      [SIGSEGV | 0x80, [null, 'SIGSEGV']],
+      [SIGKILL, [null, 'SIGKILL']],
+    ];
+    cases.forEach(([status], i) => {
+      const ch = start();
+      ch.onExit((code, signal) => expect([code, signal], `status ${status}`).toEqual(cases[i][1]));
+      children[i].exit(status);
+    });
+  });
+
+  it("quotes a dying worker's last stderr lines from its file, which Electron's dropped pipe listeners never deliver", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-stderr-files-'));
+    try {
+      const { start, children } = setup(undefined, { stderrDir: path.join(dir, 'logs') });
+      const ch = start();
+      const file = (children[0].options.env as Record<string, string>).TBS_WORKER_STDERR_FILE;
+      expect(path.dirname(file)).toBe(path.join(dir, 'logs'));
+      expect(fs.statSync(path.join(dir, 'logs')).mode & 0o777).toBe(0o700);
+      // What the worker's native code writes on fd 2 after the redirect, right before it dies.
+      fs.writeFileSync(file, "terminate called after throwing an instance of 'std::bad_alloc'\n");
+      const exits: Array<string | null> = [];
+      ch.onExit((_c, signal) => exits.push(signal));
+      children[0].exit(SIGABRT);
+      expect(exits).toEqual(['SIGABRT']);
+      expect(ch.stderrTail!()).toContain("terminate called after throwing an instance of 'std::bad_alloc'");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps only the newest worker stderr files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-stderr-files-'));
+    try {
+      const { start, children } = setup(undefined, { stderrDir: dir });
+      for (let i = 0; i < 25; i++) {
+        start();
+        fs.writeFileSync((children[i].options.env as Record<string, string>).TBS_WORKER_STDERR_FILE, `worker ${i}\n`);
+        children[i].exit(exited(0));
+      }
+      const left = fs.readdirSync(dir);
+      expect(left.length).toBe(20);
+      expect(left.some((f) => fs.readFileSync(path.join(dir, f), 'utf8') === 'worker 24\n')).toBe(true);
+      expect(left.some((f) => fs.readFileSync(path.join(dir, f), 'utf8') === 'worker 0\n')).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

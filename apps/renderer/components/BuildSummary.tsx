@@ -1,7 +1,7 @@
 import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 
 /**
  * What a finished build comes down to, in one place above its tree: how it ended, how long it

@@ -1,6 +1,6 @@
 import { useApp } from '../hooks.js';
 import { formatBytes } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 import { stoppedMidTimingNote } from '../../shared/view-format.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 import { recordDurationMs } from '../store/controller.js';
 import { baseName, isUserPath, splitForMiddleEllipsis } from '../../shared/file-names.js';
 

@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Severity } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 import type { LogLine } from '../store/log-ring.js';
 
 const ROW_H = 18;

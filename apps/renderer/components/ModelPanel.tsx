@@ -3,7 +3,7 @@ import type { ModelSummary } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes } from '../../shared/format.js';
 import { modelTooltip } from '../../shared/file-names.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 
 const TOP_OPS = 8;
 

@@ -1,4 +1,4 @@
-import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
+import { useEffect, useState } from 'react';
 import type { ModelRef } from '../../shared/build-client.js';
 import { chosenBackend, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 import type { BackendInfo } from '../../shared/protocol.js';
@@ -8,13 +8,8 @@ import { trtexecCommandWithWarnings } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
 import { knobDatabaseOf } from '../../shared/build-routes.js';
 import { BuildRouteField } from './BuildRouteField.js';
+import { Field, OptionControls } from './OptionControls.js';
 import { ShapeInputs } from './ShapeInputs.js';
-
-const HARDWARE_LABEL: Record<Exclude<FormState['hardwareCompatibility'], ''>, string> = {
-  none: 'none',
-  ampere_plus: 'ampere+',
-  same_compute_capability: 'same compute capability',
-};
 
 export function OptionsForm() {
   const c = useController();
@@ -32,13 +27,12 @@ export function OptionsForm() {
   // build routes: 11.1+) and what the trtexec command says.
   const caps = formCapabilities(form.backend, backends);
   const valueInputs = model ? shapeValueInputs(model.summary) : [];
-  const hardware = caps ? caps.hardwareCompatibility : (Object.keys(HARDWARE_LABEL) as Array<keyof typeof HARDWARE_LABEL>);
 
   // Choices the version in use does not have are dropped, not kept hidden: Build must not send a
   // precision flag to TensorRT 11 because it was ticked while another backend was selected.
   const dropPrecision = !!caps && (form.precision.some((p) => !caps.precisions.includes(p)) || (caps.stronglyTypedImplied && form.stronglyTyped));
   const dropRoute = !!caps && !caps.buildRoutes && form.buildRoute !== '';
-  const dropHardware = !!caps && form.hardwareCompatibility !== '' && !caps.hardwareCompatibility.includes(form.hardwareCompatibility);
+  const dropHardware = !!caps && form.hardwareCompatibility !== '' && !(caps.hardwareCompatibility as readonly string[]).includes(form.hardwareCompatibility);
   useEffect(() => {
     if (!caps || (!dropPrecision && !dropRoute && !dropHardware)) return;
     c.store.setState((s) => ({
@@ -46,7 +40,7 @@ export function OptionsForm() {
         ...s.form,
         ...(dropPrecision ? { precision: s.form.precision.filter((p) => caps.precisions.includes(p)), stronglyTyped: caps.stronglyTypedImplied ? false : s.form.stronglyTyped } : {}),
         ...(dropRoute ? { buildRoute: '' } : {}),
-        ...(dropHardware ? { hardwareCompatibility: '' as const } : {}),
+        ...(dropHardware ? { hardwareCompatibility: '' } : {}),
       },
     }));
   }, [c, caps, dropPrecision, dropRoute, dropHardware]);
@@ -113,168 +107,167 @@ export function OptionsForm() {
             })}
           </fieldset>
         )}
-        <Field label="Backend">
-          <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
-            <option value="auto">auto</option>
-            <option value="tensorrt" disabled={!!backendReason(trt)}>
-              TensorRT{trt?.version ? ` ${trt.version}` : ''}
-              {backendReason(trt) ? ' (unavailable)' : ''}
-            </option>
-            <option value="simulated" disabled={!!backendReason(sim)}>
-              simulated
-            </option>
-          </select>
-        </Field>
-        {backendReason(trt) && (
-          <details className="hint">
-            <summary>TensorRT unavailable: why?</summary>
-            {backendReason(trt)}
-          </details>
-        )}
-        {backendsError && <p className="error">Backends: {backendsError}</p>}
-        {simUsed && sim?.emulates && <p className="hint">The simulator behaves as TensorRT {sim.emulates}: no GPU is used, no real engine is made.</p>}
-        <Field label="Optimization level">
-          <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
-            {[0, 1, 2, 3, 4, 5].map((n) => (
-              <option key={n} value={n}>
-                {n}
-                {n === 3 ? ' (default)' : ''}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <OptionControls
+          group="top"
+          form={form}
+          set={set}
+          caps={caps}
+          custom={{
+            backend: () => (
+              <>
+                <Field label="Backend">
+                  <select value={form.backend} onChange={(e) => set({ backend: e.target.value as FormState['backend'] })}>
+                    <option value="auto">auto</option>
+                    <option value="tensorrt" disabled={!!backendReason(trt)}>
+                      TensorRT{trt?.version ? ` ${trt.version}` : ''}
+                      {backendReason(trt) ? ' (unavailable)' : ''}
+                    </option>
+                    <option value="simulated" disabled={!!backendReason(sim)}>
+                      simulated
+                    </option>
+                  </select>
+                </Field>
+                {backendReason(trt) && (
+                  <details className="hint">
+                    <summary>TensorRT unavailable: why?</summary>
+                    {backendReason(trt)}
+                  </details>
+                )}
+                {backendsError && <p className="error">Backends: {backendsError}</p>}
+                {simUsed && sim?.emulates && <p className="hint">The simulator behaves as TensorRT {sim.emulates}: no GPU is used, no real engine is made.</p>}
+              </>
+            ),
+            optLevel: () => (
+              <Field label="Optimization level">
+                <select value={form.optLevel} onChange={(e) => set({ optLevel: Number(e.target.value) })}>
+                  {[0, 1, 2, 3, 4, 5].map((n) => (
+                    <option key={n} value={n}>
+                      {n}
+                      {n === 3 ? ' (default)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            ),
+          }}
+        />
         <fieldset>
           <legend>Precision</legend>
-          {caps?.stronglyTypedImplied ? (
-            <p className="hint">
-              Strongly typed (TensorRT {caps.version} has no precision flags: precision comes from the model; cast or quantize it
-              offline, e.g. with NVIDIA Model Optimizer).
-            </p>
-          ) : (
-            <label className="check">
-              <input type="checkbox" checked={form.stronglyTyped} onChange={(e) => set({ stronglyTyped: e.target.checked })} />
-              Strongly typed
-            </label>
-          )}
-          {FORM_PRECISIONS.filter((p) => !caps || caps.precisions.includes(p)).map((p) => (
-            <label key={p} className="check" title={form.stronglyTyped ? 'Precision comes from the model when strongly typed' : undefined}>
-              <input
-                type="checkbox"
-                disabled={form.stronglyTyped}
-                checked={!form.stronglyTyped && form.precision.includes(p)}
-                onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
-              />
-              {p}
-              {(caps?.deprecatedPrecisions.includes(p) || caps?.weakTypingDeprecated) && <span className="muted"> (deprecated)</span>}
-              {p === 'int8' && form.precision.includes('int8') && (
-                <span className="muted" role="note">
-                  {' '}
-                  without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)
-                </span>
-              )}
-            </label>
-          ))}
-          <label className="check" title="Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores">
-            <input type="checkbox" checked={form.tf32} onChange={(e) => set({ tf32: e.target.checked })} />
-            TF32
-          </label>
+          <OptionControls
+            group="precision"
+            form={form}
+            set={set}
+            caps={caps}
+            custom={{
+              stronglyTyped: () =>
+                caps?.stronglyTypedImplied ? (
+                  <p className="hint">
+                    Strongly typed (TensorRT {caps.version} has no precision flags: precision comes from the model; cast or quantize it
+                    offline, e.g. with NVIDIA Model Optimizer).
+                  </p>
+                ) : (
+                  <label className="check">
+                    <input type="checkbox" checked={form.stronglyTyped} onChange={(e) => set({ stronglyTyped: e.target.checked })} />
+                    Strongly typed
+                  </label>
+                ),
+              precision: () =>
+                FORM_PRECISIONS.filter((p) => !caps || caps.precisions.includes(p)).map((p) => (
+                  <label key={p} className="check" title={form.stronglyTyped ? 'Precision comes from the model when strongly typed' : undefined}>
+                    <input
+                      type="checkbox"
+                      disabled={form.stronglyTyped}
+                      checked={!form.stronglyTyped && form.precision.includes(p)}
+                      onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
+                    />
+                    {p}
+                    {(caps?.deprecatedPrecisions.includes(p) || caps?.weakTypingDeprecated) && <span className="muted"> (deprecated)</span>}
+                    {p === 'int8' && form.precision.includes('int8') && (
+                      <span className="muted" role="note">
+                        {' '}
+                        without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)
+                      </span>
+                    )}
+                  </label>
+                )),
+            }}
+          />
         </fieldset>
         <fieldset>
           <legend>Memory pools (empty: TensorRT&apos;s default)</legend>
-          <Field label="Workspace (MiB)">
-            <input inputMode="numeric" placeholder="default" value={form.workspaceMiB} onChange={(e) => set({ workspaceMiB: e.target.value })} />
-          </Field>
-          <Field label="Tactic shared memory (KiB)">
-            <input
-              inputMode="numeric"
-              placeholder="default"
-              value={form.tacticSharedMemoryKiB}
-              onChange={(e) => set({ tacticSharedMemoryKiB: e.target.value })}
-            />
-          </Field>
-          <Field label="Tactic DRAM (MiB)">
-            <input inputMode="numeric" placeholder="default" value={form.tacticDramMiB} onChange={(e) => set({ tacticDramMiB: e.target.value })} />
-          </Field>
+          <OptionControls group="pools" form={form} set={set} caps={caps} />
         </fieldset>
-        <Field label="Profiling verbosity">
-          <select value={form.profilingVerbosity} onChange={(e) => set({ profilingVerbosity: e.target.value as FormState['profilingVerbosity'] })}>
-            <option value="">default</option>
-            <option value="layer_names_only">layer_names_only</option>
-            <option value="detailed">detailed</option>
-            <option value="none">none</option>
-          </select>
-        </Field>
-        <Field label="Hardware compatibility">
-          <select value={form.hardwareCompatibility} onChange={(e) => set({ hardwareCompatibility: e.target.value as FormState['hardwareCompatibility'] })}>
-            <option value="">default</option>
-            {hardware.map((h) => (
-              <option key={h} value={h}>
-                {HARDWARE_LABEL[h]}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Max auxiliary streams">
-          <input inputMode="numeric" placeholder="default" value={form.maxAuxStreams} onChange={(e) => set({ maxAuxStreams: e.target.value })} />
-        </Field>
-        <Field label="Device">
-          <input inputMode="numeric" placeholder="0" value={form.device} onChange={(e) => set({ device: e.target.value })} />
-        </Field>
-        {caps?.buildRoutes && (
-          <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />
-        )}
-        <Field label="Timing cache file">
-          <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
-        </Field>
-        {c.client.chooseTimingCache ? (
-          <button
-            type="button"
-            className="small"
-            onClick={async () => {
-              const p = await c.client.chooseTimingCache!();
-              if (p) set({ timingCache: p });
-            }}
-          >
-            Choose timing cache…
-          </button>
-        ) : (
-          <p className="hint">A full path on the machine that runs the builds (the service opens it there); created when missing.</p>
-        )}
-        <label
-          className="check"
-          title="TensorRT has no hit/miss figures: with this on, builds run with detailed profiling and a verbose log, and every tactic TensorRT times afresh is counted as a miss (inferred)"
-        >
-          <input type="checkbox" checked={form.inferCacheMisses} onChange={(e) => set({ inferCacheMisses: e.target.checked })} />
-          Infer timing-cache misses
-        </label>
-        <label className="check" title="Pass TensorRT's VERBOSE log lines on (trtexec --verbose); the log panel shows them under “everything” and keeps the last ones">
-          <input type="checkbox" checked={form.verboseLog} onChange={(e) => set({ verboseLog: e.target.checked })} />
-          Verbose log
-        </label>
+        <OptionControls
+          group="build"
+          form={form}
+          set={set}
+          caps={caps}
+          custom={{
+            buildRoute: () =>
+              caps?.buildRoutes && (
+                <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />
+              ),
+          }}
+        />
+        <OptionControls
+          group="cache"
+          form={form}
+          set={set}
+          caps={caps}
+          custom={{
+            timingCache: () => (
+              <>
+                <Field label="Timing cache file">
+                  <input placeholder="none" value={form.timingCache} onChange={(e) => set({ timingCache: e.target.value })} spellCheck={false} />
+                </Field>
+                {c.client.chooseTimingCache ? (
+                  <button
+                    type="button"
+                    className="small"
+                    onClick={async () => {
+                      const p = await c.client.chooseTimingCache!();
+                      if (p) set({ timingCache: p });
+                    }}
+                  >
+                    Choose timing cache…
+                  </button>
+                ) : (
+                  <p className="hint">A full path on the machine that runs the builds (the service opens it there); created when missing.</p>
+                )}
+              </>
+            ),
+          }}
+        />
         <Field label="Time budget (s)">
           <input inputMode="decimal" placeholder="none" value={form.timeBudget} onChange={(e) => set({ timeBudget: e.target.value })} />
         </Field>
         <fieldset disabled={!simUsed}>
           <legend>Simulator{simUsed ? '' : ' (not used)'}</legend>
-          <Field label="Duration (s)">
-            <input inputMode="decimal" placeholder="auto" value={form.simDuration} onChange={(e) => set({ simDuration: e.target.value })} />
-          </Field>
-          <Field label="Seed">
-            <input inputMode="numeric" placeholder="1" value={form.simSeed} onChange={(e) => set({ simSeed: e.target.value })} />
-          </Field>
-          <Field label="Fault">
-            <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
-              <option value="">none</option>
-              <option value="fail">fail</option>
-              <option value="crash">crash</option>
-              <option value="hang">hang</option>
-            </select>
-          </Field>
-          {form.simFault && (
-            <Field label="…at phase">
-              <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
-            </Field>
-          )}
+          <OptionControls
+            group="simulator"
+            form={form}
+            set={set}
+            caps={caps}
+            custom={{
+              simFault: () => (
+                <>
+                  <Field label="Fault">
+                    <select value={form.simFault} onChange={(e) => set({ simFault: e.target.value as FormState['simFault'] })}>
+                      <option value="">none</option>
+                      <option value="fail">fail</option>
+                      <option value="crash">crash</option>
+                      <option value="hang">hang</option>
+                    </select>
+                  </Field>
+                  {form.simFault && (
+                    <Field label="…at phase">
+                      <input placeholder="any" value={form.simFaultPhase} onChange={(e) => set({ simFaultPhase: e.target.value })} />
+                    </Field>
+                  )}
+                </>
+              ),
+            }}
+          />
         </fieldset>
         {command && (
           <div className="cmd-box">
@@ -321,18 +314,4 @@ function commandFor(
   const modelPath = host === 'web' ? model.displayName : model.path;
   // The engine gets the name the service would give it on the backend in use.
   return { ok: true, ...trtexecCommandWithWarnings({ modelPath, options: o.options, trtVersion: caps?.version, backend }) };
-}
-
-/**
- * A label bound to its control by id. Wrapping the control inside the label would make the
- * label's text include the control's options ("Optimization level 0 1 2 3 (default)…").
- */
-function Field({ label, children }: { label: string; children: ReactElement<{ id?: string }> }) {
-  const id = useId();
-  return (
-    <div className="row">
-      <label htmlFor={id}>{label}</label>
-      {cloneElement(children, { id })}
-    </div>
-  );
 }

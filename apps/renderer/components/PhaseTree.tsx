@@ -5,7 +5,7 @@
 import { memo, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 import { visibleRows, type PhaseRow } from '../../shared/phase-rows.js';
 import { BuildSummary } from './BuildSummary.js';
 import { isFinal, type LiveBuild } from '../store/live-build.js';

@@ -1,7 +1,7 @@
 import { useApp } from '../hooks.js';
 import { formatAgo, formatDuration } from '../../shared/format.js';
 import { formatCores, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
-import { fmtCount, fmtRemaining } from '../lib/format.js';
+import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
 /**
  * One line that always answers "is it alive?": the state word, elapsed time, the predicted end

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { useApp } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
-import { fmtCount } from '../lib/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
 import type { PhaseRow, PhaseRows } from '../../shared/phase-rows.js';
 
 const LANE_H = 16;

@@ -40,7 +40,7 @@ export function Toolbar() {
         className="danger"
         onClick={() => void c.stop()}
         disabled={!running || forceRequested}
-        title={status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Esc)'}
+        title={status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Ctrl+.)'}
       >
         Stop
       </button>

@@ -1,7 +1,8 @@
 // The options form's state and its translation into BuildOptions. Validation happens here, before
 // Build is sent, so the user gets an error that names the field (and the input, for shapes)
 // instead of a round trip to the service.
-import { OPTION_LIMITS, type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
+import { BUILD_OPTIONS, readNumber, type GenericFormFields, type OptionEntry } from '../../shared/build-options.js';
+import { type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 
 /** Shown only where the TensorRT version has them (int4 from 10.1, fp4 from 10.8; none on 11). */
@@ -14,65 +15,42 @@ export interface ShapeFields {
   max: string;
 }
 
-export interface FormState {
+/**
+ * The form: the table's generic controls (GenericFormFields: text fields stay strings so a
+ * half-typed value is not lost or coerced; checkboxes are booleans; selects '' when not set),
+ * and the controls OptionsForm draws by hand.
+ */
+export interface FormState extends GenericFormFields {
   backend: 'auto' | 'tensorrt' | 'simulated';
   optLevel: number;
-  /** Text fields stay strings so a half-typed value is not lost or coerced. */
-  workspaceMiB: string;
   stronglyTyped: boolean;
   precision: FormPrecision[];
   timingCache: string;
-  /** Count timing-cache misses from TensorRT's verbose log (detailed profiling; slower logging). */
-  inferCacheMisses: boolean;
-  /** Pass TensorRT's VERBOSE log lines on (trtexec --verbose); the log panel keeps the last ones. */
-  verboseLog: boolean;
   shapes: Record<string, ShapeFields>;
   /** Values of shape-tensor inputs, by input name (absent: not typed yet). */
   shapeValues: Record<string, ShapeFields>;
-  /** CUDA device index; empty = default (0). */
-  device: string;
   /** TensorRT 11.1+ build route; empty = TensorRT's default route. */
   buildRoute: string;
-  /** TF32 allowed (TensorRT's default); off is trtexec's --noTF32. */
-  tf32: boolean;
-  /** Empty: TensorRT's default (layer_names_only). */
-  profilingVerbosity: '' | 'layer_names_only' | 'detailed' | 'none';
-  /** Empty: not set (TensorRT's default, none). */
-  hardwareCompatibility: '' | 'none' | 'ampere_plus' | 'same_compute_capability';
-  maxAuxStreams: string;
-  tacticSharedMemoryKiB: string;
-  tacticDramMiB: string;
-  /** Seconds after which the service cancels the build (reason "timeout"); empty = no budget. */
+  /** Seconds after which the service cancels the build (reason "timeout"); empty = no budget. Not a build option. */
   timeBudget: string;
-  simDuration: string;
-  simSeed: string;
   simFault: '' | 'fail' | 'crash' | 'hang';
   simFaultPhase: string;
 }
 
+/** The table's options whose form control is generic (not 'custom'). */
+const GENERIC_FORM_OPTIONS = BUILD_OPTIONS.filter((e) => e.form && e.form.control !== 'custom');
+
 export const DEFAULT_FORM: FormState = {
+  ...(Object.fromEntries(GENERIC_FORM_OPTIONS.map((e) => [e.field, e.form!.initial])) as unknown as GenericFormFields),
   backend: 'auto',
   optLevel: 3,
-  workspaceMiB: '',
   stronglyTyped: false,
   precision: [],
   timingCache: '',
-  inferCacheMisses: false,
-  verboseLog: false,
   shapes: {},
   shapeValues: {},
-  device: '',
   buildRoute: '',
-  tf32: true,
-  profilingVerbosity: '',
-  hardwareCompatibility: '',
-  maxAuxStreams: '',
-  tacticSharedMemoryKiB: '',
-  tacticDramMiB: '',
   timeBudget: '',
-  simDuration: '',
-  // The simulator's default seed, shown as the value it is (every build without one uses it).
-  simSeed: '1',
   simFault: '',
   simFaultPhase: '',
 };
@@ -148,22 +126,12 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   if (!Number.isInteger(form.optLevel) || form.optLevel < 0 || form.optLevel > 5) {
     return { ok: false, error: 'Optimization level must be a whole number from 0 to 5.' };
   }
-  if (form.workspaceMiB.trim() !== '') {
-    const n = positiveInt(form.workspaceMiB);
-    if (n === null || n > OPTION_LIMITS.poolMiB) return { ok: false, error: `Workspace must be a positive whole number of MiB, not "${form.workspaceMiB}".` };
-    options.workspaceMiB = n;
-  }
   if (caps?.stronglyTypedImplied) {
     // Implied on TensorRT 11: nothing to send, and precision flags do not exist.
   } else if (form.stronglyTyped) options.stronglyTyped = true;
   else {
     const precision = form.precision.filter((p) => !caps || caps.precisions.includes(p));
     if (precision.length > 0) options.precision = precision;
-  }
-  if (form.device.trim() !== '') {
-    const n = nonNegativeInt(form.device);
-    if (n === null || n > 2 ** 31 - 1) return { ok: false, error: `Device must be a CUDA device index (a whole number ≥ 0), not "${form.device}".` };
-    options.device = n;
   }
   if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
   if (form.timingCache.trim() !== '') {
@@ -178,30 +146,11 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     }
     options.timingCache = p;
   }
-  if (!form.tf32) options.tf32 = false;
-  if (form.inferCacheMisses) options.inferCacheMisses = true;
-  if (form.verboseLog) options.verboseLog = true;
-  if (form.profilingVerbosity) options.profilingVerbosity = form.profilingVerbosity;
-  if (form.hardwareCompatibility) {
-    if (caps && !caps.hardwareCompatibility.includes(form.hardwareCompatibility)) {
-      return { ok: false, error: `Hardware compatibility "${form.hardwareCompatibility}" is not available on TensorRT ${caps.version}.` };
-    }
-    options.hardwareCompatibility = form.hardwareCompatibility;
-  }
-  if (form.maxAuxStreams.trim() !== '') {
-    const n = nonNegativeInt(form.maxAuxStreams);
-    if (n === null || n > OPTION_LIMITS.int32) return { ok: false, error: `Max auxiliary streams must be a whole number ≥ 0, not "${form.maxAuxStreams}".` };
-    options.maxAuxStreams = n;
-  }
-  if (form.tacticSharedMemoryKiB.trim() !== '') {
-    const n = positiveInt(form.tacticSharedMemoryKiB);
-    if (n === null || n > OPTION_LIMITS.poolKiB) return { ok: false, error: `Tactic shared memory must be a positive whole number of KiB, not "${form.tacticSharedMemoryKiB}".` };
-    options.tacticSharedMemoryKiB = n;
-  }
-  if (form.tacticDramMiB.trim() !== '') {
-    const n = positiveInt(form.tacticDramMiB);
-    if (n === null || n > OPTION_LIMITS.poolMiB) return { ok: false, error: `Tactic DRAM must be a positive whole number of MiB, not "${form.tacticDramMiB}".` };
-    options.tacticDramMiB = n;
+  for (const entry of GENERIC_FORM_OPTIONS) {
+    if (entry.form!.group === 'simulator' && !simulatorUsed) continue;
+    const r = formValue(entry, (form as unknown as Record<string, unknown>)[entry.field], caps);
+    if (typeof r === 'object') return r;
+    if (r !== undefined) (options as Record<string, unknown>)[entry.field] = r;
   }
 
   if (model) {
@@ -233,24 +182,29 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   }
 
   if (simulatorUsed) {
-    if (form.simDuration.trim() !== '') {
-      const s = Number(form.simDuration);
-      if (!Number.isFinite(s) || s <= 0 || s > 24 * 3600) {
-        return { ok: false, error: `Simulated duration must be a number of seconds above 0 (up to 86400), not "${form.simDuration}".` };
-      }
-      options.simDuration = s;
-    }
-    if (form.simSeed.trim() !== '') {
-      const n = nonNegativeInt(form.simSeed);
-      if (n === null) return { ok: false, error: `Seed must be a whole number ≥ 0, not "${form.simSeed}".` };
-      options.simSeed = n;
-    }
     if (form.simFault !== '') {
       const phase = form.simFaultPhase.trim();
       options.simFault = phase ? `${form.simFault}@${phase}` : form.simFault;
     }
   }
   return { ok: true, options, ...(timeBudgetSeconds !== undefined ? { timeBudgetSeconds } : {}) };
+}
+
+/**
+ * One generic control's value as the option it sets: undefined when not set (empty, or a checkbox
+ * at its initial value), or an error naming the field.
+ */
+function formValue(entry: OptionEntry, value: unknown, caps: TrtCapabilities | undefined): string | number | boolean | undefined | { ok: false; error: string } {
+  const f = entry.form!;
+  if (f.control === 'checkbox') return value === f.initial ? undefined : (value as boolean);
+  const text = String(value ?? '');
+  if (text.trim() === '') return undefined;
+  if (f.control === 'select') {
+    if (caps && f.available && !f.available(caps).includes(text)) return { ok: false, error: `${f.name ?? f.label} "${text}" is not available on TensorRT ${caps.version}.` };
+    return text;
+  }
+  const n = readNumber(entry.range!, text);
+  return n === null ? { ok: false, error: `${f.name} ${f.invalid}, not "${text}".` } : n;
 }
 
 type RangeResult = { ok: true; range: ShapeRange } | { ok: false; error: string };
@@ -334,18 +288,4 @@ function example(input: TensorInfo | undefined): string {
 /** POSIX "/…", Windows "C:\\…" or "\\\\server\\…": the service's machine may be either. */
 export function isAbsolutePath(p: string): boolean {
   return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
-}
-
-function positiveInt(s: string): number | null {
-  const t = s.trim();
-  if (!/^\d+$/.test(t)) return null;
-  const n = Number(t);
-  return Number.isSafeInteger(n) && n > 0 ? n : null;
-}
-
-function nonNegativeInt(s: string): number | null {
-  const t = s.trim();
-  if (!/^\d+$/.test(t)) return null;
-  const n = Number(t);
-  return Number.isSafeInteger(n) ? n : null;
 }

@@ -254,12 +254,14 @@ describe('App', () => {
     );
   });
 
-  it('runs the page shortcuts: Ctrl+O opens, Ctrl+B builds, Esc stops', async () => {
+  it('runs the page shortcuts: Ctrl+O opens, Ctrl+B builds, Esc leaves the build running, Ctrl+. stops', async () => {
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'o', ctrlKey: true })));
     expect(host.textContent).toContain('tiny.onnx');
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'b', ctrlKey: true })));
     expect(client.started).toHaveLength(1);
     await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' })));
+    expect(client.cancelled).toEqual([]);
+    await act(async () => window.dispatchEvent(new KeyboardEvent('keydown', { key: '.', ctrlKey: true })));
     expect(client.cancelled).toEqual(['b1']);
   });
 
@@ -340,7 +342,7 @@ describe('App', () => {
       await ctl.build();
     });
     await act(async () => {
-      window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+      window.dispatchEvent(new KeyboardEvent('keydown', { key: '.', ctrlKey: true }));
       fire!('stop');
     });
     expect(c2.cancelled).toEqual(['b1']);

@@ -3,6 +3,7 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { UsageError } from '../../shared/usage-error.js';
 
 export const DEFAULT_PORT = 8177;
 
@@ -38,8 +39,6 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
   --artifacts DIR   build farm: shared artifact folder (same path on every machine)
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
-
-export class UsageError extends Error {}
 
 export function parseServeArgs(argv: string[]): ServeArgs {
   let values;

@@ -14,7 +14,8 @@ import { processSignals } from '../process-signals.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
 import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
-import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, UsageError, type ServeArgs } from './serve-args.js';
+import { UsageError } from '../../shared/usage-error.js';
+import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, type ServeArgs } from './serve-args.js';
 
 /** What serve asks of its build service factory: its own options, from the command line. */
 export interface ServeServiceRequest {

@@ -3,17 +3,17 @@
 // silent stretch is not delayed).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { BATCH_INTERVAL_MS, BATCH_MAX_EVENTS, EventBatcher } from '../event-batcher.js';
+import { BATCH_INTERVAL_MS, BATCH_MAX_EVENTS, IpcBatcher } from '../ipc-batcher.js';
 
 const ev = (seq: number): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq, type: 'log', severity: 'info', message: String(seq) });
 
-describe('EventBatcher', () => {
+describe('IpcBatcher', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it('sends the first event at once, then holds the rest for one interval', () => {
     const sent: BuildEvent[][] = [];
-    const b = new EventBatcher((x) => sent.push(x));
+    const b = new IpcBatcher((x) => sent.push(x));
     b.push([ev(1)]);
     expect(sent).toEqual([[ev(1)]]);
     b.push([ev(2)]);
@@ -29,7 +29,7 @@ describe('EventBatcher', () => {
 
   it('never sends more than BATCH_MAX_EVENTS per message and loses nothing', () => {
     const sent: BuildEvent[][] = [];
-    const b = new EventBatcher((x) => sent.push(x));
+    const b = new IpcBatcher((x) => sent.push(x));
     b.push([ev(0)]);
     const many = Array.from({ length: 1234 }, (_, i) => ev(i + 1));
     b.push(many);
@@ -43,7 +43,7 @@ describe('EventBatcher', () => {
     vi.useRealTimers();
     const sent: BuildEvent[][] = [];
     let release!: () => void;
-    const b = new EventBatcher((x) => {
+    const b = new IpcBatcher((x) => {
       sent.push(x);
       return sent.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
     });

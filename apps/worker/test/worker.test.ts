@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { BATCH_MAX_EVENTS } from '../event-batcher.js';
+import { BATCH_MAX_EVENTS } from '../ipc-batcher.js';
 import { WorkerToParent, type ParentToWorker } from '../messages.js';
 import { requireBuilt, REPO_ROOT } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';

@@ -1,6 +1,6 @@
 // The "TensorRT Build" output channel: what each build did, its log lines and how it ended.
 import type * as vscode from 'vscode';
-import type { BuildLogLine } from '../../../apps/lsp/build-view';
+import type { BuildLogLine } from '../../../apps/lsp/build-view-notification';
 
 export class BuildLog {
   constructor(private readonly channel: Pick<vscode.OutputChannel, 'appendLine'>) {}

@@ -1,7 +1,7 @@
 // The "TensorRT Build" view: the last build's status, its phases grouped by name path (as the
 // server's buildView snapshots send them), the timing-cache figures and the outcome.
 import * as vscode from 'vscode';
-import type { BuildView, PhaseRow } from '../../../apps/lsp/build-view';
+import type { BuildView, PhaseRow } from '../../../apps/lsp/build-view-notification';
 
 export type Node =
   | { kind: 'status'; view: BuildView }

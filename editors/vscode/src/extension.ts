@@ -2,7 +2,7 @@
 // view and output channel from the server's notifications, and registers the commands.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, WorkDoneProgress, WorkDoneProgressCancelNotification } from 'vscode-languageclient/node';
-import type { BuildLogLine, BuildView } from '../../../apps/lsp/build-view';
+import type { BuildLogLine, BuildView } from '../../../apps/lsp/build-view-notification';
 import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION } from '../../../apps/lsp/names';
 import { BuildLog } from './build-log';
 import { BuildTreeProvider } from './build-tree';

@@ -18,6 +18,7 @@
 #include "build_job.h"
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
+#include "stderr_file.h"
 #include "trt/trt_host.h"
 
 #ifndef TBS_TRT_ADAPTERS
@@ -219,6 +220,14 @@ Napi::Value StartBuild(Napi::CallbackInfo const& info) {
   return handle;
 }
 
+// The build options as the native layer read them (requestToJs), for the options-table test:
+// parses a request object exactly as startBuild does, and starts nothing.
+Napi::Value EchoBuildRequest(Napi::CallbackInfo const& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "echoBuildRequest(request): request must be an object");
+  return requestToJs(env, requestFromJs(info[0].As<Napi::Object>()).request);
+}
+
 // The batch layout (events.h) for addon.ts to check against the one it decodes.
 Napi::Object eventLayoutToJs(Napi::Env env) {
   auto layout = Napi::Object::New(env);
@@ -236,6 +245,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listBackends", Napi::Function::New(env, ListBackends, "listBackends"));
   exports.Set("startBuild", Napi::Function::New(env, StartBuild, "startBuild"));
   exports.Set("openGpuProbe", Napi::Function::New(env, OpenGpuProbe, "openGpuProbe"));
+  exports.Set("echoBuildRequest", Napi::Function::New(env, EchoBuildRequest, "echoBuildRequest"));
+  exports.Set("redirectStderrToFile", Napi::Function::New(env, tbs::RedirectStderrToFile, "redirectStderrToFile"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   exports.Set("eventLayout", eventLayoutToJs(env));
   return exports;

@@ -1,6 +1,8 @@
 #include "request_from_js.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace tbs::addon {
 namespace {
@@ -192,6 +194,67 @@ JobSpec requestFromJs(Napi::Object const& o) {
   spec.stormCallbacks = static_cast<int64_t>(num(o, "stormCallbacks", 0));
   spec.stormRate = num(o, "stormRate", 0);
   return spec;
+}
+
+namespace {
+
+template <typename Range>
+Napi::Object rangesToJs(Napi::Env env, std::map<std::string, Range> const& ranges) {
+  auto out = Napi::Object::New(env);
+  auto list = [&](std::vector<int64_t> const& v) {
+    auto arr = Napi::Array::New(env, v.size());
+    for (uint32_t i = 0; i < v.size(); ++i) arr.Set(i, Napi::Number::New(env, static_cast<double>(v[i])));
+    return arr;
+  };
+  for (auto const& [name, r] : ranges) {
+    auto o = Napi::Object::New(env);
+    o.Set("min", list(r.min));
+    o.Set("opt", list(r.opt));
+    o.Set("max", list(r.max));
+    out.Set(name, o);
+  }
+  return out;
+}
+
+char const* simFaultName(SimFaultKind k) {
+  switch (k) {
+    case SimFaultKind::kFail: return "fail";
+    case SimFaultKind::kCrash: return "crash";
+    case SimFaultKind::kHang: return "hang";
+    case SimFaultKind::kNone: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
+  auto o = Napi::Object::New(env);
+  auto number = [&](char const* key, double v) { o.Set(key, Napi::Number::New(env, v)); };
+  o.Set("timingCachePath", r.timingCachePath);
+  number("optLevel", r.optLevel);
+  number("workspaceBytes", static_cast<double>(r.workspaceBytes));
+  number("tacticDramBytes", static_cast<double>(r.tacticDramBytes));
+  number("tacticSharedMemoryBytes", static_cast<double>(r.tacticSharedMemoryBytes));
+  o.Set("shapes", rangesToJs(env, r.shapes));
+  o.Set("stronglyTyped", r.stronglyTyped);
+  auto precision = Napi::Array::New(env, r.precision.size());
+  for (uint32_t i = 0; i < r.precision.size(); ++i) precision.Set(i, r.precision[i]);
+  o.Set("precision", precision);
+  number("tf32", r.tf32);
+  o.Set("profilingVerbosity", r.profilingVerbosity);
+  o.Set("hardwareCompatibility", r.hardwareCompatibility);
+  number("maxAuxStreams", r.maxAuxStreams);
+  number("device", r.device);
+  o.Set("shapeValues", rangesToJs(env, r.shapeValues));
+  o.Set("buildRoute", r.buildRoute);
+  o.Set("inferCacheMisses", r.inferCacheMisses);
+  o.Set("verboseLog", r.verboseLog);
+  number("simDurationMs", r.simDurationMs);
+  number("simSeed", static_cast<double>(r.simSeed));
+  o.Set("simFault", simFaultName(r.simFault));
+  o.Set("simFaultPhase", r.simFaultPhase);
+  return o;
 }
 
 }  // namespace tbs::addon

@@ -19,4 +19,11 @@ struct JobSpec {
 // Throws Napi::TypeError naming the offending field.
 JobSpec requestFromJs(Napi::Object const& obj);
 
+// The build options of a BuildRequest as a JS object, under the keys requestFromJs reads and in
+// its units (bytes, ms): what the native layer understood. The addon exports it as
+// echoBuildRequest so a test can walk every entry of the options table (apps/shared/
+// build-options.ts) through JS -> native -> JS; a key read here but not there, or the other way
+// round, fails that test. Unset values come back as their "not set" value (-1, "", false).
+Napi::Object requestToJs(Napi::Env env, BuildRequest const& r);
+
 }  // namespace tbs::addon

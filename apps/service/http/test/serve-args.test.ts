@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PORT, isLoopback, parseServeArgs, uiUrl, UsageError } from '../serve-args.js';
+import { UsageError } from '../../../shared/usage-error.js';
+import { DEFAULT_PORT, isLoopback, parseServeArgs, uiUrl } from '../serve-args.js';
 
 describe('serve arguments', () => {
   it('defaults to 127.0.0.1:8177 with no token', () => {

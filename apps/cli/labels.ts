@@ -1,8 +1,6 @@
-// Small text formatters shared by the CLI's commands and renderers.
+// How the CLI's commands and renderers write a shape and a backend. (Durations and sizes have
+// one wording across every surface: apps/shared/format.ts.)
 import type { BackendName, Dim } from '../shared/protocol.js';
-
-// Durations and sizes have one wording across every surface (apps/shared/format.ts).
-export { formatBytes, formatDuration } from '../shared/format.js';
 
 /** "[1, 3, 224, 224]", "[]" for a scalar, "(no shape)" when the file declares none. */
 export function formatShape(shape: Dim[], rankUnknown?: boolean): string {

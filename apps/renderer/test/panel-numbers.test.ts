@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildFinished } from '../../shared/protocol.js';
 import { summaryFacts } from '../components/BuildSummary.js';
-import { fmtCount, fmtRemaining } from '../lib/format.js';
+import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
 describe('format', () => {
   it('groups thousands like en-US', () => {

@@ -8,4 +8,4 @@ import { PACING_BUDGET_MS, PACING_MAX_EVENTS, PacingBatcher } from '../shared/pa
 export const BATCH_INTERVAL_MS = PACING_BUDGET_MS;
 export const BATCH_MAX_EVENTS = PACING_MAX_EVENTS;
 
-export class EventBatcher extends PacingBatcher {}
+export class IpcBatcher extends PacingBatcher {}

@@ -10,7 +10,7 @@ export type BatcherTimers = PacingTimers;
 
 export const FRAME_MS = PACING_BUDGET_MS;
 
-export class EventBatcher extends PacingBatcher {
+export class RendererBatcher extends PacingBatcher {
   constructor(deliver: (events: BuildEvent[]) => void, intervalMs = FRAME_MS, timers?: BatcherTimers) {
     // No per-message cap: the renderer takes one message per budget however big the burst.
     super(deliver, { budgetMs: intervalMs, maxEvents: Infinity, timers, leadingEdge: 'next-tick' });

@@ -1,0 +1,52 @@
+// The folder each kind of save dialog opens in: where the user last saved that kind of file.
+// Since Electron 43 the dialogs no longer remember it themselves, so every save would otherwise
+// start in ~/Documents. Kept in <userData>/settings.json (written atomically); a missing or
+// corrupt file, or a remembered folder that is gone, means the fallback folder.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from './atomic-file.js';
+
+export type SaveKind = 'engine' | 'timingCache';
+
+const Settings = z.object({ lastSaveFolder: z.record(z.string(), z.string()).optional() }).passthrough();
+type Settings = z.infer<typeof Settings>;
+
+export class SaveFolders {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly file: string,
+    private readonly fallback: string,
+  ) {}
+
+  /** The folder to open the dialog in for `kind`. */
+  async folder(kind: SaveKind): Promise<string> {
+    const remembered = (await this.load()).lastSaveFolder?.[kind];
+    if (remembered && path.isAbsolute(remembered)) {
+      const st = await fs.stat(remembered).catch(() => null);
+      if (st?.isDirectory()) return remembered;
+    }
+    return this.fallback;
+  }
+
+  /** Remembers the folder of a file the user just chose to save to. */
+  remember(kind: SaveKind, chosenFile: string): Promise<void> {
+    const next = this.queue.then(async () => {
+      const settings = await this.load();
+      settings.lastSaveFolder = { ...settings.lastSaveFolder, [kind]: path.dirname(path.resolve(chosenFile)) };
+      await writeFileAtomic(this.file, `${JSON.stringify(settings, null, 2)}\n`);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async load(): Promise<Settings> {
+    try {
+      const parsed = Settings.safeParse(JSON.parse(await fs.readFile(this.file, 'utf8')));
+      return parsed.success ? parsed.data : {};
+    } catch {
+      return {};
+    }
+  }
+}

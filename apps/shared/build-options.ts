@@ -1,0 +1,552 @@
+// The table of build options: one entry per field of BuildOptions, saying everything every
+// surface needs to know about it. The protocol schema (BuildOptions), the CLI's flags, parsing and
+// help (apps/cli/build-args.ts), trtexec parsing and "Copy as trtexec command" (trtexec.ts), the
+// options form's state, defaults, parsing and controls (apps/renderer/lib/options-form.ts,
+// components/OptionsForm.tsx), the MCP/LSP tool schema (apps/mcp/schemas.ts) and the flat request
+// the addon reads (toNativeRequest in apps/worker/addon.ts) are all derived from it.
+// Free of Node and DOM imports: it runs in the renderer, the worker, the service and Electron main.
+//
+// ── How to add a build option ──
+//  1. Add one entry below, where its trtexec flag should appear in a copied command (the table's
+//     order is the order of CLI help lines, trtexec flags and form controls within a group):
+//       field     the camelCase name every surface uses (HTTP body, MCP, CLI --json, the form)
+//       schema    its zod schema, `.optional()` (the protocol validates with exactly this)
+//       unit      the unit of a number, when it has one ('MiB', 'KiB', 's', ...)
+//       range     for numbers: the bounds the CLI, the form and trtexec check before the schema
+//       doc       the description MCP's tools/list (and so the LSP's build command) shows
+//       cli       its `build` flag: flag, arg, help, and how the value is read ('number' by range,
+//                 'text', 'on' = a boolean flag setting true, 'off' = a boolean flag setting false)
+//       trtexec   its trtexec flag and how it reads and prints ('number', 'text', 'on', 'off'), or
+//                 `pool` for a --memPoolSize pool; `missing` says what a copied command leaves
+//                 out when trtexec has no equivalent (shown next to the copy)
+//       form      its control: group (which fieldset), control ('number', 'decimal', 'checkbox',
+//                 'select'), label, and for errors a name and what a valid value is
+//       native    the key of the flat request native/src/addon/request_from_js.cc reads, with the
+//                 unit conversion (`scale`: multiply by it, e.g. MiB → bytes), or `none` and why
+//       sample    a valid value, which test/contract/option-table.test.ts sends through every
+//                 surface and through the native request parser and back
+//     A `custom` cli/trtexec/form kind means that surface handles the field by hand (shapes,
+//     precision flags, the backend choice): look for the field's name in that surface's file.
+//  2. Read it natively: a key in native/src/addon/request_from_js.cc (and echoBuildRequest there,
+//     which the table test uses), a field of BuildRequest in native/src/core/backend.h, its use in
+//     the backends (native/src/trt/trt_options.cc, the simulator).
+//  3. Version gates (an option only some TensorRT versions have) go in trt-capabilities.ts.
+//  4. Tests: the table test walks the new entry through every surface by itself; add tests for
+//     what the option does.
+import { z } from 'zod';
+import { OPTION_LIMITS } from './option-limits.js';
+import { BackendChoice, parseShapeSpec, parseSimFault, Precision, ShapeRange, ShapeValueRange, SimFault, type SimFaultKind } from './option-values.js';
+
+/**
+ * What a TensorRT version offers, as far as the table's gates need it (TrtCapabilities fits;
+ * written out here so this module does not import trt-capabilities, which imports the protocol).
+ */
+export interface OptionGate {
+  version: string;
+  stronglyTypedImplied: boolean;
+  buildRoutes: boolean;
+  hardwareCompatibility: readonly string[];
+}
+
+/** Bounds of a number option; `kind` says whether it is a whole number or a (decimal) number of seconds. */
+export type OptionRange = { kind: 'int'; min: number; max?: number } | { kind: 'seconds'; max?: number };
+
+export interface CliSpec {
+  /** The long flag, without "--" (a 'custom' entry may have several, written by hand). */
+  flag?: string;
+  /** What follows the flag in help, e.g. "<MiB>". */
+  arg?: string;
+  /** How help writes the flag when not `--flag arg` (several flags for one field). */
+  usage?: string;
+  /** One help text ("\n" starts a continuation line), or one built for the TensorRT version in use. */
+  help?: string | ((gate?: OptionGate) => string);
+  /** Only listed in help when this says so (the version in use has the option). */
+  shown?: (gate?: OptionGate) => boolean;
+  /** 'simulator': listed under "Simulated backend only". */
+  section?: 'simulator';
+  /** How the flag's text becomes the value; `fallback` is sent when the flag is absent. */
+  value: 'number' | 'text' | 'on' | 'off' | 'custom';
+  fallback?: string;
+}
+
+export type TrtexecSpec =
+  | {
+      flag: string;
+      value: 'number' | 'text' | 'on' | 'off' | 'custom';
+      /** false: read, never written (this product's own flags). */
+      emit?: boolean;
+      /** Written only for a TensorRT version that has it. */
+      emitWhen?: (gate?: OptionGate) => boolean;
+      /** For 'text': the message when the value is empty (else an empty value is taken). */
+      emptyError?: string;
+      /** How `trtexec --help` lists it (for the TensorRT version in use); none: not listed. */
+      help?: string | ((gate?: OptionGate) => string);
+    }
+  | {
+      /** A --memPoolSize pool: `pool:<size>`, written in `unit`. */
+      pool: string;
+      unit: 'MiB' | 'KiB';
+      /** false: read (for this product's own pool), never written. */
+      emit?: boolean;
+    };
+
+export interface FormSpec {
+  /** The fieldset the control sits in (OptionsForm lays the groups out). */
+  group: 'top' | 'shapes' | 'precision' | 'pools' | 'build' | 'cache' | 'simulator';
+  /** number/decimal: a text field (kept as typed); checkbox; select ('' = not set); custom: drawn by OptionsForm. */
+  control: 'number' | 'decimal' | 'checkbox' | 'select' | 'custom';
+  label?: string;
+  /** How errors name the field ("Workspace must be ..."), and what a valid value is. */
+  name?: string;
+  invalid?: string;
+  placeholder?: string;
+  title?: string;
+  /** The value a new form starts with (a checkbox sends its value only when it differs). */
+  initial?: string | boolean | number;
+  /** select: [value, label] in order; `available` narrows them to the version in use. */
+  choices?: ReadonlyArray<readonly [string, string]>;
+  available?: (gate: OptionGate) => readonly string[];
+  /** The label of the "not set" choice of a select. */
+  unsetLabel?: string;
+}
+
+export type NativeSpec =
+  | { key: string; scale?: number; toNative?: (value: never) => unknown; fromNative?: (value: never) => unknown }
+  | { keys: readonly string[]; toNative: (value: never) => Record<string, unknown>; fromNative: (request: Record<string, unknown>) => unknown }
+  | { none: string };
+
+export interface OptionEntry {
+  field: string;
+  schema: z.ZodType;
+  unit?: string;
+  range?: OptionRange;
+  doc?: string;
+  /** What tools/list advertises when `schema` cannot be written as JSON Schema (preprocessing). */
+  jsonSchema?: z.ZodType;
+  cli?: CliSpec;
+  trtexec?: TrtexecSpec;
+  /**
+   * trtexec has no equivalent: the warning shown next to a copied command that leaves the value
+   * out (undefined: nothing is left out for this value and these options).
+   */
+  trtexecMissing?: (value: never, options: Record<string, unknown>) => string | undefined;
+  form?: FormSpec;
+  native: NativeSpec;
+  sample: unknown;
+}
+
+const MiB = 1024 * 1024;
+/** trtexec's --hardwareCompatibilityLevel words for this product's values. */
+export const HARDWARE_TRTEXEC: Record<string, string> = { none: 'none', ampere_plus: 'ampere+', same_compute_capability: 'sameComputeCapability' };
+const poolMiB = () => z.number().int().positive().max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional();
+const int32 = { kind: 'int', min: 0, max: OPTION_LIMITS.int32 } as const;
+
+/** Shapes: the record form, or trtexec-style strings ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...]. */
+const ShapesSchema = z
+  .preprocess((value, ctx) => {
+    if (!Array.isArray(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const spec of value) {
+      try {
+        const [name, range] = parseShapeSpec(String(spec));
+        out[name] = range;
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }
+    return out;
+  }, z.record(z.string(), ShapeRange))
+  .optional();
+
+export const BUILD_OPTION_TABLE = [
+  {
+    field: 'backend',
+    schema: BackendChoice.default('auto'),
+    cli: { flag: 'backend', arg: '<b>', help: 'auto (default: TensorRT when present, else simulated) | tensorrt | simulated', value: 'text', fallback: 'auto' },
+    trtexec: { flag: '--backend', value: 'text', emit: false },
+    form: { group: 'top', control: 'custom', initial: 'auto' },
+    native: { none: 'the service resolves the choice to the backend that runs the build (the request\'s "backend")' },
+    sample: 'simulated',
+  },
+  {
+    field: 'optLevel',
+    schema: z.number().int().min(0).max(5).optional(),
+    range: { kind: 'int', min: 0, max: 5 },
+    cli: { flag: 'opt-level', arg: '<0-5>', help: 'builder optimization level (TensorRT default 3)', value: 'number' },
+    trtexec: { flag: '--builderOptimizationLevel', value: 'number', help: '--builderOptimizationLevel=N (0-5)' },
+    form: { group: 'top', control: 'custom', initial: 3 },
+    native: { key: 'optLevel' },
+    sample: 4,
+  },
+  {
+    field: 'workspaceMiB',
+    schema: poolMiB(),
+    doc: 'Workspace memory pool limit in MiB.',
+    unit: 'MiB',
+    range: { kind: 'int', min: 1, max: OPTION_LIMITS.poolMiB },
+    cli: { flag: 'workspace', arg: '<MiB>', help: 'workspace memory pool limit', value: 'number' },
+    trtexec: { pool: 'workspace', unit: 'MiB' },
+    form: { group: 'pools', control: 'number', label: 'Workspace (MiB)', name: 'Workspace', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
+    native: { key: 'workspaceBytes', scale: MiB },
+    sample: 2048,
+  },
+  {
+    field: 'tacticSharedMemoryKiB',
+    schema: z
+      .number()
+      .int()
+      .positive()
+      .max(OPTION_LIMITS.poolKiB, `at most ${OPTION_LIMITS.poolKiB} KiB (8 PiB)`)
+      .optional(),
+    doc: "Tactic shared memory pool limit in KiB (trtexec's tacticSharedMem).",
+    unit: 'KiB',
+    range: { kind: 'int', min: 1, max: OPTION_LIMITS.poolKiB },
+    cli: { flag: 'tactic-shared-memory', arg: '<KiB>', help: "tactic shared memory pool limit (trtexec's tacticSharedMem)", value: 'number' },
+    trtexec: { pool: 'tacticSharedMem', unit: 'KiB' },
+    form: {
+      group: 'pools',
+      control: 'number',
+      label: 'Tactic shared memory (KiB)',
+      name: 'Tactic shared memory',
+      invalid: 'must be a positive whole number of KiB',
+      placeholder: 'default',
+      initial: '',
+    },
+    native: { key: 'tacticSharedMemoryBytes', scale: 1024 },
+    sample: 48,
+  },
+  {
+    // Not a trtexec pool (no trtexec 10.x or 11.x has one): read from --memPoolSize for this
+    // product's own option, and left out of a copied command with a warning.
+    field: 'tacticDramMiB',
+    schema: poolMiB(),
+    doc: 'Tactic DRAM memory pool limit in MiB (no trtexec equivalent).',
+    unit: 'MiB',
+    range: { kind: 'int', min: 1, max: OPTION_LIMITS.poolMiB },
+    cli: { flag: 'tactic-dram', arg: '<MiB>', help: 'tactic DRAM pool limit (no trtexec flag)', value: 'number' },
+    trtexec: { pool: 'tacticDram', unit: 'MiB', emit: false },
+    trtexecMissing: (mib: number) =>
+      `Tactic DRAM (${mib} MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.`,
+    form: { group: 'pools', control: 'number', label: 'Tactic DRAM (MiB)', name: 'Tactic DRAM', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
+    native: { key: 'tacticDramBytes', scale: MiB },
+    sample: 512,
+  },
+  {
+    field: 'shapes',
+    schema: ShapesSchema,
+    doc:
+      'Per dynamic input, min/opt/max dims: {"input": {"min": [1,3,224,224], "opt": [4,3,224,224], "max": [8,3,224,224]}} ' +
+      'or trtexec strings ["input:1x3x224x224/4x3x224x224/8x3x224x224"]. Required for every dynamic input.',
+    jsonSchema: z.union([z.record(z.string(), ShapeRange), z.array(z.string())]).optional(),
+    cli: {
+      flag: 'shapes',
+      arg: '<in:min/opt/max>',
+      help: 'shapes of a dynamic input, e.g.\nx:1x3x224x224/4x3x224x224/8x3x224x224 (repeat per input, or\nseparate with commas); one shape means min = opt = max',
+      value: 'custom',
+    },
+    trtexec: {
+      flag: '--minShapes',
+      value: 'custom',
+      help:
+        '--minShapes=spec --optShapes=spec --maxShapes=spec   e.g. input:1x3x224x224,mask:1x16 (also\n' +
+        '                      shape-tensor values), each once; a missing one is filled in from the\n' +
+        '                      others as trtexec does (with its warning); --shapes=spec is a fixed profile',
+    },
+    form: { group: 'shapes', control: 'custom' },
+    native: { key: 'shapes' },
+    sample: { x: { min: [1, 3, 8, 8], opt: [2, 3, 16, 16], max: [4, 3, 32, 32] } },
+  },
+  {
+    // Values of shape-tensor inputs (an int32/int64 input whose values, not dims, shape the
+    // network): trtexec reads them from the same --minShapes/--optShapes/--maxShapes flags;
+    // TensorRT takes them through IOptimizationProfile::setShapeValues(V2).
+    field: 'shapeValues',
+    schema: z.record(z.string(), ShapeValueRange).optional(),
+    doc:
+      'Values (not dims) of shape-tensor inputs (int32/int64, rank 0 or 1; see the model summary\'s shapeTensorInputs): ' +
+      '{"input": {"min": [1, 64], "opt": [4, 64], "max": [8, 64]}}, one number per element (dims[0] for rank 1, one for a ' +
+      'scalar), may be 0 or negative. Shapes given for a shape-tensor input are taken as its values, as trtexec does.',
+    cli: {
+      flag: 'minShapes',
+      usage: '--minShapes, --optShapes, --maxShapes <in:dims,...>',
+      help: 'the same the way trtexec writes it, e.g. --minShapes x:1x3x224x224;\nfor shape-tensor inputs these give their values',
+      value: 'custom',
+    },
+    trtexec: { flag: '--minShapes', value: 'custom' },
+    form: { group: 'shapes', control: 'custom' },
+    native: { key: 'shapeValues' },
+    sample: { n: { min: [1, -1], opt: [2, -1], max: [4, 0] } },
+  },
+  {
+    field: 'timingCache',
+    /** Read (ignoring mismatches) before the build and merged back after it. */
+    schema: z.string().min(1).optional(),
+    cli: { flag: 'timing-cache', arg: '<file>', help: 'timing cache to read and update (created when missing)', value: 'text' },
+    trtexec: { flag: '--timingCacheFile', value: 'text', help: '--timingCacheFile=<file>' },
+    form: { group: 'cache', control: 'custom', initial: '' },
+    native: { key: 'timingCachePath' },
+    sample: '/caches/model.cache',
+  },
+  {
+    field: 'stronglyTyped',
+    schema: z.boolean().optional(),
+    doc: 'Strongly typed network (precision from the model). Implied on TensorRT 11.',
+    cli: {
+      flag: 'strongly-typed',
+      help: 'strongly typed network (precision from the model; not with precision flags)',
+      shown: (gate) => !gate?.stronglyTypedImplied,
+      value: 'on',
+    },
+    trtexec: { flag: '--stronglyTyped', value: 'on', emitWhen: (gate) => !gate?.stronglyTypedImplied, help: '--stronglyTyped' },
+    form: { group: 'precision', control: 'custom', initial: false },
+    native: { key: 'stronglyTyped' },
+    sample: true,
+  },
+  {
+    // Weakly typed precision flags (TensorRT 10.x only; int4 from 10.1, fp4 from 10.8, both
+    // deprecated since 10.12). Refused with stronglyTyped and on TensorRT 11 (see trt-capabilities).
+    field: 'precision',
+    schema: z.array(Precision).optional(),
+    doc:
+      'Weakly typed precision flags, TensorRT 10.x only (int4 from 10.1, fp4 from 10.8; both deprecated since 10.12 and only ' +
+      'enable plugins with those I/O types). Refused on TensorRT 11 (networks are strongly typed: cast or quantize the ' +
+      'model offline) and together with stronglyTyped. list_backends says which TensorRT version builds use.',
+    cli: { value: 'custom' },
+    trtexec: { flag: '--fp16', value: 'custom' },
+    trtexecMissing: (p: Precision[], o) => (p.includes('fp4') && !o.stronglyTyped ? 'FP4 has no trtexec flag, so the command leaves it out.' : undefined),
+    form: { group: 'precision', control: 'custom', initial: '' },
+    native: { key: 'precision' },
+    sample: ['fp16', 'int8'],
+  },
+  {
+    field: 'tf32',
+    schema: z.boolean().optional(),
+    doc: 'false disallows TF32 (trtexec --noTF32); TensorRT allows it by default.',
+    cli: { flag: 'no-tf32', help: 'disallow TF32', value: 'off' },
+    trtexec: { flag: '--noTF32', value: 'off', help: '--noTF32' },
+    form: { group: 'precision', control: 'checkbox', label: 'TF32', title: "Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores", initial: true },
+    native: { key: 'tf32', toNative: (on: boolean) => (on ? 1 : 0), fromNative: (n: number) => n === 1 },
+    sample: false,
+  },
+  {
+    field: 'profilingVerbosity',
+    schema: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
+    cli: { flag: 'profiling-verbosity', arg: '<v>', help: 'layer_names_only | none | detailed', value: 'text' },
+    trtexec: { flag: '--profilingVerbosity', value: 'custom', help: '--profilingVerbosity=layer_names_only|detailed|none (default, verbose: deprecated)' },
+    form: {
+      group: 'build',
+      control: 'select',
+      label: 'Profiling verbosity',
+      unsetLabel: 'default',
+      choices: [
+        ['layer_names_only', 'layer_names_only'],
+        ['detailed', 'detailed'],
+        ['none', 'none'],
+      ],
+      initial: '',
+    },
+    native: { key: 'profilingVerbosity' },
+    sample: 'detailed',
+  },
+  {
+    field: 'hardwareCompatibility',
+    schema: z.enum(['none', 'ampere_plus', 'same_compute_capability']).optional(),
+    doc: 'same_compute_capability needs TensorRT 10.9+.',
+    cli: {
+      flag: 'hardware-compatibility',
+      arg: '<h>',
+      help: (gate) => (gate ? gate.hardwareCompatibility.join(' | ') : 'none | ampere_plus | same_compute_capability (10.9+)'),
+      value: 'text',
+    },
+    trtexec: {
+      flag: '--hardwareCompatibilityLevel',
+      value: 'custom',
+      help: (gate) =>
+        `--hardwareCompatibilityLevel=${(gate ? gate.hardwareCompatibility : ['none', 'ampere_plus', 'same_compute_capability']).map((h) => HARDWARE_TRTEXEC[h] ?? h).join('|')}`,
+    },
+    form: {
+      group: 'build',
+      control: 'select',
+      label: 'Hardware compatibility',
+      name: 'Hardware compatibility',
+      unsetLabel: 'default',
+      choices: [
+        ['none', 'none'],
+        ['ampere_plus', 'ampere+'],
+        ['same_compute_capability', 'same compute capability'],
+      ],
+      available: (gate) => gate.hardwareCompatibility,
+      initial: '',
+    },
+    native: { key: 'hardwareCompatibility' },
+    sample: 'ampere_plus',
+  },
+  {
+    field: 'maxAuxStreams',
+    schema: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (TensorRT takes a 32-bit count)`).optional(),
+    range: int32,
+    doc: 'Auxiliary streams TensorRT may use per inference (IBuilderConfig::setMaxAuxStreams).',
+    cli: { flag: 'max-aux-streams', arg: '<n>', help: 'auxiliary streams per inference', value: 'number' },
+    trtexec: { flag: '--maxAuxStreams', value: 'number', help: '--maxAuxStreams=N' },
+    form: { group: 'build', control: 'number', label: 'Max auxiliary streams', name: 'Max auxiliary streams', invalid: 'must be a whole number ≥ 0', placeholder: 'default', initial: '' },
+    native: { key: 'maxAuxStreams' },
+    sample: 3,
+  },
+  {
+    field: 'device',
+    schema: z.number().int().min(0).max(OPTION_LIMITS.int32, `at most ${OPTION_LIMITS.int32} (a CUDA device index)`).optional(),
+    range: int32,
+    doc: 'CUDA device index the build runs on (default 0).',
+    cli: { flag: 'device', arg: '<n>', help: 'CUDA device index (default 0)', value: 'number' },
+    trtexec: { flag: '--device', value: 'number', help: '--device=N' },
+    form: { group: 'build', control: 'number', label: 'Device', name: 'Device', invalid: 'must be a CUDA device index (a whole number ≥ 0)', placeholder: '0', initial: '' },
+    native: { key: 'device' },
+    sample: 1,
+  },
+  {
+    field: 'buildRoute',
+    schema: z.string().min(1).optional(),
+    doc:
+      'TensorRT 11.1+ only: the build route, space-separated knob settings as NVIDIA writes them, e.g. ' +
+      '"-conv_use_long_w=off -kgen:codegen:cuda_tile=2"; one value per knob (list_backends shows each knob\'s allowed-values ' +
+      'pattern, e.g. -conv_use_long_w=[on|off], which is not itself a route).',
+    cli: {
+      flag: 'build-route',
+      arg: '<route>',
+      help: 'build route (TensorRT 11.1+): knob settings, e.g. "-conv_use_long_w=off\n-kgen:codegen:cuda_tile=2"; `trtexec --helpBuildRoute` lists the knobs',
+      shown: (gate) => !gate || gate.buildRoutes,
+      value: 'text',
+    },
+    trtexec: {
+      flag: '--setBuildRoute',
+      value: 'text',
+      emitWhen: (gate) => !gate || gate.buildRoutes,
+      emptyError: '--setBuildRoute needs a route: space-separated knob settings, e.g. "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"',
+      help: '--setBuildRoute=<route>   (11.1+) space-separated knob settings, e.g. "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"',
+    },
+    form: { group: 'build', control: 'custom', initial: '' },
+    native: { key: 'buildRoute' },
+    sample: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2',
+  },
+  {
+    // Turns on the editable timing cache, detailed profiling verbosity and verbose logging, which
+    // the inference needs. Off: misses are reported as unknown on TensorRT.
+    field: 'inferCacheMisses',
+    schema: z.boolean().optional(),
+    doc:
+      'Infer timing-cache misses from TensorRT\'s verbose log (enables the editable timing cache, detailed profiling ' +
+      'verbosity and verbose logging; costs a few percent of build time). Without it misses are unknown on TensorRT.',
+    cli: { flag: 'infer-cache-misses', help: "count timing-cache misses from TensorRT's log (turns on the editable\ncache and verbose logging: a few percent slower)", value: 'on' },
+    trtexecMissing: () => 'Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.',
+    form: {
+      group: 'cache',
+      control: 'checkbox',
+      label: 'Infer timing-cache misses',
+      title:
+        'TensorRT has no hit/miss figures: with this on, builds run with detailed profiling and a verbose log, and every tactic TensorRT times afresh is counted as a miss (inferred)',
+      initial: false,
+    },
+    native: { key: 'inferCacheMisses' },
+    sample: true,
+  },
+  {
+    // Changes nothing in the build itself; a large build can log millions of lines, so surfaces
+    // keep only the last ones.
+    field: 'verboseLog',
+    schema: z.boolean().optional(),
+    doc: "Pass TensorRT's VERBOSE log lines on as log events (trtexec --verbose); the build itself is unchanged. A large build logs very many lines.",
+    cli: { flag: 'verbose', help: "pass TensorRT's VERBOSE log lines on and print them (a large\nbuild logs very many; --json carries them as log events)", value: 'on' },
+    trtexec: { flag: '--verbose', value: 'on', help: "--verbose             pass TensorRT's VERBOSE log lines on and print them (can be very many)" },
+    form: {
+      group: 'cache',
+      control: 'checkbox',
+      label: 'Verbose log',
+      title: "Pass TensorRT's VERBOSE log lines on (trtexec --verbose); the log panel shows them under “everything” and keeps the last ones",
+      initial: false,
+    },
+    native: { key: 'verboseLog' },
+    sample: true,
+  },
+  {
+    field: 'simDuration',
+    schema: z.number().positive().max(24 * 3600).optional(),
+    unit: 's',
+    range: { kind: 'seconds', max: 24 * 3600 },
+    doc: 'Simulated backend only: target wall time in seconds.',
+    cli: { flag: 'sim-duration', arg: '<s>', help: 'target wall time in seconds (fractions allowed)', section: 'simulator', value: 'number' },
+    form: {
+      group: 'simulator',
+      control: 'decimal',
+      label: 'Duration (s)',
+      name: 'Simulated duration',
+      invalid: 'must be a number of seconds above 0 (up to 86400)',
+      placeholder: 'auto',
+      initial: '',
+    },
+    native: { key: 'simDurationMs', scale: 1000 },
+    sample: 2.5,
+  },
+  {
+    field: 'simSeed',
+    schema: z.number().int().nonnegative().optional(),
+    range: { kind: 'int', min: 0 },
+    doc: 'Simulated backend only: seed (same seed, same build; default 1).',
+    cli: { flag: 'sim-seed', arg: '<n>', help: 'seed (same seed → same build; default 1)', section: 'simulator', value: 'number' },
+    // The simulator's default seed, shown as the value it is (every build without one uses it).
+    form: { group: 'simulator', control: 'number', label: 'Seed', name: 'Seed', invalid: 'must be a whole number ≥ 0', placeholder: '1', initial: '1' },
+    native: { key: 'simSeed' },
+    sample: 7,
+  },
+  {
+    field: 'simFault',
+    schema: SimFault.optional(),
+    doc: 'Simulated backend only: inject "fail", "crash" or "hang", optionally "@<phase name>".',
+    cli: { flag: 'sim-fault', arg: '<f>', help: 'fail | crash | hang, optionally @<phase name>', section: 'simulator', value: 'text' },
+    form: { group: 'simulator', control: 'custom', initial: '' },
+    native: {
+      keys: ['simFault', 'simFaultPhase'],
+      toNative: (s: string) => {
+        const f = parseSimFault(s);
+        return { simFault: f.kind, simFaultPhase: f.phase };
+      },
+      fromNative: (r: Record<string, unknown>) => (r.simFaultPhase ? `${r.simFault as SimFaultKind}@${r.simFaultPhase as string}` : r.simFault),
+    },
+    sample: 'hang@Timing graph nodes',
+  },
+] as const satisfies readonly OptionEntry[];
+
+/** The table, typed loosely: for code that walks every entry the same way. */
+export const BUILD_OPTIONS: readonly OptionEntry[] = BUILD_OPTION_TABLE;
+
+type Table = (typeof BUILD_OPTION_TABLE)[number];
+export type OptionField = Table['field'];
+
+/** The protocol's schema of build options, one field per entry. */
+export const BuildOptions = z.object(
+  Object.fromEntries(BUILD_OPTION_TABLE.map((e) => [e.field, e.schema])) as { [E in Table as E['field']]: E['schema'] },
+);
+export type BuildOptions = z.infer<typeof BuildOptions>;
+export type BuildOptionsInput = z.input<typeof BuildOptions>;
+
+/** The entry of a field. */
+export function optionEntry(field: string): OptionEntry {
+  const e = BUILD_OPTIONS.find((o) => o.field === field);
+  if (!e) throw new Error(`no build option "${field}" in the options table`);
+  return e;
+}
+
+/** Fields whose form control the generic code draws and reads, with their state's type. */
+type GenericFormEntry = Extract<Table, { form: { control: 'number' | 'decimal' | 'checkbox' | 'select' } }>;
+export type GenericFormFields = { [E in GenericFormEntry as E['field']]: E['form']['control'] extends 'checkbox' ? boolean : string };
+
+/** A number's text → the number, or an error naming what is allowed; shared by every text surface. */
+export function readNumber(range: OptionRange, text: string): number | null {
+  const t = text.trim();
+  if (range.kind === 'seconds') {
+    const n = Number(t);
+    return t !== '' && Number.isFinite(n) && n > 0 && (range.max === undefined || n <= range.max) ? n : null;
+  }
+  if (!/^\d+$/.test(t)) return null;
+  const n = Number(t);
+  return Number.isSafeInteger(n) && n >= range.min && n <= (range.max ?? Number.MAX_SAFE_INTEGER) ? n : null;
+}
