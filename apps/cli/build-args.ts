@@ -164,6 +164,7 @@ const OPTIONS: Record<string, FlagSpec> = {
     BUILD_OPTIONS.flatMap(({ field, cli }): Array<[string, FlagSpec]> => {
       if (!cli) return [];
       if (cli.value === 'custom') return Object.entries(CUSTOM_FLAGS[field] ?? {});
+      if (cli.value === 'list') return [[cli.flag!, { type: 'string', multiple: true }]];
       return [[cli.flag!, { type: cli.value === 'on' || cli.value === 'off' ? 'boolean' : 'string' }]];
     }),
   ),
@@ -194,6 +195,11 @@ function optionFromFlag({ cli, range }: OptionEntry, values: FlagValues): unknow
       return int(cli.flag, v as string | undefined, range?.min ?? 0, range?.max);
     case 'text':
       return (v as string | undefined) ?? cli.fallback;
+    case 'list': {
+      const list = v as string[] | undefined;
+      if (list?.some((x) => x === '')) throw new UsageError(`--${cli.flag} needs a value`);
+      return list?.length ? list : undefined;
+    }
     case 'on':
       return v ? true : undefined;
     case 'off':

@@ -15,7 +15,8 @@
 //       range     for numbers: the bounds the CLI, the form and trtexec check before the schema
 //       doc       the description MCP's tools/list (and so the LSP's build command) shows
 //       cli       its `build` flag: flag, arg, help, and how the value is read ('number' by range,
-//                 'text', 'on' = a boolean flag setting true, 'off' = a boolean flag setting false)
+//                 'text', 'on' = a boolean flag setting true, 'off' = a boolean flag setting false,
+//                 'list' = a repeatable text flag giving an array)
 //       trtexec   its trtexec flag and how it reads and prints ('number', 'text', 'on', 'off'), or
 //                 `pool` for a --memPoolSize pool; `missing` says what a copied command leaves
 //                 out when trtexec has no equivalent (shown next to the copy)
@@ -64,15 +65,19 @@ export interface CliSpec {
   shown?: (gate?: OptionGate) => boolean;
   /** 'simulator': listed under "Simulated backend only". */
   section?: 'simulator';
-  /** How the flag's text becomes the value; `fallback` is sent when the flag is absent. */
-  value: 'number' | 'text' | 'on' | 'off' | 'custom';
+  /**
+   * How the flag's text becomes the value; `fallback` is sent when the flag is absent. 'list': a
+   * repeatable text flag, one array element per occurrence.
+   */
+  value: 'number' | 'text' | 'on' | 'off' | 'list' | 'custom';
   fallback?: string;
 }
 
 export type TrtexecSpec =
   | {
       flag: string;
-      value: 'number' | 'text' | 'on' | 'off' | 'custom';
+      /** 'list': repeatable, `--flag=<value>` once per array element (trtexec's plugin flags). */
+      value: 'number' | 'text' | 'on' | 'off' | 'list' | 'custom';
       /** false: read, never written (this product's own flags). */
       emit?: boolean;
       /** Written only for a TensorRT version that has it. */
@@ -427,6 +432,36 @@ export const BUILD_OPTION_TABLE = [
     form: { group: 'build', control: 'custom', initial: '' },
     native: { key: 'buildRoute' },
     sample: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2',
+  },
+  // Plugin libraries, as trtexec takes them (samples/common/sampleOptions.cpp): the standard
+  // plugins (libnvinfer_plugin) are always initialized first; these add the user's. Paths on the
+  // machine that builds; each must be a file (checked before the build).
+  {
+    field: 'staticPlugins',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) to load before parsing; their creators register when loaded (trtexec --staticPlugins).',
+    cli: { flag: 'static-plugins', arg: '<lib.so>', help: 'plugin library to load before parsing (repeat for several;\ntrtexec --staticPlugins)', value: 'list' },
+    trtexec: { flag: '--staticPlugins', value: 'list', help: '--staticPlugins=<lib.so>' },
+    native: { key: 'staticPlugins' },
+    sample: ['/opt/plugins/libstatic_plugin.so'],
+  },
+  {
+    field: 'dynamicPlugins',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) loaded through IPluginRegistry::loadLibrary before parsing (trtexec --dynamicPlugins); supply the one registering a custom op the parser names.',
+    cli: { flag: 'dynamic-plugins', arg: '<lib.so>', help: 'plugin library loaded through the plugin registry (repeat for\nseveral; trtexec --dynamicPlugins)', value: 'list' },
+    trtexec: { flag: '--dynamicPlugins', value: 'list', help: '--dynamicPlugins=<lib.so>' },
+    native: { key: 'dynamicPlugins' },
+    sample: ['/opt/plugins/libmy_plugin.so'],
+  },
+  {
+    field: 'pluginsToSerialize',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) to serialize into the engine (trtexec --setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).',
+    cli: { flag: 'plugins-to-serialize', arg: '<lib.so>', help: 'plugin library to serialize into the engine (repeat for several;\ntrtexec --setPluginsToSerialize)', value: 'list' },
+    trtexec: { flag: '--setPluginsToSerialize', value: 'list', help: '--setPluginsToSerialize=<lib.so>' },
+    native: { key: 'pluginsToSerialize' },
+    sample: ['/opt/plugins/libmy_plugin.so'],
   },
   {
     // Turns on the editable timing cache, detailed profiling verbosity and verbose logging, which

@@ -35,6 +35,20 @@ describe('plugins (simulated)', () => {
     expect(fs.existsSync(engine)).toBe(false);
   });
 
+  it('with the plugin library supplied (build --dynamic-plugins, trtexec --dynamicPlugins) it builds; a missing library exits 2 naming it', async () => {
+    // The simulator cannot look inside a library: an existing file stands for one registering the op.
+    const lib = path.join(dir, 'libmy_plugin.so');
+    fs.writeFileSync(lib, 'stand-in plugin library');
+    const b = await runCli(['build', custom, '-o', path.join(dir, 'c1.engine'), '--backend', 'simulated', '--dynamic-plugins', lib, '--json']);
+    expect(b.code).toBe(0);
+    expect((parseNdjson(b.stdout) as Ev[]).some((e) => e.type === 'log' && e.message === `Loading supplied plugin library (dynamic, simulated): ${lib}`)).toBe(true);
+    const t = await runCli(['trtexec', `--onnx=${custom}`, `--saveEngine=${path.join(dir, 'c2.engine')}`, `--staticPlugins=${lib}`, `--setPluginsToSerialize=${lib}`, '--backend=simulated', '--json']);
+    expect(t.code).toBe(0);
+    const missing = await runCli(['build', custom, '-o', path.join(dir, 'c3.engine'), '--backend', 'simulated', '--dynamic-plugins', path.join(dir, 'nope.so')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`dynamicPlugins: plugin library not found: ${path.join(dir, 'nope.so')}`);
+  });
+
   it('a standard plugin op (EfficientNMS_TRT) builds: the standard plugins are initialized first', async () => {
     const r = await runCli(['build', nms, '-o', path.join(dir, 'nms.engine'), '--backend', 'simulated', '--json']);
     expect(r.code).toBe(0);

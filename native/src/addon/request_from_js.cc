@@ -248,6 +248,14 @@ Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   number("device", r.device);
   o.Set("shapeValues", rangesToJs(env, r.shapeValues));
   o.Set("buildRoute", r.buildRoute);
+  auto list = [&](char const* key, std::vector<std::string> const& v) {
+    auto arr = Napi::Array::New(env, v.size());
+    for (uint32_t i = 0; i < v.size(); ++i) arr.Set(i, v[i]);
+    o.Set(key, arr);
+  };
+  list("staticPlugins", r.staticPlugins);
+  list("dynamicPlugins", r.dynamicPlugins);
+  list("pluginsToSerialize", r.pluginsToSerialize);
   o.Set("inferCacheMisses", r.inferCacheMisses);
   o.Set("verboseLog", r.verboseLog);
   number("simDurationMs", r.simDurationMs);
