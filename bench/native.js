@@ -7,6 +7,10 @@
 //     record kept (a memory-mapped file written on every phaseStart/phaseFinish);
 //   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++);
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
+//   againstEarlier (with -- --against DIR, a checkout of earlier code built there): its C++
+//     benchmark and ours alternately, three rounds each, medians side by side with the ratio;
+//   (TBS_BENCH_SUSTAINED sets the sustained run's callbacks, 20 M by default: fewer on a loaded machine);
+//   baseline: bench/baseline.json's figures beside these, with ratios (bench/baseline.ts);
 //   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe
 //     function, batches delivered to a JS callback); RSS at start (after a warm-up build), peak
 //     and end; memory.withProtocolObjects: the same run also decoding into protocol objects.
@@ -24,6 +28,15 @@ const MEMORY_CALLBACKS = 10_000_000;
 // running flat out for 10 M callbacks would measure the backlog, not the pipeline's own memory.
 const MEMORY_RATE = Number(process.env.TBS_BENCH_MEMORY_RATE || 500_000);
 const MiB = 1024 * 1024;
+// Callbacks of the sustained-throughput run (8 producers flat out).
+const SUSTAINED_CALLBACKS = Number(process.env.TBS_BENCH_SUSTAINED || 20_000_000);
+// With --against DIR: rounds of (earlier, ours) alternating.
+const AGAINST_ROUNDS = 3;
+
+function argValue(name) {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
 
 function fail(msg) {
   console.error(`bench:native: ${msg}`);
@@ -110,9 +123,47 @@ async function memoryRun(decode) {
 
 function main() {
   if (!existsSync(addonFile) || !existsSync(benchExe)) fail(`build the addon and the benchmark first: npm run build:native (missing ${existsSync(addonFile) ? benchExe : addonFile})`);
-  const cpp = spawnSync(benchExe, [String(20_000_000)], { encoding: 'utf8', timeout: 180_000 });
-  if (cpp.status !== 0) fail(`${benchExe} failed: ${cpp.stderr || cpp.error}`);
-  const result = JSON.parse(cpp.stdout);
+  const runCpp = (exe) => {
+    const cpp = spawnSync(exe, [String(SUSTAINED_CALLBACKS)], { encoding: 'utf8', timeout: 600_000 });
+    if (cpp.status !== 0) fail(`${exe} failed: ${cpp.stderr || cpp.error}`);
+    return JSON.parse(cpp.stdout);
+  };
+  const against = argValue('--against');
+  let result;
+  if (against) {
+    // The earlier code's benchmark (another checkout, built there) and ours take turns, so both
+    // meet the same machine load; the medians go side by side.
+    const otherExe = path.join(path.resolve(against), 'build', 'native', 'tbs_bench_callbacks');
+    if (!existsSync(otherExe)) fail(`--against ${against}: ${otherExe} missing (build that checkout first)`);
+    const ours = [];
+    const theirs = [];
+    for (let i = 0; i < AGAINST_ROUNDS; i++) {
+      theirs.push(runCpp(otherExe));
+      ours.push(runCpp(benchExe));
+    }
+    const median = (runs, pick) => {
+      const v = runs.map(pick).sort((a, b) => a - b);
+      return v[Math.floor(v.length / 2)];
+    };
+    result = ours[Math.floor(ours.length / 2)];
+    const figure = (pick) => {
+      const o = median(ours, pick);
+      const t = median(theirs, pick);
+      return { ours: +o.toFixed(1), earlier: +t.toFixed(1), ratio: +(o / t).toFixed(3) };
+    };
+    result.againstEarlier = {
+      checkout: path.resolve(against),
+      rounds: AGAINST_ROUNDS,
+      note: 'medians of alternating runs of both benchmarks in this run; ratio = ours / earlier',
+      sustainedCallbacksPerSec: figure((r) => r.sustainedCallbacksPerSec),
+      callbackP50NsThreads8: figure((r) => r.callbackCostNs.threads8.ours.p50),
+      callbackP50NsThreads1: figure((r) => r.callbackCostNs.threads1.ours.p50),
+      callbackP99NsThreads8: figure((r) => r.callbackCostNs.threads8.ours.p99),
+      maxProducerWaitUs: figure((r) => r.maxProducerWaitUs),
+    };
+  } else {
+    result = runCpp(benchExe);
+  }
   const child = (mode) => {
     const r = spawnSync(process.execPath, ['--expose-gc', __filename, mode], { encoding: 'utf8', timeout: 180_000 });
     if (r.status !== 0) fail(`memory run (${mode}) failed: ${r.stderr || r.error}`);
@@ -127,6 +178,12 @@ function main() {
     rssGrowthUnder20MiB: result.memory.rssEndMiB - result.memory.rssStartMiB < 20,
   };
   result.machine = { cpus: os.cpus().length, loadavg1: +os.loadavg()[0].toFixed(2), node: process.version };
+  // The previous figures (bench/baseline.json) beside these, with ratios (bench/baseline.ts).
+  try {
+    result.baseline = require(path.join(root, 'dist', 'bench', 'baseline.js')).compareToBaseline('native', result);
+  } catch (e) {
+    result.baseline = { error: `no comparison (run npm run build:ts): ${e.message}` };
+  }
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 

@@ -5,13 +5,17 @@
 //   eventToPaintMs.p99   event arrival in the page → start of the frame after the one that applied
 //                        it (so it has been painted), weighted by events (apps/renderer EventPump probe)
 //   heapGrowthMiB        JS heap after forced GC, after the build minus before it
-// Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S]
+// Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S --profile DIR]
+// --profile DIR also writes the page's CPU profile of the build (DIR/ui.cpuprofile, open it in
+// Chrome DevTools) and a summary of where the main thread's time went (in the JSON, `profile`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium';
 import { tempDir, writeModel } from '../test/support/onnx-gen';
+import { compareToBaseline } from './baseline';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ARGS = [
@@ -19,6 +23,11 @@ const ARGS = [
   '--disable-renderer-backgrounding',
   '--disable-background-timer-throttling',
 ];
+
+function strArg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -46,6 +55,8 @@ function weightedPercentile(pairs: [number, number][], p: number): number {
 interface PageGlobals {
   __TBS_PERF__: boolean;
   __frames: number[];
+  /** Long animation frames (Chromium's LoAF entries) seen during the build, when profiling. */
+  __loaf: { start: number; duration: number; styleAndLayout: number; scripts: { fn: string; src: string; duration: number }[] }[];
   __tbsPerf: { batches: [number, number][]; callbacks(): number; events(): number };
   requestAnimationFrame(cb: (t: number) => void): number;
 }
@@ -85,9 +96,136 @@ async function heapUsedAfterGc(page: Page): Promise<number> {
   return usedSize;
 }
 
+interface CpuProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  args?: { name?: string };
+}
+
+/**
+ * Self time (ms) by trace event name on the renderer's main thread(s): what "(program)" in the
+ * CPU profile was (style, layout, paint, parsing, ...). Complete events nest; a stack per thread
+ * subtracts children from their parent.
+ */
+function traceSelfTimes(file: string, n: number): [string, number][] {
+  const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as { traceEvents: TraceEvent[] } | TraceEvent[];
+  const events = Array.isArray(raw) ? raw : raw.traceEvents;
+  const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const byThread = new Map<string, TraceEvent[]>();
+  for (const e of events) {
+    const k = `${e.pid}:${e.tid}`;
+    if (e.ph !== 'X' || e.dur === undefined || !main.has(k)) continue;
+    let list = byThread.get(k);
+    if (!list) byThread.set(k, (list = []));
+    list.push(e);
+  }
+  const self = new Map<string, number>();
+  for (const list of byThread.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+    const stack: { end: number; name: string }[] = [];
+    for (const e of list) {
+      while (stack.length > 0 && stack[stack.length - 1].end <= e.ts) stack.pop();
+      const parent = stack[stack.length - 1];
+      if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - e.dur! / 1000);
+      self.set(e.name, (self.get(e.name) ?? 0) + e.dur! / 1000);
+      stack.push({ end: e.ts + e.dur!, name: e.name });
+    }
+  }
+  return [...self].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round(v)]);
+}
+
+/**
+ * Samples the page's JavaScript (CDP Profiler) and records its long animation frames (LoAF,
+ * frames over 50 ms with the scripts in them); stop() writes DIR/ui.cpuprofile and returns a
+ * summary: self time by function, and the long frames' count, time in style/layout and scripts.
+ */
+async function startProfile(page: Page, dir: string) {
+  const browser = page.context().browser()!;
+  const traceFile = path.join(dir, 'trace.json');
+  fs.mkdirSync(dir, { recursive: true });
+  await browser.startTracing(page, { path: traceFile, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8'] });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+  await cdp.send('Profiler.start');
+  await page.evaluate(() => {
+    interface Loaf {
+      startTime: number;
+      duration: number;
+      styleAndLayoutStart: number;
+      scripts: { sourceFunctionName: string; sourceURL: string; invoker: string; duration: number }[];
+    }
+    interface Observer {
+      observe(o: { type: string; buffered: boolean }): void;
+    }
+    const w = globalThis as unknown as PageGlobals & {
+      PerformanceObserver: new (cb: (list: { getEntries(): Loaf[] }) => void) => Observer;
+    };
+    new w.PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        w.__loaf.push({
+          start: e.startTime,
+          duration: e.duration,
+          styleAndLayout: e.styleAndLayoutStart > 0 ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
+          scripts: e.scripts.map((x) => ({ fn: x.sourceFunctionName || x.invoker, src: x.sourceURL, duration: x.duration })),
+        });
+      }
+    }).observe({ type: 'long-animation-frame', buffered: false });
+  });
+  return {
+    async stop(dir: string) {
+      const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: CpuProfileNode[]; samples: number[]; timeDeltas: number[] } };
+      await cdp.detach();
+      await browser.stopTracing();
+      fs.writeFileSync(path.join(dir, 'ui.cpuprofile'), JSON.stringify(profile));
+      const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+      const self = new Map<string, number>();
+      let total = 0;
+      profile.samples.forEach((id, i) => {
+        const n = byId.get(id)!;
+        const f = n.callFrame;
+        const key = `${f.functionName || '(anonymous)'} ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
+        const dt = profile.timeDeltas[i] / 1000;
+        total += dt;
+        self.set(key, (self.get(key) ?? 0) + dt);
+      });
+      const loaf = await page.evaluate(() => (globalThis as unknown as PageGlobals).__loaf.splice(0));
+      const fnTime = new Map<string, number>();
+      for (const f of loaf) for (const x of f.scripts) fnTime.set(x.fn, (fnTime.get(x.fn) ?? 0) + x.duration);
+      const top = <K>(m: Map<K, number>, n: number) =>
+        [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round(v)] as [K, number]);
+      return {
+        cpuProfile: path.join(dir, 'ui.cpuprofile'),
+        trace: traceFile,
+        mainThreadSelfMsTop: traceSelfTimes(traceFile, 20),
+        sampledMs: round(total),
+        selfMsTop: top(self, 25),
+        longFrames: {
+          count: loaf.length,
+          over100ms: loaf.filter((f) => f.duration > 100).length,
+          maxMs: round(Math.max(0, ...loaf.map((f) => f.duration))),
+          totalMs: round(loaf.reduce((a, f) => a + f.duration, 0)),
+          styleAndLayoutMs: round(loaf.reduce((a, f) => a + f.styleAndLayout, 0)),
+          scriptMsTop: top(fnTime, 10),
+        },
+      };
+    },
+  };
+}
+
 async function main(): Promise<void> {
   // 10,000 one-channel blocks: a ~3 MB model whose simulated build makes ~5.5M callbacks
   // (measured: 2,000 blocks → 1.09M); paced to 30 s, that is ~180k callbacks/s at the source.
+  const loadAtStart = round(os.loadavg()[0], 2);
   const layers = arg('layers', 10_000);
   const seconds = arg('seconds', 30);
   const dir = tempDir('tbs-bench-ui-');
@@ -96,6 +234,8 @@ async function main(): Promise<void> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // A page error would otherwise only show as a build that never seems to end.
+    page.on('pageerror', (e) => console.error(`bench:ui: page error: ${e.stack ?? e.message}`));
     // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.
     await page.addInitScript(() => {
       const w = globalThis as unknown as PageGlobals;
@@ -106,6 +246,7 @@ async function main(): Promise<void> {
         w.requestAnimationFrame(tick);
       };
       w.requestAnimationFrame(tick);
+      w.__loaf = [];
     });
     await page.goto(url);
     const chooser = page.waitForEvent('filechooser');
@@ -117,11 +258,14 @@ async function main(): Promise<void> {
     await page.waitForTimeout(500);
     const heapBefore = await heapUsedAfterGc(page);
 
+    const profileDir = strArg('profile');
+    const profiler = profileDir ? await startProfile(page, profileDir) : null;
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
     await page.getByRole('status').filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ }).waitFor({ timeout: (seconds + 900) * 1000 });
     const t1 = await page.evaluate(() => performance.now());
     const statusText = await page.getByRole('status').textContent();
+    const profile = profiler && profileDir ? await profiler.stop(profileDir) : undefined;
 
     const { frames, batches, pageCallbacks, pageEvents } = await page.evaluate(() => {
       const w = globalThis as unknown as PageGlobals;
@@ -180,10 +324,12 @@ async function main(): Promise<void> {
       },
       heapGrowthMiB: round((heapAfter - heapBefore) / 2 ** 20, 2),
       heapMiB: { before: round(heapBefore / 2 ** 20, 2), after: round(heapAfter / 2 ** 20, 2) },
-      targets: { fpsP5: '>= 30', eventToPaintP99Ms: '< 100', heapGrowthMiB: '< 50', callbacks: '>= 5,000,000', callbacksPerSec: '>= 100,000' },
+      targets: { fpsP5: '>= 30', eventToPaintP99Ms: '<= 33', heapGrowthMiB: '< 20', callbacks: '>= 5,000,000', callbacksPerSec: '>= 100,000' },
       note: 'Shared 2-core machine: absolute figures drift with load.',
+      machine: { cpus: os.cpus().length, loadavg1AtStart: loadAtStart, loadavg1AtEnd: round(os.loadavg()[0], 2) },
+      ...(profile ? { profile } : {}),
     };
-    console.log(JSON.stringify(result, null, 2));
+    console.log(JSON.stringify({ ...result, baseline: compareToBaseline('ui', result) }, null, 2));
   } finally {
     await browser.close();
     const exited = new Promise((r) => proc.once('exit', r));

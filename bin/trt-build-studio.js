@@ -1,6 +1,15 @@
 #!/usr/bin/env node
 // The package's command. The CLI is TypeScript compiled to dist/ (`npm run build:ts`).
 'use strict';
+// Signal handlers before anything else loads (a small module with no imports): a SIGINT or
+// SIGTERM that arrives while the CLI's modules load is kept and handed to the command once it
+// listens, instead of killing the process the default way (apps/service/process-signals.ts).
+// Only a signal during Node's own start-up, before this line runs, cannot be caught.
+try {
+  require('../dist/apps/service/process-signals.js').processSignals();
+} catch {
+  // Not built yet: the require below says so.
+}
 let cli;
 try {
   cli = require('../dist/apps/cli/main.js');

@@ -19,7 +19,8 @@ Commands:
   mcp                              MCP server (stdio) for agent runtimes
   lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
   trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
-  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPU
+  worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPUs
+  farm status --queue redis://...  the build farm: workers, queued builds and why they wait, endings
 
 Run \`trt-build-studio <command> --help\` for a command's options.
   -h, --help       this help
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
   lsp: async () => (await import('../lsp/command.js')).runLsp,
   worker: async () => (await import('../farm/worker-command.js')).runWorker,
+  farm: async () => (await import('../farm/farm-command.js')).runFarm,
 };
 
 /**
@@ -55,6 +57,9 @@ function isUsageError(e: unknown): boolean {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // First thing (bin/trt-build-studio.js has usually installed them already, before this module
+  // loaded): from here on no signal meets the default action.
+  const signals = processSignals();
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
     process.stdout.write(HELP);
@@ -69,8 +74,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`trt-build-studio: unknown command "${cmd}"\nRun \`trt-build-studio --help\` for the commands.\n`);
     return 2;
   }
-  if (!OWN_SIGNALS.has(cmd)) return runCommand(cmd, load, rest);
-  const signals = processSignals();
+  if (!OWN_SIGNALS.has(cmd)) {
+    // A command without workers to stop ends at once, with the shell's code for the signal
+    // (128 + its number), as the default action would, signals kept from before included.
+    signals.listen((signal) => signals.hardExit(128 + (signal === 'SIGTERM' ? 15 : 2)));
+    return runCommand(cmd, load, rest);
+  }
   const code = await runCommand(cmd, load, rest);
   signals.exitWith(code);
   return code;

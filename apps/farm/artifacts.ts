@@ -4,6 +4,9 @@
 // a download URL or stream for serve).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ServiceError } from '../service/api.js';
+import { untrustedFolder } from '../service/output-target.js';
+import { ensurePrivateDir } from '../service/private-dir.js';
 import type { Labels } from './labels.js';
 
 export interface ArtifactStore {
@@ -24,8 +27,17 @@ export class SharedFolderArtifacts implements ArtifactStore {
     this.root = path.resolve(root);
   }
 
+  /**
+   * The root may be a mount shared by the farm's machines: it must belong to this user (or root)
+   * and not be writable by others without the sticky bit. The folders in it are the farm's own:
+   * created 0700, and refused when someone else owns them or can write into them (the native
+   * writer checks the engines folder again at the moment it writes).
+   */
   ensure(): void {
-    for (const d of ['engines', 'timing-caches']) fs.mkdirSync(path.join(this.root, d), { recursive: true });
+    fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    const why = untrustedFolder(this.root, fs.statSync(this.root));
+    if (why) throw new ServiceError('bad_input', `artifact folder: ${why}`);
+    for (const d of ['engines', 'timing-caches']) ensurePrivateDir(path.join(this.root, d), 'artifact');
   }
 
   enginePathFor(buildId: string, modelPath: string, simulated: boolean): string {
@@ -39,7 +51,16 @@ export class SharedFolderArtifacts implements ArtifactStore {
   }
 
   locateEngine(outputPath: string | undefined): string | undefined {
-    return outputPath && fs.existsSync(outputPath) ? outputPath : undefined;
+    return regularFile(outputPath);
+  }
+}
+
+/** `p` when it is a regular file (a link followed): never a FIFO or a device to serve from. */
+function regularFile(p: string | undefined): string | undefined {
+  try {
+    return p && fs.statSync(p).isFile() ? p : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -52,6 +73,6 @@ export class LocalPathArtifacts implements ArtifactStore {
     return undefined;
   }
   locateEngine(outputPath: string | undefined): string | undefined {
-    return outputPath && fs.existsSync(outputPath) ? outputPath : undefined;
+    return regularFile(outputPath);
   }
 }

@@ -47,6 +47,8 @@ export interface WorkerInfo {
   host: string;
   pid: number;
   backends?: unknown;
+  /** When this heartbeat was written (ms since the epoch; absent from older workers). */
+  beatAt?: number;
 }
 
 const APPEND = `
@@ -227,11 +229,14 @@ export class FarmStore {
     );
   }
 
+  /** Counts one more Stop for `id` and tells the worker running it (pub/sub), in one transaction. */
   async requestCancel(id: string, reason: CancelReason): Promise<number> {
-    const [[, n]] = (await this.redis.multi().hincrby(keys.cancel(id), 'n', 1).hset(keys.cancel(id), 'reason', reason).exec()) as [
-      [unknown, number],
-      unknown,
-    ];
+    const [[, n]] = (await this.redis
+      .multi()
+      .hincrby(keys.cancel(id), 'n', 1)
+      .hset(keys.cancel(id), 'reason', reason)
+      .publish(keys.cancelChannel, id)
+      .exec()) as [[unknown, number], unknown, unknown];
     return n;
   }
 
@@ -262,6 +267,23 @@ export class FarmStore {
 
   async isWorkerAlive(id: string): Promise<boolean> {
     return (await this.redis.exists(keys.worker(id))) === 1;
+  }
+
+  /**
+   * Whether worker `id` is alive *and still runs* build `buildId`: a worker restarted under the
+   * same id (a pod restart with --id) beats again at once, but its new process does not run what
+   * the old one did. 'gone' when no heartbeat is left, 'restarted' when the live one does not list
+   * the build. (Workers list their running builds in every heartbeat, and beat before they claim.)
+   */
+  async workerRuns(id: string, buildId: string): Promise<'yes' | 'gone' | 'restarted'> {
+    const raw = await this.redis.get(keys.worker(id));
+    if (raw === null) return 'gone';
+    try {
+      const running = (JSON.parse(raw) as Partial<WorkerInfo>).running;
+      return !Array.isArray(running) || running.includes(buildId) ? 'yes' : 'restarted';
+    } catch {
+      return 'yes';
+    }
   }
 
   async registerPool(queueName: string, canonical: string): Promise<void> {

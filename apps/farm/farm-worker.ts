@@ -22,6 +22,7 @@ import { matches, probeLabels, type Labels } from './labels.js';
 import { acquireLock } from './redis-lock.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
+import { keys } from './keys.js';
 import { BuildView } from '../shared/build-view.js';
 
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
@@ -33,6 +34,11 @@ export interface FarmWorkerOptions {
   /** Added to / overriding the labels the backend probe found. */
   labels?: Labels;
   concurrency?: number;
+  /**
+   * A slot of `worker --gpus`: every build runs on this CUDA device (whatever the request says),
+   * and the worker carries the label device=<n>.
+   */
+  device?: number;
   artifacts?: ArtifactStore;
   id?: string;
   log?: LogLine;
@@ -41,7 +47,6 @@ export interface FarmWorkerOptions {
   /** BullMQ job lock (default 30 s); renewed at a third of it. */
   lockDurationMs?: number;
   pollMs?: number;
-  cancelPollMs?: number;
   /** Passed to the local build service (tests shorten cancelKillMs). */
   service?: BuildServiceOptions;
   /**
@@ -66,6 +71,11 @@ interface Running {
   done: Promise<void>;
 }
 
+/** host-pid-random: unique per process, readable in the farm view. */
+export function defaultWorkerId(): string {
+  return `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
+}
+
 export class FarmWorker {
   readonly id: string;
   labels: Labels = {};
@@ -83,13 +93,32 @@ export class FarmWorker {
   private loopDone?: Promise<void>;
   private hbTimer?: NodeJS.Timeout;
   private wake?: () => void;
+  /** Subscribed to Stop requests (keys.cancelChannel); a subscribed connection runs no commands. */
+  private readonly stops: Redis;
 
   constructor(private readonly opts: FarmWorkerOptions) {
-    this.id = opts.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
+    this.id = opts.id ?? defaultWorkerId();
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
     this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.local = new BuildService({ concurrency: 64, ...opts.service });
+    this.stops = this.redis.duplicate();
+    watchRedis(this.stops, opts.url, `trt-build-studio worker ${this.id}`, this.log);
+    // Stop reaches a running build the moment it is asked for: no polling. A message sent while
+    // this connection was down is lost (pub/sub keeps nothing), so every (re)connect re-reads the
+    // counters of the builds this worker runs.
+    this.stops.on('message', (channel: string, message: string) => {
+      if (channel === keys.queuedChannel) {
+        this.wake?.();
+        return;
+      }
+      const entry = this.running.get(message);
+      if (entry) void this.applyCancels(entry);
+    });
+    this.stops.on('ready', () => {
+      void this.stops.subscribe(keys.cancelChannel, keys.queuedChannel).catch(() => undefined);
+      for (const entry of this.running.values()) void this.applyCancels(entry);
+    });
   }
 
   private get ttl(): number {
@@ -102,7 +131,7 @@ export class FarmWorker {
   /** Probes the backends, labels itself, registers, and starts taking builds. */
   async start(): Promise<void> {
     this.backends = await this.local.listBackends();
-    this.labels = { ...probeLabels(this.backends), ...this.opts.labels };
+    this.labels = { ...probeLabels(this.backends), ...this.opts.labels, ...(this.opts.device === undefined ? {} : { device: String(this.opts.device) }) };
     // One build per GPU: the probe reports the one GPU builds run on, so 1 unless told otherwise.
     this.concurrency = Math.max(1, this.opts.concurrency ?? 1);
     await this.beat();
@@ -120,6 +149,7 @@ export class FarmWorker {
         host: os.hostname(),
         pid: process.pid,
         backends: this.backends,
+        beatAt: Date.now(),
       },
       this.ttl,
     );
@@ -224,7 +254,6 @@ export class FarmWorker {
 
     let copy: WorkingCopy | undefined;
     let localId: string | undefined;
-    const cancelTimer = setInterval(() => void this.applyCancels(entry), this.opts.cancelPollMs ?? 150);
     try {
       const input = await this.localInput(farmId, request);
       const cachePath = input.options?.timingCache;
@@ -256,7 +285,7 @@ export class FarmWorker {
       const msg = e instanceof ServiceError ? e.message : `internal error: ${(e as Error).message}`;
       await forwarder.endWithout('failed', msg);
     } finally {
-      clearInterval(cancelTimer);
+      this.applied.delete(farmId);
       if (copy && !this.keptCopies.delete(copy)) discard(copy);
     }
   }
@@ -286,6 +315,8 @@ export class FarmWorker {
   /** The request as the local service takes it: shared engine path and timing cache filled in. */
   private async localInput(farmId: string, request: FarmRequest): Promise<StartBuildInput> {
     const input: StartBuildInput = { ...request.input, options: { ...request.input.options } };
+    // A GPU slot's builds run on its GPU: the request cannot know which device a machine gave it.
+    if (this.opts.device !== undefined) input.options!.device = this.opts.device;
     const art = this.opts.artifacts;
     if (art && !input.outputPath) {
       const backend = resolveBackend(input.options?.backend ?? 'auto', this.backends);
@@ -337,6 +368,7 @@ export class FarmWorker {
     await this.local.shutdown();
     if (this.hbTimer) clearInterval(this.hbTimer);
     await this.store.removeWorker(this.id).catch(() => undefined);
+    this.stops.disconnect();
     for (const { queue, worker } of this.queues.values()) {
       await worker.close(true).catch(() => undefined);
       await queue.close().catch(() => undefined);

@@ -25,6 +25,15 @@ export const keys = {
   workers: `${PREFIX}:workers`,
   /** Hash: queue name → canonical target, every pool a build was ever queued in. */
   pools: `${PREFIX}:pools`,
+  /**
+   * Pub/sub channel: a build id is published here each time Stop is asked for it, so the worker
+   * running it cancels at once (the counter in `cancel(id)` stays the record; a worker that
+   * missed a message while disconnected re-reads the counters when it reconnects).
+   */
+  cancelChannel: `${PREFIX}:cancel-requests`,
+  /** Pub/sub channel: a pool name is published here when a job is added to it, so idle workers
+   * take it at once instead of at their next look (which stays, as the fallback). */
+  queuedChannel: `${PREFIX}:jobs-queued`,
   /** Distributed lock on a shared artifact (timing cache). */
   lock: (name: string) => `${PREFIX}:lock:${name}`,
 };

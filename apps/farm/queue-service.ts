@@ -2,6 +2,8 @@
 // pool of their target and run by farm workers on other machines; serve mirrors each build from
 // its Redis stream so every surface (HTTP/SSE, CLI, MCP, UI) sees the same live tree, Stop and
 // history as with local builds. State lives in Redis, so a restarted serve picks up where it was.
+import type { FarmStatus } from '../shared/farm-status.js';
+import { readFarmStatus } from './farm-status.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
@@ -239,6 +241,12 @@ export class QueueBuildService implements BuildServiceApi {
     // attempts: 1 — BullMQ never re-runs a build by itself; retries after a lost worker are
     // serve's decision (the request's `retries`), recorded in the build's stream.
     await q.add('build', { buildId: id }, { jobId: `${id}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 });
+    // Wakes idle workers now; one that misses it finds the job at its next look.
+    await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
+  }
+
+  farmStatus(): Promise<FarmStatus> {
+    return readFarmStatus(this.store);
   }
 
   getView(id: string): BuildViewSnapshot | undefined {
@@ -421,11 +429,15 @@ export class QueueBuildService implements BuildServiceApi {
       b.setState('running');
       b.setFarm({ waiting: undefined });
     }
-    if (await this.store.isWorkerAlive(workerId)) return;
+    const runs = await this.store.workerRuns(workerId, b.id);
+    if (runs === 'yes') return;
     const newOwner = `${SERVE_OWNER}-lost-${Date.now()}`;
     if (!(await this.store.takeover(b.id, owner, newOwner))) return;
     const attempt = Number(fields.attempts ?? b.farm.attempt);
-    const why = `worker lost: ${workerId} stopped sending heartbeats (none for ${ttl} ms)`;
+    const why =
+      runs === 'gone'
+        ? `worker lost: ${workerId} stopped sending heartbeats (none for ${ttl} ms)`
+        : `worker lost: ${workerId} restarted and its new process does not run this build`;
     this.log(`serve: build ${b.id}: ${why}`);
     const closeOpen = b.openPhases().map(
       (id) => ({ v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0, type: 'phase.finish', id, stepsDone: 0, early: true }) as BuildEvent,

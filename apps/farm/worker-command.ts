@@ -1,5 +1,5 @@
-// `trt-build-studio worker --queue redis://host:port [--labels k=v,...] [--concurrency N]
-// [--artifacts DIR]`: a farm worker on a GPU machine. Runs until SIGINT/SIGTERM; then it stops
+// `trt-build-studio worker --queue redis://host:port [--gpus all|0,2,3|sim:N] [--labels k=v,...]
+// [--concurrency N] [--artifacts DIR]`: a farm worker on a GPU machine (one slot per GPU with --gpus). Runs until SIGINT/SIGTERM; then it stops
 // taking builds, cancels the running ones (reason "shutdown"), lets their ends reach Redis and
 // leaves the farm. A second signal while that goes on kills the build workers by PID and exits
 // (the handlers are the process's shared ones: see service/process-signals.ts).
@@ -7,15 +7,19 @@ import { parseArgs } from 'node:util';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../service/process-signals.js';
 import { SharedFolderArtifacts } from './artifacts.js';
-import { FarmWorker } from './farm-worker.js';
+import { defaultWorkerId, FarmWorker } from './farm-worker.js';
+import { parseGpus, type GpuSlot } from './gpu-slots.js';
 import { formatLabels, parseLabels } from './labels.js';
 import { redisUrlOk } from './redis.js';
 
-export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host:port [--labels k=v,...] [--concurrency N] [--artifacts DIR] [--id NAME]
+export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host:port [--gpus all|0,2,3|sim:N] [--labels k=v,...] [--concurrency N] [--artifacts DIR] [--id NAME]
 
   --queue URL        the farm's Redis (the same one \`serve --queue\` uses)
+  --gpus G           one slot per GPU, each building one at a time on its own device, labelled
+                     device=<n>: all (every GPU of the machine), a list (0,2,3), or sim:N (N
+                     stand-in GPUs for the simulated backend, without TensorRT)
   --labels k=v,...   labels added to (or overriding) what the TensorRT probe found: gpu, cc, trt
-  --concurrency N    builds at once (default 1: one build per GPU)
+  --concurrency N    builds at once (default 1: one build per GPU; not with --gpus)
   --artifacts DIR    shared artifact folder, mounted at the same path on every machine: engines
                      and per-(GPU, TensorRT version) timing caches go there
   --cache-lock M     build (default): no two machines merge into one timing cache at once: builds
@@ -55,6 +59,7 @@ export async function runWorker(argv: string[]): Promise<number> {
         queue: { type: 'string' },
         labels: { type: 'string', multiple: true },
         concurrency: { type: 'string' },
+        gpus: { type: 'string' },
         artifacts: { type: 'string' },
         id: { type: 'string' },
         'heartbeat-ms': { type: 'string' },
@@ -86,6 +91,15 @@ export async function runWorker(argv: string[]): Promise<number> {
   };
   const concurrency = int(values.concurrency, 1, 64);
   if (concurrency === null) return usage(`--concurrency: expected an integer from 1 to 64, got "${values.concurrency}"`);
+  let slots: GpuSlot[] | undefined;
+  if (values.gpus !== undefined) {
+    if (concurrency !== undefined) return usage('--gpus gives one build per GPU slot: leave --concurrency out');
+    try {
+      slots = parseGpus(values.gpus);
+    } catch (e) {
+      return usage((e as Error).message);
+    }
+  }
   const hb = int(values['heartbeat-ms'], 300, 600_000);
   if (hb === null) return usage(`--heartbeat-ms: expected an integer from 300 to 600000, got "${values['heartbeat-ms']}"`);
   const killMs = int(values['cancel-kill-ms'], 100, 600_000);
@@ -105,30 +119,27 @@ export async function runWorker(argv: string[]): Promise<number> {
   }
   const workers = new LiveWorkers();
   signals.onHardExit(() => workers.killAll());
-  const worker = new FarmWorker({
-    url,
-    labels,
-    concurrency,
-    artifacts,
-    id: values.id,
-    heartbeatTtlMs: hb,
-    cacheLock,
-    service: { ...(killMs === undefined ? {} : { cancelKillMs: killMs }), launcher: workers.launcher },
-  });
+  const service = { ...(killMs === undefined ? {} : { cancelKillMs: killMs }), launcher: workers.launcher };
+  const common = { url, labels, artifacts, heartbeatTtlMs: hb, cacheLock, service } as const;
+  // One FarmWorker per GPU slot (each its own heartbeat, labels and one build at a time), or one.
+  const baseId = values.id ?? defaultWorkerId();
+  const farm = slots
+    ? slots.map((s) => new FarmWorker({ ...common, id: `${baseId}-gpu${s.device}`, device: s.device, concurrency: 1 }))
+    : [new FarmWorker({ ...common, id: baseId, concurrency })];
   // Set before start(): a second signal during the start kills its backends query too.
   onLater = (sig) => {
     onLater = () => signals.hardExit(0);
     // A second cancel kills a build's worker; the local service sees the exit, removes the
     // partial engine and ends the build cancelled, and that end is forwarded to Redis.
-    worker.cancelAll('shutdown');
+    for (const w of farm) w.cancelAll('shutdown');
     const pids = workers.killAll();
     process.stderr.write(`trt-build-studio worker: ${sig} again: killed the build workers now (pids ${pids.join(', ') || 'none'})\n`);
     setTimeout(() => signals.hardExit(0), FORCE_EXIT_MS).unref();
   };
   try {
-    await worker.start();
+    await Promise.all(farm.map((w) => w.start()));
   } catch (e) {
-    await worker.stop().catch(() => undefined);
+    await Promise.all(farm.map((w) => w.stop().catch(() => undefined)));
     // Told to stop while starting: a start cut short by that (its backends query killed) is the
     // stop asked for, not a failure.
     if (firstSignal !== undefined) {
@@ -139,11 +150,12 @@ export async function runWorker(argv: string[]): Promise<number> {
     return 1;
   }
   if (firstSignal === undefined) {
-    process.stderr.write(`trt-build-studio worker: ${worker.id} ready, labels ${formatLabels(worker.labels)}, ${worker.concurrency} at a time\n`);
+    for (const w of farm) process.stderr.write(`trt-build-studio worker: ${w.id} ready, labels ${formatLabels(w.labels)}, ${w.concurrency} at a time\n`);
+    if (slots) process.stderr.write(`trt-build-studio worker: ${baseId} ready, ${slots.length} GPU slot(s)${slots[0].simulated ? ' (simulated GPUs)' : ''}\n`);
   }
   const signal = firstSignal ?? (await new Promise<NodeJS.Signals>((resolve) => (onFirst = resolve)));
   process.stderr.write(`trt-build-studio worker: ${signal}, cancelling running builds and leaving the farm (a second signal kills them now)…\n`);
-  await worker.stop();
+  await Promise.all(farm.map((w) => w.stop()));
   return 0;
 }
 

@@ -1,9 +1,13 @@
 // The MCP server's tools, on the same BuildServiceApi as the CLI, the HTTP service and the app.
-// Every handler returns a tool result, never throws for a user's mistake: a bad path, bad options
-// or a crashed worker is an isError result and the server goes on serving.
+// Arguments that do not fit a tool (null, unknown keys, bad options) are a JSON-RPC -32602 before
+// the tool runs (call-arguments.ts). Past that, every handler returns a tool result, never throws
+// for a user's mistake: a missing model, a dynamic input without shapes or a crashed worker is an
+// isError result and the server goes on serving.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BuildServiceApi } from '../service/api.js';
 import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
+import { resolveWriteTarget } from '../service/output-target.js';
+import { installInvalidParamsCheck } from './call-arguments.js';
 import { buildState, errorResult, okResult, resultForError } from './results.js';
 import {
   BackendsOut,
@@ -15,6 +19,7 @@ import {
   CancelOut,
   InspectArgs,
   NoArgs,
+  parseBuildOptions,
   StartOut,
 } from './schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
@@ -174,5 +179,13 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       }),
   );
 
+  // Build options are left open by the input schema (see OptionsArg) and checked here as
+  // arguments; so is an output path that may not be written (a FIFO, a device, a directory, a
+  // folder someone else controls), which is refused as the CLI's usage error and HTTP's 400 are.
+  const buildArgs = (args: Record<string, unknown>) => {
+    parseBuildOptions(args.options);
+    if (typeof args.outputPath === 'string' && args.outputPath.trim() !== '') resolveWriteTarget(resolveUserPath(args.outputPath.trim()), 'output');
+  };
+  installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs });
   return server;
 }

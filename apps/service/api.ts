@@ -1,6 +1,7 @@
 // The build service's public surface. The CLI, the HTTP/SSE server, the MCP server and Electron
 // main all sit on this one interface (implemented by ./build-service.ts), so a build behaves the
 // same whichever surface started it.
+import type { FarmStatus } from '../shared/farm-status.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type {
   BackendInfo,
@@ -12,6 +13,7 @@ import type {
   ModelSummary,
 } from '../shared/protocol.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
+import type { EngineRecord } from './engine-identity.js';
 
 export type ServiceErrorCode =
   | 'bad_input' // invalid options, shapes, paths (HTTP 400, CLI exit 2)
@@ -101,8 +103,13 @@ export interface BuildServiceApi {
   getView?(id: string): BuildViewSnapshot | undefined;
   /** Resolves when the build reaches a final state. */
   waitForResult(id: string): Promise<BuildFinished>;
-  /** Path of the finished engine, when the build succeeded and the file still exists. */
+  /** Path of the finished engine, when the build succeeded and the file is still the one it wrote. */
   enginePath(id: string): string | undefined;
+  /**
+   * The engine file as the build left it (device, inode, size, mtime), to compare with the file
+   * actually opened before serving it. Absent where the service cannot know it (the farm).
+   */
+  engineRecord?(id: string): EngineRecord | undefined;
   /**
    * True when the build finished long enough ago that only its summary is kept: its view has no
    * phases and a subscription replays nothing. Optional for implementations that keep everything.
@@ -113,6 +120,8 @@ export interface BuildServiceApi {
    * Throws ServiceError('bad_input') like startBuild.
    */
   startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
+  /** Build farm only: workers, queues and recent endings (GET /api/farm). */
+  farmStatus?(): Promise<FarmStatus>;
   /**
    * Engines in the service's default output folder (only there), newest first. Optional: the
    * build farm has no such folder.

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildProfile } from '../shared/build-estimate.js';
 import type { BuildOptions, ModelSummary } from '../shared/protocol.js';
+import { ensurePrivateDir } from './private-dir.js';
 
 /** Profiles kept per build kind: the most recent ones (a warm cache changes the shape). */
 export const PROFILES_PER_KIND = 3;
@@ -120,7 +121,7 @@ export class BuildProfileStore {
   }
 
   private write(data: Stored): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    ensurePrivateDir(path.dirname(this.file), 'state');
     const tmp = `${this.file}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
     try {
       fs.writeFileSync(tmp, JSON.stringify(data));

@@ -17,6 +17,7 @@ import { BuildSession } from './build-session.js';
 import { defaultEnginePath, validateBuild, type ValidatedBuild } from './build-validation.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
+import { isRecordedEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { inspectModel } from './model-reader.js';
 import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
@@ -64,7 +65,14 @@ export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
 
 /** What is left of a finished build once its details are evicted: its record, no events, no rows. */
 class BuildSummary {
-  constructor(private readonly summary: BuildRecord) {}
+  constructor(
+    private readonly summary: BuildRecord,
+    private readonly engine: EngineRecord | undefined,
+  ) {}
+
+  engineRecord(): EngineRecord | undefined {
+    return this.engine;
+  }
 
   /** A view of the outcome alone: a client learns how it ended, and that the phases are gone. */
   view(): BuildViewSnapshot {
@@ -81,10 +89,9 @@ class BuildSummary {
     return { ...this.summary, engineAvailable: this.enginePath() !== undefined };
   }
 
-  /** Looked up live, like a session does: the file may have been deleted since. */
+  /** Looked up live, like a session does: the file may have been deleted or replaced since. */
   enginePath(): string | undefined {
-    const out = this.summary.outputPath;
-    return this.summary.outcome?.status === 'succeeded' && out && fs.existsSync(out) ? out : undefined;
+    return this.summary.outcome?.status === 'succeeded' ? recordedEnginePath(this.summary.outputPath, this.engine) : undefined;
   }
 }
 
@@ -93,6 +100,7 @@ const BACKENDS_TIMEOUT_MS = 20_000;
 export class BuildService implements BuildServiceApi {
   private readonly launcher: WorkerLauncher;
   private readonly outputDir: string;
+  private readonly outputDirLevels: number;
   private readonly concurrency: number;
   private readonly cancelKillMs: number;
   private readonly retainEvents: number;
@@ -118,6 +126,8 @@ export class BuildService implements BuildServiceApi {
     const keepAwake = opts.keepAwake ?? process.env[KEEP_AWAKE_ENV] === '1';
     this.launcher = keepAwake ? inhibitWhileWorkersRun(launcher, new SleepInhibitor({ log: opts.onWarning })) : launcher;
     this.outputDir = path.resolve(opts.outputDir ?? path.join(os.tmpdir(), 'trt-build-studio', 'engines'));
+    // The default sits in the shared temporary folder: its parent is the product's own too.
+    this.outputDirLevels = opts.outputDir === undefined ? 2 : 1;
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
     this.cancelKillMs = opts.cancelKillMs ?? 10_000;
     this.retainEvents = Math.max(100, opts.retainEvents ?? 20_000);
@@ -198,7 +208,7 @@ export class BuildService implements BuildServiceApi {
     if (this.closing) throw new ServiceError('conflict', 'the build service is shutting down');
     const id = `b${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
     const shownName = displayName(input.modelDisplayName);
-    const validated = await validateBuild(input, { id, outputDir: this.outputDir, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
+    const validated = await validateBuild(input, { id, outputDir: this.outputDir, outputDirLevels: this.outputDirLevels, backends: () => this.listBackends(), taken: (p) => this.outputTaken(p) });
     let build = shownName === undefined ? validated : { ...validated, summary: { ...validated.summary, fileName: shownName } };
     // Two builds of one model validated side by side may both have picked the same free name.
     if (input.outputPath === undefined && this.outputTaken(build.outputPath)) {
@@ -262,7 +272,7 @@ export class BuildService implements BuildServiceApi {
     while (this.finishedDetailed.length > this.retainFinishedBuilds) {
       const old = this.finishedDetailed.shift()!;
       // Subscribers still replaying hold their own copy; dropping our reference frees the rest.
-      if (this.sessions.get(old.id) === old) this.sessions.set(old.id, new BuildSummary(old.record()));
+      if (this.sessions.get(old.id) === old) this.sessions.set(old.id, new BuildSummary(old.record(), old.engineRecord()));
     }
   }
 
@@ -311,14 +321,22 @@ export class BuildService implements BuildServiceApi {
     return this.sessions.get(id)?.enginePath();
   }
 
+  engineRecord(id: string): EngineRecord | undefined {
+    return this.sessions.get(id)?.engineRecord();
+  }
+
   listEngines(): EngineFile[] {
-    const writers = new Map<string, string>();
+    const writers = new Map<string, { id: string; engine: EngineRecord | undefined }>();
     // Oldest first, so the latest build to write a path names it.
     for (const s of this.sessions.values()) {
       const r = s.record();
-      if (r.state === 'succeeded' && r.outputPath) writers.set(r.outputPath, r.id);
+      if (r.state === 'succeeded' && r.outputPath) writers.set(r.outputPath, { id: r.id, engine: s.engineRecord() });
     }
-    return listEngineFiles(this.outputDir, (f) => writers.get(f));
+    // A file is the build's only while it is the file the build wrote.
+    return listEngineFiles(this.outputDir, (f, st) => {
+      const w = writers.get(f);
+      return w && isRecordedEngine(st, w.engine) ? w.id : undefined;
+    });
   }
 
   deleteEngines(names: string[]): DeleteEnginesResult {

@@ -23,6 +23,8 @@ import type { BuildEstimator } from './build-estimator.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
 import { describeExit } from './exit-status.js';
+import { ensurePrivateDir } from './private-dir.js';
+import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -68,6 +70,8 @@ export class BuildSession {
   /** Identity of a file already at the output path before the build, which a failure must not delete. */
   private preexistingOutput?: string;
   private crashRecord?: string;
+  /** The engine file as it was when the build finished (succeeded builds). */
+  private engine?: EngineRecord;
 
   constructor(
     readonly id: string,
@@ -129,9 +133,15 @@ export class BuildSession {
     return this.feed.snapshot();
   }
 
+  /** The engine's path while the file there is still the one the build wrote. */
   enginePath(): string | undefined {
     if (this.outcome?.status !== 'succeeded') return undefined;
-    return fs.existsSync(this.build.outputPath) ? this.build.outputPath : undefined;
+    return recordedEnginePath(this.build.outputPath, this.engine);
+  }
+
+  /** The engine file as the build left it (succeeded builds only). */
+  engineRecord(): EngineRecord | undefined {
+    return this.engine;
   }
 
   waitForResult(): Promise<BuildFinished> {
@@ -164,7 +174,8 @@ export class BuildSession {
     this.preexistingOutput = fileId(this.build.outputPath);
     const b = this.build;
     try {
-      fs.mkdirSync(this.opts.crashDir, { recursive: true });
+      // Private: the service reads crash records back, so nobody else may plant one.
+      ensurePrivateDir(this.opts.crashDir, 'crash record');
       this.crashRecord = path.join(this.opts.crashDir, `${this.id}-${crypto.randomBytes(4).toString('hex')}.phases`);
     } catch {
       // Without a place for the record a crash is still reported, only without its site.
@@ -278,6 +289,8 @@ export class BuildSession {
   }
 
   private settle(f: BuildFinished): void {
+    // What the build wrote, recorded now: the engine is served and listed only while it is still that file.
+    if (f.status === 'succeeded') this.engine = recordEngine(this.build.outputPath, f.engineBytes);
     this.outcome = f;
     this.state = f.status;
     this.finishedAt = new Date().toISOString();
@@ -294,7 +307,15 @@ export class BuildSession {
    */
   private removePartialOutput(): void {
     const pid = this.run.pid;
-    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p);
+    // A symbolic link is written through: the temp files sit beside its target.
+    const real = (p: string) => {
+      try {
+        return fs.realpathSync(p);
+      } catch {
+        return p;
+      }
+    };
+    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p).map(real);
     for (const target of targets) {
       if (pid === undefined) continue;
       const dir = path.dirname(target);
@@ -306,6 +327,7 @@ export class BuildSession {
       }
     }
     const now = fileId(this.build.outputPath);
-    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(this.build.outputPath, { force: true });
+    // The file, never a link to it: the link stays a link.
+    if (now !== undefined && now !== this.preexistingOutput) fs.rmSync(real(this.build.outputPath), { force: true });
   }
 }

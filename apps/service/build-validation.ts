@@ -18,6 +18,7 @@ import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_B
 import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model-reader.js';
+import { ensurePrivateDir } from './private-dir.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
 
@@ -233,7 +234,6 @@ export function checkVersionGates(options: BuildOptions, backend: BackendInfo, n
   if (problems.length) throw bad(problems.join('\n'));
 }
 
-/** Proves the directory is writable by writing into it (access(2) lies for root and on read-only mounts). */
 /**
  * A file name the native layer will also write `suffixBytes` more bytes after (its temp file, a
  * timing cache's sidecars) must leave room for them in the file system's 255 bytes per name, or
@@ -253,10 +253,20 @@ export function checkNameLength(file: string, what: string, suffixBytes: number,
 
 export function checkOutputPath(outputPath: string, modelPath: string, summary: ModelSummary): void {
   checkNameLength(outputPath, 'output', ATOMIC_TEMP_SUFFIX_MAX_BYTES, 'the engine is first written to a temporary file "<name>.tmp-<pid>-<n>"');
-  checkParentDir(outputPath, 'output');
+  const target = checkParentDir(outputPath, 'output');
   const protectedFiles = [modelPath, ...summary.externalData.files.map((f) => path.join(path.dirname(modelPath), f))];
-  if (protectedFiles.includes(outputPath)) throw bad(`output path ${outputPath} would overwrite the model`);
-  probeWritable(path.dirname(outputPath), 'output');
+  // Through a symbolic link too: the file written is the link's target.
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  if (protectedFiles.includes(outputPath) || protectedFiles.some((p) => real(p) === target)) {
+    throw bad(`output path ${outputPath} would overwrite the model`);
+  }
+  probeWritable(path.dirname(target), 'output');
 }
 
 export function checkTimingCacheName(cachePath: string): void {
@@ -283,7 +293,14 @@ export function defaultEnginePath(dir: string, modelName: string, backend: Backe
 
 export async function validateBuild(
   input: StartBuildInput,
-  ctx: { id: string; outputDir: string; backends: () => Promise<BackendInfo[]>; taken?: (p: string) => boolean },
+  ctx: {
+    id: string;
+    outputDir: string;
+    /** Folders of the output folder's path that are the product's own, from it upwards (2 for the default trt-build-studio/engines). */
+    outputDirLevels?: number;
+    backends: () => Promise<BackendInfo[]>;
+    taken?: (p: string) => boolean;
+  },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
   if (!parsed.success) throw bad(`invalid build options: ${describeZodError(parsed.error)}`);
@@ -320,7 +337,8 @@ export async function validateBuild(
   if (explicitOutput) {
     outputPath = explicitOutput;
   } else {
-    fs.mkdirSync(ctx.outputDir, { recursive: true });
+    // The engine store: private to this user (0700), never a folder someone else can write into.
+    ensurePrivateDir(ctx.outputDir, 'engine', ctx.outputDirLevels ?? 1);
     outputPath = defaultEnginePath(ctx.outputDir, input.modelDisplayName ?? path.basename(modelPath), backendInfo, ctx.id, ctx.taken);
     checkOutputPath(outputPath, modelPath, summary);
   }

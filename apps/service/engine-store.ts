@@ -31,10 +31,11 @@ function readHead(file: string): string {
 }
 
 /**
- * Engines in `dir`, newest first. `writtenBy` maps a full path to the build that wrote it.
+ * Engines in `dir`, newest first. `writtenBy` maps a full path (and its stat) to the build that
+ * wrote it, when the file is still the one that build wrote.
  * A missing folder lists nothing (no build has written to it yet).
  */
-export function listEngineFiles(dir: string, writtenBy: (file: string) => string | undefined): EngineFile[] {
+export function listEngineFiles(dir: string, writtenBy: (file: string, st: fs.Stats) => string | undefined): EngineFile[] {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -53,7 +54,7 @@ export function listEngineFiles(dir: string, writtenBy: (file: string) => string
       continue; // deleted between readdir and stat
     }
     if (!st.isFile()) continue;
-    const buildId = writtenBy(file);
+    const buildId = writtenBy(file, st);
     out.push({
       name: e.name,
       bytes: st.size,

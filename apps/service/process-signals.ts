@@ -6,8 +6,9 @@
 // ending. Handlers that come and go leave such windows: while the command's modules load, after
 // the command removed its handler but before the process is gone, and in Node's own exit, which
 // tears signal handlers down before the process ends. So:
-// - the CLI's entry point installs the handlers before it loads the command; signals that arrive
-//   before the command listens are kept and handed to it, in order, as soon as it does;
+// - the CLI's entry point (bin/trt-build-studio.js) installs the handlers on its first line, before
+//   any other module loads; signals that arrive before the command listens are kept and handed to
+//   it, in order, as soon as it does;
 // - once the command's exit code is known (`exitOnSignal`), a signal ends the process at once
 //   with that code, after the `onHardExit` hooks have killed whatever must not outlive it;
 // - `exitWith` ends the process explicitly with its code (process.exit keeps the handlers to

@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BackendName } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
+import { kindOf, untrustedFolder } from './output-target.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
 
 /** The simulated backend's cache header (native/src/sim/sim_timing_cache.cc). */
@@ -22,15 +23,6 @@ export const MAX_TIMING_CACHE_BYTES = 2 * 1024 ** 3;
 const HEAD_BYTES = 4096;
 
 const bad = (msg: string) => new ServiceError('bad_input', msg);
-
-function kindOf(st: fs.Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
-}
 
 /** First bytes of a regular file, opened without blocking so that a FIFO swapped in cannot hang us. */
 function readHead(file: string): Buffer {
@@ -103,10 +95,9 @@ function foreignFormat(head: Buffer): string | null {
   if (startsWith(head, 0, [0x89, 0x48, 0x44, 0x46])) return 'an HDF5 file';
   if (startsWith(head, 0, [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59])) return 'a NumPy array';
   if (head.length >= 10 && head[8] === 0x7b && head[9] === 0x22 && head.readBigUInt64LE(0) < 100_000_000n) return 'a safetensors file';
-  if (looksLikeText(head)) {
-    const first = head.toString('utf8').split(/\r?\n/, 1)[0].slice(0, 40);
-    return `a text file (it starts with ${JSON.stringify(first)}; timing caches are binary)`;
-  }
+  // Named by kind only: the file may be a secret (a key, /etc/shadow), and this message travels
+  // to every surface (HTTP, MCP, the language server, logs), so none of its bytes are quoted.
+  if (looksLikeText(head)) return 'a text file (timing caches are binary)';
   return null;
 }
 
@@ -175,5 +166,8 @@ export function checkTimingCacheFile(cachePath: string, backend?: BackendName | 
   }
   checkContent(cachePath, head, backend);
   // The build replaces the file by renaming a new one into its folder.
-  probeWritable(path.dirname(fs.realpathSync(cachePath)), 'timing cache');
+  const dir = path.dirname(fs.realpathSync(cachePath));
+  const why = untrustedFolder(dir, fs.statSync(dir));
+  if (why) throw bad(`cannot write the timing cache ${cachePath}: ${why}`);
+  probeWritable(dir, 'timing cache');
 }

@@ -1,10 +1,12 @@
 // Checks that a file can be written where it is asked for, made before a build is queued so a
-// build never fails at its end for want of a folder: the folder exists, is a folder, can be
-// written to, and the path itself is not a folder. Used for engines and timing caches alike.
+// build never fails at its end for want of a folder: the folder exists, is a folder nobody else
+// can swap the file in, can be written to, and the path itself (a symbolic link followed) is
+// absent or a regular file (output-target.ts). Used for engines and timing caches alike.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ServiceError } from './api.js';
+import { resolveWriteTarget } from './output-target.js';
 
 const bad = (msg: string) => new ServiceError('bad_input', msg);
 
@@ -20,19 +22,10 @@ export function probeWritable(dir: string, what: string): void {
   }
 }
 
-/** Throws bad_input unless the folder of `file` exists and `file` is not itself a folder. */
-export function checkParentDir(file: string, what: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    throw bad(`${what} directory does not exist: ${dir}`);
-  }
-  if (!st.isDirectory()) throw bad(`${what} directory is not a directory: ${dir}`);
-  try {
-    if (fs.statSync(file).isDirectory()) throw bad(`${what} path is a directory: ${file}`);
-  } catch (e) {
-    if (e instanceof ServiceError) throw e;
-  }
+/**
+ * The folder of `file` exists, is a folder the user can trust, and `file` (a symbolic link
+ * followed) is absent or a regular file. Returns the file that writing `file` replaces.
+ */
+export function checkParentDir(file: string, what: string): string {
+  return resolveWriteTarget(file, what);
 }

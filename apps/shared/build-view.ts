@@ -29,7 +29,7 @@
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
-import { PhaseRows, type Instance, type OpenInstance, type RowsSnapshot } from './phase-rows.js';
+import { PhaseRows, type Instance, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
@@ -74,7 +74,6 @@ export class BuildView {
   logs = new RecentLogs();
   private frac = 0;
   /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
-  private readonly kids = new Map<number | null, OpenInstance>();
   private readonly chain: Instance[] = [];
   /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
   private anchorWall?: number;
@@ -268,19 +267,13 @@ export class BuildView {
 
   /** Outermost open phase's steps, refined by its most recently active open child, recursively. */
   private treeFraction(): number {
-    // Runs on every phase event: one reused map, no closures or objects per call (this was the
-    // pipeline's hot spot under load).
-    const kids = this.kids;
-    kids.clear();
-    for (const o of this.rows.openInstances()) {
-      const cur = kids.get(o.parentId);
-      if (!cur || o.activity > cur.activity) kids.set(o.parentId, o);
-    }
+    // Runs on every phase event: the rows keep the most recently active open child of every
+    // phase (phase-rows.ts), so this walks the depth of the tree and allocates nothing.
     // The chain of most recently active open phases, outermost first; then folded innermost out:
     // stepsDone steps are complete, the running one (index stepsDone) is refined by the child.
     const chain = this.chain;
     chain.length = 0;
-    for (let node = kids.get(null), d = 0; node && node.inst.nbSteps > 0 && d <= 64; node = kids.get(node.inst.id), d++) {
+    for (let node = this.rows.mostActiveChild(null), d = 0; node && node.inst.nbSteps > 0 && d <= 64; node = this.rows.mostActiveChild(node.inst.id), d++) {
       chain.push(node.inst);
       if (node.inst.stepsDone >= node.inst.nbSteps) break;
     }
@@ -291,4 +284,5 @@ export class BuildView {
     }
     return v;
   }
+
 }

@@ -53,6 +53,14 @@ export class PhaseRows {
   readonly root: PhaseRow = newRow('', '', -1, null, { id: -1, nbSteps: 0, stepsDone: 0, startT: 0 }, 0);
   readonly byKey = new Map<string, PhaseRow>();
   private readonly openById = new Map<number, OpenInstance>();
+  /**
+   * Open instances by parent id (null: roots), and the most recently active one of each group.
+   * Kept as the events come so that "the chain of most recently active phases" (build-view.ts's
+   * progress fraction, asked after every phase event) costs the depth of the tree, not a scan of
+   * every open phase: that scan was the fold's largest cost per event in bench:ui profiles.
+   */
+  private readonly openKids = new Map<number | null, OpenInstance[]>();
+  private readonly bestKid = new Map<number | null, OpenInstance>();
   private recent = new Map<number, PhaseRow>();
   /** Phase events applied (starts, steps, finishes). */
   phaseEvents = 0;
@@ -63,6 +71,13 @@ export class PhaseRows {
    */
   private finishedCallbacks = 0;
   rowsCreated = 0;
+  /**
+   * Bumped whenever the set of rows changes (a row is made, a reset, a snapshot loaded): views
+   * that flatten the tree (the UI's visible rows) redo that only when it moved.
+   */
+  structureRev = 0;
+  /** Rows with at least one instance that ended before its last step (only ever rises, but on reset). */
+  earlyRows = 0;
   lastT = 0;
   /** Rises on every start and step, and when a child finishes: orders "most recently active". */
   private tick = 0;
@@ -84,12 +99,50 @@ export class PhaseRows {
       parentRow.rev++;
       this.byKey.set(key, row);
       this.rowsCreated++;
+      this.structureRev++;
     }
     row.count++;
     row.open.push(inst);
     row.shown = inst;
     row.rev++;
-    this.openById.set(id, { row, inst, parentId, activity: ++this.tick });
+    this.addOpen({ row, inst, parentId, activity: 0 });
+  }
+
+  /** The open instance with the highest activity among those started under `parentId` (null: roots). */
+  mostActiveChild(parentId: number | null): OpenInstance | undefined {
+    return this.bestKid.get(parentId);
+  }
+
+  private addOpen(o: OpenInstance, activity = ++this.tick): void {
+    o.activity = activity;
+    this.openById.set(o.inst.id, o);
+    const kids = this.openKids.get(o.parentId);
+    if (kids) kids.push(o);
+    else this.openKids.set(o.parentId, [o]);
+    const best = this.bestKid.get(o.parentId);
+    if (!best || o.activity > best.activity) this.bestKid.set(o.parentId, o);
+  }
+
+  /** Activity rose to the newest tick: it is now the most active of its siblings. */
+  private touch(o: OpenInstance): void {
+    o.activity = ++this.tick;
+    this.bestKid.set(o.parentId, o);
+  }
+
+  private removeOpen(o: OpenInstance): void {
+    this.openById.delete(o.inst.id);
+    const kids = this.openKids.get(o.parentId);
+    if (!kids) return;
+    const i = kids.indexOf(o);
+    if (i >= 0) kids.splice(i, 1);
+    if (kids.length === 0) {
+      this.openKids.delete(o.parentId);
+      this.bestKid.delete(o.parentId);
+    } else if (this.bestKid.get(o.parentId) === o) {
+      let best = kids[0];
+      for (let k = 1; k < kids.length; k++) if (kids[k].activity > best.activity) best = kids[k];
+      this.bestKid.set(o.parentId, best);
+    }
   }
 
   step(id: number, stepsDone: number, t: number): void {
@@ -99,7 +152,7 @@ export class PhaseRows {
     // Steps only rise; a coalesced or replayed older step must not move the bar back.
     if (!o || stepsDone <= o.inst.stepsDone) return;
     o.inst.stepsDone = stepsDone;
-    o.activity = ++this.tick;
+    this.touch(o);
     o.row.rev++;
   }
 
@@ -112,17 +165,17 @@ export class PhaseRows {
     inst.stepsDone = Math.max(inst.stepsDone, stepsDone);
     inst.endT = t;
     inst.early = early;
-    if (early) row.earlyCount++;
+    if (early && row.earlyCount++ === 0) this.earlyRows++;
     const i = row.open.indexOf(inst);
     if (i >= 0) row.open.splice(i, 1);
     row.shown = row.open.length > 0 ? row.open[row.open.length - 1] : inst;
     addSpan(row.spans, inst.startT, t);
     this.finishedCallbacks += 2 + inst.stepsDone;
     row.rev++;
-    this.openById.delete(id);
+    this.removeOpen(o);
     // The parent is where the builder works again once its child is done.
     const parent = o.parentId === null ? undefined : this.openById.get(o.parentId);
-    if (parent) parent.activity = ++this.tick;
+    if (parent) this.touch(parent);
     this.recent.set(id, row);
     // Evicted in bulk: deleting the oldest entry one at a time leaves holes at the front of the
     // Map that every later "first key" lookup walks over (quadratic under a fast stream).
@@ -138,10 +191,14 @@ export class PhaseRows {
     this.root.rev++;
     this.byKey.clear();
     this.openById.clear();
+    this.openKids.clear();
+    this.bestKid.clear();
     this.recent.clear();
     this.phaseEvents = 0;
     this.finishedCallbacks = 0;
     this.rowsCreated = 0;
+    this.structureRev++;
+    this.earlyRows = 0;
     this.lastT = 0;
     this.tick = 0;
   }
@@ -230,6 +287,7 @@ export class PhaseRows {
       const row = newRow(parent.key + SEP + r.name, r.name, parent.depth + 1, parent, { ...r.shown }, r.firstStartT);
       row.count = r.count;
       row.earlyCount = r.earlyCount;
+      if (row.earlyCount > 0) this.earlyRows++;
       row.spans = { start: [...r.spans.start], end: [...r.spans.end], count: [...r.spans.count], gap: r.spans.gap };
       parent.children.push(row);
       parent.childByName.set(row.name, row);
@@ -243,7 +301,7 @@ export class PhaseRows {
       const inst: Instance = { id: o.id, nbSteps: o.nbSteps, stepsDone: o.stepsDone, startT: o.startT };
       row.open.push(inst);
       row.shown = inst;
-      this.openById.set(o.id, { row, inst, parentId: o.parentId, activity: o.activity });
+      this.addOpen({ row, inst, parentId: o.parentId, activity: 0 }, o.activity);
     }
     for (const [id, r] of s.recent) if (made[r]) this.recent.set(id, made[r]);
     this.phaseEvents = s.phaseEvents;

@@ -7,6 +7,7 @@ import { describeZodError } from '../shared/protocol.js';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator } from './liveness.js';
 import { loadAddon } from './load-addon.js';
+import { favourEventPath } from './event-path-priority.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
 import { connectToParent } from './parent-port.js';
@@ -74,6 +75,9 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
     );
     const annotator = liveness;
     handle = addon.startBuild(request, (events) => batcher.push(annotator.annotate(events)));
+    // After the builder thread exists (it keeps the build's priority): this thread hands every
+    // batch on, and must not wait behind the build for a core.
+    favourEventPath();
   } catch (e) {
     fail(`could not start the build: ${(e as Error).message}`);
     return;

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "core/event_outbox.h"
+#include "core/flush_pacer.h"
 #include "event_log.h"
 
 using namespace tbs;
@@ -342,6 +343,61 @@ TEST(quiet_events_go_out_at_once_busy_ones_once_per_budget) {
   }
   size_t busy = batchAt.size() - seen;
   CHECK_MSG(busy >= 3 && busy <= 7, busy << " batches in the busy second");
+}
+
+// A builder thread's wake-up of the flusher never waits for the flusher: here the flusher is
+// stopped in the middle of looking for work (as a descheduled flusher would be), and activity(),
+// urgent() and a retire/refill of phase nodes must all return while it is still stopped there.
+// (The earlier pacer held its mutex across that look, and activity() took the same mutex.)
+TEST(a_callback_never_waits_on_a_stalled_flusher) {
+  FlushPacer pacer(8);
+  std::atomic<bool> inside{false}, release{false}, returned{false};
+  std::thread flusher([&] {
+    pacer.next(
+        [&] {
+          inside = true;
+          // Held until released, or 20 s (so that a wrong implementation fails instead of hanging).
+          auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (!release && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+          return true;
+        },
+        INT64_MAX);
+    returned = true;
+  });
+  while (!inside) std::this_thread::yield();
+  pacer.activity();
+  pacer.urgent();
+  bool stillStalled = !returned;
+  release = true;
+  flusher.join();
+  CHECK_MSG(stillStalled, "activity()/urgent() waited for the flusher to finish looking for work");
+
+  // The pipeline as a whole: the flusher stalled inside its consumer (a slow JS thread) while
+  // producers start and finish far more phases than one refill of nodes holds.
+  std::atomic<bool> consumerInside{false}, consumerRelease{false};
+  std::atomic<int> consumerReturned{0};
+  PipelineOptions o;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, [&](EventBatch&&) {
+    consumerInside = true;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!consumerRelease && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    ++consumerReturned;
+  });
+  p.startFlusher();
+  p.phaseStart("Root", nullptr, 1);
+  while (!consumerInside) std::this_thread::yield();
+  for (int i = 0; i < 1000; ++i) {
+    p.phaseStart("Child", "Root", 2);
+    p.stepComplete("Child", 0);
+    p.phaseFinish("Child");
+    p.log(Severity::kInfo, "still going");
+  }
+  bool consumerStillStalled = consumerReturned == 0;
+  consumerRelease = true;
+  p.phaseFinish("Root");
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK(consumerStillStalled);
 }
 
 TEST_MAIN()

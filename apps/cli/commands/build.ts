@@ -8,7 +8,8 @@
 //   output ends with the build's ending (with --json, build.finished is the last line); exit 130;
 // - second: the service kills the build's worker, its partial output is removed, the output
 //   still ends with the build's ending; before the build exists, exit 130 at once (any worker
-//   the command started is killed first);
+//   the command started is killed first), with --json after a build.finished that stands for no
+//   build (buildId "", see noBuildFinished);
 // - third and later: with --queue (the build runs on a farm machine, which has both requests),
 //   exit 130 at once; locally the ending of the killed worker follows within moments;
 // - once the build's ending is known (its result is in, stdout is being flushed to a reader that
@@ -54,9 +55,23 @@ function makeRenderer(json: boolean, onReaderGone: () => void): BuildRenderer {
   return new PlainRenderer();
 }
 
+/**
+ * With --json the stream always ends with build.finished, even when the command stops before a
+ * build exists (a second signal while the model is still being read). That line stands for no
+ * build: its buildId is "" (ids are never empty), its seq 0, and its status cancelled.
+ */
+export function noBuildFinished(durationMs: number): BuildFinished {
+  return { v: 1, buildId: '', seq: 0, t: durationMs / 1000, type: 'build.finished', status: 'cancelled', durationMs };
+}
+
 /** What the signals and the reader asked for, applied to the build as soon as it has an id. */
 class StopRequests {
   signals: NodeJS.Signals[] = [];
+  /** The stop was already announced on stderr (by onSignal, when the renderer existed). */
+  private announced = false;
+  /** --json: the output must end with a build.finished line whatever happens. */
+  json = false;
+  private readonly startedAt = Date.now();
   readerGone = false;
   buildId: string | undefined;
   service: BuildServiceApi | undefined;
@@ -74,7 +89,16 @@ class StopRequests {
   onSignal = (signal: NodeJS.Signals): void => {
     this.signals.push(signal);
     if (!this.buildId && this.signals.length > 1) {
-      // Still reading the model and a second request: no build runs yet, so stop right away.
+      // Still reading the model and a second request: no build runs yet, so stop right away,
+      // the --json stream still ending with its build.finished (written synchronously: the
+      // process ends on this line, and nothing else of the build was written yet).
+      if (this.json && !this.readerGone) {
+        try {
+          require('node:fs').writeSync(1, `${JSON.stringify(noBuildFinished(Date.now() - this.startedAt))}\n`);
+        } catch {
+          // The reader is gone: nothing to end.
+        }
+      }
       this.hub.hardExit(130);
     }
     if (this.signals.length > 2) {
@@ -83,7 +107,10 @@ class StopRequests {
       if (this.remote) this.hub.hardExit(130);
       return;
     }
-    this.renderer?.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
+    if (this.renderer) {
+      this.renderer.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
+      this.announced = true;
+    }
     // Before the build is accepted the cancel waits for apply(): the build then starts already
     // cancelled, and the output still ends with its build.finished.
     if (this.buildId) this.service!.cancelBuild(this.buildId, 'user');
@@ -104,7 +131,7 @@ class StopRequests {
   /** The build exists now: replay what came before. */
   apply(buildId: string): void {
     this.buildId = buildId;
-    if (this.signals.length > 0) this.renderer?.stopping('cancel', this.signals[0]);
+    if (this.signals.length > 0 && !this.announced) this.renderer?.stopping('cancel', this.signals[0]);
     for (let i = 0; i < this.signals.length; i++) this.service!.cancelBuild(buildId, 'user');
     if (this.readerGone && this.signals.length === 0) this.service!.cancelBuild(buildId, 'user');
   }
@@ -120,12 +147,15 @@ type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => void
 
 export async function runBuild(argv: string[]): Promise<number> {
   return withStopHandling(async (stop) => {
+    // Known before the arguments are parsed (a signal may come while they are), settled after.
+    stop.json = argv.includes('--json');
     const { checkCliOptions, parseBuildArgs, versionedBuildHelp } = require('../build-args.js') as typeof import('../build-args.js');
     const cmd = parseBuildArgs(argv);
     if (cmd.help) {
       process.stdout.write(await versionedBuildHelp());
       return 0;
     }
+    stop.json = cmd.json;
     return followBuild(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
   });
 }
@@ -135,7 +165,10 @@ export async function runBuild(argv: string[]): Promise<number> {
  * TensorRT version in use lacks is a usage error in the calling command's own spelling.
  */
 export async function runBuildInput(input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
-  return withStopHandling((stop) => followBuild(stop, input, json, check));
+  return withStopHandling((stop) => {
+    stop.json = json;
+    return followBuild(stop, input, json, check);
+  });
 }
 
 /** Signal and broken-pipe handling around a command, and the final flush of stdout. */

@@ -162,8 +162,9 @@ describe('build: a storm of signals from the spawn', () => {
   it('never leaves a worker or a file; exits 130, or by the signal only before any of its code ran', async () => {
     let ran = 0;
     // Staggered: the storm begins during Node's start, the module loading, the backends query
-    // (a worker of its own), the model reading and the build's first moments.
-    for (const delayMs of [0, 40, 80, 150, 250, 400]) {
+    // (a worker of its own), the model reading and the build's first moments. Node's own start
+    // takes up to about 0.5 s on a busy 2-core machine, so the later delays reach the command.
+    for (const delayMs of [0, 40, 80, 150, 250, 400, 700, 1000]) {
       const b = start(`spawn-${delayMs}`, ['--sim-duration', '5']);
       await new Promise((r) => b.child.once('spawn', r));
       await new Promise((r) => setTimeout(r, delayMs));
@@ -181,4 +182,61 @@ describe('build: a storm of signals from the spawn', () => {
     }
     expect(ran, 'storms that met the command running').toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe('build --json: one Ctrl-C at any moment of its first second', () => {
+  it('ends stdout with build.finished and exits 130 (sweep of 10 delays from 0 to 1000 ms after the spawn)', async () => {
+    // A signal during Node's own start-up, before the command's first line has run, ends the
+    // process the default way: Node resets every signal's disposition when it starts, so no
+    // program can catch it (measured here: up to about 0.5 s on a 2-core machine at load 20,
+    // tens of ms on an idle one). The command installs its handlers on its first line
+    // (bin/trt-build-studio.js): from then on every signal must be handled. So: a run killed by
+    // the signal printed nothing, and none is killed once one was handled at an earlier delay.
+    const outcomes: string[] = [];
+    let handledAt: number | undefined;
+    for (let i = 0; i < 10; i++) {
+      const delayMs = Math.round((i * 1000) / 9);
+      const b = start(`ctrl-c-${delayMs}`, ['--sim-duration', '5']);
+      await new Promise((r) => b.child.once('spawn', r));
+      await new Promise((r) => setTimeout(r, delayMs));
+      b.child.kill('SIGINT');
+      const r = await b.done;
+      expect(await leftoverMarked(b.mark)).toEqual([]);
+      expectWholeOrNothing(b.outDir, b.out, undefined);
+      if (r.signal !== null) {
+        expect(r.signal).toBe('SIGINT');
+        expect(r.stdout + r.stderr, `killed by the signal at ${delayMs} ms`).toBe('');
+        expect(handledAt, `killed at ${delayMs} ms after a signal was handled at ${handledAt} ms`).toBeUndefined();
+        outcomes.push(`${delayMs} ms: during Node's start-up`);
+        continue;
+      }
+      handledAt ??= delayMs;
+      expect(r.code, r.stderr).toBe(130);
+      const events = parseNdjson(r.stdout) as BuildEvent[];
+      const last = events.at(-1);
+      expect(last, `stdout at ${delayMs} ms: ${r.stdout}`).toMatchObject({ type: 'build.finished', status: 'cancelled' });
+      if (events.length > 1) assertEventStream(events);
+      outcomes.push(`${delayMs} ms: ${events.length} events, build.finished cancelled`);
+    }
+    // The sweep reached the command at least at its end (1 s after the spawn).
+    expect(handledAt, outcomes.join('\n')).toBeDefined();
+  }, 240_000);
+
+  it('a second Ctrl-C before the build has an id: exit 130 at once, stdout ends with a build.finished that stands for no build', async () => {
+    const b = start('no-build-yet', ['--sim-duration', '5']);
+    // The command queries the backends (a worker of its own) before it starts the build: once
+    // that worker exists, the handlers are in and no build id exists yet.
+    await until('the backends query worker', () => processesMarked(b.mark).length >= 2);
+    b.child.kill('SIGINT');
+    b.child.kill('SIGINT');
+    const r = await b.done;
+    expect({ code: r.code, signal: r.signal }).toEqual({ code: 130, signal: null });
+    const events = parseNdjson(r.stdout) as BuildEvent[];
+    const last = events.at(-1) as BuildFinished;
+    expect(last).toMatchObject({ type: 'build.finished', status: 'cancelled' });
+    // Usually no build exists yet: then it is the only line, with the documented placeholder id.
+    if (last.buildId === '') expect(events).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
+    expect(await leftoverMarked(b.mark)).toEqual([]);
+    expectWholeOrNothing(b.outDir, b.out, undefined);
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import type { FarmRecord } from '../farm-store.js';
+import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
@@ -212,6 +213,84 @@ describe('build farm', () => {
     expect(fs.existsSync(svc.getBuild(rec.id)!.outputPath ?? '/nonexistent')).toBe(false);
   });
 
+  it('Stop travels by pub/sub, not by polling: a counted request with no message waits; the message stops the build at once', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      // What serve writes, without the message that goes with it: no worker re-reads the counter
+      // on a timer, so the build keeps running.
+      await raw.multi().hincrby(keys.cancel(rec.id), 'n', 1).hset(keys.cancel(rec.id), 'reason', 'user').exec();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(svc.getBuild(rec.id)?.state).toBe('running');
+      // The message alone (as requestCancel publishes it) makes the worker read the counter now.
+      const t0 = Date.now();
+      await raw.publish(keys.cancelChannel, rec.id);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('cancelled');
+      // A correctness bound with room for a busy machine; the bench measures the real figure.
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('one worker process for a machine\'s GPUs (--gpus sim:2): a slot per GPU, one build each, labelled by device', async () => {
+    const slots = await startWorker(redis.url, 'wS', 'gpu=T4,trt=10.16.0', ['--gpus', 'sim:2', '--artifacts', artifacts.root]);
+    try {
+      expect(slots.stderr()).toMatch(/wS-gpu0 ready, labels gpu=T4,trt=10.16.0,device=0, 1 at a time/);
+      expect(slots.stderr()).toMatch(/wS-gpu1 ready, labels gpu=T4,trt=10.16.0,device=1, 1 at a time/);
+      const svc = await serve();
+      // Two builds for the machine's GPU type run at once, one per slot.
+      const [a, b] = await svc.startMatrix({ modelPath: model, options: sim(1.5), targets: [{ gpu: 'T4' }, { gpu: 'T4' }] });
+      // A build may ask for one GPU of the machine by its device label.
+      const d1 = await svc.startBuild({ modelPath: model, options: sim(0.3), target: { gpu: 'T4', device: '1' } });
+      const workerOf = (id: string) => (svc.getBuild(id) as FarmRecord).farm.worker?.id;
+      await until(() => !!workerOf(a.id) && !!workerOf(b.id) && svc.getBuild(a.id)?.state === 'running' && svc.getBuild(b.id)?.state === 'running', 20_000, 'both builds to run');
+      const ids = [a, b].map((r) => workerOf(r.id)).sort();
+      expect(ids).toEqual(['wS-gpu0', 'wS-gpu1']);
+      await Promise.all([a, b, d1].map((r) => svc.waitForResult(r.id)));
+      expect((svc.getBuild(d1.id) as FarmRecord).farm.worker?.id).toBe('wS-gpu1');
+      expect(svc.getBuild(d1.id)?.state).toBe('succeeded');
+    } finally {
+      await killProc(slots.proc, 'SIGTERM');
+    }
+  });
+
+  it('the farm view (serve\'s farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings', async () => {
+    const svc = await serve();
+    const done = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
+    await svc.waitForResult(done.id);
+    const long = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    const waiting = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'V100' } });
+    await until(() => rowCount(svc, long.id) > 2, 20_000, 'the build to run');
+    const st = await svc.farmStatus();
+    const byId = new Map(st.workers.map((w) => [w.id, w]));
+    expect(byId.get('wA')?.labels).toEqual({ gpu: 'A100', trt: '10.16.0' });
+    expect(byId.get('wB')?.running).toEqual([long.id]);
+    expect(byId.get('wB')?.lastHeartbeatMsAgo).toBeLessThan(10_000);
+    expect(st.running.map((r) => r.id)).toContain(long.id);
+    const v100 = st.pools.find((p) => p.target.gpu === 'V100');
+    expect(v100?.queued).toEqual([expect.objectContaining({ id: waiting.id, waiting: expect.stringMatching(/no live worker matches target gpu=V100/) })]);
+    expect(st.recent.find((r) => r.id === done.id)).toMatchObject({ state: 'succeeded', worker: 'wA' });
+    // The CLI reads the same from Redis.
+    const cli = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url, '--json']));
+    expect(cli.code).toBe(0);
+    const fromCli = JSON.parse(cli.stdout) as typeof st;
+    expect(fromCli.pools.find((p) => p.target.gpu === 'V100')?.queued.map((q) => q.id)).toEqual([waiting.id]);
+    const text = await collectCli(spawnCli(['farm', 'status', '--queue', redis.url]));
+    expect(text.stdout).toMatch(/^Workers: \d+ live, \d+ of \d+ slot\(s\) busy/m);
+    expect(text.stdout).toContain(`${waiting.id}  no live worker matches target gpu=V100`);
+    svc.cancelBuild(long.id);
+    svc.cancelBuild(waiting.id);
+    await Promise.all([svc.waitForResult(long.id), svc.waitForResult(waiting.id)]);
+    // A Redis that is not there: said in one line, exit 1.
+    const down = await collectCli(spawnCli(['farm', 'status', '--queue', 'redis://127.0.0.1:1']));
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/Redis at redis:\/\/127\.0\.0\.1:1 is unavailable/);
+  });
+
   it('a build worker that crashes on the farm machine ends "crashed" with its own reason; the farm worker goes on', async () => {
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: { ...sim(0.5), simFault: 'crash' }, target: { gpu: 'A100' } });
@@ -273,6 +352,30 @@ describe('build farm', () => {
     // Not retried: nothing runs it again, and the record in Redis says the same after a restart.
     const again = await serve();
     expect(again.getBuild(rec.id)?.outcome?.error).toBe('worker lost');
+  });
+
+  it('a worker killed and restarted at once under the same id (a pod restart): its build is not left running forever', async () => {
+    const first = await startWorker(redis.url, 'wR', 'gpu=R1');
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'R1' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    await killProc(first.proc, 'SIGKILL');
+    // The restarted process's first heartbeat, under the same id, before the old one expired
+    // (written here so the timing does not depend on how fast a process starts on a busy machine):
+    // the id is alive again, but it does not run the build.
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await raw.set(keys.worker('wR'), JSON.stringify({ id: 'wR', labels: { gpu: 'R1' }, concurrency: 1, running: [], host: 'h', pid: 1 }), 'PX', 60_000);
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('crashed');
+      expect(f.error).toBe('worker lost');
+      const c = collect(svc, rec.id, -1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(c.events.some((e) => e.type === 'log' && /wR restarted and its new process does not run this build/.test(e.message))).toBe(true);
+    } finally {
+      await raw.del(keys.worker('wR'));
+      raw.disconnect();
+    }
   });
 
   it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {

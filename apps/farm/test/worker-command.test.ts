@@ -14,6 +14,10 @@ describe('worker command line', () => {
     [['--queue', 'redis://127.0.0.1:1', '--concurrency', '0'], /--concurrency: expected an integer from 1 to 64, got "0"/],
     [['--queue', 'redis://127.0.0.1:1', '--cache-lock', 'maybe'], /--cache-lock: expected build or off, got "maybe"/],
     [['--queue', 'redis://127.0.0.1:1', '--bogus'], /unknown option --bogus/],
+    [['--queue', 'redis://127.0.0.1:1', '--gpus', 'two'], /--gpus: expected all, a list of device numbers \(0,2,3\) or sim:N, got "two"/],
+    [['--queue', 'redis://127.0.0.1:1', '--gpus', 'sim:0'], /--gpus sim:N: N must be from 1 to 64/],
+    [['--queue', 'redis://127.0.0.1:1', '--gpus', '0,0'], /device listed twice/],
+    [['--queue', 'redis://127.0.0.1:1', '--gpus', 'sim:2', '--concurrency', '2'], /leave --concurrency out/],
   ])('%j', async (args, message) => {
     const r = await run(args as string[]);
     expect(r.code).toBe(2);

@@ -1,5 +1,6 @@
 // The language server as an editor sees it: a JSON-RPC client (vscode-languageserver-protocol) on
 // the real server process over stdio, real build workers running the simulated backend, real files.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CancellationTokenSource, ErrorCodes, LSPErrorCodes, ResponseError, WorkDoneProgressCancelNotification } from 'vscode-languageserver-protocol/node';
@@ -220,6 +221,26 @@ describe('bad requests: a clear error, diagnostics on the model, and the server 
     expect(badCancel.message).toContain('no running build "b-nope"');
     const badInspect = await failure(lsp.execute('trtBuildStudio.inspect', [{}]));
     expect(badInspect.message).toContain('path');
+  });
+
+  it('an output path that is a FIFO or a device: InvalidParams, the node untouched; a text timing cache is named, never quoted', async () => {
+    const fifo = path.join(dir, 'lsp-out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const before = fs.lstatSync(fifo);
+    for (const out of [fifo, '/dev/null']) {
+      const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: out, options: sim() }]));
+      expect(err.code).toBe(ErrorCodes.InvalidParams);
+      expect(err.message).toMatch(/is a (FIFO \(named pipe\)|character device), not a regular file; it is left untouched/);
+    }
+    expect(fs.lstatSync(fifo)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs });
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    const secret = 'api_key = sk-live-0123456789abcdef\npassword = hunter2-correct-horse\n';
+    const cache = path.join(dir, 'credentials.ini');
+    fs.writeFileSync(cache, secret);
+    const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: path.join(dir, 'x.engine'), options: sim({ timingCache: cache }) }]));
+    expect(err.code).toBe(ErrorCodes.InvalidParams);
+    expect(err.message).toMatch(/credentials\.ini is not a timing cache: it looks like a text file/);
+    for (const piece of ['api_key', 'sk-live', '0123456789abcdef', 'password', 'hunter2', 'correct-horse']) expect(err.message).not.toContain(piece);
   });
 
   it('a file that does not exist', async () => {

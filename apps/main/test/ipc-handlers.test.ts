@@ -1,6 +1,7 @@
 // The IPC surface as the renderer sees it: who may call, what may be sent, and what comes back.
 // The service is an in-memory stand-in; files are real (temp folder).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -338,6 +339,28 @@ describe('saving the engine', () => {
     expect(err).toEqual({ code: 'bad_input', message: `Could not save the engine to ${dest}: that is a folder.` });
     expect(readFileSync(path.join(dest, 'keep.txt'), 'utf8')).toBe('keep');
     expect(readdirSync(t.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('never replaces a FIFO chosen as the destination, and writes through a symbolic link (the link stays)', async () => {
+    const fifo = path.join(t.dir, 'chosen.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const before = lstatSync(fifo);
+    t.dialogAnswers.engine = fifo;
+    const err = errorOf(await t.call(INVOKE.saveEngine, { id: 'b1' }));
+    expect(err.code).toBe('bad_input');
+    expect(err.message).toMatch(/chosen\.fifo is a FIFO \(named pipe\), not a regular file; it is left untouched/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(lstatSync(fifo).ino).toBe(before.ino);
+
+    const target = path.join(t.dir, 'real-target.engine');
+    writeFileSync(target, 'old');
+    const link = path.join(t.dir, 'link.engine');
+    symlinkSync(target, link);
+    t.dialogAnswers.engine = link;
+    const saved = await t.call(INVOKE.saveEngine, { id: 'b1' });
+    expect(saved.ok).toBe(true);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target)).toEqual(readFileSync(path.join(t.dir, 'b1.engine')));
   });
 
   it('reports a destination it cannot write, and leaves no partial file', async () => {

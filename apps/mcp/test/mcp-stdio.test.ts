@@ -1,9 +1,10 @@
 // The MCP server as an agent runtime sees it: the official SDK client over a real stdio transport,
 // the real server process, real build workers running the simulated backend, real files.
+import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildResultOut, BuildStateOut } from '../schemas.js';
@@ -263,13 +264,34 @@ describe('MCP server over stdio', () => {
       expect(r.isError, `${name} ${JSON.stringify(args)} should fail`).toBe(true);
       return textOf(r);
     };
-    expect(await call('build_engine', {})).toMatch(/modelPath/);
-    expect(await call('build_engine', { modelPath: small, options: { optLevel: 9 } })).toMatch(/options\.optLevel: .*<=5/);
-    expect(await call('build_engine', { modelPath: small, options: { optlevel: 3 } })).toMatch(/Unrecognized key: "optlevel"/);
-    expect(await call('build_engine', { modelPath: small, options: { shapes: ['input:1x3/x'] } })).toMatch(/options\.shapes: invalid shape/);
-    expect(await call('build_engine', { modelPath: small, timeBudgetSeconds: -1 })).toMatch(/timeBudgetSeconds/);
+    // Arguments that do not fit the tool are a protocol error: -32602 with one line.
+    const invalid = async (name: string, args: unknown) => {
+      const e = await srv.client.request({ method: 'tools/call', params: { name, arguments: args } } as never, CallToolResultSchema).then(
+        () => undefined,
+        (err: McpError) => err,
+      );
+      expect(e, `${name} ${JSON.stringify(args)} should be -32602`).toBeInstanceOf(McpError);
+      expect(e!.code).toBe(-32602);
+      expect(e!.message).not.toMatch(/\n/);
+      return e!.message;
+    };
+    expect(await invalid('build_engine', null)).toMatch(/Invalid arguments for tool build_engine: "arguments" must be an object, got null/);
+    expect(await invalid('build_engine', {})).toMatch(/modelPath/);
+    expect(await invalid('build_engine', { modelPath: small, options: { optLevel: 9 } })).toMatch(/options\.optLevel: .*<=5/);
+    expect(await invalid('build_engine', { modelPath: small, options: { optlevel: 3 } })).toMatch(/Unrecognized key: "optlevel"/);
+    expect(await invalid('build_engine', { modelPath: small, options: { shapes: ['input:1x3/x'] } })).toMatch(/options\.shapes: invalid shape/);
+    expect(await invalid('build_engine', { modelPath: small, timeBudgetSeconds: -1 })).toMatch(/timeBudgetSeconds/);
+    // Well-formed arguments naming something wrong in the world are tool errors.
     expect(await call('build_engine', { modelPath: path.join(dir, 'missing.onnx') })).toMatch(/missing\.onnx/);
-    expect(await call('build_engine', { modelPath: small, outputPath: path.join(dir, 'no-such-dir', 'x.engine'), options: sim() })).toMatch(/no-such-dir/);
+    // An output path that may not be written is an invalid argument too, and is left untouched.
+    expect(await invalid('build_engine', { modelPath: small, outputPath: path.join(dir, 'no-such-dir', 'x.engine'), options: sim() })).toMatch(/no-such-dir/);
+    const fifo = path.join(dir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const before = fs.lstatSync(fifo);
+    expect(await invalid('build_engine', { modelPath: small, outputPath: fifo, options: sim() })).toMatch(/out\.fifo is a FIFO \(named pipe\), not a regular file; it is left untouched/);
+    expect(await invalid('start_build', { modelPath: small, outputPath: '/dev/null', options: sim() })).toMatch(/\/dev\/null is a character device/);
+    expect(fs.lstatSync(fifo)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs, size: 0 });
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
     const dynMsg = await call('build_engine', { modelPath: dyn, options: sim() });
     expect(dynMsg).toMatch(/input/);
     expect(dynMsg).toMatch(/batch/);
@@ -345,9 +367,13 @@ describe('MCP server for polling agents', () => {
   });
 
   it('rejects bad options for start_build like build_engine does', async () => {
-    const r = await srv.client.callTool({ name: 'start_build', arguments: { modelPath: small, options: { optLevel: -1 } } });
-    expect(r.isError).toBe(true);
-    expect(textOf(r)).toMatch(/options\.optLevel/);
+    const e = await srv.client.callTool({ name: 'start_build', arguments: { modelPath: small, options: { optLevel: -1 } } }).then(
+      () => undefined,
+      (err: McpError) => err,
+    );
+    expect(e).toBeInstanceOf(McpError);
+    expect(e!.code).toBe(-32602);
+    expect(e!.message).toMatch(/Invalid arguments for tool start_build: .*options\.optLevel/);
   });
 });
 

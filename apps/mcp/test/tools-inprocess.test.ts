@@ -5,7 +5,7 @@
 import * as os from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BuildServiceApi, StartBuildInput, Subscription } from '../../service/api.js';
 import { ServiceError } from '../../service/api.js';
@@ -148,11 +148,34 @@ describe('tool layer edge cases', () => {
     expect(text(i)).toBe('Cannot inspect /nope.onnx: no such file: /nope.onnx');
   });
 
-  it('rejects arguments the schema does not know', async () => {
-    const c = await connect(new ScriptedService());
-    const r = await c.callTool({ name: 'build_engine', arguments: { model: '/m.onnx' } });
-    expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/modelPath/);
-    expect(text(r)).toMatch(/Unrecognized key: "model"/);
+  it('answers arguments that do not fit the tool with -32602 and one line, null included, and runs nothing', async () => {
+    const service = new ScriptedService();
+    const c = await connect(service);
+    // The SDK client sends `arguments` as given; the raw request is what a hostile client sends.
+    const invalid = async (name: unknown, args: unknown) => {
+      const e = await c.request({ method: 'tools/call', params: { name, arguments: args } } as never, CallToolResultSchema).then(
+        () => undefined,
+        (err: McpError) => err,
+      );
+      expect(e, `${String(name)} ${JSON.stringify(args)} should be refused`).toBeInstanceOf(McpError);
+      expect(e!.code).toBe(-32602);
+      const message = e!.message.replace(/^MCP error -32602: /, '');
+      expect(message).not.toMatch(/\n/);
+      expect(message).not.toMatch(/MCP error/); // not prefixed twice
+      return message;
+    };
+    expect(await invalid('build_engine', null)).toBe('Invalid arguments for tool build_engine: "arguments" must be an object, got null');
+    expect(await invalid('list_builds', null)).toMatch(/list_builds: "arguments" must be an object, got null/);
+    expect(await invalid('get_build', [1])).toMatch(/"arguments" must be an object, got an array/);
+    expect(await invalid('inspect_model', 'x.onnx')).toMatch(/"arguments" must be an object, got a string/);
+    expect(await invalid('build_engine', { model: '/m.onnx' })).toMatch(/^Invalid arguments for tool build_engine: .*modelPath.*Unrecognized key: "model"/);
+    expect(await invalid('get_build', {})).toMatch(/^Invalid arguments for tool get_build: id: /);
+    expect(await invalid('start_build', { modelPath: '/m.onnx', options: { optlevel: 3 } })).toMatch(/options: Unrecognized key: "optlevel"/);
+    expect(await invalid('build_engine', { modelPath: '/m.onnx', options: 'fast' })).toMatch(/options: .*expected object/);
+    expect(await invalid(42, {})).toMatch(/"name" must be the name of a tool \(a string\), got a number/);
+    expect(service.started).toEqual([]);
+    // Absent arguments are no arguments, and a well-formed call still runs.
+    const r = await c.request({ method: 'tools/call', params: { name: 'list_builds' } }, CallToolResultSchema);
+    expect(r.isError).toBeFalsy();
   });
 });

@@ -48,6 +48,26 @@ function measureName(text: string): number {
   return width;
 }
 
+interface FlatRows {
+  rows: PhaseRow[];
+  /** Row key → its index in rows. */
+  index: Map<string, number>;
+  nameW: number;
+  /** Some visible row has an instance that ended before its last step (the legend shows). */
+  anyEarly: boolean;
+}
+
+function flatten(rows: PhaseRow[]): FlatRows {
+  const index = new Map<string, number>();
+  for (let i = 0; i < rows.length; i++) index.set(rows[i].key, i);
+  return {
+    rows,
+    index,
+    nameW: nameColumnWidth(rows, measureName),
+    anyEarly: rows.some((r) => r.earlyCount > 0 || (r.open.length === 0 && r.shown.early)),
+  };
+}
+
 export function PhaseTree() {
   const c = useController();
   const live = useApp((s) => s.live);
@@ -65,10 +85,20 @@ export function PhaseTree() {
   const activeKey = activePath.length > 0 ? activePath[activePath.length - 1] : null;
   if (tree.follow) for (const k of activePath) autoOpen.add(k);
   const isExpanded = (r: PhaseRow) => tree.expanded[r.key] ?? (r.depth === 0 || autoOpen.has(r.key));
-  const rows = phases ? visibleRows(phases.root, isExpanded) : [];
+  // The flattened tree and what is derived from all of it are redone only when the rows, the
+  // expansion or an early mark changed, not on every frame: under a fast build the tree
+  // re-renders every frame, and a walk of every row each time made the frame's cost grow with
+  // the tree instead of with what is on screen.
+  const flat = useMemo(
+    () => flatten(phases ? visibleRows(phases.root, isExpanded) : []),
+    // isExpanded reads tree.expanded and autoOpen (which only grows: its size stands for it)
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [phases, phases?.structureRev, phases?.earlyRows, tree.expanded, autoOpen, autoOpen.size],
+  );
+  const rows = flat.rows;
   const nowT = live ? live.elapsedMs(Date.now()) : 0;
   const focusedKey = tree.focusedKey ?? activeKey;
-  const focusedIndex = focusedKey ? rows.findIndex((r) => r.key === focusedKey) : -1;
+  const focusedIndex = focusedKey ? (flat.index.get(focusedKey) ?? -1) : -1;
 
   const setTree = (patch: Partial<typeof tree>) => c.store.setState((s) => ({ tree: { ...s.tree, ...patch } }));
   const stopFollowing = () => {
@@ -85,7 +115,7 @@ export function PhaseTree() {
   }, []);
 
   // Keep the followed (or keyboard-focused) row in view.
-  const targetIndex = tree.follow ? (activeKey ? rows.findIndex((r) => r.key === activeKey) : -1) : focusedIndex;
+  const targetIndex = tree.follow ? (activeKey ? (flat.index.get(activeKey) ?? -1) : -1) : focusedIndex;
   // Uses the scroll position and height we track rather than reading them from the element:
   // a read after React's DOM updates forces a synchronous layout on every frame.
   useLayoutEffect(() => {
@@ -140,7 +170,7 @@ export function PhaseTree() {
         break;
       case 'ArrowLeft':
         if (r.children.length > 0 && isExpanded(r)) toggle(r);
-        else if (r.parent && r.parent.depth >= 0) focus(rows.indexOf(r.parent));
+        else if (r.parent && r.parent.depth >= 0) focus(flat.index.get(r.parent.key) ?? -1);
         break;
       case 'Enter':
       case ' ':
@@ -161,10 +191,9 @@ export function PhaseTree() {
     [],
   );
 
-  const nameW = nameColumnWidth(rows, measureName);
+  const { nameW, anyEarly } = flat;
   // In a build that was cancelled or failed, phases it cut short show how far they got.
   const cut = live?.outcome !== undefined && live.outcome.status !== 'succeeded';
-  const anyEarly = rows.some((r) => r.earlyCount > 0 || (r.open.length === 0 && r.shown.early));
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
   const activeSet = new Set(activePath);

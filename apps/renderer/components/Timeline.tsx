@@ -1,7 +1,7 @@
 // A flame chart of the build: one lane per depth, each row's spans drawn as bars over build time.
 // Canvas, redrawn ten times a second while the build runs; spans thinner than a pixel are merged while drawing
 // (level of detail), so the cost follows the canvas width, not the number of phases.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useApp } from '../hooks.js';
 import { formatDuration } from '../../shared/format.js';
 import { fmtCount } from '../lib/panel-numbers.js';
@@ -32,7 +32,10 @@ export function Timeline() {
   const wrapRef = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(600);
   const [hover, setHover] = useState<Hit | null>(null);
-  const lanes = live ? Math.max(1, maxDepth(live.phases) + 1) : 1;
+  // The deepest row changes only with the rows: not walked on every redraw.
+  const phases = live?.phases;
+  const depth = useMemo(() => (phases ? maxDepth(phases) : 0), [phases, phases?.structureRev]);
+  const lanes = live ? Math.max(1, depth + 1) : 1;
   const height = AXIS_H + lanes * LANE_H + 2;
 
   useEffect(() => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { EventPump, FRAME_BUDGET_MS, type FrameScheduler } from '../store/event-pump.js';
+import { BUSY_NOTIFY_MS, EventPump, FRAME_BUDGET_MS, LATE_MS, SLOW_HOLD_MS, type FrameScheduler } from '../store/event-pump.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 /** A scheduler whose frames run only when the test says so. */
@@ -107,7 +107,35 @@ describe('EventPump', () => {
     expect(seqs).toEqual(evs.map((e) => e.seq)); // all of them, in arrival order, once
     expect(pump.pendingCount).toBe(0);
     expect(notified).toBe(frames);
-    expect(frames).toBe(Math.ceil(40_960 / (FRAME_BUDGET_MS * 2048)));
+    // Frames 1 and 2 (t=0, t=6) stop at the budget; by frame 3 (t=12) the events have waited
+    // LATE_MS, so it applies past the budget (up to LATE_CAP_MS) and finishes the burst.
+    expect(LATE_MS).toBe(2 * FRAME_BUDGET_MS);
+    expect(frames).toBe(3);
+  });
+
+  it('does not let a steady stream that needs more than the budget fall behind frame after frame', () => {
+    const f = manualFrames();
+    let applied = 0;
+    // Each slice of 2,048 events costs 1 ms; every 16 ms frame brings 10 slices (10 ms of work,
+    // more than FRAME_BUDGET_MS, well under LATE_CAP_MS).
+    const pump = new EventPump(f.sched, (b) => {
+      applied += b.length;
+      f.advance(b.length / 2048);
+    }, () => undefined);
+    const perFrame = 10 * 2048;
+    let pushed = 0;
+    let worstBacklog = 0;
+    for (let frame = 0; frame < 60; frame++) {
+      pump.push(events(perFrame));
+      pushed += perFrame;
+      f.frame();
+      worstBacklog = Math.max(worstBacklog, pump.pendingCount);
+      f.advance(16);
+    }
+    // With only the fixed budget the backlog grew by 4 slices a frame until MAX_PENDING forced a
+    // drain (one long frame); now it never exceeds one frame's arrivals.
+    expect(worstBacklog).toBeLessThanOrEqual(perFrame);
+    expect(applied + pump.pendingCount).toBe(pushed);
   });
 
   it('applies the rest of a partly applied batch on flushNow', () => {
@@ -166,6 +194,32 @@ describe('EventPump', () => {
     f.frame();
     expect(notified).toBe(2); // nothing new: no re-render
     expect(f.requested).toBe(0);
+  });
+
+  it('re-renders every frame while frames come on time, and less often for a while after a late one', () => {
+    const f = manualFrames();
+    let notified = 0;
+    const pump = new EventPump(f.sched, () => undefined, () => notified++);
+    // Events arrive, the pump asks for a frame, and the frame comes `gap` ms later.
+    const frameWithEvents = (gap: number) => {
+      pump.push(events(5));
+      f.advance(gap);
+      f.frame();
+    };
+    pump.push(events(5));
+    f.frame();
+    for (let i = 0; i < 10; i++) frameWithEvents(16);
+    expect(notified).toBe(11); // every frame
+    frameWithEvents(40); // a late frame: the page is short of CPU
+    const afterLate = notified;
+    for (let i = 0; i < 30; i++) frameWithEvents(16); // 480 ms, inside the hold
+    // At most one re-render per BUSY_NOTIFY_MS (every fourth 16 ms frame) while held.
+    expect(notified - afterLate).toBeLessThanOrEqual(Math.ceil((30 * 16) / BUSY_NOTIFY_MS));
+    expect(notified - afterLate).toBeGreaterThan(0);
+    for (let i = 0; i < Math.ceil(SLOW_HOLD_MS / 16); i++) frameWithEvents(16); // the hold runs out
+    const settled = notified;
+    for (let i = 0; i < 10; i++) frameWithEvents(16);
+    expect(notified - settled).toBe(10); // every frame again
   });
 
   it('flushNow tells the UI about events applied but not yet notified', () => {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
 import type { BuildRecord } from '../../shared/protocol.js';
+import { isRecordedEngine } from '../engine-identity.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
@@ -53,6 +54,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
+  { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
 ];
 
@@ -61,6 +63,11 @@ function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEng
   const { listEngines, deleteEngines } = ctx.service;
   if (!listEngines || !deleteEngines) throw new HttpError('not_found', 'this server keeps no engine folder of its own (build farm)');
   return { listEngines: listEngines.bind(ctx.service), deleteEngines: deleteEngines.bind(ctx.service) };
+}
+
+async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
+  if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
+  sendJson(res, 200, await ctx.service.farmStatus());
 }
 
 function listEngines({ res, ctx }: RouteRequest): void {
@@ -218,8 +225,12 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
   try {
     if (!file) throw new Error('no path');
     // Open first, then stat the open file: the length we announce is the length we send.
-    handle = await fs.promises.open(file, 'r');
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
     const stat = await handle.stat();
+    // The file opened is the one served: it must still be the one the build wrote.
+    const recorded = ctx.service.engineRecord?.(record.id);
+    if (ctx.service.engineRecord && !isRecordedEngine(stat, recorded)) throw new Error('replaced');
+    if (!stat.isFile()) throw new Error('not a regular file');
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': stat.size,
@@ -228,7 +239,7 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
     });
   } catch {
     await handle?.close();
-    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists`);
+    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists, or was replaced after the build wrote it`);
   }
   if (req.method === 'HEAD') {
     await handle.close();

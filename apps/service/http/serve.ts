@@ -16,6 +16,7 @@ import { createHttpServer } from './server.js';
 import { createUploadDir, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
 import { UsageError } from '../../shared/usage-error.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, type ServeArgs } from './serve-args.js';
+import { favourEventPath } from '../../worker/event-path-priority.js';
 
 /** What serve asks of its build service factory: its own options, from the command line. */
 export interface ServeServiceRequest {
@@ -85,6 +86,9 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
       for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
     }),
   );
+  // The service's thread writes every event to its subscribers: ahead of the builds it starts
+  // (which go back to the build's priority natively) where the OS allows.
+  favourEventPath();
   const http = createHttpServer({
     service,
     token,

@@ -1,9 +1,9 @@
 // Server-Sent Events for one build, the stream contract of docs/http-api.md:
 // - `event: snapshot`, data = the BuildRecord (facts, no phases);
 // - `event: reset`, data = the build view's complete snapshot, `id:` = its seq, whenever the
-//   client must start over: on a fresh connect, on a Last-Event-ID older than the events kept,
-//   and when the client fell so far behind that the service dropped it. Always before the
-//   events that continue it;
+//   client must start over: on a fresh connect, on a Last-Event-ID older than the events kept
+//   or beyond the build's last event, and when the client fell so far behind that the service
+//   dropped it. Always before the events that continue it;
 // - then every event with `id:` = seq (EventSource's Last-Event-ID resume), heartbeat comments
 //   to keep proxies and idle timers from cutting a silent build, and the end of the response
 //   after build.finished.
@@ -71,12 +71,17 @@ export function openEventStream(
 ): void {
   const record = service.getBuild(id);
   if (!record) throw new HttpError('not_found', `unknown build "${id}"`);
-  if (afterSeq !== undefined && record.outcome && afterSeq >= record.outcome.seq) {
-    // Nothing can follow: 204 is how SSE tells EventSource to stop reconnecting.
+  if (afterSeq !== undefined && record.outcome && afterSeq === record.outcome.seq) {
+    // The client has everything: 204 is how SSE tells EventSource to stop reconnecting.
     res.writeHead(204, { 'Cache-Control': 'no-store' });
     res.end();
     return;
   }
+  // A Last-Event-ID beyond the build's last event names nothing this build sent (an id from
+  // another server run, or made up). Resuming after it would drop every event up to it,
+  // build.finished included, and the stream would never end; the client starts over instead: a
+  // reset with the view, then live events to build.finished, like a fresh connect.
+  const ahead = afterSeq !== undefined && afterSeq > (record.outcome?.seq ?? record.lastSeq);
 
   let headWritten = false;
   let ended = false;
@@ -170,7 +175,8 @@ export function openEventStream(
     if (FINAL_STATES.has(subscription.view.status)) setImmediate(finish);
   };
 
-  subscription = subscribe(afterSeq);
+  // Same tick as getBuild above: no event can have come in between.
+  subscription = subscribe(ahead ? undefined : afterSeq);
   const { snapshot, view, reset } = subscription;
 
   res.writeHead(200, {
@@ -184,7 +190,7 @@ export function openEventStream(
   headWritten = true;
   opts.open.add(finish);
   res.write(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
-  if (afterSeq === undefined || reset) writeReset(view);
+  if (afterSeq === undefined || reset || ahead) writeReset(view);
   else lastSeq = afterSeq;
   if (early.length > 0) void deliver(early.splice(0));
   if (ended) return;

@@ -88,8 +88,8 @@ describe('content', () => {
     ['an ONNX model', model, /model\.onnx is not a timing cache: it looks like an ONNX model/],
     ['a simulated engine', 'TRT-BUILD-STUDIO SIMULATED ENGINE - NOT A TENSORRT ENGINE\n{"format":1}\n', /an engine file of the simulated backend/],
     ['a TensorRT engine', Buffer.concat([Buffer.from([0x00, 0x00, 0x00, 0x00]), Buffer.from('ftrt'), Buffer.alloc(64)]), /looks like a TensorRT engine/],
-    ['JSON', '{\n  "timingCache": "x"\n}\n', /looks like a text file \(it starts with "\{"; timing caches are binary\)/],
-    ['YAML', 'build:\n  fp16: true\n', /a text file \(it starts with "build:"/],
+    ['JSON', '{\n  "timingCache": "x"\n}\n', /looks like a text file \(timing caches are binary\)/],
+    ['YAML', 'build:\n  fp16: true\n', /a text file \(timing caches are binary\)/],
     ['an INI config with UTF-8', '[cache]\npath = /tmp/é.cache\n', /a text file/],
     ['a ZIP archive', Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(30)]), /a ZIP archive/],
     ['an ELF library', Buffer.concat([Buffer.from('\x7fELF', 'latin1'), Buffer.alloc(30)]), /an ELF executable/],
@@ -102,6 +102,17 @@ describe('content', () => {
       expect(refusal(() => checkTimingCacheFile(p, backend)).message).toMatch(message);
     }
     expect(fs.readFileSync(p).equals(before)).toBe(true);
+  });
+
+  it('names a text file by its kind and quotes none of its bytes (it may be a secret)', () => {
+    const secret = 'root:$6$Zq9salt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n';
+    const p = file('shadow-like', secret);
+    for (const backend of [undefined, 'auto', 'tensorrt', 'simulated'] as const) {
+      const message = refusal(() => checkTimingCacheFile(p, backend)).message;
+      expect(message).toMatch(/shadow-like is not a timing cache: it looks like a text file/);
+      // No piece of the file (its fields, 3 characters or more) appears in the message.
+      for (const piece of secret.split(/[:\n*$]+/).filter((t) => t.length >= 3)) expect(message).not.toContain(piece);
+    }
   });
 
   it('accepts binary bytes of no known format unless the backend is simulated (TensorRT decides)', () => {

@@ -176,3 +176,73 @@ describe('callback count', () => {
     expect(p.callbacks).toBe(42);
   });
 });
+
+describe('most recently active open child', () => {
+  /** What mostActiveChild must answer: a scan of every open phase (the definition). */
+  function scan(rows: PhaseRows, parentId: number | null) {
+    let best: ReturnType<PhaseRows['mostActiveChild']>;
+    for (const o of rows.openInstances()) if (o.parentId === parentId && (!best || o.activity > best.activity)) best = o;
+    return best;
+  }
+
+  it('matches a scan of the open phases after every event of interleaved parallel subtrees, and after a snapshot', () => {
+    // Four builder "threads" each open, step and finish their own subtrees under one shared
+    // parent, interleaved pseudo-randomly; the index kept per event must equal the scan.
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    const rows = new PhaseRows();
+    rows.start(0, null, 'Building engine', 3, 0);
+    rows.start(1, 0, 'Timing graph nodes', 100, 1);
+    const stacks: number[][] = [[], [], [], []];
+    let nextId = 2;
+    // Groups worth checking: the roots and every parent still open (the others are empty).
+    const parents = () => [null, ...[...rows.openInstances()].map((o) => o.inst.id)];
+    let mismatches = 0;
+    for (let t = 2; t < 3000; t++) {
+      const th = rnd(4);
+      const stack = stacks[th];
+      const top = stack[stack.length - 1];
+      const action = rnd(10);
+      if (stack.length < 3 && action < 4) {
+        const parent = top ?? 1;
+        rows.start(nextId, parent, stack.length === 0 ? 'Evaluating tactic times' : 'Measuring tactic time', 4, t);
+        stack.push(nextId++);
+      } else if (top !== undefined && action < 8) {
+        rows.step(top, (rows.stepsOf(top) ?? 0) + 1, t);
+      } else if (top !== undefined) {
+        rows.finish(stack.pop()!, 2, true, t);
+      }
+      for (const p of parents()) if (rows.mostActiveChild(p) !== scan(rows, p)) mismatches++;
+    }
+    expect(mismatches).toBe(0);
+    expect(rows.openCount).toBeGreaterThan(3);
+    const copy = new PhaseRows();
+    copy.loadRowsSnapshot(rows.toSnapshot());
+    for (const p of parents()) expect(copy.mostActiveChild(p)?.inst.id).toBe(scan(rows, p)?.inst.id);
+    const before = parents();
+    rows.closeAll(5000);
+    for (const p of before) expect(rows.mostActiveChild(p)).toBeUndefined();
+  });
+});
+
+describe('structure revision', () => {
+  it('moves when a row is made, reset or loaded, not on instances of known rows; earlyRows counts rows with an early end', () => {
+    const rows = new PhaseRows();
+    rows.start(1, null, 'A', 2, 0);
+    const afterA = rows.structureRev;
+    rows.start(2, 1, 'B', 4, 1);
+    expect(rows.structureRev).toBe(afterA + 1);
+    const afterB = rows.structureRev;
+    rows.step(2, 1, 2);
+    rows.finish(2, 1, true, 3);
+    rows.start(3, 1, 'B', 4, 4); // another instance of the same row
+    rows.finish(3, 2, true, 5);
+    expect(rows.structureRev).toBe(afterB);
+    expect(rows.earlyRows).toBe(1); // row B, counted once for its two early instances
+    const copy = new PhaseRows();
+    const before = copy.structureRev;
+    copy.loadRowsSnapshot(rows.toSnapshot());
+    expect(copy.structureRev).toBeGreaterThan(before);
+    expect(copy.earlyRows).toBe(1);
+  });
+});

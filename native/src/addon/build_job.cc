@@ -1,6 +1,7 @@
 #include "build_job.h"
 
 #include "../core/build_runner.h"
+#include "../core/thread_priority.h"
 
 namespace tbs::addon {
 namespace {
@@ -29,7 +30,10 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
       });
   announceBuild(*job->backend_, job->request_, *job->pipeline_);  // before cancel is possible
   job->pipeline_->startFlusher();
-  job->thread_ = std::thread([job] {
+  int nice = buildNice();
+  job->thread_ = std::thread([job, nice] {
+    // The build (and every thread it starts) at the build's priority, behind the event path.
+    runAtBuildPriority(nice);
     runBuild(*job->backend_, job->request_, *job->pipeline_);
     // finish() delivered the final batch before returning; releasing lets the event loop exit.
     job->tsfn_.Release();

@@ -5,18 +5,23 @@
 // and steps coalesce in between.
 //
 // The flusher sleeps while nothing waits. Producers wake it through activity(): one load of an
-// atomic flag when the flusher is awake (the common case under load), one exchange and a notify
-// when it sleeps (once per quiet spell). Both sides use sequentially consistent operations on the
-// flag and on what hasWork() reads, so a producer either sees the flusher asleep or the flusher
-// sees the producer's work; the idle wait is also bounded, so nothing can wait forever.
+// atomic flag when the flusher is awake (the common case under load), one exchange and a
+// semaphore post when it sleeps (once per quiet spell). Nothing a producer (or urgent()/stop())
+// does takes a lock the flusher holds: the flusher sleeps on a POSIX semaphore, not on a
+// condition variable whose mutex it would hold while it looks for work, so a builder thread
+// never waits for a flusher that was descheduled at the wrong moment. Both sides use
+// sequentially consistent operations on the flag and on what hasWork() reads, so a producer
+// either sees the flusher asleep or the flusher sees the producer's work; the idle wait is also
+// bounded, so nothing can wait forever. Extra posts only make the flusher look once more.
 #pragma once
+
+#include <semaphore.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
+#include <cerrno>
 #include <cstdint>
-#include <mutex>
+#include <ctime>
 
 #include "clock.h"
 
@@ -26,33 +31,29 @@ class FlushPacer {
  public:
   enum class Wake { kFlush, kStop, kAbandon };
 
-  explicit FlushPacer(int budgetMs) : budgetNs_(int64_t{std::max(1, budgetMs)} * 1000000) {}
+  explicit FlushPacer(int budgetMs) : budgetNs_(int64_t{std::max(1, budgetMs)} * 1000000) { sem_init(&wake_, 0, 0); }
+  ~FlushPacer() { sem_destroy(&wake_); }
+  FlushPacer(FlushPacer const&) = delete;
+  FlushPacer& operator=(FlushPacer const&) = delete;
 
-  // Any thread, never blocks for long: something is waiting to be flushed.
+  // Any thread, never blocks: something is waiting to be flushed.
   void activity() noexcept {
     if (!idle_.load(std::memory_order_seq_cst)) return;
     if (!idle_.exchange(false, std::memory_order_seq_cst)) return;
-    std::lock_guard<std::mutex> lk(mu_);
-    cv_.notify_one();
+    sem_post(&wake_);
   }
 
   // Any thread: flush now, budget or not (build.cancelling must not wait).
-  void urgent() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      urgent_ = true;
-    }
-    cv_.notify_all();
+  void urgent() noexcept {
+    urgent_.store(true, std::memory_order_seq_cst);
+    sem_post(&wake_);
   }
 
   // Any thread: the flusher ends; `abandon` = without a final flush (the consumer may be gone).
-  void stop(bool abandon) {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-      abandon_ = abandon_ || abandon;
-    }
-    cv_.notify_all();
+  void stop(bool abandon) noexcept {
+    if (abandon) abandon_.store(true, std::memory_order_seq_cst);
+    stop_.store(true, std::memory_order_seq_cst);
+    sem_post(&wake_);
   }
 
   // Flusher thread: returns when it is time to flush — something waits (hasWork()) or the
@@ -60,20 +61,19 @@ class FlushPacer {
   // when the flusher must stop.
   template <typename HasWork>
   Wake next(HasWork&& hasWork, int64_t dueNs) {
-    std::unique_lock<std::mutex> lk(mu_);
     for (;;) {
-      if (abandon_) return Wake::kAbandon;
-      if (stop_) return Wake::kStop;
+      if (abandon_.load(std::memory_order_seq_cst)) return Wake::kAbandon;
+      if (stop_.load(std::memory_order_seq_cst)) return Wake::kStop;
       idle_.store(true, std::memory_order_seq_cst);
-      if (urgent_ || hasWork() || monoNowNs() >= dueNs) break;
-      cv_.wait_until(lk, at(std::min(dueNs, monoNowNs() + kIdleCheckNs)));
+      if (urgent_.load(std::memory_order_seq_cst) || hasWork() || monoNowNs() >= dueNs) break;
+      sleepUntil(std::min(dueNs, monoNowNs() + kIdleCheckNs));
     }
     idle_.store(false, std::memory_order_seq_cst);
     int64_t earliest = lastFlushNs_ + budgetNs_;
-    while (!stop_ && !urgent_ && monoNowNs() < earliest) cv_.wait_until(lk, at(earliest));
-    urgent_ = false;
-    if (abandon_) return Wake::kAbandon;
-    return stop_ ? Wake::kStop : Wake::kFlush;
+    while (!stop_.load(std::memory_order_seq_cst) && !urgent_.load(std::memory_order_seq_cst) && monoNowNs() < earliest) sleepUntil(earliest);
+    urgent_.store(false, std::memory_order_seq_cst);
+    if (abandon_.load(std::memory_order_seq_cst)) return Wake::kAbandon;
+    return stop_.load(std::memory_order_seq_cst) ? Wake::kStop : Wake::kFlush;
   }
 
   // Flusher thread, after each flush.
@@ -83,17 +83,21 @@ class FlushPacer {
   // A sleeping flusher looks again this often even without a wake-up (belt and braces).
   static constexpr int64_t kIdleCheckNs = 100 * 1000000;
 
-  static std::chrono::steady_clock::time_point at(int64_t ns) {
-    return std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
+  // Until a post or the monotonic deadline (monoNowNs() is steady_clock: CLOCK_MONOTONIC).
+  void sleepUntil(int64_t ns) noexcept {
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+    ts.tv_nsec = static_cast<long>(ns % 1000000000);
+    while (sem_clockwait(&wake_, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR) {
+    }
   }
 
   int64_t const budgetNs_;
   std::atomic<bool> idle_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool urgent_ = false;
-  bool stop_ = false;
-  bool abandon_ = false;
+  sem_t wake_;
+  std::atomic<bool> urgent_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> abandon_{false};
   int64_t lastFlushNs_ = INT64_MIN / 2;  // flusher only
 };
 

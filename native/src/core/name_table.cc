@@ -38,6 +38,7 @@ uint32_t NameTable::idOf(char const* name, bool intern, char const** interned) n
       names_.emplace_back(key);
       id = static_cast<uint32_t>(names_.size() - 1);
       index_.emplace(std::string_view(names_.back()), id);
+      count_.store(static_cast<uint32_t>(names_.size()), std::memory_order_release);
     }
     e = CacheEntry{uid_, name, names_[id].c_str(), id};
     if (interned != nullptr) *interned = e.interned;
@@ -48,6 +49,11 @@ uint32_t NameTable::idOf(char const* name, bool intern, char const** interned) n
 }
 
 void NameTable::takeNew(uint32_t* first, std::vector<std::string>* out) {
+  // Nearly every flush finds no new name: it then takes no lock a builder thread could need.
+  if (count_.load(std::memory_order_acquire) == sent_) {
+    *first = sent_;
+    return;
+  }
   std::lock_guard<std::mutex> lk(mu_);
   *first = sent_;
   for (auto i = sent_; i < names_.size(); ++i) out->push_back(names_[i]);

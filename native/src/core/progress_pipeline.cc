@@ -1,5 +1,7 @@
 #include "progress_pipeline.h"
 
+#include "thread_priority.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -45,7 +47,12 @@ ProgressPipeline::~ProgressPipeline() {
 }
 
 void ProgressPipeline::startFlusher() {
-  flusher_ = std::thread([this] { flusherLoop(); });
+  int nice = buildNice();
+  flusher_ = std::thread([this, nice] {
+    // Ahead of the builder's threads for a core where the OS allows (thread_priority.h).
+    flusherFavoured_.store(favourEventPathThread(nice), std::memory_order_relaxed);
+    flusherLoop();
+  });
 }
 
 // ───────────────────────────── callbacks ─────────────────────────────
@@ -295,9 +302,14 @@ void ProgressPipeline::flushOnce(bool final) {
 
   auto drainAll = [&] {
     recorder_.drainQueues([&](Record&& r) { pending_.push_back(std::move(r)); });
-    std::lock_guard<std::mutex> lk(controlMu_);
-    for (auto& r : control_) pending_.push_back(std::move(r));
-    control_.clear();
+    // The rare records are swapped out under the lock and moved after it: a builder thread
+    // logging at that moment waits for a pointer swap, not for the flusher's copying.
+    {
+      std::lock_guard<std::mutex> lk(controlMu_);
+      control_.swap(controlTaken_);
+    }
+    for (auto& r : controlTaken_) pending_.push_back(std::move(r));
+    controlTaken_.clear();
   };
   drainAll();
   // Sort (seq, index) pairs rather than the records themselves: each thread's queue is already

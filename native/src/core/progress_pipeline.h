@@ -110,6 +110,9 @@ class ProgressPipeline final : public ProgressSink {
   int64_t startNs() const { return startNs_; }
   bool finished() const { return closed_.load(std::memory_order_acquire); }
   bool hasStarted() const { return started_.load(std::memory_order_acquire); }
+  // The flusher thread runs ahead of the build's priority (thread_priority.h; false where the
+  // OS did not allow it, or before the flusher started).
+  bool flusherFavoured() const { return flusherFavoured_.load(std::memory_order_relaxed); }
 
  private:
   using Node = Recorder::Node;
@@ -142,6 +145,7 @@ class ProgressPipeline final : public ProgressSink {
   // Rare records (logs, cache stats, started, cancelling, finished) from any thread.
   std::mutex controlMu_;
   std::vector<Record> control_;
+  std::vector<Record> controlTaken_;  // flusher only: control_'s records after a swap
   std::string lastCacheJson_;
 
   Heartbeat heartbeat_;
@@ -151,6 +155,7 @@ class ProgressPipeline final : public ProgressSink {
   CancelState cancel_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> started_{false};
+  std::atomic<bool> flusherFavoured_{false};
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
 
   // Flusher side.

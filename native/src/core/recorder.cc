@@ -45,10 +45,30 @@ void rememberStep(uint64_t uid, void* node, uint32_t gen, int32_t nbSteps, char 
 Recorder::Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash)
     : names_(names), pacer_(pacer), crash_(crash), uid_(gNextRecorderUid.fetch_add(1)) {}
 
+Recorder::~Recorder() {
+  for (FreeChunk* c = freeChunks_.exchange(nullptr); c != nullptr;) {
+    FreeChunk* next = c->next;
+    delete c;
+    c = next;
+  }
+}
+
+// Lock-free on the flusher's side: the nodes go onto a stack of chunks that producers pop (one
+// popper at a time, under poolMu_, which the flusher never takes: a callback that refills its
+// spare nodes never waits for the flusher, and a single popper makes the pop ABA-free).
 void Recorder::retire(std::vector<Node*> const& nodes) {
-  if (nodes.empty()) return;
-  std::lock_guard<std::mutex> lk(poolMu_);
-  pool_.insert(pool_.end(), nodes.begin(), nodes.end());
+  for (size_t i = 0; i < nodes.size(); i += kRefill) {
+    FreeChunk* c;
+    try {
+      c = new FreeChunk;
+      c->nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes.begin() + static_cast<std::ptrdiff_t>(std::min(nodes.size(), i + kRefill)));
+    } catch (...) {
+      return;  // out of memory: these nodes stay unused (the arena still owns them)
+    }
+    c->next = freeChunks_.load(std::memory_order_relaxed);
+    while (!freeChunks_.compare_exchange_weak(c->next, c, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+  }
 }
 
 Recorder::ThreadState* Recorder::self() noexcept {
@@ -179,15 +199,20 @@ int32_t Recorder::bumpInstance(std::atomic<uint64_t>* slots, int64_t ownerId, ui
 
 Recorder::Node* Recorder::allocNode(ThreadState* ts) {
   if (ts->spare.empty()) {
-    // Refill in bulk so the pool lock is taken once per 64 phases.
+    // Refill in bulk so the pool lock is taken once per 64 phases; only producers take it.
     std::lock_guard<std::mutex> lk(poolMu_);
-    size_t take = std::min<size_t>(pool_.size(), 64);
-    ts->spare.assign(pool_.end() - static_cast<std::ptrdiff_t>(take), pool_.end());
-    pool_.resize(pool_.size() - take);
-    // New nodes only when the pool is dry: topping up every refill would grow the arena.
-    for (int i = 0; take == 0 && i < 64; ++i) {
-      arena_.emplace_back();
-      ts->spare.push_back(&arena_.back());
+    FreeChunk* c = freeChunks_.load(std::memory_order_acquire);
+    while (c != nullptr && !freeChunks_.compare_exchange_weak(c, c->next, std::memory_order_acquire, std::memory_order_acquire)) {
+    }
+    if (c != nullptr) {
+      ts->spare.swap(c->nodes);
+      delete c;
+    } else {
+      // New nodes only when no retired ones wait: topping up every refill would grow the arena.
+      for (size_t i = 0; i < kRefill; ++i) {
+        arena_.emplace_back();
+        ts->spare.push_back(&arena_.back());
+      }
     }
   }
   Node* n = ts->spare.back();
@@ -297,6 +322,11 @@ Recorder::Found Recorder::latestOpen() noexcept {
 }
 
 void Recorder::markDirty(Node* node) noexcept {
+  // Most steps find their phase already queued since the flusher's last look: a plain load
+  // (seq_cst: the flusher clears the flag with a seq_cst store before its seq_cst read of the
+  // word, so a step that sees the flag still set is read by that flush) spares them the locked
+  // exchange, the largest part of a step's cost.
+  if (node->dirty.load(std::memory_order_seq_cst)) return;
   if (node->dirty.exchange(true, std::memory_order_seq_cst)) return;  // already queued
   Node* head = dirtyHead_.load(std::memory_order_relaxed);
   do {

@@ -83,6 +83,7 @@ class Recorder {
   // Several recorders (builds) may live in one process: the thread-local caches are keyed by a
   // uid that is never reused. `crash` is written on every start and finish when it is active.
   Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash);
+  ~Recorder();
   Recorder(Recorder const&) = delete;
   Recorder& operator=(Recorder const&) = delete;
 
@@ -105,7 +106,7 @@ class Recorder {
     int threads = threadCount_.load(std::memory_order_acquire);
     for (int t = 0; t < threads; ++t) threadArr_[t].load(std::memory_order_acquire)->queue.drain(fn);
   }
-  // Nodes whose finish the flusher has processed: back to the pool.
+  // Nodes whose finish the flusher has processed: back to the pool (never takes a lock).
   void retire(std::vector<Node*> const& nodes);
 
   Counters const& counters() const { return counters_; }
@@ -154,10 +155,16 @@ class Recorder {
   std::atomic<ThreadState*> threadArr_[kMaxThreads] = {};
   std::atomic<int> threadCount_{0};
 
-  // Node pool.
+  // Node pool: retired nodes in chunks of up to kRefill, pushed lock-free by the flusher and
+  // popped by producers under poolMu_ (producers only), which also guards the arena.
+  static constexpr size_t kRefill = 64;
+  struct FreeChunk {
+    std::vector<Node*> nodes;
+    FreeChunk* next = nullptr;
+  };
   std::mutex poolMu_;
   std::deque<Node> arena_;
-  std::vector<Node*> pool_;
+  std::atomic<FreeChunk*> freeChunks_{nullptr};
 
   // Instance counters of root phases and of parents with many distinct child names.
   std::atomic<uint64_t> rootInstances_[kInstanceSlots] = {};

@@ -87,6 +87,38 @@ describe('/api/engines', () => {
     expect(files[1].buildId).toBeUndefined();
   });
 
+  it('serves and attributes an engine only while it is the file the build wrote (size, inode, mtime)', async () => {
+    const id = await build(0.2);
+    expect((await svc.waitForResult(id)).status).toBe('succeeded');
+    const written = svc.getBuild(id)!.outputPath!;
+    const original = fs.readFileSync(written);
+    expect((await api(`/api/builds/${id}/engine`)).status).toBe(200);
+    expect((await list()).find((f) => f.name === path.basename(written))?.buildId).toBe(id);
+
+    // Someone swaps the file after the build (same size, same name: only the inode differs).
+    const planted = `${written}.planted`;
+    fs.writeFileSync(planted, Buffer.alloc(original.length, 0x41));
+    fs.renameSync(planted, written);
+    const res = await api(`/api/builds/${id}/engine`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/was replaced after the build wrote it/);
+    expect(svc.getBuild(id)!.engineAvailable).toBe(false);
+    const listed = (await list()).find((f) => f.name === path.basename(written));
+    expect(listed).toBeDefined(); // still in the folder, but not attributed to the build
+    expect(listed!.buildId).toBeUndefined();
+
+    // Rewritten in place (same inode, new mtime): not the build's either.
+    const id2 = await build(0.2);
+    expect((await svc.waitForResult(id2)).status).toBe('succeeded');
+    const second = svc.getBuild(id2)!.outputPath!;
+    expect((await api(`/api/builds/${id2}/engine`)).status).toBe(200);
+    const later = new Date(Date.now() + 5000);
+    fs.utimesSync(second, later, later);
+    expect((await api(`/api/builds/${id2}/engine`)).status).toBe(404);
+    // The folder as the next test expects it.
+    for (const f of [written, second]) fs.rmSync(f);
+  });
+
   it('refuses names that are paths, not engines, not regular files or missing, and touches nothing', async () => {
     const res = await del({ names: ['../outside.engine', 'a/b.engine', '..', 'notes.txt', 'half.engine.tmp-123-0', 'link.engine', 'folder.engine', 'gone.engine'] });
     expect(res.status).toBe(200);

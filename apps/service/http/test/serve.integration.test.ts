@@ -1,6 +1,7 @@
 // The real thing: `trt-build-studio serve` as a child process (bin → dist), real worker processes
 // running simulated builds, real HTTP from fetch and node:http. Needs `npm run build:ts` and the
 // native addon (build/native/Release) — the builds run in the addon's simulated backend.
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -200,6 +201,33 @@ describe('serve: builds', () => {
     expect(((await badRange.json()) as { error: { message: string } }).error.message).toMatch(/min 4 <= opt 2 <= max 1 does not hold/);
   });
 
+  it('refuses an output path that is a FIFO or a device with 400, leaving the node untouched', async () => {
+    const fifo = path.join(dir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const ident = (p: string) => {
+      const st = fs.lstatSync(p, { bigint: true });
+      return [st.ino, st.mode, st.size, st.mtimeNs, st.ctimeNs].join(':');
+    };
+    for (const node of [fifo, '/dev/null']) {
+      const before = ident(node);
+      const res = await postJson('/api/builds', { modelPath: model, outputPath: node, options: SIM });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/is a (FIFO \(named pipe\)|character device), not a regular file; it is left untouched/);
+      expect(ident(node)).toBe(before);
+    }
+  });
+
+  it('names a text file given as a timing cache by its kind, quoting none of its bytes', async () => {
+    const secret = 'root:x:0:0:root-shell-user:/root:/bin/bash\ndaemon:x:1:1:daemon-user:/usr/sbin:/usr/sbin/nologin\n';
+    const cache = path.join(dir, 'passwd-copy');
+    fs.writeFileSync(cache, secret);
+    const res = await postJson('/api/builds', { modelPath: model, options: { ...SIM, timingCache: cache } });
+    expect(res.status).toBe(400);
+    const message = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(message).toMatch(/passwd-copy is not a timing cache: it looks like a text file/);
+    for (const piece of secret.split(/[:\n]+/).filter((t) => t.length >= 3)) expect(message).not.toContain(piece);
+  });
+
   it('builds a dynamic model with trtexec-style shapes', async () => {
     const dynamic = writeModel(path.join(dir, 'dynamic2.onnx'), { dynamic: true });
     const id = await start({ ...SIM, shapes: ['input:1x3x32x32/2x3x64x64/4x3x128x128'] }, dynamic);
@@ -290,6 +318,25 @@ describe('serve: builds', () => {
     const fullBySeq = new Map(full.events().map((e) => [e.seq, e]));
     for (const e of rest) expect(fullBySeq.get(e.seq)).toEqual(e);
     checkInvariants(full.events());
+  });
+
+  it('curl with Last-Event-ID: 999999 on a running build gets a reset, then build.finished, and the connection closes', async () => {
+    const id = await start({ ...SIM, simDuration: 1.5 });
+    const first = await events(id, {}, '?lastEventId=-1');
+    await first.waitFor((m) => m.event === 'message' && JSON.parse(m.data).type === 'phase.start');
+    expect((await record(id)).state).toBe('running');
+    // curl ends when the server closes the stream; --max-time only bounds a regression.
+    const curl = spawn('curl', ['-sS', '-N', '--max-time', '60', '-H', `Authorization: Bearer ${serve.token}`, '-H', 'Last-Event-ID: 999999', `${serve.base}/api/builds/${id}/events`]);
+    let out = '';
+    curl.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => curl.on('close', (c) => resolve(c)));
+    expect(code, out).toBe(0); // 28 would be curl's timeout: a stream that never ended
+    const blocks = out.split('\n\n').filter((b) => b.trim() !== '');
+    expect(blocks[0]).toMatch(/^event: snapshot\n/);
+    expect(blocks[1]).toMatch(/^event: reset\nid: \d+\n/);
+    const last = JSON.parse(/^data: (.*)$/m.exec(blocks.filter((b) => !b.startsWith(':')).at(-1)!)![1]);
+    expect(last).toMatchObject({ type: 'build.finished', buildId: id, status: 'succeeded' });
+    await first.ended;
   });
 
   it('survives a crashing build: state crashed, server alive, next build succeeds', async () => {

@@ -491,6 +491,97 @@ describe('event stream', () => {
     expect(resumed.events()).toEqual([finished]);
   });
 
+  describe('resume cases (Last-Event-ID), each on a running and on a finished build', () => {
+    /** A running build with a few events after build.started. */
+    async function running(): Promise<{ id: string; last: number }> {
+      const id = await startBuild();
+      for (let i = 0; i < 3; i++) fake.emit(id, [{ type: 'log', severity: 'info', message: `before ${i}` }]);
+      return { id, last: fake.builds.get(id)!.events.at(-1)!.seq };
+    }
+    const liveTail = (id: string) => {
+      fake.emit(id, [{ type: 'log', severity: 'info', message: 'after' }]);
+      return fake.finish(id, 'succeeded');
+    };
+
+    it('running, no id: the view (reset), then live events to build.finished, then the end', async () => {
+      const { id, last } = await running();
+      const sse = await openSse(url(id), auth);
+      await sse.waitFor((m) => m.event === 'reset');
+      const finished = liveTail(id);
+      await sse.ended;
+      expect(sse.resets()[0].seq).toBe(last);
+      expect(sse.events().map((e) => e.type)).toEqual(['log', 'build.finished']);
+      expect(sse.events().at(-1)).toEqual(finished);
+    });
+
+    it('running, an id inside the build: exactly the events after it, then live ones, then the end', async () => {
+      const { id, last } = await running();
+      const sse = await openSse(url(id), { ...auth, 'Last-Event-ID': String(last - 1) });
+      await sse.waitFor((m) => m.id === String(last));
+      const finished = liveTail(id);
+      await sse.ended;
+      expect(sse.resets()).toEqual([]);
+      expect(sse.events().map((e) => e.seq)).toEqual([last, last + 1, finished.seq]);
+    });
+
+    it('running, the last id: no replay, live events, then the end', async () => {
+      const { id, last } = await running();
+      const sse = await openSse(url(id), { ...auth, 'Last-Event-ID': String(last) });
+      await sse.waitFor((m) => m.event === 'snapshot');
+      const finished = liveTail(id);
+      await sse.ended;
+      expect(sse.resets()).toEqual([]);
+      expect(sse.events().map((e) => e.seq)).toEqual([last + 1, finished.seq]);
+    });
+
+    it('running, an id beyond the last event (999999): a reset, then live events to build.finished, and the connection closes', async () => {
+      const { id, last } = await running();
+      for (const headers of [{ 'Last-Event-ID': '999999' }, {}]) {
+        const q = 'Last-Event-ID' in headers ? '' : `?lastEventId=${last + 1}`;
+        const sse = await openSse(url(id, q), { ...auth, ...headers });
+        const reset = await sse.waitFor((m) => m.event === 'reset');
+        expect(Number(reset.id)).toBe(last);
+        sse.close();
+      }
+      const sse = await openSse(url(id), { ...auth, 'Last-Event-ID': '999999' });
+      await sse.waitFor((m) => m.event === 'reset');
+      const finished = liveTail(id);
+      await sse.ended;
+      expect(sse.resets().map((r) => r.seq)).toEqual([last]);
+      expect(sse.events().at(-1)).toEqual(finished);
+      expect(sse.events().map((e) => e.seq)).toEqual([last + 1, finished.seq]);
+    });
+
+    it('finished: an id inside replays to build.finished, the last id is 204, an id beyond gets the final view and the end', async () => {
+      const { id } = await running();
+      const finished = liveTail(id);
+      const inside = await openSse(url(id), { ...auth, 'Last-Event-ID': String(finished.seq - 2) });
+      await inside.ended;
+      expect(inside.events().map((e) => e.seq)).toEqual([finished.seq - 1, finished.seq]);
+      const atEnd = await openSse(url(id), { ...auth, 'Last-Event-ID': String(finished.seq) });
+      expect(atEnd.status).toBe(204);
+      const beyond = await openSse(url(id), { ...auth, 'Last-Event-ID': '999999' });
+      await beyond.ended;
+      expect(beyond.status).toBe(200);
+      expect(beyond.resets()).toHaveLength(1);
+      expect(beyond.resets()[0]).toMatchObject({ seq: finished.seq, status: 'succeeded' });
+      expect(beyond.events()).toEqual([]);
+    });
+
+    it('a non-numeric or negative id (other than -1, "from the start") is 400, on a running and a finished build', async () => {
+      const { id: live } = await running();
+      const { id: done } = await running();
+      liveTail(done);
+      for (const id of [live, done]) {
+        for (const bad of ['abc', '-2', '-999999', '1.5', '1e3', '12x', '0x10', '9'.repeat(16)]) {
+          await expectError(await api(`/api/builds/${id}/events`, { headers: { 'Last-Event-ID': bad } }), 400, 'bad_input', /Last-Event-ID must be an event seq/);
+          await expectError(await api(`/api/builds/${id}/events?lastEventId=${encodeURIComponent(bad)}`), 400, 'bad_input', /Last-Event-ID/);
+        }
+      }
+      fake.finish(live, 'cancelled');
+    });
+  });
+
   it('rejects a malformed Last-Event-ID and unknown builds', async () => {
     await expectError(await api(`/api/builds/b1/events`, { headers: { 'Last-Event-ID': 'abc' } }), 400, 'bad_input', /Last-Event-ID/);
     await expectError(await api('/api/builds/nope/events'), 404, 'not_found', /unknown build "nope"/);

@@ -1,0 +1,294 @@
+// bench:farm — the build farm under load, with faults: a real redis-server, a real `serve --queue`,
+// worker processes with simulated GPU slots (`worker --gpus sim:N`), M builds across several
+// targets, K SSE watchers, and, while it runs, worker processes killed with SIGKILL and started
+// again under the same id (as a pod restart would). Prints one JSON object:
+//   counts      submitted / succeeded / crashed / cancelled / failed, retried (more than one
+//               attempt), stuck (not finished when the run gave up waiting)
+//   throughput  builds × simulated seconds ÷ (slots × wall seconds): 1.0 would be every slot busy
+//               building all the time, with no cost for starting build processes or moving events
+//   latency     queue-to-start (queuedAt → build.started) and event-to-watcher (an event's wall
+//               time, build.started's startedAtMs + t, → its arrival at an SSE watcher), p50/p99
+//   memory      Redis used_memory_peak, serve's peak RSS (VmHWM)
+// Usage: node dist/bench/farm.js [--slots 8] [--procs 2] [--builds 200] [--watchers 50]
+//        [--sim-seconds 2] [--kills 2] [--targets 2]
+// The small form of the same run is a test (apps/farm/test/farm-load.test.ts).
+import { type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Redis } from 'ioredis';
+import { killProc, startRedis, type RedisServer } from '../apps/farm/test/harness.js';
+import { SseParser } from '../apps/service/http/sse-parser.js';
+import type { BuildEvent, BuildRecord } from '../apps/shared/protocol.js';
+import { spawnCli } from '../test/support/cli.js';
+import { writeModel } from '../test/support/onnx-gen.js';
+
+export interface FarmLoadOptions {
+  /** GPU slots in all (split evenly over `procs` worker processes). */
+  slots: number;
+  procs: number;
+  builds: number;
+  watchers: number;
+  simSeconds: number;
+  /** Worker processes killed (SIGKILL) and restarted during the run. */
+  kills: number;
+  /** Distinct targets (gpu=G0, G1, …); worker processes are given them in turn. */
+  targets: number;
+  /** Give up waiting for the builds after this long. */
+  deadlineMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface FarmLoadResult {
+  config: FarmLoadOptions & { slotsPerProc: number };
+  counts: { submitted: number; succeeded: number; crashed: number; cancelled: number; failed: number; retried: number; stuck: number };
+  wallSeconds: number;
+  throughput: { achieved: number; idealBuildsPerSec: number; buildsPerSec: number };
+  latencyMs: { queueToStart: Stats; eventToWatcher: Stats };
+  memory: { redisPeakBytes: number; servePeakRssBytes: number; redisStreamKeys: number; redisStreamEntries: number };
+  kills: Array<{ worker: string; atMs: number }>;
+  load: number[];
+}
+
+interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+function stats(values: number[]): Stats {
+  const s = [...values].sort((a, b) => a - b);
+  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
+  const r = (x: number) => Math.round(x * 10) / 10;
+  return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), max: r(s.at(-1) ?? NaN) };
+}
+
+interface Serve {
+  proc: ChildProcess;
+  base: string;
+  token: string;
+}
+
+function startServe(url: string, artifacts: string): Promise<Serve> {
+  return new Promise((resolve, reject) => {
+    const proc = spawnCli(['serve', '--port', '0', '--queue', url, '--artifacts', artifacts]);
+    let out = '';
+    let err = '';
+    proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=(\S+)$/m.exec(out);
+      if (m) resolve({ proc, base: `http://127.0.0.1:${m[1]}`, token: decodeURIComponent(m[2]) });
+    });
+    proc.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err.slice(-2000)}`)));
+  });
+}
+
+async function api<T>(s: Serve, p: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(`${s.base}${p}`, { ...init, headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json' } });
+  const body = (await res.json()) as T;
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+interface WorkerProcess {
+  id: string;
+  labels: string;
+  proc: ChildProcess;
+}
+
+function startWorkerProcess(url: string, id: string, labels: string, slots: number, artifacts: string): Promise<WorkerProcess> {
+  return new Promise((resolve, reject) => {
+    const proc = spawnCli(['worker', '--queue', url, '--id', id, '--labels', labels, '--gpus', `sim:${slots}`, '--heartbeat-ms', '1500', '--artifacts', artifacts]);
+    let err = '';
+    const onData = (c: Buffer) => {
+      err += c.toString();
+      if (err.includes(`${id} ready, ${slots} GPU slot(s)`)) {
+        proc.stderr!.off('data', onData);
+        resolve({ id, labels, proc });
+      }
+    };
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code, sig) => reject(new Error(`worker ${id} exited (${sig ?? code}) while starting: ${err.slice(-2000)}`)));
+  });
+}
+
+/** Follows one build's SSE stream to build.finished; records each event's delay from its wall time. */
+function watch(s: Serve, id: string, delays: number[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let startedAtMs: number | undefined;
+    let done = false;
+    const parser = new SseParser((m) => {
+      if (m.event !== 'message') return;
+      const e = JSON.parse(m.data) as BuildEvent;
+      if (e.type === 'build.started' && e.startedAtMs !== undefined) startedAtMs = e.startedAtMs;
+      // Live events only: a replayed one (from before the watcher joined) says nothing of latency.
+      if (startedAtMs !== undefined && arrivedAt - (startedAtMs + e.t) < 60_000) delays.push(Math.max(0, arrivedAt - (startedAtMs + e.t)));
+      if (e.type === 'build.finished') done = true;
+    });
+    let arrivedAt = 0;
+    const req = http.get(`${s.base}/api/builds/${id}/events?lastEventId=-1`, { headers: { Authorization: `Bearer ${s.token}` } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`SSE ${id}: HTTP ${res.statusCode}`));
+      res.on('data', (chunk: Buffer) => {
+        arrivedAt = Date.now();
+        parser.push(chunk);
+      });
+      res.on('end', () => (done ? resolve() : reject(new Error(`SSE ${id} ended without build.finished`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+function peakRss(pid: number | undefined): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+export async function runFarmLoad(opts: FarmLoadOptions): Promise<FarmLoadResult> {
+  const log = opts.log ?? (() => undefined);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-bench-farm-'));
+  const slotsPerProc = Math.max(1, Math.round(opts.slots / opts.procs));
+  const workers: WorkerProcess[] = [];
+  let redis: RedisServer | undefined;
+  let serve: Serve | undefined;
+  const kills: Array<{ worker: string; atMs: number }> = [];
+  const loadSamples: number[] = [];
+  try {
+    fs.mkdirSync(path.join(dir, 'redis'));
+    const artifacts = path.join(dir, 'artifacts');
+    fs.mkdirSync(artifacts, { mode: 0o700 });
+    const model = writeModel(path.join(artifacts, 'model.onnx'), { layers: 12 });
+    redis = await startRedis(path.join(dir, 'redis'));
+    const url = redis.url;
+    serve = await startServe(url, artifacts);
+    const targets = Array.from({ length: opts.targets }, (_, i) => `gpu=G${i}`);
+    for (let i = 0; i < opts.procs; i++) workers.push(await startWorkerProcess(url, `w${i}`, `${targets[i % targets.length]},trt=10.16.0`, slotsPerProc, artifacts));
+    log(`farm up: ${opts.procs} worker process(es) × ${slotsPerProc} slots, serve at ${serve.base}`);
+
+    const t0 = Date.now();
+    const ids: string[] = [];
+    const delays: number[] = [];
+    const watching: Array<Promise<void>> = [];
+    const s = serve;
+    // Submitted in small waves, the way a CI matrix arrives; each of the first K builds gets a watcher.
+    for (let i = 0; i < opts.builds; i++) {
+      const target = { gpu: `G${i % opts.targets}` };
+      const { id } = await api<{ id: string }>(s, '/api/builds', {
+        method: 'POST',
+        body: JSON.stringify({ modelPath: model, options: { backend: 'simulated', simDuration: opts.simSeconds, simSeed: i }, target, retries: 2 }),
+      });
+      ids.push(id);
+      if (i < opts.watchers) watching.push(watch(s, id, delays).catch((e: Error) => log(`watcher: ${e.message}`)));
+    }
+    log(`submitted ${ids.length} builds in ${Date.now() - t0} ms`);
+
+    // Faults: kill worker processes in turn, spread over the expected run, and start them again.
+    const expectedMs = (opts.builds * opts.simSeconds * 1000) / opts.slots;
+    const faults = (async () => {
+      for (let k = 0; k < opts.kills; k++) {
+        await new Promise((r) => setTimeout(r, expectedMs / (opts.kills + 1)));
+        const victim = workers[k % workers.length];
+        kills.push({ worker: victim.id, atMs: Date.now() - t0 });
+        log(`SIGKILL ${victim.id} at ${Date.now() - t0} ms`);
+        await killProc(victim.proc, 'SIGKILL');
+        await new Promise((r) => setTimeout(r, 500));
+        const again = await startWorkerProcess(url, victim.id, victim.labels, slotsPerProc, artifacts);
+        workers[workers.indexOf(victim)] = again;
+      }
+    })();
+
+    const deadline = Date.now() + (opts.deadlineMs ?? Math.max(120_000, expectedMs * 6));
+    let records: BuildRecord[] = [];
+    for (;;) {
+      loadSamples.push(os.loadavg()[0]);
+      records = (await api<BuildRecord[]>(s, '/api/builds')).filter((r) => ids.includes(r.id));
+      const open = records.filter((r) => !r.outcome).length;
+      if (open === 0 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const wallSeconds = (Date.now() - t0) / 1000;
+    await faults;
+    await Promise.race([Promise.all(watching), new Promise((r) => setTimeout(r, 5000))]);
+
+    const by = (st: string) => records.filter((r) => r.outcome?.status === st).length;
+    const queueToStart = records
+      .filter((r) => r.startedAt)
+      .map((r) => Date.parse(r.startedAt!) - Date.parse(r.queuedAt))
+      .filter((x) => Number.isFinite(x) && x >= 0);
+    const raw = new Redis(url, { maxRetriesPerRequest: null });
+    let redisPeakBytes = NaN;
+    let redisStreamKeys = 0;
+    let redisStreamEntries = 0;
+    try {
+      redisPeakBytes = Number(/used_memory_peak:(\d+)/.exec(await raw.info('memory'))?.[1] ?? NaN);
+      const streamKeys = await raw.keys('tbs:events:*');
+      redisStreamKeys = streamKeys.length;
+      for (const k of streamKeys) redisStreamEntries += await raw.xlen(k);
+    } finally {
+      raw.disconnect();
+    }
+    const simWork = opts.builds * opts.simSeconds;
+    return {
+      config: { ...opts, log: undefined, slotsPerProc },
+      counts: {
+        submitted: ids.length,
+        succeeded: by('succeeded'),
+        crashed: by('crashed'),
+        cancelled: by('cancelled'),
+        failed: by('failed'),
+        retried: records.filter((r) => ((r as BuildRecord & { farm?: { attempt?: number } }).farm?.attempt ?? 1) > 1).length,
+        stuck: records.filter((r) => !r.outcome).length + (ids.length - records.length),
+      },
+      wallSeconds: Math.round(wallSeconds * 10) / 10,
+      throughput: {
+        achieved: Math.round((simWork / (opts.slots * wallSeconds)) * 1000) / 1000,
+        idealBuildsPerSec: Math.round((opts.slots / opts.simSeconds) * 100) / 100,
+        buildsPerSec: Math.round((opts.builds / wallSeconds) * 100) / 100,
+      },
+      latencyMs: { queueToStart: stats(queueToStart), eventToWatcher: stats(delays) },
+      memory: { redisPeakBytes, servePeakRssBytes: peakRss(serve.proc.pid), redisStreamKeys, redisStreamEntries },
+      kills,
+      load: [Math.min(...loadSamples), Math.max(...loadSamples)].map((x) => Math.round(x * 10) / 10),
+    };
+  } finally {
+    for (const w of workers) await killProc(w.proc, 'SIGTERM').catch(() => undefined);
+    if (serve) await killProc(serve.proc, 'SIGTERM').catch(() => undefined);
+    if (redis) await redis.kill().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+if (require.main === module) {
+  const opts: FarmLoadOptions = {
+    slots: arg('slots', 8),
+    procs: arg('procs', 2),
+    builds: arg('builds', 200),
+    watchers: arg('watchers', 50),
+    simSeconds: arg('sim-seconds', 2),
+    kills: arg('kills', 2),
+    targets: arg('targets', 2),
+    log: (l) => process.stderr.write(`bench:farm: ${l}\n`),
+  };
+  runFarmLoad(opts).then(
+    (r) => {
+      process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      process.exit(r.counts.stuck === 0 ? 0 : 1);
+    },
+    (e: Error) => {
+      process.stderr.write(`bench:farm failed: ${e.stack ?? e.message}\n`);
+      process.exit(1);
+    },
+  );
+}
