@@ -203,6 +203,16 @@ export function OptionsForm() {
           set={set}
           caps={caps}
           custom={{
+            ...Object.fromEntries(
+              (['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const).map((field) => [
+                field,
+                () => (
+                  <Field label={field === 'staticPlugins' ? 'Static plugin libraries' : field === 'dynamicPlugins' ? 'Dynamic plugin libraries' : 'Plugin libraries to serialize'}>
+                    <textarea rows={1} placeholder="none (one .so path per line)" value={form[field]} spellCheck={false} onChange={(e) => set({ [field]: e.target.value })} />
+                  </Field>
+                ),
+              ]),
+            ),
             buildRoute: () =>
               caps?.buildRoutes && (
                 <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />

@@ -90,6 +90,17 @@ describe('OptionsForm by TensorRT version', () => {
     expect(first.labels()).not.toEqual(expect.arrayContaining(['int4']));
   });
 
+  it('sends plugin libraries, one path per line, and the copied command names them as trtexec does', async () => {
+    const f = await mount(sim('10.16.0'));
+    expect(f.labels()).toEqual(expect.arrayContaining(['Static plugin libraries', 'Dynamic plugin libraries', 'Plugin libraries to serialize']));
+    act(() => f.store.setState((s) => ({ form: { ...s.form, dynamicPlugins: '/opt/p/libA.so\n\n  /opt/p/libB.so ', pluginsToSerialize: '/opt/p/libA.so' } })));
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.dynamicPlugins).toEqual(['/opt/p/libA.so', '/opt/p/libB.so']);
+    expect(f.client.started[0].options.pluginsToSerialize).toEqual(['/opt/p/libA.so']);
+    expect(f.client.started[0].options.staticPlugins).toBeUndefined();
+    expect(await f.copy()).toContain('--dynamicPlugins=/opt/p/libA.so --dynamicPlugins=/opt/p/libB.so --setPluginsToSerialize=/opt/p/libA.so');
+  });
+
   it('sends "infer timing-cache misses" when ticked', async () => {
     const f = await mount(sim('10.16.0'));
     const box = [...f.host.querySelectorAll('label')].find((l) => l.textContent?.trim() === 'Infer timing-cache misses')!.querySelector('input')!;
