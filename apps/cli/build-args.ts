@@ -34,7 +34,8 @@ function precisionHelp(caps?: TrtCapabilities): string[] {
     ];
   }
   const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
-    '                                 allow these precisions (weakly typed network)'];
+    `                                 allow these precisions (weakly typed network${caps.weakTypingDeprecated ? '; deprecated since 10.12, each warns' : ''})`,
+    '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)'];
   if (caps.deprecatedPrecisions.length) {
     lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
   } else {
@@ -169,6 +170,7 @@ const OPTIONS: Record<string, FlagSpec> = {
     BUILD_OPTIONS.flatMap(({ field, cli }): Array<[string, FlagSpec]> => {
       if (!cli) return [];
       if (cli.value === 'custom') return Object.entries(CUSTOM_FLAGS[field] ?? {});
+      if (cli.value === 'list') return [[cli.flag!, { type: 'string', multiple: true }]];
       return [[cli.flag!, { type: cli.value === 'on' || cli.value === 'off' ? 'boolean' : 'string' }]];
     }),
   ),
@@ -204,6 +206,11 @@ function optionFromFlag({ cli, range }: OptionEntry, values: FlagValues): unknow
         return n;
       }
       return (v as string | undefined) ?? cli.fallback;
+    case 'list': {
+      const list = v as string[] | undefined;
+      if (list?.some((x) => x === '')) throw new UsageError(`--${cli.flag} needs a value`);
+      return list?.length ? list : undefined;
+    }
     case 'on':
       return v ? true : undefined;
     case 'off':
@@ -236,8 +243,21 @@ function seconds(flag: string, v: string | undefined): number | undefined {
   return n;
 }
 
+/**
+ * A build route starts with a dash (`-conv_use_long_w=off …`), which parseArgs would take for an
+ * option: `--build-route <route>` becomes `--build-route=<route>` first.
+ */
+function joinDashValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--build-route' && i + 1 < argv.length) out.push(`--build-route=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
 export function parseBuildArgs(argv: string[]): BuildCommand {
-  const parsedArgs = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true });
+  const parsedArgs = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
   const positionals = parsedArgs.positionals;
   const values = parsedArgs.values as FlagValues & {
     output?: string;

@@ -42,6 +42,29 @@ function checkPathString(p: unknown, what: string): string {
   return path.resolve(p);
 }
 
+/**
+ * Plugin libraries (staticPlugins, dynamicPlugins, pluginsToSerialize): made absolute (a worker
+ * may run elsewhere) and each an existing file, before any worker starts. Whether it is a plugin
+ * library only TensorRT can tell, when it loads it.
+ */
+export function checkPluginLibraries(options: BuildOptions): void {
+  for (const what of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
+    const list = options[what];
+    if (!list) continue;
+    options[what] = list.map((p, i) => {
+      const abs = checkPathString(p, `${what}[${i}]`);
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(abs);
+      } catch {
+        throw bad(`${what}: plugin library not found: ${abs}`);
+      }
+      if (!st.isFile()) throw bad(`${what}: plugin library is not a file: ${abs}`);
+      return abs;
+    });
+  }
+}
+
 export function resolveBackend(choice: BuildOptions['backend'], backends: BackendInfo[]): BackendInfo {
   const find = (n: BackendName) => backends.find((b) => b.name === n);
   if (choice === 'auto') {
@@ -303,6 +326,7 @@ export async function validateBuild(
   checkShapes(summary, options.shapes, Object.keys(options.shapeValues ?? {}));
   checkShapeValues(summary, options.shapeValues);
 
+  checkPluginLibraries(options);
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
     if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);

@@ -15,7 +15,8 @@
 //       range     for numbers: the bounds the CLI, the form and trtexec check before the schema
 //       doc       the description MCP's tools/list (and so the LSP's build command) shows
 //       cli       its `build` flag: flag, arg, help, and how the value is read ('number' by range,
-//                 'text', 'on' = a boolean flag setting true, 'off' = a boolean flag setting false)
+//                 'text', 'on' = a boolean flag setting true, 'off' = a boolean flag setting false,
+//                 'list' = a repeatable text flag giving an array)
 //       trtexec   its trtexec flag and how it reads and prints ('number', 'text', 'on', 'off'), or
 //                 `pool` for a --memPoolSize pool; `missing` says what a copied command leaves
 //                 out when trtexec has no equivalent (shown next to the copy)
@@ -69,15 +70,19 @@ export interface CliSpec {
   shown?: (gate?: OptionGate) => boolean;
   /** 'simulator': listed under "Simulated backend only". */
   section?: 'simulator';
-  /** How the flag's text becomes the value; `fallback` is sent when the flag is absent. */
-  value: 'number' | 'text' | 'on' | 'off' | 'custom';
+  /**
+   * How the flag's text becomes the value; `fallback` is sent when the flag is absent. 'list': a
+   * repeatable text flag, one array element per occurrence.
+   */
+  value: 'number' | 'text' | 'on' | 'off' | 'list' | 'custom';
   fallback?: string;
 }
 
 export type TrtexecSpec =
   | {
       flag: string;
-      value: 'number' | 'text' | 'on' | 'off' | 'custom';
+      /** 'list': repeatable, `--flag=<value>` once per array element (trtexec's plugin flags). */
+      value: 'number' | 'text' | 'on' | 'off' | 'list' | 'custom';
       /** false: read, never written (this product's own flags). */
       emit?: boolean;
       /** Written only for a TensorRT version that has it. */
@@ -413,11 +418,14 @@ export const BUILD_OPTION_TABLE = [
   {
     field: 'buildRoute',
     schema: z.string().min(1).optional(),
-    doc: 'TensorRT 11.1+ only: the build route to use, by name (list_backends shows the routes when the library lists them).',
+    doc:
+      'TensorRT 11.1+ only: the build route, space-separated knob settings as NVIDIA writes them, e.g. ' +
+      '"-conv_use_long_w=off -kgen:codegen:cuda_tile=2"; one value per knob (list_backends shows each knob\'s allowed-values ' +
+      'pattern, e.g. -conv_use_long_w=[on|off], which is not itself a route).',
     cli: {
       flag: 'build-route',
-      arg: '<name>',
-      help: 'build route to use (TensorRT 11.1+; `backends --json` lists them)',
+      arg: '<route>',
+      help: 'build route (TensorRT 11.1+): knob settings, e.g. "-conv_use_long_w=off\n-kgen:codegen:cuda_tile=2"; `trtexec --helpBuildRoute` lists the knobs',
       shown: (gate) => !gate || gate.buildRoutes,
       value: 'text',
     },
@@ -425,12 +433,45 @@ export const BUILD_OPTION_TABLE = [
       flag: '--setBuildRoute',
       value: 'text',
       emitWhen: (gate) => !gate || gate.buildRoutes,
-      emptyError: '--setBuildRoute needs a route name',
-      help: '--setBuildRoute=<route> (11.1+)',
+      emptyError: '--setBuildRoute needs a route: space-separated knob settings, e.g. "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"',
+      help: '--setBuildRoute=<route>   (11.1+) space-separated knob settings, e.g. "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"',
     },
     form: { group: 'build', control: 'custom', initial: '' },
     native: { key: 'buildRoute' },
-    sample: 'fast',
+    sample: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2',
+  },
+  // Plugin libraries, as trtexec takes them (samples/common/sampleOptions.cpp): the standard
+  // plugins (libnvinfer_plugin) are always initialized first; these add the user's. Paths on the
+  // machine that builds; each must be a file (checked before the build).
+  {
+    field: 'staticPlugins',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) to load before parsing; their creators register when loaded (trtexec --staticPlugins).',
+    cli: { flag: 'static-plugins', arg: '<lib.so>', help: 'plugin library to load before parsing (repeat for several;\ntrtexec --staticPlugins)', value: 'list' },
+    trtexec: { flag: '--staticPlugins', value: 'list', help: '--staticPlugins=<lib.so>' },
+    form: { group: 'build', control: 'custom', label: 'Static plugin libraries', initial: '' },
+    native: { key: 'staticPlugins' },
+    sample: ['/opt/plugins/libstatic_plugin.so'],
+  },
+  {
+    field: 'dynamicPlugins',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) loaded through IPluginRegistry::loadLibrary before parsing (trtexec --dynamicPlugins); supply the one registering a custom op the parser names.',
+    cli: { flag: 'dynamic-plugins', arg: '<lib.so>', help: 'plugin library loaded through the plugin registry (repeat for\nseveral; trtexec --dynamicPlugins)', value: 'list' },
+    trtexec: { flag: '--dynamicPlugins', value: 'list', help: '--dynamicPlugins=<lib.so>' },
+    form: { group: 'build', control: 'custom', label: 'Dynamic plugin libraries', initial: '' },
+    native: { key: 'dynamicPlugins' },
+    sample: ['/opt/plugins/libmy_plugin.so'],
+  },
+  {
+    field: 'pluginsToSerialize',
+    schema: z.array(z.string().min(1)).optional(),
+    doc: 'Plugin libraries (.so paths) to serialize into the engine (trtexec --setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).',
+    cli: { flag: 'plugins-to-serialize', arg: '<lib.so>', help: 'plugin library to serialize into the engine (repeat for several;\ntrtexec --setPluginsToSerialize)', value: 'list' },
+    trtexec: { flag: '--setPluginsToSerialize', value: 'list', help: '--setPluginsToSerialize=<lib.so>' },
+    form: { group: 'build', control: 'custom', label: 'Plugin libraries to serialize', initial: '' },
+    native: { key: 'pluginsToSerialize' },
+    sample: ['/opt/plugins/libmy_plugin.so'],
   },
   {
     // Turns on the editable timing cache, detailed profiling verbosity and verbose logging, which

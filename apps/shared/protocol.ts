@@ -56,8 +56,17 @@ export const BackendInfo = z.object({
    * unavailable when the major is older, and warns when only the minor is.
    */
   cudaDriver: z.object({ path: z.string(), version: z.string(), problem: z.string().optional() }).optional(),
-  /** tensorrt 11.1+: build routes, when the library can list them without a model. */
+  /**
+   * 11.1+: the knob database's allowed-value patterns ("-conv_use_long_w=[on|off]"), one per knob,
+   * when the library lists them (the full JSON is detail.buildRoutesJson). Patterns, not routes: a
+   * route picks one value per knob (apps/shared/build-routes.ts).
+   */
   buildRoutes: z.array(z.string()).optional(),
+  /**
+   * The standard plugin library (libnvinfer_plugin.so.<major>) and the number of plugin creators
+   * registered once it was initialized (initLibNvInferPlugins), when known.
+   */
+  plugins: z.object({ path: z.string().optional(), version: z.string().optional(), creators: z.number().int().optional() }).optional(),
   /**
    * simulated: the TensorRT version whose options it accepts and whose build it imitates
    * ("10.16.0" unless TBS_SIM_TRT_VERSION says otherwise), so version-dependent option handling

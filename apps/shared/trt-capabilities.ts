@@ -1,9 +1,10 @@
 // Which build options a TensorRT version has. Every surface (service validation, CLI help and
 // flags, the options form, "Copy as trtexec command") asks this one module, so what the user is
 // offered and what a build accepts cannot drift apart. Options are gated by name on the version
-// of the library that will run the build (not the headers an adapter was compiled against):
-// TensorRT supports a library at least as new as the headers, and a 10.16-built adapter driving a
-// 10.3 library must not pass a flag that 10.3 lacks.
+// TensorRT this backend can drive: the lower of the library that will run the build and the headers
+// the adapter was compiled against (trtVersionOf). A 10.16-built adapter driving a 10.3 library
+// must not pass a flag that 10.3 lacks, and a 10.3-built adapter cannot pass one its headers lack.
+import { knobsFromPatterns, routeProblems } from './build-routes.js';
 import type { BackendInfo, BuildOptions, Precision } from './protocol.js';
 
 export interface TrtVersion {
@@ -35,6 +36,8 @@ export interface TrtCapabilities {
   precisions: Precision[];
   /** Flags that exist but are deprecated: kINT4/kFP4 only enable plugin I/O types (since 10.12). */
   deprecatedPrecisions: Precision[];
+  /** 10.12+: every weakly typed precision flag is deprecated (removed in 11); builds warn for each. */
+  weakTypingDeprecated: boolean;
   /** 11.x: weak typing is gone; every network is strongly typed. */
   stronglyTypedImplied: boolean;
   hardwareCompatibility: HardwareCompatibility[];
@@ -64,6 +67,7 @@ export function trtCapabilities(version: string): TrtCapabilities {
     minor: v.minor,
     precisions,
     deprecatedPrecisions: !eleven && atLeast(v, 10, 12) ? precisions.filter((p) => p === 'int4' || p === 'fp4') : [],
+    weakTypingDeprecated: !eleven && atLeast(v, 10, 12),
     stronglyTypedImplied: eleven,
     hardwareCompatibility: atLeast(v, 10, 9) ? ['none', 'ampere_plus', 'same_compute_capability'] : ['none', 'ampere_plus'],
     buildRoutes: atLeast(v, 11, 1),
@@ -72,14 +76,22 @@ export function trtCapabilities(version: string): TrtCapabilities {
   };
 }
 
+const compareVersions = (a: TrtVersion, b: TrtVersion) => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+
 /**
- * The TensorRT version a build on this backend follows: the found library's for `tensorrt`, the
- * imitated one for `simulated`. Undefined when the tensorrt backend found no library.
+ * The TensorRT version a build on this backend follows: for `tensorrt` the LOWER of the found
+ * library's and the headers the adapter in use was compiled with (an option the library has but
+ * the adapter's headers lack cannot be passed, and one the headers have but an older library lacks
+ * would be refused); the imitated one for `simulated`. Undefined when tensorrt found no library.
  */
 export function trtVersionOf(b: BackendInfo | undefined): string | undefined {
   if (!b) return undefined;
   if (b.name === 'simulated') return b.emulates ?? SIM_DEFAULT_TRT_VERSION;
-  return b.library?.version ?? (b.available ? b.version : undefined);
+  const lib = b.library?.version ?? (b.available ? b.version : undefined);
+  const headers = b.adapter?.headerVersion;
+  const [l, h] = [parseTrtVersion(lib), parseTrtVersion(headers)];
+  if (l && h && compareVersions(h, l) < 0) return headers;
+  return lib;
 }
 
 /**
@@ -106,7 +118,8 @@ export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' 
 /**
  * What the options ask that this TensorRT version cannot do, one sentence per problem naming the
  * option, the version and what to do instead. Empty when the options fit the version.
- * `knownRoutes`: the library's build routes, when it could list them.
+ * `knownRoutes`: the library's knob patterns (`-knob=[a|b]`, BackendInfo.buildRoutes), when it
+ * could list them; a route is checked against them knob by knob (build-routes.ts).
  */
 export function versionProblems(
   o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute'>,
@@ -140,8 +153,8 @@ export function versionProblems(
   if (o.buildRoute !== undefined) {
     if (!caps.buildRoutes) {
       problems.push(`${name('buildRoute')} needs TensorRT 11.1 or newer (build routes); the build would run on ${v}. Leave it out to use the default route.`);
-    } else if (knownRoutes && knownRoutes.length > 0 && !knownRoutes.includes(o.buildRoute)) {
-      problems.push(`${name('buildRoute')} "${o.buildRoute}" is not one of the build routes ${v} offers: ${knownRoutes.join(', ')}.`);
+    } else {
+      problems.push(...routeProblems(o.buildRoute, knownRoutes ? knobsFromPatterns(knownRoutes) : undefined, name('buildRoute')));
     }
   }
   return problems;

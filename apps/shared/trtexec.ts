@@ -235,7 +235,7 @@ const VALUE_FLAGS = new Set([
   '--onnx',
   '--saveEngine',
   ...BUILD_OPTIONS.flatMap(({ field, trtexec: t }) =>
-    !t || 'pool' in t ? [] : t.value === 'custom' ? (CUSTOM_VALUE_FLAGS[field] ?? []) : t.value === 'number' || t.value === 'text' ? [t.flag] : [],
+    !t || 'pool' in t ? [] : t.value === 'custom' ? (CUSTOM_VALUE_FLAGS[field] ?? []) : t.value === 'number' || t.value === 'text' || t.value === 'list' ? [t.flag] : [],
   ),
   ...(Object.keys(POOLS).length ? ['--memPoolSize'] : []),
 ]);
@@ -373,6 +373,13 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
         } else if (text !== undefined) set[field] = text;
         break;
       }
+      case 'list': {
+        // Repeatable, as trtexec's plugin flags: every occurrence is one entry.
+        const all = values.get(t.flag) ?? [];
+        if (all.some((v) => v === '')) throw new TrtexecUsageError(`${t.flag} needs a file: ${t.flag}=<lib.so>`);
+        if (all.length) set[field] = all;
+        break;
+      }
       case 'on':
         if (flags.has(t.flag)) set[field] = true;
         break;
@@ -473,6 +480,9 @@ export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, bac
       case 'number':
       case 'text':
         if (value !== undefined && value !== '') args.push(`${t.flag}=${value as string | number}`);
+        break;
+      case 'list':
+        for (const v of (value as string[] | undefined) ?? []) args.push(`${t.flag}=${v}`);
         break;
       case 'on':
         if (value === true) args.push(t.flag);

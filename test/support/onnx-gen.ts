@@ -28,8 +28,9 @@
 //   externalData  a file name (relative to the model): Conv weights and the head are stored there
 //                 with offset/length entries, the way onnx.save(..., save_as_external_data) does
 //   unnamedNodes  leave node names empty (the reader must name them "<op>_<index>")
-//   extraNodes    more ai.onnx nodes appended to the graph: [{ op, inputs, outputs }] (e.g. a
-//                 Reshape fed by an extra int64 input, to exercise the shape-tensor heuristic)
+//   extraNodes    more nodes appended to the graph: [{ op, inputs, outputs, domain? }] (e.g. a
+//                 Reshape fed by an extra int64 input, to exercise the shape-tensor heuristic; a
+//                 custom-domain op such as a plugin op; a domain is also imported, version 1)
 //   constant      a Constant node holding `bytes` of float32 weights, as raw_data (default) or
 //                 float_data; its bytes count as weights (expectedSummary includes them)
 //   subgraphs     an If node whose branches hold weights, the way exporters of recurrent models
@@ -78,7 +79,7 @@ export interface ModelSpec {
   weightBytes?: number;
   externalData?: string;
   unnamedNodes?: boolean;
-  extraNodes?: Array<{ op: string; inputs: string[]; outputs: string[] }>;
+  extraNodes?: Array<{ op: string; inputs: string[]; outputs: string[]; domain?: string }>;
   constant?: { bytes: number; as?: 'raw' | 'float_data' };
   externalLength?: string;
   subgraphs?: { bytes: number };
@@ -188,9 +189,9 @@ function build(spec: ModelSpec = {}): Built {
       inits.push({ name, dims, dataType: DT.FLOAT, rawData: data });
     }
   };
-  const node = (op: string, inputs: string[], outputs: string[], attribute: onnx.IAttributeProto[] = []) => {
+  const node = (op: string, inputs: string[], outputs: string[], attribute: onnx.IAttributeProto[] = [], domain?: string) => {
     const name = spec.unnamedNodes ? '' : `${op.toLowerCase()}_${nodes.length}`;
-    nodes.push({ opType: op, name, input: inputs, output: outputs, attribute });
+    nodes.push({ opType: op, name, input: inputs, output: outputs, attribute, ...(domain ? { domain } : {}) });
   };
   const ints = (name: string, v: number[]): onnx.IAttributeProto => ({ name, ints: v, type: onnx.AttributeProto.AttributeType.INTS });
 
@@ -228,7 +229,7 @@ function build(spec: ModelSpec = {}): Built {
   node('MatMul', ['flat', 'fc.weight'], ['logits0']);
   node('Add', ['logits0', 'fc.bias'], ['logits']);
   node('Softmax', ['logits'], ['probs'], [{ name: 'axis', i: -1, type: onnx.AttributeProto.AttributeType.INT }]);
-  for (const n of spec.extraNodes ?? []) node(n.op, n.inputs, n.outputs);
+  for (const n of spec.extraNodes ?? []) node(n.op, n.inputs, n.outputs, [], n.domain);
   if (spec.constant) {
     const count = Math.floor(spec.constant.bytes / 4);
     const t: onnx.ITensorProto = { name: 'const_value', dims: [count], dataType: DT.FLOAT };
@@ -279,7 +280,7 @@ function build(spec: ModelSpec = {}): Built {
   };
   const model: onnx.IModelProto = {
     irVersion: int64(spec.irVersion ?? 8),
-    opsetImport: [{ domain: '', version: opset }],
+    opsetImport: [{ domain: '', version: opset }, ...[...new Set((spec.extraNodes ?? []).flatMap((n) => (n.domain ? [n.domain] : [])))].map((domain) => ({ domain, version: 1 }))],
     producerName: spec.producer?.name ?? 'onnx-gen',
     producerVersion: spec.producer?.version ?? '1.0',
     graph,

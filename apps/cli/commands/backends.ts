@@ -66,7 +66,12 @@ export function describeBackend(b: BackendInfo): string {
     lines.push(`${pad}CUDA driver: ${b.cudaDriver.path} (supports CUDA ${b.cudaDriver.version || 'unknown'})`);
     if (b.cudaDriver.problem) lines.push(`${pad}  ${b.cudaDriver.problem}`);
   }
-  if (b.buildRoutes) lines.push(`${pad}build routes: ${b.buildRoutes.join(', ') || '(none listed)'}`);
-  for (const [k, v] of Object.entries(b.detail ?? {})) lines.push(`${pad}${k}: ${v}`);
+  if (b.plugins) {
+    const creators = b.plugins.creators !== undefined ? `, ${b.plugins.creators} plugin creators registered` : '';
+    lines.push(`${pad}plugins: ${b.plugins.path ?? 'standard plugin library'}${b.plugins.version ? ` (${b.plugins.version})` : ''}${creators}`);
+  }
+  if (b.buildRoutes) lines.push(`${pad}build route knobs: ${b.buildRoutes.join(' ') || '(none listed)'}  (a route picks one value each; trtexec --helpBuildRoute)`);
+  // The knob database's JSON is for --json and --helpBuildRoute, not for a line of text.
+  for (const [k, v] of Object.entries(b.detail ?? {})) if (k !== 'buildRoutesJson') lines.push(`${pad}${k}: ${v}`);
   return lines.join('\n') + '\n';
 }

@@ -2,7 +2,10 @@
 // it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
+import { knobDatabaseJson, knobDatabaseOf } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
+import { BackendChoice } from '../../shared/protocol.js';
+import { chosenBackend, trtCapabilities, trtVersionOf } from '../../shared/trt-capabilities.js';
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
 import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
@@ -62,7 +65,7 @@ ${caps ? `Flags for TensorRT ${caps.version}, the version builds use here.\n` : 
 Supported trtexec flags:
   --onnx=<file> --saveEngine=<file>
 ${tableFlagHelp(caps)}
-${precision}This tool's own:
+${!caps || caps.buildRoutes ? '  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit\n' : ''}${precision}This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 
 Any other flag exits 2 naming it. Exit codes as for \`build\`.
@@ -75,7 +78,44 @@ const trtexecNamer = (field: string, value?: string) => {
   return field === 'precision' ? `--${value}` : t && 'flag' in t ? t.flag : field;
 };
 
+/**
+ * `--helpBuildRoute[=<knob>]`, as trtexec 11.1: the knob database of the backend a build would use,
+ * as JSON (getAllBuildRoutes()' form), or the one knob named (leading dash optional). Other flags
+ * but --backend are ignored. A knob that is not in the database, or a backend without build
+ * routes, is a usage error naming it.
+ */
+async function printBuildRouteHelp(argv: string[], flag: string): Promise<number> {
+  const knob = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : undefined;
+  const choiceArg = argv.find((a) => a.startsWith('--backend='))?.slice('--backend='.length);
+  const choice = BackendChoice.safeParse(choiceArg ?? 'auto');
+  if (!choice.success) throw new UsageError(`--backend must be auto, tensorrt or simulated, got "${choiceArg}"`);
+  const { createBuildService } = await import('../../service/build-service.js');
+  const service = createBuildService();
+  let backends: BackendInfo[];
+  try {
+    backends = await service.listBackends();
+  } finally {
+    await service.shutdown();
+  }
+  const backend = chosenBackend(choice.data, backends);
+  const version = trtVersionOf(backend);
+  if (!backend || !version) throw new UsageError(`--helpBuildRoute: no ${choice.data === 'auto' ? '' : `${choice.data} `}backend is available to list build routes`);
+  if (!trtCapabilities(version).buildRoutes) throw new UsageError(`--helpBuildRoute: TensorRT ${version} has no build routes (they need 11.1 or newer)`);
+  const db = knobDatabaseOf(backend);
+  if (!db) throw new UsageError(`--helpBuildRoute: the ${backend.name} backend (TensorRT ${version}) listed no build routes`);
+  if (knob !== undefined) {
+    const strip = (k: string) => k.replace(/^-/, '');
+    if (knob === '' || !db.knobs.some((k) => strip(k.option) === strip(knob))) {
+      throw new UsageError(`--helpBuildRoute=${knob}: no such knob in the database (knobs: ${db.knobs.map((k) => k.option).join(', ')}). Run --helpBuildRoute without a value to see them all.`);
+    }
+  }
+  process.stdout.write(knobDatabaseJson(db, knob) + '\n');
+  return 0;
+}
+
 export async function runTrtexec(argv: string[]): Promise<number> {
+  const helpRoute = argv.find((a) => a === '--helpBuildRoute' || a.startsWith('--helpBuildRoute='));
+  if (helpRoute !== undefined && !argv.includes('-h') && !argv.includes('--help')) return printBuildRouteHelp(argv, helpRoute);
   if (argv.includes('-h') || argv.includes('--help')) {
     const { createBuildService } = await import('../../service/build-service.js');
     const service = createBuildService();

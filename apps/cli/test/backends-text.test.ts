@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { describeBackend } from '../commands/backends.js';
 
 describe('describeBackend', () => {
-  it('shows the library, the adapters of this build, the adapter in use, the GPU and build routes', () => {
+  it('shows the library, the adapters of this build, the adapter in use, the GPU, plugins and build route knobs (not their JSON)', () => {
     const text = describeBackend({
       name: 'tensorrt',
       available: true,
@@ -17,7 +17,9 @@ describe('describeBackend', () => {
       adapter: { major: 11, headerVersion: '11.1.0', path: '/app/build/trt_adapter_11.so' },
       preloaded: [{ path: '/opt/trt/lib/libcudart.so.12', version: '12.8' }],
       gpu: { name: 'NVIDIA L4', computeCapability: '8.9', device: 0 },
-      buildRoutes: ['default', 'fast'],
+      buildRoutes: ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'],
+      plugins: { path: '/opt/trt/lib/libnvinfer_plugin.so.11', version: '11.1.0', creators: 63 },
+      detail: { buildRoutesJson: '{"tuner_options":[]}', note: 'n' },
     });
     expect(text.split('\n')).toEqual([
       'tensorrt   available  11.1.0',
@@ -27,7 +29,9 @@ describe('describeBackend', () => {
       '           adapter in use: 11.x (headers 11.1.0) /app/build/trt_adapter_11.so',
       '           preloaded: /opt/trt/lib/libcudart.so.12 (12.8)',
       '           GPU 0: NVIDIA L4, compute capability 8.9',
-      '           build routes: default, fast',
+      '           plugins: /opt/trt/lib/libnvinfer_plugin.so.11 (11.1.0), 63 plugin creators registered',
+      '           build route knobs: -conv_use_long_w=[on|off] -kgen:codegen:cuda_tile=[0|1|2|3]  (a route picks one value each; trtexec --helpBuildRoute)',
+      '           note: n',
       '',
     ]);
   });

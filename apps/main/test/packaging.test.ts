@@ -39,6 +39,33 @@ const ROOT = path.resolve(__dirname, '../../..');
 const CONFIG_FILE = path.join(ROOT, 'electron-builder.yml');
 const BUILDER = path.join(ROOT, 'node_modules', 'electron-builder', 'cli.js');
 const ADDON = 'build/native/Release/trt_build_studio.node';
+// The addon build that is packed: build/native (whatever headers it had) unless TBS_PACK_NATIVE_DIR
+// names another build folder, e.g. build/native-trt configured with TENSORRT_ROOT naming 10.x and
+// 11.x headers, so that the package carries both adapters.
+const PACK_NATIVE_DIR = path.resolve(ROOT, process.env.TBS_PACK_NATIVE_DIR ?? 'build/native');
+const packAddon = path.join(PACK_NATIVE_DIR, 'Release', path.basename(ADDON));
+
+/**
+ * The files the addon opens at run time from its own folder, asked of the addon itself: the
+ * adapter of each TensorRT major it was built with (`adapters` of listBackends(); trt_host.cc opens
+ * <addon folder>/libtbs_trt<major>.so). JS requires are followed by walkRequires; this is what
+ * dlopen needs, which no require graph shows.
+ */
+function addonRuntimeFiles(addonPath: string): string[] {
+  const script = `require(${JSON.stringify(addonPath)}).listBackends().then((b) => process.stdout.write(JSON.stringify(b)))`;
+  const backends = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as { name: string; adapters?: { major: number }[] }[];
+  const adapters = backends.find((b) => b.name === 'tensorrt')?.adapters ?? [];
+  // The name the host builds, checked in the binary so this list cannot drift from trt_host.cc.
+  if (adapters.length) expect(readFileSync(addonPath).includes('libtbs_trt')).toBe(true);
+  return adapters.map((a) => `libtbs_trt${a.major}.so`);
+}
+
+// Which shipped files a pattern of electron-builder.yml takes (only a star and a leading
+// double-star folder are used there).
+function globToRegExp(glob: string): RegExp {
+  const parts = glob.split('**/').map((p) => p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'));
+  return new RegExp(`^${parts.join('(?:.*/)?')}$`);
+}
 
 interface BuilderConfig {
   appId: string;
@@ -145,6 +172,21 @@ describe('electron-builder.yml and package.json', () => {
     expect(pkg.main).toBe('dist/apps/main/main.js');
   });
 
+  it('ships every TensorRT adapter the addon loads, unpacked beside it (dlopen cannot read asar)', () => {
+    const adapter = 'build/native/Release/libtbs_trt10.so';
+    expect(config.files.some((f) => globToRegExp(f).test(adapter))).toBe(true);
+    expect(config.asarUnpack.some((f) => globToRegExp(f).test(adapter))).toBe(true);
+    expect(config.asarUnpack.some((f) => globToRegExp(f).test('build/native/Release/libtbs_trt11.so'))).toBe(true);
+    // Every file the built addon would open from its folder is taken by the same patterns.
+    if (existsSync(packAddon)) {
+      for (const f of addonRuntimeFiles(packAddon)) {
+        const rel = `build/native/Release/${f}`;
+        expect(config.files.some((g) => globToRegExp(g).test(rel)), rel).toBe(true);
+        expect(config.asarUnpack.some((g) => globToRegExp(g).test(rel)), rel).toBe(true);
+      }
+    }
+  });
+
   it('keeps electron-builder from dropping build/ (its default buildResources folder)', () => {
     expect(config.directories.buildResources ?? 'build').not.toBe('build');
   });
@@ -210,7 +252,8 @@ function stageProject(): { stage: string; deps: string[] } {
   cpSync(path.join(ROOT, 'dist'), path.join(stage, 'dist'), { recursive: true });
   cpSync(path.join(ROOT, 'packaging'), path.join(stage, 'packaging'), { recursive: true });
   mkdirSync(path.join(stage, path.dirname(ADDON)), { recursive: true });
-  copyFileSync(path.join(ROOT, ADDON), path.join(stage, ADDON));
+  copyFileSync(packAddon, path.join(stage, ADDON));
+  for (const f of addonRuntimeFiles(packAddon)) copyFileSync(path.join(path.dirname(packAddon), f), path.join(stage, path.dirname(ADDON), f));
   const deps = copyProductionDependencies(stage);
   return { stage, deps };
 }
@@ -283,6 +326,16 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
   // The addon is a real file next to the archive, where dlopen can reach it and app-paths.ts looks.
   const unpackedAddon = path.join(resources, 'app.asar.unpacked', ADDON);
   expect(readFileSync(unpackedAddon).equals(readFileSync(path.join(stage, ADDON)))).toBe(true);
+  // And so is everything the addon opens from its folder at run time (the TensorRT adapters),
+  // enumerated by asking the packed addon itself.
+  const runtimeFiles = addonRuntimeFiles(unpackedAddon);
+  console.log(`[packaging] the packed addon opens at run time from its folder: ${runtimeFiles.join(', ') || '(nothing: built without TensorRT headers)'}`);
+  for (const f of runtimeFiles) {
+    const packed = path.join(path.dirname(unpackedAddon), f);
+    expect(existsSync(packed), `${f} is not unpacked beside the addon`).toBe(true);
+    expect(readFileSync(packed).equals(readFileSync(path.join(stage, path.dirname(ADDON), f)))).toBe(true);
+    expect(files.has(`/${path.dirname(ADDON)}/${f}`), `${f} is in app.asar's listing`).toBe(true);
+  }
   // Nothing that only serves development.
   const leaks = [...files].filter((f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs|packaging)\//.test(f) && !f.startsWith('/node_modules/') && f !== '/packaging/icon.png');
   expect(leaks).toEqual([]);
@@ -345,7 +398,7 @@ function checkDeb({ fpm }: Packed): void {
   expect(fields.MimeType).toContain('application/x-onnx;');
 }
 
-const built = [path.join(ROOT, pkg.main), path.join(ROOT, 'dist/apps/main/preload.cjs'), path.join(ROOT, 'dist/apps/worker/worker.js'), path.join(ROOT, ADDON)];
+const built = [path.join(ROOT, pkg.main), path.join(ROOT, 'dist/apps/main/preload.cjs'), path.join(ROOT, 'dist/apps/worker/worker.js'), packAddon];
 const notBuilt = built.filter((p) => !existsSync(p));
 if (notBuilt.length) console.log(`[skip] packaging with a stand-in Electron: not built yet: ${notBuilt.map((p) => path.relative(ROOT, p)).join(', ')}`);
 

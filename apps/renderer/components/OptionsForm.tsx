@@ -6,6 +6,8 @@ import { useApp, useController } from '../hooks.js';
 import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
 import { trtexecCommandWithWarnings } from '../lib/trtexec.js';
 import { backendReason } from '../store/controller.js';
+import { knobDatabaseOf } from '../../shared/build-routes.js';
+import { BuildRouteField } from './BuildRouteField.js';
 import { Field, OptionControls } from './OptionControls.js';
 import { ShapeInputs } from './ShapeInputs.js';
 
@@ -24,7 +26,6 @@ export function OptionsForm() {
   // The TensorRT version builds would use decides which options exist (precision flags: 10.x;
   // build routes: 11.1+) and what the trtexec command says.
   const caps = formCapabilities(form.backend, backends);
-  const chosenTrt = form.backend !== 'simulated' && !simUsed ? trt : undefined;
   const valueInputs = model ? shapeValueInputs(model.summary) : [];
 
   // Choices the version in use does not have are dropped, not kept hidden: Build must not send a
@@ -180,7 +181,13 @@ export function OptionsForm() {
                       onChange={(e) => set({ precision: e.target.checked ? [...form.precision, p] : form.precision.filter((x) => x !== p) })}
                     />
                     {p}
-                    {caps?.deprecatedPrecisions.includes(p) && <span className="muted"> (deprecated)</span>}
+                    {(caps?.deprecatedPrecisions.includes(p) || caps?.weakTypingDeprecated) && <span className="muted"> (deprecated)</span>}
+                    {p === 'int8' && form.precision.includes('int8') && (
+                      <span className="muted" role="note">
+                        {' '}
+                        without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)
+                      </span>
+                    )}
                   </label>
                 )),
             }}
@@ -196,22 +203,19 @@ export function OptionsForm() {
           set={set}
           caps={caps}
           custom={{
+            ...Object.fromEntries(
+              (['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const).map((field) => [
+                field,
+                () => (
+                  <Field label={field === 'staticPlugins' ? 'Static plugin libraries' : field === 'dynamicPlugins' ? 'Dynamic plugin libraries' : 'Plugin libraries to serialize'}>
+                    <textarea rows={1} placeholder="none (one .so path per line)" value={form[field]} spellCheck={false} onChange={(e) => set({ [field]: e.target.value })} />
+                  </Field>
+                ),
+              ]),
+            ),
             buildRoute: () =>
               caps?.buildRoutes && (
-                <Field label="Build route">
-                  {chosenTrt?.buildRoutes?.length ? (
-                    <select value={form.buildRoute} onChange={(e) => set({ buildRoute: e.target.value })}>
-                      <option value="">not set (TensorRT default)</option>
-                      {chosenTrt.buildRoutes.map((r) => (
-                        <option key={r} value={r}>
-                          {r}
-                        </option>
-                      ))}
-                    </select>
-                  ) : (
-                    <input placeholder="default" value={form.buildRoute} spellCheck={false} onChange={(e) => set({ buildRoute: e.target.value })} />
-                  )}
-                </Field>
+                <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />
               ),
           }}
         />

@@ -31,6 +31,10 @@ export interface FormState extends GenericFormFields {
   shapeValues: Record<string, ShapeFields>;
   /** TensorRT 11.1+ build route; empty = TensorRT's default route. */
   buildRoute: string;
+  /** Plugin library paths, one per line (staticPlugins, dynamicPlugins, pluginsToSerialize). */
+  staticPlugins: string;
+  dynamicPlugins: string;
+  pluginsToSerialize: string;
   /** Seconds after which the service cancels the build (reason "timeout"); empty = no budget. Not a build option. */
   timeBudget: string;
   simFault: '' | 'fail' | 'crash' | 'hang';
@@ -50,6 +54,9 @@ export const DEFAULT_FORM: FormState = {
   shapes: {},
   shapeValues: {},
   buildRoute: '',
+  staticPlugins: '',
+  dynamicPlugins: '',
+  pluginsToSerialize: '',
   timeBudget: '',
   simFault: '',
   simFaultPhase: '',
@@ -134,6 +141,10 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     if (precision.length > 0) options.precision = precision;
   }
   if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
+  for (const field of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
+    const paths = form[field].split('\n').map((p) => p.trim()).filter((p) => p !== '');
+    if (paths.length) options[field] = paths;
+  }
   if (form.timingCache.trim() !== '') {
     const p = form.timingCache.trim();
     // The service opens the file on its own machine, from its own working directory: a relative

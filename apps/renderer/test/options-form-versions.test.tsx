@@ -73,18 +73,32 @@ describe('OptionsForm by TensorRT version', () => {
     expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.10.3.0.engine --builderOptimizationLevel=3 --fp16 --device=2 --skipInference');
   });
 
-  it('int4 from 10.1 and fp4 from 10.8, marked deprecated from 10.12', async () => {
+  it('int4 from 10.1 and fp4 from 10.8; every precision flag marked deprecated from 10.12; int8 says what it builds', async () => {
     const early = await mount(sim('10.3.0'));
     expect(early.labels()).toContain('int4');
+    expect(early.labels()).toContain('fp16');
+    act(() => early.store.setState((s) => ({ form: { ...s.form, precision: ['int8'] } })));
+    expect(early.labels()).toContain('int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (performance only)');
     expect(early.labels()).not.toContain('fp4');
     act(() => root?.unmount());
     early.host.remove();
     const late = await mount(sim('10.16.0'));
-    expect(late.labels()).toEqual(expect.arrayContaining(['int4 (deprecated)', 'fp4 (deprecated)']));
+    expect(late.labels()).toEqual(expect.arrayContaining(['fp16 (deprecated)', 'int8 (deprecated)', 'int4 (deprecated)', 'fp4 (deprecated)']));
     act(() => root?.unmount());
     late.host.remove();
     const first = await mount(sim('10.0.1'));
     expect(first.labels()).not.toEqual(expect.arrayContaining(['int4']));
+  });
+
+  it('sends plugin libraries, one path per line, and the copied command names them as trtexec does', async () => {
+    const f = await mount(sim('10.16.0'));
+    expect(f.labels()).toEqual(expect.arrayContaining(['Static plugin libraries', 'Dynamic plugin libraries', 'Plugin libraries to serialize']));
+    act(() => f.store.setState((s) => ({ form: { ...s.form, dynamicPlugins: '/opt/p/libA.so\n\n  /opt/p/libB.so ', pluginsToSerialize: '/opt/p/libA.so' } })));
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.dynamicPlugins).toEqual(['/opt/p/libA.so', '/opt/p/libB.so']);
+    expect(f.client.started[0].options.pluginsToSerialize).toEqual(['/opt/p/libA.so']);
+    expect(f.client.started[0].options.staticPlugins).toBeUndefined();
+    expect(await f.copy()).toContain('--dynamicPlugins=/opt/p/libA.so --dynamicPlugins=/opt/p/libB.so --setPluginsToSerialize=/opt/p/libA.so');
   });
 
   it('sends "infer timing-cache misses" when ticked', async () => {
@@ -106,14 +120,34 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.client.started[0].options.inferCacheMisses).toBeUndefined();
   });
 
-  it('11.1: no precision flags (the reason is shown), strongly typed implied, a build route field', async () => {
-    const f = await mount(sim('11.1.0'));
+  it('11.1: no precision flags (the reason is shown), strongly typed implied, one choice per knob composing the route', async () => {
+    // The simulator imitating 11.1 reports its knob patterns as the addon does (the CLI tests
+    // check the addon's own report: apps/cli/test/cli-build-routes.test.ts).
+    const [trt, simulated] = sim('11.1.0');
+    const f = await mount([trt, { ...simulated, buildRoutes: ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'] }]);
     expect(f.labels()).not.toEqual(expect.arrayContaining(['fp16']));
     expect(f.labels()).not.toContain('Strongly typed');
     expect(f.host.textContent).toContain('TensorRT 11.1.0 has no precision flags');
-    expect(f.labels()).toContain('Build route');
-    act(() => f.store.setState((s) => ({ form: { ...s.form, buildRoute: 'fast' } })));
-    expect(await f.copy()).toBe('trtexec --onnx=m.onnx --saveEngine=m.sim.11.1.0.engine --builderOptimizationLevel=3 --setBuildRoute=fast --skipInference');
+    expect(f.labels()).toEqual(expect.arrayContaining(['conv_use_long_w', 'kgen:codegen:cuda_tile']));
+    const knob = (id: string) => f.host.querySelector<HTMLSelectElement>(`select[id="knob-${id}"]`)!;
+    expect([...knob('conv_use_long_w').options].map((o) => o.textContent)).toEqual(['not set (default)', 'on', 'off']);
+    const choose = (id: string, value: string) =>
+      act(() => {
+        const el = knob(id);
+        el.value = value;
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      });
+    choose('kgen:codegen:cuda_tile', '2');
+    choose('conv_use_long_w', 'off');
+    expect(f.store.getState().form.buildRoute).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    expect(f.host.querySelector('[aria-label="build route"]')?.textContent).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    expect(await f.copy()).toBe(
+      `trtexec --onnx=m.onnx --saveEngine=m.sim.11.1.0.engine --builderOptimizationLevel=3 '--setBuildRoute=-conv_use_long_w=off -kgen:codegen:cuda_tile=2' --skipInference`,
+    );
+    await act(async () => f.controller.build());
+    expect(f.client.started[0].options.buildRoute).toBe('-conv_use_long_w=off -kgen:codegen:cuda_tile=2');
+    choose('conv_use_long_w', '');
+    expect(f.store.getState().form.buildRoute).toBe('-kgen:codegen:cuda_tile=2');
   });
 
   it('the copy says what trtexec cannot take, next to the command: tactic DRAM, a comma in an input name', async () => {
@@ -143,13 +177,20 @@ describe('OptionsForm by TensorRT version', () => {
     expect(f.client.started[0].options.precision).toBeUndefined();
   });
 
-  it('offers the build routes TensorRT lists as a select', async () => {
+  it("offers TensorRT's knobs, from its knob database JSON, and a text field when it lists none", async () => {
+    const json = JSON.stringify({ tuner_options: [{ option: '-copy_ppg', allowed_values: '-copy_ppg=[on|off]', default_value: 'off', help: 'h' }] });
     const f = await mount([
-      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['default', 'fast'] },
+      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['-copy_ppg=[on|off]'], detail: { buildRoutesJson: json } },
       { name: 'simulated', available: true, version: 'sim-1' },
     ]);
-    const select = [...f.host.querySelectorAll('select')].find((s) => [...s.options].some((o) => o.value === 'fast'));
-    expect([...select!.options].map((o) => o.textContent)).toEqual(['not set (TensorRT default)', 'default', 'fast']);
+    const select = f.host.querySelector<HTMLSelectElement>('select[id="knob-copy_ppg"]')!;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['not set (default off)', 'on', 'off']);
+    act(() => root?.unmount());
+    const g = await mount([
+      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' } },
+      { name: 'simulated', available: true, version: 'sim-1' },
+    ]);
+    expect(g.host.querySelector('input[id="build-route-text"]')).not.toBeNull();
   });
 
   it('asks for shape-tensor values and builds with them', async () => {

@@ -235,9 +235,13 @@ describe('options gated on the TensorRT version of the build', () => {
   });
 
   it('a build route needs 11.1, and one the library lists when it lists them', async () => {
-    expect(await attempt({ buildRoute: 'r1' }, sim('11.0.0'))).toMatch(/buildRoute needs TensorRT 11.1 or newer/);
-    expect(await attempt({ buildRoute: 'r1' }, sim('11.1.0'))).toBeNull();
-    expect(await attempt({ buildRoute: 'r9' }, trt('11.1.0', { buildRoutes: ['r1', 'r2'] }))).toMatch(/"r9" is not one of the build routes TensorRT 11.1.0 offers: r1, r2/);
+    const route = '-conv_use_long_w=off -kgen:codegen:cuda_tile=2';
+    const knobs = { buildRoutes: ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'] };
+    expect(await attempt({ buildRoute: route }, sim('11.0.0'))).toMatch(/buildRoute needs TensorRT 11.1 or newer/);
+    expect(await attempt({ buildRoute: route }, sim('11.1.0'))).toBeNull();
+    expect(await attempt({ buildRoute: route }, trt('11.1.0', knobs))).toBeNull();
+    expect(await attempt({ buildRoute: '-conv_use_long_w=[on|off]' }, trt('11.1.0', knobs))).toMatch(/buildRoute: knob -conv_use_long_w: .*pattern of allowed values, not a route/);
+    expect(await attempt({ buildRoute: '-kgen:codegen:cuda_tile=7' }, trt('11.1.0', knobs))).toMatch(/knob -kgen:codegen:cuda_tile does not take "7"/);
   });
 
   it.each([

@@ -49,6 +49,11 @@ describe('the version a build follows', () => {
   it('is the found library for tensorrt, the imitated one for the simulator', () => {
     expect(trtVersionOf(trt({ version: '10.16.1', library: { path: '/x/libnvinfer.so.10', version: '10.3.0' } }))).toBe('10.3.0');
     expect(trtVersionOf(trt({ version: '10.16.1' }))).toBe('10.16.1');
+    // The lower of library and adapter headers: a 10.3-built adapter cannot pass what 10.16 has.
+    const adapter = (headerVersion: string) => ({ major: 10, headerVersion, path: '/a/libtbs_trt10.so' });
+    expect(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.16.1' }, adapter: adapter('10.3.0') }))).toBe('10.3.0');
+    expect(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.3.0' }, adapter: adapter('10.16.1') }))).toBe('10.3.0');
+    expect(trtCapabilities(trtVersionOf(trt({ library: { path: '/x/libnvinfer.so.10', version: '10.16.1' }, adapter: adapter('10.3.0') }))!).precisions).not.toContain('fp4');
     expect(trtVersionOf(trt({ available: false, version: '10.16.1' }))).toBeUndefined();
     expect(trtVersionOf({ name: 'simulated', available: true, version: 'sim-1', emulates: '11.1.0' })).toBe('11.1.0');
     expect(trtVersionOf({ name: 'simulated', available: true, version: 'sim-1' })).toBe(SIM_DEFAULT_TRT_VERSION);
@@ -85,10 +90,17 @@ describe('versionProblems', () => {
     );
     expect(versionProblems({ hardwareCompatibility: 'ampere_plus' }, v10)).toEqual([]);
   });
-  it('takes a build route only on 11.1+, and only a listed one when the library lists them', () => {
-    expect(versionProblems({ buildRoute: 'fast' }, trtCapabilities('11.0.0'))[0]).toMatch(/buildRoute needs TensorRT 11.1 or newer .* TensorRT 11.0.0/);
-    expect(versionProblems({ buildRoute: 'fast' }, v11)).toEqual([]);
-    expect(versionProblems({ buildRoute: 'fast' }, v11, undefined, ['default', 'fast'])).toEqual([]);
-    expect(versionProblems({ buildRoute: 'turbo' }, v11, undefined, ['default', 'fast'])[0]).toMatch(/"turbo" is not one of the build routes .*: default, fast/);
+  it('takes a build route only on 11.1+, checked knob by knob against the patterns the library lists', () => {
+    const route = '-conv_use_long_w=off -kgen:codegen:cuda_tile=2';
+    const patterns = ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'];
+    expect(versionProblems({ buildRoute: route }, trtCapabilities('11.0.0'))[0]).toMatch(/buildRoute needs TensorRT 11.1 or newer .* TensorRT 11.0.0/);
+    expect(versionProblems({ buildRoute: route }, v11)).toEqual([]);
+    expect(versionProblems({ buildRoute: route }, v11, undefined, patterns)).toEqual([]);
+    expect(versionProblems({ buildRoute: '-conv_use_long_w=maybe' }, v11, undefined, patterns)[0]).toMatch(
+      /buildRoute: knob -conv_use_long_w does not take "maybe"; allowed: -conv_use_long_w=\[on\|off\]/,
+    );
+    // The pattern is not a route, whether or not the library listed its knobs.
+    expect(versionProblems({ buildRoute: '-conv_use_long_w=[on|off]' }, v11)[0]).toMatch(/knob -conv_use_long_w: .* pattern of allowed values, not a route/);
+    expect(versionProblems({ buildRoute: 'fast' }, v11, undefined, patterns)[0]).toMatch(/"fast" is not a knob setting/);
   });
 });

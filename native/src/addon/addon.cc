@@ -12,6 +12,9 @@
 
 #include "../sim/callback_storm.h"
 #include "../sim/sim_backend.h"
+#include "../sim/sim_build_routes.h"
+#include "../sim/sim_plugins.h"
+#include "../sim/sim_precision.h"
 #include "build_job.h"
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
@@ -24,9 +27,6 @@
 
 namespace tbs::addon {
 namespace {
-
-// The TensorRT version the simulated backend imitates (BackendInfo.emulates).
-constexpr char kDefaultSimTrtVersion[] = "10.16.0";
 
 std::vector<AdapterFact> const& builtAdapters() {
   static auto const* list = new std::vector<AdapterFact>(trt::parseAdapterList(TBS_TRT_ADAPTERS));
@@ -102,6 +102,13 @@ Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
     o.Set("buildRoutes", arr);
   }
   if (!p.emulates.empty()) o.Set("emulates", p.emulates);
+  if (!p.pluginLibrary.path.empty() || p.pluginCreators >= 0) {
+    auto pl = Napi::Object::New(env);
+    if (!p.pluginLibrary.path.empty()) pl.Set("path", p.pluginLibrary.path);
+    if (!p.pluginLibrary.version.empty()) pl.Set("version", p.pluginLibrary.version);
+    if (p.pluginCreators >= 0) pl.Set("creators", p.pluginCreators);
+    o.Set("plugins", pl);
+  }
   return o;
 }
 
@@ -119,8 +126,15 @@ BackendProbe probeTensorRtSafe() {
 
 BackendProbe probeSimulated() {
   BackendProbe p = sim::SimBackend().probe();
-  char const* v = std::getenv("TBS_SIM_TRT_VERSION");
-  p.emulates = v != nullptr && *v != '\0' ? v : kDefaultSimTrtVersion;
+  p.emulates = sim::simEmulatedTrtVersion();
+  // As a TensorRT 11.1+ library: the knob database of getAllBuildRoutes().
+  if (sim::simVersionHasBuildRoutes(p.emulates)) {
+    p.hasBuildRoutes = true;
+    p.buildRoutes = sim::simKnobPatterns();
+    p.detail["buildRoutesJson"] = sim::simKnobDatabaseJson();
+  }
+  p.pluginLibrary.path = "(simulated) libnvinfer_plugin";
+  p.pluginCreators = static_cast<int32_t>(sim::simStandardPluginOps().size());
   return p;
 }
 

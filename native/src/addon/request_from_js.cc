@@ -35,6 +35,21 @@ bool flag(Napi::Object const& o, char const* key, bool fallback) {
   return v.As<Napi::Boolean>().Value();
 }
 
+// An optional array of strings (plugin library paths).
+std::vector<std::string> strings(Napi::Env env, Napi::Object const& o, char const* key) {
+  Napi::Value v = o.Get(key);
+  std::vector<std::string> out;
+  if (v.IsUndefined() || v.IsNull()) return out;
+  if (!v.IsArray()) typeError(env, key, "an array of strings");
+  auto arr = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value s = arr.Get(i);
+    if (!s.IsString()) typeError(env, key, "an array of strings");
+    out.push_back(s.As<Napi::String>().Utf8Value());
+  }
+  return out;
+}
+
 // Shape-tensor values: any integers (zero and negative allowed).
 std::vector<int64_t> values(Napi::Env env, Napi::Value v, std::string const& field) {
   if (!v.IsArray()) typeError(env, field, "an array of integers");
@@ -137,6 +152,9 @@ JobSpec requestFromJs(Napi::Object const& o) {
   }
   r.device = static_cast<int32_t>(device);
   r.buildRoute = str(o, "buildRoute");
+  r.staticPlugins = strings(env, o, "staticPlugins");
+  r.dynamicPlugins = strings(env, o, "dynamicPlugins");
+  r.pluginsToSerialize = strings(env, o, "pluginsToSerialize");
   r.inferCacheMisses = flag(o, "inferCacheMisses", false);
   r.verboseLog = flag(o, "verboseLog", false);
   r.stronglyTyped = flag(o, "stronglyTyped", false);
@@ -239,6 +257,14 @@ Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   number("device", r.device);
   o.Set("shapeValues", rangesToJs(env, r.shapeValues));
   o.Set("buildRoute", r.buildRoute);
+  auto list = [&](char const* key, std::vector<std::string> const& v) {
+    auto arr = Napi::Array::New(env, v.size());
+    for (uint32_t i = 0; i < v.size(); ++i) arr.Set(i, v[i]);
+    o.Set(key, arr);
+  };
+  list("staticPlugins", r.staticPlugins);
+  list("dynamicPlugins", r.dynamicPlugins);
+  list("pluginsToSerialize", r.pluginsToSerialize);
   o.Set("inferCacheMisses", r.inferCacheMisses);
   o.Set("verboseLog", r.verboseLog);
   number("simDurationMs", r.simDurationMs);

@@ -103,6 +103,12 @@ struct BuildRequest {
   int32_t device = -1;                 // CUDA device index; -1 = the current device (0)
   std::map<std::string, ShapeValueRange> shapeValues;  // shape-tensor inputs only
   std::string buildRoute;              // TensorRT 11.1+ (IBuilderConfig::setBuildRoute)
+  // User plugin libraries, as trtexec takes them: dlopened after the standard plugins
+  // (--staticPlugins), loaded through IPluginRegistry::loadLibrary (--dynamicPlugins), and
+  // serialized into the engine (--setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).
+  std::vector<std::string> staticPlugins;
+  std::vector<std::string> dynamicPlugins;
+  std::vector<std::string> pluginsToSerialize;
   // Count "Autotuning op" lines as inferred timing-cache misses; turns on what that needs
   // (editable timing cache, detailed profiling verbosity, verbose logging).
   bool inferCacheMisses = false;
@@ -172,6 +178,10 @@ struct BackendProbe {
   std::string cudaDriverProblem;
   bool hasBuildRoutes = false;
   std::vector<std::string> buildRoutes;
+  // The standard plugin library (libnvinfer_plugin.so.<major>) and how many plugin creators the
+  // registry holds after initLibNvInferPlugins; path empty / -1 when not known.
+  LibraryFact pluginLibrary;
+  int32_t pluginCreators = -1;
   std::string emulates;       // simulated: the TensorRT version it imitates
 };
 

@@ -15,7 +15,10 @@
 #include "../core/clock.h"
 #include "../core/json_writer.h"
 #include "sim_memory.h"
+#include "sim_build_routes.h"
 #include "sim_plan.h"
+#include "sim_plugins.h"
+#include "sim_precision.h"
 #include "sim_timing_cache.h"
 
 namespace tbs::sim {
@@ -475,6 +478,23 @@ BuildOutcome SimRun::run() {
       outcome.error = loaded_.error;
       return outcome;
     }
+  }
+  // As TensorRT: plugins are set up before the model is parsed, and the route is set on the
+  // builder config (setBuildRoute returns false for a route it does not know).
+  SimPluginSetup plugins = simSetUpPlugins(req_);
+  for (auto const& line : plugins.log) sink_.log(Severity::kInfo, line.c_str());
+  if (!plugins.error.empty()) {
+    outcome.error = "ONNX parse failed: " + plugins.error;
+    return outcome;
+  }
+  for (auto const& w : simPrecisionWarnings(req_, simEmulatedTrtVersion())) sink_.log(Severity::kWarning, w.c_str());
+  if (!req_.buildRoute.empty()) {
+    std::string routeError = simRouteError(req_.buildRoute);
+    if (!routeError.empty()) {
+      outcome.error = "TensorRT rejected build route \"" + req_.buildRoute + "\" (simulated): " + routeError;
+      return outcome;
+    }
+    sink_.log(Severity::kInfo, ("Build route (simulated): " + req_.buildRoute).c_str());
   }
   computePacing();
   forwardVerbose_ = req_.verboseLog || req_.inferCacheMisses;

@@ -21,7 +21,7 @@
 namespace tbs::trt {
 
 // Bump on any change to AdapterContext, AdapterApi or the tbs types they carry.
-inline constexpr int32_t kAdapterAbi = 3;
+inline constexpr int32_t kAdapterAbi = 4;  // 3: probe fields (driver, routes); 4: plugin fields of BuildRequest / BackendProbe
 inline constexpr char kAdapterEntry[] = "tbs_trt_adapter_entry";
 
 // What the addon found, handed to the adapter.

@@ -28,10 +28,12 @@
 #include "build_routes_cache.h"
 #include "cuda_device.h"
 #include "trt_headers.h"
+#include "trt_int8.h"
 #include "trt_loader.h"
 #include "trt_logger.h"
 #include "trt_monitor.h"
 #include "trt_options.h"
+#include "trt_plugins.h"
 #include "trt_stream_writer.h"
 #include "trt_timing_cache.h"
 #include "trt_version.h"
@@ -203,15 +205,18 @@ std::mutex& processBuildMutex() {
   return *mu;
 }
 
-std::string parserErrors(nvonnxparser::IParser& parser, std::string const& modelPath) {
+std::string parserErrors(nvonnxparser::IParser& parser, std::string const& modelPath, trt::StandardPlugins const& plugins) {
   int n = parser.getNbErrors();
   std::string out = "cannot parse " + modelPath;
   if (n <= 0) return withLastError(out);
+  bool pluginMissing = false;
   for (int i = 0; i < n && i < kMaxParserErrorsReported; ++i) {
     nvonnxparser::IParserError const* e = parser.getError(i);
     if (e == nullptr) continue;
     out += "\n" + trt::formatParserError(e->code(), e->desc(), e->node(), e->nodeName(), e->nodeOperator());
+    pluginMissing = pluginMissing || trt::isMissingPluginError(e->desc() != nullptr ? e->desc() : "");
   }
+  if (pluginMissing) out += "\n" + trt::missingPluginAdvice(plugins);
   if (n > kMaxParserErrorsReported) {
     out += "\n(" + std::to_string(n - kMaxParserErrorsReported) + " more parser errors not shown)";
   }
@@ -316,6 +321,12 @@ class TrtBackend final : public Backend {
     } else {
       p.detail["gpu"] = "unknown: " + cudaError;
     }
+    // As trtexec, before anything is parsed: the standard plugins, and how many creators the
+    // registry then holds.
+    trt::StandardPlugins plugins = trt::initStandardPlugins(libs->nvinferPath(), Logger::instance());
+    p.pluginLibrary.path = plugins.library;
+    p.pluginCreators = trt::registeredPluginCreators();
+    if (!plugins.initialized) p.detail["plugins"] = plugins.error;
     cachedBuildRoutes(*libs, p);
     return p;
   }
@@ -481,11 +492,22 @@ class TrtBackend final : public Backend {
       return outcome;
     };
 
+    // Plugins before the parse, as trtexec: the standard library once per process (a model
+    // without plugin ops builds without it, so its absence is a warning), then the user's.
+    trt::StandardPlugins plugins = trt::initStandardPlugins(libs->nvinferPath(), logger);
+    if (!plugins.initialized) sink.log(Severity::kWarning, (plugins.error + "; models with plugin ops will not parse").c_str());
+
     std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
         libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), trt::factoryVersion(trt::kHeaderVersion, lib))));
     if (!builder) {
       return failed(withLastError("TensorRT " + libs->versionString() +
                                   " could not create a builder (no usable CUDA device or driver?)"));
+    }
+    {
+      std::vector<std::string> pluginLog;
+      bool ok = trt::loadUserPlugins(builder->getPluginRegistry(), request, pluginLog, error);
+      for (auto const& line : pluginLog) sink.log(Severity::kInfo, line.c_str());
+      if (!ok) return failed(error);
     }
     std::unique_ptr<nvinfer1::INetworkDefinition> network(builder->createNetworkV2(plan.networkFlags));
     if (!network) return failed(withLastError("TensorRT could not create a network definition"));
@@ -498,13 +520,20 @@ class TrtBackend final : public Backend {
     if (!parser) return failed(withLastError("TensorRT could not create an ONNX parser"));
     if (!parser->parseFromFile(request.modelPath.c_str(),
                                static_cast<int>(nvinfer1::ILogger::Severity::kWARNING))) {
-      return failed(parserErrors(*parser, request.modelPath));
+      return failed(parserErrors(*parser, request.modelPath, plugins));
     }
     if (sink.cancelRequested()) return cancelled();
+#if NV_TENSORRT_MAJOR < 11
+    if (plan.int8 && !trt::hasQdqLayers(*network)) {
+      if (!trt::setPlaceholderDynamicRanges(*network, error)) return failed(withLastError(error));
+      sink.log(Severity::kWarning, trt::kInt8PlaceholderWarning);
+    }
+#endif
 
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (!config) return failed(withLastError("TensorRT could not create a builder config"));
     if (!applyPlan(plan, *config, error)) return failed(error);
+    trt::setPluginsToSerialize(*config, request.pluginsToSerialize);
 
     std::vector<trt::ProfileEntry> profile;
     if (!trt::planOptimizationProfile(describeInputs(*network), request.shapes, request.shapeValues, profile, error)) {

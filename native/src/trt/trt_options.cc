@@ -71,6 +71,11 @@ int precisionFlag(std::string const& name, int32_t libVersion, nvinfer1::Builder
 #pragma GCC diagnostic pop
 #endif
 
+[[maybe_unused]] std::string deprecatedPrecisionWarning(std::string const& name) {
+  return "precision \"" + name + "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
+         "cast or quantize the model offline (e.g. with NVIDIA Model Optimizer) and build it strongly typed";
+}
+
 bool isPrecisionName(std::string const& name) {
   return name == "fp16" || name == "bf16" || name == "int8" || name == "fp8" || name == "int4" || name == "fp4";
 }
@@ -105,7 +110,14 @@ bool planPrecision(BuildRequest const& request, int32_t libVersion, ConfigPlan& 
     }
     nvinfer1::BuilderFlag flag{};
     if (precisionFlag(name, libVersion, flag, error, plan.warnings) != 1) return false;
-    if (seen.insert(name).second) plan.setFlags.push_back(flag);
+    if (!seen.insert(name).second) continue;
+    plan.setFlags.push_back(flag);
+    plan.int8 = plan.int8 || name == "int8";
+    // Every weakly typed precision flag is deprecated since 10.12 (and removed in 11), not only
+    // int4/fp4 (whose own warning above says so).
+    if (libHas(libVersion, kSinceDeprecatedInt4Fp4) && name != "int4" && name != "fp4") {
+      plan.warnings.push_back(deprecatedPrecisionWarning(name));
+    }
   }
   return true;
 #endif

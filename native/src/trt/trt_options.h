@@ -39,6 +39,9 @@ struct ConfigPlan {
   // count misses. Costs logging time only; no builder setting changes.
   bool forwardVerbose = false;
   std::vector<std::string> warnings;  // logged as warnings before the build
+  // int8 asked for (10.x): without Q/DQ nodes in the parsed network there is no calibration data
+  // either (no calibrator option), so placeholder dynamic ranges are set, as trtexec --int8 does.
+  bool int8 = false;
 };
 
 // Fills `plan` from `request` for the library whose getInferLibVersion() is `libVersion`; false

@@ -20,6 +20,7 @@
 
 #include "fake_full_script.h"
 #include "fake_objects.h"
+#include "fake_plugin_registry.h"
 #include "trt_stubs.h"  // generated at configure time by gen_stubs.py
 
 #define FAKE_HEADERS_AT_LEAST(maj, min) \
@@ -45,6 +46,12 @@ void note(std::string const& line) {
 void invalid(std::string const& what) {
   note("invalid " + what);
   invalidCall = true;
+}
+
+// Empty until a plugin library registers creators (fake_plugin_registry.h).
+tbs_fake::FakePluginRegistry& registry() {
+  static auto* r = new tbs_fake::FakePluginRegistry();
+  return *r;
 }
 
 bool flagKnown(nvinfer1::BuilderFlag f) {
@@ -116,7 +123,10 @@ class FakeNetwork final : public nvinfer1::INetworkDefinition {
     void setName(char const* n) noexcept override { name = n; }
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::NetworkDefinitionCreationFlags getFlags() const noexcept override { return flags; }
+    // The ONNX parser reaches the plugin registry through the network's builder.
+    nvinfer1::IBuilder& getBuilder() const noexcept override { return *builder; }
     nvinfer1::NetworkDefinitionCreationFlags flags = 0;
+    nvinfer1::IBuilder* builder = nullptr;
     std::vector<std::unique_ptr<FakeTensor>> inputs;
     std::string name;
   } impl_;
@@ -164,6 +174,9 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
 
  private:
   struct Impl final : nvinfer1::apiv::StubVBuilderConfig {
+    void setPluginsToSerialize(char const* const* paths, int32_t nbPaths) noexcept override {
+      for (int32_t i = 0; i < nbPaths; ++i) note(std::string("pluginToSerialize ") + paths[i]);
+    }
     void setFlag(nvinfer1::BuilderFlag f) noexcept override {
       if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
       note("setFlag " + std::to_string(static_cast<int>(f)));
@@ -324,6 +337,7 @@ class FakeBuilder final : public nvinfer1::IBuilder {
       note("network flags=" + std::to_string(flags));
       return new FakeNetwork(flags, owner);
     }
+    nvinfer1::IPluginRegistry& getPluginRegistry() noexcept override { return registry(); }
     nvinfer1::IOptimizationProfile* createOptimizationProfile() noexcept override {
       profiles.push_back(std::make_unique<FakeProfile>());  // owned by the builder, as documented
       return profiles.back().get();
@@ -384,6 +398,8 @@ void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
 }
 
 void* createInferRuntime_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+
+__attribute__((visibility("default"))) nvinfer1::IPluginRegistry* getPluginRegistry() noexcept { return &registry(); }
 
 // The journal, for the tests (read via dlsym). The returned pointer is valid until the next call.
 __attribute__((visibility("default"))) char const* fakeFullJournal() {

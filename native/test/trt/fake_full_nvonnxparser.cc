@@ -53,6 +53,19 @@ class FakeParser final : public nvonnxparser::StubIParser {
         td.nbDims = static_cast<int32_t>(d.size());
         for (size_t i = 0; i < d.size(); ++i) td.d[i] = d[i];
         network_->addInput(name.c_str(), shape == "shape" ? nvinfer1::DataType::kINT64 : nvinfer1::DataType::kFLOAT, td);
+      } else if (kind == "plugin-op") {
+        // A node the parser builds through a plugin (an op it has no importer for, or one it
+        // implements with a standard plugin): it asks the registry of the network's builder,
+        // as onnx-tensorrt does, and fails naming the node and op when no creator is there.
+        std::string node, op, plugin;
+        words >> node >> op >> plugin;
+        if (plugin.empty()) plugin = op;
+        nvinfer1::IPluginRegistry& registry = network_->getBuilder().getPluginRegistry();
+        if (registry.getCreator(plugin.c_str(), "1", "") == nullptr) {
+          errors_.push_back(std::make_unique<FakeParserError>(
+              8, nodes_, node, op, "Plugin not found, are the plugin name, version, and namespace correct? (plugin " + plugin + ")"));
+        }
+        ++nodes_;
       } else if (kind == "parse-error") {
         int code = 0, node = 0;
         std::string name, op, desc;
@@ -75,6 +88,7 @@ class FakeParser final : public nvonnxparser::StubIParser {
  private:
   nvinfer1::INetworkDefinition* network_;
   std::vector<std::unique_ptr<FakeParserError>> errors_;
+  int nodes_ = 0;
 };
 
 int lastParserVersion = -1;

@@ -2,6 +2,8 @@
 // a text file the fake parser reads instead of ONNX. One directive per line:
 //   input <name> <d0,d1,...> [shape]    network input (-1 = dynamic; "shape": a shape tensor)
 //   parse-error <code> <node> <name> <op> <description...>
+//   plugin-op <node> <op> [<plugin>]     a node built through a plugin: the parser looks up
+//                                        <plugin> (default <op>) in the builder's registry
 //   build-fail <message...>             buildSerializedNetwork logs an error, returns null
 //   wait-cancel                         steps until stepComplete returns false, then stops
 //   ignore-stop                         keeps going after stepComplete returned false

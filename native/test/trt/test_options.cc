@@ -49,7 +49,13 @@ TEST(every_precision_the_headers_have_maps_to_its_10x_flag_once) {
   for (BuilderFlag f : {BuilderFlag::kFP16, BuilderFlag::kBF16, BuilderFlag::kINT8, BuilderFlag::kFP8}) {
     CHECK(has(p.setFlags, f));
   }
-  CHECK(p.warnings.empty());
+  // Every weakly typed flag is deprecated from 10.12: one warning per distinct flag.
+  CHECK_EQ(p.warnings.size(), size_t{libHas(kLib, kSinceDeprecatedInt4Fp4) ? 4U : 0U});
+  for (auto const& w : p.warnings) CHECK_CONTAINS(w, "deprecated since TensorRT 10.12");
+  CHECK(p.int8);  // int8 without Q/DQ gets placeholder ranges at build time (trt_int8.h)
+  ConfigPlan old;
+  CHECK(planBuilderConfig(r, 100300, old, err));
+  CHECK(old.warnings.empty());
   // The enum values 10.x uses (11.x renumbered them: mapped by name, never by number).
   CHECK_EQ(static_cast<int>(BuilderFlag::kFP16), 0);
   CHECK_EQ(static_cast<int>(BuilderFlag::kINT8), 1);

@@ -199,6 +199,20 @@ function(_tbs_trt_tests_for M)
       FAKE_FULL_ONNXPARSER="$<TARGET_FILE:tbs_fake${M}_full_onnxparser_current>"
       FAKE_FULL_OLD_DIR="${_fd}/full-old" FAKE_FULL_OLD_NVINFER="$<TARGET_FILE:tbs_fake${M}_full_nvinfer_old>")
     list(APPEND _tests full_fake)
+    # Plugins (fake_nvinfer_plugin.cc, fake_user_plugin.cc): the standard plugin library beside
+    # the current fake libnvinfer, as a real install has it, and two user plugin libraries.
+    _tbs_trt_fake(${M} tbs_fake${M}_full_plugin fake_nvinfer_plugin.cc "${_fd}/full-current" nvinfer_plugin ${M})
+    _tbs_trt_fake(${M} tbs_fake${M}_user_plugin fake_user_plugin.cc "${_fd}/user-plugins" dynamic_plugin 1)
+    _tbs_trt_fake(${M} tbs_fake${M}_user_static_plugin fake_user_plugin.cc "${_fd}/user-plugins" static_plugin 1 FAKE_STATIC_PLUGIN=1)
+    foreach(_lib tbs_fake${M}_full_plugin tbs_fake${M}_user_plugin tbs_fake${M}_user_static_plugin)
+      target_compile_options(${_lib} PRIVATE -Wno-pedantic)
+      list(APPEND _fakes ${_lib})
+    endforeach()
+    list(APPEND _defs
+      FAKE_FULL_PLUGIN="$<TARGET_FILE:tbs_fake${M}_full_plugin>"
+      FAKE_USER_DYNAMIC_PLUGIN="$<TARGET_FILE:tbs_fake${M}_user_plugin>"
+      FAKE_USER_STATIC_PLUGIN="$<TARGET_FILE:tbs_fake${M}_user_static_plugin>")
+    list(APPEND _tests plugins)
     set_property(GLOBAL PROPERTY TBS_TRT${M}_FULL_FAKES "tbs_fake${M}_full_nvinfer_current;tbs_fake${M}_full_onnxparser_current")
     # A parser of another release beside the full fake libnvinfer, installed as NVIDIA's packages
     # install it (libnvonnxparser.so.<major> -> libnvonnxparser.so.<release>): must be refused.
@@ -245,7 +259,7 @@ function(_tbs_trt_tests_for M)
     # The tests set TBS_* loader variables themselves; never inherit a developer's settings. The
     # CUDA driver is always the fake (native/test/fake_cuda_driver.cc), never a real libcuda.
     set_tests_properties(trt${M}_${_name} PROPERTIES
-      ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=;TBS_CUDA_DRIVER_LIB=$<TARGET_FILE:tbs_fake_cuda_driver>;FAKE_CUDA_DRIVER_VERSION=;FAKE_TRT_BAD_CACHE=" TIMEOUT 60)
+      ENVIRONMENT "TBS_TRT_LIB_DIR=;TBS_NVINFER_LIB=;TBS_NVONNXPARSER_LIB=;TBS_CUDART_LIB=;TBS_TRT_ADAPTER_DIR=;TBS_CUDA_DRIVER_LIB=$<TARGET_FILE:tbs_fake_cuda_driver>;FAKE_CUDA_DRIVER_VERSION=;FAKE_TRT_BAD_CACHE=;TBS_NVINFER_PLUGIN_LIB=" TIMEOUT 60)
   endforeach()
 endfunction()
 
