@@ -12,7 +12,7 @@
 // Usage: node dist/bench/farm.js [--slots 8] [--procs 2] [--builds 200] [--watchers 50]
 //        [--sim-seconds 2] [--kills 2] [--targets 2]
 // The small form of the same run is a test (apps/farm/test/farm-load.test.ts).
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -22,6 +22,7 @@ import { killProc, startRedis, type RedisServer } from '../apps/farm/test/harnes
 import { SseParser } from '../apps/service/http/sse-parser.js';
 import type { BuildEvent, BuildRecord } from '../apps/shared/protocol.js';
 import { spawnCli } from '../test/support/cli.js';
+import { serveApi, serveReady, type ServeChild } from './serve-child.js';
 import { writeModel } from '../test/support/onnx-gen.js';
 
 export interface FarmLoadOptions {
@@ -65,32 +66,11 @@ function stats(values: number[]): Stats {
   return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), max: r(s.at(-1) ?? NaN) };
 }
 
-interface Serve {
-  proc: ChildProcess;
-  base: string;
-  token: string;
-}
+type Serve = ServeChild;
+const api = serveApi;
 
 function startServe(url: string, artifacts: string): Promise<Serve> {
-  return new Promise((resolve, reject) => {
-    const proc = spawnCli(['serve', '--port', '0', '--queue', url, '--artifacts', artifacts]);
-    let out = '';
-    let err = '';
-    proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    proc.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=(\S+)$/m.exec(out);
-      if (m) resolve({ proc, base: `http://127.0.0.1:${m[1]}`, token: decodeURIComponent(m[2]) });
-    });
-    proc.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err.slice(-2000)}`)));
-  });
-}
-
-async function api<T>(s: Serve, p: string, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${s.base}${p}`, { ...init, headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json' } });
-  const body = (await res.json()) as T;
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
+  return serveReady(spawnCli(['serve', '--port', '0', '--queue', url, '--artifacts', artifacts]));
 }
 
 interface WorkerProcess {

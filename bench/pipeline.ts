@@ -31,6 +31,7 @@ import { createBuildService } from '../apps/service/build-service.js';
 import { SseParser } from '../apps/service/http/sse-parser.js';
 import { BuildEvent } from '../apps/shared/protocol.js';
 import { writeModel } from '../test/support/onnx-gen.js';
+import { serveApi, serveReady, type ServeChild } from './serve-child.js';
 import { compareToBaseline } from './baseline.js';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -183,35 +184,11 @@ function differences(a: string[], b: string[]): number {
 
 // ───────────────────────────── serve + SSE ─────────────────────────────
 
-interface Serve {
-  proc: ChildProcess;
-  base: string;
-  token: string;
-}
+type Serve = ServeChild;
+const api = serveApi;
 
 function startServe(outputDir: string): Promise<Serve> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--concurrency', '1', '--output-dir', outputDir], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    proc.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=(\S+)$/m.exec(out);
-      if (m) resolve({ proc, base: `http://127.0.0.1:${m[1]}`, token: decodeURIComponent(m[2]) });
-    });
-    proc.on('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
-}
-
-async function api(s: Serve, p: string, init: RequestInit = {}): Promise<unknown> {
-  const res = await fetch(`${s.base}${p}`, { ...init, headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } });
-  const body = await res.json();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
+  return serveReady(spawn(process.execPath, [BIN, 'serve', '--port', '0', '--concurrency', '1', '--output-dir', outputDir], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /**

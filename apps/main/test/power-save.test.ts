@@ -1,22 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BuildSleepGuard, type PowerSaveBlockerLike } from '../power-save.js';
-
-/** Behaves as Electron's powerSaveBlocker: ids from start(), stop() ends one. */
-class FakeBlocker implements PowerSaveBlockerLike {
-  active = new Map<number, string>();
-  private next = 1;
-  start(type: 'prevent-app-suspension' | 'prevent-display-sleep') {
-    const id = this.next++;
-    this.active.set(id, type);
-    return id;
-  }
-  stop(id: number) {
-    return this.active.delete(id);
-  }
-  isStarted(id: number) {
-    return this.active.has(id);
-  }
-}
+import { BuildSleepGuard } from '../power-save.js';
+import { FakePowerSaveBlocker as FakeBlocker } from './fake-electron.js';
 
 describe('sleep held off while builds run', () => {
   it('starts one prevent-app-suspension blocker for any number of running updates and stops it when none runs', () => {
