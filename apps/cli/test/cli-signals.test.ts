@@ -49,9 +49,15 @@ function start(name: string, args: string[]) {
 }
 
 /** The output folder holds the complete engine of a succeeded build, or nothing at all. */
+/** A succeeded build's files: the engine, its layer information and its manifest (written after it, docs/engines.md). */
+function engineAndSidecars(out: string): string[] {
+  const name = path.basename(out);
+  return [name, `${name}.layers.json`, `${name}.manifest.json`];
+}
+
 function expectWholeOrNothing(outDir: string, out: string, finished: BuildFinished | undefined): void {
   if (finished?.status === 'succeeded') {
-    expect(fs.readdirSync(outDir)).toEqual([path.basename(out)]);
+    expect(fs.readdirSync(outDir).sort()).toEqual(engineAndSidecars(out));
     expect(fs.statSync(out).size).toBe(finished.engineBytes);
     expect(fs.readFileSync(out, 'latin1').slice(0, 40)).toMatch(/^TRT-BUILD-STUDIO SIMULATED ENGINE/);
   } else {
@@ -74,7 +80,7 @@ describe('build: a signal once the build is over', () => {
     const r = await b.done;
     expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(fs.readdirSync(b.outDir)).toEqual(['model.engine']);
+    expect(fs.readdirSync(b.outDir).sort()).toEqual(engineAndSidecars(b.out));
     expect(await leftoverMarked(b.mark)).toEqual([]);
   }, 60_000);
 
@@ -191,7 +197,10 @@ describe('build --json: one Ctrl-C at any moment of its first second', () => {
     // program can catch it (measured here: up to about 0.5 s on a 2-core machine at load 20,
     // tens of ms on an idle one). The command installs its handlers on its first line
     // (bin/trt-build-studio.js): from then on every signal must be handled. So: a run killed by
-    // the signal printed nothing, and none is killed once one was handled at an earlier delay.
+    // the signal printed nothing (it never reached its first line). Each delay is a new process,
+    // and on a busy machine one start-up can take longer than the previous one's, so a kill at a
+    // later delay than a handled one is no contradiction; what must never happen is a kill after
+    // the command has printed anything.
     const outcomes: string[] = [];
     let handledAt: number | undefined;
     for (let i = 0; i < 10; i++) {
@@ -206,7 +215,6 @@ describe('build --json: one Ctrl-C at any moment of its first second', () => {
       if (r.signal !== null) {
         expect(r.signal).toBe('SIGINT');
         expect(r.stdout + r.stderr, `killed by the signal at ${delayMs} ms`).toBe('');
-        expect(handledAt, `killed at ${delayMs} ms after a signal was handled at ${handledAt} ms`).toBeUndefined();
         outcomes.push(`${delayMs} ms: during Node's start-up`);
         continue;
       }

@@ -76,7 +76,9 @@ describe('uploads with long names', () => {
     }
     // Nothing half-written is left: the two engines and no temp files.
     expect(fs.readdirSync(engines).filter((f) => f.includes('.tmp-'))).toEqual([]);
-    expect(fs.readdirSync(engines)).toHaveLength(2);
+    // Two engines, each with its manifest and layer information beside it (docs/engines.md).
+    expect(fs.readdirSync(engines).filter((f) => f.endsWith('.engine'))).toHaveLength(2);
+    expect(fs.readdirSync(engines).filter((f) => f.endsWith('.engine.manifest.json'))).toHaveLength(2);
   });
 });
 
