@@ -181,8 +181,9 @@ describe('build service', () => {
 
     const next = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ timingCache: cache }) });
     expect((await svc.waitForResult(next.id)).status).toBe('succeeded');
-    // (timing.cache.lock is the native layer's persistent flock file for merging the cache.)
-    expect(strayFiles(outDir, ['timing.cache.lock']).sort()).toEqual(['crash.engine', 'timing.cache']);
+    // (timing.cache.lock is the native layer's persistent flock file for merging the cache; the
+    // engine's manifest and layer information are written beside it, docs/engines.md.)
+    expect(strayFiles(outDir, ['timing.cache.lock']).sort()).toEqual(['crash.engine', 'crash.engine.layers.json', 'crash.engine.manifest.json', 'timing.cache']);
   });
 
   it('cancels at the next step; no output', async () => {
