@@ -105,7 +105,9 @@ describe('build output on a pipe and on a terminal', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^Backend: simulated .*SIMULATED/);
     expect(r.stdout).toMatch(/▸ Building engine \(\d+ steps\)/);
-    expect(lines[lines.length - 1]).toMatch(/^Succeeded in .* → .*plain\.engine$/);
+    // The outcome, then the memory summary (peaks per phase) as the closing lines.
+    expect(lines.find((l) => l.startsWith('Succeeded in '))).toMatch(/^Succeeded in .* → .*plain\.engine$/);
+    expect(lines[lines.length - 1]).toMatch(/^Memory: peak /);
   });
 
   it('draws a live tree on a terminal', async () => {
