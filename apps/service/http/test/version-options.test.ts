@@ -65,11 +65,11 @@ describe('version-dependent options over HTTP', () => {
     expect(service.listBuilds()).toEqual([]);
   });
 
-  it('accepts the options 11.1 has (build route, device, strongly typed)', async () => {
-    const r = await start({ buildRoute: 'default', device: 0, stronglyTyped: true, inferCacheMisses: true });
+  it('accepts the options 11.1 has (a build route as NVIDIA writes one, device, strongly typed)', async () => {
+    const r = await start({ buildRoute: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2', device: 0, stronglyTyped: true, inferCacheMisses: true });
     expect(r.status).toBe(201);
     const [build] = service.listBuilds();
-    expect(build.options).toMatchObject({ buildRoute: 'default', device: 0, inferCacheMisses: true });
+    expect(build.options).toMatchObject({ buildRoute: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2', device: 0, inferCacheMisses: true });
     await service.waitForResult(build.id);
   });
 });
