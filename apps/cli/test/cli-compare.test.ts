@@ -13,16 +13,15 @@ let dir: string;
 let model: string;
 let a: string;
 let b: string;
-const env = () => ({ ...process.env, TBS_MANIFEST_ROWS: '1' });
 
 beforeAll(async () => {
   dir = tempDir('tbs-cli-compare-');
   model = writeModel(path.join(dir, 'model.onnx'), { layers: 6 });
   a = path.join(dir, 'a.engine');
   b = path.join(dir, 'b.engine');
-  const sim = ['--backend', 'simulated', '--sim-seed', '4'];
-  expect((await runCli(['build', model, '-o', a, ...sim, '--sim-duration', '0.3'], { env: env() })).code).toBe(0);
-  expect((await runCli(['build', model, '-o', b, ...sim, '--sim-duration', '0.9', '--fp16'], { env: env() })).code).toBe(0);
+  const sim = ['--backend', 'simulated', '--sim-seed', '4', '--manifest-rows'];
+  expect((await runCli(['build', model, '-o', a, ...sim, '--sim-duration', '0.3'])).code).toBe(0);
+  expect((await runCli(['build', model, '-o', b, ...sim, '--sim-duration', '0.9', '--fp16'])).code).toBe(0);
 });
 afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -46,7 +45,7 @@ describe('trt-build-studio compare', () => {
     expect(r.stdout).toMatch(/whole build .*→.*×\d\.\d\d/);
     // The second build was told to take three times as long: its phases are marked slower.
     expect(r.stdout).toMatch(/Building engine .* slower/);
-    // Every row was saved (TBS_MANIFEST_ROWS=1), and the layers differ in precision.
+    // Every row was saved (--manifest-rows), and the layers differ in precision.
     expect(r.stdout).toContain('Every phase row (a → b):');
     expect(r.stdout).toMatch(/conv_0: precision fp32 → fp16/);
   });

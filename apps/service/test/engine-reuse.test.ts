@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EngineManifest } from '../../shared/engine-manifest.js';
 import type { BuildEvent, BuildOptionsInput } from '../../shared/protocol.js';
 import { createBuildService, type BuildService } from '../build-service.js';
+import { checkEngine } from '../engine-check.js';
 import { EngineReuseStore } from '../engine-reuse-store.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -103,6 +104,46 @@ describe('build --reuse', () => {
     // Another TensorRT version (the simulator emulating 11.1: a fresh service lists backends anew).
     process.env.TBS_SIM_TRT_VERSION = '11.1.0';
     expect((await build(service(), out('trt11'), sim())).fin.reused).toBeUndefined();
+  });
+
+  // test/contract/engine-identity.test.ts walks every option of the table through the key; these
+  // are the newest ones built for real: the plugin libraries (their bytes too) and a build route.
+  it('plugin libraries and their bytes are part of the key (and check names a changed library); manifestRows is not', async () => {
+    storeDir = path.join(dir, 'store-5');
+    const svc = service();
+    const lib = path.join(dir, 'libmy_plugin.so');
+    fs.writeFileSync(lib, 'plugin v1');
+    const v1 = sha(lib);
+    const out = (n: string) => path.join(dir, `plug-${n}.engine`);
+    const withLib = sim({ simSeed: 20, dynamicPlugins: [lib] });
+    const first = await build(svc, out('a'), withLib);
+    expect(first.fin.status, first.fin.error).toBe('succeeded');
+    expect(first.fin.reused).toBeUndefined();
+    const m = EngineManifest.parse(JSON.parse(fs.readFileSync(first.fin.manifestPath!, 'utf8')));
+    expect(m.pluginLibraries).toEqual([{ path: lib, sha256: v1 }]);
+    expect(m.options).toMatchObject({ dynamicPlugins: [lib], staticPlugins: [], pluginsToSerialize: [] });
+    expect((await build(svc, out('rows'), { ...withLib, manifestRows: true })).fin.reused?.fromBuildId).toBe(first.id);
+    expect((await build(svc, out('none'), sim({ simSeed: 20 }))).fin.reused).toBeUndefined();
+    expect((await build(svc, out('ser'), { ...withLib, pluginsToSerialize: [lib] })).fin.reused).toBeUndefined();
+    // The library rebuilt in place (other bytes, same path): built again.
+    fs.writeFileSync(lib, 'plugin v2');
+    expect((await build(svc, out('v2'), withLib)).fin.reused).toBeUndefined();
+    const r = await checkEngine({ enginePath: out('a') }, () => svc.listBackends());
+    expect(r.verdict).toBe('rebuild');
+    expect(r.reasons).toEqual([{ kind: 'plugin', what: `plugin library ${lib}`, was: v1, now: sha(lib) }]);
+  });
+
+  it('a build route is part of the key (the simulator emulating TensorRT 11.1, which has build routes)', async () => {
+    storeDir = path.join(dir, 'store-6');
+    process.env.TBS_SIM_TRT_VERSION = '11.1.0';
+    const svc = service();
+    const route = (r: string) => sim({ simSeed: 30, buildRoute: r });
+    const first = await build(svc, path.join(dir, 'route-a.engine'), route('-conv_use_long_w=off'));
+    expect(first.fin.status, first.fin.error).toBe('succeeded');
+    expect(first.fin.reused).toBeUndefined();
+    expect((await build(svc, path.join(dir, 'route-b.engine'), route('-conv_use_long_w=off'))).fin.reused?.fromBuildId).toBe(first.id);
+    expect((await build(svc, path.join(dir, 'route-c.engine'), route('-conv_use_long_w=on'))).fin.reused).toBeUndefined();
+    expect((await build(svc, path.join(dir, 'route-d.engine'), sim({ simSeed: 30 }))).fin.reused).toBeUndefined();
   });
 
   it('without reuse nothing is looked up or kept', async () => {
