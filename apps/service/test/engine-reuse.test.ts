@@ -71,8 +71,11 @@ describe('build --reuse', () => {
     // A third one, from another service (another process would see the same): reused from the first still.
     const third = await build(service(), path.join(dir, 'third.engine'), sim({ simDuration: 3 }));
     expect(third.fin.reused?.fromBuildId).toBe(first.id);
-    // The record says it succeeded, with its engine available.
+    // The records say they succeeded, with their engines available: the first build's engine is
+    // the store's (a hard link), and using the stored engine must not touch the first build's file.
     expect(svc.getBuild(second.id)).toMatchObject({ state: 'succeeded', engineAvailable: true });
+    expect(svc.getBuild(first.id)).toMatchObject({ state: 'succeeded', engineAvailable: true });
+    expect(svc.enginePath(first.id)).toBe(path.join(dir, 'first.engine'));
   });
 
   it('changing any option, a shape range, the model or the TensorRT version builds again', async () => {
