@@ -293,9 +293,14 @@ export function reuseKeyMaterial(k: ReuseKeyInput): string {
 
 // ─────────────────────────────── the check ───────────────────────────────
 
+/** Every reason `check` can give for a rebuild (docs/engines.md; each is tested in apps/service/test/check-reasons.test.ts). */
+export const REBUILD_REASON_KINDS = ['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin'] as const;
+/** Every fact whose absence makes the answer "unknown". */
+export const UNKNOWN_REASON_KINDS = ['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu'] as const;
+
 /** Why an engine needs a rebuild; `was` is the manifest's value, `now` this machine's or request's. */
 export interface RebuildReason {
-  kind: 'tensorrt-version' | 'compute-capability' | 'gpu-model' | 'driver' | 'model' | 'option' | 'shape-range' | 'plugin';
+  kind: (typeof REBUILD_REASON_KINDS)[number];
   /** What changed, in words: "TensorRT version", "option optLevel", "shape range of input x". */
   what: string;
   was: string;
@@ -304,7 +309,7 @@ export interface RebuildReason {
 
 /** What is missing for an answer. */
 export interface UnknownReason {
-  kind: 'no-engine' | 'no-manifest' | 'bad-manifest' | 'manifest-mismatch' | 'no-backend' | 'no-gpu';
+  kind: (typeof UNKNOWN_REASON_KINDS)[number];
   message: string;
 }
 
@@ -499,13 +504,13 @@ export const CheckResultSchema = z.object({
   manifest: z.string(),
   reasons: z.array(
     z.object({
-      kind: z.enum(['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin']),
+      kind: z.enum(REBUILD_REASON_KINDS),
       what: z.string(),
       was: z.string(),
       now: z.string(),
     }),
   ),
-  missing: z.array(z.object({ kind: z.enum(['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu']), message: z.string() })),
+  missing: z.array(z.object({ kind: z.enum(UNKNOWN_REASON_KINDS), message: z.string() })),
   notes: z.array(z.string()),
   built: z.object({ buildId: z.string(), modelPath: z.string(), options: z.record(z.string(), z.unknown()) }).optional(),
 });
