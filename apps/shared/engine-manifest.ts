@@ -82,6 +82,8 @@ export const OPTION_DEFAULTS = {
   device: 0,
   inferCacheMisses: false,
   verboseLog: false,
+  /** The simulator's own default (BuildRequest::simSeed in native/src/core/backend.h): no seed and seed 1 build the same. */
+  simSeed: 1,
 } as const;
 
 function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
@@ -112,7 +114,7 @@ export function normalizeOptions(o: BuildOptions): NormalizedOptions {
     maxGpuMemory: o.maxGpuMemory ?? null,
     inferCacheMisses: o.inferCacheMisses ?? OPTION_DEFAULTS.inferCacheMisses,
     verboseLog: o.verboseLog ?? OPTION_DEFAULTS.verboseLog,
-    simSeed: o.simSeed ?? null,
+    simSeed: o.simSeed ?? OPTION_DEFAULTS.simSeed,
     simDuration: o.simDuration ?? null,
   };
 }
@@ -357,7 +359,7 @@ export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options
   if (o.maxGpuMemory !== null) out.maxGpuMemory = o.maxGpuMemory;
   if (o.inferCacheMisses) out.inferCacheMisses = true;
   if (o.verboseLog) out.verboseLog = true;
-  if (o.simSeed !== null) out.simSeed = o.simSeed;
+  if (o.simSeed !== null && o.simSeed !== OPTION_DEFAULTS.simSeed) out.simSeed = o.simSeed;
   if (o.simDuration !== null) out.simDuration = o.simDuration;
   if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
   else if (m.timingCache) out.timingCache = m.timingCache.path;

@@ -42,7 +42,7 @@ export interface FormState extends GenericFormFields {
 }
 
 /** The table's options whose form control is generic (not 'custom'). */
-const GENERIC_FORM_OPTIONS = BUILD_OPTIONS.filter((e) => e.form && e.form.control !== 'custom');
+export const GENERIC_FORM_OPTIONS = BUILD_OPTIONS.filter((e) => e.form && e.form.control !== 'custom');
 
 export const DEFAULT_FORM: FormState = {
   ...(Object.fromEntries(GENERIC_FORM_OPTIONS.map((e) => [e.field, e.form!.initial])) as unknown as GenericFormFields),
