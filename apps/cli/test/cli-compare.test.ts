@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildComparison } from '../../shared/build-compare.js';
 import { EngineManifest } from '../../shared/engine-manifest.js';
+import { formatDuration } from '../../shared/format.js';
 import { killLiveClis, runCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -26,6 +27,7 @@ beforeAll(async () => {
 afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const manifest = (e: string) => EngineManifest.parse(JSON.parse(fs.readFileSync(`${e}.manifest.json`, 'utf8')));
 
 describe('trt-build-studio compare', () => {
@@ -40,6 +42,8 @@ describe('trt-build-studio compare', () => {
     for (const p of ma.build.phases) {
       const q = mb.build.phases.find((x) => x.name === p.name)!;
       const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith(p.name))!;
+      // Both builds' durations, a then b, and the ratio.
+      expect(line, p.name).toMatch(new RegExp(`${escape(formatDuration(p.ms))} → ${escape(formatDuration(q.ms))}\\s`));
       expect(line, p.name).toContain(`×${(Math.round((q.ms / p.ms) * 1000) / 1000).toFixed(2)}`);
     }
     expect(r.stdout).toMatch(/whole build .*→.*×\d\.\d\d/);
