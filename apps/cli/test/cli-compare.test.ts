@@ -94,5 +94,13 @@ describe('trt-build-studio compare', () => {
     const bare = await runCli(['compare', path.join(dir, 'bare.engine'), a]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(/no manifest beside the engine/);
+    // An engine replaced without its manifest (a crash between the two writes) is not compared by the old manifest.
+    const swapped = path.join(dir, 'swapped');
+    fs.mkdirSync(swapped);
+    fs.copyFileSync(`${a}.manifest.json`, path.join(swapped, 'a.engine.manifest.json'));
+    fs.copyFileSync(b, path.join(swapped, 'a.engine'));
+    const mismatch = await runCli(['compare', path.join(swapped, 'a.engine'), b]);
+    expect(mismatch.code).toBe(2);
+    expect(mismatch.stderr).toMatch(/its manifest describes other bytes/);
   });
 });
