@@ -700,6 +700,7 @@ export const BUILD_OPTION_TABLE = [
       'TensorRT until the adapters set kERROR_ON_TIMING_CACHE_MISS). The cache is read, never written. Not with timingCache.',
     cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
     trtexecMissing: (file: string) => `A pinned build is trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss (TensorRT 10.x); the command leaves it out.`,
+    form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'pinnedCachePath' },
     engineIdentity: true,
     sample: '/caches/pinned.cache',

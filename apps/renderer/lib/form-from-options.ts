@@ -28,6 +28,7 @@ export function formFromOptions(o: BuildOptionsInput): FormState {
     stronglyTyped: o.stronglyTyped ?? false,
     precision: (o.precision ?? []).filter((p): p is FormPrecision => (FORM_PRECISIONS as readonly string[]).includes(p)),
     timingCache: o.timingCache ?? '',
+    pinnedCache: o.pinnedCache ?? '',
     shapes: Object.fromEntries(Object.entries(shapes).map(([k, r]) => [k, fields(r)])),
     shapeValues: Object.fromEntries(Object.entries(o.shapeValues ?? {}).map(([k, r]) => [k, fields(r)])),
     buildRoute: o.buildRoute ?? '',

@@ -67,6 +67,13 @@ describe('Rebuild opens the form with the settings the engine was built with', (
     expect(rebuilt(m).timingCache).toBe('/c/model.cache');
   });
 
+  it('the timing cache a pinned build was pinned to', () => {
+    const m = recorded({}, { pinnedCache: { path: '/c/pinned.cache', sha256: 'a'.repeat(64) } });
+    const o = rebuilt(m);
+    expect(o.pinnedCache).toBe('/c/pinned.cache');
+    expect(o.timingCache).toBeUndefined();
+  });
+
   it('leaves what was not recorded at the form\'s defaults', () => {
     const form = formFromOptions(optionsFromManifest(recorded({})));
     expect(form.shapes).toEqual({ x: { min: '1x3x4x4', opt: '1x3x4x4', max: '1x3x4x4' } });
