@@ -149,6 +149,30 @@ describe('build --reuse', () => {
     expect((await build(svc, path.join(dir, 'route-d.engine'), sim({ simSeed: 30 }))).fin.reused).toBeUndefined();
   });
 
+  it('options the table says cannot change the engine do not change the simulated engine\'s bytes', async () => {
+    storeDir = path.join(dir, 'store-7');
+    const svc = service();
+    const cache = path.join(dir, 'identity.cache');
+    const plain = await build(svc, path.join(dir, 'ident-a.engine'), sim({ simSeed: 40, reuse: undefined }));
+    // Every option marked { not: ... } in the options table that a succeeding build can take, at
+    // once; the timing cache twice (cold, then warm: hits instead of measurements).
+    const others = { simDuration: 0.6, verboseLog: true, simMemory: '64M', manifestRows: true, maxHostMemory: '8G', timingCache: cache, reuse: undefined };
+    const cold = await build(svc, path.join(dir, 'ident-b.engine'), sim({ simSeed: 40, ...others }));
+    const warm = await build(svc, path.join(dir, 'ident-c.engine'), sim({ simSeed: 40, ...others }));
+    for (const b of [plain, cold, warm]) expect(b.fin.status, b.fin.error).toBe('succeeded');
+    // The simulator stamps the build's id into its file's header; everything else must be the same.
+    const bytes = (n: string) => {
+      const text = fs.readFileSync(path.join(dir, `ident-${n}.engine`), 'latin1');
+      expect(text).toMatch(/"buildId":"b[^"]+"/);
+      return text.replace(/"buildId":"[^"]*"/, '"buildId":""');
+    };
+    expect(bytes('b') === bytes('a'), 'cold cache and the other options').toBe(true);
+    expect(bytes('c') === bytes('a'), 'warm cache and the other options').toBe(true);
+    // An option marked as shaping the engine does change them.
+    await build(svc, path.join(dir, 'ident-d.engine'), sim({ simSeed: 40, optLevel: 5, reuse: undefined }));
+    expect(bytes('d') === bytes('a')).toBe(false);
+  });
+
   it('without reuse nothing is looked up or kept', async () => {
     storeDir = path.join(dir, 'store-3');
     const svc = service();
