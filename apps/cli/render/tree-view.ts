@@ -62,7 +62,10 @@ export function treeLines(view: BuildView, nowT: number): ViewLine[] {
       const name = displayText(row.name);
       const latest = row.open[row.open.length - 1];
       let head: string;
-      if (row.count === 1) {
+      if (row.count === 0) {
+        // A crashed build's lastPhasePath names a phase whose start was lost with the worker.
+        head = `✕ ${name}  (the worker died here; its start never arrived)`;
+      } else if (row.count === 1) {
         head = singleText(name, row.shown, nowT, cutT);
       } else {
         const done = row.count - row.open.length;
@@ -73,6 +76,7 @@ export function treeLines(view: BuildView, nowT: number): ViewLine[] {
       // The most the worker held while this phase ran (heartbeat samples; memory-track.ts).
       const mem = view.memory.of(row);
       if (mem) head += `  · peak ${formatMemory(mem.host)}${mem.gpu !== null ? ` / GPU ${formatMemory(mem.gpu)}` : ''}`;
+      if (row.crashSite === 'last' && row.count > 0) head += '  ✕ the worker died here';
       const idx = out.length;
       out.push({ text: indent + head, active: latest !== undefined, done: latest === undefined });
       if (walk(row, indent + '  ')) out[idx].active = true;
