@@ -157,6 +157,20 @@ export function formatCallback(view: BuildView, nowWall: number, simulated = fal
   return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
 }
 
+/** Within this much of a failed build's end, an early finish is the builder unwinding, not a phase done. */
+const UNWIND_MS = 50;
+
+/**
+ * From when on an early finish means "cut short": the Stop (or time budget), or the last moments
+ * of a build that failed or crashed. Undefined for a build that succeeded or still runs: there,
+ * TensorRT finishing a phase before its last step is a detail, not where the build stopped.
+ */
+export function cutShortFrom(view: Pick<BuildView, 'cancelling' | 'outcome'>): number | undefined {
+  if (view.cancelling) return view.cancelling.t;
+  const o = view.outcome;
+  return o && o.status !== 'succeeded' ? o.durationMs - UNWIND_MS : undefined;
+}
+
 /** Where a crashed build died (outermost phase first), when the service knew it. */
 export function crashSite(outcome: BuildFinished | undefined): string[] | undefined {
   if (outcome?.status !== 'crashed') return undefined;

@@ -10,6 +10,7 @@ import { displayText } from '../../shared/display-text.js';
 import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
 import { formatDuration } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-text.js';
+import { cutShortFrom } from '../../shared/view-format.js';
 
 export interface ViewLine {
   text: string;
@@ -22,20 +23,6 @@ function bar(done: number, total: number, width = 12): string {
   const f = total > 0 ? Math.min(1, done / total) : 0;
   const full = Math.round(f * width);
   return '█'.repeat(full) + '░'.repeat(width - full);
-}
-
-/** Within this much of a failed build's end, an early finish is the builder unwinding, not a phase done. */
-const UNWIND_MS = 50;
-
-/**
- * From when on an early finish means "cut short": the Stop (or time budget), or the last moments
- * of a build that failed or crashed. Undefined for a build that succeeded or still runs: there,
- * TensorRT finishing a phase before its last step is a detail.
- */
-function cutFrom(view: BuildView): number | undefined {
-  if (view.cancelling) return view.cancelling.t;
-  const o = view.outcome;
-  return o && o.status !== 'succeeded' ? o.durationMs - UNWIND_MS : undefined;
 }
 
 function singleText(name: string, n: Instance, nowT: number, cutT: number | undefined): string {
@@ -55,7 +42,7 @@ function span(row: PhaseRow, nowT: number): number {
 
 export function treeLines(view: BuildView, nowT: number): ViewLine[] {
   const out: ViewLine[] = [];
-  const cutT = cutFrom(view);
+  const cutT = cutShortFrom(view);
   const walk = (parent: PhaseRow, indent: string): boolean => {
     let anyActive = false;
     for (const row of parent.children) {

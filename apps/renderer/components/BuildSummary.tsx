@@ -1,6 +1,6 @@
 import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
 import { useApp } from '../hooks.js';
-import { formatBytes, formatDuration } from '../../shared/format.js';
+import { formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-size.js';
 import { fmtCount } from '../lib/panel-numbers.js';
 
@@ -58,8 +58,8 @@ export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, ca
     out.push('no engine written');
   }
   const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
-  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${stop}`);
-  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
+  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatLatency(o.cancelLatencyMs)} after ${stop}`);
+  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatLatency(o.stopToFinishMs)}`);
   if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
   if (o.memory) {
     out.push(`peak host memory ${formatMemory(o.memory.peakHostBytes)}${o.memory.peakGpuBytes !== null ? `, GPU ${formatMemory(o.memory.peakGpuBytes)}` : ''}`);

@@ -1,5 +1,7 @@
+import { useEffect, useState } from 'react';
 import { useApp } from '../hooks.js';
-import { formatAgo, formatDuration } from '../../shared/format.js';
+import { formatAgo, formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
+import { shortOutcomeText } from '../lib/outcome-text.js';
 import { formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
@@ -14,6 +16,10 @@ export function StatusLine() {
   const starting = useApp((s) => s.starting);
   const notice = useApp((s) => s.notice);
   useApp((s) => s.frame);
+  const [showFull, setShowFull] = useState(false);
+  const liveId = live?.id;
+  // A new build's status starts with its message folded again.
+  useEffect(() => setShowFull(false), [liveId]);
   const now = Date.now();
   const status = live ? live.status : 'Idle';
   const running = status === 'Building' || status === 'Stopping';
@@ -35,12 +41,19 @@ export function StatusLine() {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;
     const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
-    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${after}`);
-    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
+    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatLatency(o.cancelLatencyMs)} after ${after}`);
+    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatLatency(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
   }
-  if (o?.error) detail = detail ? `${detail} — ${o.error}` : o.error;
-  if (o?.status === 'succeeded' && o.engineBytes !== undefined) detail = `engine ${fmtCount(o.engineBytes)} bytes`;
+  // The error's short form here; its full text is a click away (and in the summary and the log).
+  const short = o ? shortOutcomeText(o) : undefined;
+  const full = o?.error && short !== o.error ? o.error : undefined;
+  if (short) detail = detail ? `${detail} — ${short}` : short;
+  let detailTitle: string | undefined;
+  if (o?.status === 'succeeded' && o.engineBytes !== undefined) {
+    detail = `engine ${formatBytes(o.engineBytes)}`;
+    detailTitle = `${fmtCount(o.engineBytes)} bytes`;
+  }
 
   return (
     <footer className="statusbar">
@@ -69,8 +82,25 @@ export function StatusLine() {
             )}
           </span>
         )}
-        {detail && <span className="detail">{detail}</span>}
+        {detail && !full && (
+          <span className="detail" title={detailTitle}>
+            {detail}
+          </span>
+        )}
+        {detail && full && (
+          <button type="button" className="detail linkish" aria-expanded={showFull} title="Show the full message" onClick={() => setShowFull(!showFull)}>
+            {detail}
+          </button>
+        )}
       </div>
+      {full && showFull && (
+        <div className="status-full" role="region" aria-label="Full message">
+          <p>{full}</p>
+          <button type="button" className="small" onClick={() => setShowFull(false)}>
+            Close
+          </button>
+        </div>
+      )}
       {notice && (
         <div className={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : undefined}>
           {notice.text}

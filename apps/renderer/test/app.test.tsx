@@ -112,6 +112,51 @@ describe('App', () => {
     expect(host.querySelector('.fill.early')).toBeNull();
     expect(host.textContent).not.toContain('⚑');
     expect(host.querySelector('.legend')?.textContent).toContain('ended before its last step');
+    // Finished reads finished: every closed row shows a check and its elapsed time; no visible
+    // step text is a count short of its total ("4/6").
+    const rows = [...host.querySelectorAll('[role="treeitem"]')];
+    for (const r of rows) {
+      const steps = r.querySelector('.steps')!.textContent!;
+      expect(steps).toMatch(/^✓ \d+/);
+      expect(steps).not.toMatch(/\d+\/\d+/);
+      expect(r.querySelector('.elapsed')!.textContent).toMatch(/\d+ ms|s$/);
+    }
+    // The early mark explains itself on hover, with the figures.
+    const early = rows.find((r) => r.getAttribute('aria-label')!.startsWith('Building engine'))!;
+    expect(early.querySelector('.steps')!.getAttribute('title')).toMatch(/^ended after step 4 of 6 planned\. TensorRT routinely ends a phase/);
+    expect(early.querySelector('.steps')!.textContent).toBe('✓ 4◂');
+    expect(host.querySelector('.legend [title]')!.getAttribute('title')).toMatch(/not an error/);
+  });
+
+  it('a crashed build: the tree holds the phase it died in, the log has the crash line, the status bar the short form with the full text a click away', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const clone = w.start('Cloning network graph', root, 1516);
+    for (let s = 0; s < 20; s++) w.step(clone, s);
+    const error =
+      'the build worker crashed in Building engine › Preparing graph for optimization: it exited without a result (signal SIGSEGV); last output: Segmentation fault (core dumped)';
+    w.finished('crashed', { error, lastPhasePath: ['Building engine', 'Preparing graph for optimization'] });
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    const items = treeitems();
+    expect(items).toContain('Preparing graph for optimization, crash site: the worker died here before its start reached this view');
+    expect(host.querySelector('.trow.crash-last .crash-tag')?.textContent).toBe('✕ crash site');
+    // Cut short where it stopped: the count stays visible.
+    const cloneRow = [...host.querySelectorAll('[role="treeitem"]')].find((r) => r.getAttribute('aria-label')!.startsWith('Cloning network graph'))!;
+    expect(cloneRow.querySelector('.steps')!.textContent).toBe('20/1516■');
+    // The log's last line is the crash, in full.
+    const logText = host.querySelector('[role="log"]')!.textContent!;
+    expect(logText).toContain(`Build crashed: ${error}`);
+    // The status bar: the short form, the full text one click away.
+    const detail = host.querySelector('.statusbar .detail') as HTMLButtonElement;
+    expect(detail.textContent).toBe('crashed in Preparing graph for optimization (signal SIGSEGV)');
+    expect(host.querySelector('.status-full')).toBeNull();
+    await act(async () => detail.click());
+    expect(host.querySelector('.status-full')!.textContent).toContain(error);
+    await act(async () => detail.click());
+    expect(host.querySelector('.status-full')).toBeNull();
   });
 
   it('keeps the fraction of phases that a cancelled build cut short', async () => {
@@ -124,8 +169,11 @@ describe('App', () => {
     w.finished('cancelled', { cancelLatencyMs: 0.4, stopToFinishMs: 12 });
     act(() => client.push('b1', w.events));
     runFramesUntilIdle();
-    expect(host.querySelector('[aria-label="Build summary"]')?.textContent).toMatch(/^Cancelled after .*no engine written.*builder stopped \S+ ms after Stop.*unwound in 12 ms/);
+    expect(host.querySelector('[aria-label="Build summary"]')?.textContent).toMatch(/^Cancelled after .*no engine written.*builder stopped < 1 ms after Stop.*unwound in 12 ms/);
     expect((host.querySelector('[role="treeitem"] .fill') as HTMLElement).style.width).toBe('25.0%');
+    // Cancelled keeps the count where it stopped, visibly, with its mark and legend.
+    expect(host.querySelector('[role="treeitem"] .steps')!.textContent).toBe('1/4■');
+    expect(host.querySelector('.legend')!.textContent).toContain('stopped here');
   });
 
   it('renders only the rows in view, however many distinct phases the build reports', async () => {
