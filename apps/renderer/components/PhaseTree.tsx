@@ -154,7 +154,8 @@ export function PhaseTree() {
     const h = Math.max(viewH, ROW_H); // a viewport lower than a row would make the two rules fight
     let next = scrollTop;
     if (top < scrollTop) next = top;
-    else if (top + ROW_H > scrollTop + h) next = top + ROW_H - h;
+    // Scrolled down in whole rows: the top row is never cut in half under the column header.
+    else if (top + ROW_H > scrollTop + h) next = Math.min(top, Math.ceil((top + ROW_H - h) / ROW_H) * ROW_H);
     if (next !== scrollTop) {
       el.scrollTop = next;
       setScrollTop(next);
@@ -291,7 +292,9 @@ export function PhaseTree() {
           aria-label="Build phases"
           tabIndex={0}
           className="tree"
-          style={{ height: rows.length * ROW_H }}
+          // The part-row left over at the bottom of the viewport is slack, so scrolling to the end
+          // still leaves whole rows from the top.
+          style={{ height: rows.length * ROW_H + (rows.length * ROW_H > viewH ? viewH % ROW_H : 0) }}
           aria-activedescendant={focusedIndex >= 0 ? rowId(rows[focusedIndex]) : undefined}
           onKeyDown={onKeyDown}
         >
