@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import { useApp } from '../hooks.js';
+import { useApp, useController } from '../hooks.js';
 import { formatAgo, formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 import { shortOutcomeText } from '../lib/outcome-text.js';
-import { formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
+import { busyWord, formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
 /**
@@ -50,6 +50,14 @@ export function StatusLine() {
   const full = o?.error && short !== o.error ? o.error : undefined;
   if (short) detail = detail ? `${detail} — ${short}` : short;
   let detailTitle: string | undefined;
+  // Idle with a model whose form cannot build yet: say so here too (Build is disabled).
+  const model = useApp((s) => s.model);
+  useApp((s) => s.form);
+  const c = useController();
+  if (status === 'Idle' && model && !starting) {
+    const blocker = c.buildBlocker();
+    if (blocker) detail = `not ready to build: ${blocker}`;
+  }
   if (o?.status === 'succeeded' && o.engineBytes !== undefined) {
     detail = `engine ${formatBytes(o.engineBytes)}`;
     detailTitle = `${fmtCount(o.engineBytes)} bytes`;
@@ -113,7 +121,7 @@ export function StatusLine() {
 /** "builder busy · 1.6 cores · GPU 87%", or what an idle builder may be doing. */
 function livenessText(l: Liveness): string {
   if (!l.busy) return l.gpuPercent === undefined ? 'no CPU use — waiting on the GPU or stalled' : 'no CPU or GPU use — the builder looks stalled';
-  const parts = ['builder busy'];
+  const parts = [busyWord(l)];
   if (l.cores !== undefined) parts.push(l.cores >= IDLE_CORES ? formatCores(l.cores) : 'CPU idle');
   if (l.gpuPercent !== undefined) parts.push(`GPU ${Math.round(l.gpuPercent)}%${gpuMemoryText(l)}`);
   return parts.join(' · ');

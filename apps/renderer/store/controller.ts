@@ -136,6 +136,18 @@ export class Controller {
     return !backends.some((b) => b.name === 'tensorrt' && b.available);
   }
 
+  /**
+   * Why Build cannot start with the form as it is (a required shape empty, a value out of range,
+   * a relative path), or null when it can. Build is disabled with this reason beside it, so the
+   * status never stays "Idle" after a silent refusal.
+   */
+  buildBlocker(): string | null {
+    const s = this.store.getState();
+    if (!s.model) return null;
+    const result = formToOptions(s.form, s.model.summary, this.simulatorSelected(), formCapabilities(s.form.backend, s.backends));
+    return result.ok ? null : result.error;
+  }
+
   canBuild(): boolean {
     const s = this.store.getState();
     return !!s.model && !s.starting && !this.isRunning();
