@@ -24,7 +24,16 @@ export function StatusLine() {
   const status = live ? live.status : 'Idle';
   const running = status === 'Building' || status === 'Stopping';
   const parts: string[] = [];
+  const percent = live && status !== 'Idle' ? overallPercent(live.view.fraction(), status) : undefined;
+  if (percent !== undefined && running) parts.push(`${percent}%`);
   if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
+  const modelName = useApp((s) => s.model?.displayName);
+  // The window title carries the state and the overall percentage (a minimized window's tab or
+  // task bar entry still shows how far it is).
+  const title = windowTitle(status, running ? percent : undefined, modelName);
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
   const estimate = live && running ? live.view.remaining(now) : undefined;
   if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
@@ -69,7 +78,12 @@ export function StatusLine() {
         <span className="state">{starting && status === 'Idle' ? 'Idle (starting…)' : status}</span>
         {parts.map((p) => (
           // Ticking figures: readable in the region, but not announced four times a second.
-          <span key={p.split(' ')[0]} className="part" aria-live="off" title={p.startsWith('about') ? estimateTitle(estimate?.basis) : undefined}>
+          <span
+            key={p.endsWith('%') ? 'percent' : p.split(' ')[0]}
+            className="part"
+            aria-live="off"
+            title={p.startsWith('about') ? estimateTitle(estimate?.basis) : p.endsWith('%') ? PERCENT_TITLE : undefined}
+          >
             {p}
           </span>
         ))}
@@ -116,6 +130,23 @@ export function StatusLine() {
       )}
     </footer>
   );
+}
+
+const PERCENT_TITLE =
+  "Overall progress, as every surface reports it: the outermost phase's steps, refined by the phase running inside it. TensorRT gives no total, so it is a shape, not a promise; it stays under 100 until the engine is written.";
+
+/** The build view's fraction as a whole percent; under 100 until the engine is written (as the LSP's). */
+export function overallPercent(fraction: number, status: string): number {
+  const p = Math.floor(Math.max(0, Math.min(1, fraction)) * 100);
+  return status === 'Succeeded' ? 100 : Math.min(99, p);
+}
+
+const APP_NAME = 'TRT Build Studio';
+
+/** "37% · Building · resnet50.onnx — TRT Build Studio"; the app's name alone while idle without a model. */
+export function windowTitle(status: string, percent: number | undefined, model: string | undefined): string {
+  const head = [percent !== undefined ? `${percent}%` : undefined, status !== 'Idle' ? status : undefined, model].filter((p) => p !== undefined);
+  return head.length ? `${head.join(' · ')} — ${APP_NAME}` : APP_NAME;
 }
 
 /** "builder busy · 1.6 cores · GPU 87%", or what an idle builder may be doing. */

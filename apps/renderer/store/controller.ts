@@ -266,10 +266,12 @@ export class Controller {
     }, 250);
   }
 
-  /** The top-level phase's steps are the only honest overall fraction TensorRT gives. */
+  /**
+   * The task bar shows the figure the status line, the window title and the other surfaces show:
+   * the build view's fraction (outermost phase refined by its running child, only rising).
+   */
   private reportProgress(live: LiveBuild): void {
-    const top = live.phases.root.children[0]?.shown;
-    if (top && top.nbSteps > 0) this.client.setProgress?.(Math.min(1, top.stepsDone / top.nbSteps));
+    if (live.phases.rowsCreated > 0) this.client.setProgress?.(Math.min(0.99, live.view.fraction()));
   }
 
   private stopClock(): void {

@@ -159,6 +159,33 @@ describe('App', () => {
     expect(host.querySelector('.status-full')).toBeNull();
   });
 
+  it('shows the overall percentage in the status line and the window title, 100 only once the engine is written', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 4);
+    w.step(root, 0);
+    w.step(root, 1);
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    expect(status()).toMatch(/^Building50%elapsed /);
+    expect(document.title).toBe('50% · Building · tiny.onnx — TRT Build Studio');
+    w.step(root, 2);
+    w.step(root, 3);
+    w.finish(root, 4);
+    act(() => client.push('b1', w.events.slice(-3)));
+    runFramesUntilIdle();
+    // All steps reported but no engine yet: 99, never 100.
+    expect(status()).toMatch(/^Building99%/);
+    w.finished('succeeded', { engineBytes: 1000 });
+    act(() => client.push('b1', w.events.slice(-1)));
+    runFramesUntilIdle();
+    expect(status()).not.toContain('%');
+    expect(document.title).toBe('Succeeded · tiny.onnx — TRT Build Studio');
+    expect(status()).toContain('engine 1000 B');
+    expect(host.querySelector('.statusbar .detail')!.getAttribute('title')).toBe('1,000 bytes');
+  });
+
   it('keeps the fraction of phases that a cancelled build cut short', async () => {
     await openAndBuild();
     const w = new StreamWriter('b1');
