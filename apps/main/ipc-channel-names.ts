@@ -16,6 +16,7 @@ export const INVOKE = {
   subscribe: 'tbs:subscribe',
   unsubscribe: 'tbs:unsubscribe',
   saveEngine: 'tbs:save-engine',
+  showEngineInFolder: 'tbs:show-engine-in-folder',
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',
   checkEngine: 'tbs:check-engine',

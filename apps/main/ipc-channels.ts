@@ -43,6 +43,7 @@ export const PAYLOADS = {
   [INVOKE.subscribe]: z.object({ subscriptionId: Id, buildId: Id }).strict(),
   [INVOKE.unsubscribe]: z.object({ subscriptionId: Id }).strict(),
   [INVOKE.saveEngine]: z.object({ id: Id }).strict(),
+  [INVOKE.showEngineInFolder]: z.object({ id: Id }).strict(),
   [INVOKE.listEngines]: NoArgs,
   // The service refuses paths and anything but engines; this only bounds the request's size.
   [INVOKE.deleteEngines]: z.object({ names: z.array(z.string().min(1).max(1024)).min(1).max(1000) }).strict(),

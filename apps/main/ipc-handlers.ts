@@ -34,6 +34,8 @@ export interface IpcDeps {
   windowOf(event: IpcMainInvokeEvent): BaseWindow | null;
   /** Where each kind of save dialog starts: the folder last saved to (save-folders.ts). */
   saveFolders: Pick<SaveFolders, 'folder' | 'remember'>;
+  /** Opens the system's file manager at a file (Electron's shell.showItemInFolder). */
+  showItemInFolder(file: string): void;
   /** Build feedback (progress bar, notification, Stop menu item) follows each started build. */
   onBuildStarted(buildId: string, modelPath: string): void;
   log?(message: string): void;
@@ -162,6 +164,12 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     } catch (err) {
       throw new ServiceError('bad_input', `Could not save the engine to ${dest}: ${describeFsError(err)}.`);
     }
+  });
+  // A build's own engine only (by build id, never a path from the page).
+  on(INVOKE.showEngineInFolder, ({ id }) => {
+    const file = service.enginePath(id);
+    if (!file) throw new ServiceError(service.getBuild(id) ? 'conflict' : 'not_found', `Build ${id} has no engine on disk to show.`);
+    deps.showItemInFolder(file);
   });
   // Only the service's own output folder, by plain file name: the service enforces that.
   on(INVOKE.listEngines, () => service.listEngines?.() ?? []);

@@ -93,6 +93,7 @@ const client: BuildClient = {
     };
   },
   saveEngine: (id: string) => call<SavedEngine | null>(C.saveEngine, { id }),
+  showEngineInFolder: (id: string) => call<void>(C.showEngineInFolder, { id }),
   listEngines: () => call<EngineFile[]>(C.listEngines),
   deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
   checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),

@@ -80,6 +80,8 @@ export interface BuildClient {
   saveEngine(id: string): Promise<SavedEngine | null>;
   /** Engines in the build service's default output folder, newest first (absent: not offered). */
   listEngines?(): Promise<EngineFile[]>;
+  /** Opens the file manager at a build's engine (desktop only: a browser cannot reach the folder). */
+  showEngineInFolder?(id: string): Promise<void>;
   /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
   /**

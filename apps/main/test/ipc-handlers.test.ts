@@ -100,6 +100,7 @@ function setup() {
   const hub = new SubscriptionHub(service);
   const started: string[] = [];
   const refused: string[] = [];
+  const shown: string[] = [];
   const unregister = registerIpcHandlers({
     ipcMain: ipcMain as never,
     service,
@@ -111,6 +112,7 @@ function setup() {
     windowOf: () => null,
     saveFolders: new SaveFolders(path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-settings-')), 'settings.json'), dir),
     onBuildStarted: (id) => started.push(id),
+    showItemInFolder: (file) => shown.push(file),
     log: (m) => refused.push(m),
   });
 
@@ -120,7 +122,7 @@ function setup() {
     if (!h) throw new Error(`no handler for ${channel}`);
     return h(ev, payload);
   };
-  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, unregister, openRequests };
+  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, shown, unregister, openRequests };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -280,6 +282,17 @@ describe('builds', () => {
   });
 });
 
+describe('showing the engine in its folder', () => {
+  it("opens the file manager at a build's own engine, by build id only; no engine, no call", async () => {
+    expect(await t.call(INVOKE.showEngineInFolder, { id: 'b1' })).toEqual({ ok: true, value: null });
+    expect(t.shown).toEqual([t.engine]);
+    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b2' })).code).toBe('conflict');
+    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b9' })).code).toBe('not_found');
+    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b1', path: '/etc/passwd' })).code).toBe('bad_input');
+    expect(t.shown).toEqual([t.engine]);
+  });
+});
+
 describe('saving the engine', () => {
   it('returns null and writes nothing when the save dialog is cancelled', async () => {
     expect(await t.call(INVOKE.saveEngine, { id: 'b1' })).toEqual({ ok: true, value: null });
@@ -393,6 +406,7 @@ describe('engines in the output folder', () => {
       windowOf: () => null,
       saveFolders: new SaveFolders(path.join(t.dir, 'unused-settings.json'), t.dir),
       onBuildStarted: () => undefined,
+      showItemInFolder: () => undefined,
     });
     const ev = t.event();
     expect(await handlers.get(INVOKE.listEngines)!(ev)).toEqual({ ok: true, value: [] });

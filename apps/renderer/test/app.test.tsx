@@ -100,12 +100,20 @@ describe('App', () => {
     w.finish(opt, 28, true);
     for (let s = 0; s < 4; s++) w.step(root, s);
     w.finish(root, 4, true);
-    w.finished('succeeded', { engineBytes: 2 * 1024 * 1024 });
+    const out = '/home/me/trt-build-studio/engines/a-rather-long-model-name_v2.sim.10.16.0.engine';
+    w.finished('succeeded', { engineBytes: 2 * 1024 * 1024, outputPath: out });
     act(() => client.push('b1', w.events));
     runFramesUntilIdle();
     const summaryEl = host.querySelector('[aria-label="Build summary"]');
     expect(summaryEl?.textContent).toMatch(/^Succeeded in /);
     expect(summaryEl?.textContent).toContain('engine 2.00 MiB');
+    // One size format, the exact bytes on hover; the engine's path with Copy (Show in folder only
+    // where the host can open a folder: not this scripted web-like client).
+    expect(summaryEl!.querySelector('.summary-fact[title]')!.getAttribute('title')).toBe('2,097,152 bytes');
+    const pathEl = summaryEl!.querySelector('[aria-label="Engine file"]')!;
+    expect(pathEl.querySelector('.path-text')!.textContent).toBe(out);
+    expect(pathEl.querySelector('.path-text')!.getAttribute('title')).toBe(out);
+    expect([...pathEl.querySelectorAll('button')].map((b) => b.textContent)).toEqual(['Copy path']);
     const fills = [...host.querySelectorAll('[role="treeitem"] .fill')].map((e) => (e as HTMLElement).style.width);
     expect(fills).toEqual(['100.0%', '100.0%']);
     // No alarm colour, no flag: a muted mark explained once in the panel head.
