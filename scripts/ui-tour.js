@@ -160,7 +160,9 @@ async function tour(browser, url, models, [w, h]) {
   await t.build('Succeeded');
   await t.build('Succeeded');
   await t.build('Building');
-  await page.waitForTimeout(2000);
+  // A busy machine may take a while to start the worker: wait for a tree worth showing.
+  await page.waitForFunction(() => document.querySelectorAll('[role="treeitem"]').length >= 8, undefined, { timeout: 30_000 });
+  await page.waitForTimeout(1000);
   await t.shot('05-building');
   if (await page.getByRole('tab', { name: 'Timeline' }).isVisible()) {
     // The small window's tabs: the timeline, then back to the log.

@@ -19,6 +19,8 @@ const OVERSCAN = 8;
 const INDENT = 14;
 const TWISTY = 14;
 const NAME_PAD = 10;
+/** The "✕ crash site" tag beside the crash site's name (its margin included). */
+const CRASH_TAG_W = 78;
 
 /**
  * Width in px of the widest visible phase name with its indent, so the name column takes the room
@@ -27,7 +29,7 @@ const NAME_PAD = 10;
  */
 function nameColumnWidth(rows: readonly PhaseRow[], measure: (text: string) => number): number {
   let widest = 0;
-  for (const r of rows) widest = Math.max(widest, r.depth * INDENT + TWISTY + measure(r.name));
+  for (const r of rows) widest = Math.max(widest, r.depth * INDENT + TWISTY + measure(r.name) + (r.crashSite === 'last' ? CRASH_TAG_W : 0));
   return Math.ceil(widest + NAME_PAD);
 }
 
@@ -241,12 +243,12 @@ export function PhaseTree() {
           <span className="legend small-text">
             {anyEarly && (
               <span title={EARLY_TITLE}>
-                <span className="early-mark">◂</span> ended before its last step (routine)
+                <span className="early-mark">◂</span> ended early (routine)
               </span>
             )}
             {anyCut && (
               <span title={CUT_TITLE}>
-                <span className="cut-mark">■</span> stopped here
+                <span className="cut-mark">■</span> stopped
               </span>
             )}
             {crashPath.length > 0 && (
@@ -379,7 +381,9 @@ const Row = memo(function Row(p: RowProps) {
   const frac = unreceived ? 0 : closed && closed !== 'cut' ? 1 : stepFrac;
   const elapsed = (inst.endT ?? Math.max(nowT, inst.startT)) - inst.startT;
   const label =
-    (unreceived ? `${row.name}, crash site: the worker died here before its start reached this view` : `${row.name} ${inst.stepsDone}/${inst.nbSteps}`) +
+    (unreceived
+      ? `${row.name}, ${row.crashSite === 'last' ? 'crash site: the worker died here' : 'on the crash path'} before its start reached this view`
+      : `${row.name} ${inst.stepsDone}/${inst.nbSteps}`) +
     (row.count > 1 ? `, ${fmtCount(row.count)} instances` : '') +
     (closed === 'early' ? ', finished early' : closed === 'cut' ? ', stopped there' : '') +
     (row.earlyCount > 0 && closed !== 'early' && closed !== 'cut' ? `, ${fmtCount(row.earlyCount)} finished early` : '') +
@@ -438,7 +442,13 @@ const Row = memo(function Row(p: RowProps) {
  */
 function StepsCell({ row, open, closed, unreceived, earlyInstances }: { row: PhaseRow; open: boolean; closed: Closed | undefined; unreceived: boolean; earlyInstances: boolean }) {
   const inst = row.shown;
-  if (unreceived) return <span className="num steps muted">—</span>;
+  if (unreceived) {
+    return (
+      <span className="num steps muted" title="Its start never reached this view: the events in flight were lost with the worker.">
+        —
+      </span>
+    );
+  }
   if (open || closed === undefined) {
     return (
       <span className="num steps">

@@ -227,39 +227,41 @@ const PAD = 3;
 /**
  * Labels for one lane's bars: each row's name once, on its widest bar: inside it when it fits
  * (cut with "…" to the bar's width when the bar is at least MIN_LABEL_PX wide), else beside it,
- * to the right, in the free room before the next bar (or the edge), cut the same way. A bar with
- * no room for either keeps its name on hover (the tooltip). Exported for tests.
+ * to the right, in free room only (up to the next bar or label, or the edge: a name drawn over
+ * another phase's bar would name the wrong bar), cut the same way. A bar with no room for either
+ * keeps its name on hover (the tooltip). Exported for tests.
  */
 export function placeLabels(lane: readonly Bar[], width: number, measure: (text: string) => number): Label[] {
-  const sorted = [...lane].sort((a, b) => a.x0 - b.x0);
   const widest = new Map<PhaseRow, Bar>();
-  for (const b of sorted) {
+  for (const b of lane) {
     const w = widest.get(b.row);
     if (!w || b.x1 - b.x0 > w.x1 - w.x0) widest.set(b.row, b);
   }
   const out: Label[] = [];
-  let usedTo = -Infinity; // right end of the last label placed beside a bar (labels must not overlap)
-  for (let i = 0; i < sorted.length; i++) {
-    const b = sorted[i];
-    if (widest.get(b.row) !== b) continue;
+  // What a label beside a bar must not cover: every bar of the lane and the labels placed so far.
+  const taken: Array<[number, number]> = lane.map((b) => [b.x0, b.x1]);
+  const pending: Bar[] = [];
+  // Inside first: a bar that holds (part of) its name is labelled there.
+  for (const b of [...widest.values()].sort((a, c) => a.x0 - c.x0)) {
     const inside = b.x1 - b.x0 - 2 * PAD;
-    if (inside >= MIN_LABEL_PX && b.x0 + PAD >= usedTo) {
-      const text = fitText(b.row.name, inside, measure);
-      if (text) out.push({ row: b.row, text, x: b.x0 + PAD });
-      continue;
-    }
-    const from = Math.max(b.x1 + PAD, usedTo + PAD);
-    const nextBar = sorted.slice(i + 1).find((n) => n.x0 >= b.x1);
-    const to = Math.min(width, nextBar ? nextBar.x0 : width) - PAD;
-    if (to - from >= MIN_LABEL_PX) {
-      const text = fitText(b.row.name, to - from, measure);
-      if (text) {
-        out.push({ row: b.row, text, x: from });
-        usedTo = from + measure(text);
-      }
-    }
+    const text = inside >= MIN_LABEL_PX ? fitText(b.row.name, inside, measure) : '';
+    if (text) out.push({ row: b.row, text, x: b.x0 + PAD });
+    else pending.push(b);
   }
-  return out;
+  // Then beside, to the right, in free room only (never over another bar or label).
+  for (const b of pending) {
+    const from = b.x1 + PAD;
+    if (taken.some(([a, z]) => from >= a && from < z)) continue;
+    let to = width;
+    for (const [a] of taken) if (a >= from && a < to) to = a;
+    to -= PAD;
+    if (to - from < MIN_LABEL_PX) continue;
+    const text = fitText(b.row.name, to - from, measure);
+    if (!text) continue;
+    out.push({ row: b.row, text, x: from });
+    taken.push([from, from + measure(text)]);
+  }
+  return out.sort((a, c) => a.x - c.x);
 }
 
 /** The name, or its head with "…", in at most `room` px; '' when not even that fits. */

@@ -119,7 +119,7 @@ describe('App', () => {
     // No alarm colour, no flag: a muted mark explained once in the panel head.
     expect(host.querySelector('.fill.early')).toBeNull();
     expect(host.textContent).not.toContain('⚑');
-    expect(host.querySelector('.legend')?.textContent).toContain('ended before its last step');
+    expect(host.querySelector('.legend')?.textContent).toContain('ended early (routine)');
     // Finished reads finished: every closed row shows a check and its elapsed time; no visible
     // step text is a count short of its total ("4/6").
     const rows = [...host.querySelectorAll('[role="treeitem"]')];
@@ -208,7 +208,7 @@ describe('App', () => {
     expect((host.querySelector('[role="treeitem"] .fill') as HTMLElement).style.width).toBe('25.0%');
     // Cancelled keeps the count where it stopped, visibly, with its mark and legend.
     expect(host.querySelector('[role="treeitem"] .steps')!.textContent).toBe('1/4■');
-    expect(host.querySelector('.legend')!.textContent).toContain('stopped here');
+    expect(host.querySelector('.legend')!.textContent).toContain('■ stopped');
   });
 
   it('renders only the rows in view, however many distinct phases the build reports', async () => {

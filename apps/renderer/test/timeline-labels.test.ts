@@ -44,3 +44,12 @@ describe('placeLabels', () => {
     for (let i = 1; i < labels.length; i++) expect(labels[i].x).toBeGreaterThanOrEqual(labels[i - 1].x + measure(labels[i - 1].text));
   });
 });
+
+describe('placeLabels never names the wrong bar', () => {
+  it('a thin bar whose right side is covered by a longer bar of the same lane gets no beside label over it', () => {
+    const thin = row('Preparing graph for optimization');
+    const long = row('Building engine from subgraph');
+    const labels = placeLabels([{ row: thin, x0: 98, x1: 100 }, { row: long, x0: 99, x1: 500 }], 600, measure);
+    expect(labels).toEqual([{ row: long, text: 'Building engine from subgraph', x: 102 }]);
+  });
+});
