@@ -156,7 +156,8 @@ async function tour(browser, url, models, [w, h]) {
 
   // Earlier identical builds give the service a basis for the predicted end.
   await t.open(models.big);
-  await t.sim({ duration: 4 });
+  // Long enough that Stop still finds it running on a busy machine.
+  await t.sim({ duration: 8 });
   await t.build('Succeeded');
   await t.build('Succeeded');
   await t.build('Building');
