@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // A screenshot tour of the web UI in every state, at a laptop size (1280×800) and a small window
 // (900×700): idle, model open, a dynamic model needing shapes (Build disabled with the reason),
-// building (with a predicted end once earlier builds exist; in the small window also the
-// timeline's tab), a long silence, stopping, cancelled, succeeded (a big build, every row
+// building (with a predicted end once earlier builds exist), a long silence, stopping, cancelled
+// (in the small window also the timeline's tab), succeeded (a big build, every row
 // finished, and a small one), with a timing cache, failed, crashed, crashed mid-phase (the crash
 // site in the tree, then the full message opened from the status line), and the form under
 // TensorRT 11.1 emulation. It starts real `serve` processes
@@ -165,16 +165,16 @@ async function tour(browser, url, models, [w, h]) {
   await page.waitForFunction(() => document.querySelectorAll('[role="treeitem"]').length >= 8, undefined, { timeout: 30_000 });
   await page.waitForTimeout(1000);
   await t.shot('05-building');
-  if (await page.getByRole('tab', { name: 'Timeline' }).isVisible()) {
-    // The small window's tabs: the timeline, then back to the log.
-    await page.getByRole('tab', { name: 'Timeline' }).click();
-    await t.shot('05b-building-timeline-tab');
-    await page.getByRole('tab', { name: 'Log' }).click();
-  }
   await t.button('Stop').click();
   await t.shot('06-stopping');
   await t.status.getByText('Cancelled', { exact: true }).waitFor({ timeout: 30_000 });
   await t.shot('07-cancelled');
+  if (await page.getByRole('tab', { name: 'Timeline' }).isVisible()) {
+    // The small window's tabs: the timeline, then back to the log.
+    await page.getByRole('tab', { name: 'Timeline' }).click();
+    await t.shot('07a-cancelled-timeline-tab');
+    await page.getByRole('tab', { name: 'Log' }).click();
+  }
 
   await t.sim({ duration: 3 });
   await t.build('Succeeded');
