@@ -395,6 +395,7 @@ describe('engines in the output folder', () => {
       windowOf: () => null,
       saveFolders: new SaveFolders(path.join(t.dir, 'unused-settings.json'), t.dir),
       onBuildStarted: () => undefined,
+      showInFolder: () => undefined,
     });
     const ev = t.event();
     expect(await handlers.get(INVOKE.listEngines)!(ev)).toEqual({ ok: true, value: [] });

@@ -24,6 +24,8 @@ export function History() {
   };
   // The live build is mutated in place: subscribe to its outcome so its row follows at once.
   useApp((s) => s.live?.outcome?.status);
+  // A running build's time counts up, once a second (not every frame).
+  useApp((s) => (s.live && !s.live.outcome ? Math.floor(s.live.elapsedMs(Date.now()) / 1000) : -1));
   const rows = [...history].reverse();
   // The build on screen may have ended after the list was fetched (the record is updated a moment
   // after the stream's last event): its outcome comes from the stream, so the row never says
@@ -116,8 +118,12 @@ export function History() {
                   )}
                 </td>
                 <td className={`outcome o-${stateOf(r)}`}>{r.outcome?.reused ? 'reused' : stateOf(r)}</td>
-                <td className="num">{r.id === live?.id && live.outcome ? formatDuration(live.outcome.durationMs) : fmtDuration(r)}</td>
-                <td className="num">{cacheText(r)}</td>
+                <td className="num" title={stateOf(r) === 'running' || stateOf(r) === 'queued' ? 'so far' : undefined}>
+                  {r.id === live?.id ? formatDuration(live.elapsedMs(Date.now())) : fmtDuration(r)}
+                </td>
+                <td className="num" title={cacheTitle(r, stateOf(r))}>
+                  {cacheText(r, stateOf(r))}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -142,16 +148,27 @@ function FileName({ name }: { name: string }) {
   );
 }
 
+/** A finished build's duration; a running one's time so far (from its start); "queued" before it starts. */
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);
-  return d === undefined ? '…' : formatDuration(d);
+  if (d !== undefined) return formatDuration(d);
+  if (r.startedAt) return formatDuration(Date.now() - Date.parse(r.startedAt));
+  return 'queued';
 }
 
-function cacheText(r: BuildRecord): string {
+const isRunning = (state: string) => state === 'running' || state === 'queued' || state === 'cancelling';
+
+/** Hits / entries added; "none" for a build that used no timing cache, nothing while running. */
+function cacheText(r: BuildRecord, state: string): string {
   const cache = r.cache ?? r.outcome?.cache;
-  if (!cache) return '—';
+  if (!cache) return isRunning(state) ? '' : 'none';
   const hits = cache.hits === undefined ? '?' : fmtCount(cache.hits);
   return `${hits} / +${fmtCount(cache.added)}`;
+}
+
+function cacheTitle(r: BuildRecord, state: string): string {
+  if (r.cache ?? r.outcome?.cache) return 'timing-cache hits / entries added';
+  return isRunning(state) ? 'the timing-cache figures come when the build has them' : 'this build used no timing-cache file';
 }
 
 /** Builds of one model file share it; uploads have a new path each time, so size and graph count too. */

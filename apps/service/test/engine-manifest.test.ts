@@ -120,7 +120,9 @@ describe('the manifest a build writes', () => {
     const fin = await svc.waitForResult(rec.id);
     const name = path.basename(fin.outputPath!);
     expect(fs.existsSync(manifestPathFor(fin.outputPath!))).toBe(true);
-    // The listing shows engines only, not their manifests.
+    // The listing shows engines only, not their manifests; another program's engine in the same
+    // folder (no manifest of this product beside it) is not listed.
+    fs.writeFileSync(path.join(path.dirname(fin.outputPath!), 'someone-else.engine'), 'not ours');
     expect(svc.listEngines().map((e) => e.name)).toEqual([name]);
     expect(svc.deleteEngines([name]).deleted).toEqual([name]);
     expect(fs.existsSync(manifestPathFor(fin.outputPath!))).toBe(false);
