@@ -80,7 +80,8 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
   const pluginHashes: Record<string, string | null> = {};
   for (const p of m.pluginLibraries) pluginHashes[p.path] = await sha256File(p.path);
   const list = await backends();
-  const env = { backend: list.find((b) => b.name === m.backend), driverVersion: list.find((b) => b.name === m.backend)?.detail?.driverVersion ?? null };
+  const backend = list.find((b) => b.name === m.backend);
+  const env = { backend, driverVersion: backend?.cudaDriver?.driverVersion ?? null };
   const { reasons, missing, notes } = checkAgainst(m, env, { model, options, pluginHashes });
   return { verdict: verdictOf(reasons, missing), engine: enginePath, manifest: read.path, reasons, missing, notes, built };
 }
