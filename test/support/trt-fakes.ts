@@ -35,6 +35,7 @@ export function trtFakeBuild(major: 10 | 11): TrtFakeBuild | { missing: string }
     [nvinfer, `the fake libnvinfer of TensorRT ${major}`],
     [path.join(libDir, `libnvonnxparser.so.${major}`), `the fake ONNX parser of TensorRT ${major}`],
     [cudaDriver, 'the fake CUDA driver'],
+    [path.join(dir, 'gpu-fakes', 'libnvidia-ml.so.1'), 'the fake NVML'],
   ] as const) {
     if (!fs.existsSync(file)) return { missing: `${what} is not built (${path.relative(REPO_ROOT, file)}); set TBS_TRT_BUILD_DIR to a build folder with it` };
   }
@@ -46,6 +47,8 @@ export function trtFakeBuild(major: 10 | 11): TrtFakeBuild | { missing: string }
       TBS_TRT_ADAPTER_DIR: path.dirname(adapter),
       TBS_TRT_LIB_DIR: libDir,
       TBS_CUDA_DRIVER_LIB: cudaDriver,
+      // The fake NVML of the same folder (native/test/fake_nvml.cc): the driver version.
+      TBS_NVML_LIB: path.join(dir, 'gpu-fakes', 'libnvidia-ml.so.1'),
       // Nothing of a developer's own install may leak in.
       TBS_NVINFER_LIB: '',
       TBS_NVONNXPARSER_LIB: '',
