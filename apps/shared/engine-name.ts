@@ -15,6 +15,8 @@ const VERSION_MAX_BYTES = 32;
  * Letters with their combining marks and emoji (with their modifiers and joiners) stay.
  */
 export function engineNamePart(s: string): string {
+  // The joiner and variation selector are listed on their own on purpose: they stay wherever they are.
+  // eslint-disable-next-line no-misleading-character-class
   return s.replace(/[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
 }
 

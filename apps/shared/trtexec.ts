@@ -15,7 +15,6 @@
 import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber } from './build-options.js';
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
-import { OPTION_LIMITS } from './option-limits.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 
