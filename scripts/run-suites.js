@@ -7,7 +7,7 @@
 'use strict';
 const { spawnSync } = require('node:child_process');
 
-const SUITES = ['test:native', 'test:sanitize', 'test:unit', 'test:memory', 'test:vscode', 'test:e2e'];
+const SUITES = ['lint', 'test:native', 'test:sanitize', 'test:unit', 'test:memory', 'test:vscode', 'test:e2e'];
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** Runs one npm script with its output on ours; `exec` is replaceable for the runner's own tests. */
