@@ -26,8 +26,10 @@ beforeAll(async () => {
     throw new Error('tools/lint/node_modules is missing: run `npm run lint:install` (npm ci runs it)');
   }
   // The same resolution the npm scripts use: eslint from tools/lint's install, the root's config.
-  const { ESLint } = createRequire(LINT_PKG)('eslint') as { ESLint: new (o: { cwd: string }) => ESLintLike };
-  eslint = new ESLint({ cwd: ROOT });
+  // ignore: false, since the config ignores the loop fixture below (a run killed before it removed
+  // the fixture must not fail `npm run lint`).
+  const { ESLint } = createRequire(LINT_PKG)('eslint') as { ESLint: new (o: { cwd: string; ignore: boolean }) => ESLintLike };
+  eslint = new ESLint({ cwd: ROOT, ignore: false });
 }, 60_000);
 
 /** The messages of the rules that guard imports, for `src` as if it were the file `rel` of apps/. */
@@ -86,6 +88,8 @@ describe('import loops in ESLint', () => {
   // under apps/, where test/import-cycles.test.ts (perhaps running alongside) would see the loop.
   const dir = path.join(ROOT, 'test/tooling', `lint-cycle-fixture-${process.pid}`);
   beforeAll(() => {
+    // What a run killed before its afterAll left behind.
+    for (const n of fs.readdirSync(path.dirname(dir))) if (n.startsWith('lint-cycle-fixture-')) fs.rmSync(path.join(path.dirname(dir), n), { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'a.ts'), "import { b } from './b.js';\nexport const a = () => b;\n");
     fs.writeFileSync(path.join(dir, 'b.ts'), "import { a } from './a.js';\nexport const b = () => a;\n");

@@ -85,6 +85,8 @@ export default tseslint.config(
       'playwright-report/**',
       'e2e/artifacts/**',
       'tmp/**',
+      // Written and removed by test/tooling/lint-config.test.ts (an import loop on purpose).
+      'test/tooling/lint-cycle-fixture-*/**',
     ],
   },
   js.configs.recommended,
