@@ -4,7 +4,6 @@
 // summaries for the rest). Every surface (CLI, HTTP/SSE, MCP, Electron main) sits on this one
 // implementation of BuildServiceApi.
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';

@@ -519,7 +519,7 @@ export class BuildSession {
     const finished: BuildFinished = this.withMemory({
       ...base,
       t: endT,
-      seq: ++seq,
+      seq: seq + 1,
       type: 'build.finished',
       status,
       durationMs: endT,

@@ -75,7 +75,7 @@ export function parseKnobDatabase(json: string): KnobDatabase {
   try {
     root = JSON.parse(json);
   } catch (e) {
-    throw new Error(`the knob database is not JSON: ${(e as Error).message}`);
+    throw new Error(`the knob database is not JSON: ${(e as Error).message}`, { cause: e });
   }
   const r = root as { tuner_version?: unknown; tuner_options?: unknown };
   if (typeof r !== 'object' || r === null || !Array.isArray(r.tuner_options)) throw new Error('the knob database has no "tuner_options" array');

@@ -235,7 +235,7 @@ export class WebBuildClient implements BuildClient {
     try {
       res = await this.deps.fetch(`${this.base}${path}`, { method, body, headers, credentials: 'same-origin' });
     } catch (e) {
-      throw new Error(`Could not reach the build service: ${(e as Error).message}`);
+      throw new Error(`Could not reach the build service: ${(e as Error).message}`, { cause: e });
     }
     const text = await res.text();
     if (!res.ok) throw errorFromResponse(res.status, text);
