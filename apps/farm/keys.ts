@@ -34,6 +34,11 @@ export const keys = {
   /** Pub/sub channel: a pool name is published here when a job is added to it, so idle workers
    * take it at once instead of at their next look (which stays, as the fallback). */
   queuedChannel: `${PREFIX}:jobs-queued`,
+  /**
+   * Stream of one serve process: an entry here ends that serve's blocking read of the build
+   * streams, so a build it starts following is read at once (capped, with a TTL).
+   */
+  serveWake: (serveId: string) => `${PREFIX}:serve-wake:${serveId}`,
   /** Distributed lock on a shared artifact (timing cache). */
   lock: (name: string) => `${PREFIX}:lock:${name}`,
 };

@@ -28,6 +28,7 @@ import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
 import { connectRedis, RECONNECT_MAX_MS, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import { viewFromStream } from './stream-view.js';
+import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 
@@ -43,11 +44,21 @@ export interface QueueServiceOptions {
   /** Must match the workers' heartbeat TTL (default 10 s): after a reconnect serve waits this long before calling anyone lost. */
   heartbeatTtlMs?: number;
   limits?: StoreLimits;
+  /** How long one blocking read of the build streams waits at most (default READ_BLOCK_LIMIT_MS). */
+  readBlockLimitMs?: number;
   retainEvents?: number;
   retainFinishedPhases?: number;
 }
 
 const SERVE_OWNER = 'serve';
+/**
+ * The reader's XREAD gives up after this long without an entry and starts over. Not a polling
+ * interval: entries and wakes end the wait at once; this only bounds how long a lost wake (Redis
+ * restarted between the wake and the read) could leave a new build's stream unread.
+ */
+const READ_BLOCK_LIMIT_MS = 5000;
+/** A serve that died without cleaning up leaves its wake stream behind this long at most. */
+const WAKE_KEY_TTL_MS = 24 * 3600_000;
 
 export class QueueBuildService implements BuildServiceApi {
   private readonly log: LogLine;
@@ -64,6 +75,9 @@ export class QueueBuildService implements BuildServiceApi {
   /** When the command connection last became ready: heartbeats missed during an outage do not count. */
   private readySince = Date.now();
   private live: WorkerInfo[] = [];
+  /** This serve's wake stream (readLoop) and the last entry of it the reader has seen. */
+  private readonly wakeKey = keys.serveWake(crypto.randomUUID());
+  private wakeSeen = '0-0';
 
   private constructor(private readonly opts: QueueServiceOptions) {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
@@ -89,6 +103,7 @@ export class QueueBuildService implements BuildServiceApi {
       retainEvents: Math.max(100, this.opts.retainEvents ?? 20_000),
     });
     this.builds.set(record.id, b);
+    if (!b.finished) this.wakeReader();
     return b;
   }
 
@@ -311,36 +326,59 @@ export class QueueBuildService implements BuildServiceApi {
     if (this.checkTimer) clearInterval(this.checkTimer);
     this.reader.disconnect();
     await this.readerDone;
+    await this.redis.del(this.wakeKey).catch(() => undefined);
     for (const q of this.queues.values()) await q.close().catch(() => undefined);
     this.redis.disconnect();
   }
 
   // ──────────────────────────────── following builds ───────────────────────────────
 
-  /** Tails the streams of unfinished builds (XREAD from each one's last seq). */
+  /**
+   * Tails the streams of unfinished builds: one XREAD, blocking until an entry arrives in any of
+   * them, from each one's last seq. It also reads this serve's wake stream, where `wakeReader`
+   * adds an entry when a build joins the set, so a new build's stream is read from its first
+   * event on rather than after the read in progress gives up. Nothing on this path waits out a
+   * fixed interval: the block's limit is only a safety net (a wake lost to a Redis restart).
+   */
   private async readLoop(): Promise<void> {
     while (!this.closing) {
       const active = [...this.builds.values()].filter((b) => !b.finished);
-      if (active.length === 0) {
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      const streams = active.map((b) => keys.events(b.id));
-      const ids = active.map((b) => `0-${b.lastSeq + 1}`);
+      const streams = [this.wakeKey, ...active.map((b) => keys.events(b.id))];
+      const ids = [this.wakeSeen, ...active.map((b) => `0-${b.lastSeq + 1}`)];
       let res: Array<[string, Array<[string, string[]]>]> | null;
       try {
-        res = (await this.reader.xread('COUNT', 2000, 'BLOCK', 150, 'STREAMS', ...streams, ...ids)) as typeof res;
+        res = (await this.reader.xread('COUNT', 2000, 'BLOCK', this.opts.readBlockLimitMs ?? READ_BLOCK_LIMIT_MS, 'STREAMS', ...streams, ...ids)) as typeof res;
       } catch {
         if (this.closing) return;
+        // Redis away: the connection line said so; ioredis reconnects and the next read resumes.
         await new Promise((r) => setTimeout(r, 200));
         continue;
       }
       for (const [key, entries] of res ?? []) {
+        if (key === this.wakeKey) {
+          this.wakeSeen = entries[entries.length - 1][0];
+          continue;
+        }
         const b = this.builds.get(key.slice(keys.events('').length));
         if (!b) continue;
         await this.feed(b, entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined)).catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * Makes the blocked XREAD return and start over with the current set of builds. An entry in the
+   * wake stream, read from the last one seen, cannot be missed: written before the XREAD reaches
+   * Redis, it is returned at once.
+   */
+  private wakeReader(): void {
+    if (this.closing || !this.readerDone) return;
+    void this.redis
+      .multi()
+      .xadd(this.wakeKey, 'MAXLEN', '~', 16, '*', 'w', '1')
+      .pexpire(this.wakeKey, WAKE_KEY_TTL_MS)
+      .exec()
+      .catch(() => undefined);
   }
 
   /** Periodic: queued builds no live worker can take say so; running builds of a lost worker end. */
