@@ -246,11 +246,11 @@ export class FarmStore {
   }
 
   async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
-    await this.redis.multi().set(keys.worker(info.id), JSON.stringify(info), 'PX', ttlMs).sadd(keys.workers, info.id).exec();
+    await this.redis.multi().set(keys.worker(info.id), JSON.stringify(info), 'PX', ttlMs).sadd(keys.workers, info.id).publish(keys.farmChannel, info.id).exec();
   }
 
   async removeWorker(id: string): Promise<void> {
-    await this.redis.multi().del(keys.worker(id)).srem(keys.workers, id).exec();
+    await this.redis.multi().del(keys.worker(id)).srem(keys.workers, id).publish(keys.farmChannel, id).exec();
   }
 
   /** Workers whose heartbeat has not expired; forgets the dead ones. */

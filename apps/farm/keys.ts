@@ -39,6 +39,11 @@ export const keys = {
    * streams, so a build it starts following is read at once (capped, with a TTL).
    */
   serveWake: (serveId: string) => `${PREFIX}:serve-wake:${serveId}`,
+  /**
+   * Pub/sub channel: a worker id is published here with every heartbeat, and when a worker leaves,
+   * so serve's live farm view (GET /api/farm/events) changes at once.
+   */
+  farmChannel: `${PREFIX}:farm-changes`,
   /** Distributed lock on a shared artifact (timing cache). */
   lock: (name: string) => `${PREFIX}:lock:${name}`,
 };

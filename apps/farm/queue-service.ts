@@ -3,7 +3,8 @@
 // its Redis stream so every surface (HTTP/SSE, CLI, MCP, UI) sees the same live tree, Stop and
 // history as with local builds. State lives in Redis, so a restarted serve picks up where it was.
 import type { FarmStatus } from '../shared/farm-status.js';
-import { readFarmStatus } from './farm-status.js';
+import { composeFarmStatus } from './farm-status.js';
+import { FarmStatusFeed, type FarmStatusListener } from './farm-status-feed.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
@@ -78,6 +79,10 @@ export class QueueBuildService implements BuildServiceApi {
   /** This serve's wake stream (readLoop) and the last entry of it the reader has seen. */
   private readonly wakeKey = keys.serveWake(crypto.randomUUID());
   private wakeSeen = '0-0';
+  /** The farm view for its live stream; composed again whenever something it shows changed. */
+  private readonly farmFeed = new FarmStatusFeed(() => this.farmStatus());
+  /** Subscribed to keys.farmChannel: workers say there when they beat, join or leave. */
+  private readonly farmChanges: Redis;
 
   private constructor(private readonly opts: QueueServiceOptions) {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
@@ -85,6 +90,13 @@ export class QueueBuildService implements BuildServiceApi {
     this.reader = this.redis.duplicate();
     watchRedis(this.reader, opts.url, 'trt-build-studio serve', this.log);
     this.redis.on('ready', () => (this.readySince = Date.now()));
+    this.farmChanges = this.redis.duplicate();
+    watchRedis(this.farmChanges, opts.url, 'trt-build-studio serve', this.log);
+    this.farmChanges.on('message', () => this.farmFeed.changed());
+    this.farmChanges.on('ready', () => {
+      void this.farmChanges.subscribe(keys.farmChannel).catch(() => undefined);
+      this.farmFeed.changed();
+    });
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.artifacts = opts.artifacts ?? new LocalPathArtifacts();
   }
@@ -101,9 +113,11 @@ export class QueueBuildService implements BuildServiceApi {
   private mirror(record: FarmRecord): RemoteBuild {
     const b = new RemoteBuild(record, {
       retainEvents: Math.max(100, this.opts.retainEvents ?? 20_000),
+      onChange: () => this.farmFeed.changed(),
     });
     this.builds.set(record.id, b);
     if (!b.finished) this.wakeReader();
+    this.farmFeed.changed();
     return b;
   }
 
@@ -260,8 +274,20 @@ export class QueueBuildService implements BuildServiceApi {
     await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
   }
 
-  farmStatus(): Promise<FarmStatus> {
-    return readFarmStatus(this.store);
+  /**
+   * The farm view from this serve's mirrors of every build in the history (so it matches what the
+   * builds' streams say), the live workers and the pools, as GET /api/farm and its stream give it.
+   */
+  async farmStatus(): Promise<FarmStatus> {
+    const [live, pools] = await Promise.all([this.store.liveWorkers(), this.store.pools()]);
+    this.live = live;
+    const builds = [...this.builds.values()].map((b) => ({ id: b.id, rec: b.record() }));
+    return composeFarmStatus(builds, live, Object.values(pools));
+  }
+
+  /** The farm view now (at once) and at every change (GET /api/farm/events). */
+  subscribeFarm(cb: FarmStatusListener): () => void {
+    return this.farmFeed.subscribe(cb);
   }
 
   getView(id: string): BuildViewSnapshot | undefined {
@@ -324,6 +350,8 @@ export class QueueBuildService implements BuildServiceApi {
   async shutdown(): Promise<void> {
     this.closing = true;
     if (this.checkTimer) clearInterval(this.checkTimer);
+    this.farmFeed.close();
+    this.farmChanges.disconnect();
     this.reader.disconnect();
     await this.readerDone;
     await this.redis.del(this.wakeKey).catch(() => undefined);
@@ -386,7 +414,10 @@ export class QueueBuildService implements BuildServiceApi {
     if (this.checking || this.closing || this.redis.status !== 'ready') return;
     this.checking = true;
     try {
+      const before = liveKey(this.live);
       this.live = await this.store.liveWorkers();
+      // A worker gone silent sends nothing: its heartbeat key expiring is seen here.
+      if (liveKey(this.live) !== before) this.farmFeed.changed();
       await this.followHistory();
       for (const b of this.builds.values()) {
         if (b.finished) continue;
@@ -416,7 +447,12 @@ export class QueueBuildService implements BuildServiceApi {
       const b = this.mirror(rec);
       if (!b.finished) await this.feed(b, await this.store.eventsAfter(id, rec.lastSeq));
     }
-    for (const [id, b] of this.builds) if (b.finished && !known.has(id)) this.builds.delete(id);
+    for (const [id, b] of this.builds) {
+      if (b.finished && !known.has(id)) {
+        this.builds.delete(id);
+        this.farmFeed.changed();
+      }
+    }
   }
 
   private async noteWaiting(b: RemoteBuild, live: WorkerInfo[]): Promise<void> {
@@ -532,6 +568,14 @@ export class QueueBuildService implements BuildServiceApi {
     if (!rec || rec.view || !FINAL_STATES.has(rec.state)) return rec;
     return { ...rec, view: await viewFromStream(this.store, rec) };
   }
+}
+
+/** Which workers are live and what they run: a change here changes the farm view. */
+function liveKey(live: WorkerInfo[]): string {
+  return live
+    .map((w) => `${w.id}:${w.running.join(',')}`)
+    .sort()
+    .join(' ');
 }
 
 function logEvent(buildId: string, severity: 'info' | 'warning' | 'error', message: string): BuildEvent {
