@@ -31,6 +31,12 @@ export const keys = {
    * missed a message while disconnected re-reads the counters when it reconnects).
    */
   cancelChannel: `${PREFIX}:cancel-requests`,
+  /**
+   * Pub/sub channel: `{"id", "n", "reason"}` each time Stop is asked for a build, so the worker
+   * running it cancels without reading the counter first (serve also publishes the bare id on
+   * `cancelChannel`, for workers of earlier versions).
+   */
+  stopChannel: `${PREFIX}:stop-requests`,
   /** Pub/sub channel: a pool name is published here when a job is added to it, so idle workers
    * take it at once instead of at their next look (which stays, as the fallback). */
   queuedChannel: `${PREFIX}:jobs-queued`,

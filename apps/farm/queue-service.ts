@@ -316,16 +316,14 @@ export class QueueBuildService implements BuildServiceApi {
 
   private async cancelRemote(b: RemoteBuild, reason: CancelReason): Promise<void> {
     const owner = `${SERVE_OWNER}-cancel`;
-    if ((await this.store.claim(b.id, owner, 'cancelling')) > 0) {
+    // One round trip: claimed if still queued, else counted and published to the worker running it
+    // (it cancels at the next step boundary; a second request kills its build worker, as locally).
+    if ((await this.store.requestStop(b.id, owner, reason)) === 0) {
       // Still queued: no worker has it, so it ends here (the worker that pops the job skips it).
       const base = { v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0 } as const;
       await this.finishAs(b, owner, 'cancelled', undefined, [{ ...base, type: 'build.cancelling', requestedAt: 0, reason }]);
       await this.queues.get(poolQueueName(b.farm.target))?.remove(`${b.id}-a${b.farm.attempt}`).catch(() => undefined);
-      return;
     }
-    // A worker has it: it watches this counter and cancels at the next step boundary (a second
-    // request kills its build worker, as with local builds).
-    await this.store.requestCancel(b.id, reason);
   }
 
   subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
