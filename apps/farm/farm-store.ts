@@ -49,6 +49,8 @@ export interface WorkerInfo {
   backends?: unknown;
   /** When this heartbeat was written (ms since the epoch; absent from older workers). */
   beatAt?: number;
+  /** How long this heartbeat lives (the worker's --heartbeat-ms; absent from older workers). */
+  ttlMs?: number;
 }
 
 const APPEND = `

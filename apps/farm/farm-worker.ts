@@ -180,6 +180,7 @@ export class FarmWorker {
         pid: process.pid,
         backends: this.backends,
         beatAt: Date.now(),
+        ttlMs: this.ttl,
       },
       this.ttl,
     );

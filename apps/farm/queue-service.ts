@@ -552,6 +552,8 @@ export class QueueBuildService implements BuildServiceApi {
     // With its view, like the records workers write: a serve that loads this record later shows
     // the finished build's tree, logs and ending, not an empty tree still "queued".
     await this.store.putRecord({ ...b.record(), view: await this.wholeView(b) }, owner);
+    // Builds serve ends itself change the farm view without any worker beating: say so.
+    await this.redis.publish(keys.farmChannel, b.id).catch(() => undefined);
   }
 
   /** The mirror's view, or (when this serve did not see the build from its start) one rebuilt from Redis. */

@@ -149,6 +149,47 @@ describe('the farm view as a live stream', () => {
   }, 60_000);
 });
 
+describe('farm status --watch', () => {
+  it('prints the status at once and again as the farm changes: a worker joins, then dies without a word', async () => {
+    const cli = spawnCli(['farm', 'status', '--queue', redis.url, '--watch', '--json']);
+    const exited = collectCli(cli);
+    const lines: FarmStatus[] = [];
+    let buf = '';
+    cli.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        lines.push(JSON.parse(buf.slice(0, nl)) as FarmStatus);
+        buf = buf.slice(nl + 1);
+      }
+    });
+    /** Index of the first line from `from` on that satisfies `pred`. */
+    const seen = async (pred: (s: FarmStatus) => boolean, what: string, from = 0, ms = 20_000): Promise<number> => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const i = lines.findIndex((l, j) => j >= from && pred(l));
+        if (i >= 0) return i;
+        if (Date.now() > end) throw new Error(`farm status --watch printed no status with ${what}; last: ${JSON.stringify(lines.at(-1))}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await seen(() => true, 'anything');
+      const w = await startWorker(redis.url, 'wWatch', 'gpu=T4');
+      const joined = await seen((s) => s.workers.some((x) => x.id === 'wWatch'), 'worker wWatch');
+      // The worker dies without a word: the watch notices when its heartbeat (1.5 s) expires.
+      await killProc(w.proc, 'SIGKILL');
+      await seen((s) => !s.workers.some((x) => x.id === 'wWatch'), 'wWatch gone', joined + 1);
+      // Each line is a complete status, as GET /api/farm gives it.
+      for (const l of lines) expect(farmStatusProblem(l)).toBeUndefined();
+    } finally {
+      cli.kill('SIGINT');
+      const r = await exited;
+      // Ctrl-C ends it like any command with no builds to stop.
+      expect(r.code ?? r.signal).toBe(130);
+    }
+  }, 90_000);
+});
+
 describe('FarmStatusFeed', () => {
   const status = (workers: FarmStatus['workers'], at = Date.now()): FarmStatus => ({ at: new Date(at).toISOString(), workers, pools: [], running: [], recent: [] });
   const worker = (beatAt: number, now: number): FarmStatus['workers'][number] => ({ id: 'w', host: 'h', pid: 1, labels: {}, slots: 1, running: [], lastHeartbeatMsAgo: now - beatAt });
