@@ -16,11 +16,11 @@ export const INVOKE = {
   subscribe: 'tbs:subscribe',
   unsubscribe: 'tbs:unsubscribe',
   saveEngine: 'tbs:save-engine',
-  showEngineInFolder: 'tbs:show-engine-in-folder',
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',
   checkEngine: 'tbs:check-engine',
   compareBuilds: 'tbs:compare-builds',
+  showBuildFile: 'tbs:show-build-file',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

@@ -166,8 +166,8 @@ function start(): void {
       hub,
       windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
       saveFolders: new SaveFolders(path.join(app.getPath('userData'), 'settings.json'), app.getPath('documents')),
+      showInFolder: (file) => shell.showItemInFolder(file),
       onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
-      showItemInFolder: (file) => shell.showItemInFolder(file),
       log,
     });
 

@@ -93,11 +93,11 @@ const client: BuildClient = {
     };
   },
   saveEngine: (id: string) => call<SavedEngine | null>(C.saveEngine, { id }),
-  showEngineInFolder: (id: string) => call<void>(C.showEngineInFolder, { id }),
   listEngines: () => call<EngineFile[]>(C.listEngines),
   deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
   checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),
   compareBuilds: (a: string, b: string) => call<BuildComparison>(C.compareBuilds, { a, b }),
+  showBuildFile: (id: string, file: 'engine' | 'manifest') => call<{ path: string }>(C.showBuildFile, { id, file }),
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };
 

@@ -80,8 +80,6 @@ export interface BuildClient {
   saveEngine(id: string): Promise<SavedEngine | null>;
   /** Engines in the build service's default output folder, newest first (absent: not offered). */
   listEngines?(): Promise<EngineFile[]>;
-  /** Opens the file manager at a build's engine (desktop only: a browser cannot reach the folder). */
-  showEngineInFolder?(id: string): Promise<void>;
   /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
   /**
@@ -95,6 +93,8 @@ export interface BuildClient {
   compareBuilds?(a: string, b: string): Promise<BuildComparison>;
   /** Where the browser can open a build's engine and manifest (web host only: links in History). */
   buildFileLinks?(id: string): { engine: string; manifest: string };
+  /** Desktop: opens the file manager at a build's engine or its manifest (History's links there). */
+  showBuildFile?(id: string, file: 'engine' | 'manifest'): Promise<{ path: string }>;
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

@@ -111,8 +111,8 @@ function setup() {
     hub,
     windowOf: () => null,
     saveFolders: new SaveFolders(path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-settings-')), 'settings.json'), dir),
+    showInFolder: (file) => shown.push(file),
     onBuildStarted: (id) => started.push(id),
-    showItemInFolder: (file) => shown.push(file),
     log: (m) => refused.push(m),
   });
 
@@ -282,17 +282,6 @@ describe('builds', () => {
   });
 });
 
-describe('showing the engine in its folder', () => {
-  it("opens the file manager at a build's own engine, by build id only; no engine, no call", async () => {
-    expect(await t.call(INVOKE.showEngineInFolder, { id: 'b1' })).toEqual({ ok: true, value: null });
-    expect(t.shown).toEqual([t.engine]);
-    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b2' })).code).toBe('conflict');
-    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b9' })).code).toBe('not_found');
-    expect(errorOf(await t.call(INVOKE.showEngineInFolder, { id: 'b1', path: '/etc/passwd' })).code).toBe('bad_input');
-    expect(t.shown).toEqual([t.engine]);
-  });
-});
-
 describe('saving the engine', () => {
   it('returns null and writes nothing when the save dialog is cancelled', async () => {
     expect(await t.call(INVOKE.saveEngine, { id: 'b1' })).toEqual({ ok: true, value: null });
@@ -406,10 +395,30 @@ describe('engines in the output folder', () => {
       windowOf: () => null,
       saveFolders: new SaveFolders(path.join(t.dir, 'unused-settings.json'), t.dir),
       onBuildStarted: () => undefined,
-      showItemInFolder: () => undefined,
+      showInFolder: () => undefined,
     });
     const ev = t.event();
     expect(await handlers.get(INVOKE.listEngines)!(ev)).toEqual({ ok: true, value: [] });
     expect(errorOf(await handlers.get(INVOKE.deleteEngines)!(ev, { names: ['a.engine'] })).code).toBe('not_found');
+  });
+});
+
+describe("History's engine and manifest on the desktop (showBuildFile)", () => {
+  it("opens the file manager at a build's own engine, and at the manifest beside it once there is one", async () => {
+    expect(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'engine' })).toEqual({ ok: true, value: { path: t.engine } });
+    const noManifest = errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'manifest' }));
+    expect(noManifest.code).toBe('not_found');
+    expect(noManifest.message).toContain(`${t.engine}.manifest.json`);
+    writeFileSync(`${t.engine}.manifest.json`, '{}');
+    expect(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'manifest' })).toEqual({ ok: true, value: { path: `${t.engine}.manifest.json` } });
+    expect(t.shown).toEqual([t.engine, `${t.engine}.manifest.json`]);
+  });
+
+  it('refuses a build without an engine, an unknown build and any other file, showing nothing', async () => {
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b2', file: 'engine' })).code).toBe('conflict');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'nope', file: 'engine' })).code).toBe('not_found');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'layers' })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'engine', path: '/etc/passwd' })).code).toBe('bad_input');
+    expect(t.shown).toEqual([]);
   });
 });

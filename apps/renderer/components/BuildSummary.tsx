@@ -48,7 +48,7 @@ function EnginePath({ id, path }: { id: string; path: string }) {
     }
     setTimeout(() => setNote(null), 1500);
   };
-  const show = c.client.showEngineInFolder?.bind(c.client);
+  const show = c.client.showBuildFile?.bind(c.client);
   return (
     <div className="summary-path" role="group" aria-label="Engine file">
       <span className="muted">at</span>
@@ -63,7 +63,7 @@ function EnginePath({ id, path }: { id: string; path: string }) {
         <button
           type="button"
           className="small"
-          onClick={() => show(id).catch((e: Error) => c.store.setState({ notice: { kind: 'error', text: `Show in folder failed: ${e.message}` } }))}
+          onClick={() => show(id, 'engine').catch((e: Error) => c.store.setState({ notice: { kind: 'error', text: `Show in folder failed: ${e.message}` } }))}
         >
           Show in folder
         </button>

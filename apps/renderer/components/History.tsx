@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
@@ -12,8 +13,15 @@ export function History() {
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
   const host = c.client.capabilities.host;
-  // The browser opens a build's engine and manifest by link; the desktop names their paths in the tooltip.
+  // The browser opens a build's engine and manifest by link; the desktop opens the file manager at
+  // them (and names their paths in the tooltip).
   const links = c.client.buildFileLinks?.bind(c.client);
+  const show = c.client.showBuildFile?.bind(c.client);
+  const [showError, setShowError] = useState<string | null>(null);
+  const reveal = (id: string, file: 'engine' | 'manifest') => {
+    setShowError(null);
+    show?.(id, file).catch((e: Error) => setShowError(e.message));
+  };
   // The live build is mutated in place: subscribe to its outcome so its row follows at once.
   useApp((s) => s.live?.outcome?.status);
   // A running build's time counts up, once a second (not every frame).
@@ -36,6 +44,11 @@ export function History() {
   return (
     <section className="panel history" aria-labelledby="hist-h">
       <h2 id="hist-h">History</h2>
+      {showError && (
+        <p className="engine-msg error" role="alert">
+          {showError}
+        </p>
+      )}
       {rows.length === 0 && <p className="muted">No builds in this session yet.</p>}
       {rows.length > 0 && (
         <table className="hist">
@@ -71,6 +84,27 @@ export function History() {
                     {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                     {r.simulated && <span className="tag">sim</span>}
                   </div>
+                  {!links && show && r.engineAvailable && (
+                    <div className="hist-files">
+                      {(['engine', 'manifest'] as const).map((file, i) => (
+                        <span key={file}>
+                          {i > 0 && ' · '}
+                          <button
+                            type="button"
+                            className="link"
+                            title={`Show the build's ${file} in the file manager`}
+                            onClick={(e) => {
+                              e.stopPropagation();
+                              reveal(r.id, file);
+                            }}
+                            onKeyDown={(e) => e.stopPropagation()}
+                          >
+                            {file}
+                          </button>
+                        </span>
+                      ))}
+                    </div>
+                  )}
                   {links && r.engineAvailable && (
                     <div className="hist-files">
                       <a href={links(r.id).engine} onClick={(e) => e.stopPropagation()} download>
