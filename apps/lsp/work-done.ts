@@ -11,6 +11,8 @@ export type WorkDoneValue = WorkDoneProgressBegin | WorkDoneProgressReport | Wor
 
 export interface WorkDoneOptions {
   token: ProgressToken;
+  /** The build the reports are about (the notifier's live view follows it). */
+  buildId?: string;
   /** Sends one `$/progress`; must not throw. */
   send(token: ProgressToken, value: WorkDoneValue): void;
   pacing?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
@@ -25,6 +27,7 @@ export class WorkDoneBuildProgress {
   constructor(private readonly opts: WorkDoneOptions) {
     this.notifier = new ProgressNotifier({
       ...opts.pacing,
+      buildId: opts.buildId,
       now: opts.now,
       send: (u) => {
         if (this.ended) return;

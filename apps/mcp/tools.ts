@@ -177,7 +177,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       const record = service.getBuild(id);
       if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
       const view = service.getView?.(id);
-      const out = buildState(record, reasons.get(id), Date.now(), view ? BuildView.fromSnapshot(view) : undefined);
+      const out = buildState(record, view?.cancelling?.reason ?? reasons.get(id), Date.now(), view ? BuildView.fromSnapshot(view) : undefined);
       return okResult(out, out.message);
     },
   );
