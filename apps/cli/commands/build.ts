@@ -18,10 +18,10 @@
 // place.
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
-import { followBuild } from '../../shared/live-view.js';
 import { LiveWorkers } from '../../service/live-workers.js';
 import { processSignals, type ProcessSignals } from '../../service/process-signals.js';
-import { rendererHandlers, type BuildRenderer } from '../render/renderer.js';
+import type { BuildRenderer } from '../render/renderer.js';
+import { followIntoRenderer } from '../render/follow.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
 
 export function exitCodeFor(f: BuildFinished): number {
@@ -206,21 +206,7 @@ async function buildAndFollow(stop: StopRequests, input: StartBuildInput, json: 
     check(input.options ?? {}, await service.listBackends());
     const record = await service.startBuild(input);
     r.begin(record);
-    // From the first event (afterSeq -1): the service replays whatever arrived before
-    // subscribing (seqs start at 0), so nothing is missed; the shared live view folds each event
-    // once, in seq order, where the replay and live delivery overlap, and the renderer shows it.
-    // The renderer starts empty (begin), so a fresh subscription needs no snapshot. Were the first
-    // events no longer kept (a reset), the renderer goes on from the view the subscription carries.
-    // The renderer's back-pressure (a --json reader that is behind) holds the worker's next batch.
-    const live = followBuild(
-      service,
-      record.id,
-      rendererHandlers(r),
-      // pacesBuild: the worker holds its next batch while the renderer is behind, so what waits
-      // here is a batch, not a backlog; after a cancel the worker stops pacing, and the rest of
-      // the stream (the user is stopping) may wait here unbounded rather than be cut.
-      { fromStart: true, backpressure: () => r.backpressure?.(), pacesBuild: true, maxBacklog: Number.MAX_SAFE_INTEGER },
-    );
+    const live = followIntoRenderer(service, record.id, r);
     stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
     stop.ended(finished);

@@ -1,7 +1,6 @@
 // What the `build` command tells a renderer. Three implementations, chosen by the output:
 // a live tree on a terminal, plain lines for logs and pipes, NDJSON for programs.
 import type { BuildView } from '../../shared/build-view.js';
-import type { LiveViewHandlers } from '../../shared/live-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 
 export interface BuildRenderer {
@@ -32,11 +31,3 @@ export interface BuildRenderer {
   backpressure?(): Promise<void> | undefined;
 }
 
-/** A renderer as the follower of a live view: what the build command (and its tests) wire up. */
-export function rendererHandlers(r: BuildRenderer): LiveViewHandlers {
-  return {
-    onReset: (view) => r.restart(view),
-    ...(r.event ? { onEvent: (e: BuildEvent, view: BuildView) => r.event!(e, view) } : {}),
-    onEvents: (events, view) => r.events(events, view),
-  };
-}

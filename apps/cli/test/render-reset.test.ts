@@ -11,7 +11,8 @@ import { LiveView } from '../../shared/live-view.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { JsonRenderer } from '../render/json-renderer.js';
 import { PlainRenderer } from '../render/plain-renderer.js';
-import { rendererHandlers, type BuildRenderer } from '../render/renderer.js';
+import { rendererHandlers } from '../render/follow.js';
+import type { BuildRenderer } from '../render/renderer.js';
 import { TtyRenderer } from '../render/tty-renderer.js';
 
 const record = {

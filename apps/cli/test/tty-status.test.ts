@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BuildEvent, BuildRecord, EventBody } from '../../shared/protocol.js';
 import { LiveView } from '../../shared/live-view.js';
 import { PlainRenderer } from '../render/plain-renderer.js';
-import { rendererHandlers, type BuildRenderer } from '../render/renderer.js';
+import { rendererHandlers } from '../render/follow.js';
+import type { BuildRenderer } from '../render/renderer.js';
 import { TtyRenderer } from '../render/tty-renderer.js';
 
 function terminal() {
