@@ -139,3 +139,16 @@ describe('the checker itself', () => {
     expect(rules('renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildClient } from '../shared/build-client.js';")).toEqual([]);
   });
 });
+
+describe('one way to follow a build', () => {
+  // Surfaces follow a build through the shared LiveView (apps/shared/live-view.ts), which owns
+  // the stream cursor and the view it feeds. The web client's SSE transport is the one place
+  // outside apps/shared that keeps a bare cursor: it needs the resume point to reconnect, while
+  // the page it feeds (apps/renderer/store/live-build.ts) folds through a LiveView.
+  it('constructs StreamCursor outside apps/shared in at most one file', () => {
+    const outside = appSourceFiles(APPS)
+      .filter((f) => appOf(f) !== 'shared' && /\bnew StreamCursor\s*\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
+    expect(outside).toEqual(['apps/renderer/web/web-client.ts']);
+  });
+});
