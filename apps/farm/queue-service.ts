@@ -268,7 +268,7 @@ export class QueueBuildService implements BuildServiceApi {
     // second Ctrl-C) leaves them running; the next serve follows them from Redis.
     if (reason === 'shutdown') return false;
     b.cancelRequests++;
-    if (b.state === 'running') b.setState('cancelling');
+    b.requestStop();
     void this.cancelRemote(b, reason).catch((e) => this.log(`serve: cancel of ${id} could not reach Redis: ${(e as Error).message}`));
     return true;
   }

@@ -19,7 +19,7 @@ import { BuildView, type BuildViewSnapshot, type PathLevel } from './build-view.
 import { isFinalStatus } from './build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from './protocol.js';
 import { StreamCursor } from './stream-cursor.js';
-import { viewFromRecord, viewStatusOf } from './view-format.js';
+import { viewFromRecord } from './view-format.js';
 
 export interface LiveViewHandlers {
   /** The view started over (a first snapshot, or a reset): derived state goes with the old one. */
@@ -188,8 +188,7 @@ export class LiveView {
     // Nothing folded yet (a follower that started empty): the record says at least whether the
     // build still waits or is being stopped. A final state waits for its events (the replay).
     if (this.view.seq < 0 && this.view.status === 'queued') {
-      const s = viewStatusOf(record.state);
-      if (!isFinalStatus(s)) this.view.status = s;
+      if (!isFinalStatus(record.state)) this.view.status = record.state;
     }
     this.handlers.onRecord?.(record, this.view, this);
   }

@@ -169,10 +169,6 @@ export function formatCrashSite(path: readonly string[]): string {
   return `crashed in ${formatPath(path)}`;
 }
 
-export function viewStatusOf(state: BuildState): ViewStatus {
-  return state === 'cancelling' ? 'stopping' : state;
-}
-
 /**
  * A view from a service record alone, for a host that gives no view snapshot: the record's state,
  * cache figures and outcome, no rows. Events after `record.lastSeq` continue it.
@@ -181,7 +177,7 @@ export function viewFromRecord(record: BuildRecord): BuildView {
   const view = new BuildView(record.id);
   if (record.outcome) view.apply({ ...record.outcome, seq: 0 });
   view.seq = record.lastSeq;
-  view.status = viewStatusOf(record.state);
+  view.status = record.state;
   view.cache = record.cache ?? record.outcome?.cache;
   return view;
 }

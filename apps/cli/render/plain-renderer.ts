@@ -104,7 +104,7 @@ export class PlainRenderer implements BuildRenderer {
         if (p) {
           this.printed.delete(e.id);
           if (!e.early) this.finishLine(at, p, e, false);
-          else if (view.status === 'stopping') this.finishLine(at, p, e, true);
+          else if (view.status === 'cancelling') this.finishLine(at, p, e, true);
           else this.held.push({ at, p, e });
         }
         break;

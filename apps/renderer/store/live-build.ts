@@ -3,19 +3,18 @@
 // every surface uses) plus what only this UI needs (the log ring, the Stop button's state, the
 // words of the status line). Plain mutable objects outside React: thousands of events per frame
 // are applied here, and React is told once per animation frame (see event-pump.ts).
-import { isFinalStatus, type BuildView, type BuildViewSnapshot, type ViewStatus } from '../../shared/build-view.js';
+import { isFinalStatus, stateOf, type BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import { LiveView } from '../../shared/live-view.js';
-import { viewStatusOf } from '../../shared/view-format.js';
 import type { BuildEvent, BuildFinished, BuildRecord, BuildState, CacheStats } from '../../shared/protocol.js';
 import { LogRing } from './log-ring.js';
 
 /** What the status line says. Exactly one of these words appears in it. */
 export type UiStatus = 'Idle' | 'Building' | 'Stopping' | 'Succeeded' | 'Cancelled' | 'Failed' | 'Crashed';
 
-const WORDS: Record<ViewStatus, UiStatus> = {
+const WORDS: Record<BuildState, UiStatus> = {
   queued: 'Building',
   running: 'Building',
-  stopping: 'Stopping',
+  cancelling: 'Stopping',
   succeeded: 'Succeeded',
   cancelled: 'Cancelled',
   failed: 'Failed',
@@ -23,7 +22,7 @@ const WORDS: Record<ViewStatus, UiStatus> = {
 };
 
 export function statusOfState(state: BuildState): UiStatus {
-  return WORDS[viewStatusOf(state)];
+  return WORDS[state];
 }
 
 export function isFinal(s: UiStatus): boolean {
@@ -126,9 +125,7 @@ export class LiveBuild {
 
   get status(): UiStatus {
     if (this.idle) return 'Idle';
-    const s = this.view.status;
-    if (this.stopPressed && (s === 'queued' || s === 'running')) return 'Stopping';
-    return WORDS[s];
+    return WORDS[stateOf(this.view, { stopRequested: this.stopPressed })];
   }
 
   /** The controller marks a build it just started as Building before any event arrives. */
@@ -149,7 +146,7 @@ export class LiveBuild {
     this.record = rec;
     this.live.snapshot(rec, view);
     if (view || (rec.outcome && this.view.outcome)) this.engineFromRecord = true;
-    if (this.view.status === 'stopping') this.stopRequestedWall ??= nowWall;
+    if (this.view.status === 'cancelling') this.stopRequestedWall ??= nowWall;
   }
 
   /**

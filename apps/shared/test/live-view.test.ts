@@ -77,7 +77,7 @@ describe('LiveView', () => {
     expect(f.calls.filter((c) => c.startsWith('reset'))).toEqual([`reset ${later.seq} (no record)`]);
   });
 
-  it('hands a batch over in parts where the status changes, so "stopping" is seen with the phases it stopped in', () => {
+  it('hands a batch over in parts where the status changes, so "cancelling" is seen with the phases it stopped in', () => {
     const w = new StreamWriter('b1');
     w.started();
     const root = w.start('Building engine', null, 6);
@@ -96,7 +96,7 @@ describe('LiveView', () => {
     w.finish(root, 0, true);
     w.emit({ type: 'build.finished', status: 'cancelled', durationMs: w.t });
     live.events(w.events.splice(0));
-    expect(f.calls.slice(-2)).toEqual([expect.stringMatching(/ stopping$/), expect.stringMatching(/ cancelled$/)]);
+    expect(f.calls.slice(-2)).toEqual([expect.stringMatching(/ cancelling$/), expect.stringMatching(/ cancelled$/)]);
     expect(paths.at(-2)).toBe('Building engine');
   });
 
@@ -104,7 +104,7 @@ describe('LiveView', () => {
     const f = follower();
     const withRecord = new LiveView('b1', f.handlers);
     withRecord.snapshot(record({ state: 'cancelling', lastSeq: 4 }));
-    expect(withRecord.view.status).toBe('stopping');
+    expect(withRecord.view.status).toBe('cancelling');
     expect(withRecord.view.seq).toBe(4);
 
     const empty = new LiveView('b1');
@@ -113,9 +113,9 @@ describe('LiveView', () => {
     empty.noteRecord(record({ state: 'cancelling', lastSeq: 9 }));
     // The replay that follows a record starts at the first event: the seq must not move.
     expect(empty.view.seq).toBe(-1);
-    expect(empty.view.status).toBe('stopping');
+    expect(empty.view.status).toBe('cancelling');
     empty.noteRecord(record({ state: 'succeeded', lastSeq: 9 }));
-    expect(empty.view.status).toBe('stopping');
+    expect(empty.view.status).toBe('cancelling');
   });
 
   it('end() ends the view with a result that came before its event, keeping where it was', () => {
