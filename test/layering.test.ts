@@ -59,7 +59,12 @@ export function checkFile(file: string, source: string): Violation[] {
       if (isNodeBuiltin(spec)) add(spec, 'apps/renderer never sees Node');
       if (target && ['service', 'main', 'worker', 'cli', 'mcp', 'lsp'].includes(target)) add(spec, 'apps/renderer depends only on apps/shared');
     }
-    if (target === 'lsp' && !['lsp', 'cli'].includes(app)) add(spec, 'only apps/cli dispatches to apps/lsp');
+    if (target === 'lsp' && !['lsp', 'cli'].includes(app ?? '')) add(spec, 'only apps/cli dispatches to apps/lsp');
+    // MCP and LSP are peers: what both need (build arguments and results, progress messages,
+    // cancel reasons, the stdio server's lifecycle) is in apps/surface, which imports neither.
+    if (target === 'mcp' && !['mcp', 'cli'].includes(app ?? '')) add(spec, 'only apps/cli dispatches to apps/mcp');
+    if (target === 'surface' && !['surface', 'mcp', 'lsp'].includes(app ?? '')) add(spec, 'only apps/mcp and apps/lsp use apps/surface');
+    if (app === 'surface' && target && !['surface', 'shared', 'service'].includes(target)) add(spec, 'apps/surface imports only apps/service and apps/shared');
     // Nothing below the surfaces may depend on them.
     if (target === 'main' && app !== 'main') add(spec, 'nothing imports apps/main');
     if (target === 'renderer' && app !== 'renderer') add(spec, 'nothing imports apps/renderer');
@@ -127,6 +132,10 @@ describe('the checker itself', () => {
     expect(rules('service/x.ts', "const { QueueBuildService } = await import('../farm/queue-service.js');")).toContain('only apps/cli and apps/mcp wire in apps/farm');
     expect(rules('main/x.ts', "import type { FarmRecord } from '../farm/farm-store.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
     expect(rules('worker/x.ts', "import { keys } from '../farm/keys.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
+    expect(rules('lsp/x.ts', "import { CancelReasons } from '../mcp/build-tool.js';")).toContain('only apps/cli dispatches to apps/mcp');
+    expect(rules('mcp/x.ts', "import { ActiveBuilds } from '../lsp/build-command.js';")).toContain('only apps/cli dispatches to apps/lsp');
+    expect(rules('surface/x.ts', "import { runBuildTool } from '../mcp/build-tool.js';")).toContain('apps/surface imports only apps/service and apps/shared');
+    expect(rules('service/x.ts', "import { resolveUserPath } from '../surface/user-path.js';")).toContain('only apps/mcp and apps/lsp use apps/surface');
   });
 
   it('allows what the design allows', () => {
@@ -136,6 +145,8 @@ describe('the checker itself', () => {
     expect(rules('cli/commands/x.ts', "import { createServeService } from '../../farm/serve-queue.js';")).toEqual([]);
     expect(rules('mcp/x.ts', "const m = await import('../farm/serve-queue.js');")).toEqual([]);
     expect(rules('farm/x.ts', "import { BuildFeed } from '../service/build-feed.js';")).toEqual([]);
+    expect(rules('lsp/x.ts', "import { ProgressNotifier } from '../surface/progress-notifier.js';\nimport { ServiceError } from '../service/api.js';")).toEqual([]);
+    expect(rules('surface/x.ts', "import type { BuildServiceApi } from '../service/api.js';\nimport { BuildView } from '../shared/build-view.js';")).toEqual([]);
     expect(rules('renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildClient } from '../shared/build-client.js';")).toEqual([]);
   });
 });

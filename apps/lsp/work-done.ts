@@ -3,7 +3,7 @@
 // phase path and the time since the last TensorRT callback in the message), and an `end` that
 // says how the build ended. The percentage is the build view's fraction, as a ratchet (./percentage.ts).
 import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from 'vscode-languageserver';
-import { ProgressNotifier, type NotifierOptions } from '../mcp/progress-notifier.js';
+import { ProgressNotifier, type NotifierOptions } from '../surface/progress-notifier.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import { RisingPercentage } from './percentage.js';
 

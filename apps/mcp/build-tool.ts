@@ -1,37 +1,21 @@
 // The build_engine tool: one tool call = one build, from start to its final state. While it runs,
 // progress notifications follow the phase tree; a notifications/cancelled for the request (the SDK
 // aborts extra.signal) or an exhausted time budget stops it at the next step boundary.
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
-import type { BuildFinished, CancelReason } from '../shared/protocol.js';
-import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
-import { buildResult, errorResult, okResult, resultForError } from './results.js';
-import { parseBuildOptions, type BuildArgs } from './schemas.js';
+import type { BuildFinished } from '../shared/protocol.js';
+import { CancelReasons } from '../surface/cancel-reasons.js';
+import { resolveUserPath } from '../surface/user-path.js';
+import { ProgressNotifier, type NotifierOptions } from '../surface/progress-notifier.js';
+import { buildResult } from '../surface/build-result.js';
+import { errorResult, okResult, resultForError } from './tool-results.js';
+import { parseBuildOptions, type BuildArgs } from '../surface/schemas.js';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const FINAL_NOTIFICATION_GAP_MS = 25;
-
-/** Agents send "~/models/x.onnx" and relative paths; the service wants absolute ones. */
-export function resolveUserPath(p: string): string {
-  const expanded = p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p;
-  return path.resolve(expanded);
-}
-
-/** Why each build this server started was cancelled; the service's records do not keep it. */
-export class CancelReasons {
-  private readonly reasons = new Map<string, CancelReason>();
-  note(id: string, reason: CancelReason): void {
-    if (!this.reasons.has(id)) this.reasons.set(id, reason);
-  }
-  get(id: string): CancelReason | undefined {
-    return this.reasons.get(id);
-  }
-}
 
 export interface BuildToolDeps {
   service: BuildServiceApi;

@@ -8,9 +8,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../service/api.js';
 import { BuildView } from '../shared/build-view.js';
 import type { BuildFinished } from '../shared/protocol.js';
-import { resolveUserPath, type BuildToolDeps, type ToolExtra } from './build-tool.js';
-import { buildResult, errorResult, okResult, resultForError } from './results.js';
-import { BuildArgs, BuildResultOut, parseBuildOptions } from './schemas.js';
+import type { BuildToolDeps, ToolExtra } from './build-tool.js';
+import { resolveUserPath } from '../surface/user-path.js';
+import { buildResult } from '../surface/build-result.js';
+import { errorResult, okResult, resultForError } from './tool-results.js';
+import { BuildArgs, BuildResultOut, parseBuildOptions } from '../surface/schemas.js';
 
 export const MatrixArgs = BuildArgs.omit({ target: true, outputPath: true }).extend({
   targets: z
