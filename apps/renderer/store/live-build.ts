@@ -7,6 +7,7 @@ import { isFinalStatus, stateOf, type BuildView, type BuildViewSnapshot } from '
 import { LiveView } from '../../shared/live-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord, BuildState, CacheStats } from '../../shared/protocol.js';
 import { LogRing } from './log-ring.js';
+import { crashSite, formatCrashSite } from '../../shared/view-format.js';
 
 /** What the status line says. Exactly one of these words appears in it. */
 export type UiStatus = 'Idle' | 'Building' | 'Stopping' | 'Succeeded' | 'Cancelled' | 'Failed' | 'Crashed';
@@ -57,7 +58,10 @@ export class LiveBuild {
     this.live = new LiveView(
       id,
       {
-        onReset: (view) => this.takeLogsFrom(view),
+        onReset: (view) => {
+          this.takeLogsFrom(view);
+          if (view.outcome) this.logCrash(view.outcome);
+        },
         onEvents: (events) => this.folded(events),
       },
       { now: () => this.nowWall },
@@ -184,9 +188,27 @@ export class LiveBuild {
     this.eventsApplied += events.length;
     for (const ev of events) {
       if (ev.type === 'build.cancelling' || (ev.type === 'heartbeat' && ev.cancelRequested)) this.stopRequestedWall ??= this.nowWall;
-      if (ev.type === 'build.finished') this.engineFromRecord = false;
+      if (ev.type === 'build.finished') {
+        this.engineFromRecord = false;
+        this.logCrash(ev);
+      }
     }
   }
+
+  /**
+   * A crash leaves no line of TensorRT's in the log (the worker died before it could write one):
+   * the log gets the service's full message, once, as its last line, so the log tells the whole
+   * story and the status line can keep to the short form.
+   */
+  private logCrash(o: BuildFinished): void {
+    if (o.status !== 'crashed' || this.crashLogged) return;
+    this.crashLogged = true;
+    const site = crashSite(o);
+    const message = o.error ?? (site ? `the build worker ${formatCrashSite(site)}` : 'the build worker crashed');
+    this.logs.push({ seq: o.seq + 0.5, t: o.t, severity: 'error', message: `Build crashed: ${message}` });
+  }
+
+  private crashLogged = false;
 
   /** The user pressed Stop; the status says so before the service confirms. */
   markStopRequested(nowWall: number): void {
