@@ -64,7 +64,15 @@ export function checkFile(file: string, source: string): Violation[] {
     // cancel reasons, the stdio server's lifecycle) is in apps/surface, which imports neither.
     if (target === 'mcp' && !['mcp', 'cli'].includes(app ?? '')) add(spec, 'only apps/cli dispatches to apps/mcp');
     if (target === 'surface' && !['surface', 'mcp', 'lsp'].includes(app ?? '')) add(spec, 'only apps/mcp and apps/lsp use apps/surface');
-    if (app === 'surface' && target && !['surface', 'shared', 'service'].includes(target)) add(spec, 'apps/surface imports only apps/service and apps/shared');
+    if (app === 'surface' && target && !['surface', 'shared', 'service', 'process'].includes(target)) add(spec, 'apps/surface imports only apps/service, apps/process and apps/shared');
+    // What every process entry needs from its own process (signals and exit, the event path's
+    // scheduling priority): Node only, so the worker and the service share it without either
+    // reaching into the other.
+    if (app === 'process' && target && target !== 'process') add(spec, 'apps/process imports nothing of the app');
+    if (app === 'worker' && target && !['worker', 'shared', 'process'].includes(target)) add(spec, 'apps/worker imports only apps/shared and apps/process');
+    if (target === 'worker' && app !== 'worker' && resolved && !/apps\/worker\/messages(\.[cm]?[jt]s)?$/.test(resolved.split(path.sep).join('/'))) {
+      add(spec, "only the worker's message schemas (apps/worker/messages.ts) are imported from apps/worker");
+    }
     // Nothing below the surfaces may depend on them.
     if (target === 'main' && app !== 'main') add(spec, 'nothing imports apps/main');
     if (target === 'renderer' && app !== 'renderer') add(spec, 'nothing imports apps/renderer');
@@ -134,7 +142,12 @@ describe('the checker itself', () => {
     expect(rules('worker/x.ts', "import { keys } from '../farm/keys.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
     expect(rules('lsp/x.ts', "import { CancelReasons } from '../mcp/build-tool.js';")).toContain('only apps/cli dispatches to apps/mcp');
     expect(rules('mcp/x.ts', "import { ActiveBuilds } from '../lsp/build-command.js';")).toContain('only apps/cli dispatches to apps/lsp');
-    expect(rules('surface/x.ts', "import { runBuildTool } from '../mcp/build-tool.js';")).toContain('apps/surface imports only apps/service and apps/shared');
+    expect(rules('surface/x.ts', "import { runBuildTool } from '../mcp/build-tool.js';")).toContain('apps/surface imports only apps/service, apps/process and apps/shared');
+    expect(rules('service/http/x.ts', "import { favourEventPath } from '../../worker/event-path-priority.js';")).toContain(
+      "only the worker's message schemas (apps/worker/messages.ts) are imported from apps/worker",
+    );
+    expect(rules('worker/x.ts', "import { BuildFeed } from '../service/build-feed.js';")).toContain('apps/worker imports only apps/shared and apps/process');
+    expect(rules('process/x.ts', "import { BuildView } from '../shared/build-view.js';")).toContain('apps/process imports nothing of the app');
     expect(rules('service/x.ts', "import { resolveUserPath } from '../surface/user-path.js';")).toContain('only apps/mcp and apps/lsp use apps/surface');
   });
 
@@ -147,6 +160,8 @@ describe('the checker itself', () => {
     expect(rules('farm/x.ts', "import { BuildFeed } from '../service/build-feed.js';")).toEqual([]);
     expect(rules('lsp/x.ts', "import { ProgressNotifier } from '../surface/progress-notifier.js';\nimport { ServiceError } from '../service/api.js';")).toEqual([]);
     expect(rules('surface/x.ts', "import type { BuildServiceApi } from '../service/api.js';\nimport { BuildView } from '../shared/build-view.js';")).toEqual([]);
+    expect(rules('service/x.ts', "import { WorkerMessage } from '../worker/messages.js';\nimport { favourEventPath } from '../process/event-path-priority.js';")).toEqual([]);
+    expect(rules('worker/x.ts', "import { favourEventPath } from '../process/event-path-priority.js';")).toEqual([]);
     expect(rules('renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildClient } from '../shared/build-client.js';")).toEqual([]);
   });
 });

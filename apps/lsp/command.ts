@@ -14,7 +14,7 @@ import { gateLifecycle } from './lifecycle-gate.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
+import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]

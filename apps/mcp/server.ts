@@ -11,7 +11,7 @@
 // start), so a signal during start-up stops the server the same way instead of killing it.
 import type { BuildServiceApi } from '../service/api.js';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
+import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 

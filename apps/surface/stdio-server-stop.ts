@@ -4,7 +4,7 @@
 // later one exits at once. A graceful stop that hangs is ended by a watchdog (exit code 1).
 import type { BuildServiceApi } from '../service/api.js';
 import type { LiveWorkers } from '../service/live-workers.js';
-import type { ProcessSignals } from '../service/process-signals.js';
+import type { ProcessSignals } from '../process/process-signals.js';
 
 /** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
 export const FORCE_EXIT_MS = 3000;

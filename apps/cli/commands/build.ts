@@ -19,7 +19,7 @@
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
 import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import { LiveWorkers } from '../../service/live-workers.js';
-import { processSignals, type ProcessSignals } from '../../service/process-signals.js';
+import { processSignals, type ProcessSignals } from '../../process/process-signals.js';
 import type { BuildRenderer } from '../render/renderer.js';
 import { followIntoRenderer } from '../render/follow.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
