@@ -1,7 +1,7 @@
 // Enforces the import directions described in the README ("How it is built") across apps/: code is grouped by the
 // runtime it needs, and a layer may only reach the layers below it. Test files, test folders and
 // build-tool configs are exempt (they legitimately reach across layers to set things up).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

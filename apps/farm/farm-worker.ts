@@ -23,7 +23,6 @@ import { acquireLock } from './redis-lock.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { keys } from './keys.js';
-import { BuildView } from '../shared/build-view.js';
 import { EngineReuseStore } from '../service/engine-reuse-store.js';
 import { Forwarder } from './event-forwarder.js';
 
@@ -314,7 +313,7 @@ export class FarmWorker {
       this.keptCopies.add(wc);
       const why = `${(e as Error).message}; this build's entries stay in ${wc.path} on ${os.hostname()}`;
       this.log(`trt-build-studio worker ${this.id}: build ${farmId}: timing cache ${wc.shared} not updated: ${why}`);
-      throw new Error(why);
+      throw new Error(why, { cause: e });
     }
   }
 

@@ -180,6 +180,7 @@ export class WorkerRun {
         break;
       case 'ready':
       case 'backends':
+      case 'buildRoutes':
         break;
     }
   }

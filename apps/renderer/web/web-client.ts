@@ -7,7 +7,8 @@ import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngin
 import type { CheckResult } from '../../shared/engine-manifest.js';
 import type { BuildComparison } from '../../shared/build-compare.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
-import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
+import type { BuildRoutesRead } from '../../shared/build-routes.js';
+import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
 import { defaultYielder, feedInPieces } from './chunk-feed.js';
 import { SseChunkParser } from './sse-reader.js';
@@ -44,6 +45,10 @@ export class WebBuildClient implements BuildClient {
 
   listBackends(): Promise<BackendInfo[]> {
     return this.json<BackendInfo[]>('GET', '/api/backends');
+  }
+
+  readBuildRoutes(backend: BackendChoice): Promise<BuildRoutesRead> {
+    return this.json<BuildRoutesRead>('GET', `/api/backends/build-routes?backend=${encodeURIComponent(backend)}`);
   }
 
   async openModel(): Promise<ModelRef | null> {
@@ -232,7 +237,7 @@ export class WebBuildClient implements BuildClient {
     try {
       res = await this.deps.fetch(`${this.base}${path}`, { method, body, headers, credentials: 'same-origin' });
     } catch (e) {
-      throw new Error(`Could not reach the build service: ${(e as Error).message}`);
+      throw new Error(`Could not reach the build service: ${(e as Error).message}`, { cause: e });
     }
     const text = await res.text();
     if (!res.ok) throw errorFromResponse(res.status, text);

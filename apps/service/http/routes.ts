@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
-import type { BuildRecord } from '../../shared/protocol.js';
+import { BackendChoice, type BuildRecord } from '../../shared/protocol.js';
 import { isRecordedEngine } from '../engine-identity.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
@@ -49,6 +49,7 @@ const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
 export const ROUTES: Route[] = [
   { pattern: /^\/api\/backends$/, methods: { GET: listBackends } },
+  { pattern: /^\/api\/backends\/build-routes$/, methods: { GET: readBuildRoutes } },
   { pattern: /^\/api\/models$/, methods: { POST: openModel } },
   { pattern: /^\/api\/builds$/, methods: { GET: listBuilds, POST: startBuild } },
   { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
@@ -120,6 +121,20 @@ async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
   sendJson(res, 200, await ctx.service.listBackends());
+}
+
+/**
+ * GET /api/backends/build-routes[?backend=auto|tensorrt|simulated]: the knob database of that
+ * backend (TensorRT 11.1+), read from the library when no earlier read left it on disk (the
+ * options form's route picker asks this; it takes a builder, so seconds on a real install).
+ * Answers { backend, version, source, json } with `json` as getAllBuildRoutes() returned it.
+ */
+async function readBuildRoutes({ res, query, ctx }: RouteRequest): Promise<void> {
+  if (!ctx.service.readBuildRoutes) throw new HttpError('not_found', 'this server cannot read build routes from a library (build farm)');
+  const raw = query.get('backend') ?? 'auto';
+  const choice = BackendChoice.safeParse(raw);
+  if (!choice.success) throw new HttpError('bad_input', `backend must be auto, tensorrt or simulated, got "${raw}"`);
+  sendJson(res, 200, await ctx.service.readBuildRoutes(choice.data));
 }
 
 async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {
