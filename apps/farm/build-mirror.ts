@@ -74,7 +74,9 @@ export class BuildMirror {
       const rec = await this.store.getRecord(b.id);
       if (rec) b.reset(rec);
       if (events[0].seq > b.lastSeq + 1) {
-        this.opts.log(`trt-build-studio serve: build ${b.id}: events ${b.lastSeq + 1}..${events[0].seq - 1} were trimmed from Redis before they were read; its tree may miss phases`);
+        this.opts.log(
+          `trt-build-studio serve: build ${b.id}: events ${b.lastSeq + 1}..${events[0].seq - 1} were trimmed from Redis before they were read; its tree may miss phases`,
+        );
       }
     }
     b.ingest(events.filter((e) => e.seq > b.lastSeq));
@@ -101,7 +103,10 @@ export class BuildMirror {
       for (const [key, entries] of res ?? []) {
         const b = this.builds.get(key.slice(keys.events('').length));
         if (!b) continue;
-        await this.feed(b, entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined)).catch(() => undefined);
+        await this.feed(
+          b,
+          entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined),
+        ).catch(() => undefined);
       }
     }
   }

@@ -89,9 +89,7 @@ export class BuildOwnership {
         ? `worker lost: ${workerId} stopped sending heartbeats (none for ${ttl} ms)`
         : `worker lost: ${workerId} restarted and its new process does not run this build`;
     this.deps.log(`serve: build ${b.id}: ${why}`);
-    const closeOpen = b.openPhases().map(
-      (id) => ({ v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0, type: 'phase.finish', id, stepsDone: 0, early: true }) as BuildEvent,
-    );
+    const closeOpen = b.openPhases().map((id) => ({ v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0, type: 'phase.finish', id, stepsDone: 0, early: true }) as BuildEvent);
     if (attempt <= b.farm.retries) {
       await this.appendAs(b, newOwner, [...closeOpen, logEvent(b.id, 'warning', `${why}; retrying (attempt ${attempt + 1} of ${b.farm.retries + 1})`)]);
       await this.store.requeue(b.id, newOwner);

@@ -2,11 +2,11 @@
 // words: the phase path, the predicted end, whether the builder is working, where a crashed build
 // died, and the rows flattened for text. The CLI, the MCP and LSP servers use them; keeping the
 // wording here is what makes "crashed in A › B" read the same in a terminal and in an agent.
-import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
+import { BuildView, type PathLevel } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
 import { formatMemory } from './memory-size.js';
-import type { BuildFinished, BuildRecord, BuildState, CacheStats, Estimate } from './protocol.js';
+import type { BuildFinished, BuildRecord, CacheStats, Estimate } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';

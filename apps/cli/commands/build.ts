@@ -17,7 +17,7 @@
 // The heavier modules (service, protocol schemas, renderers) load only after the listener is in
 // place.
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
-import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
+import type { BackendInfo, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import { LiveWorkers } from '../../service/live-workers.js';
 import { processSignals, type ProcessSignals } from '../../process/process-signals.js';
 import type { BuildRenderer } from '../render/renderer.js';

@@ -87,7 +87,12 @@ describe('LiveView', () => {
       ...f.handlers,
       onEvents: (evs, view, l) => {
         f.handlers.onEvents(evs, view, l);
-        paths.push(view.currentPath().map((p) => p.name).join('/'));
+        paths.push(
+          view
+            .currentPath()
+            .map((p) => p.name)
+            .join('/'),
+        );
       },
     });
     live.startEmpty();
@@ -172,7 +177,7 @@ describe('followBuild', () => {
     expect(s.log).toEqual(['subscribe {}', 'unsubscribe']);
   });
 
-  it('fromStart: every event from the first into an empty view, with the follower\'s back-pressure', async () => {
+  it("fromStart: every event from the first into an empty view, with the follower's back-pressure", async () => {
     const s = source([], -1);
     let room: Promise<void> | undefined = Promise.resolve();
     const live = followBuild(s.src, 'b1', {}, { fromStart: true, pacesBuild: true, backpressure: () => room });
