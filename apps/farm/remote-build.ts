@@ -4,7 +4,7 @@
 // contract is the local one: subscribe returns the record and the complete view, then events with
 // seq > the view's seq, or a reset when the events after the caller's afterSeq are not kept here
 // (trimmed, or from before the snapshot this serve started the mirror from).
-import type { BuildViewSnapshot } from '../shared/build-view.js';
+import { stateOf, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildFinished, CacheStats } from '../shared/protocol.js';
 import type { SubscribeOpts, Subscription } from '../service/api.js';
 import { BuildFeed, type FeedStart } from '../service/build-feed.js';
@@ -16,6 +16,8 @@ export class RemoteBuild {
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   /** Stop requests made through this serve (the second escalates on the worker). */
   cancelRequests = 0;
+  /** A stop was sent to the running build: it reads as cancelling before build.cancelling arrives. */
+  private stopRequested = false;
   /**
    * The view holds every event of the build this far: it started from the first event or from a
    * record's view. Otherwise it started empty partway through, and misses what came before.
@@ -42,8 +44,12 @@ export class RemoteBuild {
   get lastSeq(): number {
     return this.rec.lastSeq;
   }
+  /**
+   * The record's state (the farm moves it: queued, running, back to queued for a retry; events
+   * end it), and cancelling once a stop was sent, by the one rule every host uses (stateOf).
+   */
   get state(): FarmRecord['state'] {
-    return this.rec.state;
+    return stateOf({ status: this.rec.state }, { stopRequested: this.stopRequested });
   }
   get finished(): boolean {
     return FINAL_STATES.has(this.rec.state);
@@ -55,7 +61,7 @@ export class RemoteBuild {
   /** The record as the API gives it (the view travels separately). */
   record(): FarmRecord {
     const { view: _view, ...rec } = this.rec;
-    return { ...rec, farm: { ...this.rec.farm } };
+    return { ...rec, state: this.state, farm: { ...this.rec.farm } };
   }
 
   viewSnapshot(): BuildViewSnapshot {
@@ -72,6 +78,11 @@ export class RemoteBuild {
     if (this.finished || this.rec.state === state) return;
     this.rec = { ...this.rec, state };
     this.onChange();
+  }
+
+  /** A stop was sent to the worker running this build. */
+  requestStop(): void {
+    if (this.rec.state === 'running') this.stopRequested = true;
   }
 
   /** Open phases, for closing them when an attempt is abandoned. */

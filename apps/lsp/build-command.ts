@@ -4,18 +4,17 @@
 // at the next step boundary and writes nothing), exactly like the Stop button.
 import type { CancellationToken, Diagnostic, ProgressToken } from 'vscode-languageserver';
 import type { z } from 'zod';
-import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildServiceApi } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
-import type { CancelReasons } from '../mcp/build-tool.js';
-import type { NotifierOptions } from '../mcp/progress-notifier.js';
-import { progressMessage } from '../mcp/progress-message.js';
-import { StreamCursor } from '../shared/stream-cursor.js';
+import type { CancelReasons } from '../surface/cancel-reasons.js';
+import type { NotifierOptions } from '../surface/progress-notifier.js';
+import { progressMessage } from '../surface/progress-message.js';
 import { crashSite, formatCurrentPath } from '../shared/view-format.js';
-import { buildResult } from '../mcp/results.js';
-import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
-import { cancelMatrix, farmFields, followMatrix, formatTarget, MatrixTargets, type MatrixResult } from '../mcp/farm-builds.js';
+import { buildResult } from '../surface/build-result.js';
+import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../surface/schemas.js';
+import { cancelMatrix, farmFields, followMatrix, formatTarget, MatrixTargets, type MatrixResult } from '../surface/farm-builds.js';
 import { phaseRows, type BuildLogLine, type BuildView } from './build-view-notification.js';
 import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
 import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
@@ -156,6 +155,7 @@ async function followBuild(
   port.log(`build ${id} started for ${modelPath}`);
   const progress = new WorkDoneBuildProgress({
     token: token ?? '',
+    buildId: id,
     pacing: deps.pacing,
     // Without a token the model and its percentage still feed the buildView snapshots.
     send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, v),
@@ -176,10 +176,10 @@ async function followBuild(
     stop();
   });
 
-  // The shared stream cursor hands the snapshot over first and each event once: events can arrive
-  // while subscribe() is still returning its snapshot, and a replay can overlap it. The work-done
-  // "begin" goes out with the snapshot (it says since when a queued build waits) and before any
-  // event's report.
+  // The notifier's live view (apps/shared/live-view.ts) follows the build: the snapshot first and
+  // each event once, also when events arrive while subscribe() is still returning its snapshot.
+  // The work-done "begin" goes out with the snapshot (it says since when a queued build waits)
+  // and before any event's report.
   const title = `TensorRT build: ${modelPath.split(/[\\/]/).pop()}`;
   const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
   let begun = false;
@@ -188,26 +188,17 @@ async function followBuild(
     begun = true;
     progress.begin(title, busy && queued);
   };
-  const cursor = new StreamCursor({
-    applySnapshot: (record, snapshot) => {
-      if (record) progress.notifier.join(record, snapshot); // subscribe() always gives the record
-      begin(record?.state === 'queued');
-    },
-    applyEvents: (events) => {
-      progress.onEvents(events);
-      view.onEvents(events);
-    },
+  progress.notifier.followers.push({
+    onReset: (_view, record) => begin(record?.state === 'queued'),
+    onEvents: (events) => view.onEvents(events),
   });
-  let sub: Subscription | undefined;
+  let following = false;
   try {
-    sub = service.subscribe(id, (events) => {
-      for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
-      cursor.events(events);
-    });
+    progress.notifier.live.follow(service);
+    following = true;
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  if (sub) cursor.snapshot(sub.snapshot, sub.view);
   begin(false);
   if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
 
@@ -219,7 +210,7 @@ async function followBuild(
     throw toResponseError(BUILD_COMMAND, e);
   } finally {
     onCancelRequest.dispose();
-    sub?.unsubscribe();
+    if (following) progress.notifier.live.unsubscribe();
     active.byId.delete(id);
     if (token !== undefined) active.byToken.delete(token);
   }
@@ -227,7 +218,7 @@ async function followBuild(
   progress.notifier.ended(outcome);
   const bv = progress.view;
   const pathBefore = progress.notifier.pathAtEnd;
-  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, bv);
+  const base = buildResult(service.getBuild(id), outcome, bv.cancelling?.reason ?? reasons.get(id), timeBudgetSeconds, bv);
   const result: LspBuildResult = { ...base, modelPath };
   // Where a crashed build died is the one fact its user needs. The service knows it exactly when
   // the crash record outside the worker survived (lastPhasePath, already in the result's message);

@@ -8,15 +8,15 @@ import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';
 import type { BuildServiceApi } from '../service/api.js';
-import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
+import { claimStdoutForProtocol } from '../surface/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameGuard } from './frame-guard.js';
 import { gateLifecycle } from './lifecycle-gate.js';
-import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
+import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
-import { listenForStop, stdioServerStop } from '../service/stdio-server-stop.js';
+import { processSignals } from '../process/process-signals.js';
+import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--queue <redis://...>] [--heartbeat <seconds>]
 

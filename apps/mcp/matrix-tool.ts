@@ -6,12 +6,13 @@
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../service/api.js';
-import { resolveUserPath, type BuildToolDeps, type ToolExtra } from './build-tool.js';
-import { cancelMatrix, followMatrix, formatTarget, MatrixTargets } from './farm-builds.js';
-import { errorResult, okResult, resultForError } from './results.js';
-import { BuildArgs, parseBuildOptions } from './schemas.js';
+import type { BuildToolDeps, ToolExtra } from './build-tool.js';
+import { resolveUserPath } from '../surface/user-path.js';
+import { cancelMatrix, followMatrix, formatTarget, MatrixTargets } from '../surface/farm-builds.js';
+import { errorResult, okResult, resultForError } from './tool-results.js';
+import { BuildArgs, parseBuildOptions } from '../surface/schemas.js';
 
-export { MatrixOut } from './farm-builds.js';
+export { MatrixOut } from '../surface/farm-builds.js';
 
 export const MatrixArgs = BuildArgs.omit({ target: true, outputPath: true }).extend({ targets: MatrixTargets });
 

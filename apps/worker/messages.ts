@@ -65,3 +65,9 @@ export type WorkerToParent = z.infer<typeof WorkerToParent>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const requestMatches: Same<z.infer<typeof NativeBuildRequestSchema>, NativeBuildRequest> = true;
 void requestMatches;
+
+/**
+ * The environment variable a host sets to the file the worker's stderr should go to as well
+ * (stderr-file.ts: the Electron launcher needs it). Part of the host contract, with the messages.
+ */
+export const WORKER_STDERR_FILE_ENV = 'TBS_WORKER_STDERR_FILE';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
-import { favourEventPath } from './event-path-priority.js';
+import { favourEventPath } from '../process/event-path-priority.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
 import { connectToParent } from './parent-port.js';

@@ -102,7 +102,9 @@ export class WebBuildClient implements BuildClient {
     const abort = new AbortController();
     let retries = 0;
     // The stream contract lives in the cursor (apps/shared/stream-cursor.ts): record, reset,
-    // events in order and once; this function only reads the wire and reconnects.
+    // events in order and once; this function only reads the wire and reconnects. A bare cursor,
+    // not a LiveView: the page this feeds (store/live-build.ts) folds through its own LiveView,
+    // and folding here too would fold every event twice; the cursor keeps the resume point.
     const cursor = new StreamCursor({
       applySnapshot: (record, view) => {
         if (!record) {

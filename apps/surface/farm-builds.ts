@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
 import { BuildView } from '../shared/build-view.js';
 import type { BuildFinished } from '../shared/protocol.js';
-import type { CancelReasons } from './build-tool.js';
-import { buildResult } from './results.js';
+import type { CancelReasons } from './cancel-reasons.js';
+import { buildResult } from './build-result.js';
 import { BuildResultOut } from './schemas.js';
 
 export type Target = Record<string, string>;
