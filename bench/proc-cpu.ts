@@ -4,6 +4,7 @@
 // the live descendants, so a worker that came and went during the run is still counted in its
 // parent. Returns NaN where /proc cannot be read (not Linux).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 const TICKS_PER_S = 100; // USER_HZ: 100 on every Linux Node supports.
 
@@ -28,11 +29,13 @@ function readStat(pid: number): Stat | undefined {
 /** What a process is, for the breakdown: Chromium's --type= (renderer, gpu-process, utility), else its program's name. */
 function kindOf(pid: number): string {
   try {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const type = argv.find((a) => a.startsWith('--type='));
-    if (type) return type.slice('--type='.length);
-    if (argv.some((a) => a.endsWith('worker.js'))) return 'worker';
-    return argv[0].split('/').pop() ?? '?';
+    // Chromium rewrites its command line as one space-separated string: search the whole text.
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    const type = /--type=([\w-]+)/.exec(cmd);
+    if (type) return type[1];
+    if (/worker\.js\b/.test(cmd)) return 'worker';
+    if (/chrom/i.test(cmd.split(' ')[0])) return 'browser';
+    return path.basename(cmd.split(' ')[0]) || '?';
   } catch {
     return '?';
   }
