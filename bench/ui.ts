@@ -10,6 +10,7 @@
 // --profile DIR also writes the page's CPU profile of the build (DIR/ui.cpuprofile, open it in
 // Chrome DevTools), serve's (DIR/serve/*.cpuprofile) and a summary of where the page's main
 // thread's time went (in the JSON, `profile`).
+// --serve-profile DIR writes serve's CPU profile only (DIR/run-N/serve/), with --against too.
 // --against DIR runs a checkout of earlier code (npm ci and npm run build done there) the same
 // way, alternating with ours for N rounds (default 2), and prints both sets of medians with
 // ratios (`againstEarlier`), as bench:native does. Each run's serve gets a fresh cache and state.
@@ -243,13 +244,15 @@ interface RunOptions {
   /** A folder for this run's serve state (engine store, predictions). */
   dir: string;
   profileDir?: string;
+  /** Where serve's CPU profile goes without the page's (--serve-profile). */
+  serveProfileDir?: string;
 }
 
 /** One build watched in the page: serve of `root`, the UI it serves, the figures of that build. */
 async function runOnce(o: RunOptions) {
   const loadAtStart = round(os.loadavg()[0], 2);
   const { model, layers, seconds, profileDir } = o;
-  const { proc, url } = await startServer(o.root, o.dir, profileDir);
+  const { proc, url } = await startServer(o.root, o.dir, profileDir ?? o.serveProfileDir);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -431,7 +434,12 @@ async function main(): Promise<void> {
   const dir = tempDir('tbs-bench-ui-');
   const model = writeModel(path.join(dir, 'bench.onnx'), { layers, channels: 1 });
   let n = 0;
-  const run = (root: string, profileDir?: string) => runOnce({ root, model, layers, seconds, dir: path.join(dir, `run-${++n}`), profileDir });
+  // --serve-profile DIR: serve's CPU profile only (DIR/run-N/serve/), in any mode, --against too.
+  const serveProfile = strArg('serve-profile');
+  const run = (root: string, profileDir?: string) => {
+    const runDir = path.join(dir, `run-${++n}`);
+    return runOnce({ root, model, layers, seconds, dir: runDir, profileDir, serveProfileDir: serveProfile && path.join(path.resolve(serveProfile), `run-${n}`) });
+  };
   try {
     if (!against) {
       const result = await run(ROOT, strArg('profile'));
