@@ -12,6 +12,8 @@ interface Stat {
   ppid: number;
   /** utime + stime + cutime + cstime, in ticks. */
   ticks: number;
+  /** cutime + cstime: children that exited and were waited for. */
+  waited: number;
 }
 
 function readStat(pid: number): Stat | undefined {
@@ -20,7 +22,8 @@ function readStat(pid: number): Stat | undefined {
     // The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
     // f[0] is field 3 (state): ppid is field 4, utime..cstime fields 14..17.
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+    const waited = Number(f[13]) + Number(f[14]);
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + waited, waited };
   } catch {
     return undefined;
   }
@@ -75,10 +78,12 @@ export function treeCpu(root: number, skip: readonly number[] = [], self = true)
   while (todo.length > 0) {
     const pid = todo.pop()!;
     if (pid !== root || self) {
-      const t = stats.get(pid)?.ticks ?? 0;
-      ticks += t;
+      const st = stats.get(pid);
+      ticks += st?.ticks ?? 0;
       const k = kindOf(pid);
-      byKind[k] = (byKind[k] ?? 0) + t / TICKS_PER_S;
+      // Its own time apart from its exited children's (a build worker that has ended).
+      byKind[k] = (byKind[k] ?? 0) + ((st?.ticks ?? 0) - (st?.waited ?? 0)) / TICKS_PER_S;
+      if (st?.waited) byKind[`${k}'s exited children`] = (byKind[`${k}'s exited children`] ?? 0) + st.waited / TICKS_PER_S;
     }
     for (const c of children.get(pid) ?? []) if (!skip.includes(c)) todo.push(c);
   }

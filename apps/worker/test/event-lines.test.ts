@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { eventJson } from '../../shared/event-json.js';
 import { BuildEvent } from '../../shared/protocol.js';
 import { formatEvents } from '../../service/http/sse.js';
+import { BuildFeed } from '../../service/build-feed.js';
 import { decodeEventLines, encodeEventLines, isExactPhaseEvent } from '../event-lines.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 
@@ -101,5 +102,22 @@ describe('event lines', () => {
     expect(decodeEventLines([JSON.stringify(start), ''])).toMatchObject({ error: expect.stringMatching(/not JSON/) });
     expect(decodeEventLines([JSON.stringify(start), JSON.stringify({ ...step, id: 'x' })])).toMatchObject({ error: expect.stringMatching(/^event 2 of 2: /) });
     expect(decodeEventLines([])).toEqual({ events: [] });
+  });
+
+  it('the text goes out live to subscribers, and the events kept for replay let it go', () => {
+    const ev = { ...start, seq: 0, buildId: 'bf' };
+    const line = JSON.stringify(Object.fromEntries(Object.entries(ev).reverse()));
+    const decoded = decodeEventLines([line]);
+    if ('error' in decoded) throw new Error(decoded.error);
+    const feed = new BuildFeed('bf', 100);
+    const live: string[] = [];
+    feed.subscribe((events) => live.push(...events.map(eventJson)));
+    return new Promise<void>((resolve) => queueMicrotask(() => {
+      feed.push(decoded.events);
+      expect(live).toEqual([line]);
+      // Kept in the log without it: a replay writes the event as it is.
+      expect(eventJson(decoded.events[0])).toBe(JSON.stringify(decoded.events[0]));
+      resolve();
+    }));
   });
 });
