@@ -42,6 +42,8 @@ const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
 export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise<Browser> }>({
   // Launched on first use only, so the electron project never starts a Chromium it cannot find.
   lazyBrowser: [
+    // Playwright reads a fixture's dependencies from its first parameter's pattern: none here.
+    // eslint-disable-next-line no-empty-pattern
     async ({}, use, workerInfo) => {
       let browser: Promise<Browser> | undefined;
       await use(() => (browser ??= chromium.launch(workerInfo.project.use.launchOptions)));

@@ -66,6 +66,7 @@ set(TBS_TRT_ADAPTER_SOURCES
   "${TBS_TRT_DIR}/src/trt/trt_options.cc"
   "${TBS_TRT_DIR}/src/trt/trt_plugins.cc"
   "${TBS_TRT_DIR}/src/trt/trt_int8.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_layer_info.cc"
   "${TBS_TRT_DIR}/src/trt/trt_timing_cache.cc"
   "${TBS_TRT_DIR}/src/trt/lib_files.cc"
   "${TBS_TRT_DIR}/src/trt/cuda_device.cc"

@@ -5,36 +5,76 @@
 // A failed build stops everything: nothing after it would test the code as it is.
 // Usage: node scripts/run-suites.js [suite ...]   (default: all, in the order below)
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 
-const SUITES = ['test:native', 'test:sanitize', 'test:unit', 'test:memory', 'test:vscode', 'test:e2e'];
+const SUITES = ['test:native', 'test:sanitize', 'test:unit', 'test:memory', 'lint', 'test:vscode', 'test:e2e'];
+/**
+ * Suites run at the same time as another, to save CI time: the stalled-reader memory tests spend
+ * most of their minute waiting (a reader that does not read), and lint keeps one core busy for
+ * about as long. The partner runs at the lowest CPU priority (nice 19), so it takes only the CPU
+ * the memory tests leave idle and their peaks are measured as if they ran alone. Its output is
+ * held back and printed whole when it ends, so the logs do not interleave.
+ */
+const ALONGSIDE = { 'test:memory': 'lint' };
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-/** Runs one npm script with its output on ours; `exec` is replaceable for the runner's own tests. */
-function run(script, exec = (s) => spawnSync(npm, ['run', s], { stdio: 'inherit' })) {
+/**
+ * Runs one npm script; its output goes to ours as it comes, or (`held`: a partner run alongside)
+ * all at once at its end, the script at the lowest CPU priority where `nice` exists.
+ */
+function spawnScript(script, held) {
+  return new Promise((resolve) => {
+    const [cmd, args] = held && process.platform !== 'win32' ? ['nice', ['-n', '19', npm, 'run', script]] : [npm, ['run', script]];
+    const child = spawn(cmd, args, { stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    const chunks = [];
+    if (held) {
+      child.stdout.on('data', (d) => chunks.push(d));
+      child.stderr.on('data', (d) => chunks.push(d));
+    }
+    child.on('error', (e) => resolve({ status: null, signal: null, error: e }));
+    child.on('close', (status, signal) => {
+      if (held) process.stdout.write(Buffer.concat(chunks));
+      resolve({ status, signal });
+    });
+  });
+}
+
+/** Runs one npm script and reports it; `exec` is replaceable for the runner's own tests. */
+async function run(script, exec = (s, held) => spawnScript(s, held), held = false) {
   const started = Date.now();
-  console.log(`\n▶ npm run ${script}`);
-  const r = exec(script);
+  console.log(`\n▶ npm run ${script}${held ? ' (alongside; its output follows when it ends)' : ''}`);
+  const r = await exec(script, held);
   const seconds = (Date.now() - started) / 1000;
   const ok = r.status === 0;
-  const how = r.signal ? `signal ${r.signal}` : `exit code ${r.status}`;
+  const how = r.signal ? `signal ${r.signal}` : r.error ? String(r.error.message) : `exit code ${r.status}`;
   console.log(`${ok ? '✓' : '✗'} npm run ${script} (${seconds.toFixed(0)} s${ok ? '' : `, ${how}`})`);
   return { script, ok, seconds, how };
 }
 
-/** The build, then each suite to its end; the exit code for the whole run. */
-function runSuites(wanted, exec) {
+/** The build, then each suite to its end (some beside another, see ALONGSIDE); the exit code for the whole run. */
+async function runSuites(wanted, exec) {
   const unknown = wanted.filter((s) => !SUITES.includes(s));
   if (unknown.length) {
     console.error(`unknown suite(s): ${unknown.join(', ')}; the suites are: ${SUITES.join(', ')}`);
     return 2;
   }
-  const build = run('build', exec);
+  const build = await run('build', exec);
   if (!build.ok) {
     console.error('\nThe build failed, so no suite was run.');
     return 1;
   }
-  const results = (wanted.length ? wanted : SUITES).map((s) => run(s, exec));
+  const todo = (wanted.length ? wanted : SUITES).slice();
+  const results = [];
+  while (todo.length) {
+    const script = todo.shift();
+    const partner = ALONGSIDE[script];
+    if (partner && todo.includes(partner)) {
+      todo.splice(todo.indexOf(partner), 1);
+      results.push(...(await Promise.all([run(script, exec), run(partner, exec, true)])));
+    } else {
+      results.push(await run(script, exec));
+    }
+  }
   const failed = results.filter((r) => !r.ok);
   console.log('\nSuites:');
   for (const r of results) console.log(`  ${r.ok ? '✓' : '✗'} ${r.script.padEnd(14)} ${r.seconds.toFixed(0).padStart(5)} s${r.ok ? '' : `  (${r.how})`}`);
@@ -42,5 +82,5 @@ function runSuites(wanted, exec) {
   return failed.length ? 1 : 0;
 }
 
-module.exports = { SUITES, runSuites };
-if (require.main === module) process.exit(runSuites(process.argv.slice(2)));
+module.exports = { SUITES, ALONGSIDE, runSuites, spawnScript };
+if (require.main === module) runSuites(process.argv.slice(2)).then((code) => process.exit(code));

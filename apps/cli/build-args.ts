@@ -1,7 +1,7 @@
 // `build` command line → StartBuildInput. Flag names follow trtexec where users know them; every
 // flag lands on the BuildOptions field of the same meaning (the names HTTP and MCP use too).
 import { parseArgs } from 'node:util';
-import { BuildOptions, describeZodError, OPTION_LIMITS, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
+import { BuildOptions, describeZodError, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
 import {
   chosenBackend,
   trtCapabilities,

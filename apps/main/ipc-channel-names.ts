@@ -5,6 +5,7 @@
 /** renderer → main, request/response (ipcRenderer.invoke / ipcMain.handle). */
 export const INVOKE = {
   listBackends: 'tbs:list-backends',
+  readBuildRoutes: 'tbs:read-build-routes',
   openModel: 'tbs:open-model',
   openModelPath: 'tbs:open-model-path',
   recentModels: 'tbs:recent-models',

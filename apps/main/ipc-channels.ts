@@ -3,7 +3,7 @@
 // imports nothing, so the preload's bundle takes them without the schemas (zod) behind them.
 import path from 'node:path';
 import { z } from 'zod';
-import { BuildOptions } from '../shared/protocol.js';
+import { BackendChoice, BuildOptions } from '../shared/protocol.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../shared/protocol.js';
 import { INVOKE, type InvokeChannel } from './ipc-channel-names.js';
@@ -32,6 +32,7 @@ export const NoArgs = z.unknown().refine((v) => v === undefined || v === null, '
 
 export const PAYLOADS = {
   [INVOKE.listBackends]: NoArgs,
+  [INVOKE.readBuildRoutes]: z.object({ backend: BackendChoice }).strict(),
   [INVOKE.openModel]: NoArgs,
   [INVOKE.openModelPath]: z.object({ path: ModelPathArg }).strict(),
   [INVOKE.recentModels]: NoArgs,

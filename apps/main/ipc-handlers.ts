@@ -98,6 +98,10 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
   };
 
   on(INVOKE.listBackends, () => service.listBackends());
+  on(INVOKE.readBuildRoutes, ({ backend }) => {
+    if (!service.readBuildRoutes) throw new ServiceError('not_found', 'This build service cannot read build routes from a library.');
+    return service.readBuildRoutes(backend);
+  });
   on(INVOKE.openModel, async (_p, event) => {
     // Start where the last model came from; the dialog itself forgets (Electron 43 and later).
     const last = (await deps.recent.get().catch(() => []))[0];

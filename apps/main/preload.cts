@@ -13,7 +13,8 @@ import type { BuildClient, ModelRef, SavedEngine } from '../shared/build-client.
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 import type { CheckResult } from '../shared/engine-manifest.js';
 import type { BuildComparison } from '../shared/build-compare.js';
-import type { BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
+import type { BuildRoutesRead } from '../shared/build-routes.js';
+import type { BackendChoice, BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
 import { INVOKE as C, PUSH as P } from './ipc-channel-names.js';
 import type { BuildStreamMessage, HostAction, InvokeChannel, IpcResult, PushChannel } from './ipc-channels.js';
 
@@ -60,6 +61,7 @@ function listen<T>(channel: PushChannel, cb: (value: T) => void): () => void {
 const client: BuildClient = {
   capabilities: { host: 'electron', nativeDialogs: true, recentFiles: true },
   listBackends: () => call<BackendInfo[]>(C.listBackends),
+  readBuildRoutes: (backend: BackendChoice) => call<BuildRoutesRead>(C.readBuildRoutes, { backend }),
   openModel: () => call<ModelRef | null>(C.openModel),
   openDroppedFile(file: File) {
     // Only the preload can turn a dropped File into its path (File.path was removed in Electron 32).

@@ -4,6 +4,7 @@
 import type { FarmStatus } from '../shared/farm-status.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type {
+  BackendChoice,
   BackendInfo,
   BuildEvent,
   BuildFinished,
@@ -12,7 +13,10 @@ import type {
   CancelReason,
   ModelSummary,
 } from '../shared/protocol.js';
+import type { BuildRoutesRead } from '../shared/build-routes.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
+
+export type { BuildRoutesRead } from '../shared/build-routes.js';
 import type { EngineRecord } from './engine-identity.js';
 
 export type ServiceErrorCode =
@@ -87,6 +91,12 @@ export interface SubscribeOpts {
 
 export interface BuildServiceApi {
   listBackends(): Promise<BackendInfo[]>;
+  /**
+   * The knob database of the backend `choice` resolves to, read from the library when asked
+   * (TensorRT 11.1+; it creates a builder, off the JS thread, and is kept on disk). Absent where
+   * the service cannot ask a local library (the farm).
+   */
+  readBuildRoutes?(choice?: BackendChoice): Promise<BuildRoutesRead>;
   /** Reads the model's summary. Throws ServiceError('bad_model' | 'not_found'). */
   inspectModel(modelPath: string): Promise<ModelSummary>;
   /**
@@ -127,6 +137,11 @@ export interface BuildServiceApi {
   startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
   /** Build farm only: workers, queues and recent endings (GET /api/farm). */
   farmStatus?(): Promise<FarmStatus>;
+  /**
+   * Build farm only: the same view now and whenever it changes (GET /api/farm/events, the contract
+   * in apps/shared/farm-stream.ts): `cb` gets each status with its version. Returns the unsubscribe.
+   */
+  subscribeFarm?(cb: (status: FarmStatus, version: number) => void): () => void;
   /**
    * Engines in the service's default output folder (only there), newest first. Optional: the
    * build farm has no such folder.

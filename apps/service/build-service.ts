@@ -4,13 +4,13 @@
 // summaries for the rest). Every surface (CLI, HTTP/SSE, MCP, Electron main) sits on this one
 // implementation of BuildServiceApi.
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
-import type { BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
-import { WorkerToParent } from '../worker/messages.js';
-import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
+import type { BackendChoice, BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
+import { chosenBackend, trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
+import { WorkerToParent, type ParentToWorker } from '../worker/messages.js';
+import { ServiceError, type BuildRoutesRead, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
 import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
@@ -113,6 +113,11 @@ class BuildSummary {
 }
 
 const BACKENDS_TIMEOUT_MS = 20_000;
+/**
+ * Reading build routes creates a TensorRT builder (CUDA start-up and the builder kernel library:
+ * seconds, by public accounts; not measured here), so it gets longer than a listing.
+ */
+const BUILD_ROUTES_TIMEOUT_MS = 120_000;
 
 export class BuildService implements BuildServiceApi {
   private readonly launcher: WorkerLauncher;
@@ -184,6 +189,36 @@ export class BuildService implements BuildServiceApi {
 
   /** The addon is only ever loaded in a worker, so even "which backends exist" asks one. */
   private queryBackends(): Promise<BackendInfo[]> {
+    return this.askWorker({ type: 'backends' }, 'list backends', BACKENDS_TIMEOUT_MS, (m) => (m.type === 'backends' ? m.list : undefined));
+  }
+
+  /**
+   * The knob database (getAllBuildRoutes() JSON) of the backend `choice` resolves to, read when
+   * asked: the simulator's comes with its listing; TensorRT's from the on-disk cache when the
+   * listing already has it, else from the library, through a worker (the addon creates a builder
+   * off the JS thread and keeps the result on disk, so the next listing reports it without one).
+   * Throws ServiceError('bad_input') when the backend has no build routes, ('internal') with the
+   * library's reason when it could not list them.
+   */
+  async readBuildRoutes(choice: BackendChoice = 'auto'): Promise<BuildRoutesRead> {
+    const backend = chosenBackend(choice, await this.listBackends());
+    const version = trtVersionOf(backend);
+    if (!backend || !version) throw new ServiceError('bad_input', `no ${choice === 'auto' ? '' : `${choice} `}backend is available to list build routes`);
+    if (!trtCapabilities(version).buildRoutes) throw new ServiceError('bad_input', `TensorRT ${version} has no build routes (they need 11.1 or newer)`);
+    const listed = backend.detail?.buildRoutesJson;
+    if (listed) return { backend: backend.name, version, json: listed, source: backend.name === 'simulated' ? 'simulated' : 'disk cache' };
+    if (backend.name !== 'tensorrt') throw new ServiceError('internal', `the ${backend.name} backend (TensorRT ${version}) listed no build routes`);
+    const json = await this.askWorker({ type: 'buildRoutes' }, 'read build routes', BUILD_ROUTES_TIMEOUT_MS, (m) => (m.type === 'buildRoutes' ? m.json : undefined));
+    // The addon kept them on disk: the next listing reports them (the form's picker, validation).
+    this.backendsCache = undefined;
+    return { backend: 'tensorrt', version, json, source: 'library' };
+  }
+
+  /**
+   * One question to a fresh worker (it exits once released): `pick` takes the answer from the
+   * worker's messages; an `error` message, an early exit or `timeoutMs` reject with what happened.
+   */
+  private askWorker<T>(question: ParentToWorker, what: string, timeoutMs: number, pick: (msg: WorkerToParent) => T | undefined): Promise<T> {
     return new Promise((resolve, reject) => {
       let ch;
       try {
@@ -194,21 +229,21 @@ export class BuildService implements BuildServiceApi {
       }
       const channel = ch;
       let done = false;
-      const finish = (err: Error | undefined, list?: BackendInfo[]) => {
+      const finish = (err: Error | undefined, answer?: T) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         if (err) {
           channel.kill();
           reject(err);
-        } else resolve(list!);
+        } else resolve(answer as T);
       };
-      const timer = setTimeout(() => finish(new ServiceError('internal', 'the worker did not list backends in time')), BACKENDS_TIMEOUT_MS);
+      const timer = setTimeout(() => finish(new ServiceError('internal', `the worker did not ${what} in time`)), timeoutMs);
       const exited = new Promise<void>((r) =>
         channel.onExit((code, signal) => {
           const tail = channel.stderrTail?.();
           const last = tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : '';
-          finish(new ServiceError('internal', `the worker exited before listing backends (${describeExit({ code, signal })})${last}`));
+          finish(new ServiceError('internal', `the worker exited before it could ${what} (${describeExit({ code, signal })})${last}`));
           r();
         }),
       );
@@ -216,13 +251,15 @@ export class BuildService implements BuildServiceApi {
       void exited.then(() => this.helperExits.delete(exited));
       channel.onMessage((raw) => {
         const msg = WorkerToParent.safeParse(raw);
-        if (!msg.success) return finish(new ServiceError('internal', 'the worker sent an invalid backends answer'));
-        if (msg.data.type === 'backends') {
+        if (!msg.success) return finish(new ServiceError('internal', `the worker sent an invalid answer (asked to ${what})`));
+        if (msg.data.type === 'error') return finish(new ServiceError('internal', msg.data.message));
+        const answer = pick(msg.data);
+        if (answer !== undefined) {
           channel.send({ type: 'release' });
-          finish(undefined, msg.data.list);
-        } else if (msg.data.type === 'error') finish(new ServiceError('internal', msg.data.message));
+          finish(undefined, answer);
+        }
       });
-      channel.send({ type: 'backends' });
+      channel.send(question);
     });
   }
 

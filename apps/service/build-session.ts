@@ -27,7 +27,7 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, removeManifest, sha256FileSync, writeManifest, writeSimulatedLayerInfo } from './engine-manifest-file.js';
+import { makeManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
@@ -369,7 +369,7 @@ export class BuildSession {
     try {
       // Order: the engine (renamed by the native layer), its layer information, then the manifest
       // naming both by sha256.
-      const layerInfo = await writeSimulatedLayerInfo(this.build);
+      const layerInfo = await writeLayerInfo(this.build);
       const manifest = await makeManifest({
         buildId: this.id,
         build: this.build,
@@ -519,7 +519,7 @@ export class BuildSession {
     const finished: BuildFinished = this.withMemory({
       ...base,
       t: endT,
-      seq: ++seq,
+      seq: seq + 1,
       type: 'build.finished',
       status,
       durationMs: endT,

@@ -355,11 +355,6 @@ export async function validateBuild(
   // With "auto", what the file must be depends on the backend that was chosen.
   if (options.timingCache && options.backend === 'auto') checkTimingCacheFile(options.timingCache, backendInfo.name);
   checkVersionGates(options, backendInfo);
-  if (options.pinnedCache && backendInfo.name === 'tensorrt') {
-    // TensorRT has BuilderFlag::kERROR_ON_TIMING_CACHE_MISS, but the adapters do not set it yet:
-    // refusing is honest, a silently unpinned build is not.
-    throw bad('pinnedCache is not available with the TensorRT backend in this build yet (only the simulated backend pins); use timingCache');
-  }
 
   let outputPath: string;
   if (explicitOutput) {

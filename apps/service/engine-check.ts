@@ -85,7 +85,8 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
   const pluginHashes: Record<string, string | null> = {};
   for (const p of m.pluginLibraries) pluginHashes[p.path] = await sha256File(p.path);
   const list = await backends();
-  const env = { backend: list.find((b) => b.name === m.backend), driverVersion: list.find((b) => b.name === m.backend)?.detail?.driverVersion ?? null };
+  const backend = list.find((b) => b.name === m.backend);
+  const env = { backend, driverVersion: backend?.cudaDriver?.driverVersion ?? null };
   const pinnedCacheSha256 = options?.pinnedCache ? await sha256File(options.pinnedCache) : undefined;
   const { reasons, missing, notes } = checkAgainst(m, env, { model, options, pluginHashes, pinnedCacheSha256 });
   return { verdict: verdictOf(reasons, missing), engine: enginePath, manifest: read.path, reasons, missing, notes, built };

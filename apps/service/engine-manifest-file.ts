@@ -24,7 +24,7 @@ import {
 import type { PhaseRow } from '../shared/phase-rows.js';
 import { describeZodError, type BuildFinished } from '../shared/protocol.js';
 import type { ValidatedBuild } from './build-validation.js';
-import { simulatedLayers } from './layer-info.js';
+import { simulatedLayerInformation } from './layer-info.js';
 import { packageVersion } from './package-info.js';
 
 export { manifestPathFor } from '../shared/engine-manifest.js';
@@ -106,6 +106,16 @@ export interface ManifestSource {
 }
 
 /**
+ * The UUID of the GPU a build ran on: the backend listing reports it for the device it probed
+ * (device 0), so only a build on that device gets it; another device's is not known (null).
+ */
+function gpuUuidOf(info: ValidatedBuild['backendInfo'], device: number | null | undefined): string | null {
+  const g = info.gpu;
+  if (!g?.uuid) return null;
+  return (device ?? 0) === g.device ? g.uuid : null;
+}
+
+/**
  * The plugin libraries the build's options name, each with its sha256, hashed when the manifest is
  * written (a library replaced during the build would be recorded as it is now; the reuse key of
  * the next build hashes it again, so such an engine is rebuilt rather than wrongly reused).
@@ -143,11 +153,11 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     tensorrt: identity.tensorrt,
     gpu: {
       ...identity.gpu,
-      // The native layer does not report the GPU's UUID (or the driver version) yet.
-      uuid: detail.gpuUuid ?? null,
+      uuid: gpuUuidOf(info, started?.device ?? (build.backend === 'tensorrt' ? options.device : null)),
       device: started?.device ?? (build.backend === 'tensorrt' ? options.device : null),
     },
-    driverVersion: detail.driverVersion ?? null,
+    // The NVIDIA driver's version as NVML reports it (tensorrt); null where it is not known.
+    driverVersion: info.cudaDriver?.driverVersion ?? null,
     cudaVersion: detail.cudaRuntime ? (/\(([^)]+)\)\s*$/.exec(detail.cudaRuntime)?.[1] ?? null) : null,
     options,
     compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: false },
@@ -213,14 +223,21 @@ export async function writeManifest(enginePath: string, manifest: EngineManifest
 }
 
 /**
- * A simulated build's layer information (layer-info.ts), saved beside the engine before the
- * manifest, which names it with its sha256. TensorRT builds: none yet (null).
+ * The engine's layer information (layer-info.ts: IEngineInspector's JSON), beside the engine before
+ * the manifest, which names it with its sha256. Simulated builds: written here from the model's
+ * graph. TensorRT builds: the adapter wrote it after the engine (trt_layer_info.cc), removing any
+ * earlier one first, so a file there now is this build's; none when TensorRT could not give it
+ * (the build log says why).
  */
-export async function writeSimulatedLayerInfo(build: ValidatedBuild): Promise<EngineManifest['layerInfo']> {
-  if (build.backend !== 'simulated') return null;
+export async function writeLayerInfo(build: ValidatedBuild): Promise<EngineManifest['layerInfo']> {
   const file = layersPathFor(build.outputPath);
-  await writeJsonAtomic(file, { source: 'simulated', layers: simulatedLayers(build.layers, normalizeOptions(build.options)) });
-  return { file: path.basename(file), sha256: (await sha256File(file))!, source: 'simulated' };
+  if (build.backend === 'simulated') {
+    const bindings = [...build.summary.inputs.map((i) => i.name), ...build.summary.outputs.map((o) => o.name)];
+    await writeJsonAtomic(file, simulatedLayerInformation(build.layers, normalizeOptions(build.options), bindings));
+    return { file: path.basename(file), sha256: (await sha256File(file))!, source: 'simulated' };
+  }
+  const sha256 = await sha256File(file);
+  return sha256 === null ? null : { file: path.basename(file), sha256, source: 'IEngineInspector' };
 }
 
 export type ManifestRead =

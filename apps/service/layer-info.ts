@@ -1,13 +1,18 @@
 // Layer information saved beside an engine (`<engine>.layers.json`), for `compare`'s per-layer
-// differences. Two sources:
+// differences. ONE format on disk, TensorRT's own: what IEngineInspector::getEngineInformation
+// (LayerInformationFormat::kJSON) returns and trtexec --exportLayerInfo writes,
+//   {"Layers": [<name> | {"Name", "LayerType", "Inputs", "Outputs": [{"Name", "Format/Datatype", ...}],
+//               "TacticName", "TacticValue", ...}, ...], "Bindings": [...]}
+// (a layer is its bare name unless the engine was built with detailed profiling verbosity). The
+// manifest's layerInfo.source says who wrote it:
+// - TensorRT builds: the adapter writes the inspector's JSON as it is (native/src/trt/trt_layer_info.cc);
 // - simulated builds: derived here from the model's graph (the layers the model reader found) and
 //   the build options, the way a TensorRT build would differ between option sets: the precision
 //   follows the precision flags, the tactic is a stable function of the layer, the optimization
-//   level and the seed. It is labelled "simulated": not what TensorRT would choose.
-// - TensorRT: IEngineInspector's JSON (ILayerInformation, LayerInformationFormat::kJSON:
-//   {"Layers": [{"Name", "LayerType", "TacticName", "Outputs": [{"Format/Datatype"}]}, ...]}).
-//   The adapter does not write that file yet (native/src/trt/ is another change in progress), so
-//   for TensorRT builds layerInfo is null until it does; readLayerInfo already reads that format.
+//   level and the seed. Labelled "simulated" in the manifest: not what TensorRT would choose.
+// ASSUMED, not observed (no real TensorRT ran here): the detailed records' field names above, as
+// NVIDIA's documentation and public trtexec outputs show them; a field that is missing is left out
+// of the comparison, never guessed.
 import * as fs from 'node:fs';
 import type { LayerRecord } from '../shared/build-compare.js';
 import type { NormalizedOptions } from '../shared/engine-manifest.js';
@@ -26,22 +31,35 @@ function fnv(s: string): number {
 /** Ops whose simulated kernels run in reduced precision when the build allows it. */
 const REDUCIBLE = /^(Conv|ConvTranspose|Gemm|MatMul|BatchNormalization|Add|Mul|Relu|Sigmoid|Softmax|LayerNormalization|Attention)$/;
 
-export function simulatedLayers(layers: readonly LayerInfo[], o: NormalizedOptions): LayerRecord[] {
+/** One layer as IEngineInspector's detailed JSON writes it (the fields this product reads and writes). */
+interface InspectorLayer {
+  Name: string;
+  LayerType?: string;
+  Inputs?: Array<{ Name?: string; 'Format/Datatype'?: string }>;
+  Outputs?: Array<{ Name?: string; 'Format/Datatype'?: string }>;
+  TacticName?: string;
+}
+
+/** A simulated build's layer information, in IEngineInspector's JSON shape (detailed verbosity). */
+export function simulatedLayerInformation(layers: readonly LayerInfo[], o: NormalizedOptions, bindings: readonly string[]): { Layers: InspectorLayer[]; Bindings: string[] } {
   const reduced = o.precision.includes('fp16') ? 'fp16' : o.precision.includes('bf16') ? 'bf16' : o.precision.includes('int8') ? 'int8' : undefined;
-  return layers.map((l) => {
-    const precision = reduced && REDUCIBLE.test(l.op) ? reduced : 'fp32';
-    const variant = fnv(`${l.name}|${o.optLevel}|${o.simSeed ?? 1}|${precision}`) % 8;
-    const format = precision === 'fp32' ? 'Row major linear FP32' : precision === 'int8' ? 'Channel major INT8 format where channel % 32 == 0' : `Channel major ${precision.toUpperCase()} format where channel % 8 == 0`;
-    return { name: l.name, type: l.op, precision, tactic: `sim_${l.op.toLowerCase()}_${precision}_v${variant}`, format };
-  });
+  return {
+    Layers: layers.map((l) => {
+      const precision = reduced && REDUCIBLE.test(l.op) ? reduced : 'fp32';
+      const variant = fnv(`${l.name}|${o.optLevel}|${o.simSeed ?? 1}|${precision}`) % 8;
+      const format = precision === 'fp32' ? 'Row major linear FP32' : precision === 'int8' ? 'Channel major INT8 format where channel % 32 == 0' : `Channel major ${precision.toUpperCase()} format where channel % 8 == 0`;
+      return { Name: l.name, LayerType: l.op, Outputs: [{ Name: `${l.name}_out`, 'Format/Datatype': format }], TacticName: `sim_${l.op.toLowerCase()}_${precision}_v${variant}` };
+    }),
+    Bindings: [...bindings],
+  };
 }
 
-export interface LayerInfoFile {
-  source: 'simulated' | 'IEngineInspector';
-  layers: LayerRecord[];
+/** The precision a "Format/Datatype" text names ("Channel major FP16 format ..." → fp16). */
+function precisionOf(format: string): string {
+  return /FP16|Half/i.test(format) ? 'fp16' : /INT8/i.test(format) ? 'int8' : /BF16/i.test(format) ? 'bf16' : /FP8/i.test(format) ? 'fp8' : 'fp32';
 }
 
-/** Reads `<engine>.layers.json`: this tool's form, or IEngineInspector's JSON. Undefined when absent or unreadable. */
+/** Reads `<engine>.layers.json` (IEngineInspector's JSON). Undefined when absent, unreadable or not that shape. */
 export function readLayerInfo(file: string): LayerRecord[] | undefined {
   let json: unknown;
   try {
@@ -49,19 +67,18 @@ export function readLayerInfo(file: string): LayerRecord[] | undefined {
   } catch {
     return undefined;
   }
-  if (!json || typeof json !== 'object') return undefined;
-  const o = json as { layers?: unknown; Layers?: unknown };
-  if (Array.isArray(o.layers)) {
-    return o.layers.filter((l): l is LayerRecord => !!l && typeof (l as LayerRecord).name === 'string');
-  }
-  if (Array.isArray(o.Layers)) {
-    // IEngineInspector: with profiling verbosity below detailed, layers are bare name strings.
-    return o.Layers.map((l: unknown): LayerRecord => {
-      if (typeof l === 'string') return { name: l };
-      const x = l as { Name?: string; LayerType?: string; TacticName?: string; Outputs?: Array<{ 'Format/Datatype'?: string }> };
-      const fmt = x.Outputs?.[0]?.['Format/Datatype'];
-      return { name: String(x.Name ?? ''), type: x.LayerType, tactic: x.TacticName, format: fmt, precision: fmt ? /FP16|Half/i.test(fmt) ? 'fp16' : /INT8/i.test(fmt) ? 'int8' : /BF16/i.test(fmt) ? 'bf16' : /FP8/i.test(fmt) ? 'fp8' : 'fp32' : undefined };
-    });
-  }
-  return undefined;
+  const layers = json && typeof json === 'object' ? (json as { Layers?: unknown }).Layers : undefined;
+  if (!Array.isArray(layers)) return undefined;
+  // Below detailed profiling verbosity a layer is its bare name.
+  return layers.map((l: unknown): LayerRecord => {
+    if (typeof l === 'string') return { name: l };
+    const x = l as Partial<InspectorLayer>;
+    const fmt = x.Outputs?.[0]?.['Format/Datatype'];
+    return {
+      name: String(x.Name ?? ''),
+      ...(x.LayerType !== undefined ? { type: x.LayerType } : {}),
+      ...(x.TacticName !== undefined ? { tactic: x.TacticName } : {}),
+      ...(fmt !== undefined ? { format: fmt, precision: precisionOf(fmt) } : {}),
+    };
+  });
 }

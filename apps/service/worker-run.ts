@@ -195,6 +195,7 @@ export class WorkerRun {
         break;
       case 'ready':
       case 'backends':
+      case 'buildRoutes':
         break;
     }
   }

@@ -3,7 +3,9 @@
 // cannot tell which one it has, except through `host` for wording ("Save…" vs "Download").
 import type { FarmStatus } from './farm-status.js';
 import type { BuildViewSnapshot } from './build-view.js';
+import type { BuildRoutesRead } from './build-routes.js';
 import type {
+  BackendChoice,
   BackendInfo,
   BuildEvent,
   BuildOptionsInput,
@@ -42,6 +44,12 @@ export interface HostCapabilities {
 export interface BuildClient {
   readonly capabilities: HostCapabilities;
   listBackends(): Promise<BackendInfo[]>;
+  /**
+   * The build-route knob database of a backend (TensorRT 11.1+), read from the library when asked
+   * (the route picker's "List knobs" button); afterwards listBackends() reports it too. Rejects with
+   * a user-readable Error when the backend has none or the library could not list them.
+   */
+  readBuildRoutes?(backend: BackendChoice): Promise<BuildRoutesRead>;
   /**
    * Asks the user for a model (native dialog / file picker) and inspects it.
    * Resolves null when the user cancels. Rejects with a user-readable Error for a bad model.
@@ -87,6 +95,12 @@ export interface BuildClient {
    * runs builds itself (no farm). Absent: not offered by this host.
    */
   farmStatus?(): Promise<FarmStatus | null>;
+  /**
+   * The farm view now and at every change (GET /api/farm/events, apps/shared/farm-stream.ts):
+   * `onStatus(null)` once when the service runs builds itself (no farm), then nothing more.
+   * Reconnects by itself; `onError` when it gives up. Returns the unsubscribe.
+   */
+  subscribeFarm?(handlers: { onStatus(status: FarmStatus | null): void; onError?(err: Error): void }): () => void;
   /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
   checkEngine?(name: string): Promise<CheckResult>;
   /** Two finished builds of this service side by side, from their manifests (the Compare view). */

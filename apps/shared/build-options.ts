@@ -696,10 +696,11 @@ export const BUILD_OPTION_TABLE = [
     field: 'pinnedCache',
     schema: z.string().min(1).optional(),
     doc:
-      'Pinned build: build from this timing cache and fail at the first cache miss (the simulator implements it; refused on ' +
-      'TensorRT until the adapters set kERROR_ON_TIMING_CACHE_MISS). The cache is read, never written. Not with timingCache.',
+      'Pinned build: build from this timing cache and fail at the first cache miss (TensorRT: kERROR_ON_TIMING_CACHE_MISS; ' +
+      'the simulator imitates it). The cache is read, never written. Not with timingCache.',
     cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
-    trtexecMissing: (file: string) => `A pinned build is trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss (TensorRT 10.x); the command leaves it out.`,
+    trtexecMissing: (file: string) =>
+      `A pinned build is close to trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss, but trtexec writes the cache back after the build; the command leaves it out.`,
     form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'pinnedCachePath' },
     engineIdentity: true,

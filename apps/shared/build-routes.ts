@@ -13,7 +13,19 @@
 // `-knob=[v1|v2|…]` as in the header example; a pattern in any other form is kept as it is and
 // its knob accepts any single value (the library then has the last word, as setBuildRoute returns
 // false for a value it refuses).
-import type { BackendInfo } from './protocol.js';
+import type { BackendInfo, BackendName } from './protocol.js';
+
+/** A backend's build-route knob database, read when asked (BuildServiceApi.readBuildRoutes). */
+export interface BuildRoutesRead {
+  backend: BackendName;
+  /** The TensorRT version the routes are for (the simulator's: the version it emulates). */
+  version: string;
+  /** getAllBuildRoutes()' JSON as the library returned it (apps/shared/build-routes.ts parses it). */
+  json: string;
+  /** Where it came from: just read from the library, the on-disk cache, or the simulator. */
+  source: 'library' | 'disk cache' | 'simulated';
+}
+
 
 export interface RouteKnob {
   /** The knob as it is written in a route, with its leading dash: "-conv_use_long_w". */
@@ -63,7 +75,7 @@ export function parseKnobDatabase(json: string): KnobDatabase {
   try {
     root = JSON.parse(json);
   } catch (e) {
-    throw new Error(`the knob database is not JSON: ${(e as Error).message}`);
+    throw new Error(`the knob database is not JSON: ${(e as Error).message}`, { cause: e });
   }
   const r = root as { tuner_version?: unknown; tuner_options?: unknown };
   if (typeof r !== 'object' || r === null || !Array.isArray(r.tuner_options)) throw new Error('the knob database has no "tuner_options" array');

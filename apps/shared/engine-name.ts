@@ -10,12 +10,16 @@ import type { BackendInfo } from './protocol.js';
 const DEVICE_MAX_BYTES = 64;
 const VERSION_MAX_BYTES = 32;
 
+// The joiner and variation selector are listed on their own on purpose: they stay wherever they are.
+// eslint-disable-next-line no-misleading-character-class
+const UNSAFE_IN_NAME = /[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f._+ -]+/gu;
+
 /**
  * A name part safe in any file system: no separators, controls or shell-hostile characters.
  * Letters with their combining marks and emoji (with their modifiers and joiners) stay.
  */
 export function engineNamePart(s: string): string {
-  return s.replace(/[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f._+ -]+/gu, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
+  return s.replace(UNSAFE_IN_NAME, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
 }
 
 /** 32-bit FNV-1a of the UTF-8 bytes, as 8 hex digits. */

@@ -47,15 +47,19 @@ export const BackendInfo = z.object({
   adapter: z.object({ major: z.number().int(), headerVersion: z.string(), path: z.string() }).optional(),
   /** tensorrt: libraries preloaded from TBS_TRT_LIB_DIR (CUDA runtime, builder resources). */
   preloaded: z.array(z.object({ path: z.string(), version: z.string().optional() })).optional(),
-  /** The GPU builds run on (device 0 unless a build asks for another), when known. */
-  gpu: z.object({ name: z.string(), computeCapability: z.string(), device: z.number().int() }).optional(),
+  /**
+   * The GPU builds run on (device 0 unless a build asks for another), when known. `uuid`:
+   * tensorrt, the CUDA driver's cuDeviceGetUuid(_v2) as nvidia-smi writes it ("GPU-…").
+   */
+  gpu: z.object({ name: z.string(), computeCapability: z.string(), device: z.number().int(), uuid: z.string().optional() }).optional(),
   /**
    * tensorrt: the CUDA driver (libcuda.so.1) and the newest CUDA version it supports
    * (cuDriverGetVersion, e.g. "13.0"). `problem` says when it is older than the CUDA runtime
    * TensorRT uses ("the CUDA driver is older than the library needs: ..."); the backend is then
-   * unavailable when the major is older, and warns when only the minor is.
+   * unavailable when the major is older, and warns when only the minor is. `driverVersion`: the
+   * NVIDIA driver's own version (NVML's nvmlSystemGetDriverVersion, "580.95.05"), when NVML is there.
    */
-  cudaDriver: z.object({ path: z.string(), version: z.string(), problem: z.string().optional() }).optional(),
+  cudaDriver: z.object({ path: z.string(), version: z.string(), problem: z.string().optional(), driverVersion: z.string().optional() }).optional(),
   /**
    * 11.1+: the knob database's allowed-value patterns ("-conv_use_long_w=[on|off]"), one per knob,
    * when the library lists them (the full JSON is detail.buildRoutesJson). Patterns, not routes: a

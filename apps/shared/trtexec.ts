@@ -19,7 +19,6 @@
 import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber } from './build-options.js';
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
-import { OPTION_LIMITS } from './option-limits.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
 import { INFERENCE_ONLY_FLAGS, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';

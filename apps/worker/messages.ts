@@ -32,6 +32,11 @@ export const ParentToWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('start'), request: NativeBuildRequestSchema }),
   z.object({ type: z.literal('cancel'), reason: CancelReason }),
   z.object({ type: z.literal('backends') }),
+  /**
+   * The TensorRT library's knob database (getAllBuildRoutes(), 11.1+), read by the addon off the
+   * JS thread and kept on disk: the worker answers `buildRoutes` or `error`, then exits on release.
+   */
+  z.object({ type: z.literal('buildRoutes') }),
   /** The host has the result (or backend list): the worker may exit now. */
   z.object({ type: z.literal('release') }),
   /**
@@ -54,6 +59,8 @@ export const WorkerToParent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('eventLines'), lines: z.array(z.string()) }),
   z.object({ type: z.literal('result'), finished: BuildFinishedEvent }),
   z.object({ type: z.literal('backends'), list: z.array(BackendInfo) }),
+  /** getAllBuildRoutes()' JSON as the library returned it (the answer to `buildRoutes`). */
+  z.object({ type: z.literal('buildRoutes'), json: z.string() }),
   /** The worker could not run the build at all (addon failed to load, bad request...). */
   z.object({ type: z.literal('error'), message: z.string() }),
 ]);

@@ -1,4 +1,4 @@
-// Build worker: one process, one build (or one backends query), then exit. Started by the
+// Build worker: one process, one build (or one backends or build-routes query), then exit. Started by the
 // service's WorkerLauncher as a Node child process, or by Electron main as a utilityProcess.
 // A crash in native code ends this process only; the host reports the build as crashed.
 import './ignore-terminal-interrupt.js';
@@ -172,6 +172,20 @@ link.onMessage((raw) => {
           send({ type: 'error', message: `could not load the native addon: ${(e as Error).message}` });
         }
         // A backends query is a worker's whole job unless a build was started with it.
+        if (!started) void exitWhenReleased();
+      })();
+      break;
+    }
+    case 'buildRoutes': {
+      void (async () => {
+        try {
+          const addon = loadAddon();
+          redirectStderrIfAsked(addon);
+          if (typeof addon.readBuildRoutes !== 'function') throw new Error('this build of the addon cannot read build routes (rebuild it: npm run build:native)');
+          send({ type: 'buildRoutes', json: await addon.readBuildRoutes() });
+        } catch (e) {
+          send({ type: 'error', message: (e as Error).message });
+        }
         if (!started) void exitWhenReleased();
       })();
       break;

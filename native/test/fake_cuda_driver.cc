@@ -4,6 +4,7 @@
 // 1 the one on bus 3B ("Fake H100", 9.0).
 // Environment: FAKE_CUDA_INIT_RESULT sets what cuInit returns (default 0);
 // FAKE_CUDA_DRIVER_VERSION what cuDriverGetVersion reports (default 13000, CUDA 13.0).
+// cuDeviceGetUuid(_v2): device 0 GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, device 1 GPU-a0a1a2a3-….
 // The current context is per thread, as in the real driver; fakeCudaCurrentDevice() tells the
 // calling thread's device (-1: none), fakeCudaDriverCalls() the journal of retain/set calls.
 #include <cstdio>
@@ -74,6 +75,20 @@ __attribute__((visibility("default"))) int cuDeviceGetAttribute(int* value, int 
   else if (attribute == 76) *value = device == 0 ? 6 : 0;
   else return 1;
   return 0;
+}
+
+// 16 bytes per device, as CUuuid holds them; device 1's differ from device 0's in every byte.
+int fakeUuid(unsigned char* uuid, int device) {
+  if (!valid(device)) return 101;
+  for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(device == 0 ? 0x10 + i : 0xa0 + i);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int cuDeviceGetUuid(unsigned char* uuid, int device) { return fakeUuid(uuid, device); }
+
+__attribute__((visibility("default"))) int cuDeviceGetUuid_v2(unsigned char* uuid, int device) {
+  note("deviceGetUuid_v2 " + std::to_string(device));
+  return fakeUuid(uuid, device);
 }
 
 __attribute__((visibility("default"))) int cuDevicePrimaryCtxRetain(void** ctx, int device) {

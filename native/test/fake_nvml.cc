@@ -11,6 +11,7 @@
 //   FAKE_NVML_NO_PROCESSES=1               nvmlDeviceGetComputeRunningProcesses_v3 is NOT_SUPPORTED
 // Device memory is 80 GiB total with 10 GiB plus the listed processes used; SM clock 1980 MHz
 // on 3B and 1410 on 5E; temperature 45 / 67 °C.
+// nvmlSystemGetDriverVersion: FAKE_NVML_DRIVER_VERSION, default "580.95.05".
 // fake_nvml_open_inits() says how many nvmlInit_v2 calls are not yet shut down (the tests check
 // that every probe releases NVML).
 #include <unistd.h>
@@ -85,6 +86,16 @@ __attribute__((visibility("default"))) int nvmlShutdown() {
 }
 
 __attribute__((visibility("default"))) int fake_nvml_open_inits() { return gInits; }
+
+// FAKE_NVML_DRIVER_VERSION (default "580.95.05"); NVML_ERROR_UNINITIALIZED before nvmlInit_v2.
+__attribute__((visibility("default"))) int nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (gInits == 0) return 1;
+  char const* v = std::getenv("FAKE_NVML_DRIVER_VERSION");
+  std::string text = v != nullptr && *v != '\0' ? v : "580.95.05";
+  if (text.size() + 1 > length) return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  std::memcpy(version, text.c_str(), text.size() + 1);
+  return 0;
+}
 
 __attribute__((visibility("default"))) char const* nvmlErrorString(int rc) {
   switch (rc) {

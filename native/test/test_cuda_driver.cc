@@ -64,6 +64,19 @@ TEST(describe_names_the_gpu_in_cuda_order) {
   CHECK_EQ(currentDevice(), -1);  // describing made no context current
 }
 
+TEST(uuid_is_written_as_nvidia_smi_writes_it_per_device) {
+  CudaDriver* d = driver();
+  if (d == nullptr) return;
+  std::string uuid, error;
+  CHECK_MSG(d->uuidOf(0, uuid, error), error);
+  CHECK_EQ(uuid, std::string("GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"));
+  CHECK_MSG(d->uuidOf(1, uuid, error), error);
+  CHECK_EQ(uuid, std::string("GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf"));
+  CHECK(!d->uuidOf(2, uuid, error));
+  CHECK_CONTAINS(error, "device 2 does not exist");
+  CHECK_EQ(currentDevice(), -1);  // no context was made for it
+}
+
 TEST(select_makes_the_device_current_on_the_calling_thread_only) {
   CudaDriver* d = driver();
   if (d == nullptr) return;

@@ -25,7 +25,7 @@ void useFakes() {
   setenv("TBS_NVML_LIB", FAKE_NVML, 1);
   setenv("TBS_CUDA_DRIVER_LIB", FAKE_CUDA_DRIVER, 1);
   for (char const* v : {"FAKE_NVML_UTIL_3B", "FAKE_NVML_UTIL_5E", "FAKE_NVML_INIT_RESULT", "FAKE_NVML_UNSUPPORTED", "FAKE_CUDA_INIT_RESULT",
-                        "FAKE_NVML_PROCS_3B", "FAKE_NVML_PROCS_5E", "FAKE_NVML_NO_PROCESSES"}) {
+                        "FAKE_NVML_PROCS_3B", "FAKE_NVML_PROCS_5E", "FAKE_NVML_NO_PROCESSES", "FAKE_NVML_DRIVER_VERSION"}) {
     unsetenv(v);
   }
 }
@@ -165,6 +165,24 @@ TEST(nvml_that_does_not_start_is_not_shut_down) {
   CHECK(GpuProbe::open(0, error) == nullptr);
   CHECK_MSG(contains(error, "NVML did not start") && contains(error, "Driver Not Loaded"), error);
   CHECK_EQ(openInits(), 0);
+}
+
+TEST(driver_version_comes_from_nvml_which_is_shut_down_after) {
+  useFakes();
+  std::string version, error;
+  CHECK_MSG(tbs::gpu::nvidiaDriverVersion(version, error), error);
+  CHECK_EQ(version, std::string("580.95.05"));
+  setenv("FAKE_NVML_DRIVER_VERSION", "595.1.2", 1);
+  CHECK_MSG(tbs::gpu::nvidiaDriverVersion(version, error), error);
+  CHECK_EQ(version, std::string("595.1.2"));
+  CHECK_EQ(openInits(), 0);
+  setenv("FAKE_NVML_INIT_RESULT", "9", 1);
+  CHECK(!tbs::gpu::nvidiaDriverVersion(version, error));
+  CHECK_CONTAINS(error, "NVML did not start");
+  useFakes();
+  setenv("TBS_NVML_LIB", FAKE_CUDA_DRIVER, 1);  // not NVML
+  CHECK(!tbs::gpu::nvidiaDriverVersion(version, error));
+  CHECK_CONTAINS(error, "lacks nvmlInit_v2");
 }
 
 TEST(missing_libraries_say_which) {

@@ -63,7 +63,7 @@ export function makeMemoryCgroup(limitBytes: number): MemoryCgroup | string {
             fs.rmdirSync(dir);
             return;
           } catch (e) {
-            if (Date.now() > until) throw new Error(`could not remove the test cgroup ${dir}: ${(e as Error).message}`);
+            if (Date.now() > until) throw new Error(`could not remove the test cgroup ${dir}: ${(e as Error).message}`, { cause: e });
             await new Promise((r) => setTimeout(r, 100));
           }
         }

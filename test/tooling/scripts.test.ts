@@ -9,9 +9,11 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '../..');
 const require_ = createRequire(__filename);
-const { SUITES, runSuites } = require_(path.join(ROOT, 'scripts/run-suites.js')) as {
+type Exit = { status: number | null; signal: NodeJS.Signals | null };
+const { SUITES, ALONGSIDE, runSuites } = require_(path.join(ROOT, 'scripts/run-suites.js')) as {
   SUITES: string[];
-  runSuites(wanted: string[], exec: (s: string) => { status: number | null; signal: NodeJS.Signals | null }): number;
+  ALONGSIDE: Record<string, string>;
+  runSuites(wanted: string[], exec: (s: string, held: boolean) => Exit | Promise<Exit>): Promise<number>;
 };
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-scripts-'));
@@ -25,11 +27,11 @@ describe('npm test (scripts/run-suites.js)', () => {
     for (const s of SUITES) expect(pkg.scripts[s], s).not.toMatch(/npm run test:/);
   });
 
-  it('runs every suite even after one fails, reports each, and fails at the end', () => {
+  it('runs every suite even after one fails, reports each, and fails at the end', async () => {
     const ran: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      const code = runSuites([], (s) => {
+      const code = await runSuites([], (s) => {
         ran.push(s);
         return { status: s === 'test:native' ? 1 : 0, signal: null };
       });
@@ -43,17 +45,53 @@ describe('npm test (scripts/run-suites.js)', () => {
     }
   });
 
-  it('runs no suite when the build fails, and refuses an unknown suite name', () => {
+  it('runs no suite when the build fails, and refuses an unknown suite name', async () => {
     const ran: string[] = [];
     const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      expect(runSuites([], (s) => (ran.push(s), { status: s === 'build' ? 2 : 0, signal: null }))).toBe(1);
+      expect(await runSuites([], (s) => (ran.push(s), { status: s === 'build' ? 2 : 0, signal: null }))).toBe(1);
       expect(ran).toEqual(['build']);
-      expect(runSuites(['test:nope'], () => ({ status: 0, signal: null }))).toBe(2);
+      expect(await runSuites(['test:nope'], () => ({ status: 0, signal: null }))).toBe(2);
       expect(err.mock.calls.map((c) => String(c[0])).join('\n')).toContain('unknown suite(s): test:nope');
     } finally {
       err.mockRestore();
+      log.mockRestore();
+    }
+  });
+});
+
+describe('npm test: suites run alongside another', () => {
+  it('lint runs while the memory tests run, its output held back; both are reported; alone it runs alone', async () => {
+    expect(ALONGSIDE).toEqual({ 'test:memory': 'lint' });
+    const events: string[] = [];
+    const held: Record<string, boolean> = {};
+    const finish: Record<string, (e: Exit) => void> = {};
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const done = runSuites(['test:memory', 'lint', 'test:e2e'], (s, h) => {
+        events.push(`start ${s}`);
+        held[s] = h;
+        if (s === 'build') return { status: 0, signal: null };
+        return new Promise<Exit>((resolve) => (finish[s] = (e) => (events.push(`end ${s}`), resolve(e))));
+      });
+      await vi.waitFor(() => expect(Object.keys(finish).sort()).toEqual(['lint', 'test:memory']));
+      // Both started before either ended; test:e2e waits for both.
+      expect(events).toEqual(['start build', 'start test:memory', 'start lint']);
+      expect(held).toEqual({ build: false, 'test:memory': false, lint: true });
+      finish.lint({ status: 1, signal: null });
+      finish['test:memory']({ status: 0, signal: null });
+      await vi.waitFor(() => expect(finish['test:e2e']).toBeDefined());
+      finish['test:e2e']({ status: 0, signal: null });
+      expect(await done).toBe(1);
+      const out = log.mock.calls.map((c) => String(c[0])).join('\n');
+      expect(out).toMatch(/✗ lint .*\(exit code 1\)/);
+      expect(out).toContain('suites: 2 passed, 1 failed');
+
+      events.length = 0;
+      expect(await runSuites(['lint'], (s) => (events.push(s), { status: 0, signal: null }))).toBe(0);
+      expect(events).toEqual(['build', 'lint']);
+    } finally {
       log.mockRestore();
     }
   });

@@ -2,12 +2,11 @@
 // it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
-import { knobDatabaseJson, knobDatabaseOf } from '../../shared/build-routes.js';
+import { knobDatabaseJson, parseKnobDatabase, type KnobDatabase } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
-import { chosenBackend, trtCapabilities, trtVersionOf } from '../../shared/trt-capabilities.js';
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
-import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { chosenBackend, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
 import { bestPrecisions, ignoredFlagsNote } from '../../shared/trtexec-other-flags.js';
 import { ServiceError } from '../../service/api.js';
@@ -88,8 +87,10 @@ const trtexecNamer = (field: string, value?: string) => {
 /**
  * `--helpBuildRoute[=<knob>]`, as trtexec 11.1: the knob database of the backend a build would use,
  * as JSON (getAllBuildRoutes()' form), or the one knob named (leading dash optional). Other flags
- * but --backend are ignored. A knob that is not in the database, or a backend without build
- * routes, is a usage error naming it.
+ * but --backend are ignored. With TensorRT the database is read from the library when no earlier
+ * read left it on disk (the service asks a worker: the addon creates a builder off the JS thread
+ * and keeps the JSON on disk). A knob that is not in the database, or a backend without build
+ * routes, is a usage error naming it; a library that cannot list them is a failure (exit 1).
  */
 async function printBuildRouteHelp(argv: string[], flag: string): Promise<number> {
   const knob = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : undefined;
@@ -98,18 +99,21 @@ async function printBuildRouteHelp(argv: string[], flag: string): Promise<number
   if (!choice.success) throw new UsageError(`--backend must be auto, tensorrt or simulated, got "${choiceArg}"`);
   const { createBuildService } = await import('../../service/build-service.js');
   const service = createBuildService();
-  let backends: BackendInfo[];
+  let read;
   try {
-    backends = await service.listBackends();
+    read = await service.readBuildRoutes(choice.data);
+  } catch (e) {
+    if (e instanceof ServiceError && e.code === 'bad_input') throw new UsageError(`--helpBuildRoute: ${e.message}`);
+    throw e;
   } finally {
     await service.shutdown();
   }
-  const backend = chosenBackend(choice.data, backends);
-  const version = trtVersionOf(backend);
-  if (!backend || !version) throw new UsageError(`--helpBuildRoute: no ${choice.data === 'auto' ? '' : `${choice.data} `}backend is available to list build routes`);
-  if (!trtCapabilities(version).buildRoutes) throw new UsageError(`--helpBuildRoute: TensorRT ${version} has no build routes (they need 11.1 or newer)`);
-  const db = knobDatabaseOf(backend);
-  if (!db) throw new UsageError(`--helpBuildRoute: the ${backend.name} backend (TensorRT ${version}) listed no build routes`);
+  let db: KnobDatabase;
+  try {
+    db = parseKnobDatabase(read.json);
+  } catch (e) {
+    throw new ServiceError('internal', `--helpBuildRoute: the ${read.backend} backend (TensorRT ${read.version}) returned ${(e as Error).message}`);
+  }
   if (knob !== undefined) {
     const strip = (k: string) => k.replace(/^-/, '');
     if (knob === '' || !db.knobs.some((k) => strip(k.option) === strip(knob))) {

@@ -70,7 +70,7 @@ describe('describeBackend', () => {
 
   it('says which TensorRT version the simulator imitates', () => {
     expect(describeBackend({ name: 'simulated', available: true, version: 'sim-1', emulates: '11.1.0' })).toMatch(
-      /^simulated  available  sim-1 {2}\(stand-in .*\)\n {11}imitates TensorRT 11\.1\.0/,
+      /^simulated {2}available {2}sim-1 {2}\(stand-in .*\)\n {11}imitates TensorRT 11\.1\.0/,
     );
   });
 });

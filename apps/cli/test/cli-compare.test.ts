@@ -80,7 +80,7 @@ describe('trt-build-studio compare', () => {
     const copy = path.join(dir, 'copy');
     fs.mkdirSync(copy);
     for (const f of ['a.engine', 'a.engine.manifest.json', 'a.engine.layers.json']) fs.copyFileSync(path.join(dir, f), path.join(copy, f));
-    fs.writeFileSync(path.join(copy, 'a.engine.layers.json'), '{"layers": []}');
+    fs.writeFileSync(path.join(copy, 'a.engine.layers.json'), '{"Layers": []}');
     const c = JSON.parse((await runCli(['compare', path.join(copy, 'a.engine'), b, '--json'])).stdout) as BuildComparison;
     expect(c.layers).toBeUndefined();
   });

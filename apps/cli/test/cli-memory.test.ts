@@ -9,10 +9,11 @@
 // holds on a busy machine is the bound; blocking the simulated builder past a native limit is the
 // missing last hop (issue 19, item 8).
 // Prints one JSON line with the figures (`cli-memory:` prefix) for the record.
-// `npm test` runs this file on its own after the other suites (npm run test:memory): a peak-memory
-// bound depends on when the garbage collectors get CPU, and sharing two cores with another test
-// file's processes measured the scheduler as much as the pipeline (447 MiB once, 316-352 alone
-// under a load average of 11).
+// `npm test` runs this file outside the unit run (npm run test:memory): a peak-memory bound
+// depends on when the garbage collectors get CPU, and sharing two cores with another test file's
+// processes measured the scheduler as much as the pipeline (447 MiB once, 316-352 alone under a
+// load average of 11). Only `npm run lint` runs beside it (scripts/run-suites.js ALONGSIDE), at
+// the lowest CPU priority (nice 19): it takes the CPU this test leaves idle, not the CPU it needs.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

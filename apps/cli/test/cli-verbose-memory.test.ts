@@ -1,6 +1,7 @@
 // A build that logs the simulator's whole verbose quota (200,000 lines) through a --json reader
-// that stalls stays bounded in memory and time. A memory bound: it runs alone, in
-// `npm run test:memory`, not beside other suites (its peak depends on when the collectors get CPU).
+// that stalls stays bounded in memory and time. A memory bound: it runs in `npm run test:memory`,
+// not beside other test files (its peak depends on when the collectors get CPU); only
+// `npm run lint` runs beside it, at the lowest CPU priority (scripts/run-suites.js ALONGSIDE).
 // Prints one JSON line with the figures (`cli-verbose-volume:` prefix) for the record.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';

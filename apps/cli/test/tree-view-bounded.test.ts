@@ -23,7 +23,7 @@ describe('tree view over the build view', () => {
     }
     expect(v.rows.byKey.size).toBe(2);
     expect(treeLines(v, 99_999)[1].text).toContain('Measuring tactic time ×500  (all done');
-    v.apply(start(++id, 1, 'Measuring tactic time', 500));
+    v.apply(start(id + 1, 1, 'Measuring tactic time', 500));
     expect(treeLines(v, 99_999)[1].text).toContain('×501  (500 done; now 0/4');
   });
 

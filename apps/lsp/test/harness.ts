@@ -100,7 +100,7 @@ export async function startLsp(args: string[] = [], opts: { workDoneProgress?: b
     await connection.sendNotification(InitializedNotification.type, {});
   } catch (e) {
     await kill();
-    throw new Error(`initialize failed: ${(e as Error).message}\n${err}`);
+    throw new Error(`initialize failed: ${(e as Error).message}\n${err}`, { cause: e });
   }
 
   return {

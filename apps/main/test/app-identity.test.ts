@@ -3,7 +3,6 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { APP_ID, APP_NAME, DESKTOP_NAME, applyIdentity } from '../app-identity.js';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require('js-yaml') as { load(s: string): unknown };
 const ROOT = path.resolve(__dirname, '../../..');
 

@@ -18,9 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir as makeTempDir } from '../../../test/support/onnx-gen.js';
 import { walkRequires } from './require-graph.js';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require('js-yaml') as { load(s: string): unknown };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const asar = require('@electron/asar') as { listPackage(p: string): string[]; extractFile(p: string, f: string): Buffer; extractAll(p: string, dest: string): void };
 
 const run = promisify(execFile);
@@ -308,7 +306,7 @@ async function pack(electronDist: string, withFuses: boolean): Promise<Packed> {
     });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`electron-builder failed: ${e.message}\n${(e.stdout ?? '').slice(-3000)}\n${(e.stderr ?? '').slice(-3000)}`);
+    throw new Error(`electron-builder failed: ${e.message}\n${(e.stdout ?? '').slice(-3000)}\n${(e.stderr ?? '').slice(-3000)}`, { cause: err });
   }
   return { appDir: path.join(out, 'linux-unpacked'), stage, deps, fpm: JSON.parse(readFileSync(fpm.record, 'utf8')) as Packed['fpm'] };
 }
@@ -366,7 +364,7 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
   expect([...graph.files].some((f) => f.startsWith('node_modules/zod/'))).toBe(true);
   expect([...graph.files].some((f) => f.startsWith('node_modules/protobufjs/'))).toBe(true);
   const packedText = asar.extractFile(archive, 'package.json').toString();
-  let packedPkg: { main?: string } = {};
+  let packedPkg: { main?: string };
   try {
     packedPkg = JSON.parse(packedText) as { main: string };
   } catch {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BuildView } from '../../shared/build-view.js';
-import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import type { BuildEvent } from '../../shared/protocol.js';
 import { viewFromRecord } from '../../shared/view-format.js';
 import { StreamWriter, tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { progressMessage } from '../progress-message.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../../shared/build-view.js';
-import type { BuildEvent, BuildRecord, PhaseNode } from '../../shared/protocol.js';
-import { formatPath, viewFromRecord } from '../../shared/view-format.js';
+import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
+import { formatPath } from '../../shared/view-format.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { summarizePhases } from '../phase-summary.js';
 import { buildResult, buildState } from '../results.js';

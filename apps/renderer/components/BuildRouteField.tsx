@@ -2,23 +2,43 @@
 // knob's allowed values as a pattern (`-conv_use_long_w=[on|off]`), and a route picks one value
 // per knob (`-conv_use_long_w=off -kgen:codegen:cuda_tile=2`). The form keeps the composed route
 // string, which is what every surface sends and what trtexec's --setBuildRoute takes. Without a
-// database (the library listed none) the route is typed as NVIDIA writes it.
+// database the route is typed as NVIDIA writes it, and "List knobs" asks the host to read the
+// database from the library (TensorRT reads it only when asked: it creates a builder).
 import type { KnobDatabase } from '../../shared/build-routes.js';
 import { composeRoute, routeChoices } from '../../shared/build-routes.js';
 
-export function BuildRouteField({ db, route, onChange }: { db: KnobDatabase | undefined; route: string; onChange: (route: string) => void }) {
+/** Reading the database from the library: offered while none is known. */
+export interface RouteKnobsRead {
+  busy: boolean;
+  error: string | null;
+  onRead(): void;
+}
+
+export function BuildRouteField({ db, route, onChange, read }: { db: KnobDatabase | undefined; route: string; onChange: (route: string) => void; read?: RouteKnobsRead }) {
   if (!db || db.knobs.length === 0) {
     return (
-      <div className="row">
-        <label htmlFor="build-route-text">Build route</label>
-        <input
-          id="build-route-text"
-          placeholder="default, or e.g. -conv_use_long_w=off -kgen:codegen:cuda_tile=2"
-          value={route}
-          spellCheck={false}
-          onChange={(e) => onChange(e.target.value)}
-        />
-      </div>
+      <>
+        <div className="row">
+          <label htmlFor="build-route-text">Build route</label>
+          <input
+            id="build-route-text"
+            placeholder="default, or e.g. -conv_use_long_w=off -kgen:codegen:cuda_tile=2"
+            value={route}
+            spellCheck={false}
+            onChange={(e) => onChange(e.target.value)}
+          />
+          {read && (
+            <button type="button" disabled={read.busy} title="Reads the knob database from the TensorRT library (it creates a builder: can take seconds)" onClick={read.onRead}>
+              {read.busy ? 'Reading knobs…' : 'List knobs'}
+            </button>
+          )}
+        </div>
+        {read?.error && (
+          <p className="hint error" role="alert">
+            {`Could not list the knobs: ${read.error}`}
+          </p>
+        )}
+      </>
     );
   }
   const choices = routeChoices(route);

@@ -18,6 +18,9 @@ export function OptionsForm() {
   const backendsError = useApp((s) => s.backendsError);
   const model = useApp((s) => s.model);
   const formError = useApp((s) => s.formError);
+  const routeKnobs = useApp((s) => s.routeKnobs);
+  const routeKnobsBusy = useApp((s) => s.routeKnobsBusy);
+  const routeKnobsError = useApp((s) => s.routeKnobsError);
   const [copied, setCopied] = useState<string | null>(null);
   const set = (patch: Partial<FormState>) => c.store.setState((s) => ({ form: { ...s.form, ...patch }, formError: null }));
   const trt = backends.find((b) => b.name === 'tensorrt');
@@ -213,10 +216,21 @@ export function OptionsForm() {
                 ),
               ]),
             ),
-            buildRoute: () =>
-              caps?.buildRoutes && (
-                <BuildRouteField db={knobDatabaseOf(chosenBackend(form.backend, backends))} route={form.buildRoute} onChange={(buildRoute) => set({ buildRoute })} />
-              ),
+            buildRoute: () => {
+              if (!caps?.buildRoutes) return null;
+              const routeBackend = chosenBackend(form.backend, backends);
+              // The listing carries the database once it was read (the host keeps it on disk);
+              // until then the picker offers to read it from the library.
+              const db = knobDatabaseOf(routeBackend) ?? (routeBackend ? routeKnobs[routeBackend.name] : undefined);
+              return (
+                <BuildRouteField
+                  db={db}
+                  route={form.buildRoute}
+                  onChange={(buildRoute) => set({ buildRoute })}
+                  read={c.client.readBuildRoutes ? { busy: routeKnobsBusy, error: routeKnobsError, onRead: () => void c.readBuildRoutes(form.backend) } : undefined}
+                />
+              );
+            },
           }}
         />
         <OptionControls

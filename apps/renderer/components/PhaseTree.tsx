@@ -105,6 +105,8 @@ export function PhaseTree() {
   const [viewH, setViewH] = useState(400);
   // Rows the follow mode opened; they stay open afterwards so the tree does not collapse under
   // the user's eyes when the builder moves on.
+  // A new set for each build: `live` changes when another build is followed.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
   const autoOpen = useMemo(() => new Set<string>(), [live]);
 
   const phases = live?.phases;
@@ -162,7 +164,7 @@ export function PhaseTree() {
       el.scrollTop = next;
       setScrollTop(next);
     }
-  });
+  }, [targetIndex, viewH, scrollTop]);
 
   const toggle = (r: PhaseRow) => {
     const open = isExpanded(r);

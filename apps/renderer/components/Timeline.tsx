@@ -34,6 +34,8 @@ export function Timeline() {
   const [hover, setHover] = useState<Hit | null>(null);
   // The deepest row changes only with the rows: not walked on every redraw.
   const phases = live?.phases;
+  // The rows change in place: structureRev stands for them.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
   const depth = useMemo(() => (phases ? maxDepth(phases) : 0), [phases, phases?.structureRev]);
   const lanes = live ? Math.max(1, depth + 1) : 1;
   const height = AXIS_H + lanes * LANE_H + 2;

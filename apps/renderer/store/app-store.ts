@@ -3,7 +3,8 @@
 // second, see EventPump), which is what components subscribe to.
 import { createStore } from 'zustand/vanilla';
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
-import type { BackendInfo, BuildRecord } from '../../shared/protocol.js';
+import type { KnobDatabase } from '../../shared/build-routes.js';
+import type { BackendInfo, BackendName, BuildRecord } from '../../shared/protocol.js';
 import { DEFAULT_FORM, type FormState } from '../lib/options-form.js';
 import type { LiveBuild } from './live-build.js';
 
@@ -18,6 +19,14 @@ export interface TreeUi {
 export interface AppState {
   backends: BackendInfo[];
   backendsError: string | null;
+  /**
+   * The route picker's knob databases read from a library when asked (Controller.readBuildRoutes),
+   * by backend; a listing that has its own (detail.buildRoutesJson) needs none.
+   */
+  routeKnobs: Partial<Record<BackendName, KnobDatabase>>;
+  /** A read of build routes under way, or the reason the last one failed. */
+  routeKnobsBusy: boolean;
+  routeKnobsError: string | null;
   model: ModelRef | null;
   modelBusy: boolean;
   modelError: string | null;
@@ -44,6 +53,9 @@ export interface AppState {
 export const initialState = (): AppState => ({
   backends: [],
   backendsError: null,
+  routeKnobs: {},
+  routeKnobsBusy: false,
+  routeKnobsError: null,
   model: null,
   modelBusy: false,
   modelError: null,

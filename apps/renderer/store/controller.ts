@@ -2,7 +2,8 @@
 // effects on the store. Kept out of components so toolbar buttons, page shortcuts and the
 // Electron menu all run exactly the same code.
 import type { BuildClient, ModelRef } from '../../shared/build-client.js';
-import type { BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
+import { parseKnobDatabase } from '../../shared/build-routes.js';
+import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { DEFAULT_FORM, formCapabilities, formForModel, formToOptions, type FormState } from '../lib/options-form.js';
 import { formFromOptions } from '../lib/form-from-options.js';
 import type { AppStore } from './app-store.js';
@@ -45,6 +46,27 @@ export class Controller {
       this.store.setState({ backends, backendsError: null });
     } catch (e) {
       this.store.setState({ backendsError: message(e) });
+    }
+  }
+
+  /**
+   * The route picker's "List knobs": the knob database of the backend `choice` resolves to, read
+   * from the library by the host (seconds on a real TensorRT: it creates a builder). Kept in the
+   * store for the picker; the host keeps it on disk, so later listings carry it too.
+   */
+  async readBuildRoutes(choice: BackendChoice): Promise<void> {
+    const read = this.client.readBuildRoutes;
+    if (!read) {
+      this.store.setState({ routeKnobsError: 'this host cannot read build routes from the library; type the route' });
+      return;
+    }
+    this.store.setState({ routeKnobsBusy: true, routeKnobsError: null });
+    try {
+      const r = await read.call(this.client, choice);
+      const db = parseKnobDatabase(r.json);
+      this.store.setState((s) => ({ routeKnobs: { ...s.routeKnobs, [r.backend]: db }, routeKnobsBusy: false }));
+    } catch (e) {
+      this.store.setState({ routeKnobsBusy: false, routeKnobsError: message(e) });
     }
   }
 

@@ -30,13 +30,12 @@ const runFramesUntilIdle = () => {
 
 let host: HTMLElement;
 let client: ScriptedClient;
-let controller: Controller;
 
 let mounted: MountedApp;
 beforeEach(async () => {
   client = new ScriptedClient();
   mounted = await mountApp(client, sched);
-  ({ host, controller } = mounted);
+  ({ host } = mounted);
 });
 
 afterEach(() => mounted.unmount());

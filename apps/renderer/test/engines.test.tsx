@@ -3,7 +3,6 @@
 // service's output folder, refreshes when a build ends, and deletes only after a confirmation.
 import { act } from 'react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Controller } from '../store/controller.js';
 import type { FrameScheduler } from '../store/event-pump.js';
 import { mountApp, type MountedApp } from './mount-app.js';
 import { ScriptedClient } from './scripted-client.js';
@@ -22,7 +21,6 @@ const flushFrames = () =>
 
 let host: HTMLElement;
 let client: ScriptedClient;
-let controller: Controller;
 
 const MiB = 1024 * 1024;
 const engine = (name: string, bytes: number, simulated = true) => ({ name, bytes, modifiedAt: new Date().toISOString(), simulated });
@@ -31,7 +29,7 @@ let mounted: MountedApp;
 async function mount(c: ScriptedClient) {
   client = c;
   mounted = await mountApp(c, sched);
-  ({ host, controller } = mounted);
+  ({ host } = mounted);
 }
 
 beforeEach(async () => {

@@ -4,7 +4,8 @@
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BackendInfo, ModelSummary } from '../../shared/protocol.js';
+import type { BuildRoutesRead } from '../../shared/build-routes.js';
+import type { BackendChoice, BackendInfo, ModelSummary } from '../../shared/protocol.js';
 import { OptionsForm } from '../components/OptionsForm.js';
 import { AppContext } from '../hooks.js';
 import { createAppStore } from '../store/app-store.js';
@@ -191,6 +192,51 @@ describe('OptionsForm by TensorRT version', () => {
       { name: 'simulated', available: true, version: 'sim-1' },
     ]);
     expect(g.host.querySelector('input[id="build-route-text"]')).not.toBeNull();
+  });
+
+  it('"List knobs" reads the database from the library through the host, then offers one choice per knob', async () => {
+    const json = JSON.stringify({ tuner_options: [{ option: '-conv_use_long_w', allowed_values: '-conv_use_long_w=[on|off]', default_value: 'on' }] });
+    const trt11: BackendInfo = { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' } };
+    const answers: Array<() => Promise<BuildRoutesRead>> = [
+      async () => {
+        throw new Error('TensorRT 11.1.0 could not create a builder to read build routes');
+      },
+      async () => ({ backend: 'tensorrt', version: '11.1.0', json, source: 'library' }),
+    ];
+    const asked: string[] = [];
+    class ReadingClient extends VersionedClient {
+      readBuildRoutes(backend: BackendChoice): Promise<BuildRoutesRead> {
+        asked.push(backend);
+        return answers.shift()!();
+      }
+    }
+    host = document.createElement('div');
+    document.body.appendChild(host);
+    const client = new ReadingClient([trt11, { name: 'simulated', available: true, version: 'sim-1' }]);
+    const store = createAppStore();
+    const controller = new Controller(store, client, sched);
+    root = createRoot(host);
+    await act(async () => {
+      root!.render(
+        <AppContext.Provider value={{ store, controller }}>
+          <OptionsForm />
+        </AppContext.Provider>,
+      );
+      await controller.init();
+    });
+    const h = host;
+    const listKnobs = () => [...h.querySelectorAll('button')].find((b) => b.textContent === 'List knobs');
+    expect(h.querySelector('input[id="build-route-text"]')).not.toBeNull();
+    // A failing read says why and leaves the text field.
+    await act(async () => listKnobs()!.click());
+    expect(h.querySelector('[role="alert"]')?.textContent).toContain('could not create a builder to read build routes');
+    expect(h.querySelector('input[id="build-route-text"]')).not.toBeNull();
+    await act(async () => listKnobs()!.click());
+    expect(asked).toEqual(['auto', 'auto']);
+    const select = h.querySelector<HTMLSelectElement>('select[id="knob-conv_use_long_w"]')!;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['not set (default on)', 'on', 'off']);
+    expect(listKnobs()).toBeUndefined();
+    expect(h.querySelector('[role="alert"]')).toBeNull();
   });
 
   it('asks for shape-tensor values and builds with them', async () => {

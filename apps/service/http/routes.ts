@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
-import type { BuildRecord } from '../../shared/protocol.js';
+import { BackendChoice, type BuildRecord } from '../../shared/protocol.js';
 import { isRecordedEngine } from '../engine-identity.js';
 import { HttpError, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
@@ -14,6 +14,7 @@ import { compareSources } from '../compare-sources.js';
 import { readManifest } from '../engine-manifest-file.js';
 import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
 import { openEventStream, parseLastEventId } from './sse.js';
+import { openFarmStream } from './farm-sse.js';
 import { receiveMultipart, type UploadedFile } from './upload.js';
 
 export interface RouteContext {
@@ -49,6 +50,7 @@ const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
 export const ROUTES: Route[] = [
   { pattern: /^\/api\/backends$/, methods: { GET: listBackends } },
+  { pattern: /^\/api\/backends\/build-routes$/, methods: { GET: readBuildRoutes } },
   { pattern: /^\/api\/models$/, methods: { POST: openModel } },
   { pattern: /^\/api\/builds$/, methods: { GET: listBuilds, POST: startBuild } },
   { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
@@ -60,6 +62,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
   { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
+  { pattern: /^\/api\/farm\/events$/, methods: { GET: farmEvents } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
   { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
 ];
@@ -74,6 +77,10 @@ function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEng
 async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
   if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
   sendJson(res, 200, await ctx.service.farmStatus());
+}
+
+function farmEvents({ res, ctx }: RouteRequest): void {
+  openFarmStream(res, ctx.service, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams });
 }
 
 function listEngines({ res, ctx }: RouteRequest): void {
@@ -120,6 +127,20 @@ async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void
 
 async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
   sendJson(res, 200, await ctx.service.listBackends());
+}
+
+/**
+ * GET /api/backends/build-routes[?backend=auto|tensorrt|simulated]: the knob database of that
+ * backend (TensorRT 11.1+), read from the library when no earlier read left it on disk (the
+ * options form's route picker asks this; it takes a builder, so seconds on a real install).
+ * Answers { backend, version, source, json } with `json` as getAllBuildRoutes() returned it.
+ */
+async function readBuildRoutes({ res, query, ctx }: RouteRequest): Promise<void> {
+  if (!ctx.service.readBuildRoutes) throw new HttpError('not_found', 'this server cannot read build routes from a library (build farm)');
+  const raw = query.get('backend') ?? 'auto';
+  const choice = BackendChoice.safeParse(raw);
+  if (!choice.success) throw new HttpError('bad_input', `backend must be auto, tensorrt or simulated, got "${raw}"`);
+  sendJson(res, 200, await ctx.service.readBuildRoutes(choice.data));
 }
 
 async function openModel({ req, res, ctx }: RouteRequest): Promise<void> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
 import type { BuildRecord } from '../protocol.js';
-import { stoppedMidTimingNote, formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, rowLines, shownLiveness, viewFromRecord } from '../view-format.js';
+import { stoppedMidTimingNote, formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, shownLiveness, viewFromRecord } from '../view-format.js';
 
 describe('viewFromRecord', () => {
   it('starts empty from a record without a phase tree', () => {

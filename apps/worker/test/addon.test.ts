@@ -184,12 +184,11 @@ describe('native addon', () => {
 
   it('cancels a hanging build promptly and writes nothing', async () => {
     const req = request('hang', { simDuration: 0.1, simSeed: 2, simFault: 'hang@Timing graph nodes' }, { simHangMs: 10_000 });
-    let handle: ReturnType<typeof startBuild> | undefined;
     const events: BuildEvent[] = [];
     const t0 = Date.now();
-    handle = startBuild(req, (batch) => {
+    const handle: ReturnType<typeof startBuild> = startBuild(req, (batch) => {
       events.push(...batch);
-      if (batch.some((e) => e.type === 'log' && e.message.includes('simulated hang'))) setTimeout(() => handle!.cancel('timeout'), 100);
+      if (batch.some((e) => e.type === 'log' && e.message.includes('simulated hang'))) setTimeout(() => handle.cancel('timeout'), 100);
     });
     const result: BuildFinished = await handle.result;
     expect(Date.now() - t0).toBeLessThan(3000);
@@ -283,7 +282,6 @@ describe('native addon', () => {
   });
 
   it('loads only an addon whose batch layout is the one addon.ts decodes', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const layout = (require(addonPath()) as { eventLayout: EventLayout }).eventLayout;
     expect(layout.slots).toBe(8);
     expect(() => checkEventLayout(layout)).not.toThrow();

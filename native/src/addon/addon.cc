@@ -15,6 +15,8 @@
 #include "../sim/sim_build_routes.h"
 #include "../sim/sim_plugins.h"
 #include "../sim/sim_precision.h"
+#include "../gpu/cuda_driver.h"
+#include "../gpu/gpu_probe.h"
 #include "build_job.h"
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
@@ -40,7 +42,28 @@ Napi::Object libraryToJs(Napi::Env env, LibraryFact const& l) {
   return o;
 }
 
-Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
+// What identifies the GPU and driver an engine was built with (its manifest, `backends --json`),
+// read in the addon through the CUDA driver and NVML it already uses for the GPU probe, so both
+// adapters get it without a change to what they report. Empty where not known.
+struct GpuIdentity {
+  std::string uuid;           // cuDeviceGetUuid(_v2), "GPU-…" as nvidia-smi writes it
+  std::string driverVersion;  // nvmlSystemGetDriverVersion, "580.95.05"
+  std::string uuidProblem, driverProblem;
+};
+
+GpuIdentity gpuIdentity(int32_t device) {
+  GpuIdentity id;
+  std::string error;
+  if (gpu::CudaDriver* driver = gpu::CudaDriver::get(error)) {
+    if (!driver->uuidOf(device, id.uuid, error)) id.uuidProblem = error;
+  } else {
+    id.uuidProblem = error;
+  }
+  if (!gpu::nvidiaDriverVersion(id.driverVersion, error)) id.driverProblem = error;
+  return id;
+}
+
+Napi::Object probeToJs(Napi::Env env, BackendProbe const& p, GpuIdentity const& id) {
   auto o = Napi::Object::New(env);
   o.Set("name", p.name);
   o.Set("available", p.available);
@@ -88,13 +111,22 @@ Napi::Object probeToJs(Napi::Env env, BackendProbe const& p) {
     g.Set("name", p.gpu.name);
     g.Set("computeCapability", p.gpu.computeCapability);
     g.Set("device", p.gpu.device);
+    if (!id.uuid.empty()) g.Set("uuid", id.uuid);
     o.Set("gpu", g);
   }
   if (!p.cudaDriver.path.empty()) {
     auto d = libraryToJs(env, p.cudaDriver);
     if (p.cudaDriver.version.empty()) d.Set("version", "");
     if (!p.cudaDriverProblem.empty()) d.Set("problem", p.cudaDriverProblem);
+    if (!id.driverVersion.empty()) d.Set("driverVersion", id.driverVersion);
     o.Set("cudaDriver", d);
+  }
+  // Why an identity is missing, where a GPU was found (the manifest then says null).
+  if (p.gpu.device >= 0 && (!id.uuidProblem.empty() || !id.driverProblem.empty())) {
+    Napi::Object d = o.Has("detail") ? o.Get("detail").As<Napi::Object>() : Napi::Object::New(env);
+    if (!id.uuidProblem.empty()) d.Set("gpuUuid", "unknown: " + id.uuidProblem);
+    if (!id.driverProblem.empty()) d.Set("driverVersion", "unknown: " + id.driverProblem);
+    o.Set("detail", d);
   }
   if (p.hasBuildRoutes) {
     auto arr = Napi::Array::New(env, p.buildRoutes.size());
@@ -148,11 +180,14 @@ class ProbeWorker final : public Napi::AsyncWorker {
   void Execute() override {
     probes_.push_back(probeTensorRtSafe());
     probes_.push_back(probeSimulated());
+    identities_.resize(probes_.size());
+    // The GPU TensorRT found: no context is created for its UUID; NVML only reads the version.
+    if (probes_[0].gpu.device >= 0) identities_[0] = gpuIdentity(probes_[0].gpu.device);
   }
   void OnOK() override {
     Napi::Env env = Env();
     auto arr = Napi::Array::New(env, probes_.size());
-    for (uint32_t i = 0; i < probes_.size(); ++i) arr.Set(i, probeToJs(env, probes_[i]));
+    for (uint32_t i = 0; i < probes_.size(); ++i) arr.Set(i, probeToJs(env, probes_[i], identities_[i]));
     deferred_.Resolve(arr);
   }
   void OnError(Napi::Error const& e) override { deferred_.Reject(e.Value()); }
@@ -160,6 +195,7 @@ class ProbeWorker final : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   std::vector<BackendProbe> probes_;
+  std::vector<GpuIdentity> identities_;
 };
 
 Napi::Value ListBackends(Napi::CallbackInfo const& info) {

@@ -1,5 +1,6 @@
 #include "cuda_driver.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -46,6 +47,8 @@ CudaDriver* CudaDriver::get(std::string& error) {
   d->retain_ = lib.function<RetainFn>("cuDevicePrimaryCtxRetain");
   d->setCurrent_ = lib.function<SetCurrentFn>("cuCtxSetCurrent");
   d->errorString_ = lib.function<ErrorStringFn>("cuGetErrorString");
+  d->uuid_ = lib.function<UuidFn>("cuDeviceGetUuid_v2");
+  if (d->uuid_ == nullptr) d->uuid_ = lib.function<UuidFn>("cuDeviceGetUuid");
   if (d->init_ == nullptr || d->deviceGet_ == nullptr || d->busId_ == nullptr) {
     error = lib.name() + " lacks cuInit / cuDeviceGet / cuDeviceGetPCIBusId: not the CUDA driver?";
     delete d;
@@ -127,6 +130,27 @@ bool CudaDriver::describe(int32_t ordinal, std::string& name, std::string& compu
   rc = name_(buf, kNameBytes - 1, dev);
   name = rc == kCudaSuccess ? std::string(buf) : std::string();
   computeCapability = std::to_string(major) + "." + std::to_string(minor);
+  return true;
+}
+
+bool CudaDriver::uuidOf(int32_t ordinal, std::string& out, std::string& error) const {
+  if (uuid_ == nullptr) {
+    error = path_ + " lacks cuDeviceGetUuid";
+    return false;
+  }
+  int dev = 0;
+  if (!device(ordinal, dev, error, true)) return false;
+  unsigned char bytes[16] = {};
+  int rc = uuid_(bytes, dev);
+  if (rc != kCudaSuccess) {
+    error = "the CUDA driver did not give the UUID of device " + std::to_string(ordinal) + ": " + text(rc);
+    return false;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0],
+                bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10],
+                bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+  out = buf;
   return true;
 }
 

@@ -43,6 +43,12 @@ class CudaDriver {
   // context is created, so this costs no GPU memory.
   bool describe(int32_t ordinal, std::string& name, std::string& computeCapability, std::string& error) const;
 
+  // The GPU's UUID, written as nvidia-smi and NVML write it ("GPU-" and 8-4-4-4-12 hex digits):
+  // cuDeviceGetUuid_v2 (CUDA 11.4+), else cuDeviceGetUuid. No context is created. That the
+  // driver's 16 bytes are the ones NVML prints is what CUDA documents for the _v2 call
+  // ("compatible with NVML"); the plain call may differ for MIG instances.
+  bool uuidOf(int32_t ordinal, std::string& out, std::string& error) const;
+
   // Makes device `ordinal`'s primary context current on the CALLING thread (retained once per
   // device for the life of the process, as the CUDA runtime's cudaSetDevice does). False with an
   // error naming the device and how many there are.
@@ -64,6 +70,7 @@ class CudaDriver {
   using RetainFn = int (*)(void**, int);
   using SetCurrentFn = int (*)(void*);
   using ErrorStringFn = int (*)(int, char const**);
+  using UuidFn = int (*)(unsigned char*, int);  // CUuuid* is a struct of 16 chars
 
   std::string path_;
   InitFn init_ = nullptr;
@@ -76,6 +83,7 @@ class CudaDriver {
   RetainFn retain_ = nullptr;
   SetCurrentFn setCurrent_ = nullptr;
   ErrorStringFn errorString_ = nullptr;
+  UuidFn uuid_ = nullptr;
   std::mutex mu_;
   std::map<int32_t, void*> primary_;  // ordinal -> retained primary context (never released)
 };

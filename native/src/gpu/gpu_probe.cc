@@ -30,6 +30,38 @@ std::vector<std::string> libraryNames(char const* envName, std::vector<std::stri
 
 }  // namespace
 
+bool nvidiaDriverVersion(std::string& out, std::string& error) {
+  using InitFn = int (*)();
+  using VersionFn = int (*)(char*, unsigned int);
+  std::string tried;
+  SharedLibrary nvml = SharedLibrary::openFirst(libraryNames("TBS_NVML_LIB", {"libnvidia-ml.so.1"}), tried);
+  if (!nvml) {
+    error = "NVML was not found (" + tried + ")";
+    return false;
+  }
+  auto init = nvml.function<InitFn>("nvmlInit_v2");
+  auto shutdown = nvml.function<InitFn>("nvmlShutdown");
+  auto version = nvml.function<VersionFn>("nvmlSystemGetDriverVersion");
+  if (init == nullptr || shutdown == nullptr || version == nullptr) {
+    error = nvml.name() + " lacks nvmlInit_v2 / nvmlShutdown / nvmlSystemGetDriverVersion";
+    return false;
+  }
+  int rc = init();
+  if (rc != kNvmlSuccess) {
+    error = "NVML did not start (NVML error " + std::to_string(rc) + ")";
+    return false;
+  }
+  char buf[96] = {};  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+  rc = version(buf, sizeof buf - 1);
+  shutdown();
+  if (rc != kNvmlSuccess || buf[0] == '\0') {
+    error = "NVML did not give the driver version (NVML error " + std::to_string(rc) + ")";
+    return false;
+  }
+  out = buf;
+  return true;
+}
+
 std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
   if (device < 0) {
     error = "device " + std::to_string(device) + " is not a CUDA device ordinal";

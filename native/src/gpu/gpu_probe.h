@@ -47,6 +47,11 @@ struct GpuUtilization {
   int32_t temperatureC = -1;
 };
 
+// The NVIDIA driver's own version ("580.95.05", nvmlSystemGetDriverVersion: what nvidia-smi
+// shows as "Driver Version"), for an engine's manifest and `backends --json`. NVML is started and
+// shut down around the one call. False with `error` when NVML is missing or does not say.
+bool nvidiaDriverVersion(std::string& out, std::string& error);
+
 class GpuProbe {
  public:
   // A probe of CUDA device `device`, or null with `error` saying why (no driver, no such device,

@@ -18,6 +18,8 @@
 
 #include <climits>
 #include <exception>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +31,7 @@
 #include "cuda_device.h"
 #include "trt_headers.h"
 #include "trt_int8.h"
+#include "trt_layer_info.h"
 #include "trt_loader.h"
 #include "trt_logger.h"
 #include "trt_monitor.h"
@@ -557,8 +560,13 @@ class TrtBackend final : public Backend {
 
     trt::BuilderConfigCaches caches(*config);
     if (cacheUsed) {
-      if (!cacheSession.load(caches, request.timingCachePath, stats, error)) return failed(error);
+      if (!cacheSession.load(caches, request.timingCachePath, stats, error, plan.pinnedCache)) return finish(failed(error));
       cacheLoaded = true;
+      if (plan.pinnedCache) {
+        sink.log(Severity::kInfo, ("pinned build: timing cache " + request.timingCachePath +
+                                   " is read only, and a tactic it lacks fails the build (kERROR_ON_TIMING_CACHE_MISS)")
+                                      .c_str());
+      }
       if (plan.optLevel == 0) {
         stats.warning += std::string(stats.warning.empty() ? "" : "; ") +
                          "builder optimization level 0 does not use the timing cache";
@@ -591,7 +599,7 @@ class TrtBackend final : public Backend {
     // is set counts as cancelled, and no engine is written. The entries the builder measured
     // before it stopped are in the config's cache now and are worth keeping.
     if (sink.cancelRequested() || monitor.stopAsked()) {
-      if (cacheLoaded) {
+      if (cacheLoaded && !plan.pinnedCache) {
         stats.entriesAfter = cacheSession.entryCount(caches);
         bool grew = stats.entriesAfter < 0 || stats.entriesBefore < 0 || stats.entriesAfter > stats.entriesBefore;
         if (grew && cacheSession.save(caches, stats)) stats.savedAfterCancel = true;
@@ -600,6 +608,11 @@ class TrtBackend final : public Backend {
     }
     if (!built) {
       if (!streamError.empty()) return finish(failed("cannot write the engine: " + streamError));
+      if (plan.pinnedCache) {
+        return finish(failed(withLastError("TensorRT could not build the engine from the pinned timing cache " +
+                                           request.timingCachePath +
+                                           " (a tactic it lacks fails a pinned build; build once with timingCache to fill it)")));
+      }
       return finish(failed(withLastError("TensorRT could not build the engine")));
     }
 
@@ -609,7 +622,8 @@ class TrtBackend final : public Backend {
         stats.misses = logger.autotuningLines();
         stats.missesInferred = true;
       }
-      cacheSession.save(caches, stats);  // failure is a warning in stats, not a failed build
+      // A pinned cache is read only: the file stays byte for byte what the build was pinned to.
+      if (!plan.pinnedCache) cacheSession.save(caches, stats);  // failure is a warning in stats, not a failed build
     }
 
     BuildOutcome ok;
@@ -624,6 +638,20 @@ class TrtBackend final : public Backend {
       ok.engineBytes = static_cast<int64_t>(engine->size());
     }
     ok.outputPath = request.outputPath;
+    // The engine's layer information beside it, as trtexec --exportLayerInfo (trt_layer_info.h).
+    // A streamed engine is read back from its file: the builder kept no copy.
+    std::string const layers = trt::layerInfoPathFor(request.outputPath);
+    std::string problem;
+    int32_t const factory = trt::factoryVersion(trt::kHeaderVersion, lib);
+    if (streamed) {
+      std::ifstream in(request.outputPath, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      problem = bytes.empty() ? "no layer information saved: the engine could not be read back"
+                              : trt::saveLayerInformation(*libs, bytes.data(), bytes.size(), layers, factory);
+    } else {
+      problem = trt::saveLayerInformation(*libs, engine->data(), engine->size(), layers, factory);
+    }
+    if (!problem.empty()) sink.log(Severity::kWarning, problem.c_str());
     return finish(ok);
   }
 

@@ -260,6 +260,16 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     plan.profilingVerbosity = nvinfer1::ProfilingVerbosity::kDETAILED;
     plan.inferCacheMisses = true;
   }
+  if (request.errorOnCacheMiss) {
+    // A pinned build: the same cache and inputs must select the same tactics, so any tactic the
+    // cache lacks fails the build (TensorRT's own flag, as trtexec --errorOnTimingCacheMiss).
+    if (request.timingCachePath.empty()) {
+      error = "a pinned build (pinnedCache) needs its timing cache file";
+      return false;
+    }
+    plan.setFlags.push_back(F::kERROR_ON_TIMING_CACHE_MISS);
+    plan.pinnedCache = true;
+  }
   plan.forwardVerbose = request.verboseLog || plan.inferCacheMisses;
   return true;
 }

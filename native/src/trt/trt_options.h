@@ -42,6 +42,9 @@ struct ConfigPlan {
   // int8 asked for (10.x): without Q/DQ nodes in the parsed network there is no calibration data
   // either (no calibrator option), so placeholder dynamic ranges are set, as trtexec --int8 does.
   bool int8 = false;
+  // A pinned build (--pinned-cache): kERROR_ON_TIMING_CACHE_MISS is set (every release 10.0+ and
+  // 11.x has it, as trtexec's --errorOnTimingCacheMiss), the cache is read only.
+  bool pinnedCache = false;
 };
 
 // Fills `plan` from `request` for the library whose getInferLibVersion() is `libVersion`; false

@@ -46,12 +46,17 @@ std::string TimingCacheSession::readProof(nvinfer1::ITimingCache const& loaded, 
          "go on with an empty cache when it cannot read one)";
 }
 
-bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error) {
+bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error,
+                              bool pinned) {
   path_ = path;
   stats.path = path;
   CacheFileRead file = readCacheFile(path);
   if (file.state == CacheFileRead::State::kError) {
     error = "cannot use the timing cache: " + file.error + "; the file is left untouched";
+    return false;
+  }
+  if (pinned && file.bytes.empty()) {
+    error = "pinned timing cache " + path + " is missing or empty: a pinned build needs the cache of an earlier build";
     return false;
   }
   std::string const& bytes = file.bytes;  // empty when absent: TensorRT makes an empty cache
@@ -69,7 +74,7 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
   // Entries a build could not save under the lock: start from them too (the next save merges
   // them into the file). One TensorRT will not combine (another device or version) is the save's
   // business: it is kept as "<sidecar>.rejected" there.
-  for (auto const& side : listPendingCacheFiles(path)) {
+  for (auto const& side : pinned ? std::vector<std::string>{} : listPendingCacheFiles(path)) {
     CacheFileRead s = readCacheFile(side);
     if (s.state != CacheFileRead::State::kRead || s.bytes.empty()) continue;
     CachePtr pending = deserialize(config, s.bytes);
@@ -87,6 +92,10 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
   // must never be replaced by what this build saves (the save checks the same proof again on
   // the file as it is then, and puts this build's entries in a sidecar).
   if (std::string why = readProof(*cache_, bytes); !why.empty()) {
+    if (pinned) {
+      error = "pinned timing cache " + path + ": " + why + "; a pinned build cannot run from it (the file is left untouched)";
+      return false;  // cache_ stays: the config holds it until the builder is gone
+    }
     addWarning(stats, "timing cache file " + path + " is kept as it is: " + why +
                           "; this build's entries go to a sidecar next to it (remove or rename the file to "
                           "start a new cache there)");

@@ -69,7 +69,10 @@ class TimingCacheSession {
   // ignoreMismatch = true (as trtexec), so a cache made on another device is used without a
   // TensorRT ERROR; save() reports it. A file TensorRT may not have read (readProof) is reported
   // in stats.warning and never replaced. Fills stats.path / entriesBefore.
-  bool load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error);
+  // `pinned` (a pinned build, --pinned-cache): exactly the file, no sidecars (the same cache must
+  // select the same tactics), the file must exist, and a read that cannot be proven is an error
+  // (with an empty cache every tactic would miss); the caller never saves a pinned cache.
+  bool load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error, bool pinned = false);
 
   nvinfer1::ITimingCache* cache() const { return cache_.get(); }
 

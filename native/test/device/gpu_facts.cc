@@ -13,8 +13,14 @@
 //   - a probe opens for device 0 and samples utilisation, device memory, SM clock, temperature;
 //   - before this process has a CUDA context NVML lists no memory of it (0 or -1); after the
 //     primary context is made current on this thread, NVML lists this process with some memory
-//     (the per-process figure the memory limit watches).
+//     (the per-process figure the memory limit watches);
+//   - each device's UUID from the CUDA driver (CudaDriver::uuidOf, what an engine's manifest
+//     records) equals NVML's nvmlDeviceGetUUID for the same PCI bus (what nvidia-smi prints), and
+//     the NVIDIA driver version (nvidiaDriverVersion) is read. These two checks were added after
+//     the H200 run below and have NOT run on a real GPU yet (the H200's nvidia-smi printed
+//     "GPU-2c7b7e35-8c42-6402-4e2c-bfdd230a68e4" and "580.159.04": the forms the product writes).
 #include <dirent.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <string>
@@ -44,6 +50,24 @@ int fail(char const* what, std::string const& why) {
   return 1;
 }
 
+// NVML's own UUID of the GPU on `busId` ("GPU-…"), for comparison; "" when NVML cannot say.
+std::string nvmlUuidOf(std::string const& busId) {
+  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return {};
+  auto init = reinterpret_cast<int (*)()>(dlsym(h, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<int (*)()>(dlsym(h, "nvmlShutdown"));
+  auto byBus = reinterpret_cast<int (*)(char const*, void**)>(dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto uuid = reinterpret_cast<int (*)(void*, char*, unsigned)>(dlsym(h, "nvmlDeviceGetUUID"));
+  std::string out;
+  if (init != nullptr && shutdown != nullptr && byBus != nullptr && uuid != nullptr && init() == 0) {
+    void* dev = nullptr;
+    char buf[96] = {};
+    if (byBus(busId.c_str(), &dev) == 0 && uuid(dev, buf, sizeof buf) == 0) out = buf;
+    shutdown();
+  }
+  return out;
+}
+
 void printSample(char const* key, GpuUtilization const& u) {
   std::printf("  \"%s\": {\"gpuPercent\": %u, \"memoryPercent\": %u, \"processMemoryBytes\": %lld, \"deviceUsedBytes\": %lld, "
               "\"deviceTotalBytes\": %lld, \"smClockMhz\": %d, \"temperatureC\": %d},\n",
@@ -64,12 +88,19 @@ int main() {
   for (int i = 0; i < 64; ++i) {
     std::string name, cc, err;
     if (!cuda->describe(i, name, cc, err)) break;
-    std::string bus;
+    std::string bus, uuid;
     cuda->busIdOf(i, bus, err);
-    std::printf("%s{\"ordinal\": %d, \"name\": \"%s\", \"computeCapability\": \"%s\", \"pciBusId\": \"%s\"}", i ? ", " : "", i, name.c_str(), cc.c_str(), bus.c_str());
+    if (!cuda->uuidOf(i, uuid, err)) return fail("uuidOf", err);
+    std::string nvmlUuid = nvmlUuidOf(bus);
+    std::printf("%s{\"ordinal\": %d, \"name\": \"%s\", \"computeCapability\": \"%s\", \"pciBusId\": \"%s\", \"uuid\": \"%s\", \"nvmlUuid\": \"%s\"}",
+                i ? ", " : "", i, name.c_str(), cc.c_str(), bus.c_str(), uuid.c_str(), nvmlUuid.c_str());
+    if (uuid != nvmlUuid) return fail("uuid", "the CUDA driver's " + uuid + " is not NVML's " + nvmlUuid);
     ++devices;
   }
   std::printf("],\n  \"procGpus\": %d,\n", procGpuCount());
+  std::string driverVersion;
+  if (!tbs::gpu::nvidiaDriverVersion(driverVersion, error)) return fail("nvidiaDriverVersion", error);
+  std::printf("  \"nvidiaDriverVersion\": \"%s\",\n", driverVersion.c_str());
   if (devices == 0) return fail("describe", "no CUDA device");
   if (procGpuCount() >= 0 && procGpuCount() != devices && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr) {
     return fail("/proc/driver/nvidia/gpus", "lists " + std::to_string(procGpuCount()) + " GPUs, CUDA counts " + std::to_string(devices));

@@ -12,6 +12,7 @@
 // beyond the documented API contracts it imitates.
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -123,10 +124,7 @@ class FakeNetwork final : public nvinfer1::INetworkDefinition {
     void setName(char const* n) noexcept override { name = n; }
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::NetworkDefinitionCreationFlags getFlags() const noexcept override { return flags; }
-    // The ONNX parser reaches the plugin registry through the network's builder.
-    nvinfer1::IBuilder& getBuilder() const noexcept override { return *builder; }
     nvinfer1::NetworkDefinitionCreationFlags flags = 0;
-    nvinfer1::IBuilder* builder = nullptr;
     std::vector<std::unique_ptr<FakeTensor>> inputs;
     std::string name;
   } impl_;
@@ -171,6 +169,8 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
  public:
   FakeConfig() { mImpl = &impl_; }
   ~FakeConfig() noexcept override { note("delete config"); }
+  // ProfilingVerbosity as set (TensorRT's default is kLAYER_NAMES_ONLY, 0).
+  int verbosity() const { return impl_.verbosityValue; }
 
  private:
   struct Impl final : nvinfer1::apiv::StubVBuilderConfig {
@@ -180,18 +180,24 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
     void setFlag(nvinfer1::BuilderFlag f) noexcept override {
       if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
       note("setFlag " + std::to_string(static_cast<int>(f)));
+      flags |= 1ULL << static_cast<int>(f);
     }
     void clearFlag(nvinfer1::BuilderFlag f) noexcept override {
       if (!flagKnown(f)) return invalid("flag " + std::to_string(static_cast<int>(f)));
       note("clearFlag " + std::to_string(static_cast<int>(f)));
+      flags &= ~(1ULL << static_cast<int>(f));
     }
+    bool getFlag(nvinfer1::BuilderFlag f) const noexcept override { return flagKnown(f) && ((flags >> static_cast<int>(f)) & 1U); }
+    uint64_t flags = 0;
     void setBuilderOptimizationLevel(int32_t level) noexcept override { note("optLevel " + std::to_string(level)); }
     void setMemoryPoolLimit(nvinfer1::MemoryPoolType pool, std::size_t bytes) noexcept override {
       note("pool " + std::to_string(static_cast<int>(pool)) + " " + std::to_string(bytes));
     }
     void setProfilingVerbosity(nvinfer1::ProfilingVerbosity v) noexcept override {
       note("verbosity " + std::to_string(static_cast<int>(v)));
+      verbosityValue = static_cast<int>(v);
     }
+    int verbosityValue = static_cast<int>(nvinfer1::ProfilingVerbosity::kLAYER_NAMES_ONLY);
     void setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel l) noexcept override {
       int v = static_cast<int>(l);
       if (v >= nvinfer1::EnumMax<nvinfer1::HardwareCompatibilityLevel>() || (v == 2 && !versionAtLeast(10, 9))) {
@@ -267,8 +273,18 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
     auto* cache = dynamic_cast<tbs_fake::FakeTimingCache*>(const_cast<nvinfer1::ITimingCache*>(attached));
     std::string prefix = "entry";
     tbs_fake::hasDirective(directives, "cache-prefix", &prefix);
+    // kERROR_ON_TIMING_CACHE_MISS: a tactic the attached cache lacks fails the build with an
+    // ERROR. (The flag's documented effect; the words of real TensorRT's error are not known here.)
+    bool const errorOnMiss = config.getFlag(nvinfer1::BuilderFlag::kERROR_ON_TIMING_CACHE_MISS);
     for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
-      cache->add(prefix + "-" + std::to_string(i));
+      std::string const key = prefix + "-" + std::to_string(i);
+      if (errorOnMiss && cache->keys().count(key) == 0) {
+        note("timing cache miss " + key);
+        logger->log(nvinfer1::ILogger::Severity::kERROR,
+                    ("fake libnvinfer: timing cache miss for " + key + " while kERROR_ON_TIMING_CACHE_MISS is set").c_str());
+        return nullptr;
+      }
+      cache->add(key);
     }
   }
   if (tbs_fake::hasDirective(directives, "build-fail", &message)) {
@@ -316,7 +332,9 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
   for (int64_t i = 0; i < tbs_fake::directive(directives, "autotune", 0); ++i) {
     logger->log(nvinfer1::ILogger::Severity::kVERBOSE, ("Autotuning op fake_" + std::to_string(i) + " (Conv)").c_str());
   }
-  std::string engine = "FAKE-ENGINE\n";
+  // The engine says what the inspector will need: the profiling verbosity it was built with.
+  auto const* fc = dynamic_cast<FakeConfig const*>(&config);
+  std::string engine = "FAKE-ENGINE\nverbosity " + std::to_string(fc != nullptr ? fc->verbosity() : 0) + "\n";
   engine.resize(static_cast<size_t>(tbs_fake::directive(directives, "engine-bytes", 4096)), '.');
   return new tbs_fake::FakeHostMemory(engine);
 }
@@ -376,6 +394,81 @@ class FakeBuilder final : public nvinfer1::IBuilder {
   } impl_;
 };
 
+// IEngineInspector::getEngineInformation(kJSON) of a fake engine, shaped as TensorRT's is
+// publicly documented and shown (NOT observed here): {"Layers": [...], "Bindings": [...]}, each
+// layer only its name below kDETAILED, else an object with Name, LayerType, Inputs/Outputs
+// (Name, Location, Dimensions, Format/Datatype), TacticName and TacticValue.
+std::string inspectorJson(int verbosity) {
+  if (verbosity != static_cast<int>(nvinfer1::ProfilingVerbosity::kDETAILED)) {
+    return "{\"Layers\": [\"fake_conv\", \"fake_relu\"],\n\"Bindings\": [\"x\", \"y\"]}";
+  }
+  auto io = [](char const* name, char const* format) {
+    return std::string("{\"Name\": \"") + name + "\", \"Location\": \"Device\", \"Dimensions\": [1,4], \"Format/Datatype\": \"" +
+           format + "\"}";
+  };
+  return std::string("{\"Layers\": [") + "{\"Name\": \"fake_conv\", \"LayerType\": \"CaskConvolution\", \"Inputs\": [" +
+         io("x", "Row major linear FP32") + "], \"Outputs\": [" + io("fake_conv_out", "Channel major FP16 format where channel % 8 == 0") +
+         "], \"ParameterType\": \"Convolution\", \"TacticName\": \"fake_sm90_xmma_fprop_f16\", \"TacticValue\": \"0x0000000000000007\"}, " +
+         "{\"Name\": \"fake_relu\", \"LayerType\": \"PointWiseV2\", \"Inputs\": [" +
+         io("fake_conv_out", "Channel major FP16 format where channel % 8 == 0") + "], \"Outputs\": [" + io("y", "Row major linear FP32") +
+         "], \"TacticName\": \"fake_pointwise\", \"TacticValue\": \"0x0000000000000002\"}],\n\"Bindings\": [\"x\", \"y\"]}";
+}
+
+class FakeInspector final : public nvinfer1::IEngineInspector {
+ public:
+  explicit FakeInspector(int verbosity) : impl_(inspectorJson(verbosity)) { mImpl = &impl_; }
+  ~FakeInspector() noexcept override { note("delete inspector"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVEngineInspector {
+    explicit Impl(std::string j) : json(std::move(j)) {}
+    char const* getEngineInformation(nvinfer1::LayerInformationFormat format) const noexcept override {
+      note(std::string("getEngineInformation ") + (format == nvinfer1::LayerInformationFormat::kJSON ? "json" : "oneline"));
+      return format == nvinfer1::LayerInformationFormat::kJSON ? json.c_str() : "fake_conv\nfake_relu\n";
+    }
+    std::string json;
+  } impl_;
+};
+
+class FakeEngine final : public nvinfer1::ICudaEngine {
+ public:
+  explicit FakeEngine(int verbosity) : impl_(verbosity) { mImpl = &impl_; }
+  ~FakeEngine() noexcept override { note("delete engine"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVCudaEngine {
+    explicit Impl(int v) : verbosity(v) {}
+    nvinfer1::IEngineInspector* createEngineInspector() const noexcept override { return new FakeInspector(verbosity); }
+    int verbosity;
+  } impl_;
+};
+
+// Loads what fakeBuild wrote ("FAKE-ENGINE\nverbosity <n>\n..."); anything else is refused with
+// an ERROR, as a real runtime refuses bytes that are not an engine of its version.
+class FakeRuntime final : public nvinfer1::IRuntime {
+ public:
+  explicit FakeRuntime(nvinfer1::ILogger* logger) {
+    impl_.logger = logger;
+    mImpl = &impl_;
+  }
+  ~FakeRuntime() noexcept override { note("delete runtime"); }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVRuntime {
+    nvinfer1::ICudaEngine* deserializeCudaEngine(void const* blob, std::size_t size) noexcept override {
+      std::string head(static_cast<char const*>(blob), size < 64 ? size : 64);
+      std::string const magic = "FAKE-ENGINE\nverbosity ";
+      note("deserializeCudaEngine " + std::to_string(size));
+      if (head.rfind(magic, 0) != 0) {
+        if (logger != nullptr) logger->log(nvinfer1::ILogger::Severity::kERROR, "fake runtime: not an engine of this library");
+        return nullptr;
+      }
+      return new FakeEngine(std::atoi(head.c_str() + magic.size()));
+    }
+    nvinfer1::ILogger* logger = nullptr;
+  } impl_;
+};
+
 }  // namespace
 
 extern "C" {
@@ -397,7 +490,11 @@ void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
   return static_cast<nvinfer1::IBuilder*>(new FakeBuilder(static_cast<nvinfer1::ILogger*>(logger)));
 }
 
-void* createInferRuntime_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+void* createInferRuntime_INTERNAL(void* logger, int32_t version) noexcept {
+  note("createInferRuntime version=" + std::to_string(version));
+  if (version > kVersion) return nullptr;  // as the builder factory: not newer than itself
+  return static_cast<nvinfer1::IRuntime*>(new FakeRuntime(static_cast<nvinfer1::ILogger*>(logger)));
+}
 
 __attribute__((visibility("default"))) nvinfer1::IPluginRegistry* getPluginRegistry() noexcept { return &registry(); }
 

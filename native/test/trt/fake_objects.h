@@ -15,7 +15,9 @@
 
 namespace tbs_fake {
 
-inline constexpr char kCacheMagic[] = "TBSFAKECACHE\n";
+// Not plain text (the \x01): real timing caches are binary, and the service refuses a text file
+// given as a timing cache (apps/service/timing-cache-file.ts), so a fake cache must not be text.
+inline constexpr char kCacheMagic[] = "TBSFAKECACHE\x01\n";
 
 // A cache's verification header as TensorRT keeps one: "<library version>/<device>". Empty in
 // caches made by tests that do not care (it then matches everything).

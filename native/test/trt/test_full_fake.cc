@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -211,7 +212,7 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   }
   CHECK_EQ(sink.lastStats.hits, int64_t{-1});  // there is no hit API: never invented
   CHECK_EQ(sink.lastStats.warning, std::string(""));
-  std::vector<std::string> expected = {"model.cache", "model.cache.lock", "model.engine", "model.onnx"};
+  std::vector<std::string> expected = {"model.cache", "model.cache.lock", "model.engine", "model.engine.layers.json", "model.onnx"};
   CHECK(s.list() == expected);  // no temp files left
 }
 
@@ -438,7 +439,7 @@ TEST(engine_replaces_an_existing_output_atomically) {
   tbs_test::RecordingSink sink;
   CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK_EQ(fileContent(r.outputPath).size(), size_t{100});
-  std::vector<std::string> expected = {"model.engine", "model.onnx"};
+  std::vector<std::string> expected = {"model.engine", "model.engine.layers.json", "model.onnx"};
   CHECK(s.list() == expected);
 }
 
@@ -455,7 +456,7 @@ TEST(engine_is_streamed_to_disk_where_the_library_has_it) {
   CHECK_EQ(hasLine(j, "buildSerializedNetworkToStream"), kStreams);
   CHECK_EQ(hasLine(j, "chunks 5"), kStreams);
   CHECK_EQ(hasLine(j, "buildSerializedNetwork"), !kStreams);
-  std::vector<std::string> expected = {"model.engine", "model.onnx"};
+  std::vector<std::string> expected = {"model.engine", "model.engine.layers.json", "model.onnx"};
   CHECK(s.list() == expected);
 }
 
@@ -711,6 +712,91 @@ TEST(an_unreadable_cache_read_as_an_empty_cache_is_never_touched) {
   CHECK(s.has("model.engine"));
   CHECK_CONTAINS(sink.lastStats.warning, "cannot be proven that TensorRT read it");
   CHECK_CONTAINS(sink.lastStats.deferredPath, "notes.txt.pending-");
+}
+
+// A pinned build (--pinned-cache): TensorRT's kERROR_ON_TIMING_CACHE_MISS is set, the cache is
+// read only, and a tactic it lacks fails the build with TensorRT's error (as the fake models it).
+TEST(pinned_build_sets_error_on_miss_and_never_writes_the_cache) {
+  Scratch s("input x 1,4\ncache-add 3\n");
+  tbs::BuildRequest fill = request(s);
+  fill.timingCachePath = s.file("model.cache");
+  tbs_test::RecordingSink first;
+  CHECK_MSG(build(fill, first).status == tbs::BuildOutcome::Status::kSucceeded, "filling the cache");
+  std::string const filled = fileContent(fill.timingCachePath);
+
+  tbs::BuildRequest pinned = request(s);
+  pinned.timingCachePath = fill.timingCachePath;
+  pinned.errorOnCacheMiss = true;
+  tbs_test::RecordingSink hit;
+  tbs::BuildOutcome o = build(pinned, hit);
+  CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+  std::string const flag = std::to_string(static_cast<int>(nvinfer1::BuilderFlag::kERROR_ON_TIMING_CACHE_MISS));
+  CHECK(hasLine(journal(), "setFlag " + flag));
+  CHECK_EQ(fileContent(pinned.timingCachePath), filled);  // read only, even with nothing new
+
+  // The model now needs two more tactics than the cache holds: TensorRT fails the build.
+  std::ofstream(s.file("model.onnx")) << "input x 1,4\ncache-add 5\n";
+  std::remove(s.file("model.engine").c_str());
+  tbs_test::RecordingSink miss;
+  o = build(pinned, miss);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "pinned timing cache");
+  CHECK_CONTAINS(o.error, "timing cache miss for entry-3");  // TensorRT's (the fake's) own error
+  CHECK(hasLine(journal(), "timing cache miss entry-3"));
+  CHECK_EQ(fileContent(pinned.timingCachePath), filled);
+  CHECK(!s.has("model.engine"));
+}
+
+TEST(pinned_build_refuses_a_missing_or_unproven_cache) {
+  Scratch s("input x 1,4\ncache-add 2\n");
+  tbs::BuildRequest r = request(s);
+  r.timingCachePath = s.file("none.cache");
+  r.errorOnCacheMiss = true;
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "missing or empty");
+  CHECK(!tbs_test::fileExists(r.timingCachePath));
+  // Bad bytes read back as an empty cache (as TensorRT is known to): every tactic would miss, so
+  // the pinned build is refused before it starts, and the file is left as it was.
+  r.timingCachePath = s.file("notes.txt");
+  std::string const notes = "my notes, not a cache";
+  std::ofstream(r.timingCachePath) << notes;
+  setenv("FAKE_TRT_BAD_CACHE", "empty", 1);
+  tbs_test::RecordingSink unproven;
+  o = build(r, unproven);
+  unsetenv("FAKE_TRT_BAD_CACHE");
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "cannot be proven that TensorRT read it");
+  CHECK(!hasLine(journal(), "build"));
+  CHECK_EQ(fileContent(r.timingCachePath), notes);
+}
+
+// The engine's layer information beside it, as trtexec --exportLayerInfo: the engine loaded by a
+// runtime, IEngineInspector's JSON as it is; names only by default, full records when detailed
+// profiling verbosity was asked for. (The JSON is the fake's, shaped as TensorRT's is documented.)
+TEST(layer_information_is_saved_beside_the_engine_through_the_engine_inspector) {
+  Scratch s("input x 1,4\nengine-bytes 3000\n");
+  tbs::BuildRequest r = request(s);
+  std::string const layers = s.file("model.engine.layers.json");
+  std::ofstream(layers) << "stale, from an earlier build";
+  tbs_test::RecordingSink names;
+  CHECK_MSG(build(r, names).status == tbs::BuildOutcome::Status::kSucceeded, "default verbosity");
+  CHECK_CONTAINS(fileContent(layers), "\"Layers\": [\"fake_conv\", \"fake_relu\"]");
+  std::string j = journal();
+  CHECK(hasLine(j, "deserializeCudaEngine 3000"));
+  CHECK(hasLine(j, "getEngineInformation json"));
+  // Inspector, engine, runtime: released in that order, after use.
+  size_t inspector = j.find("delete inspector"), engine = j.find("delete engine"), runtime = j.find("delete runtime");
+  CHECK(inspector != std::string::npos && inspector < engine && engine < runtime);
+
+  r.profilingVerbosity = "detailed";
+  tbs_test::RecordingSink detailed;
+  CHECK_MSG(build(r, detailed).status == tbs::BuildOutcome::Status::kSucceeded, "detailed verbosity");
+  std::string const json = fileContent(layers);
+  CHECK_CONTAINS(json, "\"TacticName\": \"fake_sm90_xmma_fprop_f16\"");
+  CHECK_CONTAINS(json, "\"Format/Datatype\": \"Channel major FP16 format where channel % 8 == 0\"");
+  for (auto const& l : detailed.lines()) CHECK(l.find("no layer information") == std::string::npos);
 }
 
 TEST(build_route_follows_the_headers_and_library) {

@@ -165,6 +165,8 @@ function(_tbs_trt_tests_for M)
         "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
         "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
         "NvInferImpl.h,nvinfer1::apiv,VOptimizationProfile"
+        "NvInferImpl.h,nvinfer1::apiv,VRuntime" "NvInferImpl.h,nvinfer1::apiv,VCudaEngine"
+        "NvInferImpl.h,nvinfer1::apiv,VEngineInspector"
         "NvOnnxParser.h,nvonnxparser,IParser" "NvOnnxParser.h,nvonnxparser,IParserError"
       RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_t}/gen_stubs.py")
