@@ -11,6 +11,7 @@
 // or, when some of those are no longer kept, an explicit reset (the view snapshot again) and the
 // events after the snapshot's seq. Never a silent gap.
 import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
+import { forgetEventJson } from '../shared/event-json.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import { EventLog } from './event-log.js';
 import { SubscriberBacklog } from './subscriber-backlog.js';
@@ -131,6 +132,9 @@ export class BuildFeed {
       if (ev.type === 'build.finished') this.ended = true;
     }
     this.broadcast(fresh);
+    // Subscribers had the worker's JSON text of each event (SSE, --json) in broadcast; the log
+    // keeps the events without it (a subscriber still waiting on a slow socket stringifies).
+    for (const ev of fresh) forgetEventJson(ev);
     return fresh;
   }
 

@@ -5,6 +5,7 @@ import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { readFileSync } from 'node:fs';
+import { encodeEventLines } from './event-lines.js';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
@@ -30,7 +31,9 @@ const ACK_WINDOW = 4;
 let unacked = 0;
 let acked: (() => void) | undefined;
 const batcher = new IpcBatcher((events) => {
-  send({ type: 'events', events });
+  // As JSON text: stringified here, on this process's own core, parsed by the host in one go
+  // and passed on to SSE and --json readers as it is (event-lines.ts).
+  send({ type: 'eventLines', lines: encodeEventLines(events) });
   unacked++;
   paceNative();
   return unacked < ACK_WINDOW ? undefined : new Promise<void>((resolve) => (acked = resolve));
