@@ -222,7 +222,7 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
       // pacesBuild: the worker holds its next batch while the renderer is behind, so what waits
       // here is a batch, not a backlog; after a cancel the worker stops pacing, and the rest of
       // the stream (the user is stopping) may wait here unbounded rather than be cut.
-      { afterSeq: -1, pacesBuild: true, maxBacklog: Number.MAX_SAFE_INTEGER },
+      { afterSeq: -1, pacesBuild: true, maxBacklog: Number.MAX_SAFE_INTEGER, maxBacklogBytes: Number.MAX_SAFE_INTEGER },
     );
     if (sub.reset) cursor.reset(sub.view, sub.snapshot);
     else cursor.startEmpty();
