@@ -224,7 +224,8 @@ describe('native addon', () => {
     const phasesA = handle.snapshot().length;
     await new Promise((r) => setTimeout(r, 500));
     const b = bp();
-    expect(b.outboxBytes).toBe(a.outboxBytes);
+    // (The flusher's heartbeat still reports the silence: coalesced, one event at most.)
+    expect(b.outboxBytes - a.outboxBytes).toBeLessThanOrEqual(256);
     expect(handle.snapshot().length).toBe(phasesA);
     // The bound plus at most what was under way when the gate closed (bounded_outbox.h).
     expect(b.outboxPeakBytes).toBeGreaterThanOrEqual(b.outboxHighBytes);
