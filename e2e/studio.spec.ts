@@ -70,8 +70,10 @@ test('opens a model and shows its summary; a dynamic input needs shapes before B
   await studio.openModel(models.dynamic);
   await expect(panel).toContainText('dynamic.onnx');
   await expect(panel.getByText('dynamic', { exact: true })).toBeVisible();
-  await button(page, 'Build').click();
-  await expect(page.getByRole('alert')).toHaveText('Input "input": min of dimension 0 (batch) is empty.');
+  // Build is disabled while a required shape is empty, the reason beside it and in the status line.
+  await expect(button(page, 'Build')).toBeDisabled();
+  await expect(page.locator('#build-blocker')).toHaveText('Input "input": min of dimension 0 (batch) is empty.');
+  await expect(status(page)).toContainText('not ready to build: Input "input": min of dimension 0 (batch) is empty.');
   // Only the symbolic dimensions are asked for; the fixed one (3) comes from the model.
   const dims: Record<string, [string, string, string]> = { batch: ['1', '4', '2'], height: ['32', '64', '64'], width: ['32', '64', '64'] };
   for (const [dim, [min, opt, max]] of Object.entries(dims)) {
@@ -80,8 +82,8 @@ test('opens a model and shows its summary; a dynamic input needs shapes before B
     await page.getByLabel(`input ${dim} max`, { exact: true }).fill(max);
   }
   await expect(page.getByLabel('input shapes')).toHaveText('min 1x3x32x32opt 4x3x64x64max 2x3x64x64');
-  await button(page, 'Build').click();
-  await expect(page.getByRole('alert')).toContainText('Input "input": dimension 0 must satisfy min ≤ opt ≤ max (got 1, 4, 2)');
+  await expect(button(page, 'Build')).toBeDisabled();
+  await expect(page.locator('#build-blocker')).toContainText('Input "input": dimension 0 must satisfy min ≤ opt ≤ max (got 1, 4, 2)');
   await expect(status(page)).toContainText('Idle');
   await page.getByLabel('input batch max', { exact: true }).fill('8');
   await setSimOptions(page, { duration: '0.5' });

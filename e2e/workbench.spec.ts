@@ -2,6 +2,7 @@
 // sideways at a laptop size or a small window, shapes are typed per symbolic dimension, the trtexec
 // command follows the model and its options and is what lands on the clipboard, and each model
 // keeps its own options.
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from '@playwright/test';
@@ -93,8 +94,8 @@ test('a relative timing-cache path is refused before Build, saying where paths r
   await studio.openModel(models.small);
   await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
   await page.getByLabel('Timing cache file', { exact: true }).fill('caches/model.cache');
-  await button(page, 'Build').click();
-  await expect(page.getByRole('alert')).toContainText('"caches/model.cache" is a relative path: give the full path on the machine that runs the builds');
+  await expect(button(page, 'Build')).toBeDisabled();
+  await expect(page.locator('#build-blocker')).toContainText('"caches/model.cache" is a relative path: give the full path on the machine that runs the builds');
   await expect(page.getByRole('status')).toContainText('Idle');
 });
 
@@ -148,6 +149,8 @@ test('two builds side by side: inputs that differ, phase rows aligned, the slowe
   const { page, models } = studio;
   await studio.openModel(models.small);
   await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
+  // Both manifests keep every phase row (the manifestRows option), so every row is lined up, not only the top level.
+  await page.getByLabel('Every phase row in the manifest', { exact: true }).check();
   for (const seconds of ['0.5', '2']) {
     await page.getByLabel('Duration (s)', { exact: true }).fill(seconds);
     await button(page, 'Build').click();
@@ -166,13 +169,22 @@ test('two builds side by side: inputs that differ, phase rows aligned, the slowe
   const table = compare.getByRole('table', { name: 'Phase times' });
   await expect(table.locator('tbody tr').first()).toContainText('whole build');
   await expect(table.locator('tbody tr.slower').first()).toContainText('slower');
+  // Nested rows are there too (their cell's title is the whole name path).
+  await expect(table.locator('tbody td[title*=" › "]').first()).toBeVisible();
   await studio.shot('compare');
   if (studio.kind === 'web') {
     const history = page.getByRole('region', { name: 'History' });
     const link = history.getByRole('link', { name: 'manifest' }).first();
     const res = await page.request.get(new URL((await link.getAttribute('href'))!, page.url()).toString());
     expect(res.status()).toBe(200);
-    expect((await res.json()).formatVersion).toBe(1);
+    const manifest = await res.json();
+    expect(manifest.formatVersion).toBe(1);
+    expect(manifest.build.rows.length).toBeGreaterThan(manifest.build.phases.length);
+    // The engine link gives the very bytes the manifest describes.
+    const engineHref = await history.getByRole('link', { name: 'engine' }).first().getAttribute('href');
+    const engine = await (await page.request.get(new URL(engineHref!, page.url()).toString())).body();
+    expect(engine.length).toBe(manifest.engine.bytes);
+    expect(crypto.createHash('sha256').update(engine).digest('hex')).toBe(manifest.engine.sha256);
   }
 });
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // A screenshot tour of the web UI in every state, at a laptop size (1280×800) and a small window
-// (900×700): idle, model open, a dynamic model needing shapes, building (with a predicted end once
-// earlier builds exist), a long silence, stopping, cancelled, succeeded, with a timing cache,
-// failed, crashed, and the form under TensorRT 11.1 emulation. It starts real `serve` processes
+// (900×700): idle, model open, a dynamic model needing shapes (Build disabled with the reason),
+// building (with a predicted end once earlier builds exist), a long silence, stopping, cancelled
+// (in the small window also the timeline's tab), succeeded (a big build, every row
+// finished, and a small one), with a timing cache, failed, crashed, crashed mid-phase (the crash
+// site in the tree, then the full message opened from the status line), and the form under
+// TensorRT 11.1 emulation. It starts real `serve` processes
 // (simulated backend), drives Debian's Chromium, and writes PNGs for a person to look at.
 //
 //   npm run build:ts && npm run build:renderer && node scripts/ui-tour.js [out-dir]
@@ -109,6 +112,8 @@ function tourPage(page, tag) {
     },
     async sim({ duration, fault = '', phase } = {}) {
       await label('Backend').selectOption('simulated');
+      // Each build here is watched running: an identical earlier build must not be reused.
+      await label('Reuse an up-to-date engine').uncheck();
       if (duration !== undefined) await label('Duration (s)').fill(String(duration));
       await label('Fault').selectOption(fault);
       if (fault && phase) await label('…at phase').fill(phase);
@@ -138,8 +143,8 @@ async function tour(browser, url, models, [w, h]) {
   await t.shot('02-model-open');
 
   await t.open(models.dynamic);
-  await t.button('Build').click();
-  await page.getByRole('alert').waitFor();
+  // Build is disabled while the shapes are empty, the reason beside it.
+  await page.locator('#build-blocker').waitFor();
   await page.getByRole('heading', { name: 'Build options' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await t.shot('03-dynamic-needs-shapes');
   for (const [dim, v] of Object.entries({ batch: ['1', '8', '4'], height: ['224', '224', '224'], width: ['224', '224', '224'] })) {
@@ -151,16 +156,29 @@ async function tour(browser, url, models, [w, h]) {
 
   // Earlier identical builds give the service a basis for the predicted end.
   await t.open(models.big);
-  await t.sim({ duration: 4 });
+  // Long enough that Stop still finds it running on a busy machine.
+  await t.sim({ duration: 8 });
   await t.build('Succeeded');
   await t.build('Succeeded');
   await t.build('Building');
-  await page.waitForTimeout(2000);
+  // A busy machine may take a while to start the worker: wait for a tree worth showing.
+  await page.waitForFunction(() => document.querySelectorAll('[role="treeitem"]').length >= 8, undefined, { timeout: 30_000 });
+  await page.waitForTimeout(1000);
   await t.shot('05-building');
   await t.button('Stop').click();
   await t.shot('06-stopping');
   await t.status.getByText('Cancelled', { exact: true }).waitFor({ timeout: 30_000 });
   await t.shot('07-cancelled');
+  if (await page.getByRole('tab', { name: 'Timeline' }).isVisible()) {
+    // The small window's tabs: the timeline, then back to the log.
+    await page.getByRole('tab', { name: 'Timeline' }).click();
+    await t.shot('07a-cancelled-timeline-tab');
+    await page.getByRole('tab', { name: 'Log' }).click();
+  }
+
+  await t.sim({ duration: 3 });
+  await t.build('Succeeded');
+  await t.shot('07b-succeeded-big-build');
 
   await t.open(models.small);
   await t.sim({ duration: 1 });
@@ -177,6 +195,18 @@ async function tour(browser, url, models, [w, h]) {
   await t.sim({ duration: 1, fault: 'crash' });
   await t.build('Crashed');
   await t.shot('11-crashed');
+  // Crashed mid-phase, deep in a big build: the crash site in the tree, a crash line in the log,
+  // the status line's short form, then its full text.
+  await t.open(models.big);
+  await t.sim({ duration: 3, fault: 'crash', phase: 'Timing graph nodes' });
+  await t.build('Crashed');
+  await t.shot('11b-crashed-mid-phase');
+  const detail = page.locator('.statusbar button.detail');
+  if (await detail.count()) {
+    await detail.click();
+    await t.shot('11c-crashed-full-message');
+    await detail.click();
+  }
 
   if (!process.env.TBS_TOUR_SKIP_SILENCE) {
     await t.sim({ duration: 3, fault: 'hang', phase: 'Timing graph nodes' });

@@ -7,9 +7,14 @@ export function formatShape(shape: Dim[], rankUnknown?: boolean): string {
   return rankUnknown ? '(no shape)' : `[${shape.join(', ')}]`;
 }
 
-/** The words every surface uses for the backend, so a simulated build is never mistaken for a real one. */
-export function backendLabel(backend: BackendName | undefined, version: string | undefined): string {
+/**
+ * The words every surface uses for the backend, so a simulated build is never mistaken for a real
+ * one. Before a worker has started the build (a farm build waiting for a machine) the backend is
+ * not known yet: the label says what was asked and when it is decided; the renderers name the
+ * backend once build.started brings it.
+ */
+export function backendLabel(backend: BackendName | undefined, version: string | undefined, asked?: string): string {
   if (backend === 'simulated') return `simulated ${version ?? ''} — SIMULATED build, the output is not a TensorRT engine`.replace('  ', ' ');
   if (backend === 'tensorrt') return `TensorRT ${version ?? ''}`.trim();
-  return 'unknown backend';
+  return `backend ${asked ?? 'auto'} (decided when a worker starts the build)`;
 }

@@ -21,11 +21,14 @@ export class WorkDoneBuildProgress {
   readonly notifier: ProgressNotifier;
   readonly percentage = new RisingPercentage();
   private ended = false;
+  /** begin() said the build waits behind another one: its queued reports say so. */
+  private waitingBehind = false;
 
   constructor(private readonly opts: WorkDoneOptions) {
     this.notifier = new ProgressNotifier({
       ...opts.pacing,
       now: opts.now,
+      waitingBehind: () => this.waitingBehind,
       send: (u) => {
         if (this.ended) return;
         this.opts.send(this.opts.token, {
@@ -49,6 +52,7 @@ export class WorkDoneBuildProgress {
    * until then the state reads "queued" and the report would claim a wait that is not happening.
    */
   begin(title: string, waitingBehindAnother: boolean): void {
+    this.waitingBehind = waitingBehindAnother;
     this.opts.send(this.opts.token, {
       kind: 'begin',
       title,

@@ -20,6 +20,7 @@ export const INVOKE = {
   deleteEngines: 'tbs:delete-engines',
   checkEngine: 'tbs:check-engine',
   compareBuilds: 'tbs:compare-builds',
+  showBuildFile: 'tbs:show-build-file',
 } as const;
 
 /** main → renderer, one way (webContents.send / ipcRenderer.on). */

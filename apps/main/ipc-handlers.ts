@@ -1,12 +1,14 @@
 // The main-process side of the preload's BuildClient. Every handler first checks who is asking
 // (sender-check.ts), then validates the payload against ipc-channels.ts, then answers with an
 // IpcResult envelope; nothing the renderer sends reaches the service or the disk unchecked.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseWindow, IpcMainInvokeEvent } from 'electron';
 import type { ModelRef, SavedEngine } from '../shared/build-client.js';
 import { describeZodError } from '../shared/protocol.js';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
 import { checkEngine } from '../service/engine-check.js';
+import { manifestPathFor } from '../shared/engine-manifest.js';
 import { compareSources } from '../service/compare-sources.js';
 import { copyFileAtomic } from './atomic-file.js';
 import type { Dialogs } from './dialogs.js';
@@ -34,6 +36,8 @@ export interface IpcDeps {
   windowOf(event: IpcMainInvokeEvent): BaseWindow | null;
   /** Where each kind of save dialog starts: the folder last saved to (save-folders.ts). */
   saveFolders: Pick<SaveFolders, 'folder' | 'remember'>;
+  /** Opens the file manager at a file, selecting it (Electron's shell.showItemInFolder). */
+  showInFolder(file: string): void;
   /** Build feedback (progress bar, notification, Stop menu item) follows each started build. */
   onBuildStarted(buildId: string, modelPath: string): void;
   log?(message: string): void;
@@ -178,6 +182,19 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
       return file;
     };
     return compareSources(engineOf(a), engineOf(b), []);
+  });
+  // History's "engine" and "manifest" on the desktop: the file manager opens at the build's file.
+  // Only a build's own engine (still the file it wrote) or the manifest beside it, by build id.
+  on(INVOKE.showBuildFile, ({ id, file }) => {
+    const engine = service.enginePath(id);
+    if (!engine) {
+      const known = service.getBuild(id);
+      throw new ServiceError(known ? 'conflict' : 'not_found', known ? `Build ${id} has no engine (it did not succeed, or the file is gone).` : `No build with id ${id}.`);
+    }
+    const target = file === 'engine' ? engine : manifestPathFor(engine);
+    if (!existsSync(target)) throw new ServiceError('not_found', `Build ${id} has no manifest beside its engine (${target}).`);
+    deps.showInFolder(target);
+    return { path: target };
   });
   on(INVOKE.deleteEngines, ({ names }) => {
     if (!service.deleteEngines) throw new ServiceError('not_found', 'This build service keeps no engine folder of its own.');

@@ -5,7 +5,7 @@
 // The modules are unit-tested with Electron mocked; this wiring was only type-checked.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session, shell } from 'electron';
 import { createBuildService } from '../service/build-service.js';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
 import { enginesDir, resolveAppLayout } from './app-paths.js';
@@ -166,6 +166,7 @@ function start(): void {
       hub,
       windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
       saveFolders: new SaveFolders(path.join(app.getPath('userData'), 'settings.json'), app.getPath('documents')),
+      showInFolder: (file) => shell.showItemInFolder(file),
       onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
       log,
     });

@@ -97,6 +97,7 @@ const client: BuildClient = {
   deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
   checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),
   compareBuilds: (a: string, b: string) => call<BuildComparison>(C.compareBuilds, { a, b }),
+  showBuildFile: (id: string, file: 'engine' | 'manifest') => call<{ path: string }>(C.showBuildFile, { id, file }),
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };
 

@@ -19,6 +19,11 @@ export interface MessageOptions {
   silentAfterMs?: number;
   /** Wall time (ms) the build entered the queue, for "queued for N s". */
   queuedAtWall?: number;
+  /**
+   * Another build is ahead of this one (the service runs a fixed number at once): only then does
+   * a queued build say it waits for one. Otherwise "queued" is the moment the worker starts.
+   */
+  waitingBehind?: boolean;
 }
 
 /** Where the builder is: the current path with step counts, or what happens before the first phase. */
@@ -32,7 +37,7 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
   if (view.status === 'queued') {
     const q = opts.queuedAtWall;
     const waited = q === undefined || Number.isNaN(q) ? '' : ` for ${formatDuration(nowWall - q)}`;
-    return `queued${waited}: waiting for an earlier build on this GPU to finish`;
+    return opts.waitingBehind ? `queued${waited}: waiting for an earlier build to finish` : 'starting the build worker';
   }
   if (isFinalStatus(view.status)) {
     const site = crashSite(view.outcome);

@@ -26,6 +26,8 @@ export interface NotifierOptions {
   heartbeatMs?: number;
   /** Silence longer than this is reported as "still building". */
   silentAfterMs?: number;
+  /** Whether another build is ahead of this one, asked while it is queued (progressMessage). */
+  waitingBehind?: () => boolean;
 }
 
 /** Events that move the build visibly; logs, cache figures and native heartbeats do not. */
@@ -128,7 +130,8 @@ export class ProgressNotifier {
   }
 
   private message(): string {
-    return progressMessage(this.view, this.now(), { silentAfterMs: this.silentAfterMs, queuedAtWall: this.queuedAtWall });
+    const waitingBehind = this.view.status === 'queued' ? (this.opts.waitingBehind?.() ?? false) : false;
+    return progressMessage(this.view, this.now(), { silentAfterMs: this.silentAfterMs, queuedAtWall: this.queuedAtWall, waitingBehind });
   }
 
   private emit(progress: number, message: string, total?: number): void | Promise<void> {

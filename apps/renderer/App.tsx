@@ -16,10 +16,33 @@ import { Timeline } from './components/Timeline.js';
 import { Toolbar } from './components/Toolbar.js';
 import { useController } from './hooks.js';
 import { shortcutFor } from './lib/shortcuts.js';
+import { PanelTabs } from './components/PanelTabs.js';
+
+/**
+ * Below this width the side panels collapse into tabs under the tree (styles.css has the same
+ * breakpoint). Where the page cannot ask (a DOM without matchMedia, as in unit tests), the wide
+ * layout is used.
+ */
+const NARROW_QUERY = '(max-width: 1180px)';
+
+function useMediaQuery(query: string): boolean {
+  const mq = typeof window !== 'undefined' && typeof window.matchMedia === 'function' ? window.matchMedia(query) : null;
+  const [matches, setMatches] = useState(() => mq?.matches ?? false);
+  useEffect(() => {
+    if (!mq) return;
+    const on = () => setMatches(mq.matches);
+    on();
+    mq.addEventListener?.('change', on);
+    return () => mq.removeEventListener?.('change', on);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [query]);
+  return matches;
+}
 
 export function App() {
   const c = useController();
   const [dragging, setDragging] = useState(false);
+  const narrow = useMediaQuery(NARROW_QUERY);
 
   useEffect(() => {
     let last = { action: '', at: 0 };
@@ -72,27 +95,64 @@ export function App() {
       }}
     >
       <Toolbar />
-      <div className="layout">
-        <aside className="col-left">
-          <ModelPanel />
-          <OptionsForm />
-        </aside>
-        <main className="col-main">
-          <PhaseTree />
-          <Timeline />
-        </main>
-        <aside className="col-right">
-          <CachePanel />
-          <MemoryPanel />
-          <History />
-          <FarmPanel />
-          <Compare />
-          <Engines />
-        </aside>
-        <div className="row-bottom">
-          <LogPanel />
+      {narrow ? (
+        // A narrow window: the tree takes the height; the rest share one tabbed area under it.
+        <div className="layout narrow">
+          <aside className="col-left">
+            <ModelPanel />
+            <OptionsForm />
+          </aside>
+          <main className="col-main">
+            <PhaseTree />
+          </main>
+          <div className="row-bottom">
+            <PanelTabs
+              initial="log"
+              tabs={[
+                { id: 'log', label: 'Log', panel: <LogPanel /> },
+                { id: 'timeline', label: 'Timeline', panel: <Timeline /> },
+                { id: 'cache', label: 'Cache', panel: <CachePanel /> },
+                { id: 'memory', label: 'Memory', panel: <MemoryPanel /> },
+                {
+                  id: 'history',
+                  label: 'History',
+                  // The farm panel shows only on a `serve --queue`; it belongs with the builds.
+                  panel: (
+                    <>
+                      <History />
+                      <FarmPanel />
+                    </>
+                  ),
+                },
+                { id: 'compare', label: 'Compare', panel: <Compare /> },
+                { id: 'engines', label: 'Engines', panel: <Engines /> },
+              ]}
+            />
+          </div>
         </div>
-      </div>
+      ) : (
+        <div className="layout">
+          <aside className="col-left">
+            <ModelPanel />
+            <OptionsForm />
+          </aside>
+          <main className="col-main">
+            <PhaseTree />
+            <Timeline />
+          </main>
+          <aside className="col-right">
+            <CachePanel />
+            <MemoryPanel />
+            <History />
+            <FarmPanel />
+            <Compare />
+            <Engines />
+          </aside>
+          <div className="row-bottom">
+            <LogPanel />
+          </div>
+        </div>
+      )}
       <StatusLine />
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">

@@ -376,7 +376,6 @@ export class BuildSession {
         view: this.feed.view,
         finished,
         cacheSha256Before: this.cacheSha256Before,
-        withRows: process.env.TBS_MANIFEST_ROWS === '1',
         layerInfo,
       });
       if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {

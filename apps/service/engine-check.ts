@@ -40,6 +40,11 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
     const parsed = BuildOptions.safeParse(input.options);
     if (!parsed.success) throw new ServiceError('bad_input', `invalid options: ${describeZodError(parsed.error)}`);
     options = parsed.data;
+    // Paths as a build takes them (absolute), so that they compare with the manifest's.
+    for (const what of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
+      if (options[what]) options[what] = options[what].map((p) => path.resolve(p));
+    }
+    if (options.pinnedCache) options.pinnedCache = path.resolve(options.pinnedCache);
   }
   let st: fs.Stats;
   try {
@@ -81,6 +86,7 @@ export async function checkEngine(input: CheckEngineInput, backends: () => Promi
   for (const p of m.pluginLibraries) pluginHashes[p.path] = await sha256File(p.path);
   const list = await backends();
   const env = { backend: list.find((b) => b.name === m.backend), driverVersion: list.find((b) => b.name === m.backend)?.detail?.driverVersion ?? null };
-  const { reasons, missing, notes } = checkAgainst(m, env, { model, options, pluginHashes });
+  const pinnedCacheSha256 = options?.pinnedCache ? await sha256File(options.pinnedCache) : undefined;
+  const { reasons, missing, notes } = checkAgainst(m, env, { model, options, pluginHashes, pinnedCacheSha256 });
   return { verdict: verdictOf(reasons, missing), engine: enginePath, manifest: read.path, reasons, missing, notes, built };
 }

@@ -17,6 +17,7 @@ import {
   MANIFEST_FORMAT_VERSION,
   manifestPathFor,
   normalizeOptions,
+  pluginLibraryPaths,
   type ManifestPhase,
   type ManifestRow,
 } from '../shared/engine-manifest.js';
@@ -100,10 +101,23 @@ export interface ManifestSource {
   finished: BuildFinished;
   /** sha256 of the timing cache file when the build started (null: there was none). */
   cacheSha256Before: string | null;
-  /** Every phase row too (the full tree), not only the top-level phases. */
-  withRows?: boolean;
   /** The layer information saved beside the engine, when there is some. */
   layerInfo?: EngineManifest['layerInfo'];
+}
+
+/**
+ * The plugin libraries the build's options name, each with its sha256, hashed when the manifest is
+ * written (a library replaced during the build would be recorded as it is now; the reuse key of
+ * the next build hashes it again, so such an engine is rebuilt rather than wrongly reused).
+ */
+async function pluginLibraries(options: ValidatedBuild['options']): Promise<EngineManifest['pluginLibraries']> {
+  const out: EngineManifest['pluginLibraries'] = [];
+  for (const p of pluginLibraryPaths(options)) {
+    const sha256 = await sha256File(p);
+    if (sha256 === null) throw new Error(`the plugin library ${p} is gone`);
+    out.push({ path: p, sha256 });
+  }
+  return out;
 }
 
 /** Builds the manifest of a succeeded build from the engine now at its output path. */
@@ -137,7 +151,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     cudaVersion: detail.cudaRuntime ? (/\(([^)]+)\)\s*$/.exec(detail.cudaRuntime)?.[1] ?? null) : null,
     options,
     compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: false },
-    pluginLibraries: [],
+    pluginLibraries: await pluginLibraries(build.options),
     model: {
       path: build.modelPath,
       fileName: build.summary.fileName,
@@ -161,7 +175,8 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     build: {
       wallMs: finished.durationMs,
       phases: topLevelPhases(view),
-      ...(src.withRows ? { rows: allRows(view) } : {}),
+      // Every row too when the build asked for it (the manifestRows option).
+      ...(build.options.manifestRows ? { rows: allRows(view) } : {}),
     },
     engine: { file: path.basename(build.outputPath), bytes: engineBytes, sha256: engineSha },
     layerInfo: src.layerInfo ?? null,

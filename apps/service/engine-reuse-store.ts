@@ -5,8 +5,10 @@
 // its shared artifact store, so every machine of a (GPU, TensorRT) kind shares the engines.
 //
 // One entry is a folder named by the key holding `engine` and `manifest.json`, made in a temp
-// folder and renamed into place (never half there). The engine's mtime is its last use; past the
-// size limit the least recently used entries go first. A lookup re-hashes the stored engine
+// folder and renamed into place (never half there). The mtime of its `used` file is its last use;
+// past the size limit the least recently used entries go first. (Not the engine's own mtime: the
+// stored engine is a hard link to the build's output file where it can be, and the service knows
+// an output engine by its mtime, engine-identity.ts: touching it would disown the build's engine.) A lookup re-hashes the stored engine
 // against its manifest, so a damaged entry is dropped, never handed out.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -43,6 +45,30 @@ interface Entry {
 }
 
 let tmpCounter = 0;
+
+/** The file whose mtime is an entry's last use. */
+export const USED = 'used';
+
+function touchUsed(entryDir: string): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(path.join(entryDir, USED), now, now);
+  } catch {
+    try {
+      fs.writeFileSync(path.join(entryDir, USED), '');
+    } catch {
+      // Evicted between the hash and now: the caller copies from its open path or builds.
+    }
+  }
+}
+
+function usedMs(entryDir: string): number | undefined {
+  try {
+    return fs.statSync(path.join(entryDir, USED)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
 
 export class EngineReuseStore {
   readonly dir: string;
@@ -87,12 +113,7 @@ export class EngineReuseStore {
       this.drop(key); // damaged or half-removed: never hand it out
       return undefined;
     }
-    const now = new Date();
-    try {
-      fs.utimesSync(enginePath, now, now);
-    } catch {
-      // Evicted between the hash and now: the caller copies from its open path or builds.
-    }
+    touchUsed(d);
     const layersPath = path.join(d, 'layers.json');
     return { key, enginePath, manifest, ...(manifest.layerInfo && fs.existsSync(layersPath) ? { layersPath } : {}) };
   }
@@ -119,8 +140,7 @@ export class EngineReuseStore {
       }
       if (layersPath) fs.copyFileSync(layersPath, path.join(tmp, 'layers.json'));
       fs.writeFileSync(path.join(tmp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-      const now = new Date();
-      fs.utimesSync(path.join(tmp, 'engine'), now, now);
+      fs.writeFileSync(path.join(tmp, USED), '');
       fs.rmSync(dest, { recursive: true, force: true });
       fs.renameSync(tmp, dest);
     } catch (e) {
@@ -144,7 +164,7 @@ export class EngineReuseStore {
       if (!/^[0-9a-f]{64}$/.test(key)) continue;
       try {
         const st = fs.statSync(path.join(this.dir, key, 'engine'));
-        out.push({ key, bytes: st.size, usedMs: st.mtimeMs });
+        out.push({ key, bytes: st.size, usedMs: usedMs(path.join(this.dir, key)) ?? st.mtimeMs });
       } catch {
         // Half removed: eviction below or the next lookup cleans it.
       }

@@ -3,19 +3,35 @@
 // in the order a build writes them), and a built engine kept in the store afterwards.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { engineIdentity, layersPathFor, normalizeOptions, type EngineManifest } from '../shared/engine-manifest.js';
+import { engineIdentity, layersPathFor, normalizeOptions, pluginLibraryPaths, reuseKeyInputFor, type EngineManifest } from '../shared/engine-manifest.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { modelDigest, sha256File, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 
 const MiB = 1024 * 1024;
 
-/** The key of a build before it runs: what this machine's backend says, and the model as it is now. */
+/**
+ * The sha256 of each file a build's options name whose bytes are part of its key (plugin
+ * libraries, a pinned cache), as they are now. A file that is gone is an error: the build itself
+ * would fail on it, and a key made without it would stand for another build.
+ */
+export async function optionFileDigests(options: ValidatedBuild['options']): Promise<Map<string, string>> {
+  const files = [...pluginLibraryPaths(options), ...(options.pinnedCache ? [options.pinnedCache] : [])];
+  const out = new Map<string, string>();
+  for (const f of files) {
+    const sha = await sha256File(f);
+    if (sha === null) throw new Error(`${f} is gone`);
+    out.set(f, sha);
+  }
+  return out;
+}
+
+/** The key of a build before it runs: what this machine's backend says, the model and the files its options name as they are now. */
 export async function keyForBuild(store: EngineReuseStore, build: ValidatedBuild): Promise<{ key: string; modelSha256: string }> {
   const model = await modelDigest(build.modelPath, build.summary.externalData.files);
   const id = engineIdentity(build.backend, build.backendInfo);
-  const pinnedCacheSha256 = build.options.pinnedCache ? await sha256File(build.options.pinnedCache) : null;
-  const key = store.keyFor({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu, options: normalizeOptions(build.options), modelSha256: model.sha256, pluginLibraries: [], pinnedCacheSha256 });
+  const digests = await optionFileDigests(build.options);
+  const key = store.keyFor(reuseKeyInputFor({ backend: build.backend, tensorrt: id.tensorrt, gpu: id.gpu }, build.options, model.sha256, (f) => digests.get(f)!));
   return { key, modelSha256: model.sha256 };
 }
 

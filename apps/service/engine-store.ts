@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 import { ServiceError } from './api.js';
-import { removeManifest } from './engine-manifest-file.js';
+import { manifestPathFor, removeManifest } from './engine-manifest-file.js';
 
 export type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 
@@ -31,10 +31,14 @@ function readHead(file: string): string {
   }
 }
 
+const myUid = () => (typeof process.geteuid === 'function' ? process.geteuid() : undefined);
+
 /**
- * Engines in `dir`, newest first. `writtenBy` maps a full path (and its stat) to the build that
- * wrote it, when the file is still the one that build wrote.
- * A missing folder lists nothing (no build has written to it yet).
+ * Engines in `dir`, newest first: this user's (owned by this uid) and this product's (a build of
+ * it writes `<engine>.manifest.json` beside every engine), so another program's `.engine` files,
+ * or another user's, put in the same folder are not offered (nor deleted from here).
+ * `writtenBy` maps a full path (and its stat) to the build that wrote it, when the file is still
+ * the one that build wrote. A missing folder lists nothing (no build has written to it yet).
  */
 export function listEngineFiles(dir: string, writtenBy: (file: string, st: fs.Stats) => string | undefined): EngineFile[] {
   let entries: fs.Dirent[];
@@ -55,6 +59,9 @@ export function listEngineFiles(dir: string, writtenBy: (file: string, st: fs.St
       continue; // deleted between readdir and stat
     }
     if (!st.isFile()) continue;
+    const me = myUid();
+    if (me !== undefined && st.uid !== me) continue;
+    if (!fs.existsSync(manifestPathFor(file))) continue;
     const buildId = writtenBy(file, st);
     out.push({
       name: e.name,

@@ -93,6 +93,8 @@ export interface BuildClient {
   compareBuilds?(a: string, b: string): Promise<BuildComparison>;
   /** Where the browser can open a build's engine and manifest (web host only: links in History). */
   buildFileLinks?(id: string): { engine: string; manifest: string };
+  /** Desktop: opens the file manager at a build's engine or its manifest (History's links there). */
+  showBuildFile?(id: string, file: 'engine' | 'manifest'): Promise<{ path: string }>;
   /** Host-level progress hint (taskbar/dock bar); a no-op in the browser. */
   setProgress?(fraction: number | null): void;
   /**

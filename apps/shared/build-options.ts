@@ -24,6 +24,9 @@
 //                 'select'), label, and for errors a name and what a valid value is
 //       native    the key of the flat request native/src/addon/request_from_js.cc reads, with the
 //                 unit conversion (`scale`: multiply by it, e.g. MiB → bytes), or `none` and why
+//       engineIdentity  true when the option can change the engine (then it is part of the
+//                 manifest's canonical options and the reuse key: add it to NormalizedOptions and
+//                 normalizeOptions in engine-manifest.ts), else { not: why }
 //       sample    a valid value, which test/contract/option-table.test.ts sends through every
 //                 surface and through the native request parser and back
 //     A `custom` cli/trtexec/form kind means that surface handles the field by hand (shapes,
@@ -32,7 +35,8 @@
 //     which the table test uses), a field of BuildRequest in native/src/core/backend.h, its use in
 //     the backends (native/src/trt/trt_options.cc, the simulator).
 //  3. Version gates (an option only some TensorRT versions have) go in trt-capabilities.ts.
-//  4. Tests: the table test walks the new entry through every surface by itself; add tests for
+//  4. Tests: the table test walks the new entry through every surface by itself, and
+//     test/contract/engine-identity.test.ts through the reuse key and `check`; add tests for
 //     what the option does.
 import { z } from 'zod';
 import { OPTION_LIMITS } from './option-limits.js';
@@ -144,6 +148,14 @@ export interface OptionEntry {
   trtexecMissing?: (value: never, options: Record<string, unknown>) => string | undefined;
   form?: FormSpec;
   native: NativeSpec;
+  /**
+   * Whether the option can change the engine that is built, and so belongs to the engine's
+   * identity (docs/engines.md): the manifest's canonical options, what `check` compares and the
+   * reuse key. `true`, or why not (it only says how the build is watched, logged, limited or
+   * stored). Required, so a new option cannot be left out of the reuse key by omission;
+   * test/contract/engine-identity.test.ts walks every entry.
+   */
+  engineIdentity: true | { not: string };
   sample: unknown;
 }
 
@@ -178,6 +190,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--backend', value: 'text', emit: false },
     form: { group: 'top', control: 'custom', initial: 'auto' },
     native: { none: 'the service resolves the choice to the backend that runs the build (the request\'s "backend")' },
+    engineIdentity: { not: 'the backend that ran is recorded as the manifest\'s backend, which the reuse key and check compare' },
     sample: 'simulated',
   },
   {
@@ -188,6 +201,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--builderOptimizationLevel', value: 'number', help: '--builderOptimizationLevel=N (0-5)' },
     form: { group: 'top', control: 'custom', initial: 3 },
     native: { key: 'optLevel' },
+    engineIdentity: true,
     sample: 4,
   },
   {
@@ -200,6 +214,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { pool: 'workspace', unit: 'MiB' },
     form: { group: 'pools', control: 'number', label: 'Workspace (MiB)', name: 'Workspace', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
     native: { key: 'workspaceBytes', scale: MiB },
+    engineIdentity: true,
     sample: 2048,
   },
   {
@@ -225,6 +240,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'tacticSharedMemoryBytes', scale: 1024 },
+    engineIdentity: true,
     sample: 48,
   },
   {
@@ -241,6 +257,7 @@ export const BUILD_OPTION_TABLE = [
       `Tactic DRAM (${mib} MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.`,
     form: { group: 'pools', control: 'number', label: 'Tactic DRAM (MiB)', name: 'Tactic DRAM', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
     native: { key: 'tacticDramBytes', scale: MiB },
+    engineIdentity: true,
     sample: 512,
   },
   {
@@ -266,6 +283,7 @@ export const BUILD_OPTION_TABLE = [
     },
     form: { group: 'shapes', control: 'custom' },
     native: { key: 'shapes' },
+    engineIdentity: true,
     sample: { x: { min: [1, 3, 8, 8], opt: [2, 3, 16, 16], max: [4, 3, 32, 32] } },
   },
   {
@@ -287,6 +305,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--minShapes', value: 'custom' },
     form: { group: 'shapes', control: 'custom' },
     native: { key: 'shapeValues' },
+    engineIdentity: true,
     sample: { n: { min: [1, -1], opt: [2, -1], max: [4, 0] } },
   },
   {
@@ -297,6 +316,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--timingCacheFile', value: 'text', help: '--timingCacheFile=<file>' },
     form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'timingCachePath' },
+    engineIdentity: { not: 'a cache only saves timing runs; its digests before and after are recorded (timingCache), and a pinned build\'s cache is in the key (pinnedCache)' },
     sample: '/caches/model.cache',
   },
   {
@@ -312,6 +332,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--stronglyTyped', value: 'on', emitWhen: (gate) => !gate?.stronglyTypedImplied, help: '--stronglyTyped' },
     form: { group: 'precision', control: 'custom', initial: false },
     native: { key: 'stronglyTyped' },
+    engineIdentity: true,
     sample: true,
   },
   {
@@ -328,6 +349,7 @@ export const BUILD_OPTION_TABLE = [
     trtexecMissing: (p: Precision[], o) => (p.includes('fp4') && !o.stronglyTyped ? 'FP4 has no trtexec flag, so the command leaves it out.' : undefined),
     form: { group: 'precision', control: 'custom', initial: '' },
     native: { key: 'precision' },
+    engineIdentity: true,
     sample: ['fp16', 'int8'],
   },
   {
@@ -338,6 +360,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--noTF32', value: 'off', help: '--noTF32' },
     form: { group: 'precision', control: 'checkbox', label: 'TF32', title: "Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores", initial: true },
     native: { key: 'tf32', toNative: (on: boolean) => (on ? 1 : 0), fromNative: (n: number) => n === 1 },
+    engineIdentity: true,
     sample: false,
   },
   {
@@ -358,6 +381,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'profilingVerbosity' },
+    engineIdentity: true,
     sample: 'detailed',
   },
   {
@@ -391,6 +415,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'hardwareCompatibility' },
+    engineIdentity: true,
     sample: 'ampere_plus',
   },
   {
@@ -402,6 +427,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--maxAuxStreams', value: 'number', help: '--maxAuxStreams=N' },
     form: { group: 'build', control: 'number', label: 'Max auxiliary streams', name: 'Max auxiliary streams', invalid: 'must be a whole number ≥ 0', placeholder: 'default', initial: '' },
     native: { key: 'maxAuxStreams' },
+    engineIdentity: true,
     sample: 3,
   },
   {
@@ -413,6 +439,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--device', value: 'number', help: '--device=N' },
     form: { group: 'build', control: 'number', label: 'Device', name: 'Device', invalid: 'must be a CUDA device index (a whole number ≥ 0)', placeholder: '0', initial: '' },
     native: { key: 'device' },
+    engineIdentity: true,
     sample: 1,
   },
   {
@@ -438,6 +465,7 @@ export const BUILD_OPTION_TABLE = [
     },
     form: { group: 'build', control: 'custom', initial: '' },
     native: { key: 'buildRoute' },
+    engineIdentity: true,
     sample: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2',
   },
   // Plugin libraries, as trtexec takes them (samples/common/sampleOptions.cpp): the standard
@@ -451,6 +479,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--staticPlugins', value: 'list', help: '--staticPlugins=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Static plugin libraries', initial: '' },
     native: { key: 'staticPlugins' },
+    engineIdentity: true,
     sample: ['/opt/plugins/libstatic_plugin.so'],
   },
   {
@@ -461,6 +490,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--dynamicPlugins', value: 'list', help: '--dynamicPlugins=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Dynamic plugin libraries', initial: '' },
     native: { key: 'dynamicPlugins' },
+    engineIdentity: true,
     sample: ['/opt/plugins/libmy_plugin.so'],
   },
   {
@@ -471,6 +501,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--setPluginsToSerialize', value: 'list', help: '--setPluginsToSerialize=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Plugin libraries to serialize', initial: '' },
     native: { key: 'pluginsToSerialize' },
+    engineIdentity: true,
     sample: ['/opt/plugins/libmy_plugin.so'],
   },
   {
@@ -492,6 +523,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'inferCacheMisses' },
+    engineIdentity: true,
     sample: true,
   },
   {
@@ -510,6 +542,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'verboseLog' },
+    engineIdentity: { not: 'how much is logged; the build is the same (recorded in the manifest, never compared)' },
     sample: true,
   },
   {
@@ -528,6 +561,7 @@ export const BUILD_OPTION_TABLE = [
     trtexecMissing: () => 'trtexec has no host memory limit (--maxHostMemory is this product\'s own flag), so the command leaves it out.',
     form: { group: 'build', control: 'number', label: 'Max host memory', name: 'Max host memory', invalid: 'must be a size such as 20G or 512M, or auto', placeholder: 'none', initial: '' },
     native: { none: 'the service watches the worker\'s memory at each heartbeat and cancels the build (reason "memory") when it passes the limit' },
+    engineIdentity: { not: 'a limit that stops the build; it never changes what is built' },
     sample: 'auto',
   },
   {
@@ -541,6 +575,7 @@ export const BUILD_OPTION_TABLE = [
     trtexecMissing: () => 'trtexec has no GPU memory limit (--maxGpuMemory is this product\'s own flag; --memPoolSize caps the pools), so the command leaves it out.',
     form: { group: 'build', control: 'number', label: 'Max GPU memory', name: 'Max GPU memory', invalid: 'must be a size such as 24G or 512M', placeholder: 'none', initial: '' },
     native: { none: 'the service watches the worker\'s GPU memory (NVML) at each heartbeat; toNativeRequest caps workspaceBytes and tacticDramBytes by it' },
+    engineIdentity: true,
     sample: 25769803776,
   },
   {
@@ -560,6 +595,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'simDurationMs', scale: 1000 },
+    engineIdentity: { not: 'how long the simulator takes; the bytes are the same (recorded in the manifest, never compared)' },
     sample: 2.5,
   },
   {
@@ -571,6 +607,7 @@ export const BUILD_OPTION_TABLE = [
     // The simulator's default seed, shown as the value it is (every build without one uses it).
     form: { group: 'simulator', control: 'number', label: 'Seed', name: 'Seed', invalid: 'must be a whole number ≥ 0', placeholder: '1', initial: '1' },
     native: { key: 'simSeed' },
+    engineIdentity: true,
     sample: 7,
   },
   {
@@ -587,6 +624,7 @@ export const BUILD_OPTION_TABLE = [
       },
       fromNative: (r: Record<string, unknown>) => (r.simFaultPhase ? `${r.simFault as SimFaultKind}@${r.simFaultPhase as string}` : r.simFault),
     },
+    engineIdentity: { not: 'a build with a fault injected never writes an engine' },
     sample: 'hang@Timing graph nodes',
   },
   {
@@ -598,6 +636,7 @@ export const BUILD_OPTION_TABLE = [
     cli: { flag: 'sim-memory', arg: '<size>', help: 'host memory the simulated build holds at its peak (e.g. 4G)', section: 'simulator', value: 'text' },
     form: { group: 'simulator', control: 'number', label: 'Memory', name: 'Simulated memory', invalid: 'must be a size such as 4G or 512M', placeholder: 'none', initial: '' },
     native: { key: 'simMemoryBytes' },
+    engineIdentity: { not: 'host memory the simulator touches; the bytes are the same' },
     sample: 268435456,
   },
   {
@@ -618,6 +657,7 @@ export const BUILD_OPTION_TABLE = [
       alwaysSent: true,
     },
     native: { none: 'the service looks the engine up before any worker starts; a worker only ever builds' },
+    engineIdentity: { not: 'what to do with an engine, not how to build it' },
     sample: true,
   },
   {
@@ -628,7 +668,28 @@ export const BUILD_OPTION_TABLE = [
     doc: 'With reuse: the engine store\'s size limit in MiB (default 20480); least recently used engines are removed first.',
     cli: { flag: 'store-limit', arg: '<MiB>', help: 'with --reuse: the engine store\'s size limit (default 20480 MiB);\nleast recently used engines go first', value: 'number' },
     native: { none: 'the service keeps the engine store; the worker never sees it' },
+    engineIdentity: { not: 'the engine store\'s size, not how to build an engine' },
     sample: 512,
+  },
+  {
+    // The manifest (docs/engines.md) always holds the top-level phases; with this, every row of
+    // the phase tree too, so that `compare` and the Compare view can line two builds up row by row.
+    field: 'manifestRows',
+    schema: z.boolean().optional(),
+    doc:
+      "Write every row of the phase tree into the engine's manifest (build.rows), not only the top-level phases, so compare " +
+      'can set two builds side by side row by row. The build itself is unchanged.',
+    cli: { flag: 'manifest-rows', help: "write every phase row into the engine's manifest, not only the\ntop-level phases (compare then lines up every row)", value: 'on' },
+    form: {
+      group: 'cache',
+      control: 'checkbox',
+      label: 'Every phase row in the manifest',
+      title: "Keep the whole phase tree in the engine's manifest (not only the top-level phases), so Compare lines up every row",
+      initial: false,
+    },
+    native: { none: "the service writes the manifest from the build's phase tree; the worker never sees it" },
+    engineIdentity: { not: 'how much of the phase tree the manifest keeps; the build is the same' },
+    sample: true,
   },
   {
     // Pinned, reproducible builds: read this cache, fail on any miss, never write it.
@@ -639,7 +700,9 @@ export const BUILD_OPTION_TABLE = [
       'TensorRT until the adapters set kERROR_ON_TIMING_CACHE_MISS). The cache is read, never written. Not with timingCache.',
     cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
     trtexecMissing: (file: string) => `A pinned build is trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss (TensorRT 10.x); the command leaves it out.`,
+    form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'pinnedCachePath' },
+    engineIdentity: true,
     sample: '/caches/pinned.cache',
   },
 ] as const satisfies readonly OptionEntry[];

@@ -105,6 +105,7 @@ export class BuildView {
     v.memory = MemoryTrack.fromSnapshot(s.memory as MemorySnapshot | undefined);
     v.logs = RecentLogs.from(s.logs ?? [], s.logsDropped ?? 0);
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
+    v.markCrashSite();
     return v;
   }
 
@@ -174,6 +175,7 @@ export class BuildView {
         this.status = ev.status;
         if (ev.t > this.lastT) this.lastT = ev.t;
         this.rows.closeAll(ev.t);
+        this.markCrashSite();
         if (ev.status === 'succeeded') this.frac = 1;
         break;
       case 'log':
@@ -273,6 +275,15 @@ export class BuildView {
       logsDropped: this.logs.dropped,
       rows: this.rows.toSnapshot(),
     };
+  }
+
+  /**
+   * A crashed build's tree holds the phase it died in: the rows of `lastPhasePath` that no event
+   * brought (they were in flight when the worker died) are added, and the path is marked.
+   */
+  private markCrashSite(): void {
+    const o = this.outcome;
+    if (o?.status === 'crashed' && o.lastPhasePath?.length) this.rows.markCrashSite(o.lastPhasePath, o.t);
   }
 
   private running(): void {

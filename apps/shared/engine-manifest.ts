@@ -10,6 +10,7 @@
 // probing the machine happen in apps/service (engine-manifest-file.ts, engine-check.ts): this
 // module imports nothing but zod, so every surface can validate and explain a manifest.
 import { z } from 'zod';
+import { BUILD_OPTIONS } from './build-options.js';
 import { BackendName, BuildOptions, ShapeRange, ShapeValueRange, TensorInfo, type BackendInfo, type BuildOptionsInput } from './protocol.js';
 
 /** Bumped on any incompatible change of the manifest's shape; a reader refuses other versions. */
@@ -50,6 +51,12 @@ export const NormalizedOptions = z.object({
   maxAuxStreams: z.number().int().nullable(),
   device: z.number().int(),
   buildRoute: z.string().nullable(),
+  /** Plugin library paths as given (absolute), in order: load order decides which creator registers first. */
+  staticPlugins: z.array(z.string()),
+  dynamicPlugins: z.array(z.string()),
+  pluginsToSerialize: z.array(z.string()),
+  /** Bytes; it caps the workspace and tactic DRAM pools, which the tactics chosen depend on. */
+  maxGpuMemory: z.number().int().nullable(),
   inferCacheMisses: z.boolean(),
   verboseLog: z.boolean(),
   simSeed: z.number().int().nullable(),
@@ -58,12 +65,12 @@ export const NormalizedOptions = z.object({
 export type NormalizedOptions = z.infer<typeof NormalizedOptions>;
 
 /**
- * Options that cannot change the engine's bytes or where it loads: how much is logged and, for the
- * simulator, how long it takes. They are recorded but neither `check` nor the reuse key looks at
- * them. (`backend` is the choice, recorded as the backend that ran; `timingCache` is a file
- * path, recorded with its sha256; `simFault` never produces an engine.)
+ * Options the manifest records that cannot change the engine's bytes or where it loads (how much
+ * is logged; for the simulator, how long it takes): neither `check` nor the reuse key looks at
+ * them. Which options shape the engine is said once, in the options table (`engineIdentity`);
+ * the table's other such options are not recorded at all (the reasons are written there).
  */
-export const OPTIONS_NOT_SHAPING_ENGINE: ReadonlyArray<keyof NormalizedOptions> = ['verboseLog', 'simDuration'];
+export const OPTIONS_NOT_SHAPING_ENGINE: ReadonlyArray<string> = BUILD_OPTIONS.filter((e) => e.engineIdentity !== true).map((e) => e.field);
 
 /** TensorRT's defaults for what a request leaves out (trtexec's, which are the builder's). */
 export const OPTION_DEFAULTS = {
@@ -75,6 +82,8 @@ export const OPTION_DEFAULTS = {
   device: 0,
   inferCacheMisses: false,
   verboseLog: false,
+  /** The simulator's own default (BuildRequest::simSeed in native/src/core/backend.h): no seed and seed 1 build the same. */
+  simSeed: 1,
 } as const;
 
 function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
@@ -99,9 +108,13 @@ export function normalizeOptions(o: BuildOptions): NormalizedOptions {
     maxAuxStreams: o.maxAuxStreams ?? null,
     device: o.device ?? OPTION_DEFAULTS.device,
     buildRoute: o.buildRoute ?? null,
+    staticPlugins: [...(o.staticPlugins ?? [])],
+    dynamicPlugins: [...(o.dynamicPlugins ?? [])],
+    pluginsToSerialize: [...(o.pluginsToSerialize ?? [])],
+    maxGpuMemory: o.maxGpuMemory ?? null,
     inferCacheMisses: o.inferCacheMisses ?? OPTION_DEFAULTS.inferCacheMisses,
     verboseLog: o.verboseLog ?? OPTION_DEFAULTS.verboseLog,
-    simSeed: o.simSeed ?? null,
+    simSeed: o.simSeed ?? OPTION_DEFAULTS.simSeed,
     simDuration: o.simDuration ?? null,
   };
 }
@@ -153,8 +166,8 @@ export const EngineManifest = z.object({
     versionCompatible: z.boolean(),
   }),
   /**
-   * Plugin libraries loaded for the build, each with its sha256. No build option loads plugins yet
-   * (the request has no plugin list), so this is [] for every engine written so far.
+   * The plugin libraries the build loaded or serialized (staticPlugins, dynamicPlugins,
+   * pluginsToSerialize; each once, in that order), each with its sha256.
    */
   pluginLibraries: z.array(z.object({ path: z.string(), sha256: Sha256 })),
   model: z.object({
@@ -184,7 +197,7 @@ export const EngineManifest = z.object({
     wallMs: z.number().nonnegative(),
     /** Top-level phases, in the order they started. */
     phases: z.array(ManifestPhase),
-    /** Every row of the phase tree, depth first; present when asked for (TBS_MANIFEST_ROWS=1). */
+    /** Every row of the phase tree, depth first; present when asked for (the manifestRows option). */
     rows: z.array(ManifestRow).optional(),
   }),
   engine: z.object({ file: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 }),
@@ -232,6 +245,32 @@ export interface ReuseKeyInput {
   pinnedCacheSha256?: string | null;
 }
 
+/** The plugin libraries a build loads or serializes, each once: staticPlugins, dynamicPlugins, then pluginsToSerialize. */
+export function pluginLibraryPaths(o: Pick<BuildOptions, 'staticPlugins' | 'dynamicPlugins' | 'pluginsToSerialize'>): string[] {
+  return [...new Set([...(o.staticPlugins ?? []), ...(o.dynamicPlugins ?? []), ...(o.pluginsToSerialize ?? [])])];
+}
+
+/**
+ * The reuse key's input for a build about to run: this machine's identity, the request's options
+ * and the digests of the files they name (plugin libraries, a pinned cache), which `digestOf`
+ * gives (the service hashes them first). One function for every surface and the farm, and the
+ * one test/contract/engine-identity.test.ts walks every option of the table through.
+ */
+export function reuseKeyInputFor(
+  identity: Pick<ReuseKeyInput, 'backend' | 'tensorrt' | 'gpu'>,
+  options: BuildOptions,
+  modelSha256: string,
+  digestOf: (file: string) => string,
+): ReuseKeyInput {
+  return {
+    ...identity,
+    options: normalizeOptions(options),
+    modelSha256,
+    pluginLibraries: pluginLibraryPaths(options).map((p) => ({ path: p, sha256: digestOf(p) })),
+    pinnedCacheSha256: options.pinnedCache ? digestOf(options.pinnedCache) : null,
+  };
+}
+
 /**
  * The canonical text the reuse key is the sha256 of: the options that shape the engine, the
  * model's digest, TensorRT and adapter versions, the plugin libraries' digests, and as much of the
@@ -239,7 +278,7 @@ export interface ReuseKeyInput {
  * compute capability with "same_compute_capability", neither with "ampere_plus").
  */
 export function reuseKeyMaterial(k: ReuseKeyInput): string {
-  const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name as keyof NormalizedOptions)));
+  const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name)));
   const hw = k.options.hardwareCompatibility;
   const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : { name: k.gpu.name, computeCapability: k.gpu.computeCapability };
   return JSON.stringify({
@@ -256,9 +295,14 @@ export function reuseKeyMaterial(k: ReuseKeyInput): string {
 
 // ─────────────────────────────── the check ───────────────────────────────
 
+/** Every reason `check` can give for a rebuild (docs/engines.md; each is tested in apps/service/test/check-reasons.test.ts). */
+export const REBUILD_REASON_KINDS = ['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin'] as const;
+/** Every fact whose absence makes the answer "unknown". */
+export const UNKNOWN_REASON_KINDS = ['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu'] as const;
+
 /** Why an engine needs a rebuild; `was` is the manifest's value, `now` this machine's or request's. */
 export interface RebuildReason {
-  kind: 'tensorrt-version' | 'compute-capability' | 'gpu-model' | 'driver' | 'model' | 'option' | 'shape-range' | 'plugin';
+  kind: (typeof REBUILD_REASON_KINDS)[number];
   /** What changed, in words: "TensorRT version", "option optLevel", "shape range of input x". */
   what: string;
   was: string;
@@ -267,7 +311,7 @@ export interface RebuildReason {
 
 /** What is missing for an answer. */
 export interface UnknownReason {
-  kind: 'no-engine' | 'no-manifest' | 'bad-manifest' | 'manifest-mismatch' | 'no-backend' | 'no-gpu';
+  kind: (typeof UNKNOWN_REASON_KINDS)[number];
   message: string;
 }
 
@@ -309,9 +353,13 @@ export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options
   if (o.maxAuxStreams !== null) out.maxAuxStreams = o.maxAuxStreams;
   if (o.device !== OPTION_DEFAULTS.device) out.device = o.device;
   if (o.buildRoute !== null) out.buildRoute = o.buildRoute;
+  if (o.staticPlugins.length) out.staticPlugins = o.staticPlugins;
+  if (o.dynamicPlugins.length) out.dynamicPlugins = o.dynamicPlugins;
+  if (o.pluginsToSerialize.length) out.pluginsToSerialize = o.pluginsToSerialize;
+  if (o.maxGpuMemory !== null) out.maxGpuMemory = o.maxGpuMemory;
   if (o.inferCacheMisses) out.inferCacheMisses = true;
   if (o.verboseLog) out.verboseLog = true;
-  if (o.simSeed !== null) out.simSeed = o.simSeed;
+  if (o.simSeed !== null && o.simSeed !== OPTION_DEFAULTS.simSeed) out.simSeed = o.simSeed;
   if (o.simDuration !== null) out.simDuration = o.simDuration;
   if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
   else if (m.timingCache) out.timingCache = m.timingCache.path;
@@ -332,6 +380,8 @@ export interface CheckInputs {
   options?: BuildOptions;
   /** Plugin library path → its sha256 now (null: the file is gone). */
   pluginHashes?: Record<string, string | null>;
+  /** With `options` naming a pinnedCache: that file's sha256 now (null: it is gone). */
+  pinnedCacheSha256?: string | null;
 }
 
 /** Compares version strings numerically, part by part ("10.9" < "10.16"); non-numbers as text. */
@@ -431,6 +481,13 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
         reasons.push({ kind: 'option', what: `option ${key}`, was: show(m.options[key]), now: show(now[key]) });
       }
     }
+    // A pinned build stands for the cache it was pinned to, by its bytes (the path may move).
+    const pinWas = m.pinnedCache ? m.pinnedCache.sha256 : null;
+    const pinNow = inputs.options.pinnedCache ? (inputs.pinnedCacheSha256 ?? '(missing)') : null;
+    if (pinWas !== pinNow) {
+      const pin = (p: string | undefined, sha: string | null) => (sha === null ? '(not pinned)' : `${p} (sha256 ${sha})`);
+      reasons.push({ kind: 'option', what: 'option pinnedCache (the timing cache the build is pinned to)', was: pin(m.pinnedCache?.path, pinWas), now: pin(inputs.options.pinnedCache, pinNow) });
+    }
   } else {
     notes.push('the build options were not compared (give them to check, as to build)');
   }
@@ -449,13 +506,13 @@ export const CheckResultSchema = z.object({
   manifest: z.string(),
   reasons: z.array(
     z.object({
-      kind: z.enum(['tensorrt-version', 'compute-capability', 'gpu-model', 'driver', 'model', 'option', 'shape-range', 'plugin']),
+      kind: z.enum(REBUILD_REASON_KINDS),
       what: z.string(),
       was: z.string(),
       now: z.string(),
     }),
   ),
-  missing: z.array(z.object({ kind: z.enum(['no-engine', 'no-manifest', 'bad-manifest', 'manifest-mismatch', 'no-backend', 'no-gpu']), message: z.string() })),
+  missing: z.array(z.object({ kind: z.enum(UNKNOWN_REASON_KINDS), message: z.string() })),
   notes: z.array(z.string()),
   built: z.object({ buildId: z.string(), modelPath: z.string(), options: z.record(z.string(), z.unknown()) }).optional(),
 });

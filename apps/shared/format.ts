@@ -19,6 +19,16 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(total / 3600)} h ${pad2(Math.floor((total % 3600) / 60))} min`;
 }
 
+/**
+ * A measured interval such as a cancel latency: under 1 ms it reads "< 1 ms" (below what the
+ * clocks it comes from resolve), never "0 ms", which reads as "did not happen"; else as
+ * formatDuration.
+ */
+export function formatLatency(ms: number): string {
+  if (Number.isFinite(ms) && ms < 1) return '< 1 ms';
+  return formatDuration(ms);
+}
+
 /** Whole seconds for "N s ago" lines that are redrawn often (a ticking tenth would be noise). */
 export function formatAgo(ms: number): string {
   if (!Number.isFinite(ms)) return '—';

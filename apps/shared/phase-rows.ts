@@ -42,6 +42,12 @@ export interface PhaseRow {
   spans: Spans;
   /** Bumped whenever anything shown in this row changes (lets views skip unchanged rows). */
   rev: number;
+  /**
+   * A crashed build's `lastPhasePath` ends here (markCrashSite): 'last' on the deepest row of the
+   * path, 'path' on the rows above it. A row of the path the view never received a start for
+   * has count 0 (its events were lost with the worker).
+   */
+  crashSite?: 'last' | 'path';
 }
 
 const SEP = '\u001f';
@@ -315,6 +321,45 @@ export class PhaseRows {
     const out: string[] = [];
     for (let r = this.activeRow(); r && r !== this.root; r = r.parent) out.push(r.key);
     return out.reverse();
+  }
+
+  /**
+   * Marks where a crashed worker was (`path`: outermost phase first, from the crash record that
+   * outlived it), adding the rows of the path the view never received, with no instance (count
+   * 0) and `t` as their time. Idempotent: a view rebuilt from a snapshot marks the same rows.
+   */
+  markCrashSite(path: readonly string[], t: number): void {
+    let parent = this.root;
+    for (let i = 0; i < path.length; i++) {
+      const name = path[i];
+      let row = parent.childByName.get(name);
+      if (!row) {
+        row = newRow(parent.key + SEP + name, name, parent.depth + 1, parent, { id: -1, nbSteps: 0, stepsDone: 0, startT: t, endT: t }, t);
+        parent.children.push(row);
+        parent.childByName.set(name, row);
+        parent.rev++;
+        this.byKey.set(row.key, row);
+        this.rowsCreated++;
+        this.structureRev++;
+      }
+      const mark = i === path.length - 1 ? 'last' : 'path';
+      if (row.crashSite !== mark) {
+        row.crashSite = mark;
+        row.rev++;
+        this.structureRev++;
+      }
+      parent = row;
+    }
+  }
+
+  /** Keys of the rows markCrashSite marked, outermost first ([] when none). */
+  crashPath(): string[] {
+    const out: string[] = [];
+    for (let r: PhaseRow | undefined = this.root; r; ) {
+      r = r.children.find((c) => c.crashSite !== undefined);
+      if (r) out.push(r.key);
+    }
+    return out;
   }
 
   /** Closes every open phase at `t` (the build ended without finishing them: crash, cancel). */

@@ -10,14 +10,19 @@
 // product does not take). The same three flags carry the values of shape-tensor inputs.
 // --memPoolSize takes `pool:size[,pool:size]`, sizes in MiB unless suffixed B, K, M or G (either
 // case, base 2), decimals allowed and rounded down to whole bytes.
-// Deprecated spellings trtexec still takes (--profilingVerbosity=default|verbose) and ones it took
-// before 10.0 (--buildOnly) are accepted with the warning trtexec prints for them.
+// Deprecated spellings trtexec still takes (--profilingVerbosity=default|verbose, --plugins) and
+// ones it took before 10.0 (--buildOnly, --workspace, --nvtxMode, --explicitBatch) are accepted
+// with the warning trtexec printed for them. Inference-only flags are accepted and returned as
+// `ignored`; renamed or removed flags with another meaning are refused naming the successor;
+// --best is returned as `best` and resolved once the TensorRT version is known (bestPrecisions);
+// all from trtexec-other-flags.ts.
 import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber } from './build-options.js';
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
 import { OPTION_LIMITS } from './option-limits.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
+import { INFERENCE_ONLY_FLAGS, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
 export class TrtexecUsageError extends UsageError {
@@ -36,6 +41,10 @@ export interface TrtexecBuild {
   json: boolean;
   /** What trtexec would warn about (deprecated spellings, shapes filled in), for stderr. */
   warnings: string[];
+  /** Inference-only flags as given (`--iterations=100`): accepted, not used (ignoredFlagsNote). */
+  ignored: string[];
+  /** --best: its precisions depend on the TensorRT version and GPU (bestPrecisions). */
+  best: boolean;
 }
 
 // ───────────────────────────────── shape specs ─────────────────────────────
@@ -234,6 +243,9 @@ const CUSTOM_VALUE_FLAGS: Record<string, string[]> = {
 const VALUE_FLAGS = new Set([
   '--onnx',
   '--saveEngine',
+  '--workspace',
+  '--plugins',
+  '--nvtxMode',
   ...BUILD_OPTIONS.flatMap(({ field, trtexec: t }) =>
     !t || 'pool' in t ? [] : t.value === 'custom' ? (CUSTOM_VALUE_FLAGS[field] ?? []) : t.value === 'number' || t.value === 'text' || t.value === 'list' ? [t.flag] : [],
   ),
@@ -243,12 +255,17 @@ const BOOLEAN_FLAGS = new Set([
   ...BUILD_OPTIONS.flatMap(({ trtexec: t }) => (t && !('pool' in t) && (t.value === 'on' || t.value === 'off') ? [t.flag] : [])),
   '--skipInference',
   '--buildOnly',
+  '--explicitBatch',
+  '--explicitPrecision',
+  '--best',
   '--json',
   ...Object.keys(PRECISION_FLAGS),
 ]);
 
+/** Old spellings read as their successor: not offered in messages that list what is supported. */
+const OLD_SPELLINGS = new Set(['--workspace', '--plugins', '--nvtxMode', '--explicitBatch', '--explicitPrecision', '--buildOnly']);
 /** For an unsupported flag's message: what is accepted. */
-export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json');
+export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json' && !OLD_SPELLINGS.has(f));
 
 
 /** trtexec's reading: "none" (or nothing) exactly, the other two in any case. */
@@ -320,12 +337,20 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
   const warnings: string[] = [];
+  const ignored: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const eq = arg.indexOf('=');
     const flag = eq < 0 ? arg : arg.slice(0, eq);
     if (!flag.startsWith('--')) throw new TrtexecUsageError(`unexpected argument "${arg}": trtexec takes only --flags (the model is --onnx=<file>)`);
-    if (VALUE_FLAGS.has(flag)) {
+    if (Object.hasOwn(INFERENCE_ONLY_FLAGS, flag)) {
+      // Its value, when written after a space, is taken with it (a following --flag is not).
+      const spaced = eq < 0 && INFERENCE_ONLY_FLAGS[flag] && argv[i + 1] !== undefined && !argv[i + 1].startsWith('--');
+      const given = spaced ? `${flag}=${argv[++i]}` : arg;
+      if (!ignored.includes(given)) ignored.push(given);
+    } else if (Object.hasOwn(RETIRED_FLAGS, flag)) {
+      throw new TrtexecUsageError(`${flag}: ${RETIRED_FLAGS[flag].instead}`);
+    } else if (VALUE_FLAGS.has(flag)) {
       let value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
       if (value === undefined) throw new TrtexecUsageError(`${flag} needs a value: ${flag}=<value>`);
       value = value.trim();
@@ -408,10 +433,52 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
         break;
     }
   }
+  readRenamedFlags(values, flags, one, options, warnings);
   if (flags.has('--buildOnly')) {
     warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
   }
-  return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings };
+  return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings, ignored, best: flags.has('--best') };
+}
+
+/**
+ * The old spellings trtexec read as a newer flag: --workspace=N (MiB, deprecated by --memPoolSize
+ * in 8.4, gone in 10.0), --plugins (deprecated by --staticPlugins), --nvtxMode (by
+ * --profilingVerbosity), --explicitBatch and --explicitPrecision (no effect). Each with its note.
+ */
+function readRenamedFlags(
+  values: Map<string, string[]>,
+  flags: Set<string>,
+  one: (flag: string) => string | undefined,
+  options: BuildOptionsInput,
+  warnings: string[],
+): void {
+  const workspace = one('--workspace');
+  if (workspace !== undefined) {
+    const bytes = parsePoolSize('--workspace', workspace);
+    if (bytes === 0 || bytes % 2 ** 20 !== 0) throw new TrtexecUsageError(`--workspace: "${workspace}" must be a positive whole number of MiB (better: --memPoolSize=workspace:<size>)`);
+    const mib = bytes / 2 ** 20;
+    if (options.workspaceMiB !== undefined && options.workspaceMiB !== mib) {
+      throw new TrtexecUsageError(`--workspace=${workspace} and --memPoolSize=workspace:${options.workspaceMiB}M disagree: give the workspace once, as --memPoolSize=workspace:<size>`);
+    }
+    options.workspaceMiB = mib;
+    warnings.push(RENAMED_FLAG_WARNINGS.workspace(mib));
+  }
+  const plugins = values.get('--plugins') ?? [];
+  if (plugins.length) {
+    if (plugins.some((v) => v === '')) throw new TrtexecUsageError('--plugins needs a file: --staticPlugins=<lib.so>');
+    options.staticPlugins = [...(options.staticPlugins ?? []), ...plugins];
+    warnings.push(RENAMED_FLAG_WARNINGS.plugins);
+  }
+  const nvtx = one('--nvtxMode');
+  if (nvtx !== undefined) {
+    // trtexec 8.x read it into the same variable, then let --profilingVerbosity override it.
+    const p = Object.hasOwn(PROFILING, nvtx) ? PROFILING[nvtx] : undefined;
+    if (!p) throw new TrtexecUsageError(`--nvtxMode expects layer_names_only, detailed or none (better: --profilingVerbosity=...), got "${nvtx}"`);
+    options.profilingVerbosity ??= p.value;
+    warnings.push(RENAMED_FLAG_WARNINGS.nvtxMode);
+  }
+  if (flags.has('--explicitBatch')) warnings.push(RENAMED_FLAG_WARNINGS.explicitBatch);
+  if (flags.has('--explicitPrecision')) warnings.push(RENAMED_FLAG_WARNINGS.explicitPrecision);
 }
 
 // ─────────────────────────────────── format ────────────────────────────────

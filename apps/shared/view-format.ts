@@ -99,6 +99,18 @@ export function shownLiveness(view: BuildView, nowWall: number): Liveness | unde
   return quiet !== undefined && quiet >= IDLE_SHOWN_AFTER_MS ? l : undefined;
 }
 
+/**
+ * From this many cores (or a busy GPU) the builder is called busy; between IDLE_CORES and this it
+ * is working lightly ("0.1 cores" beside "busy" read as a contradiction).
+ */
+export const BUSY_CORES = 0.5;
+
+/** "builder busy" or "builder working lightly": the word that fits the figures beside it. */
+export function busyWord(l: Liveness): string {
+  const heavy = (l.cores ?? 0) >= BUSY_CORES || (l.gpuPercent ?? 0) >= BUSY_GPU_PERCENT;
+  return heavy ? 'builder busy' : 'builder working lightly';
+}
+
 /** "1.5 cores", "1.0 core". */
 export function formatCores(cores: number): string {
   const text = cores < 10 ? cores.toFixed(1) : String(Math.round(cores));
@@ -114,7 +126,7 @@ export function formatLiveness(l: Liveness | undefined): string | undefined {
   const gpu = l.gpuPercent === undefined ? undefined : `GPU ${Math.round(l.gpuPercent)}%${gpuMemoryText(l)}`;
   if (!l.busy) return gpu ? 'no CPU or GPU use' : 'no CPU use';
   const cpu = l.cores === undefined ? undefined : l.cores < IDLE_CORES ? 'CPU idle' : formatCores(l.cores);
-  return `builder busy, ${[cpu, gpu].filter((p) => p !== undefined).join(', ')}`;
+  return `${busyWord(l)}, ${[cpu, gpu].filter((p) => p !== undefined).join(', ')}`;
 }
 
 /** Host memory worth a mention in a progress line (MCP, LSP) even without a limit near. */
@@ -155,6 +167,20 @@ export function formatCallback(view: BuildView, nowWall: number, simulated = fal
   if (quiet === undefined) return undefined;
   const live = formatLiveness(shownLiveness(view, nowWall));
   return `last ${simulated ? '(simulated) ' : ''}TensorRT callback ${formatDuration(quiet)} ago${live ? ` (${live})` : ''}`;
+}
+
+/** Within this much of a failed build's end, an early finish is the builder unwinding, not a phase done. */
+const UNWIND_MS = 50;
+
+/**
+ * From when on an early finish means "cut short": the Stop (or time budget), or the last moments
+ * of a build that failed or crashed. Undefined for a build that succeeded or still runs: there,
+ * TensorRT finishing a phase before its last step is a detail, not where the build stopped.
+ */
+export function cutShortFrom(view: Pick<BuildView, 'cancelling' | 'outcome'>): number | undefined {
+  if (view.cancelling) return view.cancelling.t;
+  const o = view.outcome;
+  return o && o.status !== 'succeeded' ? o.durationMs - UNWIND_MS : undefined;
 }
 
 /** Where a crashed build died (outermost phase first), when the service knew it. */

@@ -142,8 +142,11 @@ class StopRequests {
   }
 }
 
-/** Checks options against the backends found, before the build starts (usage errors). */
-type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => void;
+/**
+ * Checks options against the backends found, before the build starts (usage errors). It may
+ * return the options to build with instead (trtexec's --best, whose precisions depend on them).
+ */
+type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => BuildOptionsInput | void;
 
 export async function runBuild(argv: string[]): Promise<number> {
   return withStopHandling(async (stop) => {
@@ -203,8 +206,8 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
   const restoreCursor = () => (r as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
   try {
-    check(input.options ?? {}, await service.listBackends());
-    const record = await service.startBuild(input);
+    const checked = check(input.options ?? {}, await service.listBackends());
+    const record = await service.startBuild(checked ? { ...input, options: checked } : input);
     r.begin(record);
     // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is
     // missed; the shared stream cursor passes each event once, in seq order, where the replay

@@ -15,7 +15,7 @@ export const COMPARE_HELP = `Usage: trt-build-studio compare <a> <b> [--dir <fol
 
 Compares two builds from their manifests: what differs in their inputs (options, TensorRT
 version, GPU, model, timing cache, plugins), how long each top-level phase took in both with the
-ratio b/a (every phase row too, where the builds saved the full tree: TBS_MANIFEST_ROWS=1), and
+ratio b/a (every phase row too, where the builds saved the full tree: build --manifest-rows), and
 per-layer differences (precision, tactic, format) where layer information was saved.
 
 <a> and <b> are engines (their <engine>.manifest.json is read), manifest files, or build ids,

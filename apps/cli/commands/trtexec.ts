@@ -9,6 +9,7 @@ import { chosenBackend, trtCapabilities, trtVersionOf } from '../../shared/trt-c
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
 import type { TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
+import { bestPrecisions, ignoredFlagsNote } from '../../shared/trtexec-other-flags.js';
 import { ServiceError } from '../../service/api.js';
 import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
@@ -42,7 +43,7 @@ function tableFlagHelp(caps: TrtCapabilities | undefined): string {
       lines.push(`  ${text}`);
     } else line = line ? `${line} ${text}` : text;
   }
-  line = line ? `${line} --skipInference --buildOnly` : '--skipInference --buildOnly';
+  line = line ? `${line} --skipInference --best` : '--skipInference --best';
   flush();
   return lines.join('\n');
 }
@@ -65,7 +66,13 @@ ${caps ? `Flags for TensorRT ${caps.version}, the version builds use here.\n` : 
 Supported trtexec flags:
   --onnx=<file> --saveEngine=<file>
 ${tableFlagHelp(caps)}
-${!caps || caps.buildRoutes ? '  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit\n' : ''}${precision}This tool's own:
+${!caps || caps.buildRoutes ? '  --helpBuildRoute[=<knob>]   (11.1+) print the knob database (or one knob) as JSON and exit\n' : ''}${precision}Also read, with trtexec's deprecation warning: --workspace=<MiB> (as --memPoolSize=workspace),
+  --plugins (as --staticPlugins), --nvtxMode (as --profilingVerbosity), --buildOnly,
+  --explicitBatch. --best: FP16 and INT8, and BF16 on compute capability 8.0+, as trtexec 10.x
+  (TensorRT 11 has no --best: networks are strongly typed).
+Inference-only flags (--iterations, --warmUp, --duration, --useCudaGraph, --noDataTransfers,
+  --separateProfileRun, --dumpProfile, --exportTimes, ...) are accepted and listed once as ignored.
+This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 
 Any other flag exits 2 naming it. Exit codes as for \`build\`.
@@ -113,6 +120,21 @@ async function printBuildRouteHelp(argv: string[], flag: string): Promise<number
   return 0;
 }
 
+/**
+ * --best on the backend the build will use: its precisions added to the options (with the note
+ * that says which, on stderr), or a usage error on TensorRT 11 / with --stronglyTyped. Without a
+ * backend that can build, the options go on unchanged and the service says why.
+ */
+function resolveBest(options: BuildOptionsInput, backends: BackendInfo[]): BuildOptionsInput {
+  const backend = chosenBackend(options.backend, backends);
+  const version = trtVersionOf(backend);
+  if (!backend || !version) return options;
+  // On 11.x or with --stronglyTyped this throws a UsageError (a BestFlagError): exit 2.
+  const best = bestPrecisions(version, backend.gpu?.computeCapability, options.stronglyTyped === true);
+  process.stderr.write(`trt-build-studio trtexec: warning: ${best.warning}\n`);
+  return { ...options, precision: [...new Set([...(options.precision ?? []), ...best.precision])] };
+}
+
 export async function runTrtexec(argv: string[]): Promise<number> {
   const helpRoute = argv.find((a) => a === '--helpBuildRoute' || a.startsWith('--helpBuildRoute='));
   if (helpRoute !== undefined && !argv.includes('-h') && !argv.includes('--help')) return printBuildRouteHelp(argv, helpRoute);
@@ -135,11 +157,17 @@ export async function runTrtexec(argv: string[]): Promise<number> {
   const parsed = parseTrtexecArgs(argv);
   // On stderr, so --json output stays pure NDJSON; worded as trtexec words them.
   for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
+  const ignored = ignoredFlagsNote(parsed.ignored);
+  if (ignored) process.stderr.write(`trt-build-studio trtexec: ${ignored}\n`);
   try {
     return await runBuildInput(
       { modelPath: parsed.modelPath, ...(parsed.enginePath !== undefined ? { outputPath: parsed.enginePath } : {}), options: parsed.options },
       parsed.json,
-      (options: BuildOptionsInput, backends: BackendInfo[]) => checkCliOptions(options, backends, trtexecNamer),
+      (options: BuildOptionsInput, backends: BackendInfo[]) => {
+        const withBest = parsed.best ? resolveBest(options, backends) : options;
+        checkCliOptions(withBest, backends, trtexecNamer);
+        return withBest;
+      },
     );
   } catch (e) {
     // Inputs without shapes: say how to give them in trtexec's flags, not in another surface's.

@@ -47,11 +47,15 @@ export class PlainRenderer implements BuildRenderer {
     this.lastPrintAt = this.now();
   }
 
+  /** The header named the backend (a farm build's is known only once a worker starts it). */
+  private backendKnown = true;
+
   begin(record: BuildRecord): void {
     this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
     this.verbose = record.options.verboseLog === true;
-    this.line(`Backend: ${backendLabel(record.backend, record.backendVersion)}`);
+    this.backendKnown = record.backend !== undefined;
+    this.line(`Backend: ${backendLabel(record.backend, record.backendVersion, record.options.backend)}`);
     this.line(displayText(`Model: ${record.modelPath} → ${record.outputPath ?? '(default output)'}`));
     this.timer = setInterval(() => this.silenceNote(), 1000);
     this.timer.unref();
@@ -84,6 +88,11 @@ export class PlainRenderer implements BuildRenderer {
       const at = `[${(e.t / 1000).toFixed(2).padStart(8)}s]`;
       switch (e.type) {
         case 'build.started':
+          if (!this.backendKnown) {
+            this.backendKnown = true;
+            this.simulated = e.backend === 'simulated';
+            this.line(`${at} Backend: ${backendLabel(e.backend, e.backendVersion)}`);
+          }
           if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
           if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) this.line(`${at} ${l.text}`);
           break;

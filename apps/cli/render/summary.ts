@@ -5,7 +5,7 @@ import { displayText } from '../../shared/display-text.js';
 import { formatMemory } from '../../shared/memory-text.js';
 import type { BuildFinished, BuildMemory, CacheStats, MemoryEstimate } from '../../shared/protocol.js';
 import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
-import { formatBytes, formatDuration } from '../../shared/format.js';
+import { formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 
 export function cacheLine(c: CacheStats): string {
   const parts = [`${c.entriesBefore} entries before`, `${c.entriesAfter} after (+${c.added})`, formatBytes(c.bytes)];
@@ -62,8 +62,8 @@ export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
       break;
     case 'cancelled': {
       const stop = [
-        f.cancelLatencyMs !== undefined ? `cancel latency ${formatDuration(f.cancelLatencyMs)}` : '',
-        f.stopToFinishMs !== undefined ? `stop took ${formatDuration(f.stopToFinishMs)}` : '',
+        f.cancelLatencyMs !== undefined ? `cancel latency ${formatLatency(f.cancelLatencyMs)}` : '',
+        f.stopToFinishMs !== undefined ? `stop took ${formatLatency(f.stopToFinishMs)}` : '',
       ].filter(Boolean);
       lines.push(`Cancelled after ${took}${stop.length ? ` (${stop.join(', ')})` : ''}; no output written`);
       if (error) lines.push(`  ${error}`);

@@ -10,6 +10,7 @@ import { displayText } from '../../shared/display-text.js';
 import type { Instance, PhaseRow } from '../../shared/phase-rows.js';
 import { formatDuration } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-text.js';
+import { cutShortFrom } from '../../shared/view-format.js';
 
 export interface ViewLine {
   text: string;
@@ -22,20 +23,6 @@ function bar(done: number, total: number, width = 12): string {
   const f = total > 0 ? Math.min(1, done / total) : 0;
   const full = Math.round(f * width);
   return '█'.repeat(full) + '░'.repeat(width - full);
-}
-
-/** Within this much of a failed build's end, an early finish is the builder unwinding, not a phase done. */
-const UNWIND_MS = 50;
-
-/**
- * From when on an early finish means "cut short": the Stop (or time budget), or the last moments
- * of a build that failed or crashed. Undefined for a build that succeeded or still runs: there,
- * TensorRT finishing a phase before its last step is a detail.
- */
-function cutFrom(view: BuildView): number | undefined {
-  if (view.cancelling) return view.cancelling.t;
-  const o = view.outcome;
-  return o && o.status !== 'succeeded' ? o.durationMs - UNWIND_MS : undefined;
 }
 
 function singleText(name: string, n: Instance, nowT: number, cutT: number | undefined): string {
@@ -55,14 +42,17 @@ function span(row: PhaseRow, nowT: number): number {
 
 export function treeLines(view: BuildView, nowT: number): ViewLine[] {
   const out: ViewLine[] = [];
-  const cutT = cutFrom(view);
+  const cutT = cutShortFrom(view);
   const walk = (parent: PhaseRow, indent: string): boolean => {
     let anyActive = false;
     for (const row of parent.children) {
       const name = displayText(row.name);
       const latest = row.open[row.open.length - 1];
       let head: string;
-      if (row.count === 1) {
+      if (row.count === 0) {
+        // A crashed build's lastPhasePath names a phase whose start was lost with the worker.
+        head = `✕ ${name}  (the worker died here; its start never arrived)`;
+      } else if (row.count === 1) {
         head = singleText(name, row.shown, nowT, cutT);
       } else {
         const done = row.count - row.open.length;
@@ -73,6 +63,7 @@ export function treeLines(view: BuildView, nowT: number): ViewLine[] {
       // The most the worker held while this phase ran (heartbeat samples; memory-track.ts).
       const mem = view.memory.of(row);
       if (mem) head += `  · peak ${formatMemory(mem.host)}${mem.gpu !== null ? ` / GPU ${formatMemory(mem.gpu)}` : ''}`;
+      if (row.crashSite === 'last' && row.count > 0) head += '  ✕ the worker died here';
       const idx = out.length;
       out.push({ text: indent + head, active: latest !== undefined, done: latest === undefined });
       if (walk(row, indent + '  ')) out[idx].active = true;

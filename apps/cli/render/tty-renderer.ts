@@ -40,11 +40,15 @@ export class TtyRenderer implements BuildRenderer {
     return this.color ? `\x1b[${code}m${s}\x1b[0m` : s;
   }
 
+  /** The header named the backend (a farm build's is known only once a worker starts it). */
+  private backendKnown = true;
+
   begin(record: BuildRecord): void {
     this.view = new BuildView(record.id);
     this.simulated = record.backend === 'simulated';
     this.verbose = record.options.verboseLog === true;
-    const label = backendLabel(record.backend, record.backendVersion);
+    this.backendKnown = record.backend !== undefined;
+    const label = backendLabel(record.backend, record.backendVersion, record.options.backend);
     this.out.write(`${this.paint(this.simulated ? '1;33' : '1', `TRT Build Studio · ${label}`)}\n`);
     this.out.write(this.paint('2', displayText(`${record.modelPath} → ${record.outputPath ?? ''}`)) + '\n');
     this.out.write('\x1b[?25l');
@@ -61,8 +65,13 @@ export class TtyRenderer implements BuildRenderer {
       if (e.type === 'log' && (this.verbose || (e.severity !== 'verbose' && e.severity !== 'info'))) {
         const c = e.severity === 'warning' ? '33' : e.severity === 'info' ? '0' : e.severity === 'verbose' ? '2' : '31';
         logs.push(this.paint(c, `${e.severity}: ${displayText(e.message)}`));
-      } else if (e.type === 'build.started' && e.memoryEstimate) {
-        for (const l of memoryEstimateLines(e.memoryEstimate)) logs.push(this.paint(l.warning ? '33' : '2', l.text));
+      } else if (e.type === 'build.started' && (e.memoryEstimate || !this.backendKnown)) {
+        if (!this.backendKnown) {
+          this.backendKnown = true;
+          this.simulated = e.backend === 'simulated';
+          logs.push(this.paint(this.simulated ? '1;33' : '1', `backend: ${backendLabel(e.backend, e.backendVersion)}`));
+        }
+        if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) logs.push(this.paint(l.warning ? '33' : '2', l.text));
       } else if (e.type === 'cache.stats' && e.warning) {
         logs.push(this.paint('33', `timing cache warning: ${displayText(e.warning)}`));
       }

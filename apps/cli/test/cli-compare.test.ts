@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildComparison } from '../../shared/build-compare.js';
 import { EngineManifest } from '../../shared/engine-manifest.js';
+import { formatDuration } from '../../shared/format.js';
 import { killLiveClis, runCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -13,20 +14,20 @@ let dir: string;
 let model: string;
 let a: string;
 let b: string;
-const env = () => ({ ...process.env, TBS_MANIFEST_ROWS: '1' });
 
 beforeAll(async () => {
   dir = tempDir('tbs-cli-compare-');
   model = writeModel(path.join(dir, 'model.onnx'), { layers: 6 });
   a = path.join(dir, 'a.engine');
   b = path.join(dir, 'b.engine');
-  const sim = ['--backend', 'simulated', '--sim-seed', '4'];
-  expect((await runCli(['build', model, '-o', a, ...sim, '--sim-duration', '0.3'], { env: env() })).code).toBe(0);
-  expect((await runCli(['build', model, '-o', b, ...sim, '--sim-duration', '0.9', '--fp16'], { env: env() })).code).toBe(0);
+  const sim = ['--backend', 'simulated', '--sim-seed', '4', '--manifest-rows'];
+  expect((await runCli(['build', model, '-o', a, ...sim, '--sim-duration', '0.3'])).code).toBe(0);
+  expect((await runCli(['build', model, '-o', b, ...sim, '--sim-duration', '0.9', '--fp16'])).code).toBe(0);
 });
 afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const manifest = (e: string) => EngineManifest.parse(JSON.parse(fs.readFileSync(`${e}.manifest.json`, 'utf8')));
 
 describe('trt-build-studio compare', () => {
@@ -41,12 +42,14 @@ describe('trt-build-studio compare', () => {
     for (const p of ma.build.phases) {
       const q = mb.build.phases.find((x) => x.name === p.name)!;
       const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith(p.name))!;
+      // Both builds' durations, a then b, and the ratio.
+      expect(line, p.name).toMatch(new RegExp(`${escape(formatDuration(p.ms))} → ${escape(formatDuration(q.ms))}\\s`));
       expect(line, p.name).toContain(`×${(Math.round((q.ms / p.ms) * 1000) / 1000).toFixed(2)}`);
     }
     expect(r.stdout).toMatch(/whole build .*→.*×\d\.\d\d/);
     // The second build was told to take three times as long: its phases are marked slower.
     expect(r.stdout).toMatch(/Building engine .* slower/);
-    // Every row was saved (TBS_MANIFEST_ROWS=1), and the layers differ in precision.
+    // Every row was saved (--manifest-rows), and the layers differ in precision.
     expect(r.stdout).toContain('Every phase row (a → b):');
     expect(r.stdout).toMatch(/conv_0: precision fp32 → fp16/);
   });
@@ -91,5 +94,13 @@ describe('trt-build-studio compare', () => {
     const bare = await runCli(['compare', path.join(dir, 'bare.engine'), a]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(/no manifest beside the engine/);
+    // An engine replaced without its manifest (a crash between the two writes) is not compared by the old manifest.
+    const swapped = path.join(dir, 'swapped');
+    fs.mkdirSync(swapped);
+    fs.copyFileSync(`${a}.manifest.json`, path.join(swapped, 'a.engine.manifest.json'));
+    fs.copyFileSync(b, path.join(swapped, 'a.engine'));
+    const mismatch = await runCli(['compare', path.join(swapped, 'a.engine'), b]);
+    expect(mismatch.code).toBe(2);
+    expect(mismatch.stderr).toMatch(/its manifest describes other bytes/);
   });
 });

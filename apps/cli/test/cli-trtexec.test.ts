@@ -165,6 +165,41 @@ describe('trtexec', () => {
     expect(fs.existsSync(engine)).toBe(false);
   });
 
+  it("the issue's pasted line: --workspace=1024 builds with a 1024 MiB workspace and the ignored flags are named once", async () => {
+    const engine = path.join(dir, 'pasted.engine');
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${engine}`, '--workspace=1024', '--useCudaGraph', '--iterations=100', '--backend=simulated', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.split('\n').filter(Boolean)).toEqual([
+      'trt-build-studio trtexec: warning: --workspace flag has been deprecated by --memPoolSize flag. (trtexec 10 and later no longer take --workspace.) Read as --memPoolSize=workspace:1024M.',
+      'trt-build-studio trtexec: ignored (this builds only; --skipInference implied): --useCudaGraph --iterations=100',
+    ]);
+    const events = parseNdjson(r.stdout) as Ev[];
+    expect(events.find((e) => e.type === 'build.started')!.options).toMatchObject({ workspaceMiB: 1024 });
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded', outputPath: engine });
+  });
+
+  it('--best: FP16, BF16 and INT8 on 10.x (GPU unknown: simulated), said on stderr; on 11.x exit 2 with the strong-typing explanation', async () => {
+    const engine = path.join(dir, 'best.engine');
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${engine}`, '--best', '--backend=simulated', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('trt-build-studio trtexec: warning: --best enables FP16, BF16, INT8 (as trtexec 10.16 does with the GPU unknown');
+    const events = parseNdjson(r.stdout) as Ev[];
+    expect(events.find((e) => e.type === 'build.started')!.options).toMatchObject({ precision: ['fp16', 'bf16', 'int8'] });
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+
+    const e11 = path.join(dir, 'best11.engine');
+    const r11 = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${e11}`, '--best', '--backend=simulated'], v11);
+    expect(r11.code).toBe(2);
+    expect(r11.stderr).toMatch(/--best: TensorRT 11\.1\.0 has no --best .*strongly typed/);
+    expect(fs.existsSync(e11)).toBe(false);
+  });
+
+  it('a removed flag names its successor (exit 2, no build)', async () => {
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, '--maxBatch=8', '--backend=simulated']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--maxBatch: implicit batch was removed in TensorRT 10: the batch is part of the input shapes, give it in --minShapes/--optShapes/--maxShapes');
+  });
+
   it('help follows the version in use', async () => {
     const h11 = await runCli(['trtexec', '--help'], v11);
     expect(h11.code).toBe(0);

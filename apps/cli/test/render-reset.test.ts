@@ -144,3 +144,19 @@ describe('renderers restart from a view after a reset', () => {
     expect(overlapping.text()).not.toContain('▸ Timing tactics');
   });
 });
+
+describe('a build whose backend is not known when it is accepted (a farm build waiting for a machine)', () => {
+  it('the header says what was asked and when it is decided, and the backend is named once the build starts', () => {
+    const farm = { ...record, backend: undefined, backendVersion: undefined, options: { backend: 'auto' } } as unknown as BuildRecord;
+    const plain = sink();
+    const r = new PlainRenderer(plain.out, () => 0);
+    r.begin(farm);
+    r.events(events);
+    r.end(events.at(-1) as BuildFinished);
+    const lines = plain.text().split('\n');
+    expect(lines[0]).toBe('Backend: backend auto (decided when a worker starts the build)');
+    expect(plain.text()).not.toContain('unknown backend');
+    const started = events.find((e) => e.type === 'build.started') as Extract<BuildEvent, { type: 'build.started' }>;
+    expect(lines.filter((l) => l.includes('] Backend: '))).toEqual([expect.stringMatching(started.backend === 'simulated' ? /\] Backend: simulated .*SIMULATED build/ : /\] Backend: TensorRT/)]);
+  });
+});

@@ -73,3 +73,21 @@ describe('tree view', () => {
     expect(shown[shown.length - 1]).toContain('running');
   });
 });
+
+describe('tree view of a crashed build', () => {
+  it('shows the phase the worker died in, also when its start never arrived', () => {
+    const t = new BuildView('b');
+    t.apply(start(1, null, 'Building engine', 6));
+    t.apply(start(2, 1, 'Cloning network graph', 1516));
+    t.apply(step(2, 0));
+    t.apply({ ...base(), type: 'build.finished', status: 'crashed', durationMs: 500, error: 'the build worker crashed', lastPhasePath: ['Building engine', 'Preparing graph for optimization'] });
+    const lines = treeLines(t, 600).map((l) => l.text);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('  ✕ Preparing graph for optimization  (the worker died here; its start never arrived)');
+
+    const u = new BuildView('b');
+    u.apply(start(1, null, 'Building engine', 6));
+    u.apply({ ...base(), type: 'build.finished', status: 'crashed', durationMs: 500, lastPhasePath: ['Building engine'] });
+    expect(treeLines(u, 600)[0].text).toMatch(/^■ Building engine .*✕ the worker died here$/);
+  });
+});

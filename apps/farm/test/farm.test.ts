@@ -188,20 +188,27 @@ describe('build farm', () => {
   it('a reuse matrix builds only the targets whose engines are stale, from the shared engine store', async () => {
     const svc = await serve();
     const opts = { ...sim(0.4), simSeed: 77, reuse: true };
-    const targets = [{ gpu: 'A100' }, { gpu: 'L4' }];
-    const first = await svc.startMatrix({ modelPath: model, options: opts, targets });
-    const f1 = await Promise.all(first.map((r) => svc.waitForResult(r.id)));
-    expect(f1.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
+    const matrix = async (options: typeof opts & { optLevel?: number }, targets: Array<{ gpu: string }>) => {
+      const recs = await svc.startMatrix({ modelPath: model, options, targets });
+      return Promise.all(recs.map((r) => svc.waitForResult(r.id)));
+    };
+    // A100 only: built, kept in the shared store.
+    const [a1] = await matrix(opts, [{ gpu: 'A100' }]);
+    expect([a1.status, a1.reused]).toEqual(['succeeded', undefined]);
+    // A100 and L4: A100's engine is up to date (reused, the same bytes), L4 has none yet (built).
+    const [a2, l2] = await matrix(opts, [{ gpu: 'A100' }, { gpu: 'L4' }]);
+    expect(a2).toMatchObject({ status: 'succeeded', reused: { fromBuildId: expect.any(String) } });
+    expect(fs.readFileSync(a2.outputPath!).equals(fs.readFileSync(a1.outputPath!))).toBe(true);
+    expect([l2.status, l2.reused]).toEqual(['succeeded', undefined]);
     // The shared store holds one engine per GPU the workers stand for.
     expect(fs.readdirSync(artifacts.engineStoreDir()).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(2);
-    // Again, plus a changed option for L4 only: A100's engine is reused, L4 builds.
-    const again = await svc.startBuild({ modelPath: model, options: opts, target: { gpu: 'A100' } });
-    const changed = await svc.startBuild({ modelPath: model, options: { ...opts, optLevel: 1 }, target: { gpu: 'L4' } });
-    const [ra, rc] = await Promise.all([svc.waitForResult(again.id), svc.waitForResult(changed.id)]);
-    expect(ra).toMatchObject({ status: 'succeeded', reused: { fromBuildId: expect.any(String) } });
-    expect(rc.status).toBe('succeeded');
-    expect(rc.reused).toBeUndefined();
-    expect(fs.readFileSync(ra.outputPath!).equals(fs.readFileSync(f1[0].outputPath!))).toBe(true);
+    // The same matrix again: nothing is stale, nothing builds.
+    const again = await matrix(opts, [{ gpu: 'A100' }, { gpu: 'L4' }]);
+    expect(again.map((f) => [f.status, !!f.reused])).toEqual([['succeeded', true], ['succeeded', true]]);
+    expect(fs.readFileSync(again[1].outputPath!).equals(fs.readFileSync(l2.outputPath!))).toBe(true);
+    // A changed option makes every target's engine stale: both build.
+    const changed = await matrix({ ...opts, optLevel: 1 }, [{ gpu: 'A100' }, { gpu: 'L4' }]);
+    expect(changed.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
   });
 
   it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {

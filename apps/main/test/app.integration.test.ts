@@ -41,6 +41,7 @@ vi.mock('electron', async () => {
       },
     },
     powerSaveBlocker: new fake.FakePowerSaveBlocker(),
+    shell: { showItemInFolder: () => undefined },
     utilityProcess: { fork: emulatedFork },
   };
 });

@@ -100,6 +100,7 @@ function setup() {
   const hub = new SubscriptionHub(service);
   const started: string[] = [];
   const refused: string[] = [];
+  const shown: string[] = [];
   const unregister = registerIpcHandlers({
     ipcMain: ipcMain as never,
     service,
@@ -110,6 +111,7 @@ function setup() {
     hub,
     windowOf: () => null,
     saveFolders: new SaveFolders(path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-settings-')), 'settings.json'), dir),
+    showInFolder: (file) => shown.push(file),
     onBuildStarted: (id) => started.push(id),
     log: (m) => refused.push(m),
   });
@@ -120,7 +122,7 @@ function setup() {
     if (!h) throw new Error(`no handler for ${channel}`);
     return h(ev, payload);
   };
-  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, unregister, openRequests };
+  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, shown, unregister, openRequests };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -393,9 +395,30 @@ describe('engines in the output folder', () => {
       windowOf: () => null,
       saveFolders: new SaveFolders(path.join(t.dir, 'unused-settings.json'), t.dir),
       onBuildStarted: () => undefined,
+      showInFolder: () => undefined,
     });
     const ev = t.event();
     expect(await handlers.get(INVOKE.listEngines)!(ev)).toEqual({ ok: true, value: [] });
     expect(errorOf(await handlers.get(INVOKE.deleteEngines)!(ev, { names: ['a.engine'] })).code).toBe('not_found');
+  });
+});
+
+describe("History's engine and manifest on the desktop (showBuildFile)", () => {
+  it("opens the file manager at a build's own engine, and at the manifest beside it once there is one", async () => {
+    expect(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'engine' })).toEqual({ ok: true, value: { path: t.engine } });
+    const noManifest = errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'manifest' }));
+    expect(noManifest.code).toBe('not_found');
+    expect(noManifest.message).toContain(`${t.engine}.manifest.json`);
+    writeFileSync(`${t.engine}.manifest.json`, '{}');
+    expect(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'manifest' })).toEqual({ ok: true, value: { path: `${t.engine}.manifest.json` } });
+    expect(t.shown).toEqual([t.engine, `${t.engine}.manifest.json`]);
+  });
+
+  it('refuses a build without an engine, an unknown build and any other file, showing nothing', async () => {
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b2', file: 'engine' })).code).toBe('conflict');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'nope', file: 'engine' })).code).toBe('not_found');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'layers' })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'engine', path: '/etc/passwd' })).code).toBe('bad_input');
+    expect(t.shown).toEqual([]);
   });
 });

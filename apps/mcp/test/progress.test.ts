@@ -140,7 +140,9 @@ describe('progress over the build view, on a TensorRT-like stream', () => {
 
   it('says how long a build has waited in the queue', () => {
     const view = viewFromRecord({ id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, engineAvailable: false });
-    expect(progressMessage(view, 17_500, { queuedAtWall: 5000 })).toBe('queued for 12.5 s: waiting for an earlier build on this GPU to finish');
+    expect(progressMessage(view, 17_500, { queuedAtWall: 5000, waitingBehind: true })).toBe('queued for 12.5 s: waiting for an earlier build to finish');
+    // No build ahead (nor any GPU claim): a queued build is one whose worker is starting.
+    expect(progressMessage(view, 5_020, { queuedAtWall: 5000 })).toBe('starting the build worker');
   });
 
   it('ignores replayed events and starts from a snapshot', () => {

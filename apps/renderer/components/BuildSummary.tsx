@@ -1,6 +1,8 @@
 import type { BuildFinished, CacheStats, CancelReason } from '../../shared/protocol.js';
-import { useApp } from '../hooks.js';
-import { formatBytes, formatDuration } from '../../shared/format.js';
+import { useState } from 'react';
+import { useApp, useController } from '../hooks.js';
+import { splitForMiddleEllipsis } from '../../shared/file-names.js';
+import { formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-size.js';
 import { fmtCount } from '../lib/panel-numbers.js';
 
@@ -19,11 +21,53 @@ export function BuildSummary() {
     <div className={`summary summary-${o.status}`} role="group" aria-label="Build summary">
       <strong className="summary-state">{headline(o, live.view.cancelling?.reason)}</strong>
       {facts.map((f) => (
-        <span key={f} className="summary-fact">
+        <span key={f} className="summary-fact" title={f.startsWith('engine ') && o.engineBytes !== undefined ? `${fmtCount(o.engineBytes)} bytes` : undefined}>
           {f}
         </span>
       ))}
+      {o.status === 'succeeded' && live.outputPath && <EnginePath id={live.id} path={live.outputPath} />}
       {o.error && <p className="summary-error">{o.error}</p>}
+    </div>
+  );
+}
+
+/**
+ * Where the engine is, on its own line: the path with its middle cut when it is too long (its
+ * head and the file name stay), Copy, and (desktop) Show in folder.
+ */
+function EnginePath({ id, path }: { id: string; path: string }) {
+  const c = useController();
+  const [note, setNote] = useState<string | null>(null);
+  const { head, tail } = splitForMiddleEllipsis(path, 28);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(path);
+      setNote('Copied');
+    } catch {
+      setNote('Copy failed: select the path instead');
+    }
+    setTimeout(() => setNote(null), 1500);
+  };
+  const show = c.client.showBuildFile?.bind(c.client);
+  return (
+    <div className="summary-path" role="group" aria-label="Engine file">
+      <span className="muted">at</span>
+      <code className="path-text" title={path}>
+        {head && <span className="path-head">{head}</span>}
+        <span className="path-tail">{tail}</span>
+      </code>
+      <button type="button" className="small" onClick={() => void copy()}>
+        {note ?? 'Copy path'}
+      </button>
+      {show && (
+        <button
+          type="button"
+          className="small"
+          onClick={() => show(id, 'engine').catch((e: Error) => c.store.setState({ notice: { kind: 'error', text: `Show in folder failed: ${e.message}` } }))}
+        >
+          Show in folder
+        </button>
+      )}
     </div>
   );
 }
@@ -58,8 +102,8 @@ export function summaryFacts(o: BuildFinished, cache: CacheStats | undefined, ca
     out.push('no engine written');
   }
   const stop = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
-  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${stop}`);
-  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
+  if (o.cancelLatencyMs !== undefined) out.push(`builder stopped ${formatLatency(o.cancelLatencyMs)} after ${stop}`);
+  if (o.stopToFinishMs !== undefined) out.push(`unwound in ${formatLatency(o.stopToFinishMs)}`);
   if (callbacks > 0) out.push(`${fmtCount(callbacks)} TensorRT callbacks`);
   if (o.memory) {
     out.push(`peak host memory ${formatMemory(o.memory.peakHostBytes)}${o.memory.peakGpuBytes !== null ? `, GPU ${formatMemory(o.memory.peakGpuBytes)}` : ''}`);

@@ -2,6 +2,8 @@ import { useCallback, useEffect, useState } from 'react';
 import type { EngineFile } from '../../shared/build-client.js';
 import type { CheckResult } from '../../shared/engine-manifest.js';
 import { formatBytes } from '../../shared/format.js';
+import { fmtCount } from '../lib/panel-numbers.js';
+import { SeparatedName } from './SeparatedName.js';
 import { useApp, useController } from '../hooks.js';
 
 /**
@@ -106,7 +108,7 @@ export function Engines() {
           Refresh
         </button>
       </div>
-      {files !== null && list.length === 0 && <p className="muted">No engines in the default output folder.</p>}
+      {files !== null && list.length === 0 && <p className="muted">No engines of yours in this product's engine folder.</p>}
       {list.length > 0 && !confirming && (
         <div className="engine-actions">
           <button type="button" className="small danger" disabled={chosen.length === 0 || busy} onClick={() => setConfirming(true)}>
@@ -136,9 +138,9 @@ export function Engines() {
         <ul className="engine-list">
           {list.map((f) => (
             <li key={f.name}>
-              <label title={`${f.name}\n${formatBytes(f.bytes)}, ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
+              <label title={`${f.name}\n${formatBytes(f.bytes)} (${fmtCount(f.bytes)} bytes), ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
                 <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
-                <span className="engine-name">{f.name}</span>
+                <SeparatedName name={f.name} className="engine-name" />
                 {/* "sim", as in History: the toolbar's "Simulated" badge stays the one element with that word. */}
                 {f.simulated && (
                   <span className="tag" title="Simulated: written by the simulated backend, not a TensorRT engine">
@@ -147,7 +149,7 @@ export function Engines() {
                 )}
               </label>
               <span className="engine-meta muted">
-                {formatBytes(f.bytes)} · {shortDate(f.modifiedAt)}
+                <span title={`${fmtCount(f.bytes)} bytes`}>{formatBytes(f.bytes)}</span> · {shortDate(f.modifiedAt)}
               </span>
               {typeof client.checkEngine === 'function' && <EngineFit check={checks[checkKey(f)]} onRebuild={(built) => void c.rebuildFrom(built)} />}
             </li>

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { BuildRecord } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
@@ -12,10 +13,19 @@ export function History() {
   const live = useApp((s) => s.live);
   const names = useApp((s) => s.modelNames);
   const host = c.client.capabilities.host;
-  // The browser opens a build's engine and manifest by link; the desktop names their paths in the tooltip.
+  // The browser opens a build's engine and manifest by link; the desktop opens the file manager at
+  // them (and names their paths in the tooltip).
   const links = c.client.buildFileLinks?.bind(c.client);
+  const show = c.client.showBuildFile?.bind(c.client);
+  const [showError, setShowError] = useState<string | null>(null);
+  const reveal = (id: string, file: 'engine' | 'manifest') => {
+    setShowError(null);
+    show?.(id, file).catch((e: Error) => setShowError(e.message));
+  };
   // The live build is mutated in place: subscribe to its outcome so its row follows at once.
   useApp((s) => s.live?.outcome?.status);
+  // A running build's time counts up, once a second (not every frame).
+  useApp((s) => (s.live && !s.live.outcome ? Math.floor(s.live.elapsedMs(Date.now()) / 1000) : -1));
   const rows = [...history].reverse();
   // The build on screen may have ended after the list was fetched (the record is updated a moment
   // after the stream's last event): its outcome comes from the stream, so the row never says
@@ -34,6 +44,11 @@ export function History() {
   return (
     <section className="panel history" aria-labelledby="hist-h">
       <h2 id="hist-h">History</h2>
+      {showError && (
+        <p className="engine-msg error" role="alert">
+          {showError}
+        </p>
+      )}
       {rows.length === 0 && <p className="muted">No builds in this session yet.</p>}
       {rows.length > 0 && (
         <table className="hist">
@@ -69,6 +84,27 @@ export function History() {
                     {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                     {r.simulated && <span className="tag">sim</span>}
                   </div>
+                  {!links && show && r.engineAvailable && (
+                    <div className="hist-files">
+                      {(['engine', 'manifest'] as const).map((file, i) => (
+                        <span key={file}>
+                          {i > 0 && ' · '}
+                          <button
+                            type="button"
+                            className="link"
+                            title={`Show the build's ${file} in the file manager`}
+                            onClick={(e) => {
+                              e.stopPropagation();
+                              reveal(r.id, file);
+                            }}
+                            onKeyDown={(e) => e.stopPropagation()}
+                          >
+                            {file}
+                          </button>
+                        </span>
+                      ))}
+                    </div>
+                  )}
                   {links && r.engineAvailable && (
                     <div className="hist-files">
                       <a href={links(r.id).engine} onClick={(e) => e.stopPropagation()} download>
@@ -82,8 +118,12 @@ export function History() {
                   )}
                 </td>
                 <td className={`outcome o-${stateOf(r)}`}>{r.outcome?.reused ? 'reused' : stateOf(r)}</td>
-                <td className="num">{r.id === live?.id && live.outcome ? formatDuration(live.outcome.durationMs) : fmtDuration(r)}</td>
-                <td className="num">{cacheText(r)}</td>
+                <td className="num" title={stateOf(r) === 'running' || stateOf(r) === 'queued' ? 'so far' : undefined}>
+                  {r.id === live?.id ? formatDuration(live.elapsedMs(Date.now())) : fmtDuration(r)}
+                </td>
+                <td className="num" title={cacheTitle(r, stateOf(r))}>
+                  {cacheText(r, stateOf(r))}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -108,16 +148,27 @@ function FileName({ name }: { name: string }) {
   );
 }
 
+/** A finished build's duration; a running one's time so far (from its start); "queued" before it starts. */
 function fmtDuration(r: BuildRecord): string {
   const d = recordDurationMs(r);
-  return d === undefined ? '…' : formatDuration(d);
+  if (d !== undefined) return formatDuration(d);
+  if (r.startedAt) return formatDuration(Date.now() - Date.parse(r.startedAt));
+  return 'queued';
 }
 
-function cacheText(r: BuildRecord): string {
+const isRunning = (state: string) => state === 'running' || state === 'queued' || state === 'cancelling';
+
+/** Hits / entries added; "none" for a build that used no timing cache, nothing while running. */
+function cacheText(r: BuildRecord, state: string): string {
   const cache = r.cache ?? r.outcome?.cache;
-  if (!cache) return '—';
+  if (!cache) return isRunning(state) ? '' : 'none';
   const hits = cache.hits === undefined ? '?' : fmtCount(cache.hits);
   return `${hits} / +${fmtCount(cache.added)}`;
+}
+
+function cacheTitle(r: BuildRecord, state: string): string {
+  if (r.cache ?? r.outcome?.cache) return 'timing-cache hits / entries added';
+  return isRunning(state) ? 'the timing-cache figures come when the build has them' : 'this build used no timing-cache file';
 }
 
 /** Builds of one model file share it; uploads have a new path each time, so size and graph count too. */

@@ -225,6 +225,17 @@ export function OptionsForm() {
           set={set}
           caps={caps}
           custom={{
+            pinnedCache: () => (
+              <Field label="Pinned timing cache">
+                <input
+                  placeholder="none"
+                  title="Build from this timing cache and fail at the first tactic it does not hold (same cache and inputs, same tactics); the file is not written"
+                  value={form.pinnedCache}
+                  onChange={(e) => set({ pinnedCache: e.target.value })}
+                  spellCheck={false}
+                />
+              </Field>
+            ),
             timingCache: () => (
               <>
                 <Field label="Timing cache file">

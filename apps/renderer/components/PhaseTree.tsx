@@ -11,6 +11,7 @@ import { fmtCount } from '../lib/panel-numbers.js';
 import { visibleRows, type PhaseRow } from '../../shared/phase-rows.js';
 import { BuildSummary } from './BuildSummary.js';
 import { isFinal, type LiveBuild } from '../store/live-build.js';
+import { cutShortFrom } from '../../shared/view-format.js';
 
 const ROW_H = 22;
 const OVERSCAN = 8;
@@ -18,6 +19,8 @@ const OVERSCAN = 8;
 const INDENT = 14;
 const TWISTY = 14;
 const NAME_PAD = 10;
+/** The "✕ crash site" tag beside the crash site's name (its margin included). */
+const CRASH_TAG_W = 78;
 
 /**
  * Width in px of the widest visible phase name with its indent, so the name column takes the room
@@ -26,7 +29,7 @@ const NAME_PAD = 10;
  */
 function nameColumnWidth(rows: readonly PhaseRow[], measure: (text: string) => number): number {
   let widest = 0;
-  for (const r of rows) widest = Math.max(widest, r.depth * INDENT + TWISTY + measure(r.name));
+  for (const r of rows) widest = Math.max(widest, r.depth * INDENT + TWISTY + measure(r.name) + (r.crashSite === 'last' ? CRASH_TAG_W : 0));
   return Math.ceil(widest + NAME_PAD);
 }
 
@@ -55,20 +58,42 @@ interface FlatRows {
   /** Row key → its index in rows. */
   index: Map<string, number>;
   nameW: number;
-  /** Some visible row has an instance that ended before its last step (the legend shows). */
+  /** Some visible row ended before its last step as TensorRT routinely does (the legend shows). */
   anyEarly: boolean;
+  /** Some visible row was cut short where the build stopped (the legend shows). */
+  anyCut: boolean;
 }
 
-function flatten(rows: PhaseRow[]): FlatRows {
+/**
+ * How a closed row reads: 'done' (a check and its step count, muted), 'early' (done, and
+ * TensorRT ended it before its last step: a check and a small explained mark), or 'cut' (the
+ * build's end cut it short: its count where it stopped, kept visible).
+ */
+type Closed = 'done' | 'early' | 'cut';
+
+function closedKind(inst: PhaseRow['shown'], cutT: number | undefined): Closed {
+  if (!inst.early) return 'done';
+  return cutT !== undefined && inst.endT !== undefined && inst.endT >= cutT ? 'cut' : 'early';
+}
+
+function flatten(rows: PhaseRow[], cutT: number | undefined): FlatRows {
   const index = new Map<string, number>();
   for (let i = 0; i < rows.length; i++) index.set(rows[i].key, i);
-  return {
-    rows,
-    index,
-    nameW: nameColumnWidth(rows, measureName),
-    anyEarly: rows.some((r) => r.earlyCount > 0 || (r.open.length === 0 && r.shown.early)),
-  };
+  let anyEarly = false;
+  let anyCut = false;
+  for (const r of rows) {
+    if (r.count === 0) continue;
+    const kind = r.open.length === 0 ? closedKind(r.shown, cutT) : undefined;
+    if (kind === 'cut') anyCut = true;
+    else if (kind === 'early' || r.earlyCount > 0) anyEarly = true;
+  }
+  return { rows, index, nameW: nameColumnWidth(rows, measureName), anyEarly, anyCut };
 }
+
+/** The legend's words and hover text for the marks. */
+const EARLY_TITLE =
+  'TensorRT routinely ends a phase before its last planned step (it found what it needed, or skipped work it did not need). The phase is finished; it is not an error.';
+const CUT_TITLE = 'The build ended (Stop, a failure or a crash) while this phase ran: the count is where it stopped.';
 
 export function PhaseTree() {
   const c = useController();
@@ -84,18 +109,22 @@ export function PhaseTree() {
 
   const phases = live?.phases;
   const activePath = phases ? phases.activePath() : [];
-  const activeKey = activePath.length > 0 ? activePath[activePath.length - 1] : null;
-  if (tree.follow) for (const k of activePath) autoOpen.add(k);
+  // A crashed build: the path it died in is opened and followed like the active one.
+  const crashPath = phases && live?.outcome?.status === 'crashed' ? phases.crashPath() : [];
+  const followPath = activePath.length > 0 ? activePath : crashPath;
+  const activeKey = followPath.length > 0 ? followPath[followPath.length - 1] : null;
+  if (tree.follow) for (const k of followPath) autoOpen.add(k);
+  const cutT = live ? cutShortFrom(live.view) : undefined;
   const isExpanded = (r: PhaseRow) => tree.expanded[r.key] ?? (r.depth === 0 || autoOpen.has(r.key));
   // The flattened tree and what is derived from all of it are redone only when the rows, the
   // expansion or an early mark changed, not on every frame: under a fast build the tree
   // re-renders every frame, and a walk of every row each time made the frame's cost grow with
   // the tree instead of with what is on screen.
   const flat = useMemo(
-    () => flatten(phases ? visibleRows(phases.root, isExpanded) : []),
+    () => flatten(phases ? visibleRows(phases.root, isExpanded) : [], cutT),
     // isExpanded reads tree.expanded and autoOpen (which only grows: its size stands for it)
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [phases, phases?.structureRev, phases?.earlyRows, tree.expanded, autoOpen, autoOpen.size],
+    [phases, phases?.structureRev, phases?.earlyRows, tree.expanded, autoOpen, autoOpen.size, cutT],
   );
   const rows = flat.rows;
   const nowT = live ? live.elapsedMs(Date.now()) : 0;
@@ -127,7 +156,8 @@ export function PhaseTree() {
     const h = Math.max(viewH, ROW_H); // a viewport lower than a row would make the two rules fight
     let next = scrollTop;
     if (top < scrollTop) next = top;
-    else if (top + ROW_H > scrollTop + h) next = top + ROW_H - h;
+    // Scrolled down in whole rows: the top row is never cut in half under the column header.
+    else if (top + ROW_H > scrollTop + h) next = Math.min(top, Math.ceil((top + ROW_H - h) / ROW_H) * ROW_H);
     if (next !== scrollTop) {
       el.scrollTop = next;
       setScrollTop(next);
@@ -193,12 +223,10 @@ export function PhaseTree() {
     [],
   );
 
-  const { nameW, anyEarly } = flat;
-  // In a build that was cancelled or failed, phases it cut short show how far they got.
-  const cut = live?.outcome !== undefined && live.outcome.status !== 'succeeded';
+  const { nameW, anyEarly, anyCut } = flat;
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
-  const activeSet = new Set(activePath);
+  const activeSet = new Set(followPath);
 
   return (
     <section
@@ -211,9 +239,23 @@ export function PhaseTree() {
         <span className="muted small-text">
           {phases ? `${fmtCount(phases.rowsCreated)} rows · ${fmtCount(phases.openCount)} open · ${fmtCount(phases.callbacks)} callbacks` : ''}
         </span>
-        {anyEarly && (
-          <span className="legend small-text" title="TensorRT routinely ends a phase before its last step (it found what it needed, or skipped work). It is not an error.">
-            <span className="early-mark">*</span> ended before its last step
+        {(anyEarly || anyCut || crashPath.length > 0) && (
+          <span className="legend small-text">
+            {anyEarly && (
+              <span title={EARLY_TITLE}>
+                <span className="early-mark">◂</span> ended early (routine)
+              </span>
+            )}
+            {anyCut && (
+              <span title={CUT_TITLE}>
+                <span className="cut-mark">■</span> stopped
+              </span>
+            )}
+            {crashPath.length > 0 && (
+              <span title="The worker died in this phase: its path comes from the crash record that outlived the worker.">
+                <span className="crash-mark">✕</span> crash site
+              </span>
+            )}
           </span>
         )}
         <button
@@ -252,7 +294,9 @@ export function PhaseTree() {
           aria-label="Build phases"
           tabIndex={0}
           className="tree"
-          style={{ height: rows.length * ROW_H }}
+          // The part-row left over at the bottom of the viewport is slack, so scrolling to the end
+          // still leaves whole rows from the top.
+          style={{ height: rows.length * ROW_H + (rows.length * ROW_H > viewH ? viewH % ROW_H : 0) }}
           aria-activedescendant={focusedIndex >= 0 ? rowId(rows[focusedIndex]) : undefined}
           onKeyDown={onKeyDown}
         >
@@ -268,7 +312,7 @@ export function PhaseTree() {
               expanded={r.children.length > 0 ? isExpanded(r) : undefined}
               focused={r.key === focusedKey}
               active={activeSet.has(r.key)}
-              cut={cut}
+              cutT={cutT}
               actions={actions}
             />
           ))}
@@ -296,8 +340,8 @@ interface RowProps {
   expanded: boolean | undefined;
   focused: boolean;
   active: boolean;
-  /** The build ended without success: an early end means "cut short" and keeps its fraction. */
-  cut: boolean;
+  /** From when an early end means "cut short" (cutShortFrom): it keeps its count and fraction. */
+  cutT: number | undefined;
   actions: RowActions;
 }
 
@@ -316,7 +360,7 @@ function sameRow(a: RowProps, b: RowProps): boolean {
     a.expanded === b.expanded &&
     a.focused === b.focused &&
     a.active === b.active &&
-    a.cut === b.cut &&
+    a.cutT === b.cutT &&
     a.actions === b.actions &&
     (a.nowT === b.nowT || b.row.shown.endT !== undefined)
   );
@@ -328,18 +372,24 @@ const Row = memo(function Row(p: RowProps) {
   const onFocus = () => p.actions.focus(row);
   const inst = row.shown;
   const open = row.open.length > 0;
-  // A finished phase is finished, whatever step TensorRT last reported: its bar is full, and an
-  // early end is a quiet mark (with a legend in the panel head), not an alarm.
+  // A crashed build's path names phases whose start was lost with the worker: no figures.
+  const unreceived = row.count === 0;
+  const closed = open || unreceived ? undefined : closedKind(inst, p.cutT);
+  // A finished phase is finished, whatever step TensorRT last reported: its bar is full; only a
+  // phase the build's end cut short keeps its fraction.
   const stepFrac = inst.nbSteps > 0 ? Math.min(1, inst.stepsDone / inst.nbSteps) : 0;
-  const early = !open && inst.early;
-  const frac = !open && !(early && p.cut) ? 1 : stepFrac;
+  const frac = unreceived ? 0 : closed && closed !== 'cut' ? 1 : stepFrac;
   const elapsed = (inst.endT ?? Math.max(nowT, inst.startT)) - inst.startT;
   const label =
-    `${row.name} ${inst.stepsDone}/${inst.nbSteps}` +
+    (unreceived
+      ? `${row.name}, ${row.crashSite === 'last' ? 'crash site: the worker died here' : 'on the crash path'} before its start reached this view`
+      : `${row.name} ${inst.stepsDone}/${inst.nbSteps}`) +
     (row.count > 1 ? `, ${fmtCount(row.count)} instances` : '') +
-    (early ? ', finished early' : '') +
-    (row.earlyCount > 0 && !early ? `, ${fmtCount(row.earlyCount)} finished early` : '') +
-    (open ? ', running' : ', done');
+    (closed === 'early' ? ', finished early' : closed === 'cut' ? ', stopped there' : '') +
+    (row.earlyCount > 0 && closed !== 'early' && closed !== 'cut' ? `, ${fmtCount(row.earlyCount)} finished early` : '') +
+    (unreceived ? '' : open ? ', running' : ', done') +
+    (row.crashSite === 'last' && !unreceived ? ', crash site' : '');
+  const earlyInstances = row.earlyCount > 0 && closed === 'done';
   return (
     <div
       role="treeitem"
@@ -348,7 +398,7 @@ const Row = memo(function Row(p: RowProps) {
       aria-expanded={p.expanded}
       aria-selected={p.focused}
       aria-label={label}
-      className={`trow${open ? ' open' : ' done'}${p.active ? ' active' : ''}${p.focused ? ' focused' : ''}`}
+      className={`trow${open ? ' open' : ' done'}${p.active ? ' active' : ''}${p.focused ? ' focused' : ''}${row.crashSite ? ` crash-${row.crashSite}` : ''}`}
       style={{ transform: `translateY(${p.top}px)` }}
       onClick={onFocus}
       onDoubleClick={onToggle}
@@ -366,32 +416,64 @@ const Row = memo(function Row(p: RowProps) {
         <span className="pname" title={row.name}>
           {row.name}
         </span>
+        {row.crashSite === 'last' && (
+          <span className="crash-tag" title="The worker died in this phase (from the crash record that outlived it).">
+            ✕ crash site
+          </span>
+        )}
       </span>
       <span className="num count">{row.count > 1 ? `×${fmtCount(row.count)}` : ''}</span>
       <span className="bar" aria-hidden="true">
         <span className="fill" style={{ width: `${(frac * 100).toFixed(1)}%` }} />
       </span>
-      <span className="num steps">
-        {inst.stepsDone}/{inst.nbSteps}
-        {early ? (
-          <span className="early-mark" title={`ended at step ${inst.stepsDone} of ${inst.nbSteps}`}>
-            *
-          </span>
-        ) : row.earlyCount > 0 ? (
-          <span className="early-mark" title={`${fmtCount(row.earlyCount)} of ${fmtCount(row.count)} instances ended before their last step`}>
-            *
-          </span>
-        ) : (
-          <span className="early-mark"> </span>
-        )}
-      </span>
-      <span className="num elapsed">{formatDuration(elapsed)}</span>
+      <StepsCell row={row} open={open} closed={closed} unreceived={unreceived} earlyInstances={earlyInstances} />
+      <span className="num elapsed">{unreceived ? '—' : formatDuration(elapsed)}</span>
       <span className="num peak" title={p.memory ? memoryTitle(p.memory) : 'no memory sample fell in this phase'}>
         {p.memory ? formatMemory(p.memory.host) : ''}
       </span>
     </div>
   );
 }, sameRow);
+
+/**
+ * The steps column. Running: "7/12". Finished: a check and the steps it took, muted ("✓ 6"), so
+ * nothing reads as progress that stopped; an early end adds a small mark explained on hover and
+ * in the legend. Cut short by the build's end: the count where it stopped ("4/6 ■"), visibly.
+ */
+function StepsCell({ row, open, closed, unreceived, earlyInstances }: { row: PhaseRow; open: boolean; closed: Closed | undefined; unreceived: boolean; earlyInstances: boolean }) {
+  const inst = row.shown;
+  if (unreceived) {
+    return (
+      <span className="num steps muted" title="Its start never reached this view: the events in flight were lost with the worker.">
+        —
+      </span>
+    );
+  }
+  if (open || closed === undefined) {
+    return (
+      <span className="num steps">
+        {inst.stepsDone}/{inst.nbSteps}
+        <span className="early-mark"> </span>
+      </span>
+    );
+  }
+  if (closed === 'cut') {
+    return (
+      <span className="num steps cut" title={`stopped at step ${inst.stepsDone} of ${inst.nbSteps} when the build ended`}>
+        {inst.stepsDone}/{inst.nbSteps}
+        <span className="cut-mark">■</span>
+      </span>
+    );
+  }
+  const mark =
+    closed === 'early' ? `ended after step ${inst.stepsDone} of ${inst.nbSteps} planned. ${EARLY_TITLE}` : earlyInstances ? `${fmtCount(row.earlyCount)} of ${fmtCount(row.count)} instances ended before their last planned step. ${EARLY_TITLE}` : undefined;
+  return (
+    <span className="num steps finished" title={mark ?? `finished: ${inst.stepsDone} step${inst.stepsDone === 1 ? '' : 's'}`}>
+      <span className="check">✓</span> <span className="step-count">{fmtCount(inst.stepsDone)}</span>
+      <span className="early-mark">{mark ? '◂' : ' '}</span>
+    </span>
+  );
+}
 
 function memoryTitle(m: RowMemory): string {
   return `peak host memory ${formatMemory(m.host)}${m.gpu !== null ? `, GPU memory ${formatMemory(m.gpu)}` : ''} while this phase ran`;

@@ -2,6 +2,7 @@
 // not asked for; each symbolic dimension ("batch", "height") gets one row of min / opt / max. The
 // form keeps whole trtexec-style shapes ("1x3x224x224"), so validation and the trtexec command
 // see exactly what is built; an empty symbolic dimension is an empty part ("x3x224x224").
+import { SeparatedName } from './SeparatedName.js';
 import { useId } from 'react';
 import type { ModelSummary, TensorInfo } from '../../shared/protocol.js';
 import { dimOf, isFixed, shapeValueInputs, validateShapeRange, withDim, type FormState, type ShapeFields } from '../lib/options-form.js';
@@ -85,8 +86,8 @@ function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; put
         <tbody>
           {symbolic.map(({ i }, k) => (
             <tr key={i}>
-              <th scope="row" title={`dimension ${i} of ${input.name}`}>
-                {label(k)}
+              <th scope="row" title={`${label(k)}: dimension ${i} of ${input.name}`}>
+                <SeparatedName name={label(k)} />
               </th>
               {WHICH.map((w) => (
                 <td key={w}>

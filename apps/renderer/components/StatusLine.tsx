@@ -1,6 +1,8 @@
-import { useApp } from '../hooks.js';
-import { formatAgo, formatDuration } from '../../shared/format.js';
-import { formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
+import { useEffect, useState } from 'react';
+import { useApp, useController } from '../hooks.js';
+import { formatAgo, formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
+import { shortOutcomeText } from '../lib/outcome-text.js';
+import { busyWord, formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 
 /**
@@ -14,11 +16,24 @@ export function StatusLine() {
   const starting = useApp((s) => s.starting);
   const notice = useApp((s) => s.notice);
   useApp((s) => s.frame);
+  const [showFull, setShowFull] = useState(false);
+  const liveId = live?.id;
+  // A new build's status starts with its message folded again.
+  useEffect(() => setShowFull(false), [liveId]);
   const now = Date.now();
   const status = live ? live.status : 'Idle';
   const running = status === 'Building' || status === 'Stopping';
   const parts: string[] = [];
+  const percent = live && status !== 'Idle' ? overallPercent(live.view.fraction(), status) : undefined;
+  if (percent !== undefined && running) parts.push(`${percent}%`);
   if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
+  const modelName = useApp((s) => s.model?.displayName);
+  // The window title carries the state and the overall percentage (a minimized window's tab or
+  // task bar entry still shows how far it is).
+  const title = windowTitle(status, running ? percent : undefined, modelName);
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
   const estimate = live && running ? live.view.remaining(now) : undefined;
   if (estimate) parts.push(fmtRemaining(estimate));
   const since = live?.sinceLastCallbackMs(now);
@@ -35,12 +50,27 @@ export function StatusLine() {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;
     const after = reason === 'timeout' ? 'the time budget ran out' : reason === 'shutdown' ? 'the shutdown' : reason === 'memory' ? 'the memory limit' : 'Stop';
-    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatDuration(o.cancelLatencyMs)} after ${after}`);
-    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatDuration(o.stopToFinishMs)}`);
+    if (o.cancelLatencyMs !== undefined) bits.push(`builder stopped ${formatLatency(o.cancelLatencyMs)} after ${after}`);
+    if (o.stopToFinishMs !== undefined) bits.push(`unwound in ${formatLatency(o.stopToFinishMs)}`);
     if (bits.length) detail = bits.join(', ');
   }
-  if (o?.error) detail = detail ? `${detail} — ${o.error}` : o.error;
-  if (o?.status === 'succeeded' && o.engineBytes !== undefined) detail = `engine ${fmtCount(o.engineBytes)} bytes`;
+  // The error's short form here; its full text is a click away (and in the summary and the log).
+  const short = o ? shortOutcomeText(o) : undefined;
+  const full = o?.error && short !== o.error ? o.error : undefined;
+  if (short) detail = detail ? `${detail} — ${short}` : short;
+  let detailTitle: string | undefined;
+  // Idle with a model whose form cannot build yet: say so here too (Build is disabled).
+  const model = useApp((s) => s.model);
+  useApp((s) => s.form);
+  const c = useController();
+  if (status === 'Idle' && model && !starting) {
+    const blocker = c.buildBlocker();
+    if (blocker) detail = `not ready to build: ${blocker}`;
+  }
+  if (o?.status === 'succeeded' && o.engineBytes !== undefined) {
+    detail = `engine ${formatBytes(o.engineBytes)}`;
+    detailTitle = `${fmtCount(o.engineBytes)} bytes`;
+  }
 
   return (
     <footer className="statusbar">
@@ -48,7 +78,12 @@ export function StatusLine() {
         <span className="state">{starting && status === 'Idle' ? 'Idle (starting…)' : status}</span>
         {parts.map((p) => (
           // Ticking figures: readable in the region, but not announced four times a second.
-          <span key={p.split(' ')[0]} className="part" aria-live="off" title={p.startsWith('about') ? estimateTitle(estimate?.basis) : undefined}>
+          <span
+            key={p.endsWith('%') ? 'percent' : p.split(' ')[0]}
+            className="part"
+            aria-live="off"
+            title={p.startsWith('about') ? estimateTitle(estimate?.basis) : p.endsWith('%') ? PERCENT_TITLE : undefined}
+          >
             {p}
           </span>
         ))}
@@ -69,8 +104,25 @@ export function StatusLine() {
             )}
           </span>
         )}
-        {detail && <span className="detail">{detail}</span>}
+        {detail && !full && (
+          <span className="detail" title={detailTitle}>
+            {detail}
+          </span>
+        )}
+        {detail && full && (
+          <button type="button" className="detail linkish" aria-expanded={showFull} title="Show the full message" onClick={() => setShowFull(!showFull)}>
+            {detail}
+          </button>
+        )}
       </div>
+      {full && showFull && (
+        <div className="status-full" role="region" aria-label="Full message">
+          <p>{full}</p>
+          <button type="button" className="small" onClick={() => setShowFull(false)}>
+            Close
+          </button>
+        </div>
+      )}
       {notice && (
         <div className={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : undefined}>
           {notice.text}
@@ -80,10 +132,27 @@ export function StatusLine() {
   );
 }
 
+const PERCENT_TITLE =
+  "Overall progress, as every surface reports it: the outermost phase's steps, refined by the phase running inside it. TensorRT gives no total, so it is a shape, not a promise; it stays under 100 until the engine is written.";
+
+/** The build view's fraction as a whole percent; under 100 until the engine is written (as the LSP's). */
+export function overallPercent(fraction: number, status: string): number {
+  const p = Math.floor(Math.max(0, Math.min(1, fraction)) * 100);
+  return status === 'Succeeded' ? 100 : Math.min(99, p);
+}
+
+const APP_NAME = 'TRT Build Studio';
+
+/** "37% · Building · resnet50.onnx — TRT Build Studio"; the app's name alone while idle without a model. */
+export function windowTitle(status: string, percent: number | undefined, model: string | undefined): string {
+  const head = [percent !== undefined ? `${percent}%` : undefined, status !== 'Idle' ? status : undefined, model].filter((p) => p !== undefined);
+  return head.length ? `${head.join(' · ')} — ${APP_NAME}` : APP_NAME;
+}
+
 /** "builder busy · 1.6 cores · GPU 87%", or what an idle builder may be doing. */
 function livenessText(l: Liveness): string {
   if (!l.busy) return l.gpuPercent === undefined ? 'no CPU use — waiting on the GPU or stalled' : 'no CPU or GPU use — the builder looks stalled';
-  const parts = ['builder busy'];
+  const parts = [busyWord(l)];
   if (l.cores !== undefined) parts.push(l.cores >= IDLE_CORES ? formatCores(l.cores) : 'CPU idle');
   if (l.gpuPercent !== undefined) parts.push(`GPU ${Math.round(l.gpuPercent)}%${gpuMemoryText(l)}`);
   return parts.join(' · ');

@@ -82,7 +82,12 @@ export function Timeline() {
         <h2 id="tl-h">Timeline</h2>
         <span className="muted small-text">{live ? formatDuration(endT) : ''}</span>
       </div>
-      <div className="timeline-wrap" ref={wrapRef}>
+      {(!live || live.phases.rowsCreated === 0) && (
+        <p className="muted empty timeline-empty">
+          {live ? 'No phase has reported yet: its bars appear here over build time.' : 'Each phase of a build appears here as a bar over build time, one lane per tree level.'}
+        </p>
+      )}
+      <div className="timeline-wrap" ref={wrapRef} hidden={!live || live.phases.rowsCreated === 0}>
         <canvas
           ref={canvasRef}
           className="timeline-canvas"
@@ -155,6 +160,9 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
     if (x < w - 30) g.fillText(formatDuration(t), x + 2, 0);
   }
   const sx = w / endT;
+  // Every drawn bar (a run of spans merged at this zoom), per lane, for the labels below.
+  const bars: Bar[][] = [];
+  const addBar = (r: PhaseRow, x0: number, x1: number) => (bars[r.depth] ??= []).push({ row: r, x0, x1: Math.max(x1, x0 + 1) });
   forEachRow(phases, (r) => {
     const y = AXIS_H + r.depth * LANE_H;
     g.fillStyle = `hsl(${hue(r.name)} 55% ${dark ? 42 : 62}%)`;
@@ -169,34 +177,104 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
         if (x1 > runEnd) runEnd = x1;
         continue;
       }
-      if (runStart >= 0) g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
+      if (runStart >= 0) {
+        g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
+        addBar(r, runStart, runEnd);
+      }
       runStart = x0;
       runEnd = x1;
     }
-    if (runStart >= 0) g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
     for (const inst of r.open) {
       const x0 = inst.startT * sx;
-      g.fillRect(x0, y, Math.max(1, endT * sx - x0), LANE_H - 2);
+      const x1 = endT * sx;
+      // An open instance continues the last run when they touch.
+      if (runStart >= 0 && x0 - runEnd < 1) {
+        runEnd = Math.max(runEnd, x1);
+        continue;
+      }
+      if (runStart >= 0) {
+        g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
+        addBar(r, runStart, runEnd);
+      }
+      runStart = x0;
+      runEnd = x1;
+    }
+    if (runStart >= 0) {
+      g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
+      addBar(r, runStart, runEnd);
     }
   });
-  // Names on bars wide enough to hold them, from the latest span of each row.
   g.fillStyle = dark ? '#fff' : '#111';
-  forEachRow(phases, (r) => {
-    const y = AXIS_H + r.depth * LANE_H + 2;
-    const open = r.open[r.open.length - 1];
-    const n = r.spans.start.length;
-    const [a, b] = open ? [open.startT, endT] : n > 0 ? [r.spans.start[n - 1], r.spans.end[n - 1]] : [0, 0];
-    const x0 = a * sx;
-    const width = (b - a) * sx;
-    if (width > 40) {
-      g.save();
-      g.beginPath();
-      g.rect(x0, y - 2, width, LANE_H);
-      g.clip();
-      g.fillText(r.name, x0 + 3, y);
-      g.restore();
-    }
-  });
+  for (const lane of bars) if (lane) for (const l of placeLabels(lane, w, (t) => g.measureText(t).width)) g.fillText(l.text, l.x, AXIS_H + l.row.depth * LANE_H + 2);
+}
+
+interface Bar {
+  row: PhaseRow;
+  x0: number;
+  x1: number;
+}
+
+export interface Label {
+  row: PhaseRow;
+  text: string;
+  x: number;
+}
+
+/** Narrowest room worth a cut name: fewer than about three letters and the ellipsis helps no one. */
+const MIN_LABEL_PX = 24;
+const PAD = 3;
+
+/**
+ * Labels for one lane's bars: each row's name once, on its widest bar: inside it when it fits
+ * (cut with "…" to the bar's width when the bar is at least MIN_LABEL_PX wide), else beside it,
+ * to the right, in free room only (up to the next bar or label, or the edge: a name drawn over
+ * another phase's bar would name the wrong bar), cut the same way. A bar with no room for either
+ * keeps its name on hover (the tooltip). Exported for tests.
+ */
+export function placeLabels(lane: readonly Bar[], width: number, measure: (text: string) => number): Label[] {
+  const widest = new Map<PhaseRow, Bar>();
+  for (const b of lane) {
+    const w = widest.get(b.row);
+    if (!w || b.x1 - b.x0 > w.x1 - w.x0) widest.set(b.row, b);
+  }
+  const out: Label[] = [];
+  // What a label beside a bar must not cover: every bar of the lane and the labels placed so far.
+  const taken: Array<[number, number]> = lane.map((b) => [b.x0, b.x1]);
+  const pending: Bar[] = [];
+  // Inside first: a bar that holds (part of) its name is labelled there.
+  for (const b of [...widest.values()].sort((a, c) => a.x0 - c.x0)) {
+    const inside = b.x1 - b.x0 - 2 * PAD;
+    const text = inside >= MIN_LABEL_PX ? fitText(b.row.name, inside, measure) : '';
+    if (text) out.push({ row: b.row, text, x: b.x0 + PAD });
+    else pending.push(b);
+  }
+  // Then beside, to the right, in free room only (never over another bar or label).
+  for (const b of pending) {
+    const from = b.x1 + PAD;
+    if (taken.some(([a, z]) => from >= a && from < z)) continue;
+    let to = width;
+    for (const [a] of taken) if (a >= from && a < to) to = a;
+    to -= PAD;
+    if (to - from < MIN_LABEL_PX) continue;
+    const text = fitText(b.row.name, to - from, measure);
+    if (!text) continue;
+    out.push({ row: b.row, text, x: from });
+    taken.push([from, from + measure(text)]);
+  }
+  return out.sort((a, c) => a.x - c.x);
+}
+
+/** The name, or its head with "…", in at most `room` px; '' when not even that fits. */
+function fitText(name: string, room: number, measure: (text: string) => number): string {
+  if (measure(name) <= room) return name;
+  let lo = 0;
+  let hi = name.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (measure(`${name.slice(0, mid)}…`) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo >= 2 ? `${name.slice(0, lo).trimEnd()}…` : '';
 }
 
 function hitTest(p: PhaseRows, x: number, y: number, w: number, endT: number): Hit | null {

@@ -16,6 +16,10 @@ export function Toolbar() {
   useApp((s) => s.live?.simulated);
   useApp((s) => s.backends);
   const running = status === 'Building' || status === 'Stopping';
+  // Re-checked when the form, the model or the backends change (not every frame).
+  useApp((s) => s.form);
+  useApp((s) => s.model);
+  const blocker = model && !running ? c.buildBlocker() : null;
   const web = c.client.capabilities.host === 'web';
   const simulated = live ? live.simulated : c.simulatorSelected();
   const mod = navigator.platform.startsWith('Mac') ? '⌘' : 'Ctrl+';
@@ -30,8 +34,9 @@ export function Toolbar() {
         type="button"
         className="primary"
         onClick={() => void c.build()}
-        disabled={!model || starting || running}
-        title={`Start a build with these options (${mod}B)`}
+        disabled={!model || starting || running || blocker !== null}
+        title={blocker ? `Not ready to build: ${blocker}` : `Start a build with these options (${mod}B)`}
+        aria-describedby={blocker ? 'build-blocker' : undefined}
       >
         Build
       </button>
@@ -52,7 +57,13 @@ export function Toolbar() {
       >
         Save engine…
       </button>
-      <span className="toolbar-spacer" />
+      {blocker ? (
+        <span id="build-blocker" className="build-blocker" title={blocker}>
+          {blocker}
+        </span>
+      ) : (
+        <span className="toolbar-spacer" />
+      )}
       {model && (
         <span className="toolbar-model" title={modelTooltip(model.path, model.displayName, c.client.capabilities.host)}>
           {model.displayName}

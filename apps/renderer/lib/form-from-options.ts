@@ -1,35 +1,41 @@
 // Build options (as a manifest records them: optionsFromManifest) → the options form's fields, for
 // "Rebuild" in the engines panel: the form opens with the settings the engine was built with.
-// Fields the options leave out keep the form's defaults.
+// Fields the options leave out keep the form's defaults. The table's generic controls are filled
+// from the table (a new option with a generic control comes back by itself); the controls the form
+// draws by hand are filled here. apps/renderer/test/form-from-options.test.ts sends every option
+// a manifest records through optionsFromManifest → here → formToOptions and back.
 import type { BuildOptionsInput, ShapeRange, ShapeValueRange } from '../../shared/protocol.js';
-import { DEFAULT_FORM, FORM_PRECISIONS, type FormPrecision, type FormState, type ShapeFields } from './options-form.js';
+import { DEFAULT_FORM, FORM_PRECISIONS, GENERIC_FORM_OPTIONS, type FormPrecision, type FormState, type ShapeFields } from './options-form.js';
 
 const fields = (r: ShapeRange | ShapeValueRange): ShapeFields => ({ min: r.min.join('x'), opt: r.opt.join('x'), max: r.max.join('x') });
-const text = (n: number | undefined) => (n === undefined ? '' : String(n));
 
 export function formFromOptions(o: BuildOptionsInput): FormState {
+  const generic: Record<string, unknown> = {};
+  for (const e of GENERIC_FORM_OPTIONS) {
+    const v = (o as Record<string, unknown>)[e.field];
+    if (v === undefined) continue;
+    // Text fields hold what would be typed; checkboxes and selects hold the value itself.
+    generic[e.field] = e.form!.control === 'checkbox' || e.form!.control === 'select' ? v : String(v);
+  }
   const shapes = Array.isArray(o.shapes) ? {} : (o.shapes ?? {});
+  const [fault, ...phase] = (o.simFault ?? '').split('@');
+  const lines = (paths: string[] | undefined) => (paths ?? []).join('\n');
   return {
     ...DEFAULT_FORM,
+    ...(generic as Partial<FormState>),
     backend: o.backend ?? 'auto',
     optLevel: o.optLevel ?? DEFAULT_FORM.optLevel,
-    workspaceMiB: text(o.workspaceMiB),
     stronglyTyped: o.stronglyTyped ?? false,
     precision: (o.precision ?? []).filter((p): p is FormPrecision => (FORM_PRECISIONS as readonly string[]).includes(p)),
     timingCache: o.timingCache ?? '',
-    inferCacheMisses: o.inferCacheMisses ?? false,
-    verboseLog: o.verboseLog ?? false,
+    pinnedCache: o.pinnedCache ?? '',
     shapes: Object.fromEntries(Object.entries(shapes).map(([k, r]) => [k, fields(r)])),
     shapeValues: Object.fromEntries(Object.entries(o.shapeValues ?? {}).map(([k, r]) => [k, fields(r)])),
-    device: text(o.device),
     buildRoute: o.buildRoute ?? '',
-    tf32: o.tf32 ?? true,
-    profilingVerbosity: o.profilingVerbosity ?? '',
-    hardwareCompatibility: o.hardwareCompatibility ?? '',
-    maxAuxStreams: text(o.maxAuxStreams),
-    tacticSharedMemoryKiB: text(o.tacticSharedMemoryKiB),
-    tacticDramMiB: text(o.tacticDramMiB),
-    simDuration: text(o.simDuration),
-    simSeed: o.simSeed === undefined ? DEFAULT_FORM.simSeed : String(o.simSeed),
+    staticPlugins: lines(o.staticPlugins),
+    dynamicPlugins: lines(o.dynamicPlugins),
+    pluginsToSerialize: lines(o.pluginsToSerialize),
+    simFault: (fault as FormState['simFault']) ?? '',
+    simFaultPhase: phase.join('@'),
   };
 }

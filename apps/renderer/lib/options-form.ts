@@ -26,6 +26,8 @@ export interface FormState extends GenericFormFields {
   stronglyTyped: boolean;
   precision: FormPrecision[];
   timingCache: string;
+  /** A pinned build's timing cache (read only, every tactic must be in it); not with timingCache. */
+  pinnedCache: string;
   shapes: Record<string, ShapeFields>;
   /** Values of shape-tensor inputs, by input name (absent: not typed yet). */
   shapeValues: Record<string, ShapeFields>;
@@ -42,7 +44,7 @@ export interface FormState extends GenericFormFields {
 }
 
 /** The table's options whose form control is generic (not 'custom'). */
-const GENERIC_FORM_OPTIONS = BUILD_OPTIONS.filter((e) => e.form && e.form.control !== 'custom');
+export const GENERIC_FORM_OPTIONS = BUILD_OPTIONS.filter((e) => e.form && e.form.control !== 'custom');
 
 export const DEFAULT_FORM: FormState = {
   ...(Object.fromEntries(GENERIC_FORM_OPTIONS.map((e) => [e.field, e.form!.initial])) as unknown as GenericFormFields),
@@ -51,6 +53,7 @@ export const DEFAULT_FORM: FormState = {
   stronglyTyped: false,
   precision: [],
   timingCache: '',
+  pinnedCache: '',
   shapes: {},
   shapeValues: {},
   buildRoute: '',
@@ -156,6 +159,16 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
       };
     }
     options.timingCache = p;
+  }
+  if (form.pinnedCache.trim() !== '') {
+    const p = form.pinnedCache.trim();
+    if (!isAbsolutePath(p)) {
+      return { ok: false, error: `Pinned timing cache "${p}" is a relative path: give the full path on the machine that runs the builds, since the build service resolves paths on its own machine.` };
+    }
+    if (options.timingCache) {
+      return { ok: false, error: 'Give either a timing cache (read and updated) or a pinned timing cache (read only, every tactic must be in it), not both.' };
+    }
+    options.pinnedCache = p;
   }
   for (const entry of GENERIC_FORM_OPTIONS) {
     if (entry.form!.group === 'simulator' && !simulatorUsed) continue;

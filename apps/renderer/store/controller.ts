@@ -136,6 +136,18 @@ export class Controller {
     return !backends.some((b) => b.name === 'tensorrt' && b.available);
   }
 
+  /**
+   * Why Build cannot start with the form as it is (a required shape empty, a value out of range,
+   * a relative path), or null when it can. Build is disabled with this reason beside it, so the
+   * status never stays "Idle" after a silent refusal.
+   */
+  buildBlocker(): string | null {
+    const s = this.store.getState();
+    if (!s.model) return null;
+    const result = formToOptions(s.form, s.model.summary, this.simulatorSelected(), formCapabilities(s.form.backend, s.backends));
+    return result.ok ? null : result.error;
+  }
+
   canBuild(): boolean {
     const s = this.store.getState();
     return !!s.model && !s.starting && !this.isRunning();
@@ -254,10 +266,12 @@ export class Controller {
     }, 250);
   }
 
-  /** The top-level phase's steps are the only honest overall fraction TensorRT gives. */
+  /**
+   * The task bar shows the figure the status line, the window title and the other surfaces show:
+   * the build view's fraction (outermost phase refined by its running child, only rising).
+   */
   private reportProgress(live: LiveBuild): void {
-    const top = live.phases.root.children[0]?.shown;
-    if (top && top.nbSteps > 0) this.client.setProgress?.(Math.min(1, top.stepsDone / top.nbSteps));
+    if (live.phases.rowsCreated > 0) this.client.setProgress?.(Math.min(0.99, live.view.fraction()));
   }
 
   private stopClock(): void {

@@ -6,6 +6,7 @@
 import { BuildView, isFinalStatus, type BuildViewSnapshot, type ViewStatus } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord, BuildState, CacheStats } from '../../shared/protocol.js';
 import { LogRing } from './log-ring.js';
+import { crashSite, formatCrashSite } from '../../shared/view-format.js';
 
 /** What the status line says. Exactly one of these words appears in it. */
 export type UiStatus = 'Idle' | 'Building' | 'Stopping' | 'Succeeded' | 'Cancelled' | 'Failed' | 'Crashed';
@@ -103,6 +104,7 @@ export class LiveBuild {
       if (view.seq < this.view.seq) return;
       this.view = BuildView.fromSnapshot(view);
       this.takeLogsFrom(this.view);
+      if (this.view.outcome) this.logCrash(this.view.outcome);
       if (view.started) this.gpu = view.started.gpu;
       this.engineAvailable = rec.engineAvailable;
     } else if (this.view.seq < 0 && this.view.status === 'queued') {
@@ -157,6 +159,7 @@ export class LiveBuild {
         case 'build.finished':
           if (ev.outputPath) this.outputPath = ev.outputPath;
           this.engineAvailable = ev.status === 'succeeded' && (ev.engineBytes ?? 0) > 0;
+          this.logCrash(ev);
           break;
         default:
           break;
@@ -165,6 +168,21 @@ export class LiveBuild {
     this.eventsApplied += applied;
     return applied;
   }
+
+  /**
+   * A crash leaves no line of TensorRT's in the log (the worker died before it could write one):
+   * the log gets the service's full message, once, as its last line, so the log tells the whole
+   * story and the status line can keep to the short form.
+   */
+  private logCrash(o: BuildFinished): void {
+    if (o.status !== 'crashed' || this.crashLogged) return;
+    this.crashLogged = true;
+    const site = crashSite(o);
+    const message = o.error ?? (site ? `the build worker ${formatCrashSite(site)}` : 'the build worker crashed');
+    this.logs.push({ seq: o.seq + 0.5, t: o.t, severity: 'error', message: `Build crashed: ${message}` });
+  }
+
+  private crashLogged = false;
 
   /** The user pressed Stop; the status says so before the service confirms. */
   markStopRequested(nowWall: number): void {

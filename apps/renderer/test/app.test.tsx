@@ -100,18 +100,98 @@ describe('App', () => {
     w.finish(opt, 28, true);
     for (let s = 0; s < 4; s++) w.step(root, s);
     w.finish(root, 4, true);
-    w.finished('succeeded', { engineBytes: 2 * 1024 * 1024 });
+    const out = '/home/me/trt-build-studio/engines/a-rather-long-model-name_v2.sim.10.16.0.engine';
+    w.finished('succeeded', { engineBytes: 2 * 1024 * 1024, outputPath: out });
     act(() => client.push('b1', w.events));
     runFramesUntilIdle();
     const summaryEl = host.querySelector('[aria-label="Build summary"]');
     expect(summaryEl?.textContent).toMatch(/^Succeeded in /);
     expect(summaryEl?.textContent).toContain('engine 2.00 MiB');
+    // One size format, the exact bytes on hover; the engine's path with Copy (Show in folder only
+    // where the host can open a folder: not this scripted web-like client).
+    expect(summaryEl!.querySelector('.summary-fact[title]')!.getAttribute('title')).toBe('2,097,152 bytes');
+    const pathEl = summaryEl!.querySelector('[aria-label="Engine file"]')!;
+    expect(pathEl.querySelector('.path-text')!.textContent).toBe(out);
+    expect(pathEl.querySelector('.path-text')!.getAttribute('title')).toBe(out);
+    expect([...pathEl.querySelectorAll('button')].map((b) => b.textContent)).toEqual(['Copy path']);
     const fills = [...host.querySelectorAll('[role="treeitem"] .fill')].map((e) => (e as HTMLElement).style.width);
     expect(fills).toEqual(['100.0%', '100.0%']);
     // No alarm colour, no flag: a muted mark explained once in the panel head.
     expect(host.querySelector('.fill.early')).toBeNull();
     expect(host.textContent).not.toContain('⚑');
-    expect(host.querySelector('.legend')?.textContent).toContain('ended before its last step');
+    expect(host.querySelector('.legend')?.textContent).toContain('ended early (routine)');
+    // Finished reads finished: every closed row shows a check and its elapsed time; no visible
+    // step text is a count short of its total ("4/6").
+    const rows = [...host.querySelectorAll('[role="treeitem"]')];
+    for (const r of rows) {
+      const steps = r.querySelector('.steps')!.textContent!;
+      expect(steps).toMatch(/^✓ \d+/);
+      expect(steps).not.toMatch(/\d+\/\d+/);
+      expect(r.querySelector('.elapsed')!.textContent).toMatch(/\d+ ms|s$/);
+    }
+    // The early mark explains itself on hover, with the figures.
+    const early = rows.find((r) => r.getAttribute('aria-label')!.startsWith('Building engine'))!;
+    expect(early.querySelector('.steps')!.getAttribute('title')).toMatch(/^ended after step 4 of 6 planned\. TensorRT routinely ends a phase/);
+    expect(early.querySelector('.steps')!.textContent).toBe('✓ 4◂');
+    expect(host.querySelector('.legend [title]')!.getAttribute('title')).toMatch(/not an error/);
+  });
+
+  it('a crashed build: the tree holds the phase it died in, the log has the crash line, the status bar the short form with the full text a click away', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 6);
+    const clone = w.start('Cloning network graph', root, 1516);
+    for (let s = 0; s < 20; s++) w.step(clone, s);
+    const error =
+      'the build worker crashed in Building engine › Preparing graph for optimization: it exited without a result (signal SIGSEGV); last output: Segmentation fault (core dumped)';
+    w.finished('crashed', { error, lastPhasePath: ['Building engine', 'Preparing graph for optimization'] });
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    const items = treeitems();
+    expect(items).toContain('Preparing graph for optimization, crash site: the worker died here before its start reached this view');
+    expect(host.querySelector('.trow.crash-last .crash-tag')?.textContent).toBe('✕ crash site');
+    // Cut short where it stopped: the count stays visible.
+    const cloneRow = [...host.querySelectorAll('[role="treeitem"]')].find((r) => r.getAttribute('aria-label')!.startsWith('Cloning network graph'))!;
+    expect(cloneRow.querySelector('.steps')!.textContent).toBe('20/1516■');
+    // The log's last line is the crash, in full.
+    const logText = host.querySelector('[role="log"]')!.textContent!;
+    expect(logText).toContain(`Build crashed: ${error}`);
+    // The status bar: the short form, the full text one click away.
+    const detail = host.querySelector('.statusbar .detail') as HTMLButtonElement;
+    expect(detail.textContent).toBe('crashed in Preparing graph for optimization (signal SIGSEGV)');
+    expect(host.querySelector('.status-full')).toBeNull();
+    await act(async () => detail.click());
+    expect(host.querySelector('.status-full')!.textContent).toContain(error);
+    await act(async () => detail.click());
+    expect(host.querySelector('.status-full')).toBeNull();
+  });
+
+  it('shows the overall percentage in the status line and the window title, 100 only once the engine is written', async () => {
+    await openAndBuild();
+    const w = new StreamWriter('b1');
+    w.started();
+    const root = w.start('Building engine', null, 4);
+    w.step(root, 0);
+    w.step(root, 1);
+    act(() => client.push('b1', w.events));
+    runFramesUntilIdle();
+    expect(status()).toMatch(/^Building50%elapsed /);
+    expect(document.title).toBe('50% · Building · tiny.onnx — TRT Build Studio');
+    w.step(root, 2);
+    w.step(root, 3);
+    w.finish(root, 4);
+    act(() => client.push('b1', w.events.slice(-3)));
+    runFramesUntilIdle();
+    // All steps reported but no engine yet: 99, never 100.
+    expect(status()).toMatch(/^Building99%/);
+    w.finished('succeeded', { engineBytes: 1000 });
+    act(() => client.push('b1', w.events.slice(-1)));
+    runFramesUntilIdle();
+    expect(status()).not.toContain('%');
+    expect(document.title).toBe('Succeeded · tiny.onnx — TRT Build Studio');
+    expect(status()).toContain('engine 1000 B');
+    expect(host.querySelector('.statusbar .detail')!.getAttribute('title')).toBe('1,000 bytes');
   });
 
   it('keeps the fraction of phases that a cancelled build cut short', async () => {
@@ -124,8 +204,11 @@ describe('App', () => {
     w.finished('cancelled', { cancelLatencyMs: 0.4, stopToFinishMs: 12 });
     act(() => client.push('b1', w.events));
     runFramesUntilIdle();
-    expect(host.querySelector('[aria-label="Build summary"]')?.textContent).toMatch(/^Cancelled after .*no engine written.*builder stopped \S+ ms after Stop.*unwound in 12 ms/);
+    expect(host.querySelector('[aria-label="Build summary"]')?.textContent).toMatch(/^Cancelled after .*no engine written.*builder stopped < 1 ms after Stop.*unwound in 12 ms/);
     expect((host.querySelector('[role="treeitem"] .fill') as HTMLElement).style.width).toBe('25.0%');
+    // Cancelled keeps the count where it stopped, visibly, with its mark and legend.
+    expect(host.querySelector('[role="treeitem"] .steps')!.textContent).toBe('1/4■');
+    expect(host.querySelector('.legend')!.textContent).toContain('■ stopped');
   });
 
   it('renders only the rows in view, however many distinct phases the build reports', async () => {

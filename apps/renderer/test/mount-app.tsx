@@ -15,6 +15,8 @@ export interface MountedApp {
   host: HTMLElement;
   root: Root;
   controller: Controller;
+  /** The app's store, to read what the page holds (the form, the model). */
+  store: ReturnType<typeof createAppStore>;
   /** Unmounts, stops the controller and removes the host element. */
   unmount(): void;
 }
@@ -39,6 +41,7 @@ export async function mountApp(client: ScriptedClient, sched: FrameScheduler): P
     host,
     root,
     controller,
+    store,
     unmount() {
       act(() => root.unmount());
       controller.dispose();

@@ -220,3 +220,16 @@ describe('the options the CLI has', () => {
     expect(['c.cache', './c.cache', '~/c.cache', 'C:c.cache'].map(isAbsolutePath)).toEqual([false, false, false, false]);
   });
 });
+
+describe('the pinned timing cache field', () => {
+  const ok = shapes('1x3x8x8', '1x3x8x8', '1x3x8x8');
+  it('sends an absolute path as pinnedCache; refuses a relative one, or one with a timing cache too, naming the field', () => {
+    expect(formToOptions(form({ shapes: ok, pinnedCache: ' /c/pinned.cache ' }), model, true)).toMatchObject({ ok: true, options: { pinnedCache: '/c/pinned.cache' } });
+    const relative = formToOptions(form({ shapes: ok, pinnedCache: 'pinned.cache' }), model, true);
+    expect(relative.ok === false && relative.error).toMatch(/^Pinned timing cache "pinned\.cache" is a relative path/);
+    const both = formToOptions(form({ shapes: ok, pinnedCache: '/c/pinned.cache', timingCache: '/c/model.cache' }), model, true);
+    expect(both.ok === false && both.error).toMatch(/either a timing cache .* or a pinned timing cache/);
+    const none = formToOptions(form({ shapes: ok }), model, true);
+    expect(none.ok && none.options.pinnedCache).toBeUndefined();
+  });
+});

@@ -195,11 +195,16 @@ describe('the options form', () => {
     expect(field('input_ids seq max').value).toBe('512');
   });
 
-  it('names an empty symbolic dimension on Build', async () => {
+  it('disables Build while a symbolic dimension is empty, naming it beside the button and in the status line', async () => {
     await open(dynamicModel, '/srv/resnet-dyn.onnx');
     type('images batch min', '1');
+    expect(button('Build').disabled).toBe(true);
+    const reason = 'Input "images": min of dimension 2 (height) is empty.';
+    expect(host.querySelector('#build-blocker')!.textContent).toBe(reason);
+    expect(button('Build').getAttribute('aria-describedby')).toBe('build-blocker');
+    expect(button('Build').title).toBe(`Not ready to build: ${reason}`);
+    expect(host.querySelector('[role="status"]')!.textContent).toBe(`Idlenot ready to build: ${reason}`);
     await act(async () => button('Build').click());
-    expect(host.querySelector('[role="alert"]')!.textContent).toBe('Input "images": min of dimension 2 (height) is empty.');
     expect(client.started).toHaveLength(0);
   });
 
@@ -222,8 +227,9 @@ describe('the options form', () => {
   it('refuses a relative timing-cache path, saying where paths are resolved', async () => {
     await open(summary, '/srv/tiny.onnx');
     type('Timing cache file', 'caches/t.cache');
+    expect(button('Build').disabled).toBe(true);
+    expect(host.querySelector('#build-blocker')!.textContent).toMatch(/"caches\/t\.cache" is a relative path: give the full path on the machine that runs the builds/);
     await act(async () => button('Build').click());
-    expect(host.querySelector('[role="alert"]')!.textContent).toMatch(/"caches\/t\.cache" is a relative path: give the full path on the machine that runs the builds/);
     expect(client.started).toHaveLength(0);
     type('Timing cache file', '/var/cache/t.cache');
     await act(async () => button('Build').click());

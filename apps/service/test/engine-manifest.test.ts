@@ -79,6 +79,21 @@ describe('the manifest a build writes', () => {
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('a.engine')).sort()).toEqual(['a.engine', 'a.engine.layers.json', 'a.engine.manifest.json']);
   });
 
+  it('holds every phase row when the build asks for it (the manifestRows option), and the same top-level phases', async () => {
+    const out = path.join(dir, 'rows.engine');
+    const { fin } = await build(out, sim({ manifestRows: true }));
+    const m = EngineManifest.parse(JSON.parse(fs.readFileSync(fin.manifestPath!, 'utf8')));
+    const rows = m.build.rows!;
+    expect(rows.length).toBeGreaterThan(m.build.phases.length);
+    // The top-level rows are the phases, in the same order with the same times.
+    expect(rows.filter((r) => r.path.length === 1).map(({ name, ms, count }) => ({ name, ms, count }))).toEqual(m.build.phases);
+    // Depth first: every nested row follows its parent.
+    rows.forEach((r, i) => {
+      if (r.path.length > 1) expect(rows.slice(0, i).some((p) => JSON.stringify(p.path) === JSON.stringify(r.path.slice(0, -1))), r.path.join(' › ')).toBe(true);
+      expect(r.name).toBe(r.path.at(-1));
+    });
+  });
+
   it('records the timing cache as it was before the build, and its hits', async () => {
     const out = path.join(dir, 'warm.engine');
     const cache = path.join(dir, 'warm.cache');
@@ -105,7 +120,9 @@ describe('the manifest a build writes', () => {
     const fin = await svc.waitForResult(rec.id);
     const name = path.basename(fin.outputPath!);
     expect(fs.existsSync(manifestPathFor(fin.outputPath!))).toBe(true);
-    // The listing shows engines only, not their manifests.
+    // The listing shows engines only, not their manifests; another program's engine in the same
+    // folder (no manifest of this product beside it) is not listed.
+    fs.writeFileSync(path.join(path.dirname(fin.outputPath!), 'someone-else.engine'), 'not ours');
     expect(svc.listEngines().map((e) => e.name)).toEqual([name]);
     expect(svc.deleteEngines([name]).deleted).toEqual([name]);
     expect(fs.existsSync(manifestPathFor(fin.outputPath!))).toBe(false);

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineManifest, normalizeOptions } from '../../shared/engine-manifest.js';
-import { defaultStoreDir, EngineReuseStore, reuseKey } from '../engine-reuse-store.js';
+import { defaultStoreDir, EngineReuseStore, reuseKey, USED } from '../engine-reuse-store.js';
 import { tempDir } from '../../../test/support/onnx-gen.js';
 
 let dir: string;
@@ -62,6 +62,22 @@ describe('engine reuse store', () => {
     expect(fs.readdirSync(store.dir)).toEqual([key(1)]);
   });
 
+  it('a lookup marks the entry used without touching the engine file, which may be the build\'s own output (a hard link)', async () => {
+    const store = new EngineReuseStore(path.join(dir, 's5'));
+    const src = path.join(dir, 'linked.engine');
+    const m = engine(src, 2048);
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(src, old, old);
+    const before = fs.statSync(src).mtimeMs;
+    await store.put(key(1), src, m);
+    const usedAtPut = fs.statSync(path.join(store.dir, key(1), USED)).mtimeMs;
+    fs.utimesSync(path.join(store.dir, key(1), USED), old, old);
+    expect(await store.lookup(key(1))).toBeDefined();
+    expect(fs.statSync(src).mtimeMs).toBe(before);
+    expect(fs.statSync(path.join(store.dir, key(1), USED)).mtimeMs).toBeGreaterThan(old.getTime());
+    expect(usedAtPut).toBeGreaterThan(old.getTime());
+  });
+
   it('drops an entry whose engine no longer matches its manifest instead of handing it out', async () => {
     const store = new EngineReuseStore(path.join(dir, 's2'));
     const src = path.join(dir, 'b.engine');
@@ -85,7 +101,7 @@ describe('engine reuse store', () => {
       await store.put(key(n), src, engine(src, MiB));
       // Distinct use times even on a coarse clock.
       const t = new Date(Date.now() - (10 - n) * 1000);
-      fs.utimesSync(path.join(store.dir, key(n), 'engine'), t, t);
+      fs.utimesSync(path.join(store.dir, key(n), USED), t, t);
     }
     expect(store.entries().map((e) => e.key)).toEqual([key(1), key(2), key(3)]);
     // Using 1 makes 2 the least recently used.
@@ -93,7 +109,7 @@ describe('engine reuse store', () => {
     const src4 = path.join(dir, 'e4.engine');
     await store.put(key(4), src4, engine(src4, MiB));
     const later = new Date(Date.now() + 1000);
-    fs.utimesSync(path.join(store.dir, key(4), 'engine'), later, later);
+    fs.utimesSync(path.join(store.dir, key(4), USED), later, later);
     expect(new Set(store.entries().map((e) => e.key))).toEqual(new Set([key(1), key(3), key(4)]));
     // A smaller limit evicts more, the least recently used first (3, then 1: used before 4 was put); the entry just put stays.
     const src5 = path.join(dir, 'e5.engine');

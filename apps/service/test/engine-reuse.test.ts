@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EngineManifest } from '../../shared/engine-manifest.js';
 import type { BuildEvent, BuildOptionsInput } from '../../shared/protocol.js';
 import { createBuildService, type BuildService } from '../build-service.js';
+import { checkEngine } from '../engine-check.js';
 import { EngineReuseStore } from '../engine-reuse-store.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -70,8 +71,11 @@ describe('build --reuse', () => {
     // A third one, from another service (another process would see the same): reused from the first still.
     const third = await build(service(), path.join(dir, 'third.engine'), sim({ simDuration: 3 }));
     expect(third.fin.reused?.fromBuildId).toBe(first.id);
-    // The record says it succeeded, with its engine available.
+    // The records say they succeeded, with their engines available: the first build's engine is
+    // the store's (a hard link), and using the stored engine must not touch the first build's file.
     expect(svc.getBuild(second.id)).toMatchObject({ state: 'succeeded', engineAvailable: true });
+    expect(svc.getBuild(first.id)).toMatchObject({ state: 'succeeded', engineAvailable: true });
+    expect(svc.enginePath(first.id)).toBe(path.join(dir, 'first.engine'));
   });
 
   it('changing any option, a shape range, the model or the TensorRT version builds again', async () => {
@@ -103,6 +107,70 @@ describe('build --reuse', () => {
     // Another TensorRT version (the simulator emulating 11.1: a fresh service lists backends anew).
     process.env.TBS_SIM_TRT_VERSION = '11.1.0';
     expect((await build(service(), out('trt11'), sim())).fin.reused).toBeUndefined();
+  });
+
+  // test/contract/engine-identity.test.ts walks every option of the table through the key; these
+  // are the newest ones built for real: the plugin libraries (their bytes too) and a build route.
+  it('plugin libraries and their bytes are part of the key (and check names a changed library); manifestRows is not', async () => {
+    storeDir = path.join(dir, 'store-5');
+    const svc = service();
+    const lib = path.join(dir, 'libmy_plugin.so');
+    fs.writeFileSync(lib, 'plugin v1');
+    const v1 = sha(lib);
+    const out = (n: string) => path.join(dir, `plug-${n}.engine`);
+    const withLib = sim({ simSeed: 20, dynamicPlugins: [lib] });
+    const first = await build(svc, out('a'), withLib);
+    expect(first.fin.status, first.fin.error).toBe('succeeded');
+    expect(first.fin.reused).toBeUndefined();
+    const m = EngineManifest.parse(JSON.parse(fs.readFileSync(first.fin.manifestPath!, 'utf8')));
+    expect(m.pluginLibraries).toEqual([{ path: lib, sha256: v1 }]);
+    expect(m.options).toMatchObject({ dynamicPlugins: [lib], staticPlugins: [], pluginsToSerialize: [] });
+    expect((await build(svc, out('rows'), { ...withLib, manifestRows: true })).fin.reused?.fromBuildId).toBe(first.id);
+    expect((await build(svc, out('none'), sim({ simSeed: 20 }))).fin.reused).toBeUndefined();
+    expect((await build(svc, out('ser'), { ...withLib, pluginsToSerialize: [lib] })).fin.reused).toBeUndefined();
+    // The library rebuilt in place (other bytes, same path): built again.
+    fs.writeFileSync(lib, 'plugin v2');
+    expect((await build(svc, out('v2'), withLib)).fin.reused).toBeUndefined();
+    const r = await checkEngine({ enginePath: out('a') }, () => svc.listBackends());
+    expect(r.verdict).toBe('rebuild');
+    expect(r.reasons).toEqual([{ kind: 'plugin', what: `plugin library ${lib}`, was: v1, now: sha(lib) }]);
+  });
+
+  it('a build route is part of the key (the simulator emulating TensorRT 11.1, which has build routes)', async () => {
+    storeDir = path.join(dir, 'store-6');
+    process.env.TBS_SIM_TRT_VERSION = '11.1.0';
+    const svc = service();
+    const route = (r: string) => sim({ simSeed: 30, buildRoute: r });
+    const first = await build(svc, path.join(dir, 'route-a.engine'), route('-conv_use_long_w=off'));
+    expect(first.fin.status, first.fin.error).toBe('succeeded');
+    expect(first.fin.reused).toBeUndefined();
+    expect((await build(svc, path.join(dir, 'route-b.engine'), route('-conv_use_long_w=off'))).fin.reused?.fromBuildId).toBe(first.id);
+    expect((await build(svc, path.join(dir, 'route-c.engine'), route('-conv_use_long_w=on'))).fin.reused).toBeUndefined();
+    expect((await build(svc, path.join(dir, 'route-d.engine'), sim({ simSeed: 30 }))).fin.reused).toBeUndefined();
+  });
+
+  it('options the table says cannot change the engine do not change the simulated engine\'s bytes', async () => {
+    storeDir = path.join(dir, 'store-7');
+    const svc = service();
+    const cache = path.join(dir, 'identity.cache');
+    const plain = await build(svc, path.join(dir, 'ident-a.engine'), sim({ simSeed: 40, reuse: undefined }));
+    // Every option marked { not: ... } in the options table that a succeeding build can take, at
+    // once; the timing cache twice (cold, then warm: hits instead of measurements).
+    const others = { simDuration: 0.6, verboseLog: true, simMemory: '64M', manifestRows: true, maxHostMemory: '8G', timingCache: cache, reuse: undefined };
+    const cold = await build(svc, path.join(dir, 'ident-b.engine'), sim({ simSeed: 40, ...others }));
+    const warm = await build(svc, path.join(dir, 'ident-c.engine'), sim({ simSeed: 40, ...others }));
+    for (const b of [plain, cold, warm]) expect(b.fin.status, b.fin.error).toBe('succeeded');
+    // The simulator stamps the build's id into its file's header; everything else must be the same.
+    const bytes = (n: string) => {
+      const text = fs.readFileSync(path.join(dir, `ident-${n}.engine`), 'latin1');
+      expect(text).toMatch(/"buildId":"b[^"]+"/);
+      return text.replace(/"buildId":"[^"]*"/, '"buildId":""');
+    };
+    expect(bytes('b') === bytes('a'), 'cold cache and the other options').toBe(true);
+    expect(bytes('c') === bytes('a'), 'warm cache and the other options').toBe(true);
+    // An option marked as shaping the engine does change them.
+    await build(svc, path.join(dir, 'ident-d.engine'), sim({ simSeed: 40, optLevel: 5, reuse: undefined }));
+    expect(bytes('d') === bytes('a')).toBe(false);
   });
 
   it('without reuse nothing is looked up or kept', async () => {

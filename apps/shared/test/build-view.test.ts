@@ -45,7 +45,7 @@ describe('BuildView', () => {
     w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: true });
     v.apply(w.events.at(-1)!);
     expect(v.status).toBe('stopping');
-    w.emit({ type: 'build.cancelling', requestedAt: 0, reason: 'user' } as never);
+    w.emit({ type: 'build.cancelling', requestedAt: 0, reason: 'user' });
     v.apply(w.events.at(-1)!);
     expect(v.cancelling).toMatchObject({ reason: 'user' });
     w.finished('cancelled', { cancelLatencyMs: 1 });
@@ -229,6 +229,53 @@ describe('BuildView', () => {
       for (const e of events.slice(cutAt + 1)) resumed.apply(e);
       expect(shown(resumed)).toEqual(full);
     }
+  });
+
+  it("a crashed build's tree holds the phase it died in: rows of lastPhasePath it never received are added and marked, through a snapshot", () => {
+    const w = new StreamWriter();
+    w.started();
+    const engine = w.start('Building engine', null, 6);
+    const clone = w.start('Cloning network graph', engine, 1516);
+    w.step(clone, 0);
+    // The worker dies in a phase whose start never reached the view (lost with the worker).
+    w.finished('crashed', { error: 'the build worker crashed', lastPhasePath: ['Building engine', 'Preparing graph for optimization', 'Fusing layers'] });
+    const v = fold(w.events);
+    const engineRow = v.rows.root.childByName.get('Building engine')!;
+    expect(engineRow.children.map((c) => c.name)).toEqual(['Cloning network graph', 'Preparing graph for optimization']);
+    const prep = engineRow.childByName.get('Preparing graph for optimization')!;
+    const fusing = prep.childByName.get('Fusing layers')!;
+    expect([engineRow.crashSite, prep.crashSite, fusing.crashSite]).toEqual(['path', 'path', 'last']);
+    // Never received: no instance counted.
+    expect([prep.count, fusing.count]).toEqual([0, 0]);
+    expect(engineRow.count).toBe(1);
+    expect(engineRow.childByName.get('Cloning network graph')!.crashSite).toBeUndefined();
+    expect(v.rows.crashPath()).toEqual([engineRow.key, prep.key, fusing.key]);
+    // Through JSON and the schema: the same rows, marked again, not added twice.
+    const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot()))));
+    expect(shown(again)).toEqual(shown(v));
+    expect(again.rows.crashPath().length).toBe(3);
+    expect(again.rows.root.childByName.get('Building engine')!.children.length).toBe(2);
+    expect(again.rows.byKey.get(fusing.key)!.crashSite).toBe('last');
+  });
+
+  it('a crash inside a received phase marks it without adding rows; other endings mark nothing', () => {
+    const w = new StreamWriter();
+    w.started();
+    const engine = w.start('Building engine', null, 6);
+    w.start('Timing tactics', engine, 3);
+    w.finished('crashed', { lastPhasePath: ['Building engine', 'Timing tactics'] });
+    const v = fold(w.events);
+    expect(v.rows.rowsCreated).toBe(2);
+    expect(v.rows.byKey.get(v.rows.crashPath()[1])!.name).toBe('Timing tactics');
+    expect(v.rows.byKey.get(v.rows.crashPath()[1])!.count).toBe(1);
+
+    const f = new StreamWriter();
+    f.started();
+    f.start('Building engine', null, 6);
+    f.finished('failed', { error: 'x', lastPhasePath: ['Building engine', 'Other'] });
+    const fv = fold(f.events);
+    expect(fv.rows.crashPath()).toEqual([]);
+    expect(fv.rows.rowsCreated).toBe(1);
   });
 
   it('keeps its snapshot bounded by distinct paths, not by the number of phases', () => {

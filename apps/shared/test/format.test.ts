@@ -36,3 +36,14 @@ describe('formatBytes', () => {
     expect(formatBytes(512 * 2 ** 30)).toBe('512 GiB');
   });
 });
+
+describe('formatLatency', () => {
+  it('says "< 1 ms" below a millisecond (never "0 ms"), else as formatDuration', async () => {
+    const { formatLatency } = await import('../format.js');
+    expect(formatLatency(0)).toBe('< 1 ms');
+    expect(formatLatency(0.4)).toBe('< 1 ms');
+    expect(formatLatency(1)).toBe('1 ms');
+    expect(formatLatency(1500)).toBe('1.5 s');
+    expect(formatLatency(Number.NaN)).toBe('—');
+  });
+});

@@ -12,6 +12,7 @@ import {
   TrtexecUsageError,
   trtexecWarnings,
 } from '../trtexec.js';
+import { bestPrecisions, ignoredFlagsNote, INFERENCE_ONLY_FLAGS } from '../trtexec-other-flags.js';
 import type { BackendInfo } from '../protocol.js';
 
 const base = ['--onnx=m.onnx', '--saveEngine=m.engine'];
@@ -48,6 +49,8 @@ describe('parseTrtexecArgs', () => {
       enginePath: 'out/yolo.engine',
       json: true,
       warnings: [],
+      ignored: [],
+      best: false,
       options: {
         backend: 'simulated',
         timingCache: 'yolo.cache',
@@ -100,8 +103,17 @@ describe('parseTrtexecArgs', () => {
   it.each([
     [['--frob=1'], /unsupported trtexec flag --frob/],
     [['--fp4'], /unsupported trtexec flag --fp4/],
-    [['--best'], /unsupported trtexec flag --best/],
-    [['--workspace=1024'], /unsupported trtexec flag --workspace/],
+    [['--best=1'], /--best takes no value/],
+    [['--workspace=1.5'], /--workspace: "1.5" must be a positive whole number of MiB/],
+    [['--workspace=1024', '--memPoolSize=workspace:2G'], /--workspace=1024 and --memPoolSize=workspace:2048M disagree/],
+    [['--maxBatch=8'], /--maxBatch: implicit batch was removed in TensorRT 10: .*--minShapes\/--optShapes\/--maxShapes/],
+    [['--heuristic'], /--heuristic: .*--builderOptimizationLevel=<N>/],
+    [['--weightless'], /--weightless: .*--stripWeights/],
+    [['--uff=m.uff'], /--uff: the UFF parser was removed in TensorRT 10: export the model to ONNX/],
+    [['--deploy=m.prototxt'], /--deploy: the Caffe parser was removed/],
+    [['--calib=c.cache'], /--calib: .*Q\/DQ/],
+    [['--nvtxMode=loud'], /--nvtxMode expects layer_names_only, detailed or none/],
+    [['--dumpLayerInfo'], /unsupported trtexec flag --dumpLayerInfo/],
     [['m.onnx'], /unexpected argument "m.onnx"/],
     [["--minShapes=x:1x3", "--optShapes=y:1x3", "--maxShapes=x:4x3"], /"x" is missing from --optShapes: every input needs min, opt and max/],
     [["--minShapes=x:1x3", "--optShapes=x:1x3,y:1x3", "--maxShapes=x:4x3"], /"y" is missing from --minShapes and --maxShapes/],
@@ -279,8 +291,92 @@ describe('trtexecCopy: what trtexec cannot say is said, never dropped silently',
   });
 });
 
+describe('trtexec lines as pasted: old spellings, inference-only flags, --best', () => {
+  it('--workspace=N is the workspace pool in MiB, with the deprecation note', () => {
+    const r = parse('--workspace=1024');
+    expect(r.options).toEqual({ workspaceMiB: 1024 });
+    expect(r.warnings).toEqual([
+      '--workspace flag has been deprecated by --memPoolSize flag. (trtexec 10 and later no longer take --workspace.) Read as --memPoolSize=workspace:1024M.',
+    ]);
+    expect(parse('--workspace', '2048').options.workspaceMiB).toBe(2048);
+    // Agreeing with --memPoolSize is fine.
+    expect(parse('--workspace=1024', '--memPoolSize=workspace:1G').options.workspaceMiB).toBe(1024);
+  });
+
+  it('inference-only flags are accepted, change nothing, and are listed once as given', () => {
+    const r = parse('--useCudaGraph', '--iterations=100', '--warmUp', '500', '--duration=10', '--noDataTransfers', '--separateProfileRun', '--dumpProfile', '--useCudaGraph', '--fp16');
+    expect(r.options).toEqual({ precision: ['fp16'] });
+    expect(r.ignored).toEqual(['--useCudaGraph', '--iterations=100', '--warmUp=500', '--duration=10', '--noDataTransfers', '--separateProfileRun', '--dumpProfile']);
+    expect(r.warnings).toEqual([]);
+    // A spaced value is taken with its flag only when it is not itself a flag.
+    expect(parse('--iterations', '--fp16').ignored).toEqual(['--iterations']);
+    expect(parse('--iterations', '--fp16').options).toEqual({ precision: ['fp16'] });
+    expect(ignoredFlagsNote(r.ignored)).toBe(
+      'ignored (this builds only; --skipInference implied): --useCudaGraph --iterations=100 --warmUp=500 --duration=10 --noDataTransfers --separateProfileRun --dumpProfile',
+    );
+    expect(ignoredFlagsNote([])).toBeUndefined();
+  });
+
+  it("every inference-only flag of trtexec 10.16 and 11.1 is accepted", () => {
+    for (const [flag, takesValue] of Object.entries(INFERENCE_ONLY_FLAGS)) {
+      const r = parse(takesValue ? `${flag}=1` : flag);
+      expect(r.ignored, flag).toEqual([takesValue ? `${flag}=1` : flag]);
+      expect(r.options, flag).toEqual({});
+    }
+  });
+
+  it('--plugins, --nvtxMode, --explicitBatch: read as their successors with the notes trtexec printed', () => {
+    const r = parse('--plugins=/p/a.so', '--staticPlugins=/p/b.so', '--nvtxMode=verbose', '--explicitBatch');
+    expect(r.options).toEqual({ staticPlugins: ['/p/b.so', '/p/a.so'], profilingVerbosity: 'detailed' });
+    expect(r.warnings).toEqual([
+      '--plugins flag has been deprecated, use --staticPlugins flag instead.',
+      '--nvtxMode flag has been deprecated by --profilingVerbosity flag. (trtexec 10 and later no longer take --nvtxMode.)',
+      expect.stringMatching(/^--explicitBatch flag has been deprecated and has no effect!/),
+    ]);
+    // --profilingVerbosity wins over --nvtxMode, as in trtexec 8.x.
+    expect(parse('--nvtxMode=none', '--profilingVerbosity=detailed').options.profilingVerbosity).toBe('detailed');
+  });
+
+  it('--best is returned for the version to resolve, and is not offered as a supported spelling twice', () => {
+    expect(parse('--best').best).toBe(true);
+    expect(parse('--best').options).toEqual({});
+    expect(parse('--fp16').best).toBe(false);
+  });
+
+  it('the issue\'s command: a 1024 MiB workspace, two flags ignored, a copy that parses back to the same build without notes', () => {
+    const first = parseTrtexecArgs(['--onnx=m.onnx', '--saveEngine=e.engine', '--workspace=1024', '--useCudaGraph', '--iterations=100']);
+    expect(first.options).toEqual({ workspaceMiB: 1024 });
+    expect(first.ignored).toEqual(['--useCudaGraph', '--iterations=100']);
+    const copied = trtexecArgs({ modelPath: first.modelPath, enginePath: first.enginePath, options: first.options, trtVersion: '10.16.1' });
+    expect(copied).toEqual(['--onnx=m.onnx', '--saveEngine=e.engine', '--memPoolSize=workspace:1024M', '--skipInference']);
+    const again = parseTrtexecArgs(copied);
+    expect(again.options).toEqual(first.options);
+    expect(again.warnings).toEqual([]);
+    expect(again.ignored).toEqual([]);
+  });
+
+  it.each([
+    ['10.16.1', '9.0'],
+    ['10.3.0', '8.6'],
+    ['10.16.1', '7.5'],
+    ['10.16.1', '10.3'],
+    ['10.12.0', '10.3'],
+    ['10.16.1', undefined],
+  ])('--best on TensorRT %s, compute capability %s: parse → resolve → copy → parse gives the same build', (version, cc) => {
+    const first = parse('--best');
+    const options = { ...first.options, precision: bestPrecisions(version, cc, false).precision };
+    const copied = trtexecArgs({ modelPath: 'm.onnx', enginePath: 'm.engine', options, trtVersion: version });
+    const again = parseTrtexecArgs(copied);
+    expect(again.options).toEqual(options);
+    expect(again.best).toBe(false);
+  });
+});
+
 describe('round trip of the spellings trtexec also takes: parse → copy → parse gives the same build', () => {
   it.each([
+    [['--workspace=1024']],
+    [['--workspace=1024', '--useCudaGraph', '--iterations=100', '--warmUp=200', '--avgRuns', '10']],
+    [['--plugins=/p/a.so', '--nvtxMode=default', '--explicitBatch']],
     [['--memPoolSize=workspace:512m,tacticSharedMem:0.25m']],
     [['--hardwareCompatibilityLevel=Ampere+']],
     [['--hardwareCompatibilityLevel=SameComputeCapability']],

@@ -29,6 +29,9 @@ describe('wording', () => {
     expect(formatLiveness(live([]))).toBeUndefined();
     expect(formatLiveness(live([[1000, 0], [2000, 10]]))).toBe('no CPU use');
     expect(formatLiveness(live([[1000, 0], [2000, 1000]]))).toBe('builder busy, 1.0 core');
+    // Below half a core the word matches the figure: working, lightly.
+    expect(formatLiveness(live([[1000, 0], [2000, 100]]))).toBe('builder working lightly, 0.1 cores');
+    expect(formatLiveness(live([[1000, 0], [2000, 500]]))).toBe('builder busy, 0.5 cores');
     expect(formatLiveness(live([[1000, 0], [2000, 1460]]))).toBe('builder busy, 1.5 cores');
     expect(formatLiveness(live([[1000, 0], [2000, 12_300]]))).toBe('builder busy, 12 cores');
     // A silent builder whose CPU idles while the GPU times tactics is working, not stalled.
