@@ -33,9 +33,9 @@ const MiB = 1024 * 1024;
  * What the hops may hold while the reader is stalled (docs/architecture.md, "Bounds"), MiB: the
  * CLI's waiting NDJSON lines (4) and 4 unacknowledged messages of 500 events (1); the worker's
  * batcher (1), the addon's outbox (16, up to twice that with the vector's spare capacity) and
- * what may still arrive once it is full (26.7: two flushes of 65,536 records).
+ * what may still arrive once it is full (27.7: two flushes of 65,536 records, plus 64 a thread).
  */
-const HOPS_MIB = 4 + 1 + 1 + 2 * 16 + 27;
+const HOPS_MIB = 4 + 1 + 1 + 2 * 16 + 28;
 /** Heap the collectors have not yet given back, in the two processes together. */
 const GC_MARGIN_MIB = 64;
 

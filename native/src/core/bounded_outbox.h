@@ -10,7 +10,7 @@
 //
 // The bounds sit far above the steady state: with a reader that keeps up the outbox holds one
 // flush (a few thousand events, a few hundred KiB at 178k callbacks/s), so the gate never closes.
-// With the defaults: 16 MiB, plus at most 26.7 MiB in flight (65,536 queued records).
+// With the defaults: 16 MiB, plus at most 27.7 MiB in flight (65,536 queued records, 64 threads).
 // Not thread-safe: the owner holds its own lock (the gate itself is thread-safe).
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <cstddef>
 
 #include "event_outbox.h"
+#include "progress_pipeline.h"
 #include "room_gate.h"
 
 namespace tbs {
@@ -29,10 +30,12 @@ struct OutboxBounds {
 };
 
 // What may still arrive once the gate has closed (see above): two flushes of at most
-// `maxQueuedRecords` records each, two events a record, plus the open phases' coalesced steps
-// and new names (64 KiB is far more than those).
-inline size_t inFlightBytes(uint64_t maxQueuedRecords) {
-  return static_cast<size_t>(2 * maxQueuedRecords * 2) * sizeof(OutEvent) + (size_t{64} << 10);
+// `maxQueuedRecords` records each (plus what the builder threads add between two looks at the
+// flusher's lag: ProgressPipeline::kQueueCheckEvery each, for up to `threads` threads), two
+// events a record, plus the open phases' coalesced steps and new names (64 KiB is far more).
+inline size_t inFlightBytes(uint64_t maxQueuedRecords, uint64_t threads = 64) {
+  uint64_t records = maxQueuedRecords + threads * ProgressPipeline::kQueueCheckEvery;
+  return static_cast<size_t>(2 * records * 2) * sizeof(OutEvent) + (size_t{64} << 10);
 }
 
 class BoundedOutbox {

@@ -128,6 +128,9 @@ class ProgressPipeline final : public ProgressSink {
   // closes and opens it (bounded_outbox.h); a cancel, finish() and destruction release it.
   RoomGate& room() { return room_; }
   uint64_t maxQueuedRecords() const { return options_.maxQueuedRecords; }
+  // A builder thread looks at the flusher's lag once per this many of its records, so the
+  // queues may pass maxQueuedRecords by this much per thread.
+  static constexpr uint32_t kQueueCheckEvery = 64;
 
  private:
   using Node = Recorder::Node;
