@@ -80,6 +80,8 @@ export interface SubscribeOpts {
    * coalesced); past this many waiting events the subscriber is dropped (default 100 000).
    */
   maxBacklog?: number;
+  /** The same in bytes of waiting events (apps/shared/event-bytes.ts; default 32 MiB). */
+  maxBacklogBytes?: number;
   /** Dropped for falling behind; `lastSeq` is the last event it got: subscribe again after it. */
   onOverflow?: (lastSeq: number) => void;
   /**

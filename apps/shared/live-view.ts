@@ -145,6 +145,7 @@ export class LiveView {
         ...(opts.fromStart ? { afterSeq: -1 } : {}),
         ...(opts.pacesBuild !== undefined ? { pacesBuild: opts.pacesBuild } : {}),
         ...(opts.maxBacklog !== undefined ? { maxBacklog: opts.maxBacklog } : {}),
+        ...(opts.maxBacklogBytes !== undefined ? { maxBacklogBytes: opts.maxBacklogBytes } : {}),
       },
     );
     // Before the snapshot: a handler may stop following from inside it (a build that ended).
@@ -199,7 +200,7 @@ export interface FollowSource {
   subscribe(
     id: string,
     onEvents: (events: BuildEvent[]) => unknown,
-    opts?: { afterSeq?: number; maxBacklog?: number; pacesBuild?: boolean },
+    opts?: { afterSeq?: number; maxBacklog?: number; maxBacklogBytes?: number; pacesBuild?: boolean },
   ): { readonly snapshot: BuildRecord; readonly view?: BuildViewSnapshot; readonly reset?: boolean; unsubscribe(): void };
 }
 
@@ -214,6 +215,8 @@ export interface FollowOptions extends LiveViewOptions {
   backpressure?: () => unknown;
   pacesBuild?: boolean;
   maxBacklog?: number;
+  /** The backlog's bound in bytes (the service drops a subscriber past it; see BuildService.subscribe). */
+  maxBacklogBytes?: number;
 }
 
 /**

@@ -40,19 +40,21 @@ const batcher = new IpcBatcher((events) => {
 });
 
 /**
- * Past HOLD_AT waiting events the native layer is told to hold its batches (they wait there,
- * steps coalescing, the rest compact outside the JS heap) until the host's acks bring the
- * waiting events down to RESUME_AT: this process's memory then follows these bounds, not how
- * long the reader stalls nor when the collector runs. A cancel or a lost host ends the pacing
- * for good: the build's end must come through.
+ * This hop's bound in bytes (apps/shared/event-bytes.ts's estimate of the waiting events): past
+ * HOLD_AT_BYTES the native layer is told to hold its batches (they wait in its outbox, steps
+ * coalescing, compact outside the JS heap, and past the outbox's own bound the builder threads
+ * wait: native/src/core/bounded_outbox.h) until the host's acks bring what waits here down to
+ * RESUME_AT_BYTES. This process's memory then follows these bounds, not how long the reader
+ * stalls nor when the collector runs. A cancel or a lost host ends the pacing for good: the
+ * build's end must come through. (One native bite is at most 2,000 events, about 320 KiB.)
  */
-const HOLD_AT = 4000;
-const RESUME_AT = 1000;
+const HOLD_AT_BYTES = 1024 * 1024;
+const RESUME_AT_BYTES = 256 * 1024;
 let held = false;
 let pacing = true;
 function paceNative(): void {
   if (!handle?.hold) return;
-  const want = pacing && batcher.waiting >= (held ? RESUME_AT : HOLD_AT);
+  const want = pacing && batcher.waitingBytes >= (held ? RESUME_AT_BYTES : HOLD_AT_BYTES);
   if (want !== held) {
     held = want;
     handle.hold(want);

@@ -31,5 +31,6 @@ export function followIntoRenderer(service: FollowSource, id: string, r: BuildRe
     backpressure: () => r.backpressure?.(),
     pacesBuild: true,
     maxBacklog: Number.MAX_SAFE_INTEGER,
+    maxBacklogBytes: Number.MAX_SAFE_INTEGER,
   });
 }
