@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..');
 const APPS = path.join(ROOT, 'apps');
 const BUILTINS = new Set(builtinModules);
 /** The surfaces that choose a build service (local or farm) when they start one. */
-const FARM_WIRING = ['cli', 'mcp'];
+const FARM_WIRING = ['cli', 'mcp', 'lsp'];
 
 export interface Violation {
   file: string;
@@ -66,7 +66,7 @@ export function checkFile(file: string, source: string): Violation[] {
     // The farm runs builds through the local build service and serves the same API, so it sits
     // above apps/service: the service (its HTTP layer included) takes a build service factory
     // and the surfaces that start one wire the farm in.
-    if (target === 'farm' && app !== 'farm' && !FARM_WIRING.includes(app ?? '')) add(spec, 'only apps/cli and apps/mcp wire in apps/farm');
+    if (target === 'farm' && app !== 'farm' && !FARM_WIRING.includes(app ?? '')) add(spec, 'only apps/cli, apps/mcp and apps/lsp wire in apps/farm');
   }
   // A direct dlopen is loading an addon just the same.
   if (/\bprocess\.dlopen\s*\(/.test(source) && app !== 'worker') add('process.dlopen', 'only apps/worker loads the native addon');
@@ -123,10 +123,10 @@ describe('the checker itself', () => {
     expect(rules('renderer/x.tsx', "import { readFile } from 'node:fs/promises';")).toContain('apps/renderer never sees Node');
     expect(rules('renderer/x.tsx', "import type { BuildServiceApi } from '../service/api.js';")).toContain('apps/renderer depends only on apps/shared');
     expect(rules('service/x.ts', "import { PUSH } from '../main/ipc-channels.js';")).toContain('nothing imports apps/main');
-    expect(rules('service/http/x.ts', "import { createServeService } from '../../farm/serve-queue.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
-    expect(rules('service/x.ts', "const { QueueBuildService } = await import('../farm/queue-service.js');")).toContain('only apps/cli and apps/mcp wire in apps/farm');
-    expect(rules('main/x.ts', "import type { FarmRecord } from '../farm/farm-store.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
-    expect(rules('worker/x.ts', "import { keys } from '../farm/keys.js';")).toContain('only apps/cli and apps/mcp wire in apps/farm');
+    expect(rules('service/http/x.ts', "import { createServeService } from '../../farm/serve-queue.js';")).toContain('only apps/cli, apps/mcp and apps/lsp wire in apps/farm');
+    expect(rules('service/x.ts', "const { QueueBuildService } = await import('../farm/queue-service.js');")).toContain('only apps/cli, apps/mcp and apps/lsp wire in apps/farm');
+    expect(rules('main/x.ts', "import type { FarmRecord } from '../farm/farm-store.js';")).toContain('only apps/cli, apps/mcp and apps/lsp wire in apps/farm');
+    expect(rules('worker/x.ts', "import { keys } from '../farm/keys.js';")).toContain('only apps/cli, apps/mcp and apps/lsp wire in apps/farm');
   });
 
   it('allows what the design allows', () => {

@@ -3,7 +3,8 @@
 // its Redis stream so every surface (HTTP/SSE, CLI, MCP, UI) sees the same live tree, Stop and
 // history as with local builds. State lives in Redis, so a restarted serve picks up where it was.
 import type { FarmStatus } from '../shared/farm-status.js';
-import { readFarmStatus } from './farm-status.js';
+import { composeFarmStatus } from './farm-status.js';
+import { FarmStatusFeed, type FarmStatusListener } from './farm-status-feed.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
@@ -28,6 +29,7 @@ import { checkTarget, formatLabels, matches, type Labels } from './labels.js';
 import { connectRedis, RECONNECT_MAX_MS, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
 import { viewFromStream } from './stream-view.js';
+import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 
@@ -43,11 +45,21 @@ export interface QueueServiceOptions {
   /** Must match the workers' heartbeat TTL (default 10 s): after a reconnect serve waits this long before calling anyone lost. */
   heartbeatTtlMs?: number;
   limits?: StoreLimits;
+  /** How long one blocking read of the build streams waits at most (default READ_BLOCK_LIMIT_MS). */
+  readBlockLimitMs?: number;
   retainEvents?: number;
   retainFinishedPhases?: number;
 }
 
 const SERVE_OWNER = 'serve';
+/**
+ * The reader's XREAD gives up after this long without an entry and starts over. Not a polling
+ * interval: entries and wakes end the wait at once; this only bounds how long a lost wake (Redis
+ * restarted between the wake and the read) could leave a new build's stream unread.
+ */
+const READ_BLOCK_LIMIT_MS = 5000;
+/** A serve that died without cleaning up leaves its wake stream behind this long at most. */
+const WAKE_KEY_TTL_MS = 24 * 3600_000;
 
 export class QueueBuildService implements BuildServiceApi {
   private readonly log: LogLine;
@@ -64,6 +76,13 @@ export class QueueBuildService implements BuildServiceApi {
   /** When the command connection last became ready: heartbeats missed during an outage do not count. */
   private readySince = Date.now();
   private live: WorkerInfo[] = [];
+  /** This serve's wake stream (readLoop) and the last entry of it the reader has seen. */
+  private readonly wakeKey = keys.serveWake(crypto.randomUUID());
+  private wakeSeen = '0-0';
+  /** The farm view for its live stream; composed again whenever something it shows changed. */
+  private readonly farmFeed = new FarmStatusFeed(() => this.farmStatus());
+  /** Subscribed to keys.farmChannel: workers say there when they beat, join or leave. */
+  private readonly farmChanges: Redis;
 
   private constructor(private readonly opts: QueueServiceOptions) {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
@@ -71,6 +90,13 @@ export class QueueBuildService implements BuildServiceApi {
     this.reader = this.redis.duplicate();
     watchRedis(this.reader, opts.url, 'trt-build-studio serve', this.log);
     this.redis.on('ready', () => (this.readySince = Date.now()));
+    this.farmChanges = this.redis.duplicate();
+    watchRedis(this.farmChanges, opts.url, 'trt-build-studio serve', this.log);
+    this.farmChanges.on('message', () => this.farmFeed.changed());
+    this.farmChanges.on('ready', () => {
+      void this.farmChanges.subscribe(keys.farmChannel).catch(() => undefined);
+      this.farmFeed.changed();
+    });
     this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
     this.artifacts = opts.artifacts ?? new LocalPathArtifacts();
   }
@@ -87,8 +113,11 @@ export class QueueBuildService implements BuildServiceApi {
   private mirror(record: FarmRecord): RemoteBuild {
     const b = new RemoteBuild(record, {
       retainEvents: Math.max(100, this.opts.retainEvents ?? 20_000),
+      onChange: () => this.farmFeed.changed(),
     });
     this.builds.set(record.id, b);
+    if (!b.finished) this.wakeReader();
+    this.farmFeed.changed();
     return b;
   }
 
@@ -245,8 +274,20 @@ export class QueueBuildService implements BuildServiceApi {
     await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
   }
 
-  farmStatus(): Promise<FarmStatus> {
-    return readFarmStatus(this.store);
+  /**
+   * The farm view from this serve's mirrors of every build in the history (so it matches what the
+   * builds' streams say), the live workers and the pools, as GET /api/farm and its stream give it.
+   */
+  async farmStatus(): Promise<FarmStatus> {
+    const [live, pools] = await Promise.all([this.store.liveWorkers(), this.store.pools()]);
+    this.live = live;
+    const builds = [...this.builds.values()].map((b) => ({ id: b.id, rec: b.record() }));
+    return composeFarmStatus(builds, live, Object.values(pools));
+  }
+
+  /** The farm view now (at once) and at every change (GET /api/farm/events). */
+  subscribeFarm(cb: FarmStatusListener): () => void {
+    return this.farmFeed.subscribe(cb);
   }
 
   getView(id: string): BuildViewSnapshot | undefined {
@@ -275,16 +316,14 @@ export class QueueBuildService implements BuildServiceApi {
 
   private async cancelRemote(b: RemoteBuild, reason: CancelReason): Promise<void> {
     const owner = `${SERVE_OWNER}-cancel`;
-    if ((await this.store.claim(b.id, owner, 'cancelling')) > 0) {
+    // One round trip: claimed if still queued, else counted and published to the worker running it
+    // (it cancels at the next step boundary; a second request kills its build worker, as locally).
+    if ((await this.store.requestStop(b.id, owner, reason)) === 0) {
       // Still queued: no worker has it, so it ends here (the worker that pops the job skips it).
       const base = { v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0 } as const;
       await this.finishAs(b, owner, 'cancelled', undefined, [{ ...base, type: 'build.cancelling', requestedAt: 0, reason }]);
       await this.queues.get(poolQueueName(b.farm.target))?.remove(`${b.id}-a${b.farm.attempt}`).catch(() => undefined);
-      return;
     }
-    // A worker has it: it watches this counter and cancels at the next step boundary (a second
-    // request kills its build worker, as with local builds).
-    await this.store.requestCancel(b.id, reason);
   }
 
   subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {
@@ -309,33 +348,43 @@ export class QueueBuildService implements BuildServiceApi {
   async shutdown(): Promise<void> {
     this.closing = true;
     if (this.checkTimer) clearInterval(this.checkTimer);
+    this.farmFeed.close();
+    this.farmChanges.disconnect();
     this.reader.disconnect();
     await this.readerDone;
+    await this.redis.del(this.wakeKey).catch(() => undefined);
     for (const q of this.queues.values()) await q.close().catch(() => undefined);
     this.redis.disconnect();
   }
 
   // ──────────────────────────────── following builds ───────────────────────────────
 
-  /** Tails the streams of unfinished builds (XREAD from each one's last seq). */
+  /**
+   * Tails the streams of unfinished builds: one XREAD, blocking until an entry arrives in any of
+   * them, from each one's last seq. It also reads this serve's wake stream, where `wakeReader`
+   * adds an entry when a build joins the set, so a new build's stream is read from its first
+   * event on rather than after the read in progress gives up. Nothing on this path waits out a
+   * fixed interval: the block's limit is only a safety net (a wake lost to a Redis restart).
+   */
   private async readLoop(): Promise<void> {
     while (!this.closing) {
       const active = [...this.builds.values()].filter((b) => !b.finished);
-      if (active.length === 0) {
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      const streams = active.map((b) => keys.events(b.id));
-      const ids = active.map((b) => `0-${b.lastSeq + 1}`);
+      const streams = [this.wakeKey, ...active.map((b) => keys.events(b.id))];
+      const ids = [this.wakeSeen, ...active.map((b) => `0-${b.lastSeq + 1}`)];
       let res: Array<[string, Array<[string, string[]]>]> | null;
       try {
-        res = (await this.reader.xread('COUNT', 2000, 'BLOCK', 150, 'STREAMS', ...streams, ...ids)) as typeof res;
+        res = (await this.reader.xread('COUNT', 2000, 'BLOCK', this.opts.readBlockLimitMs ?? READ_BLOCK_LIMIT_MS, 'STREAMS', ...streams, ...ids)) as typeof res;
       } catch {
         if (this.closing) return;
+        // Redis away: the connection line said so; ioredis reconnects and the next read resumes.
         await new Promise((r) => setTimeout(r, 200));
         continue;
       }
       for (const [key, entries] of res ?? []) {
+        if (key === this.wakeKey) {
+          this.wakeSeen = entries[entries.length - 1][0];
+          continue;
+        }
         const b = this.builds.get(key.slice(keys.events('').length));
         if (!b) continue;
         await this.feed(b, entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined)).catch(() => undefined);
@@ -343,12 +392,30 @@ export class QueueBuildService implements BuildServiceApi {
     }
   }
 
+  /**
+   * Makes the blocked XREAD return and start over with the current set of builds. An entry in the
+   * wake stream, read from the last one seen, cannot be missed: written before the XREAD reaches
+   * Redis, it is returned at once.
+   */
+  private wakeReader(): void {
+    if (this.closing || !this.readerDone) return;
+    void this.redis
+      .multi()
+      .xadd(this.wakeKey, 'MAXLEN', '~', 16, '*', 'w', '1')
+      .pexpire(this.wakeKey, WAKE_KEY_TTL_MS)
+      .exec()
+      .catch(() => undefined);
+  }
+
   /** Periodic: queued builds no live worker can take say so; running builds of a lost worker end. */
   private async check(): Promise<void> {
     if (this.checking || this.closing || this.redis.status !== 'ready') return;
     this.checking = true;
     try {
+      const before = liveKey(this.live);
       this.live = await this.store.liveWorkers();
+      // A worker gone silent sends nothing: its heartbeat key expiring is seen here.
+      if (liveKey(this.live) !== before) this.farmFeed.changed();
       await this.followHistory();
       for (const b of this.builds.values()) {
         if (b.finished) continue;
@@ -378,7 +445,12 @@ export class QueueBuildService implements BuildServiceApi {
       const b = this.mirror(rec);
       if (!b.finished) await this.feed(b, await this.store.eventsAfter(id, rec.lastSeq));
     }
-    for (const [id, b] of this.builds) if (b.finished && !known.has(id)) this.builds.delete(id);
+    for (const [id, b] of this.builds) {
+      if (b.finished && !known.has(id)) {
+        this.builds.delete(id);
+        this.farmFeed.changed();
+      }
+    }
   }
 
   private async noteWaiting(b: RemoteBuild, live: WorkerInfo[]): Promise<void> {
@@ -480,6 +552,8 @@ export class QueueBuildService implements BuildServiceApi {
     // With its view, like the records workers write: a serve that loads this record later shows
     // the finished build's tree, logs and ending, not an empty tree still "queued".
     await this.store.putRecord({ ...b.record(), view: await this.wholeView(b) }, owner);
+    // Builds serve ends itself change the farm view without any worker beating: say so.
+    await this.redis.publish(keys.farmChannel, b.id).catch(() => undefined);
   }
 
   /** The mirror's view, or (when this serve did not see the build from its start) one rebuilt from Redis. */
@@ -494,6 +568,14 @@ export class QueueBuildService implements BuildServiceApi {
     if (!rec || rec.view || !FINAL_STATES.has(rec.state)) return rec;
     return { ...rec, view: await viewFromStream(this.store, rec) };
   }
+}
+
+/** Which workers are live and what they run: a change here changes the farm view. */
+function liveKey(live: WorkerInfo[]): string {
+  return live
+    .map((w) => `${w.id}:${w.running.join(',')}`)
+    .sort()
+    .join(' ');
 }
 
 function logEvent(buildId: string, severity: 'info' | 'warning' | 'error', message: string): BuildEvent {

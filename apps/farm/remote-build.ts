@@ -22,7 +22,11 @@ export class RemoteBuild {
    */
   private viewWhole: boolean;
 
-  constructor(record: FarmRecord, opts: { retainEvents: number }) {
+  private readonly onChange: () => void;
+
+  /** `onChange`: the build's state or farm facts (worker, waiting reason, attempt) changed. */
+  constructor(record: FarmRecord, opts: { retainEvents: number; onChange?: () => void }) {
+    this.onChange = opts.onChange ?? (() => undefined);
     this.rec = record;
     this.feed = new BuildFeed(record.id, opts.retainEvents, startOf(record));
     this.viewWhole = wholeFrom(record);
@@ -61,10 +65,13 @@ export class RemoteBuild {
   /** Serve's own facts (waiting reason, attempt) that do not come as events. */
   setFarm(patch: Partial<FarmRecord['farm']>): void {
     this.rec = { ...this.rec, farm: { ...this.rec.farm, ...patch } };
+    this.onChange();
   }
 
   setState(state: FarmRecord['state']): void {
-    if (!this.finished) this.rec = { ...this.rec, state };
+    if (this.finished || this.rec.state === state) return;
+    this.rec = { ...this.rec, state };
+    this.onChange();
   }
 
   /** Open phases, for closing them when an attempt is abandoned. */
@@ -73,6 +80,7 @@ export class RemoteBuild {
   }
 
   ingest(events: BuildEvent[]): void {
+    const before = this.rec;
     const fresh: BuildEvent[] = [];
     for (const ev of events) {
       if (this.finished || ev.seq <= this.rec.lastSeq || ev.buildId !== this.rec.id) continue;
@@ -118,6 +126,7 @@ export class RemoteBuild {
       fresh.push(ev);
     }
     this.feed.push(fresh, Date.now());
+    if (this.rec.state !== before.state || this.rec.farm !== before.farm) this.onChange();
     const end = fresh.find((e): e is BuildFinished => e.type === 'build.finished');
     if (end) for (const w of this.waiters.splice(0)) w(end);
   }
@@ -131,6 +140,7 @@ export class RemoteBuild {
     this.rec = record;
     this.feed.reset(startOf(record));
     this.viewWhole = wholeFrom(record);
+    this.onChange();
     if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
 

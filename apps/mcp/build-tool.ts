@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { ServiceError, type BuildServiceApi, type Subscription } from '../service/api.js';
 import type { BuildFinished, CancelReason } from '../shared/protocol.js';
 import { StreamCursor } from '../shared/stream-cursor.js';
+import { farmFields as sharedFarmFields } from './farm-builds.js';
 import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
 import { buildResult, errorResult, okResult, resultForError } from './results.js';
 import { parseBuildOptions, type BuildArgs } from './schemas.js';
@@ -186,8 +187,5 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
 /** target/retries only mean something to a build farm (mcp --queue); a local build refuses them. */
 function farmFields(service: BuildToolDeps['service'], args: z.infer<typeof BuildArgs>): { target?: Record<string, string>; retries?: number } {
-  if ((args.target || args.retries !== undefined) && !service.startMatrix) {
-    throw new ServiceError('bad_input', `${args.target ? 'target' : 'retries'}: only a build farm routes builds (start the MCP server with --queue redis://host:port)`);
-  }
-  return { ...(args.target ? { target: args.target } : {}), ...(args.retries !== undefined ? { retries: args.retries } : {}) };
+  return sharedFarmFields(service, args, 'start the MCP server with --queue redis://host:port');
 }

@@ -138,6 +138,11 @@ export interface BuildServiceApi {
   /** Build farm only: workers, queues and recent endings (GET /api/farm). */
   farmStatus?(): Promise<FarmStatus>;
   /**
+   * Build farm only: the same view now and whenever it changes (GET /api/farm/events, the contract
+   * in apps/shared/farm-stream.ts): `cb` gets each status with its version. Returns the unsubscribe.
+   */
+  subscribeFarm?(cb: (status: FarmStatus, version: number) => void): () => void;
+  /**
    * Engines in the service's default output folder (only there), newest first. Optional: the
    * build farm has no such folder.
    */
