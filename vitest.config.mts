@@ -32,5 +32,8 @@ export default defineConfig({
     // Services started by tests keep build profiles (predicted end) in the state directory: never
     // the user's own (~/.local/state), always a scratch folder of this run.
     env: { TBS_STATE_DIR: path.join(os.tmpdir(), `tbs-test-state-${process.pid}`) },
+    // Per file, a TMPDIR and a TBS_STATE_DIR of its own (replacing the one above), so two files
+    // running at once never share the default engine folder, crash records or build profiles.
+    setupFiles: ['test/support/per-file-tmp.ts'],
   },
 });

@@ -117,6 +117,10 @@ test('builds and the tree grows: phases appear, steps advance, instances grouped
 });
 
 test('Stop mid-build: Stopping, then Cancelled within the step bound, no engine offered', async ({ studio }) => {
+  // Four waits in a row (the tree, 30 steps, the reload's pick-up, the stop), each with its own
+  // bound below: on a busy 2-core machine their sum reached 52 s of the 60 s default for a whole
+  // test. 120 s is about the sum of those bounds, so they, not the whole-test limit, decide.
+  test.setTimeout(120_000);
   const { page, models } = studio;
   await studio.openModel(models.big);
   await setSimOptions(page, { duration: '60' });
@@ -179,10 +183,14 @@ test('a full build, then Save engine… writes exactly the engine the build prod
   await setSimOptions(page, { duration: '0.5' });
   await button(page, 'Build').click();
   await expect(status(page)).toContainText('Succeeded', { timeout: 30_000 });
-  const m = /engine ([\d,]+) bytes/.exec((await status(page).textContent()) ?? '');
-  expect(m).not.toBeNull();
+  // The status line shows the engine's size rounded (e.g. "engine 7.75 KiB"); the exact byte count
+  // is its hover title. Waited for (not read once): it arrives with the outcome, after "Succeeded".
+  const size = status(page).locator('.detail');
+  await expect(size).toContainText(/^engine /);
+  await expect(size).toHaveAttribute('title', /^[\d,]+ bytes$/);
+  const exact = Number((await size.getAttribute('title'))!.replace(/[, ]|bytes/g, ''));
   const saved = await studio.saveEngine();
-  expect(saved.length).toBe(Number(m![1].replace(/,/g, '')));
+  expect(saved.length).toBe(exact);
   const search = page.getByRole('searchbox', { name: 'Search the log' });
   await search.fill('engine written');
   await expect(page.getByRole('log', { name: 'Build log' })).toContainText(/engine written: [\d,]+ bytes/);

@@ -3,21 +3,26 @@
 import type { ChildProcess } from 'node:child_process';
 
 /**
- * Sends the `signals` in turn every `everyMs` until the process is gone, so that every window of
- * its start, its work and its shutdown gets one. Returns how many were sent so far.
+ * Sends the `signals` in turn, the first one at once and then one every `everyMs`, until the
+ * process is gone, so that every window of its start, its work and its shutdown gets one. Returns
+ * how many were sent so far. The first signal goes out synchronously: a caller that starts the
+ * storm the moment it sees an output line hits the window right after that line, which a timer's
+ * first tick (several ms later on a busy machine) would often miss as the process exits.
  */
 export function signalStorm(proc: ChildProcess, signals: NodeJS.Signals[], everyMs = 3): () => number {
   let sent = 0;
+  let timer: NodeJS.Timeout | undefined;
   const stop = () => clearInterval(timer);
-  const timer = setInterval(() => {
+  const send = () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return stop();
     try {
-      proc.kill(signals[sent % signals.length]);
-      sent++;
+      if (proc.kill(signals[sent % signals.length])) sent++;
     } catch {
       stop();
     }
-  }, everyMs);
+  };
+  send();
+  timer = setInterval(send, everyMs);
   proc.once('exit', stop);
   return () => sent;
 }

@@ -651,8 +651,12 @@ describe('build farm', () => {
     expect(notes.at(-1)).toMatchObject({ progress: 2, total: 2, message: expect.stringMatching(/^2 of 2 ended: gpu=/) });
     // Cancelling the request cancels every build of the matrix.
     const abort = new AbortController();
+    const before = new Set(svc.listBuilds().map((b) => b.id));
     const running = runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] }, extra(abort.signal));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Cancel once the matrix exists and its A100 build is running (not after a fixed sleep): the
+    // abort then reaches a running build, whatever the machine's load.
+    const matrix = () => svc.listBuilds().filter((b) => !before.has(b.id));
+    await until(() => matrix().length === 2 && matrix().some((b) => b.state === 'running' && rowCount(svc, b.id) > 0), 20_000, 'the matrix to run');
     abort.abort();
     const cancelled = await running;
     expect(cancelled.isError).toBe(true);
