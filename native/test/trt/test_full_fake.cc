@@ -224,6 +224,7 @@ TEST(version_compatible_sets_the_builder_flags_trtexec_sets) {
   std::string j = journal();
   CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kVERSION_COMPATIBLE)));
   CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME)));
+  CHECK(!hasLine(j, "hostCodeAllowed 1"));
 
   r.versionCompatible = true;
   tbs_test::RecordingSink vc;
@@ -231,6 +232,8 @@ TEST(version_compatible_sets_the_builder_flags_trtexec_sets) {
   j = journal();
   CHECK_MSG(hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kVERSION_COMPATIBLE)), j);
   CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME)));
+  // The layer information is read from an engine that may embed the lean runtime (host code).
+  CHECK_MSG(hasLine(j, "hostCodeAllowed 1"), j);
 
   r.excludeLeanRuntime = true;
   tbs_test::RecordingSink lean;
