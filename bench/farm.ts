@@ -9,8 +9,11 @@
 //   latency     queue-to-start (queuedAt → build.started) and event-to-watcher (an event's wall
 //               time, build.started's startedAtMs + t, → its arrival at an SSE watcher), p50/p99
 //   memory      Redis used_memory_peak, serve's peak RSS (VmHWM)
+//   stopLatencyMs  Stop (POST …/cancel) → build.finished at an SSE client, p50/p99, on the farm
+//               (after the load, every slot idle) and on a local serve on the same machine, with
+//               farm − local and farm ÷ local at p50 (bench/stop-latency.ts)
 // Usage: node dist/bench/farm.js [--slots 8] [--procs 2] [--builds 200] [--watchers 50]
-//        [--sim-seconds 2] [--kills 2] [--targets 2]
+//        [--sim-seconds 2] [--kills 2] [--targets 2] [--stops 20]
 // The small form of the same run is a test (apps/farm/test/farm-load.test.ts).
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -24,6 +27,7 @@ import type { BuildEvent, BuildRecord } from '../apps/shared/protocol.js';
 import { spawnCli } from '../test/support/cli.js';
 import { serveApi, serveReady, type ServeChild } from './serve-child.js';
 import { writeModel } from '../test/support/onnx-gen.js';
+import { measureStops, stats, type Stats } from './stop-latency.js';
 
 export interface FarmLoadOptions {
   /** GPU slots in all (split evenly over `procs` worker processes). */
@@ -36,6 +40,8 @@ export interface FarmLoadOptions {
   kills: number;
   /** Distinct targets (gpu=G0, G1, …); worker processes are given them in turn. */
   targets: number;
+  /** Stops timed on the farm and on a local serve (0: none). */
+  stops?: number;
   /** Give up waiting for the builds after this long. */
   deadlineMs?: number;
   log?: (line: string) => void;
@@ -49,21 +55,18 @@ export interface FarmLoadResult {
   latencyMs: { queueToStart: Stats; eventToWatcher: Stats };
   memory: { redisPeakBytes: number; servePeakRssBytes: number; redisStreamKeys: number; redisStreamEntries: number };
   kills: Array<{ worker: string; atMs: number }>;
+  /** One-minute load average: lowest and highest seen during the run. */
   load: number[];
+  stopLatencyMs?: StopLatency;
 }
 
-interface Stats {
-  n: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-function stats(values: number[]): Stats {
-  const s = [...values].sort((a, b) => a - b);
-  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
-  const r = (x: number) => Math.round(x * 10) / 10;
-  return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), max: r(s.at(-1) ?? NaN) };
+export interface StopLatency {
+  farm: Stats & { notCancelled: number };
+  local: Stats & { notCancelled: number };
+  /** farm p50 − local p50: what the farm adds to a Stop (the goal: at most 100 ms). */
+  p50DiffMs: number;
+  /** farm p50 ÷ local p50. */
+  ratio: number;
 }
 
 type Serve = ServeChild;
@@ -71,6 +74,11 @@ const api = serveApi;
 
 function startServe(url: string, artifacts: string): Promise<Serve> {
   return serveReady(spawnCli(['serve', '--port', '0', '--queue', url, '--artifacts', artifacts]));
+}
+
+/** A serve that builds on this machine itself: the local Stop the farm's is measured against. */
+function startLocalServe(outputDir: string): Promise<Serve> {
+  return serveReady(spawnCli(['serve', '--port', '0', '--output-dir', outputDir]));
 }
 
 interface WorkerProcess {
@@ -214,6 +222,23 @@ export async function runFarmLoad(opts: FarmLoadOptions): Promise<FarmLoadResult
     } finally {
       raw.disconnect();
     }
+    let stopLatencyMs: StopLatency | undefined;
+    if ((opts.stops ?? 0) > 0) {
+      // Long simulated builds (they never end by themselves), stopped once their first phase ran.
+      const body = { modelPath: model, options: { backend: 'simulated', simDuration: 120 } };
+      const farm = await measureStops(s, { ...body, target: { gpu: 'G0' } }, opts.stops!);
+      log(`farm Stop → build.finished: p50 ${farm.p50} ms, p99 ${farm.p99} ms`);
+      const localOut = path.join(dir, 'local-engines');
+      fs.mkdirSync(localOut);
+      const local = await startLocalServe(localOut);
+      try {
+        const l = await measureStops(local, body, opts.stops!);
+        log(`local Stop → build.finished: p50 ${l.p50} ms, p99 ${l.p99} ms`);
+        stopLatencyMs = { farm, local: l, p50DiffMs: Math.round((farm.p50 - l.p50) * 10) / 10, ratio: Math.round((farm.p50 / l.p50) * 100) / 100 };
+      } finally {
+        await killProc(local.proc, 'SIGTERM').catch(() => undefined);
+      }
+    }
     const simWork = opts.builds * opts.simSeconds;
     return {
       config: { ...opts, log: undefined, slotsPerProc },
@@ -236,6 +261,7 @@ export async function runFarmLoad(opts: FarmLoadOptions): Promise<FarmLoadResult
       memory: { redisPeakBytes, servePeakRssBytes: peakRss(serve.proc.pid), redisStreamKeys, redisStreamEntries },
       kills,
       load: [Math.min(...loadSamples), Math.max(...loadSamples)].map((x) => Math.round(x * 10) / 10),
+      ...(stopLatencyMs ? { stopLatencyMs } : {}),
     };
   } finally {
     for (const w of workers) await killProc(w.proc, 'SIGTERM').catch(() => undefined);
@@ -259,6 +285,7 @@ if (require.main === module) {
     simSeconds: arg('sim-seconds', 2),
     kills: arg('kills', 2),
     targets: arg('targets', 2),
+    stops: arg('stops', 20),
     log: (l) => process.stderr.write(`bench:farm: ${l}\n`),
   };
   runFarmLoad(opts).then(

@@ -6,8 +6,14 @@
 //                        it (so it has been painted), weighted by events (apps/renderer EventPump probe)
 //   heapGrowthMiB        JS heap after forced GC, after the build minus before it
 // Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S --profile DIR]
+//                                                [-- --against DIR --rounds N]
 // --profile DIR also writes the page's CPU profile of the build (DIR/ui.cpuprofile, open it in
-// Chrome DevTools) and a summary of where the main thread's time went (in the JSON, `profile`).
+// Chrome DevTools), serve's (DIR/serve/*.cpuprofile) and a summary of where the page's main
+// thread's time went (in the JSON, `profile`).
+// --serve-profile DIR writes serve's CPU profile only (DIR/run-N/serve/), with --against too.
+// --against DIR runs a checkout of earlier code (npm ci and npm run build done there) the same
+// way, alternating with ours for N rounds (default 2), and prints both sets of medians with
+// ratios (`againstEarlier`), as bench:native does. Each run's serve gets a fresh cache and state.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,6 +22,7 @@ import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium';
 import { tempDir, writeModel } from '../test/support/onnx-gen';
 import { compareToBaseline } from './baseline';
+import { treeCpu } from './proc-cpu';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ARGS = [
@@ -63,9 +70,15 @@ interface PageGlobals {
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0'], {
-    cwd: ROOT,
+/** `serve` of the checkout at `root` (ours, or the earlier code's with --against). */
+async function startServer(root: string, dir: string, profileDir?: string): Promise<{ proc: ChildProcess; url: string }> {
+  // With --profile, serve's own CPU profile too (written when it exits on SIGTERM).
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(path.resolve(profileDir), 'serve')] : [];
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0'], {
+    cwd: root,
+    // A cache and state of its own: the form asks for reuse by default, and an engine store that
+    // already holds this (deterministic) model's engine would end the build at once.
+    env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), TBS_STATE_DIR: path.join(dir, 'state') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -222,15 +235,24 @@ async function startProfile(page: Page, dir: string) {
   };
 }
 
-async function main(): Promise<void> {
-  // 10,000 one-channel blocks: a ~3 MB model whose simulated build makes ~5.5M callbacks
-  // (measured: 2,000 blocks → 1.09M); paced to 30 s, that is ~180k callbacks/s at the source.
+interface RunOptions {
+  /** The checkout whose serve (and with it, whose UI) runs. */
+  root: string;
+  model: string;
+  layers: number;
+  seconds: number;
+  /** A folder for this run's serve state (engine store, predictions). */
+  dir: string;
+  profileDir?: string;
+  /** Where serve's CPU profile goes without the page's (--serve-profile). */
+  serveProfileDir?: string;
+}
+
+/** One build watched in the page: serve of `root`, the UI it serves, the figures of that build. */
+async function runOnce(o: RunOptions) {
   const loadAtStart = round(os.loadavg()[0], 2);
-  const layers = arg('layers', 10_000);
-  const seconds = arg('seconds', 30);
-  const dir = tempDir('tbs-bench-ui-');
-  const model = writeModel(path.join(dir, 'bench.onnx'), { layers, channels: 1 });
-  const { proc, url } = await startServer();
+  const { model, layers, seconds, profileDir } = o;
+  const { proc, url } = await startServer(o.root, o.dir, profileDir ?? o.serveProfileDir);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -258,12 +280,19 @@ async function main(): Promise<void> {
     await page.waitForTimeout(500);
     const heapBefore = await heapUsedAfterGc(page);
 
-    const profileDir = strArg('profile');
     const profiler = profileDir ? await startProfile(page, profileDir) : null;
+    // Chromium is this process's other child (Playwright starts it from here).
+    const cpuAt = () => {
+      const serve = treeCpu(proc.pid!);
+      const chromium = treeCpu(process.pid, [proc.pid!], false);
+      return { serve: serve.total, chromium: chromium.total, byKind: { ...serve.byKind, ...chromium.byKind } };
+    };
+    const cpu0 = cpuAt();
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
     await page.getByRole('status').filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ }).waitFor({ timeout: (seconds + 900) * 1000 });
     const t1 = await page.evaluate(() => performance.now());
+    const cpu1 = cpuAt();
     const statusText = await page.getByRole('status').textContent();
     const profile = profiler && profileDir ? await profiler.stop(profileDir) : undefined;
 
@@ -294,7 +323,7 @@ async function main(): Promise<void> {
     const durationMs = rec.outcome?.durationMs ?? NaN;
     const pageS = (t1 - t0) / 1000;
 
-    const result = {
+    return {
       bench: 'ui',
       chromium: (await browser.version()).toString(),
       model: { layers, fileMiB: round(fs.statSync(model).size / 2 ** 20, 2) },
@@ -309,8 +338,20 @@ async function main(): Promise<void> {
         events: pageEvents,
         serverEvents: rec.lastSeq + 1,
         pageReceiveS: round(pageS, 2),
+        // The page's time to see the whole build over the build's own: 1 is a page that keeps up.
+        pageOverBuild: round(pageS / (durationMs / 1000), 2),
         callbacksPerSecAtPage: Math.round(pageCallbacks / pageS),
         eventsPerSecAtPage: Math.round(pageEvents / pageS),
+      },
+      // CPU seconds the processes used from Build to the page's end of it: serve with its build
+      // worker, and Chromium (all its processes). What the build costs the machine, a figure
+      // that holds when other programs' load makes wall-clock rates drift.
+      cpuSeconds: {
+        serveAndWorker: round(cpu1.serve - cpu0.serve),
+        chromium: round(cpu1.chromium - cpu0.chromium),
+        perBuildSecond: round((cpu1.serve - cpu0.serve + cpu1.chromium - cpu0.chromium) / (durationMs / 1000), 2),
+        // By process (Chromium's by --type; a process that ended during the build counts in its parent).
+        byProcess: Object.fromEntries(Object.entries(cpu1.byKind).map(([k, v]) => [k, round(v - (cpu0.byKind[k] ?? 0))])),
       },
       fps: {
         p50: round(percentile(fps, 50)),
@@ -324,12 +365,11 @@ async function main(): Promise<void> {
       },
       heapGrowthMiB: round((heapAfter - heapBefore) / 2 ** 20, 2),
       heapMiB: { before: round(heapBefore / 2 ** 20, 2), after: round(heapAfter / 2 ** 20, 2) },
-      targets: { fpsP5: '>= 30', eventToPaintP99Ms: '<= 33', heapGrowthMiB: '< 20', callbacks: '>= 5,000,000', callbacksPerSec: '>= 100,000' },
+      targets: { fpsP5: '>= 30', eventToPaintP99Ms: '<= 33', heapGrowthMiB: '< 20', callbacks: '>= 5,000,000', callbacksPerSec: '>= 100,000', pageOverBuild: '<= 1.2' },
       note: 'Shared 2-core machine: absolute figures drift with load.',
       machine: { cpus: os.cpus().length, loadavg1AtStart: loadAtStart, loadavg1AtEnd: round(os.loadavg()[0], 2) },
       ...(profile ? { profile } : {}),
     };
-    console.log(JSON.stringify({ ...result, baseline: compareToBaseline('ui', result) }, null, 2));
   } finally {
     await browser.close();
     const exited = new Promise((r) => proc.once('exit', r));
@@ -337,6 +377,112 @@ async function main(): Promise<void> {
     const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(t);
+  }
+}
+
+type RunFigures = Awaited<ReturnType<typeof runOnce>>;
+
+/** The figures --against puts side by side (paths in a run's JSON), and which way is better. */
+const AGAINST_FIGURES: [string, 'lower' | 'higher'][] = [
+  ['eventToPaintMs.p50', 'lower'],
+  ['eventToPaintMs.p99', 'lower'],
+  ['eventToPaintMs.max', 'lower'],
+  ['fps.p50', 'higher'],
+  ['fps.p5', 'higher'],
+  ['heapGrowthMiB', 'lower'],
+  ['build.durationS', 'lower'],
+  ['build.pageReceiveS', 'lower'],
+  ['build.pageOverBuild', 'lower'],
+  ['build.eventsPerSecAtPage', 'higher'],
+  ['cpuSeconds.serveAndWorker', 'lower'],
+  ['cpuSeconds.chromium', 'lower'],
+  ['cpuSeconds.perBuildSecond', 'lower'],
+];
+
+function figureAt(run: unknown, dotted: string): number {
+  let cur: unknown = run;
+  for (const k of dotted.split('.')) cur = (cur as Record<string, unknown> | undefined)?.[k];
+  return typeof cur === 'number' ? cur : NaN;
+}
+
+function median(values: number[]): number {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v[Math.floor(v.length / 2)];
+}
+
+/** One line per run for the JSON: enough to see the spread behind the medians. */
+function runLine(r: RunFigures) {
+  return {
+    state: r.build.state,
+    durationS: r.build.durationS,
+    pageReceiveS: r.build.pageReceiveS,
+    eventToPaintMs: r.eventToPaintMs,
+    fps: { p50: r.fps.p50, p5: r.fps.p5 },
+    heapGrowthMiB: r.heapGrowthMiB,
+    cpuSeconds: r.cpuSeconds,
+    loadavg1: [r.machine.loadavg1AtStart, r.machine.loadavg1AtEnd],
+  };
+}
+
+async function main(): Promise<void> {
+  // 10,000 one-channel blocks: a ~3 MB model whose simulated build makes ~5.5M callbacks
+  // (measured: 2,000 blocks → 1.09M); paced to 30 s, that is ~180k callbacks/s at the source.
+  const layers = arg('layers', 10_000);
+  const seconds = arg('seconds', 30);
+  const against = strArg('against');
+  const rounds = Math.max(1, Math.floor(arg('rounds', 2)));
+  const dir = tempDir('tbs-bench-ui-');
+  const model = writeModel(path.join(dir, 'bench.onnx'), { layers, channels: 1 });
+  let n = 0;
+  // --serve-profile DIR: serve's CPU profile only (DIR/run-N/serve/), in any mode, --against too.
+  const serveProfile = strArg('serve-profile');
+  const run = (root: string, profileDir?: string) => {
+    const runDir = path.join(dir, `run-${++n}`);
+    return runOnce({ root, model, layers, seconds, dir: runDir, profileDir, serveProfileDir: serveProfile && path.join(path.resolve(serveProfile), `run-${n}`) });
+  };
+  try {
+    if (!against) {
+      const result = await run(ROOT, strArg('profile'));
+      console.log(JSON.stringify({ ...result, baseline: compareToBaseline('ui', result) }, null, 2));
+      return;
+    }
+    // The earlier code (another checkout, built there: its serve serves its own UI) and ours
+    // take turns, the first of each round alternating, so both meet the same machine load.
+    const earlierRoot = path.resolve(against);
+    for (const f of ['bin/trt-build-studio.js', 'dist/renderer/index.html']) {
+      if (!fs.existsSync(path.join(earlierRoot, f))) throw new Error(`--against ${against}: ${f} missing (npm ci and npm run build in that checkout first)`);
+    }
+    const ours: RunFigures[] = [];
+    const earlier: RunFigures[] = [];
+    for (let i = 0; i < rounds; i++) {
+      if (i % 2 === 0) {
+        earlier.push(await run(earlierRoot));
+        ours.push(await run(ROOT));
+      } else {
+        ours.push(await run(ROOT));
+        earlier.push(await run(earlierRoot));
+      }
+    }
+    const figures: Record<string, { ours: number; earlier: number; ratio: number | null; better: string }> = {};
+    for (const [name, better] of AGAINST_FIGURES) {
+      const o = median(ours.map((r) => figureAt(r, name)));
+      const e = median(earlier.map((r) => figureAt(r, name)));
+      figures[name] = { ours: o, earlier: e, ratio: e === 0 || !Number.isFinite(o / e) ? null : round(o / e, 3), better };
+    }
+    // The run printed in full is ours with the median event-to-paint tail.
+    const byTail = [...ours].sort((a, b) => a.eventToPaintMs.p99 - b.eventToPaintMs.p99);
+    const result = {
+      ...byTail[Math.floor(byTail.length / 2)],
+      againstEarlier: {
+        checkout: earlierRoot,
+        rounds,
+        note: 'medians of alternating runs (earlier first in odd rounds) in this run; ratio = ours / earlier',
+        figures,
+        runs: { ours: ours.map(runLine), earlier: earlier.map(runLine) },
+      },
+    };
+    console.log(JSON.stringify({ ...result, baseline: compareToBaseline('ui', result) }, null, 2));
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

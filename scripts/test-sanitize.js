@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// npm run test:sanitize — builds the core and the multi-threaded stress test with
-// ThreadSanitizer (plain cmake, build/native-tsan; no Node-API involved) and runs it.
+// npm run test:sanitize — builds the core, the multi-threaded stress test and the back-pressure
+// test (builder threads waiting at the outbox's bound, released by a cancel: test_outbox_bound.cc)
+// with ThreadSanitizer (plain cmake, build/native-tsan; no Node-API involved) and runs them.
 // `-- --address` (or TBS_SANITIZE=address) uses AddressSanitizer in build/native-asan instead.
 // `-- --load N` (or TBS_SANITIZE_LOAD=N) runs the tests while N busy-loop processes compete for
 // the CPUs, the way a loaded CI machine starves the pipeline's flusher; they are killed by pid

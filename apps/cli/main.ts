@@ -1,6 +1,6 @@
 // `trt-build-studio`: build | inspect | backends | serve | mcp. Exit codes: 0 ok, 1 the build
 // failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
-import { processSignals } from '../service/process-signals.js';
+import { processSignals } from '../process/process-signals.js';
 import { ServiceError } from '../service/api.js';
 import type { ShapesError } from '../service/build-validation.js';
 import { displayText } from '../shared/display-text.js';

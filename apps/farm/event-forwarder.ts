@@ -9,6 +9,8 @@ import type { Labels } from './labels.js';
 
 /** How often the build's record (snapshot) in Redis is brought up to date while it runs. */
 const RECORD_EVERY_MS = 2000;
+/** At most this many events in one append (one Lua call), so one call never holds Redis long. */
+const MAX_BATCH_EVENTS = 2000;
 
 /**
  * Carries a local build's events to its Redis stream in order, one append at a time, with the
@@ -17,6 +19,8 @@ const RECORD_EVERY_MS = 2000;
  */
 export class Forwarder {
   private chain: Promise<void> = Promise.resolve();
+  /** The batch queued on `chain` and not yet sent: events emitted meanwhile join it. */
+  private open?: { events: BuildEvent[]; rec?: BuildRecord };
   private lastFarmSeq: number;
   private lastRecordAt = 0;
   private readonly view: BuildView;
@@ -66,20 +70,48 @@ export class Forwarder {
     const end = mapped.findIndex((e) => e.type === 'build.finished');
     const copy = this.cacheCopy;
     if (end < 0 || !copy) {
-      this.chain = this.chain.then(() => this.send(mapped, rec)).catch((e) => this.fail(e));
+      this.enqueue(mapped, rec);
       return;
     }
-    this.chain = this.chain
-      .then(async () => {
-        if (end > 0) await this.send(mapped.slice(0, end), rec);
-        const note = await copy.publish().then(
-          (p) => publishedNote(p, copy.wc.shared),
-          (e: Error) => ({ severity: 'warning' as const, message: `timing cache ${copy.wc.shared} not updated: ${e.message}` }),
-        );
-        if (note) await this.send([this.logEvent(note.severity, note.message)], undefined);
-        await this.send(mapped.slice(end), rec);
-      })
-      .catch((e) => this.fail(e));
+    if (end > 0) this.enqueue(mapped.slice(0, end), rec);
+    this.step(async () => {
+      const note = await copy.publish().then(
+        (p) => publishedNote(p, copy.wc.shared),
+        (e: Error) => ({ severity: 'warning' as const, message: `timing cache ${copy.wc.shared} not updated: ${e.message}` }),
+      );
+      await this.send([...(note ? [this.logEvent(note.severity, note.message)] : []), ...mapped.slice(end)], rec);
+    });
+  }
+
+  /**
+   * Events join the batch that has not been sent yet, if there is one: while one append is on its
+   * way to Redis, everything the build emits meanwhile waits for the next, and goes in one append.
+   * One append per local batch instead would queue round trips behind each other whenever the
+   * build emits faster than Redis answers (a busy machine), and every later event (build.finished
+   * after a Stop among them) would wait behind that queue.
+   */
+  private enqueue(events: BuildEvent[], rec: BuildRecord | undefined): void {
+    if (events.length === 0) return;
+    let batch = this.open;
+    if (!batch || batch.events.length >= MAX_BATCH_EVENTS) {
+      const fresh: { events: BuildEvent[]; rec?: BuildRecord } = { events: [] };
+      batch = fresh;
+      this.open = fresh;
+      this.chain = this.chain
+        .then(() => {
+          if (this.open === fresh) this.open = undefined;
+          return this.send(fresh.events, fresh.rec);
+        })
+        .catch((e) => this.fail(e));
+    }
+    batch.events.push(...events);
+    if (rec) batch.rec = rec;
+  }
+
+  /** Runs `fn` after everything queued so far; later events go after it, never into an earlier batch. */
+  private step(fn: () => Promise<void>): void {
+    this.open = undefined;
+    this.chain = this.chain.then(fn).catch((e) => this.fail(e));
   }
 
   private logEvent(severity: 'info' | 'warning', message: string): BuildEvent {
@@ -87,17 +119,18 @@ export class Forwarder {
   }
 
   note(severity: 'info' | 'warning', message: string): void {
-    const ev = this.logEvent(severity, message);
-    this.chain = this.chain.then(() => this.send([ev], undefined)).catch((e) => this.fail(e));
+    this.enqueue([this.logEvent(severity, message)], undefined);
   }
 
   async flush(final: BuildRecord): Promise<void> {
+    this.open = undefined;
     await this.chain;
     await this.writeRecord(final, true);
   }
 
   /** The build ended before the local service ran it (bad request, cancelled while waiting). */
   async endWithout(status: 'failed' | 'cancelled', error?: string): Promise<void> {
+    this.open = undefined;
     await this.chain;
     const finished = {
       v: PROTOCOL_VERSION,

@@ -19,19 +19,40 @@ export function waitingReason(target: Labels, live: WorkerInfo[]): string {
   return `about to be taken by ${free.map((w) => w.id).join(' or ')}`;
 }
 
+/** One build as the farm view needs it: its record, and its state and owner where Redis has fresher ones. */
+export interface FarmStatusBuild {
+  id: string;
+  rec: FarmRecord;
+  state?: BuildState;
+  owner?: string;
+}
+
+/** Reads every build in the history from Redis (the CLI, which follows nothing). */
 export async function readFarmStatus(store: FarmStore, opts: { recent?: number; now?: number } = {}): Promise<FarmStatus> {
-  const now = opts.now ?? Date.now();
   const live = await store.liveWorkers();
   const ids = await store.historyIds();
-  const records = (await Promise.all(ids.map(async (id) => ({ id, rec: await store.getRecord(id), fields: await store.getBuildFields(id) })))).filter(
-    (x): x is { id: string; rec: FarmRecord; fields: Record<string, string> } => x.rec !== undefined,
-  );
-  const state = (x: { rec: FarmRecord; fields: Record<string, string> }) => (x.fields.state as BuildState | undefined) ?? x.rec.state;
+  const builds = (
+    await Promise.all(
+      ids.map(async (id) => {
+        const [rec, fields] = await Promise.all([store.getRecord(id), store.getBuildFields(id)]);
+        return rec && { id, rec, state: fields.state as BuildState | undefined, owner: fields.owner };
+      }),
+    )
+  ).filter((x): x is Exclude<typeof x, undefined> => x !== undefined);
+  return composeFarmStatus(builds, live, Object.values(await store.pools()), opts);
+}
+
+/**
+ * The view from what is known of the builds, the live workers and the pools (canonical targets):
+ * from Redis (readFarmStatus), or from the mirrors serve keeps of every build in the history.
+ */
+export function composeFarmStatus(builds: FarmStatusBuild[], live: WorkerInfo[], poolTargets: string[], opts: { recent?: number; now?: number } = {}): FarmStatus {
+  const now = opts.now ?? Date.now();
   const pools = new Map<string, FarmStatus['pools'][number]>();
   const running: FarmStatus['running'] = [];
   const ended: FarmStatus['recent'] = [];
-  for (const x of records) {
-    const s = state(x);
+  for (const x of builds) {
+    const s = x.state ?? x.rec.state;
     const target = x.rec.farm?.target ?? {};
     if (s === 'queued') {
       const key = formatLabels(target);
@@ -41,11 +62,10 @@ export async function readFarmStatus(store: FarmStore, opts: { recent?: number; 
     } else if (FINAL_STATES.has(s)) {
       ended.push({ id: x.id, state: s, worker: x.rec.farm?.worker?.id, finishedAt: x.rec.finishedAt, ...(x.rec.outcome?.error ? { error: x.rec.outcome.error } : {}) });
     } else {
-      running.push({ id: x.id, worker: x.rec.farm?.worker?.id ?? x.fields.owner?.split('/')[0], target, startedAt: x.rec.startedAt, attempt: x.rec.farm?.attempt ?? 1 });
+      running.push({ id: x.id, worker: x.rec.farm?.worker?.id ?? x.owner?.split('/')[0], target, startedAt: x.rec.startedAt, attempt: x.rec.farm?.attempt ?? 1 });
     }
   }
-  for (const [name, canon] of Object.entries(await store.pools())) {
-    void name;
+  for (const canon of poolTargets) {
     const target = targetFromCanonical(canon);
     const key = formatLabels(target);
     if (!pools.has(key)) pools.set(key, { target, queued: [] });

@@ -49,6 +49,8 @@ export interface WorkerInfo {
   backends?: unknown;
   /** When this heartbeat was written (ms since the epoch; absent from older workers). */
   beatAt?: number;
+  /** How long this heartbeat lives (the worker's --heartbeat-ms; absent from older workers). */
+  ttlMs?: number;
 }
 
 const APPEND = `
@@ -86,12 +88,32 @@ if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2])
 return 1`;
 
+/**
+ * Stop, in one round trip: a build still queued is claimed by `owner` (ARGV[1]) and the script
+ * returns 0 (the caller ends it); otherwise the Stop is counted and published, for current workers
+ * with the count and reason ({"id", "n", "reason"} on the stop channel: they act on it without
+ * reading the counter), and as the bare id on the cancel channel for workers of earlier versions,
+ * which read the counter then. Returns the count.
+ */
+const REQUEST_STOP = `
+if redis.call('HGET', KEYS[1], 'state') == 'queued' then
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'state', 'cancelling')
+  redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+  return 0
+end
+local n = redis.call('HINCRBY', KEYS[2], 'n', 1)
+redis.call('HSET', KEYS[2], 'reason', ARGV[2])
+redis.call('PUBLISH', ARGV[4], cjson.encode({id = ARGV[3], n = n, reason = ARGV[2]}))
+redis.call('PUBLISH', ARGV[5], ARGV[3])
+return n`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     tbsAppend(...args: (string | number)[]): Result<number, Context>;
     tbsPutRecord(key: string, owner: string, state: string, record: string): Result<number, Context>;
     tbsClaim(key: string, owner: string, state: string): Result<number, Context>;
     tbsTakeover(key: string, expectedOwner: string, newOwner: string): Result<number, Context>;
+    tbsRequestStop(buildKey: string, cancelKey: string, owner: string, reason: string, id: string, stopChannel: string, cancelChannel: string): Result<number, Context>;
   }
 }
 
@@ -100,6 +122,7 @@ export function defineFarmCommands(r: Redis): void {
   r.defineCommand('tbsPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
   r.defineCommand('tbsClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('tbsTakeover', { numberOfKeys: 1, lua: TAKEOVER });
+  r.defineCommand('tbsRequestStop', { numberOfKeys: 2, lua: REQUEST_STOP });
 }
 
 export interface StoreLimits {
@@ -229,15 +252,13 @@ export class FarmStore {
     );
   }
 
-  /** Counts one more Stop for `id` and tells the worker running it (pub/sub), in one transaction. */
-  async requestCancel(id: string, reason: CancelReason): Promise<number> {
-    const [[, n]] = (await this.redis
-      .multi()
-      .hincrby(keys.cancel(id), 'n', 1)
-      .hset(keys.cancel(id), 'reason', reason)
-      .publish(keys.cancelChannel, id)
-      .exec()) as [[unknown, number], unknown, unknown];
-    return n;
+  /**
+   * Stop in one round trip: 0 when the build was still queued and is now `owner`'s to end (the
+   * claim of `claim(id, owner, 'cancelling')`), else the number of Stops counted for it, the
+   * worker running it told at once (see REQUEST_STOP).
+   */
+  async requestStop(id: string, owner: string, reason: CancelReason): Promise<number> {
+    return this.redis.tbsRequestStop(keys.build(id), keys.cancel(id), owner, reason, id, keys.stopChannel, keys.cancelChannel);
   }
 
   async cancelRequests(id: string): Promise<{ n: number; reason: CancelReason }> {
@@ -246,11 +267,11 @@ export class FarmStore {
   }
 
   async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
-    await this.redis.multi().set(keys.worker(info.id), JSON.stringify(info), 'PX', ttlMs).sadd(keys.workers, info.id).exec();
+    await this.redis.multi().set(keys.worker(info.id), JSON.stringify(info), 'PX', ttlMs).sadd(keys.workers, info.id).publish(keys.farmChannel, info.id).exec();
   }
 
   async removeWorker(id: string): Promise<void> {
-    await this.redis.multi().del(keys.worker(id)).srem(keys.workers, id).exec();
+    await this.redis.multi().del(keys.worker(id)).srem(keys.workers, id).publish(keys.farmChannel, id).exec();
   }
 
   /** Workers whose heartbeat has not expired; forgets the dead ones. */

@@ -15,7 +15,7 @@ import { BuildService, type BuildServiceOptions } from '../service/build-service
 import { resolveBackend } from '../service/build-validation.js';
 import { checkTimingCacheFile } from '../service/timing-cache-file.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
-import type { BackendInfo } from '../shared/protocol.js';
+import type { BackendInfo, CancelReason } from '../shared/protocol.js';
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
@@ -116,11 +116,35 @@ export class FarmWorker {
         this.wake?.();
         return;
       }
+      if (channel === keys.stopChannel) {
+        // The count and reason ride along: no read of the counter on Stop's path.
+        let m: { id?: unknown; n?: unknown; reason?: unknown };
+        try {
+          m = JSON.parse(message) as typeof m;
+        } catch {
+          return;
+        }
+        if (typeof m.id !== 'string' || typeof m.n !== 'number') return;
+        this.pairedStops.set(m.id, (this.pairedStops.get(m.id) ?? 0) + 1);
+        const entry = this.running.get(m.id);
+        if (entry) this.applyCount(entry, { n: m.n, reason: (typeof m.reason === 'string' ? m.reason : 'user') as CancelReason });
+        return;
+      }
+      // The bare id (cancelChannel): a serve of this version sent it right after the message above
+      // (same connection, same order), which said it all; one of an earlier version sends only
+      // this, and the counter is read.
+      const paired = this.pairedStops.get(message) ?? 0;
+      if (paired > 0) {
+        if (paired === 1) this.pairedStops.delete(message);
+        else this.pairedStops.set(message, paired - 1);
+        return;
+      }
       const entry = this.running.get(message);
       if (entry) void this.applyCancels(entry);
     });
     this.stops.on('ready', () => {
-      void this.stops.subscribe(keys.cancelChannel, keys.queuedChannel).catch(() => undefined);
+      this.pairedStops.clear();
+      void this.stops.subscribe(keys.cancelChannel, keys.stopChannel, keys.queuedChannel).catch(() => undefined);
       for (const entry of this.running.values()) void this.applyCancels(entry);
     });
   }
@@ -155,6 +179,7 @@ export class FarmWorker {
         pid: process.pid,
         backends: this.backends,
         beatAt: Date.now(),
+        ttlMs: this.ttl,
       },
       this.ttl,
     );
@@ -336,6 +361,8 @@ export class FarmWorker {
 
   /** Each new Stop request in Redis becomes one local cancel (the second one kills, as locally). */
   private applied = new Map<string, number>();
+  /** Stop messages with their count, per build, whose bare-id twin on cancelChannel has not come yet. */
+  private readonly pairedStops = new Map<string, number>();
   private async applyCancels(entry: Running): Promise<void> {
     let c;
     try {
@@ -343,6 +370,11 @@ export class FarmWorker {
     } catch {
       return;
     }
+    this.applyCount(entry, c);
+  }
+
+  /** Acts on the Stop count `c.n` of a build (what is new since the last look). */
+  private applyCount(entry: Running, c: { n: number; reason: CancelReason }): void {
     if (!entry.localId) {
       if (c.n > 0) entry.early.abort();
       return;

@@ -31,9 +31,25 @@ export const keys = {
    * missed a message while disconnected re-reads the counters when it reconnects).
    */
   cancelChannel: `${PREFIX}:cancel-requests`,
+  /**
+   * Pub/sub channel: `{"id", "n", "reason"}` each time Stop is asked for a build, so the worker
+   * running it cancels without reading the counter first (serve also publishes the bare id on
+   * `cancelChannel`, for workers of earlier versions).
+   */
+  stopChannel: `${PREFIX}:stop-requests`,
   /** Pub/sub channel: a pool name is published here when a job is added to it, so idle workers
    * take it at once instead of at their next look (which stays, as the fallback). */
   queuedChannel: `${PREFIX}:jobs-queued`,
+  /**
+   * Stream of one serve process: an entry here ends that serve's blocking read of the build
+   * streams, so a build it starts following is read at once (capped, with a TTL).
+   */
+  serveWake: (serveId: string) => `${PREFIX}:serve-wake:${serveId}`,
+  /**
+   * Pub/sub channel: a worker id is published here with every heartbeat, and when a worker leaves,
+   * so serve's live farm view (GET /api/farm/events) changes at once.
+   */
+  farmChannel: `${PREFIX}:farm-changes`,
   /** Distributed lock on a shared artifact (timing cache). */
   lock: (name: string) => `${PREFIX}:lock:${name}`,
 };

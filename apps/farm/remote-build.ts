@@ -4,7 +4,7 @@
 // contract is the local one: subscribe returns the record and the complete view, then events with
 // seq > the view's seq, or a reset when the events after the caller's afterSeq are not kept here
 // (trimmed, or from before the snapshot this serve started the mirror from).
-import type { BuildViewSnapshot } from '../shared/build-view.js';
+import { stateOf, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildFinished, CacheStats } from '../shared/protocol.js';
 import type { SubscribeOpts, Subscription } from '../service/api.js';
 import { BuildFeed, type FeedStart } from '../service/build-feed.js';
@@ -16,13 +16,19 @@ export class RemoteBuild {
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   /** Stop requests made through this serve (the second escalates on the worker). */
   cancelRequests = 0;
+  /** A stop was sent to the running build: it reads as cancelling before build.cancelling arrives. */
+  private stopRequested = false;
   /**
    * The view holds every event of the build this far: it started from the first event or from a
    * record's view. Otherwise it started empty partway through, and misses what came before.
    */
   private viewWhole: boolean;
 
-  constructor(record: FarmRecord, opts: { retainEvents: number }) {
+  private readonly onChange: () => void;
+
+  /** `onChange`: the build's state or farm facts (worker, waiting reason, attempt) changed. */
+  constructor(record: FarmRecord, opts: { retainEvents: number; onChange?: () => void }) {
+    this.onChange = opts.onChange ?? (() => undefined);
     this.rec = record;
     this.feed = new BuildFeed(record.id, opts.retainEvents, startOf(record));
     this.viewWhole = wholeFrom(record);
@@ -38,8 +44,12 @@ export class RemoteBuild {
   get lastSeq(): number {
     return this.rec.lastSeq;
   }
+  /**
+   * The record's state (the farm moves it: queued, running, back to queued for a retry; events
+   * end it), and cancelling once a stop was sent, by the one rule every host uses (stateOf).
+   */
   get state(): FarmRecord['state'] {
-    return this.rec.state;
+    return stateOf({ status: this.rec.state }, { stopRequested: this.stopRequested });
   }
   get finished(): boolean {
     return FINAL_STATES.has(this.rec.state);
@@ -51,7 +61,7 @@ export class RemoteBuild {
   /** The record as the API gives it (the view travels separately). */
   record(): FarmRecord {
     const { view: _view, ...rec } = this.rec;
-    return { ...rec, farm: { ...this.rec.farm } };
+    return { ...rec, state: this.state, farm: { ...this.rec.farm } };
   }
 
   viewSnapshot(): BuildViewSnapshot {
@@ -61,10 +71,18 @@ export class RemoteBuild {
   /** Serve's own facts (waiting reason, attempt) that do not come as events. */
   setFarm(patch: Partial<FarmRecord['farm']>): void {
     this.rec = { ...this.rec, farm: { ...this.rec.farm, ...patch } };
+    this.onChange();
   }
 
   setState(state: FarmRecord['state']): void {
-    if (!this.finished) this.rec = { ...this.rec, state };
+    if (this.finished || this.rec.state === state) return;
+    this.rec = { ...this.rec, state };
+    this.onChange();
+  }
+
+  /** A stop was sent to the worker running this build. */
+  requestStop(): void {
+    if (this.rec.state === 'running') this.stopRequested = true;
   }
 
   /** Open phases, for closing them when an attempt is abandoned. */
@@ -73,6 +91,7 @@ export class RemoteBuild {
   }
 
   ingest(events: BuildEvent[]): void {
+    const before = this.rec;
     const fresh: BuildEvent[] = [];
     for (const ev of events) {
       if (this.finished || ev.seq <= this.rec.lastSeq || ev.buildId !== this.rec.id) continue;
@@ -118,6 +137,7 @@ export class RemoteBuild {
       fresh.push(ev);
     }
     this.feed.push(fresh, Date.now());
+    if (this.rec.state !== before.state || this.rec.farm !== before.farm) this.onChange();
     const end = fresh.find((e): e is BuildFinished => e.type === 'build.finished');
     if (end) for (const w of this.waiters.splice(0)) w(end);
   }
@@ -131,6 +151,7 @@ export class RemoteBuild {
     this.rec = record;
     this.feed.reset(startOf(record));
     this.viewWhole = wholeFrom(record);
+    this.onChange();
     if (this.finished && record.outcome) for (const w of this.waiters.splice(0)) w(record.outcome);
   }
 

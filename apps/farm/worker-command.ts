@@ -5,7 +5,7 @@
 // (the handlers are the process's shared ones: see service/process-signals.ts).
 import { parseArgs } from 'node:util';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
+import { processSignals } from '../process/process-signals.js';
 import { SharedFolderArtifacts } from './artifacts.js';
 import { defaultWorkerId, FarmWorker } from './farm-worker.js';
 import { parseGpus, type GpuSlot } from './gpu-slots.js';

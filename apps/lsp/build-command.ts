@@ -3,17 +3,18 @@
 // for its token and $/cancelRequest for the request both cancel the build itself (the worker stops
 // at the next step boundary and writes nothing), exactly like the Stop button.
 import type { CancellationToken, Diagnostic, ProgressToken } from 'vscode-languageserver';
-import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { z } from 'zod';
+import type { BuildServiceApi } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
-import type { CancelReasons } from '../mcp/build-tool.js';
-import type { NotifierOptions } from '../mcp/progress-notifier.js';
-import { progressMessage } from '../mcp/progress-message.js';
-import { StreamCursor } from '../shared/stream-cursor.js';
+import type { CancelReasons } from '../surface/cancel-reasons.js';
+import type { NotifierOptions } from '../surface/progress-notifier.js';
+import { progressMessage } from '../surface/progress-message.js';
 import { crashSite, formatCurrentPath } from '../shared/view-format.js';
-import { buildResult } from '../mcp/results.js';
-import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../mcp/schemas.js';
+import { buildResult } from '../surface/build-result.js';
+import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../surface/schemas.js';
+import { cancelMatrix, farmFields, followMatrix, formatTarget, MatrixTargets, type MatrixResult } from '../surface/farm-builds.js';
 import { phaseRows, type BuildLogLine, type BuildView } from './build-view-notification.js';
 import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
 import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
@@ -22,6 +23,15 @@ import { fileArg } from './paths.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from './work-done.js';
 
 export const BUILD_COMMAND = COMMANDS.build;
+
+/** How to give the language server a farm, for messages that refuse target/targets without one. */
+const FARM_HINT = 'start the language server with --queue redis://host:port';
+
+/**
+ * The command's argument: one build, or (a build farm only) `targets`, a matrix: one build per
+ * target, all followed to their ends and reported together (as MCP's build_matrix does).
+ */
+const LspBuildArgs = BuildArgs.extend({ targets: MatrixTargets.optional() });
 
 /** What the build command needs from the connection; a seam so the wiring stays in server.ts. */
 export interface LspPort {
@@ -36,11 +46,12 @@ export interface LspPort {
 /** Builds this server started and how to stop each; shared with trtBuildStudio.cancel and shutdown. */
 export class ActiveBuilds {
   readonly byId = new Map<string, { modelPath: string; cancel: () => boolean }>();
-  readonly byToken = new Map<ProgressToken, string>();
+  /** A progress token → the builds it reports on (one, or a matrix's). */
+  readonly byToken = new Map<ProgressToken, string[]>();
 
   cancelByToken(token: ProgressToken): boolean {
-    const id = this.byToken.get(token);
-    return id === undefined ? false : (this.byId.get(id)?.cancel() ?? false);
+    const ids = this.byToken.get(token) ?? [];
+    return ids.map((id) => this.byId.get(id)?.cancel() ?? false).some(Boolean);
   }
 }
 
@@ -55,6 +66,7 @@ export interface BuildCommandDeps {
 }
 
 export type LspBuildResult = BuildResultOut & { modelPath: string; lastPhasePath?: string[] };
+export type LspMatrixResult = MatrixResult & { modelPath: string; buildIds: string[] };
 
 function modelProblem(port: LspPort, modelPath: string, kind: ProblemKind, message: string): never {
   port.publishDiagnostics(modelUri(modelPath), problemDiagnostics(kind, message));
@@ -83,14 +95,16 @@ export async function runBuildCommand(
   deps: BuildCommandDeps,
   rawArgs: unknown,
   request: { workDoneToken?: ProgressToken; cancel: CancellationToken },
-): Promise<LspBuildResult> {
+): Promise<LspBuildResult | LspMatrixResult> {
   const { service, port } = deps;
   if (rawArgs === undefined) {
-    throw invalidParams(BUILD_COMMAND, 'expects one argument object {"modelPath": "...", "outputPath"?, "options"?, "timeBudgetSeconds"?}');
+    throw invalidParams(BUILD_COMMAND, 'expects one argument object {"modelPath": "...", "outputPath"?, "options"?, "timeBudgetSeconds"?, "target"? or "targets"?}');
   }
-  const parsed = BuildArgs.safeParse(rawArgs);
+  const parsed = LspBuildArgs.safeParse(rawArgs);
   if (!parsed.success) throw invalidParams(BUILD_COMMAND, `invalid arguments: ${describeZodError(parsed.error)}`);
-  const args = parsed.data;
+  const { targets, ...args } = parsed.data;
+  if (targets) return runMatrix(deps, { ...args, targets }, request);
+  let farm;
   let modelPath: string;
   let outputPath: string | undefined;
   let options;
@@ -98,6 +112,7 @@ export async function runBuildCommand(
     modelPath = fileArg(args.modelPath, 'modelPath');
     outputPath = args.outputPath === undefined ? undefined : fileArg(args.outputPath, 'outputPath');
     options = parseBuildOptions(args.options);
+    farm = farmFields(service, args, FARM_HINT);
   } catch (e) {
     throw toResponseError(BUILD_COMMAND, e);
   }
@@ -113,7 +128,7 @@ export async function runBuildCommand(
 
   let record;
   try {
-    record = await service.startBuild({ modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds });
+    record = await service.startBuild({ modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds, ...farm });
   } catch (e) {
     if (e instanceof ServiceError && e.code === 'bad_model') {
       port.publishDiagnostics(modelUri(modelPath), problemDiagnostics('bad-model', e.message));
@@ -140,6 +155,7 @@ async function followBuild(
   port.log(`build ${id} started for ${modelPath}`);
   const progress = new WorkDoneBuildProgress({
     token: token ?? '',
+    buildId: id,
     pacing: deps.pacing,
     // Without a token the model and its percentage still feed the buildView snapshots.
     send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, v),
@@ -154,16 +170,16 @@ async function followBuild(
     return accepted;
   };
   active.byId.set(id, { modelPath, cancel: stop });
-  if (token !== undefined) active.byToken.set(token, id);
+  if (token !== undefined) active.byToken.set(token, [id]);
   const onCancelRequest = cancel.onCancellationRequested(() => {
     requestCancelledByClient = true;
     stop();
   });
 
-  // The shared stream cursor hands the snapshot over first and each event once: events can arrive
-  // while subscribe() is still returning its snapshot, and a replay can overlap it. The work-done
-  // "begin" goes out with the snapshot (it says since when a queued build waits) and before any
-  // event's report.
+  // The notifier's live view (apps/shared/live-view.ts) follows the build: the snapshot first and
+  // each event once, also when events arrive while subscribe() is still returning its snapshot.
+  // The work-done "begin" goes out with the snapshot (it says since when a queued build waits)
+  // and before any event's report.
   const title = `TensorRT build: ${modelPath.split(/[\\/]/).pop()}`;
   const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
   let begun = false;
@@ -172,26 +188,17 @@ async function followBuild(
     begun = true;
     progress.begin(title, busy && queued);
   };
-  const cursor = new StreamCursor({
-    applySnapshot: (record, snapshot) => {
-      if (record) progress.notifier.join(record, snapshot); // subscribe() always gives the record
-      begin(record?.state === 'queued');
-    },
-    applyEvents: (events) => {
-      progress.onEvents(events);
-      view.onEvents(events);
-    },
+  progress.notifier.followers.push({
+    onReset: (_view, record) => begin(record?.state === 'queued'),
+    onEvents: (events) => view.onEvents(events),
   });
-  let sub: Subscription | undefined;
+  let following = false;
   try {
-    sub = service.subscribe(id, (events) => {
-      for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
-      cursor.events(events);
-    });
+    progress.notifier.live.follow(service);
+    following = true;
   } catch (e) {
     port.log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  if (sub) cursor.snapshot(sub.snapshot, sub.view);
   begin(false);
   if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
 
@@ -203,7 +210,7 @@ async function followBuild(
     throw toResponseError(BUILD_COMMAND, e);
   } finally {
     onCancelRequest.dispose();
-    sub?.unsubscribe();
+    if (following) progress.notifier.live.unsubscribe();
     active.byId.delete(id);
     if (token !== undefined) active.byToken.delete(token);
   }
@@ -211,7 +218,7 @@ async function followBuild(
   progress.notifier.ended(outcome);
   const bv = progress.view;
   const pathBefore = progress.notifier.pathAtEnd;
-  const base = buildResult(service.getBuild(id), outcome, reasons.get(id), timeBudgetSeconds, bv);
+  const base = buildResult(service.getBuild(id), outcome, bv.cancelling?.reason ?? reasons.get(id), timeBudgetSeconds, bv);
   const result: LspBuildResult = { ...base, modelPath };
   // Where a crashed build died is the one fact its user needs. The service knows it exactly when
   // the crash record outside the worker survived (lastPhasePath, already in the result's message);
@@ -231,6 +238,100 @@ async function followBuild(
   }
   if (requestCancelledByClient) throw requestCancelled(BUILD_COMMAND, result.message, result);
   if (outcome.status === 'failed' || outcome.status === 'crashed') throw requestFailed(BUILD_COMMAND, result.message, result);
+  return result;
+}
+
+/**
+ * A matrix: the model is checked once (problems become diagnostics, as for one build), the farm
+ * queues one build per target, and one work-done progress follows them all: a report as each
+ * ends ("2 of 3 ended: gpu=NVIDIA_L4 succeeded"), the percentage the share ended. Cancelling the
+ * request or its progress stops every build of it; trtBuildStudio.cancel takes each build's id.
+ * The result reports every build as the single build command does, with its target; it fails
+ * (RequestFailed, the result as data) when one of them failed or crashed.
+ */
+async function runMatrix(
+  deps: BuildCommandDeps,
+  args: Omit<z.infer<typeof LspBuildArgs>, 'targets'> & { targets: Array<Record<string, string>> },
+  request: { workDoneToken?: ProgressToken; cancel: CancellationToken },
+): Promise<LspMatrixResult> {
+  const { service, port, active } = deps;
+  if (args.target !== undefined) throw invalidParams(BUILD_COMMAND, 'give either target or targets, not both');
+  if (args.outputPath !== undefined) {
+    throw invalidParams(BUILD_COMMAND, 'outputPath: a matrix writes one engine per target; leave outputPath out (engines go to the artifact folder)');
+  }
+  if (!service.startMatrix) throw invalidParams(BUILD_COMMAND, `targets: only a build farm routes builds (${FARM_HINT})`);
+  let modelPath: string;
+  let options;
+  try {
+    modelPath = fileArg(args.modelPath, 'modelPath');
+    options = parseBuildOptions(args.options);
+    await checkModel(deps, modelPath, options.shapes);
+  } catch (e) {
+    throw toResponseError(BUILD_COMMAND, e);
+  }
+  port.publishDiagnostics(modelUri(modelPath), []);
+  if (request.cancel.isCancellationRequested) throw requestCancelled(BUILD_COMMAND, 'cancelled before the builds started');
+  let ids: string[];
+  try {
+    const records = await service.startMatrix({
+      modelPath,
+      options,
+      timeBudgetSeconds: args.timeBudgetSeconds,
+      targets: args.targets,
+      ...(args.retries !== undefined ? { retries: args.retries } : {}),
+    });
+    ids = records.map((r) => r.id);
+  } catch (e) {
+    throw toResponseError(BUILD_COMMAND, e);
+  }
+  port.log(`matrix of ${ids.length} builds started for ${modelPath}: ${ids.map((id, i) => `${id} (${formatTarget(args.targets[i])})`).join(', ')}`);
+  const token = request.workDoneToken ?? (await port.createProgressToken().catch(() => undefined));
+  const send = (v: WorkDoneValue) => token !== undefined && port.sendProgress(token, v);
+  send({
+    kind: 'begin',
+    title: `TensorRT matrix: ${modelPath.split(/[\\/]/).pop()} (${ids.length} targets)`,
+    cancellable: true,
+    message: `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`,
+    percentage: 0,
+  });
+  let cancelledByClient = false;
+  for (const id of ids) {
+    active.byId.set(id, {
+      modelPath,
+      cancel: () => {
+        deps.reasons.note(id, 'user');
+        return service.cancelBuild(id, 'user');
+      },
+    });
+  }
+  if (token !== undefined) active.byToken.set(token, ids);
+  const onCancel = request.cancel.onCancellationRequested(() => {
+    cancelledByClient = true;
+    cancelMatrix(deps, ids);
+  });
+  let out: MatrixResult;
+  try {
+    out = await followMatrix(deps, ids, args.targets, {
+      timeBudgetSeconds: args.timeBudgetSeconds,
+      onEnded: (e) => {
+        const message = `${e.ended} of ${e.total} ended: ${formatTarget(e.target)} ${e.finished.status}`;
+        port.log(`build ${e.id}: ${message}`);
+        send({ kind: 'report', cancellable: true, message, percentage: Math.round((100 * e.ended) / e.total) });
+      },
+    });
+  } catch (e) {
+    send({ kind: 'end', message: `could not follow the builds to their end: ${(e as Error).message}` });
+    throw toResponseError(BUILD_COMMAND, e);
+  } finally {
+    onCancel.dispose();
+    for (const id of ids) active.byId.delete(id);
+    if (token !== undefined) active.byToken.delete(token);
+  }
+  send({ kind: 'end', message: out.message });
+  port.log(out.message);
+  const result: LspMatrixResult = { ...out, modelPath, buildIds: ids };
+  if (cancelledByClient) throw requestCancelled(BUILD_COMMAND, out.message, result);
+  if (out.builds.some((b) => b.status === 'failed' || b.status === 'crashed')) throw requestFailed(BUILD_COMMAND, out.message, result);
   return result;
 }
 

@@ -7,17 +7,18 @@
 import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';
-import { claimStdoutForProtocol } from '../mcp/stdio-channel.js';
+import type { BuildServiceApi } from '../service/api.js';
+import { claimStdoutForProtocol } from '../surface/stdio-channel.js';
 import { createLspServer, SERVER_NAME } from './server.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameGuard } from './frame-guard.js';
 import { gateLifecycle } from './lifecycle-gate.js';
-import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
+import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
-import { listenForStop, stdioServerStop } from '../service/stdio-server-stop.js';
+import { processSignals } from '../process/process-signals.js';
+import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 
-const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--heartbeat <seconds>]
+const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--queue <redis://...>] [--heartbeat <seconds>]
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
 Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
@@ -26,6 +27,8 @@ stop on window/workDoneProgress/cancel or $/cancelRequest.
 
   --stdio                accepted for clients that pass it (stdio is the only transport)
   --output-dir <dir>     where engines go when a build names no outputPath
+  --queue <redis://...>  build farm: builds run on \`trt-build-studio worker\` machines; the build
+                         command then takes target, retries, and targets (one build per target)
   --heartbeat <seconds>  progress report during silent stretches (default 2.5)
   --max-message-mib <n>  largest message accepted, in MiB (default 8); a larger one is logged
                          and skipped, like a frame with a bad header
@@ -38,7 +41,7 @@ requests after "shutdown" -32600 (InvalidRequest); the "exit" notification ends 
 
 export type LspCliOptions = StdioServerOptions;
 
-const FLAGS: StdioServerFlags = { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true, maxMessage: true };
+const FLAGS: StdioServerFlags = { command: 'lsp', minHeartbeatS: 0.2, stdioFlag: true, maxMessage: true, queue: true };
 
 export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
   return parseStdioServerArgs(argv, FLAGS);
@@ -59,7 +62,10 @@ export async function runLsp(argv: string[]): Promise<number> {
   const channel = claimStdoutForProtocol();
   const workers = new LiveWorkers();
   signals.onHardExit(() => workers.killAll());
-  const service = createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
+  // On a farm, builds belong to the farm: the server's shutdown stops following them, as serve's does.
+  const service: BuildServiceApi = opts.queue
+    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
+    : createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
   // Explicit streams: the library's own stdio mode calls process.exit the moment stdin ends,
   // before running builds could be cancelled and their workers reaped.
   // The channel's stdout is a bare write(); the JSON-RPC writer also listens for errors and close,

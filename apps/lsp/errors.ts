@@ -3,7 +3,7 @@
 // name the command and the field or file; `data` carries a build result when there is one.
 import { ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import { ServiceError } from '../service/api.js';
-import { ToolInputError } from '../mcp/schemas.js';
+import { ToolInputError } from '../surface/schemas.js';
 
 export function invalidParams(command: string, message: string): ResponseError<void> {
   return new ResponseError(ErrorCodes.InvalidParams, `${command}: ${message}`);

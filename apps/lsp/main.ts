@@ -1,6 +1,6 @@
 // Direct entry: `node dist/apps/lsp/main.js [--stdio]` runs the language server without the CLI.
 import { runLsp } from './command.js';
-import { processSignals } from '../service/process-signals.js';
+import { processSignals } from '../process/process-signals.js';
 
 runLsp(process.argv.slice(2)).then(
   (code) => processSignals().exitWith(code),

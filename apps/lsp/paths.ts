@@ -1,8 +1,8 @@
 // Editors speak in URIs ("file:///home/me/m.onnx"), agents and terminals in paths ("~/m.onnx").
 // Both are accepted wherever a command takes a file.
 import { fileURLToPath } from 'node:url';
-import { resolveUserPath } from '../mcp/build-tool.js';
-import { ToolInputError } from '../mcp/schemas.js';
+import { resolveUserPath } from '../surface/user-path.js';
+import { ToolInputError } from '../surface/schemas.js';
 
 export function fileArg(value: string, field: string): string {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {

@@ -3,7 +3,7 @@
 // phase path and the time since the last TensorRT callback in the message), and an `end` that
 // says how the build ended. The percentage is the build view's fraction, as a ratchet (./percentage.ts).
 import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from 'vscode-languageserver';
-import { ProgressNotifier, type NotifierOptions } from '../mcp/progress-notifier.js';
+import { ProgressNotifier, type NotifierOptions } from '../surface/progress-notifier.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import { RisingPercentage } from './percentage.js';
 
@@ -11,6 +11,8 @@ export type WorkDoneValue = WorkDoneProgressBegin | WorkDoneProgressReport | Wor
 
 export interface WorkDoneOptions {
   token: ProgressToken;
+  /** The build the reports are about (the notifier's live view follows it). */
+  buildId?: string;
   /** Sends one `$/progress`; must not throw. */
   send(token: ProgressToken, value: WorkDoneValue): void;
   pacing?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
@@ -27,6 +29,7 @@ export class WorkDoneBuildProgress {
   constructor(private readonly opts: WorkDoneOptions) {
     this.notifier = new ProgressNotifier({
       ...opts.pacing,
+      buildId: opts.buildId,
       now: opts.now,
       waitingBehind: () => this.waitingBehind,
       send: (u) => {

@@ -4,12 +4,11 @@
 // through its own build view (apps/shared/build-view.ts): the bar is the view's fraction, the
 // same rising figure the other surfaces show.
 import path from 'node:path';
-import type { BuildServiceApi, Subscription } from '../service/api.js';
+import type { BuildServiceApi } from '../service/api.js';
 import { formatDuration } from '../shared/format.js';
 import type { BuildEvent, BuildFinished } from '../shared/protocol.js';
-import { crashSite, formatCrashSite, viewFromRecord } from '../shared/view-format.js';
-import { BuildView } from '../shared/build-view.js';
-import { StreamCursor } from '../shared/stream-cursor.js';
+import { crashSite, formatCrashSite } from '../shared/view-format.js';
+import { followBuild, type LiveView } from '../shared/live-view.js';
 
 export interface FeedbackWindow {
   isDestroyed(): boolean;
@@ -28,8 +27,8 @@ export interface FeedbackDeps {
 
 interface Tracked {
   modelName: string;
-  view: BuildView | null;
-  subscription: Subscription | null;
+  /** The build followed (apps/shared/live-view.ts); null until followBuild returns. */
+  live: LiveView | null;
   /** Cancelled because the app is quitting: the user knows, no notification. */
   stoppedByQuit: boolean;
 }
@@ -51,26 +50,21 @@ export class BuildFeedback {
 
   track(buildId: string, modelPath: string): void {
     if (this.builds.has(buildId)) return;
-    const tracked: Tracked = { modelName: path.basename(modelPath), view: null, subscription: null, stoppedByQuit: false };
+    const tracked: Tracked = { modelName: path.basename(modelPath), live: null, stoppedByQuit: false };
     this.builds.set(buildId, tracked);
-    // Snapshot first, each event once (apps/shared/stream-cursor.ts): events the subscription
-    // delivers before subscribe() returns wait for the view.
-    const cursor = new StreamCursor({
-      applySnapshot: (record, view) => {
-        tracked.view = view ? BuildView.fromSnapshot(view) : record ? viewFromRecord(record) : null;
-      },
-      applyEvents: (events) => this.onEvents(buildId, events),
-    });
+    // Snapshot first, each event once: events the subscription delivers before subscribe()
+    // returns wait for the view.
+    let live: LiveView;
     try {
-      tracked.subscription = this.deps.service.subscribe(buildId, (events) => cursor.events(events));
+      live = followBuild(this.deps.service, buildId, { onEvents: (events, _view, l) => this.onEvents(buildId, events, l) });
     } catch {
       // Unknown or already gone: nothing to show for it.
       this.builds.delete(buildId);
       return;
     }
-    const outcome = tracked.subscription.snapshot.outcome;
-    cursor.snapshot(tracked.subscription.snapshot, tracked.subscription.view);
-    if (outcome) this.finish(buildId, outcome);
+    tracked.live = live;
+    const outcome = live.record?.outcome;
+    if (outcome) this.finish(buildId, outcome, live);
     else if (this.builds.has(buildId)) this.changed();
   }
 
@@ -79,28 +73,26 @@ export class BuildFeedback {
   }
 
   dispose(): void {
-    for (const t of this.builds.values()) t.subscription?.unsubscribe();
+    for (const t of this.builds.values()) t.live?.unsubscribe();
     this.builds.clear();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
-  private onEvents(buildId: string, events: BuildEvent[]): void {
+  private onEvents(buildId: string, events: BuildEvent[], live: LiveView): void {
     const tracked = this.builds.get(buildId);
     if (!tracked) return;
-    const now = Date.now();
-    for (const e of events) tracked.view?.apply(e, now);
     if (events.some((e) => e.type === 'build.cancelling' && e.reason === 'shutdown')) tracked.stoppedByQuit = true;
     const last = events[events.length - 1];
-    if (last?.type === 'build.finished') this.finish(buildId, last);
+    if (last?.type === 'build.finished') this.finish(buildId, last, live);
     else this.changed();
   }
 
-  private finish(buildId: string, outcome: BuildFinished): void {
+  private finish(buildId: string, outcome: BuildFinished, live: LiveView): void {
     const tracked = this.builds.get(buildId);
     if (!tracked) return;
     this.builds.delete(buildId);
-    tracked.subscription?.unsubscribe();
+    live.unsubscribe();
     this.render();
     if (outcome.status === 'cancelled' && tracked.stoppedByQuit) return;
     const win = this.deps.window();
@@ -121,7 +113,7 @@ export class BuildFeedback {
   private render(): void {
     this.deps.setStopEnabled(this.builds.size > 0);
     const current = [...this.builds.values()].pop();
-    const value = current ? Math.max(MIN_SHOWN, current.view?.fraction() ?? 0) : NONE;
+    const value = current ? Math.max(MIN_SHOWN, current.live?.view.fraction() ?? 0) : NONE;
     if (value === this.lastShown) return;
     const win = this.deps.window();
     if (!win || win.isDestroyed()) return;

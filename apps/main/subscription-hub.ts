@@ -3,12 +3,11 @@
 // see an event before the tree it applies to (two channels would not keep that order). Each
 // subscription follows its build through the shared build view (apps/shared/build-view.ts), and
 // the snapshot carries that view's complete snapshot: the page can start from the view itself.
-// Snapshot-first ordering and seq dedupe are the shared stream cursor's (apps/shared/stream-cursor.ts).
-import type { BuildServiceApi, Subscription } from '../service/api.js';
-import { StreamCursor } from '../shared/stream-cursor.js';
+// Snapshot-first ordering, seq dedupe and the fold are the shared LiveView's (apps/shared/live-view.ts).
+import type { BuildServiceApi } from '../service/api.js';
+import { followBuild, type LiveView } from '../shared/live-view.js';
 import { RendererBatcher, FRAME_MS, type BatcherTimers } from './renderer-batcher.js';
 import { PUSH, type BuildStreamMessage } from './ipc-channels.js';
-import { BuildView } from '../shared/build-view.js';
 
 /** The part of a WebContents the hub needs. */
 export interface StreamTarget {
@@ -19,10 +18,9 @@ export interface StreamTarget {
 
 interface Entry {
   target: StreamTarget;
-  subscription: Subscription | null;
-  batcher: RendererBatcher;
   /** The build as this subscription has it: the service's snapshot plus every event since. */
-  view: BuildView | null;
+  live: LiveView | null;
+  batcher: RendererBatcher;
 }
 
 export class SubscriptionHub {
@@ -38,7 +36,7 @@ export class SubscriptionHub {
   open(target: StreamTarget, subscriptionId: string, buildId: string): void {
     const key = keyOf(target.id, subscriptionId);
     this.close(target.id, subscriptionId); // a reloaded page restarts its counter: replace, don't leak
-    const entry: Entry = { target, subscription: null, batcher: null as unknown as RendererBatcher, view: null };
+    const entry: Entry = { target, live: null, batcher: null as unknown as RendererBatcher };
     entry.batcher = new RendererBatcher(
       (events) => {
         if (target.isDestroyed()) return this.close(target.id, subscriptionId);
@@ -50,30 +48,21 @@ export class SubscriptionHub {
       this.timers,
     );
     this.entries.set(key, entry);
-    // The cursor holds events that arrive before the snapshot and drops any at or below its seq,
-    // so the page gets the snapshot first and every later event once.
-    const cursor = new StreamCursor({
-      applySnapshot: (record, view) => {
-        if (!record || !view) return; // subscribe() always gives both
-        entry.view = BuildView.fromSnapshot(view);
-        target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record, view: entry.view.snapshot() });
-      },
-      applyEvents: (events) => {
-        const now = Date.now();
-        for (const e of events) entry.view?.apply(e, now);
-        entry.batcher.push(events);
-      },
-    });
+    // The live view holds events that arrive before the snapshot and drops any at or below its
+    // seq, so the page gets the snapshot first and every later event once.
     try {
-      entry.subscription = this.service.subscribe(buildId, (events) => cursor.events(events));
+      entry.live = followBuild(this.service, buildId, {
+        // subscribe() always gives the record with the view.
+        onReset: (view, record) => record && target.send(PUSH.buildStream, { subscriptionId, kind: 'snapshot', record, view: view.snapshot() }),
+        onEvents: (events) => entry.batcher.push(events),
+      });
     } catch (err) {
       entry.batcher.close();
       this.entries.delete(key);
       throw err;
     }
-    cursor.snapshot(entry.subscription.snapshot, entry.subscription.view);
     // A build that had already finished has nothing more to stream.
-    if (entry.subscription.snapshot.outcome) {
+    if (entry.live.record?.outcome) {
       entry.batcher.flush();
       this.close(target.id, subscriptionId);
     }
@@ -85,7 +74,7 @@ export class SubscriptionHub {
     if (!entry) return false;
     this.entries.delete(key);
     entry.batcher.close();
-    entry.subscription?.unsubscribe();
+    entry.live?.unsubscribe();
     return true;
   }
 

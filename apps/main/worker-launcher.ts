@@ -20,8 +20,7 @@
 import { utilityProcess, type UtilityProcess } from 'electron';
 import { fromWaitStatus } from '../service/exit-status.js';
 import type { WorkerChannel, WorkerLauncher } from '../service/worker-host.js';
-import { WORKER_STDERR_FILE_ENV } from '../worker/stderr-file.js';
-import type { WorkerToParent } from '../worker/messages.js';
+import { WORKER_STDERR_FILE_ENV, type WorkerToParent } from '../worker/messages.js';
 import { describeGone, type ChildGoneDetails } from './child-gone.js';
 import { StderrFiles } from './stderr-files.js';
 

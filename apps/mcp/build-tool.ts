@@ -1,38 +1,22 @@
 // The build_engine tool: one tool call = one build, from start to its final state. While it runs,
 // progress notifications follow the phase tree; a notifications/cancelled for the request (the SDK
 // aborts extra.signal) or an exhausted time budget stops it at the next step boundary.
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { ServiceError, type BuildServiceApi, type Subscription } from '../service/api.js';
-import type { BuildFinished, CancelReason } from '../shared/protocol.js';
-import { StreamCursor } from '../shared/stream-cursor.js';
-import { ProgressNotifier, type NotifierOptions } from './progress-notifier.js';
-import { buildResult, errorResult, okResult, resultForError } from './results.js';
-import { parseBuildOptions, type BuildArgs } from './schemas.js';
+import type { BuildServiceApi } from '../service/api.js';
+import type { BuildFinished } from '../shared/protocol.js';
+import { CancelReasons } from '../surface/cancel-reasons.js';
+import { resolveUserPath } from '../surface/user-path.js';
+import { ProgressNotifier, type NotifierOptions } from '../surface/progress-notifier.js';
+import { buildResult } from '../surface/build-result.js';
+import { errorResult, okResult, resultForError } from './tool-results.js';
+import { parseBuildOptions, type BuildArgs } from '../surface/schemas.js';
+import { farmFields as sharedFarmFields } from '../surface/farm-builds.js';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const FINAL_NOTIFICATION_GAP_MS = 25;
-
-/** Agents send "~/models/x.onnx" and relative paths; the service wants absolute ones. */
-export function resolveUserPath(p: string): string {
-  const expanded = p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p;
-  return path.resolve(expanded);
-}
-
-/** Why each build this server started was cancelled; the service's records do not keep it. */
-export class CancelReasons {
-  private readonly reasons = new Map<string, CancelReason>();
-  note(id: string, reason: CancelReason): void {
-    if (!this.reasons.has(id)) this.reasons.set(id, reason);
-  }
-  get(id: string): CancelReason | undefined {
-    return this.reasons.get(id);
-  }
-}
 
 export interface BuildToolDeps {
   service: BuildServiceApi;
@@ -108,6 +92,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
   // build: the result's phase summary and crash site come from it.
   const notifier = new ProgressNotifier({
     ...deps.notifier,
+    buildId: id,
     // Only a build that waits behind another says so: one that is merely starting its worker
     // (no other build running or queued before it) must not claim a wait.
     waitingBehind: () =>
@@ -126,24 +111,15 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
             .catch((e: unknown) => log(`progress notification for ${id} not sent: ${(e as Error).message}`)),
   });
 
-  // The shared stream cursor gives the notifier the snapshot first and each event once: events
-  // can arrive while subscribe() is still returning its snapshot, and a replay can overlap it.
-  const cursor = new StreamCursor({
-    applySnapshot: (rec, view) => {
-      if (rec) notifier.join(rec, view); // subscribe() always gives the record
-    },
-    applyEvents: (events) => notifier.onEvents(events),
-  });
-  let sub: Subscription | undefined;
+  // The notifier's live view follows the build (apps/shared/live-view.ts): the snapshot first and
+  // each event once, also when events arrive while subscribe() is still returning its snapshot.
+  let following = false;
   try {
-    sub = service.subscribe(id, (events) => {
-      for (const ev of events) if (ev.type === 'build.cancelling') reasons.note(id, ev.reason);
-      cursor.events(events);
-    });
+    notifier.live.follow(service);
+    following = true;
   } catch (e) {
     log(`cannot follow build ${id}: ${(e as Error).message}`);
   }
-  if (sub) cursor.snapshot(sub.snapshot, sub.view);
   if (token !== undefined) notifier.start();
 
   const onAbort = () => {
@@ -164,12 +140,14 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
     return resultForError(e, `Build ${id} could not be followed to its end`);
   } finally {
     extra.signal.removeEventListener('abort', onAbort);
-    sub?.unsubscribe();
+    if (following) notifier.live.unsubscribe();
   }
 
-  // The service puts a build.cancelling event (with its reason) into every cancelled build's stream.
-  const reason = reasons.get(id);
+  // The service puts a build.cancelling event (with its reason) into every cancelled build's
+  // stream, and the view keeps it; what this server asked for stands in when none reached it.
   notifier.ended(outcome);
+  const reason = notifier.view.cancelling?.reason ?? reasons.get(id);
+  if (reason) reasons.note(id, reason); // get_build tells it after the service forgot the build's view
   const result = buildResult(service.getBuild(id), outcome, reason, args.timeBudgetSeconds, notifier.view);
   log(result.message);
   if (token === undefined) notifier.stop();
@@ -186,8 +164,5 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
 /** target/retries only mean something to a build farm (mcp --queue); a local build refuses them. */
 function farmFields(service: BuildToolDeps['service'], args: z.infer<typeof BuildArgs>): { target?: Record<string, string>; retries?: number } {
-  if ((args.target || args.retries !== undefined) && !service.startMatrix) {
-    throw new ServiceError('bad_input', `${args.target ? 'target' : 'retries'}: only a build farm routes builds (start the MCP server with --queue redis://host:port)`);
-  }
-  return { ...(args.target ? { target: args.target } : {}), ...(args.retries !== undefined ? { retries: args.retries } : {}) };
+  return sharedFarmFields(service, args, 'start the MCP server with --queue redis://host:port');
 }

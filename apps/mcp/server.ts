@@ -11,9 +11,9 @@
 // start), so a signal during start-up stops the server the same way instead of killing it.
 import type { BuildServiceApi } from '../service/api.js';
 import { LiveWorkers } from '../service/live-workers.js';
-import { processSignals } from '../service/process-signals.js';
-import { listenForStop, stdioServerStop } from '../service/stdio-server-stop.js';
-import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../service/stdio-server-args.js';
+import { processSignals } from '../process/process-signals.js';
+import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
+import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 
 const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
 
@@ -49,7 +49,7 @@ export async function runMcp(argv: string[]): Promise<number> {
     await Promise.all([
       import('@modelcontextprotocol/sdk/server/stdio.js'),
       import('../service/build-service.js'),
-      import('./stdio-channel.js'),
+      import('../surface/stdio-channel.js'),
       import('./tools.js'),
       import('../service/package-info.js'),
     ]);

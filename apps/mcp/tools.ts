@@ -5,25 +5,16 @@
 // isError result and the server goes on serving.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BuildServiceApi } from '../service/api.js';
-import { runBuildTool, resolveUserPath, startBuildTool, CancelReasons, type BuildToolDeps } from './build-tool.js';
+import { runBuildTool, startBuildTool, type BuildToolDeps } from './build-tool.js';
+import { CancelReasons } from '../surface/cancel-reasons.js';
+import { resolveUserPath } from '../surface/user-path.js';
 import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
 import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
-import { buildState, errorResult, okResult, resultForError } from './results.js';
-import {
-  BackendsOut,
-  BuildArgs,
-  BuildIdArgs,
-  BuildListOut,
-  BuildResultOut,
-  BuildStateOut,
-  CancelOut,
-  CheckEngineArgs,
-  InspectArgs,
-  NoArgs,
-  parseBuildOptions,
-  StartOut,
-} from './schemas.js';
+import { buildState } from '../surface/build-result.js';
+import { errorResult, okResult, resultForError } from './tool-results.js';
+import { BuildArgs, BuildResultOut, BuildStateOut, CheckEngineArgs, InspectArgs, parseBuildOptions } from '../surface/schemas.js';
+import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, NoArgs, StartOut } from './tool-schemas.js';
 import { ModelSummary } from '../shared/protocol.js';
 import { CheckResultSchema, formatReason } from '../shared/engine-manifest.js';
 import { checkEngine } from '../service/engine-check.js';
@@ -177,7 +168,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       const record = service.getBuild(id);
       if (!record) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
       const view = service.getView?.(id);
-      const out = buildState(record, reasons.get(id), Date.now(), view ? BuildView.fromSnapshot(view) : undefined);
+      const out = buildState(record, view?.cancelling?.reason ?? reasons.get(id), Date.now(), view ? BuildView.fromSnapshot(view) : undefined);
       return okResult(out, out.message);
     },
   );

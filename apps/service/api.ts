@@ -80,6 +80,8 @@ export interface SubscribeOpts {
    * coalesced); past this many waiting events the subscriber is dropped (default 100 000).
    */
   maxBacklog?: number;
+  /** The same in bytes of waiting events (apps/shared/event-bytes.ts; default 32 MiB). */
+  maxBacklogBytes?: number;
   /** Dropped for falling behind; `lastSeq` is the last event it got: subscribe again after it. */
   onOverflow?: (lastSeq: number) => void;
   /**
@@ -137,6 +139,11 @@ export interface BuildServiceApi {
   startMatrix?(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]>;
   /** Build farm only: workers, queues and recent endings (GET /api/farm). */
   farmStatus?(): Promise<FarmStatus>;
+  /**
+   * Build farm only: the same view now and whenever it changes (GET /api/farm/events, the contract
+   * in apps/shared/farm-stream.ts): `cb` gets each status with its version. Returns the unsubscribe.
+   */
+  subscribeFarm?(cb: (status: FarmStatus, version: number) => void): () => void;
   /**
    * Engines in the service's default output folder (only there), newest first. Optional: the
    * build farm has no such folder.

@@ -11,6 +11,7 @@
 // or, when some of those are no longer kept, an explicit reset (the view snapshot again) and the
 // events after the snapshot's seq. Never a silent gap.
 import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
+import { forgetEventJson } from '../shared/event-json.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import { EventLog } from './event-log.js';
 import { SubscriberBacklog } from './subscriber-backlog.js';
@@ -22,12 +23,22 @@ import { SubscriberBacklog } from './subscriber-backlog.js';
  * replays what is kept or resets it with the view.
  */
 export const MAX_SUBSCRIBER_BACKLOG = 100_000;
+/**
+ * The same bound in bytes (apps/shared/event-bytes.ts's estimate): 100,000 steps or starts cost
+ * about 16 MiB, but a verbose build's log lines are larger, so whichever bound is reached first
+ * drops the subscriber. With an SSE stream's own 8 MiB response buffer, one slow client costs the
+ * service at most about 40 MiB, however long it stalls, and never holds back the build or the
+ * other subscribers (only a subscriber with pacesBuild does that: the CLI's own stdout).
+ */
+export const MAX_SUBSCRIBER_BACKLOG_BYTES = 32 * 1024 * 1024;
 
 export interface FeedSubscribeOptions {
   /** Resume after this seq (Last-Event-ID): kept events after it are replayed, or a reset is made. */
   afterSeq?: number;
   /** Default MAX_SUBSCRIBER_BACKLOG. */
   maxBacklog?: number;
+  /** Default MAX_SUBSCRIBER_BACKLOG_BYTES. */
+  maxBacklogBytes?: number;
   /**
    * The subscriber fell too far behind and was dropped; `lastSeq` is the last event it got.
    * Subscribe again with afterSeq = lastSeq to resume (through a reset when needed).
@@ -72,6 +83,7 @@ interface Subscriber {
   busy: boolean;
   backlog: SubscriberBacklog;
   maxBacklog: number;
+  maxBacklogBytes: number;
   /** Highest seq handed to cb. */
   lastSeq: number;
   onOverflow?: (lastSeq: number) => void;
@@ -131,6 +143,9 @@ export class BuildFeed {
       if (ev.type === 'build.finished') this.ended = true;
     }
     this.broadcast(fresh);
+    // Subscribers had the worker's JSON text of each event (SSE, --json) in broadcast; the log
+    // keeps the events without it (a subscriber still waiting on a slow socket stringifies).
+    for (const ev of fresh) forgetEventJson(ev);
     return fresh;
   }
 
@@ -188,6 +203,7 @@ export class BuildFeed {
       busy: false,
       backlog: new SubscriberBacklog(),
       maxBacklog: opts.maxBacklog ?? MAX_SUBSCRIBER_BACKLOG,
+      maxBacklogBytes: opts.maxBacklogBytes ?? MAX_SUBSCRIBER_BACKLOG_BYTES,
       lastSeq: afterSeq !== undefined && !reset ? afterSeq : view.seq,
       onOverflow: opts.onOverflow,
       pacesBuild: opts.pacesBuild === true,
@@ -231,7 +247,7 @@ export class BuildFeed {
     if (sub.closed || events.length === 0) return;
     if (sub.busy) {
       sub.backlog.push(events);
-      if (sub.backlog.size > sub.maxBacklog) this.overflow(sub);
+      if (sub.backlog.size > sub.maxBacklog || sub.backlog.bytes > sub.maxBacklogBytes) this.overflow(sub);
       return;
     }
     sub.lastSeq = events[events.length - 1].seq;

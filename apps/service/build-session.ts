@@ -7,7 +7,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { BuildViewSnapshot } from '../shared/build-view.js';
+import { stateOf, type BuildViewSnapshot } from '../shared/build-view.js';
 import {
   PROTOCOL_VERSION,
   type BuildEvent,
@@ -75,12 +75,14 @@ function fileId(p: string): string | undefined {
 }
 
 export class BuildSession {
-  private state: BuildState = 'queued';
   private readonly queuedAt = new Date().toISOString();
   private startedAt?: string;
   private finishedAt?: string;
-  private backendVersion?: string;
-  private outcome?: BuildFinished;
+  /**
+   * A stop was asked for and sent to the worker: the record says cancelling before the worker's
+   * build.cancelling arrives. Everything else about the build's state comes from its view.
+   */
+  private stopRequested = false;
   private readonly feed: BuildFeed;
   private readonly run: WorkerRun;
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
@@ -136,6 +138,16 @@ export class BuildSession {
     );
   }
 
+  // State, backend version and outcome are the build view's (the feed's: build-feed.ts), so the
+  // record and every surface that follows the build tell the same story.
+  private get state(): BuildState {
+    return stateOf(this.feed.view, { launched: this.startedAt !== undefined, stopRequested: this.stopRequested });
+  }
+
+  private get outcome(): BuildFinished | undefined {
+    return this.feed.view.outcome;
+  }
+
   get finished(): boolean {
     return this.outcome !== undefined;
   }
@@ -156,7 +168,7 @@ export class BuildSession {
       startedAt: this.startedAt,
       finishedAt: this.finishedAt,
       backend: b.backend,
-      backendVersion: this.backendVersion ?? b.backendInfo.version,
+      backendVersion: this.feed.view.started?.backendVersion ?? b.backendInfo.version,
       simulated: b.backend === 'simulated',
       model: b.summary,
       outcome: this.outcome,
@@ -206,7 +218,6 @@ export class BuildSession {
 
   /** Starts the worker. */
   launch(launcher: WorkerLauncher): void {
-    this.state = 'running';
     this.startedAt = new Date().toISOString();
     this.launchedAtMs = Date.now();
     this.preexistingOutput = fileId(this.build.outputPath);
@@ -254,7 +265,6 @@ export class BuildSession {
    */
   finishReused(r: ReusedEngine): void {
     const b = this.build;
-    this.state = 'running';
     this.startedAt = new Date().toISOString();
     const m = r.manifest;
     const base = { v: PROTOCOL_VERSION, buildId: this.id, t: 0 } as const;
@@ -303,7 +313,7 @@ export class BuildSession {
       this.finishLocally('cancelled', undefined, reason);
       return true;
     }
-    if (this.run.cancel(reason) === 1) this.state = 'cancelling';
+    if (this.run.cancel(reason) === 1) this.stopRequested = true;
     return true;
   }
 
@@ -406,12 +416,6 @@ export class BuildSession {
         case 'log':
           if (!this.oomLogLine && ev.severity !== 'verbose' && ev.severity !== 'info' && isOutOfMemoryLine(ev.message)) this.oomLogLine = ev.message;
           break;
-        case 'build.started':
-          this.backendVersion = ev.backendVersion;
-          break;
-        case 'build.cancelling':
-          if (this.state === 'running') this.state = 'cancelling';
-          break;
         case 'build.finished':
           if (ev.status !== 'succeeded') this.removePartialOutput();
           this.settle(ev);
@@ -476,7 +480,7 @@ export class BuildSession {
     if (!passed) return;
     // A Stop already under way keeps its own reason; the limit is still named at the end.
     this.memoryStop = { ...passed, phasePath: this.feed.view.currentPath().map((l) => l.name) };
-    if (this.run.cancel('memory', this.opts.memoryGraceMs ?? MEMORY_GRACE_MS) === 1) this.state = 'cancelling';
+    if (this.run.cancel('memory', this.opts.memoryGraceMs ?? MEMORY_GRACE_MS) === 1) this.stopRequested = true;
   }
 
   private readCgroupAtLaunch(): void {
@@ -538,8 +542,6 @@ export class BuildSession {
   private settle(f: BuildFinished): void {
     // What the build wrote, recorded now: the engine is served and listed only while it is still that file.
     if (f.status === 'succeeded') this.engine = recordEngine(this.build.outputPath, f.engineBytes);
-    this.outcome = f;
-    this.state = f.status;
     this.finishedAt = new Date().toISOString();
     this.run.settled();
     const err = this.opts.estimator?.finished(f);

@@ -106,6 +106,16 @@ export interface ManifestSource {
 }
 
 /**
+ * The UUID of the GPU a build ran on: the backend listing reports it for the device it probed
+ * (device 0), so only a build on that device gets it; another device's is not known (null).
+ */
+function gpuUuidOf(info: ValidatedBuild['backendInfo'], device: number | null | undefined): string | null {
+  const g = info.gpu;
+  if (!g?.uuid) return null;
+  return (device ?? 0) === g.device ? g.uuid : null;
+}
+
+/**
  * The plugin libraries the build's options name, each with its sha256, hashed when the manifest is
  * written (a library replaced during the build would be recorded as it is now; the reuse key of
  * the next build hashes it again, so such an engine is rebuilt rather than wrongly reused).
@@ -118,16 +128,6 @@ async function pluginLibraries(options: ValidatedBuild['options']): Promise<Engi
     out.push({ path: p, sha256 });
   }
   return out;
-}
-
-/**
- * The UUID of the GPU a build ran on: the backend listing reports it for the device it probed
- * (device 0), so only a build on that device gets it; another device's is not known (null).
- */
-function gpuUuidOf(info: ValidatedBuild['backendInfo'], device: number | null | undefined): string | null {
-  const g = info.gpu;
-  if (!g?.uuid) return null;
-  return (device ?? 0) === g.device ? g.uuid : null;
 }
 
 /** Builds the manifest of a succeeded build from the engine now at its output path. */

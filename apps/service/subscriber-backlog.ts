@@ -2,7 +2,9 @@
 // settled: an SSE socket waiting for 'drain', a slow IPC peer). Steps are coalesced while they
 // wait: a newer step of a phase replaces the waiting one, a phase.finish (which carries
 // stepsDone) replaces its phase's waiting step, and only the latest heartbeat is kept. Every
-// other event is kept, so `size` counts what a stalled subscriber really costs.
+// other event is kept, so `size` counts what a stalled subscriber really costs, and `bytes` what
+// that is in memory (apps/shared/event-bytes.ts's estimate).
+import { eventBytes } from '../shared/event-bytes.js';
 import type { BuildEvent } from '../shared/protocol.js';
 
 export class SubscriberBacklog {
@@ -10,10 +12,15 @@ export class SubscriberBacklog {
   private stepAt = new Map<number, number>();
   private heartbeatAt = -1;
   private live = 0;
+  private liveBytes = 0;
   coalesced = 0;
 
   get size(): number {
     return this.live;
+  }
+
+  get bytes(): number {
+    return this.liveBytes;
   }
 
   push(events: readonly BuildEvent[]): void {
@@ -29,6 +36,7 @@ export class SubscriberBacklog {
       }
       this.events.push(e);
       this.live++;
+      this.liveBytes += eventBytes(e);
     }
   }
 
@@ -44,9 +52,13 @@ export class SubscriberBacklog {
     this.stepAt.clear();
     this.heartbeatAt = -1;
     this.live = 0;
+    this.liveBytes = 0;
   }
 
   private drop(i: number): void {
+    const e = this.events[i];
+    if (!e) return;
+    this.liveBytes -= eventBytes(e);
     this.events[i] = null;
     this.live--;
     this.coalesced++;

@@ -3,6 +3,7 @@
 // exits, and kill it when it will not stop. What the build *is* (view, log, record) lives
 // elsewhere (build-feed.ts, build-session.ts); this module only reports what the process did.
 import { describeZodError, type BuildEvent, type BuildFinished, type CancelReason } from '../shared/protocol.js';
+import { decodeEventLines } from '../worker/event-lines.js';
 import { WorkerToParent, type ParentToWorker } from '../worker/messages.js';
 import type { WorkerChannel, WorkerLauncher } from './worker-host.js';
 
@@ -152,6 +153,16 @@ export class WorkerRun {
     this.timers = [];
   }
 
+  /** Hands a batch on; the worker's ack waits until whoever paces the build has room. */
+  private takeEvents(events: BuildEvent[]): void {
+    const ready = this.on.onEvents(events);
+    const ack = () => {
+      if (this.channel && !this.exited) this.channel.send({ type: 'ack' });
+    };
+    if (ready) ready.then(ack, ack);
+    else ack();
+  }
+
   private onMessage(raw: unknown): void {
     const parsed = WorkerToParent.safeParse(raw);
     if (!parsed.success) {
@@ -162,13 +173,17 @@ export class WorkerRun {
     }
     const msg = parsed.data;
     switch (msg.type) {
-      case 'events': {
-        const ready = this.on.onEvents(msg.events);
-        const ack = () => {
-          if (this.channel && !this.exited) this.channel.send({ type: 'ack' });
-        };
-        if (ready) ready.then(ack, ack);
-        else ack();
+      case 'events':
+        this.takeEvents(msg.events);
+        break;
+      case 'eventLines': {
+        const decoded = decodeEventLines(msg.lines);
+        if ('error' in decoded) {
+          this.on.onError(`the build worker sent an invalid message: ${decoded.error}`);
+          this.abort();
+          return;
+        }
+        this.takeEvents(decoded.events);
         break;
       }
       case 'result':

@@ -95,6 +95,12 @@ export interface BuildClient {
    * runs builds itself (no farm). Absent: not offered by this host.
    */
   farmStatus?(): Promise<FarmStatus | null>;
+  /**
+   * The farm view now and at every change (GET /api/farm/events, apps/shared/farm-stream.ts):
+   * `onStatus(null)` once when the service runs builds itself (no farm), then nothing more.
+   * Reconnects by itself; `onError` when it gives up. Returns the unsubscribe.
+   */
+  subscribeFarm?(handlers: { onStatus(status: FarmStatus | null): void; onError?(err: Error): void }): () => void;
   /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
   checkEngine?(name: string): Promise<CheckResult>;
   /** Two finished builds of this service side by side, from their manifests (the Compare view). */

@@ -2,7 +2,7 @@
 // surface needs to know about it. The protocol schema (BuildOptions), the CLI's flags, parsing and
 // help (apps/cli/build-args.ts), trtexec parsing and "Copy as trtexec command" (trtexec.ts), the
 // options form's state, defaults, parsing and controls (apps/renderer/lib/options-form.ts,
-// components/OptionsForm.tsx), the MCP/LSP tool schema (apps/mcp/schemas.ts) and the flat request
+// components/OptionsForm.tsx), the MCP/LSP tool schema (apps/surface/schemas.ts) and the flat request
 // the addon reads (toNativeRequest in apps/worker/addon.ts) are all derived from it.
 // Free of Node and DOM imports: it runs in the renderer, the worker, the service and Electron main.
 //

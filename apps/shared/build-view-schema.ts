@@ -6,6 +6,13 @@ import { VIEW_VERSION } from './view-version.js';
 import { BuildFinishedEvent, BuildMemory, BuildStartedEvent, CacheStats, CancelReason, Estimate, Severity } from './protocol.js';
 import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from './recent-logs.js';
 
+/**
+ * A view's status as the snapshot spells it. The status vocabulary is the record's (BuildState:
+ * queued, running, cancelling, then the final ones); a view snapshot writes `cancelling` as
+ * "stopping", the word it has always had on the wire (SSE `reset`, `GET /api/builds/{id}/view`,
+ * farm records in Redis), so readers of version-1 views see no change. build-view.ts converts at
+ * snapshot() and fromSnapshot(), the only two places the wire word appears.
+ */
 export const ViewStatus = z.enum(['queued', 'running', 'stopping', 'succeeded', 'cancelled', 'failed', 'crashed']);
 export type ViewStatus = z.infer<typeof ViewStatus>;
 

@@ -4,9 +4,12 @@
 // give the same answer to "where is it, how far, is it alive, how did it end".
 //
 // Definitions that used to differ from surface to surface, fixed here once:
-// - status: queued → running → stopping → succeeded | cancelled | failed | crashed. "stopping"
-//   starts at build.cancelling (or a heartbeat that says cancel was requested) and never goes
-//   back; a final status never changes.
+// - status: the record's vocabulary (BuildState), queued → running → cancelling → succeeded |
+//   cancelled | failed | crashed. "cancelling" starts at build.cancelling (or a heartbeat that says
+//   cancel was requested) and never goes back; a final status never changes. A host that knows of
+//   a stop before those events (the service that asked, the page whose Stop was pressed) says so
+//   through stateOf() below, the one place a status is set ahead of the events. The snapshot
+//   spells "cancelling" as "stopping" (build-view-schema.ts: the wire word, kept).
 // - the build clock: build time t (ms since the native build start). Between events it advances
 //   with the caller's wall clock from the moment the newest event arrived, so "elapsed" never
 //   runs ahead of the build by more than the delivery latency, and at the end it is exactly the
@@ -33,14 +36,43 @@ import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js
 import { PhaseRows, type Instance, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
-import type { BuildEvent, BuildFinished, BuildMemory, BuildStarted, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
+import type { BuildEvent, BuildFinished, BuildMemory, BuildStarted, BuildState, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
 
 export type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import { VIEW_VERSION } from './view-version.js';
 export { VIEW_VERSION };
 
-export function isFinalStatus(s: ViewStatus): s is BuildStatus {
+export function isFinalStatus(s: BuildState): s is BuildStatus {
   return s === 'succeeded' || s === 'cancelled' || s === 'failed' || s === 'crashed';
+}
+
+/** What the host of a build knows before its events say it. */
+export interface HostKnows {
+  /** Its worker was launched: running, even before build.started arrives. */
+  launched?: boolean;
+  /** A stop was asked for (and accepted): cancelling, even before build.cancelling arrives. */
+  stopRequested?: boolean;
+}
+
+/**
+ * A build's state: its view's status, moved ahead by what the host knows. The one place
+ * "cancelling" (the page's "Stopping") is set before build.cancelling: the service's records,
+ * the farm's and the page's status line all come through here.
+ */
+export function stateOf(view: Pick<BuildView, 'status'>, host: HostKnows = {}): BuildState {
+  let s = view.status;
+  if (s === 'queued' && host.launched) s = 'running';
+  if (host.stopRequested && (s === 'queued' || s === 'running')) s = 'cancelling';
+  return s;
+}
+
+/** The view snapshot's word for a status (build-view-schema.ts: "stopping" on the wire). */
+function toWire(s: BuildState): ViewStatus {
+  return s === 'cancelling' ? 'stopping' : s;
+}
+
+function fromWire(s: ViewStatus): BuildState {
+  return s === 'stopping' ? 'cancelling' : s;
 }
 
 export interface PathLevel {
@@ -51,7 +83,7 @@ export interface PathLevel {
 
 export class BuildView {
   readonly rows = new PhaseRows();
-  status: ViewStatus = 'queued';
+  status: BuildState = 'queued';
   started?: BuildStarted;
   cache?: CacheStats;
   outcome?: BuildFinished;
@@ -88,7 +120,7 @@ export class BuildView {
   static fromSnapshot(s: BuildViewSnapshot): BuildView {
     const v = new BuildView(s.buildId);
     v.seq = s.seq;
-    v.status = s.status;
+    v.status = fromWire(s.status);
     v.lastT = s.lastT;
     v.lastCallbackT = s.lastCallbackT;
     v.work = s.work;
@@ -150,7 +182,7 @@ export class BuildView {
       case 'heartbeat':
         this.running();
         this.sawCallback(ev.t - ev.sinceLastCallbackMs);
-        if (ev.cancelRequested && this.status === 'running') this.status = 'stopping';
+        if (ev.cancelRequested && this.status === 'running') this.status = 'cancelling';
         if (ev.estimate) this.estimate = { ...ev.estimate, t: ev.t };
         if (ev.workerCpuMs !== undefined) this.cpu = [...this.cpu.slice(-1), [ev.t, ev.workerCpuMs]];
         if (ev.gpuUtilPercent !== undefined) this.gpu = { t: ev.t, percent: ev.gpuUtilPercent };
@@ -167,7 +199,7 @@ export class BuildView {
       }
       case 'build.cancelling':
         this.cancelling ??= { t: ev.t, reason: ev.reason };
-        if (!isFinalStatus(this.status)) this.status = 'stopping';
+        if (!isFinalStatus(this.status)) this.status = 'cancelling';
         break;
       case 'build.finished':
         this.outcome = ev;
@@ -256,7 +288,7 @@ export class BuildView {
       v: VIEW_VERSION,
       buildId: this.buildId,
       seq: this.seq,
-      status: this.status,
+      status: toWire(this.status),
       lastT: this.lastT,
       lastCallbackT: this.lastCallbackT,
       work: this.work,

@@ -10,6 +10,7 @@
 // replaces its phase's waiting step, and only the latest heartbeat is kept. Starts, finishes,
 // logs, cache stats, cancelling and finished are never dropped, so a slow receiver costs memory
 // for those only. Order is kept.
+import { eventBytes } from './event-bytes.js';
 import type { BuildEvent } from './protocol.js';
 
 /** Minimum spacing of batches on every hop (native → worker → host → client), in ms. */
@@ -49,6 +50,7 @@ export class PacingBatcher {
   private pending: Array<BuildEvent | null> = [];
   private head = 0;
   private live = 0;
+  private liveBytes = 0;
   /** Phase id → index in `pending` of its waiting step. */
   private stepAt = new Map<number, number>();
   private heartbeatAt = -1;
@@ -64,6 +66,8 @@ export class PacingBatcher {
   coalesced = 0;
   /** Most events that waited at once. */
   peakPending = 0;
+  /** Most bytes (event-bytes.ts's estimate) that waited at once. */
+  peakPendingBytes = 0;
 
   constructor(
     private readonly send: SendBatch,
@@ -78,6 +82,11 @@ export class PacingBatcher {
   /** Events waiting to be sent (after coalescing). */
   get waiting(): number {
     return this.live;
+  }
+
+  /** What the waiting events cost in memory (event-bytes.ts's estimate): the hop's byte bound reads this. */
+  get waitingBytes(): number {
+    return this.liveBytes;
   }
 
   push(events: readonly BuildEvent[]): void {
@@ -99,6 +108,7 @@ export class PacingBatcher {
     this.pending = [];
     this.head = 0;
     this.live = 0;
+    this.liveBytes = 0;
     this.stepAt.clear();
     this.heartbeatAt = -1;
   }
@@ -128,10 +138,15 @@ export class PacingBatcher {
     }
     this.pending.push(e);
     this.live++;
+    this.liveBytes += eventBytes(e);
     if (this.live > this.peakPending) this.peakPending = this.live;
+    if (this.liveBytes > this.peakPendingBytes) this.peakPendingBytes = this.liveBytes;
   }
 
   private drop(i: number): void {
+    const e = this.pending[i];
+    if (!e) return;
+    this.liveBytes -= eventBytes(e);
     this.pending[i] = null;
     this.live--;
     this.coalesced++;
@@ -166,12 +181,16 @@ export class PacingBatcher {
     let i = this.head;
     for (; i < this.pending.length && batch.length < this.maxEvents; i++) {
       const e = this.pending[i];
-      if (e) batch.push(e);
+      if (e) {
+        batch.push(e);
+        this.liveBytes -= eventBytes(e);
+      }
     }
     this.live -= batch.length;
     if (i === this.pending.length) {
       this.pending = [];
       this.head = 0;
+      this.liveBytes = 0; // exact again: nothing waits
       this.stepAt.clear();
       this.heartbeatAt = -1;
     } else {

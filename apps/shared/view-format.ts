@@ -2,11 +2,11 @@
 // words: the phase path, the predicted end, whether the builder is working, where a crashed build
 // died, and the rows flattened for text. The CLI, the MCP and LSP servers use them; keeping the
 // wording here is what makes "crashed in A › B" read the same in a terminal and in an agent.
-import { BuildView, type PathLevel, type ViewStatus } from './build-view.js';
+import { BuildView, type PathLevel } from './build-view.js';
 import { displayText } from './display-text.js';
 import { formatDuration } from './format.js';
 import { formatMemory } from './memory-size.js';
-import type { BuildFinished, BuildRecord, BuildState, CacheStats, Estimate } from './protocol.js';
+import type { BuildFinished, BuildRecord, CacheStats, Estimate } from './protocol.js';
 import type { PhaseRow } from './phase-rows.js';
 
 export const PATH_SEPARATOR = ' › ';
@@ -195,10 +195,6 @@ export function formatCrashSite(path: readonly string[]): string {
   return `crashed in ${formatPath(path)}`;
 }
 
-export function viewStatusOf(state: BuildState): ViewStatus {
-  return state === 'cancelling' ? 'stopping' : state;
-}
-
 /**
  * A view from a service record alone, for a host that gives no view snapshot: the record's state,
  * cache figures and outcome, no rows. Events after `record.lastSeq` continue it.
@@ -207,7 +203,7 @@ export function viewFromRecord(record: BuildRecord): BuildView {
   const view = new BuildView(record.id);
   if (record.outcome) view.apply({ ...record.outcome, seq: 0 });
   view.seq = record.lastSeq;
-  view.status = viewStatusOf(record.state);
+  view.status = record.state;
   view.cache = record.cache ?? record.outcome?.cache;
   return view;
 }

@@ -17,7 +17,7 @@ import {
   type Severity,
 } from '../shared/protocol.js';
 import { PACING_BUDGET_MS } from '../shared/pacing-batcher.js';
-import type { GpuProbeOpen, NativeAddonApi, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
+import type { GpuProbeOpen, NativeAddonApi, NativeBackPressure, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
 
 /** The raw module as addon.cc exports it. */
 interface RawAddon {
@@ -51,6 +51,7 @@ interface RawHandle {
   snapshot(): PhaseNode[];
   /** Addons built before back-pressure lack it. */
   hold?(on: boolean): void;
+  backPressure?(): NativeBackPressure;
 }
 
 // The layout BatchDecoder reads. The addon exports the one it writes (events.h) and loadNative()
@@ -264,6 +265,7 @@ export function startBuild(request: NativeBuildRequest, onEvents: (events: Build
     },
     snapshot: () => handle.snapshot(),
     ...(typeof handle.hold === 'function' ? { hold: (on: boolean) => handle.hold!(on) } : {}),
+    ...(typeof handle.backPressure === 'function' ? { backPressure: () => handle.backPressure!() } : {}),
     result,
   };
 }

@@ -52,6 +52,11 @@ export const WorkerToParent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), pid: z.number().int() }),
   /** Batched in the worker (one batch per pacing budget, PACING_BUDGET_MS = 8 ms, or 500 events), in seq order. */
   z.object({ type: z.literal('events'), events: z.array(BuildEvent) }),
+  /**
+   * The same batch as JSON, one string per event (event-lines.ts): what the worker sends. The
+   * host validates each event when it parses them (decodeEventLines), as it does `events`.
+   */
+  z.object({ type: z.literal('eventLines'), lines: z.array(z.string()) }),
   z.object({ type: z.literal('result'), finished: BuildFinishedEvent }),
   z.object({ type: z.literal('backends'), list: z.array(BackendInfo) }),
   /** getAllBuildRoutes()' JSON as the library returned it (the answer to `buildRoutes`). */
@@ -65,3 +70,9 @@ export type WorkerToParent = z.infer<typeof WorkerToParent>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const requestMatches: Same<z.infer<typeof NativeBuildRequestSchema>, NativeBuildRequest> = true;
 void requestMatches;
+
+/**
+ * The environment variable a host sets to the file the worker's stderr should go to as well
+ * (stderr-file.ts: the Electron launcher needs it). Part of the host contract, with the messages.
+ */
+export const WORKER_STDERR_FILE_ENV = 'TBS_WORKER_STDERR_FILE';

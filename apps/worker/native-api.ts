@@ -37,6 +37,16 @@ export interface NativeBuildRequest {
   crashRecordPath?: string;
 }
 
+export interface NativeBackPressure {
+  outboxBytes: number;
+  outboxPeakBytes: number;
+  outboxHighBytes: number;
+  /** What may still arrive once the bound is passed (bounded_outbox.h's inFlightBytes). */
+  inFlightBytes: number;
+  gateClosings: number;
+  builderWaitedMs: number;
+}
+
 export interface NativeBuildHandle {
   readonly buildId: string;
   /** Sets the cancel flag; stepComplete returns false at the next step. Idempotent. */
@@ -49,6 +59,12 @@ export interface NativeBuildHandle {
    * Absent from addons built before it existed.
    */
   hold?(on: boolean): void;
+  /**
+   * The native hop's bound (native/src/core/bounded_outbox.h): what the outbox holds now and at
+   * most, its bound in bytes, how often the builder threads were made to wait at it and for how
+   * long in all. Absent from addons built before it existed.
+   */
+  backPressure?(): NativeBackPressure;
   /** Resolves with the final event once the builder has unwound; never rejects. */
   readonly result: Promise<BuildFinished>;
 }

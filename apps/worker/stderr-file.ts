@@ -4,8 +4,7 @@
 // lines of a dying worker never arrive through the pipe). The redirect is made at the file
 // descriptor, natively, so it also holds what native code and the C runtime print while dying.
 import type { NativeAddonApi } from './native-api.js';
-
-export const WORKER_STDERR_FILE_ENV = 'TBS_WORKER_STDERR_FILE';
+import { WORKER_STDERR_FILE_ENV } from './messages.js';
 
 let done = false;
 

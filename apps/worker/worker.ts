@@ -5,10 +5,11 @@ import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { readFileSync } from 'node:fs';
+import { encodeEventLines } from './event-lines.js';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
-import { favourEventPath } from './event-path-priority.js';
+import { favourEventPath } from '../process/event-path-priority.js';
 import { ParentToWorker, type WorkerToParent } from './messages.js';
 import type { NativeBuildHandle } from './native-api.js';
 import { connectToParent } from './parent-port.js';
@@ -30,26 +31,30 @@ const ACK_WINDOW = 4;
 let unacked = 0;
 let acked: (() => void) | undefined;
 const batcher = new IpcBatcher((events) => {
-  send({ type: 'events', events });
+  // As JSON text: stringified here, on this process's own core, parsed by the host in one go
+  // and passed on to SSE and --json readers as it is (event-lines.ts).
+  send({ type: 'eventLines', lines: encodeEventLines(events) });
   unacked++;
   paceNative();
   return unacked < ACK_WINDOW ? undefined : new Promise<void>((resolve) => (acked = resolve));
 });
 
 /**
- * Past HOLD_AT waiting events the native layer is told to hold its batches (they wait there,
- * steps coalescing, the rest compact outside the JS heap) until the host's acks bring the
- * waiting events down to RESUME_AT: this process's memory then follows these bounds, not how
- * long the reader stalls nor when the collector runs. A cancel or a lost host ends the pacing
- * for good: the build's end must come through.
+ * This hop's bound in bytes (apps/shared/event-bytes.ts's estimate of the waiting events): past
+ * HOLD_AT_BYTES the native layer is told to hold its batches (they wait in its outbox, steps
+ * coalescing, compact outside the JS heap, and past the outbox's own bound the builder threads
+ * wait: native/src/core/bounded_outbox.h) until the host's acks bring what waits here down to
+ * RESUME_AT_BYTES. This process's memory then follows these bounds, not how long the reader
+ * stalls nor when the collector runs. A cancel or a lost host ends the pacing for good: the
+ * build's end must come through. (One native bite is at most 2,000 events, about 320 KiB.)
  */
-const HOLD_AT = 4000;
-const RESUME_AT = 1000;
+const HOLD_AT_BYTES = 1024 * 1024;
+const RESUME_AT_BYTES = 256 * 1024;
 let held = false;
 let pacing = true;
 function paceNative(): void {
   if (!handle?.hold) return;
-  const want = pacing && batcher.waiting >= (held ? RESUME_AT : HOLD_AT);
+  const want = pacing && batcher.waitingBytes >= (held ? RESUME_AT_BYTES : HOLD_AT_BYTES);
   if (want !== held) {
     held = want;
     handle.hold(want);

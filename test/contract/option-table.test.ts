@@ -9,7 +9,7 @@
 // TensorRT, since echoBuildRequest only parses the request.
 import { describe, expect, it } from 'vitest';
 import { parseBuildArgs } from '../../apps/cli/build-args.js';
-import { parseBuildOptions } from '../../apps/mcp/schemas.js';
+import { parseBuildOptions } from '../../apps/surface/schemas.js';
 import { DEFAULT_FORM, formToOptions, type FormState } from '../../apps/renderer/lib/options-form.js';
 import { BUILD_OPTIONS, BuildOptions, type OptionEntry } from '../../apps/shared/build-options.js';
 import { parseTrtexecArgs, trtexecArgs, trtexecWarnings } from '../../apps/shared/trtexec.js';

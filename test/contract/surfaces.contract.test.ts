@@ -4,24 +4,35 @@
 // from the CLI's `build --json` (the NDJSON surface itself), and synthetic TensorRT-like builds
 // that crash (with the crash site the service reports) and that are cancelled.
 //
-// Surfaces: the CLI's NDJSON writer parsed back; the HTTP server's SSE stream (in process, fed
-// the same stream; and a real `serve` process building the recorded build's model and seed); the Electron
-// stream hub (Electron mocked: a fake WebContents receives what a window would); the MCP
-// build_engine tool with its progress notifications; the LSP build command with its work-done
-// reports and buildView notifications. Each is compared with the build view folded straight from
-// the stream. Servers and processes started here are stopped in afterAll/finally, also on failure.
+// Surfaces: the CLI's NDJSON writer parsed back, and the CLI's follow path (`build`'s own:
+// followIntoRenderer into the terminal renderer); the HTTP server's SSE stream (in process, fed
+// the same stream; and a real `serve` process building the recorded build's model and seed) read
+// raw and by the web client into the page's LiveBuild; the Electron stream hub (Electron mocked:
+// a fake WebContents receives what a window would) and the page's LiveBuild fed from it; the
+// taskbar feedback; the MCP build_engine tool with its progress notifications; the LSP build
+// command with its work-done reports and buildView notifications. Each is compared with the build
+// view folded straight from the stream, and every surface that follows a build in process does so
+// through the shared LiveView (apps/shared/live-view.ts: checked with a spy on LiveView.follow).
+// Servers and processes started here are stopped in afterAll/finally, also on failure.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BuildFeedback } from '../../apps/main/build-feedback.js';
+import { followIntoRenderer } from '../../apps/cli/render/follow.js';
+import { TtyRenderer } from '../../apps/cli/render/tty-renderer.js';
+import { LiveBuild } from '../../apps/renderer/store/live-build.js';
+import { WebBuildClient } from '../../apps/renderer/web/web-client.js';
+import { LiveView } from '../../apps/shared/live-view.js';
 import { SubscriptionHub } from '../../apps/main/subscription-hub.js';
 import { FakeWebContents } from '../../apps/main/test/fake-electron.js';
 import type { BuildStreamMessage } from '../../apps/main/ipc-channels.js';
 import { ActiveBuilds, runBuildCommand, type LspBuildResult } from '../../apps/lsp/build-command.js';
 import { phaseRows, type BuildView as LspView } from '../../apps/lsp/build-view-notification.js';
-import { CancelReasons, runBuildTool, type ToolExtra } from '../../apps/mcp/build-tool.js';
-import { summarizePhases } from '../../apps/mcp/phase-summary.js';
-import type { BuildResultOut } from '../../apps/mcp/schemas.js';
+import { runBuildTool, type ToolExtra } from '../../apps/mcp/build-tool.js';
+import { CancelReasons } from '../../apps/surface/cancel-reasons.js';
+import { summarizePhases } from '../../apps/surface/phase-summary.js';
+import type { BuildResultOut } from '../../apps/surface/schemas.js';
 import { JsonRenderer } from '../../apps/cli/render/json-renderer.js';
 import type { BuildServiceApi } from '../../apps/service/api.js';
 import { createHttpServer, type BuildHttpServer } from '../../apps/service/http/server.js';
@@ -29,7 +40,8 @@ import { SseParser } from '../../apps/service/http/sse-parser.js';
 import { BuildView } from '../../apps/shared/build-view.js';
 import { BuildViewSnapshot } from '../../apps/shared/build-view-schema.js';
 import { BuildEvent, type BuildRecord } from '../../apps/shared/protocol.js';
-import { formatCrashSite, formatCurrentPath, viewFromRecord } from '../../apps/shared/view-format.js';
+import { crashSite as crashSiteOf, formatCrashSite, formatCurrentPath, viewFromRecord } from '../../apps/shared/view-format.js';
+import { formatDuration } from '../../apps/shared/format.js';
 import { killLiveClis, parseNdjson, runCli } from '../support/cli.js';
 import { tempDir, writeModel } from '../support/onnx-gen.js';
 import { tensorrtLikeStream } from '../support/synthetic-build.js';
@@ -99,13 +111,14 @@ class StreamView {
 /** Everything the surfaces are wired to, following one replayed build. */
 async function wireSurfaces(svc: ReplayService) {
   const service = svc as unknown as BuildServiceApi;
+  const id = svc.events[0].buildId;
   // SSE from the real HTTP server.
   const server = createHttpServer({ service, token: 'contract-token', uploadDir: dir, staticDir: dir, heartbeatMs: 60_000 });
   servers.push(server);
   const port = await server.listen(0, '127.0.0.1');
   const sse = new StreamView();
   let sseEnded = false;
-  const res = await fetch(`http://127.0.0.1:${port}/api/builds/${svc.events[0].buildId}/events`, {
+  const res = await fetch(`http://127.0.0.1:${port}/api/builds/${id}/events`, {
     headers: { Authorization: 'Bearer contract-token', Accept: 'text/event-stream' },
   });
   expect(res.status).toBe(200);
@@ -131,7 +144,7 @@ async function wireSurfaces(svc: ReplayService) {
     }
     return hubView.view;
   };
-  hub.open(contents, 's1', svc.events[0].buildId);
+  hub.open(contents, 's1', id);
 
   // The MCP build_engine tool, with a progress token.
   const mcpNotes: Array<{ progress: number; message: string }> = [];
@@ -167,18 +180,77 @@ async function wireSurfaces(svc: ReplayService) {
     return e.data;
   });
 
-  // SSE, hub, MCP and LSP: everyone is listening before the first event.
-  await until('every surface to subscribe', () => (svc.subscribers === 4 ? true : undefined));
+  // The page of the desktop app: what the hub sends, into the page's LiveBuild (as the
+  // controller applies it).
+  const hubPage = new LiveBuild(id);
+  let hubPageSent = 0;
+  const pumpHubPage = () => {
+    for (; hubPageSent < contents.sent.length; hubPageSent++) {
+      const msg = contents.sent[hubPageSent][1] as BuildStreamMessage;
+      if (msg.kind === 'snapshot') hubPage.applySnapshot(msg.record, msg.view, Date.now());
+      else if (msg.kind === 'events') hubPage.applyEvents(msg.events, Date.now());
+    }
+    return hubPage.view;
+  };
+
+  // The web page: the web client reading the real server's SSE (its own auth: a bearer header in
+  // place of the page's cookie), into the page's LiveBuild.
+  const webPage = new LiveBuild(id);
+  const web = new WebBuildClient({
+    fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), Authorization: 'Bearer contract-token' } }),
+    document: {} as Document,
+    base: `http://127.0.0.1:${port}`,
+  });
+  const webErrors: Error[] = [];
+  const stopWeb = web.subscribe(id, {
+    onSnapshot: (rec, view) => webPage.applySnapshot(rec, view, Date.now()),
+    onEvents: (events) => webPage.applyEvents(events, Date.now()),
+    onError: (e) => void webErrors.push(e),
+  });
+
+  // The taskbar progress bar and the end-of-build notification.
+  const bar: number[] = [];
+  const notes: Array<[string, string]> = [];
+  const feedback = new BuildFeedback({
+    service,
+    window: () => ({ isDestroyed: () => false, isFocused: () => false, setProgressBar: (v: number) => void bar.push(v) }),
+    notify: (title, body) => void notes.push([title, body]),
+    setStopEnabled: () => undefined,
+    throttleMs: 0,
+  });
+  feedback.track(id, model);
+
+  // The CLI's `build`: the same follow path into the terminal renderer.
+  const term = Object.assign(new PassThrough(), { columns: 200, rows: 60 });
+  term.resume();
+  const tty = new TtyRenderer(term as unknown as NodeJS.WriteStream);
+  tty.begin(svc.getBuild(id)!);
+  const cli = followIntoRenderer(service, id, tty);
+
+  // SSE (raw and the web client's), hub, feedback, CLI, MCP and LSP: everyone is listening before the first event.
+  await until('every surface to subscribe', () => (svc.subscribers === 7 ? true : undefined));
   return {
     sse: () => sse.view,
     sseEnded: () => sseEnded,
     hub: pumpHub,
+    hubPage: pumpHubPage,
+    webPage: () => webPage.view,
+    webErrors,
+    bar,
+    notes,
+    cli,
+    tty,
     mcpNotes,
     mcp,
     lspViews,
     lspReports,
     lsp,
-    close: () => server.close(),
+    close: async () => {
+      stopWeb();
+      feedback.dispose();
+      tty.dispose();
+      await server.close();
+    },
   };
 }
 
@@ -256,8 +328,11 @@ describe('one event stream, the same build on every surface', () => {
       expect(events.at(-1)?.type).toBe('build.finished');
       const ref = fold(events);
       const svc = new ReplayService(events, model);
+      const follows = vi.spyOn(LiveView.prototype, 'follow');
       const s = await wireSurfaces(svc);
       try {
+        // Hub, taskbar feedback, CLI, MCP and LSP each follow the build through a LiveView.
+        expect(follows.mock.contexts.map((live) => (live as LiveView).buildId)).toEqual(Array(5).fill(ref.buildId));
         // Half way: where the builder is, how much work, the rows so far.
         const mid = Math.floor(events.length / 2);
         await svc.play(mid);
@@ -265,9 +340,17 @@ describe('one event stream, the same build on every surface', () => {
         const lastSeq = events[mid - 1].seq;
         const sseMid = await until('SSE to catch up', () => (s.sse()?.seq === lastSeq ? s.sse() : undefined));
         const hubMid = await until('the hub to flush', () => (s.hub()?.seq === lastSeq ? s.hub() : undefined));
+        const hubPageMid = await until('the desktop page to catch up', () => (s.hubPage().seq === lastSeq ? s.hubPage() : undefined));
+        const webMid = await until('the web page to catch up', () => (s.webPage().seq === lastSeq ? s.webPage() : undefined));
         expect(refMid.currentPath().length).toBeGreaterThan(0);
         expect(figures(sseMid)).toEqual(figures(refMid));
         expect(figures(hubMid)).toEqual(figures(refMid));
+        expect(figures(hubPageMid)).toEqual(figures(refMid));
+        expect(figures(webMid)).toEqual(figures(refMid));
+        // The CLI's live view and the taskbar have every event: the same view, the same fraction.
+        expect(s.cli.view.seq).toBe(lastSeq);
+        expect(figures(s.cli.view)).toEqual(figures(refMid));
+        await until('the taskbar to show the half-way fraction', () => (s.bar.at(-1) === Math.max(0.01, refMid.fraction()) ? true : undefined));
         // MCP and LSP show the current path in their own words.
         const where = formatCurrentPath(refMid.currentPath());
         await until('an MCP notification at the half-way point', () => (s.mcpNotes.at(-1)?.message.startsWith(where) ? true : undefined));
@@ -290,9 +373,21 @@ describe('one event stream, the same build on every surface', () => {
         expect(comparable(s.sse()!.snapshot())).toEqual(comparable(ref.snapshot()));
         const hubEnd = await until('the hub to deliver build.finished', () => (s.hub()?.outcome ? s.hub() : undefined));
         expect(comparable(hubEnd.snapshot())).toEqual(comparable(ref.snapshot()));
+        const hubPageEnd = await until('the desktop page to see the end', () => (s.hubPage().outcome ? s.hubPage() : undefined));
+        expect(comparable(hubPageEnd.snapshot())).toEqual(comparable(ref.snapshot()));
+        const webEnd = await until('the web page to see the end', () => (s.webPage().outcome ? s.webPage() : undefined));
+        expect(comparable(webEnd.snapshot())).toEqual(comparable(ref.snapshot()));
+        expect(s.webErrors).toEqual([]);
+        const cliEnd = await until('the CLI to see the end', () => (s.cli.view.outcome ? s.cli.view : undefined));
+        expect(comparable(cliEnd.snapshot())).toEqual(comparable(ref.snapshot()));
+        const site = crashSiteOf(outcome);
+        expect(s.tty.statusLine()).toBe(`${outcome.status} · ${formatDuration(outcome.durationMs)}${site ? ` · ${formatCrashSite(site)}` : ''}`);
+        // The taskbar: the bar is gone and, the window not focused, a notification says how it ended.
+        await until('the taskbar to clear', () => (s.bar.at(-1) === -1 ? true : undefined));
+        expect(s.notes.map(([title]) => title)).toEqual([`Build ${outcome.status}`]);
         // Every surface's progress figure is in [0, 1], at most what the full stream reached, and
         // 1 exactly when the build succeeded.
-        for (const v of [ndjson, s.sse()!, hubEnd]) {
+        for (const v of [ndjson, s.sse()!, hubEnd, hubPageEnd, webEnd, cliEnd]) {
           expect(v.fraction()).toBeLessThanOrEqual(ref.fraction() + 1e-12);
           expect(v.fraction() === 1).toBe(outcome.status === 'succeeded');
         }
@@ -327,6 +422,7 @@ describe('one event stream, the same build on every surface', () => {
           expect(lsp.message).toContain(site);
         }
       } finally {
+        follows.mockRestore();
         await s.close();
       }
     });

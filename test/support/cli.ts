@@ -8,7 +8,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export const REPO_ROOT = path.resolve(__dirname, '../..');
+// From the sources (vitest) this file is test/support/; compiled (a bench run as dist/bench/*.js)
+// it is dist/test/support/, one folder deeper.
+const ABOVE = path.resolve(__dirname, '../..');
+export const REPO_ROOT = path.basename(ABOVE) === 'dist' ? path.dirname(ABOVE) : ABOVE;
 export const CLI_BIN = path.join(REPO_ROOT, 'bin', 'trt-build-studio.js');
 
 /** Fails with a clear message when dist/ is missing, instead of a confusing MODULE_NOT_FOUND. */

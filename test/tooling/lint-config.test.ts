@@ -62,6 +62,10 @@ describe('the rooms of apps/ in ESLint', () => {
     ['main/x.ts', "import type { FarmRecord } from '../farm/farm-store.js';", /apps\/main may import only/],
     ['mcp/x.ts', "import { runLsp } from '../lsp/server.js';", /apps\/mcp may import only/],
     ['worker/x.ts', "import { createBuildService } from '../service/build-service.js';", /apps\/worker may import only shared/],
+    // MCP and LSP are peers; what both need is in apps/surface, which imports neither.
+    ['lsp/x.ts', "import { runBuildTool } from '../mcp/build-tool.js';", /apps\/lsp may import only/],
+    ['surface/x.ts', "import { runBuildTool } from '../mcp/build-tool.js';", /apps\/surface may import only/],
+    ['process/x.ts', "import { BuildView } from '../shared/build-view.js';", /apps\/process may import only/],
   ];
   it.each(cases)('%s: %s is refused', async (rel, src, rule) => {
     expect(await importFindings(rel, src)).toEqual(expect.arrayContaining([expect.stringMatching(rule)]));
@@ -74,6 +78,9 @@ describe('the rooms of apps/ in ESLint', () => {
     ['cli/commands/x.ts', "import { createServeService } from '../../farm/serve-queue.js';"],
     ['mcp/x.ts', "const m = await import('../farm/serve-queue.js');"],
     ['farm/x.ts', "import { createBuildService } from '../service/build-service.js';"],
+    ['lsp/x.ts', "import { ProgressNotifier } from '../surface/progress-notifier.js';"],
+    ['worker/x.ts', "import { favourEventPath } from '../process/event-path-priority.js';"],
+    ['service/http/x.ts', "import { favourEventPath } from '../../process/event-path-priority.js';"],
     ['renderer/x.tsx', "import { create } from 'zustand';\nimport type { BuildEvent } from '../shared/protocol.js';"],
     // Tests reach across rooms to set things up.
     ['service/test/x.test.ts', "import { PUSH } from '../../main/ipc-channels.js';\nimport { app } from 'electron';"],

@@ -26,17 +26,20 @@ import tseslint from 'typescript-eslint';
  */
 export const ROOMS = {
   shared: [],
-  worker: ['shared'],
-  service: ['shared', 'worker'],
-  farm: ['shared', 'worker', 'service'],
-  // Code the editor and agent surfaces (MCP, LSP) share; it sits below both and may use what they
-  // may, except the farm, which only the surfaces that start a build service wire in.
-  surface: ['shared', 'worker', 'service'],
-  mcp: ['shared', 'worker', 'service', 'farm', 'surface'],
-  // 'mcp' is here while apps/lsp still borrows from apps/mcp; drop it once apps/surface holds
-  // what they share (then LSP and MCP are peers).
-  lsp: ['shared', 'worker', 'service', 'surface', 'mcp'],
-  cli: ['shared', 'worker', 'service', 'farm', 'surface', 'mcp', 'lsp'],
+  // What every process entry needs from its own process (signals and exit, the event path's
+  // priority): Node only, so the worker and the service share it without reaching into each other.
+  process: [],
+  worker: ['shared', 'process'],
+  // Hosts import only the worker's contract, apps/worker/messages.ts (test/layering.test.ts checks
+  // the file; this table the room).
+  service: ['shared', 'worker', 'process'],
+  farm: ['shared', 'worker', 'service', 'process'],
+  // Code the editor and agent surfaces (MCP, LSP) share; it sits below both and imports neither.
+  surface: ['shared', 'service', 'process'],
+  // MCP and LSP are peers: neither imports the other.
+  mcp: ['shared', 'worker', 'service', 'process', 'farm', 'surface'],
+  lsp: ['shared', 'worker', 'service', 'process', 'surface', 'farm'],
+  cli: ['shared', 'worker', 'service', 'process', 'farm', 'surface', 'mcp', 'lsp'],
   main: ['shared', 'worker', 'service'],
   renderer: ['shared'],
 };

@@ -17,11 +17,11 @@
 // The heavier modules (service, protocol schemas, renderers) load only after the listener is in
 // place.
 import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
-import type { BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
-import { StreamCursor } from '../../shared/stream-cursor.js';
+import type { BackendInfo, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import { LiveWorkers } from '../../service/live-workers.js';
-import { processSignals, type ProcessSignals } from '../../service/process-signals.js';
+import { processSignals, type ProcessSignals } from '../../process/process-signals.js';
 import type { BuildRenderer } from '../render/renderer.js';
+import { followIntoRenderer } from '../render/follow.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
 
 export function exitCodeFor(f: BuildFinished): number {
@@ -159,7 +159,7 @@ export async function runBuild(argv: string[]): Promise<number> {
       return 0;
     }
     stop.json = cmd.json;
-    return followBuild(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
+    return buildAndFollow(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
   });
 }
 
@@ -170,7 +170,7 @@ export async function runBuild(argv: string[]): Promise<number> {
 export async function runBuildInput(input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
   return withStopHandling((stop) => {
     stop.json = json;
-    return followBuild(stop, input, json, check);
+    return buildAndFollow(stop, input, json, check);
   });
 }
 
@@ -192,7 +192,7 @@ async function withStopHandling(body: (stop: StopRequests) => Promise<number>): 
   }
 }
 
-async function followBuild(stop: StopRequests, input: StartBuildInput, json: boolean, check: OptionCheck, queue?: string): Promise<number> {
+async function buildAndFollow(stop: StopRequests, input: StartBuildInput, json: boolean, check: OptionCheck, queue?: string): Promise<number> {
   const { createBuildService } = require('../../service/build-service.js') as typeof import('../../service/build-service.js');
   // The command follows its one build from the start (afterSeq -1): it needs no long replay log
   // nor a big snapshot tree, and a long build should not make it hold them. With --queue (build
@@ -209,35 +209,18 @@ async function followBuild(stop: StopRequests, input: StartBuildInput, json: boo
     const checked = check(input.options ?? {}, await service.listBackends());
     const record = await service.startBuild(checked ? { ...input, options: checked } : input);
     r.begin(record);
-    // afterSeq -1: replay whatever arrived before subscribing (seqs start at 0), so nothing is
-    // missed; the shared stream cursor passes each event once, in seq order, where the replay
-    // and live delivery overlap. The renderer starts empty (begin), so a fresh subscription needs
-    // no snapshot. Were the first events no longer kept (a reset), the renderer goes on from the
-    // view the subscription carries.
-    const cursor = new StreamCursor({ applySnapshot: (_record, view) => view && r.restart(view), applyEvents: (events) => r.events(events) });
-    // The renderer's back-pressure (a --json reader that is behind) holds the worker's next batch.
-    const sub = service.subscribe(
-      record.id,
-      (events: BuildEvent[]) => {
-        cursor.events(events);
-        return r.backpressure?.();
-      },
-      // pacesBuild: the worker holds its next batch while the renderer is behind, so what waits
-      // here is a batch, not a backlog; after a cancel the worker stops pacing, and the rest of
-      // the stream (the user is stopping) may wait here unbounded rather than be cut.
-      { afterSeq: -1, pacesBuild: true, maxBacklog: Number.MAX_SAFE_INTEGER },
-    );
-    if (sub.reset) cursor.reset(sub.view, sub.snapshot);
-    else cursor.startEmpty();
+    const live = followIntoRenderer(service, record.id, r);
     stop.apply(record.id);
     const finished = await service.waitForResult(record.id);
     stop.ended(finished);
     // Deliveries are queued behind the subscription's replay, and, while the renderer is behind
     // (back-pressure), in the subscription: each time the renderer has room the subscription
     // hands over what waits, until build.finished is through.
-    for (let room = r.backpressure?.(); room && !cursor.finished; room = r.backpressure?.()) await room;
+    for (let room = r.backpressure?.(); room && !live.finished; room = r.backpressure?.()) await room;
     await new Promise((res) => setImmediate(res));
-    sub.unsubscribe();
+    live.unsubscribe();
+    // The outcome is the view's too (it may not have come through the stream: a worker that died first).
+    live.end(finished);
     r.end(finished);
     return exitCodeFor(finished);
   } finally {

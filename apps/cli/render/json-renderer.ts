@@ -2,7 +2,7 @@
 // Nothing else ever goes to stdout (messages go to stderr), so `| jq` always works. A slow
 // reader gets every event but coalesced steps (see NdjsonWriter); a reader that closes the pipe
 // ends the writing quietly and onReaderGone lets the command stop the build.
-import type { BuildViewSnapshot } from '../../shared/build-view.js';
+import type { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import type { BuildRenderer } from './renderer.js';
@@ -34,7 +34,7 @@ export class JsonRenderer implements BuildRenderer {
    * (seq keeps rising, with a gap), and stderr says which ones will not come. A program that needs
    * the whole tree then reads it from the service's view (`GET /api/builds/{id}/view`).
    */
-  restart(view: BuildViewSnapshot): void {
+  restart(view: BuildView): void {
     process.stderr.write(
       `trt-build-studio build: events #${this.lastSeq + 1}–#${view.seq} are no longer available; the stream goes on after #${view.seq}\n`,
     );

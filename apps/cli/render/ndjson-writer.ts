@@ -17,6 +17,7 @@
 // its subscription, so the service holds the worker's next batch (explicit back-pressure to the
 // worker: steps coalesce there) instead of this process storing a stalled reader's whole stream.
 import type { BuildEvent } from '../../shared/protocol.js';
+import { eventJson } from '../../shared/event-json.js';
 
 /** Size of one write while catching up: big enough to be cheap, small enough to keep coalescing. */
 const WRITE_BYTES = 64 * 1024;
@@ -75,7 +76,7 @@ export class NdjsonWriter {
     if (this.closed || events.length === 0) return;
     if (!this.waitingForDrain) {
       let chunk = '';
-      for (const e of events) chunk += JSON.stringify(e) + '\n';
+      for (const e of events) chunk += eventJson(e) + '\n';
       this.send(chunk);
       return;
     }
@@ -121,11 +122,11 @@ export class NdjsonWriter {
       const key = e.type === 'heartbeat' ? -1 : e.id;
       if (this.steps.delete(key)) this.coalesced++;
       // Re-inserted, so the map stays in enqueue (= seq) order.
-      this.steps.set(key, { line: JSON.stringify(e) + '\n', at: this.writePos, seq: e.seq });
+      this.steps.set(key, { line: eventJson(e) + '\n', at: this.writePos, seq: e.seq });
       return;
     }
     if (e.type === 'phase.finish' && this.steps.delete(e.id)) this.coalesced++;
-    this.storeLine(JSON.stringify(e) + '\n');
+    this.storeLine(eventJson(e) + '\n');
   }
 
   private storeLine(line: string): void {

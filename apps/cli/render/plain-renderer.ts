@@ -3,7 +3,7 @@
 // and a "still building" line during long silences so a CI log never looks frozen. The figures
 // come from the shared build view (apps/shared/build-view.ts); names and messages go through
 // displayText, so a model's control characters never reach the log.
-import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
+import { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { formatCallback, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
@@ -72,64 +72,70 @@ export class PlainRenderer implements BuildRenderer {
     this.line(parts.join('; '));
   }
 
-  events(events: BuildEvent[]): void {
-    const now = this.now();
-    // Phases that end before their last step: TensorRT does that in a good build (a detail), and
-    // every open phase does it when a build is stopped or fails (not "finished"). A cancel is
-    // known when it happens; a failure only from build.finished, which comes in the same batch
-    // as the unwinding, so those lines wait for the rest of the batch.
-    const held: { at: string; p: Printed; e: Extract<BuildEvent, { type: 'phase.finish' }> }[] = [];
-    const flush = (stopped: boolean) => {
-      for (const h of held.splice(0)) this.finishLine(h.at, h.p, h.e, stopped);
-    };
-    for (const e of events) {
-      if (!this.view.apply(e, now)) continue;
-      if (held.length > 0 && !(e.type === 'phase.finish' && e.early)) flush(e.type === 'build.finished' && e.status !== 'succeeded');
-      const at = `[${(e.t / 1000).toFixed(2).padStart(8)}s]`;
-      switch (e.type) {
-        case 'build.started':
-          if (!this.backendKnown) {
-            this.backendKnown = true;
-            this.simulated = e.backend === 'simulated';
-            this.line(`${at} Backend: ${backendLabel(e.backend, e.backendVersion)}`);
-          }
-          if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
-          if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) this.line(`${at} ${l.text}`);
-          break;
-        case 'phase.start': {
-          // The phase just started is the view's most recently active one.
-          const d = this.view.rows.activeRow()?.depth ?? 0;
-          if (d <= MAX_DEPTH && e.instance < MAX_REPEATS) {
-            const name = displayText(e.name);
-            this.printed.set(e.id, { name, nbSteps: e.nbSteps, startT: e.t, depth: d });
-            this.line(`${at} ${'  '.repeat(d)}▸ ${name} (${e.nbSteps} step${e.nbSteps === 1 ? '' : 's'})`);
-          }
-          break;
+  /**
+   * Phases that end before their last step: TensorRT does that in a good build (a detail), and
+   * every open phase does it when a build is stopped or fails (not "finished"). A cancel is known
+   * when it happens; a failure only from build.finished, which comes in the same batch as the
+   * unwinding, so those lines wait for the rest of the batch.
+   */
+  private held: { at: string; p: Printed; e: Extract<BuildEvent, { type: 'phase.finish' }> }[] = [];
+
+  private flushHeld(stopped: boolean): void {
+    for (const h of this.held.splice(0)) this.finishLine(h.at, h.p, h.e, stopped);
+  }
+
+  /** One event, the view as it stood right after it (the phase just started is its most active). */
+  event(e: BuildEvent, view: BuildView): void {
+    this.view = view;
+    if (this.held.length > 0 && !(e.type === 'phase.finish' && e.early)) this.flushHeld(e.type === 'build.finished' && e.status !== 'succeeded');
+    const at = `[${(e.t / 1000).toFixed(2).padStart(8)}s]`;
+    switch (e.type) {
+      case 'build.started':
+        if (!this.backendKnown) {
+          this.backendKnown = true;
+          this.simulated = e.backend === 'simulated';
+          this.line(`${at} Backend: ${backendLabel(e.backend, e.backendVersion)}`);
         }
-        case 'phase.finish': {
-          const p = this.printed.get(e.id);
-          if (p) {
-            this.printed.delete(e.id);
-            if (!e.early) this.finishLine(at, p, e, false);
-            else if (this.view.status === 'stopping') this.finishLine(at, p, e, true);
-            else held.push({ at, p, e });
-          }
-          break;
+        if (e.gpu) this.line(`${at} GPU: ${displayText(e.gpu)}`);
+        if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) this.line(`${at} ${l.text}`);
+        break;
+      case 'phase.start': {
+        const d = view.rows.activeRow()?.depth ?? 0;
+        if (d <= MAX_DEPTH && e.instance < MAX_REPEATS) {
+          const name = displayText(e.name);
+          this.printed.set(e.id, { name, nbSteps: e.nbSteps, startT: e.t, depth: d });
+          this.line(`${at} ${'  '.repeat(d)}▸ ${name} (${e.nbSteps} step${e.nbSteps === 1 ? '' : 's'})`);
         }
-        case 'log':
-          if (e.severity !== 'verbose' || this.verbose) this.line(`${at} ${e.severity}: ${displayText(e.message)}`);
-          break;
-        case 'cache.stats':
-          if (e.warning) this.line(`${at} timing cache warning: ${displayText(e.warning)}`);
-          break;
-        case 'build.cancelling':
-          this.line(`${at} stopping… (reason: ${e.reason})`);
-          break;
-        default:
-          break;
+        break;
       }
+      case 'phase.finish': {
+        const p = this.printed.get(e.id);
+        if (p) {
+          this.printed.delete(e.id);
+          if (!e.early) this.finishLine(at, p, e, false);
+          else if (view.status === 'cancelling') this.finishLine(at, p, e, true);
+          else this.held.push({ at, p, e });
+        }
+        break;
+      }
+      case 'log':
+        if (e.severity !== 'verbose' || this.verbose) this.line(`${at} ${e.severity}: ${displayText(e.message)}`);
+        break;
+      case 'cache.stats':
+        if (e.warning) this.line(`${at} timing cache warning: ${displayText(e.warning)}`);
+        break;
+      case 'build.cancelling':
+        this.line(`${at} stopping… (reason: ${e.reason})`);
+        break;
+      default:
+        break;
     }
-    flush(false);
+  }
+
+  /** The end of a batch: early finishes still held were details of a good build. */
+  events(_events: BuildEvent[], view: BuildView): void {
+    this.view = view;
+    this.flushHeld(false);
   }
 
   private finishLine(at: string, p: Printed, e: Extract<BuildEvent, { type: 'phase.finish' }>, stopped: boolean): void {
@@ -139,9 +145,9 @@ export class PlainRenderer implements BuildRenderer {
     else this.line(`${at} ${indent}✓ ${p.name} ${e.stepsDone}/${p.nbSteps}${e.early ? ' (finished early)' : ''} in ${took}`);
   }
 
-  restart(snapshot: BuildViewSnapshot): void {
+  restart(view: BuildView): void {
     const from = this.view.seq;
-    this.view = BuildView.fromSnapshot(snapshot);
+    this.view = view;
     // A phase that finished in the gap gets no finish line; a shallow one that started in it is
     // taken on, so that its finish gets one like any other.
     const open = new Map([...this.view.rows.openInstances()].map((o) => [o.inst.id, o] as const));
@@ -154,8 +160,8 @@ export class PlainRenderer implements BuildRenderer {
       .currentPath()
       .map((l) => `${displayText(l.name)} ${l.stepsDone}/${l.nbSteps}`)
       .join(' › ');
-    const at = `[${(snapshot.lastT / 1000).toFixed(2).padStart(8)}s]`;
-    this.line(`${at} … events #${from + 1}–#${snapshot.seq} are no longer available; going on from the build's state${where ? `: ${where}` : ''}`);
+    const at = `[${(view.lastT / 1000).toFixed(2).padStart(8)}s]`;
+    this.line(`${at} … events #${from + 1}–#${view.seq} are no longer available; going on from the build's state${where ? `: ${where}` : ''}`);
   }
 
   stopping(kind: 'cancel' | 'kill', signal: string): void {

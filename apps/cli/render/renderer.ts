@@ -1,18 +1,23 @@
 // What the `build` command tells a renderer. Three implementations, chosen by the output:
 // a live tree on a terminal, plain lines for logs and pipes, NDJSON for programs.
-import type { BuildViewSnapshot } from '../../shared/build-view.js';
+import type { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 
 export interface BuildRenderer {
   /** The build was accepted (queued or running); `record` says which backend will run it. */
   begin(record: BuildRecord): void;
-  events(events: BuildEvent[]): void;
+  // The build command follows the build through the shared LiveView (apps/shared/live-view.ts):
+  // a renderer shows the view it is handed and never folds events itself.
+  /** One event, right after it was folded into `view`: for output that tells each event. */
+  event?(event: BuildEvent, view: BuildView): void;
+  /** A batch of events, each once and in seq order, all folded into `view` now. */
+  events(events: BuildEvent[], view: BuildView): void;
   /**
    * The stream started over (a reset): events up to `view.seq` will not come, and `view` is the
    * build's complete state at that seq. What was shown stays; from here the renderer goes on from
    * `view`, and the events that follow continue it.
    */
-  restart(view: BuildViewSnapshot): void;
+  restart(view: BuildView): void;
   /** Ctrl-C / SIGTERM: 'cancel' = stop requested, 'kill' = second request, the worker is killed. */
   stopping(kind: 'cancel' | 'kill', signal: string): void;
   /** The last event has been passed to events(); print the summary, stop timers. */
@@ -25,3 +30,4 @@ export interface BuildRenderer {
    */
   backpressure?(): Promise<void> | undefined;
 }
+

@@ -3,7 +3,7 @@
 // long ago TensorRT last called back and whether the builder is working meanwhile (the worker's
 // CPU): real builds go silent for minutes, and a frozen bar reads as a hang. Everything shown is
 // the shared build view (apps/shared/build-view.ts) the other surfaces show too.
-import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
+import { BuildView } from '../../shared/build-view.js';
 import { displayText } from '../../shared/display-text.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 import { crashSite, formatCallback, formatCrashSite, formatRemaining, LONG_SILENCE_MS } from '../../shared/view-format.js';
@@ -56,11 +56,10 @@ export class TtyRenderer implements BuildRenderer {
     this.draw();
   }
 
-  events(events: BuildEvent[]): void {
+  events(events: BuildEvent[], view: BuildView): void {
+    this.view = view;
     const logs: string[] = [];
-    const now = this.now();
     for (const e of events) {
-      if (!this.view.apply(e, now)) continue;
       this.anyEvent = true;
       if (e.type === 'log' && (this.verbose || (e.severity !== 'verbose' && e.severity !== 'info'))) {
         const c = e.severity === 'warning' ? '33' : e.severity === 'info' ? '0' : e.severity === 'verbose' ? '2' : '31';
@@ -83,12 +82,12 @@ export class TtyRenderer implements BuildRenderer {
     }
   }
 
-  restart(snapshot: BuildViewSnapshot): void {
+  restart(view: BuildView): void {
     const from = this.view.seq;
-    this.view = BuildView.fromSnapshot(snapshot);
+    this.view = view;
     this.anyEvent = true;
     this.clearFrame();
-    this.out.write(this.fit(this.paint('2', `events #${from + 1}–#${snapshot.seq} are no longer available; the tree goes on from the build's state at ${formatDuration(snapshot.lastT)}`)) + '\n');
+    this.out.write(this.fit(this.paint('2', `events #${from + 1}–#${view.seq} are no longer available; the tree goes on from the build's state at ${formatDuration(view.lastT)}`)) + '\n');
     this.draw();
   }
 
@@ -99,8 +98,6 @@ export class TtyRenderer implements BuildRenderer {
 
   end(finished: BuildFinished): void {
     if (this.timer) clearInterval(this.timer);
-    // The outcome is the view's too (it may not have come through events(): a worker that died first).
-    if (!this.view.outcome) this.view.apply({ ...finished, seq: Math.max(finished.seq, this.view.seq + 1) }, this.now());
     this.draw(true);
     this.out.write('\x1b[?25h');
     const c = finished.status === 'succeeded' ? '32' : finished.status === 'cancelled' ? '33' : '31';

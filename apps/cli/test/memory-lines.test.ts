@@ -2,7 +2,7 @@
 // closing summary lists the peaks per phase, the liveness line adds the build's GPU memory, and
 // MCP/LSP progress lines mention memory only when it is large or near the build's limit.
 import { describe, expect, it } from 'vitest';
-import { progressMessage } from '../../mcp/progress-message.js';
+import { progressMessage } from '../../surface/progress-message.js';
 import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { formatLiveness, livenessOf } from '../../shared/view-format.js';

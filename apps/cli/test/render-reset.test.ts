@@ -1,16 +1,17 @@
 // The renderers after a stream reset: the stream contract may start a subscriber over from a view
 // snapshot (the events up to its seq are no longer kept). Each renderer is fed the way the build
-// command feeds it (through the shared StreamCursor): the first part of a TensorRT-like build, a
+// command feeds it (through the shared LiveView): the first part of a TensorRT-like build, a
 // reset to the view at a later seq, then the rest. What it shows from there must be what a
 // renderer that saw every event shows.
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
-import { StreamCursor } from '../../shared/stream-cursor.js';
+import { LiveView } from '../../shared/live-view.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { JsonRenderer } from '../render/json-renderer.js';
 import { PlainRenderer } from '../render/plain-renderer.js';
+import { rendererHandlers } from '../render/follow.js';
 import type { BuildRenderer } from '../render/renderer.js';
 import { TtyRenderer } from '../render/tty-renderer.js';
 
@@ -41,15 +42,16 @@ function withGap(events: BuildEvent[], from: number, to: number): { before: Buil
   return { before: events.slice(0, from), after: events.slice(to), view: v.snapshot() };
 }
 
-/** Feeds a renderer as the build command does: begin, events through the cursor, a reset, end. */
+/** Feeds a renderer as the build command does: begin, events through the live view, a reset, end. */
 function feed(r: BuildRenderer, parts: BuildEvent[][], view?: BuildViewSnapshot): void {
-  const cursor = new StreamCursor({ applySnapshot: (_rec, v) => v && r.restart(v), applyEvents: (evs) => r.events(evs) });
+  const live = new LiveView('b-test', rendererHandlers(r), { now: () => 0 });
   r.begin(record);
-  cursor.startEmpty();
-  cursor.events(parts[0]);
-  if (view) cursor.reset(view);
-  for (const p of parts.slice(1)) cursor.events(p);
+  live.startEmpty();
+  live.events(parts[0]);
+  if (view) live.reset(view);
+  for (const p of parts.slice(1)) live.events(p);
   const fin = parts.at(-1)!.at(-1) as BuildFinished;
+  live.end(fin);
   r.end(fin);
 }
 
@@ -151,7 +153,9 @@ describe('a build whose backend is not known when it is accepted (a farm build w
     const plain = sink();
     const r = new PlainRenderer(plain.out, () => 0);
     r.begin(farm);
-    r.events(events);
+    const live = new LiveView('b-test', rendererHandlers(r), { now: () => 0 });
+    live.startEmpty();
+    live.events(events);
     r.end(events.at(-1) as BuildFinished);
     const lines = plain.text().split('\n');
     expect(lines[0]).toBe('Backend: backend auto (decided when a worker starts the build)');

@@ -4,7 +4,10 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BuildEvent, BuildRecord, EventBody } from '../../shared/protocol.js';
+import { LiveView } from '../../shared/live-view.js';
 import { PlainRenderer } from '../render/plain-renderer.js';
+import { rendererHandlers } from '../render/follow.js';
+import type { BuildRenderer } from '../render/renderer.js';
 import { TtyRenderer } from '../render/tty-renderer.js';
 
 function terminal() {
@@ -17,6 +20,19 @@ function terminal() {
 let seq = 0;
 const ev = (t: number, body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, t, ...body }) as BuildEvent;
 const record = { id: 'b1', state: 'running', modelPath: '/m.onnx', options: { backend: 'simulated' }, queuedAt: '', lastSeq: -1, phases: [], engineAvailable: false, backend: 'simulated', backendVersion: 'sim-1' } as BuildRecord;
+
+/** Feeds a renderer as the build command does: through a live view started empty, on its clock. */
+function follow(r: BuildRenderer, now: () => number) {
+  const live = new LiveView('b1', rendererHandlers(r), { now });
+  live.startEmpty();
+  return {
+    events: (events: BuildEvent[]) => live.events(events),
+    end: (fin: Extract<BuildEvent, { type: 'build.finished' }>) => {
+      live.end(fin);
+      r.end(fin);
+    },
+  };
+}
 
 describe('terminal status line', () => {
   let noColor: string | undefined;
@@ -35,9 +51,10 @@ describe('terminal status line', () => {
     const term = terminal();
     const r = new TtyRenderer(term.out, () => wall);
     r.begin(record);
+    const rIn = follow(r, () => wall);
     expect(r.statusLine()).toMatch(/^starting the build worker…/);
     wall = 2000;
-    r.events([
+    rIn.events([
       ev(0, { type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }),
       ev(10, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
       ev(1000, { type: 'heartbeat', sinceLastCallbackMs: 990, cancelRequested: false, workerCpuMs: 500 }),
@@ -57,7 +74,7 @@ describe('terminal status line', () => {
     expect(line).toContain('\x1b[1;33mlast (simulated) TensorRT callback 40.0 s ago (builder busy, 1.5 cores)\x1b[0m');
     expect(line).toContain('· past the predicted end');
     // A worker that stopped burning CPU is stalled.
-    r.events([ev(41_000, { type: 'heartbeat', sinceLastCallbackMs: 40_990, cancelRequested: false, workerCpuMs: 2001 })]);
+    rIn.events([ev(41_000, { type: 'heartbeat', sinceLastCallbackMs: 40_990, cancelRequested: false, workerCpuMs: 2001 })]);
     expect(r.statusLine()).toContain('(no CPU use)');
     r.dispose();
   });
@@ -66,11 +83,12 @@ describe('terminal status line', () => {
     const term = terminal();
     const r = new TtyRenderer(term.out, () => 0);
     r.begin(record);
-    r.events([
+    const rIn = follow(r, () => 0);
+    rIn.events([
       ev(1, { type: 'phase.start', id: 1, parentId: null, name: 'Layer\x1b]0;pwned\x07', nbSteps: 2, instance: 0 }),
       ev(2, { type: 'log', severity: 'error', message: 'tensor "x\x1b[2J" has no shape' }),
     ]);
-    r.end(
+    rIn.end(
       ev(3, { type: 'build.finished', status: 'crashed', durationMs: 3, error: 'worker died', lastPhasePath: ['Building engine', 'Timing tactics'] }) as Extract<BuildEvent, { type: 'build.finished' }>,
     );
     const text = term.text();
@@ -89,7 +107,8 @@ describe('plain output', () => {
     const term = terminal();
     const r = new PlainRenderer(term.out, () => wall);
     r.begin(record);
-    r.events([
+    const rIn = follow(r, () => wall);
+    rIn.events([
       ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building\x1b[31m engine', nbSteps: 6, instance: 0 }),
       ev(1000, { type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 0 }),
       ev(2000, { type: 'heartbeat', sinceLastCallbackMs: 2000, cancelRequested: false, workerCpuMs: 0, estimate: { remainingMs: 60_000, lowMs: 60_000, highMs: 60_000, basis: 1 } }),
@@ -97,7 +116,7 @@ describe('plain output', () => {
     // Those events arrived at wall time 0; 31 s later the build clock reads 2 s + 31 s.
     wall = 31_000;
     r.silenceNote();
-    r.end(ev(31_000, { type: 'build.finished', status: 'cancelled', durationMs: 31_000 }) as Extract<BuildEvent, { type: 'build.finished' }>);
+    rIn.end(ev(31_000, { type: 'build.finished', status: 'cancelled', durationMs: 31_000 }) as Extract<BuildEvent, { type: 'build.finished' }>);
     const text = term.text();
     expect(text).toContain('▸ Building\\x1b[31m engine (6 steps)');
     // Past 30 s without a callback the note is marked (plain output has no colours).
@@ -110,12 +129,13 @@ describe('plain output', () => {
       const term = terminal();
       const r = new PlainRenderer(term.out, () => 0);
       r.begin(record);
-      r.events([
+      const rIn = follow(r, () => 0);
+      rIn.events([
         ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
         ev(10, { type: 'phase.start', id: 2, parentId: 1, name: 'Optimizing graph', nbSteps: 27, instance: 0 }),
         ev(20, { type: 'phase.finish', id: 2, stepsDone: 21, early: true }),
       ]);
-      r.events(tail());
+      rIn.events(tail());
       return term.text();
     };
     // A good build: the early finish is a detail, printed once the next event shows the build goes on.
@@ -152,14 +172,16 @@ describe('verbose log lines', () => {
     const quiet = terminal();
     const q = new PlainRenderer(quiet.out, () => 0);
     q.begin(record);
-    q.events(logs(1));
+    const qIn = follow(q, () => 0);
+    qIn.events(logs(1));
     expect(quiet.text()).not.toContain('Autotuning op conv1');
     expect(quiet.text()).toContain('info: Loaded timing cache');
 
     const loud = terminal();
     const l = new PlainRenderer(loud.out, () => 0);
     l.begin(verboseRecord);
-    l.events(logs(1));
+    const lIn = follow(l, () => 0);
+    lIn.events(logs(1));
     expect(loud.text()).toContain('verbose: Autotuning op conv1 (Conv)');
     expect(loud.text()).toContain('warning: careful');
   });
@@ -170,7 +192,8 @@ describe('verbose log lines', () => {
       const quiet = terminal();
       const q = new TtyRenderer(quiet.out, () => 0);
       q.begin(record);
-      q.events(logs(1));
+      const qIn = follow(q, () => 0);
+      qIn.events(logs(1));
       q.dispose();
       expect(quiet.text()).not.toContain('Autotuning op conv1');
       expect(quiet.text()).not.toContain('Loaded timing cache');
@@ -179,7 +202,8 @@ describe('verbose log lines', () => {
       const loud = terminal();
       const l = new TtyRenderer(loud.out, () => 0);
       l.begin(verboseRecord);
-      l.events(logs(1));
+      const lIn = follow(l, () => 0);
+      lIn.events(logs(1));
       l.dispose();
       expect(loud.text()).toContain('verbose: Autotuning op conv1 (Conv)');
       expect(loud.text()).toContain('info: Loaded timing cache');

@@ -15,7 +15,8 @@ import type { FarmRecord } from '../farm-store.js';
 import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
-import { CancelReasons, startBuildTool } from '../../mcp/build-tool.js';
+import { startBuildTool } from '../../mcp/build-tool.js';
+import { CancelReasons } from '../../surface/cancel-reasons.js';
 import { runMatrixTool } from '../../mcp/matrix-tool.js';
 import { createBuildService } from '../../service/build-service.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
@@ -259,13 +260,32 @@ describe('build farm', () => {
       await raw.multi().hincrby(keys.cancel(rec.id), 'n', 1).hset(keys.cancel(rec.id), 'reason', 'user').exec();
       await new Promise((r) => setTimeout(r, 1500));
       expect(svc.getBuild(rec.id)?.state).toBe('running');
-      // The message alone (as requestCancel publishes it) makes the worker read the counter now.
+      // The bare id alone (what a serve of an earlier version publishes) makes the worker read the
+      // counter now.
       const t0 = Date.now();
       await raw.publish(keys.cancelChannel, rec.id);
       const f = await svc.waitForResult(rec.id);
       expect(f.status).toBe('cancelled');
       // A correctness bound with room for a busy machine; the bench measures the real figure.
       expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('Stop carries its count: the message on the stop channel cancels the build without the worker reading the counter', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'L4' } });
+    await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      // No counter in Redis at all: only the message says a Stop was asked (reason "timeout" to tell it apart).
+      expect(await raw.exists(keys.cancel(rec.id))).toBe(0);
+      const seen = collect(svc, rec.id, -1);
+      await raw.publish(keys.stopChannel, JSON.stringify({ id: rec.id, n: 1, reason: 'timeout' }));
+      await seen.done;
+      expect((await svc.waitForResult(rec.id)).status).toBe('cancelled');
+      expect(seen.events.find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'timeout' });
     } finally {
       raw.disconnect();
     }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/support/onnx-gen.js';
 import { PROTOCOL_VERSION, type BuildEvent } from '../../shared/protocol.js';
 import { FarmStore, type FarmRecord } from '../farm-store.js';
-import { canonicalTarget, poolQueueName } from '../keys.js';
+import { canonicalTarget, keys, poolQueueName } from '../keys.js';
 import { checkTarget, matches, parseLabels, probeLabels } from '../labels.js';
 import { acquireLock } from '../redis-lock.js';
 import { rmDir, startRedis, stopAll, type RedisServer } from './harness.js';
@@ -47,6 +47,39 @@ afterAll(async () => {
 });
 
 describe('farm store', () => {
+  it('Stop in one call: a queued build is claimed; a running one is counted and published with its count, and as the bare id', async () => {
+    const queued = await store.nextBuildId();
+    await store.createBuild(record(queued), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    expect(await store.requestStop(queued, 'serve-cancel', 'user')).toBe(0);
+    expect(await store.getBuildFields(queued)).toMatchObject({ state: 'cancelling', owner: 'serve-cancel' });
+
+    const running = await store.nextBuildId();
+    await store.createBuild(record(running), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    expect(await store.claim(running, 'w1/t')).toBe(1);
+    const sub = redis.duplicate();
+    const got: Array<[string, string]> = [];
+    sub.on('message', (ch: string, m: string) => got.push([ch, m]));
+    await sub.subscribe(keys.stopChannel, keys.cancelChannel);
+    try {
+      expect(await store.requestStop(running, 'serve-cancel', 'user')).toBe(1);
+      expect(await store.requestStop(running, 'serve-cancel', 'timeout')).toBe(2);
+      expect(await store.cancelRequests(running)).toEqual({ n: 2, reason: 'timeout' });
+      await new Promise((r) => setTimeout(r, 200));
+      // In this order on one connection: each message with its count, then its bare-id twin.
+      expect(got.map(([ch, m]) => [ch, ch === keys.stopChannel ? JSON.parse(m) : m])).toEqual([
+        [keys.stopChannel, { id: running, n: 1, reason: 'user' }],
+        [keys.cancelChannel, running],
+        [keys.stopChannel, { id: running, n: 2, reason: 'timeout' }],
+        [keys.cancelChannel, running],
+      ]);
+      expect((await store.getBuildFields(running)).state).toBe('running');
+    } finally {
+      sub.disconnect();
+      // Unfinished builds are never trimmed: out of the way of the history test below.
+      await redis.zrem(keys.history, queued, running);
+    }
+  });
+
   it('numbers events across writers, refuses a stale owner and anything after build.finished', async () => {
     const id = await store.nextBuildId();
     await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });

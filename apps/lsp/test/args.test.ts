@@ -9,6 +9,8 @@ describe('parseLspArgs', () => {
     expect(parseLspArgs(['--stdio'])).toEqual({});
     expect(parseLspArgs(['--output-dir', 'engines', '--heartbeat=0.5'])).toEqual({ outputDir: path.resolve('engines'), heartbeatMs: 500 });
     expect(parseLspArgs(['--help'])).toBe('help');
+    // A build farm: the build command then takes target, retries and targets.
+    expect(parseLspArgs(['--queue', 'redis://127.0.0.1:6379'])).toEqual({ queue: 'redis://127.0.0.1:6379' });
   });
 
   it('names what is wrong', () => {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { CallToolResultSchema, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../test/support/onnx-gen.js';
-import type { BuildResultOut, BuildStateOut } from '../schemas.js';
+import type { BuildResultOut, BuildStateOut } from '../../surface/schemas.js';
 import { childPids, isAlive, startServer, waitFor, type RunningServer } from './harness.js';
 
 const FINAL = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);

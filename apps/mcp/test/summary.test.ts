@@ -3,9 +3,9 @@ import { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
 import { formatPath } from '../../shared/view-format.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
-import { summarizePhases } from '../phase-summary.js';
-import { buildResult, buildState } from '../results.js';
-import { BuildResultOut, BuildStateOut, parseBuildOptions, ToolInputError } from '../schemas.js';
+import { summarizePhases } from '../../surface/phase-summary.js';
+import { buildResult, buildState } from '../../surface/build-result.js';
+import { BuildResultOut, BuildStateOut, parseBuildOptions, ToolInputError } from '../../surface/schemas.js';
 import { parseMcpArgs } from '../server.js';
 
 function viewOf(events: readonly BuildEvent[]): BuildView {

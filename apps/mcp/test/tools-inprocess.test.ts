@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BuildServiceApi, StartBuildInput, Subscription } from '../../service/api.js';
 import { ServiceError } from '../../service/api.js';
 import type { BuildEvent, BuildFinished, BuildRecord, CancelReason } from '../../shared/protocol.js';
-import type { BuildResultOut } from '../schemas.js';
+import type { BuildResultOut } from '../../surface/schemas.js';
 import { createMcpServer } from '../tools.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 

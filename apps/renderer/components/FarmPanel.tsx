@@ -2,9 +2,6 @@ import { useEffect, useState } from 'react';
 import type { FarmStatus } from '../../shared/farm-status.js';
 import { useController } from '../hooks.js';
 
-/** How often the farm view is read again (GET /api/farm); it reads Redis, so it is cheap. */
-const REFRESH_MS = 2000;
-
 const labels = (l: Record<string, string>) =>
   Object.entries(l)
     .map(([k, v]) => `${k}=${v}`)
@@ -13,34 +10,41 @@ const labels = (l: Record<string, string>) =>
 /**
  * The build farm at a glance, on a `serve --queue` only: the live workers (labels, busy slots,
  * last heartbeat), the queued builds and why each waits, and the most recent endings. The same
- * facts as `trt-build-studio farm status`. Hidden where the service builds locally.
+ * facts as `trt-build-studio farm status`, kept current by the service's farm stream
+ * (GET /api/farm/events). Hidden where the service builds locally, and in the desktop app, whose
+ * builds run on its own machine (docs/farm.md, "Seeing the farm").
  */
 export function FarmPanel() {
   const client = useController().client;
   const [status, setStatus] = useState<FarmStatus | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [absent, setAbsent] = useState(typeof client.farmStatus !== 'function');
+  const [absent, setAbsent] = useState(typeof client.subscribeFarm !== 'function' && typeof client.farmStatus !== 'function');
 
   useEffect(() => {
-    if (absent || !client.farmStatus) return;
+    if (absent) return;
+    if (client.subscribeFarm) {
+      // Live: the status now and at every change, pushed by the service (no polling here).
+      return client.subscribeFarm({
+        onStatus: (s) => {
+          if (s === null) return setAbsent(true);
+          setStatus(s);
+          setError(null);
+        },
+        onError: (e) => setError(e.message),
+      });
+    }
+    // A host with the one-shot read only: the status as it was when the panel opened.
     let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = async () => {
-      try {
-        const s = await client.farmStatus!();
+    client.farmStatus!().then(
+      (s) => {
         if (stopped) return;
-        if (s === null) return setAbsent(true);
-        setStatus(s);
-        setError(null);
-      } catch (e) {
-        if (!stopped) setError((e as Error).message);
-      }
-      if (!stopped) timer = setTimeout(() => void read(), REFRESH_MS);
-    };
-    void read();
+        if (s === null) setAbsent(true);
+        else setStatus(s);
+      },
+      (e: Error) => !stopped && setError(e.message),
+    );
     return () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
     };
   }, [client, absent]);
 

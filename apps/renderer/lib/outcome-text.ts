@@ -23,5 +23,9 @@ export function shortOutcomeText(o: Pick<BuildFinished, 'status' | 'error' | 'la
   if (first.length <= SHORT_MAX) return first;
   const cut = first.slice(0, SHORT_MAX);
   const space = cut.lastIndexOf(' ');
-  return `${(space > SHORT_MAX / 2 ? cut.slice(0, space) : cut).replace(/[,:;.]$/, '')}…`;
+  let head = space > SHORT_MAX / 2 ? cut.slice(0, space) : cut;
+  // Not "(fault…": a parenthesis the cut would leave open goes, with what it began.
+  const open = head.lastIndexOf('(');
+  if (open > SHORT_MAX / 2 && head.indexOf(')', open) < 0) head = head.slice(0, open);
+  return `${head.trimEnd().replace(/[,:;.]$/, '')}…`;
 }

@@ -3,7 +3,8 @@
 // every surface uses) plus what only this UI needs (the log ring, the Stop button's state, the
 // words of the status line). Plain mutable objects outside React: thousands of events per frame
 // are applied here, and React is told once per animation frame (see event-pump.ts).
-import { BuildView, isFinalStatus, type BuildViewSnapshot, type ViewStatus } from '../../shared/build-view.js';
+import { isFinalStatus, stateOf, type BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
+import { LiveView } from '../../shared/live-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord, BuildState, CacheStats } from '../../shared/protocol.js';
 import { LogRing } from './log-ring.js';
 import { crashSite, formatCrashSite } from '../../shared/view-format.js';
@@ -11,22 +12,18 @@ import { crashSite, formatCrashSite } from '../../shared/view-format.js';
 /** What the status line says. Exactly one of these words appears in it. */
 export type UiStatus = 'Idle' | 'Building' | 'Stopping' | 'Succeeded' | 'Cancelled' | 'Failed' | 'Crashed';
 
-const WORDS: Record<ViewStatus, UiStatus> = {
+const WORDS: Record<BuildState, UiStatus> = {
   queued: 'Building',
   running: 'Building',
-  stopping: 'Stopping',
+  cancelling: 'Stopping',
   succeeded: 'Succeeded',
   cancelled: 'Cancelled',
   failed: 'Failed',
   crashed: 'Crashed',
 };
 
-function viewStatusOf(state: BuildState): ViewStatus {
-  return state === 'cancelling' ? 'stopping' : state;
-}
-
 export function statusOfState(state: BuildState): UiStatus {
-  return WORDS[viewStatusOf(state)];
+  return WORDS[state];
 }
 
 export function isFinal(s: UiStatus): boolean {
@@ -34,15 +31,15 @@ export function isFinal(s: UiStatus): boolean {
 }
 
 export class LiveBuild {
-  /** Replaced as a whole when the stream resets (applySnapshot with a view). */
-  view: BuildView;
+  /**
+   * The build as this page follows it (apps/shared/live-view.ts): snapshot first, each event
+   * once, a reset replaces the view. Both hosts' streams (Electron's IPC, the web client's SSE)
+   * come through it, so the page folds every event exactly once.
+   */
+  private readonly live: LiveView;
   readonly logs = new LogRing();
-  backend?: 'tensorrt' | 'simulated';
-  backendVersion?: string;
-  simulated?: boolean;
-  gpu?: string | null;
-  outputPath?: string;
-  engineAvailable = false;
+  /** The latest record of the build (a snapshot's): facts the events have not told yet. */
+  private record?: BuildRecord;
   private lastLogSeq = -1;
   /** Protocol events applied (after coalescing upstream; seq counts the callbacks behind them). */
   eventsApplied = 0;
@@ -54,9 +51,29 @@ export class LiveBuild {
   private stopPressed = false;
   /** Nothing known yet (no snapshot, no event, no start): the status line says Idle. */
   private idle = true;
+  /** The caller's clock for what is being applied now. */
+  private nowWall = 0;
 
   constructor(readonly id: string) {
-    this.view = new BuildView(id);
+    this.live = new LiveView(
+      id,
+      {
+        onReset: (view) => {
+          this.takeLogsFrom(view);
+          if (view.outcome) this.logCrash(view.outcome);
+        },
+        onEvents: (events) => this.folded(events),
+      },
+      { now: () => this.nowWall },
+    );
+    // The page starts with nothing and takes every event from the first (a fresh build), or
+    // starts over from a snapshot's view (a build joined late, a reset).
+    this.live.startEmpty();
+  }
+
+  /** The build view; replaced as a whole when the stream resets. */
+  get view(): BuildView {
+    return this.live.view;
   }
 
   get phases() {
@@ -75,11 +92,44 @@ export class LiveBuild {
     return this.view.seq;
   }
 
+  // What the build runs on and writes, from the view (build.started, build.finished) and, before
+  // those events, from the record.
+  get backend(): 'tensorrt' | 'simulated' | undefined {
+    return this.view.started?.backend ?? this.record?.backend;
+  }
+
+  get backendVersion(): string | undefined {
+    return this.view.started?.backendVersion ?? this.record?.backendVersion;
+  }
+
+  get simulated(): boolean | undefined {
+    return this.view.started?.simulated ?? this.record?.simulated;
+  }
+
+  get gpu(): string | null | undefined {
+    return this.view.started?.gpu;
+  }
+
+  get outputPath(): string | undefined {
+    return this.view.outcome?.outputPath ?? this.view.started?.outputPath ?? this.record?.outputPath;
+  }
+
+  /**
+   * The engine can be saved: the service's record says so once it knows the end (the file may
+   * have been removed since); a build seen ending here wrote one when it succeeded with bytes.
+   */
+  get engineAvailable(): boolean {
+    if (this.engineFromRecord && this.record) return this.record.engineAvailable;
+    const o = this.view.outcome;
+    return o !== undefined && o.status === 'succeeded' && (o.engineBytes ?? 0) > 0;
+  }
+
+  /** The view came from a snapshot (the record's engineAvailable goes with it) until an event ends it. */
+  private engineFromRecord = false;
+
   get status(): UiStatus {
     if (this.idle) return 'Idle';
-    const s = this.view.status;
-    if (this.stopPressed && (s === 'queued' || s === 'running')) return 'Stopping';
-    return WORDS[s];
+    return WORDS[stateOf(this.view, { stopRequested: this.stopPressed })];
   }
 
   /** The controller marks a build it just started as Building before any event arrives. */
@@ -96,24 +146,11 @@ export class LiveBuild {
    */
   applySnapshot(rec: BuildRecord, view: BuildViewSnapshot | undefined, nowWall: number): void {
     this.idle = false;
-    this.backend = rec.backend ?? this.backend;
-    this.backendVersion = rec.backendVersion ?? this.backendVersion;
-    this.simulated = rec.simulated ?? this.simulated;
-    this.outputPath = rec.outputPath ?? this.outputPath;
-    if (view) {
-      if (view.seq < this.view.seq) return;
-      this.view = BuildView.fromSnapshot(view);
-      this.takeLogsFrom(this.view);
-      if (this.view.outcome) this.logCrash(this.view.outcome);
-      if (view.started) this.gpu = view.started.gpu;
-      this.engineAvailable = rec.engineAvailable;
-    } else if (this.view.seq < 0 && this.view.status === 'queued') {
-      // Nothing folded yet: the record says at least whether it is still waiting or stopping.
-      const s = viewStatusOf(rec.state);
-      if (!isFinalStatus(s)) this.view.status = s;
-    }
-    if (rec.outcome && this.view.outcome) this.engineAvailable = rec.engineAvailable;
-    if (this.view.status === 'stopping') this.stopRequestedWall ??= nowWall;
+    this.nowWall = nowWall;
+    this.record = rec;
+    this.live.snapshot(rec, view);
+    if (view || (rec.outcome && this.view.outcome)) this.engineFromRecord = true;
+    if (this.view.status === 'cancelling') this.stopRequestedWall ??= nowWall;
   }
 
   /**
@@ -133,40 +170,29 @@ export class LiveBuild {
 
   /** Applies live events in seq order; returns how many were new. */
   applyEvents(events: readonly BuildEvent[], nowWall: number): number {
-    let applied = 0;
     for (const ev of events) {
       if (ev.type === 'log' && ev.seq > this.lastLogSeq) {
         this.lastLogSeq = ev.seq;
         this.logs.push({ seq: ev.seq, t: ev.t, severity: ev.severity, message: ev.message });
       }
-      if (!this.view.apply(ev, nowWall)) continue;
-      applied++;
-      this.idle = false;
-      switch (ev.type) {
-        case 'build.started':
-          this.backend = ev.backend;
-          this.backendVersion = ev.backendVersion;
-          this.simulated = ev.simulated;
-          this.gpu = ev.gpu;
-          this.outputPath = ev.outputPath;
-          break;
-        case 'heartbeat':
-          if (ev.cancelRequested) this.stopRequestedWall ??= nowWall;
-          break;
-        case 'build.cancelling':
-          this.stopRequestedWall ??= nowWall;
-          break;
-        case 'build.finished':
-          if (ev.outputPath) this.outputPath = ev.outputPath;
-          this.engineAvailable = ev.status === 'succeeded' && (ev.engineBytes ?? 0) > 0;
-          this.logCrash(ev);
-          break;
-        default:
-          break;
+    }
+    this.nowWall = nowWall;
+    const before = this.eventsApplied;
+    this.live.events(events);
+    return this.eventsApplied - before;
+  }
+
+  /** Events the live view just folded in. */
+  private folded(events: readonly BuildEvent[]): void {
+    this.idle = false;
+    this.eventsApplied += events.length;
+    for (const ev of events) {
+      if (ev.type === 'build.cancelling' || (ev.type === 'heartbeat' && ev.cancelRequested)) this.stopRequestedWall ??= this.nowWall;
+      if (ev.type === 'build.finished') {
+        this.engineFromRecord = false;
+        this.logCrash(ev);
       }
     }
-    this.eventsApplied += applied;
-    return applied;
   }
 
   /**

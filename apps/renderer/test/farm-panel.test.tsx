@@ -74,3 +74,44 @@ describe('build farm panel', () => {
     expect((await renderWith(new ScriptedClient())).querySelector('section.farm')).toBeNull();
   });
 });
+
+describe('build farm panel, live', () => {
+  it('follows the farm stream: each status the service pushes replaces the last, with no reads of its own', async () => {
+    type Handlers = { onStatus(s: FarmStatus | null): void; onError?(e: Error): void };
+    const client = new ScriptedClient() as ScriptedClient & { subscribeFarm(h: Handlers): () => void; farmStatus(): Promise<FarmStatus | null> };
+    let push!: Handlers;
+    let unsubscribed = false;
+    let reads = 0;
+    client.subscribeFarm = (h) => {
+      push = h;
+      return () => void (unsubscribed = true);
+    };
+    client.farmStatus = async () => {
+      reads++;
+      return status;
+    };
+    const el = await renderWith(client);
+    expect(el.querySelector('section.farm')!.textContent).toContain('Reading the farm…');
+    await act(async () => push.onStatus(status));
+    expect(el.querySelector('section.farm')!.textContent).toContain('2 workers · 1 of 2 slots busy · 1 queued');
+    await act(async () => push.onStatus({ ...status, workers: status.workers.map((w) => ({ ...w, running: [] })), running: [], pools: [] }));
+    expect(el.querySelector('section.farm')!.textContent).toContain('2 workers · 0 of 2 slots busy · 0 queued');
+    await act(async () => push.onError?.(new Error('Lost the connection to the build service: reset')));
+    expect(el.querySelector('section.farm')!.textContent).toContain('Farm: Lost the connection to the build service: reset');
+    expect(reads).toBe(0);
+    act(() => root!.unmount());
+    root = undefined;
+    expect(unsubscribed).toBe(true);
+  });
+
+  it('goes away when the stream says the service has no farm', async () => {
+    const client = new ScriptedClient() as ScriptedClient & { subscribeFarm(h: { onStatus(s: FarmStatus | null): void }): () => void };
+    client.subscribeFarm = (h) => {
+      setTimeout(() => h.onStatus(null), 0);
+      return () => undefined;
+    };
+    const el = await renderWith(client);
+    await act(async () => new Promise((r) => setTimeout(r, 20)));
+    expect(el.querySelector('section.farm')).toBeNull();
+  });
+});

@@ -22,5 +22,9 @@ describe('shortOutcomeText', () => {
     expect(long.startsWith(s.slice(0, -1))).toBe(true);
     expect(s.slice(0, -1).endsWith(' ')).toBe(false);
     expect(shortOutcomeText({ status: 'succeeded' })).toBeUndefined();
+    // A cut never leaves a parenthesis open.
+    expect(
+      shortOutcomeText({ status: 'failed', error: 'simulated failure in phase "Preparing graph for optimization" (fault injected with simFault=fail@Preparing graph)' }),
+    ).toBe('simulated failure in phase "Preparing graph for optimization"…');
   });
 });

@@ -278,3 +278,52 @@ describe('WebBuildClient', () => {
     await expect(c.saveEngine('b1')).rejects.toThrow('This build has no engine to save.');
   });
 });
+
+describe('WebBuildClient farm stream', () => {
+  const farm = (workers: number, at = '2026-12-01T20:00:00.000Z') => ({
+    at,
+    workers: Array.from({ length: workers }, (_, i) => ({ id: `w${i}`, host: 'h', pid: 1, labels: {}, slots: 1, running: [], lastHeartbeatMsAgo: 10 })),
+    pools: [],
+    running: [],
+    recent: [],
+  });
+  const farmMsg = (v: number, s: unknown) => `event: farm\nid: ${v}\ndata: ${JSON.stringify(s)}\n\n`;
+
+  it('hands over each status the farm stream sends, skips heartbeats, reconnects when the stream ends', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const { c, calls } = client([first.stream, second.stream]);
+    const got: Array<number | null> = [];
+    const errors: string[] = [];
+    const off = c.subscribeFarm({ onStatus: (s) => got.push(s === null ? null : s.workers.length), onError: (e) => errors.push(e.message) });
+    await tick();
+    expect(calls[0].url).toBe('/api/farm/events');
+    first.write(farmMsg(1, farm(0)));
+    first.write(': heartbeat\n\n');
+    first.write(farmMsg(2, farm(2)).slice(0, 20));
+    await tick();
+    expect(got).toEqual([0]);
+    first.write(farmMsg(2, farm(2)).slice(20));
+    await tick();
+    expect(got).toEqual([0, 2]);
+    // serve restarting ends the stream: the client connects again and takes the status it sends.
+    first.end();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(calls).toHaveLength(2);
+    second.write(farmMsg(1, farm(3)));
+    second.write(farmMsg(2, { at: 'x', workers: 'nope' }));
+    await tick();
+    expect(got).toEqual([0, 2, 3]);
+    expect(errors).toEqual(['Bad farm status from the build service: "workers" is not a list']);
+    off();
+  });
+
+  it('says "no farm" once on a serve that builds locally (404), and does not retry', async () => {
+    const { c, calls } = client([[404, { error: { code: 'not_found', message: 'this server runs builds itself' } }]]);
+    const got: unknown[] = [];
+    c.subscribeFarm({ onStatus: (s) => got.push(s) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(got).toEqual([null]);
+    expect(calls).toHaveLength(1);
+  });
+});

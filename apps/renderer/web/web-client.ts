@@ -10,6 +10,7 @@ import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js
 import type { BuildRoutesRead } from '../../shared/build-routes.js';
 import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
+import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
 import { defaultYielder, feedInPieces } from './chunk-feed.js';
 import { SseChunkParser } from './sse-reader.js';
 
@@ -101,7 +102,9 @@ export class WebBuildClient implements BuildClient {
     const abort = new AbortController();
     let retries = 0;
     // The stream contract lives in the cursor (apps/shared/stream-cursor.ts): record, reset,
-    // events in order and once; this function only reads the wire and reconnects.
+    // events in order and once; this function only reads the wire and reconnects. A bare cursor,
+    // not a LiveView: the page this feeds (store/live-build.ts) folds through its own LiveView,
+    // and folding here too would fold every event twice; the cursor keeps the resume point.
     const cursor = new StreamCursor({
       applySnapshot: (record, view) => {
         if (!record) {
@@ -211,6 +214,58 @@ export class WebBuildClient implements BuildClient {
       if (e instanceof HttpError && e.status === 404) return null;
       throw e;
     }
+  }
+
+  subscribeFarm(handlers: { onStatus(status: FarmStatus | null): void; onError?(err: Error): void }): () => void {
+    const abort = new AbortController();
+    let retries = 0;
+    // Each message is the whole status (apps/shared/farm-stream.ts): nothing to resume, a
+    // reconnect simply starts with the status as it is then.
+    const parser = new SseChunkParser({
+      onNamed: (event, data) => {
+        if (event !== FARM_STREAM_EVENT) return;
+        let value: unknown;
+        try {
+          value = JSON.parse(data);
+        } catch (e) {
+          handlers.onError?.(new Error(`Bad farm status from the build service: ${(e as Error).message}`));
+          return;
+        }
+        const problem = farmStatusProblem(value);
+        if (problem) handlers.onError?.(new Error(`Bad farm status from the build service: ${problem}`));
+        else handlers.onStatus(value as FarmStatus);
+      },
+      onMessages: () => undefined,
+      onBadMessage: () => undefined,
+    });
+    const run = async () => {
+      while (!abort.signal.aborted) {
+        try {
+          const res = await this.deps.fetch(`${this.base}/api/farm/events`, { headers: { accept: 'text/event-stream' }, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+          // A serve that builds locally has no farm: not an error, just nothing to show.
+          if (res.status === 404) return handlers.onStatus(null);
+          if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
+          retries = 0;
+          const reader = res.body.getReader();
+          const decoder = new TextDecoder();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            parser.push(decoder.decode(value, { stream: true }));
+          }
+        } catch (e) {
+          if (abort.signal.aborted) return;
+          if ((e instanceof HttpError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
+            handlers.onError?.(new Error(`Lost the connection to the build service: ${(e as Error).message}`));
+            return;
+          }
+        }
+        // The stream ended (serve restarting) or failed: connect again after a pause.
+        if (!abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
+      }
+    };
+    void run();
+    return () => abort.abort();
   }
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {

@@ -14,6 +14,7 @@ import { compareSources } from '../compare-sources.js';
 import { readManifest } from '../engine-manifest-file.js';
 import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
 import { openEventStream, parseLastEventId } from './sse.js';
+import { openFarmStream } from './farm-sse.js';
 import { receiveMultipart, type UploadedFile } from './upload.js';
 
 export interface RouteContext {
@@ -61,6 +62,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
   { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
   { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
+  { pattern: /^\/api\/farm\/events$/, methods: { GET: farmEvents } },
   { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
   { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
 ];
@@ -75,6 +77,10 @@ function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEng
 async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
   if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
   sendJson(res, 200, await ctx.service.farmStatus());
+}
+
+function farmEvents({ res, ctx }: RouteRequest): void {
+  openFarmStream(res, ctx.service, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams });
 }
 
 function listEngines({ res, ctx }: RouteRequest): void {

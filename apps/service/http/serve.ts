@@ -11,13 +11,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildServiceApi } from '../api.js';
 import { ensurePrivateDir } from '../private-dir.js';
-import { processSignals } from '../process-signals.js';
+import { processSignals } from '../../process/process-signals.js';
 import { generateToken } from './auth.js';
 import { createHttpServer } from './server.js';
 import { createUploadDir, pruneUploads, removeStaleUploadDirs, removeUploadDir } from './upload-dirs.js';
 import { UsageError } from '../../shared/usage-error.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, type ServeArgs } from './serve-args.js';
-import { favourEventPath } from '../../worker/event-path-priority.js';
+import { favourEventPath } from '../../process/event-path-priority.js';
 
 /** What serve asks of its build service factory: its own options, from the command line. */
 export interface ServeServiceRequest {

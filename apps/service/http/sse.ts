@@ -12,6 +12,7 @@
 // the stream.
 import type * as http from 'node:http';
 import type { BuildViewSnapshot } from '../../shared/build-view.js';
+import { eventJson } from '../../shared/event-json.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import type { BuildServiceApi, Subscription } from '../api.js';
 import { HttpError } from './errors.js';
@@ -53,8 +54,9 @@ export function parseLastEventId(req: http.IncomingMessage, query: URLSearchPara
 
 export function formatEvents(events: readonly BuildEvent[]): string {
   let out = '';
-  // JSON.stringify escapes newlines, so each event is exactly one `data:` line.
-  for (const e of events) out += `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
+  // Each event is exactly one `data:` line: JSON.stringify escapes newlines, and the worker's
+  // text that eventJson reuses was checked for line breaks (apps/worker/event-lines.ts).
+  for (const e of events) out += `id: ${e.seq}\ndata: ${eventJson(e)}\n\n`;
   return out;
 }
 

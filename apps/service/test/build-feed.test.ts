@@ -104,6 +104,37 @@ describe('BuildFeed', () => {
     expect(again.reset).toBe(false);
   });
 
+  it('drops a stuck subscriber at its byte bound (long log lines), while a subscriber that keeps up gets everything', async () => {
+    const feed = new BuildFeed('b-bytes', 20_000);
+    const keepsUp: BuildEvent[] = [];
+    feed.subscribe((evs) => void keepsUp.push(...evs), { afterSeq: -1 });
+    let overflowAt: number | undefined;
+    let stuckGot = 0;
+    feed.subscribe(
+      (evs) => {
+        stuckGot += evs.length;
+        return new Promise(() => undefined); // a client that never reads again
+      },
+      // The event bound far away: only the bytes can drop it.
+      { afterSeq: -1, maxBacklog: 1_000_000, maxBacklogBytes: 64 * 1024, onOverflow: (seq) => (overflowAt = seq) },
+    );
+    await tick();
+    const line = (seq: number): BuildEvent => ({ v: 1, buildId: 'b-bytes', seq, t: seq, type: 'log', severity: 'verbose', message: 'x'.repeat(1000) });
+    let seq = 0;
+    feed.push([line(seq++)]); // delivered: the stuck client is busy from here on
+    // Each waiting line costs its object and 2 bytes a character (event-bytes.ts): ~2.2 KiB, so
+    // 64 KiB is passed within 30 lines, long before 1,000,000 events.
+    for (let i = 0; i < 100 && overflowAt === undefined; i++) feed.push([line(seq++)]);
+    expect(overflowAt).toBe(0);
+    expect(stuckGot).toBe(1);
+    expect(seq).toBeLessThan(40);
+    expect(seq).toBeGreaterThan(25);
+    // The other subscriber was never held back: every line, in order.
+    for (let i = 0; i < 20; i++) feed.push([line(seq++)]);
+    expect(keepsUp.map((e) => e.seq)).toEqual([...Array(seq).keys()]);
+    expect(feed.subscriberCount).toBe(1);
+  });
+
   it('drops stale, repeated and post-final events', () => {
     const feed = new BuildFeed('b1', 1000);
     expect(feed.push(all.slice(0, 5))).toHaveLength(5);

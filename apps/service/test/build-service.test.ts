@@ -285,7 +285,15 @@ describe('build service', () => {
     await expect(svc.startBuild({ modelPath: model })).rejects.toThrow(/shutting down/);
   });
 
-  it('reports a worker that sends garbage as failed and kills it', async () => {
+  // The worker's batches (eventLines) replaced by garbage of each kind the host must refuse: event
+  // objects that are no events, a line that is no event, a line that is not JSON, and a line
+  // holding two values (which would shift every later line onto the wrong event).
+  it.each([
+    ['event objects', { type: 'events', events: [{ bogus: true }] }],
+    ['an event line', { type: 'eventLines', lines: ['{"bogus":true}'] }],
+    ['a line that is not JSON', { type: 'eventLines', lines: ['{"v":1,'] }],
+    ['a line with two values', { type: 'eventLines', lines: ['{"v":1},{"v":1}'] }],
+  ])('reports a worker that sends garbage (%s) as failed and kills it', async (_what, garbage) => {
     let pid = 0;
     const liar: WorkerLauncher = () => {
       const ch = childProcessLauncher();
@@ -293,7 +301,7 @@ describe('build service', () => {
       return {
         ...ch,
         pid: ch.pid,
-        onMessage: (cb) => ch.onMessage((m) => cb(m.type === 'events' ? ({ type: 'events', events: [{ bogus: true }] } as never) : m)),
+        onMessage: (cb) => ch.onMessage((m) => cb(m.type === 'eventLines' ? (garbage as never) : m)),
       };
     };
     const svc = service({ launcher: liar });

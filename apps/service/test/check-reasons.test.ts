@@ -50,6 +50,7 @@ function trtHere(over: { version?: string; gpu?: BackendInfo['gpu'] | null; driv
       version,
       library: { path: '/usr/lib/x86_64-linux-gnu/libnvinfer.so.10', version },
       ...(over.gpu === null ? {} : { gpu: over.gpu ?? A100 }),
+      // The NVIDIA driver's version where the addon reports it (NVML, beside the CUDA driver).
       cudaDriver: { path: '/usr/lib/x86_64-linux-gnu/libcuda.so.1', version: '12.4', driverVersion: over.driver ?? '550.54' },
       ...(over.available === false ? { reason: 'libnvinfer.so.10 not found' } : {}),
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mnistLikeBuild, StreamWriter } from '../../../test/support/synthetic-build.js';
-import { BuildView } from '../build-view.js';
+import { BuildView, stateOf } from '../build-view.js';
 import { BuildViewSnapshot } from '../build-view-schema.js';
 import type { BuildEvent } from '../protocol.js';
 import { VIEW_LOG_LINE_CHARS, VIEW_LOG_LINES } from '../recent-logs.js';
@@ -35,7 +35,7 @@ function shown(v: BuildView) {
 }
 
 describe('BuildView', () => {
-  it('walks the status machine: queued, running, stopping, then a final status that never changes', () => {
+  it('walks the status machine: queued, running, cancelling, then a final status that never changes', () => {
     const w = new StreamWriter();
     const v = new BuildView('b1');
     expect(v.status).toBe('queued');
@@ -44,7 +44,7 @@ describe('BuildView', () => {
     expect(v.status).toBe('running');
     w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: true });
     v.apply(w.events.at(-1)!);
-    expect(v.status).toBe('stopping');
+    expect(v.status).toBe('cancelling');
     w.emit({ type: 'build.cancelling', requestedAt: 0, reason: 'user' });
     v.apply(w.events.at(-1)!);
     expect(v.cancelling).toMatchObject({ reason: 'user' });
@@ -54,6 +54,27 @@ describe('BuildView', () => {
     w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: true });
     v.apply(w.events.at(-1)!);
     expect(v.status).toBe('cancelled');
+  });
+
+  it('speaks the record\'s vocabulary, and its snapshot keeps the wire word "stopping" both ways', () => {
+    const w = new StreamWriter();
+    const v = new BuildView('b1');
+    w.started();
+    w.emit({ type: 'build.cancelling', requestedAt: 0, reason: 'timeout' } as never);
+    for (const e of w.events) v.apply(e);
+    expect(v.status).toBe('cancelling');
+    const wire = BuildViewSnapshot.parse(JSON.parse(JSON.stringify(v.snapshot())));
+    expect(wire.status).toBe('stopping');
+    expect(BuildView.fromSnapshot(wire).status).toBe('cancelling');
+  });
+
+  it('stateOf moves a status ahead only by what the host knows, never past a final one', () => {
+    expect(stateOf({ status: 'queued' })).toBe('queued');
+    expect(stateOf({ status: 'queued' }, { launched: true })).toBe('running');
+    expect(stateOf({ status: 'queued' }, { stopRequested: true })).toBe('cancelling');
+    expect(stateOf({ status: 'running' }, { launched: true, stopRequested: true })).toBe('cancelling');
+    expect(stateOf({ status: 'succeeded' }, { launched: true, stopRequested: true })).toBe('succeeded');
+    expect(stateOf({ status: 'cancelled' }, { stopRequested: true })).toBe('cancelled');
   });
 
   it('ignores replays by seq, so a snapshot followed by overlapping events counts nothing twice', () => {

@@ -1,6 +1,7 @@
 // The one pacing policy: quiet streams are not delayed, busy ones cost at most one batch per budget,
 // and chained hops pay the budget once (the native flusher already paces by it).
 import { describe, expect, it } from 'vitest';
+import { EVENT_OBJECT_BYTES } from '../event-bytes.js';
 import { PACING_BUDGET_MS, PacingBatcher, type PacingTimers } from '../pacing-batcher.js';
 import type { BuildEvent } from '../protocol.js';
 
@@ -35,6 +36,33 @@ const log = (seq: number): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq, typ
 const step = (seq: number, id = 1): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq, type: 'phase.step', id, step: seq, stepsDone: seq + 1 });
 
 describe('PacingBatcher', () => {
+  it('waitingBytes follows what waits: text counted, coalesced steps and sent events leave it', () => {
+    const clock = manualTimers();
+    let release!: () => void;
+    const sent: number[][] = [];
+    const b = new PacingBatcher(
+      (e) => {
+        sent.push(e.map((x) => x.seq));
+        return new Promise<void>((r) => (release = r)); // a receiver that has not taken it yet
+      },
+      { timers: clock.timers },
+    );
+    b.push([log(0)]); // goes out at once; in flight
+    expect(b.waitingBytes).toBe(0);
+    const long: BuildEvent = { v: 1, buildId: 'b', seq: 1, t: 1, type: 'log', severity: 'verbose', message: 'y'.repeat(500) };
+    b.push([long, step(2), step(3), step(4)]);
+    // The log with its text, one step (the two older ones coalesced away).
+    expect(b.waiting).toBe(2);
+    expect(b.waitingBytes).toBe(EVENT_OBJECT_BYTES + 1000 + EVENT_OBJECT_BYTES);
+    expect(b.peakPendingBytes).toBeGreaterThanOrEqual(b.waitingBytes);
+    release();
+    return Promise.resolve().then(() => {
+      clock.advance(PACING_BUDGET_MS);
+      expect(sent).toEqual([[0], [1, 4]]);
+      expect(b.waitingBytes).toBe(0);
+    });
+  });
+
   it('sends an event of a quiet stream at once', () => {
     const clock = manualTimers();
     const sent: Array<{ at: number; seqs: number[] }> = [];

@@ -202,6 +202,44 @@ describe('native addon', () => {
     expect(existsSync(req.outputPath)).toBe(false);
   });
 
+  it('a held build pauses at the outbox bound (the builder waits, memory stays put) and Stop releases it', async () => {
+    // 3,000 layers make hundreds of thousands of events: far more than the outbox's 16 MiB.
+    const big = Array.from({ length: 3000 }, (_, i) => ({ name: `node_${i}`, op: ['Conv', 'Relu', 'MatMul', 'Add'][i % 4] }));
+    const req = request('held', { simDuration: 4, simSeed: 1 }, { layers: big });
+    const events: BuildEvent[] = [];
+    const handle = startBuild(req, (batch) => void events.push(...batch));
+    expect(handle.hold).toBeTypeOf('function');
+    expect(handle.backPressure).toBeTypeOf('function');
+    handle.hold!(true); // a reader that stopped reading
+    const bp = () => handle.backPressure!();
+    const deadline = Date.now() + 60_000;
+    while (bp().gateClosings === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const closed = bp();
+    expect(closed.gateClosings).toBe(1);
+    expect(closed.outboxHighBytes).toBe(16 * 1024 * 1024);
+    // Paused: what the outbox holds stops growing, and the phase tree stops moving.
+    await new Promise((r) => setTimeout(r, 300));
+    const a = bp();
+    const phasesA = handle.snapshot().length;
+    await new Promise((r) => setTimeout(r, 500));
+    const b = bp();
+    // (The flusher's heartbeat still reports the silence: coalesced, one event at most.)
+    expect(b.outboxBytes - a.outboxBytes).toBeLessThanOrEqual(256);
+    expect(handle.snapshot().length).toBe(phasesA);
+    // The bound plus at most what was under way when the gate closed (bounded_outbox.h).
+    expect(b.outboxPeakBytes).toBeGreaterThanOrEqual(b.outboxHighBytes);
+    expect(b.outboxPeakBytes).toBeLessThanOrEqual(b.outboxHighBytes + b.inFlightBytes);
+    // Stop while held: the builder threads are released, the hold is lifted (as the worker does
+    // on a cancel) and the whole stream arrives, ending cancelled.
+    handle.cancel('user');
+    handle.hold!(false);
+    const result = await handle.result;
+    expect(result.status).toBe('cancelled');
+    expect(bp().builderWaitedMs).toBeGreaterThan(500);
+    expect(checkInvariants(events)).toBeUndefined();
+    expect(events.filter((e) => e.type === 'phase.start').length).toBeGreaterThan(10_000);
+  }, 120_000);
+
   it('reports an injected failure naming the phase', async () => {
     const req = request('fail', { simDuration: 0.05, simFault: 'fail@Optimizing graph' });
     const { result, events } = await run(req);

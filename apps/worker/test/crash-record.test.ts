@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCrashSite } from '../../service/crash-site.js';
-import { WorkerToParent } from '../messages.js';
+import type { WorkerToParent } from '../messages.js';
+import { readWorkerMessage } from '../../../test/support/worker-messages.js';
 import { requireBuilt, REPO_ROOT } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -26,7 +27,7 @@ async function crashAt(phase: string, record: string) {
   const child = fork(WORKER, [], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const phasesSeen: string[] = [];
   child.on('message', (m) => {
-    const msg = WorkerToParent.parse(m);
+    const msg = readWorkerMessage(m);
     if (msg.type === 'events') for (const e of msg.events) if (e.type === 'phase.start') phasesSeen.push(e.name);
     // Like the service: the worker sends its next batch once this one is acknowledged.
     if (msg.type === 'events' && child.connected) child.send({ type: 'ack' });

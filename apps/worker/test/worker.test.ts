@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { BATCH_MAX_EVENTS } from '../ipc-batcher.js';
-import { WorkerToParent, type ParentToWorker } from '../messages.js';
+import type { ParentToWorker, WorkerToParent } from '../messages.js';
+import { readWorkerMessage } from '../../../test/support/worker-messages.js';
 import { requireBuilt, REPO_ROOT } from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -25,7 +26,7 @@ function startWorker(script = WORKER, args: string[] = [], { autoRelease = true,
   const child = fork(script, args, { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env } });
   const messages: WorkerToParent[] = [];
   child.on('message', (m) => {
-    const msg = WorkerToParent.parse(m);
+    const msg = readWorkerMessage(m);
     messages.push(msg);
     // Like the service: each batch of events is acknowledged (the worker sends the next one only
     // then), and once the answer is in, the worker is told it may go.
@@ -230,7 +231,7 @@ describe('build worker process', () => {
     const got: WorkerToParent[] = [];
     child.on('message', (m: { viaParentPort?: boolean; m: unknown }) => {
       expect(m.viaParentPort).toBe(true);
-      const msg = WorkerToParent.parse(m.m);
+      const msg = readWorkerMessage(m.m);
       got.push(msg);
       if (msg.type === 'events') child.send({ type: 'ack' });
       if (msg.type === 'result') child.send({ type: 'release' });

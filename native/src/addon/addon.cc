@@ -272,6 +272,17 @@ Napi::Value StartBuild(Napi::CallbackInfo const& info) {
                job->setHold(ci.Length() > 0 && ci[0].ToBoolean().Value());
                return ci.Env().Undefined();
              }));
+  handle.Set("backPressure", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {
+               auto bp = job->backPressure();
+               auto o = Napi::Object::New(ci.Env());
+               o.Set("outboxBytes", static_cast<double>(bp.outboxBytes));
+               o.Set("outboxPeakBytes", static_cast<double>(bp.outboxPeakBytes));
+               o.Set("outboxHighBytes", static_cast<double>(bp.outboxHighBytes));
+               o.Set("inFlightBytes", static_cast<double>(bp.inFlightBytes));
+               o.Set("gateClosings", static_cast<double>(bp.gateClosings));
+               o.Set("builderWaitedMs", bp.builderWaitedMs);
+               return o;
+             }));
   handle.Set("snapshot", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {
                Napi::Env e = ci.Env();
                auto nodes = job->snapshot();

@@ -22,6 +22,7 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
   job->pipeline_ = std::make_unique<ProgressPipeline>(options, [weak](EventBatch&& batch) {
     if (auto self = weak.lock()) self->deliver(std::move(batch));
   });
+  job->outbox_.gateTo(&job->pipeline_->room());
   // The finalizer owns a reference so the job outlives its thread; it runs on the JS thread
   // after Release() and after every queued call, which is where joining is safe.
   auto* keep = new std::shared_ptr<BuildJob>(job);
@@ -72,14 +73,18 @@ void BuildJob::deliver(EventBatch&& batch) {
     callPending_ = false;  // environment closing: nobody is listening any more
     closing_ = true;
     drained_.notify_all();
+    pipeline_->room().release();  // nobody will take the outbox down: the builder must not wait
   }
 }
 
 void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
   if (env == nullptr || fn.IsEmpty()) {  // called during teardown
-    std::lock_guard<std::mutex> lk(outMu_);
-    closing_ = true;
-    drained_.notify_all();
+    {
+      std::lock_guard<std::mutex> lk(outMu_);
+      closing_ = true;
+      drained_.notify_all();
+    }
+    pipeline_->room().release();  // as in deliver(): no consumer any more
     return;
   }
   // One swap per call, then back to the event loop: a worker must stay responsive (cancel
@@ -169,6 +174,20 @@ void BuildJob::setHold(bool hold) {
     std::lock_guard<std::mutex> lk(outMu_);
     callPending_ = false;
   }
+}
+
+BuildJob::BackPressure BuildJob::backPressure() {
+  BackPressure bp;
+  {
+    std::lock_guard<std::mutex> lk(outMu_);
+    bp.outboxBytes = outbox_.bytes();
+    bp.outboxPeakBytes = outbox_.peakBytes();
+    bp.outboxHighBytes = outbox_.bounds().highBytes;
+  }
+  bp.inFlightBytes = inFlightBytes(pipeline_->maxQueuedRecords());
+  bp.gateClosings = pipeline_->room().closings();
+  bp.builderWaitedMs = static_cast<double>(pipeline_->room().waitedNs()) / 1e6;
+  return bp;
 }
 
 }  // namespace tbs::addon

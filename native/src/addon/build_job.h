@@ -3,8 +3,10 @@
 // that arrive while a call is pending wait in an outbox that coalesces steps (EventOutbox: a
 // JS thread that stalls costs memory for starts, finishes and logs only); the JS side takes the
 // whole outbox per call and re-posts itself if more arrived, so the TSFN queue never holds more than one call,
-// the event loop gets a turn between batches, and no producer ever blocks (BlockingCall on a
-// bounded queue from several threads deadlocks: nodejs/node#58723).
+// the event loop gets a turn between batches, and the flusher never blocks (BlockingCall on a
+// bounded queue from several threads deadlocks: nodejs/node#58723). The outbox is bounded in
+// bytes (bounded_outbox.h): past its bound the builder threads wait in their callbacks, not the
+// flusher, until JS has taken it down or the build is cancelled.
 #pragma once
 
 #include <napi.h>
@@ -16,7 +18,7 @@
 #include <vector>
 
 #include "../core/backend.h"
-#include "../core/event_outbox.h"
+#include "../core/bounded_outbox.h"
 #include "../core/progress_pipeline.h"
 
 namespace tbs::addon {
@@ -36,6 +38,16 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   void setHold(bool hold);
   std::vector<PhaseSnapshot> snapshot() const { return pipeline_->snapshot(); }
 
+  // The native hop's figures: what the outbox holds now and at most, its bound, how often the
+  // builder was made to wait and for how long in all (summed over its threads).
+  struct BackPressure {
+    size_t outboxBytes = 0, outboxPeakBytes = 0, outboxHighBytes = 0;
+    size_t inFlightBytes = 0;  // what may still arrive past the bound (bounded_outbox.h)
+    uint64_t gateClosings = 0;
+    double builderWaitedMs = 0;
+  };
+  BackPressure backPressure();
+
  private:
   BuildJob() = default;
   void deliver(EventBatch&& batch);                // flusher thread
@@ -48,7 +60,7 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   std::thread thread_;
 
   std::mutex outMu_;
-  EventOutbox outbox_;
+  BoundedOutbox outbox_;
   bool callPending_ = false;
   bool hold_ = false;
   // Signalled when the outbox empties: the build thread keeps the thread-safe function alive

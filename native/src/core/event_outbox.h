@@ -3,7 +3,8 @@
 // coalesced on the way in: a newer step of a phase replaces the waiting one, and only the latest
 // heartbeat is kept. A phase's last step before its finish stays (as in the pipeline: the native
 // layer always delivers the step a finish's stepsDone refers to). Starts, finishes, logs, cache stats, cancelling and the final event are never dropped,
-// so however long the consumer stalls, the steps it costs are bounded by the open phases.
+// so however long the consumer stalls, the steps it costs are bounded by the open phases; what the
+// rest costs is bytes() (bounded_outbox.h puts a bound on it, with the builder waiting past it).
 // Not thread-safe: the owner holds its own lock.
 #pragma once
 
@@ -23,6 +24,12 @@ class EventOutbox {
   // Events held, coalesced ones included until the next compaction (at most about 2x size()).
   size_t stored() const { return merged_.events.size(); }
   uint64_t coalesced() const { return coalesced_; }
+  // What the waiting events cost in memory: every stored event (coalesced ones too, until the
+  // next compaction), the text of the rare events and the new names. An estimate of the live
+  // bytes; the vector's spare capacity (up to as much again) comes on top.
+  size_t bytes() const {
+    return merged_.events.size() * sizeof(OutEvent) + textBytes_ + merged_.newNames.size() * sizeof(std::string) + nameBytes_;
+  }
   // The batch that ends the build (build.finished) is waiting: nothing may hold it back.
   bool final() const { return merged_.final; }
 
@@ -31,7 +38,10 @@ class EventOutbox {
       merged_.firstNameId = b.firstNameId;
       has_ = true;
     }
-    for (auto& n : b.newNames) merged_.newNames.push_back(std::move(n));
+    for (auto& n : b.newNames) {
+      nameBytes_ += n.size();
+      merged_.newNames.push_back(std::move(n));
+    }
     merged_.final = merged_.final || b.final;
     for (auto& e : b.events) {
       size_t at = merged_.events.size();
@@ -47,6 +57,7 @@ class EventOutbox {
         if (heartbeatAt_ != kNone) drop(heartbeatAt_);
         heartbeatAt_ = at;
       }
+      textBytes_ += e.text.size();
       merged_.events.push_back(std::move(e));
       dropped_.push_back(false);
       ++live_;
@@ -65,9 +76,11 @@ class EventOutbox {
     out.firstNameId = merged_.firstNameId;
     out.newNames = std::move(merged_.newNames);
     merged_.newNames.clear();
+    nameBytes_ = 0;
     merged_.firstNameId = out.firstNameId + static_cast<uint32_t>(out.newNames.size());
     out.events.assign(std::make_move_iterator(merged_.events.begin()), std::make_move_iterator(merged_.events.begin() + max));
     merged_.events.erase(merged_.events.begin(), merged_.events.begin() + max);
+    for (auto const& e : out.events) textBytes_ -= e.text.size();
     dropped_.assign(merged_.events.size(), false);
     live_ = merged_.events.size();
     for (auto it = stepAt_.begin(); it != stepAt_.end();) {
@@ -92,6 +105,8 @@ class EventOutbox {
     heartbeatAt_ = kNone;
     has_ = false;
     live_ = 0;
+    textBytes_ = 0;
+    nameBytes_ = 0;
     return out;
   }
 
@@ -130,6 +145,8 @@ class EventOutbox {
   bool has_ = false;
   size_t live_ = 0;
   uint64_t coalesced_ = 0;
+  size_t textBytes_ = 0;  // text of the stored events (coalesced ones have none)
+  size_t nameBytes_ = 0;  // characters of the names waiting
 };
 
 }  // namespace tbs

@@ -12,12 +12,16 @@
 //   FlushPacer    when the flusher runs: at once after a quiet spell, one batch per budget under load
 //   CrashRecord   the open phase path, kept in a file that survives the process
 // Rare callbacks (logs, cache stats) and the build's own records (started, cancelling, finished)
-// are taken under one mutex here. Nothing in a callback waits on JS, I/O or the flusher.
+// are taken under one mutex here. Nothing in a callback waits on JS, I/O or the flusher, with one
+// designed exception: back-pressure. When the consumer's bounded outbox is full (a reader that
+// stopped reading), phaseStart, phaseFinish and log wait at the RoomGate (room_gate.h) until
+// there is room again or the build is cancelled; stepComplete never waits.
 //
 // Memory when the consumer stalls (a busy JS thread, a starved flusher): a step never becomes a
 // record — it only moves its phase's word — so however many steps arrive, they cost one slot per
 // open phase. Queues hold starts, finishes and the rare records, which the protocol never drops;
-// downstream, the addon's outbox coalesces steps the same way (event_outbox.h).
+// downstream, the addon's outbox coalesces steps the same way (event_outbox.h) and is bounded in
+// bytes, with the builder threads waiting past the bound (bounded_outbox.h).
 #pragma once
 
 #include <atomic>
@@ -38,6 +42,7 @@
 #include "heartbeat.h"
 #include "name_table.h"
 #include "recorder.h"
+#include "room_gate.h"
 
 namespace tbs {
 
@@ -51,6 +56,11 @@ struct PipelineOptions {
   size_t retainFinished = 20000;
   // Where to keep the open phase path for the host to read after a crash (crash_record.h).
   std::string crashRecordPath;
+  // Records (starts, finishes, logs) the builder threads may have queued ahead of the flusher
+  // before they wait for it: the bound of the record queues when the flusher is starved of CPU.
+  // Far above what one flush takes at 5 M callbacks/s (about 11,000 records per 8 ms budget),
+  // so a flusher that runs never makes a builder wait. 0 disables (flushNow() tests).
+  uint64_t maxQueuedRecords = 65536;
 };
 
 // Callbacks that did not fit TensorRT's documented contract; kept so tests and logs can see
@@ -114,6 +124,13 @@ class ProgressPipeline final : public ProgressSink {
   // The flusher thread runs ahead of the build's priority (thread_priority.h; false where the
   // OS did not allow it, or before the flusher started).
   bool flusherFavoured() const { return flusherFavoured_.load(std::memory_order_relaxed); }
+  // Where the builder threads wait while the consumer is full: the consumer's bounded outbox
+  // closes and opens it (bounded_outbox.h); a cancel, finish() and destruction release it.
+  RoomGate& room() { return room_; }
+  uint64_t maxQueuedRecords() const { return options_.maxQueuedRecords; }
+  // A builder thread looks at the flusher's lag once per this many of its records, so the
+  // queues may pass maxQueuedRecords by this much per thread.
+  static constexpr uint32_t kQueueCheckEvery = 64;
 
  private:
   using Node = Recorder::Node;
@@ -123,6 +140,12 @@ class ProgressPipeline final : public ProgressSink {
 
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
   void pushControl(Record&& r);  // with controlMu_ held
+
+  // Builder thread, in phaseStart/phaseFinish/log: returns at once in normal operation (two
+  // loads); waits at the RoomGate while the consumer is full, and for the flusher while the
+  // record queues hold maxQueuedRecords (back-pressure, room_gate.h).
+  void waitForRoom() noexcept;
+  void waitForFlusher() noexcept;
 
   void flusherLoop();
   bool hasWork() const noexcept;  // flusher thread
@@ -159,6 +182,7 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<uint64_t> closedByParent_{0}, closedAtEnd_{0}, afterEnd_{0}, reparented_{0}, seqGapsSkipped_{0};
 
   CancelState cancel_;
+  RoomGate room_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> started_{false};
   std::atomic<bool> flusherFavoured_{false};
@@ -167,6 +191,10 @@ class ProgressPipeline final : public ProgressSink {
   bool cancelBeforeStart_ = false;  // with controlMu_ held
   Record pendingCancel_;
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
+
+  // Records taken off the queues so far (the flusher's expectedSeq_, published for waitForRoom).
+  std::atomic<uint64_t> drainedSeq_{0};
+  std::atomic<bool> flusherRunning_{false};
 
   // Flusher side.
   std::thread flusher_;

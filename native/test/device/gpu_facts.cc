@@ -16,7 +16,9 @@
 //     (the per-process figure the memory limit watches);
 //   - each device's UUID from the CUDA driver (CudaDriver::uuidOf, what an engine's manifest
 //     records) equals NVML's nvmlDeviceGetUUID for the same PCI bus (what nvidia-smi prints), and
-//     the NVIDIA driver version (nvidiaDriverVersion) is read.
+//     the NVIDIA driver version (nvidiaDriverVersion) is read. These two checks were added after
+//     the H200 run below and have NOT run on a real GPU yet (the H200's nvidia-smi printed
+//     "GPU-2c7b7e35-8c42-6402-4e2c-bfdd230a68e4" and "580.159.04": the forms the product writes).
 #include <dirent.h>
 #include <dlfcn.h>
 

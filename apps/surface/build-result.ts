@@ -1,36 +1,13 @@
-// Tool results: structured content for programs, plus the same facts as text for models and for
-// clients that predate structured output (the MCP spec asks for both).
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+// A build's result and state as the agent and editor surfaces (MCP tools, the LSP build command)
+// report them: the outcome in one sentence (why it was cancelled, where it crashed), the slowest
+// phases, the figures; from the build view. The MCP tool-result wrapping is apps/mcp/tool-results.ts.
 import type { BuildFinished, BuildRecord, CancelReason } from '../shared/protocol.js';
-import { ServiceError } from '../service/api.js';
 import type { BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
 import { crashSite, formatCrashSite, formatRemaining, viewFromRecord } from '../shared/view-format.js';
 import { summarizePhases } from './phase-summary.js';
 import { whereText } from './progress-message.js';
-import { ToolInputError, type BuildResultOut, type BuildStateOut } from './schemas.js';
-
-export function okResult(structured: Record<string, unknown>, headline?: string): CallToolResult {
-  const json = JSON.stringify(structured, null, 2);
-  return { content: [{ type: 'text', text: headline ? `${headline}\n${json}` : json }], structuredContent: structured };
-}
-
-/** A tool error the agent can act on; `structured` travels along when there is a build to describe. */
-export function errorResult(message: string, structured?: Record<string, unknown>): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: structured ? `${message}\n${JSON.stringify(structured, null, 2)}` : message }],
-    ...(structured ? { structuredContent: structured } : {}),
-  };
-}
-
-/** Maps what a tool threw to a tool error: user-fixable errors verbatim, anything else marked internal. */
-export function resultForError(err: unknown, action: string): CallToolResult {
-  if (err instanceof ToolInputError) return errorResult(err.message);
-  if (err instanceof ServiceError) return errorResult(`${action}: ${err.message}`);
-  const message = err instanceof Error ? err.message : String(err);
-  return errorResult(`${action}: internal error: ${message}`);
-}
+import type { BuildResultOut, BuildStateOut } from './schemas.js';
 
 const REASON_TEXT: Record<CancelReason, string> = {
   user: 'cancelled at the caller\'s request',

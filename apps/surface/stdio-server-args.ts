@@ -6,7 +6,7 @@ import { UsageError, usageWords } from '../shared/usage-error.js';
 export interface StdioServerOptions {
   outputDir?: string;
   heartbeatMs?: number;
-  /** Build farm (mcp only): the Redis URL builds are queued in. */
+  /** Build farm (mcp, lsp): the Redis URL builds are queued in. */
   queue?: string;
   /** Largest message accepted (lsp only: --max-message-mib), bytes. */
   maxMessageBytes?: number;
@@ -17,7 +17,7 @@ export interface StdioServerFlags {
   command: string;
   /** Lowest accepted --heartbeat, seconds. */
   minHeartbeatS: number;
-  /** Accepts --queue (the MCP server can hand builds to a farm). */
+  /** Accepts --queue (the MCP and language servers can hand builds to a farm). */
   queue?: boolean;
   /** Accepts --stdio and ignores it (LSP clients pass it; stdio is the only transport). */
   stdioFlag?: boolean;

@@ -1,10 +1,12 @@
 // Turns a build's event stream into MCP progress notifications at a pace an agent can take:
 // at most one per `minIntervalMs` (the latest state wins), and a heartbeat whenever nothing was
 // sent for `heartbeatMs`, because real TensorRT builds go silent for minutes and a silent tool call
-// reads as a hung one. What it tells comes from the shared build view (apps/shared/build-view.ts).
-import { BuildView, type BuildViewSnapshot, type PathLevel } from '../shared/build-view.js';
+// reads as a hung one. What it tells comes from the shared build view (apps/shared/build-view.ts),
+// which the notifier follows through its LiveView (apps/shared/live-view.ts): the tool subscribes
+// that live view to the service (`notifier.live.follow`), and the notifier reacts to what it folds.
+import type { BuildView, BuildViewSnapshot, PathLevel } from '../shared/build-view.js';
+import { LiveView, type LiveViewHandlers } from '../shared/live-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../shared/protocol.js';
-import { viewFromRecord } from '../shared/view-format.js';
 import { progressMessage } from './progress-message.js';
 import { MonotonicProgress } from './progress-value.js';
 
@@ -18,8 +20,8 @@ export interface ProgressUpdate {
 export interface NotifierOptions {
   /** Delivers one notification; must not throw or reject (the caller swallows transport errors). */
   send(update: ProgressUpdate): void | Promise<void>;
-  /** The build followed; default: an empty view, to be joined (join) or fed from the first event. */
-  view?: BuildView;
+  /** The build followed (its id names the view before a snapshot comes); default ''. */
+  buildId?: string;
   /** Wall clock; injectable for tests. */
   now?: () => number;
   minIntervalMs?: number;
@@ -34,14 +36,12 @@ export interface NotifierOptions {
 const PROGRESS_EVENTS = new Set<BuildEvent['type']>(['build.started', 'phase.start', 'phase.step', 'phase.finish', 'build.cancelling']);
 
 export class ProgressNotifier {
-  view: BuildView;
+  /** The build as followed: joined to the service's snapshot (follow/join), or fed from the first event. */
+  readonly live: LiveView;
   /** Wall time the build entered the queue (from the service's record), for "queued for N s". */
   queuedAtWall?: number;
-  /**
-   * The current path just before build.finished closed every phase: for a crash without a crash
-   * record, the deepest place the builder was seen at.
-   */
-  pathAtEnd: PathLevel[] = [];
+  /** Others that show the same live view (the LSP's buildView publisher): told after the notifier. */
+  readonly followers: LiveViewHandlers[] = [];
   private readonly progress = new MonotonicProgress();
   private readonly now: () => number;
   private readonly minIntervalMs: number;
@@ -53,11 +53,37 @@ export class ProgressNotifier {
   private stopped = false;
 
   constructor(private readonly opts: NotifierOptions) {
-    this.view = opts.view ?? new BuildView('');
     this.now = opts.now ?? Date.now;
     this.minIntervalMs = opts.minIntervalMs ?? 250;
     this.heartbeatMs = opts.heartbeatMs ?? 2500;
     this.silentAfterMs = opts.silentAfterMs ?? 2000;
+    this.live = new LiveView(
+      opts.buildId ?? '',
+      {
+        onReset: (view, record, live) => {
+          if (record) this.queuedAtWall = Date.parse(record.queuedAt);
+          for (const f of this.followers) f.onReset?.(view, record, live);
+        },
+        onEvents: (events, view, live) => {
+          this.folded(events);
+          for (const f of this.followers) f.onEvents?.(events, view, live);
+        },
+      },
+      { now: this.now },
+    );
+  }
+
+  /** The build view the notifications are made from (the live view's; a reset replaces it). */
+  get view(): BuildView {
+    return this.live.view;
+  }
+
+  /**
+   * The current path just before build.finished closed every phase: for a crash without a crash
+   * record, the deepest place the builder was seen at.
+   */
+  get pathAtEnd(): PathLevel[] {
+    return this.live.pathAtEnd;
   }
 
   /**
@@ -65,8 +91,7 @@ export class ProgressNotifier {
    * the view's seq continue it. A host that gives no view (an older service) gets one from the record.
    */
   join(record: BuildRecord, view?: BuildViewSnapshot): void {
-    this.view = view ? BuildView.fromSnapshot(view) : viewFromRecord(record);
-    this.queuedAtWall = Date.parse(record.queuedAt);
+    this.live.snapshot(record, view);
   }
 
   /** First notification right away, so the agent learns the build exists before any callback. */
@@ -74,16 +99,25 @@ export class ProgressNotifier {
     if (!this.stopped) void this.emit(this.progress.next(this.view.work), this.message());
   }
 
+  /** Events of a stream followed from its first event (no snapshot): folded, then told. */
   onEvents(events: readonly BuildEvent[]): void {
-    const now = this.now();
+    if (!this.live.hasState) this.live.startEmpty();
+    this.live.events(events);
+  }
+
+  /** The build ended (its outcome may come before its event): the view ends with it too. */
+  ended(outcome: BuildFinished): void {
+    this.live.end(outcome);
+  }
+
+  /** Events the live view just folded in. */
+  private folded(events: readonly BuildEvent[]): void {
     let moved = false;
     for (const ev of events) {
-      if (ev.type === 'build.finished' && !this.view.outcome) this.pathAtEnd = this.view.currentPath();
-      this.view.apply(ev, now);
       if (ev.type === 'build.cancelling') {
         // "Stopping" is news the agent waits for, and the build may end a few ms later, often in
-        // the same batch: send it now, from the state right after the cancel, inside the throttle
-        // window too.
+        // the same batch: send it now, inside the throttle window too. (The view has the whole
+        // batch folded already; the message says "stopping" or the ending, never "running".)
         if (!this.stopped) this.flush();
         moved = false;
       } else if (PROGRESS_EVENTS.has(ev.type)) {
@@ -91,13 +125,6 @@ export class ProgressNotifier {
       }
     }
     if (moved && !this.stopped) this.changed();
-  }
-
-  /** The build ended (its outcome may come before its event): the view ends with it too. */
-  ended(outcome: BuildFinished): void {
-    if (this.view.outcome) return;
-    this.pathAtEnd = this.view.currentPath();
-    this.view.apply({ ...outcome, seq: Math.max(outcome.seq, this.view.seq + 1) });
   }
 
   /** Something worth telling happened: send now, or at the end of the throttle window. */

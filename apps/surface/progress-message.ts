@@ -53,7 +53,7 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
   // In a silent stretch, say whether the builder burns CPU (working) or not (stalled).
   const live = silent ? formatLiveness(livenessOf(view)) : undefined;
   if (live) since += ` (${live})`;
-  if (view.status === 'stopping') {
+  if (view.status === 'cancelling') {
     return `stopping (${REASON_WORDS[view.cancelling?.reason ?? 'user']}), waiting for the next step boundary: ${where} · ${since}`;
   }
   const left = view.remaining(nowWall);

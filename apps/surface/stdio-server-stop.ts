@@ -2,9 +2,9 @@
 // closed, the client's shutdown) cancels running builds and waits for their workers; a second
 // stop while that runs cancels again and kills the workers by PID, then exits within a bound; any
 // later one exits at once. A graceful stop that hangs is ended by a watchdog (exit code 1).
-import type { BuildServiceApi } from './api.js';
-import type { LiveWorkers } from './live-workers.js';
-import type { ProcessSignals } from './process-signals.js';
+import type { BuildServiceApi } from '../service/api.js';
+import type { LiveWorkers } from '../service/live-workers.js';
+import type { ProcessSignals } from '../process/process-signals.js';
 
 /** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
 export const FORCE_EXIT_MS = 3000;

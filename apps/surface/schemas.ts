@@ -1,8 +1,10 @@
-// Input and output schemas of the MCP tools (zod 4; the SDK accepts zod/v4 schemas and turns them
-// into JSON Schema for tools/list, and validates arguments and structuredContent against them).
+// What the agent and editor surfaces share about a build: its arguments (model, output, options,
+// time budget; options checked strictly against the protocol, ToolInputError naming the field)
+// and the shape of its result and state. zod 4: the MCP SDK turns these into JSON Schema for
+// tools/list and validates against them; the LSP validates its command arguments with the same.
+// The MCP-only tool schemas are apps/mcp/tool-schemas.ts.
 import { z } from 'zod';
 import {
-  BackendInfo,
   BackendName,
   BuildFinishedEvent,
   BuildOptions,
@@ -64,7 +66,6 @@ export function parseBuildOptions(raw: unknown): BuildOptionsT {
 
 const FilePath = z.string().trim().min(1, 'must not be empty');
 
-export const NoArgs = z.strictObject({});
 export const InspectArgs = z.strictObject({
   path: FilePath.describe('ONNX model file (absolute, or relative to the server\'s working directory).'),
 });
@@ -91,7 +92,6 @@ export const CheckEngineArgs = z.strictObject({
   modelPath: FilePath.optional().describe('Model to compare with. Default: the model the manifest names, when it is still there.'),
   options: OptionsArg.describe('Build options to compare with (defaults count). Absent: options are not compared.'),
 });
-export const BuildIdArgs = z.strictObject({ id: z.string().trim().min(1, 'must not be empty').describe('Build id.') });
 
 // ─────────────────────────────────── outputs ────────────────────────────────
 
@@ -110,8 +110,6 @@ export const PhaseSummaryOut = z.object({
   maxDepth: z.number().int(),
   slowest: z.array(SlowPhaseOut).describe('Phases grouped by name path, longest wall time first.'),
 });
-
-export const BackendsOut = z.object({ backends: z.array(BackendInfo) });
 
 export const BuildResultOut = z.object({
   buildId: z.string(),
@@ -173,28 +171,3 @@ export const BuildStateOut = z.object({
 });
 export type BuildStateOut = z.infer<typeof BuildStateOut>;
 
-export const StartOut = z.object({
-  buildId: z.string(),
-  state: BuildState,
-  outputPath: z.string().optional(),
-  message: z.string(),
-});
-
-export const CancelOut = z.object({
-  buildId: z.string(),
-  accepted: z.boolean(),
-  state: BuildState,
-  message: z.string(),
-});
-
-export const BuildListOut = z.object({
-  builds: z.array(
-    z.object({
-      buildId: z.string(),
-      state: BuildState,
-      modelPath: z.string(),
-      outputPath: z.string().optional(),
-      queuedAt: z.string(),
-    }),
-  ),
-});
