@@ -160,7 +160,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     driverVersion: info.cudaDriver?.driverVersion ?? null,
     cudaVersion: detail.cudaRuntime ? (/\(([^)]+)\)\s*$/.exec(detail.cudaRuntime)?.[1] ?? null) : null,
     options,
-    compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: false },
+    compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: options.versionCompatible },
     pluginLibraries: await pluginLibraries(build.options),
     model: {
       path: build.modelPath,

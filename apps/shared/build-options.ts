@@ -89,6 +89,8 @@ export type TrtexecSpec =
       value: 'number' | 'text' | 'on' | 'off' | 'list' | 'custom';
       /** false: read, never written (this product's own flags). */
       emit?: boolean;
+      /** Other spellings trtexec reads as this flag ('on'/'off' flags: --vc for --versionCompatible); never written. */
+      aliases?: readonly string[];
       /** Written only for a TensorRT version that has it. */
       emitWhen?: (gate?: OptionGate) => boolean;
       /** For 'text': the message when the value is empty (else an empty value is taken). */
@@ -417,6 +419,47 @@ export const BUILD_OPTION_TABLE = [
     native: { key: 'hardwareCompatibility' },
     engineIdentity: true,
     sample: 'ampere_plus',
+  },
+  {
+    // trtexec --versionCompatible (alias --vc): BuilderFlag::kVERSION_COMPATIBLE, in every TensorRT
+    // this product drives (10.3 and later), so it has no version gate. The engine is restricted
+    // to lean-runtime operators and loads on later TensorRT versions of the same major
+    // (docs/engines.md says what `check` assumes from that).
+    field: 'versionCompatible',
+    schema: z.boolean().optional(),
+    doc: 'Build a version-compatible engine (trtexec --versionCompatible, BuilderFlag::kVERSION_COMPATIBLE): it also loads on later TensorRT versions of the same major, through the lean runtime it embeds.',
+    cli: { flag: 'version-compatible', help: 'version-compatible engine: loads on later TensorRT of the same major\n(trtexec --versionCompatible, --vc)', value: 'on' },
+    trtexec: { flag: '--versionCompatible', value: 'on', aliases: ['--vc'], help: '--versionCompatible, --vc' },
+    form: {
+      group: 'build',
+      control: 'checkbox',
+      label: 'Version compatible',
+      title: "trtexec's --versionCompatible: the engine also loads on later TensorRT versions of the same major (lean-runtime operators only)",
+      initial: false,
+    },
+    native: { key: 'versionCompatible' },
+    engineIdentity: true,
+    sample: true,
+  },
+  {
+    // trtexec --excludeLeanRuntime: BuilderFlag::kEXCLUDE_LEAN_RUNTIME. TensorRT ignores it without
+    // kVERSION_COMPATIBLE; this product refuses it alone before a TensorRT build (versionProblems in
+    // trt-capabilities.ts, and natively in trt_options.cc).
+    field: 'excludeLeanRuntime',
+    schema: z.boolean().optional(),
+    doc: 'With versionCompatible: leave the lean runtime out of the engine (trtexec --excludeLeanRuntime); whoever loads it must supply a lean runtime. Refused without versionCompatible.',
+    cli: { flag: 'exclude-lean-runtime', help: 'with --version-compatible: do not embed the lean runtime\n(trtexec --excludeLeanRuntime)', value: 'on' },
+    trtexec: { flag: '--excludeLeanRuntime', value: 'on', help: '--excludeLeanRuntime' },
+    form: {
+      group: 'build',
+      control: 'checkbox',
+      label: 'Exclude lean runtime',
+      title: "trtexec's --excludeLeanRuntime (with Version compatible): the engine does not embed the lean runtime, so the loader must supply one",
+      initial: false,
+    },
+    native: { key: 'excludeLeanRuntime' },
+    engineIdentity: true,
+    sample: true,
   },
   {
     field: 'maxAuxStreams',

@@ -48,6 +48,9 @@ export const NormalizedOptions = z.object({
   tf32: z.boolean(),
   profilingVerbosity: z.string(),
   hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']),
+  /** Defaults false: manifests written before the option existed were never version-compatible. */
+  versionCompatible: z.boolean().default(false),
+  excludeLeanRuntime: z.boolean().default(false),
   maxAuxStreams: z.number().int().nullable(),
   device: z.number().int(),
   buildRoute: z.string().nullable(),
@@ -79,6 +82,8 @@ export const OPTION_DEFAULTS = {
   tf32: true,
   profilingVerbosity: 'layer_names_only',
   hardwareCompatibility: 'none',
+  versionCompatible: false,
+  excludeLeanRuntime: false,
   device: 0,
   inferCacheMisses: false,
   verboseLog: false,
@@ -105,6 +110,8 @@ export function normalizeOptions(o: BuildOptions): NormalizedOptions {
     // inferCacheMisses turns detailed verbosity on (protocol.ts): the engine is built that way.
     profilingVerbosity: o.profilingVerbosity ?? (o.inferCacheMisses ? 'detailed' : OPTION_DEFAULTS.profilingVerbosity),
     hardwareCompatibility: o.hardwareCompatibility ?? OPTION_DEFAULTS.hardwareCompatibility,
+    versionCompatible: o.versionCompatible ?? OPTION_DEFAULTS.versionCompatible,
+    excludeLeanRuntime: o.excludeLeanRuntime ?? OPTION_DEFAULTS.excludeLeanRuntime,
     maxAuxStreams: o.maxAuxStreams ?? null,
     device: o.device ?? OPTION_DEFAULTS.device,
     buildRoute: o.buildRoute ?? null,
@@ -162,7 +169,7 @@ export const EngineManifest = z.object({
   /** Hardware and version compatibility, as built (these decide where the engine may load). */
   compatibility: z.object({
     hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']),
-    /** kVERSION_COMPATIBLE: no build option sets it yet, so false for every engine written so far. */
+    /** Built with kVERSION_COMPATIBLE (the versionCompatible option): loads on a later TensorRT of the same major. */
     versionCompatible: z.boolean(),
   }),
   /**
@@ -350,6 +357,8 @@ export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options
     out.profilingVerbosity = o.profilingVerbosity as BuildOptionsInput['profilingVerbosity'];
   }
   if (o.hardwareCompatibility !== 'none') out.hardwareCompatibility = o.hardwareCompatibility;
+  if (o.versionCompatible) out.versionCompatible = true;
+  if (o.excludeLeanRuntime) out.excludeLeanRuntime = true;
   if (o.maxAuxStreams !== null) out.maxAuxStreams = o.maxAuxStreams;
   if (o.device !== OPTION_DEFAULTS.device) out.device = o.device;
   if (o.buildRoute !== null) out.buildRoute = o.buildRoute;
@@ -422,11 +431,19 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
       message: `no ${m.backend === 'tensorrt' ? 'TensorRT library' : 'simulated backend'} here to load the engine with${b?.reason ? `: ${b.reason}` : ''}`,
     });
   } else if (runtime !== m.tensorrt.version) {
-    // A version-compatible engine loads on a later TensorRT of the same major (lean runtime).
+    // A version-compatible engine loads on a later TensorRT of the same major (NVIDIA's promise
+    // for kVERSION_COMPATIBLE; assumed here, not observed: docs/engines.md). Never on an older
+    // runtime, nor across majors.
     const sameMajor = runtime.split('.')[0] === m.tensorrt.version.split('.')[0];
     const later = compareVersions(runtime, m.tensorrt.version) > 0;
-    if (!(m.compatibility.versionCompatible && sameMajor && later)) {
-      reasons.push({ kind: 'tensorrt-version', what: 'TensorRT version', was: m.tensorrt.version, now: runtime });
+    if (m.compatibility.versionCompatible && sameMajor && later) {
+      const lean = m.options.excludeLeanRuntime ? ', through a lean runtime the loader must supply (built with excludeLeanRuntime)' : ' through the lean runtime it embeds';
+      notes.push(`TensorRT ${runtime} differs from the ${m.tensorrt.version} the engine was built with; it is version-compatible, so it loads on this later ${runtime.split('.')[0]}.x${lean} (NVIDIA's documented promise, not tested here)`);
+    } else {
+      const what = m.compatibility.versionCompatible
+        ? `TensorRT version (the engine is version-compatible, which covers only later ${m.tensorrt.version.split('.')[0]}.x versions)`
+        : 'TensorRT version';
+      reasons.push({ kind: 'tensorrt-version', what, was: m.tensorrt.version, now: runtime });
     }
   }
   if (m.backend === 'tensorrt' && b?.available) {

@@ -110,7 +110,7 @@ export const PRECISION_REMOVED_ADVICE =
 const PRECISION_ADDED: Partial<Record<Precision, string>> = { int4: '10.1', fp4: '10.8' };
 
 /** How each option is called where the problem is reported (CLI flag spelling or option field). */
-export type OptionNamer = (field: 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute', value?: string) => string;
+export type OptionNamer = (field: 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime', value?: string) => string;
 
 /** Names as HTTP, MCP and the service know them: the BuildOptions fields. */
 export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' && value ? `precision "${value}"` : field);
@@ -122,7 +122,7 @@ export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' 
  * could list them; a route is checked against them knob by knob (build-routes.ts).
  */
 export function versionProblems(
-  o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute'>,
+  o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime'>,
   caps: TrtCapabilities,
   name: OptionNamer = fieldNamer,
   knownRoutes?: string[],
@@ -149,6 +149,11 @@ export function versionProblems(
   const hc = o.hardwareCompatibility;
   if (hc && !caps.hardwareCompatibility.includes(hc)) {
     problems.push(`${name('hardwareCompatibility', hc)} "${hc}" needs TensorRT 10.9 or newer; ${v} offers ${caps.hardwareCompatibility.join(', ')}.`);
+  }
+  // TensorRT silently ignores kEXCLUDE_LEAN_RUNTIME without kVERSION_COMPATIBLE (every version
+  // this product drives has both flags): refused, so nobody believes a lean runtime was left out.
+  if (o.excludeLeanRuntime && !o.versionCompatible) {
+    problems.push(`${name('excludeLeanRuntime')} only applies to a version-compatible engine: set ${name('versionCompatible')} too, or leave it out.`);
   }
   if (o.buildRoute !== undefined) {
     if (!caps.buildRoutes) {

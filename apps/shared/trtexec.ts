@@ -250,8 +250,12 @@ const VALUE_FLAGS = new Set([
   ),
   ...(Object.keys(POOLS).length ? ['--memPoolSize'] : []),
 ]);
+/** A boolean flag's other spellings → the flag (trtexec's --vc is --versionCompatible). */
+const FLAG_ALIASES: Record<string, string> = Object.fromEntries(
+  BUILD_OPTIONS.flatMap(({ trtexec: t }) => (t && !('pool' in t) && (t.value === 'on' || t.value === 'off') ? (t.aliases ?? []).map((a) => [a, t.flag]) : [])),
+);
 const BOOLEAN_FLAGS = new Set([
-  ...BUILD_OPTIONS.flatMap(({ trtexec: t }) => (t && !('pool' in t) && (t.value === 'on' || t.value === 'off') ? [t.flag] : [])),
+  ...BUILD_OPTIONS.flatMap(({ trtexec: t }) => (t && !('pool' in t) && (t.value === 'on' || t.value === 'off') ? [t.flag, ...(t.aliases ?? [])] : [])),
   '--skipInference',
   '--buildOnly',
   '--explicitBatch',
@@ -356,7 +360,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       values.set(flag, [...(values.get(flag) ?? []), value]);
     } else if (BOOLEAN_FLAGS.has(flag)) {
       if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
-      flags.add(flag);
+      flags.add(FLAG_ALIASES[flag] ?? flag);
     } else {
       throw new TrtexecUsageError(`unsupported trtexec flag ${flag}; this command supports ${SUPPORTED_TRTEXEC_FLAGS.join(' ')} (and --backend, --json)`);
     }

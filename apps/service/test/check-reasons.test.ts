@@ -75,7 +75,7 @@ function engineBuilt(options: BuildOptionsInput = {}, over: Partial<EngineManife
     driverVersion: '550.54',
     cudaVersion: '12.4',
     options: normalizeOptions(o),
-    compatibility: { hardwareCompatibility: normalizeOptions(o).hardwareCompatibility, versionCompatible: false },
+    compatibility: { hardwareCompatibility: normalizeOptions(o).hardwareCompatibility, versionCompatible: normalizeOptions(o).versionCompatible },
     pluginLibraries: [],
     model: { path: model, fileName: 'model.onnx', sha256: sha(model), bytes: fs.statSync(model).size, externalData: [], inputs: [], outputs: [] },
     timingCache: null,
@@ -166,5 +166,52 @@ describe('every answer check can give', () => {
     expect(r.reasons).toEqual([]);
     expect(r.missing.map((m) => m.kind)).toEqual([kind]);
     expect(r.missing[0].message.length).toBeGreaterThan(10);
+  });
+});
+
+// Version-compatible engines (the versionCompatible option, kVERSION_COMPATIBLE): NVIDIA documents
+// that such an engine loads on later TensorRT versions of the same major. The machine here is
+// described, not real (no TensorRT in this environment), so this tests the rule, not the promise.
+describe('a version-compatible engine', () => {
+  it('fits a later minor of the same major, with a note saying why the versions may differ', async () => {
+    const r = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '10.17.0' }), { modelPath: model, options: { backend: 'tensorrt', versionCompatible: true } });
+    expect(r.verdict).toBe('fits');
+    expect(r.reasons).toEqual([]);
+    expect(r.notes.join('\n')).toMatch(/TensorRT 10\.17\.0 differs from the 10\.16\.0 .*version-compatible.*lean runtime it embeds/);
+  });
+
+  it('says the loader must supply the lean runtime when it was excluded', async () => {
+    const r = await check(engineBuilt({ versionCompatible: true, excludeLeanRuntime: true }), trtHere({ version: '10.17.0' }));
+    expect(r.verdict).toBe('fits');
+    expect(r.notes.join('\n')).toMatch(/lean runtime the loader must supply/);
+  });
+
+  it('needs a rebuild on an older TensorRT, naming both versions and the limit of version compatibility', async () => {
+    const r = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '10.9.0' }));
+    expect(r.verdict).toBe('rebuild');
+    expect(r.reasons).toEqual([{ kind: 'tensorrt-version', what: expect.stringMatching(/version-compatible.*only later 10\.x/), was: '10.16.0', now: '10.9.0' }]);
+  });
+
+  it('needs a rebuild on another major', async () => {
+    const r = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '11.1.0' }));
+    expect(r.reasons.map((x) => [x.kind, x.was, x.now])).toEqual([['tensorrt-version', '10.16.0', '11.1.0']]);
+  });
+
+  it('is still bound to its GPU unless it is hardware-compatible too', async () => {
+    const h100 = { name: 'NVIDIA H100', computeCapability: '9.0', device: 0 };
+    const bound = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '10.17.0', gpu: h100 }));
+    expect(bound.reasons.map((x) => x.kind).sort()).toEqual(['compute-capability', 'gpu-model']);
+    const portable = await check(engineBuilt({ versionCompatible: true, hardwareCompatibility: 'ampere_plus' }), trtHere({ version: '10.17.0', gpu: h100 }));
+    expect(portable.verdict).toBe('fits');
+  });
+
+  it('an engine built without it still needs a rebuild on a later minor', async () => {
+    const r = await check(engineBuilt(), trtHere({ version: '10.17.0' }));
+    expect(r.reasons).toEqual([{ kind: 'tensorrt-version', what: 'TensorRT version', was: '10.16.0', now: '10.17.0' }]);
+  });
+
+  it('the option itself is compared: asking for a version-compatible build of a plain engine needs a rebuild', async () => {
+    const r = await check(engineBuilt(), trtHere(), { options: { backend: 'tensorrt', versionCompatible: true } });
+    expect(r.reasons.map((x) => [x.kind, x.was, x.now])).toEqual([['option', 'false', 'true']]);
   });
 });

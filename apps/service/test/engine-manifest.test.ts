@@ -51,6 +51,22 @@ afterEach(async () => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('the manifest a build writes', () => {
+  it('records a version-compatible build, which a later 10.x then fits and an older one does not', async () => {
+    const out = path.join(dir, 'vc.engine');
+    const { fin } = await build(out, sim({ versionCompatible: true }));
+    expect(fin.status).toBe('succeeded');
+    const m = EngineManifest.parse(JSON.parse(fs.readFileSync(fin.manifestPath!, 'utf8')));
+    expect(m.compatibility).toEqual({ hardwareCompatibility: 'none', versionCompatible: true });
+    expect(m.options).toMatchObject({ versionCompatible: true, excludeLeanRuntime: false });
+    process.env.TBS_SIM_TRT_VERSION = '10.17.0';
+    const later = await check(out);
+    expect(later.verdict).toBe('fits');
+    expect(later.notes.join('\n')).toMatch(/version-compatible/);
+    process.env.TBS_SIM_TRT_VERSION = '10.9.0';
+    const older = await check(out);
+    expect(older.reasons.map((r) => [r.kind, r.was, r.now])).toEqual([['tensorrt-version', '10.16.0', '10.9.0']]);
+  });
+
   it('is beside the engine before build.finished, valid, and describes exactly those bytes', async () => {
     const out = path.join(dir, 'a.engine');
     const cache = path.join(dir, 'a.cache');

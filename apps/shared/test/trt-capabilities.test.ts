@@ -90,6 +90,15 @@ describe('versionProblems', () => {
     );
     expect(versionProblems({ hardwareCompatibility: 'ampere_plus' }, v10)).toEqual([]);
   });
+  it('refuses excludeLeanRuntime without versionCompatible (TensorRT would ignore it silently), on every version', () => {
+    for (const caps of [v10, v11]) {
+      expect(versionProblems({ excludeLeanRuntime: true }, caps)).toEqual([
+        'excludeLeanRuntime only applies to a version-compatible engine: set versionCompatible too, or leave it out.',
+      ]);
+      expect(versionProblems({ versionCompatible: true, excludeLeanRuntime: true }, caps)).toEqual([]);
+      expect(versionProblems({ versionCompatible: true }, caps)).toEqual([]);
+    }
+  });
   it('takes a build route only on 11.1+, checked knob by knob against the patterns the library lists', () => {
     const route = '-conv_use_long_w=off -kgen:codegen:cuda_tile=2';
     const patterns = ['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]'];

@@ -169,6 +169,18 @@ describe('parseTrtexecArgs', () => {
     expect(parse('--hardwareCompatibilityLevel=ampere+').warnings).toEqual([]);
   });
 
+  it('reads --versionCompatible and its alias --vc, and --excludeLeanRuntime, as trtexec (sampleOptions.cpp)', () => {
+    expect(parse('--versionCompatible').options.versionCompatible).toBe(true);
+    expect(parse('--vc').options).toEqual({ versionCompatible: true });
+    expect(parse('--vc', '--excludeLeanRuntime').options).toEqual({ versionCompatible: true, excludeLeanRuntime: true });
+    expect(parse().options.versionCompatible).toBeUndefined();
+    expect(() => parse('--vc=1')).toThrow(/--vc takes no value/);
+    // The copy writes the long spelling, never the alias.
+    const copied = formatTrtexecCommand({ modelPath: '/m/model.onnx', options: { versionCompatible: true, excludeLeanRuntime: true } });
+    expect(copied).toContain('--versionCompatible --excludeLeanRuntime');
+    expect(copied).not.toContain('--vc');
+  });
+
   it('maps the deprecated profiling verbosities with trtexec\'s warnings', () => {
     const v = parse('--profilingVerbosity=verbose');
     expect(v.options.profilingVerbosity).toBe('detailed');
@@ -431,6 +443,10 @@ function randomOptions(r: () => number, version: string): BuildOptionsInput {
   if (maybe(0.3)) o.device = pick([0, 1, 3]);
   if (caps.buildRoutes && maybe(0.3)) o.buildRoute = pick(['default', 'fast-route']);
   if (maybe(0.3)) o.verboseLog = true;
+  if (maybe(0.3)) {
+    o.versionCompatible = true;
+    if (maybe()) o.excludeLeanRuntime = true;
+  }
   return o;
 }
 

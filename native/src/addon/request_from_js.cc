@@ -171,6 +171,8 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.tf32 = static_cast<int32_t>(num(o, "tf32", -1));
   r.profilingVerbosity = str(o, "profilingVerbosity");
   r.hardwareCompatibility = str(o, "hardwareCompatibility");
+  r.versionCompatible = flag(o, "versionCompatible", false);
+  r.excludeLeanRuntime = flag(o, "excludeLeanRuntime", false);
   r.maxAuxStreams = static_cast<int32_t>(num(o, "maxAuxStreams", -1));
 
   r.simDurationMs = num(o, "simDurationMs", r.simDurationMs);
@@ -253,6 +255,8 @@ Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   number("tf32", r.tf32);
   o.Set("profilingVerbosity", r.profilingVerbosity);
   o.Set("hardwareCompatibility", r.hardwareCompatibility);
+  o.Set("versionCompatible", r.versionCompatible);
+  o.Set("excludeLeanRuntime", r.excludeLeanRuntime);
   number("maxAuxStreams", r.maxAuxStreams);
   number("device", r.device);
   o.Set("shapeValues", rangesToJs(env, r.shapeValues));

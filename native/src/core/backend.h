@@ -99,6 +99,10 @@ struct BuildRequest {
   int32_t tf32 = -1;                   // -1 default, 0 off, 1 on
   std::string profilingVerbosity;      // "", "layer_names_only", "none", "detailed"
   std::string hardwareCompatibility;   // "", "none", "ampere_plus", "same_compute_capability"
+  // Version-compatible engine (trtexec --versionCompatible): BuilderFlag::kVERSION_COMPATIBLE;
+  // excludeLeanRuntime (kEXCLUDE_LEAN_RUNTIME) only counts with it, as in TensorRT.
+  bool versionCompatible = false;
+  bool excludeLeanRuntime = false;
   int32_t maxAuxStreams = -1;
   int32_t device = -1;                 // CUDA device index; -1 = the current device (0)
   std::map<std::string, ShapeValueRange> shapeValues;  // shape-tensor inputs only

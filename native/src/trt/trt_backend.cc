@@ -647,9 +647,9 @@ class TrtBackend final : public Backend {
       std::ifstream in(request.outputPath, std::ios::binary);
       std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       problem = bytes.empty() ? "no layer information saved: the engine could not be read back"
-                              : trt::saveLayerInformation(*libs, bytes.data(), bytes.size(), layers, factory);
+                              : trt::saveLayerInformation(*libs, bytes.data(), bytes.size(), layers, factory, request.versionCompatible);
     } else {
-      problem = trt::saveLayerInformation(*libs, engine->data(), engine->size(), layers, factory);
+      problem = trt::saveLayerInformation(*libs, engine->data(), engine->size(), layers, factory, request.versionCompatible);
     }
     if (!problem.empty()) sink.log(Severity::kWarning, problem.c_str());
     return finish(ok);

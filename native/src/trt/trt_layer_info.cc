@@ -13,7 +13,7 @@ namespace tbs::trt {
 std::string layerInfoPathFor(std::string const& enginePath) { return enginePath + ".layers.json"; }
 
 std::string saveLayerInformation(TrtLibraries const& libs, void const* engine, std::size_t bytes, std::string const& path,
-                                 int32_t factoryVersion) {
+                                 int32_t factoryVersion, bool versionCompatible) {
   std::remove(path.c_str());  // never leave an earlier build's layer information beside this engine
   Logger& logger = Logger::instance();
   auto why = [&](std::string what) {
@@ -25,6 +25,7 @@ std::string saveLayerInformation(TrtLibraries const& libs, void const* engine, s
   std::unique_ptr<nvinfer1::IRuntime> runtime(
       static_cast<nvinfer1::IRuntime*>(libs.createInferRuntime(static_cast<nvinfer1::ILogger*>(&logger), factoryVersion)));
   if (!runtime) return why("TensorRT could not create a runtime");
+  if (versionCompatible) runtime->setEngineHostCodeAllowed(true);
   std::unique_ptr<nvinfer1::ICudaEngine> deserialized(runtime->deserializeCudaEngine(engine, bytes));
   if (!deserialized) return why("TensorRT could not load the engine it built");
   std::unique_ptr<nvinfer1::IEngineInspector> inspector(deserialized->createEngineInspector());

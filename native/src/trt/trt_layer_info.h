@@ -23,8 +23,10 @@ std::string layerInfoPathFor(std::string const& enginePath);
 
 // Writes the layer information of the serialized engine `engine` (`bytes` long) to `path`. Empty
 // when written; otherwise why not (and no file is left at `path`). `factoryVersion` as for the
-// builder (trt_version.h, factoryVersion).
+// builder (trt_version.h, factoryVersion). `versionCompatible`: the engine was built with
+// kVERSION_COMPATIBLE and may embed a lean runtime (host code), which a runtime only loads when
+// allowed (IRuntime::setEngineHostCodeAllowed, as trtexec does for such engines).
 std::string saveLayerInformation(TrtLibraries const& libs, void const* engine, std::size_t bytes, std::string const& path,
-                                 int32_t factoryVersion);
+                                 int32_t factoryVersion, bool versionCompatible = false);
 
 }  // namespace tbs::trt

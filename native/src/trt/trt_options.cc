@@ -227,6 +227,18 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
 
   if (!planHardwareCompatibility(request.hardwareCompatibility, libVersion, plan, error)) return false;
 
+  // Version compatibility (trtexec --versionCompatible / --excludeLeanRuntime): every supported
+  // TensorRT (10.3 and later, headers and libraries) has both flags, so no version gate. TensorRT
+  // silently ignores kEXCLUDE_LEAN_RUNTIME without kVERSION_COMPATIBLE; a request asking for it
+  // alone is refused, so nobody believes the lean runtime was left out of an engine that needs none.
+  if (request.versionCompatible) {
+    plan.setFlags.push_back(F::kVERSION_COMPATIBLE);
+    if (request.excludeLeanRuntime) plan.setFlags.push_back(F::kEXCLUDE_LEAN_RUNTIME);
+  } else if (request.excludeLeanRuntime) {
+    error = "excludeLeanRuntime only applies to a version-compatible engine (set versionCompatible too)";
+    return false;
+  }
+
   if (request.maxAuxStreams < -1) {
     error = "max aux streams must be >= 0 (or unset), got " + std::to_string(request.maxAuxStreams);
     return false;

@@ -465,6 +465,8 @@ class FakeRuntime final : public nvinfer1::IRuntime {
       }
       return new FakeEngine(std::atoi(head.c_str() + magic.size()));
     }
+    // Recorded so a test sees a version-compatible engine was loaded as trtexec loads one.
+    void setEngineHostCodeAllowed(bool allowed) noexcept override { note(std::string("hostCodeAllowed ") + (allowed ? "1" : "0")); }
     nvinfer1::ILogger* logger = nullptr;
   } impl_;
 };

@@ -216,6 +216,40 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   CHECK(s.list() == expected);  // no temp files left
 }
 
+TEST(version_compatible_sets_the_builder_flags_trtexec_sets) {
+  Scratch s("input x 1,4\nsteps 4\n");
+  tbs::BuildRequest r = request(s);
+  tbs_test::RecordingSink plain;
+  CHECK(build(r, plain).status == tbs::BuildOutcome::Status::kSucceeded);
+  std::string j = journal();
+  CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kVERSION_COMPATIBLE)));
+  CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME)));
+  CHECK(!hasLine(j, "hostCodeAllowed 1"));
+
+  r.versionCompatible = true;
+  tbs_test::RecordingSink vc;
+  CHECK(build(r, vc).status == tbs::BuildOutcome::Status::kSucceeded);
+  j = journal();
+  CHECK_MSG(hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kVERSION_COMPATIBLE)), j);
+  CHECK(!hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME)));
+  // The layer information is read from an engine that may embed the lean runtime (host code).
+  CHECK_MSG(hasLine(j, "hostCodeAllowed 1"), j);
+
+  r.excludeLeanRuntime = true;
+  tbs_test::RecordingSink lean;
+  CHECK(build(r, lean).status == tbs::BuildOutcome::Status::kSucceeded);
+  j = journal();
+  CHECK(hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kVERSION_COMPATIBLE)));
+  CHECK_MSG(hasLine(j, flagLine("setFlag", nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME)), j);
+
+  // Without versionCompatible TensorRT would ignore the flag silently: refused, with the reason.
+  r.versionCompatible = false;
+  tbs_test::RecordingSink alone;
+  tbs::BuildOutcome o = build(r, alone);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_MSG(o.error.find("excludeLeanRuntime only applies to a version-compatible engine") != std::string::npos, o.error);
+}
+
 TEST(verbose_log_forwards_tensorrts_verbose_lines_and_changes_nothing_else) {
   auto verboseLines = [](std::vector<std::string> const& lines) {
     size_t n = 0;
