@@ -24,9 +24,8 @@ export interface Compared {
 }
 
 /** bench/baseline.json in the source tree (this file runs from dist/bench/, or from bench/ in tests). */
-export const BASELINE_FILE = [path.join(__dirname, 'baseline.json'), path.resolve(__dirname, '..', '..', 'bench', 'baseline.json')].find((f) =>
-  fs.existsSync(f),
-) ?? path.join(__dirname, 'baseline.json');
+export const BASELINE_FILE =
+  [path.join(__dirname, 'baseline.json'), path.resolve(__dirname, '..', '..', 'bench', 'baseline.json')].find((f) => fs.existsSync(f)) ?? path.join(__dirname, 'baseline.json');
 
 function at(obj: unknown, dotted: string): number | null {
   let cur: unknown = obj;

@@ -73,7 +73,13 @@ function summary(values: number[]) {
 
 /** Pooled percentiles plus each build's own: on a shared machine a load burst hits one build. */
 function pathSummary(runs: RunResult[]) {
-  return { ...summary(runs.flatMap((r) => latencies(r))), perBuild: runs.map((r) => { const { p50, p99 } = summary(latencies(r)); return { p50, p99 }; }) };
+  return {
+    ...summary(runs.flatMap((r) => latencies(r))),
+    perBuild: runs.map((r) => {
+      const { p50, p99 } = summary(latencies(r));
+      return { p50, p99 };
+    }),
+  };
 }
 
 /** Events in the first half second of a build meet a cold worker and (CLI) a cold host process. */
@@ -83,10 +89,7 @@ const WARMUP_MS = 500;
 function latencies(run: RunResult, fromT = -Infinity): number[] {
   const live = run.arrivals.filter((a) => !a.replayed && a.event.type !== 'build.cancelling');
   const started = run.arrivals.find((a) => a.event.type === 'build.started')?.event;
-  const anchor =
-    started?.type === 'build.started' && typeof started.startedAtMs === 'number'
-      ? started.startedAtMs
-      : Math.min(...live.map((a) => a.at - a.event.t));
+  const anchor = started?.type === 'build.started' && typeof started.startedAtMs === 'number' ? started.startedAtMs : Math.min(...live.map((a) => a.at - a.event.t));
   return live.filter((a) => a.event.t >= fromT).map((a) => a.at - (anchor + a.event.t));
 }
 
@@ -166,7 +169,7 @@ function deterministicPart(events: BuildEvent[]): string[] {
   return events
     .flatMap((e) => {
       if (e.type === 'phase.start') return [`start ${e.parentId === null ? '' : '>'}${e.name}#${e.instance}`];
-      if (e.type === 'phase.finish') return ["finish"];
+      if (e.type === 'phase.finish') return ['finish'];
       if (e.type === 'log') return [`log ${e.severity} ${e.message.replace(/\/[^\s"]+/g, '<path>')}`];
       return [];
     })
@@ -214,20 +217,16 @@ function readSse(s: Serve, id: string, lastEventId: number, onEvent: (a: Arrival
       arrivals.push(a);
       onEvent(a);
     });
-    const req = http.get(
-      `${s.base}/api/builds/${id}/events?lastEventId=${lastEventId}`,
-      { headers: { Authorization: `Bearer ${s.token}` } },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`SSE ${id}: HTTP ${res.statusCode}`));
-        res.on('data', (chunk: Buffer) => {
-          // Timestamp first: parsing cost is the reader's, not the pipeline's.
-          chunkAt = wallNow();
-          parser.push(chunk);
-        });
-        res.on('end', () => resolve(arrivals));
-        res.on('error', reject);
-      },
-    );
+    const req = http.get(`${s.base}/api/builds/${id}/events?lastEventId=${lastEventId}`, { headers: { Authorization: `Bearer ${s.token}` } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`SSE ${id}: HTTP ${res.statusCode}`));
+      res.on('data', (chunk: Buffer) => {
+        // Timestamp first: parsing cost is the reader's, not the pipeline's.
+        chunkAt = wallNow();
+        parser.push(chunk);
+      });
+      res.on('end', () => resolve(arrivals));
+      res.on('error', reject);
+    });
     req.on('error', reject);
   });
 }
@@ -341,8 +340,7 @@ async function main(): Promise<void> {
     const sseRuns: RunResult[] = [];
     const ndjsonRuns: RunResult[] = [];
     const lostWhy: string[] = [];
-    const check = (label: string, events: BuildEvent[]) =>
-      lostWhy.push(...[...checkSchema(events), ...lostIn(events).why].map((w) => `${label}: ${w}`));
+    const check = (label: string, events: BuildEvent[]) => lostWhy.push(...[...checkSchema(events), ...lostIn(events).why].map((w) => `${label}: ${w}`));
 
     // The three consumers take turns, so each sees the same machine load (it is shared).
     const inProcess: RunResult[] = [];
@@ -357,7 +355,10 @@ async function main(): Promise<void> {
 
       const local = await inProcessBuild(localService, model, LATENCY_SIM_SECONDS);
       inProcess.push(local);
-      check(`in-process run ${i}`, local.arrivals.map((a) => a.event));
+      check(
+        `in-process run ${i}`,
+        local.arrivals.map((a) => a.event),
+      );
 
       const run = await cliBuild(model, path.join(dir, `cli-${i}.engine`), LATENCY_SIM_SECONDS);
       ndjsonRuns.push(run);
@@ -371,12 +372,26 @@ async function main(): Promise<void> {
 
     // Throughput: a big model in a short time, so events come as fast as the pipeline carries them.
     const loadSse = await sseBuild(serve, big, { backend: 'simulated', simDuration: 1, simSeed: SEED });
-    check(`sse load ${loadSse.id}`, loadSse.run.arrivals.map((a) => a.event));
-    lostWhy.push(...missingFromLive(loadSse.run.arrivals.map((a) => a.event), loadSse.replay).map((k) => `sse load: retained event ${k} missing`));
+    check(
+      `sse load ${loadSse.id}`,
+      loadSse.run.arrivals.map((a) => a.event),
+    );
+    lostWhy.push(
+      ...missingFromLive(
+        loadSse.run.arrivals.map((a) => a.event),
+        loadSse.replay,
+      ).map((k) => `sse load: retained event ${k} missing`),
+    );
     const loadCli = await cliBuild(big, path.join(dir, 'cli-load.engine'), 1);
-    check('ndjson load', loadCli.arrivals.map((a) => a.event));
+    check(
+      'ndjson load',
+      loadCli.arrivals.map((a) => a.event),
+    );
     const loadInProcess = await inProcessBuild(localService, big, 1);
-    check('in-process load', loadInProcess.arrivals.map((a) => a.event));
+    check(
+      'in-process load',
+      loadInProcess.arrivals.map((a) => a.event),
+    );
     const rate = (run: RunResult) => {
       const first = run.arrivals[0].at;
       const last = run.arrivals[run.arrivals.length - 1].at;
@@ -395,7 +410,10 @@ async function main(): Promise<void> {
       for (let i = 0; i < LATENCY_RUNS; i++) {
         const r = await sseBuild(serve, model, { backend: 'simulated', simDuration: LATENCY_SIM_SECONDS, simSeed: SEED });
         busyRuns.push(r.run);
-        check(`sse busy ${r.id}`, r.run.arrivals.map((a) => a.event));
+        check(
+          `sse busy ${r.id}`,
+          r.run.arrivals.map((a) => a.event),
+        );
       }
     } finally {
       await stopBurners(burners);

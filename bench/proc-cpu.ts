@@ -57,7 +57,10 @@ export function treeCpuSeconds(root: number, skip: readonly number[] = [], self 
 export function treeCpu(root: number, skip: readonly number[] = [], self = true): { total: number; byKind: Record<string, number> } {
   let pids: number[];
   try {
-    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    pids = fs
+      .readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return { total: NaN, byKind: {} };
   }

@@ -25,7 +25,10 @@ export function serveReady(proc: ChildProcess): Promise<ServeChild> {
 
 /** One JSON call; a non-2xx answer throws with its body. */
 export async function serveApi<T>(s: ServeChild, p: string, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${s.base}${p}`, { ...init, headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } });
+  const res = await fetch(`${s.base}${p}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) },
+  });
   const body = (await res.json()) as T;
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p}: ${res.status} ${JSON.stringify(body)}`);
   return body;

@@ -25,11 +25,7 @@ import { compareToBaseline } from './baseline';
 import { treeCpu } from './proc-cpu';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const ARGS = [
-  ...CHROMIUM_ARGS,
-  '--disable-renderer-backgrounding',
-  '--disable-background-timer-throttling',
-];
+const ARGS = [...CHROMIUM_ARGS, '--disable-renderer-backgrounding', '--disable-background-timer-throttling'];
 
 function strArg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -153,7 +149,10 @@ function traceSelfTimes(file: string, n: number): [string, number][] {
       stack.push({ end: e.ts + e.dur!, name: e.name });
     }
   }
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round(v)]);
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => [k, round(v)]);
 }
 
 /**
@@ -215,7 +214,10 @@ async function startProfile(page: Page, dir: string) {
       const fnTime = new Map<string, number>();
       for (const f of loaf) for (const x of f.scripts) fnTime.set(x.fn, (fnTime.get(x.fn) ?? 0) + x.duration);
       const top = <K>(m: Map<K, number>, n: number) =>
-        [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round(v)] as [K, number]);
+        [...m]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, n)
+          .map(([k, v]) => [k, round(v)] as [K, number]);
       return {
         cpuProfile: path.join(dir, 'ui.cpuprofile'),
         trace: traceFile,
@@ -290,7 +292,10 @@ async function runOnce(o: RunOptions) {
     const cpu0 = cpuAt();
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ }).waitFor({ timeout: (seconds + 900) * 1000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ })
+      .waitFor({ timeout: (seconds + 900) * 1000 });
     const t1 = await page.evaluate(() => performance.now());
     const cpu1 = cpuAt();
     const statusText = await page.getByRole('status').textContent();

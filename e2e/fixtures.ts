@@ -75,7 +75,12 @@ export const test = base.extend<{ studio: Studio }, { lazyBrowser: () => Promise
         cwd: ROOT,
         // Its own profile folder (history, recent models, engines, window state), so a run
         // neither reads nor changes the profile of whoever runs the tests.
-        env: { ...process.env, TBS_E2E_TIMING_CACHE: path.join(scratch, 'timing.cache'), TBS_USER_DATA_DIR: path.join(scratch, 'user-data'), TBS_STATE_DIR: path.join(scratch, 'state') } as Record<string, string>,
+        env: {
+          ...process.env,
+          TBS_E2E_TIMING_CACHE: path.join(scratch, 'timing.cache'),
+          TBS_USER_DATA_DIR: path.join(scratch, 'user-data'),
+          TBS_STATE_DIR: path.join(scratch, 'state'),
+        } as Record<string, string>,
       });
       const page = await app.firstWindow();
       await page.setViewportSize({ width: 1400, height: 900 }).catch(() => undefined);

@@ -64,7 +64,8 @@ export function checkFile(file: string, source: string): Violation[] {
     // cancel reasons, the stdio server's lifecycle) is in apps/surface, which imports neither.
     if (target === 'mcp' && !['mcp', 'cli'].includes(app ?? '')) add(spec, 'only apps/cli dispatches to apps/mcp');
     if (target === 'surface' && !['surface', 'mcp', 'lsp'].includes(app ?? '')) add(spec, 'only apps/mcp and apps/lsp use apps/surface');
-    if (app === 'surface' && target && !['surface', 'shared', 'service', 'process'].includes(target)) add(spec, 'apps/surface imports only apps/service, apps/process and apps/shared');
+    if (app === 'surface' && target && !['surface', 'shared', 'service', 'process'].includes(target))
+      add(spec, 'apps/surface imports only apps/service, apps/process and apps/shared');
     // What every process entry needs from its own process (signals and exit, the event path's
     // scheduling priority): Node only, so the worker and the service share it without either
     // reaching into the other.
@@ -109,7 +110,7 @@ describe('the checker itself', () => {
     const src = [
       "import a from 'a';",
       "import type { B } from './b.js';",
-      "import * as c from \"c\";",
+      'import * as c from "c";',
       "import { d1,\n  d2 } from 'd';",
       "export { e } from './e.js';",
       "import 'side-effect';",

@@ -82,10 +82,14 @@ describe('third-party-models script', () => {
   });
 
   const real = process.env.TBS_THIRD_PARTY_MODELS;
-  it.skipIf(!real)('every real third-party model in TBS_THIRD_PARTY_MODELS inspects and builds (unset: no such models here, they cannot be in the repository)', async () => {
-    const r = await runScript([real!, '--http'], 1_500_000);
-    const result = JSON.parse(r.out) as { failed: string[] };
-    expect(result.failed).toEqual([]);
-    expect(r.code).toBe(0);
-  }, 1_600_000);
+  it.skipIf(!real)(
+    'every real third-party model in TBS_THIRD_PARTY_MODELS inspects and builds (unset: no such models here, they cannot be in the repository)',
+    async () => {
+      const r = await runScript([real!, '--http'], 1_500_000);
+      const result = JSON.parse(r.out) as { failed: string[] };
+      expect(result.failed).toEqual([]);
+      expect(r.code).toBe(0);
+    },
+    1_600_000,
+  );
 });

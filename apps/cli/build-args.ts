@@ -2,14 +2,7 @@
 // flag lands on the BuildOptions field of the same meaning (the names HTTP and MCP use too).
 import { parseArgs } from 'node:util';
 import { BuildOptions, describeZodError, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
-import {
-  chosenBackend,
-  trtCapabilities,
-  trtVersionOf,
-  versionProblems,
-  type OptionNamer,
-  type TrtCapabilities,
-} from '../shared/trt-capabilities.js';
+import { chosenBackend, trtCapabilities, trtVersionOf, versionProblems, type OptionNamer, type TrtCapabilities } from '../shared/trt-capabilities.js';
 import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shared/trtexec.js';
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
@@ -33,9 +26,14 @@ function precisionHelp(caps?: TrtCapabilities): string[] {
       '  cast or quantize the model offline, e.g. with NVIDIA Model Optimizer.',
     ];
   }
-  const lines = [`      ${caps.precisions.filter((p) => !caps.deprecatedPrecisions.includes(p)).map((p) => `--${p}`).join(' ')}`,
+  const lines = [
+    `      ${caps.precisions
+      .filter((p) => !caps.deprecatedPrecisions.includes(p))
+      .map((p) => `--${p}`)
+      .join(' ')}`,
     `                                 allow these precisions (weakly typed network${caps.weakTypingDeprecated ? '; deprecated since 10.12, each warns' : ''})`,
-    '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)'];
+    '                                 --int8 without Q/DQ nodes: placeholder ranges, accuracy meaningless (perf only)',
+  ];
   if (caps.deprecatedPrecisions.length) {
     lines.push(`      ${caps.deprecatedPrecisions.map((p) => `--${p}`).join(' ')}`.padEnd(33) + 'deprecated: only enable plugins with these I/O types');
   } else {
@@ -319,7 +317,10 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
   }
   let target: Record<string, string> | undefined;
   for (const spec of values.target ?? []) {
-    for (const pair of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const pair of spec
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const eq = pair.indexOf('=');
       if (eq <= 0 || eq === pair.length - 1) throw new UsageError(`--target: "${pair}" is not label=value`);
       (target ??= {})[pair.slice(0, eq)] = pair.slice(eq + 1);

@@ -42,10 +42,7 @@ export interface WorkingCopy {
   readonly copiedSidecars: Map<string, string>;
 }
 
-export type Published =
-  | { kind: 'nothing' }
-  | { kind: 'replaced'; foldedSidecars: number; sidecars: string[] }
-  | { kind: 'sidecar'; sidecars: string[]; why: string };
+export type Published = { kind: 'nothing' } | { kind: 'replaced'; foldedSidecars: number; sidecars: string[] } | { kind: 'sidecar'; sidecars: string[]; why: string };
 
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 
@@ -208,11 +205,7 @@ export function fileLock(lockPath: string, waitMs: number): Promise<(() => Promi
  * `lock` takes the farm-wide lock on the shared cache and returns its release, or undefined when
  * it could not be had (then the copy goes to a sidecar: nothing waits forever, nothing is lost).
  */
-export async function publish(
-  wc: WorkingCopy,
-  lock: () => Promise<(() => Promise<void>) | undefined>,
-  opts: { fileLockWaitMs?: number } = {},
-): Promise<Published> {
+export async function publish(wc: WorkingCopy, lock: () => Promise<(() => Promise<void>) | undefined>, opts: { fileLockWaitMs?: number } = {}): Promise<Published> {
   const mine = readIfFile(wc.path);
   const mineHash = mine ? sha(mine) : null;
   const left = sidecarsOf(wc.path);

@@ -20,7 +20,12 @@ export async function runFarm(argv: string[]): Promise<number> {
     return 0;
   }
   if (sub !== 'status') throw new UsageError(`farm: expected "status", got ${sub === undefined ? 'nothing' : `"${sub}"`}\n${FARM_USAGE}`);
-  const { values } = parseArgs({ args: rest, strict: true, allowPositionals: false, options: { queue: { type: 'string' }, json: { type: 'boolean' }, watch: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({
+    args: rest,
+    strict: true,
+    allowPositionals: false,
+    options: { queue: { type: 'string' }, json: { type: 'boolean' }, watch: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  });
   if (values.help) {
     process.stdout.write(`${FARM_USAGE}\n`);
     return 0;

@@ -98,7 +98,9 @@ export function formatFarmStatus(s: FarmStatus): string {
   lines.push(`Workers: ${s.workers.length} live, ${busy} of ${slots} slot(s) busy`);
   for (const w of s.workers) {
     const beat = w.lastHeartbeatMsAgo === null ? '' : `, heartbeat ${(w.lastHeartbeatMsAgo / 1000).toFixed(1)} s ago`;
-    lines.push(`  ${w.id}  ${formatLabels(w.labels)}  ${w.running.length}/${w.slots} busy${w.running.length ? ` (${w.running.join(', ')})` : ''}  on ${w.host} pid ${w.pid}${beat}`);
+    lines.push(
+      `  ${w.id}  ${formatLabels(w.labels)}  ${w.running.length}/${w.slots} busy${w.running.length ? ` (${w.running.join(', ')})` : ''}  on ${w.host} pid ${w.pid}${beat}`,
+    );
   }
   const queued = s.pools.reduce((n, p) => n + p.queued.length, 0);
   lines.push(`Queued: ${queued}`);

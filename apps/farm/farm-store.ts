@@ -174,11 +174,7 @@ export class FarmStore {
       if (dropped >= excess) break;
       const state = (await this.redis.hget(keys.build(id), 'state')) as BuildState | null;
       if (state && !FINAL_STATES.has(state)) continue;
-      await this.redis
-        .multi()
-        .zrem(keys.history, id)
-        .del(keys.build(id), keys.events(id), keys.seq(id), keys.final(id), keys.cancel(id))
-        .exec();
+      await this.redis.multi().zrem(keys.history, id).del(keys.build(id), keys.events(id), keys.seq(id), keys.final(id), keys.cancel(id)).exec();
       dropped++;
     }
   }
@@ -244,12 +240,7 @@ export class FarmStore {
 
   /** Back to the queue for another attempt (after takeover from a lost worker). */
   async requeue(id: string, owner: string): Promise<void> {
-    await this.redis.eval(
-      `if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'queued', 'owner', '') end`,
-      1,
-      keys.build(id),
-      owner,
-    );
+    await this.redis.eval(`if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'queued', 'owner', '') end`, 1, keys.build(id), owner);
   }
 
   /**

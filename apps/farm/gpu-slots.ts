@@ -48,7 +48,8 @@ export function parseGpus(spec: string, count: () => number = () => countGpus())
   }
   if (spec === 'all') {
     const n = count();
-    if (n === 0) throw new Error('--gpus all: no GPU found (no NVIDIA driver GPUs in /proc, CUDA_VISIBLE_DEVICES empty); name them (--gpus 0,1) or use --gpus sim:N without TensorRT');
+    if (n === 0)
+      throw new Error('--gpus all: no GPU found (no NVIDIA driver GPUs in /proc, CUDA_VISIBLE_DEVICES empty); name them (--gpus 0,1) or use --gpus sim:N without TensorRT');
     return Array.from({ length: n }, (_, device) => ({ device, simulated: false }));
   }
   if (!/^\d+(,\d+)*$/.test(spec)) throw new Error(`--gpus: expected all, a list of device numbers (0,2,3) or sim:N, got "${spec}"`);

@@ -163,7 +163,8 @@ export class QueueBuildService implements BuildServiceApi {
     if (!Array.isArray(targets) || targets.length === 0) throw new ServiceError('bad_input', 'targets must be a non-empty array of {label: value} objects');
     if (targets.length > 256) throw new ServiceError('bad_input', `targets: at most 256 per matrix, got ${targets.length}`);
     if ((input as FarmBuildInput).target !== undefined) throw new ServiceError('bad_input', 'give either target or targets, not both');
-    if (input.outputPath !== undefined) throw new ServiceError('bad_input', 'outputPath: a matrix writes one engine per target; leave outputPath out (engines go to the artifact folder)');
+    if (input.outputPath !== undefined)
+      throw new ServiceError('bad_input', 'outputPath: a matrix writes one engine per target; leave outputPath out (engines go to the artifact folder)');
     const checked = targets.map((t, i) => this.target(t, `targets[${i}]`));
     const summary = await this.check0(input as FarmBuildInput);
     const out: BuildRecord[] = [];
@@ -295,7 +296,10 @@ export class QueueBuildService implements BuildServiceApi {
       // Still queued: no worker has it, so it ends here (the worker that pops the job skips it).
       const base = { v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0 } as const;
       await this.ownership.finishAs(b, owner, 'cancelled', undefined, [{ ...base, type: 'build.cancelling', requestedAt: 0, reason }]);
-      await this.queues.get(poolQueueName(b.farm.target))?.remove(`${b.id}-a${b.farm.attempt}`).catch(() => undefined);
+      await this.queues
+        .get(poolQueueName(b.farm.target))
+        ?.remove(`${b.id}-a${b.farm.attempt}`)
+        .catch(() => undefined);
     }
   }
 

@@ -34,14 +34,17 @@ export async function acquireLock(
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
   }
   let held = true;
-  const timer = setInterval(() => {
-    redis.eval(RENEW, 1, key, token, ttl).then(
-      (ok) => {
-        if (ok !== 1) held = false;
-      },
-      () => undefined,
-    );
-  }, Math.max(50, Math.floor(ttl / 3)));
+  const timer = setInterval(
+    () => {
+      redis.eval(RENEW, 1, key, token, ttl).then(
+        (ok) => {
+          if (ok !== 1) held = false;
+        },
+        () => undefined,
+      );
+    },
+    Math.max(50, Math.floor(ttl / 3)),
+  );
   timer.unref();
   return {
     name,

@@ -136,10 +136,12 @@ export async function runBuildCommand(
     throw toResponseError(BUILD_COMMAND, e);
   }
   // Only a build that exists gets a progress token: a token must see `begin` before anything else.
-  const token = request.workDoneToken ?? (await port.createProgressToken().catch((e: unknown) => {
-    port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
-    return undefined;
-  }));
+  const token =
+    request.workDoneToken ??
+    (await port.createProgressToken().catch((e: unknown) => {
+      port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
+      return undefined;
+    }));
   return followBuild(deps, record.id, modelPath, token, request.cancel, args.timeBudgetSeconds);
 }
 
@@ -365,13 +367,16 @@ class ViewPublisher {
   finish(result: LspBuildResult): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.send({
-      status: result.status,
-      message: result.message,
-      ...(result.outputPath ? { outputPath: result.outputPath } : {}),
-      ...(result.engineBytes !== undefined ? { engineBytes: result.engineBytes } : {}),
-      ...(result.lastPhasePath ? { lastPhasePath: result.lastPhasePath } : {}),
-    }, result.timingCache);
+    this.send(
+      {
+        status: result.status,
+        message: result.message,
+        ...(result.outputPath ? { outputPath: result.outputPath } : {}),
+        ...(result.engineBytes !== undefined ? { engineBytes: result.engineBytes } : {}),
+        ...(result.lastPhasePath ? { lastPhasePath: result.lastPhasePath } : {}),
+      },
+      result.timingCache,
+    );
   }
 
   private schedule(): void {

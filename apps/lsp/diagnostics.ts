@@ -24,7 +24,10 @@ function diagnostic(kind: ProblemKind, message: string): Diagnostic {
 
 /** One diagnostic per problem line (the shape check lists each input on its own line). */
 export function problemDiagnostics(kind: ProblemKind, message: string): Diagnostic[] {
-  const lines = message.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   return (lines.length ? lines : [message]).map((l) => diagnostic(kind, l));
 }
 
@@ -38,7 +41,10 @@ const PARSE_ERROR_LINE = /^ONNX parse error\b/;
  */
 export function parserDiagnostics(error: string | undefined): Diagnostic[] | undefined {
   if (!error || !error.startsWith('cannot parse ')) return undefined;
-  const lines = error.split('\n').slice(1).map((l) => l.trim());
+  const lines = error
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim());
   const errors = lines.filter((l) => PARSE_ERROR_LINE.test(l));
   const rest = lines.filter((l) => l.length > 0 && !PARSE_ERROR_LINE.test(l));
   const out = errors.map((l) => diagnostic('parse-error', l));

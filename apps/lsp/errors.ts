@@ -22,9 +22,11 @@ export function toResponseError(command: string, e: unknown): ResponseError<unkn
   if (e instanceof ResponseError) return e;
   if (e instanceof ToolInputError) return invalidParams(command, e.message);
   if (e instanceof ServiceError) {
-    return e.code === 'bad_input' || e.code === 'not_found' ? invalidParams(command, e.message) : e.code === 'internal'
-      ? new ResponseError(ErrorCodes.InternalError, `${command}: internal error: ${e.message}`)
-      : requestFailed(command, e.message);
+    return e.code === 'bad_input' || e.code === 'not_found'
+      ? invalidParams(command, e.message)
+      : e.code === 'internal'
+        ? new ResponseError(ErrorCodes.InternalError, `${command}: internal error: ${e.message}`)
+        : requestFailed(command, e.message);
   }
   return new ResponseError(ErrorCodes.InternalError, `${command}: internal error: ${e instanceof Error ? e.message : String(e)}`);
 }

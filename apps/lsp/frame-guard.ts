@@ -78,7 +78,8 @@ export class FrameGuard extends Transform {
           this.keep(buf, at);
           break;
         }
-        const parsed = end < 0 || end > MAX_HEADER_BYTES ? { error: `no blank line ends the header within ${MAX_HEADER_BYTES} bytes` } : parseHeader(buf.toString('latin1', 0, end), this.max);
+        const parsed =
+          end < 0 || end > MAX_HEADER_BYTES ? { error: `no blank line ends the header within ${MAX_HEADER_BYTES} bytes` } : parseHeader(buf.toString('latin1', 0, end), this.max);
         if ('error' in parsed) {
           // Searched from the next byte, not from the end of this block: a real header may start
           // inside what looked like one (garbage, then "Content-Length: …").

@@ -95,11 +95,10 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
   const handlers: Record<string, (params: ExecuteCommandParams, cancel: CancellationToken) => Promise<unknown>> = {
     [COMMANDS.build]: (params, cancel) => {
       if (shuttingDown) throw invalidParams(COMMANDS.build, 'the server is shutting down');
-      return runBuildCommand(
-        { service, reasons, active, port, pacing: opts.pacing, viewIntervalMs: opts.viewIntervalMs },
-        params.arguments?.[0],
-        { workDoneToken: params.workDoneToken, cancel },
-      );
+      return runBuildCommand({ service, reasons, active, port, pacing: opts.pacing, viewIntervalMs: opts.viewIntervalMs }, params.arguments?.[0], {
+        workDoneToken: params.workDoneToken,
+        cancel,
+      });
     },
     [COMMANDS.cancel]: async (params) => {
       const arg = (params.arguments?.[0] ?? {}) as unknown;
@@ -132,7 +131,8 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
     // The same check as `trt-build-studio check`, GET /api/engines/check and MCP's check_engine.
     [COMMANDS.check]: async (params) => {
       const parsed = CheckEngineArgs.safeParse(params.arguments?.[0]);
-      if (!parsed.success) throw invalidParams(COMMANDS.check, `expects {"enginePath": "<engine>", "modelPath"?: "<model.onnx>", "options"?: {...}}: ${describeZodError(parsed.error)}`);
+      if (!parsed.success)
+        throw invalidParams(COMMANDS.check, `expects {"enginePath": "<engine>", "modelPath"?: "<model.onnx>", "options"?: {...}}: ${describeZodError(parsed.error)}`);
       const { enginePath, modelPath, options } = parsed.data;
       return checkEngine(
         {

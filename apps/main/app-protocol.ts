@@ -72,8 +72,7 @@ function securityHeaders(contentType: string): Record<string, string> {
 export function createAppProtocolHandler(rootDir: string): (request: Request) => Promise<Response> {
   const root = path.resolve(rootDir);
   return async (request) => {
-    const text = (status: number, body: string) =>
-      new Response(body, { status, headers: securityHeaders('text/plain; charset=utf-8') });
+    const text = (status: number, body: string) => new Response(body, { status, headers: securityHeaders('text/plain; charset=utf-8') });
     if (!isAppUrl(request.url)) return text(404, 'not found');
     if (request.method !== 'GET' && request.method !== 'HEAD') return text(405, 'method not allowed');
     let rel: string;

@@ -151,10 +151,7 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     const source = service.enginePath(id);
     if (!source) {
       const known = service.getBuild(id);
-      throw new ServiceError(
-        known ? 'conflict' : 'not_found',
-        known ? `Build ${id} has no engine to save (it did not succeed, or the file is gone).` : `No build with id ${id}.`,
-      );
+      throw new ServiceError(known ? 'conflict' : 'not_found', known ? `Build ${id} has no engine to save (it did not succeed, or the file is gone).` : `No build with id ${id}.`);
     }
     // Suggest the model's name (resnet50.onnx → resnet50.engine) rather than the build id; the
     // extensions are the service's, so a simulated output keeps the ".simulated.engine" that marks it.

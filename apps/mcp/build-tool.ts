@@ -96,9 +96,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
     // Only a build that waits behind another says so: one that is merely starting its worker
     // (no other build running or queued before it) must not claim a wait.
     waitingBehind: () =>
-      service
-        .listBuilds()
-        .some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling' || (b.state === 'queued' && b.queuedAt < record.queuedAt))),
+      service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling' || (b.state === 'queued' && b.queuedAt < record.queuedAt))),
     send: (u) =>
       token === undefined
         ? undefined

@@ -36,12 +36,9 @@ function kindOf(v: unknown): string {
  * The Invalid-params message for a tools/call request's params, or undefined when they are fine
  * (an unknown tool is left to the SDK, which answers -32602 "Tool … not found" itself).
  */
-export function invalidCallArguments(
-  params: unknown,
-  tools: Record<string, { inputSchema?: z.ZodType }>,
-  checks: Record<string, ArgumentCheck> = {},
-): string | undefined {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `Invalid params: tools/call needs an object with "name" and "arguments", got ${kindOf(params)}`;
+export function invalidCallArguments(params: unknown, tools: Record<string, { inputSchema?: z.ZodType }>, checks: Record<string, ArgumentCheck> = {}): string | undefined {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return `Invalid params: tools/call needs an object with "name" and "arguments", got ${kindOf(params)}`;
   const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
   if (typeof name !== 'string') return `Invalid params: "name" must be the name of a tool (a string), got ${kindOf(name)}`;
   const tool = tools[name];

@@ -38,7 +38,10 @@ export async function runMatrixTool(deps: BuildToolDeps, args: z.infer<typeof Ma
     token === undefined
       ? undefined
       : extra
-          .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: ids.length, message, _meta: { 'trt-build-studio/buildIds': ids } } })
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, total: ids.length, message, _meta: { 'trt-build-studio/buildIds': ids } },
+          })
           .catch(() => undefined);
   void notify(0, `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`);
   const onAbort = () => cancelMatrix(deps, ids);

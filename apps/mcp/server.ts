@@ -45,14 +45,13 @@ export async function runMcp(argv: string[]): Promise<number> {
   const opts = readStdioServerArgs(argv, FLAGS, USAGE);
   if (typeof opts === 'number') return opts;
 
-  const [{ StdioServerTransport }, { createBuildService }, { claimStdoutForProtocol, frameJsonRpc }, { createMcpServer, SERVER_NAME }, { packageVersion }] =
-    await Promise.all([
-      import('@modelcontextprotocol/sdk/server/stdio.js'),
-      import('../service/build-service.js'),
-      import('../surface/stdio-channel.js'),
-      import('./tools.js'),
-      import('../service/package-info.js'),
-    ]);
+  const [{ StdioServerTransport }, { createBuildService }, { claimStdoutForProtocol, frameJsonRpc }, { createMcpServer, SERVER_NAME }, { packageVersion }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../service/build-service.js'),
+    import('../surface/stdio-channel.js'),
+    import('./tools.js'),
+    import('../service/package-info.js'),
+  ]);
 
   const channel = claimStdoutForProtocol();
   const workers = new LiveWorkers();
@@ -63,9 +62,7 @@ export async function runMcp(argv: string[]): Promise<number> {
   const server = createMcpServer(service, {
     version: packageVersion(),
     // Silence is called out by the time a heartbeat is due, or it would never show at short cadences.
-    notifier: opts.heartbeatMs
-      ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) }
-      : undefined,
+    notifier: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
     log,
   });
   const framed = frameJsonRpc(process.stdin, {

@@ -66,7 +66,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       title: 'Check whether an engine still fits',
       description:
         'Reads the manifest beside an engine and answers "fits", "rebuild" (every reason: TensorRT version, compute capability, GPU model, ' +
-        'driver, the model\'s bytes, an option or shape range, a plugin library, each with the value built with and the value now) or ' +
+        "driver, the model's bytes, an option or shape range, a plugin library, each with the value built with and the value now) or " +
         '"unknown" (no manifest, a manifest describing other bytes, no backend or GPU to compare with).',
       inputSchema: CheckEngineArgs,
       outputSchema: CheckResultSchema,
@@ -82,7 +82,9 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
           },
           () => service.listBackends(),
         );
-        const head = { fits: 'Fits.', rebuild: `Needs a rebuild: ${r.reasons.map(formatReason).join('; ')}.`, unknown: `Unknown: ${r.missing.map((m) => m.message).join('; ')}.` }[r.verdict];
+        const head = { fits: 'Fits.', rebuild: `Needs a rebuild: ${r.reasons.map(formatReason).join('; ')}.`, unknown: `Unknown: ${r.missing.map((m) => m.message).join('; ')}.` }[
+          r.verdict
+        ];
         return okResult(r as unknown as Record<string, unknown>, head);
       } catch (e) {
         return resultForError(e, `Cannot check ${enginePath}`);
@@ -94,8 +96,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     'inspect_model',
     {
       title: 'Inspect an ONNX model',
-      description:
-        'Summary of an ONNX model: inputs and outputs with shapes (symbolic dimensions by name), dynamic inputs, opsets, operator histogram, sizes.',
+      description: 'Summary of an ONNX model: inputs and outputs with shapes (symbolic dimensions by name), dynamic inputs, opsets, operator histogram, sizes.',
       inputSchema: InspectArgs,
       outputSchema: ModelSummary,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -177,9 +178,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     'cancel_build',
     {
       title: 'Cancel a build',
-      description:
-        'Asks a queued or running build to stop at the next step boundary. A second cancel of a build that is still ' +
-        'stopping kills its worker.',
+      description: 'Asks a queued or running build to stop at the next step boundary. A second cancel of a build that is still ' + 'stopping kills its worker.',
       inputSchema: BuildIdArgs,
       outputSchema: CancelOut,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

@@ -41,4 +41,3 @@ createRoot(document.getElementById('root')!).render(
     </AppContext.Provider>
   </StrictMode>,
 );
-

@@ -3,16 +3,7 @@
 // same whichever surface started it.
 import type { FarmStatus } from '../shared/farm-status.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
-import type {
-  BackendChoice,
-  BackendInfo,
-  BuildEvent,
-  BuildFinished,
-  BuildOptionsInput,
-  BuildRecord,
-  CancelReason,
-  ModelSummary,
-} from '../shared/protocol.js';
+import type { BackendChoice, BackendInfo, BuildEvent, BuildFinished, BuildOptionsInput, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
 import type { BuildRoutesRead } from '../shared/build-routes.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 

@@ -8,15 +8,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stateOf, type BuildViewSnapshot } from '../shared/build-view.js';
-import {
-  PROTOCOL_VERSION,
-  type BuildEvent,
-  type BuildFinished,
-  type BuildRecord,
-  type BuildState,
-  type BuildStatus,
-  type CancelReason,
-} from '../shared/protocol.js';
+import { PROTOCOL_VERSION, type BuildEvent, type BuildFinished, type BuildRecord, type BuildState, type BuildStatus, type CancelReason } from '../shared/protocol.js';
 import type { Subscription } from './api.js';
 import { BuildFeed, type FeedSubscribeOptions } from './build-feed.js';
 import type { BuildEstimator } from './build-estimator.js';

@@ -5,14 +5,7 @@
 // comparison in apps/shared/engine-manifest.ts, which names every reason with both values.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  checkAgainst,
-  manifestPathFor,
-  optionsFromManifest,
-  verdictOf,
-  type CheckResult,
-  type UnknownReason,
-} from '../shared/engine-manifest.js';
+import { checkAgainst, manifestPathFor, optionsFromManifest, verdictOf, type CheckResult, type UnknownReason } from '../shared/engine-manifest.js';
 import { BuildOptions, describeZodError, type BackendInfo } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
 import { modelDigest, readManifest, sha256File } from './engine-manifest-file.js';

@@ -240,9 +240,7 @@ export async function writeLayerInfo(build: ValidatedBuild): Promise<EngineManif
   return sha256 === null ? null : { file: path.basename(file), sha256, source: 'IEngineInspector' };
 }
 
-export type ManifestRead =
-  | { ok: true; manifest: EngineManifest; path: string }
-  | { ok: false; path: string; kind: 'no-manifest' | 'bad-manifest'; message: string };
+export type ManifestRead = { ok: true; manifest: EngineManifest; path: string } | { ok: false; path: string; kind: 'no-manifest' | 'bad-manifest'; message: string };
 
 /** Reads and validates the manifest beside `enginePath`. */
 export function readManifest(enginePath: string): ManifestRead {

@@ -37,7 +37,15 @@ export async function keyForBuild(store: EngineReuseStore, build: ValidatedBuild
 
 /** The key of a finished build, from its manifest (the same fields keyForBuild reads before it). */
 export function keyOfManifest(store: EngineReuseStore, m: EngineManifest): string {
-  return store.keyFor({ backend: m.backend, tensorrt: m.tensorrt, gpu: m.gpu, options: m.options, modelSha256: m.model.sha256, pluginLibraries: m.pluginLibraries, pinnedCacheSha256: m.pinnedCache?.sha256 ?? null });
+  return store.keyFor({
+    backend: m.backend,
+    tensorrt: m.tensorrt,
+    gpu: m.gpu,
+    options: m.options,
+    modelSha256: m.model.sha256,
+    pluginLibraries: m.pluginLibraries,
+    pinnedCacheSha256: m.pinnedCache?.sha256 ?? null,
+  });
 }
 
 export interface ReusedEngine {

@@ -47,7 +47,12 @@ export function simulatedLayerInformation(layers: readonly LayerInfo[], o: Norma
     Layers: layers.map((l) => {
       const precision = reduced && REDUCIBLE.test(l.op) ? reduced : 'fp32';
       const variant = fnv(`${l.name}|${o.optLevel}|${o.simSeed ?? 1}|${precision}`) % 8;
-      const format = precision === 'fp32' ? 'Row major linear FP32' : precision === 'int8' ? 'Channel major INT8 format where channel % 32 == 0' : `Channel major ${precision.toUpperCase()} format where channel % 8 == 0`;
+      const format =
+        precision === 'fp32'
+          ? 'Row major linear FP32'
+          : precision === 'int8'
+            ? 'Channel major INT8 format where channel % 32 == 0'
+            : `Channel major ${precision.toUpperCase()} format where channel % 8 == 0`;
       return { Name: l.name, LayerType: l.op, Outputs: [{ Name: `${l.name}_out`, 'Format/Datatype': format }], TacticName: `sim_${l.op.toLowerCase()}_${precision}_v${variant}` };
     }),
     Bindings: [...bindings],

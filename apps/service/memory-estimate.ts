@@ -48,7 +48,10 @@ export function estimateHostMemory(input: {
     };
   } else if (input.backend === 'simulated') {
     const sim = input.options.simMemory ?? 0;
-    est = { peakHostBytes: sim + WORKER_BASE_BYTES, basis: sim > 0 ? `the simulator's simMemory (${formatMemory(sim)}) plus the worker` : 'the worker alone (the simulator holds no build memory)' };
+    est = {
+      peakHostBytes: sim + WORKER_BASE_BYTES,
+      basis: sim > 0 ? `the simulator's simMemory (${formatMemory(sim)}) plus the worker` : 'the worker alone (the simulator holds no build memory)',
+    };
   } else if (input.model) {
     const weights = input.model.initializerBytes;
     const inputs = inputBytes(input.model.inputs, input.options);

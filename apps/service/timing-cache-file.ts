@@ -50,7 +50,17 @@ function readVarint(b: Buffer, at: number): { value: number; next: number } | nu
 
 // ModelProto field numbers and their wire types (0 = varint, 2 = length-delimited).
 const ONNX_MODEL_FIELDS = new Map<number, number>([
-  [2, 2], [3, 2], [4, 2], [5, 0], [6, 2], [7, 2], [8, 2], [14, 2], [20, 2], [25, 2], [26, 2],
+  [2, 2],
+  [3, 2],
+  [4, 2],
+  [5, 0],
+  [6, 2],
+  [7, 2],
+  [8, 2],
+  [14, 2],
+  [20, 2],
+  [25, 2],
+  [26, 2],
 ]);
 
 /**
@@ -109,8 +119,7 @@ function checkContent(file: string, head: Buffer, backend: BackendName | 'auto' 
   if (what) throw bad(`timing cache ${file} is not a timing cache: it looks like ${what}. Give a new path, or remove the file if it is disposable`);
   if (backend === 'simulated' && !isSimCache) {
     throw bad(
-      `timing cache ${file} is not a simulated timing cache (it does not start with "${SIM_TIMING_CACHE_MAGIC}"). ` +
-        'Give a new path, or remove the file if it is disposable',
+      `timing cache ${file} is not a simulated timing cache (it does not start with "${SIM_TIMING_CACHE_MAGIC}"). ` + 'Give a new path, or remove the file if it is disposable',
     );
   }
   if (isSimCache) {

@@ -24,10 +24,7 @@ const STDERR_TAIL_BYTES = 4096;
 
 /** dist/apps/worker/worker.js, whether this module runs from dist/ or from source (tests). */
 export function workerScriptPath(): string {
-  const candidates = [
-    path.resolve(__dirname, '../worker/worker.js'),
-    path.resolve(__dirname, '../../dist/apps/worker/worker.js'),
-  ];
+  const candidates = [path.resolve(__dirname, '../worker/worker.js'), path.resolve(__dirname, '../../dist/apps/worker/worker.js')];
   for (const p of candidates) if (fs.existsSync(p)) return p;
   throw new Error(`build worker not found (looked at ${candidates.join(', ')}); run \`npm run build:ts\` first`);
 }

@@ -4,14 +4,7 @@
 import type { FarmStatus } from './farm-status.js';
 import type { BuildViewSnapshot } from './build-view.js';
 import type { BuildRoutesRead } from './build-routes.js';
-import type {
-  BackendChoice,
-  BackendInfo,
-  BuildEvent,
-  BuildOptionsInput,
-  BuildRecord,
-  ModelSummary,
-} from './protocol.js';
+import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord, ModelSummary } from './protocol.js';
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 import type { CheckResult } from './engine-manifest.js';
 import type { BuildComparison } from './build-compare.js';

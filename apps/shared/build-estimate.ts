@@ -118,12 +118,7 @@ export const MIN_SPREAD = [0.25, 0.15, 0.1] as const;
  * The prediction at elapsed time `nowT` of a build whose latest milestone is `latest` (reached
  * at `latestT`), from profiles of earlier builds. Undefined when no profile has that milestone.
  */
-export function estimateRemaining(
-  profiles: readonly BuildProfile[],
-  latest: string | null,
-  latestT: number,
-  nowT: number,
-): Estimate | undefined {
+export function estimateRemaining(profiles: readonly BuildProfile[], latest: string | null, latestT: number, nowT: number): Estimate | undefined {
   if (!latest) return undefined;
   const guesses: number[] = [];
   for (const p of profiles) {

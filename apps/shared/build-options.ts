@@ -169,19 +169,22 @@ const int32 = { kind: 'int', min: 0, max: OPTION_LIMITS.int32 } as const;
 
 /** Shapes: the record form, or trtexec-style strings ["x:1x3x224x224/4x3x224x224/8x3x224x224", ...]. */
 const ShapesSchema = z
-  .preprocess((value, ctx) => {
-    if (!Array.isArray(value)) return value;
-    const out: Record<string, unknown> = {};
-    for (const spec of value) {
-      try {
-        const [name, range] = parseShapeSpec(String(spec));
-        out[name] = range;
-      } catch (e) {
-        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+  .preprocess(
+    (value, ctx) => {
+      if (!Array.isArray(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const spec of value) {
+        try {
+          const [name, range] = parseShapeSpec(String(spec));
+          out[name] = range;
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        }
       }
-    }
-    return out;
-  }, z.record(z.string(), ShapeRange))
+      return out;
+    },
+    z.record(z.string(), ShapeRange),
+  )
   .optional();
 
 export const BUILD_OPTION_TABLE = [
@@ -192,7 +195,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--backend', value: 'text', emit: false },
     form: { group: 'top', control: 'custom', initial: 'auto' },
     native: { none: 'the service resolves the choice to the backend that runs the build (the request\'s "backend")' },
-    engineIdentity: { not: 'the backend that ran is recorded as the manifest\'s backend, which the reuse key and check compare' },
+    engineIdentity: { not: "the backend that ran is recorded as the manifest's backend, which the reuse key and check compare" },
     sample: 'simulated',
   },
   {
@@ -214,19 +217,22 @@ export const BUILD_OPTION_TABLE = [
     range: { kind: 'int', min: 1, max: OPTION_LIMITS.poolMiB },
     cli: { flag: 'workspace', arg: '<MiB>', help: 'workspace memory pool limit', value: 'number' },
     trtexec: { pool: 'workspace', unit: 'MiB' },
-    form: { group: 'pools', control: 'number', label: 'Workspace (MiB)', name: 'Workspace', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
+    form: {
+      group: 'pools',
+      control: 'number',
+      label: 'Workspace (MiB)',
+      name: 'Workspace',
+      invalid: 'must be a positive whole number of MiB',
+      placeholder: 'default',
+      initial: '',
+    },
     native: { key: 'workspaceBytes', scale: MiB },
     engineIdentity: true,
     sample: 2048,
   },
   {
     field: 'tacticSharedMemoryKiB',
-    schema: z
-      .number()
-      .int()
-      .positive()
-      .max(OPTION_LIMITS.poolKiB, `at most ${OPTION_LIMITS.poolKiB} KiB (8 PiB)`)
-      .optional(),
+    schema: z.number().int().positive().max(OPTION_LIMITS.poolKiB, `at most ${OPTION_LIMITS.poolKiB} KiB (8 PiB)`).optional(),
     doc: "Tactic shared memory pool limit in KiB (trtexec's tacticSharedMem).",
     unit: 'KiB',
     range: { kind: 'int', min: 1, max: OPTION_LIMITS.poolKiB },
@@ -257,7 +263,15 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { pool: 'tacticDram', unit: 'MiB', emit: false },
     trtexecMissing: (mib: number) =>
       `Tactic DRAM (${mib} MiB) has no trtexec equivalent: trtexec's --memPoolSize has no tactic DRAM pool (only workspace, tacticSharedMem and DLA pools), so the command leaves it out.`,
-    form: { group: 'pools', control: 'number', label: 'Tactic DRAM (MiB)', name: 'Tactic DRAM', invalid: 'must be a positive whole number of MiB', placeholder: 'default', initial: '' },
+    form: {
+      group: 'pools',
+      control: 'number',
+      label: 'Tactic DRAM (MiB)',
+      name: 'Tactic DRAM',
+      invalid: 'must be a positive whole number of MiB',
+      placeholder: 'default',
+      initial: '',
+    },
     native: { key: 'tacticDramBytes', scale: MiB },
     engineIdentity: true,
     sample: 512,
@@ -295,7 +309,7 @@ export const BUILD_OPTION_TABLE = [
     field: 'shapeValues',
     schema: z.record(z.string(), ShapeValueRange).optional(),
     doc:
-      'Values (not dims) of shape-tensor inputs (int32/int64, rank 0 or 1; see the model summary\'s shapeTensorInputs): ' +
+      "Values (not dims) of shape-tensor inputs (int32/int64, rank 0 or 1; see the model summary's shapeTensorInputs): " +
       '{"input": {"min": [1, 64], "opt": [4, 64], "max": [8, 64]}}, one number per element (dims[0] for rank 1, one for a ' +
       'scalar), may be 0 or negative. Shapes given for a shape-tensor input are taken as its values, as trtexec does.',
     cli: {
@@ -318,7 +332,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--timingCacheFile', value: 'text', help: '--timingCacheFile=<file>' },
     form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'timingCachePath' },
-    engineIdentity: { not: 'a cache only saves timing runs; its digests before and after are recorded (timingCache), and a pinned build\'s cache is in the key (pinnedCache)' },
+    engineIdentity: { not: "a cache only saves timing runs; its digests before and after are recorded (timingCache), and a pinned build's cache is in the key (pinnedCache)" },
     sample: '/caches/model.cache',
   },
   {
@@ -468,7 +482,15 @@ export const BUILD_OPTION_TABLE = [
     doc: 'Auxiliary streams TensorRT may use per inference (IBuilderConfig::setMaxAuxStreams).',
     cli: { flag: 'max-aux-streams', arg: '<n>', help: 'auxiliary streams per inference', value: 'number' },
     trtexec: { flag: '--maxAuxStreams', value: 'number', help: '--maxAuxStreams=N' },
-    form: { group: 'build', control: 'number', label: 'Max auxiliary streams', name: 'Max auxiliary streams', invalid: 'must be a whole number ≥ 0', placeholder: 'default', initial: '' },
+    form: {
+      group: 'build',
+      control: 'number',
+      label: 'Max auxiliary streams',
+      name: 'Max auxiliary streams',
+      invalid: 'must be a whole number ≥ 0',
+      placeholder: 'default',
+      initial: '',
+    },
     native: { key: 'maxAuxStreams' },
     engineIdentity: true,
     sample: 3,
@@ -540,7 +562,12 @@ export const BUILD_OPTION_TABLE = [
     field: 'pluginsToSerialize',
     schema: z.array(z.string().min(1)).optional(),
     doc: 'Plugin libraries (.so paths) to serialize into the engine (trtexec --setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).',
-    cli: { flag: 'plugins-to-serialize', arg: '<lib.so>', help: 'plugin library to serialize into the engine (repeat for several;\ntrtexec --setPluginsToSerialize)', value: 'list' },
+    cli: {
+      flag: 'plugins-to-serialize',
+      arg: '<lib.so>',
+      help: 'plugin library to serialize into the engine (repeat for several;\ntrtexec --setPluginsToSerialize)',
+      value: 'list',
+    },
     trtexec: { flag: '--setPluginsToSerialize', value: 'list', help: '--setPluginsToSerialize=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Plugin libraries to serialize', initial: '' },
     native: { key: 'pluginsToSerialize' },
@@ -553,9 +580,13 @@ export const BUILD_OPTION_TABLE = [
     field: 'inferCacheMisses',
     schema: z.boolean().optional(),
     doc:
-      'Infer timing-cache misses from TensorRT\'s verbose log (enables the editable timing cache, detailed profiling ' +
+      "Infer timing-cache misses from TensorRT's verbose log (enables the editable timing cache, detailed profiling " +
       'verbosity and verbose logging; costs a few percent of build time). Without it misses are unknown on TensorRT.',
-    cli: { flag: 'infer-cache-misses', help: "count timing-cache misses from TensorRT's log (turns on the editable\ncache and verbose logging: a few percent slower)", value: 'on' },
+    cli: {
+      flag: 'infer-cache-misses',
+      help: "count timing-cache misses from TensorRT's log (turns on the editable\ncache and verbose logging: a few percent slower)",
+      value: 'on',
+    },
     trtexecMissing: () => 'Inferring timing-cache misses has no trtexec equivalent (trtexec has no editable timing cache), so the command leaves it out.',
     form: {
       group: 'cache',
@@ -601,8 +632,16 @@ export const BUILD_OPTION_TABLE = [
       value: 'text',
     },
     trtexec: { flag: '--maxHostMemory', value: 'text', emit: false, help: '--maxHostMemory=<size|auto>  (this product) stop the build when its host memory passes this' },
-    trtexecMissing: () => 'trtexec has no host memory limit (--maxHostMemory is this product\'s own flag), so the command leaves it out.',
-    form: { group: 'build', control: 'number', label: 'Max host memory', name: 'Max host memory', invalid: 'must be a size such as 20G or 512M, or auto', placeholder: 'none', initial: '' },
+    trtexecMissing: () => "trtexec has no host memory limit (--maxHostMemory is this product's own flag), so the command leaves it out.",
+    form: {
+      group: 'build',
+      control: 'number',
+      label: 'Max host memory',
+      name: 'Max host memory',
+      invalid: 'must be a size such as 20G or 512M, or auto',
+      placeholder: 'none',
+      initial: '',
+    },
     native: { none: 'the service watches the worker\'s memory at each heartbeat and cancels the build (reason "memory") when it passes the limit' },
     engineIdentity: { not: 'a limit that stops the build; it never changes what is built' },
     sample: 'auto',
@@ -615,15 +654,19 @@ export const BUILD_OPTION_TABLE = [
     doc: 'Stop the build (cancel reason "memory") when the GPU memory its worker holds (NVML) passes this: bytes or a size such as "24G". Also caps the workspace and tactic DRAM memory pools.',
     cli: { flag: 'max-gpu-memory', arg: '<size>', help: 'stop the build when its GPU memory (NVML) passes this; also caps\nthe workspace and tactic DRAM pools', value: 'text' },
     trtexec: { flag: '--maxGpuMemory', value: 'text', emit: false, help: '--maxGpuMemory=<size>  (this product) stop the build when its GPU memory passes this' },
-    trtexecMissing: () => 'trtexec has no GPU memory limit (--maxGpuMemory is this product\'s own flag; --memPoolSize caps the pools), so the command leaves it out.',
+    trtexecMissing: () => "trtexec has no GPU memory limit (--maxGpuMemory is this product's own flag; --memPoolSize caps the pools), so the command leaves it out.",
     form: { group: 'build', control: 'number', label: 'Max GPU memory', name: 'Max GPU memory', invalid: 'must be a size such as 24G or 512M', placeholder: 'none', initial: '' },
-    native: { none: 'the service watches the worker\'s GPU memory (NVML) at each heartbeat; toNativeRequest caps workspaceBytes and tacticDramBytes by it' },
+    native: { none: "the service watches the worker's GPU memory (NVML) at each heartbeat; toNativeRequest caps workspaceBytes and tacticDramBytes by it" },
     engineIdentity: true,
     sample: 25769803776,
   },
   {
     field: 'simDuration',
-    schema: z.number().positive().max(24 * 3600).optional(),
+    schema: z
+      .number()
+      .positive()
+      .max(24 * 3600)
+      .optional(),
     unit: 's',
     range: { kind: 'seconds', max: 24 * 3600 },
     doc: 'Simulated backend only: target wall time in seconds.',
@@ -690,7 +733,7 @@ export const BUILD_OPTION_TABLE = [
       'Reuse an up-to-date engine: when the engine store holds an engine whose manifest key matches this build (options, shapes, ' +
       'model bytes, TensorRT and adapter versions, GPU as the portability settings require), the build ends at once with those ' +
       'bytes (build.finished says reused); otherwise it builds and keeps the engine in the store.',
-    cli: { flag: 'reuse', help: 'reuse an up-to-date engine from the engine store instead of building\n(and keep this build\'s engine there); see docs/engines.md', value: 'on' },
+    cli: { flag: 'reuse', help: "reuse an up-to-date engine from the engine store instead of building\n(and keep this build's engine there); see docs/engines.md", value: 'on' },
     form: {
       group: 'cache',
       control: 'checkbox',
@@ -708,10 +751,10 @@ export const BUILD_OPTION_TABLE = [
     schema: z.number().int().min(0).max(OPTION_LIMITS.poolMiB, `at most ${OPTION_LIMITS.poolMiB} MiB (8 PiB)`).optional(),
     unit: 'MiB',
     range: { kind: 'int', min: 0, max: OPTION_LIMITS.poolMiB },
-    doc: 'With reuse: the engine store\'s size limit in MiB (default 20480); least recently used engines are removed first.',
-    cli: { flag: 'store-limit', arg: '<MiB>', help: 'with --reuse: the engine store\'s size limit (default 20480 MiB);\nleast recently used engines go first', value: 'number' },
+    doc: "With reuse: the engine store's size limit in MiB (default 20480); least recently used engines are removed first.",
+    cli: { flag: 'store-limit', arg: '<MiB>', help: "with --reuse: the engine store's size limit (default 20480 MiB);\nleast recently used engines go first", value: 'number' },
     native: { none: 'the service keeps the engine store; the worker never sees it' },
-    engineIdentity: { not: 'the engine store\'s size, not how to build an engine' },
+    engineIdentity: { not: "the engine store's size, not how to build an engine" },
     sample: 512,
   },
   {
@@ -741,7 +784,12 @@ export const BUILD_OPTION_TABLE = [
     doc:
       'Pinned build: build from this timing cache and fail at the first cache miss (TensorRT: kERROR_ON_TIMING_CACHE_MISS; ' +
       'the simulator imitates it). The cache is read, never written. Not with timingCache.',
-    cli: { flag: 'pinned-cache', arg: '<file>', help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written', value: 'text' },
+    cli: {
+      flag: 'pinned-cache',
+      arg: '<file>',
+      help: 'build from this timing cache and fail on any cache miss (same cache\nand inputs, same tactics); the cache is not written',
+      value: 'text',
+    },
     trtexecMissing: (file: string) =>
       `A pinned build is close to trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss, but trtexec writes the cache back after the build; the command leaves it out.`,
     form: { group: 'cache', control: 'custom', initial: '' },
@@ -758,9 +806,7 @@ type Table = (typeof BUILD_OPTION_TABLE)[number];
 export type OptionField = Table['field'];
 
 /** The protocol's schema of build options, one field per entry. */
-export const BuildOptions = z.object(
-  Object.fromEntries(BUILD_OPTION_TABLE.map((e) => [e.field, e.schema])) as { [E in Table as E['field']]: E['schema'] },
-);
+export const BuildOptions = z.object(Object.fromEntries(BUILD_OPTION_TABLE.map((e) => [e.field, e.schema])) as { [E in Table as E['field']]: E['schema'] });
 export type BuildOptions = z.infer<typeof BuildOptions>;
 export type BuildOptionsInput = z.input<typeof BuildOptions>;
 

@@ -26,7 +26,6 @@ export interface BuildRoutesRead {
   source: 'library' | 'disk cache' | 'simulated';
 }
 
-
 export interface RouteKnob {
   /** The knob as it is written in a route, with its leading dash: "-conv_use_long_w". */
   option: string;
@@ -141,7 +140,10 @@ const looksLikePattern = (value: string) => value.startsWith('[') || value.inclu
 export function parseRoute(route: string): { settings: RouteSetting[]; problems: string[] } {
   const settings: RouteSetting[] = [];
   const problems: string[] = [];
-  const tokens = route.trim().split(/\s+/).filter((t) => t !== '');
+  const tokens = route
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '');
   if (tokens.length === 0) problems.push('the route is empty: give knob settings such as -conv_use_long_w=off, or leave the route out');
   const seen = new Set<string>();
   for (const token of tokens) {
@@ -153,9 +155,7 @@ export function parseRoute(route: string): { settings: RouteSetting[]; problems:
     const [, option, value] = m;
     if (looksLikePattern(value)) {
       const first = /^\[?([^|\]]*)/.exec(value)?.[1] || 'value';
-      problems.push(
-        `knob ${option}: "${token}" is the knob's pattern of allowed values, not a route; choose one value, e.g. ${option}=${first}`,
-      );
+      problems.push(`knob ${option}: "${token}" is the knob's pattern of allowed values, not a route; choose one value, e.g. ${option}=${first}`);
       continue;
     }
     if (seen.has(option)) problems.push(`knob ${option} is set twice in the route`);

@@ -42,12 +42,13 @@ export const BuildViewSnapshot = z.object({
   outcome: BuildFinishedEvent.optional(),
   cancelling: z.object({ t: z.number(), reason: CancelReason }).optional(),
   estimate: Estimate.extend({ t: z.number() }).optional(),
-  cpu: z.array(z.tuple([z.number(), z.number()])).max(2).optional(),
+  cpu: z
+    .array(z.tuple([z.number(), z.number()]))
+    .max(2)
+    .optional(),
   gpu: z.object({ t: z.number(), percent: z.number().min(0).max(100) }).optional(),
   gpuNote: z.string().max(1000).optional(),
-  gpuDetail: z
-    .object({ memoryBytes: z.number().optional(), clockMhz: z.number().optional(), temperatureC: z.number().optional() })
-    .optional(),
+  gpuDetail: z.object({ memoryBytes: z.number().optional(), clockMhz: z.number().optional(), temperatureC: z.number().optional() }).optional(),
   memory: BuildMemory.extend({
     timeline: z.array(z.tuple([z.number(), z.number(), z.number().nullable()])).max(MEMORY_TIMELINE_POINTS + 1),
   }).optional(),
@@ -87,4 +88,3 @@ export const BuildViewSnapshot = z.object({
   }),
 });
 export type BuildViewSnapshot = z.infer<typeof BuildViewSnapshot>;
-

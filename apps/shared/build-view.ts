@@ -345,5 +345,4 @@ export class BuildView {
     }
     return v;
   }
-
 }

@@ -93,7 +93,11 @@ export const OPTION_DEFAULTS = {
 
 function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
   if (!r) return {};
-  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]]));
+  return Object.fromEntries(
+    Object.keys(r)
+      .sort()
+      .map((k) => [k, r[k]]),
+  );
 }
 
 export function normalizeOptions(o: BuildOptions): NormalizedOptions {
@@ -213,7 +217,10 @@ export const EngineManifest = z.object({
    * precision, tactic and format. Simulated builds derive it from the model's graph; TensorRT's
    * comes from IEngineInspector. null: none was saved.
    */
-  layerInfo: z.object({ file: z.string(), sha256: Sha256, source: z.enum(['simulated', 'IEngineInspector']) }).nullable().optional(),
+  layerInfo: z
+    .object({ file: z.string(), sha256: Sha256, source: z.enum(['simulated', 'IEngineInspector']) })
+    .nullable()
+    .optional(),
   /** A pinned build (--pinned-cache): the timing cache it was built from and had to hit in full. */
   pinnedCache: z.object({ path: z.string(), sha256: Sha256 }).nullable().optional(),
   /** A reused build: the build whose stored engine this is, and the reuse key it matched. */
@@ -287,7 +294,12 @@ export function reuseKeyInputFor(
 export function reuseKeyMaterial(k: ReuseKeyInput): string {
   const shaping = Object.fromEntries(Object.entries(k.options).filter(([name]) => !OPTIONS_NOT_SHAPING_ENGINE.includes(name)));
   const hw = k.options.hardwareCompatibility;
-  const gpu = hw === 'ampere_plus' ? 'ampere_plus' : hw === 'same_compute_capability' ? { computeCapability: k.gpu.computeCapability } : { name: k.gpu.name, computeCapability: k.gpu.computeCapability };
+  const gpu =
+    hw === 'ampere_plus'
+      ? 'ampere_plus'
+      : hw === 'same_compute_capability'
+        ? { computeCapability: k.gpu.computeCapability }
+        : { name: k.gpu.name, computeCapability: k.gpu.computeCapability };
   return JSON.stringify({
     v: MANIFEST_FORMAT_VERSION,
     backend: k.backend,
@@ -438,7 +450,9 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
     const later = compareVersions(runtime, m.tensorrt.version) > 0;
     if (m.compatibility.versionCompatible && sameMajor && later) {
       const lean = m.options.excludeLeanRuntime ? ', through a lean runtime the loader must supply (built with excludeLeanRuntime)' : ' through the lean runtime it embeds';
-      notes.push(`TensorRT ${runtime} differs from the ${m.tensorrt.version} the engine was built with; it is version-compatible, so it loads on this later ${runtime.split('.')[0]}.x${lean} (NVIDIA's documented promise, not tested here)`);
+      notes.push(
+        `TensorRT ${runtime} differs from the ${m.tensorrt.version} the engine was built with; it is version-compatible, so it loads on this later ${runtime.split('.')[0]}.x${lean} (NVIDIA's documented promise, not tested here)`,
+      );
     } else {
       const what = m.compatibility.versionCompatible
         ? `TensorRT version (the engine is version-compatible, which covers only later ${m.tensorrt.version.split('.')[0]}.x versions)`
@@ -503,7 +517,12 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
     const pinNow = inputs.options.pinnedCache ? (inputs.pinnedCacheSha256 ?? '(missing)') : null;
     if (pinWas !== pinNow) {
       const pin = (p: string | undefined, sha: string | null) => (sha === null ? '(not pinned)' : `${p} (sha256 ${sha})`);
-      reasons.push({ kind: 'option', what: 'option pinnedCache (the timing cache the build is pinned to)', was: pin(m.pinnedCache?.path, pinWas), now: pin(inputs.options.pinnedCache, pinNow) });
+      reasons.push({
+        kind: 'option',
+        what: 'option pinnedCache (the timing cache the build is pinned to)',
+        was: pin(m.pinnedCache?.path, pinWas),
+        now: pin(inputs.options.pinnedCache, pinNow),
+      });
     }
   } else {
     notes.push('the build options were not compared (give them to check, as to build)');

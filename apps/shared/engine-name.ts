@@ -19,7 +19,12 @@ const UNSAFE_IN_NAME = /[^\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modif
  * Letters with their combining marks and emoji (with their modifiers and joiners) stay.
  */
 export function engineNamePart(s: string): string {
-  return s.replace(UNSAFE_IN_NAME, '-').replace(/\s+/g, ' ').replace(/^[-. ]+|[-. ]+$/g, '') || 'x';
+  return (
+    s
+      .replace(UNSAFE_IN_NAME, '-')
+      .replace(/\s+/g, ' ')
+      .replace(/^[-. ]+|[-. ]+$/g, '') || 'x'
+  );
 }
 
 /** 32-bit FNV-1a of the UTF-8 bytes, as 8 hex digits. */

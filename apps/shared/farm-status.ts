@@ -21,4 +21,3 @@ export interface FarmStatus {
   running: Array<{ id: string; worker?: string; target: Labels; startedAt?: string; attempt: number }>;
   recent: Array<{ id: string; state: BuildState; worker?: string; finishedAt?: string; error?: string }>;
 }
-

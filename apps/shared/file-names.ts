@@ -82,7 +82,7 @@ export function splitForMiddleEllipsis(name: string, columns = 6): { head: strin
   const ext = dot > 0 && characters(name.slice(dot)).length <= 12 ? name.slice(dot) : '';
   const stem = characters(name.slice(0, name.length - ext.length));
   let cut = stem.length;
-  for (let used = 0; cut > 0 && used < columns; ) used += WIDE.test(stem[--cut]) ? 2 : 1;
+  for (let used = 0; cut > 0 && used < columns;) used += WIDE.test(stem[--cut]) ? 2 : 1;
   return { head: stem.slice(0, cut).join(''), tail: stem.slice(cut).join('') + ext };
 }
 

@@ -27,6 +27,7 @@ export function parseMemoryLimit(text: string): number | 'auto' {
 
 /** "20 GiB", "21.5 GiB", "1.5 GiB": formatBytes without trailing zeros. */
 export function formatMemory(bytes: number): string {
-  return formatBytes(bytes).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 ');
+  return formatBytes(bytes)
+    .replace(/\.0+ /, ' ')
+    .replace(/(\.\d*?)0+ /, '$1 ');
 }
-

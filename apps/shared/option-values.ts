@@ -76,12 +76,15 @@ export const MemorySize = z.preprocess((v, ctx) => {
 }, z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
 
 /** A memory limit: bytes (or "20G"), or "auto" (90 % of what the worker may use). */
-export const MemoryLimit = z.preprocess((v, ctx) => {
-  if (typeof v !== 'string') return v;
-  try {
-    return parseMemoryLimit(v);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-}, z.union([z.literal('auto'), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)]));
+export const MemoryLimit = z.preprocess(
+  (v, ctx) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return parseMemoryLimit(v);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      return z.NEVER;
+    }
+  },
+  z.union([z.literal('auto'), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)]),
+);

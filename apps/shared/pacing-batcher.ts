@@ -119,10 +119,13 @@ export class PacingBatcher {
     if (this.timer !== null) return;
     const wait = this.lastSend + this.budgetMs - this.timers.now();
     if (wait <= 0 && this.leadingEdge === 'immediate') return this.sendSome();
-    this.timer = this.timers.setTimeout(() => {
-      this.timer = null;
-      this.sendSome();
-    }, Math.max(0, Math.ceil(wait)));
+    this.timer = this.timers.setTimeout(
+      () => {
+        this.timer = null;
+        this.sendSome();
+      },
+      Math.max(0, Math.ceil(wait)),
+    );
   }
 
   private add(e: BuildEvent): void {

@@ -92,8 +92,7 @@ export class PhaseRows {
     this.phaseEvents++;
     if (t > this.lastT) this.lastT = t;
     if (this.openById.has(id)) return; // duplicate delivery (replay after reconnect)
-    const parentRow =
-      parentId === null ? this.root : (this.openById.get(parentId)?.row ?? this.recent.get(parentId) ?? this.root);
+    const parentRow = parentId === null ? this.root : (this.openById.get(parentId)?.row ?? this.recent.get(parentId) ?? this.root);
     // Looked up by name among the parent's rows: the path key is built only for a new row.
     let row = parentRow.childByName.get(name);
     const inst: Instance = { id, nbSteps: Math.max(0, nbSteps), stepsDone: 0, startT: t };
@@ -355,7 +354,7 @@ export class PhaseRows {
   /** Keys of the rows markCrashSite marked, outermost first ([] when none). */
   crashPath(): string[] {
     const out: string[] = [];
-    for (let r: PhaseRow | undefined = this.root; r; ) {
+    for (let r: PhaseRow | undefined = this.root; r;) {
       r = r.children.find((c) => c.crashSite !== undefined);
       if (r) out.push(r.key);
     }

@@ -8,17 +8,7 @@ import { OPTION_LIMITS } from './option-limits.js';
 
 export { OPTION_LIMITS };
 export { BuildOptions, type BuildOptionsInput } from './build-options.js';
-export {
-  BackendChoice,
-  formatShapeRange,
-  parseShapeSpec,
-  parseSimFault,
-  Precision,
-  ShapeRange,
-  ShapeValueRange,
-  SimFault,
-  SimFaultKind,
-} from './option-values.js';
+export { BackendChoice, formatShapeRange, parseShapeSpec, parseSimFault, Precision, ShapeRange, ShapeValueRange, SimFault, SimFaultKind } from './option-values.js';
 
 /** Bumped on any incompatible change; carried by every event as `v`. */
 export const PROTOCOL_VERSION = 1 as const;
@@ -455,7 +445,5 @@ export type BuildRecord = z.infer<typeof BuildRecord>;
 
 /** Human-readable message for a zod error, naming the offending field paths. */
 export function describeZodError(err: z.ZodError): string {
-  return err.issues
-    .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
-    .join('; ');
+  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
 }

@@ -104,8 +104,7 @@ export function chosenBackend(choice: BuildOptions['backend'] | undefined, backe
   return find('tensorrt') ?? find('simulated');
 }
 
-export const PRECISION_REMOVED_ADVICE =
-  'TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer)';
+export const PRECISION_REMOVED_ADVICE = 'TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer)';
 
 const PRECISION_ADDED: Partial<Record<Precision, string>> = { int4: '10.1', fp4: '10.8' };
 

@@ -84,7 +84,8 @@ export const RETIRED_FLAGS: Readonly<Record<string, { value: boolean; instead: s
   '--output': { value: true, instead: 'Caffe and UFF output names (removed in TensorRT 10): an ONNX model names its own outputs, give --onnx=<model.onnx>' },
   '--calib': {
     value: true,
-    instead: 'INT8 calibration caches are not read here (implicit quantization is deprecated in TensorRT 10 and removed in 11): quantize the model with Q/DQ nodes (e.g. NVIDIA Model Optimizer)',
+    instead:
+      'INT8 calibration caches are not read here (implicit quantization is deprecated in TensorRT 10 and removed in 11): quantize the model with Q/DQ nodes (e.g. NVIDIA Model Optimizer)',
   },
 };
 

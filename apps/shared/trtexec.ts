@@ -202,7 +202,12 @@ export function parsePoolSize(flag: string, text: string): number {
 const POOLS: Record<string, { field: string; unit: number; unitName: 'MiB' | 'KiB'; max: number; emit: boolean }> = Object.fromEntries(
   BUILD_OPTIONS.flatMap(({ field, trtexec, range }) =>
     trtexec && 'pool' in trtexec
-      ? [[trtexec.pool, { field, unit: trtexec.unit === 'MiB' ? 1024 ** 2 : 1024, unitName: trtexec.unit, max: range?.max ?? Number.MAX_SAFE_INTEGER, emit: trtexec.emit !== false }]]
+      ? [
+          [
+            trtexec.pool,
+            { field, unit: trtexec.unit === 'MiB' ? 1024 ** 2 : 1024, unitName: trtexec.unit, max: range?.max ?? Number.MAX_SAFE_INTEGER, emit: trtexec.emit !== false },
+          ],
+        ]
       : [],
   ),
 );
@@ -269,7 +274,6 @@ const BOOLEAN_FLAGS = new Set([
 const OLD_SPELLINGS = new Set(['--workspace', '--plugins', '--nvtxMode', '--explicitBatch', '--explicitPrecision', '--buildOnly']);
 /** For an unsupported flag's message: what is accepted. */
 export const SUPPORTED_TRTEXEC_FLAGS = [...VALUE_FLAGS, ...BOOLEAN_FLAGS].filter((f) => f !== '--backend' && f !== '--json' && !OLD_SPELLINGS.has(f));
-
 
 /** trtexec's reading: "none" (or nothing) exactly, the other two in any case. */
 function hardwareLevel(text: string): NonNullable<BuildOptionsInput['hardwareCompatibility']> {
@@ -448,20 +452,17 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
  * in 8.4, gone in 10.0), --plugins (deprecated by --staticPlugins), --nvtxMode (by
  * --profilingVerbosity), --explicitBatch and --explicitPrecision (no effect). Each with its note.
  */
-function readRenamedFlags(
-  values: Map<string, string[]>,
-  flags: Set<string>,
-  one: (flag: string) => string | undefined,
-  options: BuildOptionsInput,
-  warnings: string[],
-): void {
+function readRenamedFlags(values: Map<string, string[]>, flags: Set<string>, one: (flag: string) => string | undefined, options: BuildOptionsInput, warnings: string[]): void {
   const workspace = one('--workspace');
   if (workspace !== undefined) {
     const bytes = parsePoolSize('--workspace', workspace);
-    if (bytes === 0 || bytes % 2 ** 20 !== 0) throw new TrtexecUsageError(`--workspace: "${workspace}" must be a positive whole number of MiB (better: --memPoolSize=workspace:<size>)`);
+    if (bytes === 0 || bytes % 2 ** 20 !== 0)
+      throw new TrtexecUsageError(`--workspace: "${workspace}" must be a positive whole number of MiB (better: --memPoolSize=workspace:<size>)`);
     const mib = bytes / 2 ** 20;
     if (options.workspaceMiB !== undefined && options.workspaceMiB !== mib) {
-      throw new TrtexecUsageError(`--workspace=${workspace} and --memPoolSize=workspace:${options.workspaceMiB}M disagree: give the workspace once, as --memPoolSize=workspace:<size>`);
+      throw new TrtexecUsageError(
+        `--workspace=${workspace} and --memPoolSize=workspace:${options.workspaceMiB}M disagree: give the workspace once, as --memPoolSize=workspace:<size>`,
+      );
     }
     options.workspaceMiB = mib;
     warnings.push(RENAMED_FLAG_WARNINGS.workspace(mib));
@@ -515,7 +516,6 @@ export function shellQuote(s: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s)) return s;
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
-
 
 type Range = { min: number[]; opt: number[]; max: number[] };
 

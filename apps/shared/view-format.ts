@@ -30,9 +30,7 @@ export function formatPath(names: readonly string[]): string {
  */
 export function formatCurrentPath(levels: readonly PathLevel[]): string {
   return levels
-    .map((l, i) =>
-      l.nbSteps > 1 || i === levels.length - 1 ? `${displayText(l.name)} ${Math.min(l.stepsDone, l.nbSteps)}/${l.nbSteps}` : displayText(l.name),
-    )
+    .map((l, i) => (l.nbSteps > 1 || i === levels.length - 1 ? `${displayText(l.name)} ${Math.min(l.stepsDone, l.nbSteps)}/${l.nbSteps}` : displayText(l.name)))
     .join(PATH_SEPARATOR);
 }
 

@@ -10,7 +10,7 @@ import { whereText } from './progress-message.js';
 import type { BuildResultOut, BuildStateOut } from './schemas.js';
 
 const REASON_TEXT: Record<CancelReason, string> = {
-  user: 'cancelled at the caller\'s request',
+  user: "cancelled at the caller's request",
   timeout: 'time budget exhausted',
   shutdown: 'the server was shutting down',
   memory: 'it passed its memory limit',
@@ -34,16 +34,12 @@ function wallMs(record: BuildRecord | undefined): number | undefined {
 }
 
 /** The headline of a finished build, e.g. "succeeded in 3.2 s: 1234 bytes written to /out.engine". */
-export function outcomeSentence(
-  outcome: BuildFinished,
-  reason: CancelReason | undefined,
-  timeBudgetSeconds?: number,
-  record?: BuildRecord,
-): string {
+export function outcomeSentence(outcome: BuildFinished, reason: CancelReason | undefined, timeBudgetSeconds?: number, record?: BuildRecord): string {
   const took = formatDuration(outcome.durationMs);
   switch (outcome.status) {
     case 'succeeded':
-      if (outcome.reused) return `reused the engine of build ${outcome.reused.fromBuildId} (nothing built): ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
+      if (outcome.reused)
+        return `reused the engine of build ${outcome.reused.fromBuildId} (nothing built): ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
       return `succeeded in ${took}: ${outcome.engineBytes ?? 0} bytes written to ${outcome.outputPath ?? '(no path)'}`;
     case 'cancelled': {
       const latency = outcome.cancelLatencyMs === undefined ? '' : `, stopped ${formatLatency(outcome.cancelLatencyMs)} after the request`;

@@ -46,10 +46,7 @@ export function progressMessage(view: BuildView, nowWall: number, opts: MessageO
   const where = whereText(view);
   const quiet = view.sinceLastCallbackMs(nowWall);
   const silent = quiet !== undefined && quiet >= silentAfterMs;
-  let since =
-    quiet === undefined
-      ? `no TensorRT callback yet, ${formatDuration(view.elapsedMs(nowWall))} since start`
-      : `last TensorRT callback ${formatDuration(quiet)} ago`;
+  let since = quiet === undefined ? `no TensorRT callback yet, ${formatDuration(view.elapsedMs(nowWall))} since start` : `last TensorRT callback ${formatDuration(quiet)} ago`;
   // In a silent stretch, say whether the builder burns CPU (working) or not (stalled).
   const live = silent ? formatLiveness(livenessOf(view)) : undefined;
   if (live) since += ` (${live})`;

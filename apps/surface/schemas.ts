@@ -31,9 +31,7 @@ const StrictBuildOptions = z.strictObject({ ...BuildOptions.shape });
  * description, and shapes as a JSON-representable union (the table's `jsonSchema`).
  */
 const OPTIONS_JSON_SCHEMA = (() => {
-  const documented = z.strictObject(
-    Object.fromEntries(BUILD_OPTIONS.map((e) => [e.field, e.doc ? (e.jsonSchema ?? e.schema).describe(e.doc) : (e.jsonSchema ?? e.schema)])),
-  );
+  const documented = z.strictObject(Object.fromEntries(BUILD_OPTIONS.map((e) => [e.field, e.doc ? (e.jsonSchema ?? e.schema).describe(e.doc) : (e.jsonSchema ?? e.schema)])));
   const { $schema: _drop, ...json } = z.toJSONSchema(documented, { io: 'input', target: 'draft-7' });
   return json;
 })();
@@ -67,13 +65,11 @@ export function parseBuildOptions(raw: unknown): BuildOptionsT {
 const FilePath = z.string().trim().min(1, 'must not be empty');
 
 export const InspectArgs = z.strictObject({
-  path: FilePath.describe('ONNX model file (absolute, or relative to the server\'s working directory).'),
+  path: FilePath.describe("ONNX model file (absolute, or relative to the server's working directory)."),
 });
 export const BuildArgs = z.strictObject({
-  modelPath: FilePath.describe('ONNX model file (absolute, or relative to the server\'s working directory).'),
-  outputPath: FilePath.optional().describe(
-    'Where the engine is written (atomically). Default: a file in the service\'s output folder.',
-  ),
+  modelPath: FilePath.describe("ONNX model file (absolute, or relative to the server's working directory)."),
+  outputPath: FilePath.optional().describe("Where the engine is written (atomically). Default: a file in the service's output folder."),
   options: OptionsArg,
   timeBudgetSeconds: z
     .number()
@@ -81,14 +77,11 @@ export const BuildArgs = z.strictObject({
     .max(7 * 24 * 3600)
     .optional()
     .describe('Cancel the build (reason "timeout") when it has run this long. The result says so.'),
-  target: z
-    .record(z.string(), z.string())
-    .optional()
-    .describe('Build farm only (mcp --queue): labels the build machine must have, e.g. {"gpu": "NVIDIA_L4", "trt": "10.16.0"}.'),
+  target: z.record(z.string(), z.string()).optional().describe('Build farm only (mcp --queue): labels the build machine must have, e.g. {"gpu": "NVIDIA_L4", "trt": "10.16.0"}.'),
   retries: z.number().int().min(0).max(10).optional().describe('Build farm only: extra attempts if the build machine is lost (default 0).'),
 });
 export const CheckEngineArgs = z.strictObject({
-  enginePath: FilePath.describe('Engine file (absolute, or relative to the server\'s working directory); its manifest is <engine>.manifest.json.'),
+  enginePath: FilePath.describe("Engine file (absolute, or relative to the server's working directory); its manifest is <engine>.manifest.json."),
   modelPath: FilePath.optional().describe('Model to compare with. Default: the model the manifest names, when it is still there.'),
   options: OptionsArg.describe('Build options to compare with (defaults count). Absent: options are not compared.'),
 });
@@ -170,4 +163,3 @@ export const BuildStateOut = z.object({
   phases: PhaseSummaryOut,
 });
 export type BuildStateOut = z.infer<typeof BuildStateOut>;
-

@@ -19,8 +19,7 @@ export function claimStdoutForProtocol(): ProtocolChannel {
   // A client that exits first leaves a broken pipe: the write error must not crash the server
   // while it is still shutting builds down.
   out.on('error', () => {});
-  out.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) =>
-    (process.stderr.write as (...a: unknown[]) => boolean)(chunk, encoding, cb)) as typeof out.write;
+  out.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => (process.stderr.write as (...a: unknown[]) => boolean)(chunk, encoding, cb)) as typeof out.write;
   // The transport only calls write() and once('drain'); a small facade keeps the real stream out of
   // reach of everything else.
   const facade = {

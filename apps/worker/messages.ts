@@ -2,16 +2,7 @@
 // Both sides validate what they receive: a worker is a separate process that may be mid-crash,
 // and the host may be a different build of the app than the worker.
 import { z } from 'zod';
-import {
-  BackendInfo,
-  BackendName,
-  BuildEvent,
-  BuildFinishedEvent,
-  BuildOptions,
-  CancelReason,
-  LayerInfo,
-  ModelSummary,
-} from '../shared/protocol.js';
+import { BackendInfo, BackendName, BuildEvent, BuildFinishedEvent, BuildOptions, CancelReason, LayerInfo, ModelSummary } from '../shared/protocol.js';
 import type { NativeBuildRequest } from './native-api.js';
 
 export const NativeBuildRequestSchema = z.object({

@@ -1,16 +1,6 @@
 // Types of the native addon's JS API (implemented in ./addon.ts). Only the worker process loads
 // the addon; everything else talks to a worker.
-import type {
-  BackendInfo,
-  BackendName,
-  BuildEvent,
-  BuildFinished,
-  BuildOptions,
-  CancelReason,
-  LayerInfo,
-  ModelSummary,
-  PhaseNode,
-} from '../shared/protocol.js';
+import type { BackendInfo, BackendName, BuildEvent, BuildFinished, BuildOptions, CancelReason, LayerInfo, ModelSummary, PhaseNode } from '../shared/protocol.js';
 
 export interface NativeBuildRequest {
   buildId: string;
@@ -84,9 +74,7 @@ export type GpuSample =
   | { error: string; permanent: boolean };
 
 /** A GPU probe through NVML (native/src/gpu/gpu_probe.h), or why there is none. */
-export type GpuProbeOpen =
-  | { ok: true; busId: string; sample(): GpuSample; close(): void }
-  | { ok: false; reason: string };
+export type GpuProbeOpen = { ok: true; busId: string; sample(): GpuSample; close(): void } | { ok: false; reason: string };
 
 export interface NativeAddonApi {
   /** Runs the probe off the JS thread. */

@@ -147,7 +147,8 @@ Costs measure(ProgressSink& sink, int threads, int64_t callbacksPerThread) {
   sink.phaseStart("Timing graph nodes", nullptr, 1);
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i) {
-    pool.emplace_back([&, i] { timedProducer(sink, callbacksPerThread, samples[static_cast<size_t>(i)], structural[static_cast<size_t>(i)]); });
+    pool.emplace_back(
+        [&, i] { timedProducer(sink, callbacksPerThread, samples[static_cast<size_t>(i)], structural[static_cast<size_t>(i)]); });
   }
   for (auto& t : pool) t.join();
   sink.phaseFinish("Timing graph nodes");

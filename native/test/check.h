@@ -42,8 +42,7 @@ void checkEq(A const& a, B const& b, char const* expr, char const* file, int lin
   fail(file, line, os.str());
 }
 
-inline void checkContains(std::string const& hay, std::string const& needle, char const* expr, char const* file,
-                          int line) {
+inline void checkContains(std::string const& hay, std::string const& needle, char const* expr, char const* file, int line) {
   if (hay.find(needle) != std::string::npos) return;
   fail(file, line, std::string(expr) + " contains \"" + needle + "\" (got \"" + hay + "\")");
 }
@@ -60,44 +59,43 @@ inline char const* banner() { return nullptr; }
 
 #define TBS_CAT2(a, b) a##b
 #define TBS_CAT(a, b) TBS_CAT2(a, b)
-#define TEST(name)                                                      \
-  static void TBS_CAT(test_, name)();                                   \
+#define TEST(name)                                                           \
+  static void TBS_CAT(test_, name)();                                        \
   static ::check::Register TBS_CAT(reg_, name)(#name, TBS_CAT(test_, name)); \
   static void TBS_CAT(test_, name)()
 
-#define CHECK(cond)                                         \
-  do {                                                      \
+#define CHECK(cond)                                        \
+  do {                                                     \
     if (!(cond)) ::check::fail(__FILE__, __LINE__, #cond); \
   } while (0)
 
 // CHECK_MSG(cond, stream-expression): the message says what was seen.
-#define CHECK_MSG(cond, msg)                                                    \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::ostringstream tbs_os_;                                               \
-      tbs_os_ << #cond << " -- " << msg;                                        \
-      ::check::fail(__FILE__, __LINE__, tbs_os_.str());                         \
-    }                                                                           \
+#define CHECK_MSG(cond, msg)                            \
+  do {                                                  \
+    if (!(cond)) {                                      \
+      std::ostringstream tbs_os_;                       \
+      tbs_os_ << #cond << " -- " << msg;                \
+      ::check::fail(__FILE__, __LINE__, tbs_os_.str()); \
+    }                                                   \
   } while (0)
 
 #define CHECK_EQ(a, b) ::check::checkEq((a), (b), "(" #a ") == (" #b ")", __FILE__, __LINE__)
 #define CHECK_CONTAINS(hay, needle) ::check::checkContains((hay), (needle), #hay, __FILE__, __LINE__)
 
-#define TEST_MAIN()                                                                           \
-  int main(int argc, char** argv) {                                                           \
-    if (::check::banner() != nullptr) std::printf("[%s]\n", ::check::banner());               \
-    int ran = 0;                                                                              \
-    for (auto& c : ::check::cases()) {                                                        \
-      if (argc > 1 && std::string(c.name).find(argv[1]) == std::string::npos) continue;       \
-      int before = ::check::failures();                                                       \
-      auto t0 = std::chrono::steady_clock::now();                                             \
-      c.fn();                                                                                 \
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); \
-      std::printf("%s %s (%.0f ms)\n", ::check::failures() == before ? "ok  " : "FAIL", c.name, ms); \
-      ++ran;                                                                                  \
-    }                                                                                         \
-    std::printf("%d cases, %d failed checks%s%s%s\n", ran, ::check::failures(),               \
-                ::check::banner() != nullptr ? " [" : "", ::check::banner() != nullptr ? ::check::banner() : "", \
-                ::check::banner() != nullptr ? "]" : "");                                      \
-    return ::check::failures() == 0 && ran > 0 ? 0 : 1;                                      \
+#define TEST_MAIN()                                                                                                       \
+  int main(int argc, char** argv) {                                                                                       \
+    if (::check::banner() != nullptr) std::printf("[%s]\n", ::check::banner());                                           \
+    int ran = 0;                                                                                                          \
+    for (auto& c : ::check::cases()) {                                                                                    \
+      if (argc > 1 && std::string(c.name).find(argv[1]) == std::string::npos) continue;                                   \
+      int before = ::check::failures();                                                                                   \
+      auto t0 = std::chrono::steady_clock::now();                                                                         \
+      c.fn();                                                                                                             \
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();               \
+      std::printf("%s %s (%.0f ms)\n", ::check::failures() == before ? "ok  " : "FAIL", c.name, ms);                      \
+      ++ran;                                                                                                              \
+    }                                                                                                                     \
+    std::printf("%d cases, %d failed checks%s%s%s\n", ran, ::check::failures(), ::check::banner() != nullptr ? " [" : "", \
+                ::check::banner() != nullptr ? ::check::banner() : "", ::check::banner() != nullptr ? "]" : "");          \
+    return ::check::failures() == 0 && ran > 0 ? 0 : 1;                                                                   \
   }

@@ -106,9 +106,14 @@ __attribute__((visibility("default"))) int cuCtxSetCurrent(void* ctx) {
 
 __attribute__((visibility("default"))) int cuGetErrorString(int rc, char const** text) {
   switch (rc) {
-    case 100: *text = "no CUDA-capable device is detected"; return 0;
-    case 101: *text = "invalid device ordinal"; return 0;
-    default: return 1;
+    case 100:
+      *text = "no CUDA-capable device is detected";
+      return 0;
+    case 101:
+      *text = "invalid device ordinal";
+      return 0;
+    default:
+      return 1;
   }
 }
 

@@ -99,11 +99,16 @@ __attribute__((visibility("default"))) int nvmlSystemGetDriverVersion(char* vers
 
 __attribute__((visibility("default"))) char const* nvmlErrorString(int rc) {
   switch (rc) {
-    case 0: return "Success";
-    case 3: return "Not Supported";
-    case 6: return "Not Found";
-    case 9: return "Driver Not Loaded";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 3:
+      return "Not Supported";
+    case 6:
+      return "Not Found";
+    case 9:
+      return "Driver Not Loaded";
+    default:
+      return "Unknown Error";
   }
 }
 

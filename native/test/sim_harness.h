@@ -50,8 +50,8 @@ inline SimRunResult runSim(tbs::BuildRequest const& req, double cancelAfterMs = 
   return r;
 }
 
-inline tbs::BuildRequest simRequest(TempDir const& dir, std::string const& name, int layers, uint64_t seed,
-                                    double durationMs, int threads = 4) {
+inline tbs::BuildRequest simRequest(TempDir const& dir, std::string const& name, int layers, uint64_t seed, double durationMs,
+                                    int threads = 4) {
   tbs::BuildRequest req;
   req.buildId = name;
   req.backend = "simulated";

@@ -82,7 +82,8 @@ TEST(concurrent_pipelines_with_cancel_and_snapshots) {
   for (int b = 0; b < kBuilds; ++b) {
     builds.emplace_back([&, b] {
       hammer(*pipes[b], 3, 1500);
-      pipes[b]->finish(BuildOutcome{pipes[b]->cancelRequested() ? BuildOutcome::Status::kCancelled : BuildOutcome::Status::kSucceeded, "", -1, ""});
+      pipes[b]->finish(
+          BuildOutcome{pipes[b]->cancelRequested() ? BuildOutcome::Status::kCancelled : BuildOutcome::Status::kSucceeded, "", -1, ""});
     });
   }
   std::thread canceller([&] {

@@ -16,7 +16,7 @@
 namespace tbs_test {
 
 inline bool fileExists(std::string const& p) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(p.c_str(), &st) == 0;
 }
 

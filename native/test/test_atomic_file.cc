@@ -124,12 +124,12 @@ TEST(file_lock_excludes_processes_and_times_out) {
 // stat(2) fields that say a file was not touched: same node, same size, same times.
 static bool sameNode(struct stat const& a, struct stat const& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode && a.st_size == b.st_size &&
-         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
-         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_ctim.tv_sec == b.st_ctim.tv_sec &&
+         a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
 static struct stat lstatOf(std::string const& p) {
-  struct stat st {};
+  struct stat st{};
   CHECK_MSG(::lstat(p.c_str(), &st) == 0, p);
   return st;
 }

@@ -216,7 +216,7 @@ TEST(a_file_that_is_not_a_cache_is_never_replaced) {
   CHECK(f.outcome == CacheSaveResult::Outcome::kRefused);
   CHECK_CONTAINS(f.error, "is a FIFO");
   CHECK_MSG(msSince(t0) < 2000, msSince(t0) << " ms");
-  struct stat st {};
+  struct stat st{};
   CHECK(::lstat(fifo.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
@@ -267,7 +267,7 @@ TEST(a_symlinked_cache_keeps_its_link) {
   CHECK(atomicWriteFile(real, cacheOf({"a"})).ok);
   CHECK(::symlink(real.c_str(), link.c_str()) == 0);
   CHECK(saveCache(link, cacheOf({"b"}), toyMerge).outcome == CacheSaveResult::Outcome::kSaved);
-  struct stat st {};
+  struct stat st{};
   CHECK(::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
   CHECK_EQ(readFile(real), cacheOf({"a", "b"}));
 }

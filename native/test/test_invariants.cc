@@ -21,9 +21,15 @@ TEST(invariants_over_600_seeded_builds) {
     // ~1/3 never cancelled, ~1/3 cancelled at a random point, the rest very early or late.
     double cancelAt = -1;
     switch (rng() % 6) {
-      case 0: case 1: break;
-      case 2: cancelAt = 0; break;
-      default: cancelAt = 0.05 + static_cast<double>(rng() % 1000) / 1000.0 * (duration + 2); break;
+      case 0:
+      case 1:
+        break;
+      case 2:
+        cancelAt = 0;
+        break;
+      default:
+        cancelAt = 0.05 + static_cast<double>(rng() % 1000) / 1000.0 * (duration + 2);
+        break;
     }
     auto r = runSim(req, cancelAt, 1 + static_cast<int>(rng() % 4));
     std::string why = checkInvariants(*r.log);
@@ -31,24 +37,34 @@ TEST(invariants_over_600_seeded_builds) {
     bool sawFalse = r.cancel.firstFalseNs >= 0;
     if (sawFalse) {
       ++cancelsHonoured;
-      CHECK_MSG(r.outcome.status == BuildOutcome::Status::kCancelled, "build " << i << " saw stepComplete()==false but ended " << int(r.outcome.status));
+      CHECK_MSG(r.outcome.status == BuildOutcome::Status::kCancelled,
+                "build " << i << " saw stepComplete()==false but ended " << int(r.outcome.status));
       CHECK_MSG(finishedWith(*r.log, "cancelled"), "build " << i);
-      CHECK_MSG(r.log->count(EvType::kCancelling) == 1, "build " << i << ": " << r.log->count(EvType::kCancelling) << " cancelling events, cancelAt " << cancelAt);
+      CHECK_MSG(r.log->count(EvType::kCancelling) == 1,
+                "build " << i << ": " << r.log->count(EvType::kCancelling) << " cancelling events, cancelAt " << cancelAt);
     }
-    if (cancelAt == 0) CHECK_MSG(sawFalse && r.log->count(EvType::kPhaseStep) == 0, "build " << i << ": cancel before the first step was not honoured at the first step");
+    if (cancelAt == 0)
+      CHECK_MSG(sawFalse && r.log->count(EvType::kPhaseStep) == 0,
+                "build " << i << ": cancel before the first step was not honoured at the first step");
     CHECK_EQ(r.anomalies.unknownStepName + r.anomalies.unknownFinishName + r.anomalies.unknownParent, 0u);
     CHECK_EQ(r.anomalies.stepOutOfRange + r.anomalies.stepNotRising, 0u);
     bool engine = fileExists(req.outputPath);
     CHECK_MSG(engine == (r.outcome.status == BuildOutcome::Status::kSucceeded), "build " << i);
     switch (r.outcome.status) {
-      case BuildOutcome::Status::kSucceeded: ++succeeded; break;
-      case BuildOutcome::Status::kCancelled: ++cancelled; break;
-      case BuildOutcome::Status::kFailed: ++failed; break;
+      case BuildOutcome::Status::kSucceeded:
+        ++succeeded;
+        break;
+      case BuildOutcome::Status::kCancelled:
+        ++cancelled;
+        break;
+      case BuildOutcome::Status::kFailed:
+        ++failed;
+        break;
     }
     if (engine) ::unlink(req.outputPath.c_str());
   }
-  std::printf("  600 builds: %d succeeded, %d cancelled (%d at a false stepComplete), %d failed\n", succeeded, cancelled,
-              cancelsHonoured, failed);
+  std::printf("  600 builds: %d succeeded, %d cancelled (%d at a false stepComplete), %d failed\n", succeeded, cancelled, cancelsHonoured,
+              failed);
   CHECK_EQ(failed, 0);
   CHECK(cancelled >= 150 && succeeded >= 150);
   CHECK(dir.list().empty());  // no temp files left behind by any build

@@ -134,8 +134,8 @@ TEST(a_stalled_consumer_makes_the_builders_wait_at_the_bound) {
     // The bound plus what was on its way when the gate closed, never more: a property of the
     // design (bounded_outbox.h), whatever the scheduling.
     size_t designed = bounds.highBytes + inFlightBytes(o.maxQueuedRecords, kThreads + 1);
-    CHECK_MSG(c.box.peakBytes() <= designed, "peak " << c.box.peakBytes() << " bytes, designed bound " << designed
-                                                     << " (largest batch " << c.largestBatchBytes << ")");
+    CHECK_MSG(c.box.peakBytes() <= designed,
+              "peak " << c.box.peakBytes() << " bytes, designed bound " << designed << " (largest batch " << c.largestBatchBytes << ")");
     std::printf("  outbox peak %zu bytes, designed bound %zu, largest batch %zu\n", c.box.peakBytes(), designed, c.largestBatchBytes);
   }
   CHECK(held >= bounds.highBytes);

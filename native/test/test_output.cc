@@ -62,7 +62,9 @@ TEST(unwritable_output_is_a_clear_error_before_building) {
   missing.outputPath = dir.file("no/such/dir/model.engine");
   auto r = runSim(missing);
   CHECK(r.outcome.status == BuildOutcome::Status::kFailed);
-  CHECK_MSG(r.outcome.error.find("does not exist") != std::string::npos && r.outcome.error.find(dir.file("no/such/dir")) != std::string::npos, r.outcome.error);
+  CHECK_MSG(
+      r.outcome.error.find("does not exist") != std::string::npos && r.outcome.error.find(dir.file("no/such/dir")) != std::string::npos,
+      r.outcome.error);
   CHECK_EQ(r.log->count(EvType::kPhaseStart), 0u);  // failed before any work
   CHECK(finishedWith(*r.log, "failed"));
 

@@ -237,8 +237,7 @@ TEST(outbox_coalesces_steps_and_heartbeats_keeps_the_rest) {
   };
   box.add(batch({ev(EvType::kPhaseStart, 1), ev(EvType::kPhaseStep, 1, 1), ev(EvType::kHeartbeat, 0)}));
   box.add(batch({ev(EvType::kPhaseStep, 1, 2), ev(EvType::kPhaseStart, 2), ev(EvType::kPhaseStep, 2, 1)}));
-  box.add(batch({ev(EvType::kPhaseStep, 1, 3), ev(EvType::kHeartbeat, 0), ev(EvType::kPhaseFinish, 2, 1),
-                 ev(EvType::kLog, 0)}));
+  box.add(batch({ev(EvType::kPhaseStep, 1, 3), ev(EvType::kHeartbeat, 0), ev(EvType::kPhaseFinish, 2, 1), ev(EvType::kLog, 0)}));
   box.add(batch({ev(EvType::kPhaseFinish, 1, 3), ev(EvType::kFinished, 0)}, true));
   CHECK_EQ(box.coalesced(), uint64_t(3));  // steps 1/1 and 1/2 of phase 1, the first heartbeat
   EventBatch out = box.take();

@@ -91,9 +91,9 @@ TEST(corrupt_cache_warns_starts_fresh_and_is_kept_aside) {
   struct Case {
     std::string bytes, why;
   };
-  for (auto const& c : {Case{std::string("TBSSIMTC\x01\0\0\0\xff\xff\0\0", 16) + std::string(40, 'x'), "size 56 does not match 65535 entries"},
-                        Case{"TBSSIMTC", "file is too short"}, Case{flipped, "checksum mismatch"},
-                        Case{version, "unsupported version 9"}}) {
+  for (auto const& c :
+       {Case{std::string("TBSSIMTC\x01\0\0\0\xff\xff\0\0", 16) + std::string(40, 'x'), "size 56 does not match 65535 entries"},
+        Case{"TBSSIMTC", "file is too short"}, Case{flipped, "checksum mismatch"}, Case{version, "unsupported version 9"}}) {
     ::unlink((req.timingCachePath + ".corrupt").c_str());
     CHECK(atomicWriteFile(req.timingCachePath, c.bytes).ok);
     auto r = runSim(req);
@@ -104,7 +104,8 @@ TEST(corrupt_cache_warns_starts_fresh_and_is_kept_aside) {
     CHECK_EQ(field(j, "entriesBefore"), 0);
     CHECK(field(j, "entriesAfter") > 0);
     bool warned = false;
-    for (auto const& e : r.log->events) warned |= e.type == EvType::kLog && e.a == int64_t(Severity::kWarning) && e.text.find("is corrupt") != std::string::npos;
+    for (auto const& e : r.log->events)
+      warned |= e.type == EvType::kLog && e.a == int64_t(Severity::kWarning) && e.text.find("is corrupt") != std::string::npos;
     CHECK(warned);
     // Not silently destroyed: the damaged bytes are still there, beside the new cache.
     CHECK_EQ(readFile(req.timingCachePath + ".corrupt"), c.bytes);
@@ -133,10 +134,15 @@ TEST(a_path_that_is_not_a_cache_fails_before_the_build_and_is_never_replaced) {
   struct Case {
     std::string name, bytes, message;
   };
-  std::string model = std::string("\x08\x08\x12\x07pytorch\x1a\x03" "2.1", 14) + std::string(64, '\0');
-  for (auto const& c : {Case{"model.onnx", model, "is not a simulated timing cache"},
-                        Case{"config.json", "{\"timingCache\": true}\n", "is not a simulated timing cache"},
-                        Case{"old.engine", "TRT-BUILD-STUDIO SIMULATED ENGINE - NOT A TENSORRT ENGINE\n{}", "is not a simulated timing cache"}}) {
+  std::string model = std::string(
+                          "\x08\x08\x12\x07pytorch\x1a\x03"
+                          "2.1",
+                          14) +
+                      std::string(64, '\0');
+  for (auto const& c :
+       {Case{"model.onnx", model, "is not a simulated timing cache"},
+        Case{"config.json", "{\"timingCache\": true}\n", "is not a simulated timing cache"},
+        Case{"old.engine", "TRT-BUILD-STUDIO SIMULATED ENGINE - NOT A TENSORRT ENGINE\n{}", "is not a simulated timing cache"}}) {
     req.timingCachePath = dir.file(c.name);
     CHECK(atomicWriteFile(req.timingCachePath, c.bytes).ok);
     auto r = runSim(req);
@@ -162,7 +168,7 @@ TEST(a_path_that_is_not_a_cache_fails_before_the_build_and_is_never_replaced) {
     CHECK_MSG(r.wallMs < 2000, r.wallMs << " ms");
     CHECK_EQ(r.log->count(EvType::kPhaseStart), 0u);
   }
-  struct stat st {};
+  struct stat st{};
   CHECK(::lstat(dir.file("fifo").c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
@@ -197,7 +203,8 @@ TEST(concurrent_builds_sharing_one_file_lose_no_entries) {
     savers.emplace_back([&, t] {
       for (int round = 0; round < 10; ++round) {
         sim::CacheEntries mine;
-        for (int k = 0; k < 5; ++k) mine[sim::makeCacheKey(std::to_string(t) + "/" + std::to_string(round) + "/" + std::to_string(k))] = {1, 2.0};
+        for (int k = 0; k < 5; ++k)
+          mine[sim::makeCacheKey(std::to_string(t) + "/" + std::to_string(round) + "/" + std::to_string(k))] = {1, 2.0};
         CHECK(sim::mergeAndSaveTimingCache(hammer, mine).outcome == CacheSaveResult::Outcome::kSaved);
       }
     });
@@ -247,7 +254,8 @@ TEST(cancelled_build_keeps_what_it_measured_and_the_next_build_starts_from_it) {
   CHECK_EQ(static_cast<int64_t>(sim::loadTimingCache(req.timingCachePath).entries.size()), kept);
   bool said = false;
   for (auto const& e : stopped.log->events) {
-    said |= e.type == EvType::kLog && e.text.find("Build stopped: kept " + std::to_string(kept) + " measured timing-cache entries") != std::string::npos;
+    said |= e.type == EvType::kLog &&
+            e.text.find("Build stopped: kept " + std::to_string(kept) + " measured timing-cache entries") != std::string::npos;
   }
   CHECK(said);
   // The pipeline's guarantee holds: cache.stats comes before build.finished.

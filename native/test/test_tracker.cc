@@ -113,7 +113,7 @@ TEST(unknown_names_and_bad_steps_are_counted_not_fatal) {
   p.phaseStart(nullptr, nullptr, 0);
   p.phaseFinish("(unnamed phase)");
   p.phaseFinish("orphan");
-  p.phaseFinish("orphan");  // finished twice
+  p.phaseFinish("orphan");      // finished twice
   p.stepComplete("orphan", 2);  // after its finish
   p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
   CHECK_EQ(checkInvariants(log), "");
@@ -137,7 +137,7 @@ TEST(parent_finished_before_child_closes_child_first) {
   p.phaseStart("C", "B", 2);
   p.stepComplete("C", 0);
   p.phaseFinish("A");
-  p.phaseFinish("C");  // already closed by its ancestor: ignored
+  p.phaseFinish("C");             // already closed by its ancestor: ignored
   CHECK(p.stepComplete("B", 0));  // ditto
   p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
   CHECK_EQ(checkInvariants(log), "");

@@ -20,7 +20,12 @@ function tableAfter(heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -41,7 +46,7 @@ describe('docs/engines.md', () => {
     for (const kind of [...REBUILD_REASON_KINDS, ...UNKNOWN_REASON_KINDS]) expect(section, kind).toContain(`\`${kind}\``);
   });
 
-  it('lists exactly the options the options table leaves out of an engine\'s identity', () => {
+  it("lists exactly the options the options table leaves out of an engine's identity", () => {
     const rows = tableAfter("### Options that are not part of an engine's identity");
     const documented = rows.flatMap((r) => names(r[0]));
     const notIdentity = BUILD_OPTIONS.filter((e) => e.engineIdentity !== true).map((e) => e.field);

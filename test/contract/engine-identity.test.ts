@@ -61,11 +61,15 @@ function builtWithDefaults(): EngineManifest {
 const sim: BackendInfo = { name: 'simulated', available: true, version: 'sim-1', emulates: '10.16.0' };
 function reasonsFor(extra: Record<string, unknown>) {
   const o = options(extra);
-  return checkAgainst(builtWithDefaults(), { backend: sim }, {
-    model: { path: '/m/model.onnx', sha256: MODEL_SHA },
-    options: o,
-    pinnedCacheSha256: o.pinnedCache ? digestOf(o.pinnedCache) : undefined,
-  }).reasons;
+  return checkAgainst(
+    builtWithDefaults(),
+    { backend: sim },
+    {
+      model: { path: '/m/model.onnx', sha256: MODEL_SHA },
+      options: o,
+      pinnedCacheSha256: o.pinnedCache ? digestOf(o.pinnedCache) : undefined,
+    },
+  ).reasons;
 }
 
 /** Where an option that shapes the engine is recorded when it is not one of the canonical options. */
@@ -88,8 +92,12 @@ describe('every option that can change the engine is part of its identity', () =
   it.each(rows(shaping))('%s: check names it when it differs from the build', (_, e) => {
     const reasons = reasonsFor({ [e.field]: e.sample });
     expect(reasons.length, `${e.field}: no reason to rebuild`).toBeGreaterThan(0);
-    const named = (what: string) => what.includes(e.field) || ((e.field === 'shapes' || e.field === 'shapeValues') && what.startsWith(e.field === 'shapes' ? 'shape range' : 'shape values'));
-    expect(reasons.some((r) => named(r.what)), JSON.stringify(reasons)).toBe(true);
+    const named = (what: string) =>
+      what.includes(e.field) || ((e.field === 'shapes' || e.field === 'shapeValues') && what.startsWith(e.field === 'shapes' ? 'shape range' : 'shape values'));
+    expect(
+      reasons.some((r) => named(r.what)),
+      JSON.stringify(reasons),
+    ).toBe(true);
     for (const r of reasons) expect(r.was).not.toBe(r.now);
   });
 

@@ -153,7 +153,11 @@ async function wireSurfaces(svc: ReplayService) {
     _meta: { progressToken: 'mcp-token' },
     sendNotification: async (n: { params: { progress: number; message: string } }) => void mcpNotes.push(n.params),
   } as unknown as ToolExtra;
-  const mcp = runBuildTool({ service, reasons: new CancelReasons(), notifier: { minIntervalMs: 0, heartbeatMs: 60_000 } }, { modelPath: model, options: { backend: 'simulated' } }, extra);
+  const mcp = runBuildTool(
+    { service, reasons: new CancelReasons(), notifier: { minIntervalMs: 0, heartbeatMs: 60_000 } },
+    { modelPath: model, options: { backend: 'simulated' } },
+    extra,
+  );
 
   // The LSP build command, with a work-done token.
   const lspViews: LspView[] = [];
@@ -356,7 +360,14 @@ describe('one event stream, the same build on every surface', () => {
         await until('an MCP notification at the half-way point', () => (s.mcpNotes.at(-1)?.message.startsWith(where) ? true : undefined));
         const lspMid = await until('an LSP buildView at the half-way point', () => {
           const v = s.lspViews.at(-1);
-          return v && v.currentPath.join(' › ') === refMid.currentPath().map((l) => l.name).join(' › ') ? v : undefined;
+          return v &&
+            v.currentPath.join(' › ') ===
+              refMid
+                .currentPath()
+                .map((l) => l.name)
+                .join(' › ')
+            ? v
+            : undefined;
         });
         expect(lspMid.rows.map((r) => [r.path, r.instances, r.open, r.stepsDone, r.nbSteps])).toEqual(
           phaseRows(refMid, 0).map((r) => [r.path, r.instances, r.open, r.stepsDone, r.nbSteps]),

@@ -23,34 +23,82 @@ const init = (m: onnx.IModelProto, name: string) => g(m).initializer!.find((t) =
  * initializer, as older exporters wrote) and the output "probs".
  */
 export const INVALID_MODELS: InvalidModelCase[] = [
-  { name: 'a cycle (a node reads what a later node produces)', spec: { mutate: (m) => void (node(m, 'Conv').input![0] = 'probs') }, says: /node "conv_0" #0 \(Conv\) reads "probs" before node "softmax_6" #6 \(Softmax\) produces it: the graph has a cycle or is not in topological order/ },
-  { name: 'a node reading its own output', spec: { mutate: (m) => void (node(m, 'Relu').input![0] = 'relu0_out') }, says: /node "relu_1" #1 \(Relu\) reads its own output "relu0_out": the graph has a cycle/ },
+  {
+    name: 'a cycle (a node reads what a later node produces)',
+    spec: { mutate: (m) => void (node(m, 'Conv').input![0] = 'probs') },
+    says: /node "conv_0" #0 \(Conv\) reads "probs" before node "softmax_6" #6 \(Softmax\) produces it: the graph has a cycle or is not in topological order/,
+  },
+  {
+    name: 'a node reading its own output',
+    spec: { mutate: (m) => void (node(m, 'Relu').input![0] = 'relu0_out') },
+    says: /node "relu_1" #1 \(Relu\) reads its own output "relu0_out": the graph has a cycle/,
+  },
   { name: 'nodes out of topological order', spec: { mutate: (m) => void g(m).node!.reverse() }, says: /is not in topological order/ },
-  { name: 'a node input nothing produces', spec: { mutate: (m) => void (node(m, 'MatMul').input![0] = 'ghost') }, says: /node "matmul_4" #4 \(MatMul\) reads "ghost", which no node produces and which is neither a graph input nor an initializer/ },
+  {
+    name: 'a node input nothing produces',
+    spec: { mutate: (m) => void (node(m, 'MatMul').input![0] = 'ghost') },
+    says: /node "matmul_4" #4 \(MatMul\) reads "ghost", which no node produces and which is neither a graph input nor an initializer/,
+  },
   { name: 'a graph output nothing produces', spec: { mutate: (m) => void (g(m).output![0].name = 'nowhere') }, says: /graph output "nowhere" is produced by no node/ },
   { name: 'no outputs', spec: { mutate: (m) => void (g(m).output = []) }, says: /the graph has no outputs/ },
   { name: 'an empty graph', spec: { mutate: (m) => Object.assign(g(m), { node: [], output: [] }) }, says: /the graph is empty: no nodes and no outputs/ },
   { name: 'an empty op type', spec: { mutate: (m) => void (node(m, 'Relu').opType = '') }, says: /node "relu_1" #1 \(no op_type\) has an empty op_type/ },
-  { name: 'an op type ai.onnx does not have', spec: { mutate: (m) => void (node(m, 'Relu').opType = 'Relux') }, says: /node "relu_1" #1 \(Relux\): "Relux" is not an operator of ai\.onnx/ },
-  { name: 'an op newer than the imported opset', spec: { opset: 17, mutate: (m) => void (node(m, 'Relu').opType = 'Gelu') }, says: /node "relu_1" #1 \(Gelu\): Gelu exists from ai\.onnx opset 20, but the model imports opset 17/ },
+  {
+    name: 'an op type ai.onnx does not have',
+    spec: { mutate: (m) => void (node(m, 'Relu').opType = 'Relux') },
+    says: /node "relu_1" #1 \(Relux\): "Relux" is not an operator of ai\.onnx/,
+  },
+  {
+    name: 'an op newer than the imported opset',
+    spec: { opset: 17, mutate: (m) => void (node(m, 'Relu').opType = 'Gelu') },
+    says: /node "relu_1" #1 \(Gelu\): Gelu exists from ai\.onnx opset 20, but the model imports opset 17/,
+  },
   { name: 'graph input element type 0', spec: { inputs: [{ name: 'input', shape: [1, 3, 8, 8], elemType: 0 }] }, says: /graph input "input" has element type 0, UNDEFINED/ },
-  { name: 'graph output element type 999', spec: { mutate: (m) => void (g(m).output![0].type!.tensorType!.elemType = 999) }, says: /graph output "probs" has element type 999, which is not an ONNX element type/ },
+  {
+    name: 'graph output element type 999',
+    spec: { mutate: (m) => void (g(m).output![0].type!.tensorType!.elemType = 999) },
+    says: /graph output "probs" has element type 999, which is not an ONNX element type/,
+  },
   { name: 'initializer element type 999', spec: { mutate: (m) => void (init(m, 'conv0.bias').dataType = 999) }, says: /initializer "conv0\.bias" has element type 999/ },
   { name: 'a graph input listed twice', spec: { mutate: (m) => void g(m).input!.push({ ...g(m).input![0] }) }, says: /graph input "input" is listed twice/ },
   { name: 'a graph output listed twice', spec: { mutate: (m) => void g(m).output!.push({ ...g(m).output![0] }) }, says: /graph output "probs" is listed twice/ },
-  { name: 'two nodes producing one name', spec: { mutate: (m) => void (node(m, 'Relu').output![0] = 'conv0_out') }, says: /node "relu_1" #1 \(Relu\) produces "conv0_out", which node "conv_0" #0 \(Conv\) already produces/ },
+  {
+    name: 'two nodes producing one name',
+    spec: { mutate: (m) => void (node(m, 'Relu').output![0] = 'conv0_out') },
+    says: /node "relu_1" #1 \(Relu\) produces "conv0_out", which node "conv_0" #0 \(Conv\) already produces/,
+  },
   { name: 'an initializer defined twice', spec: { mutate: (m) => void g(m).initializer!.push({ ...init(m, 'conv0.bias') }) }, says: /initializer "conv0\.bias" is defined twice/ },
-  { name: 'a node output named like an initializer', spec: { mutate: (m) => void (node(m, 'Softmax').output = ['fc.bias']) }, says: /produces "fc\.bias", which is also an initializer/ },
+  {
+    name: 'a node output named like an initializer',
+    spec: { mutate: (m) => void (node(m, 'Softmax').output = ['fc.bias']) },
+    says: /produces "fc\.bias", which is also an initializer/,
+  },
   { name: 'a negative initializer dimension', spec: { mutate: (m) => void (init(m, 'conv0.bias').dims = [-8]) }, says: /initializer "conv0\.bias" has a negative dimension 0: -8/ },
-  { name: 'an initializer dimension beyond 2^53', spec: { mutate: (m) => void (init(m, 'conv0.bias').dims = ['9007199254740993' as unknown as number]) }, says: /initializer "conv0\.bias" has dimensions \[9007199254740993\]: more than 2\^53 elements/ },
+  {
+    name: 'an initializer dimension beyond 2^53',
+    spec: { mutate: (m) => void (init(m, 'conv0.bias').dims = ['9007199254740993' as unknown as number]) },
+    says: /initializer "conv0\.bias" has dimensions \[9007199254740993\]: more than 2\^53 elements/,
+  },
   {
     name: 'a 2^62-element initializer with no data',
     spec: { mutate: (m) => void Object.assign(init(m, 'conv0.bias'), { dims: [2 ** 31, 2 ** 31], rawData: undefined }) },
     says: /initializer "conv0\.bias" has dimensions \[2147483648, 2147483648\]: more than 2\^53 elements/,
   },
-  { name: 'an initializer with no data for its dims', spec: { mutate: (m) => void Object.assign(init(m, 'conv0.bias'), { rawData: undefined }) }, says: /initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 32 bytes of raw_data\), but no data|initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 8 data entries\), but no data/ },
-  { name: 'raw data shorter than the dims say', spec: { mutate: (m) => void (init(m, 'conv0.bias').rawData = Buffer.alloc(3)) }, says: /initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 32 bytes of raw_data\), but 3 bytes of raw_data/ },
-  { name: 'typed data longer than the dims say', spec: { mutate: (m) => void (init(m, 'fc.bias').dims = [4]) }, says: /initializer "fc\.bias" has dimensions \[4\] \(4 elements, 4 data entries\), but 10 data entries/ },
+  {
+    name: 'an initializer with no data for its dims',
+    spec: { mutate: (m) => void Object.assign(init(m, 'conv0.bias'), { rawData: undefined }) },
+    says: /initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 32 bytes of raw_data\), but no data|initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 8 data entries\), but no data/,
+  },
+  {
+    name: 'raw data shorter than the dims say',
+    spec: { mutate: (m) => void (init(m, 'conv0.bias').rawData = Buffer.alloc(3)) },
+    says: /initializer "conv0\.bias" has dimensions \[8\] \(8 elements, 32 bytes of raw_data\), but 3 bytes of raw_data/,
+  },
+  {
+    name: 'typed data longer than the dims say',
+    spec: { mutate: (m) => void (init(m, 'fc.bias').dims = [4]) },
+    says: /initializer "fc\.bias" has dimensions \[4\] \(4 elements, 4 data entries\), but 10 data entries/,
+  },
   {
     name: 'external data past the end of its file',
     spec: {

@@ -195,9 +195,7 @@ function build(spec: ModelSpec = {}): Built {
   };
   const ints = (name: string, v: number[]): onnx.IAttributeProto => ({ name, ints: v, type: onnx.AttributeProto.AttributeType.INTS });
 
-  const inputs: InputSpec[] = spec.inputs ?? [
-    { name: 'input', shape: spec.dynamic ? ['batch', 3, 'height', 'width'] : [1, 3, 224, 224] },
-  ];
+  const inputs: InputSpec[] = spec.inputs ?? [{ name: 'input', shape: spec.dynamic ? ['batch', 3, 'height', 'width'] : [1, 3, 224, 224] }];
   let cur = inputs[0]?.name ?? 'input';
   let inC = 3;
   let residual: string | undefined;
@@ -259,7 +257,12 @@ function build(spec: ModelSpec = {}): Built {
       node: [
         { opType: 'Constant', output: ['else_c'], attribute: [{ name: 'value', t: elseConst, type: onnx.AttributeProto.AttributeType.TENSOR }] },
         // The nested If reads the outer graph's condition (outer-scope names are visible in subgraphs).
-        { opType: 'If', input: ['if_cond'], output: ['inner_out'], attribute: [attr('then_branch', branchInit('inner_then_w', false)), attr('else_branch', branchInit('inner_else_w', false))] },
+        {
+          opType: 'If',
+          input: ['if_cond'],
+          output: ['inner_out'],
+          attribute: [attr('then_branch', branchInit('inner_then_w', false)), attr('else_branch', branchInit('inner_else_w', false))],
+        },
       ],
       output: out('inner_out'),
     };
@@ -272,10 +275,7 @@ function build(spec: ModelSpec = {}): Built {
     node: nodes,
     initializer: inits,
     // Older exporters list initializers among the inputs too; the reader must leave them out.
-    input: [
-      ...inputs.map((i) => valueInfo(i.name, i.shape, elemTypeOf(i.elemType))),
-      valueInfo('flat_shape', [2], DT.INT64),
-    ],
+    input: [...inputs.map((i) => valueInfo(i.name, i.shape, elemTypeOf(i.elemType))), valueInfo('flat_shape', [2], DT.INT64)],
     output: [valueInfo('probs', [batchDim, classes])],
   };
   const model: onnx.IModelProto = {

@@ -11,6 +11,7 @@ import type { ChildProcess } from 'node:child_process';
  */
 export function signalStorm(proc: ChildProcess, signals: NodeJS.Signals[], everyMs = 3): () => number {
   let sent = 0;
+  // eslint-disable-next-line prefer-const -- stop() reads it before it is assigned (the first send may end the storm)
   let timer: NodeJS.Timeout | undefined;
   const stop = () => clearInterval(timer);
   const send = () => {

@@ -171,7 +171,14 @@ export function tensorrtLikeStream(seed = 1, nodesOrOpts: number | TensorrtLikeO
         });
       } else {
         w.emit({ type: 'build.cancelling', requestedAt: w.t, reason: 'user' });
-        for (const [id, done] of [[graphNodes, n + 1], [timing, 0], [costs, 0], [sub, 0], [root, 2]] as const) w.finish(id, done, true);
+        for (const [id, done] of [
+          [graphNodes, n + 1],
+          [timing, 0],
+          [costs, 0],
+          [sub, 0],
+          [root, 2],
+        ] as const)
+          w.finish(id, done, true);
         w.finished('cancelled', { cancelLatencyMs: 0.4, stopToFinishMs: 3 });
       }
       return w.events;

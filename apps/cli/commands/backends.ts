@@ -63,7 +63,9 @@ export function describeBackend(b: BackendInfo): string {
   for (const p of b.preloaded ?? []) lines.push(`${pad}preloaded: ${p.path}${p.version ? ` (${p.version})` : ''}`);
   if (b.gpu) lines.push(`${pad}GPU ${b.gpu.device}: ${b.gpu.name}, compute capability ${b.gpu.computeCapability}${b.gpu.uuid ? `, ${b.gpu.uuid}` : ''}`);
   if (b.cudaDriver) {
-    lines.push(`${pad}CUDA driver: ${b.cudaDriver.path} (supports CUDA ${b.cudaDriver.version || 'unknown'}${b.cudaDriver.driverVersion ? `; NVIDIA driver ${b.cudaDriver.driverVersion}` : ''})`);
+    lines.push(
+      `${pad}CUDA driver: ${b.cudaDriver.path} (supports CUDA ${b.cudaDriver.version || 'unknown'}${b.cudaDriver.driverVersion ? `; NVIDIA driver ${b.cudaDriver.driverVersion}` : ''})`,
+    );
     if (b.cudaDriver.problem) lines.push(`${pad}  ${b.cudaDriver.problem}`);
   }
   if (b.plugins) {

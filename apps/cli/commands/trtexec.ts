@@ -52,7 +52,10 @@ export function trtexecHelp(backends?: BackendInfo[]): string {
   const precision = !caps
     ? '  --fp16 --bf16 --int8 --fp8 --int4   precision flags (TensorRT 10.x only; --int4 deprecated since 10.12)\n'
     : caps.precisions.length
-      ? `  ${caps.precisions.filter((p) => p !== 'fp4').map((p) => `--${p}`).join(' ')}   precision flags${caps.deprecatedPrecisions.includes('int4') ? ' (--int4 deprecated)' : ''}\n`
+      ? `  ${caps.precisions
+          .filter((p) => p !== 'fp4')
+          .map((p) => `--${p}`)
+          .join(' ')}   precision flags${caps.deprecatedPrecisions.includes('int4') ? ' (--int4 deprecated)' : ''}\n`
       : '  (no precision flags on TensorRT 11: networks are strongly typed)\n';
   return `Usage: trt-build-studio trtexec --onnx=<model.onnx> [--saveEngine=<engine>] [trtexec flags]
 
@@ -117,7 +120,9 @@ async function printBuildRouteHelp(argv: string[], flag: string): Promise<number
   if (knob !== undefined) {
     const strip = (k: string) => k.replace(/^-/, '');
     if (knob === '' || !db.knobs.some((k) => strip(k.option) === strip(knob))) {
-      throw new UsageError(`--helpBuildRoute=${knob}: no such knob in the database (knobs: ${db.knobs.map((k) => k.option).join(', ')}). Run --helpBuildRoute without a value to see them all.`);
+      throw new UsageError(
+        `--helpBuildRoute=${knob}: no such knob in the database (knobs: ${db.knobs.map((k) => k.option).join(', ')}). Run --helpBuildRoute without a value to see them all.`,
+      );
     }
   }
   process.stdout.write(knobDatabaseJson(db, knob) + '\n');
@@ -178,7 +183,10 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     // (Recognised by its restate(): importing the class would load the model reader before the
     // build's signal handlers are in place.)
     if (e instanceof ServiceError && typeof (e as Partial<ShapesError>).restate === 'function') {
-      throw new ServiceError(e.code, (e as ShapesError).restate((examples) => `give min/opt/max shapes in trtexec's flags, e.g. ${trtexecShapeArgs(examples)}`));
+      throw new ServiceError(
+        e.code,
+        (e as ShapesError).restate((examples) => `give min/opt/max shapes in trtexec's flags, e.g. ${trtexecShapeArgs(examples)}`),
+      );
     }
     throw e;
   }

@@ -35,9 +35,7 @@ export class JsonRenderer implements BuildRenderer {
    * the whole tree then reads it from the service's view (`GET /api/builds/{id}/view`).
    */
   restart(view: BuildView): void {
-    process.stderr.write(
-      `trt-build-studio build: events #${this.lastSeq + 1}–#${view.seq} are no longer available; the stream goes on after #${view.seq}\n`,
-    );
+    process.stderr.write(`trt-build-studio build: events #${this.lastSeq + 1}–#${view.seq} are no longer available; the stream goes on after #${view.seq}\n`);
     this.lastSeq = view.seq;
   }
 

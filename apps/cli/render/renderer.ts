@@ -30,4 +30,3 @@ export interface BuildRenderer {
    */
   backpressure?(): Promise<void> | undefined;
 }
-

@@ -87,7 +87,9 @@ export class TtyRenderer implements BuildRenderer {
     this.view = view;
     this.anyEvent = true;
     this.clearFrame();
-    this.out.write(this.fit(this.paint('2', `events #${from + 1}–#${view.seq} are no longer available; the tree goes on from the build's state at ${formatDuration(view.lastT)}`)) + '\n');
+    this.out.write(
+      this.fit(this.paint('2', `events #${from + 1}–#${view.seq} are no longer available; the tree goes on from the build's state at ${formatDuration(view.lastT)}`)) + '\n',
+    );
     this.draw();
   }
 

@@ -66,7 +66,12 @@ describe('trt-build-studio check', () => {
     expect(await leftoverMarked(mark)).toEqual([]);
     // The new engine is in place; beside it, the first build's manifest, and no temp file.
     expect(fs.readFileSync(`${out}.manifest.json`, 'utf8')).toBe(oldManifest);
-    expect(fs.readdirSync(dir).filter((f) => f.startsWith('crash.engine')).sort()).toEqual(['crash.engine', 'crash.engine.layers.json', 'crash.engine.manifest.json']);
+    expect(
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.startsWith('crash.engine'))
+        .sort(),
+    ).toEqual(['crash.engine', 'crash.engine.layers.json', 'crash.engine.manifest.json']);
     const r = await runCli(['check', out, '--json']);
     expect(r.code).toBe(3);
     expect((JSON.parse(r.stdout) as CheckResult).missing.map((m) => m.kind)).toEqual(['manifest-mismatch']);

@@ -137,7 +137,12 @@ describe('a reader that goes away', () => {
 
 describe('shapes as declared', () => {
   it('prints "(no shape)" for a tensor whose shape the file leaves out, "[]" for a scalar', async () => {
-    const p = writeModel(path.join(dir, 'noshape.onnx'), { inputs: [{ name: 'free', shape: null }, { name: 'scalar', shape: [] }] });
+    const p = writeModel(path.join(dir, 'noshape.onnx'), {
+      inputs: [
+        { name: 'free', shape: null },
+        { name: 'scalar', shape: [] },
+      ],
+    });
     const r = await runCli(['inspect', p]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('  free  float32 (no shape)\n');

@@ -60,9 +60,28 @@ describe('build: memory', () => {
       const out = path.join(dir, 'oom.engine');
       try {
         // The shell moves itself into the cgroup, then becomes the CLI: the CLI and its worker run there.
-        const child = spawn('sh', ['-c', `echo $$ > '${cg.dir}/cgroup.procs' && exec "$0" "$@"`, process.execPath, CLI_BIN, 'build', model, '-o', out, ...SIM, '--sim-duration', '3', '--sim-memory', '2G', '--json'], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          'sh',
+          [
+            '-c',
+            `echo $$ > '${cg.dir}/cgroup.procs' && exec "$0" "$@"`,
+            process.execPath,
+            CLI_BIN,
+            'build',
+            model,
+            '-o',
+            out,
+            ...SIM,
+            '--sim-duration',
+            '3',
+            '--sim-memory',
+            '2G',
+            '--json',
+          ],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         const r = await collect(child);
         expect(r.code, r.stderr).toBe(1);
         const events = parseNdjson(r.stdout) as BuildEvent[];

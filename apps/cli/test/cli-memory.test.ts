@@ -146,7 +146,9 @@ describe('a stalled --json reader', () => {
       return { events: events.length, ...figures };
     };
     const bound = base.hwmSumMiB + HOPS_MIB + GC_MARGIN_MIB;
-    console.log(`cli-memory: ${JSON.stringify({ layers: LAYERS, stallS: STALL_MS / 1000, hopsMiB: HOPS_MIB, gcMarginMiB: GC_MARGIN_MIB, boundMiB: +bound.toFixed(1), baseline: summary(base), stalled: summary(stalled) })}`);
+    console.log(
+      `cli-memory: ${JSON.stringify({ layers: LAYERS, stallS: STALL_MS / 1000, hopsMiB: HOPS_MIB, gcMarginMiB: GC_MARGIN_MIB, boundMiB: +bound.toFixed(1), baseline: summary(base), stalled: summary(stalled) })}`,
+    );
 
     for (const r of [base, stalled]) {
       expect(r.stderr).toBe('');

@@ -14,19 +14,20 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('invalid models: exit 2 from inspect and build, naming the problem', () => {
   for (const c of INVALID_MODELS) {
-    it(c.name, async () => {
-      const model = writeInvalidModel(dir, c);
-      const engine = path.join(path.dirname(model), 'm.engine');
-      const [inspect, build] = await Promise.all([
-        runCli(['inspect', model]),
-        runCli(['build', model, '-o', engine, '--backend', 'simulated', '--sim-duration', '0.2']),
-      ]);
-      expect(inspect.code, inspect.stderr).toBe(2);
-      expect(inspect.stderr).toMatch(c.says);
-      expect(inspect.stdout).toBe('');
-      expect(build.code, build.stderr).toBe(2);
-      expect(build.stderr).toMatch(c.says);
-      expect(fs.existsSync(engine)).toBe(false);
-    }, 60_000);
+    it(
+      c.name,
+      async () => {
+        const model = writeInvalidModel(dir, c);
+        const engine = path.join(path.dirname(model), 'm.engine');
+        const [inspect, build] = await Promise.all([runCli(['inspect', model]), runCli(['build', model, '-o', engine, '--backend', 'simulated', '--sim-duration', '0.2'])]);
+        expect(inspect.code, inspect.stderr).toBe(2);
+        expect(inspect.stderr).toMatch(c.says);
+        expect(inspect.stdout).toBe('');
+        expect(build.code, build.stderr).toBe(2);
+        expect(build.stderr).toMatch(c.says);
+        expect(fs.existsSync(engine)).toBe(false);
+      },
+      60_000,
+    );
   }
 });

@@ -42,7 +42,15 @@ describe('plugins (simulated)', () => {
     const b = await runCli(['build', custom, '-o', path.join(dir, 'c1.engine'), '--backend', 'simulated', '--dynamic-plugins', lib, '--json']);
     expect(b.code).toBe(0);
     expect((parseNdjson(b.stdout) as Ev[]).some((e) => e.type === 'log' && e.message === `Loading supplied plugin library (dynamic, simulated): ${lib}`)).toBe(true);
-    const t = await runCli(['trtexec', `--onnx=${custom}`, `--saveEngine=${path.join(dir, 'c2.engine')}`, `--staticPlugins=${lib}`, `--setPluginsToSerialize=${lib}`, '--backend=simulated', '--json']);
+    const t = await runCli([
+      'trtexec',
+      `--onnx=${custom}`,
+      `--saveEngine=${path.join(dir, 'c2.engine')}`,
+      `--staticPlugins=${lib}`,
+      `--setPluginsToSerialize=${lib}`,
+      '--backend=simulated',
+      '--json',
+    ]);
     expect(t.code).toBe(0);
     const missing = await runCli(['build', custom, '-o', path.join(dir, 'c3.engine'), '--backend', 'simulated', '--dynamic-plugins', path.join(dir, 'nope.so')]);
     expect(missing.code).toBe(2);
@@ -68,12 +76,16 @@ describe('precision warnings (simulated)', () => {
     const r = await runCli(['build', model(), '-o', path.join(dir, 'i8.engine'), '--backend', 'simulated', '--int8', '--fp16', '--json']);
     expect(r.code).toBe(0);
     const w = warnings(r.stdout);
-    expect(w).toContainEqual(expect.stringMatching(/^int8 without calibration data or Q\/DQ nodes: placeholder dynamic ranges .* accuracy is meaningless; use it only to measure performance/));
+    expect(w).toContainEqual(
+      expect.stringMatching(/^int8 without calibration data or Q\/DQ nodes: placeholder dynamic ranges .* accuracy is meaningless; use it only to measure performance/),
+    );
     expect(w).toContainEqual(expect.stringMatching(/^precision "fp16" is a weakly typed precision flag, deprecated since TensorRT 10\.12/));
     expect(w).toContainEqual(expect.stringMatching(/^precision "int8" is a weakly typed precision flag, deprecated since TensorRT 10\.12/));
   });
   it('before 10.12 the flags are not deprecated, and the int8 warning stays', async () => {
-    const r = await runCli(['build', model(), '-o', path.join(dir, 'i8b.engine'), '--backend', 'simulated', '--int8', '--json'], { env: { ...process.env, TBS_SIM_TRT_VERSION: '10.3.0' } });
+    const r = await runCli(['build', model(), '-o', path.join(dir, 'i8b.engine'), '--backend', 'simulated', '--int8', '--json'], {
+      env: { ...process.env, TBS_SIM_TRT_VERSION: '10.3.0' },
+    });
     expect(r.code).toBe(0);
     const w = warnings(r.stdout);
     expect(w.some((m) => m.includes('deprecated since TensorRT 10.12'))).toBe(false);

@@ -33,7 +33,12 @@ const storeKeys = () => (fs.existsSync(storeDir()) ? fs.readdirSync(storeDir()).
 async function build(out: string, extra: string[] = [], json = true) {
   const r = await runCli(['build', model, '-o', out, '--backend', 'simulated', '--sim-seed', '5', '--reuse', ...extra, ...(json ? ['--json'] : [])], { env });
   expect(r.code, r.stderr).toBe(0);
-  const events = json ? r.stdout.trim().split('\n').map((l) => JSON.parse(l) as BuildEvent) : [];
+  const events = json
+    ? r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as BuildEvent)
+    : [];
   const finished = events.find((e) => e.type === 'build.finished');
   return { r, events, finished: finished?.type === 'build.finished' ? finished : undefined };
 }

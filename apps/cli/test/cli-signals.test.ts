@@ -79,12 +79,12 @@ function expectWholeOrNothing(outDir: string, out: string, finished: BuildFinish
 }
 
 describe('build: a signal once the build is over', () => {
-  it('while a stalled reader is still owed output: exits at once with the build\'s code (0), not by the signal', async () => {
+  it("while a stalled reader is still owed output: exits at once with the build's code (0), not by the signal", async () => {
     const b = start('stalled', ['--sim-duration', '1']);
     // Not reading: the pipe fills and the command waits to hand over the rest (> 64 KiB).
     b.child.stdout!.pause();
     // The build is over once its engine is in place and its worker has gone; the command waits on.
-    await until('the engine and the worker\'s exit', () => fs.existsSync(b.out) && processesMarked(b.mark).length === 1);
+    await until("the engine and the worker's exit", () => fs.existsSync(b.out) && processesMarked(b.mark).length === 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(b.child.exitCode, 'still flushing to the stalled reader').toBeNull();
     const t0 = Date.now();
@@ -107,7 +107,10 @@ describe('build: a signal once the build is over', () => {
     for (let i = 0; i < 10 && signalled < 3; i++) {
       const b = start(`after-${i}`, ['--sim-duration', '0.3']);
       let sent = () => 0;
-      b.atLine((e) => e.type === 'build.finished', () => (sent = signalStorm(b.child, ['SIGINT', 'SIGTERM'])));
+      b.atLine(
+        (e) => e.type === 'build.finished',
+        () => (sent = signalStorm(b.child, ['SIGINT', 'SIGTERM'])),
+      );
       const r = await b.done;
       expect({ code: r.code, signal: r.signal }, r.stderr).toEqual({ code: 0, signal: null });
       if (sent() > 0) signalled++;
@@ -263,7 +266,8 @@ describe('build --json: one Ctrl-C at any moment of its first second', () => {
     const last = events.at(-1) as BuildFinished;
     expect(last).toMatchObject({ type: 'build.finished', status: 'cancelled' });
     // Usually no build exists yet: then it is the only line, with the documented placeholder id.
-    if (last.buildId === '') expect(events).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
+    if (last.buildId === '')
+      expect(events).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
     expect(await leftoverMarked(b.mark)).toEqual([]);
     expectWholeOrNothing(b.outDir, b.out, undefined);
   }, 60_000);

@@ -24,8 +24,7 @@ describe.skipIf(missing !== undefined)('a TensorRT 11.1 build (11.1 adapter × f
   let dir: string;
   let env: NodeJS.ProcessEnv;
   /** A valid ONNX model whose doc string holds fake-parser script lines. */
-  const model = (name: string, script: string) =>
-    writeModel(path.join(dir, name), { layers: 1, mutate: (m) => void (m.docString = `\n${script}\n`) });
+  const model = (name: string, script: string) => writeModel(path.join(dir, name), { layers: 1, mutate: (m) => void (m.docString = `\n${script}\n`) });
   const build = async (args: string[]) => {
     const r = await runCli(['build', ...args, '--backend', 'tensorrt', '--json'], { env });
     const events = parseNdjson(r.stdout) as Ev[];
@@ -61,7 +60,11 @@ describe.skipIf(missing !== undefined)('a TensorRT 11.1 build (11.1 adapter × f
     expect((await build([model('d1.onnx', 'engine-bytes 3000'), '-o', other, '--device', '1'])).finished).toMatchObject({ status: 'succeeded' });
     expect(manifestOf(other).gpu).toMatchObject({ uuid: null, device: 1 });
 
-    const backends = JSON.parse((await runCli(['backends', '--json'], { env })).stdout) as Array<{ name: string; gpu?: { uuid?: string }; cudaDriver?: { driverVersion?: string } }>;
+    const backends = JSON.parse((await runCli(['backends', '--json'], { env })).stdout) as Array<{
+      name: string;
+      gpu?: { uuid?: string };
+      cudaDriver?: { driverVersion?: string };
+    }>;
     const trt = backends.find((b) => b.name === 'tensorrt')!;
     expect(trt.gpu?.uuid).toBe('GPU-10111213-1415-1617-1819-1a1b1c1d1e1f');
     expect(trt.cudaDriver?.driverVersion).toBe('580.95.05');

@@ -143,7 +143,7 @@ describe('trtexec', () => {
     expect(fs.existsSync(engine)).toBe(false);
   });
 
-  it("quotes a name with a colon in the suggestion as trtexec and the shell need, and the suggestion runs", async () => {
+  it('quotes a name with a colon in the suggestion as trtexec and the shell need, and the suggestion runs', async () => {
     const colon = writeModel(path.join(dir, 'colon.onnx'), { inputs: [{ name: 'Input:0', shape: ['batch', 3] }] });
     const r = await runCli(['trtexec', `--onnx=${colon}`, `--saveEngine=${path.join(dir, 'colon.engine')}`, '--backend=simulated']);
     expect(r.code).toBe(2);
@@ -161,7 +161,9 @@ describe('trtexec', () => {
     const engine = path.join(dir, 'v11.engine');
     const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${engine}`, '--fp16', '--backend=simulated'], v11);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--fp16: TensorRT 11.1.0 has no precision flags. TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer).');
+    expect(r.stderr).toContain(
+      '--fp16: TensorRT 11.1.0 has no precision flags. TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer).',
+    );
     expect(fs.existsSync(engine)).toBe(false);
   });
 

@@ -105,7 +105,15 @@ describe('a huge verbose build', () => {
     const plain = await stalledBuild(big, []);
     const loud = await stalledBuild(big, ['--verbose']);
     const verbose = (r: Run) => r.events.filter((e) => e.type === 'log' && e.severity === 'verbose').length;
-    const figures = (r: Run) => ({ wallS: r.wallS, events: r.events.length, verbose: verbose(r), stdoutMiB: r.stdoutMiB, peakMiB: r.peakMiB, cliMiB: r.cliMiB, workerMiB: r.workerMiB });
+    const figures = (r: Run) => ({
+      wallS: r.wallS,
+      events: r.events.length,
+      verbose: verbose(r),
+      stdoutMiB: r.stdoutMiB,
+      peakMiB: r.peakMiB,
+      cliMiB: r.cliMiB,
+      workerMiB: r.workerMiB,
+    });
     console.log(`cli-verbose-volume: ${JSON.stringify({ layers: LAYERS, stallS: STALL_MS / 1000, without: figures(plain), with: figures(loud) })}`);
 
     for (const r of [plain, loud]) {

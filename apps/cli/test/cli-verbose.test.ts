@@ -21,8 +21,7 @@ beforeAll(() => {
 afterEach(() => killLiveClis());
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const verboseEvents = (stdout: string) =>
-  (parseNdjson(stdout) as BuildEvent[]).filter((e) => e.type === 'log' && e.severity === 'verbose');
+const verboseEvents = (stdout: string) => (parseNdjson(stdout) as BuildEvent[]).filter((e) => e.type === 'log' && e.severity === 'verbose');
 
 describe('--verbose', () => {
   it('plain output prints the verbose lines only with --verbose', async () => {

@@ -31,7 +31,11 @@ class StalledReader extends Writable {
   }
 }
 
-const seqs = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l).seq as number);
+const seqs = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).seq as number);
 
 describe('NdjsonWriter', () => {
   it('writes straight through while the reader keeps up', async () => {
@@ -77,7 +81,10 @@ describe('NdjsonWriter', () => {
     await w.idle();
     const got = seqs(out.data);
     expect(got).toEqual([...got].sort((a, b) => a - b));
-    const lines = out.data.trim().split('\n').map((l) => JSON.parse(l) as BuildEvent);
+    const lines = out.data
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as BuildEvent);
     expect(lines.filter((e) => e.type === 'phase.start')).toHaveLength(5000);
     expect(lines.filter((e) => e.type === 'phase.finish')).toHaveLength(5000);
     // The long-running phase 99999 ends with its latest step.

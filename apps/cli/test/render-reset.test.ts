@@ -130,7 +130,11 @@ describe('renderers restart from a view after a reset', () => {
     } finally {
       spy.mockRestore();
     }
-    const lines = out.text().trim().split('\n').map((l) => JSON.parse(l) as BuildEvent);
+    const lines = out
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as BuildEvent);
     expect(lines.map((e) => e.seq)).toEqual([...before, ...after].map((e) => e.seq));
     expect(lines.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
     expect(errs.join('')).toBe(`trt-build-studio build: events #${GAP_FROM}–#${GAP_TO - 1} are no longer available; the stream goes on after #${GAP_TO - 1}\n`);
@@ -161,6 +165,8 @@ describe('a build whose backend is not known when it is accepted (a farm build w
     expect(lines[0]).toBe('Backend: backend auto (decided when a worker starts the build)');
     expect(plain.text()).not.toContain('unknown backend');
     const started = events.find((e) => e.type === 'build.started') as Extract<BuildEvent, { type: 'build.started' }>;
-    expect(lines.filter((l) => l.includes('] Backend: '))).toEqual([expect.stringMatching(started.backend === 'simulated' ? /\] Backend: simulated .*SIMULATED build/ : /\] Backend: TensorRT/)]);
+    expect(lines.filter((l) => l.includes('] Backend: '))).toEqual([
+      expect.stringMatching(started.backend === 'simulated' ? /\] Backend: simulated .*SIMULATED build/ : /\] Backend: TensorRT/),
+    ]);
   });
 });

@@ -8,7 +8,13 @@ import { treeLines } from '../render/tree-view.js';
 let seq = 0;
 const base = () => ({ v: 1 as const, buildId: 'b', seq: ++seq, t: seq * 10 });
 const start = (id: number, parentId: number | null, name: string, instance = 0): BuildEvent => ({
-  ...base(), type: 'phase.start', id, parentId, name, nbSteps: 4, instance,
+  ...base(),
+  type: 'phase.start',
+  id,
+  parentId,
+  name,
+  nbSteps: 4,
+  instance,
 });
 const finish = (id: number): BuildEvent => ({ ...base(), type: 'phase.finish', id, stepsDone: 4, early: false });
 
@@ -30,7 +36,10 @@ describe('tree view over the build view', () => {
   it('groups the children of every instance of a repeated parent under one line', () => {
     const v = new BuildView('b');
     v.apply(start(1, null, 'root'));
-    for (const [layer, inner] of [[2, 3], [4, 5]]) {
+    for (const [layer, inner] of [
+      [2, 3],
+      [4, 5],
+    ]) {
       v.apply(start(layer, 1, 'Layer'));
       v.apply(start(inner, layer, 'Tactic'));
       v.apply(finish(inner));

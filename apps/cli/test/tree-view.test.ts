@@ -6,7 +6,13 @@ import { treeLines, trimLines } from '../render/tree-view.js';
 let seq = 0;
 const base = () => ({ v: 1 as const, buildId: 'b', seq: ++seq, t: seq * 10 });
 const start = (id: number, parentId: number | null, name: string, nbSteps: number, instance = 0): BuildEvent => ({
-  ...base(), type: 'phase.start', id, parentId, name, nbSteps, instance,
+  ...base(),
+  type: 'phase.start',
+  id,
+  parentId,
+  name,
+  nbSteps,
+  instance,
 });
 const step = (id: number, s: number): BuildEvent => ({ ...base(), type: 'phase.step', id, step: s, stepsDone: s + 1 });
 const finish = (id: number, stepsDone: number, early = false): BuildEvent => ({ ...base(), type: 'phase.finish', id, stepsDone, early });
@@ -51,7 +57,12 @@ describe('tree view', () => {
     expect(failed[2]).toMatch(/^■ Timing {2}stopped at 1\/3/);
     // The phase that finished early long before the failure is still the detail it was.
     expect(failed[1]).toMatch(/^✓ Optimizing graph {2}21\/27 early/);
-    const cancelled = run(() => [{ ...base(), type: 'build.cancelling', requestedAt: seq * 10, reason: 'user' } as BuildEvent, finish(3, 1, true), finish(1, 2, true), fin('cancelled')]);
+    const cancelled = run(() => [
+      { ...base(), type: 'build.cancelling', requestedAt: seq * 10, reason: 'user' } as BuildEvent,
+      finish(3, 1, true),
+      finish(1, 2, true),
+      fin('cancelled'),
+    ]);
     expect(cancelled[0]).toMatch(/^■ Building engine {2}stopped at 2\/6/);
     expect(cancelled[1]).toMatch(/^✓ Optimizing graph/);
   });
@@ -80,7 +91,14 @@ describe('tree view of a crashed build', () => {
     t.apply(start(1, null, 'Building engine', 6));
     t.apply(start(2, 1, 'Cloning network graph', 1516));
     t.apply(step(2, 0));
-    t.apply({ ...base(), type: 'build.finished', status: 'crashed', durationMs: 500, error: 'the build worker crashed', lastPhasePath: ['Building engine', 'Preparing graph for optimization'] });
+    t.apply({
+      ...base(),
+      type: 'build.finished',
+      status: 'crashed',
+      durationMs: 500,
+      error: 'the build worker crashed',
+      lastPhasePath: ['Building engine', 'Preparing graph for optimization'],
+    });
     const lines = treeLines(t, 600).map((l) => l.text);
     expect(lines).toHaveLength(3);
     expect(lines[2]).toBe('  ✕ Preparing graph for optimization  (the worker died here; its start never arrived)');

@@ -19,7 +19,18 @@ function terminal() {
 
 let seq = 0;
 const ev = (t: number, body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, t, ...body }) as BuildEvent;
-const record = { id: 'b1', state: 'running', modelPath: '/m.onnx', options: { backend: 'simulated' }, queuedAt: '', lastSeq: -1, phases: [], engineAvailable: false, backend: 'simulated', backendVersion: 'sim-1' } as BuildRecord;
+const record = {
+  id: 'b1',
+  state: 'running',
+  modelPath: '/m.onnx',
+  options: { backend: 'simulated' },
+  queuedAt: '',
+  lastSeq: -1,
+  phases: [],
+  engineAvailable: false,
+  backend: 'simulated',
+  backendVersion: 'sim-1',
+} as BuildRecord;
 
 /** Feeds a renderer as the build command does: through a live view started empty, on its clock. */
 function follow(r: BuildRenderer, now: () => number) {
@@ -46,7 +57,7 @@ describe('terminal status line', () => {
     if (noColor !== undefined) process.env.NO_COLOR = noColor;
   });
 
-  it('shows elapsed build time, the last callback with the builder\'s CPU, the predicted end, and highlights a long silence', () => {
+  it("shows elapsed build time, the last callback with the builder's CPU, the predicted end, and highlights a long silence", () => {
     let wall = 0;
     const term = terminal();
     const r = new TtyRenderer(term.out, () => wall);
@@ -89,7 +100,10 @@ describe('terminal status line', () => {
       ev(2, { type: 'log', severity: 'error', message: 'tensor "x\x1b[2J" has no shape' }),
     ]);
     rIn.end(
-      ev(3, { type: 'build.finished', status: 'crashed', durationMs: 3, error: 'worker died', lastPhasePath: ['Building engine', 'Timing tactics'] }) as Extract<BuildEvent, { type: 'build.finished' }>,
+      ev(3, { type: 'build.finished', status: 'crashed', durationMs: 3, error: 'worker died', lastPhasePath: ['Building engine', 'Timing tactics'] }) as Extract<
+        BuildEvent,
+        { type: 'build.finished' }
+      >,
     );
     const text = term.text();
     expect(text).not.toContain('\x1b[2J');
@@ -102,7 +116,7 @@ describe('terminal status line', () => {
 });
 
 describe('plain output', () => {
-  it('names the long silence with the builder\'s CPU and the predicted end, and escapes control characters', () => {
+  it("names the long silence with the builder's CPU and the predicted end, and escapes control characters", () => {
     let wall = 0;
     const term = terminal();
     const r = new PlainRenderer(term.out, () => wall);
@@ -111,7 +125,13 @@ describe('plain output', () => {
     rIn.events([
       ev(0, { type: 'phase.start', id: 1, parentId: null, name: 'Building\x1b[31m engine', nbSteps: 6, instance: 0 }),
       ev(1000, { type: 'heartbeat', sinceLastCallbackMs: 1000, cancelRequested: false, workerCpuMs: 0 }),
-      ev(2000, { type: 'heartbeat', sinceLastCallbackMs: 2000, cancelRequested: false, workerCpuMs: 0, estimate: { remainingMs: 60_000, lowMs: 60_000, highMs: 60_000, basis: 1 } }),
+      ev(2000, {
+        type: 'heartbeat',
+        sinceLastCallbackMs: 2000,
+        cancelRequested: false,
+        workerCpuMs: 0,
+        estimate: { remainingMs: 60_000, lowMs: 60_000, highMs: 60_000, basis: 1 },
+      }),
     ]);
     // Those events arrived at wall time 0; 31 s later the build clock reads 2 s + 31 s.
     wall = 31_000;
@@ -152,10 +172,7 @@ describe('plain output', () => {
     expect(failed).toContain('■ Building engine stopped at 2/6 after 41 ms');
     expect(failed).not.toContain('✓ Building engine');
     // A cancel: known from build.cancelling, before the finishes.
-    const cancelled = run(() => [
-      ev(30, { type: 'build.cancelling', requestedAt: 30, reason: 'user' }),
-      ev(35, { type: 'phase.finish', id: 1, stepsDone: 2, early: true }),
-    ]);
+    const cancelled = run(() => [ev(30, { type: 'build.cancelling', requestedAt: 30, reason: 'user' }), ev(35, { type: 'phase.finish', id: 1, stepsDone: 2, early: true })]);
     expect(cancelled).toContain('■ Building engine stopped at 2/6 after 35 ms');
   });
 });

@@ -192,7 +192,15 @@ describe('farm status --watch', () => {
 
 describe('FarmStatusFeed', () => {
   const status = (workers: FarmStatus['workers'], at = Date.now()): FarmStatus => ({ at: new Date(at).toISOString(), workers, pools: [], running: [], recent: [] });
-  const worker = (beatAt: number, now: number): FarmStatus['workers'][number] => ({ id: 'w', host: 'h', pid: 1, labels: {}, slots: 1, running: [], lastHeartbeatMsAgo: now - beatAt });
+  const worker = (beatAt: number, now: number): FarmStatus['workers'][number] => ({
+    id: 'w',
+    host: 'h',
+    pid: 1,
+    labels: {},
+    slots: 1,
+    running: [],
+    lastHeartbeatMsAgo: now - beatAt,
+  });
 
   it('folds a burst of changes into one status, sends nothing when only time passed, and a new heartbeat as a change', async () => {
     let composed = 0;

@@ -99,10 +99,14 @@ function collect(svc: QueueBuildService, id: string, afterSeq?: number): { snaps
   const events: BuildEvent[] = [];
   let resolve!: () => void;
   const done = new Promise<void>((r) => (resolve = r));
-  const sub = svc.subscribe(id, (evs) => {
-    events.push(...evs);
-    if (evs.some((e) => e.type === 'build.finished')) resolve();
-  }, afterSeq === undefined ? undefined : { afterSeq });
+  const sub = svc.subscribe(
+    id,
+    (evs) => {
+      events.push(...evs);
+      if (evs.some((e) => e.type === 'build.finished')) resolve();
+    },
+    afterSeq === undefined ? undefined : { afterSeq },
+  );
   if ((sub.snapshot as FarmRecord).outcome) resolve();
   return { snapshot: sub.snapshot as FarmRecord, events, done };
 }
@@ -128,10 +132,7 @@ beforeAll(async () => {
   artifacts.ensure();
   redis = await startRedis(path.join(dir, 'redis'));
   const art = ['--artifacts', artifacts.root];
-  [wA, wB] = await Promise.all([
-    startWorker(redis.url, 'wA', 'gpu=A100,trt=10.16.0', art),
-    startWorker(redis.url, 'wB', 'gpu=L4,trt=10.16.0', art),
-  ]);
+  [wA, wB] = await Promise.all([startWorker(redis.url, 'wA', 'gpu=A100,trt=10.16.0', art), startWorker(redis.url, 'wB', 'gpu=L4,trt=10.16.0', art)]);
 }, 60_000);
 
 // Each serve polls Redis; the ones a test made go away with it.
@@ -153,7 +154,10 @@ describe('build farm', () => {
     const ca = collect(svc, a.id);
     const cb = collect(svc, b.id);
     await Promise.all([ca.done, cb.done]);
-    for (const [c, worker, gpu] of [[ca, 'wA', 'A100'], [cb, 'wB', 'L4']] as const) {
+    for (const [c, worker, gpu] of [
+      [ca, 'wA', 'A100'],
+      [cb, 'wB', 'L4'],
+    ] as const) {
       const started = c.events.find((e) => e.type === 'build.started');
       expect(started?.type === 'build.started' && started.worker).toEqual({ id: worker, labels: { gpu, trt: '10.16.0' } });
       const seqs = c.events.map((e) => e.seq);
@@ -205,11 +209,17 @@ describe('build farm', () => {
     expect(fs.readdirSync(artifacts.engineStoreDir()).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(2);
     // The same matrix again: nothing is stale, nothing builds.
     const again = await matrix(opts, [{ gpu: 'A100' }, { gpu: 'L4' }]);
-    expect(again.map((f) => [f.status, !!f.reused])).toEqual([['succeeded', true], ['succeeded', true]]);
+    expect(again.map((f) => [f.status, !!f.reused])).toEqual([
+      ['succeeded', true],
+      ['succeeded', true],
+    ]);
     expect(fs.readFileSync(again[1].outputPath!).equals(fs.readFileSync(l2.outputPath!))).toBe(true);
     // A changed option makes every target's engine stale: both build.
     const changed = await matrix({ ...opts, optLevel: 1 }, [{ gpu: 'A100' }, { gpu: 'L4' }]);
-    expect(changed.map((f) => [f.status, f.reused])).toEqual([['succeeded', undefined], ['succeeded', undefined]]);
+    expect(changed.map((f) => [f.status, f.reused])).toEqual([
+      ['succeeded', undefined],
+      ['succeeded', undefined],
+    ]);
   });
 
   it('a matrix makes one build per target; a target no live worker matches stays queued and says why', async () => {
@@ -291,7 +301,7 @@ describe('build farm', () => {
     }
   });
 
-  it('one worker process for a machine\'s GPUs (--gpus sim:2): a slot per GPU, one build each, labelled by device', async () => {
+  it("one worker process for a machine's GPUs (--gpus sim:2): a slot per GPU, one build each, labelled by device", async () => {
     const slots = await startWorker(redis.url, 'wS', 'gpu=T4,trt=10.16.0', ['--gpus', 'sim:2', '--artifacts', artifacts.root]);
     try {
       expect(slots.stderr()).toMatch(/wS-gpu0 ready, labels gpu=T4,trt=10.16.0,device=0, 1 at a time/);
@@ -313,7 +323,7 @@ describe('build farm', () => {
     }
   });
 
-  it('the farm view (serve\'s farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings', async () => {
+  it("the farm view (serve's farmStatus and `farm status`): workers with labels and heartbeats, queued builds and why they wait, endings", async () => {
     const svc = await serve();
     const done = await svc.startBuild({ modelPath: model, options: sim(0.2), target: { gpu: 'A100' } });
     await svc.waitForResult(done.id);
@@ -446,7 +456,7 @@ describe('build farm', () => {
     }
   });
 
-  it('with retries: n, a lost worker\'s build runs again on another matching worker', async () => {
+  it("with retries: n, a lost worker's build runs again on another matching worker", async () => {
     const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 });
@@ -598,11 +608,12 @@ describe('build farm', () => {
       await localExit;
     }
     const out = path.join(dir, 'cli.engine');
-    const r = await collectCli(
-      spawnCli(['build', model, '-o', out, '--queue', redis.url, '--target', 'gpu=A100', '--backend', 'simulated', '--sim-duration', '0.3', '--json']),
-    );
+    const r = await collectCli(spawnCli(['build', model, '-o', out, '--queue', redis.url, '--target', 'gpu=A100', '--backend', 'simulated', '--sim-duration', '0.3', '--json']));
     expect(r.code).toBe(0);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as BuildEvent);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as BuildEvent);
     const started = events.find((e) => e.type === 'build.started');
     expect(started?.type === 'build.started' && started.worker?.id).toBe('wA');
     expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
@@ -639,7 +650,11 @@ describe('build farm', () => {
         _meta: { progressToken: 7 },
         sendNotification: async (n: { params: { progress: number; total: number; message: string } }) => void notes.push(n.params),
       }) as never;
-    const res = await runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] }, extra(new AbortController().signal));
+    const res = await runMatrixTool(
+      { service: svc, reasons: new CancelReasons() },
+      { modelPath: model, options: sim(0.3), targets: [{ gpu: 'A100' }, { gpu: 'L4' }] },
+      extra(new AbortController().signal),
+    );
     expect(res.isError).toBeFalsy();
     const out = res.structuredContent as { succeeded: number; total: number; builds: Array<{ target: Record<string, string>; status: string; buildId: string }> };
     expect([out.succeeded, out.total]).toEqual([2, 2]);
@@ -652,7 +667,11 @@ describe('build farm', () => {
     // Cancelling the request cancels every build of the matrix.
     const abort = new AbortController();
     const before = new Set(svc.listBuilds().map((b) => b.id));
-    const running = runMatrixTool({ service: svc, reasons: new CancelReasons() }, { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] }, extra(abort.signal));
+    const running = runMatrixTool(
+      { service: svc, reasons: new CancelReasons() },
+      { modelPath: model, options: sim(30), targets: [{ gpu: 'A100' }, { gpu: 'V100' }] },
+      extra(abort.signal),
+    );
     // Cancel once the matrix exists and its A100 build is running (not after a fixed sleep): the
     // abort then reaches a running build, whatever the machine's load.
     const matrix = () => svc.listBuilds().filter((b) => !before.has(b.id));

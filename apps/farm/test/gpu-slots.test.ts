@@ -19,7 +19,7 @@ describe('worker --gpus', () => {
     expect(() => parseGpus('all', () => 0)).toThrow(/no GPU found/);
   });
 
-  it('counts GPUs as CUDA will see them: CUDA_VISIBLE_DEVICES first, else the driver\'s /proc list', () => {
+  it("counts GPUs as CUDA will see them: CUDA_VISIBLE_DEVICES first, else the driver's /proc list", () => {
     const proc = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-gpus-'));
     try {
       for (const bus of ['0000:18:00.0', '0000:3b:00.0', '0000:86:00.0']) fs.mkdirSync(path.join(proc, bus));

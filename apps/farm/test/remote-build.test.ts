@@ -77,7 +77,7 @@ describe('RemoteBuild', () => {
     expect(b.subscribe(() => undefined, { afterSeq: all[59].seq }).reset).toBe(false);
   });
 
-  it('holds a busy subscriber\'s events and drops it past its backlog, like a local build', async () => {
+  it("holds a busy subscriber's events and drops it past its backlog, like a local build", async () => {
     const b = new RemoteBuild(record(), { retainEvents: 10_000 });
     b.ingest(all.slice(0, 5));
     let overflowAt: number | undefined;
@@ -96,10 +96,7 @@ describe('RemoteBuild', () => {
 
   it('a mirror of a finished build keeps nobody subscribed and answers its result', async () => {
     const fin = all[all.length - 1];
-    const b = new RemoteBuild(
-      record({ state: 'succeeded', lastSeq: fin.seq, outcome: fin as never, finishedAt: new Date().toISOString() }),
-      { retainEvents: 100 },
-    );
+    const b = new RemoteBuild(record({ state: 'succeeded', lastSeq: fin.seq, outcome: fin as never, finishedAt: new Date().toISOString() }), { retainEvents: 100 });
     const got: BuildEvent[] = [];
     const sub = b.subscribe((evs) => void got.push(...evs));
     expect(sub.snapshot.state).toBe('succeeded');

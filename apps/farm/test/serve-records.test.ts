@@ -41,11 +41,15 @@ async function finalRecordStored(id: string): Promise<FarmRecord> {
   const r = new Redis(redis.url);
   try {
     let rec: FarmRecord | undefined;
-    await until(async () => {
-      const raw = await r.hget(keys.build(id), 'record');
-      rec = raw ? (JSON.parse(raw) as FarmRecord) : undefined;
-      return rec !== undefined && FINAL_STATES.has(rec.state);
-    }, 10_000, `the final record of ${id} in Redis`);
+    await until(
+      async () => {
+        const raw = await r.hget(keys.build(id), 'record');
+        rec = raw ? (JSON.parse(raw) as FarmRecord) : undefined;
+        return rec !== undefined && FINAL_STATES.has(rec.state);
+      },
+      10_000,
+      `the final record of ${id} in Redis`,
+    );
     return rec!;
   } finally {
     r.disconnect();
@@ -140,7 +144,7 @@ describe('records serve writes itself carry the build view', () => {
     expect(view).toEqual(before);
   }, 60_000);
 
-  it('a build its worker ends without running it (the model is gone on that machine): the worker\'s record has the view too', async () => {
+  it("a build its worker ends without running it (the model is gone on that machine): the worker's record has the view too", async () => {
     const first = await serve();
     const gone = writeModel(path.join(dir, 'gone.onnx'), { layers: 3 });
     const rec = await first.startBuild({ modelPath: gone, options: sim(0.3), target: { gpu: 'LATE' } });

@@ -84,7 +84,10 @@ function sharedFiles(): string[] {
 /** No engine of a build that did not succeed, and no temp file of any writer. */
 function expectNothingHalfWritten(buildId: string): void {
   const files = sharedFiles();
-  expect(files.filter((f) => /\.tmp-|farm-tmp/.test(f)), files.join(', ')).toEqual([]);
+  expect(
+    files.filter((f) => /\.tmp-|farm-tmp/.test(f)),
+    files.join(', '),
+  ).toEqual([]);
   const out = svc.getBuild(buildId)?.outputPath;
   if (out) expect(fs.existsSync(out), out).toBe(false);
 }

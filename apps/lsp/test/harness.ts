@@ -115,7 +115,11 @@ export async function startLsp(args: string[] = [], opts: { workDoneProgress?: b
     stderr: () => err,
     watch,
     execute: (command, args, o = {}) =>
-      connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, ...(o.workDoneToken !== undefined ? { workDoneToken: o.workDoneToken } : {}) }, o.token) as Promise<any>,
+      connection.sendRequest(
+        ExecuteCommandRequest.type,
+        { command, arguments: args, ...(o.workDoneToken !== undefined ? { workDoneToken: o.workDoneToken } : {}) },
+        o.token,
+      ) as Promise<any>,
     shutdown: async () => {
       await connection.sendRequest('shutdown');
       await connection.sendNotification('exit');

@@ -84,7 +84,9 @@ describe('trtBuildStudio.build on a build farm', () => {
     const source = new CancellationTokenSource();
     const token = 'farm-matrix-cancel';
     farm.watch(token);
-    const pending = failure(farm.execute('trtBuildStudio.build', [{ modelPath: model, options: sim(60), targets: [{ gpu: 'L4' }, { gpu: 'V100' }] }], { workDoneToken: token, token: source.token }));
+    const pending = failure(
+      farm.execute('trtBuildStudio.build', [{ modelPath: model, options: sim(60), targets: [{ gpu: 'L4' }, { gpu: 'V100' }] }], { workDoneToken: token, token: source.token }),
+    );
     await waitFor('the matrix to begin', () => farm.progress.get(token)!.some((v) => v.kind === 'begin') || undefined, 20_000);
     // Let the L4 build start (the V100 one waits: no such worker).
     await new Promise((r) => setTimeout(r, 1500));

@@ -57,8 +57,16 @@ describe('the language server after a bad frame', () => {
   const cases: Array<[string, string, RegExp]> = [
     ['a negative Content-Length', 'Content-Length: -5\r\n\r\n{"jsonrpc":"2.0","id":7,"method":"shutdown"}', /Content-Length "-5" is not a byte count/],
     ['a Content-Length that is not a number', 'Content-Length: abc\r\n\r\n{"jsonrpc":"2.0","id":7,"method":"shutdown"}', /Content-Length "abc" is not a byte count/],
-    ['a header without Content-Length', 'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{"jsonrpc":"2.0","id":7,"method":"shutdown"}', /the header has no Content-Length/],
-    ['a Content-Length of 99999999999 with no such body', 'Content-Length: 99999999999\r\n\r\n{"jsonrpc":"2.0"', /a message of 99999999999 bytes exceeds the limit of 8388608 bytes/],
+    [
+      'a header without Content-Length',
+      'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{"jsonrpc":"2.0","id":7,"method":"shutdown"}',
+      /the header has no Content-Length/,
+    ],
+    [
+      'a Content-Length of 99999999999 with no such body',
+      'Content-Length: 99999999999\r\n\r\n{"jsonrpc":"2.0"',
+      /a message of 99999999999 bytes exceeds the limit of 8388608 bytes/,
+    ],
     ['a header line that is not "Name: value"', 'hello there\r\n\r\n', /header line "hello there" is not "Name: value"/],
     ['a header that never ends', 'X'.repeat(20_000), /no blank line ends the header within 8192 bytes/],
   ];
@@ -109,7 +117,8 @@ describe('the language server after a bad frame', () => {
     const s = start(['--max-message-mib', '1']);
     await write(s, INIT);
     await answer(s, 1);
-    const pad = (n: number) => `{"jsonrpc":"2.0","id":${n},"method":"workspace/executeCommand","params":{"command":"trtBuildStudio.backends","arguments":[],"pad":"${'p'.repeat(n === 2 ? 1000 : 1024 * 1024)}"}}`;
+    const pad = (n: number) =>
+      `{"jsonrpc":"2.0","id":${n},"method":"workspace/executeCommand","params":{"command":"trtBuildStudio.backends","arguments":[],"pad":"${'p'.repeat(n === 2 ? 1000 : 1024 * 1024)}"}}`;
     await write(s, frame(pad(2)));
     expect((await answer(s, 2)).result.backends).toBeDefined();
     await write(s, frame(pad(3)));

@@ -30,7 +30,10 @@ describe('the server under malformed input', () => {
       ].join(''),
     );
     const answers = await waitFor('five answers', () => {
-      const bodies = out.split(/Content-Length: \d+\r\n\r\n/).filter(Boolean).map((b) => JSON.parse(b));
+      const bodies = out
+        .split(/Content-Length: \d+\r\n\r\n/)
+        .filter(Boolean)
+        .map((b) => JSON.parse(b));
       return bodies.filter((b) => b.id !== undefined).length >= 5 ? bodies : undefined;
     });
     const byId = new Map(answers.filter((a) => a.id !== undefined).map((a) => [a.id, a]));

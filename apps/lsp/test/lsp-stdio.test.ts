@@ -138,7 +138,11 @@ describe('trtBuildStudio.build', () => {
     });
     const values = lsp.progress.get(token)!;
     // Heartbeats every 0.5 s while the builder says nothing: several "still building" reports.
-    await waitFor('heartbeat reports in the silent stretch', () => values.filter((v) => v.kind === 'report' && /still building/.test((v as { message?: string }).message ?? '')).length >= 3 || undefined, 20_000);
+    await waitFor(
+      'heartbeat reports in the silent stretch',
+      () => values.filter((v) => v.kind === 'report' && /still building/.test((v as { message?: string }).message ?? '')).length >= 3 || undefined,
+      20_000,
+    );
     const workers = childPids(lsp.pid);
     expect(workers.length).toBeGreaterThan(0);
     const sentAt = Date.now();
@@ -161,7 +165,9 @@ describe('trtBuildStudio.build', () => {
     const source = new CancellationTokenSource();
     const token = 'client-token-cancel-request';
     lsp.watch(token);
-    const pending = failure(lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: out, options: sim({ simDuration: 30 }) }], { workDoneToken: token, token: source.token }));
+    const pending = failure(
+      lsp.execute('trtBuildStudio.build', [{ modelPath: small, outputPath: out, options: sim({ simDuration: 30 }) }], { workDoneToken: token, token: source.token }),
+    );
     const values = lsp.progress.get(token)!;
     await waitFor('the build to report a phase', () => values.some((v) => v.kind === 'report' && (v as { message?: string }).message?.includes(' › ')) || undefined, 20_000);
     const sentAt = Date.now();

@@ -10,7 +10,7 @@ import { RisingPercentage, RUNNING_CAP } from '../percentage.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from '../work-done.js';
 
 describe('RisingPercentage', () => {
-  it('is the build view\'s fraction in whole percent, never falling, below 100 until the engine is written', () => {
+  it("is the build view's fraction in whole percent, never falling, below 100 until the engine is written", () => {
     const view = new BuildView('b-test');
     const pct = new RisingPercentage();
     const shown: number[] = [];
@@ -81,7 +81,7 @@ describe('phaseRows', () => {
   const finish = (t: number, id: number, stepsDone = 1) => ev(t, { type: 'phase.finish', id, stepsDone, early: false });
   const step = (t: number, id: number, stepsDone: number) => ev(t, { type: 'phase.step', id, step: stepsDone - 1, stepsDone });
 
-  it('are the build view\'s rows: by name path, depth first, siblings in start order, with counts', () => {
+  it("are the build view's rows: by name path, depth first, siblings in start order, with counts", () => {
     const view = new BuildView('b');
     for (const e of [
       start(0, 1, null, 'Building engine', 6),
@@ -94,7 +94,8 @@ describe('phaseRows', () => {
       start(3, 4, 2, 'Measure', 4),
       step(3.5, 4, 1),
       finish(5, 2),
-    ]) view.apply(e);
+    ])
+      view.apply(e);
     const rows = phaseRows(view, 10);
     expect(rows.map((r) => r.path.join('/'))).toEqual(['Building engine', 'Building engine/Fusing', 'Building engine/Timing', 'Building engine/Timing/Measure']);
     // "Timing" finished at 5 while its child was still open (TensorRT does that): the child stays open.

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ADDON_FILE, resolveAppLayout, unpackedPath } from '../app-paths.js';
 
 describe('app layout', () => {
-  it('in development, points into the repo and leaves the addon to the worker\'s own lookup', () => {
+  it("in development, points into the repo and leaves the addon to the worker's own lookup", () => {
     const l = resolveAppLayout('/repo', '/repo/dist/apps/main', false, {});
     expect(l).toEqual({
       rendererDir: '/repo/dist/renderer',
@@ -16,7 +16,7 @@ describe('app layout', () => {
     });
   });
 
-  it('when packaged, hands the worker the unpacked addon\'s real path', () => {
+  it("when packaged, hands the worker the unpacked addon's real path", () => {
     const resources = mkdtempSync(path.join(os.tmpdir(), 'tbs-res-'));
     const asar = path.join(resources, 'app.asar');
     const addonDir = path.join(`${asar}.unpacked`, 'build', 'native', 'Release');

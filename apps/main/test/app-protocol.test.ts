@@ -35,12 +35,7 @@ describe('app:// protocol handler', () => {
   });
 
   it('never serves a file outside the renderer folder', async () => {
-    for (const url of [
-      'app://studio/..%2fsecret.txt',
-      'app://studio/%2e%2e/secret.txt',
-      'app://studio/assets/..%2f..%2fsecret.txt',
-      'app://studio/%2e%2e%5csecret.txt',
-    ]) {
+    for (const url of ['app://studio/..%2fsecret.txt', 'app://studio/%2e%2e/secret.txt', 'app://studio/assets/..%2f..%2fsecret.txt', 'app://studio/%2e%2e%5csecret.txt']) {
       const res = await get(url);
       expect([403, 404], url).toContain(res.status);
       expect(await res.text()).not.toContain('secret');

@@ -78,9 +78,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     return res.value;
   };
   const streamFor = (subscriptionId: string) =>
-    win.webContents.sent
-      .filter(([ch, m]) => ch === PUSH.buildStream && (m as BuildStreamMessage).subscriptionId === subscriptionId)
-      .map(([, m]) => m as BuildStreamMessage);
+    win.webContents.sent.filter(([ch, m]) => ch === PUSH.buildStream && (m as BuildStreamMessage).subscriptionId === subscriptionId).map(([, m]) => m as BuildStreamMessage);
 
   beforeAll(async () => {
     const argv = process.argv;
@@ -156,7 +154,9 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(ref.summary.nodeCount).toBeGreaterThan(0);
     expect(await call<string[]>(INVOKE.recentModels)).toEqual([model]);
     expect(e.app.recentDocuments).toEqual([model]);
-    const recent = e.Menu.getApplicationMenu()!.template.flatMap((m) => (m.submenu as Array<{ id?: string; submenu?: Array<{ label: string }> }>) ?? []).find((i) => i.id === 'recent');
+    const recent = e.Menu.getApplicationMenu()!
+      .template.flatMap((m) => (m.submenu as Array<{ id?: string; submenu?: Array<{ label: string }> }>) ?? [])
+      .find((i) => i.id === 'recent');
     expect(recent?.submenu?.map((i) => i.label)).toEqual([model]);
   });
 

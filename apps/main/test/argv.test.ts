@@ -14,7 +14,7 @@ describe('model path from the command line', () => {
     expect(modelPathFromArgv(['/opt/app', '--open=/x.onnx'], '/work', true)).toBeNull();
   });
 
-  it('resolves a second instance\'s path against that instance\'s working directory', () => {
+  it("resolves a second instance's path against that instance's working directory", () => {
     expect(modelPathFromArgv(['/opt/app', '../m.onnx'], '/home/u/proj', true)).toBe('/home/u/m.onnx');
   });
 });
@@ -47,7 +47,7 @@ describe('file URLs from the file manager (.desktop Exec=… %U)', () => {
     expect(modelPathFromArgv(['/opt/app', 'https://example.com/a.onnx', 'file:///b%20c.onnx'], '/', true)).toBe('/b c.onnx');
   });
 
-  it('decodes the argv a second instance forwards the same way, against that instance\'s cwd', () => {
+  it("decodes the argv a second instance forwards the same way, against that instance's cwd", () => {
     // 'second-instance' hands over the other process's argv and cwd; main.ts passes both here.
     expect(modelPathFromArgv(['/opt/app', '--no-sandbox', 'file:///home/v/Second%20One.onnx'], '/home/v', true)).toBe('/home/v/Second One.onnx');
   });

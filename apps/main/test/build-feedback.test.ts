@@ -9,8 +9,7 @@ const ev = (body: EventBody): BuildEvent => ({ v: 1, buildId: 'b1', seq: seq++, 
 const start = (id: number, parentId: number | null, nbSteps: number) => ev({ type: 'phase.start', id, parentId, name: `p${id}`, nbSteps, instance: 0 });
 const step = (id: number, stepsDone: number) => ev({ type: 'phase.step', id, step: stepsDone - 1, stepsDone });
 const finish = (id: number, stepsDone: number, early = false) => ev({ type: 'phase.finish', id, stepsDone, early });
-const done = (status: 'succeeded' | 'cancelled' | 'failed' | 'crashed', error?: string) =>
-  ev({ type: 'build.finished', status, durationMs: 12_345, ...(error ? { error } : {}) });
+const done = (status: 'succeeded' | 'cancelled' | 'failed' | 'crashed', error?: string) => ev({ type: 'build.finished', status, durationMs: 12_345, ...(error ? { error } : {}) });
 
 describe('build feedback outside the page', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -55,7 +54,10 @@ describe('build feedback outside the page', () => {
     t.emit([step(1, 3)]);
     // Throttled: one redraw for both batches.
     vi.advanceTimersByTime(100);
-    expect(t.progress).toEqual([[0.01, 'normal'], [0.75, 'normal']]);
+    expect(t.progress).toEqual([
+      [0.01, 'normal'],
+      [0.75, 'normal'],
+    ]);
     expect(t.progress.every(([p, mode]) => mode !== 'indeterminate' && p <= 1)).toBe(true);
     t.emit([done('succeeded')]);
     expect(t.progress.at(-1)).toEqual([-1, 'none']);
@@ -102,7 +104,7 @@ describe('build feedback outside the page', () => {
     expect(t.notes).toEqual([['Build crashed', 'resnet.onnx after 900 ms — worker died (crashed in Building engine › Timing tactics)']]);
   });
 
-  it('shows the build view\'s fraction, which never falls while nested phases restart', () => {
+  it("shows the build view's fraction, which never falls while nested phases restart", () => {
     const t = setup(true);
     t.fb.track('b1', '/m/resnet.onnx');
     // 1 of 4 outer steps, its child half way: (1 + 0.5) / 4.

@@ -163,7 +163,7 @@ describe('SubscriptionHub', () => {
     expect(t.sent).toEqual([]);
   });
 
-  it('releases a window\'s subscriptions when it goes away, and stops sending to a destroyed one', () => {
+  it("releases a window's subscriptions when it goes away, and stops sending to a destroyed one", () => {
     const svc = fakeService();
     const hub = new SubscriptionHub(svc);
     const a = target(1);

@@ -53,7 +53,10 @@ function setup() {
   const engine = path.join(dir, 'b1.engine');
   writeFileSync(engine, Buffer.alloc(100_000, 7));
 
-  const builds = new Map<string, BuildRecord>([['b1', record('b1', { state: 'succeeded', engineAvailable: true })], ['b2', record('b2', { state: 'failed' })]]);
+  const builds = new Map<string, BuildRecord>([
+    ['b1', record('b1', { state: 'succeeded', engineAvailable: true })],
+    ['b2', record('b2', { state: 'failed' })],
+  ]);
   const service = {
     listBackends: vi.fn(async () => [{ name: 'simulated' as const, available: true }]),
     inspectModel: vi.fn(async (p: string) => {
@@ -77,7 +80,10 @@ function setup() {
     waitForResult: vi.fn(),
     enginePath: vi.fn((id: string) => (id === 'b1' ? engine : undefined)),
     listEngines: vi.fn(() => [{ name: 'm.sim.10.16.engine', bytes: 5, modifiedAt: new Date(0).toISOString(), buildId: 'b1', simulated: true }]),
-    deleteEngines: vi.fn((names: string[]) => ({ deleted: names.filter((n) => n.endsWith('.engine')), refused: names.filter((n) => !n.endsWith('.engine')).map((name) => ({ name, reason: 'not an engine file (.engine)' })) })),
+    deleteEngines: vi.fn((names: string[]) => ({
+      deleted: names.filter((n) => n.endsWith('.engine')),
+      refused: names.filter((n) => !n.endsWith('.engine')).map((name) => ({ name, reason: 'not an engine file (.engine)' })),
+    })),
     shutdown: vi.fn(async () => undefined),
   } satisfies BuildServiceApi;
 
@@ -189,7 +195,7 @@ describe('what may be sent', () => {
     expect(t.service.inspectModel).not.toHaveBeenCalled();
   });
 
-  it('gives the service\'s own message for a bad model', async () => {
+  it("gives the service's own message for a bad model", async () => {
     const err = errorOf(await t.call(INVOKE.openModelPath, { path: path.join(t.dir, 'bad.onnx') }));
     expect(err).toEqual({ code: 'bad_model', message: 'bad.onnx is not an ONNX model (truncated protobuf)' });
   });
@@ -277,7 +283,10 @@ describe('builds', () => {
 
   it('streams a snapshot to the subscribing frame, and reports unknown builds', async () => {
     expect(await t.call(INVOKE.subscribe, { subscriptionId: 's1', buildId: 'b1' })).toEqual({ ok: true, value: null });
-    expect(t.window.sent[0]).toEqual([PUSH.buildStream, { subscriptionId: 's1', kind: 'snapshot', record: expect.objectContaining({ id: 'b1' }), view: expect.objectContaining({ buildId: 'b1' }) }]);
+    expect(t.window.sent[0]).toEqual([
+      PUSH.buildStream,
+      { subscriptionId: 's1', kind: 'snapshot', record: expect.objectContaining({ id: 'b1' }), view: expect.objectContaining({ buildId: 'b1' }) },
+    ]);
     expect(errorOf(await t.call(INVOKE.subscribe, { subscriptionId: 's2', buildId: 'zz' })).code).toBe('not_found');
   });
 });
@@ -289,7 +298,7 @@ describe('saving the engine', () => {
     expect(readdirSync(t.dir).sort()).toEqual(['b1.engine', 'model.onnx']);
   });
 
-  it('suggests the model\'s name with the output\'s own extensions', async () => {
+  it("suggests the model's name with the output's own extensions", async () => {
     const sim = path.join(t.dir, 'model-b7.simulated.engine');
     writeFileSync(sim, 'SIMULATED');
     t.service.enginePath.mockImplementation((id: string) => (id === 'b1' ? sim : undefined));

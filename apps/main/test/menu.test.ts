@@ -32,13 +32,17 @@ describe('application menu', () => {
   });
 
   it('no menu item takes a bare Escape (it would stop a build from any picker or field)', () => {
-    const accels = make().items.map((i) => i.accelerator).filter(Boolean);
+    const accels = make()
+      .items.map((i) => i.accelerator)
+      .filter(Boolean);
     expect(accels).not.toContain('Escape');
     expect(accels).not.toContain('Esc');
   });
 
   it('accelerators are unique', () => {
-    const accels = make().items.map((i) => i.accelerator).filter(Boolean);
+    const accels = make()
+      .items.map((i) => i.accelerator)
+      .filter(Boolean);
     expect(new Set(accels).size).toBe(accels.length);
   });
 

@@ -25,7 +25,10 @@ describe('notifications', () => {
     const n = createNotifier(FakeNotification, onClick);
     n.notify('Build succeeded', 'resnet.onnx after 3.0 s');
     n.notify('Build failed', 'x.onnx after 1.0 s');
-    expect(FakeNotification.made.map((m) => [m.options.title, m.shown])).toEqual([['Build succeeded', true], ['Build failed', true]]);
+    expect(FakeNotification.made.map((m) => [m.options.title, m.shown])).toEqual([
+      ['Build succeeded', true],
+      ['Build failed', true],
+    ]);
     expect(n.live).toBe(2);
     FakeNotification.made[0].emit('click');
     expect(onClick).toHaveBeenCalledTimes(1);

@@ -179,8 +179,14 @@ describe('electron-builder.yml and package.json', () => {
     if (existsSync(packAddon)) {
       for (const f of addonRuntimeFiles(packAddon)) {
         const rel = `build/native/Release/${f}`;
-        expect(config.files.some((g) => globToRegExp(g).test(rel)), rel).toBe(true);
-        expect(config.asarUnpack.some((g) => globToRegExp(g).test(rel)), rel).toBe(true);
+        expect(
+          config.files.some((g) => globToRegExp(g).test(rel)),
+          rel,
+        ).toBe(true);
+        expect(
+          config.asarUnpack.some((g) => globToRegExp(g).test(rel)),
+          rel,
+        ).toBe(true);
       }
     }
   });
@@ -229,7 +235,10 @@ describe('electron-builder.yml and package.json', () => {
  */
 function copyProductionDependencies(dest: string): string[] {
   const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' });
-  const dirs = out.split('\n').map((l) => l.trim()).filter((l) => l && path.resolve(l) !== ROOT);
+  const dirs = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && path.resolve(l) !== ROOT);
   for (const dir of dirs) {
     const rel = path.relative(ROOT, dir);
     if (!rel.startsWith('node_modules')) throw new Error(`npm ls listed a dependency outside node_modules: ${dir}`);
@@ -335,7 +344,9 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
     expect(files.has(`/${path.dirname(ADDON)}/${f}`), `${f} is in app.asar's listing`).toBe(true);
   }
   // Nothing that only serves development.
-  const leaks = [...files].filter((f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs|packaging)\//.test(f) && !f.startsWith('/node_modules/') && f !== '/packaging/icon.png');
+  const leaks = [...files].filter(
+    (f) => /\.map$|\/test\/|\.test\.js$|^\/(apps|native|e2e|docs|packaging)\//.test(f) && !f.startsWith('/node_modules/') && f !== '/packaging/icon.png',
+  );
   expect(leaks).toEqual([]);
   // The window icon (app-paths.ts iconPath) is inside the app.
   expect(files).toContain('/packaging/icon.png');
@@ -351,7 +362,11 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
     const { name, version } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; version: string };
     return `${name}@${version}`;
   };
-  const packedDeps = new Set([...files].filter((f) => /^\/node_modules\/.+\/package\.json$/.test(f) && /(^|\/)node_modules\/(@[^/]+\/)?[^/@]+\/package\.json$/.test(f)).map((f) => versionOf(path.join(extracted, path.dirname(f)))));
+  const packedDeps = new Set(
+    [...files]
+      .filter((f) => /^\/node_modules\/.+\/package\.json$/.test(f) && /(^|\/)node_modules\/(@[^/]+\/)?[^/@]+\/package\.json$/.test(f))
+      .map((f) => versionOf(path.join(extracted, path.dirname(f)))),
+  );
   const needed = deps.map((d) => versionOf(path.join(stage, d))).filter((d) => !/^(@types\/|csstype@)/.test(d));
   expect(needed.length).toBeGreaterThan(20);
   expect(needed.filter((d) => !packedDeps.has(d))).toEqual([]);
@@ -388,7 +403,12 @@ function checkDeb({ fpm }: Packed): void {
   const desktopPath = `/usr/share/applications/${pkg.desktopName}`;
   const entry = fpm.files[desktopPath];
   expect(entry, `no ${desktopPath} in ${Object.keys(fpm.files).join(', ')}`).toBeDefined();
-  const fields = Object.fromEntries(entry.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const fields = Object.fromEntries(
+    entry
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   expect(fields.StartupWMClass).toBe(pkg.desktopName!.replace(/\.desktop$/, ''));
   expect(fields.Name).toBe(pkg.productName);
   expect(fields.Icon).toBe(config.linux.executableName);

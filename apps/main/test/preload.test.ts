@@ -63,7 +63,10 @@ function runPreload(answer: (channel: string, payload: unknown) => IpcResult<unk
       },
       on: (channel: string, fn: (e: unknown, m: unknown) => void) => void listeners.set(channel, [...(listeners.get(channel) ?? []), fn]),
       removeListener: (channel: string, fn: (e: unknown, m: unknown) => void) =>
-        void listeners.set(channel, (listeners.get(channel) ?? []).filter((f) => f !== fn)),
+        void listeners.set(
+          channel,
+          (listeners.get(channel) ?? []).filter((f) => f !== fn),
+        ),
     },
     webUtils: { getPathForFile: (f: { fakePath?: string }) => f.fakePath ?? '' },
   };
@@ -137,7 +140,10 @@ describe('preload', () => {
     const p = runPreload((channel) => ok(channel === INVOKE.listEngines ? [{ name: 'a.engine' }] : { deleted: ['a.engine'], refused: [] }));
     expect(await p.api.listEngines!()).toEqual([{ name: 'a.engine' }]);
     expect(await p.api.deleteEngines!(['a.engine'])).toEqual({ deleted: ['a.engine'], refused: [] });
-    expect(p.invoked).toEqual([[INVOKE.listEngines, undefined], [INVOKE.deleteEngines, { names: ['a.engine'] }]]);
+    expect(p.invoked).toEqual([
+      [INVOKE.listEngines, undefined],
+      [INVOKE.deleteEngines, { names: ['a.engine'] }],
+    ]);
   });
 
   it('resolves a dropped file to its path in the preload, and refuses one without a path', async () => {

@@ -125,7 +125,14 @@ describe('quitting while a build runs asks first', () => {
     const app = new FakeApp();
     const logs: string[] = [];
     const svc = service();
-    const guard = installQuitGuard({ app, service: svc, killWorkers: async () => undefined, isBuilding: () => true, confirmStop: async () => Promise.reject(new Error('no display')), log: (m) => logs.push(m) });
+    const guard = installQuitGuard({
+      app,
+      service: svc,
+      killWorkers: async () => undefined,
+      isBuilding: () => true,
+      confirmStop: async () => Promise.reject(new Error('no display')),
+      log: (m) => logs.push(m),
+    });
     app.quit();
     await vi.waitFor(() => expect(logs.join()).toContain('no display'));
     expect(guard.state).toBe('idle');

@@ -107,17 +107,19 @@ function resolveImportCondition(spec: string, from: string): string | null {
 
 function pickExport(exportsField: unknown, sub: string): string | null {
   if (exportsField === null || exportsField === undefined) return null;
-  const map = typeof exportsField === 'string' || Array.isArray(exportsField) || !Object.keys(exportsField as object).some((k) => k.startsWith('.'))
-    ? { '.': exportsField }
-    : (exportsField as Record<string, unknown>);
+  const map =
+    typeof exportsField === 'string' || Array.isArray(exportsField) || !Object.keys(exportsField as object).some((k) => k.startsWith('.'))
+      ? { '.': exportsField }
+      : (exportsField as Record<string, unknown>);
   const conditional = (v: unknown): string | null => {
     if (typeof v === 'string') return v;
     if (Array.isArray(v)) return v.map(conditional).find((x) => x) ?? null;
     if (v && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) if (['import', 'node', 'default'].includes(k)) {
-        const r = conditional(x);
-        if (r) return r;
-      }
+      for (const [k, x] of Object.entries(v))
+        if (['import', 'node', 'default'].includes(k)) {
+          const r = conditional(x);
+          if (r) return r;
+        }
     }
     return null;
   };

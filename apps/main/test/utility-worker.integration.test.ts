@@ -9,7 +9,13 @@ import { writeModel, tempDir } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { emulatedFork, isAlive } from './emulated-utility-process.js';
 
-vi.mock('electron', () => ({ utilityProcess: { fork: () => { throw new Error('emulated below'); } } }));
+vi.mock('electron', () => ({
+  utilityProcess: {
+    fork: () => {
+      throw new Error('emulated below');
+    },
+  },
+}));
 
 const { createUtilityLauncher } = await import('../worker-launcher.js');
 const { installQuitGuard } = await import('../quit-guard.js');
@@ -90,7 +96,8 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
     const goneFork = (p: string, a: string[], o: { env?: Record<string, string>; serviceName?: string }) => {
       const child = emulatedFork(p, a, o) as unknown as EventEmitter;
       child.once('exit', (code: number) => {
-        if (code !== 0) setTimeout(() => app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: code, serviceName: 'node.mojom.NodeService', name: o.serviceName }), 5);
+        if (code !== 0)
+          setTimeout(() => app.emit('child-process-gone', {}, { type: 'Utility', reason: 'oom', exitCode: code, serviceName: 'node.mojom.NodeService', name: o.serviceName }), 5);
       });
       return child;
     };
@@ -141,7 +148,12 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
     const app = Object.assign(new EventEmitter(), {
       exited: false,
       quit() {
-        const e = { prevented: false, preventDefault() { this.prevented = true; } };
+        const e = {
+          prevented: false,
+          preventDefault() {
+            this.prevented = true;
+          },
+        };
         app.emit('before-quit', e);
         if (!e.prevented) app.exited = true;
       },

@@ -108,10 +108,7 @@ describe('session hardening', () => {
     const ses = new FakeSession();
     hardenSession(ses as never);
     const cb = vi.fn();
-    ses.headersListener?.(
-      { responseHeaders: { 'content-security-policy': ["default-src *; script-src 'unsafe-eval'"], 'X-Other': ['1'] } },
-      cb,
-    );
+    ses.headersListener?.({ responseHeaders: { 'content-security-policy': ["default-src *; script-src 'unsafe-eval'"], 'X-Other': ['1'] } }, cb);
     const headers = cb.mock.calls[0][0].responseHeaders as Record<string, string[]>;
     const csp = Object.entries(headers).filter(([k]) => k.toLowerCase() === 'content-security-policy');
     expect(csp).toEqual([['Content-Security-Policy', [CONTENT_SECURITY_POLICY]]]);

@@ -87,11 +87,9 @@ describe('MCP server over stdio', () => {
     fs.mkdirSync(path.dirname(out), { recursive: true });
     const cache = path.join(dir, 'timing.cache');
     const updates: Progress[] = [];
-    const r = await srv.client.callTool(
-      { name: 'build_engine', arguments: { modelPath: small, outputPath: out, options: sim({ timingCache: cache }) } },
-      undefined,
-      { onprogress: (p) => updates.push(p) },
-    );
+    const r = await srv.client.callTool({ name: 'build_engine', arguments: { modelPath: small, outputPath: out, options: sim({ timingCache: cache }) } }, undefined, {
+      onprogress: (p) => updates.push(p),
+    });
     expect(r.isError, textOf(r)).toBeFalsy();
     const res = r.structuredContent as BuildResultOut;
     expect(res.status).toBe('succeeded');
@@ -110,7 +108,9 @@ describe('MCP server over stdio', () => {
     expect(updates.slice(0, -1).every((u) => u.total === undefined)).toBe(true);
     // ≤ ~4 per second over the build, plus the first and the last.
     expect(updates.length).toBeLessThanOrEqual(Math.ceil((res.durationMs / 1000) * 4) + 3);
-    const phaseLines = updates.filter((u) => /^Building engine \d+\/6( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ m?s ago( \([^)]*\))?( · about .*)?$/.test(u.message ?? ''));
+    const phaseLines = updates.filter((u) =>
+      /^Building engine \d+\/6( › [^·]+)? \d+\/\d+ · last TensorRT callback [\d.]+ m?s ago( \([^)]*\))?( · about .*)?$/.test(u.message ?? ''),
+    );
     expect(phaseLines.length, updates.map((u) => u.message).join('\n')).toBeGreaterThan(0);
     // The last notification repeats the result. The server pauses between the two writes, but a
     // loaded client can still read both at once and drop the notification (SDK issue #2580).
@@ -180,7 +180,7 @@ describe('MCP server over stdio', () => {
     expect(final.state).toBe('cancelled');
     expect(final.cancelReason).toBe('user');
     expect(final.outcome?.status).toBe('cancelled');
-    expect(final.message).toContain('cancelled at the caller\'s request');
+    expect(final.message).toContain("cancelled at the caller's request");
     // A hang of up to 60 s was interrupted: the cancel did not wait for the step to end by itself.
     expect(Date.now() - abortedAt).toBeLessThan(5000);
     expect(final.outcome!.durationMs).toBeLessThan(20_000);
@@ -223,7 +223,7 @@ describe('MCP server over stdio', () => {
     if (process.env.MCP_CAPTURE) fs.writeFileSync(`${process.env.MCP_CAPTURE}.budget.json`, JSON.stringify({ updates, result: res }, null, 2));
   });
 
-  it('keeps a silent build\'s request alive with heartbeats when progress resets the client timeout', async () => {
+  it("keeps a silent build's request alive with heartbeats when progress resets the client timeout", async () => {
     // 2 s client timeout, a hang far longer than that: only heartbeats (every 1 s here) arrive.
     const r = await srv.client.callTool(
       {
@@ -248,12 +248,15 @@ describe('MCP server over stdio', () => {
     expect((r.structuredContent as BuildResultOut).status).toBe('crashed');
     expect(fs.existsSync(out)).toBe(false);
 
-    const next = await srv.client.callTool({ name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, 'after-crash.engine'), options: sim({ simDuration: 0.3 }) } });
+    const next = await srv.client.callTool({
+      name: 'build_engine',
+      arguments: { modelPath: small, outputPath: path.join(dir, 'after-crash.engine'), options: sim({ simDuration: 0.3 }) },
+    });
     expect(next.isError, textOf(next)).toBeFalsy();
     expect((next.structuredContent as BuildResultOut).status).toBe('succeeded');
   });
 
-  it('reports a failed build as a tool error with the backend\'s reason', async () => {
+  it("reports a failed build as a tool error with the backend's reason", async () => {
     const r = await srv.client.callTool({
       name: 'build_engine',
       arguments: { modelPath: small, outputPath: path.join(dir, 'fail.engine'), options: sim({ simFault: 'fail@Computing profile costs' }) },
@@ -292,7 +295,9 @@ describe('MCP server over stdio', () => {
     const fifo = path.join(dir, 'out.fifo');
     execFileSync('mkfifo', [fifo]);
     const before = fs.lstatSync(fifo);
-    expect(await invalid('build_engine', { modelPath: small, outputPath: fifo, options: sim() })).toMatch(/out\.fifo is a FIFO \(named pipe\), not a regular file; it is left untouched/);
+    expect(await invalid('build_engine', { modelPath: small, outputPath: fifo, options: sim() })).toMatch(
+      /out\.fifo is a FIFO \(named pipe\), not a regular file; it is left untouched/,
+    );
     expect(await invalid('start_build', { modelPath: small, outputPath: '/dev/null', options: sim() })).toMatch(/\/dev\/null is a character device/);
     expect(fs.lstatSync(fifo)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs, size: 0 });
     expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
@@ -386,11 +391,9 @@ describe('MCP server queueing', () => {
     const first: Progress[] = [];
     const second: Progress[] = [];
     const run = (name: string, updates: Progress[]) =>
-      srv.client.callTool(
-        { name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, `${name}.engine`), options: sim({ simDuration: 0.8 }) } },
-        undefined,
-        { onprogress: (p) => updates.push(p) },
-      );
+      srv.client.callTool({ name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, `${name}.engine`), options: sim({ simDuration: 0.8 }) } }, undefined, {
+        onprogress: (p) => updates.push(p),
+      });
     const a = run('queue-a', first);
     await waitFor('the first build to report', () => first.length > 0 || undefined);
     const b = run('queue-b', second);
@@ -462,7 +465,10 @@ describe('MCP server shutdown', () => {
     const s = await startServer(['--output-dir', path.join(dir, 'engines')]);
     let seen = false;
     const call = s.client.callTool(
-      { name: 'build_engine', arguments: { modelPath: small, outputPath: path.join(dir, 'sigterm.engine'), options: sim({ simDuration: 30, simFault: 'hang@Timing graph nodes' }) } },
+      {
+        name: 'build_engine',
+        arguments: { modelPath: small, outputPath: path.join(dir, 'sigterm.engine'), options: sim({ simDuration: 30, simFault: 'hang@Timing graph nodes' }) },
+      },
       undefined,
       { onprogress: (p) => (seen ||= /Building engine/.test(p.message ?? '')) },
     );

@@ -27,8 +27,7 @@ it('writes only JSON-RPC to stdout through a whole build, and survives a malform
   const lines: string[] = [];
   readline.createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
   const send = (msg: unknown) => child.stdin.write(`${JSON.stringify(msg)}\n`);
-  const response = async (id: number) =>
-    waitFor(`response ${id}`, () => lines.map((l) => JSON.parse(l)).find((m) => m.id === id && !m.method), 20_000);
+  const response = async (id: number) => waitFor(`response ${id}`, () => lines.map((l) => JSON.parse(l)).find((m) => m.id === id && !m.method), 20_000);
 
   child.stdin.write('this is not JSON-RPC\n');
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
@@ -61,7 +60,7 @@ it('writes only JSON-RPC to stdout through a whole build, and survives a malform
   expect(stderr).toMatch(/succeeded in/);
 
   child.stdin.end();
-  await waitFor('the server to exit', () => (child.exitCode !== null || !isAlive(child.pid!)) || undefined, 10_000);
+  await waitFor('the server to exit', () => child.exitCode !== null || !isAlive(child.pid!) || undefined, 10_000);
   expect(child.exitCode).toBe(0);
 });
 
@@ -145,7 +144,7 @@ it('answers every invalid line with the JSON-RPC error it calls for and keeps se
     expect(stderr).toMatch(/invalid JSON-RPC/);
 
     child.stdin.end();
-    await waitFor('the server to exit', () => (child.exitCode !== null || !isAlive(child.pid!)) || undefined, 10_000);
+    await waitFor('the server to exit', () => child.exitCode !== null || !isAlive(child.pid!) || undefined, 10_000);
     expect(child.exitCode).toBe(0);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');

@@ -26,8 +26,7 @@ describe('summarizePhases over the build view', () => {
   const end = events.at(-1)!.t;
   const starts = events.filter((e) => e.type === 'phase.start');
   /** Start and finish time of every instance of a name. */
-  const spansOf = (name: string) =>
-    starts.filter((e) => e.name === name).map((e) => [e.t, events.find((f) => f.type === 'phase.finish' && f.id === (e as { id: number }).id)!.t]);
+  const spansOf = (name: string) => starts.filter((e) => e.name === name).map((e) => [e.t, events.find((f) => f.type === 'phase.finish' && f.id === (e as { id: number }).id)!.t]);
 
   it('groups repeated phases by path and ranks by wall time', () => {
     const s = summarizePhases(viewOf(events), end, 10);
@@ -110,7 +109,9 @@ describe('tool results', () => {
     const started = { ...record, state: 'cancelled' as const, startedAt: new Date(1000).toISOString(), finishedAt: new Date(4020).toISOString() };
     const out = buildResult(started, cancelled, 'timeout', 3);
     expect(out.cancelReason).toBe('timeout');
-    expect(out.message).toMatch(/^Build b-test cancelled after 3\.0 s, [\d.]+ m?s of it in the builder \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/);
+    expect(out.message).toMatch(
+      /^Build b-test cancelled after 3\.0 s, [\d.]+ m?s of it in the builder \(time budget of 3s exhausted\), stopped 12 ms after the request; no engine was written$/,
+    );
     const user = buildResult(started, { ...cancelled, cancelLatencyMs: 0.31 }, 'user');
     expect(user.message).toMatch(/^Build b-test cancelled after [\d.]+ m?s \(cancelled at the caller's request\), stopped 0\.31 ms after the request;/);
     expect(out.outputPath).toBeUndefined();
@@ -126,7 +127,13 @@ describe('tool results', () => {
     expect(BuildResultOut.parse(out)).toEqual(out);
     expect(out).toMatchObject({ status: 'cancelled', cancelReason: 'memory', memory, memoryStop, error });
     expect(out.message).toContain(`(it passed its memory limit): ${error}`);
-    const oom = { ...finished, status: 'crashed' as const, error: 'killed by the out-of-memory killer at Building engine, peak 3.9 GiB of 4 GiB', oomKill: { limitBytes: 4 * GiB }, memory };
+    const oom = {
+      ...finished,
+      status: 'crashed' as const,
+      error: 'killed by the out-of-memory killer at Building engine, peak 3.9 GiB of 4 GiB',
+      oomKill: { limitBytes: 4 * GiB },
+      memory,
+    };
     const state = buildState({ ...record, state: 'crashed', outcome: oom }, undefined, Date.now());
     expect(BuildStateOut.parse(state)).toEqual(state);
     expect(state.outcome).toMatchObject({ oomKill: { limitBytes: 4 * GiB }, memory });

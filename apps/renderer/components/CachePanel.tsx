@@ -16,11 +16,7 @@ export function CachePanel() {
       <h2 aria-hidden="true">Timing cache</h2>
       {!cache && (
         <p className="muted">
-          {!live
-            ? 'Set a timing-cache file to reuse tactic timings between builds.'
-            : live.outcome
-              ? 'This build used no timing-cache file.'
-              : 'No timing-cache figures yet.'}
+          {!live ? 'Set a timing-cache file to reuse tactic timings between builds.' : live.outcome ? 'This build used no timing-cache file.' : 'No timing-cache figures yet.'}
         </p>
       )}
       {cache && (
@@ -39,7 +35,12 @@ export function CachePanel() {
             <dt>Misses</dt>
             <dd className="num">
               {cache.misses === undefined ? 'unknown' : fmtCount(cache.misses)}
-              {cache.misses !== undefined && cache.missesInferred && <span className="tag" title="Counted from log lines, not measured by TensorRT"> inferred</span>}
+              {cache.misses !== undefined && cache.missesInferred && (
+                <span className="tag" title="Counted from log lines, not measured by TensorRT">
+                  {' '}
+                  inferred
+                </span>
+              )}
             </dd>
             {cache.path && (
               <>

@@ -138,7 +138,9 @@ export function Engines() {
         <ul className="engine-list">
           {list.map((f) => (
             <li key={f.name}>
-              <label title={`${f.name}\n${formatBytes(f.bytes)} (${fmtCount(f.bytes)} bytes), ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}>
+              <label
+                title={`${f.name}\n${formatBytes(f.bytes)} (${fmtCount(f.bytes)} bytes), ${new Date(f.modifiedAt).toLocaleString()}${f.buildId ? `\nbuild ${f.buildId}` : ''}`}
+              >
                 <input type="checkbox" checked={selected.has(f.name)} onChange={() => toggle(f.name)} aria-label={`Select ${f.name}`} />
                 <SeparatedName name={f.name} className="engine-name" />
                 {/* "sim", as in History: the toolbar's "Simulated" badge stays the one element with that word. */}
@@ -165,11 +167,15 @@ const checkKey = (f: EngineFile) => `${f.name}@${f.modifiedAt}`;
 /** fits / needs rebuild (with the first reason) / unknown, and "Rebuild" where the manifest says how. */
 function EngineFit({ check, onRebuild }: { check?: CheckResult | { error: string }; onRebuild: (built: NonNullable<CheckResult['built']>) => void }) {
   if (!check) return <span className="engine-fit muted">checking…</span>;
-  if ('error' in check) return <span className="engine-fit muted" title={check.error}>not checked</span>;
+  if ('error' in check)
+    return (
+      <span className="engine-fit muted" title={check.error}>
+        not checked
+      </span>
+    );
   const first = check.reasons[0];
   const label = check.verdict === 'fits' ? 'fits' : check.verdict === 'rebuild' ? 'needs rebuild' : 'unknown';
-  const detail =
-    check.verdict === 'rebuild' && first ? `${first.what}: was ${first.was}, now ${first.now}` : check.verdict === 'unknown' ? (check.missing[0]?.message ?? '') : '';
+  const detail = check.verdict === 'rebuild' && first ? `${first.what}: was ${first.was}, now ${first.now}` : check.verdict === 'unknown' ? (check.missing[0]?.message ?? '') : '';
   const all = [...check.reasons.map((r) => `${r.what}: was ${r.was}, now ${r.now}`), ...check.missing.map((m) => m.message), ...check.notes].join('\n');
   return (
     <span className={`engine-fit fit-${check.verdict}`} title={all}>

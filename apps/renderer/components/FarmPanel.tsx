@@ -78,7 +78,10 @@ export function FarmPanel() {
             <ul className="farm-queued" aria-label="Queued builds">
               {queued.slice(0, 8).map((q) => (
                 <li key={q.id} title={q.waiting}>
-                  {q.id} <span className="muted">({labels(q.target)}): {q.waiting}</span>
+                  {q.id}{' '}
+                  <span className="muted">
+                    ({labels(q.target)}): {q.waiting}
+                  </span>
                 </li>
               ))}
               {queued.length > 8 && <li className="muted">… and {queued.length - 8} more</li>}
@@ -86,7 +89,11 @@ export function FarmPanel() {
           )}
           {status.recent.length > 0 && (
             <p className="muted farm-recent">
-              Recent: {status.recent.slice(0, 5).map((r) => `${r.id} ${r.state}${r.worker ? ` on ${r.worker}` : ''}`).join(' · ')}
+              Recent:{' '}
+              {status.recent
+                .slice(0, 5)
+                .map((r) => `${r.id} ${r.state}${r.worker ? ` on ${r.worker}` : ''}`)
+                .join(' · ')}
             </p>
           )}
         </>

@@ -63,7 +63,9 @@ export function History() {
               <th>Model</th>
               <th>Outcome</th>
               <th className="num">Time</th>
-              <th className="num" title="timing-cache hits / entries added">Cache</th>
+              <th className="num" title="timing-cache hits / entries added">
+                Cache
+              </th>
             </tr>
           </thead>
           <tbody>

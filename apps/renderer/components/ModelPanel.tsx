@@ -125,4 +125,3 @@ function TensorList({ tensors, dynamic }: { tensors: ModelSummary['inputs']; dyn
     </ul>
   );
 }
-

@@ -41,7 +41,9 @@ export function OptionsForm() {
     c.store.setState((s) => ({
       form: {
         ...s.form,
-        ...(dropPrecision ? { precision: s.form.precision.filter((p) => caps.precisions.includes(p)), stronglyTyped: caps.stronglyTypedImplied ? false : s.form.stronglyTyped } : {}),
+        ...(dropPrecision
+          ? { precision: s.form.precision.filter((p) => caps.precisions.includes(p)), stronglyTyped: caps.stronglyTypedImplied ? false : s.form.stronglyTyped }
+          : {}),
         ...(dropRoute ? { buildRoute: '' } : {}),
         ...(dropHardware ? { hardwareCompatibility: '' } : {}),
       },
@@ -93,7 +95,10 @@ export function OptionsForm() {
               return (
                 <div key={input.name} className="value-row">
                   <span className="tname" title={`${input.elemType} [${input.shape.join(', ')}]: ${count} value(s), e.g. 1x-1`}>
-                    {input.name} <span className="muted">({count} value{count === 1 ? '' : 's'})</span>
+                    {input.name}{' '}
+                    <span className="muted">
+                      ({count} value{count === 1 ? '' : 's'})
+                    </span>
                   </span>
                   {(['min', 'opt', 'max'] as const).map((w) => (
                     <input
@@ -165,8 +170,7 @@ export function OptionsForm() {
               stronglyTyped: () =>
                 caps?.stronglyTypedImplied ? (
                   <p className="hint">
-                    Strongly typed (TensorRT {caps.version} has no precision flags: precision comes from the model; cast or quantize it
-                    offline, e.g. with NVIDIA Model Optimizer).
+                    Strongly typed (TensorRT {caps.version} has no precision flags: precision comes from the model; cast or quantize it offline, e.g. with NVIDIA Model Optimizer).
                   </p>
                 ) : (
                   <label className="check">

@@ -43,7 +43,7 @@ function measureName(text: string): number {
     measureCtx = typeof document !== 'undefined' ? document.createElement('canvas').getContext('2d') : null;
     if (measureCtx) {
       const font = getComputedStyle(document.documentElement).font;
-      measureCtx.font = font || "13px system-ui, sans-serif";
+      measureCtx.font = font || '13px system-ui, sans-serif';
     }
   }
   const w = measureCtx?.measureText(text).width;
@@ -220,10 +220,7 @@ export function PhaseTree() {
   // must only read current state through refs, never capture a render's values.
   const latest = useRef({ toggle, setTree });
   latest.current = { toggle, setTree };
-  const actions = useMemo<RowActions>(
-    () => ({ toggle: (r) => latest.current.toggle(r), focus: (r) => latest.current.setTree({ focusedKey: r.key }) }),
-    [],
-  );
+  const actions = useMemo<RowActions>(() => ({ toggle: (r) => latest.current.toggle(r), focus: (r) => latest.current.setTree({ focusedKey: r.key }) }), []);
 
   const { nameW, anyEarly, anyCut } = flat;
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
@@ -231,11 +228,7 @@ export function PhaseTree() {
   const activeSet = new Set(followPath);
 
   return (
-    <section
-      className="panel tree-panel"
-      aria-labelledby="tree-h"
-      style={{ ['--name-w' as string]: `${nameW}px` }}
-    >
+    <section className="panel tree-panel" aria-labelledby="tree-h" style={{ ['--name-w' as string]: `${nameW}px` }}>
       <div className="panel-head">
         <h2 id="tree-h">Phases</h2>
         <span className="muted small-text">
@@ -468,7 +461,11 @@ function StepsCell({ row, open, closed, unreceived, earlyInstances }: { row: Pha
     );
   }
   const mark =
-    closed === 'early' ? `ended after step ${inst.stepsDone} of ${inst.nbSteps} planned. ${EARLY_TITLE}` : earlyInstances ? `${fmtCount(row.earlyCount)} of ${fmtCount(row.count)} instances ended before their last planned step. ${EARLY_TITLE}` : undefined;
+    closed === 'early'
+      ? `ended after step ${inst.stepsDone} of ${inst.nbSteps} planned. ${EARLY_TITLE}`
+      : earlyInstances
+        ? `${fmtCount(row.earlyCount)} of ${fmtCount(row.count)} instances ended before their last planned step. ${EARLY_TITLE}`
+        : undefined;
   return (
     <span className="num steps finished" title={mark ?? `finished: ${inst.stepsDone} step${inst.stepsDone === 1 ? '' : 's'}`}>
       <span className="check">✓</span> <span className="step-count">{fmtCount(inst.stepsDone)}</span>
@@ -493,7 +490,5 @@ function emptyText(live: LiveBuild | null): string {
   if (!live) return 'No build yet.';
   if (!isFinal(live.status)) return 'Waiting for the builder…';
   const last = live.outcome?.lastPhasePath;
-  return last?.length
-    ? `No phase reached this view before the build ended; the builder was last in ${last.join(' › ')}.`
-    : 'No phase reached this view before the build ended.';
+  return last?.length ? `No phase reached this view before the build ended; the builder was last in ${last.join(' › ')}.` : 'No phase reached this view before the build ended.';
 }

@@ -109,7 +109,11 @@ function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; put
       <p className="shape-preview" aria-label={`${input.name} shapes`}>
         {WHICH.map((w) => (
           <span key={w}>
-            <span className="muted">{w}</span> {f[w].split('x').map((p) => (p.trim() === '' ? '?' : p.trim())).join('x')}
+            <span className="muted">{w}</span>{' '}
+            {f[w]
+              .split('x')
+              .map((p) => (p.trim() === '' ? '?' : p.trim()))
+              .join('x')}
           </span>
         ))}
       </p>
@@ -128,7 +132,14 @@ function WholeShapes({ name, f, put }: { name: string; f: ShapeFields; put: (f: 
     <div className="value-row">
       <span className="tname">{name}</span>
       {WHICH.map((w) => (
-        <input key={w} aria-label={`${name} ${w} shape`} placeholder={`${w}, e.g. 1x3x224x224`} value={f[w]} spellCheck={false} onChange={(e) => put({ ...f, [w]: e.target.value })} />
+        <input
+          key={w}
+          aria-label={`${name} ${w} shape`}
+          placeholder={`${w}, e.g. 1x3x224x224`}
+          value={f[w]}
+          spellCheck={false}
+          onChange={(e) => put({ ...f, [w]: e.target.value })}
+        />
       ))}
     </div>
   );

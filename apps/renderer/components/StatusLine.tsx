@@ -43,9 +43,7 @@ export function StatusLine() {
   let detail = '';
   const o = live?.outcome;
   if (status === 'Stopping') {
-    detail = live?.forceRequested
-      ? 'Stopping — ending the build worker…'
-      : 'Stopping — waiting for the builder to reach a step boundary… (Stop again to kill it)';
+    detail = live?.forceRequested ? 'Stopping — ending the build worker…' : 'Stopping — waiting for the builder to reach a step boundary… (Stop again to kill it)';
   } else if (o && (o.status === 'cancelled' || o.cancelLatencyMs !== undefined)) {
     const bits: string[] = [];
     const reason = live?.view.cancelling?.reason;

@@ -103,7 +103,10 @@ export function Timeline() {
           <div className="tip" role="tooltip" style={{ left: Math.min(hover.x + 12, width - 220), top: hover.y + 12 }}>
             <strong>{hover.row.name}</strong>
             <div>start {formatDuration(hover.start)}</div>
-            <div>duration {formatDuration(hover.end - hover.start)}{hover.open ? ' (running)' : ''}</div>
+            <div>
+              duration {formatDuration(hover.end - hover.start)}
+              {hover.open ? ' (running)' : ''}
+            </div>
             {hover.count > 1 && <div>{fmtCount(hover.count)} instances merged</div>}
             <div>
               steps {hover.row.shown.stepsDone}/{hover.row.shown.nbSteps} (latest)

@@ -49,12 +49,7 @@ export function Toolbar() {
       >
         Stop
       </button>
-      <button
-        type="button"
-        onClick={() => void c.save()}
-        disabled={!engineAvailable}
-        title={web ? `Download the engine (${mod}S)` : `Save the engine to a file (${mod}S)`}
-      >
+      <button type="button" onClick={() => void c.save()} disabled={!engineAvailable} title={web ? `Download the engine (${mod}S)` : `Save the engine to a file (${mod}S)`}>
         Save engine…
       </button>
       {blocker ? (

@@ -145,7 +145,10 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   }
   if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
   for (const field of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
-    const paths = form[field].split('\n').map((p) => p.trim()).filter((p) => p !== '');
+    const paths = form[field]
+      .split('\n')
+      .map((p) => p.trim())
+      .filter((p) => p !== '');
     if (paths.length) options[field] = paths;
   }
   if (form.timingCache.trim() !== '') {
@@ -163,7 +166,10 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
   if (form.pinnedCache.trim() !== '') {
     const p = form.pinnedCache.trim();
     if (!isAbsolutePath(p)) {
-      return { ok: false, error: `Pinned timing cache "${p}" is a relative path: give the full path on the machine that runs the builds, since the build service resolves paths on its own machine.` };
+      return {
+        ok: false,
+        error: `Pinned timing cache "${p}" is a relative path: give the full path on the machine that runs the builds, since the build service resolves paths on its own machine.`,
+      };
     }
     if (options.timingCache) {
       return { ok: false, error: 'Give either a timing cache (read and updated) or a pinned timing cache (read only, every tactic must be in it), not both.' };
@@ -283,7 +289,8 @@ export function validateShapeValues(input: TensorInfo, f: ShapeFields): ValuesRe
   const parsed: Record<'min' | 'opt' | 'max', number[]> = { min: [], opt: [], max: [] };
   for (const which of ['min', 'opt', 'max'] as const) {
     const text = f[which].trim();
-    if (text === '') return { ok: false, error: `Shape tensor "${name}": ${which} values are empty (${count ?? 'one or more'} whole number${count === 1 ? '' : 's'} joined by "x").` };
+    if (text === '')
+      return { ok: false, error: `Shape tensor "${name}": ${which} values are empty (${count ?? 'one or more'} whole number${count === 1 ? '' : 's'} joined by "x").` };
     const values = text.split(/\s*[x×,]\s*/).map((d) => (/^-?\d+$/.test(d) ? Number(d) : NaN));
     if (values.some((d) => !Number.isSafeInteger(d))) {
       return { ok: false, error: `Shape tensor "${name}": ${which} values "${text}" must be whole numbers joined by "x".` };

@@ -13,7 +13,6 @@ import { mountApp, type MountedApp } from './mount-app.js';
 import { ScriptedClient, summary } from './scripted-client.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
-
 let frames: ((t: number) => void)[] = [];
 const sched: FrameScheduler = { request: (cb) => frames.push(cb), now: () => performance.now(), hidden: () => false };
 const runFrame = () =>

@@ -27,7 +27,14 @@ const RESULTS: Record<string, CheckResult> = {
     notes: [],
     built,
   },
-  'bare.engine': { verdict: 'unknown', engine: '/o/bare.engine', manifest: '/o/bare.engine.manifest.json', reasons: [], missing: [{ kind: 'no-manifest', message: 'no manifest beside the engine (/o/bare.engine.manifest.json)' }], notes: [] },
+  'bare.engine': {
+    verdict: 'unknown',
+    engine: '/o/bare.engine',
+    manifest: '/o/bare.engine.manifest.json',
+    reasons: [],
+    missing: [{ kind: 'no-manifest', message: 'no manifest beside the engine (/o/bare.engine.manifest.json)' }],
+    notes: [],
+  },
 };
 
 class CheckingClient extends ScriptedClient {
@@ -76,6 +83,11 @@ describe('the engines panel checks each engine', () => {
     await act(async () => rebuild.click());
     expect(client.opened).toEqual(['/srv/models/resnet.onnx']);
     const form = mounted.store.getState().form;
-    expect({ backend: form.backend, optLevel: form.optLevel, simSeed: form.simSeed, maxAuxStreams: form.maxAuxStreams }).toEqual({ backend: 'simulated', optLevel: 5, simSeed: '9', maxAuxStreams: '2' });
+    expect({ backend: form.backend, optLevel: form.optLevel, simSeed: form.simSeed, maxAuxStreams: form.maxAuxStreams }).toEqual({
+      backend: 'simulated',
+      optLevel: 5,
+      simSeed: '9',
+      maxAuxStreams: '2',
+    });
   });
 });

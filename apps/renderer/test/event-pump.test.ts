@@ -36,7 +36,11 @@ describe('EventPump', () => {
     const f = manualFrames();
     const applied: number[] = [];
     let notified = 0;
-    const pump = new EventPump(f.sched, (b) => applied.push(b.length), () => notified++);
+    const pump = new EventPump(
+      f.sched,
+      (b) => applied.push(b.length),
+      () => notified++,
+    );
     const evs = events(1000);
     for (let i = 0; i < evs.length; i += 10) pump.push(evs.slice(i, i + 10));
     expect(applied).toEqual([]);
@@ -51,7 +55,11 @@ describe('EventPump', () => {
   it('applies at once when the queue gets huge (no frames, e.g. a background tab)', () => {
     const f = manualFrames();
     const applied: number[] = [];
-    const pump = new EventPump(f.sched, (b) => applied.push(b.length), () => undefined);
+    const pump = new EventPump(
+      f.sched,
+      (b) => applied.push(b.length),
+      () => undefined,
+    );
     const evs = events(60_000);
     for (let i = 0; i < evs.length; i += 1000) pump.push(evs.slice(i, i + 1000));
     expect(applied.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(50_000);
@@ -61,7 +69,11 @@ describe('EventPump', () => {
   it('reports arrival → painted-frame latency per batch to a probe', () => {
     const f = manualFrames();
     const seen: [number, number][] = [];
-    const pump = new EventPump(f.sched, () => undefined, () => undefined);
+    const pump = new EventPump(
+      f.sched,
+      () => undefined,
+      () => undefined,
+    );
     pump.probe = { painted: (arr, counts, at) => arr.forEach((a, i) => seen.push([at - a, counts[i]])) };
     pump.push(events(5));
     f.advance(4);
@@ -118,10 +130,14 @@ describe('EventPump', () => {
     let applied = 0;
     // Each slice of 2,048 events costs 1 ms; every 16 ms frame brings 10 slices (10 ms of work,
     // more than FRAME_BUDGET_MS, well under LATE_CAP_MS).
-    const pump = new EventPump(f.sched, (b) => {
-      applied += b.length;
-      f.advance(b.length / 2048);
-    }, () => undefined);
+    const pump = new EventPump(
+      f.sched,
+      (b) => {
+        applied += b.length;
+        f.advance(b.length / 2048);
+      },
+      () => undefined,
+    );
     const perFrame = 10 * 2048;
     let pushed = 0;
     let worstBacklog = 0;
@@ -161,7 +177,11 @@ describe('EventPump', () => {
   it('reports to the probe only what a frame applied, split batches included', () => {
     const f = manualFrames();
     const seen: [number, number][] = [];
-    const pump = new EventPump(f.sched, () => f.advance(FRAME_BUDGET_MS), () => undefined);
+    const pump = new EventPump(
+      f.sched,
+      () => f.advance(FRAME_BUDGET_MS),
+      () => undefined,
+    );
     pump.probe = { painted: (arr, counts, at) => arr.forEach((a, i) => seen.push([at - a, counts[i]])) };
     pump.push(events(3000)); // arrives at t=0
     f.frame(); // applies 2,048 (t 0 → 6)
@@ -178,7 +198,11 @@ describe('EventPump', () => {
     f.sched.notifyEveryMs = 25;
     let applied = 0;
     let notified = 0;
-    const pump = new EventPump(f.sched, (b) => (applied += b.length), () => notified++);
+    const pump = new EventPump(
+      f.sched,
+      (b) => (applied += b.length),
+      () => notified++,
+    );
     pump.push(events(10));
     f.frame(); // t=0
     expect([applied, notified]).toEqual([10, 1]);
@@ -199,7 +223,11 @@ describe('EventPump', () => {
   it('re-renders every frame while frames come on time, and less often for a while after a late one', () => {
     const f = manualFrames();
     let notified = 0;
-    const pump = new EventPump(f.sched, () => undefined, () => notified++);
+    const pump = new EventPump(
+      f.sched,
+      () => undefined,
+      () => notified++,
+    );
     // Events arrive, the pump asks for a frame, and the frame comes `gap` ms later.
     const frameWithEvents = (gap: number) => {
       pump.push(events(5));
@@ -226,7 +254,11 @@ describe('EventPump', () => {
     const f = manualFrames();
     f.sched.notifyEveryMs = 25;
     let notified = 0;
-    const pump = new EventPump(f.sched, () => undefined, () => notified++);
+    const pump = new EventPump(
+      f.sched,
+      () => undefined,
+      () => notified++,
+    );
     pump.push(events(5));
     f.frame();
     f.advance(5);

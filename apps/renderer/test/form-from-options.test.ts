@@ -74,7 +74,7 @@ describe('Rebuild opens the form with the settings the engine was built with', (
     expect(o.timingCache).toBeUndefined();
   });
 
-  it('leaves what was not recorded at the form\'s defaults', () => {
+  it("leaves what was not recorded at the form's defaults", () => {
     const form = formFromOptions(optionsFromManifest(recorded({})));
     expect(form.shapes).toEqual({ x: { min: '1x3x4x4', opt: '1x3x4x4', max: '1x3x4x4' } });
     expect({ ...form, backend: DEFAULT_FORM.backend, shapes: {}, shapeValues: {} }).toEqual(DEFAULT_FORM);

@@ -41,7 +41,7 @@ const fileField = (host: HTMLElement) => {
 const toolbarName = (host: HTMLElement) => host.querySelector('.toolbar-model') as HTMLElement;
 
 describe('model tooltips', () => {
-  it('in the browser: the uploaded file name, never the server\'s upload path', async () => {
+  it("in the browser: the uploaded file name, never the server's upload path", async () => {
     const host = await openIn(new ScriptedClient(), UPLOAD, CJK);
     expect(fileField(host).textContent).toBe(CJK);
     expect(fileField(host).getAttribute('title')).toBe(CJK);
@@ -114,7 +114,7 @@ describe('history names', () => {
     for (const c of cells) expect(c.querySelector('.file-name .muted')).toBeNull();
   });
 
-  it('in the desktop app the tooltip keeps the model\'s path', async () => {
+  it("in the desktop app the tooltip keeps the model's path", async () => {
     const [cell] = await history(new ElectronClient(), [rec('a', '/home/ana/m/x/resnet.onnx', 'resnet.onnx')]);
     expect(cell.getAttribute('title')).toBe('resnet.onnx\n2.00 KiB, 10 nodes\n…/m/x/resnet.onnx');
   });

@@ -161,7 +161,9 @@ describe('OptionsForm by TensorRT version', () => {
     const warnings = () => [...f.host.querySelectorAll('.cmd-box [role="note"]')].map((p) => p.textContent);
     act(() => f.store.setState((s) => ({ form: { ...s.form, shapes: { 'a,b': { min: '1x3', opt: '2x3', max: '4x3' } } } })));
     expect(await f.copy()).toContain(`--saveEngine=m.sim.10.16.0.engine`);
-    expect(warnings()).toEqual(['⚠ Input "a,b": trtexec splits shape lists on "," before it reads quotes, so trtexec would reject this command (trt-build-studio trtexec reads it).']);
+    expect(warnings()).toEqual([
+      '⚠ Input "a,b": trtexec splits shape lists on "," before it reads quotes, so trtexec would reject this command (trt-build-studio trtexec reads it).',
+    ]);
     act(() => f.store.setState((s) => ({ form: { ...s.form, tacticDramMiB: '256' } })));
     expect(await f.copy()).not.toContain('256');
     expect(warnings()).toContainEqual(expect.stringContaining('Tactic DRAM (256 MiB) has no trtexec equivalent'));
@@ -181,7 +183,14 @@ describe('OptionsForm by TensorRT version', () => {
   it("offers TensorRT's knobs, from its knob database JSON, and a text field when it lists none", async () => {
     const json = JSON.stringify({ tuner_options: [{ option: '-copy_ppg', allowed_values: '-copy_ppg=[on|off]', default_value: 'off', help: 'h' }] });
     const f = await mount([
-      { name: 'tensorrt', available: true, version: '11.1.0', library: { path: '/l.so', version: '11.1.0' }, buildRoutes: ['-copy_ppg=[on|off]'], detail: { buildRoutesJson: json } },
+      {
+        name: 'tensorrt',
+        available: true,
+        version: '11.1.0',
+        library: { path: '/l.so', version: '11.1.0' },
+        buildRoutes: ['-copy_ppg=[on|off]'],
+        detail: { buildRoutesJson: json },
+      },
       { name: 'simulated', available: true, version: 'sim-1' },
     ]);
     const select = f.host.querySelector<HTMLSelectElement>('select[id="knob-copy_ppg"]')!;

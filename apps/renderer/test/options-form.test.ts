@@ -183,7 +183,16 @@ describe('the options the CLI has', () => {
   const ok = shapes('1x3x2x2', '1x3x2x2', '1x3x2x2');
   it('maps TF32, verbosity, hardware compatibility, aux streams, tactic pools and the time budget', () => {
     const r = formToOptions(
-      form({ shapes: ok, tf32: false, profilingVerbosity: 'none', hardwareCompatibility: 'same_compute_capability', maxAuxStreams: '0', tacticSharedMemoryKiB: '64', tacticDramMiB: '512', timeBudget: '2.5' }),
+      form({
+        shapes: ok,
+        tf32: false,
+        profilingVerbosity: 'none',
+        hardwareCompatibility: 'same_compute_capability',
+        maxAuxStreams: '0',
+        tacticSharedMemoryKiB: '64',
+        tacticDramMiB: '512',
+        timeBudget: '2.5',
+      }),
       model,
       false,
     );

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { shortOutcomeText } from '../lib/outcome-text.js';
 
 describe('shortOutcomeText', () => {
-  it("a crash: the deepest phase of the site and how the worker ended", () => {
+  it('a crash: the deepest phase of the site and how the worker ended', () => {
     expect(
       shortOutcomeText({
         status: 'crashed',
@@ -23,8 +23,8 @@ describe('shortOutcomeText', () => {
     expect(s.slice(0, -1).endsWith(' ')).toBe(false);
     expect(shortOutcomeText({ status: 'succeeded' })).toBeUndefined();
     // A cut never leaves a parenthesis open.
-    expect(
-      shortOutcomeText({ status: 'failed', error: 'simulated failure in phase "Preparing graph for optimization" (fault injected with simFault=fail@Preparing graph)' }),
-    ).toBe('simulated failure in phase "Preparing graph for optimization"…');
+    expect(shortOutcomeText({ status: 'failed', error: 'simulated failure in phase "Preparing graph for optimization" (fault injected with simFault=fail@Preparing graph)' })).toBe(
+      'simulated failure in phase "Preparing graph for optimization"…',
+    );
   });
 });

@@ -16,8 +16,16 @@ describe('format', () => {
 describe('panel wording', () => {
   it('says durations and sizes in the shared words', () => {
     const o = {
-      v: 1, buildId: 'b', seq: 9, t: 245_000, type: 'build.finished', status: 'cancelled',
-      durationMs: 245_000, engineBytes: undefined, cancelLatencyMs: 3_723_000, stopToFinishMs: 850.4,
+      v: 1,
+      buildId: 'b',
+      seq: 9,
+      t: 245_000,
+      type: 'build.finished',
+      status: 'cancelled',
+      durationMs: 245_000,
+      engineBytes: undefined,
+      cancelLatencyMs: 3_723_000,
+      stopToFinishMs: 850.4,
     } as unknown as BuildFinished;
     expect(summaryFacts(o, undefined, 0)).toEqual(['no engine written', 'builder stopped 1 h 02 min after Stop', 'unwound in 850 ms']);
     const ok = { ...o, status: 'succeeded', engineBytes: 133_376, cancelLatencyMs: undefined, stopToFinishMs: undefined } as unknown as BuildFinished;

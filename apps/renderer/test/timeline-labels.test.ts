@@ -10,7 +10,14 @@ describe('placeLabels', () => {
   it('puts a name inside a bar that holds it, cut with "…" in one that holds part of it', () => {
     const a = row('Building engine'); // 90 px
     const b = row('Timing graph nodes'); // 108 px
-    const labels = placeLabels([{ row: a, x0: 0, x1: 200 }, { row: b, x0: 200, x1: 260 }], 600, measure);
+    const labels = placeLabels(
+      [
+        { row: a, x0: 0, x1: 200 },
+        { row: b, x0: 200, x1: 260 },
+      ],
+      600,
+      measure,
+    );
     expect(labels[0]).toEqual({ row: a, text: 'Building engine', x: 3 });
     expect(labels[1].text.endsWith('…')).toBe(true);
     expect(measure(labels[1].text)).toBeLessThanOrEqual(60 - 6);
@@ -20,14 +27,30 @@ describe('placeLabels', () => {
   it('labels a bar too thin for its name beside it, in the room before the next bar', () => {
     const thin = row('Measuring tactic time');
     const next = row('Other');
-    const labels = placeLabels([{ row: thin, x0: 100, x1: 104 }, { row: next, x0: 400, x1: 500 }], 600, measure);
+    const labels = placeLabels(
+      [
+        { row: thin, x0: 100, x1: 104 },
+        { row: next, x0: 400, x1: 500 },
+      ],
+      600,
+      measure,
+    );
     expect(labels[0]).toEqual({ row: thin, text: 'Measuring tactic time', x: 107 });
     expect(labels[1]).toEqual({ row: next, text: 'Other', x: 403 });
     // No room beside either: left to the hover.
-    expect(placeLabels([{ row: thin, x0: 100, x1: 104 }, { row: next, x0: 110, x1: 112 }], 113, measure)).toEqual([]);
+    expect(
+      placeLabels(
+        [
+          { row: thin, x0: 100, x1: 104 },
+          { row: next, x0: 110, x1: 112 },
+        ],
+        113,
+        measure,
+      ),
+    ).toEqual([]);
   });
 
-  it("names a row once, on its widest bar, and labels placed beside never overlap", () => {
+  it('names a row once, on its widest bar, and labels placed beside never overlap', () => {
     const r = row('Evaluating');
     const s = row('Second');
     const labels = placeLabels(
@@ -49,7 +72,14 @@ describe('placeLabels never names the wrong bar', () => {
   it('a thin bar whose right side is covered by a longer bar of the same lane gets no beside label over it', () => {
     const thin = row('Preparing graph for optimization');
     const long = row('Building engine from subgraph');
-    const labels = placeLabels([{ row: thin, x0: 98, x1: 100 }, { row: long, x0: 99, x1: 500 }], 600, measure);
+    const labels = placeLabels(
+      [
+        { row: thin, x0: 98, x1: 100 },
+        { row: long, x0: 99, x1: 500 },
+      ],
+      600,
+      measure,
+    );
     expect(labels).toEqual([{ row: long, text: 'Building engine from subgraph', x: 102 }]);
   });
 });

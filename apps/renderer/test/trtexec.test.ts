@@ -40,9 +40,7 @@ describe('trtexecCommand', () => {
 
   it('follows the TensorRT version of the backend in use', () => {
     const options = { precision: ['fp16' as const], stronglyTyped: false, buildRoute: 'fast', device: 1 };
-    expect(trtexecCommand({ modelPath: 'm.onnx', options, trtVersion: '10.16.1' })).toBe(
-      'trtexec --onnx=m.onnx --saveEngine=m.engine --fp16 --device=1 --skipInference',
-    );
+    expect(trtexecCommand({ modelPath: 'm.onnx', options, trtVersion: '10.16.1' })).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --fp16 --device=1 --skipInference');
     expect(trtexecCommand({ modelPath: 'm.onnx', options: { ...options, stronglyTyped: true }, trtVersion: '11.1.0' })).toBe(
       'trtexec --onnx=m.onnx --saveEngine=m.engine --device=1 --setBuildRoute=fast --skipInference',
     );

@@ -97,7 +97,11 @@ describe('WebBuildClient', () => {
 
   it('lists engines and deletes them by name as JSON', async () => {
     const files = [{ name: 'm.sim.10.engine', bytes: 3, modifiedAt: '2026-01-01T00:00:00.000Z', simulated: true }];
-    const { c, calls } = client([[200, files], [200, { deleted: ['m.sim.10.engine'], refused: [] }], [400, { error: { code: 'bad_input', message: 'names must name at least one engine file' } }]]);
+    const { c, calls } = client([
+      [200, files],
+      [200, { deleted: ['m.sim.10.engine'], refused: [] }],
+      [400, { error: { code: 'bad_input', message: 'names must name at least one engine file' } }],
+    ]);
     expect(await c.listEngines()).toEqual(files);
     expect(calls[0]).toMatchObject({ url: '/api/engines', method: 'GET' });
     expect(await c.deleteEngines(['m.sim.10.engine'])).toEqual({ deleted: ['m.sim.10.engine'], refused: [] });
@@ -130,7 +134,10 @@ describe('WebBuildClient', () => {
     await tick();
     expect(calls[0].url).toBe('/api/builds/b%201/events');
     expect(snaps).toHaveLength(1);
-    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([[1, 2, 3], [4, 5]]);
+    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     expect(calls).toHaveLength(1); // finished: no reconnect
     expect(errors).toEqual([]);
   });
@@ -259,7 +266,15 @@ describe('WebBuildClient', () => {
   it('downloads the engine under the model name the user knows, not the stored upload name', async () => {
     const clicks: string[] = [];
     const doc = {
-      createElement: () => ({ click() { clicks.push(this.download); }, remove() {}, download: '', href: '', rel: '' }),
+      createElement: () => ({
+        click() {
+          clicks.push(this.download);
+        },
+        remove() {},
+        download: '',
+        href: '',
+        rel: '',
+      }),
       body: { appendChild: () => undefined },
     } as unknown as Document;
     const make = (over: Partial<BuildRecord>) => {

@@ -94,7 +94,17 @@ async function open(model: ModelSummary, path: string, displayName = model.fileN
 describe('the options form', () => {
   it('labels every CLI build option, and sends what is set', async () => {
     await open(summary, '/srv/tiny.onnx');
-    for (const label of ['TF32', 'Profiling verbosity', 'Hardware compatibility', 'Max auxiliary streams', 'Time budget (s)', 'Device', 'Workspace (MiB)', 'Tactic shared memory (KiB)', 'Tactic DRAM (MiB)']) {
+    for (const label of [
+      'TF32',
+      'Profiling verbosity',
+      'Hardware compatibility',
+      'Max auxiliary streams',
+      'Time budget (s)',
+      'Device',
+      'Workspace (MiB)',
+      'Tactic shared memory (KiB)',
+      'Tactic DRAM (MiB)',
+    ]) {
       expect(() => field(label), label).not.toThrow();
     }
     tick('TF32');
@@ -104,7 +114,13 @@ describe('the options form', () => {
     type('Tactic shared memory (KiB)', '48');
     type('Time budget (s)', '90');
     await act(async () => button('Build').click());
-    expect(client.started[0].options).toMatchObject({ tf32: false, profilingVerbosity: 'detailed', hardwareCompatibility: 'ampere_plus', maxAuxStreams: 2, tacticSharedMemoryKiB: 48 });
+    expect(client.started[0].options).toMatchObject({
+      tf32: false,
+      profilingVerbosity: 'detailed',
+      hardwareCompatibility: 'ampere_plus',
+      maxAuxStreams: 2,
+      tacticSharedMemoryKiB: 48,
+    });
     expect(client.startedRun[0]).toEqual({ timeBudgetSeconds: 90 });
   });
 
@@ -357,7 +373,9 @@ describe('a build the time budget ended', () => {
     w.finished('cancelled', { cancelLatencyMs: 12 });
     await act(async () => client.push('b1', w.events));
     runFrames();
-    expect(host.querySelector('[aria-label="Build summary"]')!.textContent).toMatch(/^Cancelled after .*: the time budget ran out.*builder stopped 12 ms after the time budget ran out/);
+    expect(host.querySelector('[aria-label="Build summary"]')!.textContent).toMatch(
+      /^Cancelled after .*: the time budget ran out.*builder stopped 12 ms after the time budget ran out/,
+    );
     expect(status()).not.toContain('after Stop');
   });
 });
@@ -385,7 +403,9 @@ describe('history', () => {
 
   it('never says "running" beside the build on screen once its stream has ended', async () => {
     await open(summary, '/srv/tiny.onnx');
-    client.builds = [{ id: 'b1', state: 'running', modelPath: '/srv/tiny.onnx', model: summary, options: { backend: 'auto' }, queuedAt: '', lastSeq: 1, phases: [], engineAvailable: false }];
+    client.builds = [
+      { id: 'b1', state: 'running', modelPath: '/srv/tiny.onnx', model: summary, options: { backend: 'auto' }, queuedAt: '', lastSeq: 1, phases: [], engineAvailable: false },
+    ];
     await act(async () => button('Build').click());
     const w = new StreamWriter('b1');
     w.started();

@@ -40,13 +40,7 @@ export function defaultYielder(): Yielder {
  * pieces (never before the first, so a small chunk costs nothing extra). `stop` is checked after
  * each yield: a cancelled subscription must not deliver the rest.
  */
-export async function feedInPieces(
-  text: string,
-  push: (piece: string) => void,
-  yielder: Yielder,
-  stop: () => boolean = () => false,
-  piece = PIECE_CHARS,
-): Promise<void> {
+export async function feedInPieces(text: string, push: (piece: string) => void, yielder: Yielder, stop: () => boolean = () => false, piece = PIECE_CHARS): Promise<void> {
   if (text.length <= piece) {
     push(text);
     return;

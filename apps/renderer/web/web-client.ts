@@ -241,7 +241,12 @@ export class WebBuildClient implements BuildClient {
     const run = async () => {
       while (!abort.signal.aborted) {
         try {
-          const res = await this.deps.fetch(`${this.base}/api/farm/events`, { headers: { accept: 'text/event-stream' }, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+          const res = await this.deps.fetch(`${this.base}/api/farm/events`, {
+            headers: { accept: 'text/event-stream' },
+            credentials: 'same-origin',
+            signal: abort.signal,
+            cache: 'no-store',
+          });
           // A serve that builds locally has no farm: not an error, just nothing to show.
           if (res.status === 404) return handlers.onStatus(null);
           if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));

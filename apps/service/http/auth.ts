@@ -53,11 +53,7 @@ export function requireToken(req: http.IncomingMessage, token: string): void {
   }
   const cookie = parseCookies(req.headers.cookie).get(TOKEN_COOKIE);
   if (cookie === undefined) {
-    throw new HttpError(
-      'unauthorized',
-      'missing token: send "Authorization: Bearer <token>" (the token is printed by `trt-build-studio serve`)',
-      authenticateHeader(),
-    );
+    throw new HttpError('unauthorized', 'missing token: send "Authorization: Bearer <token>" (the token is printed by `trt-build-studio serve`)', authenticateHeader());
   }
   if (!tokenMatches(cookie, token)) throw new HttpError('unauthorized', 'wrong token (cookie)', authenticateHeader());
 }

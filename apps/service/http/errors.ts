@@ -3,14 +3,7 @@
 import type * as http from 'node:http';
 import { ServiceError, type ServiceErrorCode } from '../api.js';
 
-export type HttpErrorCode =
-  | ServiceErrorCode
-  | 'unauthorized'
-  | 'forbidden'
-  | 'too_large'
-  | 'method_not_allowed'
-  | 'timeout'
-  | 'unavailable';
+export type HttpErrorCode = ServiceErrorCode | 'unauthorized' | 'forbidden' | 'too_large' | 'method_not_allowed' | 'timeout' | 'unavailable';
 
 const STATUS: Record<HttpErrorCode, number> = {
   bad_input: 400,

@@ -118,10 +118,7 @@ async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void
       throw new HttpError('bad_input', 'options: not JSON (give the build options as a JSON object)');
     }
   }
-  const result = await checkEngine(
-    { enginePath, modelPath: model === null ? undefined : checkClientPath(model, 'model'), options },
-    () => ctx.service.listBackends(),
-  );
+  const result = await checkEngine({ enginePath, modelPath: model === null ? undefined : checkClientPath(model, 'model'), options }, () => ctx.service.listBackends());
   sendJson(res, 200, result);
 }
 
@@ -190,7 +187,10 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
   try {
     const { targets, ...single } = input;
     if ((targets || single.target || single.retries !== undefined) && !ctx.service.startMatrix) {
-      throw new HttpError('bad_input', `${targets ? 'targets' : single.target ? 'target' : 'retries'}: only a build farm routes builds (start serve with --queue redis://host:port)`);
+      throw new HttpError(
+        'bad_input',
+        `${targets ? 'targets' : single.target ? 'target' : 'retries'}: only a build farm routes builds (start serve with --queue redis://host:port)`,
+      );
     }
     if (targets) {
       const records = await ctx.service.startMatrix!({ ...single, targets });
@@ -254,7 +254,12 @@ function getView({ res, params, ctx }: RouteRequest): void {
 
 function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
   const afterSeq = parseLastEventId(req, query);
-  openEventStream(res, ctx.service, params[0], afterSeq, { heartbeatMs: ctx.heartbeatMs, open: ctx.openStreams, maxBacklog: ctx.streamMaxBacklog, stallCutMs: ctx.streamStallCutMs });
+  openEventStream(res, ctx.service, params[0], afterSeq, {
+    heartbeatMs: ctx.heartbeatMs,
+    open: ctx.openStreams,
+    maxBacklog: ctx.streamMaxBacklog,
+    stallCutMs: ctx.streamStallCutMs,
+  });
 }
 
 function cancelBuild({ res, params, ctx }: RouteRequest): void {

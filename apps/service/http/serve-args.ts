@@ -79,7 +79,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   }
   if (values.artifacts !== undefined && values.queue === undefined) throw new UsageError('--artifacts needs --queue (it is the shared folder of a build farm)');
   if (values['upload-retention-days'] !== undefined && values.artifacts === undefined) {
-    throw new UsageError('--upload-retention-days needs --artifacts (it applies to the farm\'s uploads folder)');
+    throw new UsageError("--upload-retention-days needs --artifacts (it applies to the farm's uploads folder)");
   }
   return {
     port,
@@ -88,12 +88,10 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     outputDir: values['output-dir'] === undefined ? undefined : path.resolve(values['output-dir']),
     concurrency: values.concurrency === undefined ? undefined : integer('--concurrency', values.concurrency, 1, 64),
     heartbeatMs: values['heartbeat-ms'] === undefined ? undefined : integer('--heartbeat-ms', values['heartbeat-ms'], 10, 3_600_000),
-    keepBuildDetails:
-      values['keep-build-details'] === undefined ? undefined : integer('--keep-build-details', values['keep-build-details'], 0, 100_000),
+    keepBuildDetails: values['keep-build-details'] === undefined ? undefined : integer('--keep-build-details', values['keep-build-details'], 0, 100_000),
     queue: values.queue,
     artifacts: values.artifacts === undefined ? undefined : path.resolve(values.artifacts),
-    uploadRetentionDays:
-      values['upload-retention-days'] === undefined ? undefined : integer('--upload-retention-days', values['upload-retention-days'], 0, 36_500),
+    uploadRetentionDays: values['upload-retention-days'] === undefined ? undefined : integer('--upload-retention-days', values['upload-retention-days'], 0, 36_500),
     help: values.help ?? false,
   };
 }

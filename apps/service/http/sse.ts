@@ -44,7 +44,7 @@ export interface EventStreamOptions {
 /** `Last-Event-ID` header, else `?lastEventId=`; -1 asks for every event the service keeps. */
 export function parseLastEventId(req: http.IncomingMessage, query: URLSearchParams): number | undefined {
   const header = req.headers['last-event-id'];
-  const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : query.get('lastEventId') ?? undefined;
+  const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : (query.get('lastEventId') ?? undefined);
   if (raw === undefined || raw === '') return undefined;
   if (!/^(-1|\d{1,15})$/.test(raw)) {
     throw new HttpError('bad_input', `Last-Event-ID must be an event seq (an integer ≥ -1), got "${raw}"`);
@@ -64,13 +64,7 @@ export function formatReset(view: BuildViewSnapshot): string {
   return `event: reset\nid: ${view.seq}\ndata: ${JSON.stringify(view)}\n\n`;
 }
 
-export function openEventStream(
-  res: http.ServerResponse,
-  service: BuildServiceApi,
-  id: string,
-  afterSeq: number | undefined,
-  opts: EventStreamOptions,
-): void {
+export function openEventStream(res: http.ServerResponse, service: BuildServiceApi, id: string, afterSeq: number | undefined, opts: EventStreamOptions): void {
   const record = service.getBuild(id);
   if (!record) throw new HttpError('not_found', `unknown build "${id}"`);
   if (afterSeq !== undefined && record.outcome && afterSeq === record.outcome.seq) {
@@ -161,8 +155,7 @@ export function openEventStream(
     }
     return deliver(events);
   };
-  const subscribe = (after: number | undefined) =>
-    service.subscribe(id, onEvents, { afterSeq: after, maxBacklog: opts.maxBacklog, onOverflow: () => void resetAfterOverflow() });
+  const subscribe = (after: number | undefined) => service.subscribe(id, onEvents, { afterSeq: after, maxBacklog: opts.maxBacklog, onOverflow: () => void resetAfterOverflow() });
   /**
    * The service dropped this client for falling too far behind. Once the socket has taken what
    * it holds, the client is told so the only way that leaves no gap: a reset with the view as it

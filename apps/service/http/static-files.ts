@@ -5,8 +5,7 @@ import * as path from 'node:path';
 import type * as http from 'node:http';
 import { HttpError } from './errors.js';
 
-export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
+export const CONTENT_SECURITY_POLICY = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -46,7 +46,8 @@ export async function checkExternalFiles(model: string, files: ReadonlyMap<strin
       real = await fs.promises.realpath(p);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw new ServiceError('bad_model', `${model}: cannot resolve external data "${location}" (initializer "${tensor}"): ${(e as Error).message}`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP')
+        throw new ServiceError('bad_model', `${model}: cannot resolve external data "${location}" (initializer "${tensor}"): ${(e as Error).message}`);
       if (code === 'ELOOP') throw invalid(model, tensor, location, 'a symbolic link loop');
       if (opts.requireExist) throw new ServiceError('bad_model', `${model}: external data file "${location}" (used by initializer "${tensor}") not found at ${p}`);
       continue;
@@ -64,7 +65,10 @@ export async function checkExternalFiles(model: string, files: ReadonlyMap<strin
     // The data must lie inside the file: an offset or length past its end is a broken (or
     // hostile) model, which TensorRT's parser would refuse, or read past, at build time.
     if (end !== undefined && end > st.size) {
-      throw new ServiceError('bad_model', `${model}: initializer "${endTensor ?? tensor}"'s external data ends at byte ${end} of "${location}", but that file has ${st.size} bytes`);
+      throw new ServiceError(
+        'bad_model',
+        `${model}: initializer "${endTensor ?? tensor}"'s external data ends at byte ${end} of "${location}", but that file has ${st.size} bytes`,
+      );
     }
   }
 }

@@ -227,7 +227,12 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
         const prev = extFiles.get(ext.location);
         const end = ext.offset + ext.length;
         const further = !prev || end > prev.end;
-        extFiles.set(ext.location, { bytes: (prev?.bytes ?? 0) + ext.length, tensor: prev?.tensor ?? name, end: further ? end : prev.end, endTensor: further ? name : prev.endTensor });
+        extFiles.set(ext.location, {
+          bytes: (prev?.bytes ?? 0) + ext.length,
+          tensor: prev?.tensor ?? name,
+          end: further ? end : prev.end,
+          endTensor: further ? name : prev.endTensor,
+        });
       },
       sparseInitializer(s, tensors, depth) {
         if (depth === 0) initNames.add(s.values?.name ?? '');
@@ -270,9 +275,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
   // Exporters before IR 4 list initializers among the graph inputs; they are weights, not inputs.
   const inputInfos = inputs.filter((i) => !initNames.has(i.name ?? '')).map((i) => tensorInfo(i, 'input', abs));
   const outputInfos = outputs.map((o) => tensorInfo(o, 'output', abs));
-  const dynamicInputs = inputInfos
-    .map((i) => ({ name: i.name, dims: i.shape.filter((d): d is string => typeof d === 'string') }))
-    .filter((d) => d.dims.length > 0);
+  const dynamicInputs = inputInfos.map((i) => ({ name: i.name, dims: i.shape.filter((d): d is string => typeof d === 'string') })).filter((d) => d.dims.length > 0);
 
   const summary: ModelSummary = {
     path: abs,

@@ -26,7 +26,19 @@ export const NODE: MessageSpec = { name: 'NodeProto', keep: set(1, 2, 3, 4, 7), 
 export const VALUE_INFO: MessageSpec = { name: 'ValueInfoProto', keep: set(1, 2) };
 
 /** ModelProto fields and the wire type each must have; the first field of a model is one of these. */
-const MODEL_FIELDS: Record<number, number> = { 1: WIRE_VARINT, 2: WIRE_LEN, 3: WIRE_LEN, 4: WIRE_LEN, 5: WIRE_VARINT, 6: WIRE_LEN, 7: WIRE_LEN, 8: WIRE_LEN, 14: WIRE_LEN, 20: WIRE_LEN, 25: WIRE_LEN };
+const MODEL_FIELDS: Record<number, number> = {
+  1: WIRE_VARINT,
+  2: WIRE_LEN,
+  3: WIRE_LEN,
+  4: WIRE_LEN,
+  5: WIRE_VARINT,
+  6: WIRE_LEN,
+  7: WIRE_LEN,
+  8: WIRE_LEN,
+  14: WIRE_LEN,
+  20: WIRE_LEN,
+  25: WIRE_LEN,
+};
 /** ir_version, producer_name, producer_version, opset_import: decoded; everything else but the graph is skipped. */
 const MODEL_KEEP = set(1, 2, 3, 8);
 
@@ -76,7 +88,8 @@ export class NotOnnxError extends Error {}
  * Only the attributes' framing is read here; each body is walked like the main graph.
  */
 async function walkSubgraphs(cur: FileCursor, from: number, to: number, v: ModelVisitor, depth: number): Promise<void> {
-  if (depth > MAX_SUBGRAPH_DEPTH) throw new WireError('malformed', `the node at byte ${from} has subgraphs nested more than ${MAX_SUBGRAPH_DEPTH} deep: not a plausible ONNX model`);
+  if (depth > MAX_SUBGRAPH_DEPTH)
+    throw new WireError('malformed', `the node at byte ${from} has subgraphs nested more than ${MAX_SUBGRAPH_DEPTH} deep: not a plausible ONNX model`);
   await forEachField(cur, from, to, async (attr) => {
     if (attr.field !== 5 || attr.wire !== WIRE_LEN) return;
     await forEachField(cur, attr.payload, attr.payload + attr.length, async (f) => {
@@ -107,12 +120,20 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
       }
       case 5: {
         const s = await strip(cur, h.payload, end, TENSOR);
-        v.initializer(decodeAt('initializer', h.start, () => onnx.TensorProto.decode(s.bytes)), s.data[0], depth);
+        v.initializer(
+          decodeAt('initializer', h.start, () => onnx.TensorProto.decode(s.bytes)),
+          s.data[0],
+          depth,
+        );
         return;
       }
       case 15: {
         const s = await strip(cur, h.payload, end, SPARSE);
-        v.sparseInitializer(decodeAt('sparse initializer', h.start, () => onnx.SparseTensorProto.decode(s.bytes)), s.data, depth);
+        v.sparseInitializer(
+          decodeAt('sparse initializer', h.start, () => onnx.SparseTensorProto.decode(s.bytes)),
+          s.data,
+          depth,
+        );
         return;
       }
       case 11:

@@ -152,7 +152,7 @@ export class FileCursor {
   /** Counts bytes below 0x80 (= varints ending) in [pos, pos + n), streaming through the window. */
   async countVarints(pos: number, n: number): Promise<number> {
     let count = 0;
-    for (let p = pos; p < pos + n; ) {
+    for (let p = pos; p < pos + n;) {
       const chunk = Math.min(this.window, pos + n - p);
       await this.ensure(p, chunk);
       const { buf, off } = this.at(p);
@@ -259,7 +259,7 @@ function stripSync(buf: Buffer, from: number, to: number, abs: number, spec: Mes
   const out = new Out();
   const sizes = spec.data || spec.peek !== undefined ? newSizes() : undefined;
   if (sizes) out.data.push(sizes);
-  for (let off = from; off < to; ) {
+  for (let off = from; off < to;) {
     const h = parseHeader(buf, off, to, abs + (off - from));
     const pOff = off + (h.payload - h.start);
     const end = pOff + h.length;
@@ -295,7 +295,7 @@ async function stripAsync(cur: FileCursor, from: number, to: number, spec: Messa
   const out = new Out();
   const sizes = spec.data || spec.peek !== undefined ? newSizes() : undefined;
   if (sizes) out.data.push(sizes);
-  for (let pos = from; pos < to; ) {
+  for (let pos = from; pos < to;) {
     await cur.yieldSometimes();
     const h = await cur.header(pos, to);
     const end = h.payload + h.length;
@@ -335,7 +335,7 @@ export async function strip(cur: FileCursor, from: number, to: number, spec: Mes
 
 /** Calls `visit` for each field of the message at [from, to); visit may read the payload itself. */
 export async function forEachField(cur: FileCursor, from: number, to: number, visit: (h: FieldHeader) => Promise<void> | void): Promise<void> {
-  for (let pos = from; pos < to; ) {
+  for (let pos = from; pos < to;) {
     await cur.yieldSometimes();
     const h = await cur.header(pos, to);
     await visit(h);

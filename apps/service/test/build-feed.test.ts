@@ -40,7 +40,12 @@ describe('BuildFeed', () => {
     busy = false;
     release();
     await waiting;
-    expect(got.map((e) => e.seq)).toEqual(all.slice(0, 10).filter((e) => e.type !== 'phase.step' || got.includes(e)).map((e) => e.seq));
+    expect(got.map((e) => e.seq)).toEqual(
+      all
+        .slice(0, 10)
+        .filter((e) => e.type !== 'phase.step' || got.includes(e))
+        .map((e) => e.seq),
+    );
     expect(got.filter((e) => e.type !== 'phase.step').length).toBe(all.slice(0, 10).filter((e) => e.type !== 'phase.step').length);
     expect(feed.pacingReady()).toBeUndefined();
   });

@@ -16,8 +16,7 @@ afterEach(() => {
 });
 
 const model = { fileBytes: 1000, graphName: 'g', nodeCount: 3, opHistogram: { Conv: 2, Relu: 1 }, inputs: [], outputs: [] };
-const kindOf = (options: Record<string, unknown>, backendVersion = 'sim-1') =>
-  buildKind({ backend: 'simulated', backendVersion, model, options: BuildOptions.parse(options) });
+const kindOf = (options: Record<string, unknown>, backendVersion = 'sim-1') => buildKind({ backend: 'simulated', backendVersion, model, options: BuildOptions.parse(options) });
 
 describe('build profiles', () => {
   it('keys builds by what shapes the work, not by paths or key order', () => {

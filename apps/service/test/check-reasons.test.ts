@@ -87,15 +87,15 @@ function engineBuilt(options: BuildOptionsInput = {}, over: Partial<EngineManife
   return enginePath;
 }
 
-const check = (enginePath: string, machine: BackendInfo[], extra: { modelPath?: string; options?: unknown } = {}) =>
-  checkEngine({ enginePath, ...extra }, async () => machine);
+const check = (enginePath: string, machine: BackendInfo[], extra: { modelPath?: string; options?: unknown } = {}) => checkEngine({ enginePath, ...extra }, async () => machine);
 
 type Scenario = () => Promise<CheckResult>;
 
 /** One scenario per reason to rebuild; each must give that reason (and say both values). */
 const REBUILD: Record<RebuildReason['kind'], Scenario> = {
   'tensorrt-version': async () => check(engineBuilt(), trtHere({ version: '10.17.0' })),
-  'compute-capability': async () => check(engineBuilt({ hardwareCompatibility: 'same_compute_capability' }), trtHere({ gpu: { name: 'NVIDIA H100', computeCapability: '9.0', device: 0 } })),
+  'compute-capability': async () =>
+    check(engineBuilt({ hardwareCompatibility: 'same_compute_capability' }), trtHere({ gpu: { name: 'NVIDIA H100', computeCapability: '9.0', device: 0 } })),
   'gpu-model': async () => check(engineBuilt(), trtHere({ gpu: { name: 'NVIDIA A30', computeCapability: '8.0', device: 0 } })),
   driver: async () => check(engineBuilt(), trtHere({ driver: '535.104.05' })),
   model: async () => {
@@ -105,7 +105,9 @@ const REBUILD: Record<RebuildReason['kind'], Scenario> = {
   },
   option: async () => check(engineBuilt({ optLevel: 4 }), trtHere(), { options: { backend: 'tensorrt', optLevel: 5 } }),
   'shape-range': async () =>
-    check(engineBuilt({ shapes: { x: { min: [1, 3], opt: [2, 3], max: [4, 3] } } }), trtHere(), { options: { backend: 'tensorrt', shapes: { x: { min: [1, 3], opt: [2, 3], max: [8, 3] } } } }),
+    check(engineBuilt({ shapes: { x: { min: [1, 3], opt: [2, 3], max: [4, 3] } } }), trtHere(), {
+      options: { backend: 'tensorrt', shapes: { x: { min: [1, 3], opt: [2, 3], max: [8, 3] } } },
+    }),
   plugin: async () => {
     const e = engineBuilt({ dynamicPlugins: [plugin] }, { pluginLibraries: [{ path: plugin, sha256: sha(plugin) }] });
     fs.writeFileSync(plugin, 'plugin bytes v2');
@@ -174,7 +176,10 @@ describe('every answer check can give', () => {
 // described, not real (no TensorRT in this environment), so this tests the rule, not the promise.
 describe('a version-compatible engine', () => {
   it('fits a later minor of the same major, with a note saying why the versions may differ', async () => {
-    const r = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '10.17.0' }), { modelPath: model, options: { backend: 'tensorrt', versionCompatible: true } });
+    const r = await check(engineBuilt({ versionCompatible: true }), trtHere({ version: '10.17.0' }), {
+      modelPath: model,
+      options: { backend: 'tensorrt', versionCompatible: true },
+    });
     expect(r.verdict).toBe('fits');
     expect(r.reasons).toEqual([]);
     expect(r.notes.join('\n')).toMatch(/TensorRT 10\.17\.0 differs from the 10\.16\.0 .*version-compatible.*lean runtime it embeds/);

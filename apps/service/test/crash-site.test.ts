@@ -45,26 +45,33 @@ function file(content: Buffer | string): string {
 
 describe('readCrashSite', () => {
   it('returns the newest complete slot, outermost phase first', () => {
-    const p = file(record([
-      { seq: 3n, names: ['Building engine', 'Optimizing graph'] },
-      { seq: 7n, names: ['Building engine', 'Building engine from subgraph', 'Computing profile costs', 'Timing tactics'] },
-      { seq: 5n, names: ['Building engine'] },
-    ]));
+    const p = file(
+      record([
+        { seq: 3n, names: ['Building engine', 'Optimizing graph'] },
+        { seq: 7n, names: ['Building engine', 'Building engine from subgraph', 'Computing profile costs', 'Timing tactics'] },
+        { seq: 5n, names: ['Building engine'] },
+      ]),
+    );
     expect(readCrashSite(p)).toEqual(['Building engine', 'Building engine from subgraph', 'Computing profile costs', 'Timing tactics']);
     // It deletes nothing: the caller owns the file.
     expect(fs.existsSync(p)).toBe(true);
   });
 
   it('skips a slot the crash tore mid-write and falls back to the previous complete one', () => {
-    const p = file(record([
-      { seq: 4n, names: ['Building engine', 'Timing tactics'] },
-      { seq: 9n, names: ['Building engine', 'Timing tactics', 'Timing graph nodes'], torn: true },
-    ]));
+    const p = file(
+      record([
+        { seq: 4n, names: ['Building engine', 'Timing tactics'] },
+        { seq: 9n, names: ['Building engine', 'Timing tactics', 'Timing graph nodes'], torn: true },
+      ]),
+    );
     expect(readCrashSite(p)).toEqual(['Building engine', 'Timing tactics']);
   });
 
   it('reads only the slots a short file holds', () => {
-    const full = record([{ seq: 2n, names: ['A'] }, { seq: 6n, names: ['A', 'B'] }]);
+    const full = record([
+      { seq: 2n, names: ['A'] },
+      { seq: 6n, names: ['A', 'B'] },
+    ]);
     expect(readCrashSite(file(full.subarray(0, 64 + SLOT + 10)))).toEqual(['A']);
     expect(readCrashSite(file(full.subarray(0, 40)))).toBeUndefined();
   });

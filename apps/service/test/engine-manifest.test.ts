@@ -92,7 +92,12 @@ describe('the manifest a build writes', () => {
     // Nothing else left in the folder (no temp files).
     // The simulated build's layer information beside it, named with its sha256; nothing else (no temp files).
     expect(m.layerInfo).toEqual({ file: 'a.engine.layers.json', sha256: sha(`${out}.layers.json`), source: 'simulated' });
-    expect(fs.readdirSync(dir).filter((f) => f.startsWith('a.engine')).sort()).toEqual(['a.engine', 'a.engine.layers.json', 'a.engine.manifest.json']);
+    expect(
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.startsWith('a.engine'))
+        .sort(),
+    ).toEqual(['a.engine', 'a.engine.layers.json', 'a.engine.manifest.json']);
   });
 
   it('holds every phase row when the build asks for it (the manifestRows option), and the same top-level phases', async () => {
@@ -105,7 +110,11 @@ describe('the manifest a build writes', () => {
     expect(rows.filter((r) => r.path.length === 1).map(({ name, ms, count }) => ({ name, ms, count }))).toEqual(m.build.phases);
     // Depth first: every nested row follows its parent.
     rows.forEach((r, i) => {
-      if (r.path.length > 1) expect(rows.slice(0, i).some((p) => JSON.stringify(p.path) === JSON.stringify(r.path.slice(0, -1))), r.path.join(' › ')).toBe(true);
+      if (r.path.length > 1)
+        expect(
+          rows.slice(0, i).some((p) => JSON.stringify(p.path) === JSON.stringify(r.path.slice(0, -1))),
+          r.path.join(' › '),
+        ).toBe(true);
       expect(r.name).toBe(r.path.at(-1));
     });
   });

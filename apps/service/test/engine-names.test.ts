@@ -114,7 +114,9 @@ describe('explicit output and timing-cache names are checked before the build', 
   it('an output name that leaves no room for the temp file is bad_input naming the limit', async () => {
     const err = await refusal({ outputPath: path.join(dir, `${'o'.repeat(maxOutput + 1)}`) });
     expect(err.code).toBe('bad_input');
-    expect(err.message).toMatch(new RegExp(`output file name is too long: "o+" is ${maxOutput + 1} bytes of UTF-8, at most ${maxOutput} fit \\(file systems allow 255 bytes per name`));
+    expect(err.message).toMatch(
+      new RegExp(`output file name is too long: "o+" is ${maxOutput + 1} bytes of UTF-8, at most ${maxOutput} fit \\(file systems allow 255 bytes per name`),
+    );
     expect(err.message).toContain('.tmp-<pid>-<n>');
     // 74 CJK characters are 222 bytes, though only 74 characters.
     expect((await refusal({ outputPath: path.join(dir, `${'模'.repeat(74)}`) })).message).toMatch(/is 222 bytes of UTF-8, at most 219 fit/);

@@ -62,7 +62,7 @@ describe('engine reuse store', () => {
     expect(fs.readdirSync(store.dir)).toEqual([key(1)]);
   });
 
-  it('a lookup marks the entry used without touching the engine file, which may be the build\'s own output (a hard link)', async () => {
+  it("a lookup marks the entry used without touching the engine file, which may be the build's own output (a hard link)", async () => {
     const store = new EngineReuseStore(path.join(dir, 's5'));
     const src = path.join(dir, 'linked.engine');
     const m = engine(src, 2048);
@@ -114,7 +114,12 @@ describe('engine reuse store', () => {
     // A smaller limit evicts more, the least recently used first (3, then 1: used before 4 was put); the entry just put stays.
     const src5 = path.join(dir, 'e5.engine');
     await store.put(key(5), src5, engine(src5, MiB), 2 * MiB);
-    expect(store.entries().map((e) => e.key).sort()).toEqual([key(4), key(5)].sort());
+    expect(
+      store
+        .entries()
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual([key(4), key(5)].sort());
   });
 
   it('does not keep an engine larger than the whole limit', async () => {

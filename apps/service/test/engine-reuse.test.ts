@@ -66,7 +66,11 @@ describe('build --reuse', () => {
     expect(second.events[1].type === 'log' && second.events[1].message).toMatch(new RegExp(`Reused the engine build ${first.id} made`));
     // Its own manifest: this build's id, the same engine bytes, where they came from; check says fits.
     const m = EngineManifest.parse(JSON.parse(fs.readFileSync(second.fin.manifestPath!, 'utf8')));
-    expect(m).toMatchObject({ buildId: second.id, engine: { file: 'second.engine', sha256: sha(path.join(dir, 'first.engine')) }, reusedFrom: { buildId: first.id, key: second.fin.reused!.key } });
+    expect(m).toMatchObject({
+      buildId: second.id,
+      engine: { file: 'second.engine', sha256: sha(path.join(dir, 'first.engine')) },
+      reusedFrom: { buildId: first.id, key: second.fin.reused!.key },
+    });
     expect(fs.existsSync(path.join(dir, 'second.engine.layers.json'))).toBe(true);
     // A third one, from another service (another process would see the same): reused from the first still.
     const third = await build(service(), path.join(dir, 'third.engine'), sim({ simDuration: 3 }));
@@ -149,7 +153,7 @@ describe('build --reuse', () => {
     expect((await build(svc, path.join(dir, 'route-d.engine'), sim({ simSeed: 30 }))).fin.reused).toBeUndefined();
   });
 
-  it('options the table says cannot change the engine do not change the simulated engine\'s bytes', async () => {
+  it("options the table says cannot change the engine do not change the simulated engine's bytes", async () => {
     storeDir = path.join(dir, 'store-7');
     const svc = service();
     const cache = path.join(dir, 'identity.cache');

@@ -23,7 +23,14 @@ describe('layer information (IEngineInspector JSON)', () => {
   it('reads detailed layers: type, tactic, the first output format and the precision it names', () => {
     const file = write('detailed.json', {
       Layers: [
-        { Name: 'conv1', LayerType: 'CaskConvolution', Inputs: [{ Name: 'x', 'Format/Datatype': 'Row major linear FP32' }], Outputs: [{ Name: 'c', 'Format/Datatype': 'Channel major FP16 format where channel % 8 == 0' }], TacticName: 'sm90_xmma_fprop', TacticValue: '0x7' },
+        {
+          Name: 'conv1',
+          LayerType: 'CaskConvolution',
+          Inputs: [{ Name: 'x', 'Format/Datatype': 'Row major linear FP32' }],
+          Outputs: [{ Name: 'c', 'Format/Datatype': 'Channel major FP16 format where channel % 8 == 0' }],
+          TacticName: 'sm90_xmma_fprop',
+          TacticValue: '0x7',
+        },
         { Name: 'q', LayerType: 'Scale', Outputs: [{ Name: 'q', 'Format/Datatype': 'Channel major INT8 format where channel % 32 == 0' }] },
         { Name: 'shape_only' },
       ],

@@ -24,12 +24,26 @@ const model = {
 
 describe('memory estimate', () => {
   it('takes the largest peak of earlier builds of the same kind', () => {
-    const e = estimateHostMemory({ backend: 'tensorrt', options: { backend: 'auto' }, model, profiles: [{ durationMs: 1, marks: {}, peakHostBytes: 5 * GiB }, { durationMs: 1, marks: {} }, { durationMs: 1, marks: {}, peakHostBytes: 7 * GiB }] });
+    const e = estimateHostMemory({
+      backend: 'tensorrt',
+      options: { backend: 'auto' },
+      model,
+      profiles: [
+        { durationMs: 1, marks: {}, peakHostBytes: 5 * GiB },
+        { durationMs: 1, marks: {} },
+        { durationMs: 1, marks: {}, peakHostBytes: 7 * GiB },
+      ],
+    });
     expect(e).toEqual({ peakHostBytes: 7 * GiB, basis: 'the peak of 2 earlier builds of this model with these options' });
   });
 
   it('uses the rule of thumb from the weights and the largest input shapes without history', () => {
-    const e = estimateHostMemory({ backend: 'tensorrt', options: { backend: 'auto', shapes: { x: { min: [1, 3, 224, 224], opt: [8, 3, 224, 224], max: [32, 3, 224, 224] } } }, model, profiles: [] })!;
+    const e = estimateHostMemory({
+      backend: 'tensorrt',
+      options: { backend: 'auto', shapes: { x: { min: [1, 3, 224, 224], opt: [8, 3, 224, 224], max: [32, 3, 224, 224] } } },
+      model,
+      profiles: [],
+    })!;
     const inputs = 32 * 3 * 224 * 224 * 2;
     expect(e.peakHostBytes).toBe(WEIGHT_FACTOR * 2 * GiB + inputs + BUILDER_BASE_BYTES);
     expect(e.basis).toMatch(/^a rule of thumb: 3 × the weights \(2 GiB\) \+ the largest inputs \(.*\) \+ 1 GiB for the builder; no earlier build to go by$/);

@@ -136,9 +136,13 @@ describe('memory', () => {
     const out = path.join(dir, 'oom.engine');
     const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simDuration: 3 }) });
     await new Promise<void>((resolve) => {
-      svc.subscribe(rec.id, (evs) => {
-        if (evs.some((e) => e.type === 'phase.start' && e.name === 'Timing graph nodes')) resolve();
-      }, { afterSeq: -1 });
+      svc.subscribe(
+        rec.id,
+        (evs) => {
+          if (evs.some((e) => e.type === 'phase.start' && e.name === 'Timing graph nodes')) resolve();
+        },
+        { afterSeq: -1 },
+      );
     });
     await new Promise((r) => setTimeout(r, 300));
     fs.writeFileSync(path.join(cg, 'memory.events'), 'low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n');
@@ -165,27 +169,30 @@ describe('memory', () => {
   // kills it. (The CLI's exit code in the same situation: apps/cli/test/cli-memory.test.ts.)
   const cgroup = process.platform === 'linux' ? makeMemoryCgroup(256 * MiB) : 'not Linux';
   if (typeof cgroup !== 'string') void cgroup.remove(0).catch(() => undefined);
-  it.skipIf(typeof cgroup === 'string')(`a worker the kernel's OOM killer ends in a real cgroup is named, with its phase${typeof cgroup === 'string' ? ` (skipped: ${cgroup})` : ''}`, async () => {
-    const cg = makeMemoryCgroup(256 * MiB);
-    if (typeof cg === 'string') throw new Error(cg);
-    try {
-      const launcher: WorkerLauncher = () => {
-        const ch = childProcessLauncher();
-        cg.add(ch.pid!);
-        return ch;
-      };
-      const svc = service({ launcher });
-      const out = path.join(dir, 'real-oom.engine');
-      const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simMemory: '1G', simDuration: 3 }) });
-      const fin = await svc.waitForResult(rec.id);
-      expect(fin.status).toBe('crashed');
-      expect(fin.error).toMatch(/^killed by the out-of-memory killer at Building engine › .*, peak .* of 256 MiB$/);
-      expect(fin.oomKill?.phasePath?.[0]).toBe('Building engine');
-      expect(fs.existsSync(out)).toBe(false);
-      const ok = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.3 }) });
-      expect((await svc.waitForResult(ok.id)).status).toBe('succeeded');
-    } finally {
-      await cg.remove();
-    }
-  });
+  it.skipIf(typeof cgroup === 'string')(
+    `a worker the kernel's OOM killer ends in a real cgroup is named, with its phase${typeof cgroup === 'string' ? ` (skipped: ${cgroup})` : ''}`,
+    async () => {
+      const cg = makeMemoryCgroup(256 * MiB);
+      if (typeof cg === 'string') throw new Error(cg);
+      try {
+        const launcher: WorkerLauncher = () => {
+          const ch = childProcessLauncher();
+          cg.add(ch.pid!);
+          return ch;
+        };
+        const svc = service({ launcher });
+        const out = path.join(dir, 'real-oom.engine');
+        const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: sim({ simMemory: '1G', simDuration: 3 }) });
+        const fin = await svc.waitForResult(rec.id);
+        expect(fin.status).toBe('crashed');
+        expect(fin.error).toMatch(/^killed by the out-of-memory killer at Building engine › .*, peak .* of 256 MiB$/);
+        expect(fin.oomKill?.phasePath?.[0]).toBe('Building engine');
+        expect(fs.existsSync(out)).toBe(false);
+        const ok = await svc.startBuild({ modelPath: model, options: sim({ simDuration: 0.3 }) });
+        expect((await svc.waitForResult(ok.id)).status).toBe('succeeded');
+      } finally {
+        await cg.remove();
+      }
+    },
+  );
 });

@@ -119,7 +119,9 @@ describe('content', () => {
     const p = file('opaque.cache', opaque);
     expect(() => checkTimingCacheFile(p)).not.toThrow();
     expect(() => checkTimingCacheFile(p, 'tensorrt')).not.toThrow();
-    expect(refusal(() => checkTimingCacheFile(p, 'simulated')).message).toMatch(/opaque\.cache is not a simulated timing cache \(it does not start with "TBSSIMTC"\)\. Give a new path/);
+    expect(refusal(() => checkTimingCacheFile(p, 'simulated')).message).toMatch(
+      /opaque\.cache is not a simulated timing cache \(it does not start with "TBSSIMTC"\)\. Give a new path/,
+    );
   });
 
   it('accepts a simulated cache for the simulated backend and refuses it for TensorRT', () => {

@@ -174,7 +174,7 @@ describe('shape-tensor values', async () => {
     expect(e.message).toMatch(msg);
   });
 
-  it('without the model reader\'s list, leaves the decision to TensorRT (but a shape tensor has rank 0 or 1)', () => {
+  it("without the model reader's list, leaves the decision to TensorRT (but a shape tensor has rank 0 or 1)", () => {
     // A summary from elsewhere (an older service, a hand-made request) may carry no list.
     const { shapeTensorInputs: _list, ...unlisted } = read;
     expect(() => checkShapeValues(unlisted, { target: v([1, 16], [1, 16], [1, 16]) })).not.toThrow();
@@ -223,7 +223,7 @@ describe('options gated on the TensorRT version of the build', () => {
     expect(await attempt({ precision: ['fp16'] }, sim())).toBeNull(); // the default imitation is 10.16
   });
 
-  it('the library\'s version decides, not the adapter\'s headers', async () => {
+  it("the library's version decides, not the adapter's headers", async () => {
     const lib103 = trt('10.3.0', { adapter: { major: 10, headerVersion: '10.16.1', path: '/a.so' } });
     expect(await attempt({ precision: ['fp4'] }, lib103)).toMatch(/precision "fp4" needs TensorRT 10.8 or newer; the build would run on TensorRT 10.3.0/);
     expect(await attempt({ hardwareCompatibility: 'same_compute_capability' }, lib103)).toMatch(/needs TensorRT 10.9/);

@@ -68,7 +68,9 @@ describe('routes', () => {
   it('refuses the pattern given as a route, naming the knob', () => {
     const p = routeProblems('-conv_use_long_w=[on|off]', db, '--build-route');
     expect(p).toHaveLength(1);
-    expect(p[0]).toMatch(/^--build-route: knob -conv_use_long_w: "-conv_use_long_w=\[on\|off\]" is the knob's pattern of allowed values, not a route; choose one value, e.g. -conv_use_long_w=on$/);
+    expect(p[0]).toMatch(
+      /^--build-route: knob -conv_use_long_w: "-conv_use_long_w=\[on\|off\]" is the knob's pattern of allowed values, not a route; choose one value, e.g. -conv_use_long_w=on$/,
+    );
     // Also without a database: it is wrong by its form.
     expect(routeProblems('-kgen:codegen:cuda_tile=[0|1|2|3]', undefined)[0]).toMatch(/knob -kgen:codegen:cuda_tile/);
   });

@@ -16,7 +16,9 @@ function shown(v: BuildView) {
   const rows: string[] = [];
   const walk = (r: typeof v.rows.root, depth: number) => {
     for (const c of r.children) {
-      rows.push(`${'  '.repeat(depth)}${c.name} x${c.count} ${c.shown.stepsDone}/${c.shown.nbSteps}${c.open.length ? ' open' : ''}${c.earlyCount ? ` early${c.earlyCount}` : ''} spans${c.spans.start.length}`);
+      rows.push(
+        `${'  '.repeat(depth)}${c.name} x${c.count} ${c.shown.stepsDone}/${c.shown.nbSteps}${c.open.length ? ' open' : ''}${c.earlyCount ? ` early${c.earlyCount}` : ''} spans${c.spans.start.length}`,
+      );
       walk(c, depth + 1);
     }
   };

@@ -2,15 +2,7 @@
 // changed with both values, and every missing fact that makes the answer "unknown". Manifests
 // here are made by hand; the service tests check manifests that real (simulated) builds wrote.
 import { describe, expect, it } from 'vitest';
-import {
-  checkAgainst,
-  compareVersions,
-  EngineManifest,
-  normalizeOptions,
-  verdictOf,
-  type CheckEnvironment,
-  type CheckInputs,
-} from '../engine-manifest.js';
+import { checkAgainst, compareVersions, EngineManifest, normalizeOptions, verdictOf, type CheckEnvironment, type CheckInputs } from '../engine-manifest.js';
 import type { BackendInfo, BuildOptions } from '../protocol.js';
 
 const SHA_A = 'a'.repeat(64);
@@ -132,7 +124,11 @@ describe('check: every reason to rebuild names what changed and both values', ()
 
   it('a shape range, and shape values, per input', () => {
     const built = manifest({}, { backend: 'tensorrt', shapes: { x: { min: [1, 3], opt: [4, 3], max: [8, 3] } } });
-    const r = check(built, {}, { ...sameModel, options: { backend: 'auto', shapes: { x: { min: [1, 3], opt: [4, 3], max: [16, 3] } }, shapeValues: { s: { min: [1], opt: [2], max: [3] } } } });
+    const r = check(
+      built,
+      {},
+      { ...sameModel, options: { backend: 'auto', shapes: { x: { min: [1, 3], opt: [4, 3], max: [16, 3] } }, shapeValues: { s: { min: [1], opt: [2], max: [3] } } } },
+    );
     expect(r.reasons).toEqual([
       { kind: 'shape-range', what: 'shape range of input x', was: '1x3/4x3/8x3', now: '1x3/4x3/16x3' },
       { kind: 'shape-range', what: 'shape values of input s', was: '(none)', now: '1/2/3' },
@@ -140,7 +136,12 @@ describe('check: every reason to rebuild names what changed and both values', ()
   });
 
   it('a plugin library whose bytes changed or that is gone', () => {
-    const m = manifest({ pluginLibraries: [{ path: '/p/libA.so', sha256: SHA_A }, { path: '/p/libB.so', sha256: SHA_A }] });
+    const m = manifest({
+      pluginLibraries: [
+        { path: '/p/libA.so', sha256: SHA_A },
+        { path: '/p/libB.so', sha256: SHA_A },
+      ],
+    });
     const r = check(m, {}, { ...sameModel, pluginHashes: { '/p/libA.so': SHA_B, '/p/libB.so': null } });
     expect(r.reasons).toEqual([
       { kind: 'plugin', what: 'plugin library /p/libA.so', was: SHA_A, now: SHA_B },
@@ -194,7 +195,13 @@ describe('the manifest schema and the canonical options', () => {
 
   it('normalizes options to one form: key order, list order and written-out defaults do not matter', () => {
     const a = normalizeOptions({ backend: 'auto', precision: ['int8', 'fp16'], shapes: { b: { min: [1], opt: [1], max: [1] }, a: { min: [2], opt: [2], max: [2] } } });
-    const b = normalizeOptions({ backend: 'simulated', optLevel: 3, tf32: true, precision: ['fp16', 'int8'], shapes: { a: { min: [2], opt: [2], max: [2] }, b: { min: [1], opt: [1], max: [1] } } });
+    const b = normalizeOptions({
+      backend: 'simulated',
+      optLevel: 3,
+      tf32: true,
+      precision: ['fp16', 'int8'],
+      shapes: { a: { min: [2], opt: [2], max: [2] }, b: { min: [1], opt: [1], max: [1] } },
+    });
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
     expect(normalizeOptions({ backend: 'auto', inferCacheMisses: true }).profilingVerbosity).toBe('detailed');
   });

@@ -48,7 +48,9 @@ describe('memory sentences', () => {
     expect(memoryStopMessage({ kind: 'host', usedBytes: 21.5 * GiB, limitBytes: 20 * GiB, phasePath: ['Building engine', 'Timing tactics'] })).toBe(
       'stopped: host memory 21.5 GiB passed the 20 GiB limit during Building engine › Timing tactics',
     );
-    expect(memoryStopMessage({ kind: 'gpu', usedBytes: 9 * GiB, limitBytes: 8 * GiB, phasePath: [] })).toBe('stopped: GPU memory 9 GiB passed the 8 GiB limit before the first phase');
+    expect(memoryStopMessage({ kind: 'gpu', usedBytes: 9 * GiB, limitBytes: 8 * GiB, phasePath: [] })).toBe(
+      'stopped: GPU memory 9 GiB passed the 8 GiB limit before the first phase',
+    );
   });
 
   it('names the out-of-memory killer, where, the peak and the limit', () => {

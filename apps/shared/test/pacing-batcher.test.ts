@@ -91,7 +91,10 @@ describe('PacingBatcher', () => {
     const all = sent.flatMap((s) => s.events);
     expect(all.filter((e) => e.type === 'log')).toHaveLength(200);
     expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((x, y) => x - y));
-    const lastSteps = all.filter((e) => e.type === 'phase.step').slice(-2).map((e) => e.seq);
+    const lastSteps = all
+      .filter((e) => e.type === 'phase.step')
+      .slice(-2)
+      .map((e) => e.seq);
     expect(lastSteps).toEqual([seq - 3, seq - 1]); // the latest step of each phase arrives
     expect(b.coalesced).toBe(seq - all.length);
   });
@@ -126,7 +129,12 @@ describe('PacingBatcher', () => {
     expect(sent).toHaveLength(1);
     release();
     await new Promise((r) => setTimeout(r, 3 * PACING_BUDGET_MS));
-    expect(sent.slice(1).flat().map((e) => e.seq)).toEqual([100]);
+    expect(
+      sent
+        .slice(1)
+        .flat()
+        .map((e) => e.seq),
+    ).toEqual([100]);
   });
 
   it("'next-tick' lets a synchronous follower go first; close drops what waits", () => {

@@ -110,7 +110,15 @@ describe('PhaseRows grouping', () => {
     for (const e of w.events.slice(0, cut)) service.apply(e);
     const fromSnapshot = new LiveBuild('b1');
     fromSnapshot.applySnapshot(
-      { id: 'b1', state: 'running', modelPath: 'm.onnx', options: { backend: 'simulated' }, queuedAt: new Date(0).toISOString(), lastSeq: w.events[cut - 1].seq, engineAvailable: false },
+      {
+        id: 'b1',
+        state: 'running',
+        modelPath: 'm.onnx',
+        options: { backend: 'simulated' },
+        queuedAt: new Date(0).toISOString(),
+        lastSeq: w.events[cut - 1].seq,
+        engineAvailable: false,
+      },
       service.snapshot(),
       0,
     );

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendInfo } from '../protocol.js';
-import {
-  chosenBackend,
-  parseTrtVersion,
-  PRECISION_REMOVED_ADVICE,
-  SIM_DEFAULT_TRT_VERSION,
-  trtCapabilities,
-  trtVersionOf,
-  versionProblems,
-} from '../trt-capabilities.js';
+import { chosenBackend, parseTrtVersion, PRECISION_REMOVED_ADVICE, SIM_DEFAULT_TRT_VERSION, trtCapabilities, trtVersionOf, versionProblems } from '../trt-capabilities.js';
 
 describe('parseTrtVersion', () => {
   it.each([

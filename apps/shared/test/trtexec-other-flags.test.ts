@@ -30,7 +30,7 @@ describe('bestPrecisions', () => {
     expect(call).toThrow(/TensorRT 11.1.0 has no --best .*strongly typed.*Q\/DQ.*NVIDIA Model Optimizer.*build without --best/);
   });
 
-  it('with --stronglyTyped it is refused in trtexec\'s words', () => {
+  it("with --stronglyTyped it is refused in trtexec's words", () => {
     expect(() => bestPrecisions('10.16.1', '9.0', true)).toThrow('--best and --stronglyTyped cannot be both set.');
   });
 

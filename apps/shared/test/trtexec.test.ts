@@ -115,8 +115,8 @@ describe('parseTrtexecArgs', () => {
     [['--nvtxMode=loud'], /--nvtxMode expects layer_names_only, detailed or none/],
     [['--dumpLayerInfo'], /unsupported trtexec flag --dumpLayerInfo/],
     [['m.onnx'], /unexpected argument "m.onnx"/],
-    [["--minShapes=x:1x3", "--optShapes=y:1x3", "--maxShapes=x:4x3"], /"x" is missing from --optShapes: every input needs min, opt and max/],
-    [["--minShapes=x:1x3", "--optShapes=x:1x3,y:1x3", "--maxShapes=x:4x3"], /"y" is missing from --minShapes and --maxShapes/],
+    [['--minShapes=x:1x3', '--optShapes=y:1x3', '--maxShapes=x:4x3'], /"x" is missing from --optShapes: every input needs min, opt and max/],
+    [['--minShapes=x:1x3', '--optShapes=x:1x3,y:1x3', '--maxShapes=x:4x3'], /"y" is missing from --minShapes and --maxShapes/],
     [['--optShapes=x:1x3,x:2x3'], /"x" is given twice/],
     [['--optShapes=x:1x3', '--optShapes=y:2x3'], /--optShapes is given 2 times: trtexec takes each of .* once .*--profile.*list every input in one flag/],
     [['--minShapes=x:1x3', '--minShapes=x:1x3', '--maxShapes=x:4x3'], /--minShapes is given 2 times/],
@@ -181,7 +181,7 @@ describe('parseTrtexecArgs', () => {
     expect(copied).not.toContain('--vc');
   });
 
-  it('maps the deprecated profiling verbosities with trtexec\'s warnings', () => {
+  it("maps the deprecated profiling verbosities with trtexec's warnings", () => {
     const v = parse('--profilingVerbosity=verbose');
     expect(v.options.profilingVerbosity).toBe('detailed');
     expect(v.warnings).toEqual(['--profilingVerbosity=verbose has been deprecated by --profilingVerbosity=detailed.']);
@@ -236,9 +236,7 @@ describe('parseTrtexecArgs', () => {
 describe('formatTrtexecCommand follows the TensorRT version', () => {
   const o: BuildOptionsInput = { precision: ['fp16', 'int8'], stronglyTyped: false, buildRoute: 'fast' };
   it('10.x: precision flags, no build route', () => {
-    expect(formatTrtexecCommand({ modelPath: 'm.onnx', options: o, trtVersion: '10.16.1' })).toBe(
-      'trtexec --onnx=m.onnx --saveEngine=m.engine --fp16 --int8 --skipInference',
-    );
+    expect(formatTrtexecCommand({ modelPath: 'm.onnx', options: o, trtVersion: '10.16.1' })).toBe('trtexec --onnx=m.onnx --saveEngine=m.engine --fp16 --int8 --skipInference');
   });
   it('11.1: no precision flags, no --stronglyTyped (implied), the build route', () => {
     expect(formatTrtexecCommand({ modelPath: 'm.onnx', options: { ...o, stronglyTyped: true }, trtVersion: '11.1.0' })).toBe(
@@ -257,9 +255,7 @@ describe('trtexecCopy: what trtexec cannot say is said, never dropped silently',
 
   it('names the engine as the service would write it, beside the model', () => {
     expect(trtexecCopy({ modelPath: 'multi.onnx', options: {}, backend: sim }).text).toContain('--saveEngine=multi.sim.10.16.0.engine');
-    expect(trtexecCopy({ modelPath: '/m/résnet 50.onnx', options: {}, backend: trt }).text).toContain(
-      `'--saveEngine=/m/résnet 50.GeForce-RTX-4090.10.16.1.engine'`,
-    );
+    expect(trtexecCopy({ modelPath: '/m/résnet 50.onnx', options: {}, backend: trt }).text).toContain(`'--saveEngine=/m/résnet 50.GeForce-RTX-4090.10.16.1.engine'`);
     // Without a backend (none known yet): the model's name with .engine, as before.
     expect(trtexecCopy({ modelPath: 'multi.onnx', options: {} }).text).toContain('--saveEngine=multi.engine');
   });
@@ -293,11 +289,16 @@ describe('trtexecCopy: what trtexec cannot say is said, never dropped silently',
   });
 
   it('says FP4 has no trtexec flag', () => {
-    expect(trtexecCopy({ modelPath: 'm.onnx', options: { precision: ['fp16', 'fp4'] }, trtVersion: '10.16.1' }).warnings).toEqual(['FP4 has no trtexec flag, so the command leaves it out.']);
+    expect(trtexecCopy({ modelPath: 'm.onnx', options: { precision: ['fp16', 'fp4'] }, trtVersion: '10.16.1' }).warnings).toEqual([
+      'FP4 has no trtexec flag, so the command leaves it out.',
+    ]);
   });
 
   it('writes shape suggestions in trtexec flags, quoted for trtexec and the shell', () => {
-    const text = trtexecShapeArgs([{ name: 'x', min: [1, 3], opt: [4, 3], max: [8, 3] }, { name: 'Input:0', min: [1], opt: [2], max: [3] }]);
+    const text = trtexecShapeArgs([
+      { name: 'x', min: [1, 3], opt: [4, 3], max: [8, 3] },
+      { name: 'Input:0', min: [1], opt: [2], max: [3] },
+    ]);
     expect(shellSplit(text)).toEqual([`--minShapes=x:1x3,'Input:0':1`, `--optShapes=x:4x3,'Input:0':2`, `--maxShapes=x:8x3,'Input:0':3`]);
     expect(parseTrtexecArgs([...base, ...shellSplit(text)]).options.shapes).toEqual({ x: { min: [1, 3], opt: [4, 3], max: [8, 3] }, 'Input:0': { min: [1], opt: [2], max: [3] } });
   });
@@ -316,7 +317,18 @@ describe('trtexec lines as pasted: old spellings, inference-only flags, --best',
   });
 
   it('inference-only flags are accepted, change nothing, and are listed once as given', () => {
-    const r = parse('--useCudaGraph', '--iterations=100', '--warmUp', '500', '--duration=10', '--noDataTransfers', '--separateProfileRun', '--dumpProfile', '--useCudaGraph', '--fp16');
+    const r = parse(
+      '--useCudaGraph',
+      '--iterations=100',
+      '--warmUp',
+      '500',
+      '--duration=10',
+      '--noDataTransfers',
+      '--separateProfileRun',
+      '--dumpProfile',
+      '--useCudaGraph',
+      '--fp16',
+    );
     expect(r.options).toEqual({ precision: ['fp16'] });
     expect(r.ignored).toEqual(['--useCudaGraph', '--iterations=100', '--warmUp=500', '--duration=10', '--noDataTransfers', '--separateProfileRun', '--dumpProfile']);
     expect(r.warnings).toEqual([]);
@@ -329,7 +341,7 @@ describe('trtexec lines as pasted: old spellings, inference-only flags, --best',
     expect(ignoredFlagsNote([])).toBeUndefined();
   });
 
-  it("every inference-only flag of trtexec 10.16 and 11.1 is accepted", () => {
+  it('every inference-only flag of trtexec 10.16 and 11.1 is accepted', () => {
     for (const [flag, takesValue] of Object.entries(INFERENCE_ONLY_FLAGS)) {
       const r = parse(takesValue ? `${flag}=1` : flag);
       expect(r.ignored, flag).toEqual([takesValue ? `${flag}=1` : flag]);
@@ -355,7 +367,7 @@ describe('trtexec lines as pasted: old spellings, inference-only flags, --best',
     expect(parse('--fp16').best).toBe(false);
   });
 
-  it('the issue\'s command: a 1024 MiB workspace, two flags ignored, a copy that parses back to the same build without notes', () => {
+  it("the issue's command: a 1024 MiB workspace, two flags ignored, a copy that parses back to the same build without notes", () => {
     const first = parseTrtexecArgs(['--onnx=m.onnx', '--saveEngine=e.engine', '--workspace=1024', '--useCudaGraph', '--iterations=100']);
     expect(first.options).toEqual({ workspaceMiB: 1024 });
     expect(first.ignored).toEqual(['--useCudaGraph', '--iterations=100']);
@@ -412,7 +424,7 @@ describe('round trip of the spellings trtexec also takes: parse → copy → par
 /** A small deterministic generator, so failures reproduce. */
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function randomOptions(r: () => number, version: string): BuildOptionsInput {

@@ -1,11 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
 import type { BuildRecord } from '../protocol.js';
-import { stoppedMidTimingNote, formatCallback, formatCores, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, shownLiveness, viewFromRecord } from '../view-format.js';
+import {
+  stoppedMidTimingNote,
+  formatCallback,
+  formatCores,
+  formatCurrentPath,
+  formatLiveness,
+  formatRemaining,
+  livenessOf,
+  shownLiveness,
+  viewFromRecord,
+} from '../view-format.js';
 
 describe('viewFromRecord', () => {
   it('starts empty from a record without a phase tree', () => {
-    const v = viewFromRecord({ id: 'x', state: 'queued', modelPath: '/m', options: { backend: 'auto' }, queuedAt: '', lastSeq: -1, engineAvailable: false } as unknown as BuildRecord);
+    const v = viewFromRecord({
+      id: 'x',
+      state: 'queued',
+      modelPath: '/m',
+      options: { backend: 'auto' },
+      queuedAt: '',
+      lastSeq: -1,
+      engineAvailable: false,
+    } as unknown as BuildRecord);
     expect(v.status).toBe('queued');
     expect(v.rows.root.children).toEqual([]);
   });
@@ -13,12 +31,16 @@ describe('viewFromRecord', () => {
 
 describe('wording', () => {
   it('puts step counts where they tell something and escapes names', () => {
-    expect(formatCurrentPath([{ name: 'Building engine', stepsDone: 2, nbSteps: 6 }, { name: 'subgraph', stepsDone: 0, nbSteps: 1 }, { name: 'Time\x07', stepsDone: 9, nbSteps: 4 }])).toBe(
-      'Building engine 2/6 › subgraph › Time\\x07 4/4',
-    );
+    expect(
+      formatCurrentPath([
+        { name: 'Building engine', stepsDone: 2, nbSteps: 6 },
+        { name: 'subgraph', stepsDone: 0, nbSteps: 1 },
+        { name: 'Time\x07', stepsDone: 9, nbSteps: 4 },
+      ]),
+    ).toBe('Building engine 2/6 › subgraph › Time\\x07 4/4');
   });
 
-  it('says busy or stalled from the worker\'s cores and the GPU', () => {
+  it("says busy or stalled from the worker's cores and the GPU", () => {
     const live = (cpu: [number, number][], gpu?: number) => {
       const v = new BuildView('b');
       v.cpu = cpu;
@@ -27,18 +49,98 @@ describe('wording', () => {
     };
     expect(live([])).toBeUndefined();
     expect(formatLiveness(live([]))).toBeUndefined();
-    expect(formatLiveness(live([[1000, 0], [2000, 10]]))).toBe('no CPU use');
-    expect(formatLiveness(live([[1000, 0], [2000, 1000]]))).toBe('builder busy, 1.0 core');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 10],
+        ]),
+      ),
+    ).toBe('no CPU use');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 1000],
+        ]),
+      ),
+    ).toBe('builder busy, 1.0 core');
     // Below half a core the word matches the figure: working, lightly.
-    expect(formatLiveness(live([[1000, 0], [2000, 100]]))).toBe('builder working lightly, 0.1 cores');
-    expect(formatLiveness(live([[1000, 0], [2000, 500]]))).toBe('builder busy, 0.5 cores');
-    expect(formatLiveness(live([[1000, 0], [2000, 1460]]))).toBe('builder busy, 1.5 cores');
-    expect(formatLiveness(live([[1000, 0], [2000, 12_300]]))).toBe('builder busy, 12 cores');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 100],
+        ]),
+      ),
+    ).toBe('builder working lightly, 0.1 cores');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 500],
+        ]),
+      ),
+    ).toBe('builder busy, 0.5 cores');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 1460],
+        ]),
+      ),
+    ).toBe('builder busy, 1.5 cores');
+    expect(
+      formatLiveness(
+        live([
+          [1000, 0],
+          [2000, 12_300],
+        ]),
+      ),
+    ).toBe('builder busy, 12 cores');
     // A silent builder whose CPU idles while the GPU times tactics is working, not stalled.
-    expect(live([[1000, 0], [2000, 10]], 87)).toEqual({ cores: 0.01, gpuPercent: 87, busy: true });
-    expect(formatLiveness(live([[1000, 0], [2000, 10]], 87))).toBe('builder busy, CPU idle, GPU 87%');
-    expect(formatLiveness(live([[1000, 0], [2000, 1500]], 40))).toBe('builder busy, 1.5 cores, GPU 40%');
-    expect(formatLiveness(live([[1000, 0], [2000, 10]], 2))).toBe('no CPU or GPU use');
+    expect(
+      live(
+        [
+          [1000, 0],
+          [2000, 10],
+        ],
+        87,
+      ),
+    ).toEqual({ cores: 0.01, gpuPercent: 87, busy: true });
+    expect(
+      formatLiveness(
+        live(
+          [
+            [1000, 0],
+            [2000, 10],
+          ],
+          87,
+        ),
+      ),
+    ).toBe('builder busy, CPU idle, GPU 87%');
+    expect(
+      formatLiveness(
+        live(
+          [
+            [1000, 0],
+            [2000, 1500],
+          ],
+          40,
+        ),
+      ),
+    ).toBe('builder busy, 1.5 cores, GPU 40%');
+    expect(
+      formatLiveness(
+        live(
+          [
+            [1000, 0],
+            [2000, 10],
+          ],
+          2,
+        ),
+      ),
+    ).toBe('no CPU or GPU use');
     // The GPU figure alone (before the second CPU reading).
     expect(formatLiveness(live([[1000, 0]], 60))).toBe('builder busy, GPU 60%');
     expect(formatLiveness(live([[1000, 0]], 0))).toBe('no CPU or GPU use');
@@ -47,12 +149,18 @@ describe('wording', () => {
   it('calls an idle builder out only once TensorRT has been quiet a while; a busy one always', () => {
     const v = new BuildView('b');
     v.apply({ v: 1, buildId: 'b', seq: 0, t: 0, type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 } as never, 0);
-    v.cpu = [[0, 0], [1000, 5]];
+    v.cpu = [
+      [0, 0],
+      [1000, 5],
+    ];
     expect(shownLiveness(v, 500)).toBeUndefined();
     expect(formatCallback(v, 500)).toBe('last TensorRT callback 500 ms ago');
     expect(shownLiveness(v, 2500)).toEqual({ cores: 0.005, gpuPercent: undefined, busy: false });
     expect(formatCallback(v, 2500)).toBe('last TensorRT callback 2.5 s ago (no CPU use)');
-    v.cpu = [[0, 0], [1000, 900]];
+    v.cpu = [
+      [0, 0],
+      [1000, 900],
+    ];
     expect(formatCallback(v, 100)).toBe('last TensorRT callback 100 ms ago (builder busy, 0.9 cores)');
   });
 

@@ -99,7 +99,7 @@ describe('progress over the build view, on a TensorRT-like stream', () => {
     expect(progressMessage(view, 0)).toBe('Building engine 0/3 · last TensorRT callback 0 ms ago');
   });
 
-  it('calls out silence on the build clock, with the native heartbeat\'s last callback and the worker\'s CPU', () => {
+  it("calls out silence on the build clock, with the native heartbeat's last callback and the worker's CPU", () => {
     const w = new StreamWriter();
     w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }, 0);
     w.start('Building engine', null, 6);
@@ -139,7 +139,15 @@ describe('progress over the build view, on a TensorRT-like stream', () => {
   });
 
   it('says how long a build has waited in the queue', () => {
-    const view = viewFromRecord({ id: 'b2', state: 'queued', modelPath: '/m.onnx', options: { backend: 'auto' }, queuedAt: new Date(5000).toISOString(), lastSeq: -1, engineAvailable: false });
+    const view = viewFromRecord({
+      id: 'b2',
+      state: 'queued',
+      modelPath: '/m.onnx',
+      options: { backend: 'auto' },
+      queuedAt: new Date(5000).toISOString(),
+      lastSeq: -1,
+      engineAvailable: false,
+    });
     expect(progressMessage(view, 17_500, { queuedAtWall: 5000, waitingBehind: true })).toBe('queued for 12.5 s: waiting for an earlier build to finish');
     // No build ahead (nor any GPU claim): a queued build is one whose worker is starting.
     expect(progressMessage(view, 5_020, { queuedAtWall: 5000 })).toBe('starting the build worker');
@@ -259,10 +267,7 @@ describe('ProgressNotifier', () => {
     n.start();
     vi.advanceTimersByTime(1000);
     const w = new StreamWriter();
-    n.onEvents([
-      w.emit({ type: 'heartbeat', sinceLastCallbackMs: 900, cancelRequested: false }),
-      w.emit({ type: 'log', severity: 'info', message: 'hello' }),
-    ]);
+    n.onEvents([w.emit({ type: 'heartbeat', sinceLastCallbackMs: 900, cancelRequested: false }), w.emit({ type: 'log', severity: 'info', message: 'hello' })]);
     vi.advanceTimersByTime(1000);
     expect(sent.length).toBe(1);
   });

@@ -144,7 +144,21 @@ describe('native addon', () => {
 
   it('runs a simulated build whose every event validates', async () => {
     const req = request('ok', { simDuration: 0.2, simSeed: 4, timingCache: path.join(dir, 'ok.cache') }, { heartbeatMs: 20 });
-    const model = { fileName: 'ok.onnx', fileBytes: 10, irVersion: 8, opsetImports: [], producer: { name: 't', version: '1' }, graphName: 'g', inputs: [], outputs: [], nodeCount: 12, opHistogram: {}, initializerBytes: 0, externalData: { files: [], bytes: 0 }, dynamicInputs: [] };
+    const model = {
+      fileName: 'ok.onnx',
+      fileBytes: 10,
+      irVersion: 8,
+      opsetImports: [],
+      producer: { name: 't', version: '1' },
+      graphName: 'g',
+      inputs: [],
+      outputs: [],
+      nodeCount: 12,
+      opHistogram: {},
+      initializerBytes: 0,
+      externalData: { files: [], bytes: 0 },
+      dynamicInputs: [],
+    };
     const { events, result, handle, afterFinished } = await run({ ...req, model });
     for (const e of events) BuildEvent.parse(e);
     expect(checkInvariants(events)).toBeUndefined();
@@ -273,7 +287,14 @@ describe('native addon', () => {
   it('converts options to native units', () => {
     const req = request('conv', { workspaceMiB: 512, tacticSharedMemoryKiB: 48, simDuration: 1.5, simFault: 'hang@Timing graph nodes', tf32: false, shapes: ['x:1x3/2x3/4x3'] });
     const n = toNativeRequest(req);
-    expect(n).toMatchObject({ workspaceBytes: 512 * 1024 * 1024, tacticSharedMemoryBytes: 48 * 1024, simDurationMs: 1500, simFault: 'hang', simFaultPhase: 'Timing graph nodes', tf32: 0 });
+    expect(n).toMatchObject({
+      workspaceBytes: 512 * 1024 * 1024,
+      tacticSharedMemoryBytes: 48 * 1024,
+      simDurationMs: 1500,
+      simFault: 'hang',
+      simFaultPhase: 'Timing graph nodes',
+      tf32: 0,
+    });
     expect(n.shapes).toEqual({ x: { min: [1, 3], opt: [2, 3], max: [4, 3] } });
   });
 

@@ -6,7 +6,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCrashSite } from '../../service/crash-site.js';
-import type { WorkerToParent } from '../messages.js';
 import { readWorkerMessage } from '../../../test/support/worker-messages.js';
 import { requireBuilt, REPO_ROOT } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';

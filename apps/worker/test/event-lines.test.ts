@@ -112,12 +112,14 @@ describe('event lines', () => {
     const feed = new BuildFeed('bf', 100);
     const live: string[] = [];
     feed.subscribe((events) => live.push(...events.map(eventJson)));
-    return new Promise<void>((resolve) => queueMicrotask(() => {
-      feed.push(decoded.events);
-      expect(live).toEqual([line]);
-      // Kept in the log without it: a replay writes the event as it is.
-      expect(eventJson(decoded.events[0])).toBe(JSON.stringify(decoded.events[0]));
-      resolve();
-    }));
+    return new Promise<void>((resolve) =>
+      queueMicrotask(() => {
+        feed.push(decoded.events);
+        expect(live).toEqual([line]);
+        // Kept in the log without it: a replay writes the event as it is.
+        expect(eventJson(decoded.events[0])).toBe(JSON.stringify(decoded.events[0]));
+        resolve();
+      }),
+    );
   });
 });

@@ -38,11 +38,17 @@ describe('LivenessAnnotator', () => {
   });
 
   it('opens the probe at the first heartbeat, on the build device, and closes it at the end', () => {
-    const { sources, log } = scripted([{ gpuPercent: 87, memoryPercent: 3 }, { gpuPercent: 12, memoryPercent: 1 }]);
+    const { sources, log } = scripted([
+      { gpuPercent: 87, memoryPercent: 3 },
+      { gpuPercent: 12, memoryPercent: 1 },
+    ]);
     const a = new LivenessAnnotator(sources, 1);
     a.annotate([step(1)]);
     expect(log.opened).toEqual([]);
-    expect(gpuOf(a.annotate([beat(2), beat(3)]))).toEqual([[87, undefined], [12, undefined]]);
+    expect(gpuOf(a.annotate([beat(2), beat(3)]))).toEqual([
+      [87, undefined],
+      [12, undefined],
+    ]);
     expect(log.opened).toEqual([1]);
     a.close();
     expect(log.closed).toBe(1);
@@ -70,7 +76,10 @@ describe('LivenessAnnotator', () => {
 
   it('reports a probe that cannot open, or throws, or does not exist, once', () => {
     const cannot = new LivenessAnnotator({ cpuUsage: () => ({ user: 0, system: 0 }), openGpuProbe: () => ({ ok: false, reason: 'NVML was not found' }) }, 0);
-    expect(gpuOf(cannot.annotate([beat(1), beat(2)]))).toEqual([[undefined, 'no GPU utilisation: NVML was not found'], [undefined, undefined]]);
+    expect(gpuOf(cannot.annotate([beat(1), beat(2)]))).toEqual([
+      [undefined, 'no GPU utilisation: NVML was not found'],
+      [undefined, undefined],
+    ]);
     const throws = new LivenessAnnotator(
       {
         cpuUsage: () => ({ user: 0, system: 0 }),

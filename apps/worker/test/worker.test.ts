@@ -105,7 +105,12 @@ describe('build worker process', () => {
     // The fake NVML and CUDA driver (native/test/fake_*.cc) built beside the addon: CUDA device 0
     // sits on PCI bus 5E, device 1 on 3B, and NVML numbers them the other way round.
     const FAKES = path.join(REPO_ROOT, 'build/native/gpu-fakes');
-    const fakeGpu = { TBS_NVML_LIB: path.join(FAKES, 'libnvidia-ml.so.1'), TBS_CUDA_DRIVER_LIB: path.join(FAKES, 'libcuda.so.1'), FAKE_NVML_UTIL_5E: '87', FAKE_NVML_UTIL_3B: '12' };
+    const fakeGpu = {
+      TBS_NVML_LIB: path.join(FAKES, 'libnvidia-ml.so.1'),
+      TBS_CUDA_DRIVER_LIB: path.join(FAKES, 'libcuda.so.1'),
+      FAKE_NVML_UTIL_5E: '87',
+      FAKE_NVML_UTIL_3B: '12',
+    };
     const beats = async (env: NodeJS.ProcessEnv, options: Record<string, unknown> = {}) => {
       const w = startWorker(WORKER, [], { env });
       w.child.send(request(`hb-${Math.random()}`, path.join(dir, `hb-${Math.random()}.engine`), { simDuration: 0.5, ...options }, { heartbeatMs: 40 }));

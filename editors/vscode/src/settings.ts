@@ -139,11 +139,13 @@ export async function askSettings(
 
   const choices: ModelSettings['backend'][] = ['auto', 'tensorrt', 'simulated'];
   const backendPick = await vscode.window.showQuickPick(
-    choices.map((b) => ({
-      label: b,
-      description: backendDescription(b, backends),
-      picked: b === base.backend,
-    })).sort((a, b) => Number(b.picked) - Number(a.picked)),
+    choices
+      .map((b) => ({
+        label: b,
+        description: backendDescription(b, backends),
+        picked: b === base.backend,
+      }))
+      .sort((a, b) => Number(b.picked) - Number(a.picked)),
     { title: `Backend for ${name}`, ignoreFocusOut: true },
   );
   if (!backendPick) return undefined;

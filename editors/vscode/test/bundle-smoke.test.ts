@@ -78,7 +78,13 @@ describe('the bundled extension with the real language client and server', () =>
     };
     restoreLoad = () => ((Module as any)._load = load);
     ext = require(bundle);
-    const context = { subscriptions: [] as Array<{ dispose(): void }>, workspaceState: state, globalState: state, extensionPath: EXT, asAbsolutePath: (p: string) => path.join(EXT, p) };
+    const context = {
+      subscriptions: [] as Array<{ dispose(): void }>,
+      workspaceState: state,
+      globalState: state,
+      extensionPath: EXT,
+      asAbsolutePath: (p: string) => path.join(EXT, p),
+    };
     await ext!.activate(context);
 
     const result = await rec.commands.get('trtBuildStudio.buildEngine')!(vscode.Uri.file(model));
@@ -107,7 +113,9 @@ describe('the bundled extension with the real language client and server', () =>
     // A bad file: the server's message, and a diagnostic on the file through the client.
     await rec.commands.get('trtBuildStudio.buildEngine')!(vscode.Uri.file(bad));
     expect(rec.messages.at(-1)).toMatch(/^error: .*is not an ONNX model/);
-    const diags = await waitFor('the diagnostic (client log: ' + rec.output.get('TRT Build Studio (language server)')?.join(' | ') + ')', () => [...rec.diagnostics.entries()].find(([uri, d]) => uri.endsWith('notes.onnx') && d.length > 0));
+    const diags = await waitFor('the diagnostic (client log: ' + rec.output.get('TRT Build Studio (language server)')?.join(' | ') + ')', () =>
+      [...rec.diagnostics.entries()].find(([uri, d]) => uri.endsWith('notes.onnx') && d.length > 0),
+    );
     expect(diags[1][0].message).toContain('is not an ONNX model');
 
     // Cancel from the notification stops a long build; no engine.

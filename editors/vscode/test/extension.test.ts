@@ -80,7 +80,7 @@ beforeEach(() => {
 });
 
 describe('activation', () => {
-  it('starts `trt-build-studio lsp`, or a checkout\'s .js entry with node', async () => {
+  it("starts `trt-build-studio lsp`, or a checkout's .js entry with node", async () => {
     await activate(context() as any);
     expect(lcState.instances[0].serverOptions.run).toEqual({ command: 'trt-build-studio', args: ['lsp'] });
     expect(lcState.instances[0].running).toBe(true);
@@ -187,7 +187,12 @@ describe('TensorRT: Build Engine', () => {
     const { ctx, lc, build } = await setup((req) => {
       if (req.command === 'trtBuildStudio.inspect') return DYN_SUMMARY;
       if (req.command === 'trtBuildStudio.backends') {
-        return { backends: [{ name: 'tensorrt', available: false, reason: 'compiled without TensorRT 10 headers' }, { name: 'simulated', available: true, version: 'sim' }] };
+        return {
+          backends: [
+            { name: 'tensorrt', available: false, reason: 'compiled without TensorRT 10 headers' },
+            { name: 'simulated', available: true, version: 'sim' },
+          ],
+        };
       }
       if (req.command === 'trtBuildStudio.build') {
         token = req.workDoneToken;
@@ -249,7 +254,12 @@ describe('TensorRT: Build Engine', () => {
     expect(shownProgress.done).toBe(true);
     expect(vscode.window.showInformationMessage).toHaveBeenCalledWith('Build b1 cancelled after 1.0 s; no engine was written');
     expect(vscode.commands.executeCommand).toHaveBeenLastCalledWith('setContext', 'trtBuildStudio.building', false);
-    expect(ctx.workspaceState.get<any>(settingsKey('/models/dyn.onnx'))).toMatchObject({ backend: 'simulated', optLevel: 5, shapes: { input: '1x3x224x224/2x3x224x224/4x3x224x224' }, timingCache: '' });
+    expect(ctx.workspaceState.get<any>(settingsKey('/models/dyn.onnx'))).toMatchObject({
+      backend: 'simulated',
+      optLevel: 5,
+      shapes: { input: '1x3x224x224/2x3x224x224/4x3x224x224' },
+      timingCache: '',
+    });
     expect(vscode.shown.output.get('TensorRT Build')!.at(-1)).toBe('■ Build b1 cancelled after 1.0 s; no engine was written');
 
     // The second build of the same model offers the remembered settings and asks nothing else.
@@ -274,7 +284,7 @@ describe('TensorRT: Build Engine', () => {
     expect(ctx.workspaceState.keys()).toEqual([]);
   });
 
-  it('shows the server\'s message when the model is bad or the build fails', async () => {
+  it("shows the server's message when the model is bad or the build fails", async () => {
     const { build, lc } = await setup((req) => {
       if (req.command === 'trtBuildStudio.inspect') return Promise.reject(new Error('trtBuildStudio.inspect: /m/notes.onnx is not a valid ONNX model'));
       return {};
@@ -307,7 +317,7 @@ describe('TensorRT: Build Engine', () => {
     expect(lc.requests).toEqual([]);
   });
 
-  it('TensorRT: Stop Build cancels the server\'s running builds', async () => {
+  it("TensorRT: Stop Build cancels the server's running builds", async () => {
     const { stop, lc } = await setup((req) => (req.command === 'trtBuildStudio.cancel' ? { cancelled: [], message: 'no running build to cancel' } : {}));
     await stop();
     expect(lc.requests).toEqual([{ command: 'trtBuildStudio.cancel', arguments: [{}] }]);

@@ -38,7 +38,21 @@ export function makeHost(settings: Record<string, unknown>, answers: { inputBox(
     rec.output.set(name, lines);
     const write = (l: string) => lines.push(l);
     return new Proxy(
-      { name, appendLine: write, append: write, info: write, warn: write, error: write, trace: write, debug: write, show() {}, clear() {}, dispose() {}, logLevel: 2, onDidChangeLogLevel: event },
+      {
+        name,
+        appendLine: write,
+        append: write,
+        info: write,
+        warn: write,
+        error: write,
+        trace: write,
+        debug: write,
+        show() {},
+        clear() {},
+        dispose() {},
+        logLevel: 2,
+        onDidChangeLogLevel: event,
+      },
       { get: (t: any, k) => (k in t ? t[k] : inert()) },
     );
   };
@@ -82,12 +96,15 @@ export function makeHost(settings: Record<string, unknown>, answers: { inputBox(
       dispose() {}
     },
     Uri: Object.assign(Uri, { parse: (s: string) => Uri.file(decodeURIComponent(s.replace(/^file:\/\//, ''))) }),
-    Disposable: Object.assign(class {
-      constructor(private readonly fn: () => void) {}
-      dispose() {
-        this.fn?.();
-      }
-    }, { from: () => disposable }),
+    Disposable: Object.assign(
+      class {
+        constructor(private readonly fn: () => void) {}
+        dispose() {
+          this.fn?.();
+        }
+      },
+      { from: () => disposable },
+    ),
     LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
     env: new Proxy({ language: 'en', appName: 'test host', machineId: 'test' }, { get: (t: any, k) => (k in t ? t[k] : inert()) }),
     workspace: new Proxy(

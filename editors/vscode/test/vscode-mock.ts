@@ -101,7 +101,10 @@ export const window = {
     const cancelEmitter = new EventEmitter<void>();
     const entry: ShownProgress = { options, reports: [], cancel: () => cancelEmitter.fire(), done: false };
     shown.progress.push(entry);
-    const r = await task({ report: (v: { message?: string; increment?: number }) => entry.reports.push(v) }, { isCancellationRequested: false, onCancellationRequested: cancelEmitter.event });
+    const r = await task(
+      { report: (v: { message?: string; increment?: number }) => entry.reports.push(v) },
+      { isCancellationRequested: false, onCancellationRequested: cancelEmitter.event },
+    );
     entry.done = true;
     return r;
   }),

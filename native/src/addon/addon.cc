@@ -209,8 +209,7 @@ Napi::Value ListBackends(Napi::CallbackInfo const& info) {
 // on a libuv worker thread, never on the JS thread; kept on disk by the adapter.
 class BuildRoutesWorker final : public Napi::AsyncWorker {
  public:
-  explicit BuildRoutesWorker(Napi::Env env)
-      : Napi::AsyncWorker(env, "trt-build-studio:build-routes"), deferred_(env) {}
+  explicit BuildRoutesWorker(Napi::Env env) : Napi::AsyncWorker(env, "trt-build-studio:build-routes"), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
     try {

@@ -13,8 +13,8 @@ constexpr size_t kMaxEventsPerCall = 2000;
 
 }  // namespace
 
-std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch, BuildRequest request,
-                                          PipelineOptions options, std::unique_ptr<Backend> backend) {
+std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch, BuildRequest request, PipelineOptions options,
+                                          std::unique_ptr<Backend> backend) {
   std::shared_ptr<BuildJob> job(new BuildJob());
   job->request_ = std::move(request);
   job->backend_ = std::move(backend);
@@ -26,12 +26,11 @@ std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch,
   // The finalizer owns a reference so the job outlives its thread; it runs on the JS thread
   // after Release() and after every queued call, which is where joining is safe.
   auto* keep = new std::shared_ptr<BuildJob>(job);
-  job->tsfn_ = Napi::ThreadSafeFunction::New(
-      env, onBatch, "trt-build-studio:events", 0 /* unbounded: we never queue more than one */, 1, keep,
-      [](Napi::Env, std::shared_ptr<BuildJob>* ctx) {
-        if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
-        delete ctx;
-      });
+  job->tsfn_ = Napi::ThreadSafeFunction::New(env, onBatch, "trt-build-studio:events", 0 /* unbounded: we never queue more than one */, 1,
+                                             keep, [](Napi::Env, std::shared_ptr<BuildJob>* ctx) {
+                                               if ((*ctx)->thread_.joinable()) (*ctx)->thread_.join();
+                                               delete ctx;
+                                             });
   job->pipeline_->startFlusher();
   int nice = buildNice();
   job->thread_ = std::thread([job, nice] {
@@ -63,7 +62,7 @@ void BuildJob::deliver(EventBatch&& batch) {
     std::lock_guard<std::mutex> lk(outMu_);
     outbox_.add(std::move(batch));
     if (callPending_) return;  // the pending call will take it
-    if (hold_) return;  // setHold(false) posts the call
+    if (hold_) return;         // setHold(false) posts the call
     callPending_ = true;
   }
   auto self = shared_from_this();

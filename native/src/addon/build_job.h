@@ -26,8 +26,8 @@ namespace tbs::addon {
 class BuildJob : public std::enable_shared_from_this<BuildJob> {
  public:
   // onBatch(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number)
-  static std::shared_ptr<BuildJob> start(Napi::Env env, Napi::Function onBatch, BuildRequest request,
-                                         PipelineOptions options, std::unique_ptr<Backend> backend);
+  static std::shared_ptr<BuildJob> start(Napi::Env env, Napi::Function onBatch, BuildRequest request, PipelineOptions options,
+                                         std::unique_ptr<Backend> backend);
   ~BuildJob();
 
   bool cancel(CancelReason reason) { return pipeline_->requestCancel(reason); }
@@ -50,7 +50,7 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
 
  private:
   BuildJob() = default;
-  void deliver(EventBatch&& batch);                // flusher thread
+  void deliver(EventBatch&& batch);                  // flusher thread
   void drainOnJs(Napi::Env env, Napi::Function fn);  // JS thread
 
   BuildRequest request_;

@@ -227,10 +227,14 @@ Napi::Object rangesToJs(Napi::Env env, std::map<std::string, Range> const& range
 
 char const* simFaultName(SimFaultKind k) {
   switch (k) {
-    case SimFaultKind::kFail: return "fail";
-    case SimFaultKind::kCrash: return "crash";
-    case SimFaultKind::kHang: return "hang";
-    case SimFaultKind::kNone: break;
+    case SimFaultKind::kFail:
+      return "fail";
+    case SimFaultKind::kCrash:
+      return "crash";
+    case SimFaultKind::kHang:
+      return "hang";
+    case SimFaultKind::kNone:
+      break;
   }
   return "";
 }

@@ -18,8 +18,7 @@ Napi::Value RedirectStderrToFile(Napi::CallbackInfo const& info) {
   std::string const path = info[0].As<Napi::String>().Utf8Value();
   int const fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    Napi::Error::New(env, "cannot open " + path + " for the worker's stderr: " + std::strerror(errno))
-        .ThrowAsJavaScriptException();
+    Napi::Error::New(env, "cannot open " + path + " for the worker's stderr: " + std::strerror(errno)).ThrowAsJavaScriptException();
     return env.Undefined();
   }
   // dup2 clears FD_CLOEXEC on the new descriptor: fd 2 stays the file in anything exec'd later.

@@ -56,11 +56,13 @@ std::string untrustedFolder(std::string const& dir, struct stat const& st) {
            "), who could replace the file after it is written; write into a folder of your own";
   }
   if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
-    return "folder " + dir + " is writable by every user (mode " + [&] {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return std::string(buf);
-    }() + ") without the sticky bit, so anyone could replace the file after it is written; run chmod o-w " + dir +
+    return "folder " + dir + " is writable by every user (mode " +
+           [&] {
+             char buf[8];
+             std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+             return std::string(buf);
+           }() +
+           ") without the sticky bit, so anyone could replace the file after it is written; run chmod o-w " + dir +
            " (or chmod +t), or write into a folder of your own";
   }
   return {};
@@ -82,7 +84,7 @@ AtomicWriteResult checkWritableTarget(std::string const& path) {
     return r;
   }
   std::string target = path;
-  struct stat st {};
+  struct stat st{};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     // Written through: the temp file goes beside the link's target, which is then replaced.
     char resolved[PATH_MAX];
@@ -148,7 +150,7 @@ bool AtomicFile::open() {
   // folder written into, even if a name on the way is swapped meanwhile.
   dirFd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd_ < 0) return fail("cannot open directory " + dir_, errno);
-  struct stat st {};
+  struct stat st{};
   if (::fstat(dirFd_, &st) != 0) return fail("cannot examine directory " + dir_, errno);
   if (std::string why = untrustedFolder(dir_, st); !why.empty()) return fail("cannot write " + path_ + ": " + why, 0);
   if (::fstatat(dirFd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
@@ -185,12 +187,11 @@ bool AtomicFile::commit() {
   if (::close(fd) != 0) return fail("cannot close " + tempPath(), errno);
   // Checked again at the moment of the rename: what is there now is replaced only if it is a
   // regular file; if nothing is there, the rename refuses to replace whatever appears meanwhile.
-  struct stat st {};
+  struct stat st{};
   int rc;
   if (::fstatat(dirFd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (!S_ISREG(st.st_mode)) {
-      return fail("cannot write " + target_ + ": it became " + kindOf(st.st_mode) +
-                      " while the file was written, and is left untouched",
+      return fail("cannot write " + target_ + ": it became " + kindOf(st.st_mode) + " while the file was written, and is left untouched",
                   0);
     }
     rc = ::renameat(dirFd_, tempName_.c_str(), dirFd_, name_.c_str());

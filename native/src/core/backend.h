@@ -80,16 +80,16 @@ enum class SimFaultKind : uint8_t { kNone = 0, kFail, kCrash, kHang };
 // A build request as the addon receives it (converted from the JS object once, up front).
 struct BuildRequest {
   std::string buildId;
-  std::string backend;      // "tensorrt" | "simulated" (never "auto": JS resolves that)
+  std::string backend;  // "tensorrt" | "simulated" (never "auto": JS resolves that)
   std::string modelPath;
-  std::string outputPath;   // final path; backends write via AtomicFile (temp + rename)
+  std::string outputPath;         // final path; backends write via AtomicFile (temp + rename)
   std::vector<LayerInfo> layers;  // from the model reader; drives the simulated tree
 
-  std::string timingCachePath;    // empty = no cache file
+  std::string timingCachePath;  // empty = no cache file
   // Pinned build (--pinned-cache): fail at the first timing-cache miss and leave the cache file as
   // it was. TensorRT: BuilderFlag::kERROR_ON_TIMING_CACHE_MISS; the simulator fails the same way.
   bool errorOnCacheMiss = false;
-  int32_t optLevel = -1;          // -1 = backend default (TensorRT: 3)
+  int32_t optLevel = -1;  // -1 = backend default (TensorRT: 3)
   int64_t workspaceBytes = -1;
   int64_t tacticDramBytes = -1;
   int64_t tacticSharedMemoryBytes = -1;
@@ -104,9 +104,9 @@ struct BuildRequest {
   bool versionCompatible = false;
   bool excludeLeanRuntime = false;
   int32_t maxAuxStreams = -1;
-  int32_t device = -1;                 // CUDA device index; -1 = the current device (0)
+  int32_t device = -1;                                 // CUDA device index; -1 = the current device (0)
   std::map<std::string, ShapeValueRange> shapeValues;  // shape-tensor inputs only
-  std::string buildRoute;              // TensorRT 11.1+ (IBuilderConfig::setBuildRoute)
+  std::string buildRoute;                              // TensorRT 11.1+ (IBuilderConfig::setBuildRoute)
   // User plugin libraries, as trtexec takes them: dlopened after the standard plugins
   // (--staticPlugins), loaded through IPluginRegistry::loadLibrary (--dynamicPlugins), and
   // serialized into the engine (--setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).
@@ -124,9 +124,9 @@ struct BuildRequest {
   uint64_t simSeed = 1;
   int32_t simThreads = 4;
   SimFaultKind simFault = SimFaultKind::kNone;
-  std::string simFaultPhase;  // empty = a phase chosen by the seed
-  double simHangMs = 60000;   // how long a "hang" step blocks unless cancelled
-  int64_t simMemoryBytes = 0; // host memory held at the peak (sim_memory.h); 0 = none
+  std::string simFaultPhase;   // empty = a phase chosen by the seed
+  double simHangMs = 60000;    // how long a "hang" step blocks unless cancelled
+  int64_t simMemoryBytes = 0;  // host memory held at the peak (sim_memory.h); 0 = none
 
   int32_t heartbeatMs = 1000;  // cadence of heartbeat events
   // A file the pipeline keeps the open phase path in, memory-mapped so that it survives the
@@ -137,9 +137,9 @@ struct BuildRequest {
 struct BuildOutcome {
   enum class Status : uint8_t { kSucceeded = 0, kCancelled, kFailed };
   Status status = Status::kFailed;
-  std::string error;        // user-facing; names the node/phase/file involved
+  std::string error;  // user-facing; names the node/phase/file involved
   int64_t engineBytes = -1;
-  std::string outputPath;   // set when a file was written
+  std::string outputPath;  // set when a file was written
 };
 
 struct LibraryFact {
@@ -170,11 +170,11 @@ struct BackendProbe {
   // tensorrt (see BackendInfo in apps/shared/protocol.ts): what this build can drive, what was
   // found and which adapter drives it.
   std::vector<AdapterFact> adapters;
-  LibraryFact library;        // empty path: none found
+  LibraryFact library;  // empty path: none found
   LibraryFact parser;
-  AdapterFact adapter;        // major 0: none in use
+  AdapterFact adapter;  // major 0: none in use
   std::vector<LibraryFact> preloaded;
-  GpuFact gpu;                // device -1: unknown
+  GpuFact gpu;  // device -1: unknown
   // tensorrt: the CUDA driver (libcuda.so.1) and the newest CUDA version it supports
   // (cuDriverGetVersion); empty path: not found. cudaDriverProblem: the driver against the CUDA
   // runtime TensorRT uses ("the CUDA driver is older than the library needs: ..."), if any.
@@ -186,7 +186,7 @@ struct BackendProbe {
   // registry holds after initLibNvInferPlugins; path empty / -1 when not known.
   LibraryFact pluginLibrary;
   int32_t pluginCreators = -1;
-  std::string emulates;       // simulated: the TensorRT version it imitates
+  std::string emulates;  // simulated: the TensorRT version it imitates
 };
 
 class Backend {

@@ -6,8 +6,8 @@ namespace tbs {
 
 void announceBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {
   GpuFact gpu = backend.gpuFor(request);
-  pipeline.started(request.backend, backend.version(), request.backend == "simulated", gpu.name,
-                   gpu.computeCapability, gpu.device, gpu.cudaDriver);
+  pipeline.started(request.backend, backend.version(), request.backend == "simulated", gpu.name, gpu.computeCapability, gpu.device,
+                   gpu.cudaDriver);
 }
 
 BuildOutcome runBuild(Backend& backend, BuildRequest const& request, ProgressPipeline& pipeline) {

@@ -53,7 +53,7 @@ std::string tooLarge(std::string const& path, int64_t size, int64_t maxBytes) {
 // The path a save must update: a symlinked cache keeps its link and has its target updated
 // (rename(2) onto the link itself would replace the link with a plain file).
 std::string saveTarget(std::string const& path) {
-  struct stat st {};
+  struct stat st{};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
   char* real = ::realpath(path.c_str(), nullptr);
   if (real == nullptr) return path;  // dangling: readCacheFile reports it
@@ -76,7 +76,7 @@ bool isPendingName(std::string const& name, std::string const& prefix) {
 }
 
 bool pathExists(std::string const& p) {
-  struct stat st {};
+  struct stat st{};
   return ::lstat(p.c_str(), &st) == 0;
 }
 
@@ -117,7 +117,7 @@ std::string keepCorruptCopy(std::string const& target, std::string const& bytes,
 
 CacheFileRead readCacheFile(std::string const& path, int64_t maxBytes) {
   CacheFileRead r;
-  struct stat lst {};
+  struct stat lst{};
   if (::lstat(path.c_str(), &lst) != 0) {
     if (errno == ENOENT) return r;
     r.state = CacheFileRead::State::kError;
@@ -128,11 +128,11 @@ CacheFileRead readCacheFile(std::string const& path, int64_t maxBytes) {
   r.state = CacheFileRead::State::kError;
   // stat before open: opening a device can have side effects (a tape rewinds), so refuse it by
   // its type first; fstat after open closes the race with a file swapped in between.
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
-    r.error = r.symlink && err == ENOENT ? path + " is a symbolic link to a missing file"
-                                         : "cannot read " + path + " (" + osError(err) + ")";
+    r.error =
+        r.symlink && err == ENOENT ? path + " is a symbolic link to a missing file" : "cannot read " + path + " (" + osError(err) + ")";
     return r;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -219,8 +219,7 @@ int cacheLockTimeoutMs(int fallbackMs) {
   return static_cast<int>(ms);
 }
 
-CacheSaveResult saveCache(std::string const& cachePath, std::string const& mine, CacheMerge const& merge,
-                          CacheSaveOptions const& options) {
+CacheSaveResult saveCache(std::string const& cachePath, std::string const& mine, CacheMerge const& merge, CacheSaveOptions const& options) {
   CacheSaveResult r;
   std::string const target = saveTarget(cachePath);
   // Nothing measured is dropped: whatever stops the save, this build's bytes go to a sidecar.
@@ -239,8 +238,7 @@ CacheSaveResult saveCache(std::string const& cachePath, std::string const& mine,
       return r;
     }
     r.deferredPath = sidecar;
-    addNote(r.warning, why + "; this build's entries were kept in " + sidecar +
-                           " and the next build that saves this cache merges them");
+    addNote(r.warning, why + "; this build's entries were kept in " + sidecar + " and the next build that saves this cache merges them");
     return r;
   };
 

@@ -47,8 +47,8 @@ constexpr int64_t kMaxCacheFileBytes = int64_t{2} << 30;
 struct CacheFileRead {
   enum class State : uint8_t { kAbsent = 0, kRead, kError };
   State state = State::kAbsent;
-  std::string bytes;  // kRead: the whole file (may be empty)
-  std::string error;  // kError: names the path and the reason (not a regular file, too large...)
+  std::string bytes;     // kRead: the whole file (may be empty)
+  std::string error;     // kError: names the path and the reason (not a regular file, too large...)
   bool symlink = false;  // the path itself is a symbolic link (to `bytes`' file)
 };
 
@@ -105,13 +105,13 @@ struct CacheSaveResult {
     kFailed,     // nothing could be kept (error says why; e.g. the directory is not writable)
   };
   Outcome outcome = Outcome::kFailed;
-  int64_t entriesAfter = -1;  // kSaved: the merge's `entries`
-  int64_t fileBytes = -1;     // kSaved: size of the new cache file
-  int32_t pendingMerged = 0;  // sidecars folded in and deleted
-  std::string deferredPath;   // kDeferred/kRefused: the sidecar holding this build's entries
+  int64_t entriesAfter = -1;    // kSaved: the merge's `entries`
+  int64_t fileBytes = -1;       // kSaved: size of the new cache file
+  int32_t pendingMerged = 0;    // sidecars folded in and deleted
+  std::string deferredPath;     // kDeferred/kRefused: the sidecar holding this build's entries
   std::string corruptCopyPath;  // where a damaged cache was kept, when it was
-  std::string warning;        // user-facing notes (deferral, rejected sidecars, corrupt copy)
-  std::string error;          // kRefused/kFailed: why the cache file was not updated
+  std::string warning;          // user-facing notes (deferral, rejected sidecars, corrupt copy)
+  std::string error;            // kRefused/kFailed: why the cache file was not updated
 };
 
 // Saves `mine` into `cachePath` by the protocol above. Never throws.

@@ -8,9 +8,7 @@
 namespace tbs {
 
 inline int64_t monoNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 inline double nsToMs(int64_t ns) { return static_cast<double>(ns) / 1e6; }

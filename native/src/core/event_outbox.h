@@ -2,10 +2,9 @@
 // thread-safe-function call is pending). Everything is merged into one batch, and steps are
 // coalesced on the way in: a newer step of a phase replaces the waiting one, and only the latest
 // heartbeat is kept. A phase's last step before its finish stays (as in the pipeline: the native
-// layer always delivers the step a finish's stepsDone refers to). Starts, finishes, logs, cache stats, cancelling and the final event are never dropped,
-// so however long the consumer stalls, the steps it costs are bounded by the open phases; what the
-// rest costs is bytes() (bounded_outbox.h puts a bound on it, with the builder waiting past it).
-// Not thread-safe: the owner holds its own lock.
+// layer always delivers the step a finish's stepsDone refers to). Starts, finishes, logs, cache stats, cancelling and the final event are
+// never dropped, so however long the consumer stalls, the steps it costs are bounded by the open phases; what the rest costs is bytes()
+// (bounded_outbox.h puts a bound on it, with the builder waiting past it). Not thread-safe: the owner holds its own lock.
 #pragma once
 
 #include <cstdint>

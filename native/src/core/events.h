@@ -11,15 +11,15 @@
 namespace tbs {
 
 enum class EvType : uint8_t {
-  kStarted = 0,     // text = JSON {backend, backendVersion, simulated, gpu}
-  kPhaseStart = 1,  // a=id b=parentId(-1 = root) c=nameId d=nbSteps e=instance
-  kPhaseStep = 2,   // a=id b=step c=stepsDone
-  kPhaseFinish = 3, // a=id b=stepsDone c=early(0/1)
-  kLog = 4,         // a=severity text=message
-  kCacheStats = 5,  // text = JSON of protocol CacheStats
-  kHeartbeat = 6,   // x=sinceLastCallbackMs a=cancelRequested
-  kCancelling = 7,  // x=requestedAt(ms) a=CancelReason
-  kFinished = 8,    // a=status(BuildOutcome::Status) text = JSON of the remaining fields
+  kStarted = 0,      // text = JSON {backend, backendVersion, simulated, gpu}
+  kPhaseStart = 1,   // a=id b=parentId(-1 = root) c=nameId d=nbSteps e=instance
+  kPhaseStep = 2,    // a=id b=step c=stepsDone
+  kPhaseFinish = 3,  // a=id b=stepsDone c=early(0/1)
+  kLog = 4,          // a=severity text=message
+  kCacheStats = 5,   // text = JSON of protocol CacheStats
+  kHeartbeat = 6,    // x=sinceLastCallbackMs a=cancelRequested
+  kCancelling = 7,   // x=requestedAt(ms) a=CancelReason
+  kFinished = 8,     // a=status(BuildOutcome::Status) text = JSON of the remaining fields
 };
 
 // The addon hands a batch to JS as one Float64Array of kEventSlots numbers per event, in this
@@ -33,9 +33,15 @@ struct EvTypeName {
   char const* name;
 };
 inline constexpr EvTypeName kEvTypeNames[] = {
-    {EvType::kStarted, "started"}, {EvType::kPhaseStart, "phaseStart"}, {EvType::kPhaseStep, "phaseStep"},
-    {EvType::kPhaseFinish, "phaseFinish"}, {EvType::kLog, "log"}, {EvType::kCacheStats, "cacheStats"},
-    {EvType::kHeartbeat, "heartbeat"}, {EvType::kCancelling, "cancelling"}, {EvType::kFinished, "finished"},
+    {EvType::kStarted, "started"},
+    {EvType::kPhaseStart, "phaseStart"},
+    {EvType::kPhaseStep, "phaseStep"},
+    {EvType::kPhaseFinish, "phaseFinish"},
+    {EvType::kLog, "log"},
+    {EvType::kCacheStats, "cacheStats"},
+    {EvType::kHeartbeat, "heartbeat"},
+    {EvType::kCancelling, "cancelling"},
+    {EvType::kFinished, "finished"},
 };
 
 struct OutEvent {

@@ -70,7 +70,8 @@ class FlushPacer {
     }
     idle_.store(false, std::memory_order_seq_cst);
     int64_t earliest = lastFlushNs_ + budgetNs_;
-    while (!stop_.load(std::memory_order_seq_cst) && !urgent_.load(std::memory_order_seq_cst) && monoNowNs() < earliest) sleepUntil(earliest);
+    while (!stop_.load(std::memory_order_seq_cst) && !urgent_.load(std::memory_order_seq_cst) && monoNowNs() < earliest)
+      sleepUntil(earliest);
     urgent_.store(false, std::memory_order_seq_cst);
     if (abandon_.load(std::memory_order_seq_cst)) return Wake::kAbandon;
     return stop_.load(std::memory_order_seq_cst) ? Wake::kStop : Wake::kFlush;

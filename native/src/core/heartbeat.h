@@ -12,7 +12,9 @@ namespace tbs {
 class Heartbeat {
  public:
   Heartbeat(int periodMs, int64_t startNs)
-      : periodNs_(periodMs > 0 ? int64_t{periodMs} * 1000000 : 0), nextNs_(periodNs_ > 0 ? startNs + periodNs_ : INT64_MAX), lastCallbackNs_(startNs) {}
+      : periodNs_(periodMs > 0 ? int64_t{periodMs} * 1000000 : 0),
+        nextNs_(periodNs_ > 0 ? startNs + periodNs_ : INT64_MAX),
+        lastCallbackNs_(startNs) {}
 
   // Any thread (every callback).
   void callback(int64_t nowNs) noexcept {

@@ -39,8 +39,8 @@ class NameTable {
   mutable std::mutex mu_;
   std::deque<std::string> names_;  // a deque never moves its elements: interned pointers stay valid
   std::unordered_map<std::string_view, uint32_t> index_;
-  uint32_t sent_ = 0;                // the consumer's: names handed out by takeNew
-  std::atomic<uint32_t> count_{0};   // names_.size(), readable without the lock
+  uint32_t sent_ = 0;               // the consumer's: names handed out by takeNew
+  std::atomic<uint32_t> count_{0};  // names_.size(), readable without the lock
 };
 
 }  // namespace tbs

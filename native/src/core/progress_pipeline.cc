@@ -175,9 +175,8 @@ bool ProgressPipeline::cancelRequested() const noexcept { return cancel_.request
 
 bool ProgressPipeline::waitForCancel(double ms) noexcept { return cancel_.waitFor(ms); }
 
-void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated,
-                               std::string const& gpu, std::string const& computeCapability, int32_t device,
-                               std::string const& cudaDriver) {
+void ProgressPipeline::started(std::string const& backend, std::string const& backendVersion, bool simulated, std::string const& gpu,
+                               std::string const& computeCapability, int32_t device, std::string const& cudaDriver) {
   Record r;
   r.ns = monoNowNs();
   r.type = EvType::kStarted;
@@ -286,9 +285,7 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
 // Records not yet emitted (a sequence number taken is a record coming), phases whose steps
 // moved, or steps carried over from the last flush. Sequentially consistent loads: see
 // flush_pacer.h for why a producer's wake-up cannot be missed.
-bool ProgressPipeline::hasWork() const noexcept {
-  return recorder_.issued() != expectedSeq_ || recorder_.anyDirty() || !carry_.empty();
-}
+bool ProgressPipeline::hasWork() const noexcept { return recorder_.issued() != expectedSeq_ || recorder_.anyDirty() || !carry_.empty(); }
 
 void ProgressPipeline::flusherLoop() {
   for (;;) {
@@ -469,8 +466,7 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder cons
       uint64_t w = n->word.load(std::memory_order_seq_cst);
       bool open = (w & kOpenBit) != 0;
       auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
-      candidates.push_back(Candidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen,
-                                     static_cast<int32_t>(w & kStepsMask), open});
+      candidates.push_back(Candidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen, static_cast<int32_t>(w & kStepsMask), open});
     }
   }
   // Placed by time among the starts/finishes, so "a parent advanced while its child was open"
@@ -622,9 +618,7 @@ void ProgressPipeline::emitBatch(EventBatch&& batch, bool final, bool haveFinish
 
 std::vector<PhaseSnapshot> ProgressPipeline::snapshot() const { return tree_.snapshot(names_); }
 
-CancelTimes ProgressPipeline::cancelTimes() const {
-  return cancel_.times();
-}
+CancelTimes ProgressPipeline::cancelTimes() const { return cancel_.times(); }
 
 Anomalies ProgressPipeline::anomalies() const {
   Anomalies a;

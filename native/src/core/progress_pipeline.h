@@ -50,7 +50,7 @@ struct PipelineOptions {
   // The pacing budget (flush_pacer.h): batches at least this far apart while callbacks flow, at
   // once after a quiet spell. The addon passes the JS side's budget (apps/shared/pacing-batcher).
   int flushIntervalMs = 8;
-  int heartbeatMs = 1000;    // <= 0 disables heartbeats
+  int heartbeatMs = 1000;  // <= 0 disables heartbeats
   // Finished phases kept for snapshot(); older ones are forgotten (their events were delivered)
   // so that memory stays flat over builds with millions of phases.
   size_t retainFinished = 20000;
@@ -66,16 +66,16 @@ struct PipelineOptions {
 // Callbacks that did not fit TensorRT's documented contract; kept so tests and logs can see
 // them instead of the tracker silently inventing structure.
 struct Anomalies {
-  uint64_t reparented = 0;       // parent finished (on another thread) before the child's start
-  uint64_t seqGapsSkipped = 0;   // a record never arrived for the final flush (stray thread)
+  uint64_t reparented = 0;      // parent finished (on another thread) before the child's start
+  uint64_t seqGapsSkipped = 0;  // a record never arrived for the final flush (stray thread)
   uint64_t unknownStepName = 0;
   uint64_t unknownFinishName = 0;
   uint64_t unknownParent = 0;
   uint64_t stepOutOfRange = 0;
   uint64_t stepNotRising = 0;
-  uint64_t closedByParent = 0;   // children still open when their parent finished
-  uint64_t closedAtEnd = 0;      // phases still open when the build ended
-  uint64_t afterEnd = 0;         // callbacks after finish()
+  uint64_t closedByParent = 0;  // children still open when their parent finished
+  uint64_t closedAtEnd = 0;     // phases still open when the build ended
+  uint64_t afterEnd = 0;        // callbacks after finish()
 };
 
 class ProgressPipeline final : public ProgressSink {
@@ -103,9 +103,8 @@ class ProgressPipeline final : public ProgressSink {
   bool waitForCancel(double ms) noexcept override;
 
   // build.started; call before the backend starts reporting.
-  void started(std::string const& backend, std::string const& backendVersion, bool simulated,
-               std::string const& gpu, std::string const& computeCapability = {}, int32_t device = -1,
-               std::string const& cudaDriver = {});
+  void started(std::string const& backend, std::string const& backendVersion, bool simulated, std::string const& gpu,
+               std::string const& computeCapability = {}, int32_t device = -1, std::string const& cudaDriver = {});
   // Sets the cancel flag (any thread). Returns true for the first request only; later ones are
   // harmless no-ops, as is a request after finish().
   bool requestCancel(CancelReason reason);

@@ -63,9 +63,9 @@ class SpscChunkQueue {
     std::atomic<size_t> published{0};
     std::atomic<Chunk*> next{nullptr};
   };
-  Chunk* head_;    // consumer
-  size_t read_ = 0;  // consumer
-  Chunk* tail_;    // producer
+  Chunk* head_;                         // consumer
+  size_t read_ = 0;                     // consumer
+  Chunk* tail_;                         // producer
   std::atomic<Chunk*> spare_{nullptr};  // consumer -> producer recycling
 };
 

@@ -61,7 +61,8 @@ void Recorder::retire(std::vector<Node*> const& nodes) {
     FreeChunk* c;
     try {
       c = new FreeChunk;
-      c->nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes.begin() + static_cast<std::ptrdiff_t>(std::min(nodes.size(), i + kRefill)));
+      c->nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(i),
+                      nodes.begin() + static_cast<std::ptrdiff_t>(std::min(nodes.size(), i + kRefill)));
     } catch (...) {
       return;  // out of memory: these nodes stay unused (the arena still owns them)
     }
@@ -234,8 +235,8 @@ void Recorder::phaseStart(char const* name, char const* parent, int32_t nbSteps,
     if (pid != kNoName) parentFound = findOpen(pid, ts);
     if (parentFound.node == nullptr) counters_.unknownParent.fetch_add(1, std::memory_order_relaxed);  // a root
   }
-  int32_t instance = parentFound.node ? bumpInstance(parentFound.node->instances, parentFound.id, nameId)
-                                      : bumpInstance(rootInstances_, -1, nameId);
+  int32_t instance =
+      parentFound.node ? bumpInstance(parentFound.node->instances, parentFound.id, nameId) : bumpInstance(rootInstances_, -1, nameId);
   Node* n;
   try {
     n = allocNode(ts);

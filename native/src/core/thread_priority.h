@@ -31,9 +31,7 @@ inline int thisThreadNice() {
 }
 
 // True when the thread now runs at `nice`.
-inline bool setThisThreadNice(int nice) {
-  return ::setpriority(PRIO_PROCESS, static_cast<id_t>(thisThreadId()), nice) == 0;
-}
+inline bool setThisThreadNice(int nice) { return ::setpriority(PRIO_PROCESS, static_cast<id_t>(thisThreadId()), nice) == 0; }
 
 // The nice value builds run at: TBS_BUILD_NICE if the host set it, else this thread's.
 inline int buildNice() {

@@ -86,8 +86,8 @@ bool CudaDriver::device(int32_t ordinal, int& out, std::string& error, bool sayC
   if (!start(error)) return false;
   int count = -1;
   if (sayCount && deviceCount_ != nullptr && deviceCount_(&count) == kCudaSuccess && (ordinal < 0 || ordinal >= count)) {
-    error = "device " + std::to_string(ordinal) + " does not exist: this machine has " + std::to_string(count) +
-            " CUDA device" + (count == 1 ? "" : "s") + (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : "");
+    error = "device " + std::to_string(ordinal) + " does not exist: this machine has " + std::to_string(count) + " CUDA device" +
+            (count == 1 ? "" : "s") + (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : "");
     return false;
   }
   int rc = deviceGet_(&out, ordinal);
@@ -111,8 +111,7 @@ bool CudaDriver::busIdOf(int32_t ordinal, std::string& out, std::string& error) 
   return true;
 }
 
-bool CudaDriver::describe(int32_t ordinal, std::string& name, std::string& computeCapability,
-                          std::string& error) const {
+bool CudaDriver::describe(int32_t ordinal, std::string& name, std::string& computeCapability, std::string& error) const {
   if (name_ == nullptr || attribute_ == nullptr) {
     error = path_ + " lacks cuDeviceGetName / cuDeviceGetAttribute";
     return false;
@@ -147,9 +146,9 @@ bool CudaDriver::uuidOf(int32_t ordinal, std::string& out, std::string& error) c
     return false;
   }
   char buf[64];
-  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0],
-                bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10],
-                bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0], bytes[1], bytes[2],
+                bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14],
+                bytes[15]);
   out = buf;
   return true;
 }
@@ -195,10 +194,9 @@ std::string driverVersionProblem(int32_t driver, int32_t runtime, std::string co
   std::string d = cudaVersionText(driver), r = cudaVersionText(runtime);
   if (driver / 1000 < runtime / 1000) {
     fatal = true;
-    return "the CUDA driver is older than the library needs: the installed NVIDIA driver supports CUDA " + d +
-           ", and " + runtimeName + " needs CUDA " + r + " (a CUDA " + std::to_string(runtime / 1000) +
-           ".x driver at least); update the NVIDIA driver, or use the TensorRT build for CUDA " +
-           std::to_string(driver / 1000);
+    return "the CUDA driver is older than the library needs: the installed NVIDIA driver supports CUDA " + d + ", and " + runtimeName +
+           " needs CUDA " + r + " (a CUDA " + std::to_string(runtime / 1000) +
+           ".x driver at least); update the NVIDIA driver, or use the TensorRT build for CUDA " + std::to_string(driver / 1000);
   }
   return "the CUDA driver (CUDA " + d + ") is older than " + runtimeName + " (CUDA " + r +
          "); it runs through CUDA's minor version compatibility, but features that need the newer driver (PTX JIT "

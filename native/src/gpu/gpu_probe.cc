@@ -87,8 +87,8 @@ std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
   p->clock_ = p->nvml_.function<ClockFn>("nvmlDeviceGetClockInfo");
   p->temperature_ = p->nvml_.function<TemperatureFn>("nvmlDeviceGetTemperature");
   if (init == nullptr || p->shutdown_ == nullptr || byBus == nullptr || p->utilization_ == nullptr) {
-    error = p->nvml_.name() +
-            " lacks nvmlInit_v2 / nvmlShutdown / nvmlDeviceGetHandleByPciBusId_v2 / nvmlDeviceGetUtilizationRates: not NVML?";
+    error =
+        p->nvml_.name() + " lacks nvmlInit_v2 / nvmlShutdown / nvmlDeviceGetHandleByPciBusId_v2 / nvmlDeviceGetUtilizationRates: not NVML?";
     return nullptr;
   }
   std::string cudaError;
@@ -122,7 +122,8 @@ bool GpuProbe::sample(GpuUtilization& out, std::string& error, bool& permanent) 
   int rc = utilization_(device_, &u);
   if (rc != kNvmlSuccess) {
     permanent = rc == kNvmlNotSupported || rc == kNvmlGpuIsLost;
-    error = rc == kNvmlNotSupported ? "this GPU does not report its utilisation through NVML" : "NVML gave no utilisation: " + nvmlError(rc);
+    error =
+        rc == kNvmlNotSupported ? "this GPU does not report its utilisation through NVML" : "NVML gave no utilisation: " + nvmlError(rc);
     return false;
   }
   permanent = false;

@@ -1,6 +1,5 @@
-// GPU utilisation, this process's GPU memory, clocks and temperature for the liveness line: in TensorRT's long silent stretches (tactic timing can
-// go 100 s without a progress callback) a GPU that is running kernels says the builder works
-// even when its CPU use is low.
+// GPU utilisation, this process's GPU memory, clocks and temperature for the liveness line: in TensorRT's long silent stretches (tactic
+// timing can go 100 s without a progress callback) a GPU that is running kernels says the builder works even when its CPU use is low.
 //
 // Read through NVML (libnvidia-ml.so.1, the library nvidia-smi uses), found at run time with
 // dlopen: nothing links against NVIDIA libraries and no NVIDIA header is included (the few C

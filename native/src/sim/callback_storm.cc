@@ -71,8 +71,8 @@ BackendProbe CallbackStormBackend::probe() {
 
 BuildOutcome CallbackStormBackend::build(BuildRequest const&, ProgressSink& sink) {
   StormResult r = runCallbackStorm(sink, callbacks_, threads_, ratePerSec_);
-  std::string msg = "storm: " + std::to_string(r.callbacks) + " callbacks in " + std::to_string(r.producerNs) +
-                    " ns by " + std::to_string(threads_) + " threads";
+  std::string msg = "storm: " + std::to_string(r.callbacks) + " callbacks in " + std::to_string(r.producerNs) + " ns by " +
+                    std::to_string(threads_) + " threads";
   sink.log(Severity::kInfo, msg.c_str());
   BuildOutcome o;
   o.status = BuildOutcome::Status::kSucceeded;

@@ -169,8 +169,7 @@ void SimRun::verbose(std::string const& msg) {
   if (n < kMaxVerboseLines) {
     sink_.log(Severity::kVerbose, msg.c_str());
   } else if (n == kMaxVerboseLines) {
-    std::string note = "Simulated verbose log stops after " + std::to_string(kMaxVerboseLines) +
-                       " lines; the build goes on";
+    std::string note = "Simulated verbose log stops after " + std::to_string(kMaxVerboseLines) + " lines; the build goes on";
     sink_.log(Severity::kInfo, note.c_str());
   }
 }
@@ -205,8 +204,7 @@ void SimRun::onPhaseStart(char const* name) {
   if (faultFired_.exchange(true)) return;  // a fault fires once, at the first instance
   switch (req_.simFault) {
     case SimFaultKind::kFail: {
-      std::string msg = "simulated failure in phase \"" + faultPhase_ + "\" (fault injected with simFault=fail@" +
-                        faultPhase_ + ")";
+      std::string msg = "simulated failure in phase \"" + faultPhase_ + "\" (fault injected with simFault=fail@" + faultPhase_ + ")";
       sink_.log(Severity::kError, msg.c_str());
       {
         std::lock_guard<std::mutex> lk(failMu_);
@@ -259,8 +257,8 @@ void SimRun::loadCache() {
     return;
   }
   useCache_ = true;
-  std::string msg = "Loaded timing cache " + req_.timingCachePath + ": " + std::to_string(loaded_.entries.size()) +
-                    " entries (" + std::to_string(loaded_.fileBytes) + " bytes";
+  std::string msg = "Loaded timing cache " + req_.timingCachePath + ": " + std::to_string(loaded_.entries.size()) + " entries (" +
+                    std::to_string(loaded_.fileBytes) + " bytes";
   if (loaded_.pendingFiles > 0) {
     msg += ", including " + std::to_string(loaded_.pendingFiles) + " pending file(s) an earlier build could not merge";
   }
@@ -309,8 +307,7 @@ void SimRun::saveCache(CacheStats& stats, bool cancelled) {
   if (cancelled && kept) {
     stats.savedAfterCancel = true;
     std::string msg = "Build stopped: kept " + std::to_string(fresh.size()) + " measured timing-cache entries in " +
-                      (saved.deferredPath.empty() ? req_.timingCachePath : saved.deferredPath) +
-                      "; the next build starts from them";
+                      (saved.deferredPath.empty() ? req_.timingCachePath : saved.deferredPath) + "; the next build starts from them";
     sink_.log(Severity::kInfo, msg.c_str());
   }
 }
@@ -414,8 +411,8 @@ void SimRun::timeReformats(Pacer& pacer) {
           }
         }
         if (forwardVerbose_) {
-          verbose("[simulated] Reformat " + std::to_string(r) + ", cost " + std::to_string(c + 1) + " of " +
-                  std::to_string(rg.costs) + (hit ? ": from the timing cache" : ": 3 tactics timed"));
+          verbose("[simulated] Reformat " + std::to_string(r) + ", cost " + std::to_string(c + 1) + " of " + std::to_string(rg.costs) +
+                  (hit ? ": from the timing cache" : ": 3 tactics timed"));
         }
         if (!step(kReformatCosts, c, pacer, 0)) break;
         complete = c + 1 == rg.costs;
@@ -499,13 +496,14 @@ BuildOutcome SimRun::run() {
   computePacing();
   forwardVerbose_ = req_.verboseLog || req_.inferCacheMisses;
   {
-    std::string msg = "Simulated build: " + std::to_string(plan_.layerCount) + " layers in " +
-                      std::to_string(plan_.groups.size()) + " layer groups, " + std::to_string(threads_) +
-                      " builder threads, seed " + std::to_string(req_.simSeed);
+    std::string msg = "Simulated build: " + std::to_string(plan_.layerCount) + " layers in " + std::to_string(plan_.groups.size()) +
+                      " layer groups, " + std::to_string(threads_) + " builder threads, seed " + std::to_string(req_.simSeed);
     sink_.log(Severity::kInfo, msg.c_str());
     sink_.log(Severity::kWarning, "Simulated backend: no GPU is used and no TensorRT engine is produced; timings are synthetic");
-    verbose("[simulated] Verbose log: these VERBOSE lines are made up by the simulator (one per layer cloned, tactic "
-            "timed and reformat cost), at most " + std::to_string(kMaxVerboseLines));
+    verbose(
+        "[simulated] Verbose log: these VERBOSE lines are made up by the simulator (one per layer cloned, tactic "
+        "timed and reformat cost), at most " +
+        std::to_string(kMaxVerboseLines));
     if (memory_.targetBytes() > 0) {
       std::string mem = "Simulated build holds up to " + std::to_string(memory_.targetBytes()) +
                         " bytes of host memory (simMemory), peaking in tactic selection";

@@ -16,7 +16,9 @@ struct SimKnob {
 std::vector<SimKnob> const& simKnobs() {
   static auto const* knobs = new std::vector<SimKnob>{
       {"-conv_use_long_w", {"on", "off"}, "on", "Convert Conv [N, C, X, 1] to [N, C, 1, X] in CASK params for perf."},
-      {"-kgen:codegen:cuda_tile", {"0", "1", "2", "3"}, "1",
+      {"-kgen:codegen:cuda_tile",
+       {"0", "1", "2", "3"},
+       "1",
        "CUDA Tile codegen. 0: disable, 1: where profitable, 2: supported kdags, 3: force all."},
       {"-match_ragged_mha", {"on", "off"}, "on", "Simulated knob (from trtexec's README examples): ragged multi-head attention fusion."},
       {"-copy_ppg", {"on", "off"}, "on", "Simulated knob (from trtexec's README examples): copy pointwise producer groups."},

@@ -8,9 +8,9 @@ namespace {
 
 // Operators TensorRT fuses into the preceding heavy layer.
 bool isFusable(std::string const& op) {
-  static char const* const kOps[] = {"Relu", "Add", "Mul", "Sigmoid", "BatchNormalization", "Clip",
-                                     "LeakyRelu", "Tanh", "HardSigmoid", "HardSwish", "Gelu", "Identity",
-                                     "Dropout", "Sub", "Div", "Erf"};
+  static char const* const kOps[] = {"Relu", "Add",         "Mul",       "Sigmoid", "BatchNormalization", "Clip",    "LeakyRelu",
+                                     "Tanh", "HardSigmoid", "HardSwish", "Gelu",    "Identity",           "Dropout", "Sub",
+                                     "Div",  "Erf"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](char const* o) { return op == o; });
 }
 
@@ -38,20 +38,26 @@ std::string optionsMaterial(BuildRequest const& r) {
 }  // namespace
 
 std::vector<std::string> const& simPhaseNames() {
-  static std::vector<std::string> const kNames = {
-      "Building engine",          "Cloning network graph",       "Preparing graph for optimization",
-      "Building engine from subgraph", "Optimizing graph",       "Computing profile costs",
-      "Timing tactics",           "Timing graph nodes",          "Evaluating tactic times",
-      "Measuring tactic time",    "Timing tensor reformats",     "Computing reformatting costs",
-      "Determining refit engines"};
+  static std::vector<std::string> const kNames = {"Building engine",
+                                                  "Cloning network graph",
+                                                  "Preparing graph for optimization",
+                                                  "Building engine from subgraph",
+                                                  "Optimizing graph",
+                                                  "Computing profile costs",
+                                                  "Timing tactics",
+                                                  "Timing graph nodes",
+                                                  "Evaluating tactic times",
+                                                  "Measuring tactic time",
+                                                  "Timing tensor reformats",
+                                                  "Computing reformatting costs",
+                                                  "Determining refit engines"};
   return kNames;
 }
 
 SimPlan makeSimPlan(BuildRequest const& request) {
   std::vector<LayerInfo> layers = request.layers;
   if (layers.empty()) {
-    static char const* const kOps[] = {"Conv", "Relu", "MaxPool", "Conv", "Relu", "MaxPool",
-                                       "Reshape", "Gemm", "Relu", "Gemm", "Softmax"};
+    static char const* const kOps[] = {"Conv", "Relu", "MaxPool", "Conv", "Relu", "MaxPool", "Reshape", "Gemm", "Relu", "Gemm", "Softmax"};
     for (size_t i = 0; i < std::size(kOps); ++i) layers.push_back({std::string(kOps[i]) + "_" + std::to_string(i), kOps[i]});
   }
   // Seeded by the request seed only (not by layer names) so "same seed, same model" repeats.
@@ -85,7 +91,8 @@ SimPlan makeSimPlan(BuildRequest const& request) {
   for (int r = 0; r < reformats; ++r) {
     ReformatGroup rg;
     rg.costs = pick(1, 9);
-    rg.key = makeCacheKey("reformat|" + std::to_string(r) + "|" + plan.groups[static_cast<size_t>(r) % plan.groups.size()].name + "|" + material);
+    rg.key = makeCacheKey("reformat|" + std::to_string(r) + "|" + plan.groups[static_cast<size_t>(r) % plan.groups.size()].name + "|" +
+                          material);
     plan.reformats.push_back(rg);
   }
   plan.engineBytes = 4096 + 256 * static_cast<int64_t>(layers.size());

@@ -14,7 +14,7 @@ std::string opTypeOf(std::string const& op) {
 }
 
 bool isRegularFile(std::string const& path) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -22,17 +22,26 @@ bool isRegularFile(std::string const& path) {
 
 std::vector<std::string> const& simStandardPluginOps() {
   static auto const* ops = new std::vector<std::string>{
-      "RoiAlign",           "EfficientNMS_TRT",        "EfficientNMS_ONNX_TRT", "BatchedNMS_TRT",
-      "BatchedNMSDynamic_TRT", "MultilevelCropAndResize_TRT", "PyramidROIAlign_TRT", "DeformConv",
-      "GridAnchor_TRT",     "NMS_TRT",                 "ScatterND",             "ModulatedDeformConv2d",
+      "RoiAlign",
+      "EfficientNMS_TRT",
+      "EfficientNMS_ONNX_TRT",
+      "BatchedNMS_TRT",
+      "BatchedNMSDynamic_TRT",
+      "MultilevelCropAndResize_TRT",
+      "PyramidROIAlign_TRT",
+      "DeformConv",
+      "GridAnchor_TRT",
+      "NMS_TRT",
+      "ScatterND",
+      "ModulatedDeformConv2d",
   };
   return *ops;
 }
 
 SimPluginSetup simSetUpPlugins(BuildRequest const& request) {
   SimPluginSetup s;
-  s.log.push_back("Loading standard plugins (simulated: initLibNvInferPlugins; " +
-                  std::to_string(simStandardPluginOps().size()) + " plugin ops registered)");
+  s.log.push_back("Loading standard plugins (simulated: initLibNvInferPlugins; " + std::to_string(simStandardPluginOps().size()) +
+                  " plugin ops registered)");
   std::vector<std::string> supplied;
   auto load = [&](std::vector<std::string> const& libs, char const* how) {
     for (auto const& lib : libs) {

@@ -20,13 +20,15 @@ std::vector<std::string> simPrecisionWarnings(BuildRequest const& request, std::
   for (auto const& l : request.layers) hasQdq = hasQdq || l.op == "QuantizeLinear" || l.op == "DequantizeLinear";
   for (auto const& p : request.precision) {
     if (deprecated) {
-      out.push_back("precision \"" + p + "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
+      out.push_back("precision \"" + p +
+                    "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
                     "cast or quantize the model offline (e.g. with NVIDIA Model Optimizer) and build it strongly typed");
     }
     if (p == "int8" && !hasQdq) {
-      out.push_back("int8 without calibration data or Q/DQ nodes: placeholder dynamic ranges were set (as trtexec --int8 does), "
-                    "so the engine's accuracy is meaningless; use it only to measure performance. Quantize the model (Q/DQ nodes, "
-                    "e.g. NVIDIA Model Optimizer) for a usable INT8 engine (simulated)");
+      out.push_back(
+          "int8 without calibration data or Q/DQ nodes: placeholder dynamic ranges were set (as trtexec --int8 does), "
+          "so the engine's accuracy is meaningless; use it only to measure performance. Quantize the model (Q/DQ nodes, "
+          "e.g. NVIDIA Model Optimizer) for a usable INT8 engine (simulated)");
     }
   }
   return out;

@@ -115,8 +115,8 @@ CacheLoad loadTimingCache(std::string const& path) {
       return r;
     }
     if (p.status == CacheParse::Status::kCorrupt) {
-      r.warning = "timing cache file " + path + " is corrupt (" + p.why +
-                  "); started with an empty cache (the damaged file is kept as " + path + ".corrupt when this build saves)";
+      r.warning = "timing cache file " + path + " is corrupt (" + p.why + "); started with an empty cache (the damaged file is kept as " +
+                  path + ".corrupt when this build saves)";
     } else {
       r.entries = std::move(p.entries);
     }

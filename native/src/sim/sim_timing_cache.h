@@ -38,11 +38,11 @@ struct CacheParse {
 };
 
 struct CacheLoad {
-  CacheEntries entries;   // the file's entries plus those of pending sidecars
-  int64_t fileBytes = 0;  // 0 when the file does not exist
+  CacheEntries entries;      // the file's entries plus those of pending sidecars
+  int64_t fileBytes = 0;     // 0 when the file does not exist
   int32_t pendingFiles = 0;  // sidecars whose entries were added (merged into the file on save)
-  std::string warning;    // the file is damaged: started with an empty cache
-  std::string error;      // the path cannot be used as this backend's cache: do not build
+  std::string warning;       // the file is damaged: started with an empty cache
+  std::string error;         // the path cannot be used as this backend's cache: do not build
 };
 
 CacheKey makeCacheKey(std::string const& material);

@@ -35,7 +35,7 @@ bool makeDirs(std::string const& dir) {
       if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
     }
   }
-  struct stat st {};
+  struct stat st{};
   return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -67,7 +67,7 @@ std::string RoutesCacheKey::line() const {
 bool routesCacheKey(std::string const& libraryPath, std::string const& gpu, RoutesCacheKey& out, std::string& error) {
   char resolved[PATH_MAX];
   std::string real = ::realpath(libraryPath.c_str(), resolved) != nullptr ? std::string(resolved) : libraryPath;
-  struct stat st {};
+  struct stat st{};
   if (::stat(real.c_str(), &st) != 0) {
     error = "cannot examine " + real + ": " + std::strerror(errno);
     return false;

@@ -23,7 +23,7 @@ struct RoutesCacheKey {
   std::string library;  // real path of libnvinfer
   int64_t size = -1;
   int64_t mtimeNs = -1;
-  std::string gpu;      // name of the GPU the routes were read on ("" when unknown)
+  std::string gpu;  // name of the GPU the routes were read on ("" when unknown)
   std::string line() const;
 };
 

@@ -11,8 +11,7 @@ namespace {
 
 std::string loadedPath(void* handle, std::string const& fallback) {
   struct link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
-      map->l_name[0] != '\0') {
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0') {
     return map->l_name;
   }
   return fallback;

@@ -18,7 +18,7 @@
 namespace tbs::trt {
 
 struct CudaRuntimeFact {
-  std::string path;     // empty: none in the process (and none named by TBS_CUDART_LIB)
+  std::string path;      // empty: none in the process (and none named by TBS_CUDART_LIB)
   int32_t version = -1;  // cudaRuntimeGetVersion, e.g. 12040; -1 when unknown
 };
 

@@ -30,7 +30,7 @@ std::vector<std::string> librariesIn(std::string const& dir, std::string const& 
   while (dirent* e = readdir(d.get())) {
     std::string name = e->d_name;
     if (name.rfind(prefix, 0) != 0 || name.find(".so") == std::string::npos) continue;
-    struct stat st {};
+    struct stat st{};
     std::string full = joinPath(dir, name);
     if (stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode)) out.push_back(full);
   }

@@ -72,7 +72,7 @@ std::string withLastError(std::string what) {
 
 std::string checkModelFile(std::string const& path) {
   if (path.empty()) return "no model file given";
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) return "model file " + path + " does not exist";
   if (!S_ISREG(st.st_mode)) return "model file " + path + " is not a regular file";
   if (::access(path.c_str(), R_OK) != 0) return "model file " + path + " is not readable";
@@ -83,9 +83,8 @@ std::string checkModelFile(std::string const& path) {
 bool sameFile(std::string const& a, std::string const& b) {
   if (a.empty() || b.empty()) return false;
   if (a == b) return true;
-  struct stat sa {}, sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 // Writing the engine or the timing cache over the model (or over each other) would destroy a
@@ -142,8 +141,7 @@ std::vector<trt::InputDesc> describeInputs(nvinfer1::INetworkDefinition& network
 
 // Shape-tensor values: setShapeValuesV2 (int64) where both the headers and the library have it
 // (10.11+; the only form in 11.x), else the 32-bit setShapeValues of older releases.
-bool setShapeValues(nvinfer1::IOptimizationProfile& p, trt::ProfileEntry const& e, int32_t libVersion,
-                    std::string& error) {
+bool setShapeValues(nvinfer1::IOptimizationProfile& p, trt::ProfileEntry const& e, int32_t libVersion, std::string& error) {
   std::vector<int64_t> const* sel[3] = {&e.minValues, &e.optValues, &e.maxValues};
   nvinfer1::OptProfileSelector which[3] = {nvinfer1::OptProfileSelector::kMIN, nvinfer1::OptProfileSelector::kOPT,
                                            nvinfer1::OptProfileSelector::kMAX};
@@ -294,15 +292,14 @@ class TrtBackend final : public Backend {
       p.detail["precisionNote"] = "int4/fp4 only enable plugins with INT4/FP4 I/O and are deprecated since 10.12";
     }
     if (!libs->parserReleaseKnown()) {
-      p.detail["onnxParserCheck"] = "not made: neither getNvOnnxParserVersion() nor the file name of " +
-                                    libs->onnxParserPath() + " says its release, so it cannot be compared with libnvinfer's";
+      p.detail["onnxParserCheck"] = "not made: neither getNvOnnxParserVersion() nor the file name of " + libs->onnxParserPath() +
+                                    " says its release, so it cannot be compared with libnvinfer's";
     }
     // The GPU and the driver through the CUDA driver API: no context is created, no CUDA runtime
     // is started, nothing is allocated on the GPU.
     trt::CudaRuntimeFact runtime = trt::cudaRuntimeInProcess();
     if (!runtime.path.empty()) {
-      p.detail["cudaRuntime"] =
-          runtime.path + (runtime.version > 0 ? " (" + gpu::cudaVersionText(runtime.version) + ")" : "");
+      p.detail["cudaRuntime"] = runtime.path + (runtime.version > 0 ? " (" + gpu::cudaVersionText(runtime.version) + ")" : "");
     }
     std::string cudaError;
     if (gpu::CudaDriver* driver = gpu::CudaDriver::get(cudaError)) {
@@ -386,8 +383,9 @@ class TrtBackend final : public Backend {
       p.buildRoutes = routeOptions(json);
       p.detail["buildRoutesJson"] = json;
     } else {
-      p.detail["buildRoutes"] = "not read yet (reading them creates a TensorRT builder; they are read when asked, "
-                                "e.g. trtexec --helpBuildRoute, and kept on disk)";
+      p.detail["buildRoutes"] =
+          "not read yet (reading them creates a TensorRT builder; they are read when asked, "
+          "e.g. trtexec --helpBuildRoute, and kept on disk)";
     }
   }
 
@@ -401,8 +399,7 @@ class TrtBackend final : public Backend {
     }
 #if TBS_TRT_HEADERS_AT_LEAST(11, 1)
     if (!trt::libHas(libs->inferLibVersion(), trt::kSinceBuildRoutes)) {
-      error = "build routes need TensorRT " + trt::sinceText(trt::kSinceBuildRoutes) + "; this is TensorRT " +
-              libs->versionString();
+      error = "build routes need TensorRT " + trt::sinceText(trt::kSinceBuildRoutes) + "; this is TensorRT " + libs->versionString();
       return false;
     }
     std::string gpuName, cc, ignored;
@@ -503,8 +500,7 @@ class TrtBackend final : public Backend {
     std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
         libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), trt::factoryVersion(trt::kHeaderVersion, lib))));
     if (!builder) {
-      return failed(withLastError("TensorRT " + libs->versionString() +
-                                  " could not create a builder (no usable CUDA device or driver?)"));
+      return failed(withLastError("TensorRT " + libs->versionString() + " could not create a builder (no usable CUDA device or driver?)"));
     }
     {
       std::vector<std::string> pluginLog;
@@ -518,11 +514,9 @@ class TrtBackend final : public Backend {
     // The parser's inline wrapper (NvOnnxParser.h) passes NV_ONNX_PARSER_VERSION, not
     // NV_TENSORRT_VERSION; do exactly what it does.
     std::unique_ptr<nvonnxparser::IParser> parser(static_cast<nvonnxparser::IParser*>(libs->createOnnxParser(
-        static_cast<nvinfer1::INetworkDefinition*>(network.get()), static_cast<nvinfer1::ILogger*>(&logger),
-        NV_ONNX_PARSER_VERSION)));
+        static_cast<nvinfer1::INetworkDefinition*>(network.get()), static_cast<nvinfer1::ILogger*>(&logger), NV_ONNX_PARSER_VERSION)));
     if (!parser) return failed(withLastError("TensorRT could not create an ONNX parser"));
-    if (!parser->parseFromFile(request.modelPath.c_str(),
-                               static_cast<int>(nvinfer1::ILogger::Severity::kWARNING))) {
+    if (!parser->parseFromFile(request.modelPath.c_str(), static_cast<int>(nvinfer1::ILogger::Severity::kWARNING))) {
       return failed(parserErrors(*parser, request.modelPath, plugins));
     }
     if (sink.cancelRequested()) return cancelled();
@@ -568,8 +562,7 @@ class TrtBackend final : public Backend {
                                       .c_str());
       }
       if (plan.optLevel == 0) {
-        stats.warning += std::string(stats.warning.empty() ? "" : "; ") +
-                         "builder optimization level 0 does not use the timing cache";
+        stats.warning += std::string(stats.warning.empty() ? "" : "; ") + "builder optimization level 0 does not use the timing cache";
       }
     }
     config->setProgressMonitor(&monitor);
@@ -609,8 +602,7 @@ class TrtBackend final : public Backend {
     if (!built) {
       if (!streamError.empty()) return finish(failed("cannot write the engine: " + streamError));
       if (plan.pinnedCache) {
-        return finish(failed(withLastError("TensorRT could not build the engine from the pinned timing cache " +
-                                           request.timingCachePath +
+        return finish(failed(withLastError("TensorRT could not build the engine from the pinned timing cache " + request.timingCachePath +
                                            " (a tactic it lacks fails a pinned build; build once with timingCache to fill it)")));
       }
       return finish(failed(withLastError("TensorRT could not build the engine")));
@@ -668,8 +660,6 @@ std::unique_ptr<Backend> makeTensorRtBackend(trt::AdapterContext const& context)
   return std::make_unique<TrtBackend>(std::move(c));
 }
 
-std::unique_ptr<Backend> makeTensorRtBackend() {
-  return std::make_unique<TrtBackend>(trt::loaderConfigFromEnv(NV_TENSORRT_MAJOR));
-}
+std::unique_ptr<Backend> makeTensorRtBackend() { return std::make_unique<TrtBackend>(trt::loaderConfigFromEnv(NV_TENSORRT_MAJOR)); }
 
 }  // namespace tbs

@@ -9,8 +9,7 @@
 #include <NvInferVersion.h>
 #include <NvOnnxParser.h>
 
-#define TBS_TRT_HEADERS_AT_LEAST(maj, min) \
-  (NV_TENSORRT_MAJOR > (maj) || (NV_TENSORRT_MAJOR == (maj) && NV_TENSORRT_MINOR >= (min)))
+#define TBS_TRT_HEADERS_AT_LEAST(maj, min) (NV_TENSORRT_MAJOR > (maj) || (NV_TENSORRT_MAJOR == (maj) && NV_TENSORRT_MINOR >= (min)))
 
 namespace tbs::trt {
 

@@ -31,8 +31,7 @@ std::string dlError() {
 
 std::string loadedPath(void* handle, std::string const& fallback) {
   struct link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
-      map->l_name[0] != '\0') {
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0') {
     return map->l_name;
   }
   return fallback;
@@ -102,7 +101,8 @@ AdapterApi const* loadAdapter(std::string const& path, std::string& error) {
   }
   AdapterApi const* api = entry(kAdapterAbi);
   if (api == nullptr || api->makeBackend == nullptr) {
-    error = "the adapter " + path + " belongs to another build of the addon (interface version differs); rebuild "
+    error = "the adapter " + path +
+            " belongs to another build of the addon (interface version differs); rebuild "
             "the addon (npm run build:native)";
     dlclose(h);
     return nullptr;
@@ -165,8 +165,8 @@ std::string adapterMajors(std::vector<AdapterFact> const& built) {
 std::string noAdapterReason(TrtVersion v, std::string const& path, std::vector<AdapterFact> const& built) {
   std::string have = adapterMajors(built);
   return "TensorRT " + formatTrtVersion(v) + " found at " + path + ", but this addon was built without TensorRT " +
-         std::to_string(v.major) + " headers" + (have.empty() ? "" : " (it has adapters for TensorRT " + have + ")") +
-         "; " + adapterHint(v.major);
+         std::to_string(v.major) + " headers" + (have.empty() ? "" : " (it has adapters for TensorRT " + have + ")") + "; " +
+         adapterHint(v.major);
 }
 
 Selection select(std::vector<AdapterFact> const& built) {
@@ -192,8 +192,8 @@ Selection select(std::vector<AdapterFact> const& built) {
     bool knownMajor = parseTrtVersionText(text, named) || (!text.empty() && (named.major = std::atoi(text.c_str())) > 0);
     if (knownMajor && !hasAdapter(built, named.major)) {
       s.reason = "TBS_NVINFER_LIB=" + nvinferOverride + " is TensorRT " + text + " by its file name, and this addon " +
-                 "was built without TensorRT " + std::to_string(named.major) + " headers (it has adapters for " +
-                 "TensorRT " + adapterMajors(built) + "); it is not opened; " + adapterHint(named.major);
+                 "was built without TensorRT " + std::to_string(named.major) + " headers (it has adapters for " + "TensorRT " +
+                 adapterMajors(built) + "); it is not opened; " + adapterHint(named.major);
       return s;
     }
     if (knownMajor && majorOpened() != 0 && majorOpened() != named.major) {
@@ -259,10 +259,9 @@ Selection select(std::vector<AdapterFact> const& built) {
     s.adapter = {api->major, formatTrtVersion(api->headerVersion), adapterPath};
     s.context.nvinferPath = path;
     s.context.libVersion = encoded;
-    s.context.onnxParserPath = !parserOverride.empty()
-                                   ? parserOverride
-                                   : joinPath(libDir.empty() ? std::string() : dirOf(path),
-                                              "libnvonnxparser.so." + std::to_string(v.major));
+    s.context.onnxParserPath =
+        !parserOverride.empty() ? parserOverride
+                                : joinPath(libDir.empty() ? std::string() : dirOf(path), "libnvonnxparser.so." + std::to_string(v.major));
     return s;
   }
   if (!noAdapter.empty()) {
@@ -319,8 +318,7 @@ class HostBackend final : public Backend {
     if (resolved_) return backend_.get();
     resolved_ = true;
     if (built_.empty()) {
-      reason_ = "this build of the addon has no TensorRT adapter (it was compiled without TensorRT headers); " +
-                adapterHint(10);
+      reason_ = "this build of the addon has no TensorRT adapter (it was compiled without TensorRT headers); " + adapterHint(10);
       return nullptr;
     }
     Selection s = select(built_);
@@ -390,8 +388,6 @@ BackendProbe probeTensorRt(std::vector<AdapterFact> const& built) {
   return a;
 }
 
-std::unique_ptr<Backend> makeTensorRtHostBackend(std::vector<AdapterFact> const& built) {
-  return std::make_unique<HostBackend>(built);
-}
+std::unique_ptr<Backend> makeTensorRtHostBackend(std::vector<AdapterFact> const& built) { return std::make_unique<HostBackend>(built); }
 
 }  // namespace tbs::trt

@@ -51,8 +51,8 @@ class TrtLibraries {
   void* createInferRuntime(void* logger, int32_t version) const noexcept;  // null if unexported
   void* createOnnxParser(void* network, void* logger, int32_t version) const noexcept;
 
-  int32_t inferLibVersion() const { return inferVersion_; }  // encoded, e.g. 101601
-  std::string versionString() const;                         // "10.16.1"
+  int32_t inferLibVersion() const { return inferVersion_; }     // encoded, e.g. 101601
+  std::string versionString() const;                            // "10.16.1"
   int32_t onnxParserVersion() const { return parserVersion_; }  // -1 when not exported
   // The parser's release from its file name (libnvonnxparser.so.10.3.0 -> "10.3.0"):
   // getNvOnnxParserVersion() returns 100 on every 10.x and 11.x, so it cannot tell them apart.
@@ -61,7 +61,7 @@ class TrtLibraries {
   // the "same release as libnvinfer" check could not be made (probe detail says so).
   bool parserReleaseKnown() const { return parserReleaseKnown_; }
   bool hasInferRuntime() const { return createRuntime_ != nullptr; }
-  std::string const& nvinferPath() const { return nvinferPath_; }      // as resolved by ld.so
+  std::string const& nvinferPath() const { return nvinferPath_; }  // as resolved by ld.so
   std::string const& onnxParserPath() const { return parserPath_; }
 
  private:

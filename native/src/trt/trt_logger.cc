@@ -7,11 +7,16 @@ namespace tbs::trt {
 Severity mapSeverity(nvinfer1::ILogger::Severity severity) noexcept {
   using S = nvinfer1::ILogger::Severity;
   switch (severity) {
-    case S::kINTERNAL_ERROR: return Severity::kInternalError;
-    case S::kERROR: return Severity::kError;
-    case S::kWARNING: return Severity::kWarning;
-    case S::kINFO: return Severity::kInfo;
-    case S::kVERBOSE: return Severity::kVerbose;
+    case S::kINTERNAL_ERROR:
+      return Severity::kInternalError;
+    case S::kERROR:
+      return Severity::kError;
+    case S::kWARNING:
+      return Severity::kWarning;
+    case S::kINFO:
+      return Severity::kInfo;
+    case S::kVERBOSE:
+      return Severity::kVerbose;
   }
   return Severity::kVerbose;  // an unknown future level is treated as the least important
 }

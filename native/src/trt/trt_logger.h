@@ -46,7 +46,7 @@ class Logger final : public nvinfer1::ILogger {
   void attach(ProgressSink* sink, bool forwardVerbose) noexcept;
   void detach() noexcept;
 
-  std::string lastError() const;      // last kERROR / kINTERNAL_ERROR line since attach()
+  std::string lastError() const;  // last kERROR / kINTERNAL_ERROR line since attach()
   int64_t autotuningLines() const noexcept { return autotuning_.load(std::memory_order_relaxed); }
 
  private:
@@ -61,9 +61,7 @@ class Logger final : public nvinfer1::ILogger {
 // Scope guard: attaches a build's sink to a logger and detaches it on every exit path.
 class LoggerRoute {
  public:
-  LoggerRoute(Logger& logger, ProgressSink& sink, bool forwardVerbose) noexcept : logger_(logger) {
-    logger_.attach(&sink, forwardVerbose);
-  }
+  LoggerRoute(Logger& logger, ProgressSink& sink, bool forwardVerbose) noexcept : logger_(logger) { logger_.attach(&sink, forwardVerbose); }
   ~LoggerRoute() { logger_.detach(); }
   LoggerRoute(LoggerRoute const&) = delete;
   LoggerRoute& operator=(LoggerRoute const&) = delete;

@@ -72,7 +72,8 @@ int precisionFlag(std::string const& name, int32_t libVersion, nvinfer1::Builder
 #endif
 
 [[maybe_unused]] std::string deprecatedPrecisionWarning(std::string const& name) {
-  return "precision \"" + name + "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
+  return "precision \"" + name +
+         "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
          "cast or quantize the model offline (e.g. with NVIDIA Model Optimizer) and build it strongly typed";
 }
 
@@ -91,8 +92,7 @@ bool planPrecision(BuildRequest const& request, int32_t libVersion, ConfigPlan& 
   (void)libVersion;
   (void)plan;
   if (!request.precision.empty()) {
-    error = "precision \"" + request.precision.front() + "\" is not an option in TensorRT " +
-            std::to_string(NV_TENSORRT_MAJOR) +
+    error = "precision \"" + request.precision.front() + "\" is not an option in TensorRT " + std::to_string(NV_TENSORRT_MAJOR) +
             ": networks are strongly typed and take their types from the model. Cast or quantize the model "
             "offline (e.g. with NVIDIA Model Optimizer) and build it as it is";
     return false;
@@ -123,8 +123,7 @@ bool planPrecision(BuildRequest const& request, int32_t libVersion, ConfigPlan& 
 #endif
 }
 
-bool poolLimit(char const* option, int64_t bytes, nvinfer1::MemoryPoolType pool, ConfigPlan& plan,
-               std::string& error) {
+bool poolLimit(char const* option, int64_t bytes, nvinfer1::MemoryPoolType pool, ConfigPlan& plan, std::string& error) {
   if (bytes == -1) return true;
   if (bytes < 0) {
     error = std::string(option) + " must be a byte count >= 0 (or unset), got " + std::to_string(bytes);
@@ -208,8 +207,7 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
 
   if (!poolLimit("workspace", request.workspaceBytes, nvinfer1::MemoryPoolType::kWORKSPACE, plan, error) ||
       !poolLimit("tactic DRAM", request.tacticDramBytes, nvinfer1::MemoryPoolType::kTACTIC_DRAM, plan, error) ||
-      !poolLimit("tactic shared memory", request.tacticSharedMemoryBytes,
-                 nvinfer1::MemoryPoolType::kTACTIC_SHARED_MEMORY, plan, error)) {
+      !poolLimit("tactic shared memory", request.tacticSharedMemoryBytes, nvinfer1::MemoryPoolType::kTACTIC_SHARED_MEMORY, plan, error)) {
     return false;
   }
 
@@ -302,18 +300,17 @@ bool knownInput(std::vector<InputDesc> const& inputs, std::string const& name) {
 }
 
 // min <= opt <= max per element, and equal lengths; `what` is "shape" or "values".
-bool checkOrdered(std::string const& input, char const* what, std::vector<int64_t> const& mn,
-                  std::vector<int64_t> const& op, std::vector<int64_t> const& mx, std::string& error) {
+bool checkOrdered(std::string const& input, char const* what, std::vector<int64_t> const& mn, std::vector<int64_t> const& op,
+                  std::vector<int64_t> const& mx, std::string& error) {
   if (mn.size() != op.size() || op.size() != mx.size()) {
-    error = "input \"" + input + "\": min/opt/max " + what + " have different lengths: " + formatDims(mn) + " / " +
-            formatDims(op) + " / " + formatDims(mx);
+    error = "input \"" + input + "\": min/opt/max " + what + " have different lengths: " + formatDims(mn) + " / " + formatDims(op) + " / " +
+            formatDims(mx);
     return false;
   }
   for (std::size_t i = 0; i < mn.size(); ++i) {
     if (!(mn[i] <= op[i] && op[i] <= mx[i])) {
-      error = "input \"" + input + "\": " + (std::string(what) == "values" ? "value " : "dimension ") +
-              std::to_string(i) + " needs min <= opt <= max, got " + formatDims(mn) + " / " + formatDims(op) + " / " +
-              formatDims(mx);
+      error = "input \"" + input + "\": " + (std::string(what) == "values" ? "value " : "dimension ") + std::to_string(i) +
+              " needs min <= opt <= max, got " + formatDims(mn) + " / " + formatDims(op) + " / " + formatDims(mx);
       return false;
     }
   }
@@ -326,9 +323,8 @@ bool planDims(InputDesc const& in, ShapeRange const& r, ProfileEntry& e, std::st
   for (int s = 0; s < 3; ++s) {
     auto const& v = *sel[s];
     if (v.size() != in.dims.size()) {
-      error = "input \"" + in.name + "\": " + selName[s] + " shape " + formatDims(v) + " has rank " +
-              std::to_string(v.size()) + ", the model's input " + formatDims(in.dims) + " has rank " +
-              std::to_string(in.dims.size());
+      error = "input \"" + in.name + "\": " + selName[s] + " shape " + formatDims(v) + " has rank " + std::to_string(v.size()) +
+              ", the model's input " + formatDims(in.dims) + " has rank " + std::to_string(in.dims.size());
       return false;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -337,8 +333,8 @@ bool planDims(InputDesc const& in, ShapeRange const& r, ProfileEntry& e, std::st
         return false;
       }
       if (in.dims[i] >= 0 && v[i] != in.dims[i]) {
-        error = "input \"" + in.name + "\": " + selName[s] + " shape " + formatDims(v) + " changes fixed dimension " +
-                std::to_string(i) + " of " + formatDims(in.dims);
+        error = "input \"" + in.name + "\": " + selName[s] + " shape " + formatDims(v) + " changes fixed dimension " + std::to_string(i) +
+                " of " + formatDims(in.dims);
         return false;
       }
     }
@@ -369,8 +365,8 @@ bool planValues(InputDesc const& in, ShapeValueRange const& v, ProfileEntry& e, 
   }
   int64_t n = staticElementCount(in.dims);
   if (n >= 0 && static_cast<int64_t>(v.opt.size()) != n) {
-    error = "input \"" + in.name + "\" is a shape tensor of " + std::to_string(n) + " value" + (n == 1 ? "" : "s") +
-            " (dims " + formatDims(in.dims) + "), but shapeValues give " + std::to_string(v.opt.size());
+    error = "input \"" + in.name + "\" is a shape tensor of " + std::to_string(n) + " value" + (n == 1 ? "" : "s") + " (dims " +
+            formatDims(in.dims) + "), but shapeValues give " + std::to_string(v.opt.size());
     return false;
   }
   e.setValues = true;
@@ -382,24 +378,21 @@ bool planValues(InputDesc const& in, ShapeValueRange const& v, ProfileEntry& e, 
 
 }  // namespace
 
-bool planOptimizationProfile(std::vector<InputDesc> const& inputs,
-                             std::map<std::string, ShapeRange> const& shapes,
-                             std::map<std::string, ShapeValueRange> const& shapeValues,
-                             std::vector<ProfileEntry>& profile, std::string& error) {
+bool planOptimizationProfile(std::vector<InputDesc> const& inputs, std::map<std::string, ShapeRange> const& shapes,
+                             std::map<std::string, ShapeValueRange> const& shapeValues, std::vector<ProfileEntry>& profile,
+                             std::string& error) {
   profile.clear();
   for (auto const& [name, range] : shapes) {
     (void)range;
     if (!knownInput(inputs, name)) {
-      error = "shapes were given for \"" + name + "\", which is not an input of the model (inputs: " +
-              joinNames(inputs) + ")";
+      error = "shapes were given for \"" + name + "\", which is not an input of the model (inputs: " + joinNames(inputs) + ")";
       return false;
     }
   }
   for (auto const& [name, range] : shapeValues) {
     (void)range;
     if (!knownInput(inputs, name)) {
-      error = "shapeValues were given for \"" + name + "\", which is not an input of the model (inputs: " +
-              joinNames(inputs) + ")";
+      error = "shapeValues were given for \"" + name + "\", which is not an input of the model (inputs: " + joinNames(inputs) + ")";
       return false;
     }
   }
@@ -416,12 +409,12 @@ bool planOptimizationProfile(std::vector<InputDesc> const& inputs,
     if (in.isShapeTensor && vit == shapeValues.end()) {
       error = "input \"" + in.name +
               "\" is a shape tensor: give the min/opt/max values it takes in shapeValues "
-              "(trtexec: --minShapes/--optShapes/--maxShapes " + in.name + ":v1,v2,...)";
+              "(trtexec: --minShapes/--optShapes/--maxShapes " +
+              in.name + ":v1,v2,...)";
       return false;
     }
     if (sit == shapes.end() && dynamic) {
-      error = "input \"" + in.name + "\" has dynamic dimensions " + formatDims(in.dims) +
-              ": give its min/opt/max shapes";
+      error = "input \"" + in.name + "\" has dynamic dimensions " + formatDims(in.dims) + ": give its min/opt/max shapes";
       return false;
     }
     ProfileEntry e;
@@ -439,27 +432,41 @@ bool planOptimizationProfile(std::vector<InputDesc> const& inputs,
 char const* parserErrorCodeName(nvonnxparser::ErrorCode code) noexcept {
   using E = nvonnxparser::ErrorCode;
   switch (code) {
-    case E::kSUCCESS: return "SUCCESS";
-    case E::kINTERNAL_ERROR: return "INTERNAL_ERROR";
-    case E::kMEM_ALLOC_FAILED: return "MEM_ALLOC_FAILED";
-    case E::kMODEL_DESERIALIZE_FAILED: return "MODEL_DESERIALIZE_FAILED";
-    case E::kINVALID_VALUE: return "INVALID_VALUE";
-    case E::kINVALID_GRAPH: return "INVALID_GRAPH";
-    case E::kINVALID_NODE: return "INVALID_NODE";
-    case E::kUNSUPPORTED_GRAPH: return "UNSUPPORTED_GRAPH";
-    case E::kUNSUPPORTED_NODE: return "UNSUPPORTED_NODE";
-    case E::kUNSUPPORTED_NODE_ATTR: return "UNSUPPORTED_NODE_ATTR";
-    case E::kUNSUPPORTED_NODE_INPUT: return "UNSUPPORTED_NODE_INPUT";
-    case E::kUNSUPPORTED_NODE_DATATYPE: return "UNSUPPORTED_NODE_DATATYPE";
-    case E::kUNSUPPORTED_NODE_DYNAMIC: return "UNSUPPORTED_NODE_DYNAMIC";
-    case E::kUNSUPPORTED_NODE_SHAPE: return "UNSUPPORTED_NODE_SHAPE";
-    case E::kREFIT_FAILED: return "REFIT_FAILED";
+    case E::kSUCCESS:
+      return "SUCCESS";
+    case E::kINTERNAL_ERROR:
+      return "INTERNAL_ERROR";
+    case E::kMEM_ALLOC_FAILED:
+      return "MEM_ALLOC_FAILED";
+    case E::kMODEL_DESERIALIZE_FAILED:
+      return "MODEL_DESERIALIZE_FAILED";
+    case E::kINVALID_VALUE:
+      return "INVALID_VALUE";
+    case E::kINVALID_GRAPH:
+      return "INVALID_GRAPH";
+    case E::kINVALID_NODE:
+      return "INVALID_NODE";
+    case E::kUNSUPPORTED_GRAPH:
+      return "UNSUPPORTED_GRAPH";
+    case E::kUNSUPPORTED_NODE:
+      return "UNSUPPORTED_NODE";
+    case E::kUNSUPPORTED_NODE_ATTR:
+      return "UNSUPPORTED_NODE_ATTR";
+    case E::kUNSUPPORTED_NODE_INPUT:
+      return "UNSUPPORTED_NODE_INPUT";
+    case E::kUNSUPPORTED_NODE_DATATYPE:
+      return "UNSUPPORTED_NODE_DATATYPE";
+    case E::kUNSUPPORTED_NODE_DYNAMIC:
+      return "UNSUPPORTED_NODE_DYNAMIC";
+    case E::kUNSUPPORTED_NODE_SHAPE:
+      return "UNSUPPORTED_NODE_SHAPE";
+    case E::kREFIT_FAILED:
+      return "REFIT_FAILED";
   }
   return "UNKNOWN_ERROR";
 }
 
-std::string formatParserError(nvonnxparser::ErrorCode code, char const* desc, int node,
-                              char const* nodeName, char const* nodeOperator) {
+std::string formatParserError(nvonnxparser::ErrorCode code, char const* desc, int node, char const* nodeName, char const* nodeOperator) {
   std::string out = "ONNX parse error";
   if (node >= 0) {
     out += " at node " + std::to_string(node);

@@ -32,8 +32,8 @@ struct ConfigPlan {
   nvinfer1::ProfilingVerbosity profilingVerbosity = nvinfer1::ProfilingVerbosity::kLAYER_NAMES_ONLY;
   bool setHardwareCompatibility = false;
   nvinfer1::HardwareCompatibilityLevel hardwareCompatibility = nvinfer1::HardwareCompatibilityLevel::kNONE;
-  int32_t maxAuxStreams = -1;  // -1: leave TensorRT's default
-  std::string buildRoute;      // TensorRT 11.1+: IBuilderConfig::setBuildRoute
+  int32_t maxAuxStreams = -1;     // -1: leave TensorRT's default
+  std::string buildRoute;         // TensorRT 11.1+: IBuilderConfig::setBuildRoute
   bool inferCacheMisses = false;  // count "Autotuning op" lines (needs forwardVerbose)
   // Route TensorRT's VERBOSE lines to the build's sink: asked for (verboseLog) or needed to
   // count misses. Costs logging time only; no builder setting changes.
@@ -72,10 +72,9 @@ struct ProfileEntry {
 // input has no shapes, shapes name an unknown input, ranks differ, a fixed dimension is
 // contradicted, min <= opt <= max does not hold, a shape-tensor input has no values, or values
 // are given for an input TensorRT does not treat as a shape tensor.
-bool planOptimizationProfile(std::vector<InputDesc> const& inputs,
-                             std::map<std::string, ShapeRange> const& shapes,
-                             std::map<std::string, ShapeValueRange> const& shapeValues,
-                             std::vector<ProfileEntry>& profile, std::string& error);
+bool planOptimizationProfile(std::vector<InputDesc> const& inputs, std::map<std::string, ShapeRange> const& shapes,
+                             std::map<std::string, ShapeValueRange> const& shapeValues, std::vector<ProfileEntry>& profile,
+                             std::string& error);
 
 std::string formatDims(std::vector<int64_t> const& dims);  // "[-1,3,224,224]"
 
@@ -83,7 +82,6 @@ char const* parserErrorCodeName(nvonnxparser::ErrorCode code) noexcept;
 
 // One line per parser error, naming the node index, name and operator when the error is tied to
 // a node (node < 0 otherwise), the code and TensorRT's description.
-std::string formatParserError(nvonnxparser::ErrorCode code, char const* desc, int node,
-                              char const* nodeName, char const* nodeOperator);
+std::string formatParserError(nvonnxparser::ErrorCode code, char const* desc, int node, char const* nodeName, char const* nodeOperator);
 
 }  // namespace tbs::trt

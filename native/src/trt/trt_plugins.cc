@@ -25,7 +25,7 @@ std::string dlError() {
 }
 
 bool isRegularFile(std::string const& path) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -49,8 +49,7 @@ StandardPlugins initStandardPlugins(std::string const& nvinferPath, nvinfer1::IL
   // trtexec, which keeps it loaded for the whole run; never closed.
   void* h = dlopen(s.library.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (h == nullptr) {
-    s.error = "cannot load the standard plugin library " + s.library + ": " + dlError() +
-              " (set TBS_NVINFER_PLUGIN_LIB to its path)";
+    s.error = "cannot load the standard plugin library " + s.library + ": " + dlError() + " (set TBS_NVINFER_PLUGIN_LIB to its path)";
     return s;
   }
   using InitFn = bool (*)(void*, char const*);
@@ -80,8 +79,7 @@ int32_t registeredPluginCreators() {
   return n;
 }
 
-bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log,
-                     std::string& error) {
+bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log, std::string& error) {
   // A library loaded once stays loaded (its creators are registered for the process); loading it
   // again for the next build would register them twice.
   static auto* loaded = new std::set<std::string>();
@@ -127,10 +125,9 @@ void setPluginsToSerialize(nvinfer1::IBuilderConfig& config, std::vector<std::st
 }
 
 std::string missingPluginAdvice(StandardPlugins const& standard) {
-  std::string have = standard.initialized
-                         ? "the standard plugins of " + standard.library + " are registered (" +
-                               std::to_string(registeredPluginCreators()) + " plugin creators)"
-                         : "the standard plugins are NOT loaded: " + standard.error;
+  std::string have = standard.initialized ? "the standard plugins of " + standard.library + " are registered (" +
+                                                std::to_string(registeredPluginCreators()) + " plugin creators)"
+                                          : "the standard plugins are NOT loaded: " + standard.error;
   return "This op needs a TensorRT plugin that is not registered; " + have +
          ". Supply the plugin library that registers it: dynamicPlugins or staticPlugins "
          "(build --dynamic-plugins <lib.so>, trtexec --dynamicPlugins=<lib.so>).";

@@ -26,9 +26,9 @@
 namespace tbs::trt {
 
 struct StandardPlugins {
-  std::string library;      // the file opened or tried
+  std::string library;  // the file opened or tried
   bool initialized = false;
-  std::string error;        // why not, when not
+  std::string error;  // why not, when not
 };
 
 // libnvinfer_plugin.so.<major> beside `nvinferPath` (a bare soname when that has no folder),
@@ -43,8 +43,7 @@ int32_t registeredPluginCreators();
 
 // Loads the request's static and dynamic plugin libraries (each file once per process) and checks
 // that every library to serialize exists. `log`: one line per library, for the build's log.
-bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log,
-                     std::string& error);
+bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log, std::string& error);
 
 // IBuilderConfig::setPluginsToSerialize with the request's list (nothing when empty).
 void setPluginsToSerialize(nvinfer1::IBuilderConfig& config, std::vector<std::string> const& paths);

@@ -41,13 +41,12 @@ std::string TimingCacheSession::readProof(nvinfer1::ITimingCache const& loaded, 
   size_t size = serializedSize(loaded);
   if (size == bytes.size()) return {};
   std::string loadedText = entries == 0 ? "no entries" : "a cache of " + std::to_string(size) + " bytes";
-  return "TensorRT " + formatTrtVersion(libVersion_) + " loaded " + loadedText + " from its " +
-         std::to_string(bytes.size()) + " bytes, so it cannot be proven that TensorRT read it (TensorRT is known to " +
+  return "TensorRT " + formatTrtVersion(libVersion_) + " loaded " + loadedText + " from its " + std::to_string(bytes.size()) +
+         " bytes, so it cannot be proven that TensorRT read it (TensorRT is known to " +
          "go on with an empty cache when it cannot read one)";
 }
 
-bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error,
-                              bool pinned) {
+bool TimingCacheSession::load(CacheFactory& config, std::string const& path, CacheStats& stats, std::string& error, bool pinned) {
   path_ = path;
   stats.path = path;
   CacheFileRead file = readCacheFile(path);
@@ -141,10 +140,9 @@ bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
     CachePtr base = deserialize(config, in.currentExists ? *in.current : std::string());
     if (base == nullptr) {
       m.refuse = true;
-      m.error = in.currentExists && !in.current->empty()
-                    ? "it is not a timing cache that TensorRT " + formatTrtVersion(libVersion_) +
-                          " can read (it was replaced during the build)"
-                    : "TensorRT could not create a timing cache";
+      m.error = in.currentExists && !in.current->empty() ? "it is not a timing cache that TensorRT " + formatTrtVersion(libVersion_) +
+                                                               " can read (it was replaced during the build)"
+                                                         : "TensorRT could not create a timing cache";
       return m;
     }
     // Never replace a file TensorRT may not have read (an empty cache for bad bytes).
@@ -161,8 +159,9 @@ bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
     }
     if (!base->combine(*built, /*ignoreMismatch=*/false)) {
       m.refuse = true;
-      m.error = "it holds a cache from another GPU or TensorRT version, and TensorRT refuses to mix them; use one "
-                "cache file per GPU model and TensorRT version";
+      m.error =
+          "it holds a cache from another GPU or TensorRT version, and TensorRT refuses to mix them; use one "
+          "cache file per GPU model and TensorRT version";
       return m;
     }
     std::unique_ptr<nvinfer1::IHostMemory> out(base->serialize());

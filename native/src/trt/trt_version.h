@@ -28,9 +28,7 @@ inline TrtVersion decodeTrtVersion(int32_t v) {
   return {v / 1000, (v / 100) % 10, v % 100};  // pre-10 scheme (8.6.1 = 8601)
 }
 
-inline constexpr int32_t encodeTrtVersion(int32_t major, int32_t minor, int32_t patch = 0) {
-  return major * 10000 + minor * 100 + patch;
-}
+inline constexpr int32_t encodeTrtVersion(int32_t major, int32_t minor, int32_t patch = 0) { return major * 10000 + minor * 100 + patch; }
 
 inline std::string formatTrtVersion(TrtVersion v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
@@ -76,15 +74,15 @@ inline bool libAtLeast(int32_t encoded, int32_t major, int32_t minor) {
 struct Since {
   int32_t major, minor;
 };
-inline constexpr Since kSinceInt4Flag{10, 1};                 // BuilderFlag::kINT4 (10.x only)
-inline constexpr Since kSinceFp4Flag{10, 8};                  // BuilderFlag::kFP4 (10.x only)
-inline constexpr Since kSinceEditableTimingCache{10, 8};      // BuilderFlag::kEDITABLE_TIMING_CACHE
-inline constexpr Since kSinceTimingCacheQueryKeys{10, 8};     // ITimingCache::queryKeys
-inline constexpr Since kSinceSameComputeCapability{10, 9};    // HardwareCompatibilityLevel
-inline constexpr Since kSinceShapeValuesV2{10, 11};           // IOptimizationProfile::setShapeValuesV2
-inline constexpr Since kSinceStreamBuild{10, 13};             // IBuilder::buildSerializedNetworkToStream
-inline constexpr Since kSinceBuildRoutes{11, 1};              // IBuilderConfig::setBuildRoute
-inline constexpr Since kSinceDeprecatedInt4Fp4{10, 12};       // kINT4/kFP4 deprecated
+inline constexpr Since kSinceInt4Flag{10, 1};               // BuilderFlag::kINT4 (10.x only)
+inline constexpr Since kSinceFp4Flag{10, 8};                // BuilderFlag::kFP4 (10.x only)
+inline constexpr Since kSinceEditableTimingCache{10, 8};    // BuilderFlag::kEDITABLE_TIMING_CACHE
+inline constexpr Since kSinceTimingCacheQueryKeys{10, 8};   // ITimingCache::queryKeys
+inline constexpr Since kSinceSameComputeCapability{10, 9};  // HardwareCompatibilityLevel
+inline constexpr Since kSinceShapeValuesV2{10, 11};         // IOptimizationProfile::setShapeValuesV2
+inline constexpr Since kSinceStreamBuild{10, 13};           // IBuilder::buildSerializedNetworkToStream
+inline constexpr Since kSinceBuildRoutes{11, 1};            // IBuilderConfig::setBuildRoute
+inline constexpr Since kSinceDeprecatedInt4Fp4{10, 12};     // kINT4/kFP4 deprecated
 
 inline bool libHas(int32_t encoded, Since s) { return libAtLeast(encoded, s.major, s.minor); }
 

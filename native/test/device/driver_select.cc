@@ -72,8 +72,8 @@ int main() {
 
   int v = 0;
   int rc = driverVersion(&v);
-  expect(rc == 0 && v > 0, "cuDriverGetVersion before cuInit: rc " + std::to_string(rc) + ", CUDA " +
-                               std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10));
+  expect(rc == 0 && v > 0, "cuDriverGetVersion before cuInit: rc " + std::to_string(rc) + ", CUDA " + std::to_string(v / 1000) + "." +
+                               std::to_string((v % 1000) / 10));
   rc = init(0);
   expect(rc == 0, "cuInit(0): rc " + std::to_string(rc));
   if (rc != 0) return 1;
@@ -97,8 +97,8 @@ int main() {
     char buf[256] = {};
     int major = 0, minor = 0;
     bool named = name(buf, sizeof buf - 1, dev) == 0 && attr(&major, 75, dev) == 0 && attr(&minor, 76, dev) == 0;
-    expect(named, "device " + std::to_string(i) + ": " + buf + ", compute capability " + std::to_string(major) + "." +
-                      std::to_string(minor));
+    expect(named,
+           "device " + std::to_string(i) + ": " + buf + ", compute capability " + std::to_string(major) + "." + std::to_string(minor));
     void* none = reinterpret_cast<void*>(1);
     expect(getCurrent(&none) == 0 && none == nullptr, "naming it made no context current on this thread");
 

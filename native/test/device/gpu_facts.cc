@@ -69,10 +69,11 @@ std::string nvmlUuidOf(std::string const& busId) {
 }
 
 void printSample(char const* key, GpuUtilization const& u) {
-  std::printf("  \"%s\": {\"gpuPercent\": %u, \"memoryPercent\": %u, \"processMemoryBytes\": %lld, \"deviceUsedBytes\": %lld, "
-              "\"deviceTotalBytes\": %lld, \"smClockMhz\": %d, \"temperatureC\": %d},\n",
-              key, u.gpuPercent, u.memoryPercent, static_cast<long long>(u.processMemoryBytes), static_cast<long long>(u.deviceUsedBytes),
-              static_cast<long long>(u.deviceTotalBytes), u.smClockMhz, u.temperatureC);
+  std::printf(
+      "  \"%s\": {\"gpuPercent\": %u, \"memoryPercent\": %u, \"processMemoryBytes\": %lld, \"deviceUsedBytes\": %lld, "
+      "\"deviceTotalBytes\": %lld, \"smClockMhz\": %d, \"temperatureC\": %d},\n",
+      key, u.gpuPercent, u.memoryPercent, static_cast<long long>(u.processMemoryBytes), static_cast<long long>(u.deviceUsedBytes),
+      static_cast<long long>(u.deviceTotalBytes), u.smClockMhz, u.temperatureC);
 }
 
 }  // namespace
@@ -92,8 +93,10 @@ int main() {
     cuda->busIdOf(i, bus, err);
     if (!cuda->uuidOf(i, uuid, err)) return fail("uuidOf", err);
     std::string nvmlUuid = nvmlUuidOf(bus);
-    std::printf("%s{\"ordinal\": %d, \"name\": \"%s\", \"computeCapability\": \"%s\", \"pciBusId\": \"%s\", \"uuid\": \"%s\", \"nvmlUuid\": \"%s\"}",
-                i ? ", " : "", i, name.c_str(), cc.c_str(), bus.c_str(), uuid.c_str(), nvmlUuid.c_str());
+    std::printf(
+        "%s{\"ordinal\": %d, \"name\": \"%s\", \"computeCapability\": \"%s\", \"pciBusId\": \"%s\", \"uuid\": \"%s\", \"nvmlUuid\": "
+        "\"%s\"}",
+        i ? ", " : "", i, name.c_str(), cc.c_str(), bus.c_str(), uuid.c_str(), nvmlUuid.c_str());
     if (uuid != nvmlUuid) return fail("uuid", "the CUDA driver's " + uuid + " is not NVML's " + nvmlUuid);
     ++devices;
   }
@@ -118,7 +121,8 @@ int main() {
   GpuUtilization after;
   if (!probe->sample(after, error, permanent)) return fail("sample after a context", error);
   printSample("afterContext", after);
-  if (after.processMemoryBytes <= 0) return fail("processMemoryBytes after a context", std::to_string(after.processMemoryBytes) + " (NVML does not list this process)");
+  if (after.processMemoryBytes <= 0)
+    return fail("processMemoryBytes after a context", std::to_string(after.processMemoryBytes) + " (NVML does not list this process)");
   std::printf("  \"ok\": true\n}\n");
   return 0;
 }

@@ -24,8 +24,7 @@
 #include "fake_plugin_registry.h"
 #include "trt_stubs.h"  // generated at configure time by gen_stubs.py
 
-#define FAKE_HEADERS_AT_LEAST(maj, min) \
-  (NV_TENSORRT_MAJOR > (maj) || (NV_TENSORRT_MAJOR == (maj) && NV_TENSORRT_MINOR >= (min)))
+#define FAKE_HEADERS_AT_LEAST(maj, min) (NV_TENSORRT_MAJOR > (maj) || (NV_TENSORRT_MAJOR == (maj) && NV_TENSORRT_MINOR >= (min)))
 
 namespace {
 
@@ -258,8 +257,7 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
 };
 
 // The "build": TensorRT-shaped phases driven from several threads through the attached monitor.
-nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDefinition& network,
-                                 nvinfer1::IBuilderConfig& config) {
+nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDefinition& network, nvinfer1::IBuilderConfig& config) {
   note("build");
   std::string const directives = network.getName();
   std::string message;
@@ -403,8 +401,8 @@ std::string inspectorJson(int verbosity) {
     return "{\"Layers\": [\"fake_conv\", \"fake_relu\"],\n\"Bindings\": [\"x\", \"y\"]}";
   }
   auto io = [](char const* name, char const* format) {
-    return std::string("{\"Name\": \"") + name + "\", \"Location\": \"Device\", \"Dimensions\": [1,4], \"Format/Datatype\": \"" +
-           format + "\"}";
+    return std::string("{\"Name\": \"") + name + "\", \"Location\": \"Device\", \"Dimensions\": [1,4], \"Format/Datatype\": \"" + format +
+           "\"}";
   };
   return std::string("{\"Layers\": [") + "{\"Name\": \"fake_conv\", \"LayerType\": \"CaskConvolution\", \"Inputs\": [" +
          io("x", "Row major linear FP32") + "], \"Outputs\": [" + io("fake_conv_out", "Channel major FP16 format where channel % 8 == 0") +
@@ -483,8 +481,8 @@ void* createInferBuilder_INTERNAL(void* logger, int32_t version) noexcept {
   note("createInferBuilder version=" + std::to_string(version));
   if (version > kVersion) {
     if (logger != nullptr) {
-      std::string msg = "fake libnvinfer " + std::to_string(kVersion) + ": createInferBuilder_INTERNAL version " +
-                        std::to_string(version) + " is newer than this library";
+      std::string msg = "fake libnvinfer " + std::to_string(kVersion) + ": createInferBuilder_INTERNAL version " + std::to_string(version) +
+                        " is newer than this library";
       static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR, msg.c_str());
     }
     return nullptr;

@@ -5,9 +5,7 @@
 extern "C" {
 
 #ifndef FAKE_OMIT_PARSER
-void* createNvOnnxParser_INTERNAL(void* /*network*/, void* /*logger*/, int /*version*/) noexcept {
-  return nullptr;
-}
+void* createNvOnnxParser_INTERNAL(void* /*network*/, void* /*logger*/, int /*version*/) noexcept { return nullptr; }
 #endif
 
 int getNvOnnxParserVersion() noexcept { return 100; }  // "0.1.0" encoded, like the 10.16 header's

@@ -94,9 +94,7 @@ class FakeTimingCache final : public nvinfer1::ITimingCache {
       return static_cast<int64_t>(keys.size());
     }
     nvinfer1::TimingCacheValue query(nvinfer1::TimingCacheKey const&) const noexcept override { return {}; }
-    bool update(nvinfer1::TimingCacheKey const&, nvinfer1::TimingCacheValue const&) noexcept override {
-      return false;
-    }
+    bool update(nvinfer1::TimingCacheKey const&, nvinfer1::TimingCacheValue const&) noexcept override { return false; }
 #endif
     std::set<std::string> keys;
     std::atomic<int>* queryCalls;
@@ -119,8 +117,7 @@ inline BadCacheBytes badCacheBytesFromEnv() {
 // a corrupt blob. A new cache gets `currentTag` (the library's own header); a loaded one keeps
 // the file's.
 inline FakeTimingCache* createFakeCache(void const* blob, std::size_t size, std::atomic<int>* queryCalls,
-                                        std::string const& currentTag = {},
-                                        BadCacheBytes bad = BadCacheBytes::kNull) {
+                                        std::string const& currentTag = {}, BadCacheBytes bad = BadCacheBytes::kNull) {
   std::set<std::string> keys;
   std::string tag = currentTag;
   if (size > 0 && !parseCache(std::string(static_cast<char const*>(blob), size), keys, &tag)) {

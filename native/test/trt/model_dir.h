@@ -13,9 +13,7 @@ namespace tbs_test {
 struct ModelDir : TempDir {
   // `model` is the file's text: the scripted fake parser (fake_full_*.cc) reads it as its script;
   // the plain fakes fail before anything reads it.
-  ModelDir(std::string const& prefix, std::string const& model) : TempDir(prefix) {
-    std::ofstream(file("model.onnx")) << model;
-  }
+  ModelDir(std::string const& prefix, std::string const& model) : TempDir(prefix) { std::ofstream(file("model.onnx")) << model; }
 };
 
 inline tbs::BuildRequest request(ModelDir const& d) {

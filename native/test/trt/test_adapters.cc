@@ -24,12 +24,9 @@ TEST(monitor_forwards_in_order_through_the_tensorrt_interface) {
   m->phaseFinish("Cloning network graph");
   m->phaseFinish("Building engine");
   std::vector<std::string> expected = {
-      "start Building engine parent=null n=6",
-      "start Cloning network graph parent=Building engine n=30",
-      "step Cloning network graph 0",
-      "step Building engine 1",
-      "finish Cloning network graph",
-      "finish Building engine",
+      "start Building engine parent=null n=6", "start Cloning network graph parent=Building engine n=30",
+      "step Cloning network graph 0",          "step Building engine 1",
+      "finish Cloning network graph",          "finish Building engine",
   };
   auto got = sink.lines();
   CHECK_EQ(got.size(), expected.size());
@@ -141,7 +138,7 @@ TEST(logger_remembers_the_last_error_per_build) {
   logger.detach();
   logger.log(TrtSeverity::kERROR, "after detach");
   CHECK_EQ(logger.lastError(), std::string("after detach"));  // kept to explain a null result
-  CHECK_EQ(sink.lines().size(), size_t{3});                    // but not forwarded
+  CHECK_EQ(sink.lines().size(), size_t{3});                   // but not forwarded
   logger.attach(&sink, false);
   CHECK_EQ(logger.lastError(), std::string(""));  // a new build starts clean
 }
@@ -189,8 +186,6 @@ TEST(logger_is_safe_from_many_threads_and_while_switching_sinks) {
   CHECK_EQ(a.lines().size() + b.lines().size(), static_cast<size_t>(kThreads * kLines));
 }
 
-TEST(process_logger_is_a_single_instance) {
-  CHECK(&Logger::instance() == &Logger::instance());
-}
+TEST(process_logger_is_a_single_instance) { CHECK(&Logger::instance() == &Logger::instance()); }
 
 TEST_MAIN()

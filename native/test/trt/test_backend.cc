@@ -56,8 +56,8 @@ TEST(probe_reports_the_found_version) {
   CHECK(p.available);
   CHECK_EQ(p.version, std::string(FAKE_CURRENT_TEXT));
   CHECK_EQ(p.reason, std::string(""));
-  CHECK_EQ(p.detail["compiledAgainst"], std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) +
-                                            "." + std::to_string(NV_TENSORRT_PATCH));
+  CHECK_EQ(p.detail["compiledAgainst"],
+           std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) + "." + std::to_string(NV_TENSORRT_PATCH));
   // Entry counts need queryKeys (10.8+), streaming buildSerializedNetworkToStream (10.13+), in
   // the headers and in the library; this fake is as new as the headers.
   bool const headersCount = NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 8;

@@ -45,9 +45,7 @@ void clearJournal(char const* lib = FAKE_FULL_NVINFER) {
   dlclose(h);
 }
 
-std::string flagLine(char const* verb, nvinfer1::BuilderFlag f) {
-  return std::string(verb) + " " + std::to_string(static_cast<int>(f));
-}
+std::string flagLine(char const* verb, nvinfer1::BuilderFlag f) { return std::string(verb) + " " + std::to_string(static_cast<int>(f)); }
 
 // Features usable by the adapter (its headers declare them) on the "current" fake library (it
 // reports FAKE_CURRENT_ENCODED: the same release as the headers, unless TBS_FAKE_TRT_ROOT built
@@ -56,9 +54,9 @@ constexpr bool kHeadersAtLeast(int major, int minor) {
   return (NV_TENSORRT_MAJOR > major || (NV_TENSORRT_MAJOR == major && NV_TENSORRT_MINOR >= minor)) &&
          FAKE_CURRENT_ENCODED >= major * 10000 + minor * 100;
 }
-constexpr bool kCanCount = kHeadersAtLeast(10, 8);   // ITimingCache::queryKeys
-constexpr bool kStreams = kHeadersAtLeast(10, 13);   // buildSerializedNetworkToStream
-constexpr bool kShapeV2 = kHeadersAtLeast(10, 11);   // setShapeValuesV2
+constexpr bool kCanCount = kHeadersAtLeast(10, 8);  // ITimingCache::queryKeys
+constexpr bool kStreams = kHeadersAtLeast(10, 13);  // buildSerializedNetworkToStream
+constexpr bool kShapeV2 = kHeadersAtLeast(10, 11);  // setShapeValuesV2
 int64_t counted(int64_t n) { return kCanCount ? n : -1; }
 
 int lastParserVersion() {
@@ -70,9 +68,7 @@ int lastParserVersion() {
   return v;
 }
 
-bool hasLine(std::string const& text, std::string const& line) {
-  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
-}
+bool hasLine(std::string const& text, std::string const& line) { return ("\n" + text).find("\n" + line + "\n") != std::string::npos; }
 
 using tbs_test::request;
 
@@ -160,21 +156,19 @@ TEST(success_applies_every_option_and_writes_the_engine) {
 #if NV_TENSORRT_MAJOR == 10
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the 10.x precision flags
-  for (std::string line : {flagLine("setFlag", nvinfer1::BuilderFlag::kFP16),
-                           flagLine("setFlag", nvinfer1::BuilderFlag::kINT8)}) {
+  for (std::string line : {flagLine("setFlag", nvinfer1::BuilderFlag::kFP16), flagLine("setFlag", nvinfer1::BuilderFlag::kINT8)}) {
     CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
   }
 #pragma GCC diagnostic pop
 #endif
-  for (std::string line : {"createInferBuilder version=" + std::to_string(tbs::trt::factoryVersion(
-                               static_cast<int32_t>(NV_TENSORRT_VERSION), FAKE_CURRENT_ENCODED)),
-                           std::string("network flags=0"),
-                           flagLine("clearFlag", nvinfer1::BuilderFlag::kTF32), std::string("optLevel 4"), std::string("pool 0 1073741824"),
-                           std::string("pool 4 1048576"), std::string("pool 5 49152"), std::string("verbosity 2"),
-                           std::string("hwcompat 1"), std::string("auxStreams 2"),
-                           std::string("timingCache ignoreMismatch=1"), std::string("monitor set"),
-                           std::string("build"), std::string("monitor cleared"), std::string("delete network"),
-                           std::string("delete config"), std::string("delete builder")}) {
+  for (std::string line :
+       {"createInferBuilder version=" +
+            std::to_string(tbs::trt::factoryVersion(static_cast<int32_t>(NV_TENSORRT_VERSION), FAKE_CURRENT_ENCODED)),
+        std::string("network flags=0"), flagLine("clearFlag", nvinfer1::BuilderFlag::kTF32), std::string("optLevel 4"),
+        std::string("pool 0 1073741824"), std::string("pool 4 1048576"), std::string("pool 5 49152"), std::string("verbosity 2"),
+        std::string("hwcompat 1"), std::string("auxStreams 2"), std::string("timingCache ignoreMismatch=1"), std::string("monitor set"),
+        std::string("build"), std::string("monitor cleared"), std::string("delete network"), std::string("delete config"),
+        std::string("delete builder")}) {
     CHECK_MSG(hasLine(j, line), "journal lacks \"" << line << "\":\n" << j);
   }
   CHECK(!hasLine(j, "addProfile"));  // static input: no profile
@@ -302,8 +296,8 @@ TEST(strongly_typed_sets_the_network_flag_and_no_precision) {
   std::string j = journal();
 #if NV_TENSORRT_MAJOR == 10
   // 1 << kSTRONGLY_TYPED (1) in 10.x.
-  CHECK(hasLine(j, "network flags=" + std::to_string(1U << static_cast<uint32_t>(
-                                          nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED))));
+  CHECK(
+      hasLine(j, "network flags=" + std::to_string(1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED))));
   CHECK(hasLine(j, "network flags=2"));
 #else
   // 11.x: every network is strongly typed; bit 1 means kPREFER_JIT_PYTHON_PLUGINS there and
@@ -376,16 +370,19 @@ TEST(dynamic_input_without_shapes_fails_before_building) {
 }
 
 TEST(parse_errors_name_each_node) {
-  Scratch s("input x 1,4\nparse-error 8 12 /backbone/conv1 DeformConv no importer for op DeformConv\n"
-            "parse-error 13 40 /head/reshape Reshape shape tensor mismatch\n");
+  Scratch s(
+      "input x 1,4\nparse-error 8 12 /backbone/conv1 DeformConv no importer for op DeformConv\n"
+      "parse-error 13 40 /head/reshape Reshape shape tensor mismatch\n");
   tbs_test::RecordingSink sink;
   tbs::BuildOutcome o = build(request(s), sink);
   CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
   CHECK_CONTAINS(o.error, "cannot parse " + s.file("model.onnx"));
-  CHECK_CONTAINS(o.error, "\nONNX parse error at node 12 \"/backbone/conv1\" (DeformConv): UNSUPPORTED_NODE (8): "
-                          "no importer for op DeformConv");
-  CHECK_CONTAINS(o.error, "\nONNX parse error at node 40 \"/head/reshape\" (Reshape): UNSUPPORTED_NODE_SHAPE (13): "
-                          "shape tensor mismatch");
+  CHECK_CONTAINS(o.error,
+                 "\nONNX parse error at node 12 \"/backbone/conv1\" (DeformConv): UNSUPPORTED_NODE (8): "
+                 "no importer for op DeformConv");
+  CHECK_CONTAINS(o.error,
+                 "\nONNX parse error at node 40 \"/head/reshape\" (Reshape): UNSUPPORTED_NODE_SHAPE (13): "
+                 "shape tensor mismatch");
   CHECK(!hasLine(journal(), "build"));
   CHECK(!s.has("model.engine"));
 }

@@ -82,8 +82,7 @@ TEST(found_via_lib_dir_reports_version_and_paths) {
 struct ParserOfRelease : tbs_test::TempDir {
   explicit ParserOfRelease(std::string const& release) : TempDir("tbs-trt-parser") {
     std::filesystem::copy_file(FAKE_ONNXPARSER, file("libnvonnxparser.so." + release));
-    std::filesystem::create_symlink("libnvonnxparser.so." + release,
-                                    file("libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR)));
+    std::filesystem::create_symlink("libnvonnxparser.so." + release, file("libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR)));
   }
   std::string soname() const { return file("libnvonnxparser.so." + std::to_string(NV_TENSORRT_MAJOR)); }
 };

@@ -338,8 +338,7 @@ TEST(static_inputs_need_no_profile) {
 
 TEST(dynamic_input_gets_min_opt_max) {
   std::vector<InputDesc> inputs = {{"image", {-1, 3, -1, -1}, false}, {"scale", {1}, false}};
-  std::map<std::string, tbs::ShapeRange> shapes = {
-      {"image", {{1, 3, 128, 128}, {8, 3, 224, 224}, {32, 3, 512, 512}}}};
+  std::map<std::string, tbs::ShapeRange> shapes = {{"image", {{1, 3, 128, 128}, {8, 3, 224, 224}, {32, 3, 512, 512}}}};
   std::vector<ProfileEntry> prof;
   std::string err;
   CHECK(planOptimizationProfile(inputs, shapes, {}, prof, err));
@@ -411,8 +410,7 @@ TEST(shape_tensor_inputs_take_values) {
 }
 
 TEST(parser_errors_name_node_operator_code_and_description) {
-  std::string s = formatParserError(nvonnxparser::ErrorCode::kUNSUPPORTED_NODE, "no importer for op", 12,
-                                    "/backbone/conv1", "DeformConv");
+  std::string s = formatParserError(nvonnxparser::ErrorCode::kUNSUPPORTED_NODE, "no importer for op", 12, "/backbone/conv1", "DeformConv");
   CHECK_EQ(s, std::string("ONNX parse error at node 12 \"/backbone/conv1\" (DeformConv): UNSUPPORTED_NODE (8): "
                           "no importer for op"));
   std::string g = formatParserError(nvonnxparser::ErrorCode::kMODEL_DESERIALIZE_FAILED, "bad protobuf", -1, "", "");

@@ -164,7 +164,7 @@ TEST(cache_of_another_device_is_used_reported_and_never_mixed_on_save) {
   tbs::CacheStats stats;
   std::string err;
   CHECK_MSG(session.load(f, path, stats, err), err);
-  CHECK(f.lastIgnoreMismatch);  // attached with ignoreMismatch as trtexec does: no TensorRT ERROR
+  CHECK(f.lastIgnoreMismatch);               // attached with ignoreMismatch as trtexec does: no TensorRT ERROR
   CHECK_EQ(stats.warning, std::string(""));  // found out at save time, by combine(..., false)
   // The build's own cache (this device) would be mixed into the other device's file: refused.
   std::unique_ptr<FakeTimingCache> mine(tbs_fake::createFakeCache(nullptr, 0, nullptr, "101601/dev0"));
@@ -216,7 +216,7 @@ TEST(a_file_replaced_by_a_non_cache_during_the_build_is_not_overwritten) {
   CHECK(session.load(f, path, stats, err));
   fake(session).add("measured");
   writeFile(path, "someone's notes");  // the user reused the name meanwhile
-  CHECK(session.save(f, stats));        // kept, but aside
+  CHECK(session.save(f, stats));       // kept, but aside
   CHECK_EQ(readFile(path), std::string("someone's notes"));
   CHECK_CONTAINS(stats.warning, "left untouched");
   CHECK_CONTAINS(stats.warning, "is not a timing cache that TensorRT");

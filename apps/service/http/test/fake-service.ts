@@ -141,9 +141,7 @@ export class FakeBuildService implements BuildServiceApi {
       b.enginePath = b.record.outputPath!;
       fs.writeFileSync(b.enginePath, engine);
     }
-    const [e] = this.emit(id, [
-      { type: 'build.finished', status, durationMs: Date.now() - b.started, engineBytes: status === 'succeeded' ? engine.length : undefined },
-    ]);
+    const [e] = this.emit(id, [{ type: 'build.finished', status, durationMs: Date.now() - b.started, engineBytes: status === 'succeeded' ? engine.length : undefined }]);
     return e as BuildFinished;
   }
 

@@ -84,9 +84,7 @@ describe('duplicate Host', () => {
     const port = await start();
     for (const second of [`127.0.0.1:${port}`, `evil.example:${port}`]) {
       const c = await connect(port);
-      c.socket.write(
-        `GET /api/builds HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: ${second}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`,
-      );
+      c.socket.write(`GET /api/builds HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: ${second}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
       await c.closed;
       expect(statusOf(c.text()), c.text()).toBe(400);
       expect(bodyOf(c.text()).error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(/Host/) });
@@ -103,8 +101,7 @@ describe('request body timeout', () => {
     const c = await connect(port);
     const body = JSON.stringify({ modelPath: model, options: { backend: 'simulated' } });
     c.socket.write(
-      `POST /api/builds HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      `POST /api/builds HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n` + `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
     );
     // One byte every 100 ms: never idle long, but far below any sane rate.
     let i = 0;

@@ -9,7 +9,22 @@ describe('serve arguments', () => {
   });
 
   it('parses every flag', () => {
-    const a = parseServeArgs(['--port', '0', '--host', '::1', '--token', 'abc-DEF_1.~+/=', '--output-dir', 'out', '--concurrency', '2', '--heartbeat-ms', '50', '--keep-build-details', '0']);
+    const a = parseServeArgs([
+      '--port',
+      '0',
+      '--host',
+      '::1',
+      '--token',
+      'abc-DEF_1.~+/=',
+      '--output-dir',
+      'out',
+      '--concurrency',
+      '2',
+      '--heartbeat-ms',
+      '50',
+      '--keep-build-details',
+      '0',
+    ]);
     expect(a).toMatchObject({ port: 0, host: '::1', token: 'abc-DEF_1.~+/=', concurrency: 2, heartbeatMs: 50, keepBuildDetails: 0 });
     expect(a.outputDir).toMatch(/^\/.*\/out$/);
   });

@@ -326,7 +326,17 @@ describe('serve: builds', () => {
     await first.waitFor((m) => m.event === 'message' && JSON.parse(m.data).type === 'phase.start');
     expect((await record(id)).state).toBe('running');
     // curl ends when the server closes the stream; --max-time only bounds a regression.
-    const curl = spawn('curl', ['-sS', '-N', '--max-time', '60', '-H', `Authorization: Bearer ${serve.token}`, '-H', 'Last-Event-ID: 999999', `${serve.base}/api/builds/${id}/events`]);
+    const curl = spawn('curl', [
+      '-sS',
+      '-N',
+      '--max-time',
+      '60',
+      '-H',
+      `Authorization: Bearer ${serve.token}`,
+      '-H',
+      'Last-Event-ID: 999999',
+      `${serve.base}/api/builds/${id}/events`,
+    ]);
     let out = '';
     curl.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => curl.on('close', (c) => resolve(c)));

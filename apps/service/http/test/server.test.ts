@@ -336,9 +336,19 @@ describe('uploads', () => {
     noFile.append('options', '{}');
     await expectError(await api('/api/builds', { method: 'POST', body: noFile }), 400, 'bad_input', /no file field "model"/);
     await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: '{bad' }) }), 400, 'bad_input', /options: invalid JSON/);
-    await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: '{"optLevel":"high"}' }) }), 400, 'bad_input', /options\.optLevel/);
+    await expectError(
+      await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { options: '{"optLevel":"high"}' }) }),
+      400,
+      'bad_input',
+      /options\.optLevel/,
+    );
     await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { timeBudgetSeconds: 'soon' }) }), 400, 'bad_input', /timeBudgetSeconds/);
-    await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { outputPath: '../out.engine' }) }), 400, 'bad_input', /outputPath: "\.\."/);
+    await expectError(
+      await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { outputPath: '../out.engine' }) }),
+      400,
+      'bad_input',
+      /outputPath: "\.\."/,
+    );
     await expectError(await api('/api/builds', { method: 'POST', body: form(`${FAKE_MAGIC}x`, 'm.onnx', { modelPath: model }) }), 400, 'bad_input', /not both/);
     const wrongField = new FormData();
     wrongField.append('weights', new Blob(['x']), 'w.bin');
@@ -422,7 +432,11 @@ describe('event stream', () => {
     const id = await startBuild();
     const [a, b] = await Promise.all([openSse(url(id), auth), openSse(url(id), auth)]);
     await Promise.all([a.waitFor((m) => m.event === 'snapshot'), b.waitFor((m) => m.event === 'snapshot')]);
-    for (let i = 0; i < 20; i++) fake.emit(id, [{ type: 'log', severity: 'verbose', message: `m${i}` }, { type: 'log', severity: 'info', message: `n${i}` }]);
+    for (let i = 0; i < 20; i++)
+      fake.emit(id, [
+        { type: 'log', severity: 'verbose', message: `m${i}` },
+        { type: 'log', severity: 'info', message: `n${i}` },
+      ]);
     fake.finish(id, 'succeeded');
     await Promise.all([a.ended, b.ended]);
     expect(a.events()).toHaveLength(41);
@@ -445,7 +459,10 @@ describe('event stream', () => {
     try {
       const sse = await openSse(url(id), auth);
       await sse.waitFor((m) => m.event === 'snapshot');
-      fake.emit(id, Array.from({ length: 5 }, (_, i) => ({ type: 'log' as const, severity: 'info' as const, message: `batch line ${i}` })));
+      fake.emit(
+        id,
+        Array.from({ length: 5 }, (_, i) => ({ type: 'log' as const, severity: 'info' as const, message: `batch line ${i}` })),
+      );
       await sse.waitFor((m) => m.data.includes('batch line 4'));
       const batchWrites = writes.filter((w) => w.includes('batch line'));
       expect(batchWrites).toHaveLength(1);

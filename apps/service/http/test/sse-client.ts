@@ -71,18 +71,22 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           return BuildRecord.parse(JSON.parse(first.data));
         },
         resets() {
-          return messages.filter((m) => m.event === 'reset').map((m) => {
-            const v = BuildViewSnapshot.parse(JSON.parse(m.data));
-            if (m.id !== String(v.seq)) throw new Error(`SSE: reset id ${m.id} does not match its view's seq ${v.seq}`);
-            return v;
-          });
+          return messages
+            .filter((m) => m.event === 'reset')
+            .map((m) => {
+              const v = BuildViewSnapshot.parse(JSON.parse(m.data));
+              if (m.id !== String(v.seq)) throw new Error(`SSE: reset id ${m.id} does not match its view's seq ${v.seq}`);
+              return v;
+            });
         },
         events() {
-          return messages.filter((m) => m.event === 'message').map((m) => {
-            const e = BuildEvent.parse(JSON.parse(m.data));
-            if (m.id !== String(e.seq)) throw new Error(`SSE: id ${m.id} does not match seq ${e.seq}`);
-            return e;
-          });
+          return messages
+            .filter((m) => m.event === 'message')
+            .map((m) => {
+              const e = BuildEvent.parse(JSON.parse(m.data));
+              if (m.id !== String(e.seq)) throw new Error(`SSE: id ${m.id} does not match seq ${e.seq}`);
+              return e;
+            });
         },
       });
     });

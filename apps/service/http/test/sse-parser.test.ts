@@ -6,7 +6,10 @@ import type { BuildEvent } from '../../../shared/protocol.js';
 function parseAll(chunks: Array<string | Uint8Array>) {
   const messages: SseMessage[] = [];
   const comments: string[] = [];
-  const p = new SseParser((m) => messages.push(m), (c) => comments.push(c));
+  const p = new SseParser(
+    (m) => messages.push(m),
+    (c) => comments.push(c),
+  );
   for (const c of chunks) p.push(c);
   return { messages, comments };
 }

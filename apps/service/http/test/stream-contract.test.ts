@@ -201,7 +201,12 @@ describe('event stream: resets instead of silent gaps', () => {
     const secondReset = kinds.indexOf('reset', kinds.indexOf('reset') + 1);
     expect(secondReset).toBeGreaterThan(1);
     // The reset after the drop is newer than anything the client got before it.
-    const lastBefore = Math.max(...messages.slice(0, secondReset).filter((m) => m.event === 'message').map((m) => Number(m.id)));
+    const lastBefore = Math.max(
+      ...messages
+        .slice(0, secondReset)
+        .filter((m) => m.event === 'message')
+        .map((m) => Number(m.id)),
+    );
     expect(Number(messages[secondReset].id)).toBeGreaterThan(lastBefore);
     client.take(messages);
     expect(client.resets).toBe(2);

@@ -67,7 +67,10 @@ describe('uploads with long names', () => {
     const room = 255 - 36 - Buffer.byteLength(ext) - 9;
     const ascii = 'a'.repeat(245);
     const cjk = '模'.repeat(100);
-    for (const [stem, keep] of [[ascii, room], [cjk, Math.floor(room / 3)]] as const) {
+    for (const [stem, keep] of [
+      [ascii, room],
+      [cjk, Math.floor(room / 3)],
+    ] as const) {
       const built = await uploadAndBuild(`${stem}.onnx`);
       expect(built.error).toBeUndefined();
       expect(built.status).toBe('succeeded');

@@ -16,7 +16,15 @@ const specs: Array<[string, ModelSpec]> = [
   ['many layers', { layers: 400 }],
   ['dynamic', { dynamic: true, opset: 13, producer: { name: 'pytorch', version: '2.4' }, graphName: 'g' }],
   ['unnamed nodes', { layers: 3, unnamedNodes: true }],
-  ['odd inputs', { inputs: [{ name: 'a', shape: ['n', null, 7], elemType: 'float16' }, { name: 'b', shape: [], elemType: 'int64' }] }],
+  [
+    'odd inputs',
+    {
+      inputs: [
+        { name: 'a', shape: ['n', null, 7], elemType: 'float16' },
+        { name: 'b', shape: [], elemType: 'int64' },
+      ],
+    },
+  ],
   ['big head, bigger than a window', { layers: 2, weightBytes: 5 * 2 ** 20 }],
   ['wide float_data bias', { classes: 4000 }],
   ['external data', { layers: 3, externalData: 'w.bin' }],

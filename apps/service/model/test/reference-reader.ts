@@ -117,11 +117,7 @@ function tensorBytes(t: onnx.ITensorProto): { bytes: number; external?: { locati
   }
   if (t.rawData && t.rawData.length > 0) return { bytes: t.rawData.length };
   const size = elemTypeBytes(t.dataType);
-  const typed =
-    (t.floatData?.length ?? 0) * 4 +
-    (t.doubleData?.length ?? 0) * 8 +
-    (t.int64Data?.length ?? 0) * 8 +
-    (t.uint64Data?.length ?? 0) * (size === 4 ? 4 : 8); // uint32 lives in uint64_data too
+  const typed = (t.floatData?.length ?? 0) * 4 + (t.doubleData?.length ?? 0) * 8 + (t.int64Data?.length ?? 0) * 8 + (t.uint64Data?.length ?? 0) * (size === 4 ? 4 : 8); // uint32 lives in uint64_data too
   // int32_data also carries the 8/16-bit types (one element per int32) and the 4/2-bit ones
   // (packed, one byte per int32): count their real size.
   const int32 = (t.int32Data?.length ?? 0) * (size && size < 4 ? Math.max(size, 1) : 4);
@@ -213,9 +209,7 @@ export async function readModelWhole(file: string, opts: ReadModelOptions = {}):
     addSubgraphs(n);
   });
 
-  const dynamicInputs = inputs
-    .map((i) => ({ name: i.name, dims: i.shape.filter((d): d is string => typeof d === 'string') }))
-    .filter((d) => d.dims.length > 0);
+  const dynamicInputs = inputs.map((i) => ({ name: i.name, dims: i.shape.filter((d): d is string => typeof d === 'string') })).filter((d) => d.dims.length > 0);
 
   const summary: ModelSummary = {
     path: abs,
@@ -238,4 +232,3 @@ export async function readModelWhole(file: string, opts: ReadModelOptions = {}):
   };
   return { summary, layers };
 }
-
