@@ -3,7 +3,7 @@
 // exits, and kill it when it will not stop. What the build *is* (view, log, record) lives
 // elsewhere (build-feed.ts, build-session.ts); this module only reports what the process did.
 import { describeZodError, type BuildEvent, type BuildFinished, type CancelReason } from '../shared/protocol.js';
-import { decodeEventLines } from '../worker/event-lines.js';
+import { decodeEventLines } from '../shared/event-lines.js';
 import { WorkerToParent, type ParentToWorker } from '../worker/messages.js';
 import type { WorkerChannel, WorkerLauncher } from './worker-host.js';
 

@@ -1,5 +1,5 @@
 // The JSON text of a build event, written once per event on its way through the service. The
-// build worker already turns every event into JSON for its IPC message (apps/worker/event-lines.ts):
+// build worker already turns every event into JSON for its IPC message (apps/shared/event-lines.ts):
 // where the service holds exactly the event that text describes (the object parsed from it,
 // unchanged), the SSE stream and the CLI's --json output send that text instead of stringifying
 // the event again. At 10^5 events/s that second JSON.stringify was a sixth of serve's CPU.

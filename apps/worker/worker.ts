@@ -5,7 +5,7 @@ import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { readFileSync } from 'node:fs';
-import { encodeEventLines } from './event-lines.js';
+import { encodeEventLines } from '../shared/event-lines.js';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';

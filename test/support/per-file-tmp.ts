@@ -13,6 +13,9 @@ import { afterAll } from 'vitest';
 
 // Short name under the machine's temp folder: some tests put Unix sockets in it (a 108-byte limit).
 const fileTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-t-'));
+// Like the machine's /tmp (sticky, writable by all): tests that run the CLI as another user
+// (nobody) must still reach their models in it; mkdtemp makes it 0700.
+fs.chmodSync(fileTmp, 0o1777);
 process.env.TMPDIR = fileTmp;
 process.env.TBS_STATE_DIR = path.join(fileTmp, 'state');
 

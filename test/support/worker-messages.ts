@@ -1,6 +1,6 @@
 // A build worker's message as the service reads it (apps/service/worker-run.ts): validated, and
 // an `eventLines` batch decoded into the `events` it carries, so tests look at events either way.
-import { decodeEventLines } from '../../apps/worker/event-lines.js';
+import { decodeEventLines } from '../../apps/shared/event-lines.js';
 import { WorkerToParent } from '../../apps/worker/messages.js';
 
 export function readWorkerMessage(raw: unknown): WorkerToParent {

@@ -18,8 +18,8 @@
 // `npm test` runs this file outside the unit run (npm run test:memory): a peak-memory bound
 // depends on when the garbage collectors get CPU, and sharing two cores with another test file's
 // processes measured the scheduler as much as the pipeline (447 MiB once, 316-352 alone under a
-// load average of 11). Only `npm run lint` runs beside it (scripts/run-suites.js ALONGSIDE), at
-// the lowest CPU priority (nice 19): it takes the CPU this test leaves idle, not the CPU it needs.
+// load average of 11). Only `npm run lint` runs beside it (scripts/run-suites.js ALONGSIDE); the
+// bound is measured against a baseline run in the same conditions, in the same test.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

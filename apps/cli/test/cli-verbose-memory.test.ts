@@ -3,7 +3,7 @@
 // "Bounds"), so long log lines fill them sooner rather than costing more; the stalled build
 // pauses (the builder waits in its log callback too). A memory bound: it runs in
 // `npm run test:memory`, not beside other test files (its peak depends on when the collectors get
-// CPU); only `npm run lint` runs beside it, at the lowest CPU priority (scripts/run-suites.js ALONGSIDE).
+// CPU); only `npm run lint` runs beside it (scripts/run-suites.js ALONGSIDE).
 // Prints one JSON line with the figures (`cli-verbose-volume:` prefix) for the record.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';

@@ -55,7 +55,7 @@ export function parseLastEventId(req: http.IncomingMessage, query: URLSearchPara
 export function formatEvents(events: readonly BuildEvent[]): string {
   let out = '';
   // Each event is exactly one `data:` line: JSON.stringify escapes newlines, and the worker's
-  // text that eventJson reuses was checked for line breaks (apps/worker/event-lines.ts).
+  // text that eventJson reuses was checked for line breaks (apps/shared/event-lines.ts).
   for (const e of events) out += `id: ${e.seq}\ndata: ${eventJson(e)}\n\n`;
   return out;
 }

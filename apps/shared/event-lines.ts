@@ -8,8 +8,8 @@
 // three phase events that make up nearly all of a fast build are checked here by hand, exactly
 // as their zod schemas check them (apps/worker/test/event-lines.test.ts holds the two to the same
 // answers); anything else, or anything that does not match that exact shape, goes through zod.
-import { rememberEventJson } from '../shared/event-json.js';
-import { BuildEvent, describeZodError, PROTOCOL_VERSION } from '../shared/protocol.js';
+import { rememberEventJson } from './event-json.js';
+import { BuildEvent, describeZodError, PROTOCOL_VERSION } from './protocol.js';
 
 /** The worker's side: one JSON line per event (JSON.stringify never writes a raw newline). */
 export function encodeEventLines(events: readonly BuildEvent[]): string[] {

@@ -1,4 +1,4 @@
-// Events as JSON lines between the worker and its host (apps/worker/event-lines.ts): the batch
+// Events as JSON lines between the worker and its host (apps/shared/event-lines.ts): the batch
 // decodes to the same events, the hand check of the three phase events answers as their zod
 // schemas do, the worker's text is reused only where it is exactly the event, and every kind of
 // bad batch is refused with a reason.
