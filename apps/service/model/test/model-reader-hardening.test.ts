@@ -5,21 +5,11 @@ import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectedSummary, tempDir, writeLargeModel, writeModel } from '../../../../test/support/onnx-gen.js';
-import { ServiceError } from '../../api.js';
 import { readModel } from '../model-reader.js';
+import { failure } from './refusal.js';
 
 const dir = tempDir('tbs-reader-hard-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-async function failure(p: string, opts?: Parameters<typeof readModel>[1]): Promise<ServiceError> {
-  try {
-    await readModel(p, opts);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ServiceError);
-    return e as ServiceError;
-  }
-  throw new Error(`expected ${p} to be rejected`);
-}
 
 function sub(name: string): string {
   return fs.mkdirSync(path.join(dir, name), { recursive: true })!;

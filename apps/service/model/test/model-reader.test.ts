@@ -3,22 +3,12 @@ import * as path from 'node:path';
 import { onnx } from 'onnx-proto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ModelSummary } from '../../../shared/protocol.js';
-import { ServiceError } from '../../api.js';
 import { readModel, inspectModel } from '../model-reader.js';
+import { failure } from './refusal.js';
 import { expectedSummary, tempDir, writeBadFile, writeModel } from '../../../../test/support/onnx-gen.js';
 
 const dir = tempDir('tbs-reader-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-async function failure(p: string, opts?: Parameters<typeof readModel>[1]): Promise<ServiceError> {
-  try {
-    await readModel(p, opts);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ServiceError);
-    return e as ServiceError;
-  }
-  throw new Error(`expected ${p} to be rejected`);
-}
 
 describe('model reader', () => {
   it('summarizes a fixed-shape model', async () => {
