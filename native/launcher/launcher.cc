@@ -96,9 +96,9 @@ void writeNoBuildFinished() {
     snprintf(t, sizeof t, "%lld.%s", ms / 1000, digits);
   }
   char line[256];
-  int n = snprintf(line, sizeof line,
-                   "{\"v\":1,\"buildId\":\"\",\"seq\":0,\"t\":%s,\"type\":\"build.finished\",\"status\":\"cancelled\",\"durationMs\":%lld}\n",
-                   t, ms);
+  int n = snprintf(
+      line, sizeof line,
+      "{\"v\":1,\"buildId\":\"\",\"seq\":0,\"t\":%s,\"type\":\"build.finished\",\"status\":\"cancelled\",\"durationMs\":%lld}\n", t, ms);
   signal(SIGPIPE, SIG_IGN);  // A reader that left must not kill the launcher with another signal.
   writeAll(1, line, static_cast<size_t>(n));
 }
@@ -166,6 +166,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
 
   // A signal that came before the child exists reached only the launcher: end as the child would.
+  // (A terminal's signal in the instant between this check and fork() also reaches only the
+  // launcher, and is taken for one the child has too: like the start before main, a window of
+  // microseconds that no check in user space can close.)
   sigset_t forwarded = watched;
   sigdelset(&forwarded, SIGCHLD);
   const struct timespec zero = {0, 0};

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { noBuildFinished } from '../commands/build.js';
-import { collect, killLiveClis, LAUNCHER, launcherStarted, leftoverMarked, parseNdjson, processesMarked, ProcessMarks, runCli, spawnLauncher } from '../../../test/support/cli.js';
+import { collect, killLiveClis, LAUNCHER, REPO_ROOT, launcherStarted, leftoverMarked, parseNdjson, processesMarked, ProcessMarks, runCli, spawnLauncher } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { until } from '../../../test/support/signal-storm.js';
 
@@ -109,6 +109,17 @@ describe('launcher: the command users run', () => {
     const r = await collect(spawnLauncher(['--version'], { env: { ...process.env, PATH: path.join(dir, 'nowhere') } }));
     expect(r.code).toBe(127);
     expect(r.stderr).toMatch(/cannot run node: .*is Node\.js on PATH/);
+  });
+});
+
+describe("the CLI's entry in Node (bin/trt-build-studio.js)", () => {
+  it('installs the one ProcessSignals the commands use, from its first line (not a stale copy in dist/)', () => {
+    const bin = fs.readFileSync(path.join(REPO_ROOT, 'bin', 'trt-build-studio.js'), 'utf8');
+    const early = /require\('\.\.\/(dist\/apps\/[^']+process-signals\.js)'\)\.processSignals\(\)/.exec(bin);
+    expect(early, 'the first require of bin/trt-build-studio.js').not.toBeNull();
+    // The module the commands import (apps/process/process-signals.ts), compiled: one instance.
+    expect(early![1]).toBe('dist/apps/process/process-signals.js');
+    expect(fs.existsSync(path.join(REPO_ROOT, 'apps', 'process', 'process-signals.ts'))).toBe(true);
   });
 });
 
