@@ -9,7 +9,19 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { noBuildFinished } from '../commands/build.js';
-import { collect, killLiveClis, LAUNCHER, REPO_ROOT, launcherStarted, leftoverMarked, parseNdjson, processesMarked, ProcessMarks, runCli, spawnLauncher } from '../../../test/support/cli.js';
+import {
+  collect,
+  killLiveClis,
+  LAUNCHER,
+  REPO_ROOT,
+  launcherStarted,
+  leftoverMarked,
+  parseNdjson,
+  processesMarked,
+  ProcessMarks,
+  runCli,
+  spawnLauncher,
+} from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { until } from '../../../test/support/signal-storm.js';
 
@@ -155,7 +167,8 @@ describe('launcher: Node killed before its first line', () => {
       child.kill('SIGTERM');
       const r = await done;
       expect({ code: r.code, signal: r.signal, args }).toEqual({ code: 143, signal: null, args });
-      if (line) expect(parseNdjson(r.stdout)).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
+      if (line)
+        expect(parseNdjson(r.stdout)).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
       else expect(r.stdout).toBe('');
     }
   }, 60_000);
@@ -243,7 +256,10 @@ describe('launcher: signals while the build runs', () => {
       launcher = Number(kids.split(/\s+/)[0] || 0);
       if (!launcher) return false;
       try {
-        return fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim() !== '' && /sleep/.test(fs.readFileSync(`/proc/${fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim()}/cmdline`, 'utf8'));
+        return (
+          fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim() !== '' &&
+          /sleep/.test(fs.readFileSync(`/proc/${fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim()}/cmdline`, 'utf8'))
+        );
       } catch {
         return false;
       }
@@ -258,7 +274,9 @@ describe('launcher: signals while the build runs', () => {
     t.script.stdin!.end();
     // Forwarded: the stand-in died by SIGTERM, the launcher wrote the no-build line and exited 143.
     expect(code).toBe(143);
-    expect(parseNdjson(fs.readFileSync(t.out, 'utf8'))).toEqual([{ v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) }]);
+    expect(parseNdjson(fs.readFileSync(t.out, 'utf8'))).toEqual([
+      { v: 1, buildId: '', seq: 0, t: expect.any(Number), type: 'build.finished', status: 'cancelled', durationMs: expect.any(Number) },
+    ]);
   }, 60_000);
 
   it('a group kill sent by a process (kill -INT -PGID) reaches Node twice: the second-signal rule, still 130 and build.finished', async () => {

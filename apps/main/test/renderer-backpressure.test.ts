@@ -89,9 +89,8 @@ afterEach(() => {
 describe('the renderer hop: acknowledged messages, bounded by the service backlog', () => {
   it('sends the next message only once the page acknowledged the previous one; steps wait coalesced in the service', async () => {
     const feed = new BuildFeed(B, 10_000);
-    let hub!: SubscriptionHub;
+    const hub = new SubscriptionHub(serviceOver(feed));
     const p = page(() => hub);
-    hub = new SubscriptionHub(serviceOver(feed));
     p.acking = false;
     hub.open(p.target, 's1', B);
     feed.push([ev({ type: 'phase.start', id: 1, parentId: null, name: 'Building engine' })]);
@@ -117,9 +116,8 @@ describe('the renderer hop: acknowledged messages, bounded by the service backlo
   it('a page that stops answering costs main a bounded amount; past the bound the service drops it, and it starts over from a snapshot once it answers', async () => {
     const feed = new BuildFeed(B, 100_000);
     const bound = 256 * 1024;
-    let hub!: SubscriptionHub;
+    const hub = new SubscriptionHub(serviceOver(feed), { maxBacklogBytes: bound });
     const p = page(() => hub);
-    hub = new SubscriptionHub(serviceOver(feed), { maxBacklogBytes: bound });
     hub.open(p.target, 's1', B);
     feed.push([ev({ type: 'phase.start', id: 1, parentId: null, name: 'Building engine' })]);
     await vi.advanceTimersByTimeAsync(20);
@@ -157,10 +155,9 @@ describe('the renderer hop: acknowledged messages, bounded by the service backlo
     // Before acknowledgements the hub sent one message per budget whatever the page did, and
     // Electron queued them all for it.
     const feed = new BuildFeed(B, 100_000);
-    let hub!: SubscriptionHub;
+    const hub = new SubscriptionHub(serviceOver(feed), { maxBacklogBytes: 1024 * 1024 });
     const p = page(() => hub);
     p.acking = false;
-    hub = new SubscriptionHub(serviceOver(feed), { maxBacklogBytes: 1024 * 1024 });
     hub.open(p.target, 's1', B);
     for (let i = 0; i < 200; i++) {
       feed.push([logLine(100)]);
