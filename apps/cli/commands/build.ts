@@ -3,7 +3,7 @@
 // --json. The command returns only once stdout has taken everything it wrote.
 //
 // Signals (SIGINT/SIGTERM), whenever they come; the handlers are the process's own
-// (service/process-signals.ts), in place before this module loads and until the process is gone:
+// (process/process-signals.ts), in place before this module loads and until the process is gone:
 // - first: cancel at the next step; before the build exists, it starts already cancelled. The
 //   output ends with the build's ending (with --json, build.finished is the last line); exit 130;
 // - second: the service kills the build's worker, its partial output is removed, the output
