@@ -7,12 +7,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../../../test/support/onnx-gen.js';
+import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { eventBytes } from '../../shared/event-bytes.js';
 import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord } from '../../shared/protocol.js';
 import { Forwarder } from '../event-forwarder.js';
 import { FarmStore, type FarmRecord } from '../farm-store.js';
-import { rmDir, startRedis, stopAll, until, type RedisServer } from './harness.js';
+import { QueueBuildService } from '../queue-service.js';
+import { rmDir, startRedis, startWorker, stopAll, until, type RedisServer } from './harness.js';
 
 let dir: string;
 let server: RedisServer;
@@ -131,4 +132,37 @@ describe('the farm forwarder with Redis stalled', () => {
     // Steps that waited were coalesced (the latest of a phase kept), not all 9000 written.
     expect(stored.filter((e) => e.type === 'phase.step').length).toBeLessThan(9000);
   }, 60_000);
+
+  it('a real farm build (worker process, simulated backend) with Redis stopped mid-build ends succeeded, its stream whole', async () => {
+    // The pacesBuild wiring end to end: the build is held or goes on while Redis answers nothing,
+    // and once it does, the stream ends with build.finished, every phase started is finished.
+    // Heartbeats outlive the stop (a stopped Redis expires keys by its clock when it goes on).
+    const model = writeModel(path.join(dir, 'model.onnx'), { layers: 8 });
+    await startWorker(server.url, 'wStall', 'gpu=stall', ['--heartbeat-ms', '60000']);
+    const svc = await QueueBuildService.create({ url: server.url, checkMs: 250, heartbeatTtlMs: 60_000, log: () => undefined });
+    try {
+      const rec = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 3, simSeed: 3 }, target: { gpu: 'stall' } });
+      await until(() => (svc.getView(rec.id)?.rows.rows.length ?? 0) > 2, 30_000, 'the build to run');
+      const stoppedAt = Date.now();
+      process.kill(server.proc.pid!, 'SIGSTOP');
+      try {
+        await new Promise((r) => setTimeout(r, 2000));
+      } finally {
+        process.kill(server.proc.pid!, 'SIGCONT');
+      }
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status).toBe('succeeded');
+      // It was running when Redis stopped, not over before.
+      expect(Date.parse(svc.getBuild(rec.id)!.finishedAt!)).toBeGreaterThan(stoppedAt);
+      const stored = await new FarmStore(redis).eventsAfter(rec.id, -1);
+      expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i));
+      expect(stored.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+      const started = stored.filter((e) => e.type === 'phase.start').map((e) => (e as { id: number }).id);
+      const finished = stored.filter((e) => e.type === 'phase.finish').map((e) => (e as { id: number }).id);
+      expect(started.length).toBeGreaterThan(3);
+      expect([...finished].sort((a, b) => a - b)).toEqual([...started].sort((a, b) => a - b));
+    } finally {
+      await svc.shutdown();
+    }
+  }, 120_000);
 });
