@@ -197,12 +197,16 @@ int main(int argc, char** argv) {
     int sig = sigwaitinfo(&watched, &info);
     if (sig < 0) continue;  // EINTR (a stop and continue).
     if (sig == SIGCHLD) {
+      // Every ended child is reaped, not only Node: as a container's PID 1 the launcher also
+      // inherits orphans, which would otherwise stay zombies.
       int status;
-      pid_t r = waitpid(child, &status, WNOHANG);
-      if (r != child) continue;  // Stopped or continued, not ended.
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) endAsKilledBy(WTERMSIG(status), json);
-      continue;
+      pid_t r;
+      while ((r = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (r != child) continue;
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) endAsKilledBy(WTERMSIG(status), json);
+      }
+      continue;  // Node stopped or continued, or another child ended.
     }
     // Sent to this pid by a process (kill, sigqueue, tgkill): forward. From the kernel (the
     // terminal's Ctrl-C, Ctrl-\, hang-up to the whole group): the child has its own copy.
