@@ -7,6 +7,8 @@
 //   heapGrowthMiB        JS heap after forced GC, after the build minus before it
 // Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S --profile DIR]
 //                                                [-- --against DIR --rounds N]
+// cpuSeconds: CPU time from Build to the page's end of it: serve with its worker, the build worker
+// alone (`worker`), serve's own process (`serve`), Chromium, and by process.
 // --profile DIR also writes the page's CPU profile of the build (DIR/ui.cpuprofile, open it in
 // Chrome DevTools), serve's (DIR/serve/*.cpuprofile) and a summary of where the page's main
 // thread's time went (in the JSON, `profile`).

@@ -15,8 +15,11 @@ export const RARE_EVENT_BYTES = 2048;
 export const EVENT_LINE_OBJECT_BYTES = 64;
 
 export function eventBytes(e: WireEvent): number {
-  // A hot event as its text (the worker's wire form), at two bytes a character as for logs.
-  if (e instanceof EventLine) return EVENT_LINE_OBJECT_BYTES + 2 * e.line.length;
+  // A hot event as its text (the worker's wire form): a slice of the batch's text, which V8 keeps
+  // at one byte a character (the addon writes ASCII but for phase names that are not; such a
+  // line takes two a character, up to twice this estimate). Counting two for every line would
+  // hold the native layer at half the memory the bound means.
+  if (e instanceof EventLine) return EVENT_LINE_OBJECT_BYTES + e.line.length;
   switch (e.type) {
     case 'phase.start':
     case 'phase.step':

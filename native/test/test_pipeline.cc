@@ -375,7 +375,7 @@ TEST(event_lines_write_numbers_as_javascript_does) {
   CHECK_EQ(ms(static_cast<double>(12000001) / 1e6), std::string("12.000001"));
   CHECK_EQ(ms(static_cast<double>(100000000) / 1e6), std::string("100"));
   CHECK_EQ(ms(0.1 + 0.2), std::string("0.30000000000000004"));  // not a whole number of ns
-  CHECK_EQ(ms(5e9), std::string("5000000000"));                  // past 2^32 ms
+  CHECK_EQ(ms(5e9), std::string("5000000000"));                 // past 2^32 ms
   CHECK_EQ(ms(5e9 + 0.25), std::string("5000000000.25"));
 
   EventLineWriter w("{\"v\":1,\"buildId\":\"b\"");
@@ -397,13 +397,14 @@ TEST(event_lines_write_numbers_as_javascript_does) {
   unnamed.c = 9;  // a name id it was never given
   OutEvent log = ev(EvType::kLog, 0);
   std::string text = w.lines({start, step, fin, log, unnamed});
-  CHECK_EQ(text, std::string("{\"v\":1,\"buildId\":\"b\",\"seq\":7,\"t\":2.5,\"type\":\"phase.start\",\"id\":3,\"parentId\":null,"
-                             "\"name\":\"conv \\\"a\\\"\\b\\f\\u0001\",\"nbSteps\":12,\"instance\":0}\n"
-                             "{\"v\":1,\"buildId\":\"b\",\"seq\":8,\"t\":0,\"type\":\"phase.step\",\"id\":3,\"step\":3,\"stepsDone\":4}\n"
-                             "{\"v\":1,\"buildId\":\"b\",\"seq\":9,\"t\":0,\"type\":\"phase.finish\",\"id\":3,\"stepsDone\":4,\"early\":true}\n"
-                             "\n"
-                             "{\"v\":1,\"buildId\":\"b\",\"seq\":0,\"t\":0,\"type\":\"phase.start\",\"id\":4,\"parentId\":3,\"name\":\"#9\","
-                             "\"nbSteps\":0,\"instance\":0}"));
+  CHECK_EQ(text,
+           std::string("{\"v\":1,\"buildId\":\"b\",\"seq\":7,\"t\":2.5,\"type\":\"phase.start\",\"id\":3,\"parentId\":null,"
+                       "\"name\":\"conv \\\"a\\\"\\b\\f\\u0001\",\"nbSteps\":12,\"instance\":0}\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":8,\"t\":0,\"type\":\"phase.step\",\"id\":3,\"step\":3,\"stepsDone\":4}\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":9,\"t\":0,\"type\":\"phase.finish\",\"id\":3,\"stepsDone\":4,\"early\":true}\n"
+                       "\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":0,\"t\":0,\"type\":\"phase.start\",\"id\":4,\"parentId\":3,\"name\":\"#9\","
+                       "\"nbSteps\":0,\"instance\":0}"));
 }
 
 TEST(outbox_stays_bounded_by_open_phases_for_steps) {

@@ -78,7 +78,7 @@ describe('the addon writes the hot events as JSON text', () => {
   });
 
   it('a build in the wire form carries the events of one without it', async () => {
-    const collect = <E,>(start: (r: NativeBuildRequest, on: (e: E[]) => void) => { result: Promise<unknown> }, r: NativeBuildRequest) => {
+    const collect = <E>(start: (r: NativeBuildRequest, on: (e: E[]) => void) => { result: Promise<unknown> }, r: NativeBuildRequest) => {
       const all: E[] = [];
       const h = start(r, (batch) => all.push(...batch));
       return h.result.then(() => all);

@@ -263,8 +263,7 @@ Napi::Value StartBuild(Napi::CallbackInfo const& info) {
   JobSpec spec = requestFromJs(info[0].As<Napi::Object>());
   std::unique_ptr<Backend> backend = makeBackend(env, spec);
   std::shared_ptr<BuildJob> job =
-      BuildJob::start(env, info[1].As<Napi::Function>(), std::move(spec.request), spec.pipeline, std::move(backend),
-                      std::move(linePrefix));
+      BuildJob::start(env, info[1].As<Napi::Function>(), std::move(spec.request), spec.pipeline, std::move(backend), std::move(linePrefix));
 
   auto handle = Napi::Object::New(env);
   handle.Set("cancel", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {

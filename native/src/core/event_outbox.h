@@ -26,9 +26,7 @@ class EventOutbox {
   // What the waiting events cost in memory: every stored event (coalesced ones too, until the
   // next compaction), the text of the rare events and the new names. An estimate of the live
   // bytes; the vector's spare capacity and its taken front (up to as much again) come on top.
-  size_t bytes() const {
-    return stored() * sizeof(OutEvent) + textBytes_ + merged_.newNames.size() * sizeof(std::string) + nameBytes_;
-  }
+  size_t bytes() const { return stored() * sizeof(OutEvent) + textBytes_ + merged_.newNames.size() * sizeof(std::string) + nameBytes_; }
   // The batch that ends the build (build.finished) is waiting: nothing may hold it back.
   bool final() const { return merged_.final; }
 
