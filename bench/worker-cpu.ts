@@ -31,7 +31,7 @@ function arg(name: string, fallback: number): number {
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     ] as const) {
       const o = median(ours.map((r) => r[name]));
       const e = median(earlier.map((r) => r[name]));
-      figures[name] = { ours: o, earlier: e, ratio: e === 0 || !Number.isFinite(o / e) ? null : round(o / e, 3), better };
+      figures[name] = { ours: round(o), earlier: round(e), ratio: e === 0 || !Number.isFinite(o / e) ? null : round(o / e, 3), better };
     }
     console.log(
       JSON.stringify(
