@@ -4,14 +4,22 @@
 // fixed cost for the object (its fields and V8's headers: 120 bytes measured for a phase.start
 // on Node 22, rounded up) plus the text the event alone holds, at two bytes a character (V8's worst case).
 // Phase names are not counted: the worker decodes each name once and every start shares it.
-import type { BuildEvent } from './protocol.js';
+import { EventLine, type WireEvent } from './event-lines.js';
 
 /** An event object in V8, with its fields. */
 export const EVENT_OBJECT_BYTES = 160;
 /** The rare events with nested objects (build.started, cache.stats, build.finished, ...). */
 export const RARE_EVENT_BYTES = 2048;
 
-export function eventBytes(e: BuildEvent): number {
+/** An EventLine object (three fields) and its string's header, without the text. */
+export const EVENT_LINE_OBJECT_BYTES = 64;
+
+export function eventBytes(e: WireEvent): number {
+  // A hot event as its text (the worker's wire form): a slice of the batch's text, which V8 keeps
+  // at one byte a character (the addon writes ASCII but for phase names that are not; such a
+  // line takes two a character, up to twice this estimate). Counting two for every line would
+  // hold the native layer at half the memory the bound means.
+  if (e instanceof EventLine) return EVENT_LINE_OBJECT_BYTES + e.line.length;
   switch (e.type) {
     case 'phase.start':
     case 'phase.step':

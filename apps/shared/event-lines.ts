@@ -11,10 +11,30 @@
 import { rememberEventJson } from './event-json.js';
 import { BuildEvent, describeZodError, PROTOCOL_VERSION } from './protocol.js';
 
+/**
+ * A hot event (phase.start, phase.step, phase.finish) that is already its JSON text: the native
+ * layer writes it (native/src/core/event_lines.h) byte for byte as JSON.stringify would write
+ * the decoded object, so the worker never makes that object nor stringifies it. It carries what
+ * the pacing batcher coalesces by (type, phase id) and nothing else.
+ */
+export class EventLine {
+  constructor(
+    readonly type: 'phase.start' | 'phase.step' | 'phase.finish',
+    readonly id: number,
+    readonly line: string,
+  ) {}
+}
+
+/** What travels through the worker's hop: an event object, or a hot event as its text. */
+export type WireEvent = BuildEvent | EventLine;
+
 /** The worker's side: one JSON line per event (JSON.stringify never writes a raw newline). */
-export function encodeEventLines(events: readonly BuildEvent[]): string[] {
+export function encodeEventLines(events: readonly WireEvent[]): string[] {
   const lines = new Array<string>(events.length);
-  for (let i = 0; i < events.length; i++) lines[i] = JSON.stringify(events[i]);
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    lines[i] = e instanceof EventLine ? e.line : JSON.stringify(e);
+  }
   return lines;
 }
 

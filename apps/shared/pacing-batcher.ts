@@ -11,6 +11,7 @@
 // logs, cache stats, cancelling and finished are never dropped, so a slow receiver costs memory
 // for those only. Order is kept.
 import { eventBytes } from './event-bytes.js';
+import type { WireEvent } from './event-lines.js';
 import type { BuildEvent } from './protocol.js';
 
 /** Minimum spacing of batches on every hop (native → worker → host → client), in ms. */
@@ -43,11 +44,12 @@ export interface PacingOptions {
 }
 
 /** `send` may return a promise: nothing more is sent until it settles (back-pressure). */
-export type SendBatch = (events: BuildEvent[]) => void | Promise<unknown>;
+export type SendBatch<E extends WireEvent = BuildEvent> = (events: E[]) => void | Promise<unknown>;
 
-export class PacingBatcher {
+/** E: protocol event objects, or (the build worker's hop) hot events already as text (EventLine). */
+export class PacingBatcher<E extends WireEvent = BuildEvent> {
   /** Waiting events in seq order; null marks one coalesced away. */
-  private pending: Array<BuildEvent | null> = [];
+  private pending: Array<E | null> = [];
   private head = 0;
   private live = 0;
   private liveBytes = 0;
@@ -70,7 +72,7 @@ export class PacingBatcher {
   peakPendingBytes = 0;
 
   constructor(
-    private readonly send: SendBatch,
+    private readonly send: SendBatch<E>,
     options: PacingOptions = {},
   ) {
     this.budgetMs = options.budgetMs ?? PACING_BUDGET_MS;
@@ -89,7 +91,7 @@ export class PacingBatcher {
     return this.liveBytes;
   }
 
-  push(events: readonly BuildEvent[]): void {
+  push(events: readonly E[]): void {
     if (this.closed) return;
     for (const e of events) this.add(e);
     this.schedule();
@@ -128,7 +130,7 @@ export class PacingBatcher {
     );
   }
 
-  private add(e: BuildEvent): void {
+  private add(e: E): void {
     if (e.type === 'phase.step' || e.type === 'phase.finish') {
       const prev = this.stepAt.get(e.id);
       // An index below head points at a step already sent: it cannot be taken back.
@@ -180,7 +182,7 @@ export class PacingBatcher {
   }
 
   private sendOne(): void | Promise<unknown> {
-    const batch: BuildEvent[] = [];
+    const batch: E[] = [];
     let i = this.head;
     for (; i < this.pending.length && batch.length < this.maxEvents; i++) {
       const e = this.pending[i];

@@ -16,6 +16,7 @@ import {
   type PhaseNode,
   type Severity,
 } from '../shared/protocol.js';
+import { EventLine, type WireEvent } from '../shared/event-lines.js';
 import { PACING_BUDGET_MS } from '../shared/pacing-batcher.js';
 import type { GpuProbeOpen, NativeAddonApi, NativeBackPressure, NativeBuildHandle, NativeBuildRequest } from './native-api.js';
 
@@ -25,7 +26,8 @@ interface RawAddon {
   listBackends(): Promise<BackendInfo[]>;
   /** getAllBuildRoutes() JSON of the TensorRT library, read off the JS thread and kept on disk. */
   readBuildRoutes?(): Promise<string>;
-  startBuild(request: Record<string, unknown>, onBatch: RawBatchListener): RawHandle;
+  /** With `linePrefix` the addon also hands each batch's hot events over as JSON lines (events are `lines`' 5th argument). */
+  startBuild(request: Record<string, unknown>, onBatch: RawBatchListener, linePrefix?: string): RawHandle;
   openGpuProbe(device: number): GpuProbeOpen;
   /**
    * Parses a request exactly as startBuild does and returns the build options it read, in its
@@ -45,7 +47,12 @@ export interface EventLayout {
   fields: string[];
   types: Record<string, number>;
 }
-type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[], firstNameId: number) => void;
+/**
+ * `lines` (only when startBuild was given a line prefix): one line per event, joined by "\n",
+ * the JSON text of each phase.start, phase.step and phase.finish (native/src/core/event_lines.h)
+ * and empty for the others. Addons built before it never pass it.
+ */
+type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[], firstNameId: number, lines?: string) => void;
 interface RawHandle {
   cancel(reason?: string): boolean;
   snapshot(): PhaseNode[];
@@ -184,6 +191,39 @@ export class BatchDecoder {
     private readonly startedExtra: Record<string, unknown>,
   ) {}
 
+  /**
+   * The JSON text `{"v":..,"buildId":..` that every event's line starts with (the addon writes
+   * the rest of a hot event's line after it): the object decode() makes begins with the same
+   * two keys, so the lines are what JSON.stringify writes for those objects.
+   */
+  linePrefix(): string {
+    return `{"v":${PROTOCOL_VERSION},"buildId":${JSON.stringify(this.buildId)}`;
+  }
+
+  /**
+   * The worker's wire form of a batch: the hot events as the addon's JSON lines (EventLine: no
+   * object, no JSON.stringify), the rest decoded into objects as decode() does. Without `lines`
+   * (an addon built before them) every event is decoded.
+   */
+  decodeWire(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number, lines: string | undefined): WireEvent[] {
+    if (lines === undefined) return this.decode(nums, strs, newNames, firstNameId);
+    const text = lines.split('\n');
+    const count = nums.length / SLOTS;
+    if (text.length !== count) throw new Error(`native addon sent ${text.length} event lines for ${count} events (addon and addon.ts out of sync?)`);
+    // The names first: decode() below reads the table, and later batches without lines need it.
+    for (let i = 0; i < newNames.length; i++) this.names[firstNameId + i] = newNames[i];
+    const out = new Array<WireEvent>(count);
+    for (let i = 0, p = 0; i < count; i++, p += SLOTS) {
+      const type = nums[p];
+      if (type === EV.phaseStep) out[i] = new EventLine('phase.step', nums[p + 3], text[i]);
+      else if (type === EV.phaseStart) out[i] = new EventLine('phase.start', nums[p + 3], text[i]);
+      else if (type === EV.phaseFinish) out[i] = new EventLine('phase.finish', nums[p + 3], text[i]);
+      // The rare events: one at a time through decode() (a view of the same slots, no copy).
+      else out[i] = this.decode(nums.subarray(p, p + SLOTS), strs, [], 0)[0];
+    }
+    return out;
+  }
+
   decode(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number): BuildEvent[] {
     for (let i = 0; i < newNames.length; i++) this.names[firstNameId + i] = newNames[i];
     const out: BuildEvent[] = [];
@@ -242,22 +282,36 @@ export async function listBackends(): Promise<BackendInfo[]> {
 }
 
 export function startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle {
+  // Without lines every event is an object (decode()).
+  return start(request, false, onEvents as (events: WireEvent[]) => void);
+}
+
+/**
+ * startBuild in the build worker's wire form: the hot events arrive as their JSON text
+ * (EventLine, written by the addon), the rest as objects; `result` is build.finished as an object.
+ */
+export function startWireBuild(request: NativeBuildRequest, onEvents: (events: WireEvent[]) => void): NativeBuildHandle {
+  return start(request, true, onEvents);
+}
+
+function start(request: NativeBuildRequest, wire: boolean, onEvents: (events: WireEvent[]) => void): NativeBuildHandle {
   const native = loadNative();
   const startedExtra: Record<string, unknown> = { outputPath: request.outputPath, options: request.options };
   if (request.model) startedExtra.model = request.model;
   const decoder = new BatchDecoder(request.buildId, startedExtra);
   let resolveResult!: (f: BuildFinished) => void;
   const result = new Promise<BuildFinished>((resolve) => (resolveResult = resolve));
-  const handle = native.startBuild(toNativeRequest(request), (nums, strs, newNames, firstNameId) => {
-    const events = decoder.decode(nums, strs, newNames, firstNameId);
+  const onBatch: RawBatchListener = (nums, strs, newNames, firstNameId, lines) => {
+    const events = wire ? decoder.decodeWire(nums, strs, newNames, firstNameId, lines) : decoder.decode(nums, strs, newNames, firstNameId);
     const last = events[events.length - 1];
     try {
       onEvents(events);
     } finally {
       // The result resolves even if the listener throws (its error still surfaces).
-      if (last?.type === 'build.finished') resolveResult(last);
+      if (last !== undefined && !(last instanceof EventLine) && last.type === 'build.finished') resolveResult(last);
     }
-  });
+  };
+  const handle = wire ? native.startBuild(toNativeRequest(request), onBatch, decoder.linePrefix()) : native.startBuild(toNativeRequest(request), onBatch);
   return {
     buildId: request.buildId,
     cancel: (reason: CancelReason = 'user') => {
@@ -290,5 +344,5 @@ export function redirectStderrToFile(file: string): void {
   loadNative().redirectStderrToFile(file);
 }
 
-export const addon: NativeAddonApi = { listBackends, startBuild, openGpuProbe, redirectStderrToFile, readBuildRoutes };
+export const addon: NativeAddonApi = { listBackends, startBuild, startWireBuild, openGpuProbe, redirectStderrToFile, readBuildRoutes };
 export default addon;

@@ -3,6 +3,7 @@
 // temperature where NVML is present. At the end it adds the memory peaks to build.finished. In TensorRT's silent stretches (tactic timing can go
 // 100 s without a callback) a builder that burns CPU or keeps the GPU busy is working; one that
 // does neither is stalled. Both are measured here, in the process the builder threads run in.
+import { EventLine, type WireEvent } from '../shared/event-lines.js';
 import type { BackendName, BuildEvent, BuildMemory } from '../shared/protocol.js';
 import type { GpuProbeOpen } from './native-api.js';
 
@@ -59,10 +60,14 @@ export class LivenessAnnotator {
   }
 
   /** `events` with each heartbeat annotated (a copy when there is one; the same array otherwise). */
-  annotate(events: BuildEvent[]): BuildEvent[] {
+  annotate(events: BuildEvent[]): BuildEvent[];
+  /** The worker's wire form: hot events as text (EventLine) pass through untouched. */
+  annotate(events: WireEvent[]): WireEvent[];
+  annotate(events: WireEvent[]): WireEvent[] {
     let out = events;
     for (let i = 0; i < events.length; i++) {
       const ev = events[i];
+      if (ev instanceof EventLine) continue;
       if (ev.type === 'build.finished') {
         const memory = this.memory();
         this.finished = memory ? { ...ev, memory } : ev;

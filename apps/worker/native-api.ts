@@ -1,5 +1,6 @@
 // Types of the native addon's JS API (implemented in ./addon.ts). Only the worker process loads
 // the addon; everything else talks to a worker.
+import type { WireEvent } from '../shared/event-lines.js';
 import type { BackendInfo, BackendName, BuildEvent, BuildFinished, BuildOptions, CancelReason, LayerInfo, ModelSummary, PhaseNode } from '../shared/protocol.js';
 
 export interface NativeBuildRequest {
@@ -81,6 +82,12 @@ export interface NativeAddonApi {
   listBackends(): Promise<BackendInfo[]>;
   /** `onEvents` receives batches in seq order; the last batch ends with build.finished. */
   startBuild(request: NativeBuildRequest, onEvents: (events: BuildEvent[]) => void): NativeBuildHandle;
+  /**
+   * startBuild in the build worker's wire form (apps/shared/event-lines.ts): phase.start,
+   * phase.step and phase.finish arrive as their JSON text, written by the addon, the rest as
+   * objects. What the worker sends its host is the same either way.
+   */
+  startWireBuild?(request: NativeBuildRequest, onEvents: (events: WireEvent[]) => void): NativeBuildHandle;
   /** The GPU utilisation of CUDA device `device` (absent from addons built before it existed). */
   openGpuProbe?(device: number): GpuProbeOpen;
   /**

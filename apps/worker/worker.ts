@@ -5,7 +5,7 @@ import './ignore-terminal-interrupt.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { describeZodError } from '../shared/protocol.js';
 import { readFileSync } from 'node:fs';
-import { encodeEventLines } from '../shared/event-lines.js';
+import { encodeEventLines, type WireEvent } from '../shared/event-lines.js';
 import { IpcBatcher } from './ipc-batcher.js';
 import { gpuProbeWanted, LivenessAnnotator, readPeakRss } from './liveness.js';
 import { loadAddon } from './load-addon.js';
@@ -31,8 +31,9 @@ const ACK_WINDOW = 4;
 let unacked = 0;
 let acked: (() => void) | undefined;
 const batcher = new IpcBatcher((events) => {
-  // As JSON text: stringified here, on this process's own core, parsed by the host in one go
-  // and passed on to SSE and --json readers as it is (event-lines.ts).
+  // As JSON text: the hot events' text made by the addon, the rest stringified here, on this
+  // process's own core; parsed by the host in one go and passed on to SSE and --json readers
+  // as it is (event-lines.ts).
   send({ type: 'eventLines', lines: encodeEventLines(events) });
   unacked++;
   paceNative();
@@ -116,10 +117,12 @@ function start(request: Extract<ParentToWorker, { type: 'start' }>['request']): 
       gpuProbeWanted(request.backend) ? (request.options.device ?? 0) : undefined,
     );
     const annotator = liveness;
-    handle = addon.startBuild(request, (events) => {
+    // The wire form where the addon has it: hot events come as their JSON text, made natively.
+    const onEvents = (events: WireEvent[]) => {
       batcher.push(annotator.annotate(events));
       paceNative();
-    });
+    };
+    handle = addon.startWireBuild ? addon.startWireBuild(request, onEvents) : addon.startBuild(request, onEvents);
     // After the builder thread exists (it keeps the build's priority): this thread hands every
     // batch on, and must not wait behind the build for a core.
     favourEventPath();

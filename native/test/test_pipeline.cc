@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check.h"
+#include "core/event_lines.h"
 #include "core/event_outbox.h"
 #include "core/flush_pacer.h"
 #include "event_log.h"
@@ -293,6 +294,117 @@ TEST(outbox_takes_in_bounded_bites_keeping_order_names_and_coalescing) {
   for (auto const& e : first.events) seqs.push_back(e.seq);
   for (auto const& e : rest.events) seqs.push_back(e.seq);
   CHECK(seqs == (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 7, 8}));
+}
+
+// A long backlog taken in bites while more arrives (a worker held, then catching up): every
+// bite keeps seq order, a phase's newer step still replaces its waiting one across bites (never
+// one already taken), nothing but coalesced steps is lost, and what stays is counted in bytes().
+TEST(outbox_bites_of_a_long_backlog_keep_order_coalescing_and_bytes) {
+  EventOutbox box;
+  uint64_t seq = 0;
+  constexpr int64_t kPhases = 40;
+  size_t starts = 0, stepsIn = 0;
+  auto addRound = [&](int round) {
+    EventBatch b;
+    for (int64_t id = 0; id < kPhases; ++id) {
+      OutEvent e = ev(round == 0 ? EvType::kPhaseStart : EvType::kPhaseStep, id, round);
+      e.seq = seq++;
+      if (round == 0) ++starts;
+      else ++stepsIn;
+      b.events.push_back(std::move(e));
+    }
+    // A log each round: never dropped, so the backlog grows whatever the steps do.
+    OutEvent log = ev(EvType::kLog, 0);
+    log.seq = seq++;
+    log.text = "x";
+    b.events.push_back(std::move(log));
+    box.add(std::move(b));
+  };
+  for (int round = 0; round < 2000; ++round) addRound(round);
+  std::vector<OutEvent> got;
+  uint64_t lastSeq = 0;
+  bool ordered = true, first = true;
+  std::vector<int64_t> lastStep(kPhases, 0);
+  bool stepsRise = true;
+  int round = 2000;
+  while (!box.empty()) {
+    size_t before = box.bytes();
+    EventBatch bite = box.take(97);
+    CHECK(bite.events.size() <= 97);
+    if (!box.empty()) CHECK_MSG(box.bytes() < before, "bytes " << box.bytes() << " after a bite, " << before << " before");
+    for (auto& e : bite.events) {
+      if (!first && e.seq <= lastSeq) ordered = false;
+      first = false;
+      lastSeq = e.seq;
+      if (e.type == EvType::kPhaseStep) {
+        if (e.c <= lastStep[static_cast<size_t>(e.a)]) stepsRise = false;
+        lastStep[static_cast<size_t>(e.a)] = e.c;
+      }
+      got.push_back(std::move(e));
+    }
+    if (round < 2300) addRound(round++);  // more arrives while the backlog drains
+  }
+  CHECK(ordered);
+  CHECK(stepsRise);
+  size_t logs = 0, gotStarts = 0;
+  for (auto const& e : got) {
+    logs += e.type == EvType::kLog ? 1 : 0;
+    gotStarts += e.type == EvType::kPhaseStart ? 1 : 0;
+  }
+  CHECK_EQ(logs, size_t(2300));
+  CHECK_EQ(gotStarts, starts);
+  for (int64_t id = 0; id < kPhases; ++id) CHECK_EQ(lastStep[static_cast<size_t>(id)], int64_t(2299));  // every phase's last step arrives
+  CHECK_EQ(got.size() + box.coalesced(), starts + stepsIn + 2300);
+}
+
+// The hot events' JSON text (event_lines.h) must be what JSON.stringify writes for the object
+// addon.ts decodes (apps/worker/test/addon-lines.test.ts checks that through the addon); here,
+// the number forms JavaScript's String(number) gives for the times the pipeline makes and for
+// the ones it cannot (those take the general shortest form).
+TEST(event_lines_write_numbers_as_javascript_does) {
+  auto ms = [](double t) {
+    std::string s;
+    appendJsMs(s, t);
+    return s;
+  };
+  CHECK_EQ(ms(0), std::string("0"));
+  CHECK_EQ(ms(-0.0), std::string("0"));
+  CHECK_EQ(ms(static_cast<double>(1) / 1e6), std::string("0.000001"));
+  CHECK_EQ(ms(static_cast<double>(1500000) / 1e6), std::string("1.5"));
+  CHECK_EQ(ms(static_cast<double>(16387284755) / 1e6), std::string("16387.284755"));
+  CHECK_EQ(ms(static_cast<double>(12000001) / 1e6), std::string("12.000001"));
+  CHECK_EQ(ms(static_cast<double>(100000000) / 1e6), std::string("100"));
+  CHECK_EQ(ms(0.1 + 0.2), std::string("0.30000000000000004"));  // not a whole number of ns
+  CHECK_EQ(ms(5e9), std::string("5000000000"));                 // past 2^32 ms
+  CHECK_EQ(ms(5e9 + 0.25), std::string("5000000000.25"));
+
+  EventLineWriter w("{\"v\":1,\"buildId\":\"b\"");
+  w.addNames(0, {"conv \"a\"\b\f\x01"});
+  OutEvent start = ev(EvType::kPhaseStart, 3);
+  start.seq = 7;
+  start.t = static_cast<double>(2500000) / 1e6;
+  start.b = -1;
+  start.c = 0;
+  start.d = 12;
+  OutEvent step = ev(EvType::kPhaseStep, 3, 4);
+  step.seq = 8;
+  step.b = 3;
+  OutEvent fin = ev(EvType::kPhaseFinish, 3, 1);
+  fin.seq = 9;
+  fin.b = 4;
+  OutEvent unnamed = ev(EvType::kPhaseStart, 4);
+  unnamed.b = 3;
+  unnamed.c = 9;  // a name id it was never given
+  OutEvent log = ev(EvType::kLog, 0);
+  std::string text = w.lines({start, step, fin, log, unnamed});
+  CHECK_EQ(text,
+           std::string("{\"v\":1,\"buildId\":\"b\",\"seq\":7,\"t\":2.5,\"type\":\"phase.start\",\"id\":3,\"parentId\":null,"
+                       "\"name\":\"conv \\\"a\\\"\\b\\f\\u0001\",\"nbSteps\":12,\"instance\":0}\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":8,\"t\":0,\"type\":\"phase.step\",\"id\":3,\"step\":3,\"stepsDone\":4}\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":9,\"t\":0,\"type\":\"phase.finish\",\"id\":3,\"stepsDone\":4,\"early\":true}\n"
+                       "\n"
+                       "{\"v\":1,\"buildId\":\"b\",\"seq\":0,\"t\":0,\"type\":\"phase.start\",\"id\":4,\"parentId\":3,\"name\":\"#9\","
+                       "\"nbSteps\":0,\"instance\":0}"));
 }
 
 TEST(outbox_stays_bounded_by_open_phases_for_steps) {

@@ -1,7 +1,8 @@
 // The one pacing policy: quiet streams are not delayed, busy ones cost at most one batch per budget,
 // and chained hops pay the budget once (the native flusher already paces by it).
 import { describe, expect, it } from 'vitest';
-import { EVENT_OBJECT_BYTES } from '../event-bytes.js';
+import { EVENT_LINE_OBJECT_BYTES, EVENT_OBJECT_BYTES } from '../event-bytes.js';
+import { EventLine, encodeEventLines, type WireEvent } from '../event-lines.js';
 import { PACING_BUDGET_MS, PacingBatcher, type PacingTimers } from '../pacing-batcher.js';
 import type { BuildEvent } from '../protocol.js';
 
@@ -36,6 +37,32 @@ const log = (seq: number): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq, typ
 const step = (seq: number, id = 1): BuildEvent => ({ v: 1, buildId: 'b', seq, t: seq, type: 'phase.step', id, step: seq, stepsDone: seq + 1 });
 
 describe('PacingBatcher', () => {
+  it('coalesces hot events that arrive as text (EventLine) as it does their objects, and sends their text unchanged', () => {
+    const clock = manualTimers();
+    let release!: () => void;
+    const sent: string[][] = [];
+    const b = new PacingBatcher<WireEvent>(
+      (e) => {
+        sent.push(encodeEventLines(e));
+        return new Promise<void>((r) => (release = r));
+      },
+      { timers: clock.timers },
+    );
+    const line = (type: EventLine['type'], id: number, seq: number) => new EventLine(type, id, `{"seq":${seq},"type":"${type}","id":${id}}`);
+    b.push([log(0)]); // out at once; in flight
+    b.push([line('phase.start', 7, 1), line('phase.step', 7, 2), line('phase.step', 7, 3), line('phase.step', 8, 4), line('phase.finish', 8, 5), log(6)]);
+    // Step 7/2 gave way to 7/3; step 8/4 to its finish.
+    expect(b.waiting).toBe(4);
+    expect(b.coalesced).toBe(2);
+    const lineBytes = (seq: number, type: EventLine['type'], id: number) => EVENT_LINE_OBJECT_BYTES + line(type, id, seq).line.length;
+    expect(b.waitingBytes).toBe(lineBytes(1, 'phase.start', 7) + lineBytes(3, 'phase.step', 7) + lineBytes(5, 'phase.finish', 8) + EVENT_OBJECT_BYTES + 2);
+    release();
+    return Promise.resolve().then(() => {
+      clock.advance(PACING_BUDGET_MS);
+      expect(sent[1]).toEqual([line('phase.start', 7, 1).line, line('phase.step', 7, 3).line, line('phase.finish', 8, 5).line, JSON.stringify(log(6))]);
+    });
+  });
+
   it('waitingBytes follows what waits: text counted, coalesced steps and sent events leave it', () => {
     const clock = manualTimers();
     let release!: () => void;

@@ -256,12 +256,14 @@ CancelReason cancelReasonFrom(Napi::Value v) {
 Napi::Value StartBuild(Napi::CallbackInfo const& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
-    throw Napi::TypeError::New(env, "startBuild(request: object, onBatch: function)");
+    throw Napi::TypeError::New(env, "startBuild(request: object, onBatch: function, linePrefix?: string)");
   }
+  // The worker's wire form: with a prefix, each batch also carries its hot events as JSON lines.
+  std::string linePrefix = info.Length() > 2 && info[2].IsString() ? info[2].As<Napi::String>().Utf8Value() : std::string();
   JobSpec spec = requestFromJs(info[0].As<Napi::Object>());
   std::unique_ptr<Backend> backend = makeBackend(env, spec);
   std::shared_ptr<BuildJob> job =
-      BuildJob::start(env, info[1].As<Napi::Function>(), std::move(spec.request), spec.pipeline, std::move(backend));
+      BuildJob::start(env, info[1].As<Napi::Function>(), std::move(spec.request), spec.pipeline, std::move(backend), std::move(linePrefix));
 
   auto handle = Napi::Object::New(env);
   handle.Set("cancel", Napi::Function::New(env, [job](Napi::CallbackInfo const& ci) -> Napi::Value {

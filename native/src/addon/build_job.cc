@@ -14,8 +14,9 @@ constexpr size_t kMaxEventsPerCall = 2000;
 }  // namespace
 
 std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch, BuildRequest request, PipelineOptions options,
-                                          std::unique_ptr<Backend> backend) {
+                                          std::unique_ptr<Backend> backend, std::string linePrefix) {
   std::shared_ptr<BuildJob> job(new BuildJob());
+  if (!linePrefix.empty()) job->lineWriter_ = std::make_unique<EventLineWriter>(std::move(linePrefix));
   job->request_ = std::move(request);
   job->backend_ = std::move(backend);
   std::weak_ptr<BuildJob> weak = job;
@@ -135,6 +136,13 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
       out += kSlots;
     }
   }
+  Napi::Value lines = env.Undefined();
+  if (lineWriter_) {
+    // Here, not on the flusher: only what JS takes is written, and the outbox holds no text.
+    lineWriter_->addNames(batch.firstNameId, batch.newNames);
+    std::string text = lineWriter_->lines(batch.events);
+    lines = Napi::String::New(env, text);
+  }
   double firstNameId = batch.firstNameId;
   batch = EventBatch{};
   bool more;
@@ -152,7 +160,7 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
       tsfn_.Release();
     }
   }
-  fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId)});
+  fn.Call({nums, strs, names, Napi::Number::New(env, firstNameId), lines});
 }
 
 void BuildJob::setHold(bool hold) {

@@ -19,15 +19,18 @@
 
 #include "../core/backend.h"
 #include "../core/bounded_outbox.h"
+#include "../core/event_lines.h"
 #include "../core/progress_pipeline.h"
 
 namespace tbs::addon {
 
 class BuildJob : public std::enable_shared_from_this<BuildJob> {
  public:
-  // onBatch(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number)
+  // onBatch(nums: Float64Array, strs: string[], newNames: string[], firstNameId: number, lines?: string)
+  // With a non-empty linePrefix, each call also carries the JSON text of its hot events, one
+  // line per event (event_lines.h); without one, no text is made.
   static std::shared_ptr<BuildJob> start(Napi::Env env, Napi::Function onBatch, BuildRequest request, PipelineOptions options,
-                                         std::unique_ptr<Backend> backend);
+                                         std::unique_ptr<Backend> backend, std::string linePrefix = {});
   ~BuildJob();
 
   bool cancel(CancelReason reason) { return pipeline_->requestCancel(reason); }
@@ -58,6 +61,8 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   std::unique_ptr<ProgressPipeline> pipeline_;
   Napi::ThreadSafeFunction tsfn_;
   std::thread thread_;
+  // Set when the worker asked for lines; used on the JS thread only (drainOnJs).
+  std::unique_ptr<EventLineWriter> lineWriter_;
 
   std::mutex outMu_;
   BoundedOutbox outbox_;

@@ -21,14 +21,12 @@ class EventOutbox {
   bool empty() const { return !has_; }
   size_t size() const { return live_; }
   // Events held, coalesced ones included until the next compaction (at most about 2x size()).
-  size_t stored() const { return merged_.events.size(); }
+  size_t stored() const { return merged_.events.size() - head_; }
   uint64_t coalesced() const { return coalesced_; }
   // What the waiting events cost in memory: every stored event (coalesced ones too, until the
   // next compaction), the text of the rare events and the new names. An estimate of the live
-  // bytes; the vector's spare capacity (up to as much again) comes on top.
-  size_t bytes() const {
-    return merged_.events.size() * sizeof(OutEvent) + textBytes_ + merged_.newNames.size() * sizeof(std::string) + nameBytes_;
-  }
+  // bytes; the vector's spare capacity and its taken front (up to as much again) come on top.
+  size_t bytes() const { return stored() * sizeof(OutEvent) + textBytes_ + merged_.newNames.size() * sizeof(std::string) + nameBytes_; }
   // The batch that ends the build (build.finished) is waiting: nothing may hold it back.
   bool final() const { return merged_.final; }
 
@@ -61,36 +59,43 @@ class EventOutbox {
       dropped_.push_back(false);
       ++live_;
     }
-    // Coalesced events leave the vector once they are the majority: memory follows size().
+    // Coalesced and taken events leave the vector once they are the majority: memory follows size().
     if (merged_.events.size() > 2 * live_ + 1024) compact();
   }
 
   // At most `max` events from the front, in seq order, with every new name waiting (names are
   // sent before any event that uses them); the rest stays, its steps still coalescing. Lets the
-  // consumer take the outbox in bounded bites after a long stall instead of all at once.
+  // consumer take the outbox in bounded bites after a long stall instead of all at once. A bite
+  // costs what it takes, not what stays: the front moves (head_) and the taken prefix leaves the
+  // vector only once it is the larger part (it used to be erased, and everything behind it
+  // re-indexed, at every bite: quadratic in a long stall's backlog).
   EventBatch take(size_t max) {
     if (live_ <= max) return take();
-    compact();
     EventBatch out;
     out.firstNameId = merged_.firstNameId;
     out.newNames = std::move(merged_.newNames);
     merged_.newNames.clear();
     nameBytes_ = 0;
     merged_.firstNameId = out.firstNameId + static_cast<uint32_t>(out.newNames.size());
-    out.events.assign(std::make_move_iterator(merged_.events.begin()), std::make_move_iterator(merged_.events.begin() + max));
-    merged_.events.erase(merged_.events.begin(), merged_.events.begin() + max);
-    for (auto const& e : out.events) textBytes_ -= e.text.size();
-    dropped_.assign(merged_.events.size(), false);
-    live_ = merged_.events.size();
+    out.events.reserve(max);
+    size_t r = head_;
+    for (; out.events.size() < max; ++r) {
+      if (dropped_[r]) continue;
+      textBytes_ -= merged_.events[r].text.size();
+      out.events.push_back(std::move(merged_.events[r]));
+    }
+    head_ = r;
+    live_ -= max;
+    // Indexes before the new front point at events already sent: a newer step cannot replace them.
     for (auto it = stepAt_.begin(); it != stepAt_.end();) {
-      if (it->second < max) {
-        it = stepAt_.erase(it);  // already sent: a newer step cannot replace it
+      if (it->second < head_) {
+        it = stepAt_.erase(it);
       } else {
-        it->second -= max;
         ++it;
       }
     }
-    heartbeatAt_ = heartbeatAt_ != kNone && heartbeatAt_ >= max ? heartbeatAt_ - max : kNone;
+    if (heartbeatAt_ != kNone && heartbeatAt_ < head_) heartbeatAt_ = kNone;
+    if (head_ > merged_.events.size() / 2) compact();
     return out;
   }
 
@@ -112,20 +117,22 @@ class EventOutbox {
  private:
   static constexpr size_t kNone = SIZE_MAX;
 
-  // Removes coalesced events, keeping order, and re-points the indexes at the survivors.
+  // Removes the taken front and the coalesced events, keeping order, and re-points the indexes
+  // at the survivors.
   void compact() {
-    if (live_ == merged_.events.size()) return;
+    if (head_ == 0 && live_ == merged_.events.size()) return;
     std::vector<size_t> newIndex(merged_.events.size(), kNone);
     size_t w = 0;
-    for (size_t r = 0; r < merged_.events.size(); ++r) {
+    for (size_t r = head_; r < merged_.events.size(); ++r) {
       if (dropped_[r]) continue;
       newIndex[r] = w;
       if (w != r) merged_.events[w] = std::move(merged_.events[r]);
       ++w;
     }
     merged_.events.resize(w);
-    merged_.events.shrink_to_fit();
+    if (merged_.events.capacity() > 2 * w + 1024) merged_.events.shrink_to_fit();
     dropped_.assign(w, false);
+    head_ = 0;
     for (auto& [id, at] : stepAt_) at = newIndex[at];
     if (heartbeatAt_ != kNone) heartbeatAt_ = newIndex[heartbeatAt_];
   }
@@ -141,6 +148,7 @@ class EventOutbox {
   std::vector<bool> dropped_;
   std::unordered_map<int64_t, size_t> stepAt_;  // phase id -> index of its waiting step
   size_t heartbeatAt_ = kNone;
+  size_t head_ = 0;  // events before it were taken (take(max)); they leave at the next compact()
   bool has_ = false;
   size_t live_ = 0;
   uint64_t coalesced_ = 0;

@@ -27,6 +27,12 @@ inline void appendJsonString(std::string& out, std::string const& s) {
       case '\t':
         out += "\\t";
         break;
+      case '\b':  // as JSON.stringify writes them (event_lines.h keeps its text identical)
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
