@@ -261,6 +261,10 @@ async function runOnce(o: RunOptions) {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     // A page error would otherwise only show as a build that never seems to end.
     page.on('pageerror', (e) => console.error(`bench:ui: page error: ${e.stack ?? e.message}`));
+    // Dedicated workers the page started (the web host reads build streams in one): shows which
+    // way this checkout's page read the stream.
+    let pageWorkers = 0;
+    page.on('worker', () => pageWorkers++);
     // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.
     await page.addInitScript(() => {
       const w = globalThis as unknown as PageGlobals;
@@ -396,6 +400,7 @@ async function runOnce(o: RunOptions) {
         pageOverBuild: round(pageS / (durationMs / 1000), 2),
         callbacksPerSecAtPage: Math.round(pageCallbacks / pageS),
         eventsPerSecAtPage: Math.round(pageEvents / pageS),
+        pageWorkers,
       },
       // CPU seconds the processes used from Build to the page's end of it: serve with its build
       // worker, and Chromium (all its processes). What the build costs the machine, a figure
