@@ -2,7 +2,9 @@
 // 100k+ events a second; EventSource dispatches one DOM event (one task) per message, which alone
 // saturated the page in measurements here. Reading the body in chunks lets one chunk of
 // hundreds of messages be parsed with a single JSON.parse and handed over as one batch.
-// Same endpoint, same cookie, and Last-Event-ID on reconnect, as EventSource would.
+// Same endpoint, same cookie, and Last-Event-ID on reconnect, as EventSource would. In the
+// browser the stream worker (event-stream-reader.ts) runs this parser and passes each piece's
+// messages on unparsed (MessageBatch); the page parses them (parseMessages).
 
 export interface SseHandlers {
   /** `event: <name>` messages other than the default one (e.g. "snapshot"), data unparsed. */
