@@ -254,27 +254,27 @@ function joinDashValues(argv: string[]): string[] {
   return out;
 }
 
-export function parseBuildArgs(argv: string[]): BuildCommand {
-  const parsedArgs = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
-  const positionals = parsedArgs.positionals;
-  const values = parsedArgs.values as FlagValues & {
-    output?: string;
-    shapes?: string[];
-    minShapes?: string[];
-    optShapes?: string[];
-    maxShapes?: string[];
-    'time-budget'?: string;
-    json?: boolean;
-    queue?: string;
-    target?: string[];
-    retries?: string;
-    help?: boolean;
-  };
-  if (values.help) return { help: true, json: false, input: { modelPath: '' } };
-  if (positionals.length === 0) throw new UsageError('build needs a model: trt-build-studio build <model.onnx> -o <engine>');
-  if (positionals.length > 1) throw new UsageError(`build takes one model, got ${positionals.length}: ${positionals.join(' ')}`);
-  if (!values.output) throw new UsageError('build needs an output file: -o <engine>');
+type BuildFlagValues = FlagValues & {
+  output?: string;
+  shapes?: string[];
+  minShapes?: string[];
+  optShapes?: string[];
+  maxShapes?: string[];
+  'time-budget'?: string;
+  json?: boolean;
+  queue?: string;
+  target?: string[];
+  retries?: string;
+  help?: boolean;
+};
 
+function parseFlags(argv: string[]): { values: BuildFlagValues; positionals: string[] } {
+  const parsed = parseArgs({ args: joinDashValues(argv), options: OPTIONS, strict: true, allowPositionals: true });
+  return { values: parsed.values as BuildFlagValues, positionals: parsed.positionals };
+}
+
+/** The build options the flags give (the table's flags, shapes, precisions), validated as the service will. */
+function optionsFromFlags(values: BuildFlagValues): BuildOptionsInput {
   const shapes: Record<string, ShapeRange> = {};
   for (const spec of (values.shapes ?? []).flatMap((s) => s.split(',')).filter(Boolean)) {
     try {
@@ -312,6 +312,29 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
     const msg = describeZodError(parsed.error).replace(/^(\w+)(?=:)/, (k) => flagOf(k) ?? k);
     throw new UsageError(`invalid option: ${msg}`);
   }
+  return options;
+}
+
+/**
+ * Build options alone, for commands that compare with a build rather than run one (`check
+ * <engine> [build options…]`): every flag means what it means to `build`; a model, an output,
+ * a farm flag or --time-budget is a usage error naming `command`.
+ */
+export function parseBuildOptionFlags(argv: string[], command: string, what: string): BuildOptionsInput {
+  const { values, positionals } = parseFlags(argv);
+  if (positionals.length > 0) throw new UsageError(`${command} takes one ${what}; unexpected: ${positionals.join(' ')}`);
+  const notOptions = (['output', 'queue', 'target', 'retries', 'time-budget'] as const).filter((k) => values[k] !== undefined);
+  if (notOptions.length > 0) throw new UsageError(`${command} takes build options, not ${notOptions.map((k) => (k === 'output' ? '-o/--output' : `--${k}`)).join(', ')}`);
+  return optionsFromFlags(values);
+}
+
+export function parseBuildArgs(argv: string[]): BuildCommand {
+  const { values, positionals } = parseFlags(argv);
+  if (values.help) return { help: true, json: false, input: { modelPath: '' } };
+  if (positionals.length === 0) throw new UsageError('build needs a model: trt-build-studio build <model.onnx> -o <engine>');
+  if (positionals.length > 1) throw new UsageError(`build takes one model, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (!values.output) throw new UsageError('build needs an output file: -o <engine>');
+  const options = optionsFromFlags(values);
   if ((values.target || values.retries !== undefined) && !values.queue) {
     throw new UsageError(`--${values.target ? 'target' : 'retries'} needs --queue redis://host:port (only a build farm routes builds)`);
   }

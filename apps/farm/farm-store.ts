@@ -56,11 +56,12 @@ export interface WorkerInfo {
 const APPEND = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[4], 'owner') ~= ARGV[1] then return -2 end
+local cap = redis.call('HGET', KEYS[4], 'maxEvents') or ARGV[2]
 local first = -1
 for i = 3, #ARGV, 2 do
   local s = redis.call('INCR', KEYS[1]) - 1
   if first < 0 then first = s end
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '0-' .. (s + 1), 'e', '{"seq":' .. s .. ',' .. string.sub(ARGV[i + 1], 2))
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', cap, '0-' .. (s + 1), 'e', '{"seq":' .. s .. ',' .. string.sub(ARGV[i + 1], 2))
   if ARGV[i] == '1' then redis.call('SET', KEYS[3], '1') break end
 end
 return first`;
@@ -125,6 +126,10 @@ export function defineFarmCommands(r: Redis): void {
   r.defineCommand('tbsRequestStop', { numberOfKeys: 2, lua: REQUEST_STOP });
 }
 
+// serve's limits (`serve --farm-events-per-build`, `--farm-history`). The event cap travels with
+// each build (its hash's maxEvents, written when serve creates it), so the workers that append
+// need no setting of their own and never disagree with serve; a build created by an older serve
+// has none and gets the appending worker's default.
 export interface StoreLimits {
   /** Events kept per build in its stream (approximate, Redis trims in whole nodes). */
   streamMaxLen: number;
@@ -157,6 +162,7 @@ export class FarmStore {
         request: JSON.stringify(request),
         owner: '',
         attempts: '0',
+        maxEvents: String(this.limits.streamMaxLen),
       })
       .zadd(keys.history, Date.now(), id)
       .exec();

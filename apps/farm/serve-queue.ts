@@ -29,7 +29,13 @@ export async function createServeService(args: ServeServiceArgs): Promise<BuildS
     artifacts = new SharedFolderArtifacts(args.artifacts);
     artifacts.ensure();
   }
-  const service = await QueueBuildService.create({ url, artifacts });
+  const { DEFAULT_LIMITS } = await import('./farm-store.js');
+  const limits = {
+    streamMaxLen: args.farmLimits?.eventsPerBuild ?? DEFAULT_LIMITS.streamMaxLen,
+    historyMax: args.farmLimits?.history ?? DEFAULT_LIMITS.historyMax,
+  };
+  // serve's replay mirror keeps as many events per build as Redis does: a resume gets the same.
+  const service = await QueueBuildService.create({ url, artifacts, limits, retainEvents: limits.streamMaxLen });
   if (!args.quiet) process.stderr.write(`trt-build-studio serve: builds go to the farm at ${safeUrl(url)}${args.artifacts ? `; artifacts in ${args.artifacts}` : ''}\n`);
   return service;
 }

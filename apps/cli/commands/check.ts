@@ -6,7 +6,7 @@ import { createBuildService } from '../../service/build-service.js';
 import { checkEngine } from '../../service/engine-check.js';
 import { displayText } from '../../shared/display-text.js';
 import { CHECK_EXIT_CODES, formatReason, type CheckResult } from '../../shared/engine-manifest.js';
-import { parseBuildArgs } from '../build-args.js';
+import { parseBuildOptionFlags } from '../build-args.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
 import { UsageError } from '../../shared/usage-error.js';
 
@@ -65,22 +65,7 @@ export async function runCheck(argv: string[]): Promise<number> {
   }
   if (!args.engine) throw new UsageError('check needs an engine: trt-build-studio check <engine>');
   let options: unknown;
-  if (args.buildFlags.length > 0) {
-    if (args.buildFlags.some((f) => f === '-o' || f.startsWith('--output') || f.startsWith('--queue'))) {
-      throw new UsageError('check takes build options, not -o/--output or --queue');
-    }
-    let parsed;
-    try {
-      // The build parser wants a model and an output: placeholders, only its options are used.
-      parsed = parseBuildArgs(['model.onnx', '-o', 'engine', ...args.buildFlags]);
-    } catch (e) {
-      if (e instanceof UsageError && /build takes one model/.test(e.message)) {
-        throw new UsageError(`check takes one engine; unexpected: ${args.buildFlags.filter((f) => !f.startsWith('-')).join(' ')}`);
-      }
-      throw e;
-    }
-    options = parsed.input.options;
-  }
+  if (args.buildFlags.length > 0) options = parseBuildOptionFlags(args.buildFlags, 'check', 'engine');
   const service = createBuildService({ profiles: null });
   let result: CheckResult;
   try {

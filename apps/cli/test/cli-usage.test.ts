@@ -33,6 +33,11 @@ describe('usage errors exit 2 with a hint', () => {
     [['build', 'm.onnx', '-o', 'x', '--optShapes', 'x:1xAx3'], /--optShapes: "1xAx3" for "x" is not whole numbers/],
     [['build', 'm.onnx', '-o', 'x', '--opt-level', '7'], /--opt-level expects a whole number from 0 to 5, got "7"/],
     [['trtexec', '--onnx=m.onnx', '--saveEngine=x', '--bogus'], /unsupported trtexec flag --bogus[\s\S]*trtexec --help/],
+    // check takes build options alone, read by build's own parser (one meaning per flag).
+    [['check', 'x.engine', 'other.engine'], /check takes one engine; unexpected: other.engine/],
+    [['check', 'x.engine', '-o', 'y.engine', '--queue', 'redis://h'], /check takes build options, not -o\/--output, --queue/],
+    [['check', 'x.engine', '--time-budget', '5'], /check takes build options, not --time-budget/],
+    [['check', 'x.engine', '--opt-level', '9'], /--opt-level expects a whole number from 0 to 5, got "9"/],
   ])('%j', async (args, msg) => {
     const r = await runCli(args);
     expect(r.stderr).toMatch(msg);

@@ -6,12 +6,14 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { collect as collectCli, spawnCli } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { SseParser } from '../../service/http/sse-parser.js';
 import type { FarmStatus } from '../../shared/farm-status.js';
 import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
 import { FarmStatusFeed } from '../farm-status-feed.js';
+import { keys } from '../keys.js';
 import { killProc, rmDir, startRedis, startWorker, stopAll, type RedisServer } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
@@ -88,7 +90,8 @@ async function farmStream(base: string) {
 
 describe('the farm view as a live stream', () => {
   it('sends the status at connect and a new one at every change: a worker joins, builds start, wait and end, a worker dies', async () => {
-    const srv = spawnCli(['serve', '--queue', redis.url, '--port', '0', '--token', 'tok']);
+    // With serve's own Redis limits (serve-args.test.ts parses them): the cap travels with each build.
+    const srv = spawnCli(['serve', '--queue', redis.url, '--port', '0', '--token', 'tok', '--farm-events-per-build', '3000', '--farm-history', '500']);
     const exited = collectCli(srv);
     let stream: Awaited<ReturnType<typeof farmStream>> | undefined;
     try {
@@ -109,6 +112,12 @@ describe('the farm view as a live stream', () => {
       const { id: stuck } = (await (await api('/api/builds', { modelPath: model, options: sim(1), target: { gpu: 'V100' } })).json()) as { id: string };
       const busy = await stream.next((s) => s.running.some((r) => r.id === long && r.worker === 'wS') && s.pools.some((p) => p.queued.some((q) => q.id === stuck)), 'both builds');
       expect(busy.workers.find((x) => x.id === 'wS')?.running).toEqual([long]);
+      const raw = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      try {
+        expect(await raw.hget(keys.build(long), 'maxEvents')).toBe('3000');
+      } finally {
+        raw.disconnect();
+      }
       expect(busy.pools.find((p) => p.target.gpu === 'V100')?.queued[0].waiting).toMatch(/no live worker matches target gpu=V100/);
 
       // Stop: the endings appear.

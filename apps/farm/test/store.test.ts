@@ -124,6 +124,46 @@ describe('farm store', () => {
   });
 });
 
+describe("serve's event cap travels with each build", () => {
+  it('a worker whose own default is larger still trims the stream to the cap serve created the build with', async () => {
+    const serveSide = new FarmStore(redis, { streamMaxLen: 100, historyMax: 10 });
+    const workerSide = new FarmStore(redis.duplicate(), { streamMaxLen: 20_000, historyMax: 10 });
+    const id = await serveSide.nextBuildId();
+    await serveSide.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    expect(await redis.hget(keys.build(id), 'maxEvents')).toBe('100');
+    await workerSide.claim(id, 'w');
+    for (let i = 0; i < 10; i++) {
+      await workerSide.append(
+        id,
+        Array.from({ length: 200 }, (_, j) => log(id, `e${i * 200 + j}`)),
+        'w',
+      );
+    }
+    // MAXLEN ~ trims whole stream nodes (100 entries each by default): at most one node over.
+    const len = await redis.xlen(keys.events(id));
+    expect(len).toBeGreaterThanOrEqual(100);
+    expect(len).toBeLessThanOrEqual(200);
+    // Numbering is unaffected by trimming: the last event is still the 2,000th.
+    const tail = await workerSide.eventsAfter(id, 1990);
+    expect(tail.map((e) => e.seq)).toEqual([1991, 1992, 1993, 1994, 1995, 1996, 1997, 1998, 1999]);
+    workerSide.redis.disconnect();
+  });
+
+  it("a build without a cap of its own (an older serve's) gets the appending worker's", async () => {
+    const id = await store.nextBuildId();
+    await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await redis.hdel(keys.build(id), 'maxEvents');
+    await store.claim(id, 'w');
+    for (let i = 0; i < 5; i++)
+      await store.append(
+        id,
+        Array.from({ length: 100 }, (_, j) => log(id, `e${j}`)),
+        'w',
+      );
+    expect(await redis.xlen(keys.events(id))).toBeLessThanOrEqual(150);
+  });
+});
+
 describe('distributed lock', () => {
   it('excludes a second holder until release, and only the holder releases it', async () => {
     const a = await acquireLock(redis, 'cache:/x', { ttlMs: 2000 });

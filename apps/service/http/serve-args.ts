@@ -21,6 +21,10 @@ export interface ServeArgs {
   artifacts?: string;
   /** Build farm: uploads older than this many days are removed from the artifact folder (0: never). */
   uploadRetentionDays?: number;
+  /** Build farm: events kept per build in Redis (and in serve's replay mirror). */
+  farmEventsPerBuild?: number;
+  /** Build farm: builds kept in Redis's history. */
+  farmHistory?: number;
   help: boolean;
 }
 
@@ -42,6 +46,12 @@ export const SERVE_USAGE = `usage: trt-build-studio serve [--port N] [--host 127
                     models go to its uploads/ folder and stay there across serve restarts
   --upload-retention-days N
                     build farm: remove uploads older than N days (default 7; 0 keeps them)
+  --farm-events-per-build N
+                    build farm: events kept per build in Redis and for SSE replay (default
+                    20000; Redis trims whole stream nodes, so a little more may stay); what a
+                    resume from further back gets is the build's view, then live events
+  --farm-history N  build farm: builds kept in Redis (default 1000; the oldest finished go
+                    first, with their events). Redis memory is bounded by N × (record + events)
 
 Prints the web UI's URL, with the token, on one line. Ctrl-C cancels running builds and stops.`;
 
@@ -63,6 +73,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         queue: { type: 'string' },
         artifacts: { type: 'string' },
         'upload-retention-days': { type: 'string' },
+        'farm-events-per-build': { type: 'string' },
+        'farm-history': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -81,6 +93,9 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   if (values['upload-retention-days'] !== undefined && values.artifacts === undefined) {
     throw new UsageError("--upload-retention-days needs --artifacts (it applies to the farm's uploads folder)");
   }
+  for (const f of ['farm-events-per-build', 'farm-history'] as const) {
+    if (values[f] !== undefined && values.queue === undefined) throw new UsageError(`--${f} needs --queue (it sizes the build farm's Redis)`);
+  }
   return {
     port,
     host,
@@ -92,6 +107,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     queue: values.queue,
     artifacts: values.artifacts === undefined ? undefined : path.resolve(values.artifacts),
     uploadRetentionDays: values['upload-retention-days'] === undefined ? undefined : integer('--upload-retention-days', values['upload-retention-days'], 0, 36_500),
+    farmEventsPerBuild: values['farm-events-per-build'] === undefined ? undefined : integer('--farm-events-per-build', values['farm-events-per-build'], 100, 10_000_000),
+    farmHistory: values['farm-history'] === undefined ? undefined : integer('--farm-history', values['farm-history'], 1, 1_000_000),
     help: values.help ?? false,
   };
 }

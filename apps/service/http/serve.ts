@@ -30,6 +30,8 @@ export interface ServeServiceRequest {
   retainFinishedBuilds?: number;
   /** Warnings that are not about one build. */
   onWarning?: (message: string) => void;
+  /** Build farm: events kept per build (Redis and serve's replay), builds kept in the history. */
+  farmLimits?: { eventsPerBuild?: number; history?: number };
 }
 
 /** Makes the build service; a thrown error is reported as `serve: <message>` with exit code 2. */
@@ -95,6 +97,7 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
       outputDir: args.outputDir,
       concurrency: args.concurrency,
       retainFinishedBuilds: args.keepBuildDetails,
+      farmLimits: args.farmEventsPerBuild !== undefined || args.farmHistory !== undefined ? { eventsPerBuild: args.farmEventsPerBuild, history: args.farmHistory } : undefined,
       onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
     });
   } catch (e) {
