@@ -365,6 +365,29 @@ describe('WebBuildClient stream worker', () => {
     expect(terminated).toEqual(made);
   });
 
+  it('ends the worker when the stream gives up (a 404), without waiting for the unsubscribe', async () => {
+    const fetchFn = (async () => new Response(JSON.stringify({ error: { code: 'not_found', message: 'no build b9' } }), { status: 404 })) as unknown as typeof fetch;
+    let ended = 0;
+    const c = new WebBuildClient({
+      fetch: fetchFn,
+      document: {} as Document,
+      streamWorker: () => {
+        const w = inProcessWorker(fetchFn);
+        const end = w.terminate.bind(w);
+        w.terminate = () => {
+          ended++;
+          end();
+        };
+        return w;
+      },
+    });
+    const errors: Error[] = [];
+    c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
+    expect(ended).toBe(1);
+  });
+
   it('falls back to reading on the page when the worker fails (it could not load)', async () => {
     const body = sseBody();
     const fetchFn = (async () => new Response(body.stream, { status: 200 })) as unknown as typeof fetch;

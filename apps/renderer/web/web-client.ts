@@ -192,7 +192,7 @@ export class WebBuildClient implements BuildClient {
     abort.signal.addEventListener('abort', () => worker?.terminate());
     const readInWorker = (w: StreamWorker, lastEventId: string): Promise<'ended' | 'no-content'> =>
       new Promise((resolve, reject) => {
-        abort.signal.addEventListener('abort', () => resolve('ended'));
+        abort.signal.addEventListener('abort', () => resolve('ended'), { once: true });
         w.onmessage = (e) => {
           const m = e.data;
           if (m.type === 'status') {
@@ -237,9 +237,9 @@ export class WebBuildClient implements BuildClient {
         }
         if (!cursor.finished && !abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
       }
-      worker?.terminate();
     };
-    void run();
+    // However the stream ends (finished, 204, given up), its worker ends with it.
+    void run().finally(() => worker?.terminate());
     return () => abort.abort();
   }
 
