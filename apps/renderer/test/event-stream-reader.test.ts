@@ -40,7 +40,7 @@ describe('EventStreamReader', () => {
     r.onRequest({ type: 'open', url: '/api/builds/b1/events', lastEventId: '7' });
     for (let i = 0; i < 10; i++) {
       await settle();
-      r.onRequest({ type: 'ack' });
+      r.onRequest({ type: 'ack', count: 1 });
     }
     expect(inits[0].headers).toEqual({ accept: 'text/event-stream', 'last-event-id': '7' });
     expect(posted[0]).toEqual({ type: 'status', status: 200, ok: true });
@@ -63,7 +63,7 @@ describe('EventStreamReader', () => {
     expect(batches()).toBe(MAX_UNACKED); // held: nothing more read or posted
     expect(body.pulled()).toBe(pulledWhileHeld);
     for (let i = 0; i < 40; i++) {
-      r.onRequest({ type: 'ack' });
+      r.onRequest({ type: 'ack', count: 1 });
       await new Promise((res) => setTimeout(res, 1));
     }
     await settle();
@@ -89,7 +89,7 @@ describe('EventStreamReader', () => {
     await settle();
     const n = posted.length;
     r.onRequest({ type: 'abort' });
-    for (let i = 0; i < 10; i++) r.onRequest({ type: 'ack' });
+    for (let i = 0; i < 10; i++) r.onRequest({ type: 'ack', count: 1 });
     await settle();
     expect(posted.length).toBe(n);
     expect(posted.some((m) => m.type === 'end' || m.type === 'error')).toBe(false);

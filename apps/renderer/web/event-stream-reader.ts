@@ -15,8 +15,8 @@ import { SseChunkParser, type MessageBatch } from './sse-reader.js';
 export type StreamRequest =
   /** Open one connection (the page's reconnect loop sends another after `end` or `error`). */
   | { type: 'open'; url: string; lastEventId: string }
-  /** The page has handled one `named` or `messages` message. */
-  | { type: 'ack' }
+  /** The page has handled `count` more `named` or `messages` messages. */
+  | { type: 'ack'; count: number }
   /** Close the connection: nothing more is posted for it. */
   | { type: 'abort' };
 
@@ -31,8 +31,13 @@ export type StreamMessage =
   /** The connection failed (a network error, the body broke off). */
   | { type: 'error'; message: string };
 
-/** Messages posted and not yet acknowledged before the worker stops reading (~4 pieces of 64 KB). */
-export const MAX_UNACKED = 4;
+/**
+ * Messages posted and not yet acknowledged before the worker stops reading: at most this many
+ * pieces of 64 K characters. The page acknowledges what it handled once per turn of its event
+ * loop, not per message (a message to a worker costs the page's thread ~15 µs, and a network
+ * read is often a few KB).
+ */
+export const MAX_UNACKED = 8;
 
 export class EventStreamReader {
   private abort: AbortController | null = null;
@@ -50,7 +55,7 @@ export class EventStreamReader {
       this.close();
       void this.run(r.url, r.lastEventId);
     } else if (r.type === 'ack') {
-      this.unacked = Math.max(0, this.unacked - 1);
+      this.unacked = Math.max(0, this.unacked - r.count);
       if (this.unacked < MAX_UNACKED) this.resume();
     } else this.close();
   }

@@ -190,6 +190,16 @@ export class WebBuildClient implements BuildClient {
     let worker: StreamWorker | null = null;
     let workerFailed = false;
     abort.signal.addEventListener('abort', () => worker?.terminate());
+    // Handled messages are acknowledged together, once the messages already queued have run.
+    let handled = 0;
+    const ack = (w: StreamWorker) => {
+      if (handled++ > 0) return;
+      setTimeout(() => {
+        const count = handled;
+        handled = 0;
+        if (!abort.signal.aborted) w.postMessage({ type: 'ack', count });
+      }, 0);
+    };
     const readInWorker = (w: StreamWorker, lastEventId: string): Promise<'ended' | 'no-content'> =>
       new Promise((resolve, reject) => {
         abort.signal.addEventListener('abort', () => resolve('ended'), { once: true });
@@ -201,11 +211,11 @@ export class WebBuildClient implements BuildClient {
             else retries = 0;
           } else if (m.type === 'named') {
             sse.onNamed(m.event, m.data);
-            w.postMessage({ type: 'ack' });
+            ack(w);
           } else if (m.type === 'messages') {
             const values = parseMessages(m.batch, sse.onBadMessage);
             if (values.length > 0) sse.onMessages(values);
-            w.postMessage({ type: 'ack' });
+            ack(w);
           } else if (m.type === 'end') resolve('ended');
           else reject(new Error(m.message));
         };
