@@ -51,7 +51,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 /**
  * Commands that stop their build workers on SIGINT/SIGTERM. Their signal handlers go in before the
  * command's modules load, stay to the end, and the process ends explicitly with the command's
- * code (see service/process-signals.ts): no moment where a signal kills the process by default.
+ * code (see process/process-signals.ts): no moment where a signal kills the process by default.
  */
 const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp', 'serve', 'lsp', 'worker']);
 

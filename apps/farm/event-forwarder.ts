@@ -1,8 +1,16 @@
 // The farm worker's forwarder: carries one local build's events to the build's Redis stream, in
 // order and under the farm's build id, and keeps the build's record in Redis current. Used by
 // FarmWorker (farm-worker.ts), one per attempt.
+//
+// Bounded in bytes: what waits for Redis (the next append, while one is on its way) waits in a
+// SubscriberBacklog, the service's own model for a busy subscriber (steps of a phase coalesce,
+// only the latest heartbeat stays, nothing else is dropped). Past MAX_FORWARD_WAITING_BYTES push()
+// returns a promise that settles once there is room again: the farm worker subscribes with
+// pacesBuild, so the local build worker holds its next batch meanwhile (back-pressure to the
+// build) instead of the forwarder growing while Redis is slow or stalled.
 import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord, type CacheStats } from '../shared/protocol.js';
 import { BuildView } from '../shared/build-view.js';
+import { SubscriberBacklog } from '../service/subscriber-backlog.js';
 import type { FarmStore, FarmRecord } from './farm-store.js';
 import type { Published, WorkingCopy } from './cache-copy.js';
 import type { Labels } from './labels.js';
@@ -11,6 +19,18 @@ import type { Labels } from './labels.js';
 const RECORD_EVERY_MS = 2000;
 /** At most this many events in one append (one Lua call), so one call never holds Redis long. */
 const MAX_BATCH_EVENTS = 2000;
+/**
+ * Bytes of events (apps/shared/event-bytes.ts's estimate) that may wait for the next append
+ * before push() asks the build to hold (see the header). With the append on its way, the
+ * forwarder holds at most about twice this, plus one local batch.
+ */
+export const MAX_FORWARD_WAITING_BYTES = 8 * 1024 * 1024;
+
+/** Events waiting for one append, and the newest local record that goes with them. */
+interface Segment {
+  backlog: SubscriberBacklog;
+  rec?: BuildRecord;
+}
 
 /**
  * Carries a local build's events to its Redis stream in order, one append at a time, with the
@@ -19,8 +39,12 @@ const MAX_BATCH_EVENTS = 2000;
  */
 export class Forwarder {
   private chain: Promise<void> = Promise.resolve();
-  /** The batch queued on `chain` and not yet sent: events emitted meanwhile join it. */
-  private open?: { events: BuildEvent[]; rec?: BuildRecord };
+  /** The segment queued on `chain` and not yet sent: events emitted meanwhile join it. */
+  private open?: Segment;
+  /** Segments queued and not yet taken for sending (the open one, and any a step() closed). */
+  private readonly waitingSegments = new Set<Segment>();
+  /** Resolvers of push()'s promises, settled when there is room again (or nothing will be sent). */
+  private roomWaiters: Array<() => void> = [];
   private lastFarmSeq: number;
   private lastRecordAt = 0;
   private readonly view: BuildView;
@@ -37,6 +61,7 @@ export class Forwarder {
     private readonly phaseOffset: number,
     private readonly attempt: number,
     private readonly onRefused: () => void,
+    private readonly maxWaitingBytes = MAX_FORWARD_WAITING_BYTES,
   ) {
     this.lastFarmSeq = base.lastSeq;
     // What serve rebuilds from: the view of the stream as written (farm ids and seqs), continued
@@ -63,7 +88,24 @@ export class Forwarder {
     this.cacheCopy = { wc, publish };
   }
 
-  push(events: BuildEvent[], snapshot: () => BuildRecord): void {
+  /** Bytes of events waiting for an append (not counting the one on its way). */
+  get waitingBytes(): number {
+    let n = 0;
+    for (const seg of this.waitingSegments) n += seg.backlog.bytes;
+    return n;
+  }
+
+  /**
+   * Queues a local batch. Returns a promise when more than the bound waits for Redis: the caller
+   * holds the build until it settles (the farm worker subscribes with pacesBuild).
+   */
+  push(events: BuildEvent[], snapshot: () => BuildRecord): Promise<void> | undefined {
+    this.queue(events, snapshot);
+    if (this.refused || this.waitingBytes <= this.maxWaitingBytes) return undefined;
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private queue(events: BuildEvent[], snapshot: () => BuildRecord): void {
     const mapped = events.map((e) => this.map(e));
     // The local record matches these events now (the callback runs right after they were applied).
     const rec = snapshot();
@@ -91,21 +133,40 @@ export class Forwarder {
    * after a Stop among them) would wait behind that queue.
    */
   private enqueue(events: BuildEvent[], rec: BuildRecord | undefined): void {
-    if (events.length === 0) return;
-    let batch = this.open;
-    if (!batch || batch.events.length >= MAX_BATCH_EVENTS) {
-      const fresh: { events: BuildEvent[]; rec?: BuildRecord } = { events: [] };
-      batch = fresh;
+    if (events.length === 0 || this.refused) return;
+    let seg = this.open;
+    if (!seg) {
+      const fresh: Segment = { backlog: new SubscriberBacklog() };
+      seg = fresh;
       this.open = fresh;
+      this.waitingSegments.add(fresh);
       this.chain = this.chain
         .then(() => {
           if (this.open === fresh) this.open = undefined;
-          return this.send(fresh.events, fresh.rec);
+          return this.sendSegment(fresh);
         })
         .catch((e) => this.fail(e));
     }
-    batch.events.push(...events);
-    if (rec) batch.rec = rec;
+    seg.backlog.push(events);
+    if (rec) seg.rec = rec;
+  }
+
+  /** One segment, in appends of at most MAX_BATCH_EVENTS; the record goes with the last. */
+  private async sendSegment(seg: Segment): Promise<void> {
+    const events = seg.backlog.take();
+    this.waitingSegments.delete(seg);
+    this.settleRoom();
+    for (let i = 0; i < events.length; i += MAX_BATCH_EVENTS) {
+      const last = i + MAX_BATCH_EVENTS >= events.length;
+      await this.send(events.slice(i, i + MAX_BATCH_EVENTS), last ? seg.rec : undefined);
+    }
+  }
+
+  /** Room again (half the bound, so the build is not held and released at every batch): let it go on. */
+  private settleRoom(): void {
+    if (this.roomWaiters.length === 0) return;
+    if (!this.refused && this.waitingBytes > this.maxWaitingBytes / 2) return;
+    for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
   /** Runs `fn` after everything queued so far; later events go after it, never into an earlier batch. */
@@ -162,6 +223,10 @@ export class Forwarder {
   private refuse(): void {
     if (this.refused) return;
     this.refused = true;
+    // Nothing more will be sent: drop what waits and never hold the build for it.
+    for (const seg of this.waitingSegments) seg.backlog.clear();
+    this.waitingSegments.clear();
+    this.settleRoom();
     this.onRefused();
   }
 

@@ -305,7 +305,9 @@ export class FarmWorker {
       localId = rec.id;
       entry.localId = localId;
       await this.applyCancels(entry);
-      const sub = this.local.subscribe(localId, (events) => forwarder.push(events, () => this.local.getBuild(localId!)!), { afterSeq: -1 });
+      // pacesBuild: while the forwarder has more than its bound waiting for Redis (slow or stalled),
+      // push() returns a promise and the build worker holds its next batch (event-forwarder.ts).
+      const sub = this.local.subscribe(localId, (events) => forwarder.push(events, () => this.local.getBuild(localId!)!), { afterSeq: -1, pacesBuild: true });
       await this.local.waitForResult(localId);
       sub.unsubscribe();
       await forwarder.flush(this.local.getBuild(localId)!);

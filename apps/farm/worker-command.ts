@@ -2,7 +2,7 @@
 // [--concurrency N] [--artifacts DIR]`: a farm worker on a GPU machine (one slot per GPU with --gpus). Runs until SIGINT/SIGTERM; then it stops
 // taking builds, cancels the running ones (reason "shutdown"), lets their ends reach Redis and
 // leaves the farm. A second signal while that goes on kills the build workers by PID and exits
-// (the handlers are the process's shared ones: see service/process-signals.ts).
+// (the handlers are the process's shared ones: see process/process-signals.ts).
 import { parseArgs } from 'node:util';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';

@@ -3,7 +3,7 @@
 // Builds run in the service's worker processes; the LSP shutdown request, a closed stdin and
 // SIGTERM/SIGINT all cancel running builds and wait for their workers before the process ends.
 // A second signal while that wait goes on kills the workers by PID and exits (the process's
-// signal handlers are shared with the other commands: see service/process-signals.ts).
+// signal handlers are shared with the other commands: see process/process-signals.ts).
 import { Writable } from 'node:stream';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { createBuildService } from '../service/build-service.js';

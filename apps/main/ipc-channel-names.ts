@@ -16,6 +16,8 @@ export const INVOKE = {
   listBuilds: 'tbs:list-builds',
   subscribe: 'tbs:subscribe',
   unsubscribe: 'tbs:unsubscribe',
+  /** The page took an events message of a subscription (the stream's back-pressure: subscription-hub.ts). */
+  ackStream: 'tbs:ack-stream',
   saveEngine: 'tbs:save-engine',
   listEngines: 'tbs:list-engines',
   deleteEngines: 'tbs:delete-engines',

@@ -43,6 +43,7 @@ export const PAYLOADS = {
   [INVOKE.listBuilds]: NoArgs,
   [INVOKE.subscribe]: z.object({ subscriptionId: Id, buildId: Id }).strict(),
   [INVOKE.unsubscribe]: z.object({ subscriptionId: Id }).strict(),
+  [INVOKE.ackStream]: z.object({ subscriptionId: Id, batch: z.number().int().positive() }).strict(),
   [INVOKE.saveEngine]: z.object({ id: Id }).strict(),
   [INVOKE.listEngines]: NoArgs,
   // The service refuses paths and anything but engines; this only bounds the request's size.
@@ -64,7 +65,8 @@ export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: 
 
 export type BuildStreamMessage =
   | { subscriptionId: string; kind: 'snapshot'; record: BuildRecord; view?: BuildViewSnapshot }
-  | { subscriptionId: string; kind: 'events'; events: BuildEvent[] }
+  /** `batch` numbers the subscription's events messages from 1: the page acknowledges each (INVOKE.ackStream). */
+  | { subscriptionId: string; kind: 'events'; batch: number; events: BuildEvent[] }
   | { subscriptionId: string; kind: 'error'; message: string };
 
 /** What the application menu asks the renderer to do (it owns the state the action needs). */

@@ -147,6 +147,9 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
   on(INVOKE.unsubscribe, ({ subscriptionId }, event) => {
     deps.hub.close(event.sender.id, subscriptionId);
   });
+  on(INVOKE.ackStream, ({ subscriptionId, batch }, event) => {
+    deps.hub.ack(event.sender.id, subscriptionId, batch);
+  });
   on(INVOKE.saveEngine, async ({ id }, event): Promise<SavedEngine | null> => {
     const source = service.enginePath(id);
     if (!source) {

@@ -42,12 +42,19 @@ type StreamHandlers = Parameters<BuildClient['subscribe']>[1];
 const streams = new Map<string, StreamHandlers>();
 let subscriptionCounter = 0;
 // One listener for every subscription: main tags each batch with the subscription it belongs to.
+// Each events message is acknowledged once the page's handler has taken it: main sends the next
+// one only then, and a page that stalls makes the service hold (and bound) what waits for it
+// (apps/main/subscription-hub.ts).
 ipcRenderer.on(P.buildStream, (_e, msg: BuildStreamMessage) => {
   const h = streams.get(msg.subscriptionId);
-  if (!h) return;
-  if (msg.kind === 'snapshot') h.onSnapshot(msg.record, msg.view);
-  else if (msg.kind === 'events') h.onEvents(msg.events);
-  else (h.onError as ((e: unknown) => void) | undefined)?.(bridgeError('stream_error', msg.message));
+  if (!h) return; // Unsubscribed: main has closed it, nothing to acknowledge.
+  try {
+    if (msg.kind === 'snapshot') h.onSnapshot(msg.record, msg.view);
+    else if (msg.kind === 'events') h.onEvents(msg.events);
+    else (h.onError as ((e: unknown) => void) | undefined)?.(bridgeError('stream_error', msg.message));
+  } finally {
+    if (msg.kind === 'events') void call<void>(C.ackStream, { subscriptionId: msg.subscriptionId, batch: msg.batch }).catch(() => undefined);
+  }
 });
 
 function listen<T>(channel: PushChannel, cb: (value: T) => void): () => void {

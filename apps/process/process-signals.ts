@@ -14,7 +14,9 @@
 // - `exitWith` ends the process explicitly with its code (process.exit keeps the handlers to
 //   the very end) instead of letting the event loop drain.
 // A signal that arrives before Node runs any of the command's code cannot be caught by anything
-// in the process: it ends it the default way, before any worker exists.
+// in the process: it ends it the default way, before any worker exists. The native launcher in
+// front of Node (native/launcher/launcher.cc, users' `trt-build-studio`) sees that death and ends
+// the output as the command would have (the no-build build.finished line for `build --json`).
 
 export type SignalListener = (signal: NodeJS.Signals, count: number) => void;
 

@@ -146,6 +146,7 @@ export class LiveView {
         ...(opts.pacesBuild !== undefined ? { pacesBuild: opts.pacesBuild } : {}),
         ...(opts.maxBacklog !== undefined ? { maxBacklog: opts.maxBacklog } : {}),
         ...(opts.maxBacklogBytes !== undefined ? { maxBacklogBytes: opts.maxBacklogBytes } : {}),
+        ...(opts.onOverflow ? { onOverflow: opts.onOverflow } : {}),
       },
     );
     // Before the snapshot: a handler may stop following from inside it (a build that ended).
@@ -200,7 +201,7 @@ export interface FollowSource {
   subscribe(
     id: string,
     onEvents: (events: BuildEvent[]) => unknown,
-    opts?: { afterSeq?: number; maxBacklog?: number; maxBacklogBytes?: number; pacesBuild?: boolean },
+    opts?: { afterSeq?: number; maxBacklog?: number; maxBacklogBytes?: number; pacesBuild?: boolean; onOverflow?: (lastSeq: number) => void },
   ): { readonly snapshot: BuildRecord; readonly view?: BuildViewSnapshot; readonly reset?: boolean; unsubscribe(): void };
 }
 
@@ -217,6 +218,8 @@ export interface FollowOptions extends LiveViewOptions {
   maxBacklog?: number;
   /** The backlog's bound in bytes (the service drops a subscriber past it; see BuildService.subscribe). */
   maxBacklogBytes?: number;
+  /** The service dropped this follower for falling behind (its backlog passed a bound). */
+  onOverflow?: (lastSeq: number) => void;
 }
 
 /**

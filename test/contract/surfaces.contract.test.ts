@@ -140,7 +140,10 @@ async function wireSurfaces(svc: ReplayService) {
     for (; hubSent < contents.sent.length; hubSent++) {
       const msg = contents.sent[hubSent][1] as BuildStreamMessage;
       if (msg.kind === 'snapshot') hubView.onSnapshot(msg.view ?? msg.record);
-      else if (msg.kind === 'events') hubView.onEvents(msg.events);
+      else if (msg.kind === 'events') {
+        hubView.onEvents(msg.events);
+        hub.ack(contents.id, 's1', msg.batch); // as the preload does once the page took it
+      }
     }
     return hubView.view;
   };

@@ -3,6 +3,8 @@
 //
 //   const r = await runCli(['inspect', model, '--json']);   // { code, signal, stdout, stderr }
 //   const p = spawnCli(['build', ...]);                       // ChildProcess, for signals/streams
+//   const l = spawnLauncher(['build', ...]);                  // the same through the native launcher
+//                                                             // (build/native/trt-build-studio)
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -13,6 +15,8 @@ import * as path from 'node:path';
 const ABOVE = path.resolve(__dirname, '../..');
 export const REPO_ROOT = path.basename(ABOVE) === 'dist' ? path.dirname(ABOVE) : ABOVE;
 export const CLI_BIN = path.join(REPO_ROOT, 'bin', 'trt-build-studio.js');
+/** The command users run (package.json "bin"): native/launcher/launcher.cc, built by build:native. */
+export const LAUNCHER = path.join(REPO_ROOT, 'build', 'native', 'trt-build-studio');
 
 /** Fails with a clear message when dist/ is missing, instead of a confusing MODULE_NOT_FOUND. */
 export function requireBuilt(): void {
@@ -50,6 +54,61 @@ export function spawnCli(args: string[], opts: SpawnOptions = {}): ChildProcess 
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
+}
+
+/**
+ * The CLI through the native launcher, as a user's `trt-build-studio` runs it: the launcher is the
+ * child (its pid is the one signals go to), Node its child. For the tests of the launcher and of
+ * the first moments after a start; other tests keep spawnCli (one process fewer to count).
+ */
+export function spawnLauncher(args: string[], opts: SpawnOptions = {}): ChildProcess {
+  requireBuilt();
+  if (!fs.existsSync(LAUNCHER)) throw new Error(`${path.relative(REPO_ROOT, LAUNCHER)} is missing: run \`npm run build:native\` before these tests`);
+  const child = spawn(LAUNCHER, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** The signals `pid` blocks (its SigBlk in /proc), or undefined once it is gone. */
+function blockedSignals(pid: number): bigint | undefined {
+  try {
+    const m = /^SigBlk:\s*([0-9a-f]+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? BigInt(`0x${m[1]}`) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hasChildren(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim() !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves once the launcher runs its main. From its first line it blocks SIGINT, so from there
+ * on no signal ends it the default way; /proc shows it as SigBlk until it starts Node, then as a
+ * child (while it waits in sigwaitinfo the kernel lists the awaited signals as unblocked). Before
+ * main (the exec and its C library's start: microseconds of CPU but, on a busy machine, a few ms
+ * before the new process gets a CPU) nothing of the product runs yet, and a signal there ends it
+ * as it would end any program. "After the start" in the tests means after this.
+ */
+export async function launcherStarted(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  if (child.pid === undefined) await new Promise((r) => child.once('spawn', r));
+  const pid = child.pid!;
+  const sigint = 1n << 1n;
+  const t0 = Date.now();
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the launcher (pid ${pid}) ended before it started`);
+    const blocked = blockedSignals(pid);
+    if (blocked === undefined) throw new Error(`the launcher (pid ${pid}) ended before it started`);
+    if (blocked & sigint || hasChildren(pid)) return;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`the launcher (pid ${pid}) did not reach main within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
 }
 
 /** Pids of processes whose environment carries `mark` (a CLI's workers inherit it). */

@@ -3,7 +3,7 @@
 // --json. The command returns only once stdout has taken everything it wrote.
 //
 // Signals (SIGINT/SIGTERM), whenever they come; the handlers are the process's own
-// (service/process-signals.ts), in place before this module loads and until the process is gone:
+// (process/process-signals.ts), in place before this module loads and until the process is gone:
 // - first: cancel at the next step; before the build exists, it starts already cancelled. The
 //   output ends with the build's ending (with --json, build.finished is the last line); exit 130;
 // - second: the service kills the build's worker, its partial output is removed, the output
@@ -58,7 +58,9 @@ function makeRenderer(json: boolean, onReaderGone: () => void): BuildRenderer {
 /**
  * With --json the stream always ends with build.finished, even when the command stops before a
  * build exists (a second signal while the model is still being read). That line stands for no
- * build: its buildId is "" (ids are never empty), its seq 0, and its status cancelled.
+ * build: its buildId is "" (ids are never empty), its seq 0, and its status cancelled. The native
+ * launcher (native/launcher/launcher.cc) writes the same line when Node dies of a signal before
+ * its first line; apps/cli/test/launcher.test.ts checks the two are byte-equal.
  */
 export function noBuildFinished(durationMs: number): BuildFinished {
   return { v: 1, buildId: '', seq: 0, t: durationMs / 1000, type: 'build.finished', status: 'cancelled', durationMs };

@@ -79,6 +79,17 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
   };
   const streamFor = (subscriptionId: string) =>
     win.webContents.sent.filter(([ch, m]) => ch === PUSH.buildStream && (m as BuildStreamMessage).subscriptionId === subscriptionId).map(([, m]) => m as BuildStreamMessage);
+  /** The page acknowledges each events message as it takes it, as the preload does. */
+  const ackAsThePageDoes = () => {
+    const send = win.webContents.send.bind(win.webContents);
+    win.webContents.send = (channel: string, message: unknown) => {
+      send(channel, message);
+      const m = message as BuildStreamMessage;
+      if (channel === PUSH.buildStream && m.kind === 'events') {
+        setImmediate(() => void call(INVOKE.ackStream, { subscriptionId: m.subscriptionId, batch: m.batch }).catch(() => undefined));
+      }
+    };
+  };
 
   beforeAll(async () => {
     const argv = process.argv;
@@ -107,6 +118,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     e.app.becomeReady();
     await vi.waitFor(() => expect(e.BrowserWindow.instances).toHaveLength(1));
     win = e.BrowserWindow.instances[0];
+    ackAsThePageDoes();
     // Track worker pids from the service's point of view: every utility process main forks.
     const launcher = (await import('electron')) as unknown as { utilityProcess: { fork: (...a: unknown[]) => unknown } };
     const fork = launcher.utilityProcess.fork;

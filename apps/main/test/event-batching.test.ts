@@ -99,34 +99,37 @@ describe('SubscriptionHub', () => {
     };
   }
 
+  /** A page: records what it is sent and, once given its hub, acknowledges each events message at once. */
   function target(id = 1) {
     const sent: BuildStreamMessage[] = [];
-    const t: StreamTarget & { sent: BuildStreamMessage[]; destroyed: boolean } = {
+    const t: StreamTarget & { sent: BuildStreamMessage[]; destroyed: boolean; hub?: SubscriptionHub } = {
       id,
       sent,
       destroyed: false,
       send: (channel, msg) => {
         expect(channel).toBe(PUSH.buildStream);
         sent.push(msg);
+        if (msg.kind === 'events') t.hub?.ack(id, msg.subscriptionId, msg.batch);
       },
       isDestroyed: () => t.destroyed,
     };
     return t;
   }
 
-  it('sends the snapshot first, then batches, and lets go after build.finished', () => {
+  it('sends the snapshot first, then batches, and lets go after build.finished', async () => {
     const svc = fakeService();
     const hub = new SubscriptionHub(svc);
     const t = target();
+    t.hub = hub;
     hub.open(t, 's1', 'b1');
     svc.emit([step(5), step(6)]);
     svc.emit([step(7)]);
-    vi.advanceTimersByTime(16);
+    await vi.advanceTimersByTimeAsync(16);
     svc.emit([finished(8)]);
-    vi.advanceTimersByTime(16);
+    await vi.advanceTimersByTimeAsync(16);
     expect(t.sent.map((m) => m.kind)).toEqual(['snapshot', 'events', 'events']);
     // Steps of one phase that waited together arrive as the latest one.
-    expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', events: [step(7)] });
+    expect(t.sent[1]).toEqual({ subscriptionId: 's1', kind: 'events', batch: 1, events: [step(7)] });
     expect(svc.unsubscribe).toHaveBeenCalledTimes(1);
     expect(hub.size).toBe(0);
   });

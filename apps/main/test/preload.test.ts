@@ -162,13 +162,18 @@ describe('preload', () => {
     expect(subA.buildId).toBe('b1');
     expect(subA.subscriptionId).not.toBe(subB.subscriptionId);
     p.push(PUSH.buildStream, { subscriptionId: subA.subscriptionId, kind: 'snapshot', record: { id: 'b1' } });
-    p.push(PUSH.buildStream, { subscriptionId: subB.subscriptionId, kind: 'events', events: [{}, {}] });
-    p.push(PUSH.buildStream, { subscriptionId: 'unknown', kind: 'events', events: [{}] });
+    p.push(PUSH.buildStream, { subscriptionId: subB.subscriptionId, kind: 'events', batch: 1, events: [{}, {}] });
+    p.push(PUSH.buildStream, { subscriptionId: 'unknown', kind: 'events', batch: 1, events: [{}] });
     unsubA();
-    p.push(PUSH.buildStream, { subscriptionId: subA.subscriptionId, kind: 'events', events: [{}] });
+    p.push(PUSH.buildStream, { subscriptionId: subA.subscriptionId, kind: 'events', batch: 1, events: [{}] });
     expect(got).toEqual(['A snap b1', 'B 2']);
     await new Promise((r) => setImmediate(r));
-    expect(p.invoked.at(-1)).toEqual([INVOKE.unsubscribe, { subscriptionId: subA.subscriptionId }]);
+    // Each events message a live subscription took is acknowledged (main's back-pressure); the
+    // unknown and the unsubscribed one are not.
+    expect(p.invoked.slice(2)).toEqual([
+      [INVOKE.ackStream, { subscriptionId: subB.subscriptionId, batch: 1 }],
+      [INVOKE.unsubscribe, { subscriptionId: subA.subscriptionId }],
+    ]);
   });
 
   it('reports a refused subscription through onError', async () => {
