@@ -5,6 +5,12 @@
 //   eventToPaintMs.p99   event arrival in the page → start of the frame after the one that applied
 //                        it (so it has been painted), weighted by events (apps/renderer EventPump probe)
 //   heapGrowthMiB        JS heap after forced GC, after the build minus before it
+//   mainThread           the page's main thread from Build to the end, per second of stream
+//                        (CDP Performance.getMetrics, no tracing): busyMsPerS (time in tasks,
+//                        preemption included), cpuMsPerS (its CPU time: the figure least moved by
+//                        other programs' load), script/layout/style ms per second; and the frames
+//                        that ran long: rAF gaps over 33 ms (two frames) and over 50 ms, and the
+//                        long animation frames Chromium reports (LoAF, over 50 ms)
 // Prints one JSON object. Usage: npm run bench:ui [-- --layers N --seconds S --profile DIR]
 //                                                [-- --against DIR --rounds N]
 // cpuSeconds: CPU time from Build to the page's end of it: serve with its worker, the build worker
@@ -20,7 +26,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { chromium, type Page } from '@playwright/test';
+import { chromium, type CDPSession, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium';
 import { tempDir, writeModel } from '../test/support/onnx-gen';
 import { compareToBaseline } from './baseline';
@@ -69,6 +75,24 @@ interface PageGlobals {
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 /** How often the build worker's CPU time is read during a build (its figure is the last reading). */
 const WORKER_SAMPLE_MS = 200;
+
+/** What the end-of-build wait reads in the page (the root tsconfig has no DOM types). */
+interface StatusQuery {
+  document: { querySelector(sel: string): { textContent: string | null } | null };
+}
+
+/** Chromium's running totals for the page's main thread (seconds), from CDP Performance.getMetrics. */
+async function mainThreadMetrics(cdp: CDPSession): Promise<Record<'TaskDuration' | 'ThreadTime' | 'ScriptDuration' | 'LayoutDuration' | 'RecalcStyleDuration', number>> {
+  const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] };
+  const get = (name: string) => metrics.find((m) => m.name === name)?.value ?? NaN;
+  return {
+    TaskDuration: get('TaskDuration'),
+    ThreadTime: get('ThreadTime'),
+    ScriptDuration: get('ScriptDuration'),
+    LayoutDuration: get('LayoutDuration'),
+    RecalcStyleDuration: get('RecalcStyleDuration'),
+  };
+}
 
 /** `serve` of the checkout at `root` (ours, or the earlier code's with --against). */
 async function startServer(root: string, dir: string, profileDir?: string): Promise<{ proc: ChildProcess; url: string }> {
@@ -165,6 +189,7 @@ function traceSelfTimes(file: string, n: number): [string, number][] {
  * summary: self time by function, and the long frames' count, time in style/layout and scripts.
  */
 async function startProfile(page: Page, dir: string) {
+  const startedAt = await page.evaluate(() => performance.now());
   const browser = page.context().browser()!;
   const traceFile = path.join(dir, 'trace.json');
   fs.mkdirSync(dir, { recursive: true });
@@ -173,30 +198,6 @@ async function startProfile(page: Page, dir: string) {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
   await cdp.send('Profiler.start');
-  await page.evaluate(() => {
-    interface Loaf {
-      startTime: number;
-      duration: number;
-      styleAndLayoutStart: number;
-      scripts: { sourceFunctionName: string; sourceURL: string; invoker: string; duration: number }[];
-    }
-    interface Observer {
-      observe(o: { type: string; buffered: boolean }): void;
-    }
-    const w = globalThis as unknown as PageGlobals & {
-      PerformanceObserver: new (cb: (list: { getEntries(): Loaf[] }) => void) => Observer;
-    };
-    new w.PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        w.__loaf.push({
-          start: e.startTime,
-          duration: e.duration,
-          styleAndLayout: e.styleAndLayoutStart > 0 ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
-          scripts: e.scripts.map((x) => ({ fn: x.sourceFunctionName || x.invoker, src: x.sourceURL, duration: x.duration })),
-        });
-      }
-    }).observe({ type: 'long-animation-frame', buffered: false });
-  });
   return {
     async stop(dir: string) {
       const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: CpuProfileNode[]; samples: number[]; timeDeltas: number[] } };
@@ -214,7 +215,7 @@ async function startProfile(page: Page, dir: string) {
         total += dt;
         self.set(key, (self.get(key) ?? 0) + dt);
       });
-      const loaf = await page.evaluate(() => (globalThis as unknown as PageGlobals).__loaf.splice(0));
+      const loaf = await page.evaluate((from) => (globalThis as unknown as PageGlobals).__loaf.filter((f) => f.start >= from), startedAt);
       const fnTime = new Map<string, number>();
       for (const f of loaf) for (const x of f.scripts) fnTime.set(x.fn, (fnTime.get(x.fn) ?? 0) + x.duration);
       const top = <K>(m: Map<K, number>, n: number) =>
@@ -264,6 +265,10 @@ async function runOnce(o: RunOptions) {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     // A page error would otherwise only show as a build that never seems to end.
     page.on('pageerror', (e) => console.error(`bench:ui: page error: ${e.stack ?? e.message}`));
+    // Dedicated workers the page started (the web host reads build streams in one): shows which
+    // way this checkout's page read the stream.
+    let pageWorkers = 0;
+    page.on('worker', () => pageWorkers++);
     // These functions run in the page; the root tsconfig has no DOM types, hence globalThis.
     await page.addInitScript(() => {
       const w = globalThis as unknown as PageGlobals;
@@ -275,6 +280,31 @@ async function runOnce(o: RunOptions) {
       };
       w.requestAnimationFrame(tick);
       w.__loaf = [];
+      // Long animation frames (over 50 ms) with the scripts in them, in every run: counting them
+      // costs the page nothing between long frames.
+      interface Loaf {
+        startTime: number;
+        duration: number;
+        styleAndLayoutStart: number;
+        scripts: { sourceFunctionName: string; sourceURL: string; invoker: string; duration: number }[];
+      }
+      const PO = (
+        globalThis as unknown as { PerformanceObserver?: new (cb: (list: { getEntries(): Loaf[] }) => void) => { observe(o: { type: string; buffered: boolean }): void } }
+      ).PerformanceObserver;
+      try {
+        new PO!((list) => {
+          for (const e of list.getEntries()) {
+            w.__loaf.push({
+              start: e.startTime,
+              duration: e.duration,
+              styleAndLayout: e.styleAndLayoutStart > 0 ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
+              scripts: e.scripts.map((x) => ({ fn: x.sourceFunctionName || x.invoker, src: x.sourceURL, duration: x.duration })),
+            });
+          }
+        }).observe({ type: 'long-animation-frame', buffered: false });
+      } catch {
+        // A Chromium without LoAF: longFrames.loaf stays 0; the rAF gaps still count.
+      }
     });
     await page.goto(url);
     const chooser = page.waitForEvent('filechooser');
@@ -301,26 +331,48 @@ async function runOnce(o: RunOptions) {
       const w = treeCpu(proc.pid!).byKind.worker;
       if (w !== undefined && w > workerCpu) workerCpu = w;
     }, WORKER_SAMPLE_MS);
+    const perf = await page.context().newCDPSession(page);
+    await perf.send('Performance.enable');
+    const m0 = await mainThreadMetrics(perf);
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: /Succeeded|Failed|Crashed|Cancelled/ })
-      .waitFor({ timeout: (seconds + 900) * 1000 });
+    // Polled four times a second by a page function, not by a locator: a locator's wait polls
+    // every animation frame (an ARIA query of the whole page each time) and would add its own
+    // work to the frames being measured.
+    await page.waitForFunction(
+      () => /Succeeded|Failed|Crashed|Cancelled/.test((globalThis as unknown as StatusQuery).document.querySelector('[role="status"]')?.textContent ?? ''),
+      undefined,
+      {
+        polling: 250,
+        timeout: (seconds + 900) * 1000,
+      },
+    );
     const t1 = await page.evaluate(() => performance.now());
+    const m1 = await mainThreadMetrics(perf);
+    await perf.detach();
     const cpu1 = cpuAt();
     clearInterval(workerSampler);
     const statusText = await page.getByRole('status').textContent();
     const profile = profiler && profileDir ? await profiler.stop(profileDir) : undefined;
 
-    const { frames, batches, pageCallbacks, pageEvents } = await page.evaluate(() => {
-      const w = globalThis as unknown as PageGlobals;
-      const out = { frames: w.__frames, batches: w.__tbsPerf.batches.slice(), pageCallbacks: w.__tbsPerf.callbacks(), pageEvents: w.__tbsPerf.events() };
-      // The measurement's own arrays are not the app's memory: drop them before the heap figure.
-      w.__frames = [];
-      w.__tbsPerf.batches.length = 0;
-      return out;
-    });
+    const { frames, batches, pageCallbacks, pageEvents, loafs } = await page.evaluate(
+      ([from, to]) => {
+        const w = globalThis as unknown as PageGlobals;
+        const out = {
+          frames: w.__frames,
+          batches: w.__tbsPerf.batches.slice(),
+          pageCallbacks: w.__tbsPerf.callbacks(),
+          pageEvents: w.__tbsPerf.events(),
+          loafs: w.__loaf.filter((f) => f.start >= from && f.start <= to).map((f) => f.duration),
+        };
+        // The measurement's own arrays are not the app's memory: drop them before the heap figure.
+        w.__frames = [];
+        w.__tbsPerf.batches.length = 0;
+        w.__loaf = [];
+        return out;
+      },
+      [t0, t1],
+    );
     // A few quiet frames after the end, then GC, for a fair heap figure.
     await page.waitForTimeout(1000);
     const heapAfter = await heapUsedAfterGc(page);
@@ -328,6 +380,7 @@ async function runOnce(o: RunOptions) {
     const inBuild = frames.filter((t) => t >= t0 && t <= t1);
     const fps: number[] = [];
     for (let i = 1; i < inBuild.length; i++) fps.push(1000 / (inBuild[i] - inBuild[i - 1]));
+    const gaps = fps.map((f) => 1000 / f);
     fps.sort((a, b) => a - b);
 
     const token = new URL(url).searchParams.get('token');
@@ -359,6 +412,7 @@ async function runOnce(o: RunOptions) {
         pageOverBuild: round(pageS / (durationMs / 1000), 2),
         callbacksPerSecAtPage: Math.round(pageCallbacks / pageS),
         eventsPerSecAtPage: Math.round(pageEvents / pageS),
+        pageWorkers,
       },
       // CPU seconds the processes used from Build to the page's end of it: serve with its build
       // worker, and Chromium (all its processes). What the build costs the machine, a figure
@@ -377,6 +431,26 @@ async function runOnce(o: RunOptions) {
         p50: round(percentile(fps, 50)),
         p5: round(percentile(fps, 5)),
         frames: fps.length,
+      },
+      // The page's main thread over the stream: what the page's own work costs, and how often
+      // it ran long. Per second of the page's time from Build to the end.
+      mainThread: {
+        busyMsPerS: round(((m1.TaskDuration - m0.TaskDuration) * 1000) / pageS),
+        cpuMsPerS: round(((m1.ThreadTime - m0.ThreadTime) * 1000) / pageS),
+        // The same CPU time per event the page applied: steadier than per second when other
+        // programs' load slows the build itself (fewer events a second, the same work each).
+        cpuUsPerEvent: round(((m1.ThreadTime - m0.ThreadTime) * 1e6) / Math.max(1, pageEvents), 2),
+        scriptMsPerS: round(((m1.ScriptDuration - m0.ScriptDuration) * 1000) / pageS),
+        layoutMsPerS: round(((m1.LayoutDuration - m0.LayoutDuration) * 1000) / pageS),
+        styleMsPerS: round(((m1.RecalcStyleDuration - m0.RecalcStyleDuration) * 1000) / pageS),
+        longFrames: {
+          over33ms: gaps.filter((g) => g > 33.4).length,
+          over50ms: gaps.filter((g) => g > 50).length,
+          over100ms: gaps.filter((g) => g > 100).length,
+          msOver33: round(gaps.filter((g) => g > 33.4).reduce((a, g) => a + g, 0)),
+          loaf: loafs.length,
+          loafMs: round(loafs.reduce((a, d) => a + d, 0)),
+        },
       },
       eventToPaintMs: {
         p50: round(weightedPercentile(batches, 50)),
@@ -409,6 +483,14 @@ const AGAINST_FIGURES: [string, 'lower' | 'higher'][] = [
   ['eventToPaintMs.max', 'lower'],
   ['fps.p50', 'higher'],
   ['fps.p5', 'higher'],
+  ['mainThread.busyMsPerS', 'lower'],
+  ['mainThread.cpuMsPerS', 'lower'],
+  ['mainThread.cpuUsPerEvent', 'lower'],
+  ['mainThread.scriptMsPerS', 'lower'],
+  ['mainThread.layoutMsPerS', 'lower'],
+  ['mainThread.longFrames.over33ms', 'lower'],
+  ['mainThread.longFrames.over50ms', 'lower'],
+  ['mainThread.longFrames.loaf', 'lower'],
   ['heapGrowthMiB', 'lower'],
   ['build.durationS', 'lower'],
   ['build.pageReceiveS', 'lower'],
@@ -440,6 +522,13 @@ function runLine(r: RunFigures) {
     pageReceiveS: r.build.pageReceiveS,
     eventToPaintMs: r.eventToPaintMs,
     fps: { p50: r.fps.p50, p5: r.fps.p5 },
+    mainThread: {
+      busyMsPerS: r.mainThread.busyMsPerS,
+      cpuMsPerS: r.mainThread.cpuMsPerS,
+      cpuUsPerEvent: r.mainThread.cpuUsPerEvent,
+      over33ms: r.mainThread.longFrames.over33ms,
+      over50ms: r.mainThread.longFrames.over50ms,
+    },
     heapGrowthMiB: r.heapGrowthMiB,
     cpuSeconds: r.cpuSeconds,
     loadavg1: [r.machine.loadavg1AtStart, r.machine.loadavg1AtEnd],

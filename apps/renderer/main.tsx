@@ -9,11 +9,18 @@ import { chooseClient } from './host-client.js';
 import { createAppStore } from './store/app-store.js';
 import { Controller } from './store/controller.js';
 import { browserScheduler } from './store/event-pump.js';
-import { WebBuildClient } from './web/web-client.js';
+import { WebBuildClient, type StreamWorker } from './web/web-client.js';
 
 // The preload's client in the desktop app (its errors rebuilt on this side), the HTTP client in a
 // browser, and on app:// without a preload an explicit error rather than a silent fallback.
-const client: BuildClient = chooseClient(window, () => new WebBuildClient({ fetch: window.fetch.bind(window), document }));
+// In the browser, build streams are read by a worker (web/event-stream.worker.ts) so that reading
+// and framing 100k+ events a second stay off the thread that paints.
+// (A Worker is a StreamWorker whose messages are typed; the DOM's types cannot say so.)
+const streamWorker =
+  typeof Worker === 'function'
+    ? () => new Worker(new URL('./web/event-stream.worker.ts', import.meta.url), { type: 'module', name: 'event-stream' }) as unknown as StreamWorker
+    : undefined;
+const client: BuildClient = chooseClient(window, () => new WebBuildClient({ fetch: window.fetch.bind(window), document, streamWorker }));
 
 const store = createAppStore();
 const controller = new Controller(store, client, browserScheduler);

@@ -4,12 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { errorFromResponse, HttpError, WebBuildClient } from '../web/web-client.js';
+import { errorFromResponse, HttpError, WebBuildClient, type StreamWorker } from '../web/web-client.js';
+import { EventStreamReader } from '../web/event-stream-reader.js';
 
 type Call = { url: string; method?: string; body: unknown; headers: unknown };
 type Answer = [number, unknown] | ReadableStream<Uint8Array> | Error;
 
-function client(answers: Answer[]) {
+function client(answers: Answer[], viaWorker = false) {
   const calls: Call[] = [];
   const fetchFn = (async (url: string, init: RequestInit) => {
     calls.push({ url, method: init.method, body: init.body, headers: init.headers });
@@ -20,8 +21,34 @@ function client(answers: Answer[]) {
     if (status === 204) return new Response(null, { status });
     return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status });
   }) as unknown as typeof fetch;
-  const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document });
+  const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document, ...(viaWorker ? { streamWorker: () => inProcessWorker(fetchFn) } : {}) });
   return { c, calls };
+}
+
+/**
+ * The stream worker with its real reader (event-stream-reader.ts), run in this process: each
+ * message crosses as a structured clone in a later task, both ways, as between a page and its
+ * worker. `terminate` ends it as a worker ends: nothing more is delivered.
+ */
+function inProcessWorker(fetchFn: typeof fetch): StreamWorker {
+  let dead = false;
+  const w: StreamWorker = {
+    onmessage: null,
+    onerror: null,
+    postMessage: (m) => {
+      const copy = structuredClone(m);
+      setTimeout(() => !dead && reader.onRequest(copy));
+    },
+    terminate: () => {
+      dead = true;
+      reader.onRequest({ type: 'abort' });
+    },
+  };
+  const reader = new EventStreamReader(fetchFn, (m) => {
+    const copy = structuredClone(m);
+    setTimeout(() => !dead && w.onmessage?.({ data: copy }));
+  });
+  return w;
 }
 
 /** An SSE body the test writes to chunk by chunk. */
@@ -119,150 +146,6 @@ describe('WebBuildClient', () => {
     await expect(c.cancelBuild('b9')).rejects.toBeInstanceOf(HttpError);
   });
 
-  it('delivers the snapshot, then one batch per chunk, and stops after build.finished', async () => {
-    const body = sseBody();
-    const { c, calls } = client([body.stream]);
-    const snaps: BuildRecord[] = [];
-    const batches: BuildEvent[][] = [];
-    const errors: Error[] = [];
-    c.subscribe('b 1', { onSnapshot: (r) => snaps.push(r), onEvents: (e) => batches.push(e), onError: (e) => errors.push(e) });
-    body.write(snap(rec()) + ': heartbeat\n\n' + [1, 2, 3].map((i) => msg(ev(i))).join(''));
-    const tail = msg(ev(4)) + msg(ev(5, 'build.finished'));
-    body.write(tail.slice(0, 17)); // a chunk boundary in the middle of a message
-    await tick();
-    body.write(tail.slice(17));
-    await tick();
-    expect(calls[0].url).toBe('/api/builds/b%201/events');
-    expect(snaps).toHaveLength(1);
-    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([
-      [1, 2, 3],
-      [4, 5],
-    ]);
-    expect(calls).toHaveLength(1); // finished: no reconnect
-    expect(errors).toEqual([]);
-  });
-
-  it('does not reconnect after the snapshot of a build that already finished', async () => {
-    const body = sseBody();
-    const { c, calls } = client([body.stream]);
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined });
-    body.write(snap(rec({ state: 'crashed' })));
-    body.end();
-    await tick();
-    await new Promise((r) => setTimeout(r, 400));
-    expect(calls).toHaveLength(1);
-  });
-
-  it('delivers a chunk far bigger than one parse piece completely and in order', async () => {
-    const body = sseBody();
-    const { c } = client([body.stream]);
-    const batches: number[][] = [];
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => batches.push(e.map((x) => x.seq)) });
-    // ~3,000 events in one network chunk: several 64 KB pieces, split mid-message.
-    let text = snap(rec());
-    for (let i = 1; i <= 3000; i++) text += msg(ev(i));
-    expect(text.length).toBeGreaterThan(3 * 64 * 1024);
-    body.write(text + msg(ev(3001, 'build.finished')));
-    await new Promise((r) => setTimeout(r, 200));
-    const seqs = batches.flat();
-    expect(seqs).toEqual(Array.from({ length: 3001 }, (_, i) => i + 1));
-    expect(batches.length).toBeGreaterThan(1); // handed over piece by piece, not as one
-  });
-
-  it('resumes a dropped stream with Last-Event-ID, and gives up on a 404', async () => {
-    const first = sseBody();
-    const second = sseBody();
-    const { c, calls } = client([first.stream, second.stream]);
-    const seqs: number[] = [];
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)) });
-    first.write(snap(rec()) + msg(ev(1)) + msg(ev(2)));
-    first.end();
-    await new Promise((r) => setTimeout(r, 700));
-    expect(calls).toHaveLength(2);
-    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' }); // first time: replay what is retained
-    expect(calls[1].headers).toMatchObject({ 'last-event-id': '2' });
-    second.write(msg(ev(3)) + msg(ev(4, 'build.finished')));
-    await tick();
-    expect(seqs).toEqual([1, 2, 3, 4]);
-
-    const gone = client([[404, { error: { code: 'not_found', message: 'no build b9' } }]]);
-    const errors: Error[] = [];
-    gone.c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
-    await tick();
-    expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
-    expect(gone.calls).toHaveLength(1);
-  });
-
-  it('stops without an error when the server answers 204 (nothing after our last event)', async () => {
-    const first = sseBody();
-    const { c, calls } = client([first.stream, [204, '']]);
-    const errors: Error[] = [];
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
-    first.write(snap(rec()) + msg(ev(1)));
-    first.end();
-    await new Promise((r) => setTimeout(r, 700));
-    expect(calls).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 700));
-    expect(calls).toHaveLength(2);
-    expect(errors).toEqual([]);
-  });
-
-  it('reports an event that is not JSON and still delivers the others', async () => {
-    const body = sseBody();
-    const { c } = client([body.stream]);
-    const seqs: number[] = [];
-    const errors: Error[] = [];
-    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
-    body.write(msg(ev(1)) + 'data: {oops\n\n' + msg(ev(2)));
-    await tick();
-    expect(seqs).toEqual([1, 2]);
-    expect(errors[0].message).toMatch(/^Bad event from the build service/);
-  });
-
-  it('rebuilds from each reset: on connect and on a resume beyond what the service keeps', async () => {
-    const first = sseBody();
-    const second = sseBody();
-    const { c, calls } = client([first.stream, second.stream]);
-    const snaps: [BuildRecord, BuildViewSnapshot | undefined][] = [];
-    const seqs: number[] = [];
-    const errors: Error[] = [];
-    c.subscribe('b1', { onSnapshot: (r, v) => snaps.push([r, v]), onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
-    // The service no longer kept the early events: record, reset, then the events after it.
-    first.write(snap(rec({ lastSeq: 5 })) + reset(viewAt(5)) + msg(ev(6)) + msg(ev(7)));
-    first.end();
-    await new Promise((r) => setTimeout(r, 700));
-    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' });
-    expect(calls[1].headers).toMatchObject({ 'last-event-id': '7' });
-    // Meanwhile 8..40 went by and are gone too: a second reset; a stale event before it is dropped.
-    second.write(snap(rec({ lastSeq: 40 })) + reset(viewAt(40)) + msg(ev(40)) + msg(ev(41)) + msg(ev(42, 'build.finished')));
-    await tick();
-    // Each record as it comes (facts), then each reset with its view.
-    expect(snaps.map(([r, v]) => [r.lastSeq, v?.seq])).toEqual([
-      [5, undefined],
-      [5, 5],
-      [40, undefined],
-      [40, 40],
-    ]);
-    expect(seqs).toEqual([6, 7, 41, 42]);
-    expect(errors).toEqual([]);
-    expect(calls).toHaveLength(2);
-  });
-
-  it('refuses a reset that is not a view of this build, naming why', async () => {
-    const body = sseBody();
-    const { c } = client([body.stream]);
-    const errors: Error[] = [];
-    const views: unknown[] = [];
-    c.subscribe('b1', { onSnapshot: (_r, v) => views.push(v), onEvents: () => undefined, onError: (e) => errors.push(e) });
-    body.write(snap(rec()) + reset(viewAt(3, 'b2')) + `event: reset\ndata: {"v":99}\n\n`);
-    await tick();
-    expect(views).toEqual([undefined]); // the record only
-    expect(errors.map((e) => e.message)).toEqual([
-      'Bad reset from the build service: it describes build "b2", not "b1"',
-      'Bad reset from the build service: view version 99, expected 1',
-    ]);
-  });
-
   it('downloads the engine under the model name the user knows, not the stored upload name', async () => {
     const clicks: string[] = [];
     const doc = {
@@ -291,6 +174,237 @@ describe('WebBuildClient', () => {
   it('refuses to save when the build has no engine', async () => {
     const { c } = client([[200, rec({ state: 'cancelled' })]]);
     await expect(c.saveEngine('b1')).rejects.toThrow('This build has no engine to save.');
+  });
+});
+
+// Every stream behaviour twice: read on the page, and through the stream worker (the browser's way).
+describe.each([
+  ['on the page', false],
+  ['through the stream worker', true],
+])('WebBuildClient build stream, read %s', (_how, viaWorker) => {
+  const streamClient = (answers: Answer[]) => client(answers, viaWorker);
+
+  it('delivers the snapshot, then one batch per chunk, and stops after build.finished', async () => {
+    const body = sseBody();
+    const { c, calls } = streamClient([body.stream]);
+    const snaps: BuildRecord[] = [];
+    const batches: BuildEvent[][] = [];
+    const errors: Error[] = [];
+    c.subscribe('b 1', { onSnapshot: (r) => snaps.push(r), onEvents: (e) => batches.push(e), onError: (e) => errors.push(e) });
+    body.write(snap(rec()) + ': heartbeat\n\n' + [1, 2, 3].map((i) => msg(ev(i))).join(''));
+    const tail = msg(ev(4)) + msg(ev(5, 'build.finished'));
+    body.write(tail.slice(0, 17)); // a chunk boundary in the middle of a message
+    await tick();
+    body.write(tail.slice(17));
+    await tick();
+    expect(calls[0].url).toBe('/api/builds/b%201/events');
+    expect(snaps).toHaveLength(1);
+    expect(batches.map((b) => b.map((e) => e.seq))).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    expect(calls).toHaveLength(1); // finished: no reconnect
+    expect(errors).toEqual([]);
+  });
+
+  it('does not reconnect after the snapshot of a build that already finished', async () => {
+    const body = sseBody();
+    const { c, calls } = streamClient([body.stream]);
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined });
+    body.write(snap(rec({ state: 'crashed' })));
+    body.end();
+    await tick();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(calls).toHaveLength(1);
+  });
+
+  it('delivers a chunk far bigger than one parse piece completely and in order', async () => {
+    const body = sseBody();
+    const { c } = streamClient([body.stream]);
+    const batches: number[][] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => batches.push(e.map((x) => x.seq)) });
+    // ~3,000 events in one network chunk: several 64 KB pieces, split mid-message.
+    let text = snap(rec());
+    for (let i = 1; i <= 3000; i++) text += msg(ev(i));
+    expect(text.length).toBeGreaterThan(3 * 64 * 1024);
+    body.write(text + msg(ev(3001, 'build.finished')));
+    await new Promise((r) => setTimeout(r, 200));
+    const seqs = batches.flat();
+    expect(seqs).toEqual(Array.from({ length: 3001 }, (_, i) => i + 1));
+    expect(batches.length).toBeGreaterThan(1); // handed over piece by piece, not as one
+  });
+
+  it('resumes a dropped stream with Last-Event-ID, and gives up on a 404', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const { c, calls } = streamClient([first.stream, second.stream]);
+    const seqs: number[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)) });
+    first.write(snap(rec()) + msg(ev(1)) + msg(ev(2)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' }); // first time: replay what is retained
+    expect(calls[1].headers).toMatchObject({ 'last-event-id': '2' });
+    second.write(msg(ev(3)) + msg(ev(4, 'build.finished')));
+    await tick();
+    expect(seqs).toEqual([1, 2, 3, 4]);
+
+    const gone = streamClient([[404, { error: { code: 'not_found', message: 'no build b9' } }]]);
+    const errors: Error[] = [];
+    gone.c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    await tick();
+    expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
+    expect(gone.calls).toHaveLength(1);
+  });
+
+  it('stops without an error when the server answers 204 (nothing after our last event)', async () => {
+    const first = sseBody();
+    const { c, calls } = streamClient([first.stream, [204, '']]);
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    first.write(snap(rec()) + msg(ev(1)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls).toHaveLength(2);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports an event that is not JSON and still delivers the others', async () => {
+    const body = sseBody();
+    const { c } = streamClient([body.stream]);
+    const seqs: number[] = [];
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
+    body.write(msg(ev(1)) + 'data: {oops\n\n' + msg(ev(2)));
+    await tick();
+    expect(seqs).toEqual([1, 2]);
+    expect(errors[0].message).toMatch(/^Bad event from the build service/);
+  });
+
+  it('rebuilds from each reset: on connect and on a resume beyond what the service keeps', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const { c, calls } = streamClient([first.stream, second.stream]);
+    const snaps: [BuildRecord, BuildViewSnapshot | undefined][] = [];
+    const seqs: number[] = [];
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: (r, v) => snaps.push([r, v]), onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
+    // The service no longer kept the early events: record, reset, then the events after it.
+    first.write(snap(rec({ lastSeq: 5 })) + reset(viewAt(5)) + msg(ev(6)) + msg(ev(7)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(calls[0].headers).toMatchObject({ 'last-event-id': '-1' });
+    expect(calls[1].headers).toMatchObject({ 'last-event-id': '7' });
+    // Meanwhile 8..40 went by and are gone too: a second reset; a stale event before it is dropped.
+    second.write(snap(rec({ lastSeq: 40 })) + reset(viewAt(40)) + msg(ev(40)) + msg(ev(41)) + msg(ev(42, 'build.finished')));
+    await tick();
+    // Each record as it comes (facts), then each reset with its view.
+    expect(snaps.map(([r, v]) => [r.lastSeq, v?.seq])).toEqual([
+      [5, undefined],
+      [5, 5],
+      [40, undefined],
+      [40, 40],
+    ]);
+    expect(seqs).toEqual([6, 7, 41, 42]);
+    expect(errors).toEqual([]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('refuses a reset that is not a view of this build, naming why', async () => {
+    const body = sseBody();
+    const { c } = streamClient([body.stream]);
+    const errors: Error[] = [];
+    const views: unknown[] = [];
+    c.subscribe('b1', { onSnapshot: (_r, v) => views.push(v), onEvents: () => undefined, onError: (e) => errors.push(e) });
+    body.write(snap(rec()) + reset(viewAt(3, 'b2')) + `event: reset\ndata: {"v":99}\n\n`);
+    await tick();
+    expect(views).toEqual([undefined]); // the record only
+    expect(errors.map((e) => e.message)).toEqual([
+      'Bad reset from the build service: it describes build "b2", not "b1"',
+      'Bad reset from the build service: view version 99, expected 1',
+    ]);
+  });
+});
+
+describe('WebBuildClient stream worker', () => {
+  it('reads every connection of a subscription through one worker, and ends it with the subscription', async () => {
+    const first = sseBody();
+    const second = sseBody();
+    const answers: Answer[] = [first.stream, second.stream];
+    const fetchFn = (async () => new Response(answers.shift() as ReadableStream<Uint8Array>, { status: 200 })) as unknown as typeof fetch;
+    const made: StreamWorker[] = [];
+    const terminated: StreamWorker[] = [];
+    const c = new WebBuildClient({
+      fetch: fetchFn,
+      document: {} as Document,
+      streamWorker: () => {
+        const w = inProcessWorker(fetchFn);
+        const end = w.terminate.bind(w);
+        w.terminate = () => {
+          terminated.push(w);
+          end();
+        };
+        made.push(w);
+        return w;
+      },
+    });
+    const seqs: number[] = [];
+    const off = c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)) });
+    first.write(snap(rec()) + msg(ev(1)));
+    first.end();
+    await new Promise((r) => setTimeout(r, 700));
+    second.write(msg(ev(2)));
+    await tick();
+    expect(seqs).toEqual([1, 2]);
+    expect(made).toHaveLength(1);
+    expect(terminated).toHaveLength(0);
+    off();
+    expect(terminated).toEqual(made);
+  });
+
+  it('ends the worker when the stream gives up (a 404), without waiting for the unsubscribe', async () => {
+    const fetchFn = (async () => new Response(JSON.stringify({ error: { code: 'not_found', message: 'no build b9' } }), { status: 404 })) as unknown as typeof fetch;
+    let ended = 0;
+    const c = new WebBuildClient({
+      fetch: fetchFn,
+      document: {} as Document,
+      streamWorker: () => {
+        const w = inProcessWorker(fetchFn);
+        const end = w.terminate.bind(w);
+        w.terminate = () => {
+          ended++;
+          end();
+        };
+        return w;
+      },
+    });
+    const errors: Error[] = [];
+    c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
+    expect(ended).toBe(1);
+  });
+
+  it('falls back to reading on the page when the worker fails (it could not load)', async () => {
+    const body = sseBody();
+    const fetchFn = (async () => new Response(body.stream, { status: 200 })) as unknown as typeof fetch;
+    const broken: StreamWorker = {
+      onmessage: null,
+      onerror: null,
+      postMessage: () => setTimeout(() => broken.onerror?.({ message: 'blocked by the page policy' })),
+      terminate: () => undefined,
+    };
+    const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document, streamWorker: () => broken });
+    const seqs: number[] = [];
+    const errors: Error[] = [];
+    c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)), onError: (e) => errors.push(e) });
+    body.write(snap(rec()) + msg(ev(1)) + msg(ev(2, 'build.finished')));
+    await new Promise((r) => setTimeout(r, 700));
+    expect(seqs).toEqual([1, 2]);
+    expect(errors).toEqual([]);
   });
 });
 

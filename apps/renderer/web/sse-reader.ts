@@ -2,7 +2,9 @@
 // 100k+ events a second; EventSource dispatches one DOM event (one task) per message, which alone
 // saturated the page in measurements here. Reading the body in chunks lets one chunk of
 // hundreds of messages be parsed with a single JSON.parse and handed over as one batch.
-// Same endpoint, same cookie, and Last-Event-ID on reconnect, as EventSource would.
+// Same endpoint, same cookie, and Last-Event-ID on reconnect, as EventSource would. In the
+// browser the stream worker (event-stream-reader.ts) runs this parser and passes each piece's
+// messages on unparsed (MessageBatch); the page parses them (parseMessages).
 
 export interface SseHandlers {
   /** `event: <name>` messages other than the default one (e.g. "snapshot"), data unparsed. */
@@ -13,6 +15,50 @@ export interface SseHandlers {
   onBadMessage(data: string, err: Error): void;
 }
 
+/**
+ * Default messages' data of one piece, joined as one JSON array text (`[d1,d2,...]`), with each
+ * data's length so that a batch that does not parse can still be taken apart message by message.
+ * What the stream worker (event-stream-reader.ts) hands the page: one string and one transferable
+ * array per piece instead of thousands of objects to clone.
+ */
+export interface MessageBatch {
+  text: string;
+  lengths: Int32Array;
+}
+
+export function joinMessages(datas: readonly string[]): MessageBatch {
+  const lengths = new Int32Array(datas.length);
+  for (let i = 0; i < datas.length; i++) lengths[i] = datas[i].length;
+  return { text: `[${datas.join(',')}]`, lengths };
+}
+
+/**
+ * The messages of a batch, parsed with one JSON.parse; when that fails (or `[a,b]` parsed as a
+ * different count, as a data of "1,2" would), message by message, each one that is not JSON
+ * reported to `onBad` and left out.
+ */
+export function parseMessages(batch: MessageBatch, onBad: (data: string, err: Error) => void): unknown[] {
+  const { text, lengths } = batch;
+  try {
+    const values = JSON.parse(text) as unknown[];
+    if (values.length !== lengths.length) throw new Error('message count mismatch');
+    return values;
+  } catch {
+    const values: unknown[] = [];
+    let at = 1;
+    for (let i = 0; i < lengths.length; i++) {
+      const d = text.slice(at, at + lengths[i]);
+      at += lengths[i] + 1;
+      try {
+        values.push(JSON.parse(d));
+      } catch (e) {
+        onBad(d, e as Error);
+      }
+    }
+    return values;
+  }
+}
+
 /** Incremental SSE parser: fields, comments, CRLF or LF, multi-line data, chunk splits anywhere. */
 export class SseChunkParser {
   private buf = '';
@@ -20,7 +66,14 @@ export class SseChunkParser {
   private event = '';
   lastId: string | undefined;
 
-  constructor(private readonly h: SseHandlers) {}
+  /**
+   * `raw`, when given, takes the default messages' data of each piece unparsed (the stream
+   * worker passes them on to the page as they are) and `h.onMessages` is not called.
+   */
+  constructor(
+    private readonly h: SseHandlers,
+    private readonly raw?: (batch: MessageBatch) => void,
+  ) {}
 
   push(text: string): void {
     this.buf += text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
@@ -69,22 +122,13 @@ export class SseChunkParser {
 
   private deliver(datas: string[]): void {
     if (datas.length === 0) return;
-    let values: unknown[];
-    try {
-      values = JSON.parse(`[${datas.join(',')}]`) as unknown[];
-      // `[a,b]` could also parse when one data is "1,2"; a count check catches that.
-      if (values.length !== datas.length) throw new Error('message count mismatch');
-    } catch {
-      values = [];
-      for (const d of datas) {
-        try {
-          values.push(JSON.parse(d));
-        } catch (e) {
-          this.h.onBadMessage(d, e as Error);
-        }
-      }
-    }
+    const batch = joinMessages(datas);
     datas.length = 0;
+    if (this.raw) {
+      this.raw(batch);
+      return;
+    }
+    const values = parseMessages(batch, (d, e) => this.h.onBadMessage(d, e));
     if (values.length > 0) this.h.onMessages(values);
   }
 }

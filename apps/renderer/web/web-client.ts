@@ -12,7 +12,8 @@ import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRe
 import { StreamCursor } from '../../shared/stream-cursor.js';
 import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
 import { defaultYielder, feedInPieces } from './chunk-feed.js';
-import { SseChunkParser } from './sse-reader.js';
+import { parseMessages, SseChunkParser, type SseHandlers } from './sse-reader.js';
+import type { StreamMessage, StreamRequest } from './event-stream-reader.js';
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 /** Reconnects in a row before the stream is reported lost. */
@@ -29,11 +30,24 @@ export class HttpError extends Error {
   }
 }
 
+/** A dedicated worker running event-stream-reader.ts (event-stream.worker.ts), as the page sees it. */
+export interface StreamWorker {
+  postMessage(m: StreamRequest): void;
+  onmessage: ((e: { data: StreamMessage }) => void) | null;
+  onerror: ((e: { message?: string }) => void) | null;
+  terminate(): void;
+}
+
 export interface WebClientDeps {
   fetch: typeof fetch;
   document: Document;
   /** Origin-relative API root; '' in production. */
   base?: string;
+  /**
+   * Starts an event-stream worker: build streams are then read and framed off the page's
+   * thread. Without it (tests, a page without workers) the page reads them itself.
+   */
+  streamWorker?: () => StreamWorker;
 }
 
 export class WebBuildClient implements BuildClient {
@@ -119,7 +133,7 @@ export class WebBuildClient implements BuildClient {
       // than everything else the page does with them.
       applyEvents: (events) => handlers.onEvents(events),
     });
-    const parser = new SseChunkParser({
+    const sse: SseHandlers = {
       onNamed: (event, data) => {
         if (event !== 'snapshot' && event !== 'reset') return;
         let value: unknown;
@@ -142,31 +156,85 @@ export class WebBuildClient implements BuildClient {
       },
       onMessages: (values) => cursor.events(values as BuildEvent[]),
       onBadMessage: (_data, err) => handlers.onError?.(new Error(`Bad event from the build service: ${err.message}`)),
-    });
+    };
+    const parser = new SseChunkParser(sse);
     // Nothing is known at first (seq -1): the service replays every event it keeps (a late
     // joiner gets the log too), or resets us with its view when the early ones are gone.
     cursor.startEmpty();
 
     const yielder = defaultYielder();
     const push = (piece: string) => parser.push(piece);
+    /** One connection read on the page's thread: fetch, decode, frame and parse here. */
+    const readHere = async (lastEventId: string): Promise<'ended' | 'no-content'> => {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      headers['last-event-id'] = lastEventId;
+      const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+      // 204: the build ended and we have everything up to its last event; nothing will come.
+      if (res.status === 204) return 'no-content';
+      if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
+      retries = 0;
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        await feedInPieces(decoder.decode(value, { stream: true }), push, yielder, () => abort.signal.aborted);
+        if (abort.signal.aborted) break;
+      }
+      return 'ended';
+    };
+    // The stream worker (event-stream-reader.ts), where the host gives one: it reads and frames
+    // the stream, the page parses each piece's events with one JSON.parse. Made at the first
+    // connection, ended with the subscription; a worker that fails (it could not load) is
+    // dropped and the connections after it are read here.
+    let worker: StreamWorker | null = null;
+    let workerFailed = false;
+    abort.signal.addEventListener('abort', () => worker?.terminate());
+    // Handled messages are acknowledged together, once the messages already queued have run.
+    let handled = 0;
+    const ack = (w: StreamWorker) => {
+      if (handled++ > 0) return;
+      setTimeout(() => {
+        const count = handled;
+        handled = 0;
+        if (!abort.signal.aborted) w.postMessage({ type: 'ack', count });
+      }, 0);
+    };
+    const readInWorker = (w: StreamWorker, lastEventId: string): Promise<'ended' | 'no-content'> =>
+      new Promise((resolve, reject) => {
+        abort.signal.addEventListener('abort', () => resolve('ended'), { once: true });
+        w.onmessage = (e) => {
+          const m = e.data;
+          if (m.type === 'status') {
+            if (m.status === 204) resolve('no-content');
+            else if (!m.ok) reject(errorFromResponse(m.status, m.body ?? ''));
+            else retries = 0;
+          } else if (m.type === 'named') {
+            sse.onNamed(m.event, m.data);
+            ack(w);
+          } else if (m.type === 'messages') {
+            const values = parseMessages(m.batch, sse.onBadMessage);
+            if (values.length > 0) sse.onMessages(values);
+            ack(w);
+          } else if (m.type === 'end') resolve('ended');
+          else reject(new Error(m.message));
+        };
+        w.onerror = (e) => {
+          workerFailed = true;
+          w.terminate();
+          reject(new Error(`the event stream worker failed${e.message ? `: ${e.message}` : ''}`));
+        };
+        w.postMessage({ type: 'open', url, lastEventId });
+      });
     const run = async () => {
       while (!cursor.finished && !abort.signal.aborted) {
         try {
-          const headers: Record<string, string> = { accept: 'text/event-stream' };
-          headers['last-event-id'] = String(cursor.resumeAfter ?? -1);
-          const res = await this.deps.fetch(url, { headers, credentials: 'same-origin', signal: abort.signal, cache: 'no-store' });
+          const lastEventId = String(cursor.resumeAfter ?? -1);
+          if (!worker && !workerFailed && this.deps.streamWorker) worker = this.deps.streamWorker();
+          const how = worker && !workerFailed ? await readInWorker(worker, lastEventId) : await readHere(lastEventId);
+          if (abort.signal.aborted) return;
           // 204: the build ended and we have everything up to its last event; nothing will come.
-          if (res.status === 204) break;
-          if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
-          retries = 0;
-          const reader = res.body.getReader();
-          const decoder = new TextDecoder();
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            await feedInPieces(decoder.decode(value, { stream: true }), push, yielder, () => abort.signal.aborted);
-            if (abort.signal.aborted) return;
-          }
+          if (how === 'no-content') break;
           // A finished build whose stream ended is over even if its last event was coalesced away.
           if (cursor.record && FINAL_STATES.has(cursor.record.state)) break;
         } catch (e) {
@@ -180,7 +248,8 @@ export class WebBuildClient implements BuildClient {
         if (!cursor.finished && !abort.signal.aborted) await sleep(Math.min(5000, 250 * 2 ** retries));
       }
     };
-    void run();
+    // However the stream ends (finished, 204, given up), its worker ends with it.
+    void run().finally(() => worker?.terminate());
     return () => abort.abort();
   }
 
