@@ -286,7 +286,7 @@ class TrtBackend final : public Backend {
     p.detail["nvinfer"] = libs->nvinferPath();
     p.detail["onnxParser"] = libs->onnxParserPath();
     p.detail["onnxParserVersion"] = std::to_string(libs->onnxParserVersion());
-    p.detail["timingCacheEntryCounts"] = trt::runtimeHasTimingCacheQueryKeys(lib) ? "yes" : "no (needs TensorRT 10.8+)";
+    p.detail["timingCacheEntryCounts"] = timingCacheCountUsable(lib) ? "yes" : "no (needs TensorRT 10.8+)";
     p.detail["engineStreaming"] = streamBuildUsable(lib) ? "yes" : "no (needs TensorRT 10.13+)";
     if (trt::libHas(lib, trt::kSinceDeprecatedInt4Fp4) && NV_TENSORRT_MAJOR < 11) {
       p.detail["precisionNote"] = "int4/fp4 only enable plugins with INT4/FP4 I/O and are deprecated since 10.12";
@@ -362,6 +362,17 @@ class TrtBackend final : public Backend {
 
  private:
   TrtLibraries* libraries(trt::LoadError& err) const { return sharedLibraries(config_, err); }
+
+  // Both need the call in the adapter's headers AND in the library (an adapter built against older
+  // headers than the library cannot make the call, whatever the library offers).
+  static bool timingCacheCountUsable(int32_t lib) {
+#if TBS_TRT_HEADERS_AT_LEAST(10, 8)
+    return trt::runtimeHasTimingCacheQueryKeys(lib);
+#else
+    (void)lib;
+    return false;
+#endif
+  }
 
   static bool streamBuildUsable(int32_t lib) {
 #if TBS_TRT_HEADERS_AT_LEAST(10, 13)

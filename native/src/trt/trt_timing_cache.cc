@@ -70,6 +70,12 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
     }
     return false;
   }
+  // Bad bytes may come back as an EMPTY cache instead of null: the build goes on, but the file
+  // must never be replaced by what this build saves (the save checks the same proof again on
+  // the file as it is then, and puts this build's entries in a sidecar). Proven on the file's
+  // cache alone, before sidecars are combined in: without entry counts (before 10.8) the proof
+  // is the size, which a sidecar's entries would change.
+  std::string const why = readProof(*cache_, bytes);
   // Entries a build could not save under the lock: start from them too (the next save merges
   // them into the file). One TensorRT will not combine (another device or version) is the save's
   // business: it is kept as "<sidecar>.rejected" there.
@@ -87,10 +93,7 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
     cache_.reset();
     return false;
   }
-  // Bad bytes may come back as an EMPTY cache instead of null: the build goes on, but the file
-  // must never be replaced by what this build saves (the save checks the same proof again on
-  // the file as it is then, and puts this build's entries in a sidecar).
-  if (std::string why = readProof(*cache_, bytes); !why.empty()) {
+  if (!why.empty()) {
     if (pinned) {
       error = "pinned timing cache " + path + ": " + why + "; a pinned build cannot run from it (the file is left untouched)";
       return false;  // cache_ stays: the config holds it until the builder is gone
