@@ -11,28 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord } from '../../shared/protocol.js';
 import { Forwarder } from '../event-forwarder.js';
-import { FarmStore, type FarmRecord } from '../farm-store.js';
+import { FarmStore } from '../farm-store.js';
 import { QueueBuildService } from '../queue-service.js';
+import { queuedRecord, logEvent } from './records.js';
 import { rmDir, startRedis, stopAll, until, type RedisServer } from './harness.js';
 
 let dir: string;
 let server: RedisServer;
 let redis: Redis;
-
-const log = (buildId: string, message: string, seq = 0): BuildEvent => ({ v: PROTOCOL_VERSION, buildId, seq, t: 0, type: 'log', severity: 'info', message });
-
-function record(id: string): FarmRecord {
-  return {
-    id,
-    state: 'queued',
-    modelPath: '/m.onnx',
-    options: { backend: 'simulated' },
-    queuedAt: new Date().toISOString(),
-    lastSeq: -1,
-    engineAvailable: false,
-    farm: { target: {}, attempt: 1, retries: 0 },
-  };
-}
 
 /** A store that counts its appends (each one Lua call, one round trip). */
 class CountingStore extends FarmStore {
@@ -60,13 +46,13 @@ describe('farm event path', () => {
   it('the forwarder sends what piled up during an append in one append, in order, build.finished last', async () => {
     const store = new CountingStore(redis);
     const id = await store.nextBuildId();
-    await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await store.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     expect(await store.claim(id, 'w1/t')).toBe(1);
     const base = (await store.getRecord(id))!;
     const fwd = new Forwarder(store, id, 'w1/t', base, { id: 'w1', labels: {} }, 0, 1, () => undefined);
     const local: BuildRecord = { ...base, state: 'running' };
     // 500 local batches of one event each, as a build emits them while Redis is busy answering.
-    for (let i = 0; i < 500; i++) fwd.push([log('local-1', `line ${i}`, i)], () => local);
+    for (let i = 0; i < 500; i++) fwd.push([logEvent('local-1', `line ${i}`, i)], () => local);
     const finished = { v: PROTOCOL_VERSION, buildId: 'local-1', seq: 500, t: 1, type: 'build.finished', status: 'cancelled', durationMs: 1 } as BuildEvent;
     fwd.push([finished], () => ({ ...local, state: 'cancelled', outcome: finished as BuildRecord['outcome'] }));
     await fwd.flush({ ...local, state: 'cancelled', outcome: finished as BuildRecord['outcome'] });
@@ -91,7 +77,7 @@ describe('farm event path', () => {
       // The queue service notes "no live worker matches" first; then a line of our own.
       await until(() => (svc.getBuild(rec.id)?.lastSeq ?? -1) >= 0, 10_000, 'the queued note');
       const t0 = Date.now();
-      const [ev] = (await store.append(rec.id, [log(rec.id, 'written by someone else')], ''))!;
+      const [ev] = (await store.append(rec.id, [logEvent(rec.id, 'written by someone else')], ''))!;
       await until(() => (svc.getBuild(rec.id)?.lastSeq ?? -1) >= ev.seq, 20_000, 'serve to read the new event');
       // Well inside the minute the read would otherwise have waited.
       expect(Date.now() - t0).toBeLessThan(20_000);

@@ -11,8 +11,9 @@ import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { eventBytes } from '../../shared/event-bytes.js';
 import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord } from '../../shared/protocol.js';
 import { Forwarder } from '../event-forwarder.js';
-import { FarmStore, type FarmRecord } from '../farm-store.js';
+import { FarmStore } from '../farm-store.js';
 import { QueueBuildService } from '../queue-service.js';
+import { queuedRecord } from './records.js';
 import { rmDir, startRedis, startWorker, stopAll, until, type RedisServer } from './harness.js';
 
 let dir: string;
@@ -33,19 +34,6 @@ afterAll(async () => {
   if (dir) rmDir(dir);
 });
 
-function record(id: string): FarmRecord {
-  return {
-    id,
-    state: 'queued',
-    modelPath: '/m.onnx',
-    options: { backend: 'simulated' },
-    queuedAt: new Date().toISOString(),
-    lastSeq: -1,
-    engineAvailable: false,
-    farm: { target: {}, attempt: 1, retries: 0 },
-  };
-}
-
 const L = 'local-1';
 let seq = 0;
 const ev = (e: Record<string, unknown>): BuildEvent => ({ v: PROTOCOL_VERSION, buildId: L, seq: seq++, t: seq, ...e }) as BuildEvent;
@@ -54,7 +42,7 @@ describe('the farm forwarder with Redis stalled', () => {
   it('holds the build past its byte bound instead of growing; nothing but superseded steps is lost once Redis goes on', async () => {
     const store = new FarmStore(redis);
     const id = await store.nextBuildId();
-    await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await store.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     expect(await store.claim(id, 'w1/t')).toBe(1);
     const base = (await store.getRecord(id))!;
     const bound = 128 * 1024;

@@ -5,10 +5,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/support/onnx-gen.js';
 import { PROTOCOL_VERSION, type BuildEvent } from '../../shared/protocol.js';
-import { FarmStore, type FarmRecord } from '../farm-store.js';
+import { FarmStore } from '../farm-store.js';
 import { canonicalTarget, keys, poolQueueName } from '../keys.js';
 import { checkTarget, matches, parseLabels, probeLabels } from '../labels.js';
 import { acquireLock } from '../redis-lock.js';
+import { queuedRecord, logEvent } from './records.js';
 import { rmDir, startRedis, stopAll, type RedisServer } from './harness.js';
 
 let dir: string;
@@ -16,22 +17,7 @@ let server: RedisServer;
 let redis: Redis;
 let store: FarmStore;
 
-const log = (buildId: string, message: string): BuildEvent => ({ v: PROTOCOL_VERSION, buildId, seq: 99, t: 0, type: 'log', severity: 'info', message });
 const fin = (buildId: string): BuildEvent => ({ v: PROTOCOL_VERSION, buildId, seq: 99, t: 1, type: 'build.finished', status: 'succeeded', durationMs: 1 });
-
-function record(id: string): FarmRecord {
-  return {
-    id,
-    state: 'queued',
-    modelPath: '/m.onnx',
-    options: { backend: 'simulated' },
-    queuedAt: new Date().toISOString(),
-    lastSeq: -1,
-    phases: [],
-    engineAvailable: false,
-    farm: { target: {}, attempt: 1, retries: 0 },
-  };
-}
 
 beforeAll(async () => {
   dir = tempDir('tbs-farm-store-');
@@ -49,12 +35,12 @@ afterAll(async () => {
 describe('farm store', () => {
   it('Stop in one call: a queued build is claimed; a running one is counted and published with its count, and as the bare id', async () => {
     const queued = await store.nextBuildId();
-    await store.createBuild(record(queued), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await store.createBuild(queuedRecord(queued), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     expect(await store.requestStop(queued, 'serve-cancel', 'user')).toBe(0);
     expect(await store.getBuildFields(queued)).toMatchObject({ state: 'cancelling', owner: 'serve-cancel' });
 
     const running = await store.nextBuildId();
-    await store.createBuild(record(running), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await store.createBuild(queuedRecord(running), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     expect(await store.claim(running, 'w1/t')).toBe(1);
     const sub = redis.duplicate();
     const got: Array<[string, string]> = [];
@@ -82,21 +68,21 @@ describe('farm store', () => {
 
   it('numbers events across writers, refuses a stale owner and anything after build.finished', async () => {
     const id = await store.nextBuildId();
-    await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
-    expect((await store.append(id, [log(id, 'serve note')], ''))!.map((e) => e.seq)).toEqual([0]);
+    await store.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    expect((await store.append(id, [logEvent(id, 'serve note')], ''))!.map((e) => e.seq)).toEqual([0]);
     expect(await store.claim(id, 'w1/t')).toBe(1);
     expect(await store.claim(id, 'w2/t')).toBe(0); // already taken
-    expect((await store.append(id, [log(id, 'a'), log(id, 'b')], 'w1/t'))!.map((e) => e.seq)).toEqual([1, 2]);
-    expect(await store.append(id, [log(id, 'x')], 'w2/t')).toBeUndefined();
+    expect((await store.append(id, [logEvent(id, 'a'), logEvent(id, 'b')], 'w1/t'))!.map((e) => e.seq)).toEqual([1, 2]);
+    expect(await store.append(id, [logEvent(id, 'x')], 'w2/t')).toBeUndefined();
     // Serve takes the build from w1 (lost): w1's later writes go nowhere.
     expect(await store.takeover(id, 'w1/t', 'serve-lost')).toBe(true);
-    expect(await store.append(id, [log(id, 'late')], 'w1/t')).toBeUndefined();
-    expect(await store.putRecord({ ...record(id), state: 'running' }, 'w1/t')).toBe(false);
-    const end = await store.append(id, [fin(id), log(id, 'after the end')], 'serve-lost');
+    expect(await store.append(id, [logEvent(id, 'late')], 'w1/t')).toBeUndefined();
+    expect(await store.putRecord({ ...queuedRecord(id), state: 'running' }, 'w1/t')).toBe(false);
+    const end = await store.append(id, [fin(id), logEvent(id, 'after the end')], 'serve-lost');
     expect(end!.map((e) => e.type)).toEqual(['build.finished']);
-    expect(await store.putRecord({ ...record(id), state: 'crashed' }, 'serve-lost')).toBe(true);
-    expect(await store.putRecord({ ...record(id), state: 'succeeded' }, 'serve-lost')).toBe(false); // final stays final
-    expect(await store.append(id, [log(id, 'x')], '')).toBeUndefined();
+    expect(await store.putRecord({ ...queuedRecord(id), state: 'crashed' }, 'serve-lost')).toBe(true);
+    expect(await store.putRecord({ ...queuedRecord(id), state: 'succeeded' }, 'serve-lost')).toBe(false); // final stays final
+    expect(await store.append(id, [logEvent(id, 'x')], '')).toBeUndefined();
     const all = await store.eventsAfter(id, -1);
     expect(all.map((e) => [e.seq, e.type === 'log' ? e.message : e.type])).toEqual([
       [0, 'serve note'],
@@ -112,10 +98,10 @@ describe('farm store', () => {
     for (let i = 0; i < 5; i++) {
       const id = await store.nextBuildId();
       ids.push(id);
-      await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+      await store.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
       await store.claim(id, 'o');
       await store.append(id, [fin(id)], 'o');
-      await store.putRecord({ ...record(id), state: 'succeeded' }, 'o');
+      await store.putRecord({ ...queuedRecord(id), state: 'succeeded' }, 'o');
     }
     const kept = await store.historyIds();
     expect(kept).toHaveLength(3);
@@ -129,13 +115,13 @@ describe("serve's event cap travels with each build", () => {
     const serveSide = new FarmStore(redis, { streamMaxLen: 100, historyMax: 10 });
     const workerSide = new FarmStore(redis.duplicate(), { streamMaxLen: 20_000, historyMax: 10 });
     const id = await serveSide.nextBuildId();
-    await serveSide.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await serveSide.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     expect(await redis.hget(keys.build(id), 'maxEvents')).toBe('100');
     await workerSide.claim(id, 'w');
     for (let i = 0; i < 10; i++) {
       await workerSide.append(
         id,
-        Array.from({ length: 200 }, (_, j) => log(id, `e${i * 200 + j}`)),
+        Array.from({ length: 200 }, (_, j) => logEvent(id, `e${i * 200 + j}`)),
         'w',
       );
     }
@@ -151,13 +137,13 @@ describe("serve's event cap travels with each build", () => {
 
   it("a build without a cap of its own (an older serve's) gets the appending worker's", async () => {
     const id = await store.nextBuildId();
-    await store.createBuild(record(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
+    await store.createBuild(queuedRecord(id), { input: { modelPath: '/m.onnx' }, target: {}, retries: 0 });
     await redis.hdel(keys.build(id), 'maxEvents');
     await store.claim(id, 'w');
     for (let i = 0; i < 5; i++)
       await store.append(
         id,
-        Array.from({ length: 100 }, (_, j) => log(id, `e${j}`)),
+        Array.from({ length: 100 }, (_, j) => logEvent(id, `e${j}`)),
         'w',
       );
     expect(await redis.xlen(keys.events(id))).toBeLessThanOrEqual(150);
