@@ -215,7 +215,7 @@ export function OptionsForm() {
                 field,
                 () => (
                   <Field label={field === 'staticPlugins' ? 'Static plugin libraries' : field === 'dynamicPlugins' ? 'Dynamic plugin libraries' : 'Plugin libraries to serialize'}>
-                    <textarea rows={1} placeholder="none (one .so path per line)" value={form[field]} spellCheck={false} onChange={(e) => set({ [field]: e.target.value })} />
+                    <textarea rows={1} placeholder="none" title="One .so path per line" value={form[field]} spellCheck={false} onChange={(e) => set({ [field]: e.target.value })} />
                   </Field>
                 ),
               ]),
