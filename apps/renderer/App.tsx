@@ -75,6 +75,13 @@ export function App() {
     };
   }, [c]);
 
+  // The model and the form, in both layouts.
+  const leftColumn = (
+    <aside className="col-left">
+      <ModelPanel />
+      <OptionsForm />
+    </aside>
+  );
   return (
     <div
       className={`app${dragging ? ' dragging' : ''}`}
@@ -98,10 +105,7 @@ export function App() {
       {narrow ? (
         // A narrow window: the tree takes the height; the rest share one tabbed area under it.
         <div className="layout narrow">
-          <aside className="col-left">
-            <ModelPanel />
-            <OptionsForm />
-          </aside>
+          {leftColumn}
           <main className="col-main">
             <PhaseTree />
           </main>
@@ -132,10 +136,7 @@ export function App() {
         </div>
       ) : (
         <div className="layout">
-          <aside className="col-left">
-            <ModelPanel />
-            <OptionsForm />
-          </aside>
+          {leftColumn}
           <main className="col-main">
             <PhaseTree />
             <Timeline />

@@ -175,12 +175,10 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
     // Level of detail: runs of spans closer than a pixel become one rectangle.
     let runStart = -1;
     let runEnd = -1;
-    for (let i = 0; i < s.start.length; i++) {
-      const x0 = s.start[i] * sx;
-      const x1 = s.end[i] * sx;
+    const extend = (x0: number, x1: number) => {
       if (runStart >= 0 && x0 - runEnd < 1) {
         if (x1 > runEnd) runEnd = x1;
-        continue;
+        return;
       }
       if (runStart >= 0) {
         g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
@@ -188,22 +186,10 @@ function draw(g: CanvasRenderingContext2D, w: number, h: number, phases: PhaseRo
       }
       runStart = x0;
       runEnd = x1;
-    }
-    for (const inst of r.open) {
-      const x0 = inst.startT * sx;
-      const x1 = endT * sx;
-      // An open instance continues the last run when they touch.
-      if (runStart >= 0 && x0 - runEnd < 1) {
-        runEnd = Math.max(runEnd, x1);
-        continue;
-      }
-      if (runStart >= 0) {
-        g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
-        addBar(r, runStart, runEnd);
-      }
-      runStart = x0;
-      runEnd = x1;
-    }
+    };
+    for (let i = 0; i < s.start.length; i++) extend(s.start[i] * sx, s.end[i] * sx);
+    // An open instance continues the last run when they touch.
+    for (const inst of r.open) extend(inst.startT * sx, endT * sx);
     if (runStart >= 0) {
       g.fillRect(runStart, y, Math.max(1, runEnd - runStart), LANE_H - 2);
       addBar(r, runStart, runEnd);

@@ -6,6 +6,24 @@
 /** Characters parsed per task; ~64 KB is ~450 events, 1-2 ms of parsing here. */
 export const PIECE_CHARS = 64 * 1024;
 
+/**
+ * Reads a response body as text, chunk by chunk, until it ends (true) or `stop()` says so after
+ * a read or after `onText` (false; the body is cancelled).
+ */
+export async function readBodyText(body: ReadableStream<Uint8Array>, onText: (text: string) => void | Promise<void>, stop: () => boolean = () => false): Promise<boolean> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return true;
+    if (!stop()) await onText(decoder.decode(value, { stream: true }));
+    if (stop()) {
+      await reader.cancel().catch(() => undefined);
+      return false;
+    }
+  }
+}
+
 /** Returns control to the event loop (rendering can run) and resumes in a new task. */
 export type Yielder = () => Promise<void>;
 

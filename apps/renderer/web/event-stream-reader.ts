@@ -8,7 +8,7 @@
 // At most MAX_UNACKED messages are on their way to the page at once: past that the worker stops
 // reading, so a page that cannot keep up leaves the data in the connection (the server's bounds
 // then apply, as when the page read the body itself) instead of in an unbounded message queue.
-import { PIECE_CHARS } from './chunk-feed.js';
+import { PIECE_CHARS, readBodyText } from './chunk-feed.js';
 import { SseChunkParser, type MessageBatch } from './sse-reader.js';
 
 /** Page → worker. */
@@ -102,23 +102,19 @@ export class EventStreamReader {
         },
         (batch) => send({ type: 'messages', batch }, [batch.lengths.buffer]),
       );
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done || !live()) break;
-        const text = decoder.decode(value, { stream: true });
-        // Pieces, as the page parsed them itself (chunk-feed.ts): each message it gets is a
-        // short task there, however much the connection had buffered.
-        for (let i = 0; i < text.length && live(); i += this.piece) {
-          parser.push(text.slice(i, i + this.piece));
-          while (this.unacked >= MAX_UNACKED && live()) await new Promise<void>((r) => (this.wake = r));
-        }
-      }
-      if (live()) {
-        reader.releaseLock();
-        send({ type: 'end' });
-      } else await reader.cancel().catch(() => undefined);
+      const ended = await readBodyText(
+        res.body,
+        async (text) => {
+          // Pieces, as the page parsed them itself (chunk-feed.ts): each message it gets is a
+          // short task there, however much the connection had buffered.
+          for (let i = 0; i < text.length && live(); i += this.piece) {
+            parser.push(text.slice(i, i + this.piece));
+            while (this.unacked >= MAX_UNACKED && live()) await new Promise<void>((r) => (this.wake = r));
+          }
+        },
+        () => !live(),
+      );
+      if (ended && live()) send({ type: 'end' });
     } catch (e) {
       send({ type: 'error', message: (e as Error).message });
     } finally {

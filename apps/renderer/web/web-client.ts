@@ -11,7 +11,7 @@ import type { BuildRoutesRead } from '../../shared/build-routes.js';
 import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
 import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
-import { defaultYielder, feedInPieces } from './chunk-feed.js';
+import { defaultYielder, feedInPieces, readBodyText } from './chunk-feed.js';
 import { parseMessages, SseChunkParser, type SseHandlers } from './sse-reader.js';
 import type { StreamMessage, StreamRequest } from './event-stream-reader.js';
 
@@ -173,14 +173,8 @@ export class WebBuildClient implements BuildClient {
       if (res.status === 204) return 'no-content';
       if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
       retries = 0;
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        await feedInPieces(decoder.decode(value, { stream: true }), push, yielder, () => abort.signal.aborted);
-        if (abort.signal.aborted) break;
-      }
+      const stopped = () => abort.signal.aborted;
+      await readBodyText(res.body, (text) => feedInPieces(text, push, yielder, stopped), stopped);
       return 'ended';
     };
     // The stream worker (event-stream-reader.ts), where the host gives one: it reads and frames
@@ -320,13 +314,7 @@ export class WebBuildClient implements BuildClient {
           if (res.status === 404) return handlers.onStatus(null);
           if (!res.ok || !res.body) throw errorFromResponse(res.status, await res.text().catch(() => ''));
           retries = 0;
-          const reader = res.body.getReader();
-          const decoder = new TextDecoder();
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            parser.push(decoder.decode(value, { stream: true }));
-          }
+          await readBodyText(res.body, (text) => parser.push(text));
         } catch (e) {
           if (abort.signal.aborted) return;
           if ((e instanceof HttpError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
