@@ -38,6 +38,7 @@ ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
       recorder_(names_, pacer_, crash_),
       heartbeat_(options.heartbeatMs, startNs_),
       tree_(options.retainFinished) {
+  merge_.add(&control_);
   if (!options_.crashRecordPath.empty()) crashError_ = crash_.open(options_.crashRecordPath);
 }
 
@@ -130,9 +131,11 @@ void ProgressPipeline::waitForFlusher() noexcept {
   }
 }
 
-void ProgressPipeline::pushControl(Record&& r) {
-  r.seq = recorder_.nextSeq();
-  control_.push_back(std::move(r));
+uint64_t ProgressPipeline::pushControl(Record&& r) {
+  uint64_t seq = recorder_.nextSeq();
+  r.seq = seq;
+  control_.push(std::move(r));
+  return seq;
   pacer_.activity();
 }
 
@@ -268,9 +271,9 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     r.a = static_cast<int64_t>(outcome.status);
     r.text = o.done();
     closed_.store(true, std::memory_order_release);
-    pushControl(std::move(r));
+    uint64_t seq = pushControl(std::move(r));
     crash_.write(nullptr, 0);  // ended: a later crash (teardown) happened in no phase
-    finalSeq_.store(control_.back().seq, std::memory_order_release);
+    finalSeq_.store(seq, std::memory_order_release);
   }
   if (flusher_.joinable()) {
     pacer_.stop(false);
@@ -352,126 +355,104 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   // The node is not retired here: the producer still owns it until its own finish arrives.
 }
 
-// One flush: drain the records in sequence order, apply them to the emitted tree (repairing
-// what arrived out of order) with the coalesced steps between them, then emit the batch.
+// One flush: take the coalesced steps, apply the records up to the last sequence number issued
+// when the flush began in sequence order (repairing what arrived out of order) with the steps
+// placed between them, then emit the batch.
 void ProgressPipeline::flushOnce(bool final) {
   if (finalEmitted_) return;
   EventBatch batch;
-  uint64_t finalSeq = final ? finalSeq_.load(std::memory_order_acquire) : UINT64_MAX;
-  SeqOrder order;
-  size_t ready = drainInOrder(final, finalSeq, order);
-  drainedSeq_.store(expectedSeq_, std::memory_order_release);
-  batch.events.reserve(ready + 64);
-  names_.takeNew(&batch.firstNameId, &batch.newNames);
-  std::vector<Node*> retire;
+  // A flush under load ends at the number issued when it began: records published while it runs
+  // wait for the next one, so a batch never grows without end.
+  uint64_t limit = final ? finalSeq_.load(std::memory_order_acquire) + 1 : recorder_.issued();
+  batch.events.reserve(static_cast<size_t>(std::min<uint64_t>(limit - expectedSeq_, 1u << 16)) + 64);
+  retire_.clear();
   OutEvent finished;
-  bool haveFinished = applyRecords(batch, final, order, ready, retire, finished);
-  emitBatch(std::move(batch), final, haveFinished, std::move(finished), retire);
+  bool haveFinished = applyRecords(batch, final, limit, retire_, finished);
+  drainedSeq_.store(expectedSeq_, std::memory_order_release);
+  // After the records: every name a record of this batch uses was interned before its record was
+  // published, so it is among these.
+  names_.takeNew(&batch.firstNameId, &batch.newNames);
+  emitBatch(std::move(batch), final, haveFinished, std::move(finished), retire_);
 }
 
-// Drain: every queued record into pending_, sorted by sequence number in `order`; returns how
-// many of them (from the front of `order`) are contiguous and may be applied now.
-size_t ProgressPipeline::drainInOrder(bool final, uint64_t finalSeq, SeqOrder& order) {
-  auto drainAll = [&] {
-    recorder_.drainQueues([&](Record&& r) { pending_.push_back(std::move(r)); });
-    // The rare records are swapped out under the lock and moved after it: a builder thread
-    // logging at that moment waits for a pointer swap, not for the flusher's copying.
-    {
-      std::lock_guard<std::mutex> lk(controlMu_);
-      control_.swap(controlTaken_);
-    }
-    for (auto& r : controlTaken_) pending_.push_back(std::move(r));
-    controlTaken_.clear();
-  };
-  drainAll();
-  // Sort (seq, index) pairs rather than the records themselves: each thread's queue is already
-  // in order and records are large, so this is the cheap way to merge them.
-  auto sortOrder = [&] {
-    order.resize(pending_.size());
-    for (size_t i = 0; i < pending_.size(); ++i) order[i] = {pending_[i].seq, static_cast<uint32_t>(i)};
-    std::sort(order.begin(), order.end());
-  };
-  sortOrder();
-  if (final) {
-    // A record whose sequence number was taken but not yet published blocks the ones after it.
-    // At the end every builder thread has returned, so wait briefly, then skip (never hang).
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    auto contiguousToFinal = [&] {
-      uint64_t s = expectedSeq_;
-      for (auto const& [seq, idx] : order) {
-        if (seq < s) continue;
-        if (seq != s) return false;
-        if (s == finalSeq) return true;
-        ++s;
-      }
-      return false;
-    };
-    while (!contiguousToFinal() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-      drainAll();
-      sortOrder();
-    }
+// Steps of phases that moved since the last flush: one candidate per phase with its latest step,
+// sorted by time. Clearing `dirty` before reading the word means a step recorded after the read
+// re-queues the phase for the next flush (both sides use seq_cst).
+void ProgressPipeline::takeStepCandidates(std::vector<StepCandidate>& out) {
+  out.clear();
+  // Only nodes taken off the list get their flag cleared, and only after the whole list has
+  // been walked. A carried node is not on this list: clearing its flag could clear it while a
+  // producer has just linked it into the next list, and that producer's next step would link
+  // it a second time — a cycle in the list. A node both carried and listed is a candidate once.
+  ++flushNumber_;
+  std::vector<Node*>& dirty = dirtyTaken_;
+  dirty.clear();
+  for (Node* n = recorder_.takeDirty(); n != nullptr;) {
+    Node* next = n->nextDirty;
+    dirty.push_back(n);
+    n->flCandidateOf = flushNumber_;
+    n = next;
   }
-  size_t ready = 0;
-  while (ready < order.size() && order[ready].first <= finalSeq) {
-    if (order[ready].first != expectedSeq_) {
-      if (!final) break;
-      seqGapsSkipped_.fetch_add(order[ready].first - expectedSeq_, std::memory_order_relaxed);
-      expectedSeq_ = order[ready].first;
-    }
-    ++expectedSeq_;
-    ++ready;
+  for (Node* n : dirty) n->dirty.store(false, std::memory_order_seq_cst);
+  for (Node* n : carry_) {
+    if (n->flCandidateOf == flushNumber_) continue;
+    n->flCandidateOf = flushNumber_;
+    dirty.push_back(n);
   }
-  return ready;
-}
-
-// Repair: apply the first `ready` records of `order` to the emitted tree (a start under a parent
-// already finished goes to the nearest open ancestor; a finish closes children left open), with
-// the coalesced steps placed by time between them, into `batch`. The build's finish is held back
-// in `finished`; returns whether there is one.
-bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder const& order, size_t ready, std::vector<Node*>& retire,
-                                    OutEvent& finished) {
-  // Steps of phases that moved since the last flush: one candidate per phase with its latest
-  // step. Clearing `dirty` before reading the word means a step recorded after the read
-  // re-queues the phase for the next flush (both sides use seq_cst).
-  struct Candidate {
-    Node* node;
-    int64_t ns;
-    uint32_t gen;
-    int32_t stepsDone;
-    bool open;
-  };
-  std::vector<Candidate> candidates;
-  {
-    // Only nodes taken off the list get their flag cleared, and only after the whole list has
-    // been walked. A carried node is not on this list: clearing its flag could clear it while a
-    // producer has just linked it into the next list, and that producer's next step would link
-    // it a second time — a cycle in the list. A node both carried and listed is a candidate once.
-    ++flushNumber_;
-    std::vector<Node*> dirty;
-    for (Node* n = recorder_.takeDirty(); n != nullptr;) {
-      Node* next = n->nextDirty;
-      dirty.push_back(n);
-      n->flCandidateOf = flushNumber_;
-      n = next;
-    }
-    for (Node* n : dirty) n->dirty.store(false, std::memory_order_seq_cst);
-    for (Node* n : carry_) {
-      if (n->flCandidateOf == flushNumber_) continue;
-      n->flCandidateOf = flushNumber_;
-      dirty.push_back(n);
-    }
-    carry_.clear();
-    for (Node* n : dirty) {
-      uint64_t w = n->word.load(std::memory_order_seq_cst);
-      bool open = (w & kOpenBit) != 0;
-      auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
-      candidates.push_back(Candidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen, static_cast<int32_t>(w & kStepsMask), open});
-    }
+  carry_.clear();
+  for (Node* n : dirty) {
+    uint64_t w = n->word.load(std::memory_order_seq_cst);
+    bool open = (w & kOpenBit) != 0;
+    auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
+    out.push_back(StepCandidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen, static_cast<int32_t>(w & kStepsMask), open});
   }
   // Placed by time among the starts/finishes, so "a parent advanced while its child was open"
   // stays visible in the stream after coalescing.
-  std::stable_sort(candidates.begin(), candidates.end(), [](auto const& a, auto const& b) { return a.ns < b.ns; });
+  std::stable_sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.ns < b.ns; });
+}
+
+// The merge reads the control queue (index 0) and every builder thread's queue (index t + 1);
+// threads that called for the first time since the last look join it.
+void ProgressPipeline::syncQueues() {
+  for (int q = recorder_.queueCount(); merge_.size() < static_cast<size_t>(q) + 1;) {
+    merge_.add(recorder_.queue(static_cast<int>(merge_.size()) - 1));
+  }
+}
+
+// The record numbered expectedSeq_ if it may be applied now, else nullptr (the flush ends). A
+// number taken whose record is not published yet holds back the ones after it; in the final
+// flush every builder thread has returned, so it waits briefly for it (without the tree's lock,
+// which snapshot() may want), then skips it (never hang).
+ProgressPipeline::Record* ProgressPipeline::nextRecord(bool final, uint64_t limit, std::unique_lock<std::mutex>& view,
+                                                      int64_t& finalDeadlineNs) {
+  if (expectedSeq_ >= limit) return nullptr;
+  syncQueues();
+  if (Record* r = merge_.find(expectedSeq_)) return r;
+  if (!final) return nullptr;
+  if (finalDeadlineNs == 0) finalDeadlineNs = monoNowNs() + 1000000000;
+  view.unlock();
+  Record* r = nullptr;
+  while ((r = merge_.find(expectedSeq_)) == nullptr && monoNowNs() < finalDeadlineNs) {
+    std::this_thread::yield();
+    syncQueues();
+  }
+  view.lock();
+  if (r != nullptr) return r;
+  uint64_t lowest = merge_.lowestFront();
+  if (lowest >= limit) return nullptr;
+  seqGapsSkipped_.fetch_add(lowest - expectedSeq_, std::memory_order_relaxed);
+  expectedSeq_ = lowest;
+  return merge_.find(expectedSeq_);
+}
+
+// Repair: apply the records numbered expectedSeq_ up to `limit` (as far as they are published
+// without a gap) to the emitted tree (a start under a parent already finished goes to the nearest
+// open ancestor; a finish closes children left open), with the coalesced steps placed by time
+// between them, into `batch`. The build's finish is held back in `finished`; returns whether
+// there is one.
+bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limit, std::vector<Node*>& retire, OutEvent& finished) {
+  std::vector<StepCandidate>& candidates = candidates_;
+  takeStepCandidates(candidates);
 
   bool haveFinished = false;
 
@@ -489,10 +470,11 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder cons
     emit(batch, std::move(ev));
   };
   size_t nextCandidate = 0;
-  std::vector<Candidate> deferred;  // steps whose phase.start has not been emitted yet
+  std::vector<StepCandidate>& deferred = deferred_;  // steps whose phase.start has not been emitted yet
+  deferred.clear();
   auto emitCandidatesBefore = [&](int64_t ns) {
     for (; nextCandidate < candidates.size() && candidates[nextCandidate].ns < ns; ++nextCandidate) {
-      Candidate const& c = candidates[nextCandidate];
+      StepCandidate const& c = candidates[nextCandidate];
       if (c.node->flGen == c.gen) {
         emitStep(c.node, c.stepsDone, c.ns);
       } else {
@@ -501,8 +483,9 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder cons
     }
   };
 
-  for (size_t i = 0; i < ready; ++i) {
-    Record& r = pending_[order[i].second];
+  int64_t finalDeadlineNs = 0;
+  for (Record* rp; (rp = nextRecord(final, limit, view, finalDeadlineNs)) != nullptr; merge_.pop(), ++expectedSeq_) {
+    Record& r = *rp;
     if (r.type == EvType::kPhaseStart || r.type == EvType::kPhaseFinish) emitCandidatesBefore(r.ns);
     OutEvent ev;
     ev.type = r.type;
@@ -562,18 +545,8 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder cons
     }
     emit(batch, std::move(ev));
   }
-  if (ready == pending_.size()) {
-    pending_.clear();
-  } else {
-    // Keep what waits behind a sequence gap (usually a handful of records).
-    // Two buffers swapped back and forth keep their capacity (no page faults per flush).
-    spare_.clear();
-    for (size_t i = ready; i < order.size(); ++i) spare_.push_back(std::move(pending_[order[i].second]));
-    pending_.clear();
-    pending_.swap(spare_);
-  }
   if (!haveFinished) emitCandidatesBefore(INT64_MAX);
-  for (Candidate const& c : deferred) {
+  for (StepCandidate const& c : deferred) {
     if (c.node->flGen == c.gen && !haveFinished) {
       emitStep(c.node, c.stepsDone, c.ns);  // its start came later in this same batch
     } else if (!final && c.open) {
@@ -583,7 +556,7 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, SeqOrder cons
     }
   }
   for (; nextCandidate < candidates.size(); ++nextCandidate) {
-    Candidate const& c = candidates[nextCandidate];
+    StepCandidate const& c = candidates[nextCandidate];
     if (!final && c.open && c.node->flGen != c.gen) carry_.push_back(c.node);
   }
   tree_.forgetOldFinished();
@@ -608,7 +581,6 @@ void ProgressPipeline::emitBatch(EventBatch&& batch, bool final, bool haveFinish
     emit(batch, std::move(finished));
     batch.final = true;
     finalEmitted_ = true;
-    pending_.clear();
   }
   recorder_.retire(retire);
   if (!batch.events.empty() || !batch.newNames.empty()) consumer_(std::move(batch));

@@ -41,6 +41,8 @@
 #include "flush_pacer.h"
 #include "heartbeat.h"
 #include "name_table.h"
+#include "record_merge.h"
+#include "record_queue.h"
 #include "recorder.h"
 #include "room_gate.h"
 
@@ -138,7 +140,7 @@ class ProgressPipeline final : public ProgressSink {
   static constexpr uint64_t kStepsMask = Recorder::kStepsMask;
 
   double msSinceStart(int64_t ns) const { return static_cast<double>(ns - startNs_) / 1e6; }
-  void pushControl(Record&& r);  // with controlMu_ held
+  uint64_t pushControl(Record&& r);  // with controlMu_ held; returns the record's sequence number
 
   // Builder thread, in phaseStart/phaseFinish/log: returns at once in normal operation (two
   // loads); waits at the RoomGate while the consumer is full, and for the flusher while the
@@ -149,10 +151,19 @@ class ProgressPipeline final : public ProgressSink {
   void flusherLoop();
   bool hasWork() const noexcept;  // flusher thread
   void flushOnce(bool final);
-  // The three parts of a flush (progress_pipeline.cc): drain, repair, emit.
-  using SeqOrder = std::vector<std::pair<uint64_t, uint32_t>>;  // (seq, index into pending_)
-  size_t drainInOrder(bool final, uint64_t finalSeq, SeqOrder& order);
-  bool applyRecords(EventBatch& batch, bool final, SeqOrder const& order, size_t ready, std::vector<Node*>& retire, OutEvent& finished);
+  // The parts of a flush (progress_pipeline.cc): take the coalesced steps, apply the records in
+  // sequence order with the steps between them (repairing the tree), emit.
+  struct StepCandidate {
+    Node* node;
+    int64_t ns;
+    uint32_t gen;
+    int32_t stepsDone;
+    bool open;
+  };
+  void takeStepCandidates(std::vector<StepCandidate>& out);
+  void syncQueues();
+  Record* nextRecord(bool final, uint64_t limit, std::unique_lock<std::mutex>& view, int64_t& finalDeadlineNs);
+  bool applyRecords(EventBatch& batch, bool final, uint64_t limit, std::vector<Node*>& retire, OutEvent& finished);
   void emitBatch(EventBatch&& batch, bool final, bool haveFinished, OutEvent&& finished, std::vector<Node*> const& retire);
   void emit(EventBatch& batch, OutEvent&& ev);
   void closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent);
@@ -170,10 +181,10 @@ class ProgressPipeline final : public ProgressSink {
   std::string crashError_;
   Recorder recorder_;
 
-  // Rare records (logs, cache stats, started, cancelling, finished) from any thread.
+  // Rare records (logs, cache stats, started, cancelling, finished) from any thread: one queue
+  // whose producer side is used only with controlMu_ held; the flusher reads it without the lock.
   std::mutex controlMu_;
-  std::vector<Record> control_;
-  std::vector<Record> controlTaken_;  // flusher only: control_'s records after a swap
+  SpscChunkQueue<Record> control_;
   std::string lastCacheJson_;
 
   Heartbeat heartbeat_;
@@ -199,8 +210,9 @@ class ProgressPipeline final : public ProgressSink {
   std::thread flusher_;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;
-  std::vector<Record> pending_;  // drained but not yet processed (waiting for a seq gap)
-  std::vector<Record> spare_;
+  RecordMerge<Record> merge_;  // the control queue and every builder thread's queue
+  std::vector<StepCandidate> candidates_, deferred_;  // reused each flush (capacity kept)
+  std::vector<Node*> dirtyTaken_, retire_;
   std::vector<Node*> carry_;
   uint64_t flushNumber_ = 0;
   bool finalEmitted_ = false;

@@ -100,12 +100,10 @@ class Recorder {
   bool anyDirty() const noexcept { return dirtyHead_.load(std::memory_order_seq_cst) != nullptr; }
   // The phases whose steps moved since the last call, linked through nextDirty.
   Node* takeDirty() noexcept { return dirtyHead_.exchange(nullptr, std::memory_order_seq_cst); }
-  // Calls fn(Record&&) for every record the builder threads have published so far.
-  template <typename Fn>
-  void drainQueues(Fn&& fn) {
-    int threads = threadCount_.load(std::memory_order_acquire);
-    for (int t = 0; t < threads; ++t) threadArr_[t].load(std::memory_order_acquire)->queue.drain(fn);
-  }
+  // The builder threads' record queues, numbered in the order the threads first called; the
+  // number only grows. The flusher merges them by sequence number (record_merge.h).
+  int queueCount() const noexcept { return threadCount_.load(std::memory_order_acquire); }
+  SpscChunkQueue<Record>* queue(int t) noexcept { return &threadArr_[t].load(std::memory_order_acquire)->queue; }
   // Nodes whose finish the flusher has processed: back to the pool (never takes a lock).
   void retire(std::vector<Node*> const& nodes);
 
