@@ -4,54 +4,143 @@
 #include <functional>
 
 namespace tbs {
+namespace {
 
-EmittedTree::Phase* EmittedTree::find(int64_t id) {
-  auto it = phases_.find(id);
-  return it == phases_.end() ? nullptr : &it->second;
+// Fibonacci hashing: ids are sequence numbers, mostly consecutive; the multiply spreads them.
+size_t home(int64_t id, size_t mask) { return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> 24) & mask; }
+
+}  // namespace
+
+EmittedTree::EmittedTree(size_t retainFinished) : retainFinished_(retainFinished) {
+  index_.resize(1024);
+  mask_ = index_.size() - 1;
 }
 
-int64_t EmittedTree::nearestOpen(int64_t id, bool* moved) const {
+size_t EmittedTree::probe(int64_t id) const {
+  size_t i = home(id, mask_);
+  while (index_[i].id != -1 && index_[i].id != id) i = (i + 1) & mask_;
+  return i;
+}
+
+void EmittedTree::grow() {
+  std::vector<Entry> old;
+  old.swap(index_);
+  index_.assign(old.size() * 2, Entry{});
+  mask_ = index_.size() - 1;
+  for (Entry const& e : old) {
+    if (e.id != -1) index_[probe(e.id)] = e;
+  }
+}
+
+// Backward-shift deletion: later entries of the same probe run move up into the hole, so a
+// lookup never needs tombstones.
+void EmittedTree::eraseFromIndex(int64_t id) {
+  size_t i = probe(id);
+  if (index_[i].id == -1) return;
+  for (size_t j = i;;) {
+    index_[i].id = -1;
+    for (;;) {
+      j = (j + 1) & mask_;
+      if (index_[j].id == -1) return;
+      size_t want = home(index_[j].id, mask_);
+      // Entry j may fill the hole at i unless its home lies cyclically in (i, j].
+      bool stays = i <= j ? (i < want && want <= j) : (i < want || want <= j);
+      if (!stays) break;
+    }
+    index_[i] = index_[j];
+    i = j;
+  }
+}
+
+uint32_t EmittedTree::slotOf(int64_t id) const {
+  if (id < 0) return kNoSlot;
+  Entry const& e = index_[probe(id)];
+  return e.id == -1 ? kNoSlot : e.slot;
+}
+
+EmittedTree::Phase* EmittedTree::find(int64_t id) {
+  uint32_t slot = slotOf(id);
+  return slot == kNoSlot ? nullptr : &slots_[slot];
+}
+
+int64_t EmittedTree::nearestOpen(int64_t id, bool* moved, uint32_t* slot) const {
   *moved = false;
+  uint32_t s = kNoSlot;
   while (id >= 0) {
-    auto p = phases_.find(id);
-    if (p != phases_.end() && p->second.open) break;
-    id = p == phases_.end() ? -1 : p->second.parentId;
+    s = slotOf(id);
+    if (s != kNoSlot && slots_[s].open) break;
+    id = s == kNoSlot ? -1 : slots_[s].parentId;
+    s = kNoSlot;
     *moved = true;
   }
+  if (slot != nullptr) *slot = s;
   return id;
 }
 
-void EmittedTree::add(int64_t id, Phase phase) {
-  int64_t parent = phase.parentId;
-  phases_[id] = std::move(phase);
-  if (parent >= 0) phases_[parent].openChildren.push_back(id);
+uint32_t EmittedTree::add(int64_t id, Phase phase, uint32_t parentSlot) {
+  phase.parentSlot = parentSlot;
+  size_t i = probe(id);
+  uint32_t slot;
+  if (index_[i].id == id) {
+    slot = index_[i].slot;
+    slots_[slot] = std::move(phase);
+  } else {
+    if (!freeSlots_.empty()) {
+      slot = freeSlots_.back();
+      freeSlots_.pop_back();
+      // Keep the slot's child list capacity: the next phase there most likely has children too.
+      std::vector<int64_t> children = std::move(slots_[slot].openChildren);
+      children.clear();
+      slots_[slot] = std::move(phase);
+      if (slots_[slot].openChildren.empty()) slots_[slot].openChildren = std::move(children);
+      slotIds_[slot] = id;
+    } else {
+      slot = static_cast<uint32_t>(slots_.size());
+      slots_.push_back(std::move(phase));
+      slotIds_.push_back(id);
+    }
+    index_[i] = Entry{id, slot};
+    if (++count_ * 2 > index_.size()) grow();
+  }
+  if (parentSlot != kNoSlot) slots_[parentSlot].openChildren.push_back(id);
+  return slot;
 }
 
-void EmittedTree::close(int64_t id, int32_t stepsDone, double endT, bool early) {
-  Phase* v = find(id);
-  if (v == nullptr) return;
-  v->open = false;
-  v->stepsDone = stepsDone;
-  v->endT = endT;
-  v->early = early;
-  if (Phase* p = v->parentId >= 0 ? find(v->parentId) : nullptr) {
-    auto& oc = p->openChildren;
-    oc.erase(std::remove(oc.begin(), oc.end(), id), oc.end());
+void EmittedTree::close(uint32_t slot, int32_t stepsDone, double endT, bool early) {
+  Phase& v = slots_[slot];
+  if (!v.open) return;
+  int64_t id = slotIds_[slot];
+  v.open = false;
+  v.stepsDone = stepsDone;
+  v.endT = endT;
+  v.early = early;
+  if (v.parentSlot != kNoSlot) {
+    auto& oc = slots_[v.parentSlot].openChildren;
+    // The newest child is the one that usually ends first: search from the back.
+    for (size_t k = oc.size(); k-- > 0;) {
+      if (oc[k] == id) {
+        oc.erase(oc.begin() + static_cast<std::ptrdiff_t>(k));
+        break;
+      }
+    }
   }
   finishedOrder_.push_back(id);
 }
 
 std::vector<int64_t> EmittedTree::openChildren(int64_t id) const {
-  auto it = phases_.find(id);
-  std::vector<int64_t> out = it == phases_.end() ? std::vector<int64_t>{} : it->second.openChildren;
+  std::vector<int64_t> out;
+  if (id < 0) return out;
+  Entry const& e = index_[probe(id)];
+  if (e.id == -1 || slots_[e.slot].openChildren.empty()) return out;
+  out = slots_[e.slot].openChildren;
   std::sort(out.begin(), out.end(), std::greater<>());
   return out;
 }
 
 std::vector<int64_t> EmittedTree::openPhases() const {
   std::vector<int64_t> out;
-  for (auto const& [id, v] : phases_) {
-    if (v.open) out.push_back(id);
+  for (size_t s = 0; s < slotIds_.size(); ++s) {
+    if (slotIds_[s] >= 0 && slots_[s].open) out.push_back(slotIds_[s]);
   }
   std::sort(out.begin(), out.end(), std::greater<>());
   return out;
@@ -59,8 +148,15 @@ std::vector<int64_t> EmittedTree::openPhases() const {
 
 void EmittedTree::forgetOldFinished() {
   while (finishedOrder_.size() > retainFinished_) {
-    phases_.erase(finishedOrder_.front());
+    int64_t id = finishedOrder_.front();
     finishedOrder_.pop_front();
+    size_t i = probe(id);
+    if (index_[i].id == -1) continue;
+    uint32_t slot = index_[i].slot;
+    eraseFromIndex(id);
+    slotIds_[slot] = -1;
+    freeSlots_.push_back(slot);
+    --count_;
   }
 }
 
@@ -69,19 +165,21 @@ std::vector<PhaseSnapshot> EmittedTree::snapshot(NameTable const& names) const {
   std::vector<uint32_t> nameIds;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    out.reserve(phases_.size());
-    nameIds.reserve(phases_.size());
-    for (auto const& [id, v] : phases_) {
-      PhaseSnapshot s;
-      s.id = id;
-      s.parentId = v.parentId;
-      s.nbSteps = v.nbSteps;
-      s.instance = v.instance;
-      s.stepsDone = v.stepsDone;
-      s.startT = v.startT;
-      s.endT = v.open ? -1 : v.endT;
-      s.early = v.early;
-      out.push_back(std::move(s));
+    out.reserve(count_);
+    nameIds.reserve(count_);
+    for (size_t s = 0; s < slotIds_.size(); ++s) {
+      if (slotIds_[s] < 0) continue;
+      Phase const& v = slots_[s];
+      PhaseSnapshot p;
+      p.id = slotIds_[s];
+      p.parentId = v.parentId;
+      p.nbSteps = v.nbSteps;
+      p.instance = v.instance;
+      p.stepsDone = v.stepsDone;
+      p.startT = v.startT;
+      p.endT = v.open ? -1 : v.endT;
+      p.early = v.early;
+      out.push_back(std::move(p));
       nameIds.push_back(v.nameId);
     }
   }

@@ -322,10 +322,10 @@ void ProgressPipeline::closeOpenChildren(EventBatch& batch, int64_t id, int64_t 
 }
 
 void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bool byParent) {
-  EmittedTree::Phase* found = tree_.find(id);
-  if (found == nullptr || !found->open) return;
+  uint32_t slot = tree_.slotOf(id);
+  if (slot == EmittedTree::kNoSlot || !tree_.at(slot).open) return;
   closeOpenChildren(batch, id, ns);
-  EmittedTree::Phase& v = *tree_.find(id);  // closing children inserts nothing: still there
+  EmittedTree::Phase& v = tree_.at(slot);  // closing children inserts nothing: still there
   Node* n = static_cast<Node*>(v.node);
   uint64_t w = n->word.load(std::memory_order_seq_cst);
   auto wgen = static_cast<uint32_t>(w >> 32);
@@ -349,7 +349,7 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
   fin.a = id;
   fin.b = steps;
   fin.c = steps < v.nbSteps ? 1 : 0;
-  tree_.close(id, steps, fin.t, fin.c != 0);
+  tree_.close(slot, steps, fin.t, fin.c != 0);
   (byParent ? closedByParent_ : closedAtEnd_).fetch_add(1, std::memory_order_relaxed);
   emit(batch, std::move(fin));
   // The node is not retired here: the producer still owns it until its own finish arrives.
@@ -364,7 +364,6 @@ void ProgressPipeline::flushOnce(bool final) {
   // A flush under load ends at the number issued when it began: records published while it runs
   // wait for the next one, so a batch never grows without end.
   uint64_t limit = final ? finalSeq_.load(std::memory_order_acquire) + 1 : recorder_.issued();
-  batch.events.reserve(static_cast<size_t>(std::min<uint64_t>(limit - expectedSeq_, 1u << 16)) + 64);
   retire_.clear();
   OutEvent finished;
   bool haveFinished = applyRecords(batch, final, limit, retire_, finished);
@@ -453,6 +452,10 @@ ProgressPipeline::Record* ProgressPipeline::nextRecord(bool final, uint64_t limi
 bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limit, std::vector<Node*>& retire, OutEvent& finished) {
   std::vector<StepCandidate>& candidates = candidates_;
   takeStepCandidates(candidates);
+  // Each record is an event, each candidate at most one, and a finish may add the step before
+  // it: reserving for that spares the batch's reallocations (a flush under load holds ~10^4).
+  size_t records = static_cast<size_t>(std::min<uint64_t>(limit - expectedSeq_, 1u << 17));
+  batch.events.reserve(records + records / 2 + candidates.size() + 64);
 
   bool haveFinished = false;
 
@@ -466,7 +469,7 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limi
     ev.b = stepsDone - 1;
     ev.c = stepsDone;
     n->flEmittedSteps = stepsDone;
-    if (EmittedTree::Phase* v = tree_.find(ev.a)) v->stepsDone = stepsDone;
+    tree_.at(n->flSlot).stepsDone = stepsDone;  // called only while n->flGen is live
     emit(batch, std::move(ev));
   };
   size_t nextCandidate = 0;
@@ -495,7 +498,8 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limi
         // A parent another thread finished just before this start was ordered: attach the child
         // to the nearest ancestor still open.
         bool moved = false;
-        int64_t parentId = tree_.nearestOpen(r.b, &moved);
+        uint32_t parentSlot = EmittedTree::kNoSlot;
+        int64_t parentId = tree_.nearestOpen(r.b, &moved, &parentSlot);
         if (moved) reparented_.fetch_add(1, std::memory_order_relaxed);
         r.node->flGen = r.gen;
         r.node->flEmittedSteps = 0;
@@ -508,20 +512,22 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limi
         v.startT = ev.t;
         v.node = r.node;
         v.gen = r.gen;
-        tree_.add(r.a, std::move(v));
+        r.node->flSlot = tree_.add(r.a, std::move(v), parentSlot);
         break;
       }
       case EvType::kPhaseFinish: {
         retire.push_back(r.node);
-        EmittedTree::Phase* v = tree_.find(r.a);
-        if (v == nullptr || !v->open) continue;  // already closed with its parent
-        closeOpenChildren(batch, r.a, r.ns);
+        // Open in the view exactly while the node's flusher generation is this record's: a
+        // phase closed with its parent (or whose start never came) has another.
+        if (r.node->flGen != r.gen) continue;
+        uint32_t slot = r.node->flSlot;
+        if (!tree_.at(slot).openChildren.empty()) closeOpenChildren(batch, r.a, r.ns);
         auto stepsDone = static_cast<int32_t>(r.b);
         // The last steps before a finish are never coalesced away.
         if (r.node->flGen == r.gen) emitStep(r.node, stepsDone, r.node->lastStepNs.load(std::memory_order_relaxed));
         r.node->flGen = UINT32_MAX;
         ev.a = r.a, ev.b = r.b, ev.c = r.c;
-        tree_.close(r.a, stepsDone, ev.t, r.c != 0);
+        tree_.close(slot, stepsDone, ev.t, r.c != 0);
         break;
       }
       case EvType::kFinished: {

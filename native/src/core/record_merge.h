@@ -16,10 +16,9 @@
 
 namespace tbs {
 
-template <typename Record>
+template <typename Record, typename Queue = SpscChunkQueue<Record>>
 class RecordMerge {
  public:
-  using Queue = SpscChunkQueue<Record>;
 
   // Flusher: one more queue to merge (queues are never removed).
   void add(Queue* q) { queues_.push_back(q); }

@@ -63,6 +63,7 @@ class Recorder {
     uint32_t flGen = UINT32_MAX;  // generation whose start was emitted and is not closed yet
     int32_t flEmittedSteps = 0;
     uint64_t flCandidateOf = 0;  // the flush that last took it as a step candidate
+    uint32_t flSlot = 0;         // its phase's slot in the emitted tree while flGen is live
   };
 
   struct Record {
