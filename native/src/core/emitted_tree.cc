@@ -6,13 +6,19 @@
 namespace tbs {
 namespace {
 
-// Fibonacci hashing: ids are sequence numbers, mostly consecutive; the multiply spreads them.
-size_t home(int64_t id, size_t mask) { return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> 24) & mask; }
+// Ids are sequence numbers, added and forgotten roughly in order. Groups of four consecutive ids
+// share 64 bytes of the index (Fibonacci hashing spreads the groups), so inserting and forgetting
+// in order touches new cache lines about once per group rather than once per id: the index is
+// larger than the cache, and its misses were most of its cost (perf, bench:native storm).
+size_t home(int64_t id, size_t mask) {
+  auto u = static_cast<uint64_t>(id);
+  return static_cast<size_t>((((u >> 2) * 0x9E3779B97F4A7C15ull) >> 24) * 4 + (u & 3)) & mask;
+}
 
 }  // namespace
 
 EmittedTree::EmittedTree(size_t retainFinished) : retainFinished_(retainFinished) {
-  index_.resize(1024);
+  index_.resize(1024);  // a power of two, a multiple of 4 entries (home())
   mask_ = index_.size() - 1;
 }
 
@@ -34,9 +40,7 @@ void EmittedTree::grow() {
 
 // Backward-shift deletion: later entries of the same probe run move up into the hole, so a
 // lookup never needs tombstones.
-void EmittedTree::eraseFromIndex(int64_t id) {
-  size_t i = probe(id);
-  if (index_[i].id == -1) return;
+void EmittedTree::eraseAt(size_t i) {
   for (size_t j = i;;) {
     index_[i].id = -1;
     for (;;) {
@@ -153,7 +157,7 @@ void EmittedTree::forgetOldFinished() {
     size_t i = probe(id);
     if (index_[i].id == -1) continue;
     uint32_t slot = index_[i].slot;
-    eraseFromIndex(id);
+    eraseAt(i);
     slotIds_[slot] = -1;
     freeSlots_.push_back(slot);
     --count_;
