@@ -84,8 +84,10 @@ class FlushPacer {
   // A sleeping flusher looks again this often even without a wake-up (belt and braces).
   static constexpr int64_t kIdleCheckNs = 100 * 1000000;
 
-  // Until a post or the monotonic deadline (monoNowNs() is steady_clock: CLOCK_MONOTONIC).
+  // Until a post or the deadline `ns` (monoNowNs()'s timeline, which may read the TSC: clock.h),
+  // handed to the OS as the CLOCK_MONOTONIC time that is as far away.
   void sleepUntil(int64_t ns) noexcept {
+    ns = steadyNowNs() + (ns - monoNowNs());
     timespec ts;
     ts.tv_sec = static_cast<time_t>(ns / 1000000000);
     ts.tv_nsec = static_cast<long>(ns % 1000000000);

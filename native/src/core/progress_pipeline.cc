@@ -67,7 +67,7 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
   // Back-pressure (room_gate.h): a builder waits before it starts a phase while downstream holds
   // its bound; the start's time is when it went on. Two loads when nobody is behind.
   waitForRoom();
-  int64_t now = monoNowNs();
+  int64_t now = callbackNowNs();
   if (closed_.load(std::memory_order_acquire)) {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -78,8 +78,9 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
 
 bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
   // The timestamp is taken before the flag is read, and requestCancel() stores the flag before
-  // taking its own timestamp: so every step recorded as completed has t <= requestedAt.
-  int64_t now = monoNowNs();
+  // taking its own timestamp: so every step recorded as completed has t <= requestedAt. (The
+  // callback reading keeps the flag's load after it; clock.h.)
+  int64_t now = callbackNowNs();
   if (cancel_.requested()) {
     cancel_.sawByBuilder(now);
     return false;
@@ -94,7 +95,7 @@ bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
 }
 
 void ProgressPipeline::phaseFinish(char const* name) noexcept {
-  int64_t now = monoNowNs();
+  int64_t now = callbackNowNs();
   if (closed_.load(std::memory_order_acquire)) {
     afterEnd_.fetch_add(1, std::memory_order_relaxed);
     return;
