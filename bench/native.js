@@ -5,7 +5,11 @@
 //     (native/bench/bench_callbacks.cc, built by npm run build:native); oursStartFinish: the
 //     phaseStart/phaseFinish calls alone; withCrashRecord(StartFinish): the same with the crash
 //     record kept (a memory-mapped file written on every phaseStart/phaseFinish);
-//   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++);
+//   sustainedCallbacksPerSec: 8 producer threads flat out through the pipeline (C++), callbacks
+//     over the producers' time; sustainedDrainedCallbacksPerSec: over the producers' time plus
+//     finish(), which emits whatever the flusher had not caught up with (sustainedFinishMs): a
+//     pipeline whose queues grow without bound scores high on the first and low on the second;
+//   clockReadsTsc: whether the native clock reads the TSC (core/clock.h) or steady_clock;
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
 //   againstEarlier (with -- --against DIR, a checkout of earlier code built there): its C++
 //     benchmark and ours alternately, three rounds each, medians side by side with the ratio;
@@ -161,6 +165,11 @@ function main() {
       callbackP99NsThreads8: figure((r) => r.callbackCostNs.threads8.ours.p99),
       maxProducerWaitUs: figure((r) => r.maxProducerWaitUs),
     };
+    // Figures the earlier benchmark may predate: side by side only where both report them.
+    const both = (pick) => [...ours, ...theirs].every((r) => typeof pick(r) === 'number');
+    if (both((r) => r.sustainedDrainedCallbacksPerSec)) {
+      result.againstEarlier.sustainedDrainedCallbacksPerSec = figure((r) => r.sustainedDrainedCallbacksPerSec);
+    }
   } else {
     result = runCpp(benchExe);
   }
