@@ -576,7 +576,10 @@ bool ProgressPipeline::applyRecords(EventBatch& batch, bool final, uint64_t limi
 void ProgressPipeline::emitBatch(EventBatch&& batch, bool final, bool haveFinished, OutEvent&& finished, std::vector<Node*> const& retire) {
   int64_t now = monoNowNs();
   double silentMs = 0;
-  if (!final && heartbeat_.take(now, &silentMs)) {
+  // Never the stream's first event: build.started is (the addon announces it on the build thread,
+  // which on a busy machine can come after the first heartbeat was due; a pipeline used without
+  // build.started starts with its first record). The heartbeat stays due until then.
+  if (!final && emitSeq_ > 0 && heartbeat_.take(now, &silentMs)) {
     OutEvent hb;
     hb.type = EvType::kHeartbeat;
     hb.t = msSinceStart(now);
