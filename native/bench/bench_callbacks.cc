@@ -234,6 +234,9 @@ int main(int argc, char** argv) {
   out.num("sustainedCallbacksPerSec", static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs) / 1e9));
   out.num("sustainedDrainedCallbacksPerSec", static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs + finishNs) / 1e9));
   out.num("sustainedFinishMs", static_cast<double>(finishNs) / 1e6);
+  // Builder threads waiting for the flusher (maxQueuedRecords): the flusher fell behind.
+  out.integer("sustainedFlusherWaits", static_cast<int64_t>(p.flusherWaits()));
+  out.num("sustainedFlusherWaitedMs", static_cast<double>(p.flusherWaitedNs()) / 1e6);
   out.integer("sustainedCallbacks", storm.callbacks);
   out.integer("sustainedEventsDelivered", delivered.load());
   out.num("maxProducerWaitUs", ours8.all.max / 1000.0);

@@ -126,10 +126,13 @@ void ProgressPipeline::waitForRoom() noexcept {
 void ProgressPipeline::waitForFlusher() noexcept {
   pacer_.urgent();
   uint64_t const max = options_.maxQueuedRecords;
+  int64_t from = monoNowNs();
+  flusherWaits_.fetch_add(1, std::memory_order_relaxed);
   while (recorder_.issued() - drainedSeq_.load(std::memory_order_acquire) >= max) {
-    if (cancel_.requested() || closed_.load(std::memory_order_acquire) || !flusherRunning_.load(std::memory_order_acquire)) return;
+    if (cancel_.requested() || closed_.load(std::memory_order_acquire) || !flusherRunning_.load(std::memory_order_acquire)) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  flusherWaitedNs_.fetch_add(monoNowNs() - from, std::memory_order_relaxed);
 }
 
 uint64_t ProgressPipeline::pushControl(Record&& r) {
@@ -393,7 +396,12 @@ void ProgressPipeline::takeStepCandidates(std::vector<StepCandidate>& out) {
     n->flCandidateOf = flushNumber_;
     n = next;
   }
-  for (Node* n : dirty) n->dirty.store(false, std::memory_order_seq_cst);
+  // One full fence for the whole list rather than a locked store per node (this loop ran one per
+  // phase that stepped): each flag's store is still ordered before the reads of the words below,
+  // the store-then-load order a producer's step relies on (its CAS of the word, then its seq_cst
+  // load of the flag).
+  for (Node* n : dirty) n->dirty.store(false, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   for (Node* n : carry_) {
     if (n->flCandidateOf == flushNumber_) continue;
     n->flCandidateOf = flushNumber_;

@@ -129,6 +129,11 @@ class ProgressPipeline final : public ProgressSink {
   // closes and opens it (bounded_outbox.h); a cancel, finish() and destruction release it.
   RoomGate& room() { return room_; }
   uint64_t maxQueuedRecords() const { return options_.maxQueuedRecords; }
+  // How often a builder thread waited for the flusher past maxQueuedRecords, and the builder
+  // time spent so, summed over threads (bench:native reports them: waits mean the flusher did
+  // not keep up, and while every builder waits one core may idle).
+  uint64_t flusherWaits() const { return flusherWaits_.load(std::memory_order_relaxed); }
+  int64_t flusherWaitedNs() const { return flusherWaitedNs_.load(std::memory_order_relaxed); }
   // A builder thread looks at the flusher's lag once per this many of its records, so the
   // queues may pass maxQueuedRecords by this much per thread.
   static constexpr uint32_t kQueueCheckEvery = 64;
@@ -205,6 +210,8 @@ class ProgressPipeline final : public ProgressSink {
   // Records taken off the queues so far (the flusher's expectedSeq_, published for waitForRoom).
   std::atomic<uint64_t> drainedSeq_{0};
   std::atomic<bool> flusherRunning_{false};
+  std::atomic<uint64_t> flusherWaits_{0};
+  std::atomic<int64_t> flusherWaitedNs_{0};
 
   // Flusher side.
   std::thread flusher_;
