@@ -163,20 +163,14 @@ export class BuildView {
         this.work += 1;
         this.rows.start(ev.id, ev.parentId, ev.name, ev.nbSteps, ev.t);
         break;
-      case 'phase.step': {
+      case 'phase.step':
         this.running();
         this.sawCallback(ev.t);
-        const before = this.rows.stepsOf(ev.id);
-        this.rows.step(ev.id, ev.stepsDone, ev.t);
-        const after = this.rows.stepsOf(ev.id);
-        if (before !== undefined && after !== undefined) this.work += after - before;
+        this.work += this.rows.step(ev.id, ev.stepsDone, ev.t);
         break;
-      }
       case 'phase.finish': {
         this.sawCallback(ev.t);
-        const before = this.rows.stepsOf(ev.id);
-        if (before !== undefined && ev.stepsDone > before) this.work += ev.stepsDone - before;
-        this.rows.finish(ev.id, ev.stepsDone, ev.early, ev.t);
+        this.work += this.rows.finish(ev.id, ev.stepsDone, ev.early, ev.t);
         break;
       }
       case 'heartbeat':
@@ -332,14 +326,16 @@ export class BuildView {
     // phase (phase-rows.ts), so this walks the depth of the tree and allocates nothing.
     // The chain of most recently active open phases, outermost first; then folded innermost out:
     // stepsDone steps are complete, the running one (index stepsDone) is refined by the child.
+    // The scratch array is overwritten up to `n`, never truncated: setting an array's length
+    // is a slow builtin, and it showed in profiles of the fold.
     const chain = this.chain;
-    chain.length = 0;
+    let n = 0;
     for (let node = this.rows.mostActiveChild(null), d = 0; node && node.inst.nbSteps > 0 && d <= 64; node = this.rows.mostActiveChild(node.inst.id), d++) {
-      chain.push(node.inst);
+      chain[n++] = node.inst;
       if (node.inst.stepsDone >= node.inst.nbSteps) break;
     }
     let v = 0;
-    for (let i = chain.length - 1; i >= 0; i--) {
+    for (let i = n - 1; i >= 0; i--) {
       const n = chain[i];
       v = Math.min(1, (Math.min(n.stepsDone, n.nbSteps) + (n.stepsDone < n.nbSteps ? v : 0)) / n.nbSteps);
     }

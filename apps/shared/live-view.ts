@@ -38,6 +38,14 @@ export interface LiveViewHandlers {
 export interface LiveViewOptions {
   /** The follower's wall clock when events arrive; runs the build clock between events. */
   now?: () => number;
+  /**
+   * False for a follower that reads the events and never the view (the CLI's --json writes them
+   * out as they are): events are handed on, each once and in seq order, without being folded,
+   * and the view keeps only their seq (a reset still brings the whole view; end() its outcome).
+   * In a CLI build the service's session folds every event already: a second fold of the same
+   * events was a quarter of the CLI's CPU under a fast build (bench:worker-cpu's hostCpuS).
+   */
+  fold?: boolean;
 }
 
 export class LiveView {
@@ -50,6 +58,7 @@ export class LiveView {
   pathAtEnd: PathLevel[] = [];
   private readonly cursor: StreamCursor;
   private readonly now: () => number;
+  private readonly folds: boolean;
   private release?: () => void;
   private released = false;
 
@@ -60,6 +69,7 @@ export class LiveView {
   ) {
     this.view = new BuildView(buildId);
     this.now = opts.now ?? Date.now;
+    this.folds = opts.fold !== false;
     this.cursor = new StreamCursor({
       applySnapshot: (record, snapshot) => this.start(record, snapshot),
       applyEvents: (events) => this.fold(events),
@@ -165,6 +175,10 @@ export class LiveView {
   }
 
   private fold(events: BuildEvent[]): void {
+    if (!this.folds) {
+      this.handOn(events);
+      return;
+    }
     const now = this.now();
     const view = this.view;
     let fresh: BuildEvent[] = [];
@@ -184,6 +198,16 @@ export class LiveView {
       }
     }
     if (fresh.length > 0) this.handlers.onEvents?.(fresh, view, this);
+  }
+
+  /** fold: false: the events go on as they are; the view's seq follows them (replays are dropped). */
+  private handOn(events: BuildEvent[]): void {
+    const view = this.view;
+    const fresh = events.filter((ev) => ev.seq > view.seq);
+    if (fresh.length === 0) return;
+    view.seq = fresh[fresh.length - 1].seq;
+    for (const ev of fresh) this.handlers.onEvent?.(ev, view, this);
+    this.handlers.onEvents?.(fresh, view, this);
   }
 
   private noteLaterRecord(record: BuildRecord): void {

@@ -150,24 +150,29 @@ export class PhaseRows {
     }
   }
 
-  step(id: number, stepsDone: number, t: number): void {
+  /** Returns the steps this event added (0: an unknown phase, or a step that did not rise). */
+  step(id: number, stepsDone: number, t: number): number {
     this.phaseEvents++;
     if (t > this.lastT) this.lastT = t;
     const o = this.openById.get(id);
     // Steps only rise; a coalesced or replayed older step must not move the bar back.
-    if (!o || stepsDone <= o.inst.stepsDone) return;
+    if (!o || stepsDone <= o.inst.stepsDone) return 0;
+    const added = stepsDone - o.inst.stepsDone;
     o.inst.stepsDone = stepsDone;
     this.touch(o);
     o.row.rev++;
+    return added;
   }
 
-  finish(id: number, stepsDone: number, early: boolean, t: number): void {
+  /** Returns the steps the finish added beyond the last step seen (0 for an unknown phase). */
+  finish(id: number, stepsDone: number, early: boolean, t: number): number {
     this.phaseEvents++;
     if (t > this.lastT) this.lastT = t;
     const o = this.openById.get(id);
-    if (!o) return;
+    if (!o) return 0;
     const { row, inst } = o;
-    inst.stepsDone = Math.max(inst.stepsDone, stepsDone);
+    const added = stepsDone > inst.stepsDone ? stepsDone - inst.stepsDone : 0;
+    inst.stepsDone += added;
     inst.endT = t;
     inst.early = early;
     if (early && row.earlyCount++ === 0) this.earlyRows++;
@@ -188,6 +193,7 @@ export class PhaseRows {
       const keep = [...this.recent].slice(-RECENT_LIMIT);
       this.recent = new Map(keep);
     }
+    return added;
   }
 
   reset(): void {

@@ -28,6 +28,7 @@ export function rendererHandlers(r: BuildRenderer): LiveViewHandlers {
 export function followIntoRenderer(service: FollowSource, id: string, r: BuildRenderer): LiveView {
   return followBuild(service, id, rendererHandlers(r), {
     fromStart: true,
+    fold: r.readsView !== false,
     backpressure: () => r.backpressure?.(),
     pacesBuild: true,
     maxBacklog: Number.MAX_SAFE_INTEGER,

@@ -9,6 +9,8 @@ import type { BuildRenderer } from './renderer.js';
 
 export class JsonRenderer implements BuildRenderer {
   readonly writer: NdjsonWriter;
+  /** The events are written as they are: the live view need not fold them (the service's session does). */
+  readonly readsView = false;
 
   constructor(out: NodeJS.WritableStream = process.stdout, onReaderGone: (err: NodeJS.ErrnoException) => void = () => {}) {
     this.writer = new NdjsonWriter(out, onReaderGone);

@@ -4,6 +4,12 @@ import type { BuildView } from '../../shared/build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from '../../shared/protocol.js';
 
 export interface BuildRenderer {
+  /**
+   * False for a renderer that writes the events and never reads the view (--json): the live view
+   * then hands the events on without folding them (LiveViewOptions.fold); `view` in event() and
+   * events() is then current in its seq only.
+   */
+  readonly readsView?: boolean;
   /** The build was accepted (queued or running); `record` says which backend will run it. */
   begin(record: BuildRecord): void;
   // The build command follows the build through the shared LiveView (apps/shared/live-view.ts):

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { BUSY_NOTIFY_MS, EventPump, FRAME_BUDGET_MS, LATE_MS, SLOW_HOLD_MS, type FrameScheduler } from '../store/event-pump.js';
+import { BUSY_NOTIFY_MS, EventPump, FRAME_BUDGET_MS, LATE_MS, SLOW_FRAMES, SLOW_HOLD_MS, SLOW_WINDOW_MS, type FrameScheduler } from '../store/event-pump.js';
 import { StreamWriter } from '../../../test/support/synthetic-build.js';
 
 /** A scheduler whose frames run only when the test says so. */
@@ -220,7 +220,7 @@ describe('EventPump', () => {
     expect(f.requested).toBe(0);
   });
 
-  it('re-renders every frame while frames come on time, and less often for a while after a late one', () => {
+  it('re-renders every frame while frames come on time, and less often for a while once frames keep coming late', () => {
     const f = manualFrames();
     let notified = 0;
     const pump = new EventPump(
@@ -238,7 +238,23 @@ describe('EventPump', () => {
     f.frame();
     for (let i = 0; i < 10; i++) frameWithEvents(16);
     expect(notified).toBe(11); // every frame
-    frameWithEvents(40); // a late frame: the page is short of CPU
+    // One late frame (a GC pause) is no sign of a page short of CPU: every frame still re-renders.
+    frameWithEvents(40);
+    let before = notified;
+    // Past the window, so that the scattered late frames below start from none.
+    const quiet = Math.ceil(SLOW_WINDOW_MS / 16);
+    for (let i = 0; i < quiet; i++) frameWithEvents(16);
+    expect(notified - before).toBe(quiet);
+    // Late frames scattered wider than the window do not add up either.
+    const spacing = Math.ceil(SLOW_WINDOW_MS / (SLOW_FRAMES - 1) / 16) + 1; // frames between two late ones
+    before = notified;
+    for (let k = 0; k < SLOW_FRAMES; k++) {
+      frameWithEvents(40);
+      for (let i = 0; i < spacing; i++) frameWithEvents(16);
+    }
+    expect(notified - before).toBe(SLOW_FRAMES * (spacing + 1));
+    // SLOW_FRAMES late frames close together: the page is short of CPU.
+    for (let k = 0; k < SLOW_FRAMES; k++) frameWithEvents(40);
     const afterLate = notified;
     for (let i = 0; i < 30; i++) frameWithEvents(16); // 480 ms, inside the hold
     // At most one re-render per BUSY_NOTIFY_MS (every fourth 16 ms frame) while held.

@@ -189,6 +189,36 @@ describe('followBuild', () => {
     expect(live.view.snapshot()).toEqual(fold(s.events).snapshot());
   });
 
+  it('fold: false hands every event on once, in order, unfolded: the view keeps only their seq (and end() its outcome)', () => {
+    const s = source([], -1);
+    const seen: BuildEvent[] = [];
+    const each: number[] = [];
+    const live = followBuild(
+      s.src,
+      'b1',
+      {
+        onEvent: (ev, view) => each.push(ev.seq - view.seq),
+        onEvents: (evs, view) => {
+          expect(view.seq).toBe(evs[evs.length - 1].seq);
+          seen.push(...evs);
+        },
+      },
+      { fromStart: true, fold: false },
+    );
+    const all = s.events;
+    s.push(all.slice(0, 6));
+    s.push(all.slice(3, 9)); // a replay overlapping what came: only the new ones go on
+    s.push(all.slice(9));
+    expect(seen.map((e) => e.seq)).toEqual(all.map((e) => e.seq));
+    expect(each.every((d) => d <= 0)).toBe(true);
+    expect(live.view.rows.phaseEvents).toBe(0); // nothing folded
+    expect(live.view.seq).toBe(all[all.length - 1].seq);
+    expect(live.finished).toBe(true);
+    const outcome = all[all.length - 1] as BuildFinished;
+    live.end(outcome);
+    expect(live.view.outcome?.status).toBe(outcome.status);
+  });
+
   it('throws what subscribe throws, with nothing subscribed', () => {
     const s = source([], -1);
     expect(() => followBuild(s.src, 'nope', {})).toThrow('unknown build nope');
