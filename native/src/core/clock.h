@@ -18,7 +18,10 @@
 //                    timestamp taken after setting a flag is later than the flag.
 //   callbackNowNs()  holds back later instructions only (rdtsc; lfence), ~10 ns cheaper: what a
 //                    builder callback needs ("the timestamp is taken before the cancel flag is
-//                    read", progress_pipeline.cc).
+//                    read", progress_pipeline.cc). It may be taken before an earlier load has
+//                    completed, so it can be below a time another thread published just before
+//                    (test_clock.cc saw that): never compare it with one read before it; a
+//                    callback takes it first and reads shared state after.
 #pragma once
 
 #include <chrono>
