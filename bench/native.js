@@ -13,6 +13,8 @@
 //   maxProducerWaitUs: the longest single callback seen with 8 threads (includes preemption);
 //   againstEarlier (with -- --against DIR, a checkout of earlier code built there): its C++
 //     benchmark and ours alternately, three rounds each, medians side by side with the ratio;
+//     toLastEventDelivered: the sustained storm timed until finish() returns, both pipelines
+//     (native/bench/storm_drain.cc, compiled here against each checkout: needs a C++ compiler);
 //   (TBS_BENCH_SUSTAINED sets the sustained run's callbacks, 20 M by default: fewer on a loaded machine);
 //   baseline: bench/baseline.json's figures beside these, with ratios (bench/baseline.ts);
 //   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe
@@ -20,7 +22,7 @@
 //     and end; memory.withProtocolObjects: the same run also decoding into protocol objects.
 'use strict';
 const { spawnSync } = require('node:child_process');
-const { existsSync } = require('node:fs');
+const { existsSync, mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -125,8 +127,53 @@ async function memoryRun(decode) {
   );
 }
 
+/**
+ * The sustained storm timed until finish() returns (native/bench/storm_drain.cc), built here with
+ * the C++ compiler against the earlier checkout's headers and core library and against ours, run
+ * alternately: what each pipeline delivers per second of wall time. The producers' rate alone
+ * (sustainedCallbacksPerSec) flatters a pipeline whose record queues grow without bound: its
+ * builder threads never wait, and its finish() then drains seconds of backlog.
+ */
+function drainedAgainst(checkout) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tbs-bench-drain-'));
+  try {
+    const build = (src, out) => {
+      const lib = path.join(src, 'build', 'native', 'libtbs_core.a');
+      if (!existsSync(lib)) fail(`${lib} missing (build that checkout first)`);
+      const args = ['-O3', '-DNDEBUG', '-std=c++17', '-pthread', '-I', path.join(src, 'native', 'src'), path.join(root, 'native', 'bench', 'storm_drain.cc'), lib, '-o', out];
+      const r = spawnSync(process.env.CXX || 'c++', args, { encoding: 'utf8', timeout: 300_000 });
+      if (r.status !== 0) fail(`compiling native/bench/storm_drain.cc against ${src}: ${r.stderr || r.error}`);
+      return out;
+    };
+    const exes = { earlier: build(checkout, path.join(dir, 'earlier')), ours: build(root, path.join(dir, 'ours')) };
+    const runs = { earlier: [], ours: [] };
+    for (let i = 0; i < AGAINST_ROUNDS; i++) {
+      for (const who of ['earlier', 'ours']) {
+        const r = spawnSync(exes[who], [String(SUSTAINED_CALLBACKS)], { encoding: 'utf8', timeout: 600_000 });
+        if (r.status !== 0) fail(`storm_drain (${who}) failed: ${r.stderr || r.error}`);
+        runs[who].push(JSON.parse(r.stdout));
+      }
+    }
+    const med = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+    const figure = (key) => {
+      const o = med(runs.ours.map((r) => r[key]));
+      const t = med(runs.earlier.map((r) => r[key]));
+      return { ours: +o.toFixed(1), earlier: +t.toFixed(1), ratio: +(o / t).toFixed(3) };
+    };
+    return {
+      note: 'the sustained storm (8 producers, flusher running) timed until finish() returned: callbacks per second of wall time to the last event delivered; medians of alternating runs',
+      deliveredCallbacksPerSec: figure('deliveredCallbacksPerSec'),
+      producerCallbacksPerSec: figure('producerCallbacksPerSec'),
+      finishMs: figure('finishMs'),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function main() {
-  if (!existsSync(addonFile) || !existsSync(benchExe)) fail(`build the addon and the benchmark first: npm run build:native (missing ${existsSync(addonFile) ? benchExe : addonFile})`);
+  if (!existsSync(addonFile) || !existsSync(benchExe))
+    fail(`build the addon and the benchmark first: npm run build:native (missing ${existsSync(addonFile) ? benchExe : addonFile})`);
   const runCpp = (exe) => {
     const cpp = spawnSync(exe, [String(SUSTAINED_CALLBACKS)], { encoding: 'utf8', timeout: 600_000 });
     if (cpp.status !== 0) fail(`${exe} failed: ${cpp.stderr || cpp.error}`);
@@ -170,6 +217,7 @@ function main() {
     if (both((r) => r.sustainedDrainedCallbacksPerSec)) {
       result.againstEarlier.sustainedDrainedCallbacksPerSec = figure((r) => r.sustainedDrainedCallbacksPerSec);
     }
+    result.againstEarlier.toLastEventDelivered = drainedAgainst(path.resolve(against));
   } else {
     result = runCpp(benchExe);
   }

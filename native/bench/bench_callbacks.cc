@@ -232,7 +232,8 @@ int main(int argc, char** argv) {
   out.raw("callbackCostNs", threads.done());
   out.num("timerOverheadNs", overhead);
   out.num("sustainedCallbacksPerSec", static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs) / 1e9));
-  out.num("sustainedDrainedCallbacksPerSec", static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs + finishNs) / 1e9));
+  out.num("sustainedDrainedCallbacksPerSec",
+          static_cast<double>(storm.callbacks) / (static_cast<double>(storm.producerNs + finishNs) / 1e9));
   out.num("sustainedFinishMs", static_cast<double>(finishNs) / 1e6);
   // Builder threads waiting for the flusher (maxQueuedRecords): the flusher fell behind.
   out.integer("sustainedFlusherWaits", static_cast<int64_t>(p.flusherWaits()));

@@ -91,7 +91,7 @@ class EmittedTree {
 
   size_t const retainFinished_;
   mutable std::mutex mu_;
-  std::deque<Phase> slots_;  // a deque never moves its elements: Phase pointers stay valid
+  std::deque<Phase> slots_;       // a deque never moves its elements: Phase pointers stay valid
   std::vector<int64_t> slotIds_;  // the id each slot holds, -1 when free
   std::vector<uint32_t> freeSlots_;
   std::vector<Entry> index_;

@@ -438,7 +438,7 @@ void ProgressPipeline::syncQueues() {
 // flush every builder thread has returned, so it waits briefly for it (without the tree's lock,
 // which snapshot() may want), then skips it (never hang).
 ProgressPipeline::Record* ProgressPipeline::nextRecord(bool final, uint64_t limit, std::unique_lock<std::mutex>& view,
-                                                      int64_t& finalDeadlineNs) {
+                                                       int64_t& finalDeadlineNs) {
   if (expectedSeq_ >= limit) return nullptr;
   syncQueues();
   if (Record* r = merge_.find(expectedSeq_)) return r;

@@ -217,7 +217,7 @@ class ProgressPipeline final : public ProgressSink {
   std::thread flusher_;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;
-  RecordMerge<Record> merge_;  // the control queue and every builder thread's queue
+  RecordMerge<Record> merge_;                         // the control queue and every builder thread's queue
   std::vector<StepCandidate> candidates_, deferred_;  // reused each flush (capacity kept)
   std::vector<Node*> dirtyTaken_, retire_;
   std::vector<Node*> carry_;

@@ -19,7 +19,6 @@ namespace tbs {
 template <typename Record, typename Queue = SpscChunkQueue<Record>>
 class RecordMerge {
  public:
-
   // Flusher: one more queue to merge (queues are never removed).
   void add(Queue* q) { queues_.push_back(q); }
   size_t size() const { return queues_.size(); }

@@ -100,11 +100,11 @@ class SpscChunkQueue {
     }
   }
 
-  Chunk* head_;        // consumer
-  size_t read_ = 0;    // consumer: next item of head_ to read
-  size_t seen_ = 0;    // consumer: head_'s published count when last loaded
-  Chunk* tail_;        // producer
-  Chunk* freeLocal_ = nullptr;             // producer: free chunks taken off freeShared_
+  Chunk* head_;                              // consumer
+  size_t read_ = 0;                          // consumer: next item of head_ to read
+  size_t seen_ = 0;                          // consumer: head_'s published count when last loaded
+  Chunk* tail_;                              // producer
+  Chunk* freeLocal_ = nullptr;               // producer: free chunks taken off freeShared_
   std::atomic<Chunk*> freeShared_{nullptr};  // consumer -> producer: finished chunks
 };
 
