@@ -151,14 +151,17 @@ test('two builds side by side: inputs that differ, phase rows aligned, the slowe
   await page.getByLabel('Backend', { exact: true }).selectOption('simulated');
   // Both manifests keep every phase row (the manifestRows option), so every row is lined up, not only the top level.
   await page.getByLabel('Every phase row in the manifest', { exact: true }).check();
+  const compare = page.getByRole('region', { name: 'Compare' });
+  const options = compare.getByLabel('Build a', { exact: true }).locator('option');
+  const before = await options.count();
   for (const seconds of ['0.5', '2']) {
     await page.getByLabel('Duration (s)', { exact: true }).fill(seconds);
     await button(page, 'Build').click();
     await expect(page.getByRole('status')).toContainText('Succeeded', { timeout: 30_000 });
   }
-  const compare = page.getByRole('region', { name: 'Compare' });
-  const options = compare.getByLabel('Build a', { exact: true }).locator('option');
-  await expect.poll(() => options.count()).toBeGreaterThanOrEqual(3);
+  // Both of this test's builds listed (the history refreshes on its own time: on a busy machine
+  // the second one came after the first look, and an earlier test's build was taken instead).
+  await expect.poll(() => options.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(before + 2);
   const ids = (await options.allTextContents()).slice(1).map((t) => t.split(' · ')[0]);
   // Oldest first in the history: the last two are this test's, the 0.5 s build a, the 2 s build b.
   const [first, second] = ids.slice(-2);
