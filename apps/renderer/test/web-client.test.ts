@@ -337,28 +337,31 @@ describe.each([
   });
 });
 
+/** In-process stream workers for a client, with the ones it made and the ones it ended. */
+function trackedWorkers(fetchFn: typeof fetch) {
+  const made: StreamWorker[] = [];
+  const terminated: StreamWorker[] = [];
+  const streamWorker = () => {
+    const w = inProcessWorker(fetchFn);
+    const end = w.terminate.bind(w);
+    w.terminate = () => {
+      terminated.push(w);
+      end();
+    };
+    made.push(w);
+    return w;
+  };
+  return { made, terminated, streamWorker };
+}
+
 describe('WebBuildClient stream worker', () => {
   it('reads every connection of a subscription through one worker, and ends it with the subscription', async () => {
     const first = sseBody();
     const second = sseBody();
     const answers: Answer[] = [first.stream, second.stream];
     const fetchFn = (async () => new Response(answers.shift() as ReadableStream<Uint8Array>, { status: 200 })) as unknown as typeof fetch;
-    const made: StreamWorker[] = [];
-    const terminated: StreamWorker[] = [];
-    const c = new WebBuildClient({
-      fetch: fetchFn,
-      document: {} as Document,
-      streamWorker: () => {
-        const w = inProcessWorker(fetchFn);
-        const end = w.terminate.bind(w);
-        w.terminate = () => {
-          terminated.push(w);
-          end();
-        };
-        made.push(w);
-        return w;
-      },
-    });
+    const { made, terminated, streamWorker } = trackedWorkers(fetchFn);
+    const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document, streamWorker });
     const seqs: number[] = [];
     const off = c.subscribe('b1', { onSnapshot: () => undefined, onEvents: (e) => seqs.push(...e.map((x) => x.seq)) });
     first.write(snap(rec()) + msg(ev(1)));
@@ -375,25 +378,13 @@ describe('WebBuildClient stream worker', () => {
 
   it('ends the worker when the stream gives up (a 404), without waiting for the unsubscribe', async () => {
     const fetchFn = (async () => new Response(JSON.stringify({ error: { code: 'not_found', message: 'no build b9' } }), { status: 404 })) as unknown as typeof fetch;
-    let ended = 0;
-    const c = new WebBuildClient({
-      fetch: fetchFn,
-      document: {} as Document,
-      streamWorker: () => {
-        const w = inProcessWorker(fetchFn);
-        const end = w.terminate.bind(w);
-        w.terminate = () => {
-          ended++;
-          end();
-        };
-        return w;
-      },
-    });
+    const { terminated, streamWorker } = trackedWorkers(fetchFn);
+    const c = new WebBuildClient({ fetch: fetchFn, document: {} as Document, streamWorker });
     const errors: Error[] = [];
     c.subscribe('b9', { onSnapshot: () => undefined, onEvents: () => undefined, onError: (e) => errors.push(e) });
-    await until(() => errors.length > 0 && ended > 0);
+    await until(() => errors.length > 0 && terminated.length > 0);
     expect(errors.map((e) => e.message)).toEqual(['Lost the connection to the build service: no build b9']);
-    expect(ended).toBe(1);
+    expect(terminated.length).toBe(1);
   });
 
   it('falls back to reading on the page when the worker fails (it could not load)', async () => {
