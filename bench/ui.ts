@@ -20,6 +20,8 @@
 // --profile DIR also writes the page's CPU profile of the build (DIR/ui.cpuprofile, open it in
 // Chrome DevTools), serve's (DIR/serve/*.cpuprofile) and a summary of where the page's main
 // thread's time went (in the JSON, `profile`).
+// --engines-from DIR puts DIR's files (engines and their manifests) in each run's output folder.
+// --shot FILE saves a screenshot of the page halfway through the build.
 // --serve-profile DIR writes serve's CPU profile only (DIR/run-N/serve/), with --against too.
 // --against DIR runs a checkout of earlier code (npm ci and npm run build done there) the same
 // way, alternating with ours for N rounds (default 2), and prints both sets of medians with
@@ -109,12 +111,28 @@ async function mainThreadMetrics(cdp: CDPSession): Promise<Record<'TaskDuration'
 
 /** `serve` of the checkout at `root` (ours, or the earlier code's with --against). */
 async function startServer(root: string, dir: string, profileDir?: string): Promise<{ proc: ChildProcess; url: string }> {
+  const engines = path.join(dir, 'engines');
+  fs.mkdirSync(engines, { recursive: true });
+  // --engines-from DIR: a user's output folder that already holds engines (the engines panel lists
+  // and checks them), the same files for every run; linked where the file system allows.
+  const from = strArg('engines-from');
+  for (const name of from ? fs.readdirSync(from) : []) {
+    const src = path.join(from!, name);
+    if (!fs.statSync(src).isFile()) continue;
+    try {
+      fs.linkSync(src, path.join(engines, name));
+    } catch {
+      fs.copyFileSync(src, path.join(engines, name));
+    }
+  }
   // With --profile, serve's own CPU profile too (written when it exits on SIGTERM).
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(path.resolve(profileDir), 'serve')] : [];
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0'], {
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'trt-build-studio.js'), 'serve', '--port', '0', '--output-dir', engines], {
     cwd: root,
-    // A cache and state of its own: the form asks for reuse by default, and an engine store that
-    // already holds this (deterministic) model's engine would end the build at once.
+    // A cache, state and output folder of its own: the form asks for reuse by default, and an
+    // engine store that already holds this (deterministic) model's engine would end the build at
+    // once; engines left by earlier runs would fill the page's engine list (and its checks) and
+    // make runs unlike each other.
     env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), TBS_STATE_DIR: path.join(dir, 'state') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -206,7 +224,15 @@ async function startProfile(page: Page, dir: string) {
   const browser = page.context().browser()!;
   const traceFile = path.join(dir, 'trace.json');
   fs.mkdirSync(dir, { recursive: true });
-  await browser.startTracing(page, { path: traceFile, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8'] });
+  await browser.startTracing(page, {
+    path: traceFile,
+    categories: [
+      'devtools.timeline',
+      'disabled-by-default-devtools.timeline',
+      'v8',
+      ...(process.env.TBS_TRACE_INVALIDATIONS ? ['disabled-by-default-devtools.timeline.invalidationTracking'] : []),
+    ],
+  });
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
@@ -349,6 +375,9 @@ async function runOnce(o: RunOptions) {
     const m0 = await mainThreadMetrics(perf);
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
+    // --shot FILE: what the measured page looked like halfway through the build.
+    const shotFile = strArg('shot');
+    const shot = shotFile ? page.waitForTimeout((seconds * 1000) / 2).then(() => page.screenshot({ path: shotFile })) : null;
     // Polled four times a second by a page function, not by a locator: a locator's wait polls
     // every animation frame (an ARIA query of the whole page each time) and would add its own
     // work to the frames being measured.
@@ -361,6 +390,7 @@ async function runOnce(o: RunOptions) {
       },
     );
     const t1 = await page.evaluate(() => performance.now());
+    await shot;
     const m1 = await mainThreadMetrics(perf);
     await perf.detach();
     const cpu1 = cpuAt();

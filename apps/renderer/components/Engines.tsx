@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { EngineFile } from '../../shared/build-client.js';
 import type { CheckResult } from '../../shared/engine-manifest.js';
 import { formatBytes } from '../../shared/format.js';
@@ -45,20 +45,37 @@ export function Engines() {
   }, [refresh, liveStatus, liveId, historyKey]);
 
   // One check at a time (each hashes an engine): the list stays responsive, the answers fill in.
+  // A file already checked (same name and modification time) is not checked again: the list is
+  // read again whenever a build starts or ends, and re-hashing every engine then cost the service
+  // CPU during the build and the page a repaint of the whole list per answer. Answers are shown in
+  // groups (every CHECK_SHOW_MS) for the same reason.
+  const checked = useRef(checks);
+  checked.current = checks;
   useEffect(() => {
     if (!files || typeof client.checkEngine !== 'function') return;
     let gone = false;
     void (async () => {
-      const next: Record<string, CheckResult | { error: string }> = {};
+      let batch: Record<string, CheckResult | { error: string }> = {};
+      let shownAt = Date.now();
+      const show = () => {
+        const add = batch;
+        batch = {};
+        shownAt = Date.now();
+        if (Object.keys(add).length > 0) setChecks((c) => ({ ...c, ...add }));
+      };
       for (const f of files) {
         if (gone) return;
+        const key = checkKey(f);
+        if (key in checked.current || key in batch) continue;
         try {
-          next[checkKey(f)] = await client.checkEngine!(f.name);
+          batch[key] = await client.checkEngine!(f.name);
         } catch (e) {
-          next[checkKey(f)] = { error: (e as Error).message };
+          batch[key] = { error: (e as Error).message };
         }
-        if (!gone) setChecks((c) => ({ ...c, [checkKey(f)]: next[checkKey(f)] }));
+        if (gone) return;
+        if (Date.now() - shownAt >= CHECK_SHOW_MS) show();
       }
+      show();
     })();
     return () => {
       gone = true;
@@ -163,6 +180,8 @@ export function Engines() {
 }
 
 const checkKey = (f: EngineFile) => `${f.name}@${f.modifiedAt}`;
+/** Least time (ms) between two showings of new check answers. */
+const CHECK_SHOW_MS = 250;
 
 /** fits / needs rebuild (with the first reason) / unknown, and "Rebuild" where the manifest says how. */
 function EngineFit({ check, onRebuild }: { check?: CheckResult | { error: string }; onRebuild: (built: NonNullable<CheckResult['built']>) => void }) {

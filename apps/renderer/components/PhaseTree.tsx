@@ -295,22 +295,26 @@ export function PhaseTree() {
           aria-activedescendant={focusedIndex >= 0 ? rowId(rows[focusedIndex]) : undefined}
           onKeyDown={onKeyDown}
         >
-          {rows.slice(first, last).map((r, k) => (
-            <Row
-              key={r.key}
-              row={r}
-              top={(first + k) * ROW_H}
-              nowT={nowT}
-              rev={r.rev}
-              memory={live?.view.memory.of(r)}
-              memHost={live?.view.memory.of(r)?.host}
-              expanded={r.children.length > 0 ? isExpanded(r) : undefined}
-              focused={r.key === focusedKey}
-              active={activeSet.has(r.key)}
-              cutT={cutT}
-              actions={actions}
-            />
-          ))}
+          {/* The visible rows in normal flow under one positioned box: a row that is its own
+              positioned (or transformed) box is a paint layer of its own, and the compositor's
+              per-frame work (layerize in Chromium's traces) grew with them while a build streams. */}
+          <div className="tree-window" role="presentation" style={{ top: first * ROW_H }}>
+            {rows.slice(first, last).map((r) => (
+              <Row
+                key={r.key}
+                row={r}
+                nowT={nowT}
+                rev={r.rev}
+                memory={live?.view.memory.of(r)}
+                memHost={live?.view.memory.of(r)?.host}
+                expanded={r.children.length > 0 ? isExpanded(r) : undefined}
+                focused={r.key === focusedKey}
+                active={activeSet.has(r.key)}
+                cutT={cutT}
+                actions={actions}
+              />
+            ))}
+          </div>
         </div>
         {rows.length === 0 && <p className="muted empty">{emptyText(live)}</p>}
       </div>
@@ -330,7 +334,6 @@ interface RowProps {
   /** The row's memory peaks (mutated in place too: `memHost` is what changes it). */
   memory: RowMemory | undefined;
   memHost: number | undefined;
-  top: number;
   nowT: number;
   expanded: boolean | undefined;
   focused: boolean;
@@ -351,7 +354,6 @@ function sameRow(a: RowProps, b: RowProps): boolean {
     a.rev === b.rev &&
     a.memHost === b.memHost &&
     a.memory?.gpu === b.memory?.gpu &&
-    a.top === b.top &&
     a.expanded === b.expanded &&
     a.focused === b.focused &&
     a.active === b.active &&
@@ -394,7 +396,6 @@ const Row = memo(function Row(p: RowProps) {
       aria-selected={p.focused}
       aria-label={label}
       className={`trow${open ? ' open' : ' done'}${p.active ? ' active' : ''}${p.focused ? ' focused' : ''}${row.crashSite ? ` crash-${row.crashSite}` : ''}`}
-      style={{ transform: `translateY(${p.top}px)` }}
       onClick={onFocus}
       onDoubleClick={onToggle}
     >

@@ -90,4 +90,30 @@ describe('the engines panel checks each engine', () => {
       maxAuxStreams: '2',
     });
   });
+
+  it('checks an engine once: listing again checks only what is new or changed', async () => {
+    const client = new CheckingClient();
+    const at = new Date(2026, 0, 1).toISOString();
+    client.engines = Object.keys(RESULTS).map((name) => ({ name, bytes: 10, modifiedAt: at, simulated: true }));
+    mounted = await mountApp(client, sched);
+    const panel = mounted.host.querySelector('section.engines') as HTMLElement;
+    const settle = async () => {
+      for (let i = 0; i < 50 && (client.checked.length < expected || [...panel.querySelectorAll('.engine-fit')].some((e) => e.textContent === 'checking…')); i++) {
+        await act(async () => new Promise((r) => setTimeout(r, 10)));
+      }
+    };
+    let expected = 3;
+    await settle();
+    expect(client.checked.sort()).toEqual(Object.keys(RESULTS).sort());
+    // Written again since: the same name with a new modification time is a new file to check.
+    client.engines = client.engines.map((f) => (f.name === 'stale.engine' ? { ...f, modifiedAt: new Date(2026, 0, 2).toISOString() } : f));
+    client.checked = [];
+    expected = 1;
+    const refresh = [...panel.querySelectorAll('button')].find((b) => b.textContent === 'Refresh')!;
+    await act(async () => refresh.click());
+    await settle();
+    await act(async () => new Promise((r) => setTimeout(r, 50)));
+    expect(client.checked).toEqual(['stale.engine']);
+    expect(panel.querySelectorAll('.engine-fit .tag').length).toBe(3);
+  });
 });
