@@ -235,7 +235,7 @@ export class Controller {
     }
   }
 
-  /** Shows a build: its snapshot first, then the live stream, applied once per frame. */
+  /** Shows a build: its snapshot first, then the live stream, applied as it comes and shown once per frame. */
   watch(id: string, fresh = false): void {
     this.pump?.flushNow();
     this.unsubscribe?.();
