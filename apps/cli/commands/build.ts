@@ -151,9 +151,8 @@ class StopRequests {
 type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => BuildOptionsInput | void;
 
 export async function runBuild(argv: string[]): Promise<number> {
-  return withStopHandling(async (stop) => {
-    // Known before the arguments are parsed (a signal may come while they are), settled after.
-    stop.json = argv.includes('--json');
+  // Known before the arguments are parsed (a signal may come while they are), settled after.
+  return withStopHandling(argv.includes('--json'), async (stop) => {
     const { checkCliOptions, parseBuildArgs, versionedBuildHelp } = require('../build-args.js') as typeof import('../build-args.js');
     const cmd = parseBuildArgs(argv);
     if (cmd.help) {
@@ -170,16 +169,19 @@ export async function runBuild(argv: string[]): Promise<number> {
  * TensorRT version in use lacks is a usage error in the calling command's own spelling.
  */
 export async function runBuildInput(input: StartBuildInput, json: boolean, check: OptionCheck): Promise<number> {
-  return withStopHandling((stop) => {
-    stop.json = json;
-    return buildAndFollow(stop, input, json, check);
-  });
+  return withStopHandling(json, (stop) => buildAndFollow(stop, input, json, check));
 }
 
-/** Signal and broken-pipe handling around a command, and the final flush of stdout. */
-async function withStopHandling(body: (stop: StopRequests) => Promise<number>): Promise<number> {
+/**
+ * Signal and broken-pipe handling around a command, and the final flush of stdout. `json` is
+ * set before listening: the signals that came while Node was still loading are handed over
+ * inside listen(), and two of them end the process there, whose --json output must still end
+ * with its build.finished line.
+ */
+async function withStopHandling(json: boolean, body: (stop: StopRequests) => Promise<number>): Promise<number> {
   const signals = processSignals();
   const stop = new StopRequests(signals);
+  stop.json = json;
   signals.listen(stop.onSignal);
   // EPIPE without a listener would be thrown as an uncaught error with a stack trace.
   process.stdout.on('error', stop.onStdoutError);

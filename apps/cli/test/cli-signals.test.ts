@@ -6,7 +6,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
-import { collect, killLiveClis, launcherStarted, leftoverMarked, parseNdjson, processesMarked, ProcessMarks, spawnCli, spawnLauncher } from '../../../test/support/cli.js';
+import { noBuildFinished } from '../commands/build.js';
+import { spawn } from 'node:child_process';
+import {
+  collect,
+  killLiveClis,
+  launcherStarted,
+  leftoverMarked,
+  parseNdjson,
+  processesMarked,
+  ProcessMarks,
+  REPO_ROOT,
+  spawnCli,
+  spawnLauncher,
+} from '../../../test/support/cli.js';
 import { assertEventStream } from '../../../test/support/event-invariants.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { signalStorm, until } from '../../../test/support/signal-storm.js';
@@ -209,6 +222,29 @@ describe('build: a storm of signals from the start', () => {
       expect(events.at(-1), `${delayMs} ms: ${r.stdout}`).toMatchObject({ type: 'build.finished', status: 'cancelled' });
     }
   }, 120_000);
+});
+
+describe('build --json: two signals while its modules still load', () => {
+  it('ends stdout with the no-build build.finished line and exits 130', async () => {
+    // The moment the sweep above hits only sometimes (it failed once in a CI run at 150 ms):
+    // both signals are kept by the entry point's handlers and handed to the command inside its
+    // listen(), which used to come before the command knew it was --json (no line was written).
+    // Here the process signals itself, waits until both are kept, and only then runs the command.
+    const dist = (f: string) => JSON.stringify(path.join(REPO_ROOT, 'dist', 'apps', f));
+    const script = `
+      const hub = require(${dist('process/process-signals.js')}).processSignals();
+      process.kill(process.pid, 'SIGINT');
+      process.kill(process.pid, 'SIGTERM');
+      const go = () => (hub.count < 2 ? setImmediate(go) : require(${dist('cli/main.js')}).main(${JSON.stringify(['build', model, '-o', path.join(dir, 'early.engine'), ...SIM, '--json'])}));
+      go();`;
+    const r = await collect(spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect({ code: r.code, signal: r.signal }, r.stderr).toEqual({ code: 130, signal: null });
+    const lines = r.stdout.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    const fin = JSON.parse(lines[0]) as BuildFinished;
+    expect(lines[0]).toBe(JSON.stringify(noBuildFinished(fin.durationMs)));
+    expect(fs.existsSync(path.join(dir, 'early.engine'))).toBe(false);
+  }, 30_000);
 });
 
 describe('build --json: one Ctrl-C at any moment of its first second', () => {
