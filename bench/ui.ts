@@ -21,7 +21,8 @@
 // Chrome DevTools), serve's (DIR/serve/*.cpuprofile) and a summary of where the page's main
 // thread's time went (in the JSON, `profile`).
 // --engines-from DIR puts DIR's files (engines and their manifests) in each run's output folder.
-// --shot FILE saves a screenshot of the page halfway through the build.
+// --shot FILE saves a screenshot of the page halfway through the build (with --against, one per
+// run: FILE-run-N).
 // --serve-profile DIR writes serve's CPU profile only (DIR/run-N/serve/), with --against too.
 // --against DIR runs a checkout of earlier code (npm ci and npm run build done there) the same
 // way, alternating with ours for N rounds (default 2), and prints both sets of medians with
@@ -110,14 +111,13 @@ async function mainThreadMetrics(cdp: CDPSession): Promise<Record<'TaskDuration'
 }
 
 /** `serve` of the checkout at `root` (ours, or the earlier code's with --against). */
-async function startServer(root: string, dir: string, profileDir?: string): Promise<{ proc: ChildProcess; url: string }> {
+async function startServer(root: string, dir: string, profileDir?: string, enginesFrom?: string): Promise<{ proc: ChildProcess; url: string }> {
   const engines = path.join(dir, 'engines');
   fs.mkdirSync(engines, { recursive: true });
   // --engines-from DIR: a user's output folder that already holds engines (the engines panel lists
   // and checks them), the same files for every run; linked where the file system allows.
-  const from = strArg('engines-from');
-  for (const name of from ? fs.readdirSync(from) : []) {
-    const src = path.join(from!, name);
+  for (const name of enginesFrom ? fs.readdirSync(enginesFrom) : []) {
+    const src = path.join(enginesFrom!, name);
     if (!fs.statSync(src).isFile()) continue;
     try {
       fs.linkSync(src, path.join(engines, name));
@@ -292,13 +292,17 @@ interface RunOptions {
   profileDir?: string;
   /** Where serve's CPU profile goes without the page's (--serve-profile). */
   serveProfileDir?: string;
+  /** Files put in this run's output folder first (--engines-from). */
+  enginesFrom?: string;
+  /** Where the screenshot halfway through the build goes (--shot). */
+  shotFile?: string;
 }
 
 /** One build watched in the page: serve of `root`, the UI it serves, the figures of that build. */
 async function runOnce(o: RunOptions) {
   const loadAtStart = round(os.loadavg()[0], 2);
   const { model, layers, seconds, profileDir } = o;
-  const { proc, url } = await startServer(o.root, o.dir, profileDir ?? o.serveProfileDir);
+  const { proc, url } = await startServer(o.root, o.dir, profileDir ?? o.serveProfileDir, o.enginesFrom);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -376,7 +380,7 @@ async function runOnce(o: RunOptions) {
     const t0 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Build', exact: true }).click();
     // --shot FILE: what the measured page looked like halfway through the build.
-    const shotFile = strArg('shot');
+    const { shotFile } = o;
     const shot = shotFile ? page.waitForTimeout((seconds * 1000) / 2).then(() => page.screenshot({ path: shotFile })) : null;
     // Polled four times a second by a page function, not by a locator: a locator's wait polls
     // every animation frame (an ARIA query of the whole page each time) and would add its own
@@ -596,9 +600,14 @@ async function main(): Promise<void> {
   let n = 0;
   // --serve-profile DIR: serve's CPU profile only (DIR/run-N/serve/), in any mode, --against too.
   const serveProfile = strArg('serve-profile');
+  const enginesFrom = strArg('engines-from');
+  // --shot FILE: with --against, one per run (FILE's name with -run-N before its extension).
+  const shot = strArg('shot');
+  const shotFor = (k: number) => (shot && against ? shot.replace(/(\.[^./]*)?$/, `-run-${k}$1`) : shot);
   const run = (root: string, profileDir?: string) => {
     const runDir = path.join(dir, `run-${++n}`);
-    return runOnce({ root, model, layers, seconds, dir: runDir, profileDir, serveProfileDir: serveProfile && path.join(path.resolve(serveProfile), `run-${n}`) });
+    const serveProfileDir = serveProfile && path.join(path.resolve(serveProfile), `run-${n}`);
+    return runOnce({ root, model, layers, seconds, dir: runDir, profileDir, serveProfileDir, enginesFrom, shotFile: shotFor(n) });
   };
   try {
     if (!against) {

@@ -63,8 +63,10 @@ export function Engines() {
         shownAt = Date.now();
         if (Object.keys(add).length > 0) setChecks((c) => ({ ...c, ...add }));
       };
+      // A pass that a newer listing replaced stops checking, but what it found still stands
+      // (answers are by name and modification time): shown, not hashed again by the next pass.
       for (const f of files) {
-        if (gone) return;
+        if (gone) break;
         const key = checkKey(f);
         if (key in checked.current || key in batch) continue;
         try {
@@ -72,7 +74,6 @@ export function Engines() {
         } catch (e) {
           batch[key] = { error: (e as Error).message };
         }
-        if (gone) return;
         if (Date.now() - shownAt >= CHECK_SHOW_MS) show();
       }
       show();
