@@ -140,9 +140,10 @@ TEST(a_stalled_consumer_makes_the_builders_wait_at_the_bound) {
   }
   CHECK(held >= bounds.highBytes);
 
-  // Taking the outbox down opens the gate: the builders go on.
+  // Taking the outbox down opens the gate: the builders go on. (How far: the outbox's 256 KiB
+  // hold about 3,000 events, some 1,000 phases, and the queues the rest; so "on" is a hundred.)
   c.takeAll();
-  CHECK_MSG(eventually([&] { return b.phases.load() > paused + 1000; }), "no progress after the outbox was taken");
+  CHECK_MSG(eventually([&] { return b.phases.load() > paused + 100; }), "no progress after the outbox was taken");
   // And stall again at the bound.
   CHECK(eventually([&] { return p.room().waiting() == kThreads; }));
 

@@ -1,6 +1,7 @@
 // The event pipeline: coalescing of steps, nothing structural ever dropped, heartbeats during
 // silence, the final event last, and producers that never wait on a slow consumer.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <fstream>
@@ -573,6 +574,122 @@ TEST(a_callback_never_waits_on_a_stalled_flusher) {
   p.phaseFinish("Root");
   p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
   CHECK(consumerStillStalled);
+}
+
+// A flusher that does not get its turn (here: asleep for its 60 s budget after the first batch,
+// as a flusher starved of CPU would be) is not waited for: once the queues hold
+// maxQueuedRecords, the builder thread that notices flushes in its place, on its own thread,
+// and goes on. Nothing is lost or reordered, and the queues stay near their bound.
+TEST(a_builder_flushes_in_place_of_a_flusher_that_does_not_run) {
+  EventLog log;
+  std::mutex idsMu;
+  std::vector<std::thread::id> consumerThreads;
+  auto record = log.consumer();
+  PipelineOptions o;
+  o.heartbeatMs = 0;
+  o.flushIntervalMs = 60000;
+  o.maxQueuedRecords = 512;
+  ProgressPipeline p(o, [&](EventBatch&& b) {
+    {
+      std::lock_guard<std::mutex> lk(idsMu);
+      consumerThreads.push_back(std::this_thread::get_id());
+    }
+    record(std::move(b));
+  });
+  p.startFlusher();
+  p.phaseStart("Root", nullptr, 1);
+  // The first batch goes out at once (a quiet spell); the next one is a budget away.
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lk(log.mu);
+      if (log.batches > 0) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto from = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4000; ++i) {
+    p.phaseStart("Child", "Root", 2);
+    p.stepComplete("Child", 0);
+    p.stepComplete("Child", 1);
+    p.phaseFinish("Child");
+  }
+  double loopS = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  size_t deliveredBeforeFinish;
+  {
+    std::lock_guard<std::mutex> lk(log.mu);
+    deliveredBeforeFinish = log.events.size();
+  }
+  p.stepComplete("Root", 0);
+  p.phaseFinish("Root");
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  CHECK_EQ(log.count(EvType::kPhaseStart), 4001u);
+  CHECK_EQ(log.count(EvType::kPhaseFinish), 4001u);
+  CHECK_MSG(p.helpedFlushes() > 0, "no builder flushed in the sleeping flusher's place");
+  size_t onBuilder = 0;
+  for (auto id : consumerThreads) onBuilder += id == std::this_thread::get_id();
+  CHECK_MSG(onBuilder > 0, "no batch was delivered from the builder's own thread");
+  // Most of the 8,000 records went out while the builder ran, not at finish().
+  CHECK_MSG(deliveredBeforeFinish > 7000, deliveredBeforeFinish << " events out before finish()");
+  // The queues' high-water mark: the bound plus what one thread adds between two looks.
+  CHECK_MSG(p.peakQueuedRecords() <= o.maxQueuedRecords + ProgressPipeline::kQueueCheckEvery,
+            "peak " << p.peakQueuedRecords() << " records queued");
+  // A correctness bound with slack, not a timing: the loop never waited out the 60 s budget.
+  CHECK_MSG(loopS < 30, "the builder took " << loopS << " s");
+}
+
+// A step reads the clock when it is the first of its phase since the flusher last looked;
+// the steps after it in the same interval carry the time of the thread's latest timed callback
+// (recorder.h). So a lone step is timed exactly, and a run of steps within one interval is one
+// coalesced event no later than its last step.
+TEST(a_step_is_timed_when_it_is_the_first_since_the_last_flush) {
+  EventLog log;
+  PipelineOptions o;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, log.consumer());
+  p.phaseStart("A", nullptr, 10);
+  p.flushNow();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  double before = static_cast<double>(monoNowNs() - p.startNs()) / 1e6;
+  p.stepComplete("A", 0);  // first since the flush: timed
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  p.stepComplete("A", 1);  // same interval: the thread's latest time, step 0's
+  double after = static_cast<double>(monoNowNs() - p.startNs()) / 1e6;
+  p.flushNow();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  double beforeThird = static_cast<double>(monoNowNs() - p.startNs()) / 1e6;
+  p.stepComplete("A", 2);  // first since the second flush: timed again
+  p.flushNow();
+  p.phaseFinish("A");
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
+  std::vector<OutEvent> steps;
+  for (auto const& e : log.events) {
+    if (e.type == EvType::kPhaseStep) steps.push_back(e);
+  }
+  CHECK_EQ(steps.size(), 2u);
+  CHECK_EQ(steps.at(0).c, 2);
+  CHECK_MSG(steps.at(0).t >= before && steps.at(0).t < after - 20,
+            "coalesced steps at t=" << steps.at(0).t << " (first step after " << before << ", last before " << after << ")");
+  CHECK_EQ(steps.at(1).c, 3);
+  CHECK_MSG(steps.at(1).t >= beforeThird, "third step at t=" << steps.at(1).t << ", taken after " << beforeThird);
+}
+
+// Each flush takes every record published before it, not only the first one (a flush's chunk
+// limit once wrapped around for "no limit" and made every later flushNow() take nothing).
+TEST(every_flush_takes_the_records_published_before_it) {
+  EventLog log;
+  PipelineOptions o;
+  o.heartbeatMs = 0;
+  ProgressPipeline p(o, log.consumer());
+  for (int round = 1; round <= 3; ++round) {
+    p.phaseStart("A", nullptr, 0);
+    p.phaseFinish("A");
+    p.flushNow();
+    CHECK_EQ(log.count(EvType::kPhaseFinish), static_cast<size_t>(round));
+  }
+  p.finish(BuildOutcome{BuildOutcome::Status::kSucceeded, "", 0, ""});
+  CHECK_EQ(checkInvariants(log), "");
 }
 
 TEST_MAIN()

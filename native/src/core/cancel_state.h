@@ -4,7 +4,8 @@
 //
 // Ordering that the protocol relies on: request() stores the flag before taking its timestamp,
 // and stepComplete takes its timestamp before reading the flag, so every step recorded as
-// completed has t <= requestedAt.
+// completed has t <= requestedAt (recorder.h). The flusher holds to it as well for a step it
+// emits after build.cancelling (progress_pipeline.cc).
 #pragma once
 
 #include <algorithm>
@@ -41,7 +42,7 @@ class CancelState {
     return true;
   }
 
-  // Builder thread, from stepComplete: `nowNs` was taken before the flag was read.
+  // Builder thread, from stepComplete: `nowNs` was taken after the flag was read as set.
   void sawByBuilder(int64_t nowNs) noexcept {
     int64_t expected = -1;
     firstFalseNs_.compare_exchange_strong(expected, nowNs);
@@ -56,9 +57,13 @@ class CancelState {
 
   void ended(int64_t nowNs) noexcept { endNs_.store(nowNs, std::memory_order_relaxed); }
 
+  // A builder sees the flag only after it was set; the two clock readings, taken on two cores
+  // right after the flag's store and load, may still come out a few nanoseconds the other way.
   CancelTimes times() const {
-    return CancelTimes{requestedNs_.load(std::memory_order_seq_cst), firstFalseNs_.load(std::memory_order_seq_cst),
-                       endNs_.load(std::memory_order_relaxed)};
+    int64_t requested = requestedNs_.load(std::memory_order_seq_cst);
+    int64_t firstFalse = firstFalseNs_.load(std::memory_order_seq_cst);
+    if (requested >= 0 && firstFalse >= 0) firstFalse = std::max(firstFalse, requested);
+    return CancelTimes{requested, firstFalse, endNs_.load(std::memory_order_relaxed)};
   }
 
  private:

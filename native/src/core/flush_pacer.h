@@ -56,6 +56,9 @@ class FlushPacer {
     sem_post(&wake_);
   }
 
+  // Whether stop() was called (the flusher then goes through next() for its last flush).
+  bool stopping() const noexcept { return stop_.load(std::memory_order_seq_cst); }
+
   // Flusher thread: returns when it is time to flush — something waits (hasWork()) or the
   // deadline dueNs (a heartbeat) has come, and the budget since the last flush has passed — or
   // when the flusher must stop.
@@ -69,7 +72,7 @@ class FlushPacer {
       sleepUntil(std::min(dueNs, monoNowNs() + kIdleCheckNs));
     }
     idle_.store(false, std::memory_order_seq_cst);
-    int64_t earliest = lastFlushNs_ + budgetNs_;
+    int64_t earliest = lastFlushNs_.load(std::memory_order_relaxed) + budgetNs_;
     while (!stop_.load(std::memory_order_seq_cst) && !urgent_.load(std::memory_order_seq_cst) && monoNowNs() < earliest)
       sleepUntil(earliest);
     urgent_.store(false, std::memory_order_seq_cst);
@@ -77,8 +80,9 @@ class FlushPacer {
     return stop_.load(std::memory_order_seq_cst) ? Wake::kStop : Wake::kFlush;
   }
 
-  // Flusher thread, after each flush.
-  void flushed(int64_t nowNs) { lastFlushNs_ = nowNs; }
+  // After each flush: the flusher thread, or a builder thread that flushed in its place
+  // (progress_pipeline.h, helpFlush), one at a time.
+  void flushed(int64_t nowNs) { lastFlushNs_.store(nowNs, std::memory_order_relaxed); }
 
  private:
   // A sleeping flusher looks again this often even without a wake-up (belt and braces).
@@ -101,7 +105,7 @@ class FlushPacer {
   std::atomic<bool> urgent_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> abandon_{false};
-  int64_t lastFlushNs_ = INT64_MIN / 2;  // flusher only
+  std::atomic<int64_t> lastFlushNs_{INT64_MIN / 2};
 };
 
 }  // namespace tbs

@@ -35,7 +35,7 @@ ProgressPipeline::ProgressPipeline(PipelineOptions options, Consumer consumer)
       startNs_(monoNowNs()),
       startWallMs_(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count()),
       pacer_(options.flushIntervalMs),
-      recorder_(names_, pacer_, crash_),
+      recorder_(names_, pacer_, crash_, cancel_, closed_),
       heartbeat_(options.heartbeatMs, startNs_),
       tree_(options.retainFinished) {
   merge_.add(&control_);
@@ -77,20 +77,19 @@ void ProgressPipeline::phaseStart(char const* name, char const* parent, int32_t 
 }
 
 bool ProgressPipeline::stepComplete(char const* name, int32_t step) noexcept {
-  // The timestamp is taken before the flag is read, and requestCancel() stores the flag before
-  // taking its own timestamp: so every step recorded as completed has t <= requestedAt. (The
-  // callback reading keeps the flag's load after it; clock.h.)
-  int64_t now = callbackNowNs();
-  if (cancel_.requested()) {
-    cancel_.sawByBuilder(now);
-    return false;
-  }
-  if (closed_.load(std::memory_order_acquire)) {
-    afterEnd_.fetch_add(1, std::memory_order_relaxed);
-    return false;
+  int64_t now = 0;
+  switch (recorder_.stepComplete(name, step, &now)) {
+    case Recorder::StepResult::kCancelled:
+      // When the builder saw it: after the flag's load (the step's own time may be older).
+      cancel_.sawByBuilder(callbackNowNs());
+      return false;
+    case Recorder::StepResult::kEnded:
+      afterEnd_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    case Recorder::StepResult::kRecorded:
+      break;
   }
   heartbeat_.callback(now);
-  recorder_.stepComplete(name, step, now);
   return true;
 }
 
@@ -115,32 +114,64 @@ void ProgressPipeline::waitForRoom() noexcept {
   if (++sinceCheck < kQueueCheckEvery) return;
   sinceCheck = 0;
   uint64_t const max = options_.maxQueuedRecords;
-  if (max == 0 || recorder_.issued() - drainedSeq_.load(std::memory_order_relaxed) < max) return;
-  waitForFlusher();
+  if (max == 0) return;
+  uint64_t queued = recorder_.issued() - drainedSeq_.load(std::memory_order_relaxed);
+  if (queued >= max) helpFlush(queued);
 }
 
-// The flusher is far behind (starved of CPU, often by the builder's own threads): the builder
-// gives it the core instead of letting the queues grow. Polls rather than waits to be signalled,
-// so the flusher never has anyone to wake: this is not the normal path. A cancel, the end of the
-// build or a stopped flusher end the wait.
-void ProgressPipeline::waitForFlusher() noexcept {
-  pacer_.urgent();
-  uint64_t const max = options_.maxQueuedRecords;
-  int64_t from = monoNowNs();
-  flusherWaits_.fetch_add(1, std::memory_order_relaxed);
-  while (recorder_.issued() - drainedSeq_.load(std::memory_order_acquire) >= max) {
-    if (cancel_.requested() || closed_.load(std::memory_order_acquire) || !flusherRunning_.load(std::memory_order_acquire)) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+// The flusher is far behind (starved of CPU, often by the builder's own threads). Waiting for
+// it (an earlier version slept in 200 µs polls here) stalled the build behind a thread that was
+// not running; flushing in its place gives the work the core that noticed it. When a flush is
+// running, this thread waits for its lock (the flusher thread then steps aside after its current
+// chunk) and then flushes: the bound on memory holds, and no builder waits for a flusher thread
+// that the OS has not scheduled. Called
+// only between records (at a start, after a finish, at a log), never with a sequence number
+// taken and its record unpublished, so the flush it runs is not held up by its own gap.
+void ProgressPipeline::helpFlush(uint64_t queued) noexcept {
+  uint64_t peak = peakQueued_.load(std::memory_order_relaxed);
+  while (queued > peak && !peakQueued_.compare_exchange_weak(peak, queued, std::memory_order_relaxed)) {
   }
-  flusherWaitedNs_.fetch_add(monoNowNs() - from, std::memory_order_relaxed);
+  if (!flusherRunning_.load(std::memory_order_acquire) || closed_.load(std::memory_order_acquire)) return;
+  try {
+    std::unique_lock<std::mutex> lk(flushMu_, std::try_to_lock);
+    if (!lk.owns_lock()) {
+      int64_t from = monoNowNs();
+      // The flusher thread sees this and steps aside after its current chunk (flusherLoop).
+      helpersWaiting_.fetch_add(1, std::memory_order_relaxed);
+      lk.lock();
+      helpersWaiting_.fetch_sub(1, std::memory_order_relaxed);
+      flushLockWaits_.fetch_add(1, std::memory_order_relaxed);
+      flushLockWaitedNs_.fetch_add(monoNowNs() - from, std::memory_order_relaxed);
+    }
+    // finish() may have run meanwhile: the final flush is the flusher thread's.
+    if (closed_.load(std::memory_order_acquire)) return;
+    int64_t from = monoNowNs();
+    // Down to half the bound, so that the next look does not find it over again at once. (A
+    // thread that waited may find that done by the one before it.)
+    uint64_t const low = options_.maxQueuedRecords / 2;
+    int chunks = 0;
+    while (recorder_.issued() - expectedSeq_ >= low) {
+      ++chunks;
+      if (!flushOnce(false, kFlushChunk)) break;
+    }
+    if (chunks == 0) return;
+    int64_t to = monoNowNs();
+    pacer_.flushed(to);
+    helpedFlushes_.fetch_add(1, std::memory_order_relaxed);
+    helpedFlushNs_.fetch_add(to - from, std::memory_order_relaxed);
+  } catch (std::exception const& e) {
+    // Out of memory in the consumer (as in flusherLoop): the batch is lost and said so.
+    std::fprintf(stderr, "trt-build-studio: progress flush error: %s\n", e.what());
+  } catch (...) {
+  }
 }
 
 uint64_t ProgressPipeline::pushControl(Record&& r) {
   uint64_t seq = recorder_.nextSeq();
   r.seq = seq;
   control_.push(std::move(r));
-  return seq;
   pacer_.activity();
+  return seq;
 }
 
 void ProgressPipeline::log(Severity severity, char const* message) noexcept {
@@ -283,6 +314,7 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
     pacer_.stop(false);
     flusher_.join();
   } else {
+    std::lock_guard<std::mutex> lk(flushMu_);
     flushOnce(true);
   }
 }
@@ -292,27 +324,42 @@ void ProgressPipeline::finish(BuildOutcome const& outcome) {
 // Records not yet emitted (a sequence number taken is a record coming), phases whose steps
 // moved, or steps carried over from the last flush. Sequentially consistent loads: see
 // flush_pacer.h for why a producer's wake-up cannot be missed.
-bool ProgressPipeline::hasWork() const noexcept { return recorder_.issued() != expectedSeq_ || recorder_.anyDirty() || !carry_.empty(); }
+bool ProgressPipeline::hasWork() const noexcept {
+  // Outside flushMu_ (a builder may be flushing): what the last flush published, not its state.
+  return recorder_.issued() != drainedSeq_.load(std::memory_order_seq_cst) || recorder_.anyDirty() ||
+         carrying_.load(std::memory_order_relaxed);
+}
 
 void ProgressPipeline::flusherLoop() {
+  bool more = false;  // the last flush was cut at kFlushChunk: go on at once, budget or not
   for (;;) {
-    int64_t due = heartbeat_.dueNs();
-    FlushPacer::Wake wake = pacer_.next([this] { return hasWork(); }, due);
+    FlushPacer::Wake wake = FlushPacer::Wake::kFlush;
+    if (!more || pacer_.stopping()) wake = pacer_.next([this] { return hasWork(); }, heartbeat_.dueNs());
     if (wake == FlushPacer::Wake::kAbandon) return;
     bool stop = wake == FlushPacer::Wake::kStop;
-    try {
-      flushOnce(stop);
-    } catch (std::exception const& e) {
-      // Out of memory in a consumer or the flusher must not terminate the build's process; the
-      // batch is lost and said so.
-      std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
+    {
+      std::lock_guard<std::mutex> lk(flushMu_);
+      more = false;
+      try {
+        more = flushOnce(stop, kFlushChunk);
+        // A builder waits to flush in this thread's place (helpFlush): let it have the lock
+        // rather than take the next chunk ahead of it (the mutex is not fair).
+        if (more && helpersWaiting_.load(std::memory_order_relaxed) > 0) more = false;
+      } catch (std::exception const& e) {
+        // Out of memory in a consumer or the flusher must not terminate the build's process; the
+        // batch is lost and said so.
+        std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
+      }
+      pacer_.flushed(monoNowNs());
     }
-    pacer_.flushed(monoNowNs());
     if (stop) return;
   }
 }
 
-void ProgressPipeline::flushNow() { flushOnce(closed_.load(std::memory_order_acquire)); }
+void ProgressPipeline::flushNow() {
+  std::lock_guard<std::mutex> lk(flushMu_);
+  flushOnce(closed_.load(std::memory_order_acquire));
+}
 
 void ProgressPipeline::emit(EventBatch& batch, OutEvent&& ev) {
   ev.seq = emitSeq_++;
@@ -362,20 +409,25 @@ void ProgressPipeline::closeInView(EventBatch& batch, int64_t id, int64_t ns, bo
 // One flush: take the coalesced steps, apply the records up to the last sequence number issued
 // when the flush began in sequence order (repairing what arrived out of order) with the steps
 // placed between them, then emit the batch.
-void ProgressPipeline::flushOnce(bool final) {
-  if (finalEmitted_) return;
+bool ProgressPipeline::flushOnce(bool final, uint64_t maxRecords) {
+  if (finalEmitted_) return false;
   EventBatch batch;
   // A flush under load ends at the number issued when it began: records published while it runs
-  // wait for the next one, so a batch never grows without end.
-  uint64_t limit = final ? finalSeq_.load(std::memory_order_acquire) + 1 : recorder_.issued();
+  // wait for the next one, so a batch never grows without end. One that is catching up takes
+  // maxRecords at most (the final flush takes everything).
+  uint64_t issued = recorder_.issued();
+  uint64_t limit =
+      final ? finalSeq_.load(std::memory_order_acquire) + 1 : (issued - expectedSeq_ > maxRecords ? expectedSeq_ + maxRecords : issued);
   retire_.clear();
   OutEvent finished;
   bool haveFinished = applyRecords(batch, final, limit, retire_, finished);
-  drainedSeq_.store(expectedSeq_, std::memory_order_release);
+  drainedSeq_.store(expectedSeq_, std::memory_order_seq_cst);
+  carrying_.store(!carry_.empty(), std::memory_order_relaxed);
   // After the records: every name a record of this batch uses was interned before its record was
   // published, so it is among these.
   names_.takeNew(&batch.firstNameId, &batch.newNames);
   emitBatch(std::move(batch), final, haveFinished, std::move(finished), retire_);
+  return !final && limit < issued && expectedSeq_ == limit;
 }
 
 // Steps of phases that moved since the last flush: one candidate per phase with its latest step,
@@ -416,13 +468,22 @@ void ProgressPipeline::takeStepCandidates(std::vector<StepCandidate>& out) {
   carry_.clear();
   for (Node* n : dirty) {
     uint64_t w = n->word.load(std::memory_order_seq_cst);
+    // A finished leaf is no candidate: its finish record carries its last step and emits it just
+    // before the finish (applyRecords), and with no children there is nothing to place that step
+    // among. Under a storm most phases that step are such leaves, finished within the interval;
+    // as candidates they were most of the sort below, a fifth of a flush's instructions
+    // (callgrind). A finished parent stays one: its step may have come while a child was open.
+    if ((w & kOpenBit) == 0 && n->instances[0].load(std::memory_order_relaxed) == 0) continue;
     bool open = (w & kOpenBit) != 0;
     auto gen = static_cast<uint32_t>(w >> 32) - (open ? 0 : 1);  // a closed word has gen + 1
     out.push_back(StepCandidate{n, n->lastStepNs.load(std::memory_order_relaxed), gen, static_cast<int32_t>(w & kStepsMask), open});
   }
   // Placed by time among the starts/finishes, so "a parent advanced while its child was open"
-  // stays visible in the stream after coalescing.
-  std::stable_sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.ns < b.ns; });
+  // stays visible in the stream after coalescing. The dirty list is a stack (latest first), so
+  // reversed it is often in order already.
+  std::reverse(out.begin(), out.end());
+  auto byTime = [](auto const& a, auto const& b) { return a.ns < b.ns; };
+  if (!std::is_sorted(out.begin(), out.end(), byTime)) std::stable_sort(out.begin(), out.end(), byTime);
 }
 
 // The merge reads the control queue (index 0) and every builder thread's queue (index t + 1);

@@ -15,7 +15,12 @@
 // are taken under one mutex here. Nothing in a callback waits on JS, I/O or the flusher, with one
 // designed exception: back-pressure. When the consumer's bounded outbox is full (a reader that
 // stopped reading), phaseStart, phaseFinish and log wait at the RoomGate (room_gate.h) until
-// there is room again or the build is cancelled; stepComplete never waits.
+// there is room again or the build is cancelled; stepComplete never waits. A flusher that falls
+// behind (starved of CPU, often by the builder's own threads) is not waited for either: the
+// builder thread that notices flushes in its place (helpFlush). Past that bound a builder may
+// wait for one thing only: the lock of a flush another thread is running (kFlushChunk records
+// at most while it catches up), before it flushes itself. That wait bounds memory when the
+// producers make records faster than one core flushes them (bench:native's storm).
 //
 // Memory when the consumer stalls (a busy JS thread, a starved flusher): a step never becomes a
 // record — it only moves its phase's word — so however many steps arrive, they cost one slot per
@@ -59,9 +64,9 @@ struct PipelineOptions {
   // Where to keep the open phase path for the host to read after a crash (crash_record.h).
   std::string crashRecordPath;
   // Records (starts, finishes, logs) the builder threads may have queued ahead of the flusher
-  // before they wait for it: the bound of the record queues when the flusher is starved of CPU.
-  // Far above what one flush takes at 5 M callbacks/s (about 11,000 records per 8 ms budget),
-  // so a flusher that runs never makes a builder wait. 0 disables (flushNow() tests).
+  // before one of them flushes in its place (helpFlush). Far above what one flush takes at 5 M
+  // callbacks/s (about 11,000 records per 8 ms budget), so a flusher that gets its core is never
+  // helped. 0 disables (flushNow() tests).
   uint64_t maxQueuedRecords = 65536;
 };
 
@@ -129,11 +134,20 @@ class ProgressPipeline final : public ProgressSink {
   // closes and opens it (bounded_outbox.h); a cancel, finish() and destruction release it.
   RoomGate& room() { return room_; }
   uint64_t maxQueuedRecords() const { return options_.maxQueuedRecords; }
-  // How often a builder thread waited for the flusher past maxQueuedRecords, and the builder
-  // time spent so, summed over threads (bench:native reports them: waits mean the flusher did
-  // not keep up, and while every builder waits one core may idle).
-  uint64_t flusherWaits() const { return flusherWaits_.load(std::memory_order_relaxed); }
-  int64_t flusherWaitedNs() const { return flusherWaitedNs_.load(std::memory_order_relaxed); }
+  // What the builder threads did about a flusher past maxQueuedRecords (bench:native reports
+  // them): flushes they ran in its place and the builder time those took; how often one found a
+  // flush running and waited for its end, and the time that took (both summed over threads);
+  // and the most records seen queued at a look (in records of ~100 bytes).
+  uint64_t helpedFlushes() const { return helpedFlushes_.load(std::memory_order_relaxed); }
+  int64_t helpedFlushNs() const { return helpedFlushNs_.load(std::memory_order_relaxed); }
+  uint64_t flushLockWaits() const { return flushLockWaits_.load(std::memory_order_relaxed); }
+  int64_t flushLockWaitedNs() const { return flushLockWaitedNs_.load(std::memory_order_relaxed); }
+  uint64_t peakQueuedRecords() const { return peakQueued_.load(std::memory_order_relaxed); }
+  // The most records one flush takes outside the final one, so that a flush holds flushMu_
+  // (and a builder that waits for it) for ~3 ms at most. Above what one budget takes in normal
+  // operation (about 11,000 records per 8 ms at 5 M callbacks/s), so only a flush that is
+  // catching up is cut; it goes on at once.
+  static constexpr uint64_t kFlushChunk = 16384;
   // A builder thread looks at the flusher's lag once per this many of its records, so the
   // queues may pass maxQueuedRecords by this much per thread.
   static constexpr uint32_t kQueueCheckEvery = 64;
@@ -148,14 +162,15 @@ class ProgressPipeline final : public ProgressSink {
   uint64_t pushControl(Record&& r);  // with controlMu_ held; returns the record's sequence number
 
   // Builder thread, in phaseStart/phaseFinish/log: returns at once in normal operation (two
-  // loads); waits at the RoomGate while the consumer is full, and for the flusher while the
-  // record queues hold maxQueuedRecords (back-pressure, room_gate.h).
+  // loads); waits at the RoomGate while the consumer is full (back-pressure, room_gate.h), and
+  // flushes in the flusher's place while the record queues hold maxQueuedRecords.
   void waitForRoom() noexcept;
-  void waitForFlusher() noexcept;
+  void helpFlush(uint64_t queued) noexcept;
 
   void flusherLoop();
   bool hasWork() const noexcept;  // flusher thread
-  void flushOnce(bool final);
+  // Returns whether it stopped at `maxRecords` with more records published (flush again now).
+  bool flushOnce(bool final, uint64_t maxRecords = UINT64_MAX);
   // The parts of a flush (progress_pipeline.cc): take the coalesced steps, apply the records in
   // sequence order with the steps between them (repairing the tree), emit.
   struct StepCandidate {
@@ -208,12 +223,17 @@ class ProgressPipeline final : public ProgressSink {
   std::atomic<uint64_t> finalSeq_{UINT64_MAX};
 
   // Records taken off the queues so far (the flusher's expectedSeq_, published for waitForRoom).
-  std::atomic<uint64_t> drainedSeq_{0};
+  // Written by every flush: away from what the callbacks read (closed_, cancel_, room_).
+  alignas(64) std::atomic<uint64_t> drainedSeq_{0};
+  std::atomic<bool> carrying_{false};  // carry_ is not empty (published for hasWork)
   std::atomic<bool> flusherRunning_{false};
-  std::atomic<uint64_t> flusherWaits_{0};
-  std::atomic<int64_t> flusherWaitedNs_{0};
+  std::atomic<uint64_t> helpedFlushes_{0}, flushLockWaits_{0}, peakQueued_{0};
+  std::atomic<int64_t> helpedFlushNs_{0}, flushLockWaitedNs_{0};
+  std::atomic<int> helpersWaiting_{0};
 
-  // Flusher side.
+  // Flusher side: everything below is used by one flush at a time, under flushMu_ (the flusher
+  // thread, or a builder thread flushing in its place).
+  alignas(64) std::mutex flushMu_;
   std::thread flusher_;
   uint64_t emitSeq_ = 0;
   uint64_t expectedSeq_ = 0;

@@ -23,6 +23,7 @@ struct ThreadEntry {
   void* state = nullptr;
 };
 struct Tls {
+  int64_t lastNs = 0;  // the thread's latest clock reading in a callback (0: none yet)
   StepEntry steps[4];
   unsigned nextStep = 0;
   ThreadEntry threads[4];
@@ -30,20 +31,34 @@ struct Tls {
 };
 thread_local Tls tTls;
 
+// A free entry first (a phase this thread finished gives its entry back), so that a parent's
+// entry survives its children coming and going: with round-robin alone, four short children
+// pushed the parent out and every parent step took the slow path (findOpen).
 void rememberStep(uint64_t uid, void* node, uint32_t gen, int32_t nbSteps, char const* raw, char const* interned) {
+  StepEntry* free = nullptr;
   for (auto& e : tTls.steps) {
     if (e.uid == uid && e.node == node) {
       e = StepEntry{uid, node, gen, nbSteps, raw, interned};
       return;
     }
+    if (free == nullptr && e.uid == 0) free = &e;
   }
-  tTls.steps[tTls.nextStep++ % 4] = StepEntry{uid, node, gen, nbSteps, raw, interned};
+  if (free == nullptr) free = &tTls.steps[tTls.nextStep++ % 4];
+  *free = StepEntry{uid, node, gen, nbSteps, raw, interned};
+}
+
+// The phase ended: its entry would only match its name and then fail the generation check,
+// sending the next step of a newer phase of that name to the slow path.
+void forgetStep(uint64_t uid, void* node) {
+  for (auto& e : tTls.steps) {
+    if (e.uid == uid && e.node == node) e.uid = 0;
+  }
 }
 
 }  // namespace
 
-Recorder::Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash)
-    : names_(names), pacer_(pacer), crash_(crash), uid_(gNextRecorderUid.fetch_add(1)) {}
+Recorder::Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash, CancelState const& cancel, std::atomic<bool> const& ended)
+    : names_(names), pacer_(pacer), crash_(crash), cancel_(cancel), ended_(ended), uid_(gNextRecorderUid.fetch_add(1)) {}
 
 Recorder::~Recorder() {
   for (FreeChunk* c = freeChunks_.exchange(nullptr); c != nullptr;) {
@@ -222,6 +237,7 @@ Recorder::Node* Recorder::allocNode(ThreadState* ts) {
 }
 
 void Recorder::phaseStart(char const* name, char const* parent, int32_t nbSteps, int64_t now) noexcept {
+  tTls.lastNs = now;
   ThreadState* ts = self();
   if (ts == nullptr) return;
   char const* nm = name ? name : "(unnamed phase)";
@@ -337,29 +353,44 @@ void Recorder::markDirty(Node* node) noexcept {
   if (head == nullptr) pacer_.activity();
 }
 
-void Recorder::stepComplete(char const* name, int32_t step, int64_t now) noexcept {
-  if (name == nullptr) {
-    counters_.unknownStep.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+Recorder::StepResult Recorder::stepComplete(char const* name, int32_t step, int64_t* nowOut) noexcept {
   Node* node = nullptr;
   uint32_t gen = 0;
   int32_t nb = 0;
   // The pointer is only a fast first check: TensorRT may reuse a name buffer for another phase,
   // so the name itself must match too.
-  for (auto const& e : tTls.steps) {
-    if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
-      node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
-      break;
-    }
-  }
-  if (node == nullptr) {
+  if (name != nullptr) {
     for (auto const& e : tTls.steps) {
-      if (e.uid == uid_ && std::strcmp(e.interned, name) == 0) {
+      if (e.uid == uid_ && e.raw == name && std::strcmp(e.interned, name) == 0) {
         node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
         break;
       }
     }
+    if (node == nullptr) {
+      for (auto const& e : tTls.steps) {
+        if (e.uid == uid_ && std::strcmp(e.interned, name) == 0) {
+          node = static_cast<Node*>(e.node), gen = e.gen, nb = e.nbSteps;
+          break;
+        }
+      }
+    }
+  }
+  // The time (see the declaration): a phase already queued for the flusher (`dirty`) has had
+  // its timed step since the flusher's last look. Never earlier than the phase's own latest
+  // step or start, which another thread may have timed.
+  int64_t now = tTls.lastNs;
+  if (node == nullptr || now == 0 || !node->dirty.load(std::memory_order_relaxed)) {
+    now = callbackNowNs();
+    tTls.lastNs = now;
+  } else {
+    now = std::max(now, node->lastStepNs.load(std::memory_order_relaxed));
+  }
+  *nowOut = now;
+  if (cancel_.requested()) return StepResult::kCancelled;
+  if (ended_.load(std::memory_order_acquire)) return StepResult::kEnded;
+  if (name == nullptr) {
+    counters_.unknownStep.fetch_add(1, std::memory_order_relaxed);
+    return StepResult::kRecorded;
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (node == nullptr) {
@@ -375,25 +406,27 @@ void Recorder::stepComplete(char const* name, int32_t step, int64_t now) noexcep
       if ((w >> 32) != gen || (w & kOpenBit) == 0) break;  // stale cache entry
       if (step < 0 || step >= nb) {
         counters_.stepOutOfRange.fetch_add(1, std::memory_order_relaxed);
-        return;
+        return StepResult::kRecorded;
       }
       if (uint64_t(step) + 1 <= (w & kStepsMask)) {
         counters_.stepNotRising.fetch_add(1, std::memory_order_relaxed);
-        return;
+        return StepResult::kRecorded;
       }
       if (node->word.compare_exchange_weak(w, (w & ~kStepsMask) | (uint64_t(step) + 1), std::memory_order_seq_cst)) {
         node->lastStepNs.store(now, std::memory_order_relaxed);
         markDirty(node);
-        return;
+        return StepResult::kRecorded;
       }
     }
-    node = nullptr;  // the cached phase has finished: look the name up again
+    forgetStep(uid_, node);  // the cached phase has finished (on another thread): look the name up again
+    node = nullptr;
   }
   counters_.unknownStep.fetch_add(1, std::memory_order_relaxed);
-  return;
+  return StepResult::kRecorded;
 }
 
 void Recorder::phaseFinish(char const* name, int64_t now) noexcept {
+  tTls.lastNs = now;
   ThreadState* ts = self();
   uint32_t nameId = name ? names_.idOf(name, false) : kNoName;
   if (ts == nullptr || nameId == kNoName) {
@@ -414,6 +447,7 @@ void Recorder::phaseFinish(char const* name, int64_t now) noexcept {
     }
     if (!closed) continue;  // another thread finished it first: look again
     removeOpen(ts, f.node, f.gen);
+    forgetStep(uid_, f.node);
     if (crash_.active() && crashShownId_.load(std::memory_order_relaxed) == f.id) {
       // The recorded phase ended: show the most recently started phase still open instead.
       Found latest = latestOpen();

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cancel_state.h"
 #include "crash_record.h"
 #include "events.h"
 #include "flush_pacer.h"
@@ -42,7 +43,10 @@ class Recorder {
   // A phase instance on the producer side. Nodes are pooled and never freed before the
   // recorder, so a stale pointer (thread-local cache, another thread's open list) always points
   // at a Node; `word` carries a generation that tells a stale pointer from a live one.
-  struct Node {
+  // A cache line of its own at least: nodes are recycled across threads (the flusher retires
+  // them in finish order), so unaligned neighbours in the arena were often two threads' open
+  // phases, and each step's CAS of its word took the other thread's line from its core.
+  struct alignas(64) Node {
     // [63..32] generation, bit 31 open, [30..0] stepsDone. A closed word keeps its steps and
     // has generation + 1.
     std::atomic<uint64_t> word{0};
@@ -83,15 +87,25 @@ class Recorder {
 
   // Several recorders (builds) may live in one process: the thread-local caches are keyed by a
   // uid that is never reused. `crash` is written on every start and finish when it is active.
-  Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash);
+  // `cancel` and `ended` are the pipeline's: a step checks them after taking its time.
+  Recorder(NameTable& names, FlushPacer& pacer, CrashRecord& crash, CancelState const& cancel, std::atomic<bool> const& ended);
   ~Recorder();
   Recorder(Recorder const&) = delete;
   Recorder& operator=(Recorder const&) = delete;
 
   // Builder threads. `now` is the callback's timestamp.
   void phaseStart(char const* name, char const* parent, int32_t nbSteps, int64_t now) noexcept;
-  void stepComplete(char const* name, int32_t step, int64_t now) noexcept;
   void phaseFinish(char const* name, int64_t now) noexcept;
+  // A step reads the clock only when it is the first of its phase since the flusher last looked
+  // (or the thread has no time yet); the others take the time of the thread's latest timed
+  // callback (its start, finish or first step since that flush), so a step's time is at most one
+  // flush interval early, and exact whenever steps are further apart than that. Reading the
+  // clock was most of a step's cost (rdtsc and its fence: ~25 of ~60 ns on the VMs we measure),
+  // and a fast run of steps all within one interval coalesces into one event anyway. The time
+  // is taken before the cancel flag is read, so a step recorded as completed is never later
+  // than the cancel request (cancel_state.h); `*now` is the time used.
+  enum class StepResult { kRecorded, kCancelled, kEnded };
+  StepResult stepComplete(char const* name, int32_t step, int64_t* now) noexcept;
 
   // Any thread: the sequence number of a record made elsewhere (the rare control records).
   uint64_t nextSeq() noexcept { return seq_.fetch_add(1, std::memory_order_seq_cst); }
@@ -143,13 +157,17 @@ class Recorder {
   NameTable& names_;
   FlushPacer& pacer_;
   CrashRecord& crash_;
+  CancelState const& cancel_;
+  std::atomic<bool> const& ended_;
   uint64_t const uid_;
 
-  // Global order of records across all threads: one fetch_add per structural callback.
-  std::atomic<uint64_t> seq_{0};
+  // Global order of records across all threads: one fetch_add per structural callback. On a
+  // line of its own: the fields above are read by every step (uid_, cancel_, ended_), and a
+  // start or finish on another core would otherwise take their line away each time.
+  alignas(64) std::atomic<uint64_t> seq_{0};
 
   // Thread registry.
-  std::mutex regMu_;
+  alignas(64) std::mutex regMu_;
   std::deque<ThreadState> threads_;
   std::atomic<ThreadState*> threadArr_[kMaxThreads] = {};
   std::atomic<int> threadCount_{0};
@@ -173,8 +191,8 @@ class Recorder {
   // The crash site shows the most recently started open phase.
   std::atomic<int64_t> crashShownId_{-1};
 
-  std::atomic<Node*> dirtyHead_{nullptr};
-  Counters counters_;
+  alignas(64) std::atomic<Node*> dirtyHead_{nullptr};
+  alignas(64) Counters counters_;
 };
 
 }  // namespace tbs
