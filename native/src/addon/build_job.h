@@ -53,7 +53,7 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
 
  private:
   BuildJob() = default;
-  void deliver(EventBatch&& batch);                  // flusher thread
+  void deliver(EventBatch&& batch);                  // whoever flushes: the flusher, or a builder in its place (one at a time)
   void drainOnJs(Napi::Env env, Napi::Function fn);  // JS thread
 
   BuildRequest request_;

@@ -124,9 +124,10 @@ void ProgressPipeline::waitForRoom() noexcept {
 // not running; flushing in its place gives the work the core that noticed it. When a flush is
 // running, this thread waits for its lock (the flusher thread then steps aside after its current
 // chunk) and then flushes: the bound on memory holds, and no builder waits for a flusher thread
-// that the OS has not scheduled. Called
-// only between records (at a start, after a finish, at a log), never with a sequence number
-// taken and its record unpublished, so the flush it runs is not held up by its own gap.
+// that the OS has not scheduled. Called only between records (at a start, after a finish, at a
+// log), never with a sequence number taken and its record unpublished, so the flush it runs is
+// not held up by its own gap. The consumer is then called on this builder thread (flushes are
+// serialized by flushMu_, whichever thread runs them).
 void ProgressPipeline::helpFlush(uint64_t queued) noexcept {
   uint64_t peak = peakQueued_.load(std::memory_order_relaxed);
   while (queued > peak && !peakQueued_.compare_exchange_weak(peak, queued, std::memory_order_relaxed)) {

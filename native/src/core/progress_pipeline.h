@@ -87,6 +87,8 @@ struct Anomalies {
 
 class ProgressPipeline final : public ProgressSink {
  public:
+  // Called by one flush at a time, on the flusher thread or on a builder thread flushing in its
+  // place (helpFlush): it must not rely on the thread it runs on, nor wait for a callback.
   using Consumer = std::function<void(EventBatch&&)>;
 
   ProgressPipeline(PipelineOptions options, Consumer consumer);
