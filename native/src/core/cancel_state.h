@@ -4,8 +4,8 @@
 //
 // Ordering that the protocol relies on: request() stores the flag before taking its timestamp,
 // and stepComplete takes its timestamp before reading the flag, so every step recorded as
-// completed has t <= requestedAt (recorder.h). The flusher holds to it as well for a step it
-// emits after build.cancelling (progress_pipeline.cc).
+// completed has t <= requestedAt (recorder.h: a step that takes an earlier callback's time took
+// it before this read too).
 #pragma once
 
 #include <algorithm>
