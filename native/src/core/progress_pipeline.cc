@@ -153,18 +153,30 @@ void ProgressPipeline::helpFlush(uint64_t queued) noexcept {
     int chunks = 0;
     while (recorder_.issued() - expectedSeq_ >= low) {
       ++chunks;
-      if (!flushOnce(false, kFlushChunk)) break;
+      if (!flushChunk(false)) break;
     }
     if (chunks == 0) return;
     int64_t to = monoNowNs();
     pacer_.flushed(to);
     helpedFlushes_.fetch_add(1, std::memory_order_relaxed);
     helpedFlushNs_.fetch_add(to - from, std::memory_order_relaxed);
-  } catch (std::exception const& e) {
-    // Out of memory in the consumer (as in flusherLoop): the batch is lost and said so.
-    std::fprintf(stderr, "trt-build-studio: progress flush error: %s\n", e.what());
   } catch (...) {
+    // The lock could not be taken: go on building; the flusher thread will flush.
   }
+}
+
+// One flush of at most kFlushChunk records (everything when final), with flushMu_ held, by
+// whichever thread runs it. Out of memory in a consumer or the flusher must not terminate the
+// build's process: the batch is lost and said so. Returns whether more records wait.
+bool ProgressPipeline::flushChunk(bool final) noexcept {
+  try {
+    return flushOnce(final, kFlushChunk);
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "trt-build-studio: progress flusher error\n");
+  }
+  return false;
 }
 
 uint64_t ProgressPipeline::pushControl(Record&& r) {
@@ -340,17 +352,9 @@ void ProgressPipeline::flusherLoop() {
     bool stop = wake == FlushPacer::Wake::kStop;
     {
       std::lock_guard<std::mutex> lk(flushMu_);
-      more = false;
-      try {
-        more = flushOnce(stop, kFlushChunk);
-        // A builder waits to flush in this thread's place (helpFlush): let it have the lock
-        // rather than take the next chunk ahead of it (the mutex is not fair).
-        if (more && helpersWaiting_.load(std::memory_order_relaxed) > 0) more = false;
-      } catch (std::exception const& e) {
-        // Out of memory in a consumer or the flusher must not terminate the build's process; the
-        // batch is lost and said so.
-        std::fprintf(stderr, "trt-build-studio: progress flusher error: %s\n", e.what());
-      }
+      // A builder waits to flush in this thread's place (helpFlush): let it have the lock rather
+      // than take the next chunk ahead of it (the mutex is not fair).
+      more = flushChunk(stop) && helpersWaiting_.load(std::memory_order_relaxed) == 0;
       pacer_.flushed(monoNowNs());
     }
     if (stop) return;

@@ -173,6 +173,7 @@ class ProgressPipeline final : public ProgressSink {
   bool hasWork() const noexcept;  // flusher thread
   // Returns whether it stopped at `maxRecords` with more records published (flush again now).
   bool flushOnce(bool final, uint64_t maxRecords = UINT64_MAX);
+  bool flushChunk(bool final) noexcept;
   // The parts of a flush (progress_pipeline.cc): take the coalesced steps, apply the records in
   // sequence order with the steps between them (repairing the tree), emit.
   struct StepCandidate {
