@@ -21,6 +21,7 @@ import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type Engi
 import { describeExit } from './exit-status.js';
 import { isRecordedEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { inspectModel } from './model/model-reader.js';
+import type { PluginPolicy } from './plugin-libraries.js';
 import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
 
@@ -71,6 +72,11 @@ export interface BuildServiceOptions {
    * TBS_KEEP_AWAKE=1 in the environment. The desktop app uses Electron's own blocker instead.
    */
   keepAwake?: boolean;
+  /**
+   * Which plugin libraries a build may name (plugin-libraries.ts). Default `any`: the caller is
+   * the operator. Services that take builds from clients pass their `--plugin-dir` folders.
+   */
+  pluginPolicy?: PluginPolicy;
 }
 
 export const DEFAULT_RETAIN_FINISHED_BUILDS = 20;
@@ -144,6 +150,7 @@ export class BuildService implements BuildServiceApi {
   private readonly helperExits = new Set<Promise<void>>();
   private counter = 0;
   private closing = false;
+  private readonly pluginPolicy: PluginPolicy;
 
   constructor(opts: BuildServiceOptions = {}) {
     const launcher = opts.launcher ?? childProcessLauncher;
@@ -168,6 +175,7 @@ export class BuildService implements BuildServiceApi {
     }
     this.retainFinishedBuilds = rfb;
     this.store = opts.reuseStore;
+    this.pluginPolicy = opts.pluginPolicy ?? { kind: 'any' };
   }
 
   /** The engine store of `reuse` builds (made on first use: most services never need it). */
@@ -285,6 +293,7 @@ export class BuildService implements BuildServiceApi {
         this.claimedOutputs.add(p);
         claimed.push(p);
       },
+      pluginPolicy: this.pluginPolicy,
     }).catch((e: unknown) => {
       for (const p of claimed) this.claimedOutputs.delete(p);
       throw e;

@@ -19,6 +19,7 @@ import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model/model-reader.js';
 import { ensurePrivateDir } from './private-dir.js';
+import { checkPluginLibraries, type PluginPolicy } from './plugin-libraries.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
 
@@ -40,29 +41,6 @@ function checkPathString(p: unknown, what: string): string {
   if (typeof p !== 'string' || p.length === 0) throw bad(`${what} is required`);
   if (p.includes('\0')) throw bad(`${what} contains a NUL byte`);
   return path.resolve(p);
-}
-
-/**
- * Plugin libraries (staticPlugins, dynamicPlugins, pluginsToSerialize): made absolute (a worker
- * may run elsewhere) and each an existing file, before any worker starts. Whether it is a plugin
- * library only TensorRT can tell, when it loads it.
- */
-export function checkPluginLibraries(options: BuildOptions): void {
-  for (const what of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
-    const list = options[what];
-    if (!list) continue;
-    options[what] = list.map((p, i) => {
-      const abs = checkPathString(p, `${what}[${i}]`);
-      let st: fs.Stats;
-      try {
-        st = fs.statSync(abs);
-      } catch {
-        throw bad(`${what}: plugin library not found: ${abs}`);
-      }
-      if (!st.isFile()) throw bad(`${what}: plugin library is not a file: ${abs}`);
-      return abs;
-    });
-  }
 }
 
 export function resolveBackend(choice: BuildOptions['backend'], backends: BackendInfo[]): BackendInfo {
@@ -311,6 +289,8 @@ export async function validateBuild(
     taken?: (p: string) => boolean;
     /** Told the default output path the moment it is picked (no await in between), to hold it. */
     claim?: (p: string) => void;
+    /** Which plugin libraries a build may name (default: any; a service passes its --plugin-dir policy). */
+    pluginPolicy?: PluginPolicy;
   },
 ): Promise<ValidatedBuild> {
   const parsed = BuildOptions.safeParse(input.options ?? {});
@@ -326,7 +306,7 @@ export async function validateBuild(
   checkShapes(summary, options.shapes, Object.keys(options.shapeValues ?? {}));
   checkShapeValues(summary, options.shapeValues);
 
-  checkPluginLibraries(options);
+  checkPluginLibraries(options, ctx.pluginPolicy);
   if (options.timingCache) {
     options.timingCache = checkPathString(options.timingCache, 'timingCache');
     if (options.timingCache === modelPath) throw bad(`the timing cache path ${modelPath} is the model itself`);
