@@ -23,6 +23,7 @@ import { processSignals, type ProcessSignals } from '../../process/process-signa
 import type { BuildRenderer } from '../render/renderer.js';
 import { followIntoRenderer } from '../render/follow.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
+import type { ShapesError } from '../../service/build-validation.js';
 
 export function exitCodeFor(f: BuildFinished): number {
   switch (f.status) {
@@ -66,6 +67,26 @@ export function noBuildFinished(durationMs: number): BuildFinished {
   return { v: 1, buildId: '', seq: 0, t: durationMs / 1000, type: 'build.finished', status: 'cancelled', durationMs };
 }
 
+/**
+ * The --json line for a command that ends on an input error before a build exists: a
+ * build.finished that stands for no build (as noBuildFinished), status failed, the error as the
+ * terminal would show it (a shapes suggestion in this command's own flags).
+ */
+export function inputErrorFinished(e: unknown, durationMs: number): BuildFinished {
+  const shapes = typeof (e as Partial<ShapesError>)?.restate === 'function' ? (e as ShapesError) : undefined;
+  const { buildShapesSuggestion } = require('../build-args.js') as typeof import('../build-args.js');
+  const message = shapes ? shapes.restate(buildShapesSuggestion) : e instanceof Error ? e.message : String(e);
+  return { ...noBuildFinished(durationMs), status: 'failed', error: message };
+}
+
+function writeJsonLine(event: BuildFinished): void {
+  try {
+    require('node:fs').writeSync(1, `${JSON.stringify(event)}\n`);
+  } catch {
+    // The reader is gone: nothing to end.
+  }
+}
+
 /** What the signals and the reader asked for, applied to the build as soon as it has an id. */
 class StopRequests {
   signals: NodeJS.Signals[] = [];
@@ -73,7 +94,7 @@ class StopRequests {
   private announced = false;
   /** --json: the output must end with a build.finished line whatever happens. */
   json = false;
-  private readonly startedAt = Date.now();
+  readonly startedAt = Date.now();
   readerGone = false;
   buildId: string | undefined;
   service: BuildServiceApi | undefined;
@@ -94,13 +115,7 @@ class StopRequests {
       // Still reading the model and a second request: no build runs yet, so stop right away,
       // the --json stream still ending with its build.finished (written synchronously: the
       // process ends on this line, and nothing else of the build was written yet).
-      if (this.json && !this.readerGone) {
-        try {
-          require('node:fs').writeSync(1, `${JSON.stringify(noBuildFinished(Date.now() - this.startedAt))}\n`);
-        } catch {
-          // The reader is gone: nothing to end.
-        }
-      }
+      if (this.json && !this.readerGone) writeJsonLine(noBuildFinished(Date.now() - this.startedAt));
       this.hub.hardExit(130);
     }
     if (this.signals.length > 2) {
@@ -187,6 +202,11 @@ async function withStopHandling(json: boolean, body: (stop: StopRequests) => Pro
   process.stdout.on('error', stop.onStdoutError);
   try {
     return await body(stop);
+  } catch (e) {
+    // An input error before any build exists (a bad flag, a refused model): an agent or CI job
+    // reading --json still gets JSON, the contract's last line, and the exit code stays main's.
+    if (stop.json && !stop.buildId && !stop.readerGone) writeJsonLine(inputErrorFinished(e, Date.now() - stop.startedAt));
+    throw e;
   } finally {
     // Return only once a slow reader has everything: the caller's process.exit() would cut it.
     // A signal meanwhile ends the wait (and the process) with the build's code (ended()).
