@@ -24,6 +24,7 @@ import { inspectModel } from './model/model-reader.js';
 import type { PluginPolicy } from './plugin-libraries.js';
 import { inhibitWhileWorkersRun, KEEP_AWAKE_ENV, SleepInhibitor } from './sleep-inhibitor.js';
 import { childProcessLauncher, type WorkerLauncher } from './worker-host.js';
+import { WatchedSession } from './watched/watched-session.js';
 
 export interface BuildServiceOptions {
   launcher?: WorkerLauncher;
@@ -141,9 +142,9 @@ export class BuildService implements BuildServiceApi {
   private readonly retainFinishedBuilds: number;
   private store?: EngineReuseStore;
   /** Every build of this run, oldest first; finished ones beyond the bound as summaries only. */
-  private readonly sessions = new Map<string, BuildSession | BuildSummary>();
+  private readonly sessions = new Map<string, BuildSession | WatchedSession | BuildSummary>();
   /** Finished sessions still holding their details, in the order their workers were gone. */
-  private readonly finishedDetailed: BuildSession[] = [];
+  private readonly finishedDetailed: Array<BuildSession | WatchedSession> = [];
   private readonly queue: BuildSession[] = [];
   private readonly running = new Set<BuildSession>();
   private backendsCache?: { at: number; list: Promise<BackendInfo[]> };
@@ -357,6 +358,19 @@ export class BuildService implements BuildServiceApi {
     return session.record();
   }
 
+  /**
+   * A build running inside the user's own program, reported by a probe (docs/watch.md,
+   * watched/probe-sink.ts): registered under a fresh id like any build, so every surface lists
+   * and follows it, and Stop reaches its probe. It takes no slot: it is not ours to queue.
+   */
+  addWatchedBuild(make: (id: string) => WatchedSession): WatchedSession {
+    const id = `w${++this.counter}-${crypto.randomBytes(3).toString('hex')}`;
+    const s = make(id);
+    this.sessions.set(id, s);
+    void s.waitForResult().then(() => this.retainDetails(s));
+    return s;
+  }
+
   /** Default output paths picked by builds still being validated (see startBuild). */
   private readonly claimedOutputs = new Set<string>();
 
@@ -397,7 +411,7 @@ export class BuildService implements BuildServiceApi {
     if (s.finished) this.retainDetails(s);
   }
 
-  private retainDetails(s: BuildSession): void {
+  private retainDetails(s: BuildSession | WatchedSession): void {
     this.finishedDetailed.push(s);
     while (this.finishedDetailed.length > this.retainFinishedBuilds) {
       const old = this.finishedDetailed.shift()!;
@@ -421,7 +435,7 @@ export class BuildService implements BuildServiceApi {
 
   cancelBuild(id: string, reason: CancelReason = 'user'): boolean {
     const s = this.sessions.get(id);
-    return s instanceof BuildSession ? s.cancel(reason) : false;
+    return s instanceof BuildSession || s instanceof WatchedSession ? s.cancel(reason) : false;
   }
 
   subscribe(id: string, onEvents: (events: BuildEvent[]) => unknown, opts: SubscribeOpts = {}): Subscription {

@@ -207,6 +207,39 @@ export const MemoryEstimate = z.object({
 });
 export type MemoryEstimate = z.infer<typeof MemoryEstimate>;
 
+/**
+ * A build this product did not start: a probe inside the user's program reported it (`watch`,
+ * the drop-in monitors; docs/watch.md). What the probe could read, and nothing more: the model
+ * file and most options are unknown to it.
+ */
+export const WatchedBuild = z.object({
+  /** The program's executable or first argument, as the probe saw it. */
+  program: z.string(),
+  pid: z.number().int(),
+  argv: z.array(z.string()),
+  /** Which probe reported it: python-hook, python, cpp-shim, cpp. */
+  probe: z.string(),
+  /** The TensorRT call that built it ("Builder.build_serialized_network"). */
+  api: z.string().optional(),
+  /** The network as TensorRT handed it to the build, when the probe could read it. */
+  network: z
+    .object({
+      name: z.string().optional(),
+      layers: z.number().int().optional(),
+      inputs: z.array(z.object({ name: z.string(), shape: z.array(Dim), dtype: z.string() })).optional(),
+      outputs: z.array(z.object({ name: z.string(), shape: z.array(Dim), dtype: z.string() })).optional(),
+    })
+    .optional(),
+  /** The builder config's facts the probe read (flags by name, optimization level, ...). */
+  config: z
+    .object({ flags: z.array(z.string()).optional(), optimizationLevel: z.number().int().optional(), workspaceBytes: z.number().optional(), profilingVerbosity: z.string().optional() })
+    .optional(),
+  timingCache: z.object({ entries: z.number().int().optional(), bytes: z.number().int().optional() }).optional(),
+  /** The program had a progress monitor of its own, which the probe chained. */
+  chained: z.boolean().optional(),
+});
+export type WatchedBuild = z.infer<typeof WatchedBuild>;
+
 export const BuildStartedEvent = z.object({
   ...base,
   type: z.literal('build.started'),
@@ -233,6 +266,8 @@ export const BuildStartedEvent = z.object({
   worker: z.object({ id: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
   /** The host memory the build is expected to need, and whether that is more than there is. */
   memoryEstimate: MemoryEstimate.optional(),
+  /** A build inside the user's own program (`watch`, docs/watch.md): whose, and what is known. */
+  watched: WatchedBuild.optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,
@@ -438,6 +473,8 @@ export const BuildRecord = z.object({
   lastSeq: z.number().int(),
   /** Engine file available for download/saving. */
   engineAvailable: z.boolean(),
+  /** A build inside the user's own program (docs/watch.md); modelPath is then a label, not a file. */
+  watched: WatchedBuild.optional(),
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
 
