@@ -17,8 +17,9 @@ import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
+import { NO_PLUGINS } from '../service/plugin-libraries.js';
 
-const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--queue <redis://...>] [--heartbeat <seconds>]
+const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--plugin-dir <folder>]... [--queue <redis://...>] [--heartbeat <seconds>]
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
 Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
@@ -26,6 +27,9 @@ trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine. Bui
 stop on window/workDoneProgress/cancel or $/cancelRequest.
 
   --stdio                accepted for clients that pass it (stdio is the only transport)
+  --plugin-dir <folder>  plugin libraries (staticPlugins, dynamicPlugins, pluginsToSerialize) are
+                         loaded only from inside these folders (repeatable; symlinks and .. are
+                         resolved); without it every plugin library is refused
   --output-dir <dir>     where engines go when a build names no outputPath
   --queue <redis://...>  build farm: builds run on \`trt-build-studio worker\` machines; the build
                          command then takes target, retries, and targets (one build per target)
@@ -65,7 +69,8 @@ export async function runLsp(argv: string[]): Promise<number> {
   // On a farm, builds belong to the farm: the server's shutdown stops following them, as serve's does.
   const service: BuildServiceApi = opts.queue
     ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
-    : createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
+    : // A client names the plugin libraries: only the operator's --plugin-dir folders load.
+      createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher, pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS });
   // Explicit streams: the library's own stdio mode calls process.exit the moment stdin ends,
   // before running builds could be cancelled and their workers reaped.
   // The channel's stdout is a bare write(); the JSON-RPC writer also listens for errors and close,

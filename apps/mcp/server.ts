@@ -13,13 +13,17 @@ import type { BuildServiceApi } from '../service/api.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
+import { NO_PLUGINS } from '../service/plugin-libraries.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 
-const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--heartbeat <seconds>] [--queue <redis://host:port>]
+const USAGE = `Usage: trt-build-studio mcp [--output-dir <dir>] [--plugin-dir <folder>]... [--heartbeat <seconds>] [--queue <redis://host:port>]
 
 Runs an MCP (Model Context Protocol) server on stdin/stdout for agent runtimes. Register it with
 your MCP client, e.g. {"mcpServers": {"trt-build-studio": {"command": "npx", "args": ["trt-build-studio", "mcp"]}}}
 
+  --plugin-dir <folder>  plugin libraries (staticPlugins, dynamicPlugins, pluginsToSerialize) are
+                         loaded only from inside these folders (repeatable; symlinks and .. are
+                         resolved); without it every plugin library is refused
   --output-dir <dir>     where engines go when build_engine names no outputPath
   --queue <redis://...>  build farm: builds run on \`trt-build-studio worker\` machines (target, retries)
   --heartbeat <seconds>  progress heartbeat during silent stretches (default 2.5)
@@ -58,9 +62,12 @@ export async function runMcp(argv: string[]): Promise<number> {
   signals.onHardExit(() => workers.killAll());
   const service: BuildServiceApi = opts.queue
     ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
-    : createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher });
+    : // A client names the plugin libraries: only the operator's --plugin-dir folders load.
+      createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher, pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS });
   const server = createMcpServer(service, {
     version: packageVersion(),
+    // On a farm the workers decide (worker --plugin-dir); here this server's own service does.
+    ...(opts.queue ? {} : { pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS }),
     // Silence is called out by the time a heartbeat is due, or it would never show at short cadences.
     notifier: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
     log,

@@ -18,6 +18,7 @@ import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, NoArgs, StartOut } f
 import { ModelSummary } from '../shared/protocol.js';
 import { CheckResultSchema, formatReason } from '../shared/engine-manifest.js';
 import { checkEngine } from '../service/engine-check.js';
+import { checkPluginLibraries, type PluginPolicy } from '../service/plugin-libraries.js';
 import { BuildView } from '../shared/build-view.js';
 
 export const SERVER_NAME = 'trt-build-studio';
@@ -35,6 +36,11 @@ not a TensorRT engine and every result says simulated: true.`;
 
 export interface McpToolsOptions extends Omit<BuildToolDeps, 'service' | 'reasons'> {
   version: string;
+  /**
+   * The --plugin-dir policy of the service behind the tools: a plugin library it would refuse is
+   * refused here first, as invalid arguments (-32602). The service checks again whatever this says.
+   */
+  pluginPolicy?: PluginPolicy;
 }
 
 export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions): McpServer {
@@ -223,8 +229,11 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
   // Build options are left open by the input schema (see OptionsArg) and checked here as
   // arguments; so is an output path that may not be written (a FIFO, a device, a directory, a
   // folder someone else controls), which is refused as the CLI's usage error and HTTP's 400 are.
+  // So is a plugin library outside the operator's --plugin-dir folders (checked on a copy: the
+  // service resolves the paths itself when the build starts).
   const buildArgs = (args: Record<string, unknown>) => {
-    parseBuildOptions(args.options);
+    const options = parseBuildOptions(args.options);
+    if (opts.pluginPolicy) checkPluginLibraries({ ...options }, opts.pluginPolicy);
     if (typeof args.outputPath === 'string' && args.outputPath.trim() !== '') resolveWriteTarget(resolveUserPath(args.outputPath.trim()), 'output');
   };
   installInvalidParamsCheck(server, { build_engine: buildArgs, start_build: buildArgs, ...(service.startMatrix ? { build_matrix: buildArgs } : {}) });

@@ -2,6 +2,7 @@
 // once. `--key value` and `--key=value` both work; a bad line is a UsageError (exit 2).
 import * as path from 'node:path';
 import { UsageError, usageWords } from '../shared/usage-error.js';
+import { parsePluginDirs, type PluginPolicy } from '../service/plugin-libraries.js';
 
 export interface StdioServerOptions {
   outputDir?: string;
@@ -10,6 +11,13 @@ export interface StdioServerOptions {
   queue?: string;
   /** Largest message accepted (lsp only: --max-message-mib), bytes. */
   maxMessageBytes?: number;
+  /** --plugin-dir, repeatable: the only folders a client's plugin libraries may come from (as given, absolute). */
+  pluginDirs?: string[];
+  /**
+   * Which plugin libraries builds may name: the --plugin-dir folders, checked and resolved by
+   * readStdioServerArgs (none: every plugin library is refused). Set only there.
+   */
+  pluginPolicy?: PluginPolicy;
 }
 
 export interface StdioServerFlags {
@@ -40,6 +48,8 @@ export function parseStdioServerArgs(argv: readonly string[], flags: StdioServer
     if (flag === '--stdio' && flags.stdioFlag) continue;
     if (flag === '--output-dir') {
       opts.outputDir = path.resolve(value());
+    } else if (flag === '--plugin-dir') {
+      (opts.pluginDirs ??= []).push(path.resolve(value()));
     } else if (flag === '--queue' && flags.queue) {
       opts.queue = value();
     } else if (flag === '--max-message-mib' && flags.maxMessage) {
@@ -56,6 +66,10 @@ export function parseStdioServerArgs(argv: readonly string[], flags: StdioServer
       throw new UsageError(usageWords.unknownArgument(arg, flags.command));
     }
   }
+  if (opts.queue && opts.pluginDirs) {
+    // On a farm the workers load the libraries, each from its own `worker --plugin-dir` folders.
+    throw new UsageError('--plugin-dir does not apply with --queue: each farm worker loads plugin libraries only from its own folders (trt-build-studio worker --plugin-dir)');
+  }
   return opts;
 }
 
@@ -66,7 +80,8 @@ export function parseStdioServerArgs(argv: readonly string[], flags: StdioServer
 export function readStdioServerArgs(argv: readonly string[], flags: StdioServerFlags, usage: string): StdioServerOptions | number {
   try {
     const parsed = parseStdioServerArgs(argv, flags);
-    if (parsed !== 'help') return parsed;
+    // The folders are checked once, at start: a typo is a refusal to start, not a build refused later.
+    if (parsed !== 'help') return { ...parsed, pluginPolicy: parsePluginDirs(parsed.pluginDirs ?? []) };
     // No protocol session has started, so stdout is still the terminal's.
     process.stdout.write(`${usage}\n`);
     return 0;
