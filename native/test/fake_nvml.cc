@@ -9,8 +9,16 @@
 //                                          pid "self" = the calling process, bytes "na" =
 //                                          NVML_VALUE_NOT_AVAILABLE (default: none)
 //   FAKE_NVML_NO_PROCESSES=1               nvmlDeviceGetComputeRunningProcesses_v3 is NOT_SUPPORTED
-// Device memory is 80 GiB total with 10 GiB plus the listed processes used; SM clock 1980 MHz
-// on 3B and 1410 on 5E; temperature 45 / 67 °C.
+// Device memory is 80 GiB total with 10 GiB plus the listed processes plus FAKE_NVML_OTHERS_MIB
+// (another process's allocations, not in the list) used; the driver reserves 480 MiB more, which
+// nvmlDeviceGetMemoryInfo counts as used and nvmlDeviceGetMemoryInfo_v2 reports apart, as a real
+// H100 does. Built twice (CMakeLists.txt): libnvidia-ml.so.1 exports nvmlDeviceGetMemoryInfo_v2,
+// the copy built with FAKE_NVML_NO_MEMORY_V2 (gpu-fakes/libnvidia-ml-v1.so) is an older driver
+// without it.
+//   FAKE_NVML_MEMORY_V2_RESULT             what nvmlDeviceGetMemoryInfo_v2 returns (default 0; 25 =
+//                                          NVML_ERROR_ARGUMENT_VERSION_MISMATCH, as a driver that
+//                                          knows the call but not this struct version answers)
+// SM clock 1980 MHz on 3B and 1410 on 5E; temperature 45 / 67 °C.
 // nvmlSystemGetDriverVersion: FAKE_NVML_DRIVER_VERSION, default "580.95.05".
 // fake_nvml_open_inits() says how many nvmlInit_v2 calls are not yet shut down (the tests check
 // that every probe releases NVML).
@@ -159,15 +167,43 @@ struct Memory {
   unsigned long long total, free, used;
 };
 
+constexpr unsigned long long kReserved = 480ULL << 20;
+
+// Used memory without the driver's reserve (what nvidia-smi shows).
+unsigned long long usedOf(void* device) {
+  unsigned long long used = (10ULL << 30) + (static_cast<unsigned long long>(envInt("FAKE_NVML_OTHERS_MIB", 0)) << 20);
+  for (auto const& p : processesOf(*static_cast<FakeDevice*>(device))) used += p.bytes == ~0ULL ? 0 : p.bytes;
+  return used;
+}
+
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device, Memory* out) {
   if (gInits == 0) return 1;
-  unsigned long long used = 10ULL << 30;
-  for (auto const& p : processesOf(*static_cast<FakeDevice*>(device))) used += p.bytes == ~0ULL ? 0 : p.bytes;
+  unsigned long long used = usedOf(device) + kReserved;
   out->total = 80ULL << 30;
   out->used = used;
   out->free = out->total > used ? out->total - used : 0;
   return 0;
 }
+
+#ifndef FAKE_NVML_NO_MEMORY_V2
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo_v2(void* device, MemoryV2* out) {
+  if (gInits == 0) return 1;
+  int rc = envInt("FAKE_NVML_MEMORY_V2_RESULT", 0);
+  if (rc != 0) return rc;
+  if (out->version != (static_cast<unsigned>(sizeof(MemoryV2)) | (2u << 24))) return 25;  // ARGUMENT_VERSION_MISMATCH
+  unsigned long long used = usedOf(device);
+  out->total = 80ULL << 30;
+  out->reserved = kReserved;
+  out->used = used;
+  out->free = out->total > used + kReserved ? out->total - used - kReserved : 0;
+  return 0;
+}
+#endif
 
 __attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* mhz) {
   if (gInits == 0) return 1;

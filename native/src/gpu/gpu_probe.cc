@@ -4,8 +4,11 @@
 
 #include "cuda_driver.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <vector>
 
 namespace tbs::gpu {
@@ -21,6 +24,8 @@ constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlTemperatureGpu = 0;
 // Processes listed per call; a GPU with more compute processes than this is asked again.
 constexpr unsigned kMaxProcesses = 64;
+// PROC_PID_INIT_INO: the inode of the kernel's initial PID namespace (fixed since Linux 3.8).
+constexpr char const* kInitPidNamespace = "pid:[4026531836]";
 
 std::vector<std::string> libraryNames(char const* envName, std::vector<std::string> defaults) {
   char const* env = std::getenv(envName);
@@ -28,7 +33,43 @@ std::vector<std::string> libraryNames(char const* envName, std::vector<std::stri
   return defaults;
 }
 
+std::string readLink(std::string const& path) {
+  char buf[128];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 }  // namespace
+
+PidIdentity readPidIdentity(std::string const& procSelf) {
+  PidIdentity id;
+  id.pids.push_back(static_cast<unsigned>(getpid()));
+  std::ifstream status(procSelf + "/status");
+  std::string line;
+  size_t nspids = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    std::istringstream in(line.substr(6));
+    unsigned pid = 0;
+    bool first = true;
+    while (in >> pid) {
+      ++nspids;
+      if (first && pid != id.pids[0]) id.pids.push_back(pid);
+      first = false;
+    }
+    break;
+  }
+  std::string ns = readLink(procSelf + "/ns/pid");
+  if (ns.empty()) {
+    id.ownNamespace = true;
+    id.how = "its PID namespace could not be read (" + procSelf + "/ns/pid)";
+  } else if (ns != kInitPidNamespace) {
+    id.ownNamespace = true;
+    id.how = nspids > 1 ? "this process runs in a PID namespace of its own (NSpid has " + std::to_string(nspids) + " entries)"
+                        : "this process runs in a PID namespace of its own (a container: " + ns + ")";
+  }
+  return id;
+}
 
 bool nvidiaDriverVersion(std::string& out, std::string& error) {
   using InitFn = int (*)();
@@ -62,7 +103,9 @@ bool nvidiaDriverVersion(std::string& out, std::string& error) {
   return true;
 }
 
-std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
+std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) { return open(device, error, readPidIdentity()); }
+
+std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error, PidIdentity self) {
   if (device < 0) {
     error = "device " + std::to_string(device) + " is not a CUDA device ordinal";
     return nullptr;
@@ -75,6 +118,7 @@ std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
     return nullptr;
   }
   auto p = std::unique_ptr<GpuProbe>(new GpuProbe());
+  p->self_ = std::move(self);
   p->nvml_ = std::move(nvml);
   auto init = p->nvml_.function<InitFn>("nvmlInit_v2");
   p->shutdown_ = p->nvml_.function<ShutdownFn>("nvmlShutdown");
@@ -84,6 +128,7 @@ std::unique_ptr<GpuProbe> GpuProbe::open(int32_t device, std::string& error) {
   p->processes_ = p->nvml_.function<ProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v3");
   if (p->processes_ == nullptr) p->processes_ = p->nvml_.function<ProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v2");
   p->memory_ = p->nvml_.function<MemoryFn>("nvmlDeviceGetMemoryInfo");
+  p->memoryV2_ = p->nvml_.function<MemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");  // drivers since r510
   p->clock_ = p->nvml_.function<ClockFn>("nvmlDeviceGetClockInfo");
   p->temperature_ = p->nvml_.function<TemperatureFn>("nvmlDeviceGetTemperature");
   if (init == nullptr || p->shutdown_ == nullptr || byBus == nullptr || p->utilization_ == nullptr) {
@@ -129,12 +174,9 @@ bool GpuProbe::sample(GpuUtilization& out, std::string& error, bool& permanent) 
   permanent = false;
   out.gpuPercent = u.gpu > 100 ? 100 : u.gpu;
   out.memoryPercent = u.memory > 100 ? 100 : u.memory;
-  out.processMemoryBytes = processMemory();
-  Memory m{};
-  if (memory_ != nullptr && memory_(device_, &m) == kNvmlSuccess) {
-    out.deviceUsedBytes = static_cast<int64_t>(m.used);
-    out.deviceTotalBytes = static_cast<int64_t>(m.total);
-  }
+  out.processMemoryUnknown.clear();
+  out.processMemoryBytes = processMemory(out.processMemoryUnknown);
+  deviceMemory(out);
   unsigned int v = 0;
   if (clock_ != nullptr && clock_(device_, kNvmlClockSm, &v) == kNvmlSuccess) out.smClockMhz = static_cast<int32_t>(v);
   if (temperature_ != nullptr && temperature_(device_, kNvmlTemperatureGpu, &v) == kNvmlSuccess) {
@@ -143,8 +185,36 @@ bool GpuProbe::sample(GpuUtilization& out, std::string& error, bool& permanent) 
   return true;
 }
 
-int64_t GpuProbe::processMemory() const {
-  if (processes_ == nullptr) return -1;
+void GpuProbe::deviceMemory(GpuUtilization& out) {
+  out.deviceUsedBytes = out.deviceTotalBytes = out.deviceReservedBytes = out.deviceUsedDeltaBytes = -1;
+  out.memoryInfoVersion = 0;
+  MemoryV2 m2{};
+  // nvmlMemory_v2 (NVML_STRUCT_VERSION(Memory, 2)): the struct's size, the version in the top byte.
+  static_assert(sizeof(MemoryV2) == 40, "nvmlMemory_v2_t is 40 bytes");
+  m2.version = static_cast<unsigned>(sizeof(MemoryV2)) | (2u << 24);
+  Memory m{};
+  // A driver that has the symbol may still refuse the version (NVML_ERROR_ARGUMENT_VERSION_MISMATCH):
+  // then the older call, for this sample.
+  if (memoryV2_ != nullptr && memoryV2_(device_, &m2) == kNvmlSuccess) {
+    out.deviceUsedBytes = static_cast<int64_t>(m2.used);
+    out.deviceTotalBytes = static_cast<int64_t>(m2.total);
+    out.deviceReservedBytes = static_cast<int64_t>(m2.reserved);
+    out.memoryInfoVersion = 2;
+  } else if (memory_ != nullptr && memory_(device_, &m) == kNvmlSuccess) {
+    out.deviceUsedBytes = static_cast<int64_t>(m.used);
+    out.deviceTotalBytes = static_cast<int64_t>(m.total);
+    out.memoryInfoVersion = 1;
+  }
+  if (out.deviceUsedBytes < 0) return;
+  if (usedAtStart_ < 0) usedAtStart_ = out.deviceUsedBytes;
+  out.deviceUsedDeltaBytes = out.deviceUsedBytes > usedAtStart_ ? out.deviceUsedBytes - usedAtStart_ : 0;
+}
+
+int64_t GpuProbe::processMemory(std::string& why) const {
+  if (processes_ == nullptr) {
+    why = "this NVML has no nvmlDeviceGetComputeRunningProcesses";
+    return -1;
+  }
   std::vector<ProcessInfo> list(kMaxProcesses);
   unsigned int count = kMaxProcesses;
   int rc = processes_(device_, &count, list.data());
@@ -153,15 +223,28 @@ int64_t GpuProbe::processMemory() const {
     count = static_cast<unsigned int>(list.size());
     rc = processes_(device_, &count, list.data());
   }
-  if (rc != kNvmlSuccess) return -1;
-  auto self = static_cast<unsigned int>(getpid());
+  if (rc != kNvmlSuccess) {
+    why = "NVML did not list the GPU's processes: " + nvmlError(rc);
+    return -1;
+  }
   int64_t total = 0;
+  bool listed = false;
   // Several entries for one process (MIG instances) add up. usedGpuMemory is
   // NVML_VALUE_NOT_AVAILABLE (~0ULL) where the driver withholds it (Windows WDDM, some containers).
   for (unsigned int i = 0; i < count && i < list.size(); ++i) {
-    if (list[i].pid != self) continue;
-    if (list[i].usedGpuMemory == ~0ULL) return -1;
+    bool mine = false;
+    for (unsigned pid : self_.pids) mine = mine || list[i].pid == pid;
+    if (!mine) continue;
+    if (list[i].usedGpuMemory == ~0ULL) {
+      why = "the driver withholds per-process GPU memory";
+      return -1;
+    }
+    listed = true;
     total += static_cast<int64_t>(list[i].usedGpuMemory);
+  }
+  if (!listed && self_.ownNamespace) {
+    why = "NVML does not list this process: " + self_.how + ", and NVML lists processes by their host PID";
+    return -1;
   }
   return total;
 }
@@ -169,6 +252,46 @@ int64_t GpuProbe::processMemory() const {
 std::string GpuProbe::nvmlError(int code) const {
   char const* s = errorString_ != nullptr ? errorString_(code) : nullptr;
   return (s != nullptr ? std::string(s) + " " : std::string()) + "(NVML error " + std::to_string(code) + ")";
+}
+
+GpuSampler::GpuSampler(std::unique_ptr<GpuProbe> probe, int periodMs) : probe_(std::move(probe)) {
+  take();
+  thread_ = std::thread([this, periodMs] { run(periodMs < 1 ? 1 : periodMs); });
+}
+
+GpuSampler::~GpuSampler() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+GpuSampler::Sample GpuSampler::latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+void GpuSampler::take() {
+  // Only this thread (after the constructor's sample) calls the probe, so NVML is never asked
+  // twice at once and the lock is held only to publish.
+  Sample s;
+  s.ok = probe_->sample(s.value, s.error, s.permanent);
+  std::lock_guard<std::mutex> lock(mu_);
+  s.number = latest_.number + 1;
+  latest_ = std::move(s);
+}
+
+void GpuSampler::run(int periodMs) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (wake_.wait_for(lock, std::chrono::milliseconds(periodMs), [this] { return stop_; })) break;
+    if (latest_.permanent) continue;  // asking again will not help; keep the reason
+    lock.unlock();
+    take();
+    lock.lock();
+  }
 }
 
 }  // namespace tbs::gpu
