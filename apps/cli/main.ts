@@ -1,4 +1,4 @@
-// `trt-build-studio`: build | inspect | backends | serve | mcp. Exit codes: 0 ok, 1 the build
+// `trt-build-studio`: build | inspect | backends | serve | mcp | watch …. Exit codes: 0 ok, 1 the build
 // failed or crashed (or an internal error), 2 bad usage or bad input, 130 cancelled.
 import { processSignals } from '../process/process-signals.js';
 import { ServiceError } from '../service/api.js';
@@ -17,10 +17,12 @@ Commands:
   backends                         list build backends (TensorRT, simulated) and their state
   check <engine> [--model m.onnx]  does the engine still fit this machine, model and options?
   compare <a> <b>                  two builds side by side: inputs, phase times, layers
+  layers <engine | layers.json>    what TensorRT built, layer by layer: precision, tactic, time
   serve                            HTTP + Server-Sent Events service with the web UI
   mcp                              MCP server (stdio) for agent runtimes
   lsp                              language server (LSP, stdio) for editors: VS Code, Neovim, ...
   trtexec --onnx=<m> --saveEngine=<e> ...   run the build a trtexec command line describes
+  watch -- <program> [args...]     run your own program and show every TensorRT build inside it
   worker --queue redis://host:port build farm worker: runs queued builds on this machine's GPUs
   farm status --queue redis://...  the build farm: workers, queued builds and why they wait, endings
 
@@ -40,12 +42,14 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backends: async () => (await import('./commands/backends.js')).runBackends,
   check: async () => (await import('./commands/check.js')).runCheck,
   compare: async () => (await import('./commands/compare.js')).runCompare,
+  layers: async () => (await import('./commands/layers.js')).runLayers,
   serve: async () => (await import('./commands/serve.js')).runServe,
   mcp: async () => (await import('../mcp/server.js')).runMcp,
   trtexec: async () => (await import('./commands/trtexec.js')).runTrtexec,
   lsp: async () => (await import('../lsp/command.js')).runLsp,
   worker: async () => (await import('../farm/worker-command.js')).runWorker,
   farm: async () => (await import('../farm/farm-command.js')).runFarm,
+  watch: async () => (await import('./commands/watch.js')).runWatch,
 };
 
 /**
@@ -53,7 +57,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  * command's modules load, stay to the end, and the process ends explicitly with the command's
  * code (see process/process-signals.ts): no moment where a signal kills the process by default.
  */
-const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp', 'serve', 'lsp', 'worker']);
+const OWN_SIGNALS = new Set(['build', 'trtexec', 'mcp', 'serve', 'lsp', 'worker', 'watch']);
 
 function isUsageError(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException)?.code;

@@ -13,8 +13,9 @@
 // ASSUMED, not observed (no real TensorRT ran here): the detailed records' field names above, as
 // NVIDIA's documentation and public trtexec outputs show them; a field that is missing is left out
 // of the comparison, never guessed.
-import * as fs from 'node:fs';
 import type { LayerRecord } from '../shared/build-compare.js';
+import { readEngineLayers, type EngineLayers } from '../shared/engine-layers.js';
+import { readBoundedText } from './engine-layers-file.js';
 import type { NormalizedOptions } from '../shared/engine-manifest.js';
 import type { LayerInfo } from '../shared/protocol.js';
 
@@ -59,31 +60,19 @@ export function simulatedLayerInformation(layers: readonly LayerInfo[], o: Norma
   };
 }
 
-/** The precision a "Format/Datatype" text names ("Channel major FP16 format ..." → fp16). */
-function precisionOf(format: string): string {
-  return /FP16|Half/i.test(format) ? 'fp16' : /INT8/i.test(format) ? 'int8' : /BF16/i.test(format) ? 'bf16' : /FP8/i.test(format) ? 'fp8' : 'fp32';
-}
-
 /** Reads `<engine>.layers.json` (IEngineInspector's JSON). Undefined when absent, unreadable or not that shape. */
 export function readLayerInfo(file: string): LayerRecord[] | undefined {
-  let json: unknown;
+  let read: EngineLayers;
   try {
-    json = JSON.parse(fs.readFileSync(file, 'utf8'));
+    read = readEngineLayers(readBoundedText(file, 'layer information'));
   } catch {
     return undefined;
   }
-  const layers = json && typeof json === 'object' ? (json as { Layers?: unknown }).Layers : undefined;
-  if (!Array.isArray(layers)) return undefined;
-  // Below detailed profiling verbosity a layer is its bare name.
-  return layers.map((l: unknown): LayerRecord => {
-    if (typeof l === 'string') return { name: l };
-    const x = l as Partial<InspectorLayer>;
-    const fmt = x.Outputs?.[0]?.['Format/Datatype'];
-    return {
-      name: String(x.Name ?? ''),
-      ...(x.LayerType !== undefined ? { type: x.LayerType } : {}),
-      ...(x.TacticName !== undefined ? { tactic: x.TacticName } : {}),
-      ...(fmt !== undefined ? { format: fmt, precision: precisionOf(fmt) } : {}),
-    };
-  });
+  return read.layers.map((l): LayerRecord => ({
+    name: l.name,
+    ...(l.type !== undefined ? { type: l.type } : {}),
+    ...(l.tactic !== undefined ? { tactic: l.tactic } : {}),
+    ...(l.format !== undefined ? { format: l.format } : {}),
+    ...(l.precision !== undefined ? { precision: l.precision } : {}),
+  }));
 }

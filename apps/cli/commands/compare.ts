@@ -10,6 +10,9 @@ import { displayText } from '../../shared/display-text.js';
 import { formatDuration } from '../../shared/format.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
 import { UsageError } from '../../shared/usage-error.js';
+import { loadEngineLayers } from '../../service/engine-layers-file.js';
+import { compareEngineLayers, type LayerChange, type LayerSummary } from '../../shared/engine-layers.js';
+import * as fs from 'node:fs';
 
 export const COMPARE_HELP = `Usage: trt-build-studio compare <a> <b> [--dir <folder>]... [--json]
 
@@ -20,9 +23,13 @@ per-layer differences (precision, tactic, format) where layer information was sa
 
 <a> and <b> are engines (their <engine>.manifest.json is read), manifest files, or build ids,
 looked up among the manifests in the default output folder, the reuse store and --dir folders.
+Two layer JSON files (IEngineInspector's, as trtexec --exportLayerInfo writes them) are compared
+layer by layer without manifests: precision, tactic, format, layers only in one, and time ratios
+where both have profiles (--profile-a, --profile-b: trtexec --exportProfile files).
 
 Options:
   --dir <folder>   another folder to look for build ids in (repeatable)
+  --profile-a <f>, --profile-b <f>   profiles of two layer JSON files
   --json           print the comparison as one JSON object
   -h, --help
 `;
@@ -30,7 +37,13 @@ Options:
 export async function runCompare(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { json: { type: 'boolean' }, dir: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      json: { type: 'boolean' },
+      dir: { type: 'string', multiple: true },
+      'profile-a': { type: 'string' },
+      'profile-b': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
     allowPositionals: true,
   });
@@ -40,6 +53,14 @@ export async function runCompare(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 2) throw new UsageError(`compare takes two builds (engines, manifests or build ids), got ${positionals.length}`);
+  if (positionals.every(isLayerFile)) {
+    const [a, b] = [loadEngineLayers(positionals[0]!, values['profile-a']), loadEngineLayers(positionals[1]!, values['profile-b'])];
+    const changes = compareEngineLayers(a.layers, b.layers);
+    const out = { a: { file: a.files.layers, summary: a.summary }, b: { file: b.files.layers, summary: b.summary }, layers: changes };
+    process.stdout.write(values.json ? JSON.stringify(out, null, 2) + '\n' : formatLayerComparison(out));
+    return 0;
+  }
+  if (values['profile-a'] || values['profile-b']) throw new UsageError('--profile-a and --profile-b go with two layer JSON files, not with builds');
   const dirs = [...(values.dir ?? []), defaultOutputDir(), defaultStoreDir()];
   const result = await compareSources(positionals[0], positionals[1], dirs);
   process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : formatComparison(result));
@@ -77,5 +98,57 @@ export function formatComparison(c: BuildComparison): string {
       lines.push(`  ${t(l.name)}: ${t(parts.join(', '))}`);
     }
   } else lines.push('', 'Layers: no layer information saved for both builds');
+  return lines.join('\n') + '\n';
+}
+
+/** A JSON file holding IEngineInspector's layer list (not one of our manifests). */
+function isLayerFile(p: string): boolean {
+  if (!p.endsWith('.json')) return false;
+  try {
+    const fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      if (!fs.fstatSync(fd).isFile()) return false;
+      const head = Buffer.alloc(4096);
+      const n = fs.readSync(fd, head, 0, head.length, 0);
+      // A manifest starts with its own fields; TensorRT's export with "Layers".
+      return /^\s*\{\s*"Layers"\s*:/.test(head.subarray(0, n).toString('utf8'));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+export function formatLayerComparison(c: { a: { file: string; summary: LayerSummary }; b: { file: string; summary: LayerSummary }; layers: LayerChange[] }): string {
+  const t = displayText;
+  const prec = (s: LayerSummary) =>
+    Object.entries(s.byPrecision)
+      .map(([p, n]) => `${p} ${n}`)
+      .join(', ') || 'no precisions';
+  const total = (s: LayerSummary) => (s.totalMs !== undefined ? `, ${s.totalMs.toFixed(3)} ms profiled` : '');
+  const lines = [
+    `a: ${t(c.a.file)}  (${c.a.summary.count} layers: ${prec(c.a.summary)}${total(c.a.summary)})`,
+    `b: ${t(c.b.file)}  (${c.b.summary.count} layers: ${prec(c.b.summary)}${total(c.b.summary)})`,
+    '',
+  ];
+  if (c.a.summary.totalMs && c.b.summary.totalMs) lines.push(`Total time: ×${(c.b.summary.totalMs / c.a.summary.totalMs).toFixed(2)} (b/a)`, '');
+  const precision = c.layers.filter((l) => l.what.includes('precision'));
+  if (precision.length) {
+    lines.push(`Precision changed (${precision.length}):`);
+    for (const l of precision) lines.push(`  ${t(l.name)}: ${l.a?.precision} → ${l.b?.precision}`);
+    lines.push('');
+  }
+  const changed = c.layers.filter((l) => l.what.length > 0);
+  lines.push(changed.length ? `Layers that differ (${changed.length}):` : 'Layers: the same');
+  for (const l of changed) {
+    const parts = l.what.map((f) => (f.startsWith('only') ? f : `${f} ${l.a?.[f as 'precision'] ?? '—'} → ${l.b?.[f as 'precision'] ?? '—'}`));
+    lines.push(`  ${t(l.name)}: ${t(parts.join(', '))}${l.timeRatio !== undefined ? `  ×${l.timeRatio.toFixed(2)}` : ''}`);
+  }
+  const timed = c.layers.filter((l) => l.timeRatio !== undefined && l.what.length === 0);
+  if (timed.length) {
+    lines.push('', 'Same layer, time b/a:');
+    for (const l of timed.sort((x, y) => y.timeRatio! - x.timeRatio!)) lines.push(`  ${t(l.name)}  ×${l.timeRatio!.toFixed(2)}`);
+  }
   return lines.join('\n') + '\n';
 }
