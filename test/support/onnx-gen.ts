@@ -41,6 +41,15 @@
 //                 Constant (the condition) and If count as nodes.
 //   externalLength  overrides the declared `length` of the first external tensor (any string,
 //                 e.g. a 20-digit number), to test range checks
+//   castsAtEnd    the graph input and output go through Cast nodes that are appended at the END of
+//                 the node list (float16 converters' way, e.g. the ISNet background-removal model):
+//                 the first Conv reads "input_cast" made by the last node; the nodes are out of
+//                 topological order but acyclic. Layers (expectedSummary) come in sorted order.
+//   localFunction every Relu becomes a call of the model-local function aten_gelu (domain
+//                 pkg.onnxscript.torch_lib, in ModelProto.functions), the way PyTorch's dynamo
+//                 exporter writes them; expectedSummary counts each call as its 8 body nodes
+//                 (3 Constant, Div, Erf, Add, 2 Mul), named "<call>/<body node>", and the
+//                 function's 3 float32 Constant scalars as weights once.
 //   mutate        a function given the finished ModelProto (plain objects, as protobufjs encodes
 //                 them) to break or bend it in any way a test needs: a cycle, a duplicate name, an
 //                 unknown op, element type 999... (the model checker's tests)
@@ -83,6 +92,8 @@ export interface ModelSpec {
   constant?: { bytes: number; as?: 'raw' | 'float_data' };
   externalLength?: string;
   subgraphs?: { bytes: number };
+  castsAtEnd?: boolean;
+  localFunction?: boolean;
   mutate?: (model: onnx.IModelProto) => void;
 }
 
@@ -150,6 +161,32 @@ function weights(bytes: number, seed: number): Buffer {
   return b;
 }
 
+const scalar = (name: string, v: number): onnx.INodeProto => ({
+  opType: 'Constant',
+  name: `n_${name}`,
+  output: [name],
+  attribute: [{ name: 'value', t: { name, dims: [], dataType: DT.FLOAT, floatData: [v] }, type: onnx.AttributeProto.AttributeType.TENSOR }],
+});
+
+/** PyTorch's dynamo exporter's gelu (onnxscript's torch_lib), as a model-local function: x * 0.5 * (1 + erf(x / sqrt 2)). */
+const GELU: onnx.IFunctionProto & { name: string; domain: string } = {
+  name: 'aten_gelu',
+  domain: 'pkg.onnxscript.torch_lib',
+  input: ['self'],
+  output: ['return_val'],
+  opsetImport: [{ domain: '', version: 18 }],
+  node: [
+    scalar('sqrt2', Math.SQRT2),
+    { opType: 'Div', name: 'n_div', input: ['self', 'sqrt2'], output: ['scaled'] },
+    { opType: 'Erf', name: 'n_erf', input: ['scaled'], output: ['erf'] },
+    scalar('one', 1),
+    { opType: 'Add', name: 'n_add', input: ['erf', 'one'], output: ['erf1'] },
+    { opType: 'Mul', name: 'n_mul', input: ['self', 'erf1'], output: ['prod'] },
+    scalar('half', 0.5),
+    { opType: 'Mul', name: 'n_mul_1', input: ['prod', 'half'], output: ['return_val'] },
+  ],
+};
+
 function build(spec: ModelSpec = {}): Built {
   const layers = spec.layers ?? 4;
   const C = spec.channels ?? 8;
@@ -197,13 +234,15 @@ function build(spec: ModelSpec = {}): Built {
 
   const inputs: InputSpec[] = spec.inputs ?? [{ name: 'input', shape: spec.dynamic ? ['batch', 3, 'height', 'width'] : [1, 3, 224, 224] }];
   let cur = inputs[0]?.name ?? 'input';
+  if (spec.castsAtEnd) cur = 'input_cast';
   let inC = 3;
   let residual: string | undefined;
   for (let i = 0; i < layers; i++) {
     addRaw(`conv${i}.weight`, [C, inC, 3, 3], true);
     addRaw(`conv${i}.bias`, [C], false);
     node('Conv', [cur, `conv${i}.weight`, `conv${i}.bias`], [`conv${i}_out`], [ints('kernel_shape', [3, 3]), ints('pads', [1, 1, 1, 1])]);
-    node('Relu', [`conv${i}_out`], [`relu${i}_out`]);
+    if (spec.localFunction) node(GELU.name, [`conv${i}_out`], [`relu${i}_out`], [], GELU.domain);
+    else node('Relu', [`conv${i}_out`], [`relu${i}_out`]);
     cur = `relu${i}_out`;
     if (i % 2 === 1 && residual) {
       node('Add', [cur, residual], [`add${i}_out`]);
@@ -226,7 +265,7 @@ function build(spec: ModelSpec = {}): Built {
   }
   node('MatMul', ['flat', 'fc.weight'], ['logits0']);
   node('Add', ['logits0', 'fc.bias'], ['logits']);
-  node('Softmax', ['logits'], ['probs'], [{ name: 'axis', i: -1, type: onnx.AttributeProto.AttributeType.INT }]);
+  node('Softmax', ['logits'], [spec.castsAtEnd ? 'probs_cast' : 'probs'], [{ name: 'axis', i: -1, type: onnx.AttributeProto.AttributeType.INT }]);
   for (const n of spec.extraNodes ?? []) node(n.op, n.inputs, n.outputs, [], n.domain);
   if (spec.constant) {
     const count = Math.floor(spec.constant.bytes / 4);
@@ -269,6 +308,17 @@ function build(spec: ModelSpec = {}): Built {
     node('If', ['if_cond'], ['if_out'], [attr('then_branch', branchInit('then_w', true)), attr('else_branch', elseBranch)]);
   }
 
+  // Where a converter left them: after every other node (sorted, they would come first and last).
+  let sortedNames: string[] | undefined;
+  if (spec.castsAtEnd) {
+    const to = (t: number): onnx.IAttributeProto[] => [{ name: 'to', i: t, type: onnx.AttributeProto.AttributeType.INT }];
+    const body = nodes.map((n, i) => n.name || `${n.opType}_${i}`);
+    node('Cast', [inputs[0]?.name ?? 'input'], ['input_cast'], to(DT.FLOAT));
+    node('Cast', ['probs_cast'], ['probs'], to(DT.FLOAT));
+    const names = nodes.map((n, i) => n.name || `${n.opType}_${i}`);
+    sortedNames = [names[names.length - 2], ...body, names[names.length - 1]];
+  }
+
   const batchDim = inputs[0]?.shape?.[0] ?? 1;
   const graph: onnx.IGraphProto = {
     name: spec.graphName ?? 'test_graph',
@@ -280,20 +330,42 @@ function build(spec: ModelSpec = {}): Built {
   };
   const model: onnx.IModelProto = {
     irVersion: int64(spec.irVersion ?? 8),
-    opsetImport: [{ domain: '', version: opset }, ...[...new Set((spec.extraNodes ?? []).flatMap((n) => (n.domain ? [n.domain] : [])))].map((domain) => ({ domain, version: 1 }))],
+    opsetImport: [
+      { domain: '', version: opset },
+      ...[...new Set([...(spec.extraNodes ?? []).flatMap((n) => (n.domain ? [n.domain] : [])), ...(spec.localFunction ? [GELU.domain] : [])])].map((domain) => ({
+        domain,
+        version: 1,
+      })),
+    ],
+    ...(spec.localFunction ? { functions: [GELU] } : {}),
     producerName: spec.producer?.name ?? 'onnx-gen',
     producerVersion: spec.producer?.version ?? '1.0',
     graph,
   };
+  // As TensorRT's parser imports them: a function call is its body's nodes.
   const opHistogram: Record<string, number> = {};
-  for (const n of nodes) opHistogram[n.opType!] = (opHistogram[n.opType!] ?? 0) + 1;
+  let layerNames: string[] = [];
+  for (const [i, n] of nodes.entries()) {
+    const name = n.name || `${n.opType}_${i}`;
+    if (n.opType === GELU.name && n.domain === GELU.domain) {
+      for (const b of GELU.node!) {
+        opHistogram[b.opType!] = (opHistogram[b.opType!] ?? 0) + 1;
+        layerNames.push(`${name}/${b.name}`);
+      }
+      continue;
+    }
+    opHistogram[n.opType!] = (opHistogram[n.opType!] ?? 0) + 1;
+    layerNames.push(name);
+  }
+  if (sortedNames) layerNames = sortedNames;
+  if (spec.localFunction) initializerBytes += 12; // the function's three float32 Constant scalars, once
   return {
     model,
     external: spec.externalData ? Buffer.concat(extChunks) : undefined,
     initializerBytes,
-    nodeCount: nodes.length,
+    nodeCount: layerNames.length,
     opHistogram,
-    layerNames: nodes.map((n, i) => n.name || `${n.opType}_${i}`),
+    layerNames,
   };
 }
 

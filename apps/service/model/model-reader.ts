@@ -9,7 +9,9 @@
 // initializers, and the tensors of Constant nodes (exporters often put weights there; to TensorRT
 // they are weights all the same), in the main graph and in If/Loop/Scan bodies alike: recurrent
 // models (Silero VAD) keep nearly all their weights in If branches. Only main-graph nodes count
-// as nodes and layers. External data of a body's tensors is checked like any other.
+// as nodes and layers; a call of a model-local function counts as the nodes of its body (expanded
+// as TensorRT's parser inlines it: model-check.ts). External data of a body's tensors is checked
+// like any other.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { onnx } from 'onnx-proto';
@@ -25,7 +27,10 @@ import { ModelChecker } from './model-check.js';
 
 export interface ReadModel {
   summary: ModelSummary;
+  /** Main-graph layers in the order TensorRT's parser imports them (sorted; local functions expanded). */
   layers: LayerInfo[];
+  /** Where the model bends ONNX's rules and TensorRT's parser copes (nodes reordered, functions expanded): a warning each. */
+  notes: string[];
 }
 
 export interface ReadModelOptions {
@@ -192,8 +197,6 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
   const checker = new ModelChecker(abs);
   const inputs: onnx.ValueInfoProto[] = [];
   const outputs: onnx.ValueInfoProto[] = [];
-  const opHistogram: Record<string, number> = {};
-  const layers: LayerInfo[] = [];
   const shapeUses = new Set<string>();
 
   let walked;
@@ -205,12 +208,13 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
         if (official && n.opType === 'Constant') for (const d of tensors) initializerBytes += inlineBytes(d);
         // A body may use a main-graph input as a Reshape target: that input is a shape tensor too.
         if (official) for (const name of shapeOperandUses(n.opType ?? '', n.input)) shapeUses.add(name);
-        // Only the top-level graph: If/Loop bodies are part of their node as TensorRT sees it.
-        if (depth > 0) return;
-        const i = layers.length;
-        const op = official ? (n.opType ?? '?') : `${n.domain}.${n.opType ?? '?'}`;
-        opHistogram[op] = (opHistogram[op] ?? 0) + 1;
-        layers.push({ name: n.name || `${op}_${i}`, op });
+      },
+      graph: (edge, depth) => checker.graph(edge, depth),
+      bodyValue: (kind, name) => checker.bodyValue(kind, name),
+      localFunction(f, tensors) {
+        checker.localFunction(f);
+        // A function's Constant nodes hold weights too (counted once, however often it is called).
+        for (const d of tensors) initializerBytes += inlineBytes(d);
       },
       initializer(t, data, depth) {
         const name = t.name ?? '';
@@ -269,7 +273,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
     return { domain, version: safeNumber(toBig(o.version as Int64), `opset_import "${domain}" version`, abs) };
   });
 
-  const { pluginOps } = checker.finish(opsetImports);
+  const { pluginOps, layers, opHistogram, notes } = checker.finish(opsetImports);
   await checkExternalFiles(abs, extFiles, { requireExist: opts.requireExternalData === true });
 
   // Exporters before IR 4 list initializers among the graph inputs; they are weights, not inputs.
@@ -298,7 +302,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
     shapeTensorInputs: shapeTensorInputs(inputInfos, shapeUses),
     ...(pluginOps.length ? { pluginOps } : {}),
   };
-  return { summary, layers };
+  return { summary, layers, notes };
 }
 
 export async function inspectModel(file: string): Promise<ModelSummary> {

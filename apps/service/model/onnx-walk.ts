@@ -24,6 +24,12 @@ const ATTRIBUTE: MessageSpec = { name: 'AttributeProto', keep: set(1, 20), sub: 
 export const NODE: MessageSpec = { name: 'NodeProto', keep: set(1, 2, 3, 4, 7), sub: { 5: ATTRIBUTE } };
 /** name, type. */
 export const VALUE_INFO: MessageSpec = { name: 'ValueInfoProto', keep: set(1, 2) };
+/**
+ * A model-local function (ModelProto.functions): name, input, output, attribute, opset_import,
+ * domain; its nodes stripped like the graph's. attribute_proto (11), value_info (12) and overload
+ * (13) are newer than onnx-proto's schema and not needed: left out.
+ */
+export const FUNCTION: MessageSpec = { name: 'FunctionProto', keep: set(1, 4, 5, 6, 9, 10), sub: { 7: NODE } };
 
 /** ModelProto fields and the wire type each must have; the first field of a model is one of these. */
 const MODEL_FIELDS: Record<number, number> = {
@@ -39,7 +45,7 @@ const MODEL_FIELDS: Record<number, number> = {
   20: WIRE_LEN,
   25: WIRE_LEN,
 };
-/** ir_version, producer_name, producer_version, opset_import: decoded; everything else but the graph is skipped. */
+/** ir_version, producer_name, producer_version, opset_import: decoded; the graph and the functions are walked; everything else is skipped. */
 const MODEL_KEEP = set(1, 2, 3, 8);
 
 /**
@@ -53,6 +59,14 @@ export interface ModelVisitor {
   sparseInitializer(s: onnx.SparseTensorProto, tensors: DataSizes[], depth: number): void;
   input(v: onnx.ValueInfoProto): void;
   output(v: onnx.ValueInfoProto): void;
+  /**
+   * A graph begins or ends: the main graph at depth 0, a body at depth n (its node was the last
+   * one visited at depth n - 1). A body's own inputs and outputs come as `bodyValue`, by name.
+   */
+  graph?(edge: 'start' | 'end', depth: number): void;
+  bodyValue?(kind: 'input' | 'output', name: string, depth: number): void;
+  /** A model-local function (ModelProto.functions), its nodes' tensors measured, not kept. */
+  localFunction?(f: onnx.FunctionProto, tensors: DataSizes[]): void;
 }
 
 /**
@@ -100,6 +114,7 @@ async function walkSubgraphs(cur: FileCursor, from: number, to: number, v: Model
 
 async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisitor, depth = 0): Promise<string> {
   let graphName = '';
+  v.graph?.('start', depth);
   await forEachField(cur, from, to, async (h) => {
     const end = h.payload + h.length;
     if (h.wire !== WIRE_LEN) return; // every field the reader needs is length-delimited; others skipped
@@ -138,10 +153,12 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
       }
       case 11:
       case 12: {
-        if (depth > 0) return; // a body's inputs and outputs are its node's business
+        // A body's inputs and outputs are not the model's: only their names, for the body's check.
+        if (depth > 0 && !v.bodyValue) return;
         const s = await strip(cur, h.payload, end, VALUE_INFO);
         const vi = decodeAt(h.field === 11 ? 'graph input' : 'graph output', h.start, () => onnx.ValueInfoProto.decode(s.bytes));
-        if (h.field === 11) v.input(vi);
+        if (depth > 0) v.bodyValue!(h.field === 11 ? 'input' : 'output', vi.name ?? '', depth);
+        else if (h.field === 11) v.input(vi);
         else v.output(vi);
         return;
       }
@@ -149,6 +166,7 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
       // doc_string, value_info, quantization annotations, metadata: not part of the summary.
     }
   });
+  v.graph?.('end', depth);
   return graphName;
 }
 
@@ -178,6 +196,12 @@ export async function walkModel(file: string, visitor: ModelVisitor, opts: { win
       if (h.field === 7) {
         hasGraph = true;
         graphName = await walkGraph(cur, h.payload, h.payload + h.length, visitor);
+      } else if (h.field === 25 && h.wire === WIRE_LEN && visitor.localFunction) {
+        const s = await strip(cur, h.payload, h.payload + h.length, FUNCTION);
+        visitor.localFunction(
+          decodeAt('local function', h.start, () => onnx.FunctionProto.decode(s.bytes)),
+          s.data,
+        );
       } else if (MODEL_KEEP.has(h.field)) {
         const n = h.payload + h.length - h.start;
         if (n > 1 << 20) throw new WireError('malformed', `ModelProto field ${h.field} at byte ${h.start} is ${n} bytes: not a plausible ONNX model`);
