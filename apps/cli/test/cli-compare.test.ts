@@ -51,7 +51,7 @@ describe('trt-build-studio compare', () => {
     expect(r.stdout).toMatch(/Building engine .* slower/);
     // Every row was saved (--manifest-rows), and the layers differ in precision.
     expect(r.stdout).toContain('Every phase row (a → b):');
-    expect(r.stdout).toMatch(/conv_0: precision fp32 → fp16/);
+    expect(r.stdout).toMatch(/conv_0 \+ relu_1: precision fp32 → fp16/);
   });
 
   it('--json carries the same answer; build ids are found among the manifests of a folder', async () => {
@@ -66,7 +66,7 @@ describe('trt-build-studio compare', () => {
     expect(c.wall).toMatchObject({ aMs: ma.build.wallMs, bMs: mb.build.wallMs });
     expect(c.phases.map((p) => p.name)).toEqual(ma.build.phases.map((p) => p.name));
     expect(c.rows!.length).toBe(ma.build.rows!.length);
-    expect(c.layers!.find((l) => l.name === 'conv_0')).toMatchObject({ what: expect.arrayContaining(['precision', 'tactic']) });
+    expect(c.layers!.find((l) => l.name === 'conv_0 + relu_1')).toMatchObject({ what: expect.arrayContaining(['precision', 'tactic']) });
   });
 
   it('the same build twice: nothing differs in inputs or layers', async () => {

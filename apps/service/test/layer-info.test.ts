@@ -48,20 +48,27 @@ describe('layer information (IEngineInspector JSON)', () => {
     expect(readLayerInfo(path.join(dir, 'missing.json'))).toBeUndefined();
   });
 
-  it("the simulated backend writes the inspector's shape, and it reads back with the precision the options give", () => {
+  it('the simulated backend writes what real exports hold: TensorRT layer types, fused activations, reformats at FP32 edges', () => {
     const layers = [
       { name: 'conv_0', op: 'Conv' },
+      { name: 'relu_1', op: 'Relu' },
       { name: 'flatten', op: 'Flatten' },
+      { name: 'fc', op: 'Gemm' },
     ];
     const fp16 = simulatedLayerInformation(layers, normalizeOptions({ precision: ['fp16'] }), ['input', 'output']);
     expect(fp16.Bindings).toEqual(['input', 'output']);
     const read = readLayerInfo(write('sim.json', fp16))!;
     expect(read.map((l) => [l.name, l.type, l.precision])).toEqual([
-      ['conv_0', 'Conv', 'fp16'],
-      ['flatten', 'Flatten', 'fp32'],
+      ['Reformatting CopyNode for Input Tensor 0 to conv_0 + relu_1', 'Reformat', 'fp16'],
+      ['conv_0 + relu_1', 'CaskConvolution', 'fp16'],
+      ['flatten', 'Shuffle', 'fp32'],
+      ['fc', 'CaskGemmConvolution', 'fp16'],
+      ['Reformatting CopyNode for Output Tensor 0 to fc', 'Reformat', 'fp32'],
     ]);
-    expect(read[0].tactic).toMatch(/^sim_conv_fp16_v\d$/);
+    expect(read[1].tactic).toMatch(/^sim_conv_fp16_v\d$/);
+    // Each layer reads what the one before it wrote, in that layer's format.
+    for (let i = 1; i < fp16.Layers.length; i++) expect(fp16.Layers[i]!.Inputs[0]).toEqual(fp16.Layers[i - 1]!.Outputs[0]);
     const fp32 = readLayerInfo(write('sim32.json', simulatedLayerInformation(layers, normalizeOptions({}), [])))!;
-    expect(fp32[0].precision).toBe('fp32');
+    expect(fp32.map((l) => l.precision)).toEqual(['fp32', 'fp32', 'fp32']);
   });
 });
