@@ -337,6 +337,15 @@ export const HeartbeatEvent = z.object({
    * bytes. Only where NVML is present and reports it.
    */
   gpuMemoryBytes: z.number().int().nonnegative().optional(),
+  /**
+   * How gpuMemoryBytes was measured: 'process' (NVML's compute-process list, this process's own)
+   * or 'device-delta' (NVML did not list this process, e.g. in a container's PID namespace: the
+   * device's used memory since the worker's first GPU sample, other processes' allocations
+   * included). Absent from workers older than the field: read as 'process'.
+   */
+  gpuMemorySource: z.enum(['process', 'device-delta']).optional(),
+  /** Why this process's own GPU memory is unknown (with a 'device-delta' figure or none). */
+  gpuMemoryUnknown: z.string().max(1000).optional(),
   /** gpuUtilPercent as a fraction, 0–1. */
   gpuUtilization: z.number().min(0).max(1).optional(),
   /** The GPU's SM clock (MHz) and temperature (°C), where NVML reports them. */
@@ -365,6 +374,8 @@ export type PhaseMemory = z.infer<typeof PhaseMemory>;
 export const BuildMemory = z.object({
   peakHostBytes: z.number().int().nonnegative(),
   peakGpuBytes: z.number().int().nonnegative().nullable(),
+  /** 'device-delta' when some of peakGpuBytes's samples were the device delta (heartbeat gpuMemorySource); absent: the process's own. */
+  peakGpuSource: z.enum(['process', 'device-delta']).optional(),
   byPhase: z.array(PhaseMemory),
 });
 export type BuildMemory = z.infer<typeof BuildMemory>;

@@ -62,6 +62,10 @@ export interface Liveness {
   gpuPercent?: number;
   /** Device memory the worker's process holds on the GPU at the latest heartbeat (NVML). */
   gpuMemoryBytes?: number;
+  /** How gpuMemoryBytes was measured (heartbeat gpuMemorySource); absent: the process's own. */
+  gpuMemorySource?: 'process' | 'device-delta';
+  /** Why the process's own GPU memory is unknown (heartbeat gpuMemoryUnknown). */
+  gpuMemoryUnknown?: string;
   /** CPU or GPU in use: the builder works, however long TensorRT stays silent. */
   busy: boolean;
 }
@@ -72,16 +76,25 @@ export interface Liveness {
  */
 export const IDLE_SHOWN_AFTER_MS = 2000;
 
+/**
+ * The view's latest GPU details, with the memory's source and why it is unknown where the view
+ * keeps them (the heartbeat's gpuMemorySource / gpuMemoryUnknown).
+ */
+type GpuDetail = NonNullable<BuildView['gpuDetail']> & { memorySource?: 'process' | 'device-delta'; memoryUnknown?: string };
+
 /** Undefined until a heartbeat measured something. */
 export function livenessOf(view: BuildView): Liveness | undefined {
   const cores = view.workerCores();
   const gpuPercent = view.gpu?.percent;
   if (cores === undefined && gpuPercent === undefined) return undefined;
-  const gpuMemoryBytes = gpuPercent !== undefined ? view.gpuDetail?.memoryBytes : undefined;
+  const detail = gpuPercent !== undefined ? (view.gpuDetail as GpuDetail | undefined) : undefined;
+  const gpuMemoryBytes = detail?.memoryBytes;
   return {
     cores,
     gpuPercent,
     ...(gpuMemoryBytes !== undefined ? { gpuMemoryBytes } : {}),
+    ...(detail?.memorySource !== undefined ? { gpuMemorySource: detail.memorySource } : {}),
+    ...(detail?.memoryUnknown !== undefined ? { gpuMemoryUnknown: detail.memoryUnknown } : {}),
     busy: (cores ?? 0) >= IDLE_CORES || (gpuPercent ?? 0) >= BUSY_GPU_PERCENT,
   };
 }
@@ -154,9 +167,17 @@ export function memoryProgressNote(view: BuildView): string | undefined {
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
 
-/** " · 31 GiB": the build's own GPU memory beside the utilisation, when NVML gave it. */
+/**
+ * " · 31 GiB": the build's own GPU memory beside the utilisation, when NVML gave it;
+ * " · GPU memory (device delta) 31 GiB" where NVML does not list the worker's process (a
+ * container) and the figure is the device's growth since the build's first GPU sample, other
+ * processes' allocations included; " · GPU memory unknown: …" with neither.
+ */
 export function gpuMemoryText(l: Liveness): string {
-  return l.gpuMemoryBytes !== undefined ? ` · ${formatMemory(l.gpuMemoryBytes)}` : '';
+  if (l.gpuMemoryBytes !== undefined) {
+    return l.gpuMemorySource === 'device-delta' ? ` · GPU memory (device delta) ${formatMemory(l.gpuMemoryBytes)}` : ` · ${formatMemory(l.gpuMemoryBytes)}`;
+  }
+  return l.gpuMemoryUnknown !== undefined ? ` · GPU memory unknown: ${l.gpuMemoryUnknown}` : '';
 }
 
 /** "last TensorRT callback 3.2 s ago", plus the liveness in silent stretches; undefined before the first callback. */

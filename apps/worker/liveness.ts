@@ -1,10 +1,15 @@
 // What the worker adds to each heartbeat so a long silence can be read: its own CPU time and
 // resident host memory, and the GPU's utilisation, this process's GPU memory, clock and
-// temperature where NVML is present. At the end it adds the memory peaks to build.finished. In TensorRT's silent stretches (tactic timing can go
+// temperature where NVML is present (sampled by the probe's own thread; a heartbeat reads the
+// latest sample). Where NVML does not list this process (a container's PID namespace) its GPU
+// memory is the device's growth since the first sample, labelled gpuMemorySource 'device-delta',
+// with the reason in gpuMemoryUnknown. At the end it adds the memory peaks to build.finished. In TensorRT's silent stretches (tactic timing can go
 // 100 s without a callback) a builder that burns CPU or keeps the GPU busy is working; one that
 // does neither is stalled. Both are measured here, in the process the builder threads run in.
 import { EventLine, type WireEvent } from '../shared/event-lines.js';
 import type { BackendName, BuildEvent, BuildMemory } from '../shared/protocol.js';
+
+type GpuMemorySource = 'process' | 'device-delta';
 import type { GpuProbeOpen } from './native-api.js';
 
 /** After this many failed samples in a row, stop asking NVML (and say why once). */
@@ -25,6 +30,8 @@ type GpuFields = {
   gpuUtilPercent?: number;
   gpuUtilization?: number;
   gpuMemoryBytes?: number;
+  gpuMemorySource?: GpuMemorySource;
+  gpuMemoryUnknown?: string;
   gpuClockMhz?: number;
   gpuTemperatureC?: number;
   gpuNote?: string;
@@ -48,6 +55,8 @@ export class LivenessAnnotator {
   private gpu: Gpu;
   private peakHost = 0;
   private peakGpu: number | null = null;
+  /** 'device-delta' once any sample in the peak was the device's growth, not this process's own. */
+  private peakGpuSource: GpuMemorySource | undefined;
   /** build.finished as annotated (the worker's result message carries the same object). */
   finished?: Extract<BuildEvent, { type: 'build.finished' }>;
 
@@ -97,7 +106,7 @@ export class LivenessAnnotator {
     const hwm = safeNumber(() => this.sources.peakRssBytes?.());
     const peakHostBytes = Math.max(this.peakHost, hwm ?? 0);
     if (peakHostBytes === 0) return undefined;
-    return { peakHostBytes, peakGpuBytes: this.peakGpu, byPhase: [] };
+    return { peakHostBytes, peakGpuBytes: this.peakGpu, ...(this.peakGpuSource ? { peakGpuSource: this.peakGpuSource } : {}), byPhase: [] };
   }
 
   private rss(): number | undefined {
@@ -130,10 +139,16 @@ export class LivenessAnnotator {
     if ('gpuPercent' in s) {
       this.gpu.failures = 0;
       const f: GpuFields = { gpuUtilPercent: s.gpuPercent, gpuUtilization: s.gpuPercent / 100 };
-      if (s.processMemoryBytes !== undefined) {
-        f.gpuMemoryBytes = s.processMemoryBytes;
-        this.peakGpu = Math.max(this.peakGpu ?? 0, s.processMemoryBytes);
+      const bytes = s.processMemoryBytes ?? (s.processMemoryUnknown !== undefined ? s.deviceUsedDeltaBytes : undefined);
+      if (bytes !== undefined) {
+        const source: GpuMemorySource = s.processMemoryBytes !== undefined ? 'process' : 'device-delta';
+        f.gpuMemoryBytes = bytes;
+        f.gpuMemorySource = source;
+        this.peakGpu = Math.max(this.peakGpu ?? 0, bytes);
+        if (this.peakGpuSource !== 'device-delta') this.peakGpuSource = source;
       }
+      // On every heartbeat that lacks the process's own figure: a view keeps the latest heartbeat's.
+      if (s.processMemoryBytes === undefined && s.processMemoryUnknown !== undefined) f.gpuMemoryUnknown = s.processMemoryUnknown;
       if (s.smClockMhz !== undefined) f.gpuClockMhz = s.smClockMhz;
       if (s.temperatureC !== undefined) f.gpuTemperatureC = s.temperatureC;
       return f;

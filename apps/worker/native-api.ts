@@ -67,8 +67,18 @@ export type GpuSample =
       memoryPercent: number;
       /** Device memory this process holds (NVML's compute-process list); absent when NVML cannot say. */
       processMemoryBytes?: number;
+      /** Why processMemoryBytes is absent (NVML does not list this process in its PID namespace, …). */
+      processMemoryUnknown?: string;
+      /** Used without the driver's reserve where memoryInfoVersion is 2 (as nvidia-smi shows it). */
       deviceUsedBytes?: number;
       deviceTotalBytes?: number;
+      deviceReservedBytes?: number;
+      /** deviceUsedBytes minus its value at the probe's first sample (everyone's allocations), floored at 0. */
+      deviceUsedDeltaBytes?: number;
+      /** Which nvmlDeviceGetMemoryInfo gave the device figures: 2 (_v2) or 1 (older drivers). */
+      memoryInfoVersion?: number;
+      /** Counts the sampler thread's samples (sample() returns the latest; NVML is not called). */
+      sampleNumber?: number;
       smClockMhz?: number;
       temperatureC?: number;
     }
@@ -89,7 +99,7 @@ export interface NativeAddonApi {
    */
   startWireBuild?(request: NativeBuildRequest, onEvents: (events: WireEvent[]) => void): NativeBuildHandle;
   /** The GPU utilisation of CUDA device `device` (absent from addons built before it existed). */
-  openGpuProbe?(device: number): GpuProbeOpen;
+  openGpuProbe?(device: number, periodMs?: number): GpuProbeOpen;
   /**
    * TensorRT 11.1+: the library's build-route list, the JSON of IBuilderConfig::getAllBuildRoutes
    * as TensorRT returns it. Read only when asked (it creates a builder: seconds and GBs), off the

@@ -146,6 +146,27 @@ describe('wording', () => {
     expect(formatLiveness(live([[1000, 0]], 0))).toBe('no CPU or GPU use');
   });
 
+  it('says how the GPU memory beside the utilisation was measured, or why it is unknown', () => {
+    const text = (detail: Record<string, unknown>) => {
+      const v = new BuildView('b');
+      v.cpu = [
+        [0, 0],
+        [1000, 900],
+      ];
+      v.gpu = { t: 1000, percent: 80 };
+      v.gpuDetail = detail as BuildView['gpuDetail'];
+      return formatLiveness(livenessOf(v));
+    };
+    expect(text({ memoryBytes: 3 * 2 ** 30 })).toBe('builder busy, 0.9 cores, GPU 80% · 3 GiB');
+    expect(text({ memoryBytes: 3 * 2 ** 30, memorySource: 'process' })).toBe('builder busy, 0.9 cores, GPU 80% · 3 GiB');
+    expect(text({ memoryBytes: 3 * 2 ** 30, memorySource: 'device-delta', memoryUnknown: 'NVML does not list this process' })).toBe(
+      'builder busy, 0.9 cores, GPU 80% · GPU memory (device delta) 3 GiB',
+    );
+    expect(text({ memoryUnknown: 'the driver withholds per-process GPU memory' })).toBe(
+      'builder busy, 0.9 cores, GPU 80% · GPU memory unknown: the driver withholds per-process GPU memory',
+    );
+  });
+
   it('calls an idle builder out only once TensorRT has been quiet a while; a busy one always', () => {
     const v = new BuildView('b');
     v.apply({ v: 1, buildId: 'b', seq: 0, t: 0, type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 } as never, 0);

@@ -114,6 +114,32 @@ describe('LivenessAnnotator', () => {
     expect(b2).not.toHaveProperty('gpuMemoryBytes');
   });
 
+  it('labels the GPU memory: the process’s own, or the device delta with the reason where NVML does not list the process', () => {
+    const why = 'NVML does not list this process, and this process runs in a PID namespace of its own (a container: pid:[4026532259])';
+    const { sources } = scripted([
+      { gpuPercent: 50, memoryPercent: 0, processMemoryUnknown: why, deviceUsedDeltaBytes: 0 },
+      { gpuPercent: 60, memoryPercent: 0, processMemoryUnknown: why, deviceUsedDeltaBytes: 5 * 2 ** 30 },
+      { gpuPercent: 70, memoryPercent: 0, processMemoryBytes: 2 * 2 ** 30, deviceUsedDeltaBytes: 6 * 2 ** 30 },
+      { gpuPercent: 70, memoryPercent: 0, processMemoryUnknown: 'the driver withholds per-process GPU memory' },
+    ]);
+    const a = new LivenessAnnotator({ ...sources, rssBytes: () => 100 }, 0);
+    const [b1, b2, b3, b4] = a.annotate([beat(1), beat(2), beat(3), beat(4)]);
+    expect(b1).toMatchObject({ gpuMemoryBytes: 0, gpuMemorySource: 'device-delta', gpuMemoryUnknown: why });
+    expect(b2).toMatchObject({ gpuMemoryBytes: 5 * 2 ** 30, gpuMemorySource: 'device-delta', gpuMemoryUnknown: why });
+    // The process's own figure wins over the delta whenever NVML gives it.
+    expect(b3).toMatchObject({ gpuMemoryBytes: 2 * 2 ** 30, gpuMemorySource: 'process' });
+    expect(b3).not.toHaveProperty('gpuMemoryUnknown');
+    // Unknown with no delta: no figure, only the reason (never 0).
+    expect(b4).not.toHaveProperty('gpuMemoryBytes');
+    expect(b4).toMatchObject({ gpuMemoryUnknown: 'the driver withholds per-process GPU memory' });
+    const finished: BuildEvent = { v: 1, buildId: 'b', seq: 9, t: 9000, type: 'build.finished', status: 'succeeded', durationMs: 9000 };
+    expect(a.annotate([finished])[0]).toMatchObject({ memory: { peakGpuBytes: 5 * 2 ** 30, peakGpuSource: 'device-delta' } });
+    // A build whose figures were all its own says so.
+    const own = new LivenessAnnotator({ ...scripted([{ gpuPercent: 1, memoryPercent: 0, processMemoryBytes: 9 }]).sources, rssBytes: () => 100 }, 0);
+    own.annotate([beat(1)]);
+    expect(own.annotate([finished])[0]).toMatchObject({ memory: { peakGpuBytes: 9, peakGpuSource: 'process' } });
+  });
+
   it('puts the peaks on build.finished: the larger of the samples and the kernel’s high-water mark', () => {
     const finished: BuildEvent = { v: 1, buildId: 'b', seq: 9, t: 9000, type: 'build.finished', status: 'succeeded', durationMs: 9000 };
     const { sources } = scripted([{ gpuPercent: 50, memoryPercent: 0, processMemoryBytes: 4000 }]);

@@ -243,7 +243,7 @@ int64_t GpuProbe::processMemory(std::string& why) const {
     total += static_cast<int64_t>(list[i].usedGpuMemory);
   }
   if (!listed && self_.ownNamespace) {
-    why = "NVML does not list this process: " + self_.how + ", and NVML lists processes by their host PID";
+    why = "NVML does not list this process, and " + self_.how + ", where NVML may list it under another PID";
     return -1;
   }
   return total;

@@ -21,14 +21,19 @@
 // once it has a context). Not in CI.
 //
 // Device memory is nvmlDeviceGetMemoryInfo_v2's where the driver has it: its `used` leaves out the
-// memory the driver reserves for itself, as nvidia-smi's "Memory-Usage" does; the older call counts
-// that reserve as used (480 MiB more on an H100), and is used only where _v2 is missing or refused.
+// memory the driver reserves for itself, as nvidia-smi's memory.used does; the older call counts
+// that reserve as used, and is used only where _v2 is missing or refused. On a real H100 (driver
+// 580.159.04, native/test/device/gpu_memory.cc): v1 483.2 MiB used, v2 3.2 MiB with 480 reserved,
+// nvidia-smi 4 MiB; after a context and 1 GiB, v1 2030.8, v2 1550.8, nvidia-smi 1551.
 //
-// This process's memory: NVML lists processes by their PID in the host's PID namespace. In a
-// container with its own PID namespace (NVIDIA's NGC containers) getpid() is not that PID, so
-// "not listed" does not mean "holds nothing": the figure is then unknown, with a reason, and the
-// device's used memory since the probe opened (deviceUsedDeltaBytes, everyone's allocations
-// included) is what a caller can show instead, labelled as such.
+// This process's memory: where NVML does not list this process and it runs in a PID namespace of
+// its own (a container), "not listed" does not mean "holds nothing" (NVML lists processes by PID,
+// and whether it translates them into a container's namespace depends on the driver and the
+// runtime), so the figure is then unknown, with a reason, and the device's used memory since the
+// probe's first sample (deviceUsedDeltaBytes, everyone's allocations included) is what a caller
+// can show instead, labelled as such. On the H100 above, in `unshare --pid --fork --mount-proc`,
+// driver 580 did list the process under its namespace's PID (1) once it had a context, and the
+// per-process figure was used; before the context it was unknown (with the delta, 0).
 #pragma once
 
 #include <condition_variable>
