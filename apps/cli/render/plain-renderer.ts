@@ -11,6 +11,7 @@ import { formatDuration } from '../../shared/format.js';
 import { backendLabel } from '../labels.js';
 import type { BuildRenderer } from './renderer.js';
 import { memoryEstimateLines, summaryLines } from './summary.js';
+import { buildHeaderLine } from './watched-header.js';
 
 /** Phases deeper than this (root = 0) are not printed line by line. */
 const MAX_DEPTH = 2;
@@ -56,7 +57,7 @@ export class PlainRenderer implements BuildRenderer {
     this.verbose = record.options.verboseLog === true;
     this.backendKnown = record.backend !== undefined;
     this.line(`Backend: ${backendLabel(record.backend, record.backendVersion, record.options.backend)}`);
-    this.line(displayText(`Model: ${record.modelPath} → ${record.outputPath ?? '(default output)'}`));
+    this.line(displayText(buildHeaderLine(record, true)));
     this.timer = setInterval(() => this.silenceNote(), 1000);
     this.timer.unref();
   }

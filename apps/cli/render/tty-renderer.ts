@@ -12,6 +12,7 @@ import { backendLabel } from '../labels.js';
 import type { BuildRenderer } from './renderer.js';
 import { memoryEstimateLines, summaryLines } from './summary.js';
 import { treeLines, trimLines } from './tree-view.js';
+import { buildHeaderLine } from './watched-header.js';
 
 const FRAME_MS = 100;
 
@@ -50,7 +51,7 @@ export class TtyRenderer implements BuildRenderer {
     this.backendKnown = record.backend !== undefined;
     const label = backendLabel(record.backend, record.backendVersion, record.options.backend);
     this.out.write(`${this.paint(this.simulated ? '1;33' : '1', `TRT Build Studio · ${label}`)}\n`);
-    this.out.write(this.paint('2', displayText(`${record.modelPath} → ${record.outputPath ?? ''}`)) + '\n');
+    this.out.write(this.paint('2', displayText(buildHeaderLine(record, false))) + '\n');
     this.out.write('\x1b[?25l');
     this.timer = setInterval(() => this.draw(), FRAME_MS);
     this.draw();

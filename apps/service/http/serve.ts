@@ -18,6 +18,7 @@ import { createUploadDir, pruneUploads, removeStaleUploadDirs, removeUploadDir }
 import { UsageError } from '../../shared/usage-error.js';
 import { isLoopback, parseServeArgs, SERVE_USAGE, uiUrl, type ServeArgs } from './serve-args.js';
 import { favourEventPath } from '../../process/event-path-priority.js';
+import { startStudioProbe, takesWatchedBuilds, type StudioProbe } from '../watched/studio-probe.js';
 
 /** What serve asks of its build service factory: its own options, from the command line. */
 export interface ServeServiceRequest {
@@ -137,6 +138,24 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     return 1;
   }
   process.stdout.write(`${uiUrl(args.host, port, token)}\n`);
+  // Watched builds (docs/watch.md): `watch` and the drop-in monitors find this studio in the
+  // registry folder and send it their builds. A farm's service runs builds elsewhere: not a sink.
+  // TBS_NO_STUDIO=1 keeps a serve out of the registry (tests running beside a user's studio).
+  let studio: StudioProbe | undefined;
+  if (takesWatchedBuilds(service) && process.env.TBS_NO_STUDIO !== '1') {
+    const base = new URL(uiUrl(args.host, port, token));
+    try {
+      studio = await startStudioProbe(service, {
+        url: base.origin,
+        token,
+        kind: 'serve',
+        onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
+      });
+      process.stderr.write(`trt-build-studio serve: watched builds: probe socket ${studio.probeSocket} (published in ${studio.registryFile})\n`);
+    } catch (e) {
+      process.stderr.write(`trt-build-studio serve: not taking watched builds: ${(e as Error).message}\n`);
+    }
+  }
   process.stderr.write(
     `trt-build-studio serve: listening on ${args.host}:${port}; uploads kept in ${uploadDir} ${farmUploads ? (args.uploadRetentionDays === 0 ? 'for good' : `for ${args.uploadRetentionDays ?? 7} day(s)`) : 'until shutdown'} (Ctrl-C stops and cancels running builds)\n`,
   );
@@ -147,6 +166,7 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     // Streams stay open until the service has shut down, so subscribers still receive each
     // cancelled build's build.finished.
     void http.stopAccepting();
+    await studio?.close();
     await service.shutdown();
     await http.close();
   } finally {
