@@ -435,3 +435,18 @@ report(size=size(r), steps=m.steps, back=c.progress_monitor is d)
     expect(build.at(-1)).toMatchObject({ result: 'null', cancelled: false });
   });
 });
+
+describe('bench:watch (bench/watch.py)', () => {
+  it('measures every variant and streams every callback of its watched rounds to the sink (no timing asserted)', async () => {
+    sink = await startSink();
+    const r = await runPython('', { file: path.join(PYTHON_PKG, '..', 'bench', 'watch.py'), hook: false, env: { TBS_WATCH_SOCKET: sink.path, BENCH_WATCH_ROUNDS: '1' } });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { callbacksPerBuild: number; callbackNs: Record<string, { n: number }>; phaseStartsSent: number };
+    expect(Object.keys(out.callbackNs)).toEqual(['none', 'pass', 'rich', 'ours']);
+    for (const v of Object.values(out.callbackNs)) expect(v.n).toBe(out.callbacksPerBuild);
+    await closedAll(sink, 1);
+    const build = buildLines(sink.connections[0].lines, 1);
+    expect(checkBuild(build)).toEqual([]);
+    expect(build.filter((l) => l.type === 'phase.start')).toHaveLength(out.phaseStartsSent);
+  });
+});

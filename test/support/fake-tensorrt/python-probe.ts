@@ -83,16 +83,16 @@ export interface PyResult {
   stderr: string;
 }
 
-/** Runs `script` with python3: the watch hook first on PYTHONPATH (as watch sets it), then
+/** Runs `script` (or, with `file`, that file) with python3: the watch hook first on PYTHONPATH (as watch sets it), then
  * `extraPath`, then the stand-in tensorrt. `env` adds to (or, with undefined, removes from) the
  * environment. */
 export function runPython(
   script: string,
-  opts: { env?: Record<string, string | undefined>; extraPath?: string[]; hook?: boolean; cwd?: string; timeoutMs?: number } = {},
+  opts: { env?: Record<string, string | undefined>; extraPath?: string[]; hook?: boolean; cwd?: string; timeoutMs?: number; file?: string } = {},
 ): Promise<PyResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'py-'));
-  const file = path.join(dir, 'prog.py');
-  fs.writeFileSync(file, script);
+  const file = opts.file ?? path.join(dir, 'prog.py');
+  if (opts.file === undefined) fs.writeFileSync(file, script);
   const pathParts = [...(opts.hook === false ? [] : [WATCH_HOOK]), ...(opts.extraPath ?? []), FAKE_TRT];
   const env: Record<string, string | undefined> = { ...process.env, PYTHONPATH: pathParts.join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
   delete env.TBS_WATCH_SOCKET;
