@@ -1,17 +1,24 @@
-// Native file dialogs. Every path main writes to (engine, timing cache) was picked here by the
-// user, never named by the renderer.
+// Native file dialogs. Every path main writes to (engine, timing cache), and every plugin library
+// a build loads, was picked here by the user, never named by the renderer.
 //
 // End-to-end tests cannot click native dialogs, so they can be answered from the environment
 // (in an unpackaged app only: a packaged app always shows the real dialogs):
-// TBS_E2E_OPEN, TBS_E2E_SAVE and TBS_E2E_TIMING_CACHE each hold one or more paths separated by
+// TBS_E2E_OPEN, TBS_E2E_SAVE, TBS_E2E_TIMING_CACHE and TBS_E2E_PLUGIN each hold one or more paths separated by
 // the platform's path delimiter (':' on Linux), consumed one per dialog (the last one repeats);
 // the word "cancel" answers as if the user cancelled. Playwright can also replace
 // dialog.showOpenDialog / showSaveDialog from electronApp.evaluate(): the methods are looked up on
 // the dialog object at call time, so such a replacement takes effect.
 import path from 'node:path';
 import { dialog, type BaseWindow } from 'electron';
+import type { PluginOption } from '../shared/build-client.js';
 
-export const E2E_ENV = { open: 'TBS_E2E_OPEN', save: 'TBS_E2E_SAVE', timingCache: 'TBS_E2E_TIMING_CACHE' } as const;
+export const E2E_ENV = { open: 'TBS_E2E_OPEN', save: 'TBS_E2E_SAVE', timingCache: 'TBS_E2E_TIMING_CACHE', plugin: 'TBS_E2E_PLUGIN' } as const;
+
+const PLUGIN_TITLES: Record<PluginOption, string> = {
+  staticPlugins: 'Static plugin libraries (loaded before the build)',
+  dynamicPlugins: 'Dynamic plugin libraries (registered with the builder)',
+  pluginsToSerialize: 'Plugin libraries to serialize into the engine',
+};
 
 /** Answers queued in the environment for one kind of dialog. */
 export class StubAnswers {
@@ -38,6 +45,8 @@ export interface Dialogs {
   chooseModel(win: BaseWindow | null, defaultFolder?: string): Promise<string | null>;
   chooseEngineDestination(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
   chooseTimingCache(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
+  /** Plugin libraries for one option (several at once); empty when cancelled. */
+  choosePluginLibraries(win: BaseWindow | null, option: PluginOption, defaultFolder: string): Promise<string[]>;
 }
 
 export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPackaged: boolean } = { isPackaged: false }): Dialogs {
@@ -48,6 +57,7 @@ export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPa
     open: new StubAnswers(answer(E2E_ENV.open)),
     save: new StubAnswers(answer(E2E_ENV.save)),
     timingCache: new StubAnswers(answer(E2E_ENV.timingCache)),
+    plugin: new StubAnswers(answer(E2E_ENV.plugin)),
   };
 
   const open = async (win: BaseWindow | null, options: Electron.OpenDialogOptions) => {
@@ -90,6 +100,24 @@ export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPa
         buttonLabel: 'Use',
         properties: ['createDirectory'],
       });
+    },
+    async choosePluginLibraries(win, option, defaultFolder) {
+      if (stubs.plugin.active) {
+        const a = stubs.plugin.take();
+        return a === null ? [] : [a];
+      }
+      const options: Electron.OpenDialogOptions = {
+        title: PLUGIN_TITLES[option],
+        defaultPath: defaultFolder,
+        buttonLabel: 'Add',
+        properties: ['openFile', 'multiSelections'],
+        filters: [
+          { name: 'Shared libraries', extensions: ['so', 'dll'] },
+          { name: 'All files', extensions: ['*'] },
+        ],
+      };
+      const res = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+      return res.canceled ? [] : res.filePaths.map((f) => path.resolve(f));
     },
   };
 }

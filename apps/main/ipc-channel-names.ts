@@ -11,6 +11,10 @@ export const INVOKE = {
   recentModels: 'tbs:recent-models',
   takeOpenRequests: 'tbs:take-open-requests',
   chooseTimingCache: 'tbs:choose-timing-cache',
+  /** Plugin libraries: main's dialog and main's per-model memory (plugin-choices.ts); the page only asks. */
+  pluginLibraries: 'tbs:plugin-libraries',
+  choosePluginLibraries: 'tbs:choose-plugin-libraries',
+  forgetPluginLibrary: 'tbs:forget-plugin-library',
   startBuild: 'tbs:start-build',
   cancelBuild: 'tbs:cancel-build',
   listBuilds: 'tbs:list-builds',

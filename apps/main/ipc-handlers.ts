@@ -14,6 +14,7 @@ import { copyFileAtomic } from './atomic-file.js';
 import type { Dialogs } from './dialogs.js';
 import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
 import type { OpenRequests } from './open-requests.js';
+import { PluginChoices } from './plugin-choices.js';
 import type { RecentFiles } from './recent-files.js';
 import type { SaveFolders } from './save-folders.js';
 import type { SenderInfo } from './sender-check.js';
@@ -34,6 +35,11 @@ export interface IpcDeps {
   hub: SubscriptionHub;
   /** The window that owns the sender, to parent dialogs to it. */
   windowOf(event: IpcMainInvokeEvent): BaseWindow | null;
+  /**
+   * The plugin libraries the user picked per model (plugin-choices.ts); a build may name no
+   * other. Default: picks kept for this session only.
+   */
+  pluginChoices?: PluginChoices;
   /** Where each kind of save dialog starts: the folder last saved to (save-folders.ts). */
   saveFolders: Pick<SaveFolders, 'folder' | 'remember'>;
   /** Opens the file manager at a file, selecting it (Electron's shell.showItemInFolder). */
@@ -74,6 +80,7 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
   const { ipcMain, service } = deps;
   /** Timing-cache files the user picked in a dialog this session: the only ones a build may write. */
   const approvedTimingCaches = new Set<string>();
+  const pluginChoices = deps.pluginChoices ?? new PluginChoices();
 
   const on = <C extends InvokeChannel>(channel: C, handler: Handler<C>) => {
     ipcMain.handle(channel, async (event, payload) => {
@@ -127,7 +134,18 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     }
     return chosen;
   });
+  on(INVOKE.pluginLibraries, ({ modelPath }) => pluginChoices.get(modelPath));
+  on(INVOKE.choosePluginLibraries, async ({ modelPath, option }, event) => {
+    const chosen = await deps.dialogs.choosePluginLibraries(deps.windowOf(event), option, await deps.saveFolders.folder('pluginLibrary'));
+    if (chosen.length === 0) return pluginChoices.get(modelPath);
+    await deps.saveFolders.remember('pluginLibrary', chosen[0]).catch((e: Error) => deps.log?.(`could not remember the folder: ${e.message}`));
+    return pluginChoices.add(modelPath, option, chosen);
+  });
+  on(INVOKE.forgetPluginLibrary, ({ modelPath, option, library }) => pluginChoices.remove(modelPath, option, library));
   on(INVOKE.startBuild, async ({ modelPath, options, timeBudgetSeconds }) => {
+    // The worker loads plugin libraries as code: only those the user picked for this model in
+    // main's dialog, whatever the page sends.
+    await pluginChoices.check(modelPath, options);
     if (options?.timingCache !== undefined && !approvedTimingCaches.has(path.resolve(options.timingCache))) {
       // The build writes the cache back; a path the user never picked in a dialog is refused.
       throw new ServiceError('bad_input', 'Choose the timing-cache file with "Timing cache…" before building.');

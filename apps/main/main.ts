@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session, shell } from 'electron';
 import { createBuildService } from '../service/build-service.js';
+import { startDesktopStudio } from '../service/watched/studio-probe.js';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
 import { enginesDir, resolveAppLayout } from './app-paths.js';
 import { applyIdentity } from './app-identity.js';
@@ -24,6 +25,7 @@ import { BuildSleepGuard } from './power-save.js';
 import { installQuitGuard, type QuitGuard } from './quit-guard.js';
 import { RecentFiles } from './recent-files.js';
 import { SaveFolders } from './save-folders.js';
+import { PluginChoices } from './plugin-choices.js';
 import { createSenderCheck } from './sender-check.js';
 import { askStopRunningBuild } from './stop-confirm.js';
 import { SubscriptionHub } from './subscription-hub.js';
@@ -107,6 +109,9 @@ function start(): void {
     const outputDir = enginesDir(process.env, app.getPath('home'));
     await moveLegacyEngines(path.join(app.getPath('userData'), 'engines'), outputDir, log).catch((e: Error) => log(`moving old engines: ${e.message}`));
     const service = createBuildService({ launcher: launcher.launch, outputDir });
+    // Watched builds (docs/watch.md): programs run under `watch`, and the drop-in monitors, find the
+    // app in the studio registry and show their builds here. Not run in a real Electron here.
+    void startDesktopStudio(service, log);
     const sleepGuard = new BuildSleepGuard(powerSaveBlocker, log);
 
     const sendAction = (action: HostAction) => {
@@ -166,6 +171,7 @@ function start(): void {
       hub,
       windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
       saveFolders: new SaveFolders(path.join(app.getPath('userData'), 'settings.json'), app.getPath('documents')),
+      pluginChoices: new PluginChoices(path.join(app.getPath('userData'), 'plugin-libraries.json')),
       showInFolder: (file) => shell.showItemInFolder(file),
       onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
       log,

@@ -9,7 +9,7 @@
 // nothing but 'electron'. (Electron runs a sandboxed preload as a function of require, process,
 // exports and module, so CommonJS output works as is.)
 import electron = require('electron');
-import type { BuildClient, ModelRef, SavedEngine } from '../shared/build-client.js';
+import type { BuildClient, ModelRef, PluginLibraryLists, PluginOption, SavedEngine } from '../shared/build-client.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 import type { CheckResult } from '../shared/engine-manifest.js';
 import type { BuildComparison } from '../shared/build-compare.js';
@@ -85,6 +85,9 @@ const client: BuildClient = {
     return stop;
   },
   chooseTimingCache: () => call<string | null>(C.chooseTimingCache),
+  pluginLibraries: (model: ModelRef) => call<PluginLibraryLists>(C.pluginLibraries, { modelPath: model.path }),
+  choosePluginLibraries: (model: ModelRef, option: PluginOption) => call<PluginLibraryLists>(C.choosePluginLibraries, { modelPath: model.path, option }),
+  forgetPluginLibrary: (model: ModelRef, option: PluginOption, library: string) => call<PluginLibraryLists>(C.forgetPluginLibrary, { modelPath: model.path, option, library }),
   startBuild: (model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }) =>
     call<{ id: string }>(C.startBuild, { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) }),
   cancelBuild: (id: string) => call<void>(C.cancelBuild, { id }),

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-file.js';
 
-export type SaveKind = 'engine' | 'timingCache';
+/** `pluginLibrary`: an open dialog, but it too starts where the user last picked one. */
+export type SaveKind = 'engine' | 'timingCache' | 'pluginLibrary';
 
 const Settings = z.object({ lastSaveFolder: z.record(z.string(), z.string()).optional() }).passthrough();
 type Settings = z.infer<typeof Settings>;

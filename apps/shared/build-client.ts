@@ -26,6 +26,13 @@ export interface SavedEngine {
   bytes: number;
 }
 
+/** The build options that name plugin libraries (code the worker loads). */
+export type PluginOption = 'staticPlugins' | 'dynamicPlugins' | 'pluginsToSerialize';
+export const PLUGIN_OPTION_NAMES: readonly PluginOption[] = ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'];
+
+/** The plugin libraries the user picked for one model, by option (desktop: main keeps them). */
+export type PluginLibraryLists = Record<PluginOption, string[]>;
+
 export interface HostCapabilities {
   host: 'electron' | 'web';
   /** Native dialogs exist (Electron); otherwise file pickers and downloads. */
@@ -57,6 +64,14 @@ export interface BuildClient {
   onOpenRequest?(cb: (path: string) => void): () => void;
   /** Asks the host for a timing-cache file path (Electron dialog); null when unsupported/cancelled. */
   chooseTimingCache?(): Promise<string | null>;
+  /**
+   * Desktop: plugin libraries are never typed. The user picks them in the host's own dialog for a
+   * model, the host remembers them for that model, and a build may name only those. Each call
+   * answers the model's lists as they are afterwards (a cancelled dialog changes nothing).
+   */
+  pluginLibraries?(model: ModelRef): Promise<PluginLibraryLists>;
+  choosePluginLibraries?(model: ModelRef, option: PluginOption): Promise<PluginLibraryLists>;
+  forgetPluginLibrary?(model: ModelRef, option: PluginOption, library: string): Promise<PluginLibraryLists>;
 
   /** `timeBudgetSeconds`: the service cancels the build (reason "timeout") after that long. */
   startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }>;

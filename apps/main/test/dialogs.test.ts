@@ -75,6 +75,28 @@ describe('native dialogs', () => {
     expect(dialog.showSaveDialog).toHaveBeenCalledTimes(2);
   });
 
+  it('plugin libraries: an open dialog for files (several at once) starting in the given folder; cancel is none; packaged ignores TBS_E2E_PLUGIN', async () => {
+    const d = createDialogs({});
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/opt/p/liba.so', '/opt/p/libb.so'] });
+    expect(await d.choosePluginLibraries(null, 'dynamicPlugins', '/opt/p')).toEqual(['/opt/p/liba.so', '/opt/p/libb.so']);
+    expect(dialog.showOpenDialog.mock.calls[0][0]).toMatchObject({
+      defaultPath: '/opt/p',
+      properties: ['openFile', 'multiSelections'],
+      filters: [
+        { name: 'Shared libraries', extensions: ['so', 'dll'] },
+        { name: 'All files', extensions: ['*'] },
+      ],
+    });
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: ['/opt/p/liba.so'] });
+    expect(await d.choosePluginLibraries(null, 'staticPlugins', '/opt/p')).toEqual([]);
+    const stubbed = createDialogs({ TBS_E2E_PLUGIN: ['/e2e/libx.so', 'cancel'].join(path.delimiter) });
+    expect(await stubbed.choosePluginLibraries(null, 'staticPlugins', '/x')).toEqual(['/e2e/libx.so']);
+    expect(await stubbed.choosePluginLibraries(null, 'staticPlugins', '/x')).toEqual([]);
+    const packaged = createDialogs({ TBS_E2E_PLUGIN: '/planted/libevil.so' }, { isPackaged: true });
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/real/lib.so'] });
+    expect(await packaged.choosePluginLibraries(null, 'pluginsToSerialize', '/x')).toEqual(['/real/lib.so']);
+  });
+
   it('resolves stubbed relative paths against the working directory', () => {
     expect(new StubAnswers('rel/m.onnx').take()).toBe(path.resolve('rel/m.onnx'));
     expect(new StubAnswers('').active).toBe(false);

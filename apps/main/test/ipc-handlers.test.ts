@@ -13,6 +13,7 @@ import { INVOKE, PUSH, type IpcResult } from '../ipc-channels.js';
 import { OpenRequests } from '../open-requests.js';
 import { RecentFiles } from '../recent-files.js';
 import { SaveFolders } from '../save-folders.js';
+import { PluginChoices } from '../plugin-choices.js';
 import { createSenderCheck } from '../sender-check.js';
 import { SubscriptionHub } from '../subscription-hub.js';
 import { FakeWebContents } from './fake-electron.js';
@@ -87,12 +88,14 @@ function setup() {
     shutdown: vi.fn(async () => undefined),
   } satisfies BuildServiceApi;
 
-  const dialogAnswers: { model: string | null; engine: string | null; cache: string | null } = { model: null, engine: null, cache: null };
+  const dialogAnswers: { model: string | null; engine: string | null; cache: string | null; plugins: string[] } = { model: null, engine: null, cache: null, plugins: [] };
   const dialogs: Dialogs = {
     chooseModel: vi.fn(async () => dialogAnswers.model),
     chooseEngineDestination: vi.fn(async () => dialogAnswers.engine),
     chooseTimingCache: vi.fn(async () => dialogAnswers.cache),
+    choosePluginLibraries: vi.fn(async () => dialogAnswers.plugins),
   };
+  const pluginFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-plugin-choices-')), 'plugin-libraries.json');
 
   const handlers = new Map<string, (event: unknown, payload?: unknown) => Promise<IpcResult<unknown>>>();
   const ipcMain = {
@@ -117,6 +120,7 @@ function setup() {
     hub,
     windowOf: () => null,
     saveFolders: new SaveFolders(path.join(mkdtempSync(path.join(os.tmpdir(), 'tbs-settings-')), 'settings.json'), dir),
+    pluginChoices: new PluginChoices(pluginFile),
     showInFolder: (file) => shown.push(file),
     onBuildStarted: (id) => started.push(id),
     log: (m) => refused.push(m),
@@ -128,7 +132,7 @@ function setup() {
     if (!h) throw new Error(`no handler for ${channel}`);
     return h(ev, payload);
   };
-  return { dir, model, engine, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, shown, unregister, openRequests };
+  return { dir, model, engine, pluginFile, service, dialogs, dialogAnswers, handlers, window, stranger, event, call, recent, started, refused, shown, unregister, openRequests };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -273,6 +277,70 @@ describe('builds', () => {
     expect((await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: cache } })).ok).toBe(true);
     // Another path is still refused after one was approved.
     expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { timingCache: `${cache}2` } })).code).toBe('bad_input');
+  });
+
+  it('a build naming a plugin library main did not hand out is refused (bad_input); the page cannot add to the picks', async () => {
+    const lib = path.join(t.dir, 'libmy_plugin.so');
+    writeFileSync(lib, 'stand-in');
+    for (const option of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize']) {
+      const err = errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { [option]: [lib] } }));
+      expect(err.code).toBe('bad_input');
+      expect(err.message).toBe(
+        `${option}[0]: ${lib} was not picked for this model: plugin libraries are code, so on the desktop they are chosen with "Add…" beside the option, never typed.`,
+      );
+    }
+    // Nothing but a path in main's list can be forgotten or asked for; a path sent to forget adds nothing.
+    expect(await t.call(INVOKE.forgetPluginLibrary, { modelPath: t.model, option: 'staticPlugins', library: lib })).toEqual({
+      ok: true,
+      value: { staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] },
+    });
+    expect(errorOf(await t.call(INVOKE.pluginLibraries, { modelPath: t.model, staticPlugins: [lib] })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.choosePluginLibraries, { modelPath: t.model, option: 'staticPlugins', library: lib })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.choosePluginLibraries, { modelPath: t.model, option: 'evilPlugins' })).code).toBe('bad_input');
+    expect(t.service.startBuild).not.toHaveBeenCalled();
+  });
+
+  it('plugin libraries picked in the dialog build, for that model and option only, until forgotten; remembered per model across restarts', async () => {
+    const lib = path.join(t.dir, 'libmy_plugin.so');
+    const other = path.join(t.dir, 'model2.onnx');
+    t.dialogAnswers.plugins = [];
+    // A cancelled dialog changes nothing.
+    expect(await t.call(INVOKE.choosePluginLibraries, { modelPath: t.model, option: 'dynamicPlugins' })).toEqual({
+      ok: true,
+      value: { staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] },
+    });
+    t.dialogAnswers.plugins = [lib];
+    expect(await t.call(INVOKE.choosePluginLibraries, { modelPath: t.model, option: 'dynamicPlugins' })).toEqual({
+      ok: true,
+      value: { staticPlugins: [], dynamicPlugins: [lib], pluginsToSerialize: [] },
+    });
+    expect(t.dialogs.choosePluginLibraries).toHaveBeenLastCalledWith(null, 'dynamicPlugins', t.dir);
+    expect((await t.call(INVOKE.startBuild, { modelPath: t.model, options: { dynamicPlugins: [lib] } })).ok).toBe(true);
+    expect(t.service.startBuild).toHaveBeenCalledTimes(1);
+    // Under another option, or for another model, the same file was not picked.
+    expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { staticPlugins: [lib] } })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: other, options: { dynamicPlugins: [lib] } })).code).toBe('bad_input');
+    expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { dynamicPlugins: [lib, `${lib}.other`] } })).message).toMatch(/^dynamicPlugins\[1\]: /);
+    expect(t.service.startBuild).toHaveBeenCalledTimes(1);
+
+    // Remembered for the model: a new main (restart) reads the picks back.
+    const again = new PluginChoices(t.pluginFile);
+    expect(await again.get(t.model)).toEqual({ staticPlugins: [], dynamicPlugins: [lib], pluginsToSerialize: [] });
+    expect(await again.get(other)).toEqual({ staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] });
+
+    expect(await t.call(INVOKE.forgetPluginLibrary, { modelPath: t.model, option: 'dynamicPlugins', library: lib })).toEqual({
+      ok: true,
+      value: { staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] },
+    });
+    expect(errorOf(await t.call(INVOKE.startBuild, { modelPath: t.model, options: { dynamicPlugins: [lib] } })).code).toBe('bad_input');
+    expect(await new PluginChoices(t.pluginFile).get(t.model)).toEqual({ staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] });
+  });
+
+  it('a corrupt or foreign picks file means no picks, never a start that fails', async () => {
+    writeFileSync(t.pluginFile, JSON.stringify({ version: 1, models: { 'relative/model.onnx': { staticPlugins: ['/x.so'] }, [t.model]: { staticPlugins: ['not/absolute.so'] } } }));
+    expect(await new PluginChoices(t.pluginFile).get(t.model)).toEqual({ staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] });
+    writeFileSync(t.pluginFile, '{not json');
+    expect(await new PluginChoices(t.pluginFile).get(t.model)).toEqual({ staticPlugins: [], dynamicPlugins: [], pluginsToSerialize: [] });
   });
 
   it('cancels with reason "user" and says so when the build is unknown', async () => {

@@ -136,6 +136,20 @@ describe('preload', () => {
     expect(p.invoked).toEqual([[INVOKE.startBuild, { modelPath: '/m/a.onnx', options: { backend: 'simulated' } }]]);
   });
 
+  it('plugin libraries: sends the model path and the option, never a library to load', async () => {
+    const lists = { staticPlugins: ['/p/a.so'], dynamicPlugins: [], pluginsToSerialize: [] };
+    const p = runPreload(() => ok(lists));
+    const model = { path: '/m/a.onnx', displayName: 'a.onnx', summary: {} as never };
+    expect(await p.api.pluginLibraries!(model)).toEqual(lists);
+    expect(await p.api.choosePluginLibraries!(model, 'staticPlugins')).toEqual(lists);
+    expect(await p.api.forgetPluginLibrary!(model, 'staticPlugins', '/p/a.so')).toEqual(lists);
+    expect(p.invoked).toEqual([
+      [INVOKE.pluginLibraries, { modelPath: '/m/a.onnx' }],
+      [INVOKE.choosePluginLibraries, { modelPath: '/m/a.onnx', option: 'staticPlugins' }],
+      [INVOKE.forgetPluginLibrary, { modelPath: '/m/a.onnx', option: 'staticPlugins', library: '/p/a.so' }],
+    ]);
+  });
+
   it('lists engines and sends only the names to delete', async () => {
     const p = runPreload((channel) => ok(channel === INVOKE.listEngines ? [{ name: 'a.engine' }] : { deleted: ['a.engine'], refused: [] }));
     expect(await p.api.listEngines!()).toEqual([{ name: 'a.engine' }]);
