@@ -12,8 +12,9 @@ import { z } from 'zod';
 export const StudioEntry = z.object({
   v: z.literal(1),
   pid: z.number().int().positive(),
-  url: z.string().url(),
-  token: z.string(),
+  /** The HTTP API (serve); the desktop app has none: its watched builds come through the socket. */
+  url: z.string().url().optional(),
+  token: z.string().optional(),
   probeSocket: z.string().min(1),
   kind: z.enum(['serve', 'desktop']),
 });
@@ -40,6 +41,19 @@ export function notOurs(p: string, kind: 'folder' | 'file'): string | undefined 
     return `${p} is open to other users (mode ${mode}); refused (run chmod ${kind === 'folder' ? 700 : 600} ${p})`;
   }
   return undefined;
+}
+
+/** Socket files of studios whose process is gone (a studio killed before it could clean up). */
+export function removeStaleSockets(dir: string): void {
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^probe-(\d+)\.sock$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    try {
+      fs.unlinkSync(path.join(dir, name));
+    } catch {
+      // Gone already.
+    }
+  }
 }
 
 /** Creates the registry folder (0700) or checks the existing one; throws saying why it is refused. */

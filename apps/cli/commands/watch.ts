@@ -139,7 +139,7 @@ export async function runWatch(argv: string[]): Promise<number> {
     const found = findStudios();
     if (!studioRefusalsSaid) for (const r of found.refused) note(`studio registry: ${r}`);
     studioRefusalsSaid = true;
-    const s = args.studio ? found.studios.find((e) => new URL(e.url).origin === args.studio) : found.studios[0];
+    const s = args.studio ? found.studios.find((e) => e.url !== undefined && new URL(e.url).origin === args.studio) : found.studios[0];
     return s?.probeSocket;
   };
   const first = studioSocket();

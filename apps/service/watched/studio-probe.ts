@@ -2,7 +2,7 @@
 // in the private registry folder and publishes itself there (studio-registry.ts), so `watch` and
 // the drop-in monitors find it without flags. Each probe build becomes a build of the studio's
 // BuildService: listed, streamed, shown in every surface, and Stop sends the probe its cancel.
-import { ensureRegistryDir, probeSocketPath, publishStudio } from '../studio-registry.js';
+import { ensureRegistryDir, probeSocketPath, publishStudio, removeStaleSockets } from '../studio-registry.js';
 import { ProbeSink, type WatchedBuildHost } from './probe-sink.js';
 import { WatchedSession } from './watched-session.js';
 
@@ -15,8 +15,9 @@ export interface StudioProbe {
 }
 
 export interface StudioProbeOptions {
-  url: string;
-  token: string;
+  /** serve's HTTP API; the desktop app has none. */
+  url?: string;
+  token?: string;
   kind: 'serve' | 'desktop';
   onWarning?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -32,6 +33,7 @@ export function takesWatchedBuilds(service: unknown): service is WatchedBuildHos
 export async function startStudioProbe(service: WatchedBuildHost, opts: StudioProbeOptions): Promise<StudioProbe> {
   const dir = ensureRegistryDir(opts.env);
   const probeSocket = probeSocketPath(dir);
+  removeStaleSockets(dir);
   const retainEvents = opts.retainEvents ?? 20_000;
   const sink = new ProbeSink({
     host: service,
@@ -41,7 +43,7 @@ export async function startStudioProbe(service: WatchedBuildHost, opts: StudioPr
   await sink.listen(probeSocket);
   let published;
   try {
-    published = publishStudio({ url: opts.url, token: opts.token, probeSocket, kind: opts.kind }, opts.env);
+    published = publishStudio({ ...(opts.url ? { url: opts.url, token: opts.token } : {}), probeSocket, kind: opts.kind }, opts.env);
   } catch (e) {
     await sink.close();
     throw e;
@@ -56,4 +58,19 @@ export async function startStudioProbe(service: WatchedBuildHost, opts: StudioPr
       await sink.close();
     },
   };
+}
+
+/**
+ * The desktop app's part (apps/main/main.ts calls it once its BuildService exists): a studio with
+ * no HTTP API, published for the probes. A failure is a log line; the app works on without it.
+ */
+export async function startDesktopStudio(service: WatchedBuildHost, log: (message: string) => void, env?: NodeJS.ProcessEnv): Promise<StudioProbe | undefined> {
+  try {
+    const studio = await startStudioProbe(service, { kind: 'desktop', onWarning: log, env });
+    log(`watched builds: probe socket ${studio.probeSocket}`);
+    return studio;
+  } catch (e) {
+    log(`not taking watched builds: ${(e as Error).message}`);
+    return undefined;
+  }
 }
