@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'react';
-import type { ModelRef } from '../../shared/build-client.js';
+import type { ModelRef, PluginLibraryLists, PluginOption } from '../../shared/build-client.js';
 import { chosenBackend, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 import type { BackendInfo } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
-import { FORM_PRECISIONS, formCapabilities, formToOptions, shapeValueInputs, type FormState } from '../lib/options-form.js';
+import { FORM_PRECISIONS, formCapabilities, formToOptions, pluginListsToForm, pluginPaths, shapeValueInputs, type FormState } from '../lib/options-form.js';
 import { trtexecCommandWithWarnings } from '../lib/trtexec.js';
-import { backendReason } from '../store/controller.js';
+import { backendReason, message } from '../store/controller.js';
 import { knobDatabaseOf } from '../../shared/build-routes.js';
 import { BuildRouteField } from './BuildRouteField.js';
 import { Field, OptionControls } from './OptionControls.js';
@@ -49,6 +49,34 @@ export function OptionsForm() {
       },
     }));
   }, [c, caps, dropPrecision, dropRoute, dropHardware]);
+
+  // Desktop: plugin libraries are code the worker loads, so they are never typed. The host's
+  // dialog picks them and the host remembers them per model; the form shows the host's lists for
+  // the open model (main refuses a build naming any other library).
+  const pickPlugins = !!(c.client.choosePluginLibraries && c.client.forgetPluginLibrary && c.client.pluginLibraries);
+  const modelPath = model?.path;
+  useEffect(() => {
+    const read = c.client.pluginLibraries;
+    if (!pickPlugins || !read || !model) return;
+    let current = true;
+    read.call(c.client, model).then(
+      (lists) => current && c.store.setState((s) => ({ form: { ...s.form, ...pluginListsToForm(lists) } })),
+      (e: unknown) => current && c.store.setState({ formError: `Plugin libraries: ${message(e)}` }),
+    );
+    return () => {
+      current = false;
+    };
+    // The model's path decides whose picks these are; a new summary of the same file does not.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [c, pickPlugins, modelPath]);
+  const changePlugins = async (change: () => Promise<PluginLibraryLists> | undefined) => {
+    try {
+      const lists = await change();
+      if (lists) set(pluginListsToForm(lists));
+    } catch (e) {
+      c.store.setState({ formError: `Plugin libraries: ${message(e)}` });
+    }
+  };
 
   // The command is recomputed from the form on every render: it can never describe another model
   // or an option since changed.
@@ -213,11 +241,35 @@ export function OptionsForm() {
             ...Object.fromEntries(
               (['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const).map((field) => [
                 field,
-                () => (
-                  <Field label={field === 'staticPlugins' ? 'Static plugin libraries' : field === 'dynamicPlugins' ? 'Dynamic plugin libraries' : 'Plugin libraries to serialize'}>
-                    <textarea rows={1} placeholder="none" title="One .so path per line" value={form[field]} spellCheck={false} onChange={(e) => set({ [field]: e.target.value })} />
-                  </Field>
-                ),
+                () =>
+                  pickPlugins ? (
+                    <PluginPicker
+                      field={field}
+                      paths={pluginPaths(form, field)}
+                      model={model}
+                      onAdd={() => void changePlugins(() => (model ? c.client.choosePluginLibraries!(model, field) : undefined))}
+                      onRemove={(p) => void changePlugins(() => (model ? c.client.forgetPluginLibrary!(model, field, p) : undefined))}
+                    />
+                  ) : (
+                    <>
+                      <Field label={PLUGIN_LABELS[field]}>
+                        <textarea
+                          rows={1}
+                          placeholder="none"
+                          title="One .so path per line"
+                          value={form[field]}
+                          spellCheck={false}
+                          onChange={(e) => set({ [field]: e.target.value })}
+                        />
+                      </Field>
+                      {field === 'pluginsToSerialize' && (
+                        <p className="hint">
+                          Plugin library paths are on the machine that runs the builds. The service loads only libraries inside the folders its operator named with --plugin-dir,
+                          and refuses any other path, naming the folders it allows.
+                        </p>
+                      )}
+                    </>
+                  ),
               ]),
             ),
             buildRoute: () => {
@@ -334,6 +386,46 @@ export function OptionsForm() {
         )}
       </form>
     </section>
+  );
+}
+
+const PLUGIN_LABELS: Record<PluginOption, string> = {
+  staticPlugins: 'Static plugin libraries',
+  dynamicPlugins: 'Dynamic plugin libraries',
+  pluginsToSerialize: 'Plugin libraries to serialize',
+};
+
+/** Desktop: the libraries picked for the open model, each removable, and "Add…" for the host's dialog. */
+function PluginPicker(props: { field: PluginOption; paths: string[]; model: ModelRef | null; onAdd(): void; onRemove(path: string): void }) {
+  const label = PLUGIN_LABELS[props.field];
+  return (
+    <Field label={label}>
+      <div role="group" aria-label={label} className="plugin-picks">
+        {props.paths.length === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <ul>
+            {props.paths.map((p) => (
+              <li key={p}>
+                <code title={p}>{p}</code>{' '}
+                <button type="button" className="small" aria-label={`Remove ${p}`} onClick={() => props.onRemove(p)}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <button
+          type="button"
+          className="small"
+          disabled={!props.model}
+          title={props.model ? 'Pick plugin libraries (remembered for this model)' : 'Open a model first: plugin libraries are remembered per model'}
+          onClick={props.onAdd}
+        >
+          Add…
+        </button>
+      </div>
+    </Field>
   );
 }
 

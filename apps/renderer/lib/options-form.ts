@@ -4,6 +4,7 @@
 import { BUILD_OPTIONS, readNumber, type GenericFormFields, type OptionEntry } from '../../shared/build-options.js';
 import { type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { PLUGIN_OPTION_NAMES, type PluginLibraryLists, type PluginOption } from '../../shared/build-client.js';
 
 /** Shown only where the TensorRT version has them (int4 from 10.1, fp4 from 10.8; none on 11). */
 export const FORM_PRECISIONS = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'] as const satisfies readonly Precision[];
@@ -144,11 +145,8 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     if (precision.length > 0) options.precision = precision;
   }
   if (form.buildRoute.trim() !== '' && (!caps || caps.buildRoutes)) options.buildRoute = form.buildRoute.trim();
-  for (const field of ['staticPlugins', 'dynamicPlugins', 'pluginsToSerialize'] as const) {
-    const paths = form[field]
-      .split('\n')
-      .map((p) => p.trim())
-      .filter((p) => p !== '');
+  for (const field of PLUGIN_OPTION_NAMES) {
+    const paths = pluginPaths(form, field);
     if (paths.length) options[field] = paths;
   }
   if (form.timingCache.trim() !== '') {
@@ -314,6 +312,19 @@ export function validateShapeValues(input: TensorInfo, f: ShapeFields): ValuesRe
 function example(input: TensorInfo | undefined): string {
   if (!input) return '1x3x224x224';
   return input.shape.map((d) => (typeof d === 'number' && d > 0 ? String(d) : '1')).join('x');
+}
+
+/** The plugin libraries of one option, as the form holds them (one path per line). */
+export function pluginPaths(form: Pick<FormState, PluginOption>, field: PluginOption): string[] {
+  return form[field]
+    .split('\n')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+}
+
+/** The desktop host's picks for a model as the form's fields (the host's lists replace the form's). */
+export function pluginListsToForm(lists: PluginLibraryLists): Pick<FormState, PluginOption> {
+  return { staticPlugins: lists.staticPlugins.join('\n'), dynamicPlugins: lists.dynamicPlugins.join('\n'), pluginsToSerialize: lists.pluginsToSerialize.join('\n') };
 }
 
 /** POSIX "/…", Windows "C:\\…" or "\\\\server\\…": the service's machine may be either. */
