@@ -270,3 +270,49 @@ describe('watch with a studio', () => {
     }
   });
 });
+
+// Through the Python helper's real probe: python/watch_hook/sitecustomize.py (put on PYTHONPATH by
+// watch itself) over the stand-in `tensorrt` in test/support/fake-tensorrt (written from the
+// documented API, NOT NVIDIA's bindings; real TensorRT cannot be installed here).
+describe('watch -- python3 (the real hook, the stand-in tensorrt)', () => {
+  const FAKE_TRT = path.join(__dirname, '..', '..', '..', 'test', 'support', 'fake-tensorrt');
+  const SCRIPT = `
+import tensorrt as trt
+b = trt.Builder(); c = b.create_builder_config(); c.set_flag(trt.BuilderFlag.FP16)
+n = b.create_network(); n.name = "mnist"
+i = n.add_input("x", trt.DataType.FLOAT, (1, 3, 8))
+n.mark_output(n.add_identity(i).get_output(0))
+r = b.build_serialized_network(n, c)
+print("program got", None if r is None else len(r), flush=True)
+`;
+  function script(): string {
+    const f = path.join(xdg, 'build_engine.py');
+    fs.writeFileSync(f, SCRIPT);
+    return f;
+  }
+
+  it('a Python build script, unchanged: its build is a TensorRT build with the network it built, its result untouched', async () => {
+    const w = run(['watch', '--json', '--no-studio', '--', 'python3', script()], { PYTHONPATH: FAKE_TRT, FAKE_TRT_SCALE: '0.05' });
+    expect(await w.done).toBe(0);
+    const evs = events(w.out());
+    const s = evs[0];
+    expect(s.type === 'build.started' && s).toMatchObject({
+      backend: 'tensorrt',
+      backendVersion: '10.16.0+standin',
+      watched: { probe: 'python-hook', api: 'Builder.build_serialized_network', network: { name: 'mnist' } },
+    });
+    expect(evs.filter((e) => e.type === 'phase.start').length).toBeGreaterThan(3);
+    const [f] = finishes(evs);
+    expect(f.status).toBe('succeeded');
+    expect(w.err()).toMatch(new RegExp(`program got ${f.engineBytes}`));
+  });
+
+  it('Ctrl-C: the script gets None from build_serialized_network and goes on; the build is cancelled', async () => {
+    const w = run(['watch', '--json', '--no-studio', '--', 'python3', script()], { PYTHONPATH: FAKE_TRT, FAKE_TRT_STEP_DELAY: '0.002' });
+    await until('a step', () => w.out().includes('"phase.step"'));
+    w.child.kill('SIGINT');
+    expect(await w.done).toBe(0);
+    expect(finishes(events(w.out()))).toMatchObject([{ status: 'cancelled' }]);
+    expect(w.err()).toContain('program got None');
+  });
+});
