@@ -146,25 +146,28 @@ export async function runWatch(argv: string[]): Promise<number> {
   if (args.studio && !first) note(`no studio at ${args.studio} is published on this machine; watching here only`);
   else if (first && (args.verbose || args.json)) note(`builds are shown in the studio too (${first})`);
 
-  let ttyInUse = false;
   const rendering = new Set<Promise<void>>();
   let builds = 0;
-  const render = (s: WatchedSession): void => {
-    builds++;
-    const r = makeRenderer(args.json, !ttyInUse);
-    const isTty = r.constructor.name === 'TtyRenderer';
-    if (isTty) ttyInUse = true;
+  // A terminal shows one live tree at a time: builds that overlap are shown one after the other
+  // (each from its first event: the service keeps them), so two trees never fight over the screen.
+  // Plain lines and NDJSON show builds as they come (each line names its build).
+  const tty = !args.json && process.stdout.isTTY === true;
+  let ttyTurn: Promise<void> = Promise.resolve();
+  const show = async (s: WatchedSession): Promise<void> => {
+    const r = makeRenderer(args.json);
     r.begin(s.record());
     const live = followIntoRenderer(service, s.id, r);
-    const done = s.waitForResult().then(async (finished) => {
-      for (let room = r.backpressure?.(); room && !live.finished; room = r.backpressure?.()) await room;
-      await new Promise((res) => setImmediate(res));
-      live.unsubscribe();
-      live.end(finished);
-      r.end(finished);
-      await (r.flushed?.() ?? Promise.resolve());
-      if (isTty) ttyInUse = false;
-    });
+    const finished = await s.waitForResult();
+    for (let room = r.backpressure?.(); room && !live.finished; room = r.backpressure?.()) await room;
+    await new Promise((res) => setImmediate(res));
+    live.unsubscribe();
+    live.end(finished);
+    r.end(finished);
+    await (r.flushed?.() ?? Promise.resolve());
+  };
+  const render = (s: WatchedSession): void => {
+    builds++;
+    const done = tty ? (ttyTurn = ttyTurn.then(() => show(s))) : show(s);
     rendering.add(done);
   };
 
@@ -241,13 +244,12 @@ export async function runWatch(argv: string[]): Promise<number> {
   return code;
 }
 
-function makeRenderer(json: boolean, ttyFree: boolean): BuildRenderer {
+function makeRenderer(json: boolean): BuildRenderer {
   if (json) {
     const { JsonRenderer } = require('../render/json-renderer.js') as typeof import('../render/json-renderer.js');
     return new JsonRenderer(process.stdout);
   }
-  // One live tree at a time on a terminal: a second build at once gets plain lines.
-  if (process.stdout.isTTY && ttyFree) {
+  if (process.stdout.isTTY) {
     const { TtyRenderer } = require('../render/tty-renderer.js') as typeof import('../render/tty-renderer.js');
     return new TtyRenderer();
   }
