@@ -112,7 +112,7 @@ export class BuildSession {
         onEvents: (events) => this.ingest(events),
         onResult: (finished) => {
           // The stream normally ends with build.finished already; this covers a lost last batch.
-          if (!this.finished && !this.finishing) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1) }]);
+          if (!this.finished && !this.finishing) this.ingest([{ ...finished, seq: Math.max(finished.seq, this.feed.lastSeq + 1 - this.seqShift) }]);
         },
         onError: (message) => {
           if (!this.finished && !this.finishing) this.finishLocally('failed', message);
@@ -334,13 +334,39 @@ export class BuildSession {
     this.finishLocally('crashed', `the build worker ${where}exited without a result (${how})${lastLine}`, undefined, site?.length ? site : undefined);
   }
 
+  /** Seqs taken by the service's own warnings (withWarnings): the worker's later events move up by as many. */
+  private seqShift = 0;
+  private warningsSent = false;
+
+  /**
+   * The build's warnings from before it started (ValidatedBuild.warnings: nodes reordered, local
+   * functions expanded, default shapes used) as `log` warnings right after build.started, where
+   * every surface shows the worker's own warnings; the worker's seqs after them shifted to make room.
+   */
+  private withWarnings(events: BuildEvent[]): BuildEvent[] {
+    const warnings = this.build.warnings;
+    if (!warnings?.length) return events;
+    const out: BuildEvent[] = [];
+    for (const ev of events) {
+      out.push(this.seqShift ? { ...ev, seq: ev.seq + this.seqShift } : ev);
+      if (this.warningsSent || ev.type !== 'build.started') continue;
+      this.warningsSent = true;
+      const at = ev.seq;
+      for (const message of warnings) {
+        this.seqShift++;
+        out.push({ v: PROTOCOL_VERSION, buildId: this.id, t: ev.t, seq: at + this.seqShift, type: 'log', severity: 'warning', message });
+      }
+    }
+    return out;
+  }
+
   /** Events from the worker, in seq order; stale, foreign or post-final events are dropped. */
   private ingest(events: BuildEvent[]): void | Promise<void> {
     const est = this.opts.estimator;
     const mine: BuildEvent[] = [];
-    for (const ev of events) {
+    for (const ev of this.withWarnings(events)) {
       if (this.finished || this.finishing || ev.seq <= this.feed.lastSeq || ev.buildId !== this.id) continue;
-      const annotated = est ? est.annotate(ev) : ev;
+      const annotated = est ? est.annotate(ev, () => this.feed.view.fraction()) : ev;
       mine.push(annotated.type === 'build.started' ? this.withMemoryEstimate(annotated) : annotated);
     }
     const end = mine.findIndex((ev) => ev.type === 'build.finished');

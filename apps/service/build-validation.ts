@@ -32,6 +32,13 @@ export interface ValidatedBuild {
   summary: ModelSummary;
   layers: LayerInfo[];
   timeBudgetSeconds?: number;
+  /** Inputs the request gave no shapes (or shape-tensor values) for, filled as trtexec fills them (applyDefaultShapes). */
+  defaultShapes?: DefaultShape[];
+  /**
+   * Said before the build starts, a `log` warning each on the build's stream (build-session.ts):
+   * the model reader's notes (nodes reordered, local functions expanded), the default shapes used.
+   */
+  warnings?: string[];
 }
 
 const bad = (msg: string) => new ServiceError('bad_input', msg);
@@ -65,12 +72,6 @@ export interface ShapeExample {
   max: number[];
 }
 
-/** Example dims for a dynamic input: its fixed dims, and batch 1/4/8 and 224 for the symbolic ones. */
-function shapeExample(name: string, shape: Dim[]): ShapeExample {
-  const pick = (k: 0 | 1 | 2) => shape.map((d, i) => (typeof d === 'number' ? d : i === 0 ? [1, 4, 8][k] : 224));
-  return { name, min: pick(0), opt: pick(1), max: pick(2) };
-}
-
 /**
  * How the build options name shapes, for HTTP, MCP and the language server: the `shapes` field in
  * its string form. Command-line surfaces restate the suggestion in their own flags (restate()).
@@ -81,8 +82,11 @@ export function optionShapesSuggestion(examples: ShapeExample[]): string {
 }
 
 /**
- * Bad shapes, among them dynamic inputs given none. The message suggests the build options'
- * syntax; a command line restates it with its own flags, e.g. trtexec's --minShapes/--optShapes/--maxShapes.
+ * Bad shapes (an unknown input, a wrong rank, min > max, a shape tensor whose values cannot be
+ * defaulted). Dynamic inputs given none are no longer among them: they build with default
+ * shapes as trtexec's do (applyDefaultShapes). `missing` stays for a surface that names inputs
+ * it cannot default; the message then suggests the build options' syntax, and a command line
+ * restates it with its own flags, e.g. trtexec's --minShapes/--optShapes/--maxShapes.
  */
 export class ShapesError extends ServiceError {
   constructor(
@@ -105,8 +109,11 @@ export class ShapesError extends ServiceError {
 
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** `valued`: inputs given shape-tensor values, whose length those values already fix. */
-export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined, valued: string[] = []): void {
+/**
+ * The shapes given, against the model's inputs. `_valued` (inputs given shape-tensor values) is
+ * kept for callers; inputs given nothing are applyDefaultShapes' business.
+ */
+export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeRange> | undefined, _valued: string[] = []): void {
   const problems: string[] = [];
   const inputs = new Map(summary.inputs.map((i) => [i.name, i]));
   for (const [name, r] of Object.entries(shapes ?? {})) {
@@ -138,14 +145,68 @@ export function checkShapes(summary: ModelSummary, shapes: Record<string, ShapeR
       if (volume > INT64_MAX) problems.push(`shapes for "${name}": ${k} ${r[k].join('x')} has ${volume} elements, more than TensorRT's int64 volume (2^63-1) holds`);
     }
   }
-  const missing = summary.dynamicInputs.filter((d) => !shapes?.[d.name] && !valued.includes(d.name));
-  if (!missing.length && !problems.length) return;
-  if (!missing.length) throw new ShapesError(problems);
-  const list = missing.map((m) => `"${m.name}" ${fmtShape(inputs.get(m.name)?.shape ?? [])} (symbolic: ${m.dims.join(', ')})`);
-  throw new ShapesError(problems, {
-    text: `dynamic input${missing.length > 1 ? 's' : ''} without shapes: ${list.join('; ')}`,
-    examples: missing.map((m) => shapeExample(m.name, inputs.get(m.name)?.shape ?? [])),
-  });
+  // Inputs without shapes are not a problem: applyDefaultShapes fills them as trtexec does.
+  if (problems.length) throw new ShapesError(problems);
+}
+
+/** An input the request named no shapes (or shape-tensor values) for, and what the build used instead. */
+export interface DefaultShape {
+  input: string;
+  /** `shapes`: dims (min = opt = max); `shapeValues`: a shape tensor's values (min = opt = max). */
+  kind: 'shapes' | 'shapeValues';
+  value: number[];
+}
+
+/**
+ * What trtexec does for an input with dynamic dimensions and no --minShapes/--optShapes/
+ * --maxShapes (samples/common/sampleEngines.cpp, setupNetworkAndConfig: "Dynamic dimensions
+ * required for input: …, but no shapes were provided. Automatically overriding shape to: …"):
+ * each dynamic dimension 1, fixed ones as they are, min = opt = max; a shape tensor's values all 1
+ * (one for a scalar, as many as its fixed length for rank 1). Written into `options` (so the
+ * worker, the record and the manifest's options carry them) and returned, a warning each.
+ * A shape tensor whose length is not fixed cannot be filled (trtexec would size a vector by -1):
+ * ShapesError asking for its values. Shape tensors are the model reader's guess
+ * (shapeTensorInputs); TensorRT decides for real.
+ */
+export function applyDefaultShapes(summary: ModelSummary, options: BuildOptions): DefaultShape[] {
+  const out: DefaultShape[] = [];
+  const problems: string[] = [];
+  const tensors = new Set(summary.shapeTensorInputs ?? []);
+  const inputs = new Map(summary.inputs.map((i) => [i.name, i]));
+  for (const name of tensors) {
+    if (options.shapeValues?.[name] || options.shapes?.[name]) continue;
+    const input = inputs.get(name);
+    if (!input) continue;
+    const length = input.shape.length === 0 ? 1 : typeof input.shape[0] === 'number' ? input.shape[0] : undefined;
+    if (length === undefined) {
+      problems.push(
+        `"${name}" ${fmtShape(input.shape)} looks like a shape-tensor input and has no values; its length is not fixed, so no default can be chosen (trtexec fills each value with 1 for a fixed length): give its values in shapeValues`,
+      );
+      continue;
+    }
+    const value = new Array<number>(length).fill(1);
+    options.shapeValues = { ...options.shapeValues, [name]: { min: value, opt: value, max: value } };
+    out.push({ input: name, kind: 'shapeValues', value });
+  }
+  if (problems.length) throw new ShapesError(problems);
+  for (const d of summary.dynamicInputs) {
+    if (options.shapes?.[d.name] || options.shapeValues?.[d.name] || tensors.has(d.name)) continue;
+    const input = inputs.get(d.name);
+    if (!input) continue;
+    const value = input.shape.map((dim) => (typeof dim === 'number' && dim > 0 ? dim : 1));
+    options.shapes = { ...options.shapes, [d.name]: { min: value, opt: value, max: value } };
+    out.push({ input: d.name, kind: 'shapes', value });
+  }
+  return out;
+}
+
+/** The warning for one default shape, naming the input and what was used (`x: 1x3x224x224`), as trtexec warns. */
+export function defaultShapeWarning(d: DefaultShape, summary: ModelSummary): string {
+  const shape = summary.inputs.find((i) => i.name === d.input)?.shape ?? [];
+  if (d.kind === 'shapeValues') {
+    return `shape-tensor input "${d.input}" ${fmtShape(shape)} was given no values: built for ${d.input}: ${d.value.join(',')} (min = opt = max; trtexec fills each value with 1); give shapeValues to build for a range`;
+  }
+  return `dynamic input "${d.input}" ${fmtShape(shape)} was given no shapes: built for ${d.input}: ${d.value.join('x')} (each dynamic dimension 1, min = opt = max, as trtexec does); give shapes to build for a range`;
 }
 
 /**
@@ -301,10 +362,12 @@ export async function validateBuild(
     throw bad(`timeBudgetSeconds must be a positive number of seconds, got ${String(budget)}`);
   }
   const modelPath = checkPathString(input.modelPath, 'modelPath');
-  const { summary, layers } = await readModel(modelPath, { requireExternalData: true });
+  const { summary, layers, notes } = await readModel(modelPath, { requireExternalData: true });
   moveShapeTensorValues(summary, options);
   checkShapes(summary, options.shapes, Object.keys(options.shapeValues ?? {}));
   checkShapeValues(summary, options.shapeValues);
+  const defaultShapes = applyDefaultShapes(summary, options);
+  const warnings = [...notes, ...defaultShapes.map((d) => defaultShapeWarning(d, summary))];
 
   checkPluginLibraries(options, ctx.pluginPolicy);
   if (options.timingCache) {
@@ -347,5 +410,16 @@ export async function validateBuild(
     checkOutputPath(outputPath, modelPath, summary);
   }
 
-  return { modelPath, outputPath, options, backend: backendInfo.name, backendInfo, summary, layers, timeBudgetSeconds: budget };
+  return {
+    modelPath,
+    outputPath,
+    options,
+    backend: backendInfo.name,
+    backendInfo,
+    summary,
+    layers,
+    timeBudgetSeconds: budget,
+    ...(defaultShapes.length ? { defaultShapes } : {}),
+    ...(warnings.length ? { warnings } : {}),
+  };
 }

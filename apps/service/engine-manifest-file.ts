@@ -191,6 +191,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     engine: { file: path.basename(build.outputPath), bytes: engineBytes, sha256: engineSha },
     layerInfo: src.layerInfo ?? null,
     pinnedCache: build.options.pinnedCache && src.cacheSha256Before ? { path: build.options.pinnedCache, sha256: src.cacheSha256Before } : null,
+    ...(build.defaultShapes?.length ? { defaultShapes: build.defaultShapes } : {}),
   };
   return EngineManifest.parse(manifest);
 }

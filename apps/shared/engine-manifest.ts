@@ -225,6 +225,12 @@ export const EngineManifest = z.object({
   pinnedCache: z.object({ path: z.string(), sha256: Sha256 }).nullable().optional(),
   /** A reused build: the build whose stored engine this is, and the reuse key it matched. */
   reusedFrom: z.object({ buildId: z.string(), key: z.string() }).optional(),
+  /**
+   * Inputs the request gave no shapes (or shape-tensor values) for, built as trtexec builds them:
+   * each dynamic dimension 1 (each value 1), min = opt = max. `options.shapes` / `shapeValues`
+   * hold the same values; this says they were not asked for. Absent: every shape was given.
+   */
+  defaultShapes: z.array(z.object({ input: z.string(), kind: z.enum(['shapes', 'shapeValues']), value: z.array(z.number().int()) })).optional(),
 });
 export type EngineManifest = z.infer<typeof EngineManifest>;
 

@@ -3,7 +3,17 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BackendInfo, BuildEvent } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
-import { checkShapes, defaultEnginePath, ShapesError, checkShapeValues, moveShapeTensorValues, resolveBackend, validateBuild } from '../build-validation.js';
+import {
+  applyDefaultShapes,
+  checkShapes,
+  defaultEnginePath,
+  defaultShapeWarning,
+  ShapesError,
+  checkShapeValues,
+  moveShapeTensorValues,
+  resolveBackend,
+  validateBuild,
+} from '../build-validation.js';
 import { BuildOptions } from '../../shared/protocol.js';
 import { EventLog } from '../event-log.js';
 import { inspectModel } from '../model/model-reader.js';
@@ -50,28 +60,31 @@ describe('shapes validation', async () => {
     expect(e.message).not.toContain('shapes for "tokens"');
   });
 
-  it('names every dynamic input without shapes, its symbolic dims and the trtexec syntax', () => {
-    const e = thrown(() => checkShapes(summary, { images: { min: [1, 3, 224, 224], opt: [1, 3, 224, 224], max: [1, 3, 224, 224] } }));
-    expect(e.code).toBe('bad_input');
-    expect(e.message).toContain('"tokens" [batch, seq] (symbolic: batch, seq)');
-    expect(e.message).not.toContain('"images" [');
-    // The service speaks the build options' language (HTTP, MCP); command lines restate it.
-    expect(e.message).toContain('give "shapes" for it (min/opt/max), e.g. "shapes": ["tokens:1x224/4x224/8x224"]');
-    expect(e.message).not.toContain('--');
-    const both = thrown(() => checkShapes(summary, undefined));
-    expect(both.message).toMatch(/dynamic inputs without shapes: "images" .*; "tokens"/);
-    expect(both.message).toContain('"shapes": ["images:1x3x224x224/4x3x224x224/8x3x224x224", "tokens:1x224/4x224/8x224"]');
+  // Issue 34: trtexec builds a dynamic input given no shapes with each dynamic dimension 1
+  // (min = opt = max) and a warning; so does every surface now. These replace the tests that
+  // asserted the old refusal ("dynamic input without shapes: … give "shapes" …").
+  it('dynamic inputs without shapes are not refused: each dynamic dimension becomes 1, min = opt = max, a warning names the input and the shape', () => {
+    expect(() => checkShapes(summary, undefined)).not.toThrow();
+    const o = BuildOptions.parse({ shapes: { images: { min: [1, 3, 224, 224], opt: [2, 3, 224, 224], max: [4, 3, 224, 224] } } });
+    const d = applyDefaultShapes(summary, o);
+    expect(d).toEqual([{ input: 'tokens', kind: 'shapes', value: [1, 1] }]);
+    expect(o.shapes).toEqual({ images: { min: [1, 3, 224, 224], opt: [2, 3, 224, 224], max: [4, 3, 224, 224] }, tokens: { min: [1, 1], opt: [1, 1], max: [1, 1] } });
+    expect(defaultShapeWarning(d[0], summary)).toBe(
+      'dynamic input "tokens" [batch, seq] was given no shapes: built for tokens: 1x1 (each dynamic dimension 1, min = opt = max, as trtexec does); give shapes to build for a range',
+    );
+    const none = BuildOptions.parse({});
+    expect(applyDefaultShapes(summary, none).map((x) => [x.input, x.value.join('x')])).toEqual([
+      ['images', '1x3x1x1'],
+      ['tokens', '1x1'],
+    ]);
   });
 
-  it('lets a command line restate the suggestion in its own flags, keeping the other problems', () => {
+  it('bad shapes are still a ShapesError, which a command line can restate in its own flags', () => {
     const e = thrown(() => checkShapes(summary, { nosuch: { min: [1], opt: [1], max: [1] } })) as ShapesError;
     expect(e).toBeInstanceOf(ShapesError);
     expect(e.problems).toEqual([expect.stringMatching(/unknown input "nosuch"/)]);
-    const restated = e.restate((examples) => `use ${examples.map((x) => `${x.name}=${x.min.join('x')}..${x.max.join('x')}`).join(' ')}`);
-    expect(restated.split('\n')).toEqual([
-      e.problems[0],
-      'dynamic inputs without shapes: "images" [batch, 3, height, width] (symbolic: batch, height, width); "tokens" [batch, seq] (symbolic: batch, seq): use images=1x3x224x224..8x3x224x224 tokens=1x224..8x224',
-    ]);
+    expect(e.missing).toBeUndefined();
+    expect(e.restate(() => 'unused')).toBe(e.problems[0]);
   });
 
   it('rejects unknown inputs, wrong rank, changed fixed dims and min>opt', () => {
@@ -194,7 +207,31 @@ describe('shape-tensor values', async () => {
 
   it('a dynamic-length shape tensor with values needs no dims', () => {
     expect(() => checkShapes(summary, { x: v([1, 16], [1, 16], [1, 16]) }, ['len'])).not.toThrow();
-    expect(thrown(() => checkShapes(summary, { x: v([1, 16], [1, 16], [1, 16]) })).message).toMatch(/without shapes: "len"/);
+    const o = BuildOptions.parse({
+      shapes: { x: v([1, 16], [1, 16], [1, 16]) },
+      shapeValues: { len: v([1, 2], [1, 2], [1, 3]), target: v([1, 1], [1, 1], [1, 1]), n: v([1], [1], [1]) },
+    });
+    expect(applyDefaultShapes(summary, o)).toEqual([]);
+  });
+
+  it('shape tensors given no values get 1 for each value, as trtexec sets them (one for a scalar, dims[0] for rank 1)', () => {
+    const o = BuildOptions.parse({ shapes: { x: v([1, 16], [1, 16], [1, 16]) }, shapeValues: { len: v([1, 2], [1, 2], [1, 3]) } });
+    const d = applyDefaultShapes(summary, o);
+    expect(d).toEqual([
+      { input: 'target', kind: 'shapeValues', value: [1, 1] },
+      { input: 'n', kind: 'shapeValues', value: [1] },
+    ]);
+    expect(o.shapeValues).toMatchObject({ target: v([1, 1], [1, 1], [1, 1]), n: v([1], [1], [1]) });
+    expect(defaultShapeWarning(d[0], summary)).toMatch(
+      /^shape-tensor input "target" \[2\] was given no values: built for target: 1,1 \(min = opt = max; trtexec fills each value with 1\)/,
+    );
+  });
+
+  it('a shape tensor of unknown length given no values is refused: no default can be chosen', () => {
+    const o = BuildOptions.parse({ shapes: { x: v([1, 16], [1, 16], [1, 16]) } });
+    const e = thrown(() => applyDefaultShapes(summary, o));
+    expect(e).toBeInstanceOf(ShapesError);
+    expect(e.message).toMatch(/"len" \[k\] looks like a shape-tensor input and has no values; its length is not fixed.*give its values in shapeValues/);
   });
 });
 
