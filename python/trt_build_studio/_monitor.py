@@ -60,6 +60,10 @@ def _phase_finish(self, phase_name):
                 if ch.alive:
                     # A drop-in cannot see what the build call returned: only the hook can.
                     ch.end_build(b, "null" if b.honoured else "unknown")
+                    if getattr(ch.writer, "draws_in_place", False):
+                        # The build's last callback: clear the drawn tree before the program
+                        # prints again, or the next redraw's cursor moves would overwrite it.
+                        ch.flush()
     except Exception as e:
         _channel.warn_once("the monitor failed: %s" % (e,))
     f = self._tbs_forward

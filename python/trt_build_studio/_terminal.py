@@ -26,6 +26,10 @@ class TerminalWriter(object):
         self._dirty = False
 
     @property
+    def draws_in_place(self):
+        return self.tty()
+
+    @property
     def stream(self):
         return self._stream if self._stream is not None else sys.stdout
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildLines, checkBuild, PYTHON_PKG, runPython, startSink, type ProbeLine, type ProbeSink } from '../../../test/support/fake-tensorrt/python-probe';
+import { buildLines, checkBuild, PYTHON, PYTHON_PKG, runPython, startSink, type ProbeLine, type ProbeSink } from '../../../test/support/fake-tensorrt/python-probe';
 
 // Shared by the programs below: a network with one input and output, and a program monitor that
 // records every callback (and can answer False, or raise, at its k-th step).
@@ -448,5 +448,35 @@ describe('bench:watch (bench/watch.py)', () => {
     const build = buildLines(sink.connections[0].lines, 1);
     expect(checkBuild(build)).toEqual([]);
     expect(build.filter((l) => l.type === 'phase.start')).toHaveLength(out.phaseStartsSent);
+  });
+});
+
+describe('drop-in on a terminal', () => {
+  const script = ['/usr/bin/script', '/bin/script'].find((f) => fs.existsSync(f));
+  it.skipIf(!script)('redraws the tree in place and clears it before the program prints again (under script(1)’s pseudo-terminal)', async () => {
+    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'xdg-'));
+    const prog = `${PRELUDE}
+import trt_build_studio as tbs
+b = trt.Builder(); c = b.create_builder_config(); c.progress_monitor = tbs.monitor()
+r = b.build_serialized_network(net(b), c)
+print("AFTER", size(r), sys.stdout.isatty())
+`;
+    // script(1) runs the program on a pseudo-terminal and copies what it drew to our stdout.
+    const r = await runPython(prog, {
+      hook: false,
+      extraPath: [PYTHON_PKG],
+      env: { XDG_RUNTIME_DIR: xdg, FAKE_TRT_STEP_DELAY: '0.0003', FAKE_TRT_SCALE: '0.3' },
+      argv: [script!, '-qec', `${PYTHON} {file}`, '/dev/null'],
+    });
+    const out = r.stdout;
+    expect(out).toContain('\x1b[2K');
+    expect(out).toMatch(/\[[=-]{10}\] Building engine \d\/6/);
+    const finished = out.indexOf('[trt-build-studio] build 1 finished after');
+    const after = out.indexOf('AFTER 1017 True');
+    expect(finished).toBeGreaterThan(0);
+    expect(after).toBeGreaterThan(finished);
+    // Nothing drawn after the program's own line.
+    expect(out.slice(after)).not.toContain('\x1b[');
+    fs.rmSync(xdg, { recursive: true, force: true });
   });
 });

@@ -83,12 +83,12 @@ export interface PyResult {
   stderr: string;
 }
 
-/** Runs `script` (or, with `file`, that file) with python3: the watch hook first on PYTHONPATH (as watch sets it), then
+/** Runs `script` (or, with `file`, that file; with `argv`, that command, `{file}` standing for the program's path) with python3: the watch hook first on PYTHONPATH (as watch sets it), then
  * `extraPath`, then the stand-in tensorrt. `env` adds to (or, with undefined, removes from) the
  * environment. */
 export function runPython(
   script: string,
-  opts: { env?: Record<string, string | undefined>; extraPath?: string[]; hook?: boolean; cwd?: string; timeoutMs?: number; file?: string } = {},
+  opts: { env?: Record<string, string | undefined>; extraPath?: string[]; hook?: boolean; cwd?: string; timeoutMs?: number; file?: string; argv?: string[] } = {},
 ): Promise<PyResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'py-'));
   const file = opts.file ?? path.join(dir, 'prog.py');
@@ -101,7 +101,8 @@ export function runPython(
     else env[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [file], { cwd: opts.cwd ?? dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = (opts.argv ?? [PYTHON, '{file}']).map((a) => a.replaceAll('{file}', file));
+    const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd ?? dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
