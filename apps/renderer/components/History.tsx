@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { BuildRecord } from '../../shared/protocol.js';
+import type { BuildRecord, WatchedBuild } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
 import { fmtCount } from '../lib/panel-numbers.js';
@@ -32,7 +32,7 @@ export function History() {
   // "running" beside a finished build.
   const liveFinal = live?.outcome?.status;
   const stateOf = (r: BuildRecord): string => (r.id === live?.id && liveFinal ? liveFinal : r.state);
-  const nameOf = (r: BuildRecord) => r.model?.fileName ?? names[r.modelPath] ?? baseName(r.modelPath);
+  const nameOf = (r: BuildRecord) => (r.watched ? watchedName(r.watched) : (r.model?.fileName ?? names[r.modelPath] ?? baseName(r.modelPath)));
   // Two different models under one name (two "model.onnx" from different folders) are told apart
   // by their size, shown beside the name; the tooltip has the full name, path and size.
   const identities = new Map<string, Set<string>>();
@@ -85,6 +85,11 @@ export function History() {
                     <FileName name={nameOf(r)} />
                     {(identities.get(nameOf(r))?.size ?? 0) > 1 && <span className="muted"> ({r.model ? formatBytes(r.model.fileBytes) : shortPath(r.modelPath)})</span>}
                     {r.simulated && <span className="tag">sim</span>}
+                    {r.watched && (
+                      <span className="tag" title={`a build inside ${r.watched.program} (pid ${r.watched.pid}), watched through its ${r.watched.probe} probe`}>
+                        watched · pid {r.watched.pid}
+                      </span>
+                    )}
                   </div>
                   {!links && show && r.engineAvailable && (
                     <div className="hist-files">
@@ -180,12 +185,30 @@ function identity(r: BuildRecord): string {
 
 /** `showPath`: the model's path means something to the user (not the browser's upload copy). */
 function tooltip(r: BuildRecord, name: string, showPath: boolean): string {
+  if (r.watched) return watchedTooltip(r.watched);
   const lines = [name];
   if (r.model) lines.push(`${formatBytes(r.model.fileBytes)}, ${fmtCount(r.model.nodeCount)} nodes`);
   if (showPath) lines.push(shortPath(r.modelPath));
   if (r.outputPath) lines.push(`engine: ${shortPath(r.outputPath)}`);
   if (r.outcome?.manifestPath) lines.push(`manifest: ${shortPath(r.outcome.manifestPath)}`);
   if (r.outcome?.reused) lines.push(`reused the engine of build ${r.outcome.reused.fromBuildId}`);
+  return lines.join('\n');
+}
+
+/**
+ * A watched build (a user's own program, docs/watch.md) goes by its program: the interpreter and
+ * the script when there is one ("python3 build.py"), else the executable ("trtexec").
+ */
+function watchedName(w: WatchedBuild): string {
+  const [first, second] = w.argv.length ? w.argv : [w.program];
+  return second && !second.startsWith('-') && /^(python[\d.]*|node|bash|sh)$/.test(baseName(first)) ? `${baseName(first)} ${baseName(second)}` : baseName(first);
+}
+
+/** What is known of a watched build, and that the model file is not. */
+function watchedTooltip(w: WatchedBuild): string {
+  const cmd = w.argv.join(' ');
+  const lines = [`watched: ${cmd.length > 300 ? `${cmd.slice(0, 299)}…` : cmd}`, `pid ${w.pid} · ${w.probe} probe${w.api ? ` · ${w.api}` : ''}`];
+  lines.push(w.network?.name ? `network ${w.network.name}${w.network.layers !== undefined ? `, ${w.network.layers} layers` : ''}` : 'model unknown');
   return lines.join('\n');
 }
 
