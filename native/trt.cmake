@@ -72,6 +72,8 @@ set(TBS_TRT_ADAPTER_SOURCES
   "${TBS_TRT_DIR}/src/trt/cuda_device.cc"
   "${TBS_TRT_DIR}/src/gpu/cuda_driver.cc"
   "${TBS_TRT_DIR}/src/trt/build_routes_cache.cc"
+  "${TBS_TRT_DIR}/src/trt/route_knobs.cc"
+  "${TBS_TRT_DIR}/src/trt/trt_stream_reader.cc"
   "${TBS_TRT_DIR}/src/core/atomic_file.cc"
   "${TBS_TRT_DIR}/src/core/cache_store.cc"
   "${TBS_TRT_DIR}/src/core/file_lock.cc")

@@ -9,10 +9,15 @@
 // Every surface (CLI, trtexec command, service validation for HTTP/MCP/LSP, the options form)
 // parses and checks routes here, so they cannot disagree.
 //
-// Assumed, not observed (no real 11.1 library was run here): allowed values are always written
-// `-knob=[v1|v2|…]` as in the header example; a pattern in any other form is kept as it is and
-// its knob accepts any single value (the library then has the last word, as setBuildRoute returns
-// false for a value it refuses).
+// The knob database is read as NVIDIA's own tuner reads it (trtexec 11.1, sampleTuning.cpp): the
+// part of `allowed_values` between `[` and `]` lists alternatives separated by `|`, each trimmed of
+// spaces and tabs (`-k=[a | b]` offers `a` and `b`); one holding `...` (`-k=[1...64]`) is a range,
+// never a choice; anything else (`-k=int32_t`, a value that is not a string) leaves the knob
+// unbounded. An entry is a knob as soon as it has a non-empty string `option`, whatever its
+// `allowed_values` holds. An empty database (some builds list none) is "no routes", not an error.
+// No real 11.1 library was run here: the range check (an integer from the low to the high end) is
+// our reading of `[1...64]`; the library has the last word, as setBuildRoute refuses what it does
+// not take.
 import type { BackendInfo, BackendName } from './protocol.js';
 
 /** A backend's build-route knob database, read when asked (BuildServiceApi.readBuildRoutes). */
@@ -31,8 +36,10 @@ export interface RouteKnob {
   option: string;
   /** The allowed-values pattern as the library lists it: "-conv_use_long_w=[on|off]". */
   pattern: string;
-  /** The values the pattern lists; empty when the pattern is not of the `[a|b|c]` form. */
+  /** The alternatives the pattern lists (`[a|b|c]`); empty for a range or an unbounded knob. */
   values: string[];
+  /** `[1...64]`: the route's value must be an integer from `min` to `max`. */
+  range?: { min: number; max: number };
   defaultValue?: string;
   help?: string;
 }
@@ -47,12 +54,45 @@ export interface RouteSetting {
   value: string;
 }
 
-/** `-knob=[a|b|c]` → its knob and values; a pattern of another form keeps its knob and no values. */
-export function parseKnobPattern(pattern: string): { option: string; values: string[] } | null {
-  const m = /^(-[^=\s]+)=(\S+)$/.exec(pattern.trim());
+export interface KnobPattern {
+  option: string;
+  values: string[];
+  range?: { min: number; max: number };
+}
+
+/**
+ * What an `allowed_values` text allows, as the tuner reads it: between the first `[` and the first
+ * `]` after it, `a|b|c` (each trimmed; empty ones dropped) or a range `lo...hi`; no brackets, or a
+ * `...` that is not two integers, allows any value (no values, no range).
+ */
+export function allowedOf(allowed: string): Pick<KnobPattern, 'values' | 'range'> {
+  const open = allowed.indexOf('[');
+  const close = open < 0 ? -1 : allowed.indexOf(']', open + 1);
+  if (open < 0 || close < 0) return { values: [] };
+  const inside = allowed.slice(open + 1, close);
+  if (inside.includes('...')) {
+    const r = /^[ \t]*(-?\d+)[ \t]*\.\.\.[ \t]*(-?\d+)[ \t]*$/.exec(inside);
+    if (!r) return { values: [] };
+    const min = Number(r[1]);
+    const max = Number(r[2]);
+    return Number.isSafeInteger(min) && Number.isSafeInteger(max) && min <= max ? { values: [], range: { min, max } } : { values: [] };
+  }
+  return {
+    values: inside
+      .split('|')
+      .map((v) => v.replace(/^[ \t]+|[ \t]+$/g, ''))
+      .filter((v) => v !== ''),
+  };
+}
+
+/**
+ * `-knob=[a|b|c]` → its knob and values (or range); a pattern of another form keeps its knob only,
+ * as does a bare `-knob` (what a backend lists for an entry whose allowed values are not a string).
+ */
+export function parseKnobPattern(pattern: string): KnobPattern | null {
+  const m = /^(-[^=\s]+)(?:=(.+))?$/.exec(pattern.trim());
   if (!m) return null;
-  const list = /^\[([^\]]*)\]$/.exec(m[2]);
-  return { option: m[1], values: list ? list[1].split('|').filter((v) => v !== '') : [] };
+  return { option: m[1], ...(m[2] === undefined ? { values: [] } : allowedOf(m[2])) };
 }
 
 /** The knob database from the patterns alone (what `BackendInfo.buildRoutes` lists). */
@@ -60,7 +100,7 @@ export function knobsFromPatterns(patterns: readonly string[]): KnobDatabase {
   const knobs: RouteKnob[] = [];
   for (const pattern of patterns) {
     const p = parseKnobPattern(pattern);
-    if (p) knobs.push({ option: p.option, pattern, values: p.values });
+    if (p) knobs.push({ option: p.option, pattern, values: p.values, ...(p.range ? { range: p.range } : {}) });
   }
   return { knobs };
 }
@@ -70,6 +110,8 @@ export function knobsFromPatterns(patterns: readonly string[]): KnobDatabase {
  * the documented shape (a `tuner_options` array of objects with `option` and `allowed_values`).
  */
 export function parseKnobDatabase(json: string): KnobDatabase {
+  // Some builds list no routes at all: that is an answer ("no routes"), not a malformed one.
+  if (json.trim() === '') return { knobs: [] };
   let root: unknown;
   try {
     root = JSON.parse(json);
@@ -81,13 +123,16 @@ export function parseKnobDatabase(json: string): KnobDatabase {
   const knobs: RouteKnob[] = [];
   for (const entry of r.tuner_options as unknown[]) {
     const e = entry as { option?: unknown; allowed_values?: unknown; default_value?: unknown; help?: unknown };
-    if (typeof e !== 'object' || e === null || typeof e.option !== 'string' || typeof e.allowed_values !== 'string') continue;
-    const p = parseKnobPattern(e.allowed_values);
-    const option = e.option.startsWith('-') ? e.option : `-${e.option}`;
+    // As the tuner: any entry with an option is a knob; what it allows comes from a string
+    // allowed_values only (anything else leaves it unbounded).
+    if (typeof e !== 'object' || e === null || Array.isArray(e) || typeof e.option !== 'string' || e.option === '') continue;
+    const pattern = typeof e.allowed_values === 'string' ? e.allowed_values : '';
+    const allowed = allowedOf(pattern);
     knobs.push({
-      option,
-      pattern: e.allowed_values,
-      values: p && p.option === option ? p.values : [],
+      option: e.option.startsWith('-') ? e.option : `-${e.option}`,
+      pattern,
+      values: allowed.values,
+      ...(allowed.range ? { range: allowed.range } : {}),
       ...(typeof e.default_value === 'string' ? { defaultValue: e.default_value } : {}),
       ...(typeof e.help === 'string' ? { help: e.help } : {}),
     });
@@ -111,23 +156,24 @@ export function knobDatabaseOf(b: BackendInfo | undefined): KnobDatabase | undef
   return b?.buildRoutes ? knobsFromPatterns(b.buildRoutes) : undefined;
 }
 
-/** The database as getAllBuildRoutes() writes it, optionally only one knob (leading dash optional). */
-export function knobDatabaseJson(db: KnobDatabase, knob?: string): string {
+/**
+ * `--helpBuildRoute=<knob>` as trtexec 11.1 answers it: the library's own `tuner_options` entries
+ * whose `option` is `knob` (leading dash optional on either side), each kept whole with every
+ * field it has, under the database's `tuner_version` when it has one; undefined when no entry
+ * matches. Throws as parseKnobDatabase for text that is not a knob database. Without a knob,
+ * trtexec prints the database verbatim: callers print the library's text, not this.
+ */
+export function knobEntriesJson(json: string, knob: string): string | undefined {
+  parseKnobDatabase(json);
+  if (json.trim() === '') return undefined;
+  const root = JSON.parse(json) as { tuner_version?: unknown; tuner_options: unknown[] };
   const strip = (s: string) => s.replace(/^-/, '');
-  const knobs = knob === undefined ? db.knobs : db.knobs.filter((k) => strip(k.option) === strip(knob));
-  return JSON.stringify(
-    {
-      ...(db.tunerVersion ? { tuner_version: db.tunerVersion } : {}),
-      tuner_options: knobs.map((k) => ({
-        option: k.option,
-        allowed_values: k.pattern,
-        ...(k.defaultValue !== undefined ? { default_value: k.defaultValue } : {}),
-        ...(k.help !== undefined ? { help: k.help } : {}),
-      })),
-    },
-    null,
-    2,
-  );
+  const entries = root.tuner_options.filter((e) => {
+    const option = (e as { option?: unknown } | null)?.option;
+    return typeof option === 'string' && strip(option) === strip(knob);
+  });
+  if (entries.length === 0) return undefined;
+  return JSON.stringify({ ...('tuner_version' in root ? { tuner_version: root.tuner_version } : {}), tuner_options: entries }, null, 2);
 }
 
 /** A value written as a set of choices (`[on|off]`): the pattern, not a setting. */
@@ -181,9 +227,17 @@ export function routeProblems(route: string, db: KnobDatabase | undefined, flag 
       out.push(`${flag}: unknown knob ${s.option}; this library's knobs: ${db.knobs.map((k) => k.option).join(', ')}`);
     } else if (knob.values.length > 0 && !knob.values.includes(s.value)) {
       out.push(`${flag}: knob ${s.option} does not take "${s.value}"; allowed: ${knob.pattern}`);
+    } else if (knob.range && !inRange(s.value, knob.range)) {
+      out.push(`${flag}: knob ${s.option} takes an integer from ${knob.range.min} to ${knob.range.max}, not "${s.value}"; allowed: ${knob.pattern}`);
     }
   }
   return out;
+}
+
+function inRange(value: string, range: { min: number; max: number }): boolean {
+  if (!/^-?\d+$/.test(value)) return false;
+  const n = Number(value);
+  return Number.isSafeInteger(n) && n >= range.min && n <= range.max;
 }
 
 /** A route from one chosen value per knob, in the database's order; unchosen knobs are left out. */

@@ -43,6 +43,23 @@ TEST(routes_are_kept_for_the_same_library_and_gpu_only) {
   unsetenv("TBS_STATE_DIR");
 }
 
+// Some TensorRT builds list no routes at all (getAllBuildRoutes() returns ""): that answer is
+// kept too, so asking again does not create another builder.
+TEST(an_empty_route_list_is_remembered_as_an_answer) {
+  tbs_test::TempDir dir("tbs-routes-empty");
+  setenv("TBS_STATE_DIR", dir.file("state").c_str(), 1);
+  std::string lib = dir.file("libnvinfer.so.11");
+  std::ofstream(lib) << "library bytes";
+  RoutesCacheKey key;
+  std::string error, json = "stale";
+  CHECK_MSG(routesCacheKey(lib, "NVIDIA H200", key, error), error);
+  CHECK(!readCachedRoutes(key, json));
+  CHECK_MSG(writeCachedRoutes(key, "", error), error);
+  CHECK(readCachedRoutes(key, json));
+  CHECK_EQ(json, std::string());
+  unsetenv("TBS_STATE_DIR");
+}
+
 TEST(a_missing_library_is_named) {
   RoutesCacheKey key;
   std::string error;

@@ -2,7 +2,7 @@
 // it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
-import { knobDatabaseJson, parseKnobDatabase, type KnobDatabase } from '../../shared/build-routes.js';
+import { knobEntriesJson, parseKnobDatabase } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
@@ -96,7 +96,8 @@ const trtexecNamer = (field: string, value?: string) => {
  * routes, is a usage error naming it; a library that cannot list them is a failure (exit 1).
  */
 async function printBuildRouteHelp(argv: string[], flag: string): Promise<number> {
-  const knob = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : undefined;
+  // `--helpBuildRoute=` with no knob is the whole database, as in trtexec.
+  const knob = (flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : '') || undefined;
   const choiceArg = argv.find((a) => a.startsWith('--backend='))?.slice('--backend='.length);
   const choice = BackendChoice.safeParse(choiceArg ?? 'auto');
   if (!choice.success) throw new UsageError(`--backend must be auto, tensorrt or simulated, got "${choiceArg}"`);
@@ -111,21 +112,26 @@ async function printBuildRouteHelp(argv: string[], flag: string): Promise<number
   } finally {
     await service.shutdown();
   }
-  let db: KnobDatabase;
+  // As trtexec: without a knob, the database exactly as the library returned it. An empty one is
+  // an answer (this build of TensorRT lists no routes), said on stderr.
+  if (knob === undefined) {
+    process.stdout.write(read.json + '\n');
+    if (read.json.trim() === '') process.stderr.write(`--helpBuildRoute: TensorRT ${read.version} lists no build routes (its knob database is empty)\n`);
+    return 0;
+  }
+  let db;
+  let entries;
   try {
     db = parseKnobDatabase(read.json);
+    entries = knobEntriesJson(read.json, knob);
   } catch (e) {
     throw new ServiceError('internal', `--helpBuildRoute: the ${read.backend} backend (TensorRT ${read.version}) returned ${(e as Error).message}`);
   }
-  if (knob !== undefined) {
-    const strip = (k: string) => k.replace(/^-/, '');
-    if (knob === '' || !db.knobs.some((k) => strip(k.option) === strip(knob))) {
-      throw new UsageError(
-        `--helpBuildRoute=${knob}: no such knob in the database (knobs: ${db.knobs.map((k) => k.option).join(', ')}). Run --helpBuildRoute without a value to see them all.`,
-      );
-    }
+  if (entries === undefined) {
+    const known = db.knobs.length > 0 ? `knobs: ${db.knobs.map((k) => k.option).join(', ')}` : `TensorRT ${read.version} lists no build routes`;
+    throw new UsageError(`--helpBuildRoute=${knob}: no such knob in the database (${known}). Run --helpBuildRoute without a value to see them all.`);
   }
-  process.stdout.write(knobDatabaseJson(db, knob) + '\n');
+  process.stdout.write(entries + '\n');
   return 0;
 }
 

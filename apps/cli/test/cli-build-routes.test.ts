@@ -62,6 +62,11 @@ describe('build routes (simulated TensorRT 11.1)', () => {
   it('trtexec --helpBuildRoute prints the knob database as JSON, or one knob with or without its dash', async () => {
     const all = await runCli(['trtexec', '--helpBuildRoute', '--backend=simulated'], v111);
     expect(all.code).toBe(0);
+    // As trtexec: the database exactly as the backend returned it, not a re-serialized copy.
+    const listed = await runCli(['backends', '--json'], v111);
+    const sim = (JSON.parse(listed.stdout) as { name: string; detail?: { buildRoutesJson?: string } }[]).find((b) => b.name === 'simulated');
+    expect(sim?.detail?.buildRoutesJson).toBeTruthy();
+    expect(all.stdout).toBe(`${sim!.detail!.buildRoutesJson!}\n`);
     const db = JSON.parse(all.stdout) as { tuner_options: { option: string; allowed_values: string }[] };
     expect(db.tuner_options.map((o) => o.allowed_values)).toEqual(expect.arrayContaining(['-conv_use_long_w=[on|off]', '-kgen:codegen:cuda_tile=[0|1|2|3]']));
     const one = await runCli(['trtexec', '--helpBuildRoute=kgen:codegen:cuda_tile', '--backend=simulated'], v111);

@@ -94,8 +94,10 @@ bool readCachedRoutes(RoutesCacheKey const& key, std::string& json) {
   if (!std::getline(in, first) || first != key.line()) return false;
   std::ostringstream rest;
   rest << in.rdbuf();
+  // An empty list is an answer too (a TensorRT build without routes): kept and reported as such,
+  // never read again from the library.
   json = rest.str();
-  return !json.empty();
+  return true;
 }
 
 bool writeCachedRoutes(RoutesCacheKey const& key, std::string const& json, std::string& error) {

@@ -33,7 +33,8 @@ bool routesCacheKey(std::string const& libraryPath, std::string const& gpu, Rout
 // "" when no state folder can be named (no HOME and no TBS_STATE_DIR).
 std::string routesCacheFile(RoutesCacheKey const& key);
 
-// True with `json` when the cache holds routes for exactly this key.
+// True with `json` when the cache holds routes for exactly this key; `json` is "" when the
+// library listed none (an empty database is remembered like any other).
 bool readCachedRoutes(RoutesCacheKey const& key, std::string& json);
 
 // Keeps `json` for `key`; false with `error` (the caller goes on: the cache only saves time).

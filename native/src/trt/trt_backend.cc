@@ -28,6 +28,7 @@
 #include "../core/atomic_file.h"
 #include "../gpu/cuda_driver.h"
 #include "build_routes_cache.h"
+#include "route_knobs.h"
 #include "cuda_device.h"
 #include "trt_headers.h"
 #include "trt_int8.h"
@@ -206,6 +207,34 @@ std::mutex& processBuildMutex() {
   return *mu;
 }
 
+// As trtexec builds a version-compatible engine: the plugin libraries the parser says the network
+// uses (IParser::getUsedVCPluginLibraries) are loaded into the builder's registry and handed on
+// to the runtime, and serialized into the engine unless its lean runtime is excluded (the caller
+// does both with `out`). A parser that cannot say is a warning, as in trtexec.
+bool usedVcPluginLibraries(nvonnxparser::IParser& parser, nvinfer1::IPluginRegistry& registry, bool excludeLeanRuntime, ProgressSink& sink,
+                           std::vector<std::string>& out, std::string& error) {
+  int64_t n = -1;
+  char const* const* libs = parser.getUsedVCPluginLibraries(n);
+  if (n < 0) {
+    sink.log(Severity::kWarning, "the ONNX parser could not list the plugin libraries a version-compatible engine needs");
+    return true;
+  }
+  for (int64_t i = 0; i < n && libs != nullptr; ++i) {
+    if (libs[i] != nullptr && *libs[i] != '\0') out.emplace_back(libs[i]);
+  }
+  if (out.empty()) return true;
+  std::string names;
+  for (auto const& l : out) names += (names.empty() ? "" : ", ") + l;
+  sink.log(Severity::kInfo,
+           ("the ONNX parser names plugin libraries this version-compatible engine needs: " + names +
+            (excludeLeanRuntime ? "; loaded (not serialized: the lean runtime is excluded)" : "; loaded and serialized into the engine"))
+               .c_str());
+  std::vector<std::string> log;
+  bool ok = trt::loadDynamicPlugins(registry, out, "parser-named", log, error);
+  for (auto const& line : log) sink.log(Severity::kInfo, line.c_str());
+  return ok;
+}
+
 std::string parserErrors(nvonnxparser::IParser& parser, std::string const& modelPath, trt::StandardPlugins const& plugins) {
   int n = parser.getNbErrors();
   std::string out = "cannot parse " + modelPath;
@@ -215,7 +244,7 @@ std::string parserErrors(nvonnxparser::IParser& parser, std::string const& model
     nvonnxparser::IParserError const* e = parser.getError(i);
     if (e == nullptr) continue;
     out += "\n" + trt::formatParserError(e->code(), e->desc(), e->node(), e->nodeName(), e->nodeOperator());
-    pluginMissing = pluginMissing || trt::isMissingPluginError(e->desc() != nullptr ? e->desc() : "");
+    pluginMissing = pluginMissing || trt::isMissingPluginError(static_cast<int>(e->code()), e->desc() != nullptr ? e->desc() : "");
   }
   if (pluginMissing) out += "\n" + trt::missingPluginAdvice(plugins);
   if (n > kMaxParserErrorsReported) {
@@ -233,26 +262,6 @@ std::string selfPath() {
     return info.dli_fname;
   }
   return {};
-}
-
-// "-conv_use_long_w=[on|off]"... : the allowed_values of getAllBuildRoutes()' JSON, one per
-// tuner option (the only fields a user needs to write a route).
-[[maybe_unused]] std::vector<std::string> routeOptions(std::string const& json) {
-  std::vector<std::string> out;
-  std::string const key = "\"allowed_values\"";
-  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + key.size())) {
-    size_t q = json.find('"', json.find(':', at + key.size()));
-    if (q == std::string::npos) break;
-    std::string value;
-    size_t i = q + 1;
-    for (; i < json.size() && json[i] != '"'; ++i) {
-      if (json[i] == '\\' && i + 1 < json.size()) ++i;
-      value += json[i];
-    }
-    out.push_back(value);
-    at = i;
-  }
-  return out;
 }
 
 // How the CUDA runtime is named in a driver problem.
@@ -391,8 +400,9 @@ class TrtBackend final : public Backend {
     std::string error, json;
     if (trt::routesCacheKey(libs.nvinferPath(), p.gpu.name, key, error) && trt::readCachedRoutes(key, json)) {
       p.hasBuildRoutes = true;
-      p.buildRoutes = routeOptions(json);
+      p.buildRoutes = trt::routeKnobPatterns(json);
       p.detail["buildRoutesJson"] = json;
+      if (json.empty()) p.detail["buildRoutes"] = "none: TensorRT " + libs.versionString() + " lists no build routes";
     } else {
       p.detail["buildRoutes"] =
           "not read yet (reading them creates a TensorRT builder; they are read when asked, "
@@ -507,6 +517,10 @@ class TrtBackend final : public Backend {
     // without plugin ops builds without it, so its absence is a warning), then the user's.
     trt::StandardPlugins plugins = trt::initStandardPlugins(libs->nvinferPath(), logger);
     if (!plugins.initialized) sink.log(Severity::kWarning, (plugins.error + "; models with plugin ops will not parse").c_str());
+    // Static plugin libraries next, before any builder exists (trtexec's order).
+    std::vector<std::string> pluginLog;
+    if (!trt::loadStaticPlugins(request, pluginLog, error)) return failed(error);
+    for (auto const& line : pluginLog) sink.log(Severity::kInfo, line.c_str());
 
     std::unique_ptr<nvinfer1::IBuilder> builder(static_cast<nvinfer1::IBuilder*>(
         libs->createInferBuilder(static_cast<nvinfer1::ILogger*>(&logger), trt::factoryVersion(trt::kHeaderVersion, lib))));
@@ -514,11 +528,15 @@ class TrtBackend final : public Backend {
       return failed(withLastError("TensorRT " + libs->versionString() + " could not create a builder (no usable CUDA device or driver?)"));
     }
     {
-      std::vector<std::string> pluginLog;
-      bool ok = trt::loadUserPlugins(builder->getPluginRegistry(), request, pluginLog, error);
+      pluginLog.clear();
+      bool ok = trt::loadDynamicPlugins(builder->getPluginRegistry(), request.dynamicPlugins, "dynamic", pluginLog, error) &&
+                trt::checkPluginsToSerialize(request.pluginsToSerialize, error);
       for (auto const& line : pluginLog) sink.log(Severity::kInfo, line.c_str());
       if (!ok) return failed(error);
     }
+    // The libraries the runtime that loads the engine needs (trtexec hands the same list on).
+    std::vector<std::string> runtimePlugins = request.dynamicPlugins;
+    std::vector<std::string> serializePlugins = request.pluginsToSerialize;
     std::unique_ptr<nvinfer1::INetworkDefinition> network(builder->createNetworkV2(plan.networkFlags));
     if (!network) return failed(withLastError("TensorRT could not create a network definition"));
 
@@ -531,6 +549,14 @@ class TrtBackend final : public Backend {
       return failed(parserErrors(*parser, request.modelPath, plugins));
     }
     if (sink.cancelRequested()) return cancelled();
+    if (request.versionCompatible) {
+      std::vector<std::string> vcLibs;
+      if (!usedVcPluginLibraries(*parser, builder->getPluginRegistry(), request.excludeLeanRuntime, sink, vcLibs, error)) {
+        return failed(error);
+      }
+      runtimePlugins.insert(runtimePlugins.end(), vcLibs.begin(), vcLibs.end());
+      if (!request.excludeLeanRuntime) serializePlugins.insert(serializePlugins.end(), vcLibs.begin(), vcLibs.end());
+    }
 #if NV_TENSORRT_MAJOR < 11
     if (plan.int8 && !trt::hasQdqLayers(*network)) {
       if (!trt::setPlaceholderDynamicRanges(*network, error)) return failed(withLastError(error));
@@ -541,7 +567,7 @@ class TrtBackend final : public Backend {
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (!config) return failed(withLastError("TensorRT could not create a builder config"));
     if (!applyPlan(plan, *config, error)) return failed(error);
-    trt::setPluginsToSerialize(*config, request.pluginsToSerialize);
+    trt::setPluginsToSerialize(*config, serializePlugins);
 
     std::vector<trt::ProfileEntry> profile;
     if (!trt::planOptimizationProfile(describeInputs(*network), request.shapes, request.shapeValues, profile, error)) {
@@ -610,6 +636,18 @@ class TrtBackend final : public Backend {
       }
       return finish(cancelled());
     }
+    // A pinned build measures nothing: a cache that grew means TensorRT timed a tactic the pinned
+    // cache lacked, which is a cache miss whatever the builder returned (10.8+: entry counts).
+    if (cacheLoaded && plan.pinnedCache) {
+      stats.entriesAfter = cacheSession.entryCount(caches);
+      if (stats.entriesBefore >= 0 && stats.entriesAfter > stats.entriesBefore) {
+        return finish(failed("pinned build: timing cache miss: the pinned timing cache " + request.timingCachePath + " grew from " +
+                             std::to_string(stats.entriesBefore) + " to " + std::to_string(stats.entriesAfter) +
+                             " entries during the build, so TensorRT timed tactics it lacks" +
+                             (built ? " although it returned an engine; no engine is written" : "") +
+                             " (build once with timingCache to fill it; the file is left untouched)"));
+      }
+    }
     if (!built) {
       if (!streamError.empty()) return finish(failed("cannot write the engine: " + streamError));
       if (plan.pinnedCache) {
@@ -641,20 +679,24 @@ class TrtBackend final : public Backend {
       ok.engineBytes = static_cast<int64_t>(engine->size());
     }
     ok.outputPath = request.outputPath;
-    // The engine's layer information beside it, as trtexec --exportLayerInfo (trt_layer_info.h).
-    // A streamed engine is read back from its file: the builder kept no copy.
-    std::string const layers = trt::layerInfoPathFor(request.outputPath);
-    std::string problem;
-    int32_t const factory = trt::factoryVersion(trt::kHeaderVersion, lib);
-    if (streamed) {
-      std::ifstream in(request.outputPath, std::ios::binary);
-      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      problem = bytes.empty() ? "no layer information saved: the engine could not be read back"
-                              : trt::saveLayerInformation(*libs, bytes.data(), bytes.size(), layers, factory, request.versionCompatible);
-    } else {
-      problem = trt::saveLayerInformation(*libs, engine->data(), engine->size(), layers, factory, request.versionCompatible);
+    // The engine is in place: nothing from here on can fail the build, a problem is a warning.
+    try {
+      // The engine's layer information beside it, as trtexec --exportLayerInfo (trt_layer_info.h).
+      // A streamed engine is read from its file through a stream: the builder kept no copy, and
+      // it is never read back whole into memory.
+      trt::LayerInfoRequest info;
+      info.path = trt::layerInfoPathFor(request.outputPath);
+      info.factoryVersion = trt::factoryVersion(trt::kHeaderVersion, lib);
+      info.versionCompatible = request.versionCompatible;
+      info.dynamicPlugins = runtimePlugins;
+      std::string const problem = streamed ? trt::saveLayerInformationFromFile(*libs, request.outputPath, info)
+                                           : trt::saveLayerInformation(*libs, engine->data(), engine->size(), info);
+      if (!problem.empty()) sink.log(Severity::kWarning, problem.c_str());
+    } catch (std::exception const& e) {
+      sink.log(Severity::kWarning, (std::string("no layer information saved: ") + e.what()).c_str());
+    } catch (...) {
+      sink.log(Severity::kWarning, "no layer information saved: internal error");
     }
-    if (!problem.empty()) sink.log(Severity::kWarning, problem.c_str());
     return finish(ok);
   }
 

@@ -226,15 +226,18 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
   if (!planHardwareCompatibility(request.hardwareCompatibility, libVersion, plan, error)) return false;
 
   // Version compatibility (trtexec --versionCompatible / --excludeLeanRuntime): every supported
-  // TensorRT (10.3 and later, headers and libraries) has both flags, so no version gate. TensorRT
-  // silently ignores kEXCLUDE_LEAN_RUNTIME without kVERSION_COMPATIBLE; a request asking for it
-  // alone is refused, so nobody believes the lean runtime was left out of an engine that needs none.
-  if (request.versionCompatible) {
-    plan.setFlags.push_back(F::kVERSION_COMPATIBLE);
-    if (request.excludeLeanRuntime) plan.setFlags.push_back(F::kEXCLUDE_LEAN_RUNTIME);
-  } else if (request.excludeLeanRuntime) {
-    error = "excludeLeanRuntime only applies to a version-compatible engine (set versionCompatible too)";
-    return false;
+  // TensorRT (10.3 and later, headers and libraries) has both flags, so no version gate. As
+  // trtexec (sampleOptions/sampleEngines): kEXCLUDE_LEAN_RUNTIME is set whenever it is asked for,
+  // with or without kVERSION_COMPATIBLE. TensorRT ignores it without version compatibility, so
+  // that case carries a warning (nobody should believe a lean runtime was left out).
+  if (request.versionCompatible) plan.setFlags.push_back(F::kVERSION_COMPATIBLE);
+  if (request.excludeLeanRuntime) {
+    plan.setFlags.push_back(F::kEXCLUDE_LEAN_RUNTIME);
+    if (!request.versionCompatible) {
+      plan.warnings.push_back(
+          "excludeLeanRuntime without versionCompatible: set as trtexec sets it, but TensorRT ignores it for an engine that is "
+          "not version-compatible (such an engine embeds no lean runtime)");
+    }
   }
 
   if (request.maxAuxStreams < -1) {

@@ -79,40 +79,57 @@ int32_t registeredPluginCreators() {
   return n;
 }
 
-bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log, std::string& error) {
-  // A library loaded once stays loaded (its creators are registered for the process); loading it
-  // again for the next build would register them twice.
+// A library loaded once stays loaded (its creators are registered for the process); loading it
+// again for the next build would register them twice.
+std::set<std::string>& loadedOnce() {
   static auto* loaded = new std::set<std::string>();
+  return *loaded;
+}
+
+bool checkFile(std::string const& path, char const* what, std::string& error) {
+  if (isRegularFile(path)) return true;
+  error = std::string(what) + " plugin library not found or not a file: " + path;
+  return false;
+}
+
+bool loadStaticPlugins(BuildRequest const& request, std::vector<std::string>& log, std::string& error) {
   std::lock_guard<std::mutex> lock(pluginMutex());
-  auto check = [&](std::string const& path, char const* what) {
-    if (isRegularFile(path)) return true;
-    error = std::string(what) + " plugin library not found or not a file: " + path;
-    return false;
-  };
   for (auto const& path : request.staticPlugins) {
-    if (!check(path, "static")) return false;
-    if (loaded->count("static:" + path) != 0) continue;
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    if (!checkFile(path, "static", error)) return false;
+    if (loadedOnce().count("static:" + path) != 0) continue;
+    // trtexec's DynamicLibrary: RTLD_LAZY, so a library whose unused code refers to symbols
+    // nothing provides loads as it does there; never closed (its creators stay registered).
+    if (dlopen(path.c_str(), RTLD_LAZY) == nullptr) {
       error = "cannot load the static plugin library " + path + ": " + dlError();
       return false;
     }
-    loaded->insert("static:" + path);
+    loadedOnce().insert("static:" + path);
     log.push_back("Loaded static plugin library " + path);
   }
-  for (auto const& path : request.dynamicPlugins) {
-    if (!check(path, "dynamic")) return false;
-    if (loaded->count("dynamic:" + path) != 0) continue;
+  return true;
+}
+
+bool loadDynamicPlugins(nvinfer1::IPluginRegistry& registry, std::vector<std::string> const& paths, char const* what,
+                        std::vector<std::string>& log, std::string& error) {
+  std::lock_guard<std::mutex> lock(pluginMutex());
+  for (auto const& path : paths) {
+    if (!checkFile(path, what, error)) return false;
+    if (loadedOnce().count("dynamic:" + path) != 0) continue;
     if (registry.loadLibrary(path.c_str()) == nullptr) {
       std::string last = Logger::instance().lastError();
-      error = "TensorRT could not load the dynamic plugin library " + path + " (IPluginRegistry::loadLibrary)" +
+      error = "TensorRT could not load the " + std::string(what) + " plugin library " + path + " (IPluginRegistry::loadLibrary)" +
               (last.empty() ? "" : ": " + last);
       return false;
     }
-    loaded->insert("dynamic:" + path);
-    log.push_back("Loaded dynamic plugin library " + path);
+    loadedOnce().insert("dynamic:" + path);
+    log.push_back("Loaded " + std::string(what) + " plugin library " + path);
   }
-  for (auto const& path : request.pluginsToSerialize) {
-    if (!check(path, "serialized")) return false;
+  return true;
+}
+
+bool checkPluginsToSerialize(std::vector<std::string> const& paths, std::string& error) {
+  for (auto const& path : paths) {
+    if (!checkFile(path, "serialized", error)) return false;
   }
   return true;
 }
@@ -133,10 +150,14 @@ std::string missingPluginAdvice(StandardPlugins const& standard) {
          "(build --dynamic-plugins <lib.so>, trtexec --dynamicPlugins=<lib.so>).";
 }
 
-bool isMissingPluginError(std::string const& description) {
+bool isMissingPluginError(int code, std::string const& description) {
+  if (code != static_cast<int>(nvonnxparser::ErrorCode::kUNSUPPORTED_NODE) &&
+      code != static_cast<int>(nvonnxparser::ErrorCode::kINVALID_NODE)) {
+    return false;
+  }
   std::string lower = description;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find("plugin") != std::string::npos;
+  return lower.find("plugin not found") != std::string::npos || lower.find("was not found in the plugin registry") != std::string::npos;
 }
 
 }  // namespace tbs::trt

@@ -4,10 +4,14 @@
 //     TBS_NVINFER_PLUGIN_LIB), opened and initialized with initLibNvInferPlugins(&logger, "")
 //     before any model is parsed, once per process (a failed attempt is retried by the next
 //     build: installing the library needs no restart);
-//   - --staticPlugins: user libraries dlopened after it (their static constructors register
-//     creators);
-//   - --dynamicPlugins: user libraries loaded through IPluginRegistry::loadLibrary;
-//   - --setPluginsToSerialize: IBuilderConfig::setPluginsToSerialize.
+//   - --staticPlugins: user libraries dlopened RTLD_LAZY (trtexec's loader) right after it and
+//     before any builder exists (their static constructors register creators);
+//   - --dynamicPlugins: user libraries loaded through IPluginRegistry::loadLibrary of the builder,
+//     and again of the runtime that loads the engine (trt_layer_info.h);
+//   - --setPluginsToSerialize: IBuilderConfig::setPluginsToSerialize;
+//   - a version-compatible build: the plugin libraries the parser names
+//     (IParser::getUsedVCPluginLibraries) are loaded as dynamic plugins and, unless the lean
+//     runtime is excluded, serialized into the engine (trtexec's getEngineBuildEnv).
 // Without the standard plugins the registry is empty and the ONNX parser fails on every op it
 // builds through a plugin (RoiAlign, EfficientNMS_TRT, custom ops).
 //
@@ -41,9 +45,17 @@ StandardPlugins initStandardPlugins(std::string const& nvinferPath, nvinfer1::IL
 // Creators in the process's plugin registry (getPluginRegistry()->getAllCreators); -1 unknown.
 int32_t registeredPluginCreators();
 
-// Loads the request's static and dynamic plugin libraries (each file once per process) and checks
-// that every library to serialize exists. `log`: one line per library, for the build's log.
-bool loadUserPlugins(nvinfer1::IPluginRegistry& registry, BuildRequest const& request, std::vector<std::string>& log, std::string& error);
+// Opens the request's static plugin libraries (each file once per process), RTLD_LAZY as
+// trtexec: call before the builder is created. `log`: one line per library.
+bool loadStaticPlugins(BuildRequest const& request, std::vector<std::string>& log, std::string& error);
+
+// Loads `paths` through the builder's registry (each file once per process) and checks that every
+// library to serialize exists. `what` names them in messages ("dynamic").
+bool loadDynamicPlugins(nvinfer1::IPluginRegistry& registry, std::vector<std::string> const& paths, char const* what,
+                        std::vector<std::string>& log, std::string& error);
+
+// Every library to serialize is a file.
+bool checkPluginsToSerialize(std::vector<std::string> const& paths, std::string& error);
 
 // IBuilderConfig::setPluginsToSerialize with the request's list (nothing when empty).
 void setPluginsToSerialize(nvinfer1::IBuilderConfig& config, std::vector<std::string> const& paths);
@@ -52,7 +64,11 @@ void setPluginsToSerialize(nvinfer1::IBuilderConfig& config, std::vector<std::st
 // to supply the one missing.
 std::string missingPluginAdvice(StandardPlugins const& standard);
 
-// True when a parser error description is about a plugin that was not found.
-bool isMissingPluginError(std::string const& description);
+// True when a parser error says that a plugin creator was not found: onnx-tensorrt's own words
+// ("Plugin not found, are the plugin name, version, and namespace correct?" from the plugin
+// importer and its op checker; "<name> plugin was not found in the plugin registry!" from the
+// importers of ops it builds with standard plugins), with the codes it reports them with
+// (kUNSUPPORTED_NODE, kINVALID_NODE). Any other error that merely mentions a plugin is not.
+bool isMissingPluginError(int code, std::string const& description);
 
 }  // namespace tbs::trt

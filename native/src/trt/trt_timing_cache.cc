@@ -85,9 +85,18 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
     CachePtr pending = deserialize(config, s.bytes);
     if (pending != nullptr) cache_->combine(*pending, /*ignoreMismatch=*/false);
   }
+  // A file made on another GPU or by another TensorRT version: what a fresh cache of this
+  // library and device refuses to combine without ignoreMismatch (NvInferRuntime.h: combine fails
+  // for another version, and for another device unless ignoreMismatch). It cannot be found out at
+  // save time: the builder adds this GPU's measurements to the very cache it was given, whose
+  // header still names the other device, so the file's cache and the built one would agree and
+  // combine. So it is used as it is and never written to.
+  if (!bytes.empty()) {
+    CachePtr fresh = deserialize(config, std::string());
+    foreign_ = fresh != nullptr && !fresh->combine(*cache_, /*ignoreMismatch=*/false);
+  }
   // As trtexec attaches a cache: ignoreMismatch = true, so that a cache made on another GPU is
-  // used without TensorRT logging an ERROR. Such a cache is found out at save time, where
-  // combine(..., false) refuses to mix it and this build's entries go to a sidecar.
+  // used without TensorRT logging an ERROR.
   if (!config.setTimingCache(*cache_, /*ignoreMismatch=*/true)) {
     error = "TensorRT refused the timing cache in " + path + "; the file is left untouched";
     cache_.reset();
@@ -101,6 +110,12 @@ bool TimingCacheSession::load(CacheFactory& config, std::string const& path, Cac
     addWarning(stats, "timing cache file " + path + " is kept as it is: " + why +
                           "; this build's entries go to a sidecar next to it (remove or rename the file to "
                           "start a new cache there)");
+  }
+  if (foreign_ && !pinned) {
+    addWarning(stats, "timing cache file " + path +
+                          " was made on another GPU or by another TensorRT version (TensorRT will not combine it with a cache "
+                          "made here): it is used as it is, as trtexec uses one, and left byte for byte; this build's entries "
+                          "are not saved (use one cache file per GPU model and TensorRT version)");
   }
   stats.entriesBefore = entryCount(config);
   return true;
@@ -127,7 +142,7 @@ int64_t TimingCacheSession::entryCount(CacheFactory const& config) const { retur
 
 bool TimingCacheSession::save(CacheFactory& config, CacheStats& stats) {
   nvinfer1::ITimingCache const* built = builtCache(config);
-  if (built == nullptr || path_.empty()) return false;
+  if (built == nullptr || path_.empty() || foreign_) return false;  // a foreign file: said at load
   std::unique_ptr<nvinfer1::IHostMemory> blob(built->serialize());
   if (blob == nullptr || blob->data() == nullptr) {
     addWarning(stats, "timing cache not saved: TensorRT could not serialize it");

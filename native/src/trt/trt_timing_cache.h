@@ -67,8 +67,10 @@ class TimingCacheSession {
   // `error` when the file cannot be read safely, is not a timing cache TensorRT can read, or
   // TensorRT refuses it: the build must not start (and the file is left alone). Attached with
   // ignoreMismatch = true (as trtexec), so a cache made on another device is used without a
-  // TensorRT ERROR; save() reports it. A file TensorRT may not have read (readProof) is reported
-  // in stats.warning and never replaced. Fills stats.path / entriesBefore.
+  // TensorRT ERROR. Such a file (one a fresh cache of this library and device will not combine
+  // with ignoreMismatch = false) is said in stats.warning and never written: save() then keeps
+  // nothing. A file TensorRT may not have read (readProof) is reported in stats.warning and never
+  // replaced. Fills stats.path / entriesBefore.
   // `pinned` (a pinned build, --pinned-cache): exactly the file, no sidecars (the same cache must
   // select the same tactics), the file must exist, and a read that cannot be proven is an error
   // (with an empty cache every tactic would miss); the caller never saves a pinned cache.
@@ -100,6 +102,7 @@ class TimingCacheSession {
 
   int32_t libVersion_;
   std::string path_;
+  bool foreign_ = false;  // the file is another GPU's or TensorRT version's: never written
   // Must outlive every builder that uses it (NvInfer.h, createTimingCache): the backend declares
   // this session before its IBuilder so that it is destroyed after it.
   std::unique_ptr<nvinfer1::ITimingCache> cache_;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,7 +51,23 @@ void invalid(std::string const& what) {
 
 // Empty until a plugin library registers creators (fake_plugin_registry.h).
 tbs_fake::FakePluginRegistry& registry() {
-  static auto* r = new tbs_fake::FakePluginRegistry();
+  static auto* r = [] {
+    auto* made = new tbs_fake::FakePluginRegistry();
+    made->journal = note;
+    return made;
+  }();
+  return *r;
+}
+
+// What IRuntime::getPluginRegistry() answers: a registry of its own here, so that a test sees
+// which libraries were loaded for the runtime (real TensorRT's may be the process's registry).
+tbs_fake::FakePluginRegistry& runtimeRegistry() {
+  static auto* r = [] {
+    auto* made = new tbs_fake::FakePluginRegistry();
+    made->journal = note;
+    made->label = "runtime registry";
+    return made;
+  }();
   return *r;
 }
 
@@ -216,11 +233,19 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
       return true;
     }
     char const* getBuildRoute() const noexcept override { return buildRoute.c_str(); }
+    // FAKE_TRT_BUILD_ROUTES, when set (even empty: a build that lists no routes), replaces the
+    // header's example database.
     char const* getAllBuildRoutes() const noexcept override {
+      note("getAllBuildRoutes");
+      if (char const* routes = std::getenv("FAKE_TRT_BUILD_ROUTES")) {
+        allRoutes = routes;
+        return allRoutes.c_str();
+      }
       return "{\"tuner_version\": \"2.19.15\", \"tuner_options\": [{\"option\": \"-conv_use_long_w\", "
              "\"allowed_values\": \"-conv_use_long_w=[on|off]\", \"default_value\": \"on\"}, {\"option\": "
              "\"-kgen:codegen:cuda_tile\", \"allowed_values\": \"-kgen:codegen:cuda_tile=[0|1|2|3]\"}]}";
     }
+    mutable std::string allRoutes;
     std::string buildRoute;
 #endif
 #if NV_TENSORRT_MAJOR >= 11  // returns success since 11.0
@@ -273,7 +298,10 @@ nvinfer1::IHostMemory* fakeBuild(nvinfer1::ILogger* logger, nvinfer1::INetworkDe
     tbs_fake::hasDirective(directives, "cache-prefix", &prefix);
     // kERROR_ON_TIMING_CACHE_MISS: a tactic the attached cache lacks fails the build with an
     // ERROR. (The flag's documented effect; the words of real TensorRT's error are not known here.)
-    bool const errorOnMiss = config.getFlag(nvinfer1::BuilderFlag::kERROR_ON_TIMING_CACHE_MISS);
+    // "cache-miss-silent": a library that times the missing tactics anyway and returns an engine
+    // (what a pinned build must not take on trust).
+    bool const errorOnMiss =
+        config.getFlag(nvinfer1::BuilderFlag::kERROR_ON_TIMING_CACHE_MISS) && !tbs_fake::hasDirective(directives, "cache-miss-silent");
     for (int64_t i = 0; cache != nullptr && i < tbs_fake::directive(directives, "cache-add", 0); ++i) {
       std::string const key = prefix + "-" + std::to_string(i);
       if (errorOnMiss && cache->keys().count(key) == 0) {
@@ -454,15 +482,47 @@ class FakeRuntime final : public nvinfer1::IRuntime {
  private:
   struct Impl final : nvinfer1::apiv::StubVRuntime {
     nvinfer1::ICudaEngine* deserializeCudaEngine(void const* blob, std::size_t size) noexcept override {
-      std::string head(static_cast<char const*>(blob), size < 64 ? size : 64);
-      std::string const magic = "FAKE-ENGINE\nverbosity ";
       note("deserializeCudaEngine " + std::to_string(size));
+      return load(std::string(static_cast<char const*>(blob), size < 64 ? size : 64));
+    }
+#if FAKE_HEADERS_AT_LEAST(10, 7)
+    // Reads the whole engine through the reader in pieces, after a seek back to its start, as a
+    // streaming runtime may; notes how many bytes it read and the largest piece.
+    nvinfer1::ICudaEngine* deserializeCudaEngineV2(nvinfer1::IStreamReaderV2& reader) noexcept override {
+      if (!versionAtLeast(10, 7)) {
+        invalid("call deserializeCudaEngineV2");
+        return nullptr;
+      }
+      if (!reader.seek(0, nvinfer1::SeekPosition::kSET)) {
+        note("deserializeCudaEngineV2 seek failed");
+        return nullptr;
+      }
+      std::string head;
+      char piece[1024];
+      int64_t total = 0;
+      for (;;) {
+        int64_t n = reader.read(piece, sizeof piece, nullptr);
+        if (n < 0) {
+          note("deserializeCudaEngineV2 read failed");
+          return nullptr;
+        }
+        if (n == 0) break;
+        if (head.size() < 64) head.append(piece, static_cast<size_t>(n < 64 ? n : 64));
+        total += n;
+      }
+      note("deserializeCudaEngineV2 " + std::to_string(total));
+      return load(head);
+    }
+#endif
+    nvinfer1::ICudaEngine* load(std::string const& head) {
+      std::string const magic = "FAKE-ENGINE\nverbosity ";
       if (head.rfind(magic, 0) != 0) {
         if (logger != nullptr) logger->log(nvinfer1::ILogger::Severity::kERROR, "fake runtime: not an engine of this library");
         return nullptr;
       }
       return new FakeEngine(std::atoi(head.c_str() + magic.size()));
     }
+    nvinfer1::IPluginRegistry& getPluginRegistry() noexcept override { return runtimeRegistry(); }
     // Recorded so a test sees a version-compatible engine was loaded as trtexec loads one.
     void setEngineHostCodeAllowed(bool allowed) noexcept override { note(std::string("hostCodeAllowed ") + (allowed ? "1" : "0")); }
     nvinfer1::ILogger* logger = nullptr;

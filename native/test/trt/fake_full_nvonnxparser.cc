@@ -66,6 +66,13 @@ class FakeParser final : public nvonnxparser::StubIParser {
               8, nodes_, node, op, "Plugin not found, are the plugin name, version, and namespace correct? (plugin " + plugin + ")"));
         }
         ++nodes_;
+      } else if (kind == "vc-plugin-lib") {
+        // A plugin library a version-compatible engine needs, as the parser reports it.
+        std::string lib;
+        words >> lib;
+        vcLibs_.push_back(lib);
+      } else if (kind == "vc-plugin-query-fails") {
+        vcQueryFails_ = true;
       } else if (kind == "parse-error") {
         int code = 0, node = 0;
         std::string name, op, desc;
@@ -84,8 +91,17 @@ class FakeParser final : public nvonnxparser::StubIParser {
     return index >= 0 && index < getNbErrors() ? errors_[static_cast<size_t>(index)].get() : nullptr;
   }
   void clearErrors() noexcept override { errors_.clear(); }
+  char const* const* getUsedVCPluginLibraries(int64_t& nbPluginLibs) const noexcept override {
+    vcPointers_.clear();
+    for (auto const& l : vcLibs_) vcPointers_.push_back(l.c_str());
+    nbPluginLibs = vcQueryFails_ ? -1 : static_cast<int64_t>(vcPointers_.size());
+    return vcPointers_.data();
+  }
 
  private:
+  std::vector<std::string> vcLibs_;
+  mutable std::vector<char const*> vcPointers_;
+  bool vcQueryFails_ = false;
   nvinfer1::INetworkDefinition* network_;
   std::vector<std::unique_ptr<FakeParserError>> errors_;
   int nodes_ = 0;

@@ -36,7 +36,13 @@ class FakePluginRegistry final : public nvinfer1::IPluginRegistry {
   bool isParentSearchEnabled() const override { return false; }
   void setParentSearchEnabled(bool const) override {}
 
+  // What a fake library records of this registry's use ("<label> loadLibrary <path>", "<label>
+  // register <name>"); none when unset.
+  void (*journal)(std::string const&) = nullptr;
+  std::string label = "registry";
+
   PluginLibraryHandle loadLibrary(nvinfer1::AsciiChar const* pluginPath) noexcept override {
+    if (journal != nullptr) journal(label + " loadLibrary " + pluginPath);
     void* h = dlopen(pluginPath, RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) return nullptr;
     using GetCreators = nvinfer1::IPluginCreatorInterface* const* (*)(int32_t&);
@@ -63,6 +69,7 @@ class FakePluginRegistry final : public nvinfer1::IPluginRegistry {
     }
     entries_.push_back({name, ns ? ns : "", &creator});
     all_.push_back(&creator);
+    if (journal != nullptr) journal(label + " register " + name);
     return true;
   }
   nvinfer1::IPluginCreatorInterface* const* getAllCreators(int32_t* const numCreators) const noexcept override {

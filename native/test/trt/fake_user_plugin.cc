@@ -14,6 +14,10 @@ tbs_fake::FakeCreator* creator() {
   return c;
 }
 #ifdef FAKE_STATIC_PLUGIN
+// Code the plugin never runs that calls a function no library defines (linked with -z lazy):
+// trtexec's RTLD_LAZY loads such a library, RTLD_NOW refuses it ("undefined symbol").
+extern "C" void tbs_fake_defined_nowhere();
+extern "C" __attribute__((visibility("default"))) void fakeStaticPluginUnusedPath() { tbs_fake_defined_nowhere(); }
 struct RegisterAtLoad {
   RegisterAtLoad() { getPluginRegistry()->registerCreator(*creator(), ""); }
 } registerAtLoad;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "check.h"
+#include "trt/route_knobs.h"
 #include "trt/trt_options.h"
 #include "trt/trt_version.h"
 
@@ -437,6 +438,24 @@ TEST(version_arithmetic) {
   CHECK(libHas(110100, kSinceBuildRoutes));
   CHECK(!libHas(101000, kSinceShapeValuesV2));
   CHECK(libHas(101100, kSinceShapeValuesV2));
+}
+
+// The pattern list a probe reports, as the tuner reads the database: every entry with an option,
+// whatever its allowed values; nothing for an empty database or text that is not one.
+TEST(route_knob_patterns_keep_every_entry_with_an_option) {
+  using tbs::trt::routeKnobPatterns;
+  std::string const db = R"({"tuner_version": "2.19.15", "tuner_options": [)"
+                         R"({"option": "-conv_use_long_w", "allowed_values": "-conv_use_long_w=[on | off]", "default_value": "on"},)"
+                         R"( {"option": "-threads", "allowed_values": "-threads=[1...64]"},)"
+                         R"( {"option": "-n", "allowed_values": ["a", "b"]}, {"option": "-m", "allowed_values": null},)"
+                         R"( {"option": "tile", "allowed_values": "=int32_t", "help": "a \"quoted\" help"},)"
+                         R"( {"option": ""}, {"allowed_values": "-x=[1|2]"}, 5]})";
+  CHECK(routeKnobPatterns(db) ==
+        std::vector<std::string>({"-conv_use_long_w=[on | off]", "-threads=[1...64]", "-n", "-m", "-tile=int32_t"}));
+  CHECK(routeKnobPatterns("").empty());
+  CHECK(routeKnobPatterns("{").empty());
+  CHECK(routeKnobPatterns(R"({"tuner_options": {}})").empty());
+  CHECK(routeKnobPatterns(std::string(200, '[')).empty());  // nesting beyond the limit: refused, no crash
 }
 
 TEST_MAIN()

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <string>
 
 #include "check.h"
@@ -26,7 +27,31 @@ struct Scratch : tbs_test::ModelDir {
 // A detector exported with EfficientNMS_TRT (a standard plugin) after a plain input.
 char const* const kDetector = "input images 1,3,64,64\nplugin-op nms_0 EfficientNMS_TRT\n";
 
+// The fake libnvinfer's journal (fake_full_nvinfer.cc), cleared by each build().
+std::string journal() {
+  void* h = dlopen(FAKE_FULL_NVINFER, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return "<fake libnvinfer not loaded>";
+  auto fn = reinterpret_cast<char const* (*)()>(dlsym(h, "fakeFullJournal"));
+  std::string out = fn != nullptr ? fn() : "<no journal>";
+  dlclose(h);
+  return out;
+}
+
+void clearJournal() {
+  void* h = dlopen(FAKE_FULL_NVINFER, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return;
+  if (auto fn = reinterpret_cast<void (*)()>(dlsym(h, "fakeFullJournalClear"))) fn();
+  dlclose(h);
+}
+
+// Where `line` first appears in `text` as a whole line (npos when it does not).
+size_t lineAt(std::string const& text, std::string const& line) {
+  size_t at = ("\n" + text).find("\n" + line + "\n");
+  return at;
+}
+
 tbs::BuildOutcome build(tbs::BuildRequest const& r, tbs::ProgressSink& sink) {
+  clearJournal();
   setenv("TBS_TRT_LIB_DIR", FAKE_FULL_DIR, 1);
   tbs::BuildOutcome o = tbs::makeTensorRtBackend()->build(r, sink);
   unsetenv("TBS_TRT_LIB_DIR");
@@ -119,6 +144,12 @@ TEST(a_custom_op_needs_its_user_plugin_library_dynamic_or_static) {
     CHECK_EQ(o.error, std::string());
     CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
     CHECK(logged(sink, std::string("Loaded dynamic plugin library ") + FAKE_USER_DYNAMIC_PLUGIN));
+    // As trtexec loads an engine: the dynamic plugins go into the runtime's registry before the
+    // engine is deserialized for its layer information.
+    std::string const j = journal();
+    size_t runtimeLoad = lineAt(j, std::string("runtime registry loadLibrary ") + FAKE_USER_DYNAMIC_PLUGIN);
+    size_t deserialize = std::min(j.find("deserializeCudaEngine "), j.find("deserializeCudaEngineV2 "));
+    CHECK_MSG(runtimeLoad != std::string::npos && deserialize != std::string::npos && runtimeLoad < deserialize, j);
   }
 }
 
@@ -133,10 +164,55 @@ TEST(a_static_plugin_library_registers_when_loaded) {
   tbs::BuildRequest r = request(d);
   r.staticPlugins = {FAKE_USER_STATIC_PLUGIN};
   tbs_test::RecordingSink sink;
+  // The library's unused code calls a symbol nothing defines: trtexec's RTLD_LAZY loads it.
   tbs::BuildOutcome o = build(r, sink);
   CHECK_EQ(o.error, std::string());
   CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
   CHECK(logged(sink, std::string("Loaded static plugin library ") + FAKE_USER_STATIC_PLUGIN));
+  // Loaded (its constructor registered the creator) before the builder was created, as trtexec.
+  std::string const j = journal();
+  size_t registered = lineAt(j, "registry register MyStaticOp_TRT");
+  size_t builder = j.find("createInferBuilder");
+  CHECK_MSG(registered != std::string::npos && builder != std::string::npos && registered < builder, j);
+}
+
+// A version-compatible build as trtexec makes one: the plugin libraries the parser names are
+// loaded, handed to the runtime, and serialized into the engine unless the lean runtime is
+// excluded; a parser that cannot list them is a warning.
+TEST(a_version_compatible_build_uses_the_plugin_libraries_the_parser_names) {
+  std::string const script = std::string("input x 1,8\nvc-plugin-lib ") + FAKE_USER_DYNAMIC_PLUGIN + "\n";
+  {
+    Scratch d(script);
+    tbs::BuildRequest r = request(d);
+    r.versionCompatible = true;
+    tbs_test::RecordingSink sink;
+    tbs::BuildOutcome o = build(r, sink);
+    CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+    std::string const j = journal();
+    CHECK_MSG(lineAt(j, std::string("pluginToSerialize ") + FAKE_USER_DYNAMIC_PLUGIN) != std::string::npos, j);
+    CHECK_MSG(lineAt(j, std::string("runtime registry loadLibrary ") + FAKE_USER_DYNAMIC_PLUGIN) != std::string::npos, j);
+    CHECK(logged(sink, "plugin libraries this version-compatible engine needs"));
+  }
+  {
+    Scratch d(script);
+    tbs::BuildRequest r = request(d);
+    r.versionCompatible = true;
+    r.excludeLeanRuntime = true;
+    tbs_test::RecordingSink sink;
+    tbs::BuildOutcome o = build(r, sink);
+    CHECK_MSG(o.status == tbs::BuildOutcome::Status::kSucceeded, o.error);
+    std::string const j = journal();
+    CHECK_MSG(j.find("pluginToSerialize") == std::string::npos, j);
+    CHECK(lineAt(j, std::string("runtime registry loadLibrary ") + FAKE_USER_DYNAMIC_PLUGIN) != std::string::npos);
+  }
+  {
+    Scratch d("input x 1,8\nvc-plugin-query-fails\n");
+    tbs::BuildRequest r = request(d);
+    r.versionCompatible = true;
+    tbs_test::RecordingSink sink;
+    CHECK(build(r, sink).status == tbs::BuildOutcome::Status::kSucceeded);
+    CHECK(logged(sink, "could not list the plugin libraries"));
+  }
 }
 
 }  // namespace
