@@ -2,12 +2,13 @@
 // earlier builds of the same kind are looked up (build-profiles.ts), every event goes through a
 // MilestoneRecorder, each heartbeat gets `estimate` when the profiles give one, and a build that
 // succeeds leaves its own profile for the next. No history, no estimate: never a guess.
-import { MilestoneRecorder, estimateRemaining, type BuildProfile } from '../shared/build-estimate.js';
+import { MilestoneRecorder, PhaseShareRecorder, estimateFromProgress, estimateRemaining, mergeShares, type BuildProfile } from '../shared/build-estimate.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import type { BuildProfileStore } from './build-profiles.js';
 
 export class BuildEstimator {
   private readonly recorder = new MilestoneRecorder();
+  private readonly shares = new PhaseShareRecorder();
   private resolved?: { kind: string; profiles: readonly BuildProfile[] };
 
   /**
@@ -30,14 +31,33 @@ export class BuildEstimator {
     return this.basisProfiles().profiles;
   }
 
-  /** Folds the event in; a heartbeat comes back with the prediction at its moment, when there is one. */
-  annotate(ev: BuildEvent): BuildEvent {
+  /**
+   * Folds the event in. build.started comes back with the phase shares earlier builds of any model
+   * leave (the percentage's weights); a heartbeat with the prediction at its moment: from earlier
+   * builds of this kind, or, for a first build, from its own progress so far (`progress`, the
+   * view's fraction), once there is enough of it.
+   */
+  annotate(ev: BuildEvent, progress?: () => number): BuildEvent {
     const { profiles } = this.basisProfiles();
     this.recorder.apply(ev);
-    if (ev.type !== 'heartbeat' || profiles.length === 0) return ev;
-    const e = estimateRemaining(profiles, this.recorder.latest, this.recorder.latestT, ev.t);
-    if (!e) return ev;
-    return { ...ev, estimate: { remainingMs: e.remainingMs, lowMs: e.lowMs, highMs: e.highMs, basis: e.basis } };
+    this.shares.apply(ev);
+    if (ev.type === 'build.started') {
+      const phaseShares = this.learnedShares();
+      return Object.keys(phaseShares).length ? { ...ev, phaseShares } : ev;
+    }
+    if (ev.type !== 'heartbeat') return ev;
+    const e = profiles.length ? estimateRemaining(profiles, this.recorder.latest, this.recorder.latestT, ev.t) : undefined;
+    if (e) return { ...ev, estimate: { remainingMs: e.remainingMs, lowMs: e.lowMs, highMs: e.highMs, basis: e.basis, source: 'history' } };
+    const p = progress && estimateFromProgress(progress(), ev.t);
+    return p ? { ...ev, estimate: p } : ev;
+  }
+
+  private learnedShares(): Record<string, number> {
+    try {
+      return mergeShares(this.store.allProfiles());
+    } catch {
+      return {};
+    }
   }
 
   /**
@@ -49,6 +69,7 @@ export class BuildEstimator {
     try {
       const profile = this.recorder.profile(ev.durationMs);
       if (ev.memory) profile.peakHostBytes = ev.memory.peakHostBytes;
+      profile.shares = this.shares.shares();
       this.store.add(this.basisProfiles().kind, profile);
       return undefined;
     } catch (e) {

@@ -95,6 +95,11 @@ export class BuildProfileStore {
     return this.read().kinds[kind]?.profiles ?? [];
   }
 
+  /** Every stored profile, of every kind (phase shares are learned across models). */
+  allProfiles(): BuildProfile[] {
+    return Object.values(this.read().kinds).flatMap((k) => k.profiles);
+  }
+
   /** Adds a finished build's profile (keeps the last PROFILES_PER_KIND) and saves atomically. */
   add(kind: string, profile: BuildProfile, now = Date.now()): void {
     const data = this.read();

@@ -29,6 +29,8 @@ export interface BuildProfile {
   marks: Record<string, number>;
   /** The build worker's peak host memory, bytes (build.finished memory), when it was measured. */
   peakHostBytes?: number;
+  /** The time shares of its phase kinds (PhaseShareRecorder, below): what the percentage rests on. */
+  shares?: Record<string, number>;
 }
 
 export interface Estimate {
@@ -146,4 +148,143 @@ export function estimateRemaining(profiles: readonly BuildProfile[], latest: str
 
 function clamp(x: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, x));
+}
+
+// ───────────────────────────── phase shares ─────────────────────────────
+//
+// What the percentage rests on (build-view.ts, treeFraction). TensorRT declares each phase's steps
+// but not how long they take: in one simulated 30 s build "Building engine" has 6 steps, the
+// third of which holds 97 % of the time, and "Computing profile costs" declares 10 steps and
+// finishes early at 4. Equal steps then freeze the percentage for most of the build. So each
+// finished build leaves, per phase kind (its name path), the share of time it took:
+// - `path@k`: step k's share of what was left of its phase from the step's start;
+// - `path`: a child phase's share of what was left of its parent's step from the child's start.
+// Both are "share of the remainder", which is how the view spends its bar: a kind it has seen
+// gets that share, one it has not gets an even split. Shares of any model count (the phase tree's
+// shape and where the time goes repeat across models far more than their durations).
+
+/** Phases below this depth, and steps past this index, leave no share (bounds a profile). */
+const SHARE_MAX_DEPTH = 8;
+const SHARE_MAX_STEP = 64;
+/** Kinds kept per profile and handed to a build (the most frequent first). */
+export const MAX_SHARE_KINDS = 400;
+
+interface ShareOpen {
+  path: string;
+  depth: number;
+  parentId: number | null;
+  start: number;
+  /** Its current step, when that step began, and the time each earlier step took. */
+  step: number;
+  stepT: number;
+  stepMs: Array<[number, number]>;
+  /** Its children that finished within its current step: their start and end. */
+  done: Array<{ path: string; start: number; end: number }>;
+}
+
+/** Folds a build's events into the time shares of its phase kinds (see above). */
+export class PhaseShareRecorder {
+  private readonly open = new Map<number, ShareOpen>();
+  private readonly sums = new Map<string, { sum: number; n: number }>();
+
+  apply(ev: BuildEvent): void {
+    switch (ev.type) {
+      case 'phase.start': {
+        const parent = ev.parentId === null ? undefined : this.open.get(ev.parentId);
+        const depth = ev.parentId === null ? 0 : parent ? parent.depth + 1 : SHARE_MAX_DEPTH + 1;
+        if (depth > SHARE_MAX_DEPTH) return;
+        const path = parent ? `${parent.path}/${ev.name}` : ev.name;
+        this.open.set(ev.id, { path, depth, parentId: ev.parentId, start: ev.t, step: 0, stepT: ev.t, stepMs: [], done: [] });
+        return;
+      }
+      case 'phase.step': {
+        const p = this.open.get(ev.id);
+        if (p && ev.stepsDone > p.step) this.endStep(p, ev.t, ev.stepsDone);
+        return;
+      }
+      case 'phase.finish': {
+        const p = this.open.get(ev.id);
+        if (!p) return;
+        this.endStep(p, ev.t, p.step + 1);
+        // Each step's time over what was left of the phase from that step's start.
+        let left = ev.t - p.start;
+        for (const [k, ms] of p.stepMs) {
+          if (left > 0) this.add(`${p.path}@${k}`, ms / left);
+          left -= ms;
+        }
+        this.open.delete(ev.id);
+        const parent = p.parentId === null ? undefined : this.open.get(p.parentId);
+        parent?.done.push({ path: p.path, start: p.start, end: ev.t });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Mean share per kind, the most frequently seen first, at most MAX_SHARE_KINDS. */
+  shares(): Record<string, number> {
+    const kinds = [...this.sums].sort((a, b) => b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
+    return Object.fromEntries(kinds.map(([k, s]) => [k, round3(s.sum / s.n)]));
+  }
+
+  /** The phase's current step ended at `t` (the next is `next`): its time, and its children's shares. */
+  private endStep(p: ShareOpen, t: number, next: number): void {
+    // Steps coalesced in transit arrive as one: their time is split evenly among them.
+    const n = Math.max(1, next - p.step);
+    for (let k = p.step; k < p.step + n && k < SHARE_MAX_STEP; k++) p.stepMs.push([k, (t - p.stepT) / n]);
+    for (const c of p.done) {
+      const rest = t - c.start;
+      if (rest > 0) this.add(c.path, (c.end - c.start) / rest);
+    }
+    p.done = [];
+    p.stepT = t;
+    p.step = next;
+  }
+
+  private add(kind: string, share: number): void {
+    if (!Number.isFinite(share)) return;
+    const v = Math.min(1, Math.max(0, share));
+    const s = this.sums.get(kind);
+    if (s) {
+      s.sum += v;
+      s.n++;
+    } else this.sums.set(kind, { sum: v, n: 1 });
+  }
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The mean share per kind over earlier builds' profiles (of any model), most common kinds first. */
+export function mergeShares(profiles: Iterable<BuildProfile>): Record<string, number> {
+  const sums = new Map<string, { sum: number; n: number }>();
+  for (const p of profiles) {
+    for (const [k, v] of Object.entries(p.shares ?? {})) {
+      if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+      const s = sums.get(k);
+      if (s) {
+        s.sum += v;
+        s.n++;
+      } else sums.set(k, { sum: v, n: 1 });
+    }
+  }
+  const kinds = [...sums].sort((a, b) => b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
+  return Object.fromEntries(kinds.map(([k, s]) => [k, round3(s.sum / s.n)]));
+}
+
+/** Below this much progress or time a first build's own pace says too little to extrapolate. */
+const PROGRESS_MIN_FRACTION = 0.03;
+const PROGRESS_MIN_MS = 2000;
+
+/**
+ * A first build's predicted end (no earlier build of its kind): the time so far stretched over the
+ * progress so far. The percentage is a shape, not a clock, so the range is wide at first and
+ * narrows as the build goes: from half to three times the extrapolation of what is left at the
+ * start, tightening with the fraction done. Labelled `source: "progress"` and `basis: 0`.
+ */
+export function estimateFromProgress(fraction: number, elapsedMs: number): { remainingMs: number; lowMs: number; highMs: number; basis: 0; source: 'progress' } | undefined {
+  if (!(fraction >= PROGRESS_MIN_FRACTION) || fraction >= 1 || !(elapsedMs >= PROGRESS_MIN_MS)) return undefined;
+  const remainingMs = (elapsedMs * (1 - fraction)) / fraction;
+  const doubt = 1 - fraction;
+  return { remainingMs, lowMs: remainingMs * (1 - 0.5 * doubt), highMs: remainingMs * (1 + 2 * doubt), basis: 0, source: 'progress' };
 }

@@ -37,6 +37,15 @@ export const BuildViewSnapshot = z.object({
   lastCallbackT: z.number().optional(),
   work: z.number(),
   fraction: z.number().min(0).max(1),
+  /**
+   * Where the percentage stands inside the open phases (build-view.ts, treeFraction): per open
+   * phase id, [id, step, share of that step already spent, the child spending it now, that
+   * child's share, the child's progress when last seen].
+   */
+  progress: z
+    .array(z.tuple([z.number().int(), z.number().int(), z.number(), z.number().int(), z.number(), z.number()]))
+    .max(4096)
+    .optional(),
   started: BuildStartedEvent.optional(),
   cache: CacheStats.optional(),
   outcome: BuildFinishedEvent.optional(),

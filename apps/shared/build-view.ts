@@ -33,7 +33,7 @@
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
 import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js';
-import { PhaseRows, type Instance, type RowsSnapshot } from './phase-rows.js';
+import { PhaseRows, type Instance, type PhaseRow, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildMemory, BuildStarted, BuildState, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
@@ -112,6 +112,9 @@ export class BuildView {
   private frac = 0;
   /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
   private readonly chain: Instance[] = [];
+  private readonly chainRows: PhaseRow[] = [];
+  /** Where the percentage stands inside each open phase on the active chain (treeFraction). */
+  private readonly segments = new Map<number, Segment>();
   /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
   private anchorWall?: number;
 
@@ -125,6 +128,7 @@ export class BuildView {
     v.lastCallbackT = s.lastCallbackT;
     v.work = s.work;
     v.frac = s.fraction;
+    for (const [id, step, spent, childId, childShare, childV] of s.progress ?? []) v.segments.set(id, { step, spent, childId, childShare, childV });
     v.started = s.started;
     v.cache = s.cache;
     v.outcome = s.outcome;
@@ -171,6 +175,7 @@ export class BuildView {
       case 'phase.finish': {
         this.sawCallback(ev.t);
         this.work += this.rows.finish(ev.id, ev.stepsDone, ev.early, ev.t);
+        this.segments.delete(ev.id);
         break;
       }
       case 'heartbeat':
@@ -239,7 +244,7 @@ export class BuildView {
     if (!e || isFinalStatus(this.status)) return undefined;
     const since = Math.max(0, this.elapsedMs(nowWall) - e.t);
     const less = (ms: number) => Math.max(0, ms - since);
-    return { remainingMs: less(e.remainingMs), lowMs: less(e.lowMs), highMs: less(e.highMs), basis: e.basis };
+    return { remainingMs: less(e.remainingMs), lowMs: less(e.lowMs), highMs: less(e.highMs), basis: e.basis, ...(e.source ? { source: e.source } : {}) };
   }
 
   /**
@@ -287,6 +292,9 @@ export class BuildView {
       lastCallbackT: this.lastCallbackT,
       work: this.work,
       fraction: this.fraction(),
+      ...(this.segments.size
+        ? { progress: [...this.segments].map(([id, g]): [number, number, number, number, number, number] => [id, g.step, g.spent, g.childId, g.childShare, g.childV]) }
+        : {}),
       started: this.started,
       cache: this.cache,
       outcome: this.outcome,
@@ -323,22 +331,99 @@ export class BuildView {
   /** Outermost open phase's steps, refined by its most recently active open child, recursively. */
   private treeFraction(): number {
     // Runs on every phase event: the rows keep the most recently active open child of every
-    // phase (phase-rows.ts), so this walks the depth of the tree and allocates nothing.
-    // The chain of most recently active open phases, outermost first; then folded innermost out:
-    // stepsDone steps are complete, the running one (index stepsDone) is refined by the child.
+    // phase (phase-rows.ts), so this walks the depth of the tree. The chain of most recently
+    // active open phases, outermost first; then folded innermost out. A phase spends its bar
+    // step by step, and each step's part child by child, each as a share of what is left:
+    // - step k of a phase gets the share earlier builds spent in it (`path@k` in phaseShares) of
+    //   what was left of the phase, or an even split of the declared steps where none is known;
+    // - within a step, a child phase gets the share earlier builds gave its kind of what was left
+    //   of the step, or half of it. What a finished child spent stays spent, so a second child
+    //   starting at 0 does not take the bar back (the old even refinement froze there: TensorRT's
+    //   "Computing profile costs" starts at 0 after "Optimizing graph", and declares 10 steps of
+    //   which it uses 4).
     // The scratch array is overwritten up to `n`, never truncated: setting an array's length
     // is a slow builtin, and it showed in profiles of the fold.
     const chain = this.chain;
     let n = 0;
     for (let node = this.rows.mostActiveChild(null), d = 0; node && node.inst.nbSteps > 0 && d <= 64; node = this.rows.mostActiveChild(node.inst.id), d++) {
-      chain[n++] = node.inst;
+      chain[n] = node.inst;
+      this.chainRows[n++] = node.row;
       if (node.inst.stepsDone >= node.inst.nbSteps) break;
     }
+    const shares = this.started?.phaseShares;
     let v = 0;
+    let childId = -1;
+    let childPath = '';
     for (let i = n - 1; i >= 0; i--) {
-      const n = chain[i];
-      v = Math.min(1, (Math.min(n.stepsDone, n.nbSteps) + (n.stepsDone < n.nbSteps ? v : 0)) / n.nbSteps);
+      const node = chain[i];
+      const path = rowPath(this.chainRows[i]);
+      const s = Math.min(node.stepsDone, node.nbSteps);
+      if (s >= node.nbSteps) {
+        v = 1;
+      } else {
+        let seg = this.segments.get(node.id);
+        if (!seg || seg.step !== s) {
+          seg = { step: s, spent: 0, childId: -1, childShare: 0, childV: 0 };
+          this.segments.set(node.id, seg);
+        }
+        if (childId >= 0 && childId !== seg.childId) {
+          // A new child: what the one before it spent stays spent (all of its share once it finished).
+          if (seg.childId >= 0) seg.spent += (1 - seg.spent) * seg.childShare * (this.rows.isOpen(seg.childId) ? seg.childV : 1);
+          seg.childId = childId;
+          seg.childShare = shares?.[childPath] ?? DEFAULT_CHILD_SHARE;
+        }
+        seg.childV = childId >= 0 ? v : 0;
+        const sub = childId >= 0 ? seg.spent + (1 - seg.spent) * seg.childShare * v : seg.spent;
+        const [base, width] = stepSpan(shares, path, s, node.nbSteps);
+        v = Math.min(1, base + width * sub);
+      }
+      childId = node.id;
+      childPath = path;
     }
     return v;
   }
+}
+
+/** Where the percentage stands inside one open phase: its step, and that step's part spent by children. */
+interface Segment {
+  step: number;
+  /** Share of the current step spent by the children before the active one (0..1). */
+  spent: number;
+  childId: number;
+  /** The active child's share of what is left of the step, and its own progress when last seen. */
+  childShare: number;
+  childV: number;
+}
+
+/** A child phase whose kind earlier builds have not timed gets half of what is left of its parent's step. */
+const DEFAULT_CHILD_SHARE = 0.5;
+
+const pathOfRow = new WeakMap<PhaseRow, string>();
+/** A row's name path as phase shares key it ("Building engine/Cloning network graph"). */
+function rowPath(row: PhaseRow): string {
+  let p = pathOfRow.get(row);
+  if (p === undefined) {
+    p = row.parent && row.parent.depth >= 0 ? `${rowPath(row.parent)}/${row.name}` : row.name;
+    pathOfRow.set(row, p);
+  }
+  return p;
+}
+
+/**
+ * Where step `s` of a phase of `nbSteps` starts on its bar and how wide it is: from the shares
+ * earlier builds spent in each step (each of what was left), or even steps where any is unknown.
+ */
+function stepSpan(shares: Record<string, number> | undefined, path: string, s: number, nbSteps: number): [number, number] {
+  if (shares) {
+    let left = 1;
+    let known = true;
+    for (let k = 0; k < s && known; k++) {
+      const w = shares[`${path}@${k}`];
+      if (w === undefined) known = false;
+      else left *= 1 - w;
+    }
+    const w = shares[`${path}@${s}`];
+    if (known && w !== undefined) return [1 - left, left * w];
+  }
+  return [s / nbSteps, 1 / nbSteps];
 }

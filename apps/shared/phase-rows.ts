@@ -113,6 +113,11 @@ export class PhaseRows {
     this.addOpen({ row, inst, parentId, activity: 0 });
   }
 
+  /** Whether the phase with this id is open (started, not finished). */
+  isOpen(id: number): boolean {
+    return this.openById.has(id);
+  }
+
   /** The open instance with the highest activity among those started under `parentId` (null: roots). */
   mostActiveChild(parentId: number | null): OpenInstance | undefined {
     return this.bestKid.get(parentId);

@@ -232,7 +232,12 @@ export const WatchedBuild = z.object({
     .optional(),
   /** The builder config's facts the probe read (flags by name, optimization level, ...). */
   config: z
-    .object({ flags: z.array(z.string()).optional(), optimizationLevel: z.number().int().optional(), workspaceBytes: z.number().optional(), profilingVerbosity: z.string().optional() })
+    .object({
+      flags: z.array(z.string()).optional(),
+      optimizationLevel: z.number().int().optional(),
+      workspaceBytes: z.number().optional(),
+      profilingVerbosity: z.string().optional(),
+    })
     .optional(),
   timingCache: z.object({ entries: z.number().int().optional(), bytes: z.number().int().optional() }).optional(),
   /** The program had a progress monitor of its own, which the probe chained. */
@@ -268,6 +273,11 @@ export const BuildStartedEvent = z.object({
   memoryEstimate: MemoryEstimate.optional(),
   /** A build inside the user's own program (`watch`, docs/watch.md): whose, and what is known. */
   watched: WatchedBuild.optional(),
+  /**
+   * What earlier builds (of any model) spent in each phase kind, as shares of what was left
+   * (build-estimate.ts, PhaseShareRecorder): the weights of the percentage. Added by the service.
+   */
+  phaseShares: z.record(z.string(), z.number().min(0).max(1)).optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,
@@ -306,8 +316,13 @@ export const Estimate = z.object({
   /** The spread of the earlier builds it rests on, ms. */
   lowMs: z.number().nonnegative(),
   highMs: z.number().nonnegative(),
-  /** How many earlier builds it rests on (at least one: no basis, no estimate). */
-  basis: z.number().int().positive(),
+  /**
+   * How many earlier builds it rests on; 0 for a first build, whose estimate is extrapolated from
+   * its own progress so far (`source: "progress"`).
+   */
+  basis: z.number().int().nonnegative(),
+  /** `history`: earlier builds of the same kind; `progress`: this build's own pace (no history). */
+  source: z.enum(['history', 'progress']).optional(),
 });
 export type Estimate = z.infer<typeof Estimate>;
 

@@ -37,7 +37,7 @@ export function formatCurrentPath(levels: readonly PathLevel[]): string {
 /**
  * "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on.
  * Once the best guess has run out: "past the predicted end", with what the slowest earlier build
- * still allows.
+ * still allows. A first build's (no earlier build: extrapolated from its own progress) says so.
  */
 export function formatRemaining(e: Estimate): string {
   if (e.remainingMs <= 0) return `past the predicted end${e.highMs > 0 ? ` (up to ${formatDuration(e.highMs)} more)` : ''}`;
@@ -45,7 +45,8 @@ export function formatRemaining(e: Estimate): string {
   const high = formatDuration(e.highMs);
   // A range narrower than the rounding reads as "9.9 s–9.9 s": say the one figure.
   const range = low === high ? '' : ` (${low}–${high})`;
-  return `about ${formatDuration(e.remainingMs)} left${range}`;
+  // A first build's estimate rests on its own pace, not on earlier builds: say so.
+  return `about ${formatDuration(e.remainingMs)} left${range}${e.source === 'progress' ? ' (estimate from progress so far)' : ''}`;
 }
 
 /**

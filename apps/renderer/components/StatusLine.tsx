@@ -80,7 +80,7 @@ export function StatusLine() {
             key={p.endsWith('%') ? 'percent' : p.split(' ')[0]}
             className="part"
             aria-live="off"
-            title={p.startsWith('about') ? estimateTitle(estimate?.basis) : p.endsWith('%') ? PERCENT_TITLE : undefined}
+            title={p.startsWith('about') ? estimateTitle(estimate) : p.endsWith('%') ? PERCENT_TITLE : undefined}
           >
             {p}
           </span>
@@ -156,7 +156,10 @@ function livenessText(l: Liveness): string {
   return parts.join(' · ');
 }
 
-function estimateTitle(basis: number | undefined): string | undefined {
-  if (basis === undefined) return undefined;
+function estimateTitle(e: { basis: number; source?: string } | undefined): string | undefined {
+  if (e === undefined) return undefined;
+  if (e.source === 'progress')
+    return 'No earlier build of this model with these options: extrapolated from this build’s own progress so far. A rough estimate; the range narrows as the build goes.';
+  const basis = e.basis;
   return `Predicted from ${basis} earlier build${basis === 1 ? '' : 's'} of this model with the same options and backend; the range is their spread.`;
 }
