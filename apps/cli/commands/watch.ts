@@ -155,6 +155,9 @@ export async function runWatch(argv: string[]): Promise<number> {
   let ttyTurn: Promise<void> = Promise.resolve();
   const show = async (s: WatchedSession): Promise<void> => {
     const r = makeRenderer(args.json);
+    // A live tree hides the cursor: a hard exit (the signal after the ending) must show it again.
+    const restoreCursor = () => (r as { dispose?: () => void }).dispose?.();
+    process.on('exit', restoreCursor);
     r.begin(s.record());
     const live = followIntoRenderer(service, s.id, r);
     const finished = await s.waitForResult();
@@ -164,6 +167,7 @@ export async function runWatch(argv: string[]): Promise<number> {
     live.end(finished);
     r.end(finished);
     await (r.flushed?.() ?? Promise.resolve());
+    process.off('exit', restoreCursor);
   };
   const render = (s: WatchedSession): void => {
     builds++;
