@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { BIN, killLeftoverServers, REPO, startServe, type ServeProcess } from '../../service/http/test/serve-process.js';
+import { takePluginDirs, uploadFolders } from '../commands/serve.js';
 
 const SIM = { backend: 'simulated', simDuration: 0.3, simSeed: 5 };
 
@@ -121,5 +122,25 @@ describe('serve --plugin-dir', () => {
     const tmp = run('--plugin-dir', os.tmpdir());
     expect(tmp.status).toBe(2);
     expect(tmp.stderr).toMatch(/--plugin-dir .*: overlaps serve's upload folders .*where clients can write files/);
+  });
+});
+
+describe("serve's command line: --plugin-dir taken out before the HTTP layer parses the rest", () => {
+  it('takes both spellings, repeated, and never a value of another flag', () => {
+    expect(takePluginDirs(['--port', '0', '--plugin-dir', '/a', '--plugin-dir=/b', '--host', '127.0.0.1'])).toEqual({
+      rest: ['--port', '0', '--host', '127.0.0.1'],
+      dirs: ['/a', '/b'],
+    });
+    // A token that happens to read "--plugin-dir" stays the token's (serve then refuses it as a token).
+    expect(takePluginDirs(['--token', '--plugin-dir', '/etc'])).toEqual({ rest: ['--token', '--plugin-dir', '/etc'], dirs: [] });
+    expect(takePluginDirs(['--help', '--plugin-dir', '/a'])).toEqual({ rest: ['--help'], dirs: ['/a'] });
+    expect(() => takePluginDirs(['--plugin-dir'])).toThrow('--plugin-dir needs a folder');
+    expect(() => takePluginDirs(['--plugin-dir='])).toThrow('--plugin-dir needs a folder');
+  });
+
+  it("names the upload folders a plugin folder may not overlap: the temp folder's tbs-uploads-*, or a farm's <artifacts>/uploads", () => {
+    expect(uploadFolders(['--port', '0'])).toEqual([{ dir: os.tmpdir(), what: "serve's upload folders", pattern: /^tbs-uploads-/ }]);
+    expect(uploadFolders(['--queue', 'redis://x', '--artifacts', '/shared/art'])).toEqual([{ dir: '/shared/art/uploads', what: "the farm's upload folder" }]);
+    expect(uploadFolders(['--artifacts=/shared/art'])).toEqual([{ dir: '/shared/art/uploads', what: "the farm's upload folder" }]);
   });
 });
