@@ -150,6 +150,24 @@ export function checkPluginLibraries(options: BuildOptions, policy: PluginPolicy
   }
 }
 
+/**
+ * A path a build would write (engine, timing cache, layer file) that lies inside a trusted plugin
+ * folder: a client that could write there could plant the next library it names. Refused with the
+ * option's name; nothing for `any`. Real paths compared, so a link out of the folder or into it
+ * counts where it lands (a file that does not exist yet is judged by its folder).
+ */
+export function refuseWriteIntoPluginDirs(policy: PluginPolicy, target: string, what: string): void {
+  if (policy.kind !== 'dirs' || policy.dirs.length === 0) return;
+  const abs = path.resolve(target);
+  let real = realpathOrResolved(abs);
+  if (real === abs && !fs.existsSync(abs)) real = path.join(realpathOrResolved(path.dirname(abs)), path.basename(abs));
+  for (const f of trustedFolders(policy.dirs)) {
+    if (real === f.real || strictlyInside(f.real, real) || strictlyInside(f.given, abs)) {
+      throw bad(`${what} ${abs} is inside the plugin folder ${f.given}: builds never write where plugin libraries are loaded from`);
+    }
+  }
+}
+
 /** `file` itself (no symlink followed past this point for `dirs`), which must be a regular file. */
 function existingFile(what: string, file: string, shown: string): string {
   let st: fs.Stats;

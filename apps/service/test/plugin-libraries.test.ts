@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildOptions } from '../../shared/protocol.js';
 import { ServiceError } from '../api.js';
-import { checkPluginLibraries, NO_PLUGINS, parsePluginDirs, type PluginPolicy } from '../plugin-libraries.js';
+import { checkPluginLibraries, NO_PLUGINS, parsePluginDirs, refuseWriteIntoPluginDirs, type PluginPolicy } from '../plugin-libraries.js';
 import { UsageError } from '../../shared/usage-error.js';
 
 let root: string;
@@ -159,5 +159,20 @@ describe('parsePluginDirs (start-up)', () => {
       expect(usage(() => parsePluginDirs([d], { forbidden }))).toContain("overlaps serve's upload folders");
     }
     expect(parsePluginDirs([path.join(base, 'plugins')], { forbidden })).toEqual({ kind: 'dirs', dirs: [path.join(base, 'plugins')] });
+  });
+});
+
+describe('refuseWriteIntoPluginDirs (for outputs a build writes)', () => {
+  it('refuses a target inside a plugin folder, new or existing, and through a link; allows it elsewhere and for any', () => {
+    const p = parsePluginDirs([trusted]);
+    for (const target of [path.join(trusted, 'new.so'), lib, path.join(trusted, 'sub', 'x.engine')]) {
+      expect(() => refuseWriteIntoPluginDirs(p, target, 'output path')).toThrow(`output path ${target} is inside the plugin folder ${trusted}`);
+    }
+    const linkDir = path.join(root, 'into-plugins');
+    fs.symlinkSync(trusted, linkDir);
+    expect(() => refuseWriteIntoPluginDirs(p, path.join(linkDir, 'planted.so'), 'timingCache')).toThrow(/^timingCache .*planted\.so is inside the plugin folder/);
+    expect(() => refuseWriteIntoPluginDirs(p, path.join(root, 'engine.engine'), 'output path')).not.toThrow();
+    expect(() => refuseWriteIntoPluginDirs({ kind: 'any' }, path.join(trusted, 'x.so'), 'output path')).not.toThrow();
+    expect(() => refuseWriteIntoPluginDirs(NO_PLUGINS, path.join(trusted, 'x.so'), 'output path')).not.toThrow();
   });
 });
