@@ -84,12 +84,6 @@ Options:
   -o, --output <file>            where the engine goes (written atomically; nothing on failure)
 ${optionHelp(caps, undefined)}
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
-      --reuse                    reuse an up-to-date engine from the engine store instead of building
-                                 (and keep this build's engine there); see docs/engines.md
-      --store-limit <MiB>        with --reuse: the engine store's size limit (default 20480); least
-                                 recently used engines go first
-      --pinned-cache <file>      build from this timing cache and fail on any cache miss (the same
-                                 cache and inputs select the same tactics); the cache is not written
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
       --queue <redis://host:port>  send the build to the farm's queue instead of running it here
