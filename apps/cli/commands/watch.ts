@@ -181,7 +181,19 @@ export async function runWatch(argv: string[]): Promise<number> {
     onBuild: (s) => render(s),
     onWarning: (m) => note(m),
     onConnection: (conn) => {
-      if (!args.noStudio && (first || args.studio === undefined)) new ProbeRelay(conn, { findSocket: studioSocket, onNote: note });
+      if (!args.noStudio && (first || args.studio === undefined))
+        new ProbeRelay(conn, {
+          findSocket: studioSocket,
+          onNote: note,
+          // Stop in the studio: the local session cancels (the probe gets its line, the terminal
+          // shows the build cancelling).
+          onCancel: (build) => {
+            if (build === '*') {
+              for (const s of conn.builds.values()) s.cancel('user');
+              conn.cancel('*');
+            } else if (conn.builds.get(build)?.cancel('user') !== true) conn.cancel(build);
+          },
+        });
     },
   });
   await sink.listen(socketPath);

@@ -216,6 +216,8 @@ describe('watch with a studio', () => {
       expect(await w.done).toBe(0);
       expect(w.err()).toContain('probe received cancel 1');
       expect(w.err()).toContain('program got: None');
+      // watch's own stream says so too: the studio's Stop went through watch's session.
+      expect(events(w.out()).find((e) => e.type === 'build.cancelling')).toMatchObject({ reason: 'user' });
       expect(finishes(events(w.out()))).toMatchObject([{ status: 'cancelled' }]);
       await listedWhen(s, 'the studio to see it end', (listed) => listed[0]?.state === 'cancelled');
     } finally {

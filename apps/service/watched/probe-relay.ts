@@ -13,6 +13,12 @@ export interface RelayOptions {
   findSocket: () => string | undefined;
   /** A line for the terminal (lost the studio, back again). */
   onNote?: (message: string) => void;
+  /**
+   * The studio asked to cancel (Stop there): `build` a number of this connection or "*". Default:
+   * the line goes to the probe as it is. watch cancels its own session instead, which tells the
+   * probe and shows "cancelling" in the terminal too.
+   */
+  onCancel?: (build: number | '*') => void;
   /** How often to look for the studio again while it is gone (default 1 s). */
   retryMs?: number;
 }
@@ -115,7 +121,7 @@ export class ProbeRelay {
         const text = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         // Only cancels go back: the studio has nothing else to tell a probe.
-        if (/"type"\s*:\s*"cancel"/.test(text)) this.conn.writeRaw(text);
+        if (/"type"\s*:\s*"cancel"/.test(text)) this.cancelFromStudio(text);
       }
       if (buf.length > 65536) buf = '';
     });
@@ -150,6 +156,18 @@ export class ProbeRelay {
       }
       this.later();
     });
+  }
+
+  private cancelFromStudio(text: string): void {
+    let build: unknown;
+    try {
+      build = (JSON.parse(text) as { build?: unknown }).build;
+    } catch {
+      return;
+    }
+    if (build !== '*' && typeof build !== 'number') return;
+    if (this.opts.onCancel) this.opts.onCancel(build);
+    else this.conn.writeRaw(text);
   }
 
   private later(): void {
