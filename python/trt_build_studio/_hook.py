@@ -58,8 +58,8 @@ def _wrap(trt, name, orig):
         if getattr(_local, "busy", False):
             return orig(self, *args, **kwargs)
         network, config = _args(args, kwargs)
-        if config is None or not hasattr(config, "progress_monitor"):
-            return orig(self, *args, **kwargs)
+        if config is None:
+            return orig(self, *args, **kwargs)  # no config (8.x build_cuda_engine): nothing to attach to
         prepared = _prepare(trt, api, network, config)
         if prepared is None:
             return orig(self, *args, **kwargs)
@@ -92,7 +92,7 @@ def _prepare(trt, api, network, config):
         ch = _channel.get_channel("python-hook", _writer)
         if ch is None or not ch.alive:
             return None
-        program_monitor = config.progress_monitor
+        program_monitor = getattr(config, "progress_monitor", None)
         facts = read_facts(trt, network, config)
         b = ch.begin_build(api, facts, program_monitor is not None)
         if _monitor.is_probe(program_monitor):
@@ -101,7 +101,7 @@ def _prepare(trt, api, network, config):
             program_monitor._tbs_auto_saved = program_monitor._tbs_auto
             program_monitor._tbs_auto = False
             return ch, b, program_monitor, None
-        if not hasattr(trt, "IProgressMonitor"):
+        if not hasattr(trt, "IProgressMonitor") or not hasattr(config, "progress_monitor"):
             return ch, b, program_monitor, None  # TensorRT before 10.0: begin and end only
         ours = _monitor.monitor_class(trt)(ch, program_monitor, b, False)
         config.progress_monitor = ours
@@ -231,7 +231,7 @@ def read_facts(trt, network, config):
         if cache is not None:
             tc = {}
             try:
-                tc["entries"] = len(cache.query_keys())  # 10.8+
+                tc["entries"] = len(cache.queryKeys())  # 10.8+ (the binding's own spelling)
             except Exception:
                 pass
             try:

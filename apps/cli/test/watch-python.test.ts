@@ -249,7 +249,7 @@ out = io.BytesIO()
 ok = b.build_serialized_network_to_stream(net(b, "second"), c, out)
 report(first=size(r1), second=ok, written=len(out.getvalue()))
 `,
-      { env: { TBS_WATCH_SOCKET: sink.path, FAKE_TRT_STEP_DELAY: '0.001' } },
+      { env: { TBS_WATCH_SOCKET: sink.path, FAKE_TRT_STEP_DELAY: '0.001', FAKE_TRT_SCALE: '0.3' } },
     );
     expect(r.stderr).toBe('');
     expect(result(r.stdout)).toEqual({ first: null, second: true, written: 1020 });

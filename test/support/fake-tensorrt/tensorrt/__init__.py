@@ -152,7 +152,7 @@ class ITimingCache(object):
     def serialize(self):
         return IHostMemory(b"\0" * (32 * len(self._keys)))
 
-    def query_keys(self):
+    def queryKeys(self):  # sic: NVIDIA's binding spells this one in camelCase (pyCore.cpp)
         return list(self._keys)
 
 
