@@ -1,10 +1,13 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { BuildRecord, WatchedBuild } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes, formatDuration } from '../../shared/format.js';
 import { fmtCount } from '../lib/panel-numbers.js';
 import { recordDurationMs } from '../store/controller.js';
 import { baseName, isUserPath, splitForMiddleEllipsis } from '../../shared/file-names.js';
+
+/** How often the list is asked again (watched builds start without this page). */
+export const HISTORY_POLL_MS = 2000;
 
 /** This session's builds, newest first; picking one shows its tree and figures. */
 export function History() {
@@ -18,6 +21,27 @@ export function History() {
   const links = c.client.buildFileLinks?.bind(c.client);
   const show = c.client.showBuildFile?.bind(c.client);
   const [showError, setShowError] = useState<string | null>(null);
+  // Builds this page did not start (a program under `watch`, docs/watch.md) appear in the list by
+  // themselves: the list is asked again every few seconds while the page is shown, and a watched
+  // build that starts while nothing runs on screen is followed live.
+  useEffect(() => {
+    const t = setInterval(() => {
+      if (typeof document !== 'undefined' && document.hidden) return;
+      void c.refreshHistory();
+    }, HISTORY_POLL_MS);
+    return () => clearInterval(t);
+  }, [c]);
+  const newWatched = history.find((r) => r.watched && r.state === 'running' && r.id !== live?.id);
+  const idle = !live || live.outcome !== undefined;
+  const followId = idle ? newWatched?.id : undefined;
+  const [followed] = useState(() => new Set<string>());
+  useEffect(() => {
+    // Each watched build once: a user who picks another build afterwards keeps it on screen.
+    if (followId && !followed.has(followId)) {
+      followed.add(followId);
+      c.watch(followId);
+    }
+  }, [c, followId, followed]);
   const reveal = (id: string, file: 'engine' | 'manifest') => {
     setShowError(null);
     show?.(id, file).catch((e: Error) => setShowError(e.message));

@@ -48,3 +48,21 @@ describe('History shows watched builds by their program', () => {
     expect(row('w2').querySelector('td.path')!.getAttribute('title')).toContain('model unknown');
   });
 });
+
+describe('a watched build that starts while the page is open', () => {
+  it('appears in the list by itself and is followed live when nothing else runs', async () => {
+    const client = new ScriptedClient();
+    mounted = await mountApp(client, sched);
+    await act(async () => mounted!.controller.refreshHistory());
+    const panel = mounted.host.querySelector('section.history') as HTMLElement;
+    expect(panel.textContent).toContain('No builds in this session yet');
+    client.builds = [watched('w7', ['python3', 'compile.py'])];
+    const end = Date.now() + 10_000;
+    while (!panel.querySelector('tr[aria-label^="Build w7:"]')) {
+      if (Date.now() > end) throw new Error('the watched build never appeared');
+      await act(async () => new Promise((r) => setTimeout(r, 100)));
+    }
+    await act(async () => new Promise((r) => setTimeout(r, 50)));
+    expect(mounted.store.getState().live?.id).toBe('w7');
+  });
+});
