@@ -52,6 +52,11 @@ export interface EventLayout {
  * the JSON text of each phase.start, phase.step and phase.finish (native/src/core/event_lines.h)
  * and empty for the others. Addons built before it never pass it.
  */
+/**
+ * `nums` is a view of one buffer the addon reuses for every batch (native/src/addon/build_job.cc
+ * batchNumbers): valid until the listener returns, overwritten by the next batch. Decode it within
+ * the call (BatchDecoder does); keep a copy (nums.slice()) to hold on to the numbers.
+ */
 type RawBatchListener = (nums: Float64Array, strs: string[], newNames: string[], firstNameId: number, lines?: string) => void;
 interface RawHandle {
   cancel(reason?: string): boolean;

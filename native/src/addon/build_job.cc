@@ -1,5 +1,10 @@
 #include "build_job.h"
 
+#include <algorithm>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "../core/build_runner.h"
 #include "../core/thread_priority.h"
 
@@ -11,7 +16,46 @@ constexpr size_t kSlots = kEventSlots;  // events.h: the layout addon.ts checks 
 // each followed by a turn of the event loop (where the worker may hold the rest back).
 constexpr size_t kMaxEventsPerCall = 2000;
 
+// The numbers of every batch handed to JS go into one buffer per JS environment, seen through a
+// new Float64Array per call (a small object on V8's heap). A new ArrayBuffer per batch was a
+// malloc on the JS thread of up to 128 KiB, freed only when V8 collected it: over the benchmark's
+// 10 M callbacks 275 MB went through the main malloc arena, up to 31 MiB of it at once between
+// collections, and that high-water stayed in the process's RSS after the build (glibc keeps the
+// freed pages; bench:native memory run, 2026-12-07). Every listener decodes a batch within the
+// call (apps/worker/addon.ts BatchDecoder), which is the contract: `nums` is valid until the call
+// returns. A buffer a listener detached (transferred) is replaced.
+struct BatchScratch {
+  Napi::Reference<Napi::ArrayBuffer> buffer;
+};
+
+Napi::Float64Array batchNumbers(Napi::Env env, size_t count) {
+  auto* scratch = env.GetInstanceData<BatchScratch>();
+  if (scratch == nullptr) {
+    scratch = new BatchScratch();
+    env.SetInstanceData(scratch);  // deleted with the environment, on its thread
+  }
+  size_t bytes = count * sizeof(double);
+  if (scratch->buffer.IsEmpty() || scratch->buffer.Value().ByteLength() < bytes) {
+    size_t capacity = std::max(bytes, kMaxEventsPerCall * kSlots * sizeof(double));
+    scratch->buffer = Napi::Persistent(Napi::ArrayBuffer::New(env, capacity));
+  }
+  return Napi::Float64Array::New(env, count, scratch->buffer.Value(), 0);
+}
+
 }  // namespace
+
+// Once a build's job is gone: the free memory glibc's malloc arenas kept goes back to the kernel.
+// The builder, flusher and producer threads each allocate in an arena of their own, and what a
+// build held at its busiest (a lagging consumer's outbox, up to its 16 MiB bound, the queues'
+// chunks, the flushes' batches) stays in those arenas as free pages after it is freed: a process
+// that runs builds one after another (serve, the desktop app) kept the largest one's high-water.
+// malloc_trim(0) releases the free pages of every arena; it runs once per build (measured with
+// bench:native's memory run: see the report in bench/native.js).
+BuildJob::ReturnFreedMemory::~ReturnFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 std::shared_ptr<BuildJob> BuildJob::start(Napi::Env env, Napi::Function onBatch, BuildRequest request, PipelineOptions options,
                                           std::unique_ptr<Backend> backend, std::string linePrefix) {
@@ -101,7 +145,7 @@ void BuildJob::drainOnJs(Napi::Env env, Napi::Function fn) {
   }
   size_t events = batch.events.size();
   Napi::HandleScope scope(env);
-  auto nums = Napi::Float64Array::New(env, events * kSlots);
+  auto nums = batchNumbers(env, events * kSlots);
   auto strs = Napi::Array::New(env);
   auto names = Napi::Array::New(env);
   double* out = nums.Data();

@@ -56,6 +56,14 @@ class BuildJob : public std::enable_shared_from_this<BuildJob> {
   void deliver(EventBatch&& batch);                  // whoever flushes: the flusher, or a builder in its place (one at a time)
   void drainOnJs(Napi::Env env, Napi::Function fn);  // JS thread
 
+  // Declared first, so destroyed last: once the job's own memory (the pipeline's queues and tree,
+  // the outbox) is freed, the free pages malloc keeps go back to the kernel (build_job.cc).
+  struct ReturnFreedMemory {
+    ReturnFreedMemory() = default;
+    ReturnFreedMemory(ReturnFreedMemory const&) = delete;
+    ReturnFreedMemory& operator=(ReturnFreedMemory const&) = delete;
+    ~ReturnFreedMemory();
+  } returnFreedMemory_;
   BuildRequest request_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<ProgressPipeline> pipeline_;
