@@ -273,6 +273,24 @@ describe('watch with a studio', () => {
   });
 });
 
+describe('watch and a registry that is not private', () => {
+  it('a studio file others can read is refused, said once, and the build is watched here', async () => {
+    const dir = path.join(xdg, 'trt-build-studio');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = path.join(dir, `studio-${process.pid}.json`);
+    fs.writeFileSync(file, JSON.stringify({ v: 1, pid: process.pid, url: 'http://127.0.0.1:1', token: 't', probeSocket: path.join(dir, 'nothing.sock'), kind: 'serve' }));
+    fs.chmodSync(file, 0o644);
+    try {
+      const w = watch(['plain'], ['--json']);
+      expect(await w.done).toBe(0);
+      expect(w.err().match(/studio registry: .* is open to other users \(mode 644\)/g)).toHaveLength(1);
+      expect(finishes(events(w.out()))).toMatchObject([{ status: 'succeeded' }]);
+    } finally {
+      fs.rmSync(file);
+    }
+  });
+});
+
 // Through the Python helper's real probe: python/watch_hook/sitecustomize.py (put on PYTHONPATH by
 // watch itself) over the stand-in `tensorrt` in test/support/fake-tensorrt (written from the
 // documented API, NOT NVIDIA's bindings; real TensorRT cannot be installed here).
