@@ -157,7 +157,9 @@ function clamp(x: number, lo: number, hi: number): number {
 // third of which holds 97 % of the time, and "Computing profile costs" declares 10 steps and
 // finishes early at 4. Equal steps then freeze the percentage for most of the build. So each
 // finished build leaves, per phase kind (its name path), the share of time it took:
-// - `path@k`: step k's share of what was left of its phase from the step's start;
+// - `path@k/n`: step k's share of what was left of its phase (of n declared steps) from the step's
+//   start; only a phase declaring the same number of steps uses it (a phase whose steps count the
+//   model's layers has another shape in every model);
 // - `path`: a child phase's share of what was left of its parent's step from the child's start.
 // Both are "share of the remainder", which is how the view spends its bar: a kind it has seen
 // gets that share, one it has not gets an even split. Shares of any model count (the phase tree's
@@ -174,6 +176,7 @@ interface ShareOpen {
   depth: number;
   parentId: number | null;
   start: number;
+  nbSteps: number;
   /** Its current step, when that step began, and the time each earlier step took. */
   step: number;
   stepT: number;
@@ -194,7 +197,7 @@ export class PhaseShareRecorder {
         const depth = ev.parentId === null ? 0 : parent ? parent.depth + 1 : SHARE_MAX_DEPTH + 1;
         if (depth > SHARE_MAX_DEPTH) return;
         const path = parent ? `${parent.path}/${ev.name}` : ev.name;
-        this.open.set(ev.id, { path, depth, parentId: ev.parentId, start: ev.t, step: 0, stepT: ev.t, stepMs: [], done: [] });
+        this.open.set(ev.id, { path, depth, parentId: ev.parentId, start: ev.t, nbSteps: ev.nbSteps, step: 0, stepT: ev.t, stepMs: [], done: [] });
         return;
       }
       case 'phase.step': {
@@ -209,7 +212,7 @@ export class PhaseShareRecorder {
         // Each step's time over what was left of the phase from that step's start.
         let left = ev.t - p.start;
         for (const [k, ms] of p.stepMs) {
-          if (left > 0) this.add(`${p.path}@${k}`, ms / left);
+          if (left > 0) this.add(stepShareKey(p.path, k, p.nbSteps), ms / left);
           left -= ms;
         }
         this.open.delete(ev.id);
@@ -222,10 +225,9 @@ export class PhaseShareRecorder {
     }
   }
 
-  /** Mean share per kind, the most frequently seen first, at most MAX_SHARE_KINDS. */
+  /** Mean share per kind, at most MAX_SHARE_KINDS (keepShares says which). */
   shares(): Record<string, number> {
-    const kinds = [...this.sums].sort((a, b) => b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
-    return Object.fromEntries(kinds.map(([k, s]) => [k, round3(s.sum / s.n)]));
+    return keepShares(this.sums);
   }
 
   /** The phase's current step ended at `t` (the next is `next`): its time, and its children's shares. */
@@ -255,6 +257,11 @@ export class PhaseShareRecorder {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** The phase-shares key of step k of a phase of nbSteps steps at `path`. */
+export function stepShareKey(path: string, k: number, nbSteps: number): string {
+  return `${path}@${k}/${nbSteps}`;
+}
+
 /** The mean share per kind over earlier builds' profiles (of any model), most common kinds first. */
 export function mergeShares(profiles: Iterable<BuildProfile>): Record<string, number> {
   const sums = new Map<string, { sum: number; n: number }>();
@@ -268,7 +275,17 @@ export function mergeShares(profiles: Iterable<BuildProfile>): Record<string, nu
       } else sums.set(k, { sum: v, n: 1 });
     }
   }
-  const kinds = [...sums].sort((a, b) => b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
+  return keepShares(sums);
+}
+
+/**
+ * The kinds kept when there are more than MAX_SHARE_KINDS: the shallowest first (the upper phases
+ * hold the bar's largest parts, and a few of them outweigh thousands of per-node timings), then
+ * the most often seen.
+ */
+function keepShares(sums: Map<string, { sum: number; n: number }>): Record<string, number> {
+  const depth = (k: string) => k.split('/').length;
+  const kinds = [...sums].sort((a, b) => depth(a[0]) - depth(b[0]) || b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
   return Object.fromEntries(kinds.map(([k, s]) => [k, round3(s.sum / s.n)]));
 }
 

@@ -32,6 +32,7 @@
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
+import { stepShareKey } from './build-estimate.js';
 import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js';
 import { PhaseRows, type Instance, type PhaseRow, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
@@ -367,8 +368,10 @@ export class BuildView {
           this.segments.set(node.id, seg);
         }
         if (childId >= 0 && childId !== seg.childId) {
-          // A new child: what the one before it spent stays spent (all of its share once it finished).
-          if (seg.childId >= 0) seg.spent += (1 - seg.spent) * seg.childShare * (this.rows.isOpen(seg.childId) ? seg.childV : 1);
+          // A new child after one that finished: the finished one's share stays spent. A sibling
+          // that is still open (TensorRT runs hierarchies side by side) spent nothing yet: the
+          // bar follows whichever is the most active.
+          if (seg.childId >= 0 && !this.rows.isOpen(seg.childId)) seg.spent += (1 - seg.spent) * seg.childShare;
           seg.childId = childId;
           seg.childShare = shares?.[childPath] ?? DEFAULT_CHILD_SHARE;
         }
@@ -418,11 +421,11 @@ function stepSpan(shares: Record<string, number> | undefined, path: string, s: n
     let left = 1;
     let known = true;
     for (let k = 0; k < s && known; k++) {
-      const w = shares[`${path}@${k}`];
+      const w = shares[stepShareKey(path, k, nbSteps)];
       if (w === undefined) known = false;
       else left *= 1 - w;
     }
-    const w = shares[`${path}@${s}`];
+    const w = shares[stepShareKey(path, s, nbSteps)];
     if (known && w !== undefined) return [1 - left, left * w];
   }
   return [s / nbSteps, 1 / nbSteps];
