@@ -41,6 +41,19 @@ class HostMemory final : public nvinfer1::IHostMemory {
   } impl_;
 };
 
+// A timing cache that reports FAKE_WATCH_CACHE_ENTRIES keys (default 5) to queryKeys(nullptr, 0).
+class TimingCache final : public nvinfer1::ITimingCache {
+ public:
+  TimingCache() { mImpl = &impl_; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVTimingCache {
+    int64_t queryKeys(nvinfer1::TimingCacheKey* keys, int64_t) const noexcept override {
+      return keys == nullptr ? envInt("FAKE_WATCH_CACHE_ENTRIES", 5) : 0;
+    }
+  } impl_;
+};
+
 class Tensor final : public nvinfer1::ITensor {
  public:
   Tensor(std::string name, nvinfer1::DataType type, nvinfer1::Dims dims) : impl_(std::move(name), type, dims) { mImpl = &impl_; }
@@ -102,6 +115,13 @@ class Config final : public nvinfer1::IBuilderConfig {
     int32_t getBuilderOptimizationLevel() const noexcept override { return level; }
     std::size_t getMemoryPoolLimit(nvinfer1::MemoryPoolType) const noexcept override { return std::size_t{1} << 30; }
     nvinfer1::ProfilingVerbosity getProfilingVerbosity() const noexcept override { return nvinfer1::ProfilingVerbosity::kLAYER_NAMES_ONLY; }
+    nvinfer1::ITimingCache* createTimingCache(void const*, std::size_t) const noexcept override { return new TimingCache(); }
+    bool setTimingCache(nvinfer1::ITimingCache const& c, bool) noexcept override {
+      cache = &c;
+      return true;
+    }
+    nvinfer1::ITimingCache const* getTimingCache() const noexcept override { return cache; }
+    nvinfer1::ITimingCache const* cache = nullptr;
     void setProgressMonitor(nvinfer1::IProgressMonitor* m) noexcept override { monitor = m; }
     nvinfer1::IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
     nvinfer1::BuilderFlags flags = 0;

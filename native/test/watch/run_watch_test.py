@@ -41,15 +41,25 @@ class Sink:
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(path)
         self.server.listen(8)
+        # A timeout, so that close() can drain connections still waiting in the backlog (a
+        # program may connect, write and exit before this thread got to accept it).
+        self.server.settimeout(0.2)
+        self.closing = False
         self.threads = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
 
     def _accept(self):
         while True:
             try:
                 conn, _ = self.server.accept()
+            except socket.timeout:
+                if self.closing:
+                    return
+                continue
             except OSError:
                 return
+            conn.settimeout(None)
             lines = []
             with self.lock:
                 self.conns.append(lines)
@@ -75,6 +85,8 @@ class Sink:
         conn.close()
 
     def close(self):
+        self.closing = True
+        self.acceptor.join(10)
         for t in self.threads:
             t.join(10)
         self.server.close()
@@ -107,6 +119,7 @@ def check_build(lines, build, version, chained=False, result="engine", cancelled
     cfg = b.get("config", {})
     check("REFIT" in cfg.get("flags", []) and cfg.get("optimizationLevel") == 2, "build %d: config flags %s, level %s" % (build, cfg.get("flags"), cfg.get("optimizationLevel")))
     check(b.get("chained") is chained, "build %d: chained=%s" % (build, chained))
+    check(b.get("timingCache") == {"entries": 5}, "build %d: the attached timing cache's entry count (queryKeys): %s" % (build, b.get("timingCache")))
     check(e.get("result") == result and e.get("cancelled") is cancelled, "build %d: end %s" % (build, e))
     open_phases = []  # [name, steps, last step]
     starts = 0

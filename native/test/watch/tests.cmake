@@ -34,6 +34,7 @@ foreach(_m IN LISTS TBS_WATCH_MAJORS)
       COMMAND "${Python3_EXECUTABLE}" "${_wt}/../trt/gen_stubs.py" "${_inc}" "${_gen}/trt_stubs.h"
         "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
         "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
+        "NvInferImpl.h,nvinfer1::apiv,VTimingCache"
       RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
     if(NOT _rc EQUAL 0)
       string(STRIP "${_err}" _err)

@@ -116,6 +116,9 @@ bool build(nvinfer1::IBuilder& builder, nvinfer1::IProgressMonitor* monitor, boo
   network->markOutput(*input);
   config->setFlag(nvinfer1::BuilderFlag::kREFIT);
   config->setBuilderOptimizationLevel(2);
+  // As trtexec attaches one: an (empty) timing cache, ignoring mismatches.
+  std::unique_ptr<nvinfer1::ITimingCache> cache(config->createTimingCache(nullptr, 0));
+  if (cache) config->setTimingCache(*cache, true);
   if (monitor != nullptr) config->setProgressMonitor(monitor);
   bool ok = false;
   if (stream) {
