@@ -504,9 +504,12 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
       if (OPTIONS_NOT_SHAPING_ENGINE.includes(key)) continue;
       if (key === 'shapes' || key === 'shapeValues') {
         const names = new Set([...Object.keys(m.options[key]), ...Object.keys(now[key])]);
+        // Built with default shapes for an input the request also leaves out: built the same way again.
+        const defaulted = new Set((m.defaultShapes ?? []).filter((d) => d.kind === key).map((d) => d.input));
         for (const name of [...names].sort()) {
           const a = m.options[key][name];
           const c = now[key][name];
+          if (c === undefined && defaulted.has(name)) continue;
           if (JSON.stringify(a) !== JSON.stringify(c)) {
             const fmt = (r?: { min: number[]; opt: number[]; max: number[] }) => (r ? `${r.min.join('x')}/${r.opt.join('x')}/${r.max.join('x')}` : '(none)');
             reasons.push({ kind: 'shape-range', what: `${key === 'shapes' ? 'shape range' : 'shape values'} of input ${name}`, was: fmt(a), now: fmt(c) });

@@ -278,14 +278,16 @@ describe('bad requests: a clear error, diagnostics on the model, and the server 
     expect(d.diagnostics[0].message).toContain('is not an ONNX model');
   });
 
-  it('a dynamic input without shapes: the diagnostic names the input; a good build clears it', async () => {
+  // Issue 34: a dynamic input given no shapes builds as trtexec builds it (each dynamic dimension
+  // 1); bad shapes still make the diagnostic.
+  it('shapes of the wrong rank: the diagnostic names the input; a good build clears it', async () => {
     const before = lsp.diagnostics.length;
-    const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: dyn, options: sim() }]));
+    const err = await failure(lsp.execute('trtBuildStudio.build', [{ modelPath: dyn, options: sim({ shapes: ['input:1x3x224/1x3x224/1x3x224'] }) }]));
     expect(err.code).toBe(LSPErrorCodes.RequestFailed);
     expect(err.message).toContain('"input"');
     const d = await waitFor('diagnostics', () => lsp.diagnostics.slice(before).find((p) => p.uri.endsWith('/dyn.onnx') && p.diagnostics.length > 0));
     expect(d.diagnostics[0].code).toBe('shapes');
-    expect(d.diagnostics[0].message).toMatch(/dynamic input without shapes: "input" .*batch/);
+    expect(d.diagnostics[0].message).toMatch(/shapes for "input" have the wrong rank/);
 
     const ok = await lsp.execute('trtBuildStudio.build', [
       { modelPath: dyn, outputPath: path.join(dir, 'dyn.engine'), options: sim({ shapes: ['input:1x3x224x224/4x3x224x224/8x3x224x224'] }) },
@@ -293,6 +295,9 @@ describe('bad requests: a clear error, diagnostics on the model, and the server 
     expect(ok.status).toBe('succeeded');
     const cleared = lsp.diagnostics.filter((p) => p.uri === d.uri).at(-1)!;
     expect(cleared.diagnostics).toEqual([]);
+    // No shapes at all: built with each dynamic dimension 1, as trtexec builds it.
+    const plain = await lsp.execute('trtBuildStudio.build', [{ modelPath: dyn, outputPath: path.join(dir, 'dyn-default.engine'), options: sim() }]);
+    expect(plain.status).toBe('succeeded');
   });
 
   it('still answers after all of that', async () => {

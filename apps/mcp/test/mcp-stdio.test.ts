@@ -301,8 +301,9 @@ describe('MCP server over stdio', () => {
     expect(await invalid('start_build', { modelPath: small, outputPath: '/dev/null', options: sim() })).toMatch(/\/dev\/null is a character device/);
     expect(fs.lstatSync(fifo)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs, size: 0 });
     expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
-    const dynMsg = await call('build_engine', { modelPath: dyn, options: sim() });
-    expect(dynMsg).toMatch(/input/);
+    // Issue 34: no shapes at all builds as trtexec does (each dynamic dimension 1); bad ones are a tool error.
+    const dynMsg = await call('build_engine', { modelPath: dyn, options: sim({ shapes: ['input:1x3x8/1x3x8/1x3x8'] }) });
+    expect(dynMsg).toMatch(/shapes for "input" have the wrong rank/);
     expect(dynMsg).toMatch(/batch/);
     expect(await call('inspect_model', { path: writeBadFile(path.join(dir, 'bad.onnx'), 'text') })).toMatch(/bad\.onnx/);
     expect(await call('inspect_model', { path: dir })).toMatch(/director/i);

@@ -193,9 +193,10 @@ describe('serve: builds', () => {
     expect(fs.existsSync(path.dirname(missingDir))).toBe(false);
 
     const dynamic = writeModel(path.join(dir, 'dynamic.onnx'), { dynamic: true });
-    const noShapes = await postJson('/api/builds', { modelPath: dynamic, options: SIM });
-    expect(noShapes.status).toBe(400);
-    expect(((await noShapes.json()) as { error: { message: string } }).error.message).toMatch(/dynamic input.*"input".*batch/s);
+    // Issue 34: no shapes at all builds as trtexec does (each dynamic dimension 1); bad ones are 400.
+    const badRank = await postJson('/api/builds', { modelPath: dynamic, options: { ...SIM, shapes: ['input:1x3x32/1x3x32/1x3x32'] } });
+    expect(badRank.status).toBe(400);
+    expect(((await badRank.json()) as { error: { message: string } }).error.message).toMatch(/shapes for "input" have the wrong rank.*batch/s);
     const badRange = await postJson('/api/builds', { modelPath: dynamic, options: { ...SIM, shapes: ['input:4x3x32x32/2x3x32x32/1x3x32x32'] } });
     expect(badRange.status).toBe(400);
     expect(((await badRange.json()) as { error: { message: string } }).error.message).toMatch(/min 4 <= opt 2 <= max 1 does not hold/);
