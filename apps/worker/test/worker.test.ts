@@ -142,10 +142,15 @@ describe('build worker process', () => {
       expect(hb.every((h) => (h.hostMemoryBytes ?? 0) > 10 * 2 ** 20)).toBe(true);
       expect(hb.map((h) => h.gpuMemoryBytes)).toEqual(hb.map(() => 3221225472));
       expect(hb.map((h) => [h.gpuUtilization, h.gpuClockMhz, h.gpuTemperatureC])).toEqual(hb.map(() => [0.87, 1410, 67]));
-      // Not listed (no CUDA context yet): holds nothing. NVML without the call: no figure, no note.
+      expect(hb.map((h) => h.gpuMemorySource)).toEqual(hb.map(() => 'process'));
+      // Not listed (no CUDA context yet) in the host's PID namespace: holds nothing.
       expect((await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always' })).map((h) => h.gpuMemoryBytes)).toEqual(expect.arrayContaining([0]));
+      // NVML without the process list: the device's growth since the first sample, labelled, with
+      // the reason; the utilisation note stays unset (the GPU figure itself is there).
       const noList = await beats({ ...fakeGpu, TBS_GPU_PROBE: 'always', FAKE_NVML_NO_PROCESSES: '1' });
-      expect(noList.some((h) => h.gpuMemoryBytes !== undefined || h.gpuNote !== undefined)).toBe(false);
+      expect(noList.map((h) => [h.gpuMemoryBytes, h.gpuMemorySource])).toEqual(noList.map(() => [0, 'device-delta']));
+      expect(noList.every((h) => /^NVML did not list the GPU's processes: Not Supported/.test(h.gpuMemoryUnknown ?? ''))).toBe(true);
+      expect(noList.some((h) => h.gpuNote !== undefined)).toBe(false);
     });
 
     it('say once why there is no GPU figure', async () => {
