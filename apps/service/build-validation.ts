@@ -19,7 +19,7 @@ import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model/model-reader.js';
 import { ensurePrivateDir } from './private-dir.js';
-import { checkPluginLibraries, type PluginPolicy } from './plugin-libraries.js';
+import { checkPluginLibraries, refuseWriteIntoPluginDirs, type PluginPolicy } from './plugin-libraries.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
 import { checkParentDir, probeWritable } from './writable-path.js';
 
@@ -409,6 +409,11 @@ export async function validateBuild(
     ctx.claim?.(outputPath);
     checkOutputPath(outputPath, modelPath, summary);
   }
+  // A client that could write an engine or a cache into a plugin folder could then name it as a
+  // plugin library: builds never write where plugin libraries are loaded from.
+  const policy = ctx.pluginPolicy ?? { kind: 'any' };
+  refuseWriteIntoPluginDirs(policy, outputPath, 'output path');
+  if (options.timingCache) refuseWriteIntoPluginDirs(policy, options.timingCache, 'timingCache');
 
   return {
     modelPath,

@@ -100,6 +100,24 @@ describe('serve --plugin-dir', () => {
     expect(manifest.pluginLibraries).toEqual([{ path: lib, sha256: sha256(lib) }]);
   });
 
+  it('refuses to write an engine or a timing cache into a plugin folder (it could then be named as a library)', async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ outputPath: path.join(trusted, 'libplanted.so') }, /^output path .*libplanted\.so is inside the plugin folder/],
+      [{ options: { ...SIM, timingCache: path.join(trusted, 'libcache.so') } }, /^timingCache .*libcache\.so is inside the plugin folder/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await api(serve, '/api/builds', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ modelPath: custom, options: SIM, ...body }),
+      });
+      const answer = (await res.json()) as { error: { message: string } };
+      expect(res.status, JSON.stringify(answer)).toBe(400);
+      expect(answer.error.message).toMatch(message);
+    }
+    expect(fs.readdirSync(trusted).sort()).toEqual(['libmy_plugin.so', 'libsneaky.so']);
+  });
+
   it('without --plugin-dir every plugin library is refused, saying how to allow some', async () => {
     const bare = await startServe([]);
     try {
