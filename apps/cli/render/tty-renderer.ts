@@ -64,21 +64,23 @@ export class TtyRenderer implements BuildRenderer {
       this.anyEvent = true;
       if (e.type === 'log' && (this.verbose || (e.severity !== 'verbose' && e.severity !== 'info'))) {
         const c = e.severity === 'warning' ? '33' : e.severity === 'info' ? '0' : e.severity === 'verbose' ? '2' : '31';
-        logs.push(this.paint(c, `${e.severity}: ${displayText(e.message)}`));
+        // A message keeps its whole text: wrapped to the terminal, never cut (it is written once,
+        // above the frame, so its lines do not enter the redraw's arithmetic).
+        for (const line of this.wrap(`${e.severity}: ${displayText(e.message)}`)) logs.push(this.paint(c, line));
       } else if (e.type === 'build.started' && (e.memoryEstimate || !this.backendKnown)) {
         if (!this.backendKnown) {
           this.backendKnown = true;
           this.simulated = e.backend === 'simulated';
-          logs.push(this.paint(this.simulated ? '1;33' : '1', `backend: ${backendLabel(e.backend, e.backendVersion)}`));
+          logs.push(this.fit(this.paint(this.simulated ? '1;33' : '1', `backend: ${backendLabel(e.backend, e.backendVersion)}`)));
         }
-        if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) logs.push(this.paint(l.warning ? '33' : '2', l.text));
+        if (e.memoryEstimate) for (const l of memoryEstimateLines(e.memoryEstimate)) for (const line of this.wrap(l.text)) logs.push(this.paint(l.warning ? '33' : '2', line));
       } else if (e.type === 'cache.stats' && e.warning) {
-        logs.push(this.paint('33', `timing cache warning: ${displayText(e.warning)}`));
+        for (const line of this.wrap(`timing cache warning: ${displayText(e.warning)}`)) logs.push(this.paint('33', line));
       }
     }
     if (logs.length) {
       this.clearFrame();
-      this.out.write(logs.map((l) => this.fit(l)).join('\n') + '\n');
+      this.out.write(logs.join('\n') + '\n');
       this.draw();
     }
   }
@@ -134,6 +136,25 @@ export class TtyRenderer implements BuildRenderer {
       parts.push(this.paint('1;33', this.stopState.kind === 'cancel' ? `stopping… ${since} (Ctrl-C again to kill)` : `killing the worker… ${since}`));
     }
     return parts.join(' · ');
+  }
+
+  /** Plain text in lines of the terminal's width; continuation lines indented by two. */
+  private wrap(s: string): string[] {
+    const cols = Math.max(20, (this.out.columns ?? 100) - 1);
+    const out: string[] = [];
+    for (const para of s.split('\n')) {
+      let rest = para;
+      let first = true;
+      do {
+        const room = first ? cols : cols - 2;
+        let cut = rest.length <= room ? rest.length : rest.lastIndexOf(' ', room);
+        if (cut <= room / 2) cut = Math.min(rest.length, room);
+        out.push((first ? '' : '  ') + rest.slice(0, cut));
+        rest = rest.slice(cut).trimStart();
+        first = false;
+      } while (rest.length > 0);
+    }
+    return out;
   }
 
   private fit(s: string): string {

@@ -229,3 +229,34 @@ describe('verbose log lines', () => {
     }
   });
 });
+
+describe('terminal warnings keep their whole text', () => {
+  it('a warning longer than the terminal is wrapped under the tree, every word of it shown', () => {
+    vi.useFakeTimers();
+    try {
+      const term = terminal();
+      (term.out as unknown as { columns: number }).columns = 60;
+      const r = new TtyRenderer(term.out, () => 0);
+      r.begin(record);
+      const input = follow(r, () => 0);
+      const words = Array.from({ length: 40 }, (_, i) => `word${i}`);
+      input.events([
+        ev(1, { type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true }),
+        ev(2, { type: 'log', severity: 'warning', message: words.join(' ') }),
+      ]);
+      r.dispose();
+      const plain = term.text().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+      const lines = plain.split('\n').filter((l) => /word\d/.test(l));
+      expect(lines.length).toBeGreaterThan(1);
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(59);
+      expect(
+        lines
+          .join(' ')
+          .split(/\s+/)
+          .filter((w) => /^word\d+$/.test(w)),
+      ).toEqual(words);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
