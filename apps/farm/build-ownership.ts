@@ -75,6 +75,13 @@ export class BuildOwnership {
       return;
     }
     const owner = fields.owner ?? '';
+    // Back in the queue with no owner: a worker that shut down handed it back (or another serve
+    // retried it after a lost worker). The next attempt's build.started moves it on again.
+    if (!owner && fields.state === 'queued' && b.state !== 'queued') {
+      b.setState('queued');
+      b.setFarm({ worker: undefined });
+      return;
+    }
     if (!owner || owner.startsWith(SERVE_OWNER)) return;
     const workerId = owner.slice(0, owner.lastIndexOf('/'));
     if (b.state === 'queued' && fields.state === 'running') {

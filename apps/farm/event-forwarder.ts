@@ -189,6 +189,46 @@ export class Forwarder {
     await this.writeRecord(final, true);
   }
 
+  /**
+   * Events already in the farm's terms (a hand-back's notes: phase ids of the stream, the farm's
+   * build id), after everything queued so far. False when Redis refused them (the build is no
+   * longer this owner's, or ended).
+   */
+  async sendFarm(events: BuildEvent[]): Promise<boolean> {
+    this.open = undefined;
+    await this.chain;
+    await this.send(events, undefined).catch((e) => this.fail(e));
+    return !this.refused;
+  }
+
+  /** Phases of the stream that are still open (farm ids), after everything queued was sent. */
+  async openPhases(): Promise<number[]> {
+    this.open = undefined;
+    await this.chain;
+    return [...this.view.rows.openInstances()].map((o) => o.inst.id);
+  }
+
+  /**
+   * The record a build goes back to the queue with (its worker shut down): the stream's view so
+   * far, the attempt that ran, no worker and no ending. From the local record when the local
+   * build ran, else from the record the attempt started from.
+   */
+  handBackRecord(local: BuildRecord | undefined): FarmRecord {
+    const { outcome: _o, finishedAt: _f, ...rest } = local ?? this.base;
+    const copy = this.cacheCopy?.wc;
+    return {
+      ...rest,
+      ...(copy && local ? { options: { ...rest.options, timingCache: copy.shared }, cache: rest.cache && sharedStats(rest.cache, copy) } : {}),
+      id: this.farmId,
+      state: 'queued',
+      queuedAt: this.base.queuedAt,
+      engineAvailable: false,
+      lastSeq: this.lastFarmSeq,
+      view: this.view.snapshot(),
+      farm: { ...this.base.farm, worker: undefined, waiting: undefined, attempt: this.attempt },
+    };
+  }
+
   /** The build ended before the local service ran it (bad request, cancelled while waiting). */
   async endWithout(status: 'failed' | 'cancelled', error?: string): Promise<void> {
     this.open = undefined;

@@ -90,6 +90,21 @@ redis.call('HSET', KEYS[1], 'owner', ARGV[2])
 return 1`;
 
 /**
+ * A worker that shuts down gives a build back (only while it still owns it and it has not ended):
+ * a build a person stopped (KEYS[2]'s count) is not given back, it ends cancelled (3); with an
+ * attempt left (ARGV[2] '1') it is queued again, ownerless, with the record ARGV[3] (1); without
+ * one the worker keeps it to end it (2). 0: not this owner's any more (serve took it over).
+ */
+const HAND_BACK = `
+local s = redis.call('HGET', KEYS[1], 'state')
+if not s or ${FINAL_LUA} then return 0 end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+if tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then return 3 end
+if ARGV[2] ~= '1' then return 2 end
+redis.call('HSET', KEYS[1], 'state', 'queued', 'owner', '', 'record', ARGV[3])
+return 1`;
+
+/**
  * Stop, in one round trip: a build still queued is claimed by `owner` (ARGV[1]) and the script
  * returns 0 (the caller ends it); otherwise the Stop is counted and published, for current workers
  * with the count and reason ({"id", "n", "reason"} on the stop channel: they act on it without
@@ -114,6 +129,7 @@ declare module 'ioredis' {
     tbsPutRecord(key: string, owner: string, state: string, record: string): Result<number, Context>;
     tbsClaim(key: string, owner: string, state: string): Result<number, Context>;
     tbsTakeover(key: string, expectedOwner: string, newOwner: string): Result<number, Context>;
+    tbsHandBack(buildKey: string, cancelKey: string, owner: string, requeue: string, record: string): Result<number, Context>;
     tbsRequestStop(buildKey: string, cancelKey: string, owner: string, reason: string, id: string, stopChannel: string, cancelChannel: string): Result<number, Context>;
   }
 }
@@ -123,6 +139,7 @@ export function defineFarmCommands(r: Redis): void {
   r.defineCommand('tbsPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
   r.defineCommand('tbsClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('tbsTakeover', { numberOfKeys: 1, lua: TAKEOVER });
+  r.defineCommand('tbsHandBack', { numberOfKeys: 2, lua: HAND_BACK });
   r.defineCommand('tbsRequestStop', { numberOfKeys: 2, lua: REQUEST_STOP });
 }
 
@@ -244,9 +261,20 @@ export class FarmStore {
     return (await this.redis.tbsTakeover(keys.build(id), expectedOwner, newOwner)) === 1;
   }
 
-  /** Back to the queue for another attempt (after takeover from a lost worker). */
+  /** Back to the queue for another attempt (after takeover from a lost worker; a worker shutting down uses handBack). */
   async requeue(id: string, owner: string): Promise<void> {
     await this.redis.eval(`if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'queued', 'owner', '') end`, 1, keys.build(id), owner);
+  }
+
+  /**
+   * A shutting-down worker (`owner`) gives the build back: 'requeued' (queued again, ownerless,
+   * `record` its snapshot; the caller adds the next attempt's job) when `requeue`, 'last' when not
+   * (still the caller's, to end it), 'stopped' when a person asked to stop it (the caller ends it
+   * cancelled), 'lost' when it is no longer the caller's.
+   */
+  async handBack(id: string, owner: string, requeue: FarmRecord | undefined): Promise<'requeued' | 'last' | 'stopped' | 'lost'> {
+    const r = await this.redis.tbsHandBack(keys.build(id), keys.cancel(id), owner, requeue ? '1' : '0', requeue ? JSON.stringify(requeue) : '');
+    return r === 1 ? 'requeued' : r === 2 ? 'last' : r === 3 ? 'stopped' : 'lost';
   }
 
   /**

@@ -14,15 +14,16 @@ import type { Redis } from 'ioredis';
 import { BuildService, type BuildServiceOptions } from '../service/build-service.js';
 import { resolveBackend } from '../service/build-validation.js';
 import { checkTimingCacheFile } from '../service/timing-cache-file.js';
+import { NO_PLUGINS, type PluginPolicy } from '../service/plugin-libraries.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
-import type { BackendInfo, CancelReason } from '../shared/protocol.js';
+import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildFinished, type BuildRecord, type CancelReason } from '../shared/protocol.js';
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
 import { acquireLock } from './redis-lock.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
-import { keys } from './keys.js';
+import { buildJob, keys } from './keys.js';
 import { EngineReuseStore } from '../service/engine-reuse-store.js';
 import { Forwarder } from './event-forwarder.js';
 
@@ -60,11 +61,24 @@ export interface FarmWorkerOptions {
   /** Where private copies of shared timing caches go (default: the OS temp folder). */
   cacheCopyDir?: string;
   limits?: StoreLimits;
+  /**
+   * Which plugin libraries a build may name (staticPlugins, dynamicPlugins, pluginsToSerialize):
+   * the worker loads what a remote client asks for, so only those inside the operator's
+   * `--plugin-dir` folders. Default: none.
+   */
+  pluginPolicy?: PluginPolicy;
 }
 
 interface Running {
   farmId: string;
+  /** The pool (BullMQ queue) the build was taken from: a hand-back queues its next attempt there. */
+  pool: string;
   localId?: string;
+  /**
+   * The worker is shutting down (the signal's name, or "stopped"): the build is stopped for that
+   * and given back, not ended cancelled (handBack).
+   */
+  handBack?: string;
   /** Stop before the local build exists (while the build is being taken and prepared). */
   early: AbortController;
   owner: string;
@@ -105,7 +119,12 @@ export class FarmWorker {
     // reuse builds share the farm's engine store: a matrix rebuilds only the targets whose engines are stale.
     const storeDir = opts.artifacts?.engineStoreDir?.();
     this.reuseStore = storeDir ? new EngineReuseStore(storeDir) : undefined;
-    this.local = new BuildService({ concurrency: 64, ...(this.reuseStore ? { reuseStore: this.reuseStore } : {}), ...opts.service });
+    this.local = new BuildService({
+      concurrency: 64,
+      ...(this.reuseStore ? { reuseStore: this.reuseStore } : {}),
+      ...opts.service,
+      pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS,
+    });
     this.stops = this.redis.duplicate();
     watchRedis(this.stops, opts.url, `trt-build-studio worker ${this.id}`, this.log);
     // Stop reaches a running build the moment it is asked for: no polling. A message sent while
@@ -250,7 +269,7 @@ export class FarmWorker {
   private runJob(job: Job, token: string): void {
     const farmId = String(job.data.buildId);
     const owner = `${this.id}/${token}`;
-    const entry: Running = { farmId, owner, early: new AbortController(), done: Promise.resolve() };
+    const entry: Running = { farmId, pool: job.queueName, owner, early: new AbortController(), done: Promise.resolve() };
     this.running.set(farmId, entry);
     void this.beat().catch(() => undefined);
     const lockTimer = setInterval(() => void job.extendLock(token, this.lockMs).catch(() => undefined), Math.floor(this.lockMs / 3));
@@ -301,15 +320,37 @@ export class FarmWorker {
         await forwarder.endWithout('cancelled');
         return;
       }
+      // The worker began shutting down while the build was being taken: nothing ran yet.
+      if (entry.handBack !== undefined) {
+        await this.handBack(entry, forwarder, attempt, request, undefined);
+        return;
+      }
       const rec = await this.local.startBuild(input);
       localId = rec.id;
       entry.localId = localId;
       await this.applyCancels(entry);
+      if (entry.handBack !== undefined) this.local.cancelBuild(localId, 'shutdown');
+      // While the worker shuts down, the local build's cancelling (reason shutdown) and its ending
+      // wait here: whether they reach the stream is decided once it ended (handBack).
+      const held: BuildEvent[] = [];
+      const hold = (events: BuildEvent[]): BuildEvent[] => {
+        if (entry.handBack === undefined) return events;
+        const pass: BuildEvent[] = [];
+        for (const e of events) ((e.type === 'build.cancelling' && e.reason === 'shutdown') || e.type === 'build.finished' ? held : pass).push(e);
+        return pass;
+      };
       // pacesBuild: while the forwarder has more than its bound waiting for Redis (slow or stalled),
       // push() returns a promise and the build worker holds its next batch (event-forwarder.ts).
-      const sub = this.local.subscribe(localId, (events) => forwarder.push(events, () => this.local.getBuild(localId!)!), { afterSeq: -1, pacesBuild: true });
+      const sub = this.local.subscribe(localId, (events) => forwarder.push(hold(events), () => this.local.getBuild(localId!)!), { afterSeq: -1, pacesBuild: true });
       await this.local.waitForResult(localId);
       sub.unsubscribe();
+      if (entry.handBack !== undefined) {
+        const record = this.local.getBuild(localId)!;
+        // The ending is in the record even if the subscription had not delivered it yet.
+        if (!held.some((e) => e.type === 'build.finished') && record.outcome) held.push(record.outcome);
+        await this.handBack(entry, forwarder, attempt, request, { held, record });
+        return;
+      }
       await forwarder.flush(this.local.getBuild(localId)!);
       const outcome = this.local.getBuild(localId)?.outcome;
       this.log(`worker ${this.id}: build ${farmId} ${outcome?.status ?? 'ended'}`);
@@ -320,6 +361,77 @@ export class FarmWorker {
       this.applied.delete(farmId);
       if (copy && !this.keptCopies.delete(copy)) discard(copy);
     }
+  }
+
+  /**
+   * The worker shuts down under a build (`entry.handBack`): the build goes back to its pool for
+   * another worker while it has an attempt left (request.retries, the same budget a lost worker's
+   * build draws on), else it ends failed, "worker shut down"; never cancelled, since nobody
+   * stopped it. A build a person stopped meanwhile ends cancelled, as asked. The decision is one
+   * Redis script (FarmStore.handBack), so a Stop cannot slip between it and the requeue; one that
+   * comes after finds the build queued (serve ends it) or stops its next attempt at the start.
+   * `local`: the local build that ran (its held-back cancelling and ending, and its record).
+   */
+  private async handBack(
+    entry: Running,
+    forwarder: Forwarder,
+    attempt: number,
+    request: FarmRequest,
+    local: { held: BuildEvent[]; record: BuildRecord } | undefined,
+  ): Promise<void> {
+    const { farmId } = entry;
+    const localEnd = local?.held.find((e): e is BuildFinished => e.type === 'build.finished');
+    // The build got to its own end before the cancel reached it (succeeded, or failed for a
+    // reason of its own): that ending stands.
+    if (local && localEnd?.status !== 'cancelled') return this.endAsRan(forwarder, local);
+    if ((await this.store.cancelRequests(farmId)).n > 0) return this.endStopped(forwarder, farmId, local);
+    const budget = request.retries + 1;
+    const again = attempt < budget;
+    const why = `worker ${this.id} shut down (${entry.handBack})`;
+    const note = again
+      ? `${why}; build handed back to the queue, attempt ${attempt + 1} of ${budget}`
+      : `${why}; no attempt left (this was attempt ${attempt} of ${budget}): the build fails`;
+    const closeOpen = (await forwarder.openPhases()).map(
+      (id) => ({ v: PROTOCOL_VERSION, buildId: farmId, seq: 0, t: 0, type: 'phase.finish', id, stepsDone: 0, early: true }) as BuildEvent,
+    );
+    const logLine = { v: PROTOCOL_VERSION, buildId: farmId, seq: 0, t: 0, type: 'log', severity: again ? 'warning' : 'error', message: note } as BuildEvent;
+    // Refused: serve already took the build over (it called this worker lost); it decides.
+    if (!(await forwarder.sendFarm([...closeOpen, logLine]))) return;
+    const result = await this.store.handBack(farmId, entry.owner, again ? forwarder.handBackRecord(local?.record) : undefined);
+    if (result === 'lost') return;
+    if (result === 'stopped') return this.endStopped(forwarder, farmId, local);
+    if (result === 'requeued') {
+      const job = buildJob(farmId, attempt + 1);
+      await this.pool(entry.pool).queue.add(job.name, job.data, job.opts);
+      await this.redis.publish(keys.queuedChannel, entry.pool).catch(() => undefined);
+      this.log(`worker ${this.id}: build ${farmId} handed back to the queue (attempt ${attempt + 1} of ${budget} next)`);
+      return;
+    }
+    this.log(`worker ${this.id}: build ${farmId} failed: worker shut down on its last attempt`);
+    if (!local || !localEnd) return forwarder.endWithout('failed', 'worker shut down');
+    // The local ending, as a failure: its duration, cache and memory stand; what belonged to the
+    // cancel (its latencies, the removed engine) does not.
+    const { cancelLatencyMs: _c, stopToFinishMs: _s, engineBytes: _b, outputPath: _p, memoryStop: _m, ...kept } = localEnd;
+    const failed: BuildFinished = { ...kept, status: 'failed', error: 'worker shut down' };
+    const record: BuildRecord = { ...local.record, state: 'failed', outcome: failed };
+    await this.endAsRan(forwarder, { held: [failed], record });
+  }
+
+  /** The held-back events go to the stream as the local build emitted them. */
+  private async endAsRan(forwarder: Forwarder, local: { held: BuildEvent[]; record: BuildRecord }): Promise<void> {
+    await forwarder.push(local.held, () => local.record);
+    await forwarder.flush(local.record);
+  }
+
+  /**
+   * A person stopped the build while the worker shut down: it ends cancelled, with their reason
+   * (the local build's cancelling said "shutdown", the first cancel it got).
+   */
+  private async endStopped(forwarder: Forwarder, farmId: string, local: { held: BuildEvent[]; record: BuildRecord } | undefined): Promise<void> {
+    if (!local) return forwarder.endWithout('cancelled');
+    const { reason } = await this.store.cancelRequests(farmId).catch(() => ({ reason: 'user' as CancelReason }));
+    const held = local.held.map((e) => (e.type === 'build.cancelling' ? { ...e, reason } : e));
+    await this.endAsRan(forwarder, { held, record: local.record });
   }
 
   /**
@@ -388,7 +500,8 @@ export class FarmWorker {
 
   /**
    * One more cancel for every build this worker runs (a second one kills the build's worker
-   * process, as locally); builds still being prepared stop before they start.
+   * process, as locally); builds still being prepared stop before they start. After stop() began,
+   * the builds it gives back are still given back once their build workers are gone.
    */
   cancelAll(reason: 'shutdown'): void {
     for (const r of this.running.values()) {
@@ -397,12 +510,22 @@ export class FarmWorker {
     }
   }
 
-  /** Stops taking builds; running ones are cancelled (reason "shutdown") and end cancelled. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking builds and gives the running ones back (`why`: the signal that stopped the
+   * worker, for the builds' logs): each local build is cancelled (reason "shutdown": the GPU is
+   * free at its next step boundary), and once it ended the build goes back to the queue or, with
+   * no attempt left, ends failed "worker shut down" (handBack). A build a person had already
+   * stopped just ends, cancelled: this cancel is its second, which ends it now.
+   */
+  async stop(why = 'stopped'): Promise<void> {
     this.stopping = true;
     this.wake?.();
     await this.loopDone;
-    for (const r of this.running.values()) if (r.localId) this.local.cancelBuild(r.localId, 'shutdown');
+    for (const r of this.running.values()) {
+      if ((this.applied.get(r.farmId) ?? 0) === 0) r.handBack = why;
+      // One still being prepared sees handBack before its local build starts (runBuild).
+      if (r.localId) this.local.cancelBuild(r.localId, 'shutdown');
+    }
     await Promise.all([...this.running.values()].map((r) => r.done));
     await this.local.shutdown();
     if (this.hbTimer) clearInterval(this.hbTimer);

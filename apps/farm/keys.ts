@@ -63,6 +63,19 @@ export function canonicalTarget(target: Record<string, string>): string {
 }
 
 /**
+ * The BullMQ job of one attempt of a build, whoever queues it (serve for the first attempt and
+ * after a lost worker, a worker handing its build back at shutdown). attempts: 1 — BullMQ never
+ * re-runs a build by itself; another attempt is the farm's decision (the request's `retries`),
+ * recorded in the build's stream.
+ */
+export function buildJob(
+  buildId: string,
+  attempt: number,
+): { name: string; data: { buildId: string }; opts: { jobId: string; attempts: number; removeOnComplete: boolean; removeOnFail: number } } {
+  return { name: 'build', data: { buildId }, opts: { jobId: `${buildId}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 } };
+}
+
+/**
  * One BullMQ queue per distinct target ("pool"). BullMQ queue names must avoid ':', and targets
  * may hold any characters, so the name is a digest; the pools hash maps it back.
  */

@@ -27,7 +27,7 @@ import {
 import type { ArtifactStore } from './artifacts.js';
 import { LocalPathArtifacts } from './artifacts.js';
 import { DEFAULT_LIMITS, FarmStore, type FarmRecord, type FarmRequest, type StoreLimits, type WorkerInfo } from './farm-store.js';
-import { canonicalTarget, keys, poolQueueName } from './keys.js';
+import { buildJob, canonicalTarget, keys, poolQueueName } from './keys.js';
 import { checkTarget, type Labels } from './labels.js';
 import { connectRedis, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { BuildMirror } from './build-mirror.js';
@@ -241,9 +241,8 @@ export class QueueBuildService implements BuildServiceApi {
       q.on('error', () => undefined);
       this.queues.set(name, q);
     }
-    // attempts: 1 — BullMQ never re-runs a build by itself; retries after a lost worker are
-    // serve's decision (the request's `retries`), recorded in the build's stream.
-    await q.add('build', { buildId: id }, { jobId: `${id}-a${attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: 1000 });
+    const job = buildJob(id, attempt);
+    await q.add(job.name, job.data, job.opts);
     // Wakes idle workers now; one that misses it finds the job at its next look.
     await this.redis.publish(keys.queuedChannel, name).catch(() => undefined);
   }
@@ -298,7 +297,7 @@ export class QueueBuildService implements BuildServiceApi {
       await this.ownership.finishAs(b, owner, 'cancelled', undefined, [{ ...base, type: 'build.cancelling', requestedAt: 0, reason }]);
       await this.queues
         .get(poolQueueName(b.farm.target))
-        ?.remove(`${b.id}-a${b.farm.attempt}`)
+        ?.remove(buildJob(b.id, b.farm.attempt).opts.jobId)
         .catch(() => undefined);
     }
   }

@@ -1,10 +1,15 @@
 // `trt-build-studio worker --queue redis://host:port [--gpus all|0,2,3|sim:N] [--labels k=v,...]
-// [--concurrency N] [--artifacts DIR]`: a farm worker on a GPU machine (one slot per GPU with --gpus). Runs until SIGINT/SIGTERM; then it stops
-// taking builds, cancels the running ones (reason "shutdown"), lets their ends reach Redis and
-// leaves the farm. A second signal while that goes on kills the build workers by PID and exits
-// (the handlers are the process's shared ones: see process/process-signals.ts).
+// [--concurrency N] [--artifacts DIR] [--plugin-dir DIR ...]`: a farm worker on a GPU machine (one
+// slot per GPU with --gpus). Runs until SIGINT/SIGTERM; then it stops taking builds, stops the
+// running ones (reason "shutdown") and hands them back to the queue (or ends them failed, "worker
+// shut down", on their last attempt: farm-worker.ts), lets that reach Redis, leaves the farm and
+// exits 0 (a stop asked for is a clean end, as for serve). A second signal while that goes on
+// kills the build workers by PID and exits (the handlers are the process's shared ones: see
+// process/process-signals.ts).
+import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LiveWorkers } from '../service/live-workers.js';
+import { parsePluginDirs, type PluginPolicy } from '../service/plugin-libraries.js';
 import { processSignals } from '../process/process-signals.js';
 import { SharedFolderArtifacts } from './artifacts.js';
 import { defaultWorkerId, FarmWorker } from './farm-worker.js';
@@ -12,7 +17,7 @@ import { parseGpus, type GpuSlot } from './gpu-slots.js';
 import { formatLabels, parseLabels } from './labels.js';
 import { redisUrlOk } from './redis.js';
 
-export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host:port [--gpus all|0,2,3|sim:N] [--labels k=v,...] [--concurrency N] [--artifacts DIR] [--id NAME]
+export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host:port [--gpus all|0,2,3|sim:N] [--labels k=v,...] [--concurrency N] [--artifacts DIR] [--plugin-dir DIR ...] [--id NAME]
 
   --queue URL        the farm's Redis (the same one \`serve --queue\` uses)
   --gpus G           one slot per GPU, each building one at a time on its own device, labelled
@@ -26,11 +31,16 @@ export const WORKER_USAGE = `usage: trt-build-studio worker --queue redis://host
                      sharing a cache run side by side on private copies and take the farm-wide
                      Redis lock only to publish into it. off: caches are used in place under the
                      file lock alone (filesystems whose locks work across machines)
+  --plugin-dir DIR   a folder whose plugin libraries builds may name (staticPlugins, dynamicPlugins,
+                     pluginsToSerialize); repeatable. Without it no build loads a plugin library:
+                     the worker runs what remote clients ask for, and plugin libraries are code
   --id NAME          worker id (default: host-pid-random)
   --heartbeat-ms N   heartbeat TTL; serve calls the worker lost after this long without one (default 10000)
   --cancel-kill-ms N kill a build's worker process this long after Stop if it has not ended (default 10000)
 
-Ctrl-C stops taking builds, cancels the running ones and leaves the farm.`;
+Ctrl-C or SIGTERM stops taking builds, stops the running ones and hands them back to the queue
+(another worker runs them if their retries allow; else they end failed, "worker shut down"),
+leaves the farm and exits 0. A second signal kills the build workers at once.`;
 
 /** A forced stop waits this long for the killed builds' ends to reach Redis, then exits anyway. */
 const FORCE_EXIT_MS = 3000;
@@ -65,6 +75,7 @@ export async function runWorker(argv: string[]): Promise<number> {
         'heartbeat-ms': { type: 'string' },
         'cancel-kill-ms': { type: 'string' },
         'cache-lock': { type: 'string' },
+        'plugin-dir': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -117,10 +128,18 @@ export async function runWorker(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  let pluginPolicy: PluginPolicy;
+  try {
+    // The farm's upload folder is where clients write files: never a trusted plugin folder.
+    const forbidden = artifacts ? [{ dir: path.join(artifacts.root, 'uploads'), what: "the farm's upload folder" }] : [];
+    pluginPolicy = parsePluginDirs(values['plugin-dir'] ?? [], { forbidden });
+  } catch (e) {
+    return usage((e as Error).message);
+  }
   const workers = new LiveWorkers();
   signals.onHardExit(() => workers.killAll());
   const service = { ...(killMs === undefined ? {} : { cancelKillMs: killMs }), launcher: workers.launcher };
-  const common = { url, labels, artifacts, heartbeatTtlMs: hb, cacheLock, service } as const;
+  const common = { url, labels, artifacts, heartbeatTtlMs: hb, cacheLock, service, pluginPolicy } as const;
   // One FarmWorker per GPU slot (each its own heartbeat, labels and one build at a time), or one.
   const baseId = values.id ?? defaultWorkerId();
   const farm = slots
@@ -129,8 +148,8 @@ export async function runWorker(argv: string[]): Promise<number> {
   // Set before start(): a second signal during the start kills its backends query too.
   onLater = (sig) => {
     onLater = () => signals.hardExit(0);
-    // A second cancel kills a build's worker; the local service sees the exit, removes the
-    // partial engine and ends the build cancelled, and that end is forwarded to Redis.
+    // A second cancel kills a build's worker; the local service sees the exit and removes the
+    // partial engine, and the build is handed back (or ends failed) as after the first signal.
     for (const w of farm) w.cancelAll('shutdown');
     const pids = workers.killAll();
     process.stderr.write(`trt-build-studio worker: ${sig} again: killed the build workers now (pids ${pids.join(', ') || 'none'})\n`);
@@ -154,8 +173,8 @@ export async function runWorker(argv: string[]): Promise<number> {
     if (slots) process.stderr.write(`trt-build-studio worker: ${baseId} ready, ${slots.length} GPU slot(s)${slots[0].simulated ? ' (simulated GPUs)' : ''}\n`);
   }
   const signal = firstSignal ?? (await new Promise<NodeJS.Signals>((resolve) => (onFirst = resolve)));
-  process.stderr.write(`trt-build-studio worker: ${signal}, cancelling running builds and leaving the farm (a second signal kills them now)…\n`);
-  await Promise.all(farm.map((w) => w.stop()));
+  process.stderr.write(`trt-build-studio worker: ${signal}, stopping running builds, handing them back to the queue and leaving the farm (a second signal kills them now)…\n`);
+  await Promise.all(farm.map((w) => w.stop(signal)));
   return 0;
 }
 

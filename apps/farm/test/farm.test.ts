@@ -479,7 +479,7 @@ describe('build farm', () => {
 
   it('builds sharing a (GPU, TensorRT) timing cache run side by side on two machines and lose no entries', async () => {
     const art = ['--artifacts', artifacts.root];
-    await Promise.all([startWorker(redis.url, 'wC1', 'gpu=V100,trt=10.16.0', art), startWorker(redis.url, 'wC2', 'gpu=V100,trt=10.16.0', art)]);
+    const wcs = await Promise.all([startWorker(redis.url, 'wC1', 'gpu=V100,trt=10.16.0', art), startWorker(redis.url, 'wC2', 'gpu=V100,trt=10.16.0', art)]);
     const other = writeModel(path.join(dir, 'other.onnx'), { layers: 5, channels: 7, graphName: 'other' });
     const svc = await serve();
     const cachePath = artifacts.timingCacheFor({ gpu: 'V100', trt: '10.16.0' })!;
@@ -492,7 +492,10 @@ describe('build farm', () => {
     await until(() => ids.every((id) => svc.getBuild(id)?.state === 'running'), 30_000, 'both builds to run at once');
     await Promise.all(cs.map((c) => c.done));
     const recs = ids.map((id) => svc.getBuild(id) as FarmRecord);
-    expect(recs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
+    expect(
+      recs.map((r) => r.state),
+      wcs.map((w) => `${w.id} exit ${w.proc.exitCode} ${w.proc.signalCode}: ${w.stderr()}`).join(' ;; '),
+    ).toEqual(['succeeded', 'succeeded']);
     expect(new Set(recs.map((r) => r.farm.worker?.id))).toEqual(new Set(['wC1', 'wC2']));
     const [first, second] = [...recs].sort((a, b) => Date.parse(a.startedAt!) - Date.parse(b.startedAt!));
     expect(Date.parse(second.startedAt!)).toBeLessThan(Date.parse(first.finishedAt!));

@@ -1,7 +1,10 @@
 // `trt-build-studio worker` refuses bad command lines with a message naming the flag (exit 2),
 // before it touches Redis.
 import { describe, expect, it } from 'vitest';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { collect, spawnCli } from '../../../test/support/cli.js';
+import { tempDir } from '../../../test/support/onnx-gen.js';
 
 const run = (args: string[]) => collect(spawnCli(['worker', ...args]));
 
@@ -25,9 +28,26 @@ describe('worker command line', () => {
     expect(r.stderr).toMatch(/usage: trt-build-studio worker/);
   });
 
+  it('--plugin-dir: a folder that is not there, and the farm upload folder, are refused before Redis is touched', async () => {
+    const dir = tempDir('tbs-worker-plugin-dir-');
+    try {
+      const missing = await run(['--queue', 'redis://127.0.0.1:1', '--plugin-dir', path.join(dir, 'nope')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/--plugin-dir .*nope: no such folder/);
+      const art = path.join(dir, 'art');
+      fs.mkdirSync(path.join(art, 'uploads'), { recursive: true, mode: 0o700 });
+      const uploads = await run(['--queue', 'redis://127.0.0.1:1', '--artifacts', art, '--plugin-dir', path.join(art, 'uploads')]);
+      expect(uploads.code).toBe(2);
+      expect(uploads.stderr).toMatch(/--plugin-dir .*uploads: overlaps the farm's upload folder/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('prints its usage with --help', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/--labels k=v/);
+    expect(r.stdout).toMatch(/--plugin-dir DIR/);
   });
 });

@@ -1,9 +1,11 @@
 // The farm `worker` command under signals: the real command (bin → dist) against a real
 // redis-server, a real build worker process, real signals; serve is the queue service in this
-// process. First signal: stop taking builds, cancel the running one and let its end reach Redis,
+// process. First signal: stop taking builds, stop the running one and hand it back (with no retry
+// left, as here, it ends failed "worker shut down"; worker-handback.test.ts has the retries),
 // leave the farm, exit 0. A second while that waits: kill the build workers by PID and exit.
 // Whatever the moment: never killed by the signal once its code runs, no build worker left, no
-// engine or timing-cache temp file in the shared folder, and serve sees the build end.
+// engine or timing-cache temp file in the shared folder, serve sees the build end, and never as
+// cancelled (nobody stopped it).
 import type { ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -111,20 +113,20 @@ const isAlive = (pid: number) => {
 };
 
 describe('farm worker: the first signal stops gracefully', () => {
-  it('cancels the running build, its end reaches serve, the worker leaves the farm, exit 0', async () => {
+  it('stops the running build and hands it back (no retry left: failed "worker shut down"), the worker leaves the farm, exit 0', async () => {
     const w = startWorker('graceful');
     const { id, workers } = await runningBuild(w);
     w.child.kill('SIGTERM');
     const r = await w.done;
     expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
-    expect(w.stderr()).toMatch(/SIGTERM, cancelling running builds and leaving the farm/);
+    expect(w.stderr()).toMatch(/SIGTERM, stopping running builds, handing them back to the queue and leaving the farm/);
     expect(w.stderr()).not.toMatch(/again: killed/);
     expect(workers.filter(isAlive)).toEqual([]);
     expect(await leftoverMarked(w.mark)).toEqual([]);
     // Ended by the worker itself (not called lost by serve later).
     const f = await svc.waitForResult(id);
-    expect(f.status).toBe('cancelled');
-    expect(svc.getView(id)?.cancelling?.reason).toBe('shutdown');
+    expect({ status: f.status, error: f.error }).toEqual({ status: 'failed', error: 'worker shut down' });
+    expect(svc.getView(id)?.cancelling).toBeUndefined();
     expect((await liveWorkerIds()).includes(w.id), 'still registered as live').toBe(false);
     expectNothingHalfWritten(id);
   }, 60_000);
@@ -137,7 +139,7 @@ describe('farm worker: a second signal forces the stop', () => {
     // A stopped build worker reads no cancel: the graceful stop would wait for the 10 s kill timer.
     for (const pid of workers) process.kill(pid, 'SIGSTOP');
     w.child.kill('SIGTERM');
-    await until('the graceful stop to begin', () => /SIGTERM, cancelling running builds/.test(w.stderr()));
+    await until('the graceful stop to begin', () => /SIGTERM, stopping running builds/.test(w.stderr()));
     await new Promise((r) => setTimeout(r, 500));
     expect(w.child.exitCode, 'still waiting on the stopped build worker').toBeNull();
     const t0 = Date.now();
@@ -148,8 +150,9 @@ describe('farm worker: a second signal forces the stop', () => {
     expect(w.stderr()).toMatch(new RegExp(`SIGINT again: killed the build workers now \\(pids [^)]*${workers[0]}`));
     expect(workers.filter(isAlive)).toEqual([]);
     expect(await leftoverMarked(w.mark)).toEqual([]);
+    // Killed, and still handed back: the build's end says why, not "cancelled".
     const f = await svc.waitForResult(id);
-    expect(f.status).toBe('cancelled');
+    expect({ status: f.status, error: f.error }).toEqual({ status: 'failed', error: 'worker shut down' });
     expectNothingHalfWritten(id);
   }, 60_000);
 });
@@ -166,7 +169,7 @@ describe('farm worker: storms of signals', () => {
       expect(await leftoverMarked(w.mark)).toEqual([]);
       // A storm's third signal exits at once: the end the worker wrote, or serve's "worker lost".
       const f = await svc.waitForResult(id);
-      expect(f.status === 'cancelled' || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
+      expect((f.status === 'failed' && f.error === 'worker shut down') || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
       expectNothingHalfWritten(id);
     }
   }, 120_000);
