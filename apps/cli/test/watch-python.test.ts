@@ -204,7 +204,7 @@ report(size=size(r), steps=m.steps, back=c.progress_monitor is m)
     );
     expect(result(r.stdout)).toEqual({ size: null, steps: 25, back: true });
     // The stand-in's trampoline message (NVIDIA's text), once, and nothing from the probe.
-    expect(r.stderr).toBe('[ERROR] Exception caught in step_complete(): boom\n');
+    expect(r.stderr).toBe('[ERROR] Exception caught in step_complete(): ValueError: boom\n');
     await closedAll(sink, 1);
     const build = buildLines(sink.connections[0].lines, 1);
     expect(checkBuild(build)).toEqual([]);

@@ -7,8 +7,8 @@ probe depends on and nothing more:
 
 - `IProgressMonitor` with phase_start / step_complete / phase_finish, called the way NVIDIA's
   trampoline (PyProgressMonitor) calls them: an exception raised in a callback is caught and
-  printed as "[ERROR] Exception caught in <callback>(): <text>" on stderr; in step_complete it
-  counts as False, i.e. cancels the build.
+  printed as "[ERROR] Exception caught in <callback>(): <Type>: <text>" on stderr (NVIDIA's adds
+  the Python traceback after it); in step_complete it counts as False, i.e. cancels the build.
 - `Builder.build_serialized_network` / `build_engine_with_config` /
   `build_serialized_network_to_stream` drive a TensorRT-10-shaped phase tree (the one a real
   10.16 build of a small model reports, /work/shared/TENSORRT.md) from SEVERAL threads in turn,
@@ -225,7 +225,7 @@ class _Driver(object):
             try:
                 self.m.phase_start(name, parent, steps)
             except Exception as e:
-                sys.stderr.write("[ERROR] Exception caught in phase_start(): %s\n" % (e,))
+                sys.stderr.write("[ERROR] Exception caught in phase_start(): %s: %s\n" % (type(e).__name__, e))
 
     def step(self, name, i):
         if self.m is None:
@@ -236,7 +236,7 @@ class _Driver(object):
         try:
             ok = bool(self.m.step_complete(name, i))
         except Exception as e:
-            sys.stderr.write("[ERROR] Exception caught in step_complete(): %s\n" % (e,))
+            sys.stderr.write("[ERROR] Exception caught in step_complete(): %s: %s\n" % (type(e).__name__, e))
             ok = False
         if not ok:
             self.cancelled = True
@@ -250,7 +250,7 @@ class _Driver(object):
             try:
                 self.m.phase_finish(name)
             except Exception as e:
-                sys.stderr.write("[ERROR] Exception caught in phase_finish(): %s\n" % (e,))
+                sys.stderr.write("[ERROR] Exception caught in phase_finish(): %s: %s\n" % (type(e).__name__, e))
 
     def unwind(self):
         for name in list(reversed(self.open)):
