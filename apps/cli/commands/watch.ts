@@ -189,7 +189,7 @@ export async function runWatch(argv: string[]): Promise<number> {
           // shows the build cancelling).
           onCancel: (build) => {
             if (build === '*') {
-              for (const s of conn.builds.values()) s.cancel('user');
+              for (const s of conn.builds.values()) s.cancel('user', { send: false });
               conn.cancel('*');
             } else if (conn.builds.get(build)?.cancel('user') !== true) conn.cancel(build);
           },

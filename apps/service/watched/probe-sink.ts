@@ -161,8 +161,8 @@ export class ProbeSink {
   /** Ctrl-C at watch: every probe stops its current build (and any it begins before it hears more). */
   cancelAll(): void {
     for (const c of this.connections) {
-      // Each open build says "cancelling" in its stream (and sends its own cancel line).
-      for (const s of c.builds.values()) if (!s.finished) s.cancel('user');
+      // Each open build says "cancelling" in its stream; the probe gets one line for them all.
+      for (const s of c.builds.values()) if (!s.finished) s.cancel('user', { send: false });
       c.cancel('*');
     }
   }

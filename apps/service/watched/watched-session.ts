@@ -117,12 +117,15 @@ export class WatchedSession {
    * Asks the probe to stop the build at its next step. A second request changes nothing: the
    * program is not ours to kill (watch passes a second Ctrl-C to the program itself).
    */
-  cancel(reason: CancelReason = 'user'): boolean {
+  cancel(reason: CancelReason = 'user', opts: { send?: boolean } = {}): boolean {
     if (this.finished) return false;
     if (!this.stopRequested) {
       this.stopRequested = true;
       this.push(this.fold.cancelling(reason, this.elapsed()));
-      this.opts.sendCancel();
+      // `send: false`: the caller sends one `cancel "*"` for the whole connection instead. One
+      // line, not one per build and another for "*": a probe that exits with a line it never read
+      // makes Linux reset the connection, and the sink may lose the probe's last lines with it.
+      if (opts.send !== false) this.opts.sendCancel();
     }
     return true;
   }
