@@ -12,9 +12,10 @@
 //   test/support/fake-tensorrt/nvidia-bindings/build.sh build/nvidia-py-bindings
 // first (see that script for what it needs). Without the module these tests are skipped.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildLines, checkBuild, REPO_ROOT, runPython, startSink, type ProbeSink } from '../../../test/support/fake-tensorrt/python-probe';
+import { buildLines, checkBuild, PYTHON_PKG, REPO_ROOT, runPython, startSink, type ProbeSink } from '../../../test/support/fake-tensorrt/python-probe';
 
 const MODULE_DIR = process.env.TBS_NVIDIA_PY_BINDINGS ?? path.join(REPO_ROOT, 'build', 'nvidia-py-bindings');
 const built = fs.existsSync(MODULE_DIR) && fs.readdirSync(MODULE_DIR).some((f) => /^tensorrt\..*\.so$/.test(f));
@@ -155,5 +156,26 @@ report(size=size(r), after=repr(c.progress_monitor))
     expect(result(r.stdout)).toEqual({ size: 4096, after: 'None' });
     await closedAll(sink, 1);
     expect(checkBuild(buildLines(sink.connections[0].lines, 1))).toEqual([]);
+  });
+
+  it('the drop-in subclasses NVIDIA’s IProgressMonitor: forward_to sees every callback and its False cancels; plain lines without a sink', async () => {
+    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'xdg-'));
+    const r = await runPython(
+      `${PRELUDE}
+import trt_build_studio as tbs
+m = Rec(cancel_at=30)
+d = tbs.monitor(forward_to=m)
+r, c = build("threads 2\\nsteps 50", d)
+report(size=size(r), steps=m.steps, starts=m.starts, finishes=m.finishes, isinstance=isinstance(d, trt.IProgressMonitor))
+`,
+      { hook: false, extraPath: [PYTHON_PKG, MODULE_DIR], env: { XDG_RUNTIME_DIR: xdg } },
+    );
+    expect(r.stderr).toBe('');
+    const res = result(r.stdout);
+    expect(res).toMatchObject({ size: null, isinstance: true, starts: 4, finishes: 4 });
+    expect(res.steps).toBeGreaterThanOrEqual(30);
+    expect(r.stdout).toContain('[trt-build-studio] build 1 started');
+    expect(r.stdout).toMatch(/\[trt-build-studio\] build 1 finished after \d+\.\ds/);
+    fs.rmSync(xdg, { recursive: true, force: true });
   });
 });
