@@ -24,6 +24,17 @@
 //   memory: 10 million callbacks from 8 threads through the real addon (pipeline, thread-safe
 //     function, batches delivered to a JS callback); RSS at start (after a warm-up build), peak
 //     and end; memory.withProtocolObjects: the same run also decoding into protocol objects.
+//     What grew (2026-12-07, glibc malloc_stats per arena sampled during the run): not live
+//     memory (malloc's in-use bytes were the same before and after) but freed memory malloc kept:
+//     (1) a new ArrayBuffer per batch for its numbers, up to 128 KiB each, malloc'd on the JS
+//     thread and freed only when V8 collected it: 275 MB through the main arena over the run,
+//     up to 31 MiB at once, ~25 MiB of it kept as RSS; now one buffer per JS environment
+//     (native/src/addon/build_job.cc batchNumbers); (2) the build threads' arenas keeping what a
+//     busy moment held (the outbox while JS lags, the queues' chunks, the flushes' batches): now
+//     returned by malloc_trim(0) when a build's job is destroyed. The growth is not proportional
+//     to the callbacks (1 M, 3 M and 10 M grew alike: a high-water, not a leak), and on a loaded
+//     machine JS lags and the outbox fills towards its bound, so one run says little: compare
+//     alternating runs.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync, mkdtempSync, rmSync } = require('node:fs');
