@@ -19,7 +19,7 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
+import { makeManifest, readBuildLayerFacts, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
@@ -418,7 +418,9 @@ export class BuildSession {
           this.opts.onWarning?.(`build ${this.id}: the engine was not kept in the engine store: ${(e as Error).message}`);
         }
       }
-      return { ...finished, manifestPath };
+      // The precision check (issue 36): read back from the file just written, so it is what `layers` says.
+      const layers = layerInfo ? readBuildLayerFacts(this.build) : undefined;
+      return { ...finished, manifestPath, ...(layers ? { layers } : {}) };
     } catch (e) {
       return { ...finished, manifestError: `the engine's manifest was not written: ${(e as Error).message}` };
     }

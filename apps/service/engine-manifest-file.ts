@@ -25,6 +25,10 @@ import type { PhaseRow } from '../shared/phase-rows.js';
 import { describeZodError, type BuildFinished } from '../shared/protocol.js';
 import type { ValidatedBuild } from './build-validation.js';
 import { simulatedLayerInformation } from './layer-info.js';
+import { buildLayersFacts, expectedPrecision, type BuildLayersFacts } from '../shared/build-layers.js';
+import { readEngineLayers } from '../shared/engine-layers.js';
+import { trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
+import { readBoundedText } from './engine-layers-file.js';
 import { packageVersion } from './package-info.js';
 
 export { manifestPathFor } from '../shared/engine-manifest.js';
@@ -239,6 +243,25 @@ export async function writeLayerInfo(build: ValidatedBuild): Promise<EngineManif
   }
   const sha256 = await sha256File(file);
   return sha256 === null ? null : { file: path.basename(file), sha256, source: 'IEngineInspector' };
+}
+
+/** The precision a build asked for (apps/shared/build-layers.ts), from its options, model and TensorRT version. */
+export function buildExpectedPrecision(build: Pick<ValidatedBuild, 'options' | 'summary' | 'backendInfo'>) {
+  const version = trtVersionOf(build.backendInfo);
+  return expectedPrecision(build.options, build.summary, version !== undefined && trtCapabilities(version).stronglyTypedImplied);
+}
+
+/**
+ * build.finished's `layers` from the layer information just written beside the engine; undefined
+ * when there is none or it cannot be read (the build stands; `layers` says why on the command line).
+ */
+export function readBuildLayerFacts(build: Pick<ValidatedBuild, 'outputPath' | 'options' | 'summary' | 'backendInfo'>): BuildLayersFacts | undefined {
+  try {
+    const read = readEngineLayers(readBoundedText(layersPathFor(build.outputPath), 'layer information'));
+    return buildLayersFacts(read, buildExpectedPrecision(build));
+  } catch {
+    return undefined;
+  }
 }
 
 export type ManifestRead = { ok: true; manifest: EngineManifest; path: string } | { ok: false; path: string; kind: 'no-manifest' | 'bad-manifest'; message: string };

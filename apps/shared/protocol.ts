@@ -447,6 +447,23 @@ export const BuildFinishedEvent = z.object({
    * copied to the output path. Names the build that made them and the key.
    */
   reused: z.object({ fromBuildId: z.string(), key: z.string() }).optional(),
+  /**
+   * succeeded: what the engine's layer information says (apps/shared/build-layers.ts): layers per
+   * precision, and the compute layers that run wider than the build asked for (`expected`: the
+   * precision flags, or the model's own float type when strongly typed). `widerNames`: at most 20.
+   */
+  layers: z
+    .object({
+      count: z.number().int().nonnegative(),
+      byPrecision: z.record(z.string(), z.number().int()),
+      expected: z.string().optional(),
+      checked: z.number().int().nonnegative().optional(),
+      asAsked: z.number().int().nonnegative().optional(),
+      wider: z.number().int().nonnegative().optional(),
+      widerByPrecision: z.record(z.string(), z.number().int()).optional(),
+      widerNames: z.array(z.string()).max(20).optional(),
+    })
+    .optional(),
 });
 
 export const BuildEvent = z.discriminatedUnion('type', [

@@ -6,6 +6,7 @@ import { formatMemory } from '../../shared/memory-text.js';
 import type { BuildFinished, BuildMemory, CacheStats, MemoryEstimate } from '../../shared/protocol.js';
 import { crashSite, formatCrashSite, stoppedMidTimingNote } from '../../shared/view-format.js';
 import { formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
+import { buildLayersText } from '../../shared/build-layers.js';
 
 export function cacheLine(c: CacheStats): string {
   const parts = [`${c.entriesBefore} entries before`, `${c.entriesAfter} after (+${c.added})`, formatBytes(c.bytes)];
@@ -59,6 +60,8 @@ export function summaryLines(f: BuildFinished, simulated: boolean): string[] {
           (f.engineBytes !== undefined ? `: ${simulated ? 'simulated output (not an engine)' : 'engine'} ${formatBytes(f.engineBytes)}` : '') +
           (f.outputPath ? ` → ${displayText(f.outputPath)}` : ''),
       );
+      // Layer names come from the model: displayText keeps control characters off the terminal.
+      if (f.layers) lines.push(displayText(buildLayersText(f.layers)));
       break;
     case 'cancelled': {
       const stop = [

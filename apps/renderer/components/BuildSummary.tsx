@@ -5,6 +5,7 @@ import { splitForMiddleEllipsis } from '../../shared/file-names.js';
 import { formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 import { formatMemory } from '../../shared/memory-size.js';
 import { fmtCount } from '../lib/panel-numbers.js';
+import { buildLayersText } from '../../shared/build-layers.js';
 
 /**
  * What a finished build comes down to, in one place above its tree: how it ended, how long it
@@ -26,6 +27,11 @@ export function BuildSummary() {
         </span>
       ))}
       {o.status === 'succeeded' && live.outputPath && <EnginePath id={live.id} path={live.outputPath} />}
+      {o.layers && (
+        <p className={`summary-layers${o.layers.wider ? ' summary-layers-wider' : ''}`} title={o.layers.widerNames?.join('\n')}>
+          {buildLayersText(o.layers)}
+        </p>
+      )}
       {o.error && <p className="summary-error">{o.error}</p>}
     </div>
   );
