@@ -182,7 +182,7 @@ def main():
         env = base_env(tmp)
         sock = os.path.join(tmp, "watch.sock")
         cancel = {"cancel": "number", "cancel_star": "*"}.get(case)
-        sink = Sink(sock, cancel) if case not in ("inert", "unreachable", "dropin_plain", "dropin_discovery") else None
+        sink = Sink(sock, cancel) if not case.startswith("dropin") and case not in ("inert", "unreachable") else None
         shim_env = dict(env, LD_PRELOAD=a.shim, TBS_WATCH_SOCKET=sock)
         sample = [a.sample]
         if case == "plain" or case == "stream":
@@ -201,6 +201,18 @@ def main():
                 check(e.get("bytes") == int(m.group(1)), "build.end bytes = the program's engine size")
             check("monitor after build: the program's" in p.stdout, "the program's (absent) monitor is back on the config")
             check(p.stderr.count("trt-build-studio") == 0, "no warning")
+            if case == "plain":
+                # A process whose Python hook watches it (TBS_WATCH_HOOKED_PID = its pid) is left
+                # to the hook: the shim opens no connection. Another pid in it changes nothing.
+                hooked = Sink(sock + "2")
+                q = subprocess.Popen(sample + ["plain"], env=dict(shim_env, TBS_WATCH_SOCKET=sock + "2", TBS_WATCH_HOOKED_PID="1"),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                q.communicate(timeout=30)
+                hooked.close()
+                check(len(hooked.conns) == 1, "a hooked-pid value of another process: still watched")
+                r = run(["/bin/sh", "-c", 'TBS_WATCH_HOOKED_PID=$$ exec "$0" plain', a.sample], dict(shim_env, TBS_WATCH_SOCKET=sock + "3"))
+                check(r.returncode == 0 and "result engine" in r.stdout and "trt-build-studio" not in r.stderr,
+                      "the process the Python hook watches: built, nothing connected, nothing printed")
         elif case in ("chained", "chained_cancel"):
             p = run(sample + [case.replace("_", "-")], shim_env)
             print(p.stdout + p.stderr)
@@ -292,6 +304,29 @@ def main():
             fake = fake_counts(p.stderr)
             check(bool(fake) and starts == fake[0][0], "one start line per phase the library started (%d)" % starts)
             check("trt-build-studio:" not in p.stderr, "no warning")
+        elif case == "dropin_tty":
+            # stdout a terminal: the tree is redrawn in place (control codes), the ending stays.
+            import pty
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve(a.sample, [a.sample, "dropin"], dict(env, FAKE_WATCH_STEP_US="3000"))
+            out = b""
+            while True:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                out += data
+            _, status = os.waitpid(pid, 0)
+            text = out.decode("utf-8", "replace")
+            print(repr(text[-600:]))
+            check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "exit 0")
+            check("\x1b[" in text, "drawn with terminal control codes")
+            check(re.search(r"\[[#.]{20}\] Building engine \d+/3", text) is not None, "a bar for the root phase")
+            check("build 1 ended: result not known" in text, "the ending line stays")
+            check("  start 0/" not in text, "no plain lines on a terminal")
         elif case == "dropin_discovery":
             # A studio's discovery file (docs/watch.md "Finding the studio"): used when private,
             # refused with one warning when the folder is open to others.

@@ -71,7 +71,7 @@ foreach(_m IN LISTS TBS_WATCH_MAJORS)
   add_dependencies(tbs_watch${_m}_sample tbs_watch tbs_watch${_m})
   add_dependencies(tbs_watch${_m}_sample_dlopen tbs_watch tbs_watch${_m} tbs_watch${_m}_fake)
 
-  set(_cases plain chained chained_cancel twice child cancel cancel_star dlopen inert unreachable dropin_plain dropin_discovery)
+  set(_cases plain chained chained_cancel twice child cancel cancel_star dlopen inert unreachable dropin_plain dropin_tty dropin_discovery)
   if(_m GREATER 10 OR _minor GREATER_EQUAL 13)
     list(APPEND _cases stream)
   endif()

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -235,9 +236,18 @@ struct Ending {
 
 // One watched build around `call` (the original slot). When no sink is there, or the monitor
 // cannot be made, the call runs exactly as the program made it.
+// A Python program under watch loads this shim too (LD_PRELOAD reaches every process) and the
+// Python hook watches its builds with what Python knows; the hook says so by putting its process
+// id in TBS_WATCH_HOOKED_PID, and the shim then leaves that process alone (a child it starts has
+// another pid, so the shim still watches a native child).
+bool leftToPythonHook() {
+  char const* v = std::getenv("TBS_WATCH_HOOKED_PID");
+  return v != nullptr && std::atol(v) == static_cast<long>(::getpid());
+}
+
 template <class R, class Call, class End>
 R watched(char const* api, nvinfer1::INetworkDefinition& net, nvinfer1::IBuilderConfig& cfg, Call call, End end) {
-  if (depth > 0) return call();
+  if (depth > 0 || leftToPythonHook()) return call();
   struct Depth {
     Depth() { ++depth; }
     ~Depth() { --depth; }

@@ -94,6 +94,12 @@ inline std::string jsonString(std::string const& s) {
   appendJsonString(out, s.c_str());
   return out;
 }
+// "[+   1.234s] ", the terminal lines' time stamp (seconds since the build began).
+inline std::string stamp(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "[+%8.3fs] ", ms / 1000.0);
+  return buf;
+}
 inline std::string jsonNumber(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -544,8 +550,7 @@ class Channel {
   void terminal(std::vector<Record> const& batch, bool tty) {
     std::string text;
     for (auto const& r : batch) {
-      char stamp[32];
-      std::snprintf(stamp, sizeof stamp, "[+%8.3fs] ", r.t / 1000.0);
+      std::string stamp = watch_detail::stamp(r.t);
       switch (r.kind) {
         case Record::kStart: {
           TermPhase* parent = r.hasParent ? findOpen(r.build, r.parent) : nullptr;
@@ -661,7 +666,7 @@ class StudioMonitor : public nvinfer1::IProgressMonitor {
                ",\"result\":" + (result ? watch_detail::jsonString(result) : std::string("null")) +
                (bytes >= 0 ? ",\"bytes\":" + std::to_string(bytes) : std::string()) + ",\"cancelled\":" + (cancelled ? "true" : "false") +
                (error ? ",\"error\":" + watch_detail::jsonString(error) : std::string()) + "}";
-      r.human = "[+" + watch_detail::jsonNumber(r.t / 1000.0) + "s] build " + std::to_string(build_) + " ended: " +
+      r.human = watch_detail::stamp(r.t) + "build " + std::to_string(build_) + " ended: " +
                 (cancelled ? std::string("cancelled")
                  : result  ? std::string(result)
                            : std::string("result not known")) +
@@ -763,7 +768,7 @@ class StudioMonitor : public nvinfer1::IProgressMonitor {
       t0_ = watch_detail::nowMs();
       watch_detail::Record r{watch_detail::Record::kBegin, b, 0, 0.0, {}, {}, false, {}, {}};
       r.json = "{\"type\":\"build.begin\",\"build\":" + std::to_string(b) + (fields.empty() ? std::string() : "," + fields) + "}";
-      r.human = "[+   0.000s] build " + std::to_string(b) + " started";
+      r.human = watch_detail::stamp(0) + "build " + std::to_string(b) + " started";
       std::lock_guard<std::mutex> lock(channel_->mutex());
       channel_->pushLocked(std::move(r));
       open_.clear();
