@@ -336,3 +336,26 @@ print("program got", None if r is None else len(r), flush=True)
     expect(w.err()).toContain('program got None');
   });
 });
+
+// Through the C++ helper's LD_PRELOAD shim (native/watch) over the fake libnvinfer of
+// native/test/watch (our own, not NVIDIA's library), with the sample modelled on NVIDIA's
+// sampleProgressMonitor. Those are built by that helper's ctest folder (TBS_WATCH_NATIVE_DIR,
+// default build/native-watch); without them this is skipped, saying so.
+describe('watch -- a native program (the LD_PRELOAD shim, a fake libnvinfer)', () => {
+  const dir = process.env.TBS_WATCH_NATIVE_DIR ?? path.join(__dirname, '..', '..', '..', 'build', 'native-watch');
+  const shim = path.join(dir, 'libtbs_watch.so');
+  const sample = path.join(dir, 'tbs_watch10_sample');
+  const built = fs.existsSync(shim) && fs.existsSync(path.join(dir, 'libtbs_watch10.so')) && fs.existsSync(sample);
+  it.skipIf(!built)(`plain and twice, unchanged (needs ${dir}: libtbs_watch.so, libtbs_watch10.so, tbs_watch10_sample)`, async () => {
+    const w = run(['watch', '--json', '--no-studio', '--', sample, 'twice'], { TBS_WATCH_SHIM: shim });
+    expect(await w.done).toBe(0);
+    const evs = events(w.out());
+    const s = evs.find((e) => e.type === 'build.started');
+    expect(s?.type === 'build.started' && s).toMatchObject({
+      backend: 'tensorrt',
+      watched: { probe: 'cpp-shim', api: expect.stringMatching(/^IBuilder::buildSerializedNetwork/), network: { name: 'watch-sample', layers: 7 } },
+    });
+    expect(finishes(evs).map((f) => f.status)).toEqual(['succeeded', 'succeeded']);
+    expect(w.err()).toMatch(/result engine \d+/);
+  });
+});
