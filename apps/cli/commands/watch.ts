@@ -128,7 +128,8 @@ export async function runWatch(argv: string[]): Promise<number> {
   }
   const note = (m: string) => process.stderr.write(`trt-build-studio watch: ${displayText(m)}\n`);
   // The socket's folder is the access control: 0700, this user's own (mkdtemp makes it so).
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-watch-'));
+  // A Unix socket path has room for about 100 bytes: a long TMPDIR falls back to /tmp.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir().length > 80 ? '/tmp' : os.tmpdir(), 'tbs-watch-'));
   const socketPath = path.join(dir, 'probe.sock');
   const service = createBuildService({ retainEvents: 1000, profiles: null });
 
@@ -196,7 +197,13 @@ export async function runWatch(argv: string[]): Promise<number> {
         });
     },
   });
-  await sink.listen(socketPath);
+  try {
+    await sink.listen(socketPath);
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    note(`cannot listen on ${socketPath}: ${(e as Error).message}`);
+    return 1;
+  }
 
   const { env, notes } = watchEnv(process.env, socketPath, packageRoot());
   if (args.verbose || args.json) for (const n of notes) note(n);
