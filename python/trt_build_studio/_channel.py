@@ -25,6 +25,8 @@ _perf = time.perf_counter
 # How often the flusher writes a batch. 50 ms keeps the studio's tree live (its own renderers
 # coalesce to ~60 fps) while a build's ~6,400 callbacks become a few dozen writes a second.
 FLUSH_INTERVAL = 0.05
+# Lines encoded and written at a time before the flusher yields the GIL.
+FLUSH_CHUNK = 256
 
 _warned = False
 _warn_lock = threading.Lock()
@@ -47,13 +49,16 @@ def warn_once(message):
 class Build(object):
     """One build of a connection: its number, clock origin, latest steps and cancel flag."""
 
-    __slots__ = ("id", "t0", "pending", "cancel", "honoured", "root")
+    __slots__ = ("id", "t0", "slots", "cancel", "honoured", "root")
 
     def __init__(self, build_id):
         self.id = build_id
         self.t0 = _perf()
-        # phase name -> (perf time, step) of the latest step not yet written (steps coalesce).
-        self.pending = {}
+        # Open phase name -> its slot, one per phase instance: [latest (perf time, step) or None,
+        # the value last written (flusher only), build, name]. step_complete only stores into
+        # slot[0] (steps coalesce); the flusher writes a value it has not written yet, and before
+        # the phase's finish, so a step is never lost nor given to another instance of the name.
+        self.slots = {}
         # Set by a `cancel` line (reader thread), read by step_complete (builder threads).
         self.cancel = False
         # step_complete returned False because of `cancel` (reported as build.end's `cancelled`).
@@ -80,6 +85,7 @@ class Channel(object):
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._wake = threading.Event()
+        self._live = {}  # slots of the phases whose start was written (flusher only)
         self.queue.append(("raw", None, hello(probe)))
         t = threading.Thread(target=self._flush_loop, name="trt-build-studio-flush", daemon=True)
         t.start()
@@ -102,7 +108,6 @@ class Channel(object):
         return b
 
     def end_build(self, b, result, nbytes=None, error=None):
-        self._move_pending(b)
         ev = {"type": "build.end", "build": b.id, "t": _ms(b, _perf()), "result": result, "cancelled": b.honoured}
         if nbytes is not None:
             ev["bytes"] = nbytes
@@ -112,13 +117,6 @@ class Channel(object):
         with self._lock:
             self.builds.pop(b.id, None)
         self._wake.set()
-
-    def _move_pending(self, b):
-        q = self.queue
-        for name in list(b.pending):
-            p = b.pending.pop(name, None)
-            if p is not None:
-                q.append(("p", b, p[0], name, p[1]))
 
     # --- the reader thread ---------------------------------------------------------------
 
@@ -146,23 +144,48 @@ class Channel(object):
             return
         with self._flush_lock:
             try:
-                events = []
-                q = self.queue
-                while q:
-                    events.append(_event(q.popleft()))
-                with self._lock:
-                    open_builds = list(self.builds.values())
-                for b in open_builds:
-                    for name in list(b.pending):
-                        p = b.pending.pop(name, None)
-                        if p is not None:
-                            events.append({"type": "phase.step", "build": b.id, "t": _ms(b, p[0]), "name": name, "step": p[1]})
-                if events:
-                    self.writer.write(events)
-                else:
-                    self.writer.tick()
+                self._flush()
             except Exception as e:
                 self.fail("could not write to the sink: %s" % (e,))
+
+    def _flush(self):
+        events = []
+        q = self.queue
+        live = self._live
+        wrote = False
+        while q:
+            item = q.popleft()
+            kind = item[0]
+            if kind == "s":
+                slot = item[6]
+                live[id(slot)] = slot
+                events.append(_event(item))
+            elif kind == "f":
+                slot = live.pop(id(item[4]), None) if item[4] is not None else None
+                if slot is not None:
+                    _latest_step(slot, events)
+                events.append(_event(item))
+            else:
+                ev = item[2]
+                if ev.get("type") == "build.end":
+                    for key, slot in list(live.items()):
+                        if slot[2] is item[1]:
+                            _latest_step(slot, events)
+                            del live[key]
+                events.append(ev)
+            if len(events) >= FLUSH_CHUNK:
+                self.writer.write(events)
+                events = []
+                wrote = True
+                # Let a builder thread waiting for the GIL in (a callback) go first: encoding a
+                # whole burst at once would hold it for milliseconds.
+                time.sleep(0)
+        for slot in list(live.values()):
+            _latest_step(slot, events)
+        if events:
+            self.writer.write(events)
+        elif not wrote:
+            self.writer.tick()
 
     def fail(self, message):
         if not self.alive:
@@ -193,9 +216,15 @@ def _event(item):
         return {"type": "phase.start", "build": b.id, "t": _ms(b, item[2]), "name": item[3], "parent": item[4], "steps": item[5]}
     if kind == "f":
         return {"type": "phase.finish", "build": b.id, "t": _ms(b, item[2]), "name": item[3]}
-    if kind == "p":
-        return {"type": "phase.step", "build": b.id, "t": _ms(b, item[2]), "name": item[3], "step": item[4]}
     return item[2]
+
+
+def _latest_step(slot, events):
+    v = slot[0]
+    if v is not None and v is not slot[1]:
+        slot[1] = v
+        b = slot[2]
+        events.append({"type": "phase.step", "build": b.id, "t": _ms(b, v[0]), "name": slot[3], "step": v[1]})
 
 
 def hello(probe):

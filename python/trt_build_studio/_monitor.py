@@ -25,7 +25,9 @@ def _phase_start(self, phase_name, parent_phase, num_steps):
             b = self._tbs_open_auto(phase_name)
         ch = self._tbs_channel
         if b is not None and ch.alive:
-            ch.queue.append(("s", b, _perf(), phase_name, parent_phase, num_steps))
+            slot = [None, None, b, phase_name]
+            b.slots[phase_name] = slot
+            ch.queue.append(("s", b, _perf(), phase_name, parent_phase, num_steps, slot))
     except Exception as e:
         _channel.warn_once("the monitor failed: %s" % (e,))
     f = self._tbs_forward
@@ -36,7 +38,9 @@ def _phase_start(self, phase_name, parent_phase, num_steps):
 def _step_complete(self, phase_name, step):
     b = self._tbs_build
     if b is not None:
-        b.pending[phase_name] = (_perf(), step)
+        slot = b.slots.get(phase_name)
+        if slot is not None:
+            slot[0] = (_perf(), step)
     f = self._tbs_forward
     ok = True if f is None else f.step_complete(phase_name, step)
     if b is not None and b.cancel:
@@ -51,10 +55,7 @@ def _phase_finish(self, phase_name):
         if b is not None:
             ch = self._tbs_channel
             if ch.alive:
-                p = b.pending.pop(phase_name, None)
-                if p is not None:
-                    ch.queue.append(("p", b, p[0], phase_name, p[1]))
-                ch.queue.append(("f", b, _perf(), phase_name))
+                ch.queue.append(("f", b, _perf(), phase_name, b.slots.pop(phase_name, None)))
             if self._tbs_auto and b.root == phase_name:
                 self._tbs_build = None
                 if ch.alive:
