@@ -1,7 +1,8 @@
 """The probe's one connection per process (docs/watch.md, "The probe protocol").
 
-TensorRT calls the monitor on its builder threads; those calls only append a tuple to a deque or
-set the latest step of a phase in a dict (both atomic under the GIL). A daemon flusher thread
+TensorRT calls the monitor on its builder threads; those calls only append a tuple to a deque
+(phase start and finish) or store the latest step into the phase's slot (both atomic under the
+GIL). A daemon flusher thread
 turns them into protocol lines and writes them every FLUSH_INTERVAL seconds, so the builder
 never waits on I/O. A reader thread takes `cancel` lines from the sink and sets the flag that
 `step_complete` reads.
