@@ -14,7 +14,9 @@ import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
 import { buildState } from '../surface/build-result.js';
 import { errorResult, okResult, resultForError } from './tool-results.js';
 import { BuildArgs, BuildResultOut, BuildStateOut, CheckEngineArgs, InspectArgs, parseBuildOptions } from '../surface/schemas.js';
-import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, NoArgs, StartOut } from './tool-schemas.js';
+import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, ExplainEngineArgs, ExplainEngineOut, NoArgs, StartOut } from './tool-schemas.js';
+import { buildLayerReport, explainLayers, fileLayerReport } from '../service/engine-explain.js';
+import { checkPrecision } from '../shared/engine-layers.js';
 import { ModelSummary } from '../shared/protocol.js';
 import { CheckResultSchema, formatReason } from '../shared/engine-manifest.js';
 import { checkEngine } from '../service/engine-check.js';
@@ -112,6 +114,32 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
         return okResult(await service.inspectModel(resolveUserPath(path)));
       } catch (e) {
         return resultForError(e, `Cannot inspect ${path}`);
+      }
+    },
+  );
+
+  server.registerTool(
+    'explain_engine',
+    {
+      title: 'Explain what TensorRT built',
+      description:
+        "What an engine holds, layer by layer, from IEngineInspector's JSON (saved beside every engine this server builds, or " +
+        'trtexec --exportLayerInfo): layers per precision and type, the compute layers that run wider than the precision asked ' +
+        'for (a build id: what the build asked for), and with a trtexec --exportProfile file the slowest layers and their share.',
+      inputSchema: ExplainEngineArgs,
+      outputSchema: ExplainEngineOut,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ buildId, path, profilePath, expect, slowest }) => {
+      if ((buildId === undefined) === (path === undefined)) return errorResult('explain_engine takes either buildId or path (one of them).');
+      try {
+        const profile = profilePath === undefined ? undefined : resolveUserPath(profilePath);
+        let r = buildId !== undefined ? buildLayerReport(service, buildId, profile) : fileLayerReport(resolveUserPath(path!), profile, expect);
+        if (buildId !== undefined && expect !== undefined) r = { ...r, check: checkPrecision(r.layers, expect) };
+        const out = explainLayers(r, slowest ?? 10);
+        return okResult(out as unknown as Record<string, unknown>, out.text);
+      } catch (e) {
+        return resultForError(e, `Cannot explain ${buildId !== undefined ? `build ${buildId}` : path}`);
       }
     },
   );

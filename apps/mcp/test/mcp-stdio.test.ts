@@ -52,7 +52,17 @@ describe('MCP server over stdio', () => {
   it('lists its tools with input and output schemas', async () => {
     const { tools } = await srv.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['build_engine', 'cancel_build', 'check_engine', 'get_build', 'inspect_model', 'list_backends', 'list_builds', 'start_build']);
+    expect([...byName.keys()].sort()).toEqual([
+      'build_engine',
+      'cancel_build',
+      'check_engine',
+      'explain_engine',
+      'get_build',
+      'inspect_model',
+      'list_backends',
+      'list_builds',
+      'start_build',
+    ]);
     for (const t of tools) {
       expect(t.inputSchema.type, t.name).toBe('object');
       expect(t.outputSchema?.type, t.name).toBe('object');

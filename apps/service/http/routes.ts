@@ -12,6 +12,7 @@ import { checkClientPath } from './paths.js';
 import { checkEngine } from '../engine-check.js';
 import { compareSources } from '../compare-sources.js';
 import { readManifest } from '../engine-manifest-file.js';
+import { buildLayerReport } from '../engine-explain.js';
 import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } from './requests.js';
 import { openEventStream, parseLastEventId } from './sse.js';
 import { openFarmStream } from './farm-sse.js';
@@ -57,6 +58,7 @@ export const ROUTES: Route[] = [
   { pattern: /^\/api\/builds\/([^/]+)\/events$/, methods: { GET: streamEvents } },
   { pattern: /^\/api\/builds\/([^/]+)\/view$/, methods: { GET: getView } },
   { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
+  { pattern: /^\/api\/builds\/([^/]+)\/layers$/, methods: { GET: getLayers } },
   { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
   { pattern: /^\/api\/builds\/([^/]+)\/manifest$/, methods: { GET: getManifest } },
   { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
@@ -283,6 +285,16 @@ function getManifest({ res, params, ctx }: RouteRequest): void {
   const read = readManifest(file);
   if (!read.ok) throw new HttpError('not_found', read.message);
   sendJson(res, 200, read.manifest);
+}
+
+/**
+ * GET /api/builds/{id}/layers: the build's saved layer information (IEngineInspector's JSON, read
+ * by apps/shared/engine-layers.ts) and the precision check against what the build asked for;
+ * 404 when the build has none (engine-explain.ts).
+ */
+function getLayers({ res, params, ctx }: RouteRequest): void {
+  const { layers, summary, io, schema, detailed, check } = buildLayerReport(ctx.service, params[0]!);
+  sendJson(res, 200, { schema, detailed, layers, summary, io, ...(check ? { check } : {}) });
 }
 
 /**
