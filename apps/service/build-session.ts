@@ -431,7 +431,8 @@ export class BuildSession {
     for (const ev of fresh) {
       switch (ev.type) {
         case 'heartbeat':
-          this.checkMemoryLimits(ev.hostMemoryBytes, ev.gpuMemoryBytes);
+          // The GPU limit is this build's own memory: a device delta counts other processes' too.
+          this.checkMemoryLimits(ev.hostMemoryBytes, ev.gpuMemorySource === 'device-delta' ? undefined : ev.gpuMemoryBytes);
           break;
         case 'log':
           if (!this.oomLogLine && ev.severity !== 'verbose' && ev.severity !== 'info' && isOutOfMemoryLine(ev.message)) this.oomLogLine = ev.message;

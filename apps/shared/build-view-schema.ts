@@ -57,7 +57,15 @@ export const BuildViewSnapshot = z.object({
     .optional(),
   gpu: z.object({ t: z.number(), percent: z.number().min(0).max(100) }).optional(),
   gpuNote: z.string().max(1000).optional(),
-  gpuDetail: z.object({ memoryBytes: z.number().optional(), clockMhz: z.number().optional(), temperatureC: z.number().optional() }).optional(),
+  gpuDetail: z
+    .object({
+      memoryBytes: z.number().optional(),
+      clockMhz: z.number().optional(),
+      temperatureC: z.number().optional(),
+      memorySource: z.enum(['process', 'device-delta']).optional(),
+      memoryUnknown: z.string().max(1000).optional(),
+    })
+    .optional(),
   memory: BuildMemory.extend({
     timeline: z.array(z.tuple([z.number(), z.number(), z.number().nullable()])).max(MEMORY_TIMELINE_POINTS + 1),
   }).optional(),

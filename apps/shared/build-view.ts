@@ -107,7 +107,7 @@ export class BuildView {
   /** Host and GPU memory: peaks per phase row and overall, and a timeline (memory-track.ts). */
   memory = new MemoryTrack();
   /** The latest heartbeat's GPU details (NVML), for the liveness line. */
-  gpuDetail?: { memoryBytes?: number; clockMhz?: number; temperatureC?: number };
+  gpuDetail?: { memoryBytes?: number; clockMhz?: number; temperatureC?: number; memorySource?: 'process' | 'device-delta'; memoryUnknown?: string };
   /** The log's last lines. */
   logs = new RecentLogs();
   private frac = 0;
@@ -188,8 +188,14 @@ export class BuildView {
         if (ev.gpuUtilPercent !== undefined) this.gpu = { t: ev.t, percent: ev.gpuUtilPercent };
         if (ev.gpuNote !== undefined) this.gpuNote = ev.gpuNote;
         if (ev.hostMemoryBytes !== undefined) this.memory.sample(ev.t, ev.hostMemoryBytes, ev.gpuMemoryBytes, this.rows.openInstances());
-        if (ev.gpuMemoryBytes !== undefined || ev.gpuClockMhz !== undefined || ev.gpuTemperatureC !== undefined) {
-          this.gpuDetail = { memoryBytes: ev.gpuMemoryBytes, clockMhz: ev.gpuClockMhz, temperatureC: ev.gpuTemperatureC };
+        if (ev.gpuMemoryBytes !== undefined || ev.gpuClockMhz !== undefined || ev.gpuTemperatureC !== undefined || ev.gpuMemoryUnknown !== undefined) {
+          this.gpuDetail = {
+            memoryBytes: ev.gpuMemoryBytes,
+            clockMhz: ev.gpuClockMhz,
+            temperatureC: ev.gpuTemperatureC,
+            ...(ev.gpuMemorySource ? { memorySource: ev.gpuMemorySource } : {}),
+            ...(ev.gpuMemoryUnknown !== undefined ? { memoryUnknown: ev.gpuMemoryUnknown } : {}),
+          };
         }
         break;
       case 'cache.stats': {

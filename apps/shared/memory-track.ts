@@ -119,5 +119,6 @@ export function mergeMemory(view: BuildMemory | undefined, measured: BuildMemory
     peakHostBytes: Math.max(view.peakHostBytes, measured.peakHostBytes),
     peakGpuBytes: maxOrNull(view.peakGpuBytes, measured.peakGpuBytes),
     byPhase: view.byPhase.length > 0 ? view.byPhase : measured.byPhase,
+    ...((measured.peakGpuSource ?? view.peakGpuSource) ? { peakGpuSource: measured.peakGpuSource ?? view.peakGpuSource } : {}),
   };
 }

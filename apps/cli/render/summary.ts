@@ -22,7 +22,8 @@ const MEMORY_DEPTH = 5;
 
 /** "Memory: peak 3.1 GiB host, 12 GiB GPU", then the peak of each outer phase, indented by depth. */
 export function memoryLines(m: BuildMemory): string[] {
-  const gpu = m.peakGpuBytes !== null ? `, ${formatMemory(m.peakGpuBytes)} GPU` : '';
+  // A device delta counts every process's allocations on the GPU since the build began: say so.
+  const gpu = m.peakGpuBytes !== null ? `, ${formatMemory(m.peakGpuBytes)} GPU${m.peakGpuSource === 'device-delta' ? ' (device delta)' : ''}` : '';
   const lines = [`Memory: peak ${formatMemory(m.peakHostBytes)} host${gpu}`];
   const rows = m.byPhase.filter((p) => p.path.length <= MEMORY_DEPTH);
   for (const p of rows.slice(0, MEMORY_ROWS)) {

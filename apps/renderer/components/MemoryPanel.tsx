@@ -14,6 +14,8 @@ export function MemoryPanel() {
   const live = useApp((s) => s.live);
   useApp((s) => s.frame);
   const mem = live?.view.memory;
+  // A device delta counts every process's allocations on the GPU since the build began.
+  const gpuDelta = (live?.view.outcome?.memory?.peakGpuSource ?? live?.view.gpuDetail?.memorySource) === 'device-delta';
   const points = mem?.timeline ?? [];
   const options = live?.view.started?.options;
   const hostLimit = typeof options?.maxHostMemory === 'number' ? options.maxHostMemory : undefined;
@@ -38,7 +40,11 @@ export function MemoryPanel() {
             <dt>Peak host</dt>
             <dd className="num">{formatMemory(mem!.peakHostBytes)}</dd>
             <dt>Peak GPU</dt>
-            <dd className="num">{mem!.peakGpuBytes === null ? 'not measured (no NVML, or simulated)' : formatMemory(mem!.peakGpuBytes)}</dd>
+            <dd className="num">
+              {mem!.peakGpuBytes === null
+                ? 'not measured (no NVML, or simulated)'
+                : `${formatMemory(mem!.peakGpuBytes)}${gpuDelta ? ' (device delta: every process on the GPU)' : ''}`}
+            </dd>
             {options?.maxHostMemory !== undefined && (
               <>
                 <dt>Host limit</dt>
