@@ -141,8 +141,8 @@ class Channel(object):
 
     def flush(self):
         """Writes what was recorded since the last flush. Never raises."""
-        if not self.alive:
-            return
+        if not self.alive or os.getpid() != self.pid:
+            return  # a forked child's copy: the connection and its records are the parent's
         with self._flush_lock:
             try:
                 self._flush()
@@ -201,8 +201,8 @@ class Channel(object):
 
     def close(self):
         """At exit: the last batch, bounded (a sink that stopped reading cannot hold the exit)."""
-        if not self.alive:
-            return
+        if not self.alive or os.getpid() != self.pid:
+            return  # a forked child exiting must not write to, or shut down, its parent's socket
         self.flush()
         self.alive = False  # before closing: the reader's end-of-stream is no failure now
         try:

@@ -27,8 +27,24 @@ def _writer():
     return _channel.SocketWriter(os.environ["TBS_WATCH_SOCKET"])
 
 
+# The LD_PRELOAD shim (native/watch) is loaded into a Python program under watch too; this names
+# the process whose builds the hook reports, and the shim leaves that process alone (one report
+# per build, not two). Set again at each build: a forked child has another pid.
+HOOKED_PID = "TBS_WATCH_HOOKED_PID"
+
+
+def _claim():
+    try:
+        pid = str(os.getpid())
+        if os.environ.get(HOOKED_PID) != pid:
+            os.environ[HOOKED_PID] = pid
+    except Exception:
+        pass
+
+
 def install(trt):
     """Wraps the build methods of trt.Builder. Idempotent; never raises."""
+    _claim()
     try:
         builder = getattr(trt, "Builder", None)
         if builder is None or id(builder) in _patched:
@@ -57,6 +73,7 @@ def _wrap(trt, name, orig):
         # A build inside a build (a monitor that builds) is the outer one's business.
         if getattr(_local, "busy", False):
             return orig(self, *args, **kwargs)
+        _claim()
         network, config = _args(args, kwargs)
         if config is None:
             return orig(self, *args, **kwargs)  # no config (8.x build_cuda_engine): nothing to attach to

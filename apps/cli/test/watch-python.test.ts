@@ -81,15 +81,16 @@ async function closedAll(s: ProbeSink, n: number): Promise<void> {
 describe('watch hook (python/watch_hook/sitecustomize.py)', () => {
   it('does nothing at all without TBS_WATCH_SOCKET', async () => {
     const r = await runPython(`${PRELUDE}
+import os
 b = trt.Builder(); c = b.create_builder_config()
 wrapped = getattr(trt.Builder.build_serialized_network, "_tbs_wrapped", False)
 r = b.build_serialized_network(net(b), c)
-report(wrapped=wrapped, loaded="trt_build_studio" in sys.modules, size=size(r), finders=[type(f).__name__ for f in sys.meta_path])
+report(wrapped=wrapped, loaded="trt_build_studio" in sys.modules, size=size(r), finders=[type(f).__name__ for f in sys.meta_path], hooked=os.environ.get("TBS_WATCH_HOOKED_PID"))
 `);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const res = result(r.stdout);
-    expect(res).toMatchObject({ wrapped: false, loaded: false, size: 1017 });
+    expect(res).toMatchObject({ wrapped: false, loaded: false, size: 1017, hooked: null });
     expect(res.finders).not.toContain('_TensorRTFinder');
   });
 
@@ -101,14 +102,33 @@ b = trt.Builder(); c = b.create_builder_config(); c.set_flag(trt.BuilderFlag.FP1
 c.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 30)
 c.set_timing_cache(c.create_timing_cache(b"\\0" * 96), False)
 r = b.build_serialized_network(net(b, "mnist"), c)
-report(size=size(r), monitor=repr(c.progress_monitor))
+import os
+hooked = os.environ.get("TBS_WATCH_HOOKED_PID") == str(os.getpid())
+# A forked child (no exec) claims its own builds from the native shim at its first build.
+pid = os.fork()
+if pid == 0:
+    b.build_serialized_network(net(b, "forked"), c)
+    sys.exit(0 if os.environ.get("TBS_WATCH_HOOKED_PID") == str(os.getpid()) else 3)  # atexit runs
+_, status = os.waitpid(pid, 0)
+# The parent's connection survived its child's exit.
+r2 = b.build_serialized_network(net(b, "again"), c)
+report(size=size(r), monitor=repr(c.progress_monitor), hooked=hooked, forked=os.waitstatus_to_exitcode(status), again=size(r2))
 `,
       { env: { TBS_WATCH_SOCKET: sink.path } },
     );
     expect(r.stderr).toBe('');
-    expect(result(r.stdout)).toEqual({ size: 1019, monitor: 'None' });
-    await closedAll(sink, 1);
-    expect(sink.connections).toHaveLength(1);
+    expect(result(r.stdout)).toEqual({ size: 1019, monitor: 'None', hooked: true, forked: 0, again: 1019 });
+    await closedAll(sink, 2);
+    expect(sink.connections).toHaveLength(2);
+    // The forked child: its own connection, its own hello and build 1.
+    const forked = sink.connections[1].lines;
+    expect(forked[0]).toMatchObject({ type: 'hello', ppid: sink.connections[0].lines[0].pid });
+    expect(buildLines(forked, 1)[0]).toMatchObject({ type: 'build.begin', network: { name: 'forked' } });
+    expect(checkBuild(buildLines(forked, 1))).toEqual([]);
+    // The parent's second build, after the child exited, arrived whole.
+    const again = buildLines(sink.connections[0].lines, 2);
+    expect(again[0]).toMatchObject({ network: { name: 'again' } });
+    expect(checkBuild(again)).toEqual([]);
     const lines = sink.connections[0].lines;
     expect(lines[0]).toMatchObject({ type: 'hello', v: 1, probe: 'python-hook', trtVersion: '10.16.0+standin', exe: expect.any(String), cwd: expect.any(String) });
     expect((lines[0].argv as string[]).some((a) => a.endsWith('prog.py'))).toBe(true);
