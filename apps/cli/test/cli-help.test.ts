@@ -6,7 +6,7 @@ import { requireBuilt, runCli } from '../../../test/support/cli.js';
 
 requireBuilt();
 describe('--help lists each option once', () => {
-  it.each([['build'], ['trtexec'], ['serve'], ['layers'], ['compare'], ['inspect']])('%s --help', async (cmd) => {
+  it.each([['build'], ['trtexec'], ['serve'], ['layers'], ['compare'], ['inspect'], ['watch']])('%s --help', async (cmd) => {
     const r = await runCli([cmd, '--help']);
     expect(r.code, r.stderr).toBe(0);
     const flags = [...r.stdout.matchAll(/^\s{2,}(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]!);
