@@ -23,7 +23,8 @@ const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--plu
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
 Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
-trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine. Builds report work-done progress ($/progress) and
+trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine,
+trtBuildStudio.explainEngine. Builds report work-done progress ($/progress) and
 stop on window/workDoneProgress/cancel or $/cancelRequest.
 
   --stdio                accepted for clients that pass it (stdio is the only transport)

@@ -6,6 +6,7 @@ export const COMMANDS = {
   inspect: 'trtBuildStudio.inspect',
   backends: 'trtBuildStudio.backends',
   check: 'trtBuildStudio.checkEngine',
+  explain: 'trtBuildStudio.explainEngine',
 } as const;
 
 /** Phase-tree snapshots of a running build (throttled), and a last one with the outcome. */

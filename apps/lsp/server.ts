@@ -27,6 +27,7 @@ import { COMMANDS } from './names.js';
 import { modelUri, problemDiagnostics } from './diagnostics.js';
 import { invalidParams, toResponseError } from './errors.js';
 import { fileArg } from './paths.js';
+import { explainEngineCommand } from './explain-command.js';
 
 export const SERVER_NAME = 'trt-build-studio';
 export { COMMANDS };
@@ -143,6 +144,8 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
         () => service.listBackends(),
       );
     },
+    // The same answer as MCP's explain_engine and GET /api/builds/{id}/layers.
+    [COMMANDS.explain]: async (params) => explainEngineCommand(service, params.arguments?.[0]),
   };
 
   connection.onRequest(ExecuteCommandRequest.type, async (params, cancel) => {

@@ -50,13 +50,14 @@ function kinds(values: ProgressValue[]): string[] {
 }
 
 describe('initialize', () => {
-  it('advertises the five commands and work-done progress for them', () => {
+  it('advertises the six commands and work-done progress for them', () => {
     expect(lsp.init.capabilities.executeCommandProvider?.commands).toEqual([
       'trtBuildStudio.build',
       'trtBuildStudio.cancel',
       'trtBuildStudio.inspect',
       'trtBuildStudio.backends',
       'trtBuildStudio.checkEngine',
+      'trtBuildStudio.explainEngine',
     ]);
     expect(lsp.init.capabilities.executeCommandProvider?.workDoneProgress).toBe(true);
     expect(lsp.init.serverInfo?.name).toBe('trt-build-studio');
