@@ -189,6 +189,16 @@ bool driveMonitor(nvinfer1::IProgressMonitor* m) {
   return !cancelled;
 }
 
+// An engine object for buildEngineWithConfig (nothing of it is used: the tests only see that one came).
+class Engine final : public nvinfer1::ICudaEngine {
+ public:
+  Engine() { mImpl = &impl_; }
+
+ private:
+  struct Impl final : nvinfer1::apiv::StubVCudaEngine {
+  } impl_;
+};
+
 class Builder final : public nvinfer1::IBuilder {
  public:
   Builder() { mImpl = &impl_; }
@@ -200,6 +210,9 @@ class Builder final : public nvinfer1::IBuilder {
     nvinfer1::IHostMemory* buildSerializedNetwork(nvinfer1::INetworkDefinition& net, nvinfer1::IBuilderConfig& cfg) noexcept override {
       if (!driveMonitor(cfg.getProgressMonitor())) return nullptr;
       return new HostMemory(std::string("FAKE-ENGINE:") + net.getName());
+    }
+    nvinfer1::ICudaEngine* buildEngineWithConfig(nvinfer1::INetworkDefinition&, nvinfer1::IBuilderConfig& cfg) noexcept override {
+      return driveMonitor(cfg.getProgressMonitor()) ? new Engine() : nullptr;
     }
 #if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 13
     bool buildSerializedNetworkToStream(nvinfer1::INetworkDefinition& net, nvinfer1::IBuilderConfig& cfg,

@@ -102,7 +102,7 @@ def base_env(tmp):
     return env
 
 
-def check_build(lines, build, version, chained=False, result="engine", cancelled=False):
+def check_build(lines, build, version, chained=False, result="engine", cancelled=False, api="IBuilder::buildSerializedNetwork"):
     """Every phase of `build` starts before it finishes, steps rise within range, begin and end present."""
     mine = [l for l in lines if l.get("build") == build]
     begins = [l for l in mine if l["type"] == "build.begin"]
@@ -112,7 +112,7 @@ def check_build(lines, build, version, chained=False, result="engine", cancelled
     if not begins or not ends:
         return None, None
     b, e = begins[0], ends[0]
-    check(b.get("api", "").startswith("IBuilder::buildSerializedNetwork"), "build %d: api %s" % (build, b.get("api")))
+    check(b.get("api", "").startswith(api), "build %d: api %s" % (build, b.get("api")))
     net = b.get("network", {})
     check(net.get("name") == "watch-sample" and net.get("layers") == 7, "build %d: network name and layer count read from the object" % build)
     check(net.get("inputs") == [{"name": "input", "shape": [1, 1, 28, 28], "dtype": "float32"}], "build %d: inputs %s" % (build, net.get("inputs")))
@@ -213,6 +213,32 @@ def main():
                 r = run(["/bin/sh", "-c", 'TBS_WATCH_HOOKED_PID=$$ exec "$0" plain', a.sample], dict(shim_env, TBS_WATCH_SOCKET=sock + "3"))
                 check(r.returncode == 0 and "result engine" in r.stdout and "trt-build-studio" not in r.stderr,
                       "the process the Python hook watches: built, nothing connected, nothing printed")
+        elif case == "engine":
+            p = run(sample + ["engine"], shim_env)
+            print(p.stdout + p.stderr)
+            sink.close()
+            check(p.returncode == 0 and "result engine object" in p.stdout, "buildEngineWithConfig gave the program its engine")
+            lines = sink.conns[0] if sink.conns else []
+            hello_of(lines, "cpp-shim", a.version)
+            check_build(lines, 1, a.version, api="IBuilder::buildEngineWithConfig")
+        elif case == "killed":
+            # The program dies mid-build: what was streamed so far is there, no build.end, the
+            # connection closes (the sink makes it `crashed`). Shows the lines flow during the build.
+            q = subprocess.Popen(sample + ["plain"], env=dict(shim_env, FAKE_WATCH_STEPS="200", FAKE_WATCH_STEP_US="20000"),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.time() + 30
+            seen = False
+            while time.time() < deadline and not seen:
+                with sink.lock:
+                    seen = any(l.get("type") == "phase.step" for c in sink.conns for l in c)
+                time.sleep(0.01)
+            q.kill()
+            q.wait()
+            sink.close()
+            lines = sink.conns[0] if sink.conns else []
+            check(seen, "steps arrived while the build ran")
+            check(any(l["type"] == "build.begin" for l in lines) and not any(l["type"] == "build.end" for l in lines),
+                  "build.begin and phases, no build.end: %d lines" % len(lines))
         elif case in ("chained", "chained_cancel"):
             p = run(sample + [case.replace("_", "-")], shim_env)
             print(p.stdout + p.stderr)

@@ -34,7 +34,7 @@ foreach(_m IN LISTS TBS_WATCH_MAJORS)
       COMMAND "${Python3_EXECUTABLE}" "${_wt}/../trt/gen_stubs.py" "${_inc}" "${_gen}/trt_stubs.h"
         "NvInferImpl.h,nvinfer1::apiv,VBuilder" "NvInferImpl.h,nvinfer1::apiv,VBuilderConfig"
         "NvInferImpl.h,nvinfer1::apiv,VNetworkDefinition" "NvInferImpl.h,nvinfer1::apiv,VTensor"
-        "NvInferImpl.h,nvinfer1::apiv,VTimingCache"
+        "NvInferImpl.h,nvinfer1::apiv,VTimingCache" "NvInferImpl.h,nvinfer1::apiv,VCudaEngine"
       RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
     if(NOT _rc EQUAL 0)
       string(STRIP "${_err}" _err)
@@ -71,7 +71,7 @@ foreach(_m IN LISTS TBS_WATCH_MAJORS)
   add_dependencies(tbs_watch${_m}_sample tbs_watch tbs_watch${_m})
   add_dependencies(tbs_watch${_m}_sample_dlopen tbs_watch tbs_watch${_m} tbs_watch${_m}_fake)
 
-  set(_cases plain chained chained_cancel twice child cancel cancel_star dlopen inert unreachable dropin_plain dropin_tty dropin_discovery)
+  set(_cases plain engine killed chained chained_cancel twice child cancel cancel_star dlopen inert unreachable dropin_plain dropin_tty dropin_discovery)
   if(_m GREATER 10 OR _minor GREATER_EQUAL 13)
     list(APPEND _cases stream)
   endif()

@@ -11,6 +11,7 @@
 //   twice            two builds in a row
 //   child            one build, then runs itself as "plain" in a child (fork + exec)
 //   stream           buildSerializedNetworkToStream (headers 10.13+)
+//   engine           buildEngineWithConfig
 //   dropin           tbs::StudioMonitor attached by the program itself (no shim)
 // Built with TBS_SAMPLE_DLOPEN it does not link libnvinfer: it dlopens [library] and dlsyms
 // createInferBuilder_INTERNAL, as ONNX Runtime's TensorRT provider does.
@@ -102,7 +103,7 @@ class StringWriter : public nvinfer1::IStreamWriter {
 };
 
 // One build as sampleProgressMonitor does it; `monitor` attached when given.
-bool build(nvinfer1::IBuilder& builder, nvinfer1::IProgressMonitor* monitor, bool stream) {
+bool build(nvinfer1::IBuilder& builder, nvinfer1::IProgressMonitor* monitor, bool stream, bool engine = false) {
   std::unique_ptr<nvinfer1::INetworkDefinition> network(builder.createNetworkV2(0));
   std::unique_ptr<nvinfer1::IBuilderConfig> config(builder.createBuilderConfig());
   network->setName("watch-sample");
@@ -121,7 +122,11 @@ bool build(nvinfer1::IBuilder& builder, nvinfer1::IProgressMonitor* monitor, boo
   if (cache) config->setTimingCache(*cache, true);
   if (monitor != nullptr) config->setProgressMonitor(monitor);
   bool ok = false;
-  if (stream) {
+  if (engine) {
+    std::unique_ptr<nvinfer1::ICudaEngine> e(builder.buildEngineWithConfig(*network, *config));
+    ok = e != nullptr;
+    std::printf(ok ? "result engine object\n" : "result null\n");
+  } else if (stream) {
 #if NV_TENSORRT_MAJOR > 10 || NV_TENSORRT_MINOR >= 13
     StringWriter writer;
     ok = builder.buildSerializedNetworkToStream(*network, *config, writer);
@@ -154,6 +159,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "plain" || mode == "stream") {
     build(*builder, nullptr, mode == "stream");
+  } else if (mode == "engine") {
+    build(*builder, nullptr, false, true);
   } else if (mode == "chained" || mode == "chained-cancel") {
     CountingMonitor own(mode == "chained" ? 0 : 5);
     build(*builder, &own, false);
