@@ -76,10 +76,14 @@ export class BuildOwnership {
     }
     const owner = fields.owner ?? '';
     // Back in the queue with no owner: a worker that shut down handed it back (or another serve
-    // retried it after a lost worker). The next attempt's build.started moves it on again.
+    // retried it after a lost worker). The next attempt's build.started moves it on again. Its
+    // job is queued again here too: whoever put it back has added it already (the same job id,
+    // so this adds nothing), unless it died in between, and then this is what keeps the build
+    // from waiting for a job that never comes.
     if (!owner && fields.state === 'queued' && b.state !== 'queued') {
       b.setState('queued');
       b.setFarm({ worker: undefined });
+      await this.deps.addJob(b.id, b.farm.target, Number(fields.attempts ?? b.farm.attempt) + 1);
       return;
     }
     if (!owner || owner.startsWith(SERVE_OWNER)) return;

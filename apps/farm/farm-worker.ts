@@ -401,8 +401,12 @@ export class FarmWorker {
     if (result === 'lost') return;
     if (result === 'stopped') return this.endStopped(forwarder, farmId, local);
     if (result === 'requeued') {
+      // Should this fail (Redis gone at this very moment), serve queues the same job when it sees
+      // the build back in the queue (build-ownership.ts, checkOwner).
       const job = buildJob(farmId, attempt + 1);
-      await this.pool(entry.pool).queue.add(job.name, job.data, job.opts);
+      await this.pool(entry.pool)
+        .queue.add(job.name, job.data, job.opts)
+        .catch((e: Error) => this.log(`worker ${this.id}: build ${farmId}: could not queue its next attempt (${e.message}); serve will`));
       await this.redis.publish(keys.queuedChannel, entry.pool).catch(() => undefined);
       this.log(`worker ${this.id}: build ${farmId} handed back to the queue (attempt ${attempt + 1} of ${budget} next)`);
       return;

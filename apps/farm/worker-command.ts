@@ -6,7 +6,6 @@
 // exits 0 (a stop asked for is a clean end, as for serve). A second signal while that goes on
 // kills the build workers by PID and exits (the handlers are the process's shared ones: see
 // process/process-signals.ts).
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LiveWorkers } from '../service/live-workers.js';
 import { parsePluginDirs, type PluginPolicy } from '../service/plugin-libraries.js';
@@ -130,8 +129,9 @@ export async function runWorker(argv: string[]): Promise<number> {
   }
   let pluginPolicy: PluginPolicy;
   try {
-    // The farm's upload folder is where clients write files: never a trusted plugin folder.
-    const forbidden = artifacts ? [{ dir: path.join(artifacts.root, 'uploads'), what: "the farm's upload folder" }] : [];
+    // The artifact folder is where builds and clients write (engines, timing caches, uploads):
+    // never a trusted plugin folder, nor inside or around one.
+    const forbidden = artifacts ? [{ dir: artifacts.root, what: "the farm's artifact folder (engines, timing caches, uploads)" }] : [];
     pluginPolicy = parsePluginDirs(values['plugin-dir'] ?? [], { forbidden });
   } catch (e) {
     return usage((e as Error).message);

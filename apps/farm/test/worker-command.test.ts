@@ -28,7 +28,7 @@ describe('worker command line', () => {
     expect(r.stderr).toMatch(/usage: trt-build-studio worker/);
   });
 
-  it('--plugin-dir: a folder that is not there, and the farm upload folder, are refused before Redis is touched', async () => {
+  it('--plugin-dir: a folder that is not there, and one in the artifact folder (uploads), are refused before Redis is touched', async () => {
     const dir = tempDir('tbs-worker-plugin-dir-');
     try {
       const missing = await run(['--queue', 'redis://127.0.0.1:1', '--plugin-dir', path.join(dir, 'nope')]);
@@ -38,7 +38,11 @@ describe('worker command line', () => {
       fs.mkdirSync(path.join(art, 'uploads'), { recursive: true, mode: 0o700 });
       const uploads = await run(['--queue', 'redis://127.0.0.1:1', '--artifacts', art, '--plugin-dir', path.join(art, 'uploads')]);
       expect(uploads.code).toBe(2);
-      expect(uploads.stderr).toMatch(/--plugin-dir .*uploads: overlaps the farm's upload folder/);
+      expect(uploads.stderr).toMatch(/--plugin-dir .*uploads: overlaps the farm's artifact folder \(engines, timing caches, uploads\)/);
+      // Nor one that holds the artifact folder.
+      const around = await run(['--queue', 'redis://127.0.0.1:1', '--artifacts', art, '--plugin-dir', dir]);
+      expect(around.code).toBe(2);
+      expect(around.stderr).toMatch(/overlaps the farm's artifact folder/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

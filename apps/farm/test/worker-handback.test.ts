@@ -12,7 +12,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
+import { Queue } from 'bullmq';
 import { FarmStore, type FarmRecord } from '../farm-store.js';
+import { buildJob, keys, poolQueueName } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
 import { rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
@@ -177,6 +179,32 @@ describe('farm worker shut down by SIGTERM hands its builds back', () => {
     expect(events.filter((e) => e.type === 'build.cancelling' && e.reason !== 'user')).toEqual([]);
     expect(logs(events).filter((m) => /handed back/.test(m))).toEqual([]);
     expect(starts(events)).toEqual([w.id]);
+  }, 90_000);
+
+  it('a worker that died between handing a build back and queueing its next attempt: serve queues it, and a worker runs it', async () => {
+    const svc = await serve();
+    const rec = await svc.startBuild({ modelPath: model, options: sim(0.5), target: { gpu: 'HB5' }, retries: 1 });
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const store = new FarmStore(raw);
+    try {
+      // A worker "ghost" (a live heartbeat listing the build) took the build by hand: claimed it
+      // and removed its job, as taking a job does.
+      await raw.set(keys.worker('ghost'), JSON.stringify({ id: 'ghost', labels: { gpu: 'HB5' }, concurrency: 1, running: [rec.id], host: 'h', pid: 1 }), 'PX', 60_000);
+      expect(await store.claim(rec.id, 'ghost/t1')).toBe(1);
+      await new Queue(poolQueueName({ gpu: 'HB5' }), { connection: raw }).remove(buildJob(rec.id, 1).opts.jobId);
+      await until(() => svc.getBuild(rec.id)?.state === 'running', 10_000, 'serve to see the build running');
+      // It hands the build back, and dies before it adds the next attempt's job.
+      expect(await store.handBack(rec.id, 'ghost/t1', { ...(svc.getBuild(rec.id) as FarmRecord), state: 'queued' })).toBe('requeued');
+      await raw.del(keys.worker('ghost'));
+      await until(() => svc.getBuild(rec.id)?.state === 'queued', 10_000, 'serve to see the build queued again');
+      const w = await worker('hbE1', 'HB5');
+      const f = await svc.waitForResult(rec.id);
+      expect(f.status, JSON.stringify(f)).toBe('succeeded');
+      expect(starts(await streamOf(rec.id))).toEqual([w.id]);
+    } finally {
+      await raw.del(keys.worker('ghost'));
+      raw.disconnect();
+    }
   }, 90_000);
 });
 
