@@ -59,8 +59,9 @@ def _phase_finish(self, phase_name):
             if self._tbs_auto and b.root == phase_name:
                 self._tbs_build = None
                 if ch.alive:
-                    # A drop-in cannot see what the build call returned: only the hook can.
-                    ch.end_build(b, "null" if b.honoured else "unknown")
+                    # A drop-in cannot see what the build call returned (only the hook can):
+                    # JSON null, "not known" (docs/watch.md), as the C++ drop-in says it.
+                    ch.end_build(b, "null" if b.honoured else None)
                     if getattr(ch.writer, "draws_in_place", False):
                         # The build's last callback: clear the drawn tree before the program
                         # prints again, or the next redraw's cursor moves would overwrite it.

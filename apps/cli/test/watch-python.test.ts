@@ -429,7 +429,7 @@ report(size=size(r))
     expect(checkBuild(build)).toEqual([]);
     expect(build[0]).toMatchObject({ type: 'build.begin', api: 'IProgressMonitor', chained: false });
     // A drop-in cannot see what the build call returned.
-    expect(build.at(-1)).toMatchObject({ type: 'build.end', result: 'unknown', cancelled: false });
+    expect(build.at(-1)).toMatchObject({ type: 'build.end', result: null, cancelled: false });
     fs.rmSync(xdg, { recursive: true, force: true });
   });
 
