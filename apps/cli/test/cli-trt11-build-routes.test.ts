@@ -149,4 +149,41 @@ describe.skipIf(missing !== undefined)('build routes read from a TensorRT 11.1 l
       Object.assign(process.env, saved);
     }
   });
+
+  // The fake lists FAKE_TRT_BUILD_ROUTES instead of the header's example (fake_full_nvinfer.cc).
+  it('a database with a range and spaced alternatives: printed verbatim, and routes checked as the tuner reads it', async () => {
+    fs.rmSync(routesDir(), { recursive: true, force: true });
+    const db =
+      '{"tuner_version": "2.20", "tuner_options": [{"option": "-threads", "allowed_values": "-threads=[1...64]"}, {"option": "-k", "allowed_values": "-k=[a | b]"}, {"option": "-n", "allowed_values": 7}]}';
+    const withDb = (args: string[]) => runCli(args, { env: { ...env, FAKE_TRT_BUILD_ROUTES: db } });
+    const help = await withDb(['trtexec', '--helpBuildRoute']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe(`${db}\n`);
+    const engine = path.join(dir, 'r.engine');
+    const out = await withDb(['build', model, '-o', engine, '--backend', 'tensorrt', '--build-route', '-threads=65']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('knob -threads takes an integer from 1 to 64, not "65"');
+    const ok = await withDb(['build', model, '-o', engine, '--backend', 'tensorrt', '--build-route', '-threads=8 -k=b -n=anything']);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+  });
+
+  it('an empty database is "no routes", kept on disk and said so', async () => {
+    fs.rmSync(routesDir(), { recursive: true, force: true });
+    const empty = (args: string[]) => runCli(args, { env: { ...env, FAKE_TRT_BUILD_ROUTES: '' } });
+    const help = await empty(['trtexec', '--helpBuildRoute']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe('\n');
+    expect(help.stderr).toContain('TensorRT 11.1.0 lists no build routes');
+    const files = fs.readdirSync(routesDir());
+    expect(files).toHaveLength(1);
+    expect(fs.readFileSync(path.join(routesDir(), files[0]), 'utf8').split('\n').slice(1)).toEqual(['']);
+    const listed = await empty(['backends', '--json']);
+    const trt = (JSON.parse(listed.stdout) as BackendInfo[]).find((b) => b.name === 'tensorrt')!;
+    expect(trt.buildRoutes).toEqual([]);
+    expect(trt.detail?.buildRoutes).toContain('lists no build routes');
+    const knob = await empty(['trtexec', '--helpBuildRoute=threads']);
+    expect(knob.code).toBe(2);
+    expect(knob.stderr).toContain('--helpBuildRoute=threads: no such knob in the database (TensorRT 11.1.0 lists no build routes)');
+  });
 });

@@ -641,11 +641,12 @@ class TrtBackend final : public Backend {
     if (cacheLoaded && plan.pinnedCache) {
       stats.entriesAfter = cacheSession.entryCount(caches);
       if (stats.entriesBefore >= 0 && stats.entriesAfter > stats.entriesBefore) {
-        return finish(failed("pinned build: timing cache miss: the pinned timing cache " + request.timingCachePath + " grew from " +
-                             std::to_string(stats.entriesBefore) + " to " + std::to_string(stats.entriesAfter) +
-                             " entries during the build, so TensorRT timed tactics it lacks" +
-                             (built ? " although it returned an engine; no engine is written" : "") +
-                             " (build once with timingCache to fill it; the file is left untouched)"));
+        std::string const miss = "pinned build: timing cache miss: the pinned timing cache " + request.timingCachePath + " grew from " +
+                                 std::to_string(stats.entriesBefore) + " to " + std::to_string(stats.entriesAfter) +
+                                 " entries during the build, so TensorRT timed tactics it lacks" +
+                                 (built ? " although it returned an engine; no engine is written" : "") +
+                                 " (build once with timingCache to fill it; the file is left untouched)";
+        return finish(failed(built ? miss : withLastError(miss)));
       }
     }
     if (!built) {
