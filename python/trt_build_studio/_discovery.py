@@ -14,7 +14,7 @@ import stat
 
 def studio_folder():
     base = os.environ.get("XDG_RUNTIME_DIR")
-    if base:
+    if base and os.path.isabs(base):  # as the studio publishes (apps/service/studio-registry.ts)
         return os.path.join(base, "trt-build-studio")
     return "/tmp/trt-build-studio-%d" % os.getuid()
 
