@@ -8,8 +8,9 @@
 //   channel remembers the pid from 'spawn' and keeps answering with it.
 // - How a utility process died (out of memory, killed, crashed) is only told through the app's
 //   'child-process-gone' event, matched here by the process name we give each worker.
-// - On Linux and macOS the code in 'exit' (and child-process-gone's exitCode) is the raw wait
-//   status, not an exit code: decoded by apps/service/exit-status.ts, as for Node children.
+// - 'exit' carries the plain exit code after the worker's process.exit, but child-process-gone's
+//   exitCode is a raw wait status: the end is decoded from the latter when it comes
+//   (child-gone.ts, utilityExit), so exit(1) is "exit code 1" and a segfault "signal SIGSEGV".
 // - Electron removes the stdout/stderr listeners in the same turn it emits 'exit', so what a dying
 //   worker printed last never arrives through the pipe. With `stderrDir`, each worker writes fd 2
 //   to a file of its own there (apps/worker/stderr-file.ts) and the tail is read from the file.
@@ -18,10 +19,9 @@
 // utilityProcess (apps/main/test/worker-launcher.test.ts) and an emulated one backed by a Node
 // child (apps/main/test/emulated-utility-process.ts); the real fork is unexercised.
 import { utilityProcess, type UtilityProcess } from 'electron';
-import { fromWaitStatus } from '../service/exit-status.js';
 import type { WorkerChannel, WorkerLauncher } from '../service/worker-host.js';
 import { WORKER_STDERR_FILE_ENV, type WorkerToParent } from '../worker/messages.js';
-import { describeGone, type ChildGoneDetails } from './child-gone.js';
+import { describeGone, utilityExit, type ChildGoneDetails } from './child-gone.js';
 import { StderrFiles } from './stderr-files.js';
 
 const STDERR_TAIL_BYTES = 4096;
@@ -64,7 +64,7 @@ interface Worker {
   /** A kill asked for before 'spawn': carried out as soon as there is a pid. */
   killPending: boolean;
   /** Electron's account of the death, from 'child-process-gone'. */
-  gone: string | null;
+  gone: ChildGoneDetails | null;
   goneArrived?: () => void;
   done: Promise<void>;
 }
@@ -83,7 +83,7 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
     if (details.type !== 'Utility' || !details.name) return;
     const w = byName.get(details.name);
     if (!w) return;
-    w.gone = describeGone(details, platform);
+    w.gone = details;
     w.goneArrived?.();
   });
 
@@ -141,13 +141,13 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
       w.exited = true;
       live.delete(w);
       resolveDone();
-      const exit = fromWaitStatus(status, platform);
       const report = () => {
+        const exit = utilityExit(status, w.gone, platform);
         w.goneArrived = undefined;
         byName.delete(serviceName);
         // What came through the pipe before the worker redirected fd 2, then everything after.
         if (stderrFile) tail = `${tail}${stderrFiles!.tail(stderrFile, STDERR_TAIL_BYTES)}`.slice(-STDERR_TAIL_BYTES);
-        if (w.gone) tail = `${tail.trimEnd()}\nthe worker process ${w.gone}`.slice(-STDERR_TAIL_BYTES);
+        if (w.gone) tail = `${tail.trimEnd()}\nthe worker process ${describeGone(w.gone, platform)}`.slice(-STDERR_TAIL_BYTES);
         for (const cb of exitListeners) cb(exit.code, exit.signal);
       };
       // A clean exit has no 'child-process-gone'; an abnormal one may bring it just after.

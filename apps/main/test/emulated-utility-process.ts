@@ -4,8 +4,11 @@
 // it takes in a real utility process. Like Electron's UtilityProcess, `pid` is undefined until
 // 'spawn' and again once 'exit' has been emitted (stdout/stderr become null then too), so code
 // that reads the pid at the wrong moment fails here as it would in the app. Two more of
-// Electron's habits on Linux are copied because code has to cope with them: 'exit' carries the
-// raw wait status (exit(1) is 256, SIGABRT is 6), and the stdout/stderr listeners are removed in
+// Electron's habits on Linux are copied because code has to cope with them: 'exit' carries
+// process.exit's plain code (Electron's NodeService passes it over Mojo) but the raw wait status
+// for a process that died of a signal (SIGABRT is 6), every end but exit(0) is also told through
+// the app's 'child-process-gone' (emitted on `emulatedApp`) with the raw wait status (exit(1) is
+// 256), and the stdout/stderr listeners are removed in
 // the same turn as 'exit', so output still in the pipe is lost. What it cannot show: Electron's
 // own process management.
 import { fork } from 'node:child_process';
@@ -16,6 +19,10 @@ import path from 'node:path';
 import { tempDir } from '../../../test/support/onnx-gen.js';
 
 let shim: string | null = null;
+
+/** Stands in for Electron's `app` as far as 'child-process-gone' goes. */
+export const emulatedApp = new EventEmitter();
+const KILLED = new Set(['SIGKILL', 'SIGTERM', 'SIGINT']);
 
 function shimPath(): string {
   if (shim) return shim;
@@ -47,7 +54,7 @@ process.parentPort = port;
   return shim;
 }
 
-export function emulatedFork(modulePath: string, args: string[], options: { env?: Record<string, string> }): never {
+export function emulatedFork(modulePath: string, args: string[], options: { env?: Record<string, string>; serviceName?: string }): never {
   const child = fork(modulePath, args, {
     execArgv: ['--require', shimPath()],
     env: options.env,
@@ -73,7 +80,12 @@ export function emulatedFork(modulePath: string, args: string[], options: { env?
     child.stderr?.removeAllListeners('data');
     child.stdout?.resume();
     child.stderr?.resume();
-    up.emit('exit', signal ? constants.signals[signal] : (code ?? 0) << 8);
+    const status = signal ? constants.signals[signal] : (code ?? 0) << 8;
+    up.emit('exit', signal ? status : (code ?? 0));
+    if (status !== 0) {
+      const reason = signal ? (KILLED.has(signal) ? 'killed' : 'crashed') : 'abnormal-exit';
+      setTimeout(() => emulatedApp.emit('child-process-gone', {}, { type: 'Utility', reason, exitCode: status, name: options.serviceName }), 2);
+    }
     up.pid = undefined;
     up.stdout = null;
     up.stderr = null;

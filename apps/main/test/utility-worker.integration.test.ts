@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { writeModel, tempDir } from '../../../test/support/onnx-gen.js';
 import type { BuildEvent } from '../../shared/protocol.js';
-import { emulatedFork, isAlive } from './emulated-utility-process.js';
+import { emulatedApp, emulatedFork, isAlive } from './emulated-utility-process.js';
 
 vi.mock('electron', () => ({
   utilityProcess: {
@@ -118,7 +118,7 @@ describe.skipIf(missing.length > 0)('builds in an (emulated) utility process', (
     // The simulated crash prints a line on fd 2 and aborts. In Electron (and in the emulation)
     // the pipe's listeners are gone by then: only the worker's stderr file still has the line.
     const stderrDir = path.join(dir, 'worker-stderr');
-    const own = createUtilityLauncher({ workerPath: WORKER, fork: emulatedFork as never, stderrDir });
+    const own = createUtilityLauncher({ workerPath: WORKER, fork: emulatedFork as never, stderrDir, app: emulatedApp });
     const svc = createBuildService({ launcher: own.launch, outputDir: path.join(dir, 'engines-stderr'), cancelKillMs: 3000 });
     try {
       const crash = await svc.startBuild({ modelPath: model, options: { backend: 'simulated', simDuration: 0.5, simFault: 'crash' } });

@@ -18,7 +18,8 @@ vi.mock('electron', () => ({
 
 const { createUtilityLauncher } = await import('../worker-launcher.js');
 
-// Raw wait statuses, as Electron's utilityProcess reports them on Linux.
+// Raw wait statuses, as child-process-gone's exitCode carries them on Linux (and 'exit' does when
+// the worker did not end through process.exit, whose plain exit code 'exit' carries instead).
 const SIGKILL = 9;
 const SIGABRT = 6;
 const SIGSEGV = 11;
@@ -52,7 +53,7 @@ class FakeUtilityProcess extends EventEmitter {
     this.killed++;
     return true;
   }
-  /** `status` is a raw wait status (see `exited` and the signal numbers above). */
+  /** `status` is what Electron's 'exit' carries: an exit code after process.exit, else a wait status. */
   exit(status: number) {
     this.emit('exit', status);
     this.pid = undefined;
@@ -118,7 +119,7 @@ describe('utilityProcess launcher', () => {
     children[0].emit('message', { type: 'ready', pid: 4242 });
     expect(got).toEqual([{ type: 'ready', pid: 4242 }]);
     expect(launcher.live).toBe(1);
-    children[0].exit(exited(3));
+    children[0].exit(3);
     expect(exits).toEqual([[3, null]]);
     expect(launcher.live).toBe(0);
   });
@@ -188,10 +189,11 @@ describe('utilityProcess launcher', () => {
     const exits: string[] = [];
     crashed.onExit((code, signal) => exits.push(`crashed ${signal ?? code}`));
     clean.onExit((code, signal) => exits.push(`clean ${signal ?? code}`));
-    children[0].exit(SIGABRT | 0x80);
+    // Without Electron's account, a number above 255 can only be a wait status (a native _exit(6)).
+    children[0].exit(exited(6));
     children[1].exit(0);
     expect(exits).toEqual(['clean 0']);
-    await vi.waitFor(() => expect(exits).toEqual(['clean 0', 'crashed SIGABRT']));
+    await vi.waitFor(() => expect(exits).toEqual(['clean 0', 'crashed 6']));
     expect(crashed.stderrTail!()).toBe('');
   });
 
@@ -256,26 +258,44 @@ describe('utilityProcess launcher', () => {
     await vi.waitFor(() => expect(launcher.live).toBe(0));
   });
 
-  it('decodes every raw wait status into an exit code or a signal name (SIGSEGV, SIGKILL, exit(1) = 256)', () => {
-    const { start, children } = setup();
-    const cases: Array<[number, [number | null, string | null]]> = [
-      [exited(1), [1, null]],
-      [exited(0), [0, null]],
-      [SIGSEGV, [null, 'SIGSEGV']],
-      [SIGSEGV | 0x80, [null, 'SIGSEGV']],
-      [SIGKILL, [null, 'SIGKILL']],
+  it("decodes an end as Electron reports it: 'exit' has process.exit's code, child-process-gone a wait status", () => {
+    const app = new EventEmitter();
+    const { start, children } = setup(undefined, { app });
+    // [what 'exit' carries, child-process-gone (null: none, as after exit(0)), what the service gets]
+    const cases: Array<[number, { reason: string; exitCode: number } | null, [number | null, string | null]]> = [
+      [1, { reason: 'abnormal-exit', exitCode: exited(1) }, [1, null]], // process.exit(1): not "signal SIGHUP"
+      [70, { reason: 'abnormal-exit', exitCode: exited(70) }, [70, null]], // not "signal signal 70"
+      [0, null, [0, null]],
+      [SIGSEGV, { reason: 'crashed', exitCode: SIGSEGV }, [null, 'SIGSEGV']],
+      [SIGSEGV | 0x80, { reason: 'crashed', exitCode: SIGSEGV | 0x80 }, [null, 'SIGSEGV']],
+      [SIGKILL, { reason: 'killed', exitCode: SIGKILL }, [null, 'SIGKILL']],
     ];
-    cases.forEach(([status], i) => {
+    const got: Array<[number | null, string | null]> = [];
+    cases.forEach(([status, gone], i) => {
       const ch = start();
-      ch.onExit((code, signal) => expect([code, signal], `status ${status}`).toEqual(cases[i][1]));
+      ch.onExit((code, signal) => got.push([code, signal]));
+      if (gone) app.emit('child-process-gone', {}, { type: 'Utility', ...gone, name: children[i].options.serviceName });
       children[i].exit(status);
     });
+    expect(got).toEqual(cases.map((c) => c[2]));
+    // The crash report's words follow the same decoding.
+    expect(children.length).toBe(cases.length);
+  });
+
+  it('an exit code without child-process-gone stays an exit code (exit(1) never reads "signal SIGHUP")', async () => {
+    const { start, children } = setup();
+    const ch = start();
+    const exits: Array<[number | null, string | null]> = [];
+    ch.onExit((code, signal) => exits.push([code, signal]));
+    children[0].exit(1);
+    expect(exits).toEqual([[1, null]]);
   });
 
   it("quotes a dying worker's last stderr lines from its file, which Electron's dropped pipe listeners never deliver", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tbs-stderr-files-'));
     try {
-      const { start, children } = setup(undefined, { stderrDir: path.join(dir, 'logs') });
+      const app = new EventEmitter();
+      const { start, children } = setup(undefined, { app, stderrDir: path.join(dir, 'logs') });
       const ch = start();
       const file = (children[0].options.env as Record<string, string>).TBS_WORKER_STDERR_FILE;
       expect(path.dirname(file)).toBe(path.join(dir, 'logs'));
@@ -284,6 +304,7 @@ describe('utilityProcess launcher', () => {
       fs.writeFileSync(file, "terminate called after throwing an instance of 'std::bad_alloc'\n");
       const exits: Array<string | null> = [];
       ch.onExit((_c, signal) => exits.push(signal));
+      app.emit('child-process-gone', {}, { type: 'Utility', reason: 'crashed', exitCode: SIGABRT, name: children[0].options.serviceName });
       children[0].exit(SIGABRT);
       expect(exits).toEqual(['SIGABRT']);
       expect(ch.stderrTail!()).toContain("terminate called after throwing an instance of 'std::bad_alloc'");
