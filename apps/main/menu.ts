@@ -4,7 +4,19 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { HostAction } from './ipc-channels.js';
 
-export const MENU_IDS = { open: 'open', recent: 'recent', build: 'build', stop: 'stop', save: 'save' } as const;
+export const MENU_IDS = { open: 'open', recent: 'recent', build: 'build', stop: 'stop', stopAlt: 'stop-alt', save: 'save' } as const;
+
+/**
+ * Stop's keys. Ctrl+. is IBus's emoji hotkey on Ubuntu 22.04 (IBus 1.5.26): with a text field
+ * focused, the input method takes it and Stop never arrives. Shift+F5 (VS Code's "stop") is taken
+ * by no input method. A menu item has one accelerator, so each key has its own item.
+ */
+export const STOP_ACCELERATORS = ['CmdOrCtrl+.', 'Shift+F5'] as const;
+
+/** A file path as a menu label: a single '&' would be taken as a mnemonic marker and vanish. */
+export function menuLabelForPath(p: string): string {
+  return p.replace(/&/g, '&&');
+}
 
 export interface MenuContext {
   isMac: boolean;
@@ -17,7 +29,7 @@ export interface MenuContext {
 export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[] {
   const act = (action: HostAction) => () => ctx.sendAction(action);
   const recentItems: MenuItemConstructorOptions[] = ctx.recent.length
-    ? ctx.recent.map((p) => ({ label: p, click: () => ctx.openRecent(p) }))
+    ? ctx.recent.map((p) => ({ label: menuLabelForPath(p), click: () => ctx.openRecent(p) }))
     : [{ label: 'No recent models', enabled: false }];
 
   const file: MenuItemConstructorOptions = {
@@ -36,7 +48,8 @@ export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[
       { id: MENU_IDS.build, label: 'Build', accelerator: 'CmdOrCtrl+B', click: act('build') },
       // Never a bare Escape: the menu receives every key the page does not preventDefault, so an
       // Esc meant for a picker or a text field would end a build. Disabled while idle.
-      { id: MENU_IDS.stop, label: 'Stop', accelerator: 'CmdOrCtrl+.', enabled: false, click: act('stop') },
+      { id: MENU_IDS.stop, label: 'Stop', accelerator: STOP_ACCELERATORS[0], enabled: false, click: act('stop') },
+      { id: MENU_IDS.stopAlt, label: 'Stop (when an input method takes Ctrl+.)', accelerator: STOP_ACCELERATORS[1], enabled: false, click: act('stop') },
     ],
   };
   const view: MenuItemConstructorOptions = {
@@ -60,8 +73,10 @@ export interface MenuLike {
   getMenuItemById(id: string): { enabled: boolean } | null;
 }
 
-/** Stop is only a command while a build runs. */
+/** Stop is only a command while a build runs (both of its items). */
 export function setBuildRunning(menu: MenuLike | null, running: boolean): void {
-  const stop = menu?.getMenuItemById(MENU_IDS.stop);
-  if (stop) stop.enabled = running;
+  for (const id of [MENU_IDS.stop, MENU_IDS.stopAlt]) {
+    const stop = menu?.getMenuItemById(id);
+    if (stop) stop.enabled = running;
+  }
 }

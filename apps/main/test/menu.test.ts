@@ -1,6 +1,6 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
-import { buildMenuTemplate, MENU_IDS, setBuildRunning } from '../menu.js';
+import { buildMenuTemplate, MENU_IDS, menuLabelForPath, setBuildRunning } from '../menu.js';
 
 function flatten(items: MenuItemConstructorOptions[]): MenuItemConstructorOptions[] {
   return items.flatMap((i) => [i, ...(Array.isArray(i.submenu) ? flatten(i.submenu) : [])]);
@@ -21,6 +21,7 @@ describe('application menu', () => {
       [MENU_IDS.open, 'CmdOrCtrl+O', 'open'],
       [MENU_IDS.build, 'CmdOrCtrl+B', 'build'],
       [MENU_IDS.stop, 'CmdOrCtrl+.', 'stop'],
+      [MENU_IDS.stopAlt, 'Shift+F5', 'stop'],
       [MENU_IDS.save, 'CmdOrCtrl+S', 'save'],
     ] as const;
     for (const [id, accelerator, action] of expected) {
@@ -46,15 +47,26 @@ describe('application menu', () => {
     expect(new Set(accels).size).toBe(accels.length);
   });
 
-  it('enables Stop (and its Ctrl+. key) only while a build runs', () => {
+  it('Stop has a second key no input method takes (IBus 1.5.26 uses Ctrl+. for emoji), named in its label', () => {
+    const { items } = make();
+    const stops = items.filter((i) => i.id === MENU_IDS.stop || i.id === MENU_IDS.stopAlt);
+    expect(stops.map((i) => i.accelerator)).toEqual(['CmdOrCtrl+.', 'Shift+F5']);
+    // Keys input methods are known to take: IBus (Ctrl+., Ctrl+;, Ctrl+Shift+U/E), Fcitx (Ctrl+Space, Ctrl+Alt+…).
+    expect(stops[1].accelerator).not.toMatch(/Ctrl\+(\.|;|Space|Shift\+[UE]|Alt)/);
+    expect(stops[1].label).toContain('Ctrl+.');
+  });
+
+  it('enables Stop (both of its keys) only while a build runs', () => {
     const { byId } = make();
     expect(byId(MENU_IDS.stop).enabled).toBe(false);
+    expect(byId(MENU_IDS.stopAlt).enabled).toBe(false);
     const stop = { enabled: false };
-    const menu = { getMenuItemById: (id: string) => (id === MENU_IDS.stop ? stop : null) };
+    const alt = { enabled: false };
+    const menu = { getMenuItemById: (id: string) => (id === MENU_IDS.stop ? stop : id === MENU_IDS.stopAlt ? alt : null) };
     setBuildRunning(menu, true);
-    expect(stop.enabled).toBe(true);
+    expect([stop.enabled, alt.enabled]).toEqual([true, true]);
     setBuildRunning(menu, false);
-    expect(stop.enabled).toBe(false);
+    expect([stop.enabled, alt.enabled]).toEqual([false, false]);
     expect(() => setBuildRunning(null, true)).not.toThrow();
   });
 
@@ -66,6 +78,15 @@ describe('application menu', () => {
     expect(items.map((i) => i.label)).toEqual(['/m/a.onnx', '/m/b.onnx']);
     (items[1].click as () => void)();
     expect(openRecent).toHaveBeenCalledWith('/m/b.onnx');
+  });
+
+  it("escapes '&' in recent paths (a mnemonic marker in menu labels) but opens the real path", () => {
+    expect(menuLabelForPath('/m/R&D/a&&b.onnx')).toBe('/m/R&&D/a&&&&b.onnx');
+    const { byId, openRecent } = make({ recent: ['/m/R&D/model.onnx'] });
+    const [item] = byId(MENU_IDS.recent).submenu as MenuItemConstructorOptions[];
+    expect(item.label).toBe('/m/R&&D/model.onnx');
+    (item.click as () => void)();
+    expect(openRecent).toHaveBeenCalledWith('/m/R&D/model.onnx');
   });
 
   it('offers developer tools only in development', () => {

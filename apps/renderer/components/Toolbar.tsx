@@ -45,7 +45,11 @@ export function Toolbar() {
         className="danger"
         onClick={() => void c.stop()}
         disabled={!running || forceRequested}
-        title={status === 'Stopping' ? 'Press again to kill the build worker now' : 'Stop at the next step boundary (Ctrl+.)'}
+        title={
+          status === 'Stopping'
+            ? 'Press again to kill the build worker now'
+            : 'Stop at the next step boundary (Ctrl+.; in the desktop app also Shift+F5, which no input method takes)'
+        }
       >
         Stop
       </button>
