@@ -22,12 +22,12 @@ def _install():
         pkg_root = os.path.dirname(_HERE)
         if pkg_root not in sys.path:
             sys.path.insert(1 if sys.path and sys.path[0] == _HERE else 0, pkg_root)
-        from trt_build_studio import _hook
-
         if "tensorrt" in sys.modules:
-            _hook.install(sys.modules["tensorrt"])
+            _hook().install(sys.modules["tensorrt"])
         else:
-            sys.meta_path.insert(0, _TensorRTFinder(_hook))
+            # The probe itself is imported only when TensorRT is: a Python process of the watched
+            # program that never builds pays for this file alone.
+            sys.meta_path.insert(0, _TensorRTFinder())
     except Exception as e:
         try:
             sys.stderr.write("trt-build-studio: the watch hook could not start: %s; builds go on unwatched\n" % (e,))
@@ -35,12 +35,17 @@ def _install():
             pass
 
 
+def _hook():
+    from trt_build_studio import _hook as hook
+
+    return hook
+
+
 class _TensorRTFinder(object):
     """Finds nothing itself: lets the other finders find `tensorrt`, then wraps its loader so the
     hook runs right after the module's code (the post-import hook)."""
 
-    def __init__(self, hook):
-        self._hook = hook
+    def __init__(self):
         self._busy = False
 
     def find_spec(self, fullname, path=None, target=None):
@@ -57,21 +62,28 @@ class _TensorRTFinder(object):
             self._busy = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _Loader(spec.loader, self._hook)
+        spec.loader = _Loader(spec.loader)
         return spec
 
 
 class _Loader(object):
-    def __init__(self, inner, hook):
+    def __init__(self, inner):
         self._inner = inner
-        self._hook = hook
 
     def create_module(self, spec):
         return self._inner.create_module(spec)
 
     def exec_module(self, module):
         self._inner.exec_module(module)
-        self._hook.install(module)
+        try:
+            hook = _hook()
+        except Exception as e:
+            try:
+                sys.stderr.write("trt-build-studio: the watch hook could not start: %s; builds go on unwatched\n" % (e,))
+            except Exception:
+                pass
+            return
+        hook.install(module)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)

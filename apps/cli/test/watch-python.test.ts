@@ -94,6 +94,21 @@ report(wrapped=wrapped, loaded="trt_build_studio" in sys.modules, size=size(r), 
     expect(res.finders).not.toContain('_TensorRTFinder');
   });
 
+  it('under watch, a process that never imports tensorrt loads nothing of the probe and connects nowhere', async () => {
+    sink = await startSink();
+    const r = await runPython(
+      `
+import sys, os
+print("RESULT", "trt_build_studio" in sys.modules, [type(f).__name__ for f in sys.meta_path][0], os.environ.get("TBS_WATCH_HOOKED_PID"))
+`,
+      { env: { TBS_WATCH_SOCKET: sink.path } },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('RESULT False _TensorRTFinder None');
+    await new Promise((res) => setTimeout(res, 200));
+    expect(sink.connections).toHaveLength(0);
+  });
+
   it('streams a plain build: hello, build.begin with what the objects say, every phase, build.end', async () => {
     sink = await startSink();
     const r = await runPython(
