@@ -333,7 +333,12 @@ export class FarmWorker {
       // While the worker shuts down, the local build's cancelling (reason shutdown) and its ending
       // wait here: whether they reach the stream is decided once it ended (handBack).
       const held: BuildEvent[] = [];
+      // A stop of the build's own (its time budget, a memory limit, a person) that it reported
+      // before the shutdown's: the build ends as that stop ends it, and is not handed back. (One
+      // its build worker never got to report, stalled, goes unseen: that build is handed back.)
+      let ownStop: CancelReason | undefined;
       const hold = (events: BuildEvent[]): BuildEvent[] => {
+        for (const e of events) if (e.type === 'build.cancelling' && e.reason !== 'shutdown') ownStop ??= e.reason;
         if (entry.handBack === undefined) return events;
         const pass: BuildEvent[] = [];
         for (const e of events) ((e.type === 'build.cancelling' && e.reason === 'shutdown') || e.type === 'build.finished' ? held : pass).push(e);
@@ -348,7 +353,7 @@ export class FarmWorker {
         const record = this.local.getBuild(localId)!;
         // The ending is in the record even if the subscription had not delivered it yet.
         if (!held.some((e) => e.type === 'build.finished') && record.outcome) held.push(record.outcome);
-        await this.handBack(entry, forwarder, attempt, request, { held, record });
+        await this.handBack(entry, forwarder, attempt, request, { held, record, ownStop });
         return;
       }
       await forwarder.flush(this.local.getBuild(localId)!);
@@ -377,13 +382,13 @@ export class FarmWorker {
     forwarder: Forwarder,
     attempt: number,
     request: FarmRequest,
-    local: { held: BuildEvent[]; record: BuildRecord } | undefined,
+    local: { held: BuildEvent[]; record: BuildRecord; ownStop?: CancelReason } | undefined,
   ): Promise<void> {
     const { farmId } = entry;
     const localEnd = local?.held.find((e): e is BuildFinished => e.type === 'build.finished');
     // The build got to its own end before the cancel reached it (succeeded, or failed for a
-    // reason of its own): that ending stands.
-    if (local && localEnd?.status !== 'cancelled') return this.endAsRan(forwarder, local);
+    // reason of its own), or was stopped for a reason of its own first: that ending stands.
+    if (local && (localEnd?.status !== 'cancelled' || local.ownStop !== undefined)) return this.endAsRan(forwarder, local);
     if ((await this.store.cancelRequests(farmId)).n > 0) return this.endStopped(forwarder, farmId, local);
     const budget = request.retries + 1;
     const again = attempt < budget;
