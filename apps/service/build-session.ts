@@ -19,7 +19,7 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, readBuildLayerFacts, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
+import { makeManifest, readBuildLayerFacts, readManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
@@ -57,14 +57,31 @@ export interface SessionOptions {
 /** Default grace period of a memory stop (issue 21): a step within it, or the worker is ended. */
 export const MEMORY_GRACE_MS = 10_000;
 
-function fileId(p: string): string | undefined {
+/** The regular file at `p` itself (a link is not followed): device and inode; undefined for anything else. */
+function regularFileId(p: string): string | undefined {
   try {
-    const st = fs.statSync(p);
-    return `${st.ino}:${st.mtimeMs}:${st.size}`;
+    const st = fs.lstatSync(p);
+    return st.isFile() ? `${st.dev}:${st.ino}` : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** `p` with a symbolic link resolved; `p` itself when it cannot be. */
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * Output files claimed by a build of this process that has not ended (the target, a link
+ * resolved): a second build naming the same file is refused, so that the one that ends later can
+ * never clean up over the other's engine.
+ */
+const claimedOutputs = new Map<string, string>();
 
 export class BuildSession {
   private readonly queuedAt = new Date().toISOString();
@@ -79,8 +96,14 @@ export class BuildSession {
   private readonly run: WorkerRun;
   private readonly waiters: Array<(f: BuildFinished) => void> = [];
   private launchedAtMs = 0;
-  /** Identity of a file already at the output path before the build, which a failure must not delete. */
+  /**
+   * The file the build writes (the output path, a link resolved at launch) and the identity of a
+   * regular file already there then, which a failure must not delete.
+   */
+  private outputTarget?: string;
   private preexistingOutput?: string;
+  /** This session holds claimedOutputs[outputTarget]. */
+  private claimsOutput = false;
   private crashRecord?: string;
   /** The memory limits this build runs under, bytes (maxHostMemory "auto" resolved at launch). */
   private limits: { host?: number; gpu?: number } = {};
@@ -212,8 +235,19 @@ export class BuildSession {
   launch(launcher: WorkerLauncher): void {
     this.startedAt = new Date().toISOString();
     this.launchedAtMs = Date.now();
-    this.preexistingOutput = fileId(this.build.outputPath);
+    this.outputTarget = realOr(this.build.outputPath);
+    this.preexistingOutput = regularFileId(this.outputTarget);
     const b = this.build;
+    const holder = claimedOutputs.get(this.outputTarget);
+    if (holder !== undefined && holder !== this.id) {
+      this.finishLocally(
+        'failed',
+        `another build (${holder}) is writing ${this.outputTarget}: two builds may not write one engine at the same time; wait for it to end or choose another output`,
+      );
+      return;
+    }
+    claimedOutputs.set(this.outputTarget, this.id);
+    this.claimsOutput = true;
     const cacheFile = b.options.timingCache ?? b.options.pinnedCache;
     if (cacheFile) {
       try {
@@ -438,7 +472,9 @@ export class BuildSession {
           if (!this.oomLogLine && ev.severity !== 'verbose' && ev.severity !== 'info' && isOutOfMemoryLine(ev.message)) this.oomLogLine = ev.message;
           break;
         case 'build.finished':
-          if (ev.status !== 'succeeded') this.removePartialOutput();
+          // The worker said how it ended: the native layer removed its own temp file already,
+          // and nothing of it reached the output path.
+          if (ev.status !== 'succeeded') this.removePartialOutput(false);
           this.settle(ev);
           break;
       }
@@ -539,7 +575,7 @@ export class BuildSession {
     if (status === 'cancelled' && reason && this.state === 'queued') {
       events.push({ ...base, t: endT, seq: ++seq, type: 'build.cancelling', requestedAt: endT, reason });
     }
-    if (status !== 'succeeded') this.removePartialOutput();
+    if (status !== 'succeeded') this.removePartialOutput(true);
     const requestedAt = this.run.cancelRequestedAt;
     const finished: BuildFinished = this.withMemory({
       ...base,
@@ -560,7 +596,13 @@ export class BuildSession {
     if (!this.run.launched) this.opts.onSlotFree(this);
   }
 
+  private releaseOutput(): void {
+    if (this.claimsOutput && this.outputTarget !== undefined && claimedOutputs.get(this.outputTarget) === this.id) claimedOutputs.delete(this.outputTarget);
+    this.claimsOutput = false;
+  }
+
   private settle(f: BuildFinished): void {
+    this.releaseOutput();
     // What the build wrote, recorded now: the engine is served and listed only while it is still that file.
     if (f.status === 'succeeded') this.engine = recordEngine(this.build.outputPath, f.engineBytes);
     this.finishedAt = new Date().toISOString();
@@ -571,37 +613,57 @@ export class BuildSession {
   }
 
   /**
-   * A build that did not succeed leaves nothing behind: the native layer writes temp + rename and
-   * cleans up on cancel/failure, but a killed or crashed worker cannot, so its temp files
-   * (`<target>.tmp-<pid>-<n>`) are removed here, and any new file at the output path too.
+   * A build that did not succeed leaves nothing of its own behind, and touches nothing else. The
+   * native layer writes temp + rename and cleans up on cancel/failure, but a killed or crashed
+   * worker cannot: its temp files (`<target>.tmp-<worker pid>-<n>`, created O_EXCL by that
+   * worker) are removed here when they are still regular files. The output path itself is only
+   * touched after a worker died (`workerDied`), and only when what is there is a regular file that
+   * was not there at launch, is not a link, and has no manifest of another build beside it: a
+   * symlink's target, a FIFO, a folder, another build's engine stay. Every failure here is a
+   * warning on this build, never an exception (the output path may have become anything).
    */
-  private removePartialOutput(): void {
+  private removePartialOutput(workerDied: boolean): void {
     const pid = this.run.pid;
-    // A symbolic link is written through: the temp files sit beside its target.
-    const real = (p: string) => {
+    const target = this.outputTarget;
+    if (pid === undefined || target === undefined) return;
+    const warn = (what: string, e: unknown) => this.opts.onWarning?.(`build ${this.id}: could not remove ${what}: ${(e as Error).message}`);
+    const cache = this.build.options.timingCache;
+    for (const t of [target, ...(cache ? [realOr(cache)] : [])]) {
+      const dir = path.dirname(t);
+      const prefix = `${path.basename(t)}.tmp-${pid}-`;
+      let names: string[];
       try {
-        return fs.realpathSync(p);
+        names = fs.readdirSync(dir);
       } catch {
-        return p;
+        continue; // folder gone or unreadable: nothing of ours to find
       }
-    };
-    const targets = [this.build.outputPath, this.build.options.timingCache].filter((p): p is string => !!p).map(real);
-    for (const target of targets) {
-      if (pid === undefined) continue;
-      const dir = path.dirname(target);
-      const prefix = `${path.basename(target)}.tmp-${pid}-`;
-      try {
-        for (const f of fs.readdirSync(dir)) if (f.startsWith(prefix)) fs.rmSync(path.join(dir, f), { force: true });
-      } catch {
-        // Directory gone: nothing to clean.
+      for (const f of names) {
+        if (!f.startsWith(prefix)) continue;
+        const p = path.join(dir, f);
+        if (regularFileId(p) === undefined) continue;
+        try {
+          fs.unlinkSync(p);
+        } catch (e) {
+          warn(p, e);
+        }
       }
     }
-    const now = fileId(this.build.outputPath);
-    // The file, never a link to it: the link stays a link.
-    if (now !== undefined && now !== this.preexistingOutput) {
-      fs.rmSync(real(this.build.outputPath), { force: true });
+    if (!workerDied) return;
+    const now = regularFileId(target);
+    if (now === undefined || now === this.preexistingOutput) return;
+    const other = readManifest(this.build.outputPath);
+    if (other.ok && other.manifest.buildId !== this.id) return;
+    try {
+      fs.unlinkSync(target);
+    } catch (e) {
+      warn(target, e);
+      return;
+    }
+    try {
       // Removed together: a manifest beside it no longer describes anything there.
       removeManifest(this.build.outputPath);
+    } catch (e) {
+      warn(`the manifest beside ${this.build.outputPath}`, e);
     }
   }
 }
