@@ -302,8 +302,14 @@ class SocketWriter(object):
         pass
 
     def close(self):
+        # Our end first (the sink reads everything up to it), then what the sink still sends
+        # (`cancel` lines nobody read): closing a socket with unread input makes Linux reset the
+        # connection, and a reset can cost the sink the last lines it had not read yet.
         try:
-            self.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.shutdown(socket.SHUT_WR)
+            self.sock.settimeout(0.5)
+            while self.sock.recv(65536):
+                pass
         except Exception:
             pass
         self.sock.close()
