@@ -166,7 +166,7 @@ describe('build farm', () => {
       expect(c.events.at(-1)?.type).toBe('build.finished');
     }
     const ra = svc.getBuild(a.id) as FarmRecord;
-    expect(ra.state).toBe('succeeded');
+    expect(ra.state, ra.outcome?.error).toBe('succeeded');
     expect(rowCount(svc, a.id)).toBeGreaterThan(3);
     expect(ra.farm.worker?.id).toBe('wA');
     // The engine went to the shared folder and serve hands it out; the shared timing cache of
