@@ -5,6 +5,8 @@ import { CachePanel } from './components/CachePanel.js';
 import { MemoryPanel } from './components/MemoryPanel.js';
 import { Compare } from './components/Compare.js';
 import { Engines } from './components/Engines.js';
+import { EnginePanel, EngineView } from './components/EngineView.js';
+import { loadFiles } from './lib/engine-view-state.js';
 import { FarmPanel } from './components/FarmPanel.js';
 import { History } from './components/History.js';
 import { LogPanel } from './components/LogPanel.js';
@@ -98,7 +100,9 @@ export function App() {
         e.preventDefault();
         setDragging(false);
         const f = e.dataTransfer.files[0];
-        if (f) void c.openDroppedFile(f);
+        // JSON is layer information (and its profile) for the Engine view; anything else a model.
+        if (f && /\.json$/i.test(f.name)) void loadFiles([...e.dataTransfer.files]);
+        else if (f) void c.openDroppedFile(f);
       }}
     >
       <Toolbar />
@@ -130,6 +134,7 @@ export function App() {
                 },
                 { id: 'compare', label: 'Compare', panel: <Compare /> },
                 { id: 'engines', label: 'Engines', panel: <Engines /> },
+                { id: 'engine', label: 'Engine', panel: <EnginePanel /> },
               ]}
             />
           </div>
@@ -148,6 +153,7 @@ export function App() {
             <FarmPanel />
             <Compare />
             <Engines />
+            <EnginePanel />
           </aside>
           <div className="row-bottom">
             <LogPanel />
@@ -155,6 +161,7 @@ export function App() {
         </div>
       )}
       <StatusLine />
+      <EngineView />
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">
           Drop an ONNX model to open it

@@ -8,6 +8,10 @@ import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRe
 import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 import type { CheckResult } from './engine-manifest.js';
 import type { BuildComparison } from './build-compare.js';
+import type { EngineLayers, PrecisionCheck } from './engine-layers.js';
+
+/** GET /api/builds/{id}/layers: the reader's answer and the precision check against what the build asked for. */
+export type BuildLayers = EngineLayers & { check?: PrecisionCheck };
 
 export type { DeleteEnginesResult, EngineFile } from './engine-files.js';
 
@@ -98,6 +102,11 @@ export interface BuildClient {
   listEngines?(): Promise<EngineFile[]>;
   /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
   deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
+  /**
+   * A succeeded build's layer information, read and checked by the service (GET
+   * /api/builds/{id}/layers, apps/service/engine-explain.ts). Absent: not offered by this host.
+   */
+  buildLayers?(id: string): Promise<BuildLayers>;
   /**
    * The build farm's workers, queues and recent endings (GET /api/farm); null when the service
    * runs builds itself (no farm). Absent: not offered by this host.

@@ -3,7 +3,7 @@
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
 import type { FarmStatus } from '../../shared/farm-status.js';
-import type { BuildClient, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { BuildClient, BuildLayers, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
 import type { CheckResult } from '../../shared/engine-manifest.js';
 import type { BuildComparison } from '../../shared/build-compare.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
@@ -332,6 +332,10 @@ export class WebBuildClient implements BuildClient {
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
     return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
+  }
+
+  buildLayers(id: string): Promise<BuildLayers> {
+    return this.json<BuildLayers>('GET', `/api/builds/${encodeURIComponent(id)}/layers`);
   }
 
   compareBuilds(a: string, b: string): Promise<BuildComparison> {
