@@ -47,6 +47,8 @@ export interface Dialogs {
   chooseTimingCache(win: BaseWindow | null, defaultPath: string): Promise<string | null>;
   /** Plugin libraries for one option (several at once); empty when cancelled. */
   choosePluginLibraries(win: BaseWindow | null, option: PluginOption, defaultFolder: string): Promise<string[]>;
+  /** The folder holding libnvinfer.so.* (trt-location.ts); null when cancelled. */
+  chooseTrtLibDir(win: BaseWindow | null, defaultFolder?: string): Promise<string | null>;
 }
 
 export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPackaged: boolean } = { isPackaged: false }): Dialogs {
@@ -118,6 +120,15 @@ export function createDialogs(env: NodeJS.ProcessEnv = process.env, opts: { isPa
       };
       const res = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
       return res.canceled ? [] : res.filePaths.map((f) => path.resolve(f));
+    },
+    async chooseTrtLibDir(win, defaultFolder) {
+      const chosen = await open(win, {
+        title: 'TensorRT location: the folder holding libnvinfer.so.*',
+        ...(defaultFolder ? { defaultPath: defaultFolder } : {}),
+        buttonLabel: 'Use this folder',
+        properties: ['openDirectory'],
+      });
+      return chosen === null ? null : path.resolve(chosen);
     },
   };
 }

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseWindow, IpcMainInvokeEvent } from 'electron';
 import type { ModelRef, SavedEngine } from '../shared/build-client.js';
-import { describeZodError } from '../shared/protocol.js';
+import { describeZodError, type BackendInfo } from '../shared/protocol.js';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
 import { checkEngine } from '../service/engine-check.js';
 import { manifestPathFor } from '../shared/engine-manifest.js';
@@ -46,6 +46,8 @@ export interface IpcDeps {
   showInFolder(file: string): void;
   /** Build feedback (progress bar, notification, Stop menu item) follows each started build. */
   onBuildStarted(buildId: string, modelPath: string): void;
+  /** Adds where TensorRT was looked for to its "unavailable" reason (trt-location.ts). */
+  annotateBackends?(list: BackendInfo[]): BackendInfo[];
   log?(message: string): void;
 }
 
@@ -104,7 +106,10 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
     return { path: modelPath, displayName: path.basename(modelPath), summary };
   };
 
-  on(INVOKE.listBackends, () => service.listBackends());
+  on(INVOKE.listBackends, async () => {
+    const list = await service.listBackends();
+    return deps.annotateBackends ? deps.annotateBackends(list) : list;
+  });
   on(INVOKE.readBuildRoutes, ({ backend }) => {
     if (!service.readBuildRoutes) throw new ServiceError('not_found', 'This build service cannot read build routes from a library.');
     return service.readBuildRoutes(backend);

@@ -5,7 +5,7 @@
 // The modules are unit-tested with Electron mocked; this wiring was only type-checked.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session, shell } from 'electron';
+import { app, BrowserWindow, crashReporter, dialog, ipcMain, Menu, Notification, powerSaveBlocker, protocol, session, shell } from 'electron';
 import { createBuildService } from '../service/build-service.js';
 import { startDesktopStudio } from '../service/watched/studio-probe.js';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppProtocolHandler } from './app-protocol.js';
@@ -13,7 +13,7 @@ import { enginesDir, resolveAppLayout } from './app-paths.js';
 import { applyIdentity } from './app-identity.js';
 import { modelPathFromArgv } from './argv.js';
 import { BuildFeedback } from './build-feedback.js';
-import { applyChromiumSwitches } from './chromium-switches.js';
+import { startLocalCrashDumps } from './crash-dumps.js';
 import { createDialogs } from './dialogs.js';
 import { moveLegacyEngines } from './engines-folder.js';
 import { registerIpcHandlers } from './ipc-handlers.js';
@@ -31,18 +31,31 @@ import { askStopRunningBuild } from './stop-confirm.js';
 import { SubscriptionHub } from './subscription-hub.js';
 import { createMainWindow, hardenSession } from './window.js';
 import { createUtilityLauncher } from './worker-launcher.js';
+import { sweepTempEngines } from '../service/temp-engines.js';
+import { installQuitSignals } from './quit-signals.js';
+import { dropTestOnlyEnv } from './test-env.js';
+import { TrtLocation } from './trt-location.js';
 
 const log = (m: string) => console.error(`[trt-build-studio] ${m}`);
 
 // Name, desktop name (the window's app id on Linux) and Windows AppUserModelID, before 'ready'.
 applyIdentity(app);
 
+// A packaged app ignores test-only variables (TBS_TEST_*, TBS_E2E_*): gone before anything reads them.
+const droppedTestEnv = dropTestOnlyEnv(process.env, app.isPackaged);
+if (droppedTestEnv.length) log(`packaged app: ignoring test-only variables ${droppedTestEnv.join(', ')}`);
+
 // Tests (and users who want a throwaway profile) can keep recent files etc. out of the real profile.
 if (process.env.TBS_USER_DATA_DIR) app.setPath('userData', path.resolve(process.env.TBS_USER_DATA_DIR));
 
 // Must happen before 'ready': the scheme's privileges are fixed when Chromium starts.
 protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
-applyChromiumSwitches(app.commandLine);
+// Crash dumps kept locally, never uploaded (crash-dumps.ts); before 'ready' so every process is covered.
+try {
+  log(`crash dumps (local only) go to ${startLocalCrashDumps(crashReporter, () => app.getPath('crashDumps'))}`);
+} catch (e) {
+  log(`crash reporter not started: ${(e as Error).message}`);
+}
 
 if (!app.requestSingleInstanceLock()) {
   // Another instance has the lock; it receives our argv through 'second-instance'.
@@ -84,11 +97,6 @@ function start(): void {
     event.preventDefault();
     openRequests.request(p);
   });
-  // SIGTERM from a session manager or `kill` stops the builds and quits without asking: nobody
-  // is there to answer.
-  const quitBySignal = () => (quitGuard ? quitGuard.quitConfirmed() : app.quit());
-  process.on('SIGTERM', quitBySignal);
-  process.on('SIGINT', quitBySignal);
 
   void app.whenReady().then(async () => {
     if (!existsSync(path.join(layout.rendererDir, 'index.html'))) {
@@ -97,9 +105,14 @@ function start(): void {
     protocol.handle(APP_SCHEME, createAppProtocolHandler(layout.rendererDir));
     hardenSession(session.defaultSession);
 
+    const userData = app.getPath('userData');
+    const settingsFile = path.join(userData, 'settings.json');
+    const trtLocation = new TrtLocation(settingsFile);
+    const dialogs = createDialogs(process.env, { isPackaged: app.isPackaged });
     const launcher = createUtilityLauncher({
       workerPath: layout.workerPath,
-      env: layout.workerEnv,
+      // Asked at each launch: a TensorRT location chosen in the app applies to the next worker.
+      env: () => ({ ...layout.workerEnv, ...trtLocation.workerEnv() }),
       log,
       app,
       // What a crashing worker printed last (see worker-launcher.ts); the newest few are kept.
@@ -107,7 +120,10 @@ function start(): void {
     });
     // Engines are large: the data folder, not the configuration folder they used to be in.
     const outputDir = enginesDir(process.env, app.getPath('home'));
-    await moveLegacyEngines(path.join(app.getPath('userData'), 'engines'), outputDir, log).catch((e: Error) => log(`moving old engines: ${e.message}`));
+    await moveLegacyEngines(path.join(userData, 'engines'), outputDir, log).catch((e: Error) => log(`moving old engines: ${e.message}`));
+    // Temp engines left by a session that died (logout, SIGKILL): only files older than this
+    // process, so no build of ours is writing them (service/temp-engines.ts says what else is checked).
+    await sweepTempEngines(outputDir, { olderThanMs: Date.now() - process.uptime() * 1000, log }).catch((e: Error) => log(`sweeping temp engines: ${e.message}`));
     const service = createBuildService({ launcher: launcher.launch, outputDir });
     // Watched builds (docs/watch.md): programs run under `watch`, and the drop-in monitors, find the
     // app in the studio registry and show their builds here. Not run in a real Electron here.
@@ -125,6 +141,7 @@ function start(): void {
         sendAction,
         recent: recentList,
         openRecent: (p) => openRequests.request(p),
+        chooseTrtLocation: () => void chooseTrtLocation(),
       });
       const menu = Menu.buildFromTemplate(template);
       Menu.setApplicationMenu(menu);
@@ -138,6 +155,22 @@ function start(): void {
       },
     });
 
+    const chooseTrtLocation = async () => {
+      const chosen = await dialogs.chooseTrtLibDir(win && !win.isDestroyed() ? win : null, trtLocation.get() ?? undefined);
+      if (chosen === null) return;
+      try {
+        await trtLocation.set(chosen);
+      } catch (e) {
+        log(`TensorRT location not changed: ${(e as Error).message}`);
+        return;
+      }
+      log(`TensorRT location: ${chosen} (TBS_TRT_LIB_DIR of the next worker)`);
+      // The service keeps the backend list for a minute; the next listing must ask a worker that
+      // has the new folder. Then the page lists the backends again (running builds carry on:
+      // they live in main, and the reloaded page picks them up).
+      forgetBackends(service);
+      if (win && !win.isDestroyed()) win.webContents.reload();
+    };
     const hub = new SubscriptionHub(service);
     const notifier = createNotifier(
       Notification,
@@ -165,15 +198,16 @@ function start(): void {
       ipcMain,
       service,
       isTrustedSender: createSenderCheck(() => (win && !win.isDestroyed() ? [win.webContents.id] : [])),
-      dialogs: createDialogs(process.env, { isPackaged: app.isPackaged }),
+      dialogs,
       recent,
       openRequests,
       hub,
       windowOf: (event) => BrowserWindow.fromWebContents(event.sender),
-      saveFolders: new SaveFolders(path.join(app.getPath('userData'), 'settings.json'), app.getPath('documents')),
+      saveFolders: new SaveFolders(settingsFile, app.getPath('documents')),
       pluginChoices: new PluginChoices(path.join(app.getPath('userData'), 'plugin-libraries.json')),
       showInFolder: (file) => shell.showItemInFolder(file),
       onBuildStarted: (id, modelPath) => feedback.track(id, modelPath),
+      annotateBackends: (list) => trtLocation.annotate(list),
       log,
     });
 
@@ -193,6 +227,10 @@ function start(): void {
       log,
     });
     const guard = quitGuard;
+    // SIGTERM/SIGINT (session manager, `kill`, Ctrl+C in the terminal) stop the builds and quit
+    // without asking: nobody may be there to answer. Installed now, after Electron's own handlers
+    // (quit-signals.ts says why the order matters).
+    installQuitSignals(process, () => guard.quitConfirmed(), log);
 
     void recent.get().then((list) => {
       recentList = list;
@@ -251,4 +289,14 @@ function start(): void {
 
   // Linux and Windows: closing the window quits (through the quit guard, which stops builds).
   app.on('window-all-closed', () => app.quit());
+}
+
+/**
+ * Drops the service's cached backend list. BuildService has no public method for it (asked of
+ * apps/service's owner); until then its private cache field is cleared, if it has one.
+ */
+function forgetBackends(service: object): void {
+  const s = service as { forgetBackends?: () => void; backendsCache?: unknown };
+  if (typeof s.forgetBackends === 'function') s.forgetBackends();
+  else if ('backendsCache' in s) s.backendsCache = undefined;
 }

@@ -4,7 +4,7 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { HostAction } from './ipc-channels.js';
 
-export const MENU_IDS = { open: 'open', recent: 'recent', build: 'build', stop: 'stop', stopAlt: 'stop-alt', save: 'save' } as const;
+export const MENU_IDS = { open: 'open', recent: 'recent', build: 'build', stop: 'stop', stopAlt: 'stop-alt', save: 'save', trtLocation: 'trt-location' } as const;
 
 /**
  * Stop's keys. Ctrl+. is IBus's emoji hotkey on Ubuntu 22.04 (IBus 1.5.26): with a text field
@@ -24,6 +24,8 @@ export interface MenuContext {
   sendAction(action: HostAction): void;
   recent: readonly string[];
   openRecent(path: string): void;
+  /** File ▸ TensorRT Location…: main's folder dialog (trt-location.ts). */
+  chooseTrtLocation?(): void;
 }
 
 export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[] {
@@ -39,6 +41,7 @@ export function buildMenuTemplate(ctx: MenuContext): MenuItemConstructorOptions[
       { id: MENU_IDS.recent, label: 'Open Recent', submenu: recentItems },
       { type: 'separator' },
       { id: MENU_IDS.save, label: 'Save Engine…', accelerator: 'CmdOrCtrl+S', click: act('save') },
+      ...(ctx.chooseTrtLocation ? [{ type: 'separator' } as const, { id: MENU_IDS.trtLocation, label: 'TensorRT Location…', click: () => ctx.chooseTrtLocation?.() }] : []),
       ...(ctx.isMac ? [] : [{ type: 'separator' } as const, { role: 'quit' } as const]),
     ],
   };

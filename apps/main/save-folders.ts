@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from './atomic-file.js';
+import { updateSettings } from './settings-file.js';
 
 /** `pluginLibrary`: an open dialog, but it too starts where the user last picked one. */
 export type SaveKind = 'engine' | 'timingCache' | 'pluginLibrary';
@@ -14,8 +14,6 @@ const Settings = z.object({ lastSaveFolder: z.record(z.string(), z.string()).opt
 type Settings = z.infer<typeof Settings>;
 
 export class SaveFolders {
-  private queue: Promise<unknown> = Promise.resolve();
-
   constructor(
     private readonly file: string,
     private readonly fallback: string,
@@ -33,13 +31,12 @@ export class SaveFolders {
 
   /** Remembers the folder of a file the user just chose to save to. */
   remember(kind: SaveKind, chosenFile: string): Promise<void> {
-    const next = this.queue.then(async () => {
-      const settings = await this.load();
-      settings.lastSaveFolder = { ...settings.lastSaveFolder, [kind]: path.dirname(path.resolve(chosenFile)) };
-      await writeFileAtomic(this.file, `${JSON.stringify(settings, null, 2)}\n`);
+    // Shared file (settings-file.ts): other modules keep their own keys in it.
+    return updateSettings(this.file, (s) => {
+      const parsed = Settings.safeParse(s);
+      const previous = parsed.success ? parsed.data.lastSaveFolder : undefined;
+      s.lastSaveFolder = { ...previous, [kind]: path.dirname(path.resolve(chosenFile)) };
     });
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   private async load(): Promise<Settings> {

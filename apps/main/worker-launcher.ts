@@ -31,8 +31,12 @@ export const WORKER_SERVICE_NAME = 'TRT Build Studio worker';
 
 export interface UtilityLauncherOptions {
   workerPath: string;
-  /** Extra environment for the worker (TBS_ADDON_PATH in a packaged app). */
-  env?: Record<string, string>;
+  /**
+   * Extra environment for the worker (TBS_ADDON_PATH in a packaged app, TBS_TRT_LIB_DIR from the
+   * app's TensorRT location); a function is asked at each launch, so a changed setting applies
+   * to the next worker.
+   */
+  env?: Record<string, string> | (() => Record<string, string>);
   log?(m: string): void;
   /** For tests; defaults to Electron's utilityProcess.fork. */
   fork?: (modulePath: string, args: string[], options: Electron.ForkOptions) => UtilityProcess;
@@ -110,7 +114,11 @@ export function createUtilityLauncher(opts: UtilityLauncherOptions): UtilityLaun
     const child = fork(opts.workerPath, [], {
       serviceName,
       stdio: 'pipe',
-      env: { ...(process.env as Record<string, string>), ...opts.env, ...(stderrFile ? { [WORKER_STDERR_FILE_ENV]: stderrFile } : {}) },
+      env: {
+        ...(process.env as Record<string, string>),
+        ...(typeof opts.env === 'function' ? opts.env() : opts.env),
+        ...(stderrFile ? { [WORKER_STDERR_FILE_ENV]: stderrFile } : {}),
+      },
     });
     let tail = '';
     const keep = (chunk: Buffer | string) => {

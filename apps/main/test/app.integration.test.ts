@@ -3,7 +3,7 @@
 // utility process) and the native addon with the simulated backend. The test plays the renderer:
 // it calls the IPC handlers as the window's top frame would and reads what main sends back.
 // Not covered (needs the Electron binary): Chromium itself, the real preload bridge, real dialogs.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -43,6 +43,12 @@ vi.mock('electron', async () => {
     powerSaveBlocker: new fake.FakePowerSaveBlocker(),
     shell: { showItemInFolder: () => undefined },
     utilityProcess: { fork: emulatedFork },
+    crashReporter: {
+      started: [] as unknown[],
+      start(o: unknown) {
+        this.started.push(o);
+      },
+    },
   };
 });
 
@@ -52,6 +58,7 @@ if (needed.length) console.log(`[skip] main process integration: not built yet: 
 
 interface Fakes {
   app: FakeApp;
+  crashReporter: { started: unknown[] };
   powerSaveBlocker: FakePowerSaveBlocker;
   dialog: { messageBoxes: Array<{ message: string; buttons: string[] }>; messageBoxAnswers: string[] };
   ipcMain: FakeIpcMain;
@@ -69,6 +76,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
   let e: Fakes;
   let win: FakeBrowserWindow;
   const workerPids: number[] = [];
+  const ourSignalListeners: Array<[NodeJS.Signals, (...a: unknown[]) => void]> = [];
 
   const call = async <T>(channel: string, payload?: unknown): Promise<T> => {
     const h = e.ipcMain.handlers.get(channel);
@@ -101,6 +109,16 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     e.app.setPath('documents', dir);
     e.app.setPath('home', path.join(dir, 'home'));
     e.app.setPath('logs', path.join(dir, 'logs'));
+    e.app.setPath('crashDumps', path.join(dir, 'crash dumps'));
+    // A temp engine a dead session left in the engines folder, written before this app started.
+    const engines = path.join(dir, 'data home', 'trt-build-studio', 'engines');
+    mkdirSync(engines, { recursive: true });
+    writeFileSync(path.join(engines, 'left.engine.tmp-999999-0'), 'x');
+    writeFileSync(path.join(engines, 'kept.engine'), 'x');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(path.join(engines, 'left.engine.tmp-999999-0'), hourAgo, hourAgo);
+    const signalListeners = () => [process.listenerCount('SIGTERM'), process.listenerCount('SIGINT')];
+    const before = signalListeners();
     process.argv = [process.execPath, ROOT, '--inspect=0', argvModel];
     try {
       await import('../main.js');
@@ -113,10 +131,20 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     // The scheme must be privileged before Chromium starts, i.e. before 'ready'; so must the
     // switch that makes old file-chooser portals fall back to GTK.
     expect(e.protocol.privileged).toEqual([expect.objectContaining({ scheme: 'app' })]);
-    if (process.platform === 'linux') expect(e.app.commandLine.switches).toContainEqual(['xdg-portal-required-version', '4']);
+    // No xdg-portal-required-version: Electron 41+ runs no portal version test, so it did nothing;
+    // the open dialog gets the remembered folder as defaultPath instead (dialogs.test.ts).
+    expect(e.app.commandLine.switches.map(([n]) => n)).not.toContain('xdg-portal-required-version');
+    // Crash dumps on this machine only.
+    expect(e.crashReporter.started).toEqual([expect.objectContaining({ uploadToServer: false })]);
+    // No SIGTERM/SIGINT listener before 'ready': Electron installs its own handlers then, which
+    // would replace one installed earlier (quit-signals.ts).
+    expect(signalListeners()).toEqual(before);
     expect(e.BrowserWindow.instances).toHaveLength(0);
     e.app.becomeReady();
     await vi.waitFor(() => expect(e.BrowserWindow.instances).toHaveLength(1));
+    expect(signalListeners()).toEqual(before.map((n) => n + 1));
+    ourSignalListeners.push(['SIGTERM', process.listeners('SIGTERM').at(-1)!], ['SIGINT', process.listeners('SIGINT').at(-1)!]);
+    expect(readdirSync(engines).sort()).toEqual(['kept.engine']);
     win = e.BrowserWindow.instances[0];
     ackAsThePageDoes();
     // Track worker pids from the service's point of view: every utility process main forks.
@@ -130,6 +158,7 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
   });
 
   afterAll(() => {
+    for (const [sig, l] of ourSignalListeners) process.removeListener(sig, l);
     delete process.env.TBS_E2E_OPEN;
     delete process.env.TBS_E2E_SAVE;
     delete process.env.TBS_USER_DATA_DIR;

@@ -36,6 +36,16 @@ describe('native dialogs', () => {
     expect(dialog.showOpenDialog.mock.calls[1][0]).not.toHaveProperty('defaultPath');
   });
 
+  it('picks the TensorRT location as a folder, starting at the current one; cancel is null', async () => {
+    const d = createDialogs({});
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: [] });
+    expect(await d.chooseTrtLibDir(null, '/opt/TensorRT-10.16/lib')).toBeNull();
+    expect(dialog.showOpenDialog.mock.calls[0][0]).toMatchObject({ defaultPath: '/opt/TensorRT-10.16/lib', properties: ['openDirectory'] });
+    dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/opt/trt/lib/'] });
+    expect(await d.chooseTrtLibDir(null)).toBe('/opt/trt/lib');
+    expect(dialog.showOpenDialog.mock.calls[1][0]).not.toHaveProperty('defaultPath');
+  });
+
   it('parents dialogs to the window when there is one, and offers ONNX files first', async () => {
     const d = createDialogs({});
     const win = { id: 1 };

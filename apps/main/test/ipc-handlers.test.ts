@@ -123,6 +123,7 @@ function setup() {
     pluginChoices: new PluginChoices(pluginFile),
     showInFolder: (file) => shown.push(file),
     onBuildStarted: (id) => started.push(id),
+    annotateBackends: (list) => list.map((b) => (b.name === 'tensorrt' && !b.available ? { ...b, reason: `${b.reason}\nTensorRT location set in the app: /opt/trt/lib` } : b)),
     log: (m) => refused.push(m),
   });
 
@@ -226,6 +227,21 @@ describe('opening models', () => {
     await t.call(INVOKE.openModel);
     await t.call(INVOKE.openModel);
     expect(t.dialogs.chooseModel).toHaveBeenLastCalledWith(null, path.dirname(t.model));
+  });
+
+  it('lists backends with where TensorRT was looked for in its unavailable reason', async () => {
+    vi.mocked(t.service.listBackends).mockResolvedValueOnce([
+      { name: 'tensorrt', available: false, reason: 'libnvinfer.so.10 not found' },
+      { name: 'simulated', available: true },
+    ]);
+    const res = await t.call(INVOKE.listBackends);
+    expect(res).toEqual({
+      ok: true,
+      value: [
+        { name: 'tensorrt', available: false, reason: 'libnvinfer.so.10 not found\nTensorRT location set in the app: /opt/trt/lib' },
+        { name: 'simulated', available: true },
+      ],
+    });
   });
 
   it('drops a recent entry whose file is gone', async () => {

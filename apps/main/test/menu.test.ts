@@ -89,6 +89,16 @@ describe('application menu', () => {
     expect(openRecent).toHaveBeenCalledWith('/m/R&D/model.onnx');
   });
 
+  it('File ▸ TensorRT Location… asks main (its folder dialog), not the page', () => {
+    const chooseTrtLocation = vi.fn();
+    const { byId, sendAction } = make({ chooseTrtLocation });
+    const item = byId(MENU_IDS.trtLocation);
+    expect(item.label).toBe('TensorRT Location…');
+    (item.click as () => void)();
+    expect(chooseTrtLocation).toHaveBeenCalledOnce();
+    expect(sendAction).not.toHaveBeenCalled();
+  });
+
   it('offers developer tools only in development', () => {
     expect(make({ isPackaged: true }).items.some((i) => i.role === 'toggleDevTools')).toBe(false);
     expect(make({ isPackaged: false }).items.some((i) => i.role === 'toggleDevTools')).toBe(true);

@@ -106,6 +106,23 @@ describe('utilityProcess launcher', () => {
     expect(env.PATH).toBe(process.env.PATH);
   });
 
+  it('asks an env function at each launch (a TensorRT location changed in the app reaches the next worker)', () => {
+    const children: Array<{ env: Record<string, string> }> = [];
+    let dir = '/opt/trt-a/lib';
+    const launcher = createUtilityLauncher({
+      workerPath: '/w.js',
+      env: () => ({ TBS_TRT_LIB_DIR: dir }),
+      fork: (_p, _a, o) => {
+        children.push({ env: o.env as Record<string, string> });
+        return new FakeUtilityProcess('/w.js', o as Record<string, unknown>, 1) as never;
+      },
+    });
+    launcher.launch();
+    dir = '/opt/trt-b/lib';
+    launcher.launch();
+    expect(children.map((c) => c.env.TBS_TRT_LIB_DIR)).toEqual(['/opt/trt-a/lib', '/opt/trt-b/lib']);
+  });
+
   it('passes messages both ways and reports the exit code', () => {
     const { launcher, start, children } = setup();
     const ch = start();
