@@ -3,7 +3,7 @@
 import { processSignals } from '../process/process-signals.js';
 import { ServiceError } from '../service/api.js';
 import type { ShapesError } from '../service/build-validation.js';
-import { displayText } from '../shared/display-text.js';
+import { displayMessage } from '../shared/display-text.js';
 import { UsageError } from '../shared/usage-error.js';
 import { packageVersion } from '../service/package-info.js';
 
@@ -79,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const load = COMMANDS[cmd];
   if (!load) {
-    process.stderr.write(`trt-build-studio: unknown command "${cmd}"\nRun \`trt-build-studio --help\` for the commands.\n`);
+    process.stderr.write(`trt-build-studio: unknown command "${displayMessage(cmd)}"\nRun \`trt-build-studio --help\` for the commands.\n`);
     return 2;
   }
   if (!OWN_SIGNALS.has(cmd)) {
@@ -107,7 +107,7 @@ async function runCommand(cmd: string, load: () => Promise<Command>, rest: strin
     if (isUsageError(e)) {
       // Node's parseArgs messages explain positionals at length; the flag is what matters.
       const msg = (e as Error).message.replace(/^Unknown option '([^']+)'.*$/s, 'unknown option $1');
-      process.stderr.write(`trt-build-studio ${cmd}: ${msg}\nRun \`trt-build-studio ${cmd} --help\` for usage.\n`);
+      process.stderr.write(`trt-build-studio ${cmd}: ${displayMessage(msg)}\nRun \`trt-build-studio ${cmd} --help\` for usage.\n`);
       return 2;
     }
     if (e instanceof ServiceError) {
@@ -116,10 +116,15 @@ async function runCommand(cmd: string, load: () => Promise<Command>, rest: strin
       // suggestion in its own flags (trtexec does so itself).
       const shapes = cmd === 'build' && typeof (e as Partial<ShapesError>).restate === 'function' ? (e as ShapesError) : undefined;
       const msg = shapes ? shapes.restate((require('./build-args.js') as typeof import('./build-args.js')).buildShapesSuggestion) : e.message;
-      process.stderr.write(`trt-build-studio ${cmd}: ${msg.split('\n').map(displayText).join('\n')}\n`);
+      process.stderr.write(`trt-build-studio ${cmd}: ${msg.split('\n').map(displayMessage).join('\n')}\n`);
       return e.code === 'internal' ? 1 : 2;
     }
-    process.stderr.write(`trt-build-studio ${cmd}: internal error: ${(e as Error)?.stack ?? e}\n`);
+    process.stderr.write(
+      `trt-build-studio ${cmd}: internal error: ${String((e as Error)?.stack ?? e)
+        .split('\n')
+        .map(displayMessage)
+        .join('\n')}\n`,
+    );
     return 1;
   }
 }

@@ -26,7 +26,7 @@ export interface FrameGuardOptions {
 type State = { kind: 'header' } | { kind: 'body'; left: number } | { kind: 'resync'; from: number };
 
 /** Why a header block cannot start a message, or its body length. */
-function parseHeader(block: string, max: number): { length: number } | { error: string } {
+function parseHeader(block: string, max: number): { length: number } | { error: string; wholeHeader?: true } {
   let length: number | undefined;
   for (const line of block.split('\r\n')) {
     if (line === '') continue;
@@ -36,6 +36,10 @@ function parseHeader(block: string, max: number): { length: number } | { error: 
     const value = line.slice(colon + 1).trim();
     if (name !== 'content-length') continue; // Content-Type and others: nothing to check
     if (!/^\d{1,16}$/.test(value)) return { error: `Content-Length ${JSON.stringify(value.slice(0, 40))} is not a byte count` };
+    // Two lengths that disagree: either could be the truth, so the frame is refused at once
+    // instead of waiting for a body one of them promises.
+    if (length !== undefined && length !== Number(value))
+      return { error: `the header has two different Content-Length values (${length} and ${Number(value)})`, wholeHeader: true };
     length = Number(value);
   }
   if (length === undefined) return { error: 'the header has no Content-Length' };
@@ -83,10 +87,13 @@ export class FrameGuard extends Transform {
         if ('error' in parsed) {
           // Searched from the next byte, not from the end of this block: a real header may start
           // inside what looked like one (garbage, then "Content-Length: …").
+          // A header that is one but contradicts itself is skipped whole: its second
+          // Content-Length line is no fresh start.
+          const skip = 'wholeHeader' in parsed ? end + HEADER_END.length : 1;
           this.bad(at, parsed.error);
           this.state = { kind: 'resync', from: at };
-          buf = buf.subarray(1);
-          at += 1;
+          buf = buf.subarray(skip);
+          at += skip;
           continue;
         }
         const next = end + HEADER_END.length;

@@ -3,17 +3,30 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../service/api.js';
 import { ToolInputError } from '../surface/schemas.js';
+import { displayMessage } from '../shared/display-text.js';
+
+/**
+ * JSON as text with the characters a terminal or an editor would act on (DEL, C1 controls, bidi
+ * controls, line separators; JSON.stringify escapes only C0) written as \uXXXX: the same JSON
+ * value, exact names kept, nothing that reorders or recolours what a person reads.
+ */
+function safeJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(
+    /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
 
 export function okResult(structured: Record<string, unknown>, headline?: string): CallToolResult {
-  const json = JSON.stringify(structured, null, 2);
-  return { content: [{ type: 'text', text: headline ? `${headline}\n${json}` : json }], structuredContent: structured };
+  const json = safeJson(structured);
+  return { content: [{ type: 'text', text: headline ? `${displayMessage(headline)}\n${json}` : json }], structuredContent: structured };
 }
 
 /** A tool error the agent can act on; `structured` travels along when there is a build to describe. */
 export function errorResult(message: string, structured?: Record<string, unknown>): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text: structured ? `${message}\n${JSON.stringify(structured, null, 2)}` : message }],
+    content: [{ type: 'text', text: structured ? `${displayMessage(message)}\n${safeJson(structured)}` : displayMessage(message) }],
     ...(structured ? { structuredContent: structured } : {}),
   };
 }

@@ -26,3 +26,26 @@ function escape(ch: string): string {
 export function displayText(s: string): string {
   return s.replace(UNSAFE, escape);
 }
+
+/** A run of characters without white space longer than this (a path, a name) is cut. */
+export const MAX_DISPLAY_VALUE = 300;
+/** A message longer than this (after values are cut) is cut. */
+export const MAX_DISPLAY_MESSAGE = 4000;
+
+const LONG_VALUE = new RegExp(`\\S{${MAX_DISPLAY_VALUE + 1},}`, 'g');
+
+function cut(s: string, keep: number): string {
+  return `${s.slice(0, keep)}… (${s.length} characters)`;
+}
+
+/**
+ * A message for a person (an error line, a log line, a protocol message's text): every value in it
+ * longer than MAX_DISPLAY_VALUE characters cut with its length named, the whole longer than
+ * MAX_DISPLAY_MESSAGE cut the same way, and control characters escaped (displayText). A 100k
+ * character path then reads `/tmp/aaaa…… (100000 characters)` instead of filling the screen.
+ */
+export function displayMessage(s: string): string {
+  let out = s.replace(LONG_VALUE, (run) => cut(run, 120));
+  if (out.length > MAX_DISPLAY_MESSAGE) out = cut(out, MAX_DISPLAY_MESSAGE - 100);
+  return displayText(out);
+}

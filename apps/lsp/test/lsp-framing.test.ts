@@ -69,6 +69,15 @@ describe('the language server after a bad frame', () => {
     ],
     ['a header line that is not "Name: value"', 'hello there\r\n\r\n', /header line "hello there" is not "Name: value"/],
     ['a header that never ends', 'X'.repeat(20_000), /no blank line ends the header within 8192 bytes/],
+    // Issue 40: two lengths that disagree (the true one first, a larger one after, which would
+    // swallow the next request while waiting for its body).
+    [
+      'two different Content-Length headers',
+      ((body: string) => `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Length: ${Buffer.byteLength(body) + 4096}\r\n\r\n${body}`)(
+        '{"jsonrpc":"2.0","id":7,"method":"shutdown"}',
+      ),
+      /the header has two different Content-Length values \(\d+ and \d+\)/,
+    ],
   ];
   for (const [what, bad, logged] of cases) {
     it(`logs ${what}, resynchronises and answers the next request`, async () => {

@@ -2,6 +2,7 @@
 // code from docs/http-api.md, so scripts can branch on `error.code` instead of parsing messages.
 import type * as http from 'node:http';
 import { ServiceError, type ServiceErrorCode } from '../api.js';
+import { displayMessage } from '../../shared/display-text.js';
 
 export type HttpErrorCode = ServiceErrorCode | 'unauthorized' | 'forbidden' | 'too_large' | 'method_not_allowed' | 'timeout' | 'unavailable';
 
@@ -60,5 +61,7 @@ export function sendError(res: http.ServerResponse, err: HttpError): void {
     res.destroy();
     return;
   }
-  sendJson(res, err.status, { error: { code: err.code, message: err.message } }, err.headers);
+  // The message is for a person (and often lands in a terminal or a log): a name quoted in it
+  // comes escaped and a long one cut (display-text.ts); JSON data fields elsewhere keep exact values.
+  sendJson(res, err.status, { error: { code: err.code, message: displayMessage(err.message) } }, err.headers);
 }

@@ -109,6 +109,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
   server.requestTimeout = 60 * 60 * 1000;
   // Past the answered overflow, connections are dropped at accept: a flood cannot exhaust fds.
   server.maxConnections = maxConnections + OVER_CAP_ANSWERED;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => answerClientError(err, socket));
   server.on('connection', (socket: net.Socket) => {
     if (open.size >= maxConnections) overCap.add(socket);
     open.add(socket);
@@ -217,4 +218,38 @@ function decodeParam(raw: string): string {
   } catch {
     throw new HttpError('not_found', `malformed build id "${raw}"`);
   }
+}
+
+/**
+ * A request Node's parser refused before any handler saw it. Node's own answer (431, 408, 400) is
+ * written and the socket destroyed at once, so a client still sending a huge header gets a reset
+ * instead of the answer. Here the answer is JSON like every other error, and the socket is ended
+ * and drained for a moment first, so the client reads why.
+ */
+const answeredClientError = new WeakSet<net.Socket>();
+
+function answerClientError(err: NodeJS.ErrnoException, socket: net.Socket): void {
+  // The parser keeps reporting its error for every later chunk read while draining: answered once.
+  if (answeredClientError.has(socket)) return;
+  answeredClientError.add(socket);
+  if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', `the request's headers exceed the limit of ${http.maxHeaderSize} bytes`]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request was not received in time']
+        : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? [413, 'Payload Too Large', "the request's chunk extensions are too large"]
+          : [400, 'Bad Request', 'the request is not valid HTTP'];
+  const code = status === 431 ? 'too_large' : status === 408 ? 'timeout' : status === 413 ? 'too_large' : 'bad_input';
+  const body = JSON.stringify({ error: { code, message } });
+  socket.on('error', () => {});
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  // Read (and drop) what the client still sends, so that closing does not reset the connection
+  // under the answer; then give up on it.
+  socket.resume();
+  setTimeout(() => socket.destroy(), 1000).unref();
 }

@@ -36,3 +36,22 @@ describe('displayText', () => {
     expect(unsafe.test(displayText(all))).toBe(false);
   });
 });
+
+describe('displayMessage', () => {
+  it('cuts a long value with its length named, escapes controls, and leaves short text alone', async () => {
+    const { displayMessage, MAX_DISPLAY_MESSAGE } = await import('../display-text.js');
+    expect(displayMessage('model not found: /tmp/a.onnx')).toBe('model not found: /tmp/a.onnx');
+    for (const n of [301, 5_000, 100_000]) {
+      const out = displayMessage(`model not found: /tmp/${'a'.repeat(n)} (ENOENT)`);
+      expect(out).toContain(`… (${n + 5} characters)`);
+      expect(out.startsWith('model not found: /tmp/aaa')).toBe(true);
+      expect(out.endsWith(' (ENOENT)')).toBe(true);
+      expect(out.length).toBeLessThan(300);
+    }
+    // Many short values: the message as a whole is cut.
+    const many = displayMessage('word '.repeat(5_000));
+    expect(many.length).toBeLessThanOrEqual(MAX_DISPLAY_MESSAGE + 40);
+    expect(many).toMatch(/… \(25000 characters\)$/);
+    expect(displayMessage('a\u001b[2Jb\u202ec\r')).toBe('a\\x1b[2Jb\\u202ec\\r');
+  });
+});
