@@ -11,7 +11,8 @@
 //     all. Otherwise skipped with the reason printed.
 // js-yaml and @electron/asar come with electron-builder (they are its own dependencies).
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -74,8 +75,18 @@ interface BuilderConfig {
   asarUnpack: string[];
   npmRebuild?: boolean;
   electronFuses?: Record<string, boolean>;
-  linux: { target: string[]; executableName: string; maintainer?: string; category?: string; icon?: string; syncDesktopName?: boolean };
-  deb?: { depends?: string[] };
+  linux: {
+    target: string[];
+    executableName: string;
+    maintainer?: string;
+    category?: string;
+    icon?: string;
+    syncDesktopName?: boolean;
+    mimeTypes?: string[];
+    fileAssociations?: Array<{ ext: string; name?: string; description?: string; mimeType?: string }>;
+  };
+  deb?: { depends?: string[]; appArmorProfile?: string; afterInstall?: string };
+  beforePack?: string;
   [k: string]: unknown;
 }
 
@@ -86,6 +97,7 @@ interface PackageJson {
   homepage?: string;
   author?: { name?: string; email?: string } | string;
   scripts: Record<string, string>;
+  bin?: Record<string, string>;
 }
 
 const config = yaml.load(readFileSync(CONFIG_FILE, 'utf8')) as BuilderConfig;
@@ -145,8 +157,34 @@ describe('electron-builder.yml and package.json', () => {
     expect(config.productName).toBe(pkg.productName);
     // Electron takes desktopName as the Wayland app id / X11 WM_CLASS; with syncDesktopName the
     // .desktop file carries the same name and StartupWMClass (checked on the built deb below).
-    expect(pkg.desktopName).toBe(`${config.linux.executableName}.desktop`);
+    expect(pkg.desktopName).toBe('trt-build-studio.desktop');
     expect(config.linux.syncDesktopName).toBe(true);
+  });
+
+  it("gives the GUI an executable name of its own: the CLI's name stays the CLI's", () => {
+    // The deb links /usr/bin/<executableName> (checked on its after-install script below).
+    expect(Object.keys(pkg.bin ?? {})).toContain('trt-build-studio');
+    expect(config.linux.executableName).toBe('trt-build-studio-app');
+    expect(Object.keys(pkg.bin ?? {})).not.toContain(config.linux.executableName);
+  });
+
+  it('declares the ONNX type once, with a description (the .desktop MimeType and the MIME package)', () => {
+    // electron-builder adds every fileAssociations mimeType to MimeType= itself: a mimeTypes list
+    // naming it again wrote it twice.
+    expect(config.linux.mimeTypes ?? []).not.toContain('application/x-onnx');
+    expect(config.linux.fileAssociations).toEqual([{ ext: 'onnx', name: 'ONNX model', description: 'ONNX model', mimeType: 'application/x-onnx' }]);
+  });
+
+  it("keeps electron-builder's AppArmor profile in the deb (Ubuntu 24.04 needs it for the sandbox)", () => {
+    // The default profile (flags=(unconfined), userns) is installed by the default after-install
+    // script; replacing either would have to keep both (checked on the built deb below).
+    expect(config.deb?.appArmorProfile).toBeUndefined();
+    expect(config.deb?.afterInstall).toBeUndefined();
+  });
+
+  it('runs the TensorRT-adapter check before packing', () => {
+    expect(config.beforePack).toBe('./packaging/before-pack.js');
+    expect(existsSync(path.join(ROOT, config.beforePack!))).toBe(true);
   });
 
   it('has an icon: a 512×512 PNG in packaging/, the one packaging/make-icon.js draws', () => {
@@ -279,9 +317,10 @@ const fs = require('node:fs');
 const args = process.argv.slice(2);
 const files = {};
 for (const a of args) {
-  const m = /^(\\/.+)=(\\/usr\\/share\\/applications\\/.+\\.desktop)$/.exec(a);
+  const m = /^(\\/.+)=(\\/usr\\/share\\/(?:applications\\/.+\\.desktop|mime\\/packages\\/.+\\.xml))$/.exec(a);
   if (m) files[m[2]] = fs.readFileSync(m[1], 'utf8');
 }
+files['after-install'] = fs.readFileSync(args[args.indexOf('--after-install') + 1], 'utf8');
 fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({ args, files }));
 fs.writeFileSync(args[args.indexOf('--package') + 1], '');
 `,
@@ -295,6 +334,8 @@ interface Packed {
   stage: string;
   deps: string[];
   fpm: { args: string[]; files: Record<string, string> };
+  /** electron-builder's output (the before-pack hook's line is in it). */
+  log: string;
 }
 
 /** Packs with electron-builder (dir + deb) into a temp folder. */
@@ -306,18 +347,23 @@ async function pack(electronDist: string, withFuses: boolean): Promise<Packed> {
   if (!withFuses) delete cfg.electronFuses;
   const cfgFile = path.join(out, 'builder.json');
   writeFileSync(cfgFile, JSON.stringify(cfg));
+  // The addon built here may have no TensorRT headers (no adapters): then the pack is a
+  // simulator-only one on purpose, which the before-pack hook only allows when told.
+  const hasAdapters = readdirSync(path.join(stage, path.dirname(ADDON))).some((f) => /^libtbs_trt\d+\.so$/.test(f));
+  let log = '';
   try {
-    await run(process.execPath, [BUILDER, '--linux', '--projectDir', stage, '--config', cfgFile, '--publish', 'never'], {
+    const res = await run(process.execPath, [BUILDER, '--linux', '--projectDir', stage, '--config', cfgFile, '--publish', 'never'], {
       cwd: stage,
       // CI set on purpose: without --publish never, electron-builder would try to publish.
-      env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', CI: '1', CUSTOM_FPM_PATH: fpm.path },
+      env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', CI: '1', CUSTOM_FPM_PATH: fpm.path, ...(hasAdapters ? {} : { TBS_PACK_WITHOUT_TENSORRT: '1' }) },
       maxBuffer: 16 * 1024 * 1024,
     });
+    log = `${res.stdout}${res.stderr}`;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`electron-builder failed: ${e.message}\n${(e.stdout ?? '').slice(-3000)}\n${(e.stderr ?? '').slice(-3000)}`, { cause: err });
   }
-  return { appDir: path.join(out, 'linux-unpacked'), stage, deps, fpm: JSON.parse(readFileSync(fpm.record, 'utf8')) as Packed['fpm'] };
+  return { appDir: path.join(out, 'linux-unpacked'), stage, deps, fpm: JSON.parse(readFileSync(fpm.record, 'utf8')) as Packed['fpm'], log };
 }
 
 /** Optional modules libraries probe for behind try/catch; none are needed by this app. */
@@ -388,7 +434,26 @@ function checkPackedApp({ appDir, stage, deps }: Packed): void {
   expect(packedPkg.main).toBe(pkg.main);
 }
 
-function checkDeb({ fpm }: Packed): void {
+function checkDeb({ fpm, appDir, log }: Packed): void {
+  // The before-pack hook ran (and said what it packed).
+  expect(log).toMatch(/\[before-pack\] packing (TensorRT adapters: libtbs_trt|WITHOUT TensorRT adapters)/);
+  // Installing the deb links the GUI as /usr/bin/trt-build-studio-app, never as the CLI's name.
+  const afterInstall = fpm.files['after-install'];
+  expect(afterInstall).toContain(`'/usr/bin/${config.linux.executableName}'`);
+  expect(afterInstall).not.toMatch(/\/usr\/bin\/trt-build-studio['\s]/);
+  expect(afterInstall).toContain(`'/opt/TRT Build Studio/${config.linux.executableName}'`);
+  // …and installs the AppArmor profile that lets the sandbox make its user namespace (Ubuntu 24.04).
+  expect(afterInstall).toMatch(/APPARMOR_PROFILE_TARGET='\/etc\/apparmor\.d\/trt-build-studio-app'/);
+  const profile = readFileSync(path.join(appDir, 'resources', 'apparmor-profile'), 'utf8');
+  expect(profile).toContain(`profile "${config.linux.executableName}" "/opt/TRT Build Studio/${config.linux.executableName}"`);
+  expect(profile).toMatch(/^\s*userns,$/m);
+  // The MIME package: one type, its glob and description.
+  const mime = fpm.files[`/usr/share/mime/packages/${config.linux.executableName}.xml`];
+  expect(mime, `no MIME package in ${Object.keys(fpm.files).join(', ')}`).toBeDefined();
+  expect(mime.match(/<mime-type /g)).toHaveLength(1);
+  expect(mime).toContain('<mime-type type="application/x-onnx">');
+  expect(mime).toContain('<glob pattern="*.onnx"/>');
+  expect(mime).toContain('<comment>ONNX model</comment>');
   const arg = (flag: string) => fpm.args[fpm.args.indexOf(flag) + 1];
   expect(arg('-t')).toBe('deb');
   expect(arg('--name')).toBe('trt-build-studio');
@@ -413,8 +478,42 @@ function checkDeb({ fpm }: Packed): void {
   expect(fields.Name).toBe(pkg.productName);
   expect(fields.Icon).toBe(config.linux.executableName);
   expect(fields.Exec).toMatch(/ %U$/);
-  expect(fields.MimeType).toContain('application/x-onnx;');
+  expect(fields.MimeType).toBe('application/x-onnx;');
 }
+
+describe('packaging/before-pack.js: no TensorRT adapters, no package', () => {
+  const hook = createRequire(import.meta.url)(path.join(ROOT, 'packaging', 'before-pack.js')) as ((ctx: unknown) => Promise<void>) & {
+    checkAdapters(dir: string, env: Record<string, string | undefined>): { ok: boolean; adapters: string[]; message: string };
+  };
+  const project = (adapters: string[]) => {
+    const dir = tempDir('tbs-before-pack-');
+    mkdirSync(path.join(dir, 'build', 'native', 'Release'), { recursive: true });
+    writeFileSync(path.join(dir, 'build', 'native', 'Release', 'trt_build_studio.node'), '');
+    for (const a of adapters) writeFileSync(path.join(dir, 'build', 'native', 'Release', a), '');
+    return dir;
+  };
+
+  it('refuses without an adapter, saying which headers TENSORRT_ROOT must name, unless TBS_PACK_WITHOUT_TENSORRT=1', async () => {
+    const dir = project([]);
+    const res = hook.checkAdapters(dir, {});
+    expect(res.ok).toBe(false);
+    expect(res.message.split('\n')[0]).toMatch(/^refusing to pack: no TensorRT adapter \(libtbs_trt<major>\.so\) in .*build\/native\/Release/);
+    expect(res.message).toContain('TENSORRT_ROOT');
+    expect(res.message).toMatch(/NvInfer\.h.*NvOnnxParser\.h/);
+    expect(res.message).toContain('TBS_PACK_WITHOUT_TENSORRT=1');
+    await expect(hook({ packager: { info: { projectDir: dir } } })).rejects.toThrow(/^refusing to pack/);
+    expect(hook.checkAdapters(dir, { TBS_PACK_WITHOUT_TENSORRT: '1' })).toMatchObject({ ok: true, adapters: [] });
+    // Only exactly "1" opts out.
+    expect(hook.checkAdapters(dir, { TBS_PACK_WITHOUT_TENSORRT: 'yes' }).ok).toBe(false);
+    expect(hook.checkAdapters(path.join(dir, 'missing'), {}).ok).toBe(false);
+  });
+
+  it('packs when the addon has its adapters, and names them', () => {
+    const res = hook.checkAdapters(project(['libtbs_trt10.so', 'libtbs_trt11.so', 'libtbs_trt.so.bak']), {});
+    expect(res).toMatchObject({ ok: true, adapters: ['libtbs_trt10.so', 'libtbs_trt11.so'] });
+    expect(res.message).toBe('packing TensorRT adapters: libtbs_trt10.so, libtbs_trt11.so');
+  });
+});
 
 const built = [path.join(ROOT, pkg.main), path.join(ROOT, 'dist/apps/main/preload.cjs'), path.join(ROOT, 'dist/apps/worker/worker.js'), packAddon];
 const notBuilt = built.filter((p) => !existsSync(p));
