@@ -185,8 +185,12 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
     const shapes: Record<string, ShapeRange> = {};
     const valued = shapeValueInputs(model);
     const shapeValues: Record<string, ShapeValueRange> = {};
+    const untouchedFields = (f: ShapeFields, template = '') => [f.min, f.opt, f.max].every((t) => t.trim() === '' || t === template);
     for (const input of valued) {
-      const r = validateShapeValues(input, form.shapeValues[input.name] ?? { min: '', opt: '', max: '' });
+      const f = form.shapeValues[input.name] ?? { min: '', opt: '', max: '' };
+      // Left empty: the service builds it as trtexec does (each value 1, with a warning).
+      if (untouchedFields(f)) continue;
+      const r = validateShapeValues(input, f);
       if (!r.ok) return r;
       shapeValues[input.name] = r.range;
     }
@@ -195,7 +199,11 @@ export function formToOptions(form: FormState, model: ModelSummary | null, simul
       // A shape tensor's values fix its length: no dims to ask for.
       if (valued.some((v) => v.name === d.name)) continue;
       const input = model.inputs.find((i) => i.name === d.name);
-      const r = validateShapeRange(d.name, input, form.shapes[d.name] ?? { min: '', opt: '', max: '' });
+      const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
+      // Untouched (empty, or the declared shape with its symbolic dimensions still blank): built as
+      // trtexec builds it, each dynamic dimension 1, with a warning naming the shape used.
+      if (untouchedFields(f, shapeFieldsFor(model)[d.name]?.min)) continue;
+      const r = validateShapeRange(d.name, input, f);
       if (!r.ok) return r;
       shapes[d.name] = r.range;
     }

@@ -231,9 +231,13 @@ describe('the options form', () => {
     type('Max auxiliary streams', '0');
     expect(command()).toBe('trtexec --onnx=tiny.onnx --saveEngine=tiny.sim.sim-1.engine --builderOptimizationLevel=3 --noTF32 --maxAuxStreams=0 --skipInference');
     await open(dynamicModel, '/srv/upload-9a8b.onnx', 'resnet-dyn.onnx');
-    // Shapes still missing: no command, the reason instead; never the previous model's command.
+    // No shapes given: trtexec builds each dynamic dimension as 1, and so does the studio; the
+    // command is this model's, never the previous model's.
+    expect(command()).toBe('trtexec --onnx=resnet-dyn.onnx --saveEngine=resnet-dyn.sim.sim-1.engine --builderOptimizationLevel=3 --skipInference');
+    // Partly typed shapes are still incomplete: the reason instead of a command.
+    type('images batch min', '1');
     expect(command()).toBeNull();
-    expect(host.textContent).toContain('The trtexec command appears once the options are complete. Input "images": min of dimension 0 (batch) is empty.');
+    expect(host.textContent).toContain('The trtexec command appears once the options are complete.');
     for (const d of ['batch', 'height', 'width']) for (const w of ['min', 'opt', 'max']) type(`images ${d} ${w}`, d === 'batch' ? { min: '1', opt: '2', max: '4' }[w]! : '64');
     expect(command()).toBe(
       'trtexec --onnx=resnet-dyn.onnx --saveEngine=resnet-dyn.sim.sim-1.engine --builderOptimizationLevel=3 --minShapes=images:1x3x64x64 --optShapes=images:2x3x64x64 --maxShapes=images:4x3x64x64 --skipInference',
