@@ -5,11 +5,11 @@
 // cannot be read is treated as empty: predictions are a convenience, never a reason to fail.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BuildProfile } from '../shared/build-estimate.js';
 import type { BuildOptions, ModelSummary } from '../shared/protocol.js';
 import { ensurePrivateDir } from './private-dir.js';
+import { homeDir, xdgDir } from './user-dirs.js';
 
 /** Profiles kept per build kind: the most recent ones (a warm cache changes the shape). */
 export const PROFILES_PER_KIND = 3;
@@ -29,10 +29,10 @@ interface Stored {
  */
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.TBS_STATE_DIR) return path.resolve(env.TBS_STATE_DIR);
-  const home = os.homedir();
+  const home = homeDir();
   if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'trt-build-studio');
   if (process.platform === 'win32') return path.join(env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'trt-build-studio');
-  return path.join(env.XDG_STATE_HOME || path.join(home, '.local', 'state'), 'trt-build-studio');
+  return path.join(xdgDir(env, 'XDG_STATE_HOME', path.join('.local', 'state')), 'trt-build-studio');
 }
 
 /**

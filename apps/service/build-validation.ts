@@ -1,6 +1,7 @@
 // Everything checked before a build is queued, so that a build which cannot succeed fails in
 // milliseconds with a message naming the problem, not after minutes in TensorRT.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   BuildOptions,
@@ -338,6 +339,12 @@ export function defaultEnginePath(dir: string, modelName: string, backend: Backe
   return path.join(dir, engineFileName(path.basename(modelName), backend, id));
 }
 
+/**
+ * The longest time budget: Node's timers hold at most 2^31 - 1 ms (about 24.8 days) and fire at
+ * once past it, so a larger budget would cancel the build immediately.
+ */
+export const MAX_TIME_BUDGET_SECONDS = 14 * 24 * 3600;
+
 export async function validateBuild(
   input: StartBuildInput,
   ctx: {
@@ -361,6 +368,14 @@ export async function validateBuild(
   if (budget !== undefined && !(typeof budget === 'number' && Number.isFinite(budget) && budget > 0)) {
     throw bad(`timeBudgetSeconds must be a positive number of seconds, got ${String(budget)}`);
   }
+  if (budget !== undefined && budget > MAX_TIME_BUDGET_SECONDS) {
+    throw bad(`timeBudgetSeconds ${budget} is more than the limit of ${MAX_TIME_BUDGET_SECONDS} seconds (14 days); leave it out for no time budget`);
+  }
+  // The simulator really allocates and touches this much: more than the machine has would only
+  // end with the kernel killing the worker (or its neighbours).
+  if (options.simMemory !== undefined && options.simMemory > os.totalmem()) {
+    throw bad(`simMemory ${options.simMemory} bytes is more than this machine's memory (${os.totalmem()} bytes)`);
+  }
   const modelPath = checkPathString(input.modelPath, 'modelPath');
   const { summary, layers, notes } = await readModel(modelPath, { requireExternalData: true });
   moveShapeTensorValues(summary, options);
@@ -368,6 +383,13 @@ export async function validateBuild(
   checkShapeValues(summary, options.shapeValues);
   const defaultShapes = applyDefaultShapes(summary, options);
   const warnings = [...notes, ...defaultShapes.map((d) => defaultShapeWarning(d, summary))];
+  // trtexec sets kEXCLUDE_LEAN_RUNTIME whenever it is asked for; TensorRT ignores it without
+  // kVERSION_COMPATIBLE. Built the same way, with the warning nobody gets from trtexec.
+  if (options.excludeLeanRuntime && !options.versionCompatible) {
+    warnings.push(
+      'excludeLeanRuntime without versionCompatible: TensorRT ignores it, so the engine is not version compatible and no lean runtime is left out (set versionCompatible too)',
+    );
+  }
 
   checkPluginLibraries(options, ctx.pluginPolicy);
   if (options.timingCache) {

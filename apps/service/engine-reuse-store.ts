@@ -12,17 +12,17 @@
 // against its manifest, so a damaged entry is dropped, never handed out.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { EngineManifest, reuseKeyMaterial, type ReuseKeyInput } from '../shared/engine-manifest.js';
 import { sha256File } from './engine-manifest-file.js';
+import { xdgDir } from './user-dirs.js';
 
 export const DEFAULT_STORE_LIMIT_MIB = 20 * 1024;
 const MiB = 1024 * 1024;
 
 /** $XDG_CACHE_HOME/trt-build-studio/engines, or ~/.cache/trt-build-studio/engines. */
 export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  const base = xdgDir(env, 'XDG_CACHE_HOME', '.cache');
   return path.join(base, 'trt-build-studio', 'engines');
 }
 
