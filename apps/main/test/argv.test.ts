@@ -4,7 +4,7 @@ import { modelPathFromArgv } from '../argv.js';
 describe('model path from the command line', () => {
   it('skips the executable, the app folder in development, and switches', () => {
     expect(modelPathFromArgv(['/usr/bin/electron', '.', '--inspect=0', '--remote-debugging-port=0', 'models/m.onnx'], '/work', false)).toBe('/work/models/m.onnx');
-    expect(modelPathFromArgv(['/opt/TRT Build Studio/trt-build-studio', '/data/Mödel 1.ONNX'], '/home/u', true)).toBe('/data/Mödel 1.ONNX');
+    expect(modelPathFromArgv(['/opt/TRT Build Studio/trt-build-studio-app', '/data/Mödel 1.ONNX'], '/home/u', true)).toBe('/data/Mödel 1.ONNX');
   });
 
   it('does not mistake the app folder or other arguments for a model', () => {
@@ -20,7 +20,7 @@ describe('model path from the command line', () => {
 });
 
 describe('file URLs from the file manager (.desktop Exec=… %U)', () => {
-  const packaged = (arg: string, cwd = '/home/u') => modelPathFromArgv(['/opt/TRT Build Studio/trt-build-studio', arg], cwd, true);
+  const packaged = (arg: string, cwd = '/home/u') => modelPathFromArgv(['/opt/TRT Build Studio/trt-build-studio-app', arg], cwd, true);
 
   it('decodes a file URL to the path it names (spaces, %-escapes, unicode)', () => {
     expect(packaged('file:///home/u/My%20Model.onnx')).toBe('/home/u/My Model.onnx');
