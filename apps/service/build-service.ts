@@ -215,7 +215,7 @@ export class BuildService implements BuildServiceApi {
     if (!backend || !version) throw new ServiceError('bad_input', `no ${choice === 'auto' ? '' : `${choice} `}backend is available to list build routes`);
     if (!trtCapabilities(version).buildRoutes) throw new ServiceError('bad_input', `TensorRT ${version} has no build routes (they need 11.1 or newer)`);
     const listed = backend.detail?.buildRoutesJson;
-    if (listed) return { backend: backend.name, version, json: listed, source: backend.name === 'simulated' ? 'simulated' : 'disk cache' };
+    if (listed !== undefined) return { backend: backend.name, version, json: listed, source: backend.name === 'simulated' ? 'simulated' : 'disk cache' };
     if (backend.name !== 'tensorrt') throw new ServiceError('internal', `the ${backend.name} backend (TensorRT ${version}) listed no build routes`);
     const json = await this.askWorker({ type: 'buildRoutes' }, 'read build routes', BUILD_ROUTES_TIMEOUT_MS, (m) => (m.type === 'buildRoutes' ? m.json : undefined));
     // The addon kept them on disk: the next listing reports them (the form's picker, validation).

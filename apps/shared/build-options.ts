@@ -457,11 +457,11 @@ export const BUILD_OPTION_TABLE = [
   },
   {
     // trtexec --excludeLeanRuntime: BuilderFlag::kEXCLUDE_LEAN_RUNTIME. TensorRT ignores it without
-    // kVERSION_COMPATIBLE; this product refuses it alone before a TensorRT build (versionProblems in
-    // trt-capabilities.ts, and natively in trt_options.cc).
+    // kVERSION_COMPATIBLE; accepted alone as trtexec accepts it, with a warning on the build
+    // (build-validation.ts; natively trt_options.cc).
     field: 'excludeLeanRuntime',
     schema: z.boolean().optional(),
-    doc: 'With versionCompatible: leave the lean runtime out of the engine (trtexec --excludeLeanRuntime); whoever loads it must supply a lean runtime. Refused without versionCompatible.',
+    doc: 'With versionCompatible: leave the lean runtime out of the engine (trtexec --excludeLeanRuntime); whoever loads it must supply a lean runtime. Without versionCompatible TensorRT ignores it (a warning says so).',
     cli: { flag: 'exclude-lean-runtime', help: 'with --version-compatible: do not embed the lean runtime\n(trtexec --excludeLeanRuntime)', value: 'on' },
     trtexec: { flag: '--excludeLeanRuntime', value: 'on', help: '--excludeLeanRuntime' },
     form: {

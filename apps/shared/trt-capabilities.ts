@@ -149,11 +149,8 @@ export function versionProblems(
   if (hc && !caps.hardwareCompatibility.includes(hc)) {
     problems.push(`${name('hardwareCompatibility', hc)} "${hc}" needs TensorRT 10.9 or newer; ${v} offers ${caps.hardwareCompatibility.join(', ')}.`);
   }
-  // TensorRT silently ignores kEXCLUDE_LEAN_RUNTIME without kVERSION_COMPATIBLE (every version
-  // this product drives has both flags): refused, so nobody believes a lean runtime was left out.
-  if (o.excludeLeanRuntime && !o.versionCompatible) {
-    problems.push(`${name('excludeLeanRuntime')} only applies to a version-compatible engine: set ${name('versionCompatible')} too, or leave it out.`);
-  }
+  // excludeLeanRuntime without versionCompatible: accepted as trtexec accepts it (TensorRT ignores
+  // the flag then); the build says so in a warning (build-validation.ts).
   if (o.buildRoute !== undefined) {
     if (!caps.buildRoutes) {
       problems.push(`${name('buildRoute')} needs TensorRT 11.1 or newer (build routes); the build would run on ${v}. Leave it out to use the default route.`);

@@ -82,11 +82,9 @@ describe('versionProblems', () => {
     );
     expect(versionProblems({ hardwareCompatibility: 'ampere_plus' }, v10)).toEqual([]);
   });
-  it('refuses excludeLeanRuntime without versionCompatible (TensorRT would ignore it silently), on every version', () => {
+  it('accepts excludeLeanRuntime without versionCompatible, as trtexec does (the build warns instead), on every version', () => {
     for (const caps of [v10, v11]) {
-      expect(versionProblems({ excludeLeanRuntime: true }, caps)).toEqual([
-        'excludeLeanRuntime only applies to a version-compatible engine: set versionCompatible too, or leave it out.',
-      ]);
+      expect(versionProblems({ excludeLeanRuntime: true }, caps)).toEqual([]);
       expect(versionProblems({ versionCompatible: true, excludeLeanRuntime: true }, caps)).toEqual([]);
       expect(versionProblems({ versionCompatible: true }, caps)).toEqual([]);
     }
