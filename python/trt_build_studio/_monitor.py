@@ -62,9 +62,10 @@ def _phase_finish(self, phase_name):
                     # A drop-in cannot see what the build call returned (only the hook can):
                     # JSON null, "not known" (docs/watch.md), as the C++ drop-in says it.
                     ch.end_build(b, "null" if b.honoured else None)
-                    if getattr(ch.writer, "draws_in_place", False):
-                        # The build's last callback: clear the drawn tree before the program
-                        # prints again, or the next redraw's cursor moves would overwrite it.
+                    if getattr(ch.writer, "flush_at_end", False):
+                        # The build's last callback, drawing in the program's own terminal: out
+                        # before the program prints again (a redraw's cursor moves would
+                        # overwrite its lines; plain lines would land inside them).
                         ch.flush()
     except Exception as e:
         _channel.warn_once("the monitor failed: %s" % (e,))

@@ -25,9 +25,8 @@ class TerminalWriter(object):
         self._last_draw = 0.0
         self._dirty = False
 
-    @property
-    def draws_in_place(self):
-        return self.tty()
+    # The drop-in writes its last lines in the builder's last callback (see _monitor.py).
+    flush_at_end = True
 
     @property
     def stream(self):
