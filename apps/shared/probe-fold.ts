@@ -199,8 +199,24 @@ export class ProbeBuildFold {
       }
       case 'log':
         return [this.stamp({ type: 'log', severity: probeSeverity(line.severity), message: line.message }, line.t ?? this.lastT)];
-      case 'build.end':
+      case 'build.end': {
+        // JSON null: the probe saw the build's callbacks but not what the call returned (the C++
+        // drop-in used without endBuild). Not cancelled, no exception seen: shown as succeeded,
+        // with a warning that the result itself is unknown (no engine size is claimed).
+        if (line.result === null && !line.cancelled) {
+          const note = this.stamp<BuildEvent>(
+            {
+              type: 'log',
+              severity: 'warning',
+              message:
+                'the program’s monitor did not see what the build call returned (no endBuild): the build ran to its end without a cancel, but whether an engine came back is unknown',
+            },
+            Math.max(line.t, this.lastT),
+          );
+          return [note, this.finish(line)];
+        }
         return [this.finish(line)];
+      }
       default:
         return [];
     }
@@ -214,10 +230,11 @@ export class ProbeBuildFold {
   }
 
   private finish(end: Extract<ProbeLine, { type: 'build.end' }>): BuildFinished {
-    const result = end.result ?? 'null';
+    const result = end.result === null ? (end.cancelled ? 'null' : 'unknown') : end.result;
     let f: Extract<EventBody, { type: 'build.finished' }>;
     const durationMs = Math.max(end.t, this.lastT);
-    if (result === 'engine') f = { type: 'build.finished', status: 'succeeded', durationMs, ...(end.bytes !== undefined ? { engineBytes: end.bytes } : {}) };
+    if (result === 'engine' || result === 'unknown')
+      f = { type: 'build.finished', status: 'succeeded', durationMs, ...(end.bytes !== undefined ? { engineBytes: end.bytes } : {}) };
     else if (end.cancelled) f = { type: 'build.finished', status: 'cancelled', durationMs };
     else if (result === 'exception') f = { type: 'build.finished', status: 'failed', durationMs, error: end.error?.trim() || 'the build call raised an exception' };
     else f = { type: 'build.finished', status: 'failed', durationMs, error: 'TensorRT returned no engine' };

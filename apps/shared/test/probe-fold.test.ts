@@ -101,7 +101,13 @@ describe('probe lines → build events', () => {
     a.f.cancelling('user', 2);
     expect(a.feed({ type: 'build.end', build: 1, t: 3, result: 'null', cancelled: true })[0]).toMatchObject({ status: 'cancelled', stopToFinishMs: 1 });
     const b = fold();
-    expect(b.feed({ type: 'build.end', build: 1, t: 3, result: null, cancelled: false })[0]).toMatchObject({ status: 'failed', error: 'TensorRT returned no engine' });
+    expect(b.feed({ type: 'build.end', build: 1, t: 3, result: 'null', cancelled: false })[0]).toMatchObject({ status: 'failed', error: 'TensorRT returned no engine' });
+    // JSON null: the drop-in saw the callbacks but not the call's result: succeeded, said to be unknown, no size.
+    const u = fold();
+    const [note, end] = u.feed({ type: 'build.end', build: 1, t: 3, result: null, cancelled: false });
+    expect(note).toMatchObject({ type: 'log', severity: 'warning', message: expect.stringContaining('whether an engine came back is unknown') });
+    expect(end).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    expect(end).not.toHaveProperty('engineBytes');
     const c = fold();
     expect(c.feed({ type: 'build.end', build: 1, t: 3, result: 'exception', cancelled: false, error: 'RuntimeError: out of memory' })[0]).toMatchObject({
       status: 'failed',
