@@ -32,7 +32,7 @@ test('a build and dropped files in the Engine view: sort, filter, expand, compar
   // The finished build says how its layers came out.
   await expect(page.getByRole('group', { name: 'Build summary' })).toContainText(/Layers: (all \d+ compute layers run FP16|\d+ of \d+ compute layers run FP16)/);
 
-  const panel = page.getByRole('region', { name: 'Engine' });
+  const panel = page.getByRole('region', { name: 'Engine layers' });
   await panel.getByRole('button', { name: 'Show layers' }).click();
   const view = page.getByRole('dialog', { name: 'Engine view' });
   await expect(view).toBeVisible();

@@ -134,7 +134,7 @@ export function App() {
                 },
                 { id: 'compare', label: 'Compare', panel: <Compare /> },
                 { id: 'engines', label: 'Engines', panel: <Engines /> },
-                { id: 'engine', label: 'Engine', panel: <EnginePanel /> },
+                { id: 'engine', label: 'Layers', panel: <EnginePanel /> },
               ]}
             />
           </div>

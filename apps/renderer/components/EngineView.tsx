@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
 import { useStore } from 'zustand';
 import { buildLayersText } from '../../shared/build-layers.js';
 import { precisionCheckText, type EngineLayer } from '../../shared/engine-layers.js';
@@ -63,7 +63,7 @@ export function EnginePanel() {
       }}
     >
       <div className="panel-head">
-        <h2 id="engine-h">Engine</h2>
+        <h2 id="engine-h">Engine layers</h2>
         <button type="button" className="small" onClick={() => openEngineView()}>
           Engine view
         </button>
@@ -329,13 +329,17 @@ function EngineTable({ a, b }: { a: EngineSource; b: EngineSource | null }) {
   useEffect(() => setActive((i) => Math.min(i, Math.max(0, shown.length - 1))), [shown.length]);
 
   const { start, end } = layout.window(scrollTop, viewport);
-  const toggle = (r: EngineRow) =>
-    setExpanded((prev) => {
-      const next = new Set(prev);
-      if (next.has(r)) next.delete(r);
-      else next.add(r);
-      return next;
-    });
+  // Stable callbacks: rows are memoized, so a scroll renders only the rows that came into view.
+  const toggle = useCallback(
+    (r: EngineRow) =>
+      setExpanded((prev) => {
+        const next = new Set(prev);
+        if (next.has(r)) next.delete(r);
+        else next.add(r);
+        return next;
+      }),
+    [],
+  );
   const moveTo = (i: number) => {
     const n = Math.max(0, Math.min(shown.length - 1, i));
     setActive(n);
@@ -467,7 +471,7 @@ function EngineTable({ a, b }: { a: EngineSource; b: EngineSource | null }) {
               const open = expanded.has(r);
               return (
                 <div key={`${r.order}`} className="engine-item" style={{ transform: `translateY(${layout.top(i)}px)` }}>
-                  <LayerRow row={r} index={i} active={i === active} open={open} maxTime={maxTime} compare={!!b} onClick={() => setActive(i)} onToggle={() => toggle(r)} />
+                  <LayerRow row={r} index={i} active={i === active} open={open} maxTime={maxTime} compare={!!b} onActivate={setActive} onToggle={toggle} />
                   {open && <LayerDetail row={r} compare={!!b} />}
                 </div>
               );
@@ -486,14 +490,14 @@ function precisionCell(r: EngineRow, compare: boolean): string {
   return a === b ? a : `${a} → ${b}`;
 }
 
-function LayerRow({
+const LayerRow = memo(function LayerRow({
   row,
   index,
   active,
   open,
   maxTime,
   compare,
-  onClick,
+  onActivate,
   onToggle,
 }: {
   row: EngineRow;
@@ -502,9 +506,10 @@ function LayerRow({
   open: boolean;
   maxTime: number;
   compare: boolean;
-  onClick: () => void;
-  onToggle: () => void;
+  onActivate: (i: number) => void;
+  onToggle: (r: EngineRow) => void;
 }) {
+  const onClick = () => onActivate(index);
   const l = row.layer;
   const onlyB = compare && row.change?.what.includes('only in b');
   const t = onlyB ? undefined : l.timeMs;
@@ -512,7 +517,16 @@ function LayerRow({
   const tactic = compare && row.other ? row.other.tactic : l.tactic;
   const cls = ['engine-row', active ? 'active' : '', row.change ? 'changed' : '', row.change?.what.includes('precision') ? 'changed-precision' : ''].filter(Boolean).join(' ');
   return (
-    <div id={`layer-row-${index}`} role="row" aria-rowindex={index + 2} aria-expanded={open} aria-selected={active} className={cls} onClick={onClick} onDoubleClick={onToggle}>
+    <div
+      id={`layer-row-${index}`}
+      role="row"
+      aria-rowindex={index + 2}
+      aria-expanded={open}
+      aria-selected={active}
+      className={cls}
+      onClick={onClick}
+      onDoubleClick={() => onToggle(row)}
+    >
       <div role="gridcell" className="lname" title={l.name}>
         <button
           type="button"
@@ -522,7 +536,7 @@ function LayerRow({
           onClick={(e) => {
             e.stopPropagation();
             onClick();
-            onToggle();
+            onToggle(row);
           }}
         >
           {open ? '▾' : '▸'}
@@ -556,7 +570,7 @@ function LayerRow({
       )}
     </div>
   );
-}
+});
 
 function tensorText(ts: EngineLayer['inputs']): string {
   return ts.length ? ts.map((t) => `${t.name}${t.precision ? ` (${t.precision})` : ''}${t.dimensions ? ` [${t.dimensions.join('×')}]` : ''}`).join(', ') : '—';
