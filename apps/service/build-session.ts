@@ -19,7 +19,7 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, readBuildLayerFacts, readManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
+import { makeManifest, modelDigest, readBuildLayerFacts, readManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
@@ -115,6 +115,11 @@ export class BuildSession {
   private oomLogLine?: string;
   /** The timing cache's sha256 at launch (for the manifest); null: no cache file then. */
   private cacheSha256Before: string | null = null;
+  /**
+   * The model's digest, read once when the build starts (by descriptor, a regular file only): the
+   * manifest uses it, so the model is never reopened by path at the end of a long build.
+   */
+  private modelAtLaunch?: Promise<{ sha256: string; bytes: number }>;
   /**
    * Set while a succeeded build's manifest is written: the build.finished waits for it, so that
    * whoever sees "succeeded" finds the manifest beside the engine (engine-manifest-file.ts).
@@ -248,6 +253,8 @@ export class BuildSession {
     }
     claimedOutputs.set(this.outputTarget, this.id);
     this.claimsOutput = true;
+    this.modelAtLaunch = modelDigest(b.modelPath, b.summary.externalData.files);
+    this.modelAtLaunch.catch(() => undefined); // a failure is reported by the manifest, if one is written
     const cacheFile = b.options.timingCache ?? b.options.pinnedCache;
     if (cacheFile) {
       try {
@@ -439,6 +446,7 @@ export class BuildSession {
         finished,
         cacheSha256Before: this.cacheSha256Before,
         layerInfo,
+        modelAtLaunch: this.modelAtLaunch,
       });
       if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {
         // Tests only: the process dies between the engine's rename and the manifest's.

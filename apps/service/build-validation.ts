@@ -22,7 +22,8 @@ import { readModel } from './model/model-reader.js';
 import { ensurePrivateDir } from './private-dir.js';
 import { checkPluginLibraries, refuseWriteIntoPluginDirs, type PluginPolicy } from './plugin-libraries.js';
 import { checkTimingCacheFile } from './timing-cache-file.js';
-import { checkParentDir, probeWritable } from './writable-path.js';
+import { checkWritePaths, probeWritable } from './writable-path.js';
+import { manifestPathFor } from '../shared/engine-manifest.js';
 
 export interface ValidatedBuild {
   modelPath: string;
@@ -301,7 +302,7 @@ export function checkNameLength(file: string, what: string, suffixBytes: number,
 
 export function checkOutputPath(outputPath: string, modelPath: string, summary: ModelSummary): void {
   checkNameLength(outputPath, 'output', ATOMIC_TEMP_SUFFIX_MAX_BYTES, 'the engine is first written to a temporary file "<name>.tmp-<pid>-<n>"');
-  const target = checkParentDir(outputPath, 'output');
+  const target = checkWritePaths(outputPath, 'output', [{ path: manifestPathFor(outputPath), what: "the engine's manifest" }]);
   const protectedFiles = [modelPath, ...summary.externalData.files.map((f) => path.join(path.dirname(modelPath), f))];
   // Through a symbolic link too: the file written is the link's target.
   const real = (p: string) => {

@@ -30,28 +30,88 @@ import { readEngineLayers } from '../shared/engine-layers.js';
 import { trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
 import { readBoundedText } from './engine-layers-file.js';
 import { packageVersion } from './package-info.js';
+import { refusePlanted } from './writable-path.js';
 
 export { manifestPathFor } from '../shared/engine-manifest.js';
 
-/** sha256 of a file, streamed (engines run to gigabytes); null when the file is not there. */
-export async function sha256File(file: string): Promise<string | null> {
-  const hash = crypto.createHash('sha256');
+/** What a file that is not a regular file is, for the error naming it. */
+function kindOf(st: fs.Stats): string {
+  return st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'not a regular file';
+}
+
+// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever; on a regular file
+// it changes nothing. The descriptor is checked to be a regular file before a byte is read, so
+// a FIFO (or a device) swapped in for the model, the cache or a plugin ends in an error, not a hang.
+const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
+
+function notRegular(file: string, st: fs.Stats): Error {
+  return Object.assign(new Error(`${file} is ${kindOf(st)}, not a regular file: it is not read`), { code: 'ENOTREG' });
+}
+
+/** `file` opened once, by descriptor, and checked to be a regular file; null when it is not there. */
+export async function openRegularFile(file: string): Promise<fs.promises.FileHandle | null> {
+  let fh: fs.promises.FileHandle;
   try {
-    for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+    fh = await fs.promises.open(file, OPEN_FLAGS);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  return hash.digest('hex');
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    throw notRegular(file, st);
+  }
+  return fh;
+}
+
+/** The same, synchronously: a descriptor, or null when the file is not there. */
+export function openRegularFileSync(file: string): number | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, OPEN_FLAGS);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) {
+    fs.closeSync(fd);
+    throw notRegular(file, st);
+  }
+  return fd;
+}
+
+/** Feeds a regular file's bytes to `hash`; returns how many, or null when the file is not there. */
+async function hashInto(hash: crypto.Hash, file: string): Promise<number | null> {
+  const fh = await openRegularFile(file);
+  if (fh === null) return null;
+  let bytes = 0;
+  try {
+    for await (const chunk of fh.createReadStream({ autoClose: false })) {
+      hash.update(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+    }
+  } finally {
+    await fh.close();
+  }
+  return bytes;
+}
+
+/** sha256 of a file, streamed (engines run to gigabytes); null when the file is not there. */
+export async function sha256File(file: string): Promise<string | null> {
+  const hash = crypto.createHash('sha256');
+  return (await hashInto(hash, file)) === null ? null : hash.digest('hex');
 }
 
 /** The same, synchronously, for small files read at a moment that must not move (a timing cache before the build). */
 export function sha256FileSync(file: string): string | null {
+  const fd = openRegularFileSync(file);
+  if (fd === null) return null;
   try {
-    return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
+    return crypto.createHash('sha256').update(fs.readFileSync(fd)).digest('hex');
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -64,10 +124,9 @@ export async function modelDigest(modelPath: string, externalData: readonly stri
   const hash = crypto.createHash('sha256');
   let bytes = 0;
   for (const file of [modelPath, ...externalData.map((f) => path.join(path.dirname(modelPath), f))]) {
-    for await (const chunk of fs.createReadStream(file)) {
-      hash.update(chunk as Buffer);
-      bytes += (chunk as Buffer).length;
-    }
+    const n = await hashInto(hash, file);
+    if (n === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
+    bytes += n;
   }
   return { sha256: hash.digest('hex'), bytes };
 }
@@ -107,6 +166,12 @@ export interface ManifestSource {
   cacheSha256Before: string | null;
   /** The layer information saved beside the engine, when there is some. */
   layerInfo?: EngineManifest['layerInfo'];
+  /**
+   * The model's digest taken when the build started (build-session.ts reads the model once, up
+   * front, beside the worker): the model is not reopened by path at the end, when it may be gone
+   * or something else (a FIFO) may sit there.
+   */
+  modelAtLaunch?: Promise<{ sha256: string; bytes: number }>;
 }
 
 /**
@@ -140,7 +205,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
   const engineSha = await sha256File(build.outputPath);
   if (engineSha === null) throw new Error(`the engine ${build.outputPath} is gone`);
   const engineBytes = (await fs.promises.stat(build.outputPath)).size;
-  const model = await modelDigest(build.modelPath, build.summary.externalData.files);
+  const model = await (src.modelAtLaunch ?? modelDigest(build.modelPath, build.summary.externalData.files));
   const started = view.started;
   const info = build.backendInfo;
   const cache = finished.cache ?? view.cache;
@@ -204,6 +269,11 @@ let tmpCounter = 0;
 
 /** Writes JSON to `dest`: a temp file in the same folder, fsync, rename (never half written). */
 export async function writeJsonAtomic(dest: string, value: unknown): Promise<void> {
+  // Only a regular file is replaced: a FIFO, a folder or a link someone put at the path is theirs,
+  // and so (in a shared sticky folder) is a file of another user.
+  const there = await fs.promises.lstat(dest).catch(() => undefined);
+  if (there && !there.isFile()) throw new Error(`${dest} is ${there.isSymbolicLink() ? 'a symbolic link' : kindOf(there)}, not a file this build wrote: it is left as it is`);
+  refusePlanted(dest, 'manifest');
   const tmp = `${dest}.tmp-${process.pid}-${++tmpCounter}`;
   try {
     const fh = await fs.promises.open(tmp, 'wx', 0o644);
@@ -271,7 +341,13 @@ export function readManifest(enginePath: string): ManifestRead {
   const p = manifestPathFor(enginePath);
   let text: string;
   try {
-    text = fs.readFileSync(p, 'utf8');
+    const fd = openRegularFileSync(p);
+    if (fd === null) throw Object.assign(new Error(`ENOENT: ${p}`), { code: 'ENOENT' });
+    try {
+      text = fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { ok: false, path: p, kind: 'no-manifest', message: code === 'ENOENT' ? `no manifest beside the engine (${p})` : `cannot read ${p}: ${(e as Error).message}` };

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import type { BackendName } from '../shared/protocol.js';
 import { ServiceError } from './api.js';
 import { kindOf, untrustedFolder } from './output-target.js';
-import { checkParentDir, probeWritable } from './writable-path.js';
+import { checkParentDir, probeWritable, refusePlanted } from './writable-path.js';
 
 /** The simulated backend's cache header (native/src/sim/sim_timing_cache.cc). */
 export const SIM_TIMING_CACHE_MAGIC = 'TBSSIMTC';
@@ -137,6 +137,8 @@ function checkContent(file: string, head: Buffer, backend: BackendName | 'auto' 
  * must carry that backend's header; for TensorRT, a simulated cache is refused.
  */
 export function checkTimingCacheFile(cachePath: string, backend?: BackendName | 'auto'): void {
+  refusePlanted(cachePath, 'timing cache');
+  refusePlanted(`${cachePath}.lock`, "timing cache's lock file");
   let lst: fs.Stats;
   try {
     lst = fs.lstatSync(cachePath);
@@ -157,6 +159,7 @@ export function checkTimingCacheFile(cachePath: string, backend?: BackendName | 
     if (code === 'ENOENT') throw bad(`timing cache ${cachePath} is a symbolic link to a missing file (${fs.readlinkSync(cachePath)})`);
     throw bad(`timing cache ${cachePath}${link} cannot be examined (${code ?? (e as Error).message})`);
   }
+  if (link) refusePlanted(fs.realpathSync(cachePath), 'timing cache');
   if (!st.isFile()) {
     throw bad(
       `timing cache ${cachePath} is ${link ? `a symbolic link to ${kindOf(st)} (${fs.readlinkSync(cachePath)})` : kindOf(st)}, ` +
