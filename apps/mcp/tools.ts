@@ -26,8 +26,8 @@ import { BuildView } from '../shared/build-view.js';
 export const SERVER_NAME = 'trt-build-studio';
 
 const INSTRUCTIONS = `Builds NVIDIA TensorRT engines from ONNX models, observably and cancellably.
-Typical flow: list_backends → inspect_model (see dynamic inputs) → build_engine (give shapes for every
-dynamic input). build_engine runs until the build ends; send a progress token to get
+Typical flow: list_backends → inspect_model (see dynamic inputs) → build_engine (give shapes for the
+dynamic inputs; one given none builds each dynamic dimension as 1, as trtexec does, with a warning). build_engine runs until the build ends; send a progress token to get
 notifications/progress naming the current phase and the time since TensorRT last reported, cancel the
 request (notifications/cancelled) to stop the build at the next step boundary, or pass
 timeBudgetSeconds. Builds can take minutes to hours: a client request timeout cancels the build, so

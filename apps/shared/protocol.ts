@@ -132,6 +132,11 @@ export const ModelSummary = z.object({
    * implements each one.
    */
   pluginOps: z.array(z.string()).optional(),
+  /**
+   * What the reader did that TensorRT's parser would do too, said so nobody is surprised: nodes
+   * out of topological order sorted, model-local functions expanded (apps/service/model/model-check.ts).
+   */
+  notes: z.array(z.string()).optional(),
 });
 export type ModelSummary = z.infer<typeof ModelSummary>;
 

@@ -52,7 +52,7 @@ export async function runInspect(argv: string[]): Promise<number> {
   w('Outputs:');
   for (const o of s.outputs) w(tensor(o));
   if (s.dynamicInputs.length) {
-    w('Dynamic inputs (a build needs --shapes for each):');
+    w('Dynamic inputs (without --shapes, each dynamic dimension is built as 1, as trtexec does):');
     for (const d of s.dynamicInputs) w(`  ${t(d.name)}: ${t(d.dims.join(', '))}`);
   }
   if (s.shapeTensorInputs?.length) {
@@ -69,5 +69,9 @@ export async function runInspect(argv: string[]): Promise<number> {
   // initializerBytes counts initializers and Constant-node tensors alike: both are weights.
   w(`Weights: ${formatBytes(s.initializerBytes)} (initializers and Constant nodes)`);
   if (s.externalData.files.length) w(`  external data: ${s.externalData.files.map(t).join(', ')} (${formatBytes(s.externalData.bytes)})`);
+  if (s.notes?.length) {
+    w('Notes:');
+    for (const n of s.notes) w(`  ${t(n)}`);
+  }
   return 0;
 }

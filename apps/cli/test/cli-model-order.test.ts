@@ -34,9 +34,13 @@ describe('nodes out of topological order (Cast nodes appended at the end)', () =
     const r = await runCli(['inspect', m, '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout) as { nodeCount: number; opHistogram: Record<string, number> };
+    const s = JSON.parse(r.stdout) as { nodeCount: number; opHistogram: Record<string, number>; notes?: string[] };
     expect(s.nodeCount).toBe(expectedSummary(spec).nodeCount);
     expect(s.opHistogram.Cast).toBe(2);
+    // Said, not hidden: the summary notes the reordering, and the text shows it.
+    expect(s.notes?.some((n) => /topological order|reorder|sorted/i.test(n))).toBe(true);
+    const text = await runCli(['inspect', m]);
+    expect(text.stdout).toMatch(/^Notes:\n {2}.*(topological order|reorder|sorted)/im);
   });
 
   it('build --backend simulated succeeds; a warning says the nodes were reordered; the layers are in sorted order', async () => {

@@ -301,6 +301,7 @@ export async function readModel(file: string, opts: ReadModelOptions = {}): Prom
     dynamicInputs,
     shapeTensorInputs: shapeTensorInputs(inputInfos, shapeUses),
     ...(pluginOps.length ? { pluginOps } : {}),
+    ...(notes.length ? { notes } : {}),
   };
   return { summary, layers, notes };
 }
