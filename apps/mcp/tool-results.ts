@@ -22,6 +22,11 @@ export function okResult(structured: Record<string, unknown>, headline?: string)
   return { content: [{ type: 'text', text: headline ? `${displayMessage(headline)}\n${json}` : json }], structuredContent: structured };
 }
 
+/** okResult with a headline of several lines (explain_engine): each line made safe, the line breaks kept. */
+export function okResultLines(structured: Record<string, unknown>, lines: readonly string[]): CallToolResult {
+  return { content: [{ type: 'text', text: `${lines.map(displayMessage).join('\n')}\n${safeJson(structured)}` }], structuredContent: structured };
+}
+
 /** A tool error the agent can act on; `structured` travels along when there is a build to describe. */
 export function errorResult(message: string, structured?: Record<string, unknown>): CallToolResult {
   return {

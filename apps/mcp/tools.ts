@@ -12,7 +12,7 @@ import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
 import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
 import { buildState } from '../surface/build-result.js';
-import { errorResult, okResult, resultForError } from './tool-results.js';
+import { errorResult, okResult, okResultLines, resultForError } from './tool-results.js';
 import { BuildArgs, BuildResultOut, BuildStateOut, CheckEngineArgs, InspectArgs, parseBuildOptions } from '../surface/schemas.js';
 import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, ExplainEngineArgs, ExplainEngineOut, NoArgs, StartOut } from './tool-schemas.js';
 import { buildLayerReport, explainLayers, fileLayerReport } from '../service/engine-explain.js';
@@ -137,7 +137,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
         let r = buildId !== undefined ? buildLayerReport(service, buildId, profile) : fileLayerReport(resolveUserPath(path!), profile, expect);
         if (buildId !== undefined && expect !== undefined) r = { ...r, check: checkPrecision(r.layers, expect) };
         const out = explainLayers(r, slowest ?? 10);
-        return okResult(out as unknown as Record<string, unknown>, out.text);
+        return okResultLines(out as unknown as Record<string, unknown>, out.text.split('\n'));
       } catch (e) {
         return resultForError(e, `Cannot explain ${buildId !== undefined ? `build ${buildId}` : path}`);
       }

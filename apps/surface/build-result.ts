@@ -7,6 +7,7 @@ import { formatDuration } from '../shared/format.js';
 import { crashSite, formatCrashSite, formatRemaining, viewFromRecord } from '../shared/view-format.js';
 import { summarizePhases } from './phase-summary.js';
 import { whereText } from './progress-message.js';
+import { buildLayersText } from '../shared/build-layers.js';
 import type { BuildResultOut, BuildStateOut } from './schemas.js';
 
 const REASON_TEXT: Record<CancelReason, string> = {
@@ -96,6 +97,11 @@ export function buildResult(
   if (outcome.memory) out.memory = outcome.memory;
   if (outcome.memoryStop) out.memoryStop = outcome.memoryStop;
   if (outcome.oomKill) out.oomKill = outcome.oomKill;
+  // The precision check (issue 36): "Layers: 31 of 36 compute layers run FP16; 5 run FP32: …".
+  if (outcome.layers) {
+    out.layers = outcome.layers;
+    out.message += `. ${buildLayersText(outcome.layers)}`;
+  }
   const cache = outcome.cache ?? record?.cache;
   if (cache) out.timingCache = cache;
   // A cache that could not be used costs the next build its speed-up: worth a line of its own.

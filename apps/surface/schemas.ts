@@ -122,6 +122,7 @@ export const BuildResultOut = z.object({
     memory: true,
     memoryStop: true,
     oomKill: true,
+    layers: true,
   }).shape,
   timingCache: CacheStats.optional(),
   /** crashed: where the builder was when its worker died, outermost phase first. */

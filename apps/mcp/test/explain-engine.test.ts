@@ -76,6 +76,18 @@ describe('explain_engine', () => {
     expect(text(r)).toMatch(/Profiled: [\d.]+ ms in all; slowest:\n {2}[\d.]+ ms \([\d.]+%\)  tanh\w* \[Tanh, fp32\]\n/i);
   });
 
+  it("build_engine's result carries the precision check, in its fields and its message", async () => {
+    const model = path.join(dir, 'model.onnx');
+    const r = await client.callTool({
+      name: 'build_engine',
+      arguments: { modelPath: model, outputPath: path.join(dir, 'b.engine'), options: { backend: 'simulated', simDuration: 0.2, precision: ['fp16'] } },
+    });
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as { message: string; layers: { expected: string; wider: number; widerNames: string[] } };
+    expect(out.layers).toMatchObject({ expected: 'fp16', wider: 1, widerNames: [expect.stringMatching(/^tanh/i)] });
+    expect(out.message).toMatch(/bytes written to .*b\.engine\. Layers: \d+ of \d+ compute layers run FP16; 1 run FP32: tanh\w*$/i);
+  });
+
   it('an engine path reads the layer JSON beside it; bad input is a tool error naming the problem', async () => {
     const byEngine = await client.callTool({ name: 'explain_engine', arguments: { path: engine } });
     expect(byEngine.isError).toBeFalsy();
