@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export type BenchName = 'ui' | 'native' | 'pipeline';
+export type BenchName = 'ui' | 'native' | 'pipeline' | 'watch';
 
 interface BaselineFigure {
   value: number;

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { compareToBaseline, type BenchName } from './baseline.js';
+import { compareToBaseline } from './baseline.js';
 import { PYTHON, REPO_ROOT, startSink } from '../test/support/fake-tensorrt/python-probe.js';
 
 export const WATCH_BASELINE_FILE = path.join(REPO_ROOT, 'bench', 'watch-baseline.json');
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     };
     // bench/baseline.ts's comparison, on this bench's own baseline file ('watch' is not one of
     // the names it types for bench/baseline.json).
-    const baseline = fs.existsSync(WATCH_BASELINE_FILE) ? compareToBaseline('watch' as BenchName, result, WATCH_BASELINE_FILE) : null;
+    const baseline = fs.existsSync(WATCH_BASELINE_FILE) ? compareToBaseline('watch', result, WATCH_BASELINE_FILE) : null;
     process.stdout.write(`${JSON.stringify({ ...result, baseline }, null, 2)}\n`);
   } finally {
     await sink.close();
