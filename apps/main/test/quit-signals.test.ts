@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
+import { installQuitGuard } from '../quit-guard.js';
 import { installQuitSignals } from '../quit-signals.js';
+import { fakeEvent } from './fake-electron.js';
 
 describe('quit on SIGTERM/SIGINT', () => {
   it('quits at once on either signal (no question), every time one arrives', () => {
@@ -27,5 +29,36 @@ describe('quit on SIGTERM/SIGINT', () => {
       (m) => lines.push(m),
     );
     expect(lines).toEqual(["SIGTERM already had a listener before 'ready': Electron's handler may take it"]);
+  });
+});
+
+describe('SIGTERM during a build, wired as main.ts wires it', () => {
+  it('stops the builds through the quit guard and quits, without asking, and a second SIGTERM changes nothing', async () => {
+    // Electron's app as far as quitting goes: quit() emits before-quit; it exits unless prevented.
+    const app = Object.assign(new EventEmitter(), {
+      exited: false,
+      quit() {
+        const e = fakeEvent({});
+        this.emit('before-quit', e);
+        if (!e.defaultPrevented) this.exited = true;
+      },
+    });
+    let stopBuilds!: () => void;
+    const service = { shutdown: vi.fn(() => new Promise<void>((r) => (stopBuilds = r))) };
+    const confirmStop = vi.fn(async () => false);
+    const killWorkers = vi.fn(async () => undefined);
+    const guard = installQuitGuard({ app, service, killWorkers, isBuilding: () => true, confirmStop });
+    const proc = new EventEmitter();
+    installQuitSignals(proc as never, () => guard.quitConfirmed());
+
+    proc.emit('SIGTERM', 'SIGTERM');
+    proc.emit('SIGTERM', 'SIGTERM');
+    expect(confirmStop).not.toHaveBeenCalled();
+    expect(service.shutdown).toHaveBeenCalledTimes(1);
+    expect(app.exited).toBe(false); // held until the builds have stopped
+    stopBuilds();
+    await guard.done;
+    expect(killWorkers).toHaveBeenCalled();
+    expect(app.exited).toBe(true);
   });
 });
