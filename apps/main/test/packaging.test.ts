@@ -350,7 +350,7 @@ async function pack(electronDist: string, withFuses: boolean): Promise<Packed> {
   // The addon built here may have no TensorRT headers (no adapters): then the pack is a
   // simulator-only one on purpose, which the before-pack hook only allows when told.
   const hasAdapters = readdirSync(path.join(stage, path.dirname(ADDON))).some((f) => /^libtbs_trt\d+\.so$/.test(f));
-  let log = '';
+  let log: string;
   try {
     const res = await run(process.execPath, [BUILDER, '--linux', '--projectDir', stage, '--config', cfgFile, '--publish', 'never'], {
       cwd: stage,
