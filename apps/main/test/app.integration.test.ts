@@ -254,6 +254,47 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(res).toMatchObject({ ok: false, error: { code: 'forbidden' } });
   });
 
+  it('File ▸ TensorRT Location… picks a folder in main, keeps it, gives it to the next worker and names it in "why?"', async () => {
+    const lib = path.join(dir, 'TensorRT-10.16', 'lib');
+    mkdirSync(lib, { recursive: true });
+    const electron = (await import('electron')) as unknown as {
+      dialog: { showOpenDialog: (...a: unknown[]) => Promise<unknown> };
+      utilityProcess: { fork: (...a: unknown[]) => unknown };
+    };
+    const realOpen = electron.dialog.showOpenDialog;
+    const realFork = electron.utilityProcess.fork;
+    const asked: unknown[] = [];
+    electron.dialog.showOpenDialog = async (...a: unknown[]) => {
+      asked.push(a.at(-1));
+      return { canceled: false, filePaths: [lib] };
+    };
+    const workerEnvs: Array<Record<string, string>> = [];
+    electron.utilityProcess.fork = (...a: unknown[]) => {
+      workerEnvs.push((a[2] as { env: Record<string, string> }).env);
+      return realFork(...a);
+    };
+    let reloads = 0;
+    (win.webContents as unknown as { reload(): void }).reload = () => void reloads++;
+    try {
+      const item = e.Menu.getApplicationMenu()!.getMenuItemById('trt-location') as unknown as { click(): void };
+      item.click();
+      await vi.waitFor(() => expect(reloads).toBe(1));
+      expect(asked).toEqual([expect.objectContaining({ properties: ['openDirectory'] })]);
+      expect(JSON.parse(readFileSync(path.join(dir, 'user data', 'settings.json'), 'utf8'))).toMatchObject({ trtLibDir: lib });
+      // The cached list was dropped: a fresh worker, with the folder, is asked.
+      const backends = await call<Array<{ name: string; available: boolean; reason?: string }>>(INVOKE.listBackends);
+      expect(workerEnvs.at(-1)?.TBS_TRT_LIB_DIR).toBe(lib);
+      const trt = backends.find((b) => b.name === 'tensorrt');
+      // Here (no TensorRT) it is unavailable and its reason names the folder; where TensorRT
+      // loads, there is no reason to annotate.
+      expect(trt, JSON.stringify(backends)).toBeDefined();
+      expect(trt!.available || trt!.reason!.includes(`TensorRT location set in the app: ${lib}`), trt!.reason).toBe(true);
+    } finally {
+      electron.dialog.showOpenDialog = realOpen;
+      electron.utilityProcess.fork = realFork;
+    }
+  }, 30_000);
+
   it('quitting mid-build stops the build with reason "shutdown" and leaves no worker', async () => {
     const { id } = await call<{ id: string }>(INVOKE.startBuild, { modelPath: model, options: { backend: 'simulated', simDuration: 60 } });
     await call(INVOKE.subscribe, { subscriptionId: 's2', buildId: id });
