@@ -453,10 +453,16 @@ export class ModelChecker {
     }
 
     if (this.problems.length) {
+      // A short first line (what, where, how many), then one problem per line: a terminal prints
+      // it line by line and the UI folds the list under the first line. A line break inside a
+      // problem (a name from the model) is written as \n so each problem stays one line.
+      const n = this.problems.length;
       const shown = this.problems.slice(0, 10);
-      const more = this.problems.length - shown.length;
-      const text = shown.length === 1 ? shown[0] : shown.map((p, i) => `(${i + 1}) ${p}`).join('; ');
-      throw new ServiceError('bad_model', `${this.abs} is not a valid ONNX model: ${text}${more > 0 ? `; and ${more} more problem${more > 1 ? 's' : ''}` : ''}`);
+      const more = n - shown.length;
+      const lines = shown.map((p, i) => `  ${i + 1}. ${p.replace(/\r/g, '\\r').replace(/\n/g, '\\n')}`);
+      if (more > 0) lines.push(`  … and ${more} more problem${more > 1 ? 's' : ''}`);
+      const head = `${this.abs} is not a valid ONNX model for TensorRT: ${n} problem${n > 1 ? 's' : ''}${more > 0 ? ` (the first ${shown.length} listed)` : ''}`;
+      throw new ServiceError('bad_model', [head, ...lines].join('\n'));
     }
     return { pluginOps: [...this.pluginOps].sort(), layers, opHistogram, notes: [...this.notes] };
   }

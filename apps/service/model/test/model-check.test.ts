@@ -26,7 +26,15 @@ describe('invalid models are refused before any build, naming what is wrong', ()
       expect(e, `${c.name} was accepted`).toBeInstanceOf(ServiceError);
       expect((e as ServiceError).code).toBe('bad_model');
       expect((e as ServiceError).message).toMatch(c.says);
-      expect((e as ServiceError).message.startsWith(`${p} is not a valid ONNX model: `) || (e as ServiceError).message.startsWith(`${p}: `)).toBe(true);
+      const m = (e as ServiceError).message;
+      // The checker's refusals: a short first line (what, where, how many), then one problem a line.
+      if (m.startsWith(`${p} is not a valid ONNX model for TensorRT: `)) {
+        const [head, ...list] = m.split('\n');
+        const n = Number(/: (\d+) problems?( \(the first \d+ listed\))?$/.exec(head)?.[1]);
+        expect(n, head).toBeGreaterThan(0);
+        expect(list.length).toBe(Math.min(n, 10) + (n > 10 ? 1 : 0));
+        list.slice(0, Math.min(n, 10)).forEach((l, i) => expect(l.startsWith(`  ${i + 1}. `), l).toBe(true));
+      } else expect(m.startsWith(`${p} is not a valid ONNX model: `) || m.startsWith(`${p}: `), m).toBe(true);
     });
   }
 
@@ -38,8 +46,14 @@ describe('invalid models are refused before any build, naming what is wrong', ()
       },
     });
     const e = (await readModel(p).catch((err: unknown) => err)) as ServiceError;
-    expect(e.message).toMatch(/^.* is not a valid ONNX model: \(1\) node "conv_0" #0 \(Conv\) reads "input_missing"/);
-    expect(e.message).toMatch(/\(10\) .*; and \d+ more problems$/);
+    const [head, ...list] = e.message.split('\n');
+    const n = Number(/ is not a valid ONNX model for TensorRT: (\d+) problems \(the first 10 listed\)$/.exec(head)?.[1]);
+    expect(n, head).toBeGreaterThan(10);
+    expect(head.length).toBeLessThan(p.length + 80);
+    expect(list[0]).toMatch(/^ {2}1\. node "conv_0" #0 \(Conv\) reads "input_missing"/);
+    expect(list[9]).toMatch(/^ {2}10\. /);
+    expect(list[10]).toBe(`  … and ${n - 10} more problems`);
+    expect(list).toHaveLength(11);
   });
 });
 
