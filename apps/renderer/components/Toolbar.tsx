@@ -48,7 +48,8 @@ export function Toolbar() {
         title={
           status === 'Stopping'
             ? 'Press again to kill the build worker now'
-            : 'Stop at the next step boundary (Ctrl+.; in the desktop app also Shift+F5, which no input method takes)'
+            : // The desktop menu adds Shift+F5: IBus (Ubuntu 22.04) takes Ctrl+. in text fields.
+              `Stop at the next step boundary (${web ? 'Ctrl+.' : 'Ctrl+. or Shift+F5'})`
         }
       >
         Stop
