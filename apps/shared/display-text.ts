@@ -6,8 +6,8 @@
 // Pure (no Node or DOM imports) so every surface can use it. JSON output does not need it: JSON
 // has its own escaping, and an exact round trip matters more there.
 
-/** C0 controls, DEL, C1 controls, and the bidi embeddings/overrides/isolates and marks. */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** C0 controls, DEL, C1 controls, the line and paragraph separators (a new line to many editors), and the bidi embeddings/overrides/isolates and marks. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -19,7 +19,7 @@ function escape(ch: string): string {
 }
 
 /**
- * `s` with every control character (\x00–\x1f, \x7f–\x9f) and bidi control (U+061C, U+200E/F,
+ * `s` with every control character (\x00–\x1f, \x7f–\x9f), U+2028/9 and bidi control (U+061C, U+200E/F,
  * U+202A–U+202E, U+2066–U+2069) replaced by a visible escape: \n, \r, \t, \xHH or \uHHHH.
  * Everything else, including backslashes and any other Unicode, is left as it is.
  */

@@ -4,6 +4,7 @@
 // (apps/shared/build-view.ts); the caller passes the wall clock in, so tests need no timers.
 import { isFinalStatus, type BuildView } from '../shared/build-view.js';
 import { formatDuration } from '../shared/format.js';
+import { displayMessage } from '../shared/display-text.js';
 import type { CancelReason } from '../shared/protocol.js';
 import { crashSite, formatCrashSite, formatCurrentPath, formatLiveness, formatRemaining, livenessOf, memoryProgressNote } from '../shared/view-format.js';
 
@@ -32,7 +33,12 @@ export function whereText(view: BuildView): string {
   return path.length > 0 ? formatCurrentPath(path) : 'preparing the build (parsing the model)';
 }
 
+/** The line as clients show it: names from the model are escaped by view-format; any other text (an error) and long values are made safe here too. */
 export function progressMessage(view: BuildView, nowWall: number, opts: MessageOptions = {}): string {
+  return displayMessage(progressLine(view, nowWall, opts));
+}
+
+function progressLine(view: BuildView, nowWall: number, opts: MessageOptions): string {
   const silentAfterMs = opts.silentAfterMs ?? 2000;
   if (view.status === 'queued') {
     const q = opts.queuedAtWall;

@@ -6,6 +6,7 @@
 // Which build service answers (builds run here, or on a build farm with --queue) is the caller's
 // choice, injected as a factory: the HTTP layer knows only BuildServiceApi, so it does not depend
 // on the farm (the CLI's serve command, apps/cli/commands/serve.ts, wires the farm in).
+import { displayMessage } from '../../shared/display-text.js';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -99,7 +100,7 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
       concurrency: args.concurrency,
       retainFinishedBuilds: args.keepBuildDetails,
       farmLimits: args.farmEventsPerBuild !== undefined || args.farmHistory !== undefined ? { eventsPerBuild: args.farmEventsPerBuild, history: args.farmHistory } : undefined,
-      onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
+      onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${displayMessage(message)}\n`),
     });
   } catch (e) {
     process.stderr.write(`trt-build-studio serve: ${(e as Error).message}\n`);
@@ -125,7 +126,13 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
     uploadDir,
     staticDir: path.join(packageRoot(), 'dist', 'renderer'),
     heartbeatMs: args.heartbeatMs,
-    onInternalError: (err, req) => process.stderr.write(`internal error in ${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}\n`),
+    onInternalError: (err, req) =>
+      process.stderr.write(
+        `internal error in ${req.method} ${displayMessage(req.url ?? '')}: ${String((err as Error)?.stack ?? err)
+          .split('\n')
+          .map(displayMessage)
+          .join('\n')}\n`,
+      ),
   });
 
   let port: number;
@@ -149,7 +156,7 @@ export async function runServe(argv: string[], createService: ServeServiceFactor
         url: base.origin,
         token,
         kind: 'serve',
-        onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${message}\n`),
+        onWarning: (message) => process.stderr.write(`trt-build-studio serve: ${displayMessage(message)}\n`),
       });
       process.stderr.write(`trt-build-studio serve: watched builds: probe socket ${studio.probeSocket} (published in ${studio.registryFile})\n`);
     } catch (e) {

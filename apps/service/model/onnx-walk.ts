@@ -176,9 +176,13 @@ async function walkGraph(cur: FileCursor, from: number, to: number, v: ModelVisi
  * begin a ModelProto and WireError when the framing breaks later.
  */
 export async function walkModel(file: string, visitor: ModelVisitor, opts: { window?: number } = {}): Promise<WalkedModel> {
-  const fh = await fs.promises.open(file, 'r');
+  // O_NONBLOCK and a regular-file check on the descriptor: a FIFO swapped in after the model was
+  // looked at must end in an error, not wait for a writer forever (issue 40).
+  const fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
-    const size = (await fh.stat()).size;
+    const st = await fh.stat();
+    if (!st.isFile()) throw Object.assign(new Error(`${file} is not a regular file (it changed after it was checked)`), { code: 'ENOTREG' });
+    const size = st.size;
     const cur = new FileCursor(fh, size, opts.window);
     const header: Buffer[] = [];
     let graphName = '';
