@@ -40,10 +40,10 @@ export const BuildViewSnapshot = z.object({
   /**
    * Where the percentage stands inside the open phases (build-view.ts, treeFraction): per open
    * phase id, [id, step, share of that step already spent, the child spending it now, that
-   * child's share, the child's progress when last seen].
+   * child's share, the child's progress when last seen, the step's start and width on the bar].
    */
   progress: z
-    .array(z.tuple([z.number().int(), z.number().int(), z.number(), z.number().int(), z.number(), z.number()]))
+    .array(z.tuple([z.number().int(), z.number().int(), z.number(), z.number().int(), z.number(), z.number(), z.number(), z.number()]))
     .max(4096)
     .optional(),
   started: BuildStartedEvent.optional(),

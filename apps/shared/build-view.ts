@@ -129,7 +129,7 @@ export class BuildView {
     v.lastCallbackT = s.lastCallbackT;
     v.work = s.work;
     v.frac = s.fraction;
-    for (const [id, step, spent, childId, childShare, childV] of s.progress ?? []) v.segments.set(id, { step, spent, childId, childShare, childV });
+    for (const [id, step, spent, childId, childShare, childV, base, width] of s.progress ?? []) v.segments.set(id, { step, spent, childId, childShare, childV, base, width });
     v.started = s.started;
     v.cache = s.cache;
     v.outcome = s.outcome;
@@ -300,7 +300,18 @@ export class BuildView {
       work: this.work,
       fraction: this.fraction(),
       ...(this.segments.size
-        ? { progress: [...this.segments].map(([id, g]): [number, number, number, number, number, number] => [id, g.step, g.spent, g.childId, g.childShare, g.childV]) }
+        ? {
+            progress: [...this.segments].map(([id, g]): [number, number, number, number, number, number, number, number] => [
+              id,
+              g.step,
+              g.spent,
+              g.childId,
+              g.childShare,
+              g.childV,
+              g.base,
+              g.width,
+            ]),
+          }
         : {}),
       started: this.started,
       cache: this.cache,
@@ -370,7 +381,9 @@ export class BuildView {
       } else {
         let seg = this.segments.get(node.id);
         if (!seg || seg.step !== s) {
-          seg = { step: s, spent: 0, childId: -1, childShare: 0, childV: 0 };
+          // Where this step sits on the phase's bar, worked out once per step (not per event).
+          const [base, width] = stepSpan(shares, path, s, node.nbSteps);
+          seg = { step: s, spent: 0, childId: -1, childShare: 0, childV: 0, base, width };
           this.segments.set(node.id, seg);
         }
         if (childId >= 0 && childId !== seg.childId) {
@@ -383,8 +396,7 @@ export class BuildView {
         }
         seg.childV = childId >= 0 ? v : 0;
         const sub = childId >= 0 ? seg.spent + (1 - seg.spent) * seg.childShare * v : seg.spent;
-        const [base, width] = stepSpan(shares, path, s, node.nbSteps);
-        v = Math.min(1, base + width * sub);
+        v = Math.min(1, seg.base + seg.width * sub);
       }
       childId = node.id;
       childPath = path;
@@ -402,6 +414,9 @@ interface Segment {
   /** The active child's share of what is left of the step, and its own progress when last seen. */
   childShare: number;
   childV: number;
+  /** The step's start on the phase's bar and its width (stepSpan). */
+  base: number;
+  width: number;
 }
 
 /** A child phase whose kind earlier builds have not timed gets half of what is left of its parent's step. */

@@ -107,11 +107,13 @@ describe('build feedback outside the page', () => {
   it("shows the build view's fraction, which never falls while nested phases restart", () => {
     const t = setup(true);
     t.fb.track('b1', '/m/resnet.onnx');
-    // 1 of 4 outer steps, its child half way: (1 + 0.5) / 4.
+    // 1 of 4 outer steps done; its child, a kind no earlier build timed, gets half of the running
+    // step and is half way: (1 + 0.5 × 0.5) / 4.
     t.emit([start(1, null, 4), step(1, 1), start(2, 1, 10), step(2, 5)]);
     vi.advanceTimersByTime(100);
-    expect(t.progress.at(-1)![0]).toBeCloseTo(1.5 / 4);
-    // The child finishes early and a new one starts at 0: the raw estimate drops to 0.25, the bar does not.
+    expect(t.progress.at(-1)![0]).toBeCloseTo(1.25 / 4);
+    // The child finishes early and a new one starts at 0: its half stays spent, the new one
+    // takes half of what is left, and the bar never falls.
     t.emit([finish(2, 5, true), start(3, 1, 10)]);
     vi.advanceTimersByTime(100);
     expect(t.progress.at(-1)![0]).toBeCloseTo(1.5 / 4);
