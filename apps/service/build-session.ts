@@ -67,6 +67,16 @@ function regularFileId(p: string): string | undefined {
   }
 }
 
+/** `p` is a regular file (not a link, FIFO or folder) of this user. */
+function ownRegularFile(p: string): boolean {
+  try {
+    const st = fs.lstatSync(p);
+    return st.isFile() && (typeof process.geteuid !== 'function' || st.uid === process.geteuid());
+  } catch {
+    return false;
+  }
+}
+
 /** `p` with a symbolic link resolved; `p` itself when it cannot be. */
 function realOr(p: string): string {
   try {
@@ -104,6 +114,13 @@ export class BuildSession {
   private preexistingOutput?: string;
   /** This session holds claimedOutputs[outputTarget]. */
   private claimsOutput = false;
+  /**
+   * Device:inode of the temp files this build's worker was seen creating beside the output
+   * (`<target>.tmp-<pid>-<n>`, watched while it runs): the rename keeps the inode, so a file at
+   * the output path with one of these is the one the worker wrote, whatever happened to it since.
+   */
+  private readonly tempFileIds = new Set<string>();
+  private tempWatch?: fs.FSWatcher;
   private crashRecord?: string;
   /** The memory limits this build runs under, bytes (maxHostMemory "auto" resolved at launch). */
   private limits: { host?: number; gpu?: number } = {};
@@ -284,6 +301,7 @@ export class BuildSession {
         ...(this.opts.heartbeatMs ? { heartbeatMs: this.opts.heartbeatMs } : {}),
         ...(this.crashRecord ? { crashRecordPath: this.crashRecord } : {}),
       });
+      this.watchTempFiles();
       this.readCgroupAtLaunch();
     } catch (e) {
       // No worker: finishLocally frees the slot itself.
@@ -609,7 +627,32 @@ export class BuildSession {
     this.claimsOutput = false;
   }
 
+  /** Records the identity of each temp file the worker creates beside the output (tempFileIds). */
+  private watchTempFiles(): void {
+    const pid = this.run.pid;
+    const target = this.outputTarget;
+    if (pid === undefined || target === undefined) return;
+    const dir = path.dirname(target);
+    const prefix = `${path.basename(target)}.tmp-${pid}-`;
+    try {
+      this.tempWatch = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (typeof name !== 'string' || !name.startsWith(prefix)) return;
+        const id = regularFileId(path.join(dir, name));
+        if (id !== undefined) this.tempFileIds.add(id);
+      });
+      this.tempWatch.on('error', () => this.stopWatchingTempFiles());
+    } catch {
+      // No watch (inotify limits): a worker that dies leaves whatever is at the output path alone.
+    }
+  }
+
+  private stopWatchingTempFiles(): void {
+    this.tempWatch?.close();
+    this.tempWatch = undefined;
+  }
+
   private settle(f: BuildFinished): void {
+    this.stopWatchingTempFiles();
     this.releaseOutput();
     // What the build wrote, recorded now: the engine is served and listed only while it is still that file.
     if (f.status === 'succeeded') this.engine = recordEngine(this.build.outputPath, f.engineBytes);
@@ -624,11 +667,12 @@ export class BuildSession {
    * A build that did not succeed leaves nothing of its own behind, and touches nothing else. The
    * native layer writes temp + rename and cleans up on cancel/failure, but a killed or crashed
    * worker cannot: its temp files (`<target>.tmp-<worker pid>-<n>`, created O_EXCL by that
-   * worker) are removed here when they are still regular files. The output path itself is only
-   * touched after a worker died (`workerDied`), and only when what is there is a regular file that
-   * was not there at launch, is not a link, and has no manifest of another build beside it: a
-   * symlink's target, a FIFO, a folder, another build's engine stay. Every failure here is a
-   * warning on this build, never an exception (the output path may have become anything).
+   * worker) are removed here when they are still regular files of this user. The output path
+   * itself is only touched after a worker died (`workerDied`), and only when the file there is the
+   * very one the worker created (its inode is one of the temp files seen, tempFileIds), is not the
+   * one there at launch, and has no manifest of another build beside it: a symlink's target, a
+   * FIFO, a folder, another build's engine stay. Every failure here is a warning on this build,
+   * never an exception (the output path may have become anything).
    */
   private removePartialOutput(workerDied: boolean): void {
     const pid = this.run.pid;
@@ -648,7 +692,7 @@ export class BuildSession {
       for (const f of names) {
         if (!f.startsWith(prefix)) continue;
         const p = path.join(dir, f);
-        if (regularFileId(p) === undefined) continue;
+        if (!ownRegularFile(p)) continue;
         try {
           fs.unlinkSync(p);
         } catch (e) {
@@ -658,7 +702,7 @@ export class BuildSession {
     }
     if (!workerDied) return;
     const now = regularFileId(target);
-    if (now === undefined || now === this.preexistingOutput) return;
+    if (now === undefined || now === this.preexistingOutput || !this.tempFileIds.has(now)) return;
     const other = readManifest(this.build.outputPath);
     if (other.ok && other.manifest.buildId !== this.id) return;
     try {

@@ -58,6 +58,13 @@ const cases: Planted[] = [
     },
   },
   {
+    // A file the worker did not write (its inode is none of the worker's temp files), without a
+    // manifest to say whose it is: another process's engine renamed in just before its manifest.
+    describe: 'a regular file it did not write',
+    plant: (out) => fs.writeFileSync(out, "someone else's engine"),
+    check: (out) => expect(fs.readFileSync(out, 'utf8')).toBe("someone else's engine"),
+  },
+  {
     describe: 'a FIFO',
     plant: (out) => execFileSync('mkfifo', [out]),
     check: (out) => expect(fs.lstatSync(out).isFIFO()).toBe(true),
