@@ -75,12 +75,13 @@ test('opens a model and shows its summary; a dynamic input builds as trtexec wou
   await expect(page.locator('#build-blocker')).toHaveCount(0);
   // Only the symbolic dimensions are asked for; the fixed one (3) comes from the model.
   const dims: Record<string, [string, string, string]> = { batch: ['1', '4', '2'], height: ['32', '64', '64'], width: ['32', '64', '64'] };
+  await page.getByText('per dimension', { exact: true }).click();
   for (const [dim, [min, opt, max]] of Object.entries(dims)) {
     await page.getByLabel(`input ${dim} min`, { exact: true }).fill(min);
     await page.getByLabel(`input ${dim} opt`, { exact: true }).fill(opt);
     await page.getByLabel(`input ${dim} max`, { exact: true }).fill(max);
   }
-  await expect(page.getByLabel('input shapes')).toHaveText('min 1x3x32x32opt 4x3x64x64max 2x3x64x64');
+  await expect(page.getByLabel('input shape', { exact: true })).toHaveValue('1x3x32x32:4x3x64x64:2x3x64x64');
   await expect(button(page, 'Build')).toBeDisabled();
   await expect(page.locator('#build-blocker')).toContainText('Input "input": dimension 0 must satisfy min ≤ opt ≤ max (got 1, 4, 2)');
   await expect(status(page)).toContainText('Idle');

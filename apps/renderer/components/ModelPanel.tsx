@@ -1,9 +1,10 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, type Ref } from 'react';
 import type { ModelSummary } from '../../shared/protocol.js';
 import { useApp, useController } from '../hooks.js';
 import { formatBytes } from '../../shared/format.js';
 import { modelTooltip } from '../../shared/file-names.js';
 import { fmtCount } from '../lib/panel-numbers.js';
+import { modelErrorParts } from '../lib/model-error.js';
 
 const TOP_OPS = 8;
 
@@ -15,7 +16,7 @@ export function ModelPanel() {
   // With no model open (after a reload, say), a build picked from the history still shows the
   // model it was built from.
   const watched = useApp((s) => (s.live ? s.history.find((r) => r.id === s.live!.id) : undefined));
-  const errorRef = useRef<HTMLParagraphElement>(null);
+  const errorRef = useRef<HTMLDivElement>(null);
   // The left column scrolls (the options are long): a model error above the fold would go unseen.
   useEffect(() => {
     if (error) errorRef.current?.scrollIntoView?.({ block: 'nearest' });
@@ -24,11 +25,7 @@ export function ModelPanel() {
     <section className="panel model-panel" aria-labelledby="model-h">
       <h2 id="model-h">Model</h2>
       {busy && <p className="muted">Reading model…</p>}
-      {error && (
-        <p className="error" role="alert" ref={errorRef}>
-          {error}
-        </p>
-      )}
+      {error && <ModelError ref={errorRef} message={error} />}
       {error && model && <p className="hint">Still open: {model.displayName}</p>}
       {!model && !busy && !error && !watched?.model && <p className="muted">Open an ONNX model, or drop one onto the window.</p>}
       {!model && !busy && watched?.model && (
@@ -39,6 +36,39 @@ export function ModelPanel() {
       )}
       {model && <Summary s={model.summary} name={model.displayName} title={modelTooltip(model.path, model.displayName, host)} />}
     </section>
+  );
+}
+
+/**
+ * A refused model: the service's first line (what, where, how many) as the alert, its problems as
+ * a list one opens, so ten problems do not become a wall of red text.
+ */
+function ModelError({ message, ref }: { message: string; ref: Ref<HTMLDivElement> }) {
+  const { head, problems, notes } = modelErrorParts(message);
+  return (
+    <div className="model-error" ref={ref}>
+      <p className="error" role="alert">
+        {head}
+      </p>
+      {problems.length > 0 && (
+        <details className="model-problems">
+          <summary>
+            {problems.length === 1 ? 'The problem' : `The ${problems.length} problems`}
+            {notes.some((n) => n.startsWith('…')) ? ' listed' : ''}
+          </summary>
+          <ol>
+            {problems.map((p, i) => (
+              <li key={i}>{p}</li>
+            ))}
+          </ol>
+        </details>
+      )}
+      {notes.map((n, i) => (
+        <p key={i} className="hint">
+          {n}
+        </p>
+      ))}
+    </div>
   );
 }
 

@@ -1,11 +1,15 @@
-// Shapes for a model's dynamic inputs. The fixed dimensions come from the model and are shown,
-// not asked for; each symbolic dimension ("batch", "height") gets one row of min / opt / max. The
-// form keeps whole trtexec-style shapes ("1x3x224x224"), so validation and the trtexec command
-// see exactly what is built; an empty symbolic dimension is an empty part ("x3x224x224").
+// Shapes for a model's dynamic inputs. Each input gets one field that takes a shape as people
+// write it ("1x3x640x640", or min:opt:max as trtexec's --minShapes/--optShapes/--maxShapes), and
+// behind it ("per dimension") one row of min / opt / max per symbolic dimension ("batch",
+// "height"); the fixed dimensions come from the model and are shown, not asked for. Both edit the
+// form's whole trtexec-style shapes ("1x3x224x224"), so they always agree, and validation and the
+// trtexec command see exactly what is built; an empty symbolic dimension is an empty part
+// ("x3x224x224"), "?" in the field.
 import { SeparatedName } from './SeparatedName.js';
-import { useId } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ModelSummary, TensorInfo } from '../../shared/protocol.js';
 import { dimOf, isFixed, shapeValueInputs, validateShapeRange, withDim, type FormState, type ShapeFields } from '../lib/options-form.js';
+import { parseShapeText, shapePlaceholder, shapeTemplate, shapeText, shapesUntouched } from '../lib/shape-text.js';
 
 const WHICH = ['min', 'opt', 'max'] as const;
 
@@ -25,7 +29,7 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
     for (const d of dynamic) {
       const other = model.inputs.find((x) => x.name === d.name);
       if (!other) continue;
-      const template = templateOf(other);
+      const template = shapeTemplate(other);
       const f = shapes[d.name] ?? { min: template, opt: template, max: template };
       let text = f[which];
       other.shape.forEach((s, j) => {
@@ -37,25 +41,100 @@ export function ShapeInputs({ model, form, set }: { model: ModelSummary; form: F
     }
     set({ shapes });
   };
+  return <ShapesFieldset model={model} dynamic={dynamic} form={form} put={put} putDim={putDim} />;
+}
+
+function ShapesFieldset(props: {
+  model: ModelSummary;
+  dynamic: ModelSummary['dynamicInputs'];
+  form: FormState;
+  put: (name: string, f: ShapeFields) => void;
+  putDim: (name: string, i: number, which: (typeof WHICH)[number], value: string) => void;
+}) {
+  const { model, dynamic, form, put, putDim } = props;
+  const ref = useRef<HTMLFieldSetElement>(null);
+  // In a short window the model's summary fills the left column: a model that needs shapes brings
+  // them into view when it opens (not on every keystroke), so Build's prerequisite is on screen.
+  useEffect(() => {
+    ref.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [model]);
   return (
-    <fieldset className="shapes">
+    <fieldset className="shapes" ref={ref}>
       <legend>Shapes of dynamic inputs</legend>
-      <p className="hint">Fixed dimensions come from the model; give min, opt and max for each symbolic one (a symbol several inputs share is filled in for all).</p>
+      <p className="hint">
+        One shape (min = opt = max) or min:opt:max, as trtexec&apos;s --minShapes/--optShapes/--maxShapes. Left empty, each dynamic dimension is built as 1, as trtexec does.
+      </p>
       {dynamic.map((d) => {
         const input = model.inputs.find((i) => i.name === d.name);
         const f = form.shapes[d.name] ?? { min: '', opt: '', max: '' };
-        return input ? (
-          <DimTable key={d.name} input={input} f={f} putDim={(i, w, v) => putDim(d.name, i, w, v)} />
-        ) : (
-          <WholeShapes key={d.name} name={d.name} f={f} put={(nf) => put(d.name, nf)} />
-        );
+        return <ShapeInput key={d.name} name={d.name} input={input} f={f} put={(nf) => put(d.name, nf)} putDim={(i, w, v) => putDim(d.name, i, w, v)} />;
       })}
     </fieldset>
   );
 }
 
-function templateOf(input: TensorInfo): string {
-  return input.shape.map((d) => (isFixed(d) ? String(d) : '')).join('x');
+/**
+ * One input: the text field, its error, and the per-dimension boxes behind a disclosure. The text
+ * typed is kept while it still describes the form's shapes (a half-typed "1x3x640x640:" is not
+ * rewritten under the cursor); a change made in the boxes replaces it with the shapes' own text.
+ */
+function ShapeInput(props: {
+  name: string;
+  input: TensorInfo | undefined;
+  f: ShapeFields;
+  put: (f: ShapeFields) => void;
+  putDim: (i: number, which: (typeof WHICH)[number], value: string) => void;
+}) {
+  const { name, input, f, put, putDim } = props;
+  const template = shapeTemplate(input);
+  const [draft, setDraft] = useState<{ text: string; basis: ShapeFields } | null>(null);
+  const text = draft && sameFields(draft.basis, f) ? draft.text : shapeText(f, template);
+  const parsed = parseShapeText(text, template);
+  const check = validateShapeRange(name, input, f);
+  const untouched = shapesUntouched(f, template);
+  const error = parsed.error ? `Input "${name}": ${parsed.error}.` : !untouched && !check.ok ? check.error : undefined;
+  const errorId = useId();
+  const symbolic = input ? input.shape.filter((d) => !isFixed(d)).length : 0;
+  return (
+    <div className="shape-input">
+      <label className="shape-field">
+        <span className="shape-head">
+          <SeparatedName name={name} className="tname" />
+          {input && <span className="muted shape-decl"> [{input.shape.join(', ')}]</span>}
+        </span>
+        <input
+          aria-label={`${name} shape`}
+          title={`${name}: one shape (min = opt = max) or min:opt:max, dimensions joined by "x"`}
+          placeholder={shapePlaceholder(template)}
+          value={text}
+          spellCheck={false}
+          autoComplete="off"
+          aria-describedby={error ? errorId : undefined}
+          aria-invalid={error ? true : undefined}
+          onChange={(e) => {
+            const p = parseShapeText(e.target.value, template);
+            setDraft({ text: e.target.value, basis: p.fields });
+            put(p.fields);
+          }}
+        />
+      </label>
+      {error && (
+        <p className="field-error" id={errorId}>
+          {error}
+        </p>
+      )}
+      {input && symbolic > 0 && (
+        <details className="per-dim">
+          <summary>per dimension</summary>
+          <DimTable input={input} f={f} putDim={putDim} />
+        </details>
+      )}
+    </div>
+  );
+}
+
+function sameFields(a: ShapeFields, b: ShapeFields): boolean {
+  return a.min === b.min && a.opt === b.opt && a.max === b.max;
 }
 
 function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; putDim: (i: number, which: (typeof WHICH)[number], value: string) => void }) {
@@ -65,82 +144,39 @@ function DimTable({ input, f, putDim }: { input: TensorInfo; f: ShapeFields; put
   const label = (k: number) => (names.indexOf(names[k]) !== k || names.lastIndexOf(names[k]) !== k ? `${names[k]} (dim ${symbolic[k].i})` : names[k]);
   const touched = symbolic.some(({ i }) => WHICH.some((w) => dimOf(f[w], rank, i) !== ''));
   const check = validateShapeRange(input.name, input, f);
-  // Input names may hold spaces or colons ("input:0"): React's id is always a valid reference.
-  const errorId = useId();
   return (
-    <div className="shape-input">
-      <div className="shape-head">
-        <span className="tname">{input.name}</span> <span className="muted shape-decl">[{input.shape.join(', ')}]</span>
-      </div>
-      <table className="dims">
-        <thead>
-          <tr>
-            <th scope="col">dimension</th>
+    <table className="dims">
+      <thead>
+        <tr>
+          <th scope="col">dimension</th>
+          {WHICH.map((w) => (
+            <th key={w} scope="col">
+              {w}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {symbolic.map(({ i }, k) => (
+          <tr key={i}>
+            <th scope="row" title={`${label(k)}: dimension ${i} of ${input.name}`}>
+              <SeparatedName name={label(k)} />
+            </th>
             {WHICH.map((w) => (
-              <th key={w} scope="col">
-                {w}
-              </th>
+              <td key={w}>
+                <input
+                  inputMode="numeric"
+                  aria-label={`${input.name} ${label(k)} ${w}`}
+                  aria-invalid={touched && !check.ok && !/^\d+$/.test(dimOf(f[w], rank, i)) ? true : undefined}
+                  value={dimOf(f[w], rank, i)}
+                  spellCheck={false}
+                  onChange={(e) => putDim(i, w, e.target.value)}
+                />
+              </td>
             ))}
           </tr>
-        </thead>
-        <tbody>
-          {symbolic.map(({ i }, k) => (
-            <tr key={i}>
-              <th scope="row" title={`${label(k)}: dimension ${i} of ${input.name}`}>
-                <SeparatedName name={label(k)} />
-              </th>
-              {WHICH.map((w) => (
-                <td key={w}>
-                  <input
-                    inputMode="numeric"
-                    aria-label={`${input.name} ${label(k)} ${w}`}
-                    aria-describedby={touched && !check.ok ? errorId : undefined}
-                    aria-invalid={touched && !check.ok && !/^\d+$/.test(dimOf(f[w], rank, i)) ? true : undefined}
-                    value={dimOf(f[w], rank, i)}
-                    spellCheck={false}
-                    onChange={(e) => putDim(i, w, e.target.value)}
-                  />
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="shape-preview" aria-label={`${input.name} shapes`}>
-        {WHICH.map((w) => (
-          <span key={w}>
-            <span className="muted">{w}</span>{' '}
-            {f[w]
-              .split('x')
-              .map((p) => (p.trim() === '' ? '?' : p.trim()))
-              .join('x')}
-          </span>
         ))}
-      </p>
-      {touched && !check.ok && (
-        <p className="field-error" id={errorId}>
-          {check.error}
-        </p>
-      )}
-    </div>
-  );
-}
-
-/** Without the input's declared shape (not in the model's inputs), whole shapes are typed. */
-function WholeShapes({ name, f, put }: { name: string; f: ShapeFields; put: (f: ShapeFields) => void }) {
-  return (
-    <div className="value-row">
-      <span className="tname">{name}</span>
-      {WHICH.map((w) => (
-        <input
-          key={w}
-          aria-label={`${name} ${w} shape`}
-          placeholder={`${w}, e.g. 1x3x224x224`}
-          value={f[w]}
-          spellCheck={false}
-          onChange={(e) => put({ ...f, [w]: e.target.value })}
-        />
-      ))}
-    </div>
+      </tbody>
+    </table>
   );
 }

@@ -4,6 +4,7 @@ import { formatAgo, formatBytes, formatDuration, formatLatency } from '../../sha
 import { shortOutcomeText } from '../lib/outcome-text.js';
 import { busyWord, formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
+import { modelErrorParts, pageStatus } from '../lib/model-error.js';
 
 /**
  * One line that always answers "is it alive?": the state word, elapsed time, the predicted end
@@ -28,9 +29,12 @@ export function StatusLine() {
   if (percent !== undefined && running) parts.push(`${percent}%`);
   if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
   const modelName = useApp((s) => s.model?.displayName);
+  // A refused model while no build is on screen: the line says so, not "Idle".
+  const modelError = useApp((s) => s.modelError);
+  const shown = pageStatus(status, modelError);
   // The window title carries the state and the overall percentage (a minimized window's tab or
   // task bar entry still shows how far it is).
-  const title = windowTitle(status, running ? percent : undefined, modelName);
+  const title = windowTitle(shown, running ? percent : undefined, modelName);
   useEffect(() => {
     document.title = title;
   }, [title]);
@@ -65,6 +69,7 @@ export function StatusLine() {
     const blocker = c.buildBlocker();
     if (blocker) detail = `not ready to build: ${blocker}`;
   }
+  if (shown === 'Model refused' && modelError) detail = modelErrorParts(modelError).head;
   if (o?.status === 'succeeded' && o.engineBytes !== undefined) {
     detail = `engine ${formatBytes(o.engineBytes)}`;
     detailTitle = `${fmtCount(o.engineBytes)} bytes`;
@@ -72,8 +77,8 @@ export function StatusLine() {
 
   return (
     <footer className="statusbar">
-      <div role="status" className={`status status-${status.toLowerCase()}`} aria-live="polite">
-        <span className="state">{starting && status === 'Idle' ? 'Idle (starting…)' : status}</span>
+      <div role="status" className={`status status-${shown.toLowerCase().replace(/ /g, '-')}`} aria-live="polite">
+        <span className="state">{starting && shown === 'Idle' ? 'Idle (starting…)' : shown}</span>
         {parts.map((p) => (
           // Ticking figures: readable in the region, but not announced four times a second.
           <span

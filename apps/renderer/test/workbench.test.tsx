@@ -169,7 +169,9 @@ describe('the options form', () => {
     await open(dynamicModel, '/srv/resnet-dyn.onnx');
     const rows = [...host.querySelectorAll('.dims tbody th')].map((t) => t.textContent);
     expect(rows).toEqual(['batch', 'height', 'width']);
-    expect(host.querySelector('[aria-label="images shapes"]')!.textContent).toBe('min ?x3x?x?opt ?x3x?x?max ?x3x?x?');
+    // Untouched: the field is empty and says what an empty field builds.
+    expect(field('images shape').value).toBe('');
+    expect((field('images shape') as HTMLInputElement).placeholder).toBe('?x3x?x? → built as 1x3x1x1 if left empty');
     for (const [dim, min, opt, max] of [
       ['batch', '1', '4', '2'],
       ['height', '224', '224', '224'],
@@ -182,6 +184,7 @@ describe('the options form', () => {
     expect(host.querySelector('.field-error')!.textContent).toContain('dimension 0 must satisfy min ≤ opt ≤ max (got 1, 4, 2)');
     type('images batch max', '16');
     expect(host.querySelector('.field-error')).toBeNull();
+    expect(field('images shape').value).toBe('1x3x224x224:4x3x224x224:16x3x224x224');
     await act(async () => button('Build').click());
     expect(client.started[0].options.shapes).toEqual({ images: { min: [1, 3, 224, 224], opt: [4, 3, 224, 224], max: [16, 3, 224, 224] } });
   });
