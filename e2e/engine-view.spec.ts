@@ -33,6 +33,8 @@ test('a build and dropped files in the Engine view: sort, filter, expand, compar
   await expect(page.getByRole('group', { name: 'Build summary' })).toContainText(/Layers: (all \d+ compute layers run FP16|\d+ of \d+ compute layers run FP16)/);
 
   const panel = page.getByRole('region', { name: 'Engine layers' });
+  await expect(panel).toContainText(/Layers: /);
+  await studio.shot('engine-panel-1280x800');
   await panel.getByRole('button', { name: 'Show layers' }).click();
   const view = page.getByRole('dialog', { name: 'Engine view' });
   await expect(view).toBeVisible();
@@ -58,7 +60,9 @@ test('a build and dropped files in the Engine view: sort, filter, expand, compar
   await panel.getByRole('button', { name: 'Engine view' }).click();
   // Engine a is still the fp16 build; b is the newest build (the fp32 one), the last choice.
   const pickB = view.getByRole('group', { name: 'Engine b' }).getByRole('combobox');
-  await pickB.selectOption({ index: (await pickB.locator('option').count()) - 1 });
+  // History learns of the second build a moment after it ends: wait for both builds to be offered.
+  await expect(pickB.locator('option')).toHaveCount(3);
+  await pickB.selectOption({ index: 2 });
   await expect(view).toContainText(/\d+ layers? changed/);
   await view.getByRole('checkbox', { name: 'changed only' }).check();
   await expect(view.locator('.engine-row.changed').first()).toBeVisible();
@@ -101,4 +105,9 @@ test('a build and dropped files in the Engine view: sort, filter, expand, compar
   await dropFiles(page, '.engine-view-backdrop', [{ name: 'broken.json', text: '{"Layers": [' }]);
   await expect(view.getByRole('alert')).toContainText('broken.json');
   await page.keyboard.press('Escape');
+  await expect(view).toBeHidden();
+  // In a narrow window the panel is the "Layers" tab under the tree.
+  await page.getByRole('tab', { name: 'Layers' }).click();
+  await expect(page.getByRole('region', { name: 'Engine layers' })).toBeVisible();
+  await studio.shot('engine-panel-900x700');
 });

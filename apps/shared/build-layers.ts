@@ -66,7 +66,7 @@ export function buildLayersText(f: BuildLayersFacts, listAtMost = 5): string {
     .sort((a, b) => b[1] - a[1])
     .map(([p, n]) => `${n} ${up(p)}`)
     .join(', ');
-  const all = `${f.count} layer${f.count === 1 ? '' : 's'}${per ? ` (${per})` : ''}`;
+  const all = `${f.count} layer${f.count === 1 ? '' : 's'}${per ? `: ${per}` : ''}`;
   if (f.expected === undefined || f.checked === undefined) return `Layers: ${all}`;
   if (f.checked === 0) return `Layers: ${all}; no compute layer with a known precision to check for ${up(f.expected)} (built without detailed profiling verbosity?)`;
   if (!f.wider) return `Layers: all ${f.checked} compute layers run ${up(f.expected)} or narrower (${all})`;

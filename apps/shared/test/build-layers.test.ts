@@ -55,8 +55,8 @@ describe('buildLayersFacts and its text', () => {
   it('no expectation: the count per precision only; all as asked says so', () => {
     const none = buildLayersFacts(read, undefined);
     expect(none).toEqual({ count: 5, byPrecision: { fp16: 2, fp32: 3 } });
-    expect(buildLayersText(none)).toBe('Layers: 5 layers (3 FP32, 2 FP16)');
-    expect(buildLayersText(buildLayersFacts(read, 'fp32'))).toBe('Layers: all 4 compute layers run FP32 or narrower (5 layers (3 FP32, 2 FP16))');
+    expect(buildLayersText(none)).toBe('Layers: 5 layers: 3 FP32, 2 FP16');
+    expect(buildLayersText(buildLayersFacts(read, 'fp32'))).toBe('Layers: all 4 compute layers run FP32 or narrower (5 layers: 3 FP32, 2 FP16)');
   });
   it('names at most 20 wider layers and counts the rest', () => {
     const many = readEngineLayers(JSON.stringify({ Layers: Array.from({ length: 30 }, (_, i) => out(`l${i}`, 'Unary', FP32)), Bindings: [] }));
