@@ -308,7 +308,11 @@ export async function writeLayerInfo(build: ValidatedBuild): Promise<EngineManif
   const file = layersPathFor(build.outputPath);
   if (build.backend === 'simulated') {
     const bindings = [...build.summary.inputs.map((i) => i.name), ...build.summary.outputs.map((o) => o.name)];
-    await writeJsonAtomic(file, simulatedLayerInformation(build.layers, normalizeOptions(build.options), bindings));
+    // Strongly typed (the option, or TensorRT 11): no precision flag; the model's own float type
+    // decides, so a float16 model's reducible layers run FP16 as its flag would make them.
+    const o = normalizeOptions(build.options);
+    const typed = o.precision.length === 0 ? buildExpectedPrecision(build) : undefined;
+    await writeJsonAtomic(file, simulatedLayerInformation(build.layers, typed ? { ...o, precision: [typed] } : o, bindings));
     return { file: path.basename(file), sha256: (await sha256File(file))!, source: 'simulated' };
   }
   const sha256 = await sha256File(file);

@@ -55,3 +55,22 @@ describe('the precision check in a build summary', () => {
     expect(fin.layers).toEqual({ count: expect.any(Number), byPrecision: { fp32: fin.layers!.count } });
   });
 });
+
+describe('the precision check of a strongly typed build (TensorRT 11: the model decides)', () => {
+  it("a float16 model on TensorRT 11: expected FP16 from the model's inputs; only the ops the simulator does not reduce run FP32", async () => {
+    const half = writeModel(path.join(dir, 'half.onnx'), {
+      layers: 2,
+      inputs: [{ name: 'input', shape: [1, 3, 32, 32], elemType: 'float16' }],
+      extraNodes: [{ op: 'Tanh', inputs: ['probs'], outputs: ['t'] }],
+    });
+    const r = await runCli(['build', half, '-o', path.join(dir, 'half.engine'), ...SIM, '--json'], { env: { ...process.env, TBS_SIM_TRT_VERSION: '11.1.0' } });
+    expect(r.code, r.stderr).toBe(0);
+    const fin = (parseNdjson(r.stdout) as BuildEvent[]).find((e): e is BuildFinished => e.type === 'build.finished')!;
+    expect(fin.layers).toMatchObject({ expected: 'fp16', wider: 1, widerNames: [expect.stringMatching(/^tanh/i)] });
+    expect(fin.layers!.byPrecision.fp16).toBeGreaterThan(0);
+    // A float32 model on TensorRT 11 asked for nothing narrower: nothing is judged.
+    const full = await runCli(['build', model, '-o', path.join(dir, 'full.engine'), ...SIM, '--json'], { env: { ...process.env, TBS_SIM_TRT_VERSION: '11.1.0' } });
+    const finFull = (parseNdjson(full.stdout) as BuildEvent[]).find((e): e is BuildFinished => e.type === 'build.finished')!;
+    expect(finFull.layers?.expected).toBeUndefined();
+  });
+});
