@@ -5,6 +5,7 @@
 import type { CancellationToken, Diagnostic, ProgressToken } from 'vscode-languageserver';
 import type { z } from 'zod';
 import type { BuildServiceApi } from '../service/api.js';
+import { displayMessage } from '../shared/display-text.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
 import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
@@ -21,6 +22,11 @@ import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } fro
 import { invalidParams, requestCancelled, requestFailed, toResponseError } from './errors.js';
 import { fileArg } from './paths.js';
 import { WorkDoneBuildProgress, type WorkDoneValue } from './work-done.js';
+
+/** A work-done value with its message text safe to show (names escaped, long values cut: display-text.ts). */
+function safeProgress(v: WorkDoneValue): WorkDoneValue {
+  return v.message === undefined ? v : { ...v, message: displayMessage(v.message) };
+}
 
 export const BUILD_COMMAND = COMMANDS.build;
 
@@ -160,7 +166,7 @@ async function followBuild(
     buildId: id,
     pacing: deps.pacing,
     // Without a token the model and its percentage still feed the buildView snapshots.
-    send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, v),
+    send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, safeProgress(v)),
   });
   const view = new ViewPublisher(deps, id, modelPath, progress);
 
@@ -288,7 +294,7 @@ async function runMatrix(
   }
   port.log(`matrix of ${ids.length} builds started for ${modelPath}: ${ids.map((id, i) => `${id} (${formatTarget(args.targets[i])})`).join(', ')}`);
   const token = request.workDoneToken ?? (await port.createProgressToken().catch(() => undefined));
-  const send = (v: WorkDoneValue) => token !== undefined && port.sendProgress(token, v);
+  const send = (v: WorkDoneValue) => token !== undefined && port.sendProgress(token, safeProgress(v));
   send({
     kind: 'begin',
     title: `TensorRT matrix: ${modelPath.split(/[\\/]/).pop()} (${ids.length} targets)`,

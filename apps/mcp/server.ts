@@ -10,6 +10,7 @@
 // The signal handlers are in place before the SDK, zod and the service load (the slow part of the
 // start), so a signal during start-up stops the server the same way instead of killing it.
 import type { BuildServiceApi } from '../service/api.js';
+import { displayMessage } from '../shared/display-text.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
@@ -39,7 +40,8 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
   return parseStdioServerArgs(argv, FLAGS);
 }
 
-const log = (line: string) => process.stderr.write(`[mcp] ${line}\n`);
+// Log lines quote paths and names from requests: escaped and cut (display-text.ts), line by line.
+const log = (line: string) => process.stderr.write(`[mcp] ${line.split('\n').map(displayMessage).join('\n')}\n`);
 
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
