@@ -34,7 +34,7 @@
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
 import { stepShareKey } from './build-estimate.js';
 import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js';
-import { PhaseRows, type Instance, type PhaseRow, type RowsSnapshot } from './phase-rows.js';
+import { PhaseRows, type Instance, type PhaseRow, type ProgressSegment, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
 import type { BuildViewSnapshot, ViewStatus } from './build-view-schema.js';
 import type { BuildEvent, BuildFinished, BuildMemory, BuildStarted, BuildState, BuildStatus, CacheStats, CancelReason, Estimate } from './protocol.js';
@@ -114,8 +114,6 @@ export class BuildView {
   /** Scratch space of treeFraction(), kept to spare the allocations on every phase event. */
   private readonly chain: Instance[] = [];
   private readonly chainRows: PhaseRow[] = [];
-  /** Where the percentage stands inside each open phase on the active chain (treeFraction). */
-  private readonly segments = new Map<number, Segment>();
   /** Caller's wall clock when the newest event arrived: the build clock runs on from there. */
   private anchorWall?: number;
 
@@ -129,7 +127,6 @@ export class BuildView {
     v.lastCallbackT = s.lastCallbackT;
     v.work = s.work;
     v.frac = s.fraction;
-    for (const [id, step, spent, childId, childShare, childV, base, width] of s.progress ?? []) v.segments.set(id, { step, spent, childId, childShare, childV, base, width });
     v.started = s.started;
     v.cache = s.cache;
     v.outcome = s.outcome;
@@ -142,6 +139,10 @@ export class BuildView {
     v.memory = MemoryTrack.fromSnapshot(s.memory as MemorySnapshot | undefined);
     v.logs = RecentLogs.from(s.logs ?? [], s.logsDropped ?? 0);
     v.rows.loadRowsSnapshot(s.rows as RowsSnapshot);
+    for (const [id, step, spent, childId, childShare, childV, base, width] of s.progress ?? []) {
+      const inst = v.rows.openInstance(id);
+      if (inst) inst.seg = { step, spent, childId, childShare, childV, base, width };
+    }
     v.markCrashSite();
     return v;
   }
@@ -176,7 +177,6 @@ export class BuildView {
       case 'phase.finish': {
         this.sawCallback(ev.t);
         this.work += this.rows.finish(ev.id, ev.stepsDone, ev.early, ev.t);
-        this.segments.delete(ev.id);
         break;
       }
       case 'heartbeat':
@@ -299,20 +299,7 @@ export class BuildView {
       lastCallbackT: this.lastCallbackT,
       work: this.work,
       fraction: this.fraction(),
-      ...(this.segments.size
-        ? {
-            progress: [...this.segments].map(([id, g]): [number, number, number, number, number, number, number, number] => [
-              id,
-              g.step,
-              g.spent,
-              g.childId,
-              g.childShare,
-              g.childV,
-              g.base,
-              g.width,
-            ]),
-          }
-        : {}),
+      ...this.progressSnapshot(),
       started: this.started,
       cache: this.cache,
       outcome: this.outcome,
@@ -347,6 +334,16 @@ export class BuildView {
   }
 
   /** Outermost open phase's steps, refined by its most recently active open child, recursively. */
+  /** The open phases' progress segments, for the snapshot (fromSnapshot puts them back). */
+  private progressSnapshot(): { progress?: Array<[number, number, number, number, number, number, number, number]> } {
+    const out: Array<[number, number, number, number, number, number, number, number]> = [];
+    for (const o of this.rows.openInstances()) {
+      const g = o.inst.seg;
+      if (g) out.push([o.inst.id, g.step, g.spent, g.childId, g.childShare, g.childV, g.base, g.width]);
+    }
+    return out.length ? { progress: out } : {};
+  }
+
   private treeFraction(): number {
     // Runs on every phase event: the rows keep the most recently active open child of every
     // phase (phase-rows.ts), so this walks the depth of the tree. The chain of most recently
@@ -374,17 +371,17 @@ export class BuildView {
     let childPath = '';
     for (let i = n - 1; i >= 0; i--) {
       const node = chain[i];
-      const path = rowPath(this.chainRows[i]);
+      const path = this.chainRows[i].path;
       const s = Math.min(node.stepsDone, node.nbSteps);
       if (s >= node.nbSteps) {
         v = 1;
       } else {
-        let seg = this.segments.get(node.id);
+        let seg: ProgressSegment | undefined = node.seg;
         if (!seg || seg.step !== s) {
           // Where this step sits on the phase's bar, worked out once per step (not per event).
           const [base, width] = stepSpan(shares, path, s, node.nbSteps);
           seg = { step: s, spent: 0, childId: -1, childShare: 0, childV: 0, base, width };
-          this.segments.set(node.id, seg);
+          node.seg = seg;
         }
         if (childId >= 0 && childId !== seg.childId) {
           // A new child after one that finished: the finished one's share stays spent. A sibling
@@ -405,33 +402,8 @@ export class BuildView {
   }
 }
 
-/** Where the percentage stands inside one open phase: its step, and that step's part spent by children. */
-interface Segment {
-  step: number;
-  /** Share of the current step spent by the children before the active one (0..1). */
-  spent: number;
-  childId: number;
-  /** The active child's share of what is left of the step, and its own progress when last seen. */
-  childShare: number;
-  childV: number;
-  /** The step's start on the phase's bar and its width (stepSpan). */
-  base: number;
-  width: number;
-}
-
 /** A child phase whose kind earlier builds have not timed gets half of what is left of its parent's step. */
 const DEFAULT_CHILD_SHARE = 0.5;
-
-const pathOfRow = new WeakMap<PhaseRow, string>();
-/** A row's name path as phase shares key it ("Building engine/Cloning network graph"). */
-function rowPath(row: PhaseRow): string {
-  let p = pathOfRow.get(row);
-  if (p === undefined) {
-    p = row.parent && row.parent.depth >= 0 ? `${rowPath(row.parent)}/${row.name}` : row.name;
-    pathOfRow.set(row, p);
-  }
-  return p;
-}
 
 /**
  * Where step `s` of a phase of `nbSteps` starts on its bar and how wide it is: from the shares

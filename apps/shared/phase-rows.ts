@@ -11,6 +11,22 @@ export interface Instance {
   startT: number;
   endT?: number;
   early?: boolean;
+  /** Where the percentage stands inside this phase while it is open (build-view.ts, treeFraction). */
+  seg?: ProgressSegment;
+}
+
+/** Where the percentage stands inside one open phase: its step, and that step's part spent by children. */
+export interface ProgressSegment {
+  step: number;
+  /** Share of the current step spent by the children before the active one (0..1). */
+  spent: number;
+  childId: number;
+  /** The active child's share of what is left of the step, and its own progress when last seen. */
+  childShare: number;
+  childV: number;
+  /** The step's start on the phase's bar and its width. */
+  base: number;
+  width: number;
 }
 
 /** Time spans of one row, oldest first; neighbours are merged when the list gets long. */
@@ -26,6 +42,8 @@ export interface Spans {
 export interface PhaseRow {
   key: string;
   name: string;
+  /** The name path, "/"-joined ("Building engine/Cloning network graph"): phase shares' key. */
+  path: string;
   depth: number;
   parent: PhaseRow | null;
   children: PhaseRow[];
@@ -95,7 +113,7 @@ export class PhaseRows {
     const parentRow = parentId === null ? this.root : (this.openById.get(parentId)?.row ?? this.recent.get(parentId) ?? this.root);
     // Looked up by name among the parent's rows: the path key is built only for a new row.
     let row = parentRow.childByName.get(name);
-    const inst: Instance = { id, nbSteps: Math.max(0, nbSteps), stepsDone: 0, startT: t };
+    const inst: Instance = { id, nbSteps: Math.max(0, nbSteps), stepsDone: 0, startT: t, seg: undefined };
     if (!row) {
       const key = parentRow.key + SEP + name;
       row = newRow(key, name, parentRow.depth + 1, parentRow, inst, t);
@@ -116,6 +134,11 @@ export class PhaseRows {
   /** Whether the phase with this id is open (started, not finished). */
   isOpen(id: number): boolean {
     return this.openById.has(id);
+  }
+
+  /** The open phase with this id, if it is open. */
+  openInstance(id: number): Instance | undefined {
+    return this.openById.get(id)?.inst;
   }
 
   /** The open instance with the highest activity among those started under `parentId` (null: roots). */
@@ -314,7 +337,7 @@ export class PhaseRows {
     for (const o of s.open) {
       const row = made[o.row];
       if (!row) throw new Error(`row snapshot: open phase ${o.id} names row ${o.row}, which does not exist`);
-      const inst: Instance = { id: o.id, nbSteps: o.nbSteps, stepsDone: o.stepsDone, startT: o.startT };
+      const inst: Instance = { id: o.id, nbSteps: o.nbSteps, stepsDone: o.stepsDone, startT: o.startT, seg: undefined };
       row.open.push(inst);
       row.shown = inst;
       this.addOpen({ row, inst, parentId: o.parentId, activity: 0 }, o.activity);
@@ -411,6 +434,7 @@ function newRow(key: string, name: string, depth: number, parent: PhaseRow | nul
   return {
     key,
     name,
+    path: parent && parent.depth >= 0 ? `${parent.path}/${name}` : name,
     depth,
     parent,
     children: [],
