@@ -8,49 +8,27 @@
 //   rules below tuned to how this code base is written;
 // - no import loops (import-x/no-cycle) — the same guarantee test/import-cycles.test.ts gives;
 // - the rooms of apps/ and who may import whom (import-x/no-restricted-paths and
-//   no-restricted-imports), the rules test/layering.test.ts checks by hand. The room table ROOMS
-//   below is the one place to change when a room is added or a direction is allowed.
+//   no-restricted-imports), read from tools/rooms.json: the one place those rules are written,
+//   which test/layering.test.ts reads too (and checks that ESLint and it agree).
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
-/**
- * Each room of apps/ and the other rooms its (non-test) code may import. A room always imports
- * itself. Rooms not listed for a room are forbidden to it; a new room is one line here.
- * The farm is wired in only by the surfaces that start a build service (cli, mcp); nothing imports
- * apps/main or apps/renderer; apps/lsp is reached only through the cli's dispatch.
- */
-export const ROOMS = {
-  shared: [],
-  // What every process entry needs from its own process (signals and exit, the event path's
-  // priority): Node only, so the worker and the service share it without reaching into each other.
-  process: [],
-  worker: ['shared', 'process'],
-  // Hosts import only the worker's contract, apps/worker/messages.ts (test/layering.test.ts checks
-  // the file; this table the room).
-  service: ['shared', 'worker', 'process'],
-  farm: ['shared', 'worker', 'service', 'process'],
-  // Code the editor and agent surfaces (MCP, LSP) share; it sits below both and imports neither.
-  surface: ['shared', 'service', 'process'],
-  // MCP and LSP are peers: neither imports the other.
-  mcp: ['shared', 'worker', 'service', 'process', 'farm', 'surface'],
-  lsp: ['shared', 'worker', 'service', 'process', 'surface', 'farm'],
-  cli: ['shared', 'worker', 'service', 'process', 'farm', 'surface', 'mcp', 'lsp'],
-  main: ['shared', 'worker', 'service'],
-  renderer: ['shared'],
-};
-
-/** Only apps/worker loads the native addon: these files load it, and build/native holds it. */
-const ADDON_LOADERS = ['apps/worker/addon.ts', 'apps/worker/load-addon.ts'];
+/** tools/rooms.json: the rooms, what each may import, and the package rules (read, not imported, so
+ * that no import attribute or resolver is needed). */
+const SPEC = JSON.parse(readFileSync(new URL('../rooms.json', import.meta.url), 'utf8'));
+const ROOMS = Object.fromEntries(Object.entries(SPEC.rooms).map(([room, r]) => [room, r.mayImport]));
 
 /** Tests, test folders and build-tool configs reach across rooms to set things up. */
 const TEST_AND_TOOL_FILES = ['**/*.test.ts', '**/*.test.tsx', '**/test/**', '**/*.config.mts', '**/*.vite.config.mts'];
 
 const nodeBuiltins = [...builtinModules.filter((m) => !m.startsWith('_')), ...builtinModules.map((m) => `node:${m}`)];
+const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The rooms' zones for import-x/no-restricted-paths: for each room, every room it may not import. */
 function roomZones() {
@@ -61,21 +39,52 @@ function roomZones() {
     zones.push({
       target: `./apps/${room}`,
       from: forbidden.map((r) => `./apps/${r}`),
-      message: `apps/${room} may import only ${allowed.join(', ') || 'itself'} (ROOMS in tools/lint/eslint.config.mjs)`,
+      message: `apps/${room} may import only ${allowed.join(', ') || 'itself'} (tools/rooms.json)`,
     });
   }
+  // A room that others reach only through its contract files (the worker's messages.ts).
+  for (const [room, contract] of Object.entries(SPEC.contracts)) {
+    for (const importer of Object.keys(ROOMS).filter((r) => r !== room && ROOMS[r].includes(room))) {
+      zones.push({ target: `./apps/${importer}`, from: `./apps/${room}`, except: contract.files.map((f) => `./${f}`), message: contract.because });
+    }
+  }
   zones.push({
-    target: Object.keys(ROOMS).filter((r) => r !== 'worker').map((r) => `./apps/${r}`),
-    from: [...ADDON_LOADERS.map((f) => `./${f}`), './build/native'],
-    message: 'only apps/worker loads the native addon',
+    target: Object.keys(ROOMS)
+      .filter((r) => r !== SPEC.addon.room)
+      .map((r) => `./apps/${r}`),
+    from: [...SPEC.addon.loaders.map((f) => `./${f}`), ...SPEC.addon.folders.map((f) => `./${f}`)],
+    message: SPEC.addon.because,
   });
   return zones;
 }
 
-const onlyMainImportsElectron = {
-  paths: [{ name: 'electron', message: "only apps/main imports 'electron'" }],
-  patterns: [{ group: ['electron/*'], message: "only apps/main imports 'electron'" }],
-};
+/** no-restricted-imports for one room: Electron outside its room, and the room's package rules. */
+function roomImportRules(room) {
+  const r = SPEC.rooms[room];
+  const paths = [];
+  const patterns = [];
+  if (room !== SPEC.electron.room) {
+    paths.push({ name: 'electron', message: SPEC.electron.because });
+    patterns.push({ group: ['electron/*'], message: SPEC.electron.because });
+  }
+  if (room !== SPEC.addon.room) {
+    // What the zones cannot see: a .node file or the addon's folder named without resolving, and
+    // the packages that find an addon.
+    const folders = SPEC.addon.folders.map(escapeRegex).join('|');
+    const packages = SPEC.addon.packages.map(escapeRegex).join('|');
+    patterns.push({ regex: `(\\.node$|(^|/)(?:${folders})(/|$)|^(?:${packages})$)`, message: SPEC.addon.because });
+  }
+  if (r.noNode) {
+    paths.push(...nodeBuiltins.map((name) => ({ name, message: r.noNode })));
+    patterns.push({ group: ['node:*'], message: r.noNode });
+  }
+  if (r.noPackages) patterns.push({ group: r.noPackages.names.flatMap((n) => [n, `${n}/*`]), message: r.noPackages.because });
+  if (r.packagesOnly) {
+    const names = r.packagesOnly.names.map(escapeRegex).join('|');
+    patterns.push({ regex: `^(?!(?:${names})(/|$)|\\.|node:)`, message: r.packagesOnly.because });
+  }
+  return paths.length + patterns.length ? ['error', { paths, patterns }] : 'off';
+}
 
 export default tseslint.config(
   {
@@ -117,10 +126,7 @@ export default tseslint.config(
     rules: {
       // Unused names are errors, except the `_`-prefixed ones the code uses to say "deliberately
       // unused" (callback parameters a signature requires, destructuring that drops a field).
-      '@typescript-eslint/no-unused-vars': [
-        'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
-      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // The code strips and escapes control characters on purpose (terminal output, file names,
       // model text): a regular expression naming them is the point, not a slip.
@@ -158,55 +164,21 @@ export default tseslint.config(
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
   },
   // The rooms of apps/ (production code only: tests and tool configs are exempt, as in
-  // test/layering.test.ts).
+  // test/layering.test.ts), from tools/rooms.json.
   {
     files: ['apps/**/*.ts', 'apps/**/*.tsx', 'apps/**/*.cts', 'apps/**/*.mts'],
     ignores: TEST_AND_TOOL_FILES,
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: roomZones() }],
-      'no-restricted-imports': ['error', onlyMainImportsElectron],
-      'no-restricted-properties': ['error', { object: 'process', property: 'dlopen', message: 'only apps/worker loads the native addon' }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'dlopen', message: SPEC.addon.because }],
     },
   },
-  {
-    files: ['apps/main/**'],
-    ignores: TEST_AND_TOOL_FILES,
-    rules: { 'no-restricted-imports': 'off' },
-  },
-  {
-    files: ['apps/worker/**'],
-    ignores: TEST_AND_TOOL_FILES,
-    rules: { 'no-restricted-properties': 'off' },
-  },
-  {
-    files: ['apps/shared/**'],
+  ...Object.keys(ROOMS).map((room) => ({
+    files: [`apps/${room}/**`],
     ignores: TEST_AND_TOOL_FILES,
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'apps/shared imports no Node modules' })),
-          patterns: [
-            { group: ['react', 'react/*', 'react-dom', 'react-dom/*', 'zustand', 'zustand/*'], message: 'apps/shared imports no UI libraries' },
-            { regex: '^(?!zod(/|$)|\\.|node:)', message: 'apps/shared depends on zod only' },
-            { group: ['node:*'], message: 'apps/shared imports no Node modules' },
-          ],
-        },
-      ],
+      'no-restricted-imports': roomImportRules(room),
+      ...(room === SPEC.addon.room ? { 'no-restricted-properties': 'off' } : {}),
     },
-  },
-  {
-    files: ['apps/renderer/**'],
-    ignores: TEST_AND_TOOL_FILES,
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          ...onlyMainImportsElectron,
-          paths: [...onlyMainImportsElectron.paths, ...nodeBuiltins.map((name) => ({ name, message: 'apps/renderer never sees Node' }))],
-          patterns: [...onlyMainImportsElectron.patterns, { group: ['node:*'], message: 'apps/renderer never sees Node' }],
-        },
-      ],
-    },
-  },
+  })),
 );
