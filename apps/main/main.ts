@@ -168,7 +168,7 @@ function start(): void {
       // The service keeps the backend list for a minute; the next listing must ask a worker that
       // has the new folder. Then the page lists the backends again (running builds carry on:
       // they live in main, and the reloaded page picks them up).
-      forgetBackends(service);
+      service.forgetBackends();
       if (win && !win.isDestroyed()) win.webContents.reload();
     };
     const hub = new SubscriptionHub(service);
@@ -289,14 +289,4 @@ function start(): void {
 
   // Linux and Windows: closing the window quits (through the quit guard, which stops builds).
   app.on('window-all-closed', () => app.quit());
-}
-
-/**
- * Drops the service's cached backend list. BuildService has no public method for it (asked of
- * apps/service's owner); until then its private cache field is cleared, if it has one.
- */
-function forgetBackends(service: object): void {
-  const s = service as { forgetBackends?: () => void; backendsCache?: unknown };
-  if (typeof s.forgetBackends === 'function') s.forgetBackends();
-  else if ('backendsCache' in s) s.backendsCache = undefined;
 }

@@ -184,6 +184,11 @@ export class BuildService implements BuildServiceApi {
     return (this.store ??= new EngineReuseStore());
   }
 
+  /** Forgets the cached backend list: the next listing asks a worker again (TensorRT moved, say). */
+  forgetBackends(): void {
+    this.backendsCache = undefined;
+  }
+
   listBackends(): Promise<BackendInfo[]> {
     const c = this.backendsCache;
     if (c && Date.now() - c.at < this.backendsTtlMs) return c.list;
