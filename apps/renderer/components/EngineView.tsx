@@ -326,7 +326,12 @@ function EngineTable({ a, b }: { a: EngineSource; b: EngineSource | null }) {
     ro?.observe(el);
     return () => ro?.disconnect();
   }, []);
-  useEffect(() => setActive((i) => Math.min(i, Math.max(0, shown.length - 1))), [shown.length]);
+  // A new order or filter starts at its top: the rows in view before mean nothing in it.
+  useEffect(() => {
+    setActive(0);
+    setScrollTop(0);
+    if (body.current) body.current.scrollTop = 0;
+  }, [filter, sort]);
 
   const { start, end } = layout.window(scrollTop, viewport);
   // Stable callbacks: rows are memoized, so a scroll renders only the rows that came into view.
@@ -386,8 +391,13 @@ function EngineTable({ a, b }: { a: EngineSource; b: EngineSource | null }) {
     }
     e.preventDefault();
   };
+  // Click: the column's natural order (time: slowest first), again: reversed, a third time: engine order.
   const sortBy = (key: SortKey, col: number) =>
-    setSort((s) => (s.col === col ? (s.dir === 'asc' ? { key, dir: 'desc', col } : { key: 'order', dir: 'asc', col: -1 }) : { key, dir: key === 'time' ? 'desc' : 'asc', col }));
+    setSort((s) => {
+      const first: SortDir = key === 'time' ? 'desc' : 'asc';
+      if (s.col !== col) return { key, dir: first, col };
+      return s.dir === first ? { key, dir: first === 'asc' ? 'desc' : 'asc', col } : { key: 'order', dir: 'asc', col: -1 };
+    });
   const cols = b ? [...COLUMNS, { key: 'order' as SortKey, label: 'Changed' }] : COLUMNS;
   const rowsShown = shown.slice(start, end);
   const check = a.check;
