@@ -19,7 +19,17 @@ import type { MemoryStop, OomKill } from '../shared/protocol.js';
 import { autoHostLimit, availableHostMemory, cgroupDirOf, readCgroupMemory, type CgroupMemory } from './cgroup-memory.js';
 import { estimateHostMemory } from './memory-estimate.js';
 import { formatCrashSite, readCrashSite, removeCrashRecord } from './crash-site.js';
-import { makeManifest, modelDigest, readBuildLayerFacts, readManifest, removeManifest, sha256FileSync, writeLayerInfo, writeManifest } from './engine-manifest-file.js';
+import {
+  makeManifest,
+  modelDigest,
+  pluginLibraries,
+  readBuildLayerFacts,
+  readManifest,
+  removeManifest,
+  sha256FileSync,
+  writeLayerInfo,
+  writeManifest,
+} from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
@@ -137,6 +147,7 @@ export class BuildSession {
    * manifest uses it, so the model is never reopened by path at the end of a long build.
    */
   private modelAtLaunch?: Promise<{ sha256: string; bytes: number }>;
+  private pluginsAtLaunch?: ReturnType<typeof pluginLibraries>;
   /**
    * Set while a succeeded build's manifest is written: the build.finished waits for it, so that
    * whoever sees "succeeded" finds the manifest beside the engine (engine-manifest-file.ts).
@@ -272,6 +283,8 @@ export class BuildSession {
     this.claimsOutput = true;
     this.modelAtLaunch = modelDigest(b.modelPath, b.summary.externalData.files);
     this.modelAtLaunch.catch(() => undefined); // a failure is reported by the manifest, if one is written
+    this.pluginsAtLaunch = pluginLibraries(b.options);
+    this.pluginsAtLaunch.catch(() => undefined);
     const cacheFile = b.options.timingCache ?? b.options.pinnedCache;
     if (cacheFile) {
       try {
@@ -465,6 +478,7 @@ export class BuildSession {
         cacheSha256Before: this.cacheSha256Before,
         layerInfo,
         modelAtLaunch: this.modelAtLaunch,
+        pluginsAtLaunch: this.pluginsAtLaunch,
       });
       if (process.env.TBS_TEST_EXIT_BEFORE_MANIFEST === '1') {
         // Tests only: the process dies between the engine's rename and the manifest's.

@@ -172,6 +172,8 @@ export interface ManifestSource {
    * or something else (a FIFO) may sit there.
    */
   modelAtLaunch?: Promise<{ sha256: string; bytes: number }>;
+  /** The plugin libraries' hashes taken when the build started (when the worker loads them). */
+  pluginsAtLaunch?: Promise<EngineManifest['pluginLibraries']>;
 }
 
 /**
@@ -185,11 +187,12 @@ function gpuUuidOf(info: ValidatedBuild['backendInfo'], device: number | null | 
 }
 
 /**
- * The plugin libraries the build's options name, each with its sha256, hashed when the manifest is
- * written (a library replaced during the build would be recorded as it is now; the reuse key of
- * the next build hashes it again, so such an engine is rebuilt rather than wrongly reused).
+ * The plugin libraries the build's options name, each with its sha256. A session hashes them when
+ * the build starts, as the worker loads them (pluginsAtLaunch), so a library replaced during the
+ * build (even by a FIFO) is neither reopened nor recorded as it is later; the reuse key of the
+ * next build hashes it again, so such an engine is rebuilt rather than wrongly reused.
  */
-async function pluginLibraries(options: ValidatedBuild['options']): Promise<EngineManifest['pluginLibraries']> {
+export async function pluginLibraries(options: ValidatedBuild['options']): Promise<EngineManifest['pluginLibraries']> {
   const out: EngineManifest['pluginLibraries'] = [];
   for (const p of pluginLibraryPaths(options)) {
     const sha256 = await sha256File(p);
@@ -230,7 +233,7 @@ export async function makeManifest(src: ManifestSource): Promise<EngineManifest>
     cudaVersion: detail.cudaRuntime ? (/\(([^)]+)\)\s*$/.exec(detail.cudaRuntime)?.[1] ?? null) : null,
     options,
     compatibility: { hardwareCompatibility: options.hardwareCompatibility, versionCompatible: options.versionCompatible },
-    pluginLibraries: await pluginLibraries(build.options),
+    pluginLibraries: await (src.pluginsAtLaunch ?? pluginLibraries(build.options)),
     model: {
       path: build.modelPath,
       fileName: build.summary.fileName,
