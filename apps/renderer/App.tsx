@@ -164,7 +164,7 @@ export function App() {
       <EngineView />
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">
-          Drop an ONNX model to open it
+          Drop an ONNX model to open it, or layer JSON (with its profile) for the Engine view
         </div>
       )}
     </div>
