@@ -58,6 +58,11 @@ export interface ReusedEngine {
 let tmpCounter = 0;
 
 async function copyAtomic(src: string, dest: string): Promise<void> {
+  // Only a file (or a link, replaced as a link) is replaced: a FIFO or a folder that appeared at
+  // the output path is someone else's and stays (issue 40).
+  const there = await fs.promises.lstat(dest).catch(() => undefined);
+  if (there && !there.isFile() && !there.isSymbolicLink())
+    throw new Error(`${dest} is no longer a file (${there.isFIFO() ? 'a FIFO' : there.isDirectory() ? 'a directory' : 'a special file'}): it is left as it is`);
   const tmp = `${dest}.tmp-${process.pid}-reuse-${++tmpCounter}`;
   try {
     await fs.promises.copyFile(src, tmp);
