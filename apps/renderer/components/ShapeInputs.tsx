@@ -62,7 +62,8 @@ function ShapesFieldset(props: {
     <fieldset className="shapes" ref={ref}>
       <legend>Shapes of dynamic inputs</legend>
       <p className="hint">
-        One shape (min = opt = max) or min:opt:max, as trtexec&apos;s --minShapes/--optShapes/--maxShapes. Left empty, each dynamic dimension is built as 1, as trtexec does.
+        One shape, or min:opt:max (trtexec&apos;s <span className="nowrap">--minShapes</span>, <span className="nowrap">--optShapes</span>,{' '}
+        <span className="nowrap">--maxShapes</span>). Empty: each dynamic dimension is built as 1, as trtexec does.
       </p>
       {dynamic.map((d) => {
         const input = model.inputs.find((i) => i.name === d.name);
@@ -89,10 +90,8 @@ function ShapeInput(props: {
   const template = shapeTemplate(input);
   const [draft, setDraft] = useState<{ text: string; basis: ShapeFields } | null>(null);
   const text = draft && sameFields(draft.basis, f) ? draft.text : shapeText(f, template);
-  const parsed = parseShapeText(text, template);
   const check = validateShapeRange(name, input, f);
-  const untouched = shapesUntouched(f, template);
-  const error = parsed.error ? `Input "${name}": ${parsed.error}.` : !untouched && !check.ok ? check.error : undefined;
+  const error = !shapesUntouched(f, template) && !check.ok ? check.error : undefined;
   const errorId = useId();
   const symbolic = input ? input.shape.filter((d) => !isFixed(d)).length : 0;
   return (
@@ -112,9 +111,9 @@ function ShapeInput(props: {
           aria-describedby={error ? errorId : undefined}
           aria-invalid={error ? true : undefined}
           onChange={(e) => {
-            const p = parseShapeText(e.target.value, template);
-            setDraft({ text: e.target.value, basis: p.fields });
-            put(p.fields);
+            const fields = parseShapeText(e.target.value, template);
+            setDraft({ text: e.target.value, basis: fields });
+            put(fields);
           }}
         />
       </label>

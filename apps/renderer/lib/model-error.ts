@@ -13,9 +13,15 @@ export interface ModelErrorParts {
 }
 
 const NUMBERED = /^\s*\d+\.\s+/;
+/**
+ * Line breaks: real ones, and the "\n" escapes the HTTP error body makes of them (sendError runs
+ * the whole message through displayMessage, which escapes control characters) where a list line
+ * follows ("\n  1. …", "\n  … and 2 more"), so an escaped break inside a quoted name stays text.
+ */
+const BREAK = /\n|\\n(?= {2}(?:\d+\. |… ))/;
 
 export function modelErrorParts(message: string): ModelErrorParts {
-  const [head, ...rest] = message.split('\n');
+  const [head, ...rest] = message.split(BREAK);
   const lines = rest.filter((l) => l.trim() !== '');
   return {
     head,

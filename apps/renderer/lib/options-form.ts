@@ -239,6 +239,11 @@ function formValue(entry: OptionEntry, value: unknown, caps: TrtCapabilities | u
     if (caps && f.available && !f.available(caps).includes(text)) return { ok: false, error: `${f.name ?? f.label} "${text}" is not available on TensorRT ${caps.version}.` };
     return text;
   }
+  if (f.control === 'text') {
+    // trtexec-style specs ("fp16:chw", "-CUBLAS"): the table's schema says what is wrong.
+    const r = entry.schema.safeParse(text.trim());
+    return r.success ? text.trim() : { ok: false, error: `${f.name} ${f.invalid}: ${r.error.issues[0]?.message ?? 'invalid'}.` };
+  }
   const n = readNumber(entry.range!, text);
   return n === null ? { ok: false, error: `${f.name} ${f.invalid}, not "${text}".` } : n;
 }
@@ -252,6 +257,11 @@ export function validateShapeRange(name: string, input: TensorInfo | undefined, 
   for (const which of ['min', 'opt', 'max'] as const) {
     const text = f[which].trim();
     if (text === '') return { ok: false, error: `Input "${name}": ${which} shape is empty (e.g. ${example(input)}).` };
+    // The shape field keeps text that is neither one shape nor three whole (shape-text.ts).
+    const ranges = text.split(/\s*[:/]\s*/);
+    if (ranges.length > 1) {
+      return { ok: false, error: `Input "${name}": give one shape (e.g. ${example(input)}) or three as min:opt:max; "${text}" has ${ranges.length} parts.` };
+    }
     const parts = text.split(/\s*[x×,]\s*/);
     const missing = parts.findIndex((d) => d === '');
     if (missing >= 0 && rank !== undefined && parts.length === rank) {

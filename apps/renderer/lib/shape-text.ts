@@ -33,30 +33,23 @@ export function shapeText(f: ShapeFields, template: string): string {
   return f.min === f.opt && f.opt === f.max ? one(f.min) : WHICH.map((w) => one(f[w])).join(':');
 }
 
-export interface ParsedShapeText {
-  /** The form's shapes for the text (always set, so Build sees what the field shows). */
-  fields: ShapeFields;
-  /** Why the text is not one shape or three; the numbers are judged by validateShapeRange. */
-  error?: string;
-}
-
 /**
  * The field's text as the form's three shapes. An empty field is the declared template (untouched:
- * built as trtexec builds it). Two parts, or four, are kept as typed (the missing max stays empty)
- * so Build is refused with the form's own message instead of building something else.
+ * built as trtexec builds it). Text that is neither one shape nor three is kept whole in each of
+ * them, so Build is refused with validateShapeRange's message about it (the one the field, the
+ * Build button and the status line all show) instead of building something else.
  */
-export function parseShapeText(text: string, template: string): ParsedShapeText {
+export function parseShapeText(text: string, template: string): ShapeFields {
   const t = text.trim();
-  if (t === '') return { fields: { min: template, opt: template, max: template } };
-  const parts = t.split(/\s*[:/]\s*/).map(fromField);
-  if (parts.length === 1) return { fields: { min: parts[0], opt: parts[0], max: parts[0] } };
-  const fields = { min: parts[0], opt: parts[1], max: parts.slice(2).join(':') };
-  if (parts.length === 3) return { fields };
-  return {
-    fields,
-    error: `give one shape (e.g. ${example(template)}) or three as min:opt:max; "${t}" has ${parts.length} parts`,
-  };
+  if (t === '') return { min: template, opt: template, max: template };
+  const parts = t.split(SEPARATOR).map(fromField);
+  if (parts.length === 1) return { min: parts[0], opt: parts[0], max: parts[0] };
+  if (parts.length === 3) return { min: parts[0], opt: parts[1], max: parts[2] };
+  return { min: t, opt: t, max: t };
 }
+
+/** Between min, opt and max: ":" as trtexec's three flags are read together, "/" as --shapes writes it. */
+export const SEPARATOR = /\s*[:/]\s*/;
 
 /** "?" (or "_") marks a dimension not given yet; "×" and "," are accepted as "x". */
 function fromField(part: string): string {
@@ -82,8 +75,4 @@ export function shapePlaceholder(template: string): string {
     .map((d) => (d === '' ? '?' : d))
     .join('x');
   return `${asked} → built as ${builtAsOnes(template)} if left empty`;
-}
-
-function example(template: string): string {
-  return template ? builtAsOnes(template) : '1x3x640x640';
 }

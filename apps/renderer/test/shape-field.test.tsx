@@ -123,6 +123,8 @@ describe('the shape field', () => {
       expect(errorText(host), text).toBe(error);
       expect(input(host, 'images shape').getAttribute('aria-invalid')).toBe('true');
       expect(build().disabled, text).toBe(true);
+      // The same words beside Build as under the field.
+      expect(host.querySelector('#build-blocker')!.textContent, text).toBe(error);
     }
     type(field, '');
     expect(errorText(host)).toBeNull();
@@ -142,14 +144,16 @@ describe('shape text helpers', () => {
   const T = 'x3xx';
   it('round-trips the form and the field', () => {
     for (const text of ['1x3x640x640', '1x3x640x640:8x3x640x640:16x3x640x640', '1x3x?x?', '?x3x64x64:1x3x64x64:2x3x64x64']) {
-      expect(shapeText(parseShapeText(text, T).fields, T)).toBe(text);
+      expect(shapeText(parseShapeText(text, T), T)).toBe(text);
     }
     expect(shapeText({ min: T, opt: T, max: T }, T)).toBe('');
-    expect(parseShapeText('  ', T)).toEqual({ fields: { min: T, opt: T, max: T } });
-    expect(parseShapeText('1 × 3 × 8 × 8', T).fields.min).toBe('1x3x8x8');
+    expect(parseShapeText('  ', T)).toEqual({ min: T, opt: T, max: T });
+    expect(parseShapeText('1 × 3 × 8 × 8', T).min).toBe('1x3x8x8');
   });
-  it('says how many parts a wrong text has', () => {
-    expect(parseShapeText('1x3x8x8:1x3x8x8:1x3x8x8:1x3x8x8', T).error).toMatch(/has 4 parts$/);
+  it('keeps a text of the wrong number of parts whole, so the form refuses it naming the count', () => {
+    const t = '1x3x8x8:1x3x8x8:1x3x8x8:1x3x8x8';
+    expect(parseShapeText(t, T)).toEqual({ min: t, opt: t, max: t });
+    expect(shapeText(parseShapeText(t, T), T)).toBe(t);
   });
   it('placeholders', () => {
     expect(shapePlaceholder('x3x224x224')).toBe('?x3x224x224 → built as 1x3x224x224 if left empty');
@@ -202,5 +206,12 @@ describe('a refused model', () => {
     expect(pageStatus('Idle', null)).toBe('Idle');
     expect(pageStatus('Succeeded', 'x is not a valid ONNX model')).toBe('Succeeded');
     expect(modelErrorParts('a\n  1. b\n  2. c')).toEqual({ head: 'a', problems: ['b', 'c'], notes: [] });
+    // As the HTTP error body carries it (control characters escaped): the same parts; an escaped
+    // break inside a name (not followed by a list line) stays text.
+    expect(modelErrorParts('a: 3 problems\\n  1. b "x\\ny"\\n  2. c\\n  … and 1 more problem')).toEqual({
+      head: 'a: 3 problems',
+      problems: ['b "x\\ny"', 'c'],
+      notes: ['… and 1 more problem'],
+    });
   });
 });
