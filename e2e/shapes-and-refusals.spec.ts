@@ -45,6 +45,16 @@ test('at 900×700 the shapes field of a dynamic model is in view without scrolli
   await studio.shot('shapes-900x700');
 });
 
+test('in a window shorter still (900×520) the opened model brings its shapes field into view', async ({ studio }) => {
+  test.skip(studio.kind !== 'web', 'opens the model through the browser file chooser');
+  const { page, models } = studio;
+  await page.setViewportSize({ width: 900, height: 520 });
+  await openAsUser(page, models.dynamic);
+  // The model's summary alone fills this column: the page scrolled it for the user.
+  await expect(page.getByLabel('input shape', { exact: true })).toBeInViewport({ ratio: 1 });
+  expect(await page.evaluate(() => document.querySelector('.col-left')!.scrollTop)).toBeGreaterThan(0);
+});
+
 for (const [width, height] of [
   [1280, 800],
   [900, 700],
