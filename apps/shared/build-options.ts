@@ -41,7 +41,23 @@
 import { z } from 'zod';
 import { OPTION_LIMITS } from './option-limits.js';
 import { parseMemoryLimit, parseMemorySize } from './memory-size.js';
-import { BackendChoice, MemoryLimit, MemorySize, parseShapeSpec, parseSimFault, Precision, ShapeRange, ShapeValueRange, SimFault, type SimFaultKind } from './option-values.js';
+import {
+  BackendChoice,
+  ioFormatsProblem,
+  layerTypesProblem,
+  MemoryLimit,
+  MemorySize,
+  parseShapeSpec,
+  parseSimFault,
+  Precision,
+  previewProblem,
+  ShapeRange,
+  ShapeValueRange,
+  SimFault,
+  specString,
+  tacticSourcesProblem,
+  type SimFaultKind,
+} from './option-values.js';
 
 /**
  * What a TensorRT version offers, as far as the table's gates need it (TrtCapabilities fits;
@@ -109,8 +125,11 @@ export type TrtexecSpec =
 export interface FormSpec {
   /** The fieldset the control sits in (OptionsForm lays the groups out). */
   group: 'top' | 'shapes' | 'precision' | 'pools' | 'build' | 'cache' | 'simulator';
-  /** number/decimal: a text field (kept as typed); checkbox; select ('' = not set); custom: drawn by OptionsForm. */
-  control: 'number' | 'decimal' | 'checkbox' | 'select' | 'custom';
+  /**
+   * number/decimal: a text field (kept as typed); text: a text field whose value is checked by the
+   * entry's schema (trtexec-style specs); checkbox; select ('' = not set); custom: drawn by OptionsForm.
+   */
+  control: 'number' | 'decimal' | 'text' | 'checkbox' | 'select' | 'custom';
   label?: string;
   /** How errors name the field ("Workspace must be ..."), and what a valid value is. */
   name?: string;
@@ -380,6 +399,136 @@ export const BUILD_OPTION_TABLE = [
     sample: false,
   },
   {
+    // trtexec --precisionConstraints with --layerPrecisions/--layerOutputTypes: ILayer::setPrecision/
+    // setOutputType plus kOBEY/kPREFER_PRECISION_CONSTRAINTS. Weakly typed networks only: TensorRT
+    // 10.x (both flags deprecated since 10.12); refused on 11.x, where every network is strongly typed.
+    field: 'precisionConstraints',
+    schema: z.enum(['none', 'prefer', 'obey']).optional(),
+    doc: 'TensorRT 10.x only: how the builder treats layerPrecisions/layerOutputTypes: obey (fail when it cannot), prefer (fall back with a warning), none (ignore them). Refused on 11.x (strongly typed).',
+    cli: { flag: 'precision-constraints', arg: '<c>', help: 'none | prefer | obey: how layer precisions are held (TensorRT 10.x)', value: 'text' },
+    trtexec: { flag: '--precisionConstraints', value: 'text', help: '--precisionConstraints=none|prefer|obey' },
+    form: {
+      group: 'precision',
+      control: 'select',
+      label: 'Precision constraints',
+      name: 'Precision constraints',
+      unsetLabel: 'default',
+      choices: [
+        ['none', 'none'],
+        ['prefer', 'prefer'],
+        ['obey', 'obey'],
+      ],
+      initial: '',
+    },
+    native: { key: 'precisionConstraints' },
+    engineIdentity: true,
+    sample: 'obey',
+  },
+  {
+    field: 'layerPrecisions',
+    schema: specString('layerPrecisions', (s) => layerTypesProblem(s, false)).optional(),
+    doc: 'TensorRT 10.x only: compute precision per layer as trtexec writes it, "conv1:fp16,*:fp32" (* = every layer); needs precisionConstraints prefer or obey.',
+    cli: { flag: 'layer-precisions', arg: '<spec>', help: 'per-layer precision, e.g. conv1:fp16,*:fp32 (TensorRT 10.x)', value: 'text' },
+    trtexec: { flag: '--layerPrecisions', value: 'text', help: '--layerPrecisions=layer:type[,layer:type]' },
+    form: {
+      group: 'precision',
+      control: 'text',
+      label: 'Layer precisions',
+      name: 'Layer precisions',
+      invalid: 'is not valid',
+      placeholder: 'conv1:fp16,*:fp32',
+      title: "trtexec's --layerPrecisions (TensorRT 10.x, with precision constraints prefer or obey)",
+      initial: '',
+    },
+    native: { key: 'layerPrecisions' },
+    engineIdentity: true,
+    sample: 'conv1:fp16,*:fp32',
+  },
+  {
+    field: 'layerOutputTypes',
+    schema: specString('layerOutputTypes', (s) => layerTypesProblem(s, true)).optional(),
+    doc: 'TensorRT 10.x only: output types per layer, "conv1:fp16" or "split:fp16+fp32" (one per output); needs precisionConstraints prefer or obey.',
+    cli: { flag: 'layer-output-types', arg: '<spec>', help: 'per-layer output types, e.g. conv1:fp16 (TensorRT 10.x)', value: 'text' },
+    trtexec: { flag: '--layerOutputTypes', value: 'text', help: '--layerOutputTypes=layer:type[+type][,...]' },
+    form: {
+      group: 'precision',
+      control: 'text',
+      label: 'Layer output types',
+      name: 'Layer output types',
+      invalid: 'is not valid',
+      placeholder: 'split:fp16+fp32',
+      title: "trtexec's --layerOutputTypes (TensorRT 10.x, with precision constraints prefer or obey)",
+      initial: '',
+    },
+    native: { key: 'layerOutputTypes' },
+    engineIdentity: true,
+    sample: 'split:fp16+fp32',
+  },
+  {
+    // ITensor::setType/setAllowedFormats on the network's inputs (outputs), one entry per tensor in order.
+    field: 'inputIOFormats',
+    schema: specString('inputIOFormats', ioFormatsProblem).optional(),
+    doc: 'Type and allowed formats of each network input in order, as trtexec writes them: "fp16:chw,int8:chw4+hwc8".',
+    cli: { flag: 'input-io-formats', arg: '<spec>', help: 'type:format[+format] per input, in order, e.g. fp16:chw', value: 'text' },
+    trtexec: { flag: '--inputIOFormats', value: 'text', help: '--inputIOFormats=type:fmt[+fmt][,...]' },
+    form: {
+      group: 'precision',
+      control: 'text',
+      label: 'Input I/O formats',
+      name: 'Input I/O formats',
+      invalid: 'is not valid',
+      placeholder: 'fp16:chw',
+      title: "trtexec's --inputIOFormats: type:format[+format] per network input, in order",
+      initial: '',
+    },
+    native: { key: 'inputIOFormats' },
+    engineIdentity: true,
+    sample: 'fp16:chw,int8:chw4+hwc8',
+  },
+  {
+    field: 'outputIOFormats',
+    schema: specString('outputIOFormats', ioFormatsProblem).optional(),
+    doc: 'Type and allowed formats of each network output in order, as trtexec writes them: "fp16:chw".',
+    cli: { flag: 'output-io-formats', arg: '<spec>', help: 'type:format[+format] per output, in order, e.g. fp16:hwc8', value: 'text' },
+    trtexec: { flag: '--outputIOFormats', value: 'text', help: '--outputIOFormats=type:fmt[+fmt][,...]' },
+    form: {
+      group: 'precision',
+      control: 'text',
+      label: 'Output I/O formats',
+      name: 'Output I/O formats',
+      invalid: 'is not valid',
+      placeholder: 'fp16:chw',
+      title: "trtexec's --outputIOFormats: type:format[+format] per network output, in order",
+      initial: '',
+    },
+    native: { key: 'outputIOFormats' },
+    engineIdentity: true,
+    sample: 'fp16:chw',
+  },
+  {
+    // BuilderFlag::kSPARSE_WEIGHTS. trtexec's "force" (rewrite the weights) is deprecated there and refused here.
+    field: 'sparsity',
+    schema: z.enum(['disable', 'enable']).optional(),
+    doc: 'enable: let TensorRT use structured-sparsity kernels where weights are 2:4 sparse (BuilderFlag::kSPARSE_WEIGHTS).',
+    cli: { flag: 'sparsity', arg: '<s>', help: 'disable | enable: structured-sparsity kernels for 2:4 sparse weights', value: 'text' },
+    trtexec: { flag: '--sparsity', value: 'text', help: '--sparsity=disable|enable' },
+    form: {
+      group: 'precision',
+      control: 'select',
+      label: 'Sparsity',
+      name: 'Sparsity',
+      unsetLabel: 'default (disable)',
+      choices: [
+        ['disable', 'disable'],
+        ['enable', 'enable'],
+      ],
+      initial: '',
+    },
+    native: { key: 'sparsity' },
+    engineIdentity: true,
+    sample: 'enable',
+  },
+  {
     field: 'profilingVerbosity',
     schema: z.enum(['layer_names_only', 'none', 'detailed']).optional(),
     cli: { flag: 'profiling-verbosity', arg: '<v>', help: 'layer_names_only | none | detailed', value: 'text' },
@@ -506,6 +655,106 @@ export const BUILD_OPTION_TABLE = [
     native: { key: 'device' },
     engineIdentity: true,
     sample: 1,
+  },
+  {
+    field: 'tacticSources',
+    schema: specString('tacticSources', tacticSourcesProblem).optional(),
+    doc: 'Tactic sources to enable (+) or disable (-) from TensorRT\'s defaults, as trtexec writes them: "-CUBLAS,+CUDNN" (IBuilderConfig::setTacticSources).',
+    cli: { flag: 'tactic-sources', arg: '<spec>', help: 'enable (+) or disable (-) tactic sources, e.g. -CUBLAS,+CUDNN', value: 'text' },
+    trtexec: { flag: '--tacticSources', value: 'text', help: '--tacticSources=[+|-]source[,...]' },
+    form: {
+      group: 'build',
+      control: 'text',
+      label: 'Tactic sources',
+      name: 'Tactic sources',
+      invalid: 'is not valid',
+      placeholder: '-CUBLAS,+CUDNN',
+      title: "trtexec's --tacticSources: enable (+) or disable (-) tactic sources",
+      initial: '',
+    },
+    native: { key: 'tacticSources' },
+    engineIdentity: true,
+    sample: '+CUDNN,-CUBLAS',
+  },
+  {
+    field: 'avgTiming',
+    schema: z.number().int().min(1).max(OPTION_LIMITS.int32).optional(),
+    range: { kind: 'int', min: 1, max: OPTION_LIMITS.int32 },
+    doc: 'Timing runs averaged per tactic (IBuilderConfig::setAvgTimingIterations; TensorRT default 1).',
+    cli: { flag: 'avg-timing', arg: '<n>', help: 'timing runs averaged per tactic (TensorRT default 1)', value: 'number' },
+    trtexec: { flag: '--avgTiming', value: 'number', help: '--avgTiming=N' },
+    form: { group: 'build', control: 'number', label: 'Averaged timing runs', name: 'Averaged timing runs', invalid: 'must be a whole number ≥ 1', placeholder: '1', initial: '' },
+    native: { key: 'avgTiming' },
+    engineIdentity: true,
+    sample: 4,
+  },
+  {
+    // BuilderFlag::kDISABLE_COMPILATION_CACHE (trtexec --noCompilationCache).
+    field: 'compilationCache',
+    schema: z.boolean().optional(),
+    doc: "false disables TensorRT's compilation cache (trtexec --noCompilationCache); on by default.",
+    cli: { flag: 'no-compilation-cache', help: "disable TensorRT's compilation cache (trtexec --noCompilationCache)", value: 'off' },
+    trtexec: { flag: '--noCompilationCache', value: 'off', help: '--noCompilationCache' },
+    form: {
+      group: 'cache',
+      control: 'checkbox',
+      label: 'Compilation cache',
+      title: "Off is trtexec's --noCompilationCache (BuilderFlag::kDISABLE_COMPILATION_CACHE)",
+      initial: true,
+    },
+    native: { key: 'compilationCache', toNative: (on: boolean) => (on ? 1 : 0), fromNative: (n: number) => n === 1 },
+    engineIdentity: true,
+    sample: false,
+  },
+  {
+    field: 'previewFeatures',
+    schema: specString('previewFeatures', previewProblem).optional(),
+    doc: 'Preview features to enable (+) or disable (-), as trtexec --preview writes them: "+multiDeviceRuntime" (IBuilderConfig::setPreviewFeature).',
+    cli: { flag: 'preview', arg: '<spec>', help: 'preview features, e.g. +aliasedPluginIO1003,-runtimeActivationResize', value: 'text' },
+    trtexec: { flag: '--preview', value: 'text', help: '--preview=[+|-]feature[,...]' },
+    form: {
+      group: 'build',
+      control: 'text',
+      label: 'Preview features',
+      name: 'Preview features',
+      invalid: 'is not valid',
+      placeholder: '+aliasedPluginIO1003',
+      title: "trtexec's --preview: enable (+) or disable (-) preview features",
+      initial: '',
+    },
+    native: { key: 'previewFeatures' },
+    engineIdentity: true,
+    sample: '+aliasedPluginIO1003',
+  },
+  {
+    // DLA: setDefaultDeviceType(kDLA) + setDLACore; refused natively where the GPU has no DLA.
+    field: 'dlaCore',
+    schema: z.number().int().min(0).max(OPTION_LIMITS.int32).optional(),
+    range: int32,
+    doc: 'Build for this DLA core (trtexec --useDLACore): layers DLA supports run there. Refused on GPUs without DLA (only Jetson/DRIVE have one).',
+    cli: { flag: 'dla-core', arg: '<n>', help: 'build for DLA core N (Jetson/DRIVE; refused where the GPU has no DLA)', value: 'number' },
+    trtexec: { flag: '--useDLACore', value: 'number', help: '--useDLACore=N' },
+    form: { group: 'build', control: 'number', label: 'DLA core', name: 'DLA core', invalid: 'must be a DLA core index (a whole number ≥ 0)', placeholder: 'none', initial: '' },
+    native: { key: 'dlaCore' },
+    engineIdentity: true,
+    sample: 1,
+  },
+  {
+    field: 'allowGPUFallback',
+    schema: z.boolean().optional(),
+    doc: 'With dlaCore: layers DLA cannot run fall back to the GPU (BuilderFlag::kGPU_FALLBACK, trtexec --allowGPUFallback).',
+    cli: { flag: 'allow-gpu-fallback', help: 'with --dla-core: layers DLA cannot run go to the GPU', value: 'on' },
+    trtexec: { flag: '--allowGPUFallback', value: 'on', help: '--allowGPUFallback' },
+    form: {
+      group: 'build',
+      control: 'checkbox',
+      label: 'GPU fallback (DLA)',
+      title: "trtexec's --allowGPUFallback: with a DLA core, layers DLA cannot run go to the GPU",
+      initial: false,
+    },
+    native: { key: 'allowGPUFallback' },
+    engineIdentity: true,
+    sample: true,
   },
   {
     field: 'buildRoute',
@@ -818,7 +1067,7 @@ export function optionEntry(field: string): OptionEntry {
 }
 
 /** Fields whose form control the generic code draws and reads, with their state's type. */
-type GenericFormEntry = Extract<Table, { form: { control: 'number' | 'decimal' | 'checkbox' | 'select' } }>;
+type GenericFormEntry = Extract<Table, { form: { control: 'number' | 'decimal' | 'text' | 'checkbox' | 'select' } }>;
 export type GenericFormFields = { [E in GenericFormEntry as E['field']]: E['form']['control'] extends 'checkbox' ? boolean : string };
 
 /** A number's text → the number, or an error naming what is allowed; shared by every text surface. */

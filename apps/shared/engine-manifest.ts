@@ -64,6 +64,22 @@ export const NormalizedOptions = z.object({
   verboseLog: z.boolean(),
   simSeed: z.number().int().nullable(),
   simDuration: z.number().nullable(),
+  /**
+   * trtexec's other build flags (I/O formats, layer precisions, sparsity, tactic sources, DLA, ...):
+   * present only when given, so the reuse key of a build without them is what it was before they existed.
+   */
+  inputIOFormats: z.string().optional(),
+  outputIOFormats: z.string().optional(),
+  precisionConstraints: z.string().optional(),
+  layerPrecisions: z.string().optional(),
+  layerOutputTypes: z.string().optional(),
+  sparsity: z.string().optional(),
+  tacticSources: z.string().optional(),
+  previewFeatures: z.string().optional(),
+  avgTiming: z.number().int().optional(),
+  compilationCache: z.boolean().optional(),
+  dlaCore: z.number().int().optional(),
+  allowGPUFallback: z.boolean().optional(),
 });
 export type NormalizedOptions = z.infer<typeof NormalizedOptions>;
 
@@ -127,7 +143,28 @@ export function normalizeOptions(o: BuildOptions): NormalizedOptions {
     verboseLog: o.verboseLog ?? OPTION_DEFAULTS.verboseLog,
     simSeed: o.simSeed ?? OPTION_DEFAULTS.simSeed,
     simDuration: o.simDuration ?? null,
+    ...givenOnly(o, TRTEXEC_SPEC_FIELDS),
   };
+}
+
+/** The fields normalizeOptions records only when a request gives them (see NormalizedOptions). */
+const TRTEXEC_SPEC_FIELDS = [
+  'inputIOFormats',
+  'outputIOFormats',
+  'precisionConstraints',
+  'layerPrecisions',
+  'layerOutputTypes',
+  'sparsity',
+  'tacticSources',
+  'previewFeatures',
+  'avgTiming',
+  'compilationCache',
+  'dlaCore',
+  'allowGPUFallback',
+] as const;
+
+function givenOnly<K extends keyof BuildOptions>(o: BuildOptions, fields: readonly K[]): Partial<Pick<BuildOptions, K>> {
+  return Object.fromEntries(fields.filter((f) => o[f] !== undefined).map((f) => [f, o[f]])) as Partial<Pick<BuildOptions, K>>;
 }
 
 export const ManifestPhase = z.object({
@@ -388,6 +425,7 @@ export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options
   if (o.verboseLog) out.verboseLog = true;
   if (o.simSeed !== null && o.simSeed !== OPTION_DEFAULTS.simSeed) out.simSeed = o.simSeed;
   if (o.simDuration !== null) out.simDuration = o.simDuration;
+  for (const f of TRTEXEC_SPEC_FIELDS) if (o[f] !== undefined) (out as Record<string, unknown>)[f] = o[f];
   if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
   else if (m.timingCache) out.timingCache = m.timingCache.path;
   return out;
@@ -500,7 +538,8 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
   }
   if (inputs.options) {
     const now = normalizeOptions(inputs.options);
-    for (const key of Object.keys(m.options) as Array<keyof NormalizedOptions>) {
+    // Both sides' keys: the fields recorded only when given (TRTEXEC_SPEC_FIELDS) may be on either.
+    for (const key of [...new Set([...Object.keys(m.options), ...Object.keys(now)])] as Array<keyof NormalizedOptions>) {
       if (OPTIONS_NOT_SHAPING_ENGINE.includes(key)) continue;
       if (key === 'shapes' || key === 'shapeValues') {
         const names = new Set([...Object.keys(m.options[key]), ...Object.keys(now[key])]);

@@ -88,3 +88,81 @@ export const MemoryLimit = z.preprocess(
   },
   z.union([z.literal('auto'), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)]),
 );
+
+// ───────────── trtexec's build specs (I/O formats, layer precisions, tactic sources, preview) ─────────────
+// Kept as trtexec writes them (one string each): the native adapter parses the same text
+// (native/src/trt/trt_options.cc), so what a copied command says is what the build gets. These
+// checks run first on every surface, so a typo is a one-line error before a worker starts.
+
+/** Data types trtexec's specs take (its stringToValue<DataType>). */
+export const SPEC_TYPES = ['fp32', 'fp16', 'bf16', 'int8', 'fp8', 'int32', 'int64', 'bool', 'uint8', 'int4'] as const;
+/** Tensor formats --inputIOFormats/--outputIOFormats take (trtexec's stringToValue<TensorFormat>). */
+export const SPEC_FORMATS = ['chw', 'chw2', 'chw4', 'hwc8', 'chw16', 'chw32', 'dhwc8', 'cdhw32', 'hwc', 'dhwc', 'dla_linear', 'hwc16', 'dla_hwc4'] as const;
+export const TACTIC_SOURCES = ['CUBLAS', 'CUBLAS_LT', 'CUBLASLT', 'CUDNN', 'EDGE_MASK_CONVOLUTIONS', 'JIT_CONVOLUTIONS'] as const;
+/** Preview features by trtexec's names (profileSharing0806 is on by default since 10.0 and has no effect). */
+export const PREVIEW_FEATURES = ['aliasedPluginIO1003', 'runtimeActivationResize', 'multiDeviceRuntime', 'profileSharing0806'] as const;
+
+const isType = (t: string) => (SPEC_TYPES as readonly string[]).includes(t);
+
+/** `fp16:chw,int8:chw4+hwc8` (one entry per network input or output, in order). */
+export function ioFormatsProblem(spec: string): string | undefined {
+  for (const entry of spec.split(',')) {
+    const colon = entry.indexOf(':');
+    if (colon < 0) return `"${entry}" is not <type>:<format>[+<format>], e.g. fp16:chw`;
+    const type = entry.slice(0, colon);
+    if (!isType(type)) return `"${type}" is not a type (${SPEC_TYPES.join(', ')})`;
+    const bad = entry
+      .slice(colon + 1)
+      .split('+')
+      .find((f) => !(SPEC_FORMATS as readonly string[]).includes(f));
+    if (bad !== undefined) return `"${bad}" is not a format (${SPEC_FORMATS.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** `conv1:fp16,*:fp32` (--layerPrecisions) or, with `several`, `conv1:fp16+fp32` (--layerOutputTypes, one type per output). */
+export function layerTypesProblem(spec: string, several: boolean): string | undefined {
+  for (const entry of spec.split(',')) {
+    const colon = entry.lastIndexOf(':');
+    if (colon <= 0) return `"${entry}" is not <layer name>:<type>, e.g. conv1:fp16 (* for every layer)`;
+    const types = several ? entry.slice(colon + 1).split('+') : [entry.slice(colon + 1)];
+    const bad = types.find((t) => !isType(t));
+    if (bad !== undefined) return `"${bad}" is not a type (${SPEC_TYPES.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** `-CUBLAS,+CUDNN` (either case), each source once. */
+export function tacticSourcesProblem(spec: string): string | undefined {
+  const seen = new Map<string, string>();
+  for (const entry of spec.split(',')) {
+    if (entry[0] !== '+' && entry[0] !== '-') return `"${entry}" must start with + or - (enable or disable)`;
+    const name = entry.slice(1).toUpperCase();
+    if (!(TACTIC_SOURCES as readonly string[]).includes(name))
+      return `"${entry.slice(1)}" is not a tactic source (CUBLAS, CUBLAS_LT, CUDNN, EDGE_MASK_CONVOLUTIONS, JIT_CONVOLUTIONS)`;
+    const key = name === 'CUBLASLT' ? 'CUBLAS_LT' : name;
+    if (seen.has(key) && seen.get(key) !== entry[0]) return `${key} is both enabled and disabled`;
+    seen.set(key, entry[0]);
+  }
+  return undefined;
+}
+
+/** `+multiDeviceRuntime,-aliasedPluginIO1003`. */
+export function previewProblem(spec: string): string | undefined {
+  for (const entry of spec.split(',')) {
+    if (entry[0] !== '+' && entry[0] !== '-') return `"${entry}" must start with + or - (enable or disable)`;
+    if (!(PREVIEW_FEATURES as readonly string[]).includes(entry.slice(1))) return `"${entry.slice(1)}" is not a preview feature (${PREVIEW_FEATURES.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** A string option checked by one of the above; the message names the option. */
+export function specString(what: string, problem: (spec: string) => string | undefined) {
+  return z
+    .string()
+    .min(1)
+    .superRefine((s, ctx) => {
+      const why = problem(s);
+      if (why) ctx.addIssue({ code: 'custom', message: `${what}: ${why}` });
+    });
+}

@@ -109,7 +109,14 @@ export const PRECISION_REMOVED_ADVICE = 'TensorRT 11 builds strongly typed netwo
 const PRECISION_ADDED: Partial<Record<Precision, string>> = { int4: '10.1', fp4: '10.8' };
 
 /** How each option is called where the problem is reported (CLI flag spelling or option field). */
-export type OptionNamer = (field: 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime', value?: string) => string;
+export type OptionNamer = (
+  field: 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime' | LayerConstraintField,
+  value?: string,
+) => string;
+
+/** Per-layer precision options: weakly typed networks only (TensorRT 10.x). */
+type LayerConstraintField = 'precisionConstraints' | 'layerPrecisions' | 'layerOutputTypes';
+const LAYER_CONSTRAINT_FIELDS: readonly LayerConstraintField[] = ['precisionConstraints', 'layerPrecisions', 'layerOutputTypes'];
 
 /** Names as HTTP, MCP and the service know them: the BuildOptions fields. */
 export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' && value ? `precision "${value}"` : field);
@@ -121,7 +128,7 @@ export const fieldNamer: OptionNamer = (field, value) => (field === 'precision' 
  * could list them; a route is checked against them knob by knob (build-routes.ts).
  */
 export function versionProblems(
-  o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime'>,
+  o: Pick<BuildOptions, 'precision' | 'stronglyTyped' | 'hardwareCompatibility' | 'buildRoute' | 'versionCompatible' | 'excludeLeanRuntime' | LayerConstraintField>,
   caps: TrtCapabilities,
   name: OptionNamer = fieldNamer,
   knownRoutes?: string[],
@@ -143,6 +150,17 @@ export function versionProblems(
           problems.push(`${name('precision', p)} needs TensorRT ${PRECISION_ADDED[p] ?? '10.0'} or newer; the build would run on ${v}.`);
         }
       }
+    }
+  }
+  const constraints = LAYER_CONSTRAINT_FIELDS.filter((f) => o[f] !== undefined && !(f === 'precisionConstraints' && o[f] === 'none'));
+  if (constraints.length > 0) {
+    const names = constraints.map((f) => name(f)).join(', ');
+    if (caps.stronglyTypedImplied) {
+      problems.push(
+        `${names}: ${v} has no per-layer precision constraints: networks are strongly typed, so each layer runs in the precision its tensors' types give it. ${PRECISION_REMOVED_ADVICE}.`,
+      );
+    } else if (o.stronglyTyped) {
+      problems.push(`${name('stronglyTyped')} cannot be combined with ${names}: a strongly typed network takes each layer's precision from the model. Drop one of them.`);
     }
   }
   const hc = o.hardwareCompatibility;

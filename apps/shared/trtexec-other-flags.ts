@@ -154,3 +154,75 @@ export function bestPrecisions(trtVersion: string, computeCapability: string | u
       'Weakly-typed networks have been deprecated in TensorRT: a strongly typed model (cast or quantized offline) builds the same on TensorRT 11.',
   };
 }
+
+/**
+ * Build flags of trtexec 10.16 and 11.1 this command does not carry into a build, each with why
+ * (one line; the CLI exits 2 with `<flag>: <why>`). Everything else trtexec --help lists for a
+ * build is read (the options table, trtexec.ts) or accepted with a note (INFERENCE_ONLY_FLAGS,
+ * NOTED_FLAGS). apps/shared/test/trtexec-build-flags.test.ts walks both versions' lists.
+ */
+export const REFUSED_BUILD_FLAGS: Readonly<Record<string, string>> = {
+  '--minShapesCalib': 'calibration shapes serve INT8 calibration, which this product does not run (quantize with Q/DQ nodes instead)',
+  '--optShapesCalib': 'calibration shapes serve INT8 calibration, which this product does not run (quantize with Q/DQ nodes instead)',
+  '--maxShapesCalib': 'calibration shapes serve INT8 calibration, which this product does not run (quantize with Q/DQ nodes instead)',
+  '--calibProfile': 'calibration profiles serve INT8 calibration, which this product does not run (quantize with Q/DQ nodes instead)',
+  '--profile': 'builds here have one optimization profile (from --minShapes/--optShapes/--maxShapes); several profiles are not supported',
+  '--refit': 'refittable engines are not built here (the engine manifest identifies an engine by its weights)',
+  '--stripWeights': 'weight-stripped engines are not built here: engines carry their weights',
+  '--stripAllWeights': 'weight-stripped engines are not built here: engines carry their weights',
+  '--refitFromOnnx': 'refitting an engine is not a build; this command builds engines with their weights',
+  '--pluginInstanceNorm': "TensorRT's native InstanceNormalization is always used here (the plugin variant is not offered)",
+  '--uint8AsymmetricQuantizationDLA': 'DLA standalone quantization is not supported here (only --useDLACore with GPU engines)',
+  '--reportCapabilityDLA': 'DLA capability reports are not produced here (the build tree lists each layer with its device)',
+  '--adjustForDLA': 'rewriting a network for DLA is not supported here; give --useDLACore and --allowGPUFallback',
+  '--buildDLAStandalone': 'DLA standalone loadables are not built here; give --useDLACore (with --allowGPUFallback) for a GPU engine',
+  '--layerDeviceTypes': 'per-layer device placement is not taken here; --useDLACore with --allowGPUFallback places what DLA can run',
+  '--enablePluginOverride': 'overriding built-in ONNX ops with plugins of the same name is not supported here',
+  '--leanDLLPath': 'a lean runtime library is used when an engine runs; this command only builds',
+  '--directIO': 'kDIRECT_IO is deprecated in TensorRT 10 and not offered here; give --inputIOFormats/--outputIOFormats',
+  '--decomposableAttentions': 'attention decomposition control is not offered here yet',
+  '--safe': 'safety-certified engines need TensorRT safety, which this product does not drive',
+  '--consistency': 'the safety consistency checker belongs to TensorRT safety, which this product does not drive',
+  '--restricted': 'restricted (safety) builds need TensorRT safety, which this product does not drive',
+  '--safetyPlugins': 'safety plugins belong to TensorRT safety, which this product does not drive',
+  '--dumpKernelText': 'kernel text dumps are not produced here',
+  '--loadEngine': 'this command builds from --onnx; loading an existing engine is for inference (see trt-build-studio inspect)',
+  '--asyncFileReader': 'reads an engine for inference; this command builds from --onnx',
+  '--getPlanVersionOnly': 'reads an engine file; this command builds (trt-build-studio check reports an engine manifest)',
+  '--noBuilderCache': "the builder's timing cache is always on here; give --timingCacheFile to keep it in a file",
+  '--errorOnTimingCacheMiss': 'trtexec also writes the cache back; here a pinned build does this without writing: trt-build-studio build --pinned-cache <file>',
+  '--maxTactics': 'capping the number of tactics timed is not offered here (--builderOptimizationLevel trades build time instead)',
+  '--runtimePlatform': 'engines are built for the platform they are built on here (no cross-platform engines)',
+  '--tempdir': "TensorRT's temporary files go to the worker's default temporary directory here",
+  '--tempfileControls': "TensorRT's temporary files go to the worker's default temporary directory here",
+  '--allowWeightStreaming': 'weight-streaming engines are not built here',
+  '--markDebug': 'debug tensors are for inference runs; this command only builds',
+  '--markUnfusedTensorsAsDebugTensors': 'debug tensors are for inference runs; this command only builds',
+  '--tilingOptimizationLevel': 'tiling optimization is not offered here yet',
+  '--l2LimitForTiling': 'tiling optimization is not offered here yet',
+  '--remoteAutoTuningConfig': 'remote auto-tuning is not supported here (builds run on this machine or a farm worker)',
+  '--cpuOnly': 'CPU-only builds are not supported here; builds run on a GPU (or the simulated backend)',
+  '--ignoreParsedPluginLibs': 'plugin libraries named in the model are not loaded here; give --staticPlugins/--dynamicPlugins',
+  '--dumpOptimizationProfile': 'optimization profile dumps are not produced here (the build tree shows the shapes used)',
+  '--dumpRefit': 'refittable engines are not built here, so there are no refittable layers to list',
+  '--timeRefit': 'refittable engines are not built here, so there is no refit to time',
+  '--tuneBuildRoutes': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--tuneBuildRouteFile': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--tuningSearch': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--tuningCacheFile': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--tuningTimeOut': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--saveAllEngines': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--dryRun': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--continue': 'build-route tuning runs many builds and times each with inference; this product builds one route: give it with --setBuildRoute',
+  '--helpBuildRoute': 'prints the knob database and exits, so it goes alone: trt-build-studio trtexec --helpBuildRoute[=<knob>]',
+};
+
+/** Build flags accepted without effect, with why (printed once as a warning). */
+export const NOTED_FLAGS: Readonly<Record<string, string>> = {
+  '--monitorMemory': "--monitorMemory: the build's host and GPU memory are always watched here (heartbeats), so the flag adds nothing.",
+};
+
+/** `--flag: why` for a refused build flag, or undefined. */
+export function refusedBuildFlag(flag: string): string | undefined {
+  return Object.hasOwn(REFUSED_BUILD_FLAGS, flag) ? `${flag}: ${REFUSED_BUILD_FLAGS[flag]}` : undefined;
+}

@@ -16,12 +16,12 @@
 // `ignored`; renamed or removed flags with another meaning are refused naming the successor;
 // --best is returned as `best` and resolved once the TensorRT version is known (bestPrecisions);
 // all from trtexec-other-flags.ts.
-import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber } from './build-options.js';
+import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber, type OptionEntry } from './build-options.js';
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
 import { trtCapabilities } from './trt-capabilities.js';
-import { INFERENCE_ONLY_FLAGS, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';
+import { INFERENCE_ONLY_FLAGS, NOTED_FLAGS, refusedBuildFlag, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
 export class TrtexecUsageError extends UsageError {
@@ -44,6 +44,12 @@ export interface TrtexecBuild {
   ignored: string[];
   /** --best: its precisions depend on the TensorRT version and GPU (bestPrecisions). */
   best: boolean;
+  /**
+   * --dumpLayerInfo (print the engine's layer information after the build) and
+   * --exportLayerInfo=<file> (write it there, in IEngineInspector's JSON): what trtexec does after
+   * a build-only run, done by the trtexec command from the `<engine>.layers.json` every build writes.
+   */
+  layerInfo: { dump: boolean; exportPath?: string };
 }
 
 // ───────────────────────────────── shape specs ─────────────────────────────
@@ -186,12 +192,17 @@ const UNIT: Record<string, number> = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3
 
 /**
  * `4096`, `0.5G`, `64K`, `512m` → bytes (rounded down), MiB when no suffix, as trtexec reads them
- * (it upper-cases the suffix).
+ * (it upper-cases the suffix). `1024MiB`, `1GiB`, `512KiB` are read as meant, with a warning:
+ * trtexec looks only at the last character, so it would read them as bytes (a copy writes `1024M`).
  */
-export function parsePoolSize(flag: string, text: string): number {
-  const m = /^(\d+(?:\.\d*)?|\.\d+)([BKMG])?$/i.exec(text);
-  if (!m) throw new TrtexecUsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (no suffix: MiB)`);
-  return Math.floor(Number(m[1]) * UNIT[(m[2] ?? 'M').toUpperCase()]);
+export function parsePoolSize(flag: string, text: string, warnings?: string[]): number {
+  const m = /^(\d+(?:\.\d*)?|\.\d+)(?:([BKMG])|([KMG])iB)?$/i.exec(text);
+  if (!m) throw new TrtexecUsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (also KiB, MiB, GiB; no suffix: MiB)`);
+  if (m[3]) {
+    const unit = m[3].toUpperCase();
+    warnings?.push(`${flag}: "${text}" read as ${m[1]}${unit} (${unit}iB); trtexec itself reads the last letter only and would take it as ${m[1]} bytes, so write ${m[1]}${unit}.`);
+  }
+  return Math.floor(Number(m[1]) * UNIT[(m[2] ?? m[3] ?? 'M').toUpperCase()]);
 }
 
 /**
@@ -214,7 +225,7 @@ const POOLS: Record<string, { field: string; unit: number; unitName: 'MiB' | 'Ki
 /** The pools trtexec itself has, for messages and help. */
 export const TRTEXEC_POOLS = Object.keys(POOLS).filter((p) => POOLS[p].emit);
 
-function parsePools(spec: string, into: BuildOptionsInput): void {
+function parsePools(spec: string, into: BuildOptionsInput, warnings: string[]): void {
   const flag = '--memPoolSize';
   for (const part of spec.split(',')) {
     const colon = part.indexOf(':');
@@ -226,7 +237,7 @@ function parsePools(spec: string, into: BuildOptionsInput): void {
         `${flag}: pool "${pool}" is not supported here (supported: ${TRTEXEC_POOLS.join(', ')}${pool.startsWith('dla') ? '; DLA pools are not used by this product' : ''})`,
       );
     }
-    const bytes = parsePoolSize(`${flag} ${pool}`, part.slice(colon + 1));
+    const bytes = parsePoolSize(`${flag} ${pool}`, part.slice(colon + 1), warnings);
     if (bytes === 0 || bytes % p.unit !== 0) {
       throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
     }
@@ -250,6 +261,7 @@ const VALUE_FLAGS = new Set([
   '--workspace',
   '--plugins',
   '--nvtxMode',
+  '--exportLayerInfo',
   ...BUILD_OPTIONS.flatMap(({ field, trtexec: t }) =>
     !t || 'pool' in t ? [] : t.value === 'custom' ? (CUSTOM_VALUE_FLAGS[field] ?? []) : t.value === 'number' || t.value === 'text' || t.value === 'list' ? [t.flag] : [],
   ),
@@ -267,6 +279,7 @@ const BOOLEAN_FLAGS = new Set([
   '--explicitPrecision',
   '--best',
   '--json',
+  '--dumpLayerInfo',
   ...Object.keys(PRECISION_FLAGS),
 ]);
 
@@ -292,6 +305,16 @@ const PROFILING: Record<string, { value: NonNullable<BuildOptionsInput['profilin
   default: { value: 'layer_names_only', deprecatedBy: 'layer_names_only' },
   verbose: { value: 'detailed', deprecatedBy: 'detailed' },
 };
+
+/** Text values are checked by the table's schema here, so the message names the trtexec flag. */
+function checkedText(flag: string, text: string, schema: OptionEntry['schema']): string {
+  if (flag === '--sparsity' && text === 'force') {
+    throw new TrtexecUsageError('--sparsity=force: trtexec deprecated it (it rewrites weights); prune the weights offline (polygraphy surgeon prune), then --sparsity=enable');
+  }
+  const r = schema.safeParse(text);
+  if (!r.success) throw new TrtexecUsageError(`${flag}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${text}")`);
+  return text;
+}
 
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -357,6 +380,11 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       if (!ignored.includes(given)) ignored.push(given);
     } else if (Object.hasOwn(RETIRED_FLAGS, flag)) {
       throw new TrtexecUsageError(`${flag}: ${RETIRED_FLAGS[flag].instead}`);
+    } else if (refusedBuildFlag(flag)) {
+      throw new TrtexecUsageError(refusedBuildFlag(flag)!);
+    } else if (Object.hasOwn(NOTED_FLAGS, flag)) {
+      if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
+      if (!warnings.includes(NOTED_FLAGS[flag])) warnings.push(NOTED_FLAGS[flag]);
     } else if (VALUE_FLAGS.has(flag)) {
       let value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
       if (value === undefined) throw new TrtexecUsageError(`${flag} needs a value: ${flag}=<value>`);
@@ -366,7 +394,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
       flags.add(FLAG_ALIASES[flag] ?? flag);
     } else {
-      throw new TrtexecUsageError(`unsupported trtexec flag ${flag}; this command supports ${SUPPORTED_TRTEXEC_FLAGS.join(' ')} (and --backend, --json)`);
+      throw new TrtexecUsageError(`${flag}: not a trtexec build flag this command knows (trt-build-studio trtexec --help lists what it reads)`);
     }
   }
   const one = (flag: string): string | undefined => {
@@ -382,11 +410,11 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
 
   const options: BuildOptionsInput = {};
   const set = options as Record<string, unknown>;
-  for (const { field, trtexec: t, range } of BUILD_OPTIONS) {
+  for (const { field, trtexec: t, range, schema } of BUILD_OPTIONS) {
     if (!t) continue;
     if ('pool' in t) {
       // All pools come in --memPoolSize, read once (at the first pool of the table).
-      if (POOLS[t.pool] === Object.values(POOLS)[0]) for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options);
+      if (POOLS[t.pool] === Object.values(POOLS)[0]) for (const spec of values.get('--memPoolSize') ?? []) parsePools(spec, options, warnings);
       continue;
     }
     switch (t.value) {
@@ -402,7 +430,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
           const n = readNumber(range, text);
           if (n === null) throw new TrtexecUsageError(`${t.flag}: invalid memory size "${text}": expected e.g. 512M, 20G (binary units)${range.auto ? ', or auto' : ''}`);
           set[field] = n;
-        } else if (text !== undefined) set[field] = text;
+        } else if (text !== undefined) set[field] = checkedText(t.flag, text, schema);
         break;
       }
       case 'list': {
@@ -444,7 +472,10 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
   if (flags.has('--buildOnly')) {
     warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
   }
-  return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings, ignored, best: flags.has('--best') };
+  const exportPath = one('--exportLayerInfo');
+  if (exportPath === '') throw new TrtexecUsageError('--exportLayerInfo needs a file: --exportLayerInfo=<layers.json>');
+  const layerInfo = { dump: flags.has('--dumpLayerInfo'), ...(exportPath !== undefined ? { exportPath } : {}) };
+  return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings, ignored, best: flags.has('--best'), layerInfo };
 }
 
 /**

@@ -2,6 +2,9 @@
 // it (live phases, cancel, timing cache, same exit codes). For people with trtexec commands in
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { layersPathFor } from '../../shared/engine-manifest.js';
 import { knobEntriesJson, parseKnobDatabase } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
@@ -74,6 +77,9 @@ ${!caps || caps.buildRoutes ? '  --helpBuildRoute[=<knob>]   (11.1+) print the k
   (TensorRT 11 has no --best: networks are strongly typed).
 Inference-only flags (--iterations, --warmUp, --duration, --useCudaGraph, --noDataTransfers,
   --separateProfileRun, --dumpProfile, --exportTimes, ...) are accepted and listed once as ignored.
+Layer information: --dumpLayerInfo (print it after the build), --exportLayerInfo=<file> (write it
+  there; both need --saveEngine), detail as --profilingVerbosity says. Sizes also take KiB/MiB/GiB.
+Build flags this tool does not carry (--refit, --safe, --profile, ...) exit 2 naming the flag and why.
 This tool's own:
   --backend=auto|tensorrt|simulated   --json (NDJSON events)   -h, --help
 
@@ -174,8 +180,11 @@ export async function runTrtexec(argv: string[]): Promise<number> {
   for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
   const ignored = ignoredFlagsNote(parsed.ignored);
   if (ignored) process.stderr.write(`trt-build-studio trtexec: ${ignored}\n`);
+  if ((parsed.layerInfo.dump || parsed.layerInfo.exportPath !== undefined) && parsed.enginePath === undefined) {
+    throw new UsageError("--dumpLayerInfo/--exportLayerInfo need --saveEngine here: the layer information is read from the engine's .layers.json after the build");
+  }
   try {
-    return await runBuildInput(
+    const code = await runBuildInput(
       { modelPath: parsed.modelPath, ...(parsed.enginePath !== undefined ? { outputPath: parsed.enginePath } : {}), options: parsed.options },
       parsed.json,
       (options: BuildOptionsInput, backends: BackendInfo[]) => {
@@ -184,6 +193,7 @@ export async function runTrtexec(argv: string[]): Promise<number> {
         return withBest;
       },
     );
+    return code === 0 ? layerInfoAfterBuild(parsed.enginePath, parsed.layerInfo, parsed.json) : code;
   } catch (e) {
     // Inputs without shapes: say how to give them in trtexec's flags, not in another surface's.
     // (Recognised by its restate(): importing the class would load the model reader before the
@@ -196,4 +206,39 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     }
     throw e;
   }
+}
+
+/**
+ * What trtexec does with --dumpLayerInfo and --exportLayerInfo after a build-only run, from the
+ * `<engine>.layers.json` every build writes (IEngineInspector's JSON on TensorRT; the simulator's
+ * in the same format): printed (on stderr with --json, whose stdout is NDJSON), and copied to the
+ * file asked for, atomically. No layer file (TensorRT could not give one; the build log says why)
+ * is exit 1 naming the flag.
+ */
+function layerInfoAfterBuild(enginePath: string | undefined, info: { dump: boolean; exportPath?: string }, json: boolean): number {
+  if (!enginePath || (!info.dump && info.exportPath === undefined)) return 0;
+  const source = layersPathFor(enginePath);
+  let text: string;
+  try {
+    text = fs.readFileSync(source, 'utf8');
+  } catch {
+    const flag = info.exportPath !== undefined ? '--exportLayerInfo' : '--dumpLayerInfo';
+    process.stderr.write(`trt-build-studio trtexec: ${flag}: the build wrote no layer information (${source}); see the build log\n`);
+    return 1;
+  }
+  if (info.dump) (json ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
+  if (info.exportPath !== undefined) {
+    const target = path.resolve(info.exportPath);
+    const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.tmp`);
+    try {
+      fs.writeFileSync(temp, text);
+      fs.renameSync(temp, target);
+    } catch (e) {
+      fs.rmSync(temp, { force: true });
+      process.stderr.write(`trt-build-studio trtexec: --exportLayerInfo: cannot write ${target}: ${(e as Error).message}\n`);
+      return 1;
+    }
+    if (!json) process.stderr.write(`trt-build-studio trtexec: layer information written to ${target}\n`);
+  }
+  return 0;
 }

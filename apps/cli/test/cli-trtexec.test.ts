@@ -61,8 +61,71 @@ describe('trtexec', () => {
     expect(fs.statSync(engine).size).toBeGreaterThan(0);
   });
 
+  it("carries trtexec's other build flags (issue 37) into the build, and writes the layer information where asked", async () => {
+    const engine = path.join(dir, 'flags.engine');
+    const exported = path.join(dir, 'exported-layers.json');
+    const r = await runCli([
+      'trtexec',
+      `--onnx=${fixed}`,
+      `--saveEngine=${engine}`,
+      '--inputIOFormats=fp16:chw',
+      '--outputIOFormats=fp16:hwc8',
+      '--precisionConstraints=obey',
+      '--layerPrecisions=*:fp16',
+      '--sparsity=enable',
+      '--tacticSources=-CUBLAS,+CUDNN',
+      '--avgTiming=2',
+      '--noCompilationCache',
+      '--preview=+aliasedPluginIO1003',
+      '--useDLACore=0',
+      '--allowGPUFallback',
+      '--memPoolSize=workspace:1024MiB',
+      '--profilingVerbosity=detailed',
+      '--dumpLayerInfo',
+      `--exportLayerInfo=${exported}`,
+      '--backend=simulated',
+      '--json',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    // The MiB warning only: trtexec itself would read "1024MiB" as bytes.
+    expect(r.stderr.split('\n')[0]).toMatch(/warning: --memPoolSize workspace: "1024MiB" read as 1024M/);
+    const events = parseNdjson(r.stdout) as Ev[];
+    expect(events.find((e) => e.type === 'build.started')!.options).toMatchObject({
+      inputIOFormats: 'fp16:chw',
+      outputIOFormats: 'fp16:hwc8',
+      precisionConstraints: 'obey',
+      layerPrecisions: '*:fp16',
+      sparsity: 'enable',
+      tacticSources: '-CUBLAS,+CUDNN',
+      avgTiming: 2,
+      compilationCache: false,
+      previewFeatures: '+aliasedPluginIO1003',
+      dlaCore: 0,
+      allowGPUFallback: true,
+      workspaceMiB: 1024,
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'build.finished', status: 'succeeded' });
+    // --exportLayerInfo: the layer information of this build, byte for byte; --dumpLayerInfo printed it (on stderr with --json).
+    const layers = fs.readFileSync(`${engine}.layers.json`, 'utf8');
+    expect(fs.readFileSync(exported, 'utf8')).toBe(layers);
+    expect(r.stderr).toContain(layers.trim().slice(0, 200));
+    // The manifest records them, so a reuse or check compares them.
+    const manifest = JSON.parse(fs.readFileSync(`${engine}.manifest.json`, 'utf8')) as { options: Record<string, unknown> };
+    expect(manifest.options).toMatchObject({ inputIOFormats: 'fp16:chw', sparsity: 'enable', dlaCore: 0, compilationCache: false });
+  });
+
+  it('refuses per-layer precision constraints on TensorRT 11 with the strong-typing reason, and layer exports without --saveEngine', async () => {
+    const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${path.join(dir, 'v11.engine')}`, '--precisionConstraints=obey', '--layerPrecisions=*:fp16', '--backend=simulated'], v11);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--precisionConstraints, --layerPrecisions: TensorRT 11\.1\.0 has no per-layer precision constraints: networks are strongly typed/);
+    const n = await runCli(['trtexec', `--onnx=${fixed}`, '--dumpLayerInfo', '--backend=simulated']);
+    expect(n.code).toBe(2);
+    expect(n.stderr).toMatch(/--dumpLayerInfo\/--exportLayerInfo need --saveEngine here/);
+  });
+
   it.each([
-    [['--onnx=m.onnx', '--saveEngine=e.engine', '--useDLACore=0'], /unsupported trtexec flag --useDLACore/],
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--refit'], /^trt-build-studio trtexec: --refit: refittable engines are not built here/m],
+    [['--onnx=m.onnx', '--saveEngine=e.engine', '--frob'], /--frob: not a trtexec build flag this command knows/],
     [['--onnx=m.onnx', '--saveEngine=e.engine', '--memPoolSize=dlaSRAM:1M'], /pool "dlaSRAM" is not supported/],
     [['--saveEngine=e.engine'], /--onnx=<model.onnx> is required/],
     [['--onnx=m.onnx', '--saveEngine=e.engine', '--optShapes=x:1x3', '--optShapes=y:1x3'], /--optShapes is given 2 times: trtexec takes each of/],

@@ -51,6 +51,7 @@ describe('parseTrtexecArgs', () => {
       warnings: [],
       ignored: [],
       best: false,
+      layerInfo: { dump: false },
       options: {
         backend: 'simulated',
         timingCache: 'yolo.cache',
@@ -101,8 +102,8 @@ describe('parseTrtexecArgs', () => {
   });
 
   it.each([
-    [['--frob=1'], /unsupported trtexec flag --frob/],
-    [['--fp4'], /unsupported trtexec flag --fp4/],
+    [['--frob=1'], /^--frob: not a trtexec build flag this command knows/],
+    [['--fp4'], /^--fp4: not a trtexec build flag/],
     [['--best=1'], /--best takes no value/],
     [['--workspace=1.5'], /--workspace: "1.5" must be a positive whole number of MiB/],
     [['--workspace=1024', '--memPoolSize=workspace:2G'], /--workspace=1024 and --memPoolSize=workspace:2048M disagree/],
@@ -113,7 +114,17 @@ describe('parseTrtexecArgs', () => {
     [['--deploy=m.prototxt'], /--deploy: the Caffe parser was removed/],
     [['--calib=c.cache'], /--calib: .*Q\/DQ/],
     [['--nvtxMode=loud'], /--nvtxMode expects layer_names_only, detailed or none/],
-    [['--dumpLayerInfo'], /unsupported trtexec flag --dumpLayerInfo/],
+    [['--refit'], /^--refit: refittable engines are not built here/],
+    [['--sparsity=force'], /^--sparsity=force: trtexec deprecated it .*--sparsity=enable/],
+    [['--inputIOFormats=fp16:nchw'], /^--inputIOFormats: inputIOFormats: "nchw" is not a format/],
+    [['--layerPrecisions=conv1'], /^--layerPrecisions: .*"conv1" is not <layer name>:<type>/],
+    [['--tacticSources=CUBLAS'], /^--tacticSources: .*must start with \+ or -/],
+    [['--tacticSources=+CUBLAS,-cublas'], /CUBLAS is both enabled and disabled/],
+    [['--preview=+fastMath'], /"fastMath" is not a preview feature/],
+    [['--precisionConstraints=strict'], /^--precisionConstraints: /],
+    [['--avgTiming=0'], /--avgTiming expects a whole number from 1/],
+    [['--exportLayerInfo='], /--exportLayerInfo needs a file/],
+    [['--memPoolSize=workspace:1024MB'], /size "1024MB" is not a number/],
     [['m.onnx'], /unexpected argument "m.onnx"/],
     [['--minShapes=x:1x3', '--optShapes=y:1x3', '--maxShapes=x:4x3'], /"x" is missing from --optShapes: every input needs min, opt and max/],
     [['--minShapes=x:1x3', '--optShapes=x:1x3,y:1x3', '--maxShapes=x:4x3'], /"y" is missing from --minShapes and --maxShapes/],
@@ -149,6 +160,62 @@ describe('parseTrtexecArgs', () => {
     expect(r.enginePath).toBeUndefined();
     expect('enginePath' in r).toBe(false);
     expect(() => parseTrtexecArgs(['--onnx=m.onnx', '--saveEngine='])).toThrow(/--saveEngine needs a file name/);
+  });
+
+  it('reads KiB/MiB/GiB as meant, warning that trtexec itself would read them as bytes; a copy writes M', () => {
+    const r = parse('--memPoolSize=workspace:1024MiB,tacticSharedMem:48KiB');
+    expect(r.options).toEqual({ workspaceMiB: 1024, tacticSharedMemoryKiB: 48 });
+    expect(r.warnings).toEqual([
+      '--memPoolSize workspace: "1024MiB" read as 1024M (MiB); trtexec itself reads the last letter only and would take it as 1024 bytes, so write 1024M.',
+      '--memPoolSize tacticSharedMem: "48KiB" read as 48K (KiB); trtexec itself reads the last letter only and would take it as 48 bytes, so write 48K.',
+    ]);
+    expect(parse('--memPoolSize=workspace:1gib').options.workspaceMiB).toBe(1024);
+    expect(parse('--memPoolSize=workspace:1G').options.workspaceMiB).toBe(1024);
+    expect(parse('--workspace=2GiB').options.workspaceMiB).toBe(2048);
+    expect(formatTrtexecCommand({ modelPath: 'm.onnx', enginePath: 'm.engine', options: r.options })).toContain('--memPoolSize=workspace:1024M,tacticSharedMem:48K');
+  });
+
+  it("carries trtexec's other build flags into the options, and a copied command says them back", () => {
+    const args = [
+      '--inputIOFormats=fp16:chw,int8:chw4+hwc8',
+      '--outputIOFormats=fp16:hwc8',
+      '--precisionConstraints=obey',
+      '--layerPrecisions=conv1:fp16,*:fp32',
+      '--layerOutputTypes=split:fp16+fp32',
+      '--sparsity=enable',
+      '--tacticSources=-CUBLAS,+cudnn',
+      '--avgTiming=4',
+      '--noCompilationCache',
+      '--preview=+aliasedPluginIO1003',
+      '--useDLACore=0',
+      '--allowGPUFallback',
+    ];
+    const r = parse(...args);
+    expect(r.options).toEqual({
+      inputIOFormats: 'fp16:chw,int8:chw4+hwc8',
+      outputIOFormats: 'fp16:hwc8',
+      precisionConstraints: 'obey',
+      layerPrecisions: 'conv1:fp16,*:fp32',
+      layerOutputTypes: 'split:fp16+fp32',
+      sparsity: 'enable',
+      tacticSources: '-CUBLAS,+cudnn',
+      avgTiming: 4,
+      compilationCache: false,
+      previewFeatures: '+aliasedPluginIO1003',
+      dlaCore: 0,
+      allowGPUFallback: true,
+    });
+    expect(trtexecArgs({ modelPath: 'm.onnx', options: r.options })).toEqual(expect.arrayContaining(args));
+    expect(formatTrtexecCommand({ modelPath: 'm.onnx', enginePath: 'm.engine', options: r.options })).toContain("'--layerPrecisions=conv1:fp16,*:fp32'");
+    expect(parseTrtexecArgs(trtexecArgs({ modelPath: 'm.onnx', options: r.options })).options).toEqual(r.options);
+  });
+
+  it('takes --dumpLayerInfo and --exportLayerInfo=<file> for after the build, and notes --monitorMemory', () => {
+    expect(parse('--dumpLayerInfo', '--exportLayerInfo=out/layers.json', '--profilingVerbosity=detailed')).toMatchObject({
+      layerInfo: { dump: true, exportPath: 'out/layers.json' },
+      options: { profilingVerbosity: 'detailed' },
+    });
+    expect(parse('--monitorMemory').warnings).toEqual([expect.stringMatching(/^--monitorMemory: .*always watched here/)]);
   });
 
   it('takes pool sizes with lower-case suffixes, as trtexec (which upper-cases them)', () => {

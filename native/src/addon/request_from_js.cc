@@ -157,6 +157,18 @@ JobSpec requestFromJs(Napi::Object const& o) {
   r.pluginsToSerialize = strings(env, o, "pluginsToSerialize");
   r.inferCacheMisses = flag(o, "inferCacheMisses", false);
   r.verboseLog = flag(o, "verboseLog", false);
+  r.inputIOFormats = str(o, "inputIOFormats");
+  r.outputIOFormats = str(o, "outputIOFormats");
+  r.precisionConstraints = str(o, "precisionConstraints");
+  r.layerPrecisions = str(o, "layerPrecisions");
+  r.layerOutputTypes = str(o, "layerOutputTypes");
+  r.sparsity = str(o, "sparsity");
+  r.tacticSources = str(o, "tacticSources");
+  r.previewFeatures = str(o, "previewFeatures");
+  r.avgTiming = static_cast<int32_t>(num(o, "avgTiming", -1));
+  r.compilationCache = static_cast<int32_t>(num(o, "compilationCache", -1));
+  r.dlaCore = static_cast<int32_t>(num(o, "dlaCore", -1));
+  r.allowGPUFallback = flag(o, "allowGPUFallback", false);
   r.stronglyTyped = flag(o, "stronglyTyped", false);
   Napi::Value precision = o.Get("precision");
   if (!precision.IsUndefined() && !precision.IsNull()) {
@@ -275,6 +287,18 @@ Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   list("pluginsToSerialize", r.pluginsToSerialize);
   o.Set("inferCacheMisses", r.inferCacheMisses);
   o.Set("verboseLog", r.verboseLog);
+  o.Set("inputIOFormats", r.inputIOFormats);
+  o.Set("outputIOFormats", r.outputIOFormats);
+  o.Set("precisionConstraints", r.precisionConstraints);
+  o.Set("layerPrecisions", r.layerPrecisions);
+  o.Set("layerOutputTypes", r.layerOutputTypes);
+  o.Set("sparsity", r.sparsity);
+  o.Set("tacticSources", r.tacticSources);
+  o.Set("previewFeatures", r.previewFeatures);
+  number("avgTiming", r.avgTiming);
+  number("compilationCache", r.compilationCache);
+  number("dlaCore", r.dlaCore);
+  o.Set("allowGPUFallback", r.allowGPUFallback);
   number("simDurationMs", r.simDurationMs);
   number("simSeed", static_cast<double>(r.simSeed));
   o.Set("simFault", simFaultName(r.simFault));

@@ -118,6 +118,20 @@ struct BuildRequest {
   bool inferCacheMisses = false;
   // Forward the backend's VERBOSE log lines; the build itself is unchanged.
   bool verboseLog = false;
+  // trtexec's build specs, kept as trtexec writes them (trt_options.cc parses them; the options
+  // table in apps/shared/build-options.ts checks them first): "" = not given.
+  std::string inputIOFormats;        // "fp16:chw,int8:chw4+hwc8", one entry per network input
+  std::string outputIOFormats;       // the same per network output
+  std::string precisionConstraints;  // "", "none", "prefer", "obey" (10.x only)
+  std::string layerPrecisions;       // "conv1:fp16,*:fp32" (10.x only)
+  std::string layerOutputTypes;      // "split:fp16+fp32" (10.x only)
+  std::string sparsity;              // "", "disable", "enable" (kSPARSE_WEIGHTS)
+  std::string tacticSources;         // "-CUBLAS,+CUDNN"
+  std::string previewFeatures;       // "+aliasedPluginIO1003"
+  int32_t avgTiming = -1;            // -1: TensorRT's default (1)
+  int32_t compilationCache = -1;     // -1 default, 0 off (kDISABLE_COMPILATION_CACHE), 1 on
+  int32_t dlaCore = -1;              // -1: no DLA
+  bool allowGPUFallback = false;     // kGPU_FALLBACK (with dlaCore)
 
   // Simulated backend only.
   double simDurationMs = 2000;
