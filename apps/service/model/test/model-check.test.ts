@@ -55,6 +55,20 @@ describe('invalid models are refused before any build, naming what is wrong', ()
     expect(list[10]).toBe(`  … and ${n - 10} more problems`);
     expect(list).toHaveLength(11);
   });
+  it('a line break in a name stays inside its problem line (written as \\n)', async () => {
+    const p = writeModel(path.join(dir, 'newline-name.onnx'), {
+      layers: 1,
+      mutate: (m) => {
+        const n = m.graph!.node![0];
+        n.input = [`in\nput_missing`, ...n.input!.slice(1)];
+      },
+    });
+    const e = (await readModel(p).catch((err: unknown) => err)) as ServiceError;
+    const [head, ...list] = e.message.split('\n');
+    expect(head).toMatch(/: 1 problem$/);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toContain('reads "in\\nput_missing"');
+  });
 });
 
 describe('valid models pass', () => {
