@@ -55,8 +55,20 @@ export class SharedFolderArtifacts implements ArtifactStore {
     return path.join(this.root, 'timing-caches', `${safe(labels.gpu)}__trt-${safe(labels.trt)}.cache`);
   }
 
+  /**
+   * Only a file directly in this folder's engines/ (the path, not where a link points: anything
+   * that can write to Redis can write a record naming any path, and anything that can write to a
+   * shared folder can swap an engine for a symbolic link), and only a regular file, not a link.
+   */
   locateEngine(outputPath: string | undefined): string | undefined {
-    return regularFile(outputPath);
+    if (!outputPath || !path.isAbsolute(outputPath)) return undefined;
+    const p = path.resolve(outputPath);
+    if (p !== outputPath || path.dirname(p) !== path.join(this.root, 'engines')) return undefined;
+    try {
+      return fs.lstatSync(p).isFile() ? p : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   engineStoreDir(): string {

@@ -8,7 +8,7 @@ import * as crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent } from '../shared/protocol.js';
-import { FINAL_STATES, parseEntry, type FarmRecord, type FarmStore } from './farm-store.js';
+import { FINAL_STATES, type FarmRecord, type FarmStore } from './farm-store.js';
 import { keys } from './keys.js';
 import type { LogLine } from './redis.js';
 import { RemoteBuild } from './remote-build.js';
@@ -107,7 +107,13 @@ export class BuildMirror {
         );
       }
     }
-    b.ingest(events.filter((e) => e.seq > b.lastSeq));
+    const fresh = events.filter((e) => e.seq > b.lastSeq);
+    // The engine a succeeded build serves is the one its worker recorded before the ending.
+    if (fresh.some((e) => e.type === 'build.finished' && e.status === 'succeeded') && !b.record().farm.engine) {
+      const engine = await this.store.getEngine(b.id).catch(() => undefined);
+      if (engine) b.setFarm({ engine });
+    }
+    b.ingest(fresh);
   }
 
   /**
@@ -138,10 +144,7 @@ export class BuildMirror {
         }
         const b = this.builds.get(key.slice(keys.events('').length));
         if (!b) continue;
-        await this.feed(
-          b,
-          entries.map(([, f]) => parseEntry(f)).filter((e): e is BuildEvent => e !== undefined),
-        ).catch(() => undefined);
+        await this.feed(b, this.store.parseEntries(b.id, entries)).catch(() => undefined);
       }
     }
   }
@@ -191,7 +194,10 @@ export class BuildMirror {
 
   /** A record from Redis, with a view rebuilt from the stream if it ended without one. */
   private async loadRecord(id: string): Promise<FarmRecord | undefined> {
-    const rec = await this.store.getRecord(id);
+    const found = await this.store.getRecord(id);
+    // A record written before its worker's final one may lack the engine its hash has.
+    const engine = found?.state === 'succeeded' && !found.farm.engine ? await this.store.getEngine(id) : undefined;
+    const rec = found && engine ? { ...found, farm: { ...found.farm, engine } } : found;
     if (!rec || rec.view || !FINAL_STATES.has(rec.state)) return rec;
     return { ...rec, view: await viewFromStream(this.store, rec) };
   }

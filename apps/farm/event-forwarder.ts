@@ -8,9 +8,11 @@
 // returns a promise that settles once there is room again: the farm worker subscribes with
 // pacesBuild, so the local build worker holds its next batch meanwhile (back-pressure to the
 // build) instead of the forwarder growing while Redis is slow or stalled.
-import { PROTOCOL_VERSION, type BuildEvent, type BuildRecord, type CacheStats } from '../shared/protocol.js';
+import * as fs from 'node:fs';
+import { PROTOCOL_VERSION, type BuildEvent, type BuildFinished, type BuildRecord, type CacheStats } from '../shared/protocol.js';
 import { BuildView } from '../shared/build-view.js';
 import { SubscriberBacklog } from '../service/subscriber-backlog.js';
+import type { FarmEngineIdentity } from './farm-schemas.js';
 import type { FarmStore, FarmRecord } from './farm-store.js';
 import type { Published, WorkingCopy } from './cache-copy.js';
 import type { Labels } from './labels.js';
@@ -49,6 +51,13 @@ export class Forwarder {
   private lastRecordAt = 0;
   private readonly view: BuildView;
   private refused = false;
+  /**
+   * The engine the local build wrote, as it recorded it (inode, size, mtime), set before flush:
+   * the final record carries it so serve serves that file only (queue-service.ts enginePath).
+   */
+  engine?: FarmEngineIdentity;
+  /** The local build's record of the engine it wrote (BuildService.engineRecord), once it has one. */
+  engineOf?: () => FarmEngineIdentity | undefined;
   /** The build works on a private copy of a shared cache: its path reads as the shared one. */
   private cacheCopy?: { wc: WorkingCopy; publish: () => Promise<Published> };
 
@@ -288,6 +297,16 @@ export class Forwarder {
 
   private async send(events: BuildEvent[], rec: BuildRecord | undefined): Promise<void> {
     if (this.refused) return;
+    // Serve serves an engine only while it is the file this build wrote: its identity goes into
+    // the build's hash before build.finished does, so serve has it when it sees the ending.
+    const end = events.find((e): e is BuildFinished => e.type === 'build.finished');
+    if (end?.status === 'succeeded' && end.outputPath) {
+      const identity = this.engineOf?.() ?? engineIdentityAt(end.outputPath, end.engineBytes);
+      if (identity) {
+        this.engine = identity;
+        await this.retry(() => this.store.setEngine(this.farmId, identity, this.owner));
+      }
+    }
     const stored = await this.retry(() => this.store.append(this.farmId, events, this.owner));
     if (stored === undefined) {
       // Serve gave the build up (worker presumed lost) or it already ended: stop writing.
@@ -320,7 +339,7 @@ export class Forwarder {
       outcome: local.outcome
         ? { ...local.outcome, buildId: this.farmId, seq: this.lastFarmSeq, ...(copy && local.outcome.cache ? { cache: sharedStats(local.outcome.cache, copy) } : {}) }
         : undefined,
-      farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt },
+      farm: { ...this.base.farm, worker: this.worker, waiting: undefined, attempt: this.attempt, ...(final && this.engine ? { engine: this.engine } : {}) },
     };
     if (!final && record.outcome) return;
     await this.retry(() => this.store.putRecord(record, this.owner));
@@ -371,5 +390,16 @@ function publishedNote(p: Published, shared: string): { severity: 'info' | 'warn
           `Timing cache: ${p.why}, so this build's entries were kept in ${p.sidecars.join(', ')} beside the shared cache ${shared}; ` +
           'every build loads them, and the next build that publishes into it merges them in',
       };
+  }
+}
+
+/** The regular file (not a link) at `p`, as it is now; undefined when it is not one, or not `bytes` long. */
+function engineIdentityAt(p: string, bytes: number | undefined): FarmEngineIdentity | undefined {
+  try {
+    const st = fs.lstatSync(p);
+    if (!st.isFile() || (bytes !== undefined && st.size !== bytes)) return undefined;
+    return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
   }
 }

@@ -7,7 +7,8 @@
 //    refused, and a final state is never overwritten.
 import type { Redis, Result } from 'ioredis';
 import type { BuildEvent, BuildRecord, BuildState, CancelReason } from '../shared/protocol.js';
-import { BuildEvent as BuildEventSchema } from '../shared/protocol.js';
+import type { ZodType } from 'zod';
+import { FarmEngineIdentity, FarmRecordSchema, FarmRequestSchema, parseStored, parseStreamEntry, WorkerInfoSchema } from './farm-schemas.js';
 import type { StartBuildInput } from '../service/api.js';
 import { keys } from './keys.js';
 import type { Labels } from './labels.js';
@@ -31,6 +32,8 @@ export interface FarmInfo {
   waiting?: string;
   attempt: number;
   retries: number;
+  /** The engine the worker wrote (in the artifact folder), as it saw it: serve serves only that file. */
+  engine?: FarmEngineIdentity;
 }
 
 /**
@@ -53,18 +56,38 @@ export interface WorkerInfo {
   ttlMs?: number;
 }
 
+// Entry ids are explicit (\`0-<seq+1>\`), and XADD refuses an id at or below the stream's last one:
+// an entry someone else added (an automatic id is \`<ms>-<n>\`, far above ours) would refuse every
+// later append, and the build would never end. So when XADD refuses, the stream is rebuilt in the
+// same script: the farm's own entries before this one are kept, the foreign ones dropped (a key
+// that is not a stream at all is replaced), and the append goes in. Returns {first seq, number of
+// rebuilds}; the caller logs a rebuild with the key.
 const APPEND = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[4], 'owner') ~= ARGV[1] then return -2 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[4], 'owner') ~= ARGV[1] then return {-2, 0} end
 local cap = redis.call('HGET', KEYS[4], 'maxEvents') or ARGV[2]
 local first = -1
+local rebuilt = 0
 for i = 3, #ARGV, 2 do
   local s = redis.call('INCR', KEYS[1]) - 1
   if first < 0 then first = s end
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', cap, '0-' .. (s + 1), 'e', '{"seq":' .. s .. ',' .. string.sub(ARGV[i + 1], 2))
+  local id = '0-' .. (s + 1)
+  local body = '{"seq":' .. s .. ',' .. string.sub(ARGV[i + 1], 2)
+  local r = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', cap, id, 'e', body)
+  if type(r) == 'table' and r.err then
+    local kept = redis.pcall('XRANGE', KEYS[2], '-', '(' .. id)
+    redis.call('DEL', KEYS[2])
+    if type(kept) == 'table' and not kept.err then
+      for _, e in ipairs(kept) do
+        if string.match(e[1], '^0%-%d+$') then redis.call('XADD', KEYS[2], e[1], unpack(e[2])) end
+      end
+    end
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', cap, id, 'e', body)
+    rebuilt = rebuilt + 1
+  end
   if ARGV[i] == '1' then redis.call('SET', KEYS[3], '1') break end
 end
-return first`;
+return {first, rebuilt}`;
 
 const FINAL_LUA = `(s == 'succeeded' or s == 'cancelled' or s == 'failed' or s == 'crashed')`;
 
@@ -125,7 +148,7 @@ return n`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    tbsAppend(...args: (string | number)[]): Result<number, Context>;
+    tbsAppend(...args: (string | number)[]): Result<[number, number], Context>;
     tbsPutRecord(key: string, owner: string, state: string, record: string): Result<number, Context>;
     tbsClaim(key: string, owner: string, state: string): Result<number, Context>;
     tbsTakeover(key: string, expectedOwner: string, newOwner: string): Result<number, Context>;
@@ -157,11 +180,44 @@ export interface StoreLimits {
 export const DEFAULT_LIMITS: StoreLimits = { streamMaxLen: 20_000, historyMax: 1000 };
 
 export class FarmStore {
+  /** Keys already reported as refused (each is said once per process, not at every read). */
+  private readonly reported = new Set<string>();
+
   constructor(
     readonly redis: Redis,
     readonly limits: StoreLimits = DEFAULT_LIMITS,
+    /** Where a value refused from Redis is reported, with its key (default: stderr). */
+    private readonly log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
   ) {
     defineFarmCommands(redis);
+  }
+
+  /** Reports a value from Redis that failed its check and is skipped: once per key and reason. */
+  refused(key: string, why: string): void {
+    const line = `trt-build-studio farm: skipping ${JSON.stringify(key).slice(0, 200)}: ${why}`;
+    if (this.reported.has(line)) return;
+    if (this.reported.size > 10_000) this.reported.clear();
+    this.reported.add(line);
+    this.log(line);
+  }
+
+  private checked<T>(key: string, schema: ZodType, raw: string | null): T | undefined {
+    if (raw === null) return undefined;
+    const r = parseStored<T>(schema, raw);
+    if (r.ok) return r.value;
+    this.refused(key, r.why);
+    return undefined;
+  }
+
+  /** A build's stream entries as events, the ones that are not this build's own skipped (and said). */
+  parseEntries(id: string, entries: Array<[string, string[]]>): BuildEvent[] {
+    const out: BuildEvent[] = [];
+    for (const [entryId, fields] of entries) {
+      const r = parseStreamEntry(id, entryId, fields);
+      if (r.ok) out.push(r.event);
+      else this.refused(`${keys.events(id)} ${entryId}`, r.why);
+    }
+    return out;
   }
 
   async nextBuildId(): Promise<string> {
@@ -207,17 +263,35 @@ export class FarmStore {
   }
 
   async getRecord(id: string): Promise<FarmRecord | undefined> {
-    const raw = await this.redis.hget(keys.build(id), 'record');
-    return raw ? (JSON.parse(raw) as FarmRecord) : undefined;
+    const rec = this.checked<FarmRecord>(`${keys.build(id)} record`, FarmRecordSchema, await this.field(id, 'record'));
+    if (rec && rec.id !== id) {
+      this.refused(`${keys.build(id)} record`, `the record is build ${JSON.stringify(rec.id).slice(0, 80)}'s`);
+      return undefined;
+    }
+    return rec;
   }
 
   async getBuildFields(id: string): Promise<Record<string, string>> {
-    return this.redis.hgetall(keys.build(id));
+    return this.redis.hgetall(keys.build(id)).catch((e: Error) => {
+      if (!/WRONGTYPE/.test(e.message)) throw e;
+      this.refused(keys.build(id), 'not a hash');
+      return {};
+    });
+  }
+
+  /** One field of a build's hash; a key of another type (not the farm's) reads as absent, and is said. */
+  private async field(id: string, name: string): Promise<string | null> {
+    try {
+      return await this.redis.hget(keys.build(id), name);
+    } catch (e) {
+      if (!/WRONGTYPE/.test((e as Error).message)) throw e;
+      this.refused(keys.build(id), 'not a hash');
+      return null;
+    }
   }
 
   async getRequest(id: string): Promise<FarmRequest | undefined> {
-    const raw = await this.redis.hget(keys.build(id), 'request');
-    return raw ? (JSON.parse(raw) as FarmRequest) : undefined;
+    return this.checked<FarmRequest>(`${keys.build(id)} request`, FarmRequestSchema, await this.field(id, 'request'));
   }
 
   /**
@@ -237,7 +311,8 @@ export class FarmStore {
         break;
       }
     }
-    const first = await this.redis.tbsAppend(...args);
+    const [first, rebuilt] = await this.redis.tbsAppend(...args);
+    if (rebuilt > 0) this.refused(keys.events(id), 'entries the farm did not write blocked its appends; the stream was rebuilt without them');
     if (first < 0) return undefined;
     return events.slice(0, last).map((e, i) => ({ ...e, seq: first + i }) as BuildEvent);
   }
@@ -245,7 +320,23 @@ export class FarmStore {
   /** Events with seq > afterSeq still kept in the stream, in order (at most `count`). */
   async eventsAfter(id: string, afterSeq: number, count = 5000): Promise<BuildEvent[]> {
     const entries = await this.redis.xrange(keys.events(id), `(0-${afterSeq + 1}`, '+', 'COUNT', count);
-    return entries.map(([, fields]) => parseEntry(fields)).filter((e): e is BuildEvent => e !== undefined);
+    return this.parseEntries(id, entries);
+  }
+
+  /** Records the engine the owner's build wrote (field \`engine\` of the build's hash). */
+  async setEngine(id: string, engine: FarmEngineIdentity, owner: string): Promise<void> {
+    await this.redis.eval(
+      `if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'engine', ARGV[2]) end`,
+      1,
+      keys.build(id),
+      owner,
+      JSON.stringify(engine),
+    );
+  }
+
+  /** The engine identity a worker recorded for the build, when there is a valid one. */
+  async getEngine(id: string): Promise<FarmEngineIdentity | undefined> {
+    return this.checked<FarmEngineIdentity>(`${keys.build(id)} engine`, FarmEngineIdentity, await this.field(id, 'engine'));
   }
 
   async putRecord(record: FarmRecord, owner: string): Promise<boolean> {
@@ -306,7 +397,12 @@ export class FarmStore {
     const vals = await this.redis.mget(ids.map((i) => keys.worker(i)));
     const live: WorkerInfo[] = [];
     const dead: string[] = [];
-    vals.forEach((v, i) => (v ? live.push(JSON.parse(v) as WorkerInfo) : dead.push(ids[i])));
+    vals.forEach((v, i) => {
+      if (v === null) return dead.push(ids[i]);
+      // A heartbeat that fails its check is not a worker this serve can show or send work to.
+      const w = this.checked<WorkerInfo>(keys.worker(ids[i]), WorkerInfoSchema, v);
+      if (w) live.push(w);
+    });
     if (dead.length) await this.redis.srem(keys.workers, ...dead);
     return live;
   }
@@ -339,13 +435,6 @@ export class FarmStore {
   async pools(): Promise<Record<string, string>> {
     return this.redis.hgetall(keys.pools);
   }
-}
-
-export function parseEntry(fields: string[]): BuildEvent | undefined {
-  const i = fields.indexOf('e');
-  if (i < 0) return undefined;
-  const parsed = BuildEventSchema.safeParse(JSON.parse(fields[i + 1]));
-  return parsed.success ? parsed.data : undefined;
 }
 
 /** `cc=8.0,gpu=A100` → {cc: '8.0', gpu: 'A100'} (the pools hash stores targets this way). */

@@ -16,7 +16,8 @@ import { resolveBackend } from '../service/build-validation.js';
 import { checkTimingCacheFile } from '../service/timing-cache-file.js';
 import { NO_PLUGINS, type PluginPolicy } from '../service/plugin-libraries.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
-import { PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildFinished, type BuildRecord, type CancelReason } from '../shared/protocol.js';
+import { describeZodError, PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildFinished, type BuildRecord, type CancelReason } from '../shared/protocol.js';
+import { JobData } from './farm-schemas.js';
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
@@ -115,7 +116,7 @@ export class FarmWorker {
     this.id = opts.id ?? defaultWorkerId();
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
     this.redis = connectRedis(opts.url, `trt-build-studio worker ${this.id}`, this.log);
-    this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
+    this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS, this.log);
     // reuse builds share the farm's engine store: a matrix rebuilds only the targets whose engines are stale.
     const storeDir = opts.artifacts?.engineStoreDir?.();
     this.reuseStore = storeDir ? new EngineReuseStore(storeDir) : undefined;
@@ -267,7 +268,16 @@ export class FarmWorker {
   }
 
   private runJob(job: Job, token: string): void {
-    const farmId = String(job.data.buildId);
+    // A job is data from Redis like any other: one that names no farm build fails once, with its
+    // reason, instead of being taken (and lost, and taken again) by every worker.
+    const data = JobData.safeParse(job.data);
+    if (!data.success) {
+      const why = `not a farm build job (${describeZodError(data.error).slice(0, 200)})`;
+      this.store.refused(`bull:${job.queueName}:${job.id ?? '?'}`, why);
+      void job.moveToFailed(new Error(why), token, false).catch(() => undefined);
+      return;
+    }
+    const farmId = data.data.buildId;
     const owner = `${this.id}/${token}`;
     const entry: Running = { farmId, pool: job.queueName, owner, early: new AbortController(), done: Promise.resolve() };
     this.running.set(farmId, entry);
@@ -291,7 +301,12 @@ export class FarmWorker {
     if (attempt === 0) return; // cancelled while queued, or already ended: nothing to run
     const request = await this.store.getRequest(farmId);
     const base = await this.store.getRecord(farmId);
-    if (!request || !base) return;
+    if (!request || !base) {
+      // Claimed, but what it is cannot be read (refused and said by the store): end it failed
+      // with the reason, as this owner, so nobody waits for it and no worker takes it again.
+      await this.endUnreadable(farmId, owner, request ? 'record' : 'request');
+      return;
+    }
     this.log(`worker ${this.id}: build ${farmId} started (attempt ${attempt})`);
     const forwarder = new Forwarder(this.store, farmId, owner, base, { id: this.id, labels: this.labels }, (attempt - 1) * ATTEMPT_PHASE_OFFSET, attempt, () => {
       // The build was taken from us (serve called this worker lost during a network cut) or
@@ -328,6 +343,10 @@ export class FarmWorker {
       const rec = await this.local.startBuild(input);
       localId = rec.id;
       entry.localId = localId;
+      forwarder.engineOf = () => {
+        const e = this.local.engineRecord(localId!);
+        return e && { ino: e.ino, size: e.size, mtimeMs: e.mtimeMs };
+      };
       await this.applyCancels(entry);
       if (entry.handBack !== undefined) this.local.cancelBuild(localId, 'shutdown');
       // While the worker shuts down, the local build's cancelling (reason shutdown) and its ending
@@ -366,6 +385,16 @@ export class FarmWorker {
       this.applied.delete(farmId);
       if (copy && !this.keptCopies.delete(copy)) discard(copy);
     }
+  }
+
+  private async endUnreadable(farmId: string, owner: string, what: string): Promise<void> {
+    const error = `the build farm could not read this build's ${what} from Redis (${keys.build(farmId)}); see the worker's log`;
+    this.log(`worker ${this.id}: build ${farmId}: ${error}`);
+    const finished = { v: PROTOCOL_VERSION, buildId: farmId, seq: 0, t: 0, type: 'build.finished', status: 'failed', durationMs: 0, error } as BuildEvent;
+    await this.store.append(farmId, [finished], owner).catch(() => undefined);
+    await this.redis
+      .eval(`if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'failed') end`, 1, keys.build(farmId), owner)
+      .catch(() => undefined);
   }
 
   /**

@@ -33,7 +33,9 @@ import { connectRedis, safeUrl, watchRedis, type LogLine } from './redis.js';
 import { BuildMirror } from './build-mirror.js';
 import type { RemoteBuild } from './remote-build.js';
 import { BuildOwnership, SERVE_OWNER } from './build-ownership.js';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { EngineRecord } from '../service/engine-identity.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 
 /** A build request as the farm takes it: the local request (with target, retries) or a matrix. */
@@ -92,7 +94,7 @@ export class QueueBuildService implements BuildServiceApi {
       void this.farmChanges.subscribe(keys.farmChannel).catch(() => undefined);
       this.farmFeed.changed();
     });
-    this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS);
+    this.store = new FarmStore(this.redis, opts.limits ?? DEFAULT_LIMITS, this.log);
     this.artifacts = opts.artifacts ?? new LocalPathArtifacts();
     this.builds = new BuildMirror(this.store, this.reader, this.redis, {
       retainEvents: opts.retainEvents,
@@ -314,10 +316,33 @@ export class QueueBuildService implements BuildServiceApi {
     return b.waitForResult();
   }
 
+  /**
+   * The engine of a succeeded build: the path its worker recorded, only where the artifact store
+   * offers it (SharedFolderArtifacts: a regular file in its engines folder) and only while it is
+   * the file the worker wrote (inode, size, mtime from the record; `GET /api/builds/{id}/engine`
+   * checks the file it opened against engineRecord, as for local builds).
+   */
   enginePath(id: string): string | undefined {
-    const rec = this.builds.get(id)?.record();
+    const rec = this.builds.get(id)?.record() as FarmRecord | undefined;
     if (rec?.outcome?.status !== 'succeeded') return undefined;
-    return this.artifacts.locateEngine(rec.outcome.outputPath ?? rec.outputPath);
+    const file = this.artifacts.locateEngine(rec.outcome.outputPath ?? rec.outputPath);
+    if (!file || !rec.farm?.engine) return undefined;
+    return this.engineRecord(id) ? file : undefined;
+  }
+
+  /** What the worker recorded of the engine it wrote; the device is this machine's view of the path. */
+  engineRecord(id: string): EngineRecord | undefined {
+    const rec = this.builds.get(id)?.record() as FarmRecord | undefined;
+    const file = rec?.outcome?.status === 'succeeded' ? this.artifacts.locateEngine(rec.outcome.outputPath ?? rec.outputPath) : undefined;
+    const e = rec?.farm?.engine;
+    if (!file || !e) return undefined;
+    try {
+      const st = fs.lstatSync(file);
+      const ok = st.isFile() && st.ino === e.ino && st.size === e.size && st.mtimeMs === e.mtimeMs;
+      return ok ? { dev: st.dev, ino: e.ino, size: e.size, mtimeMs: e.mtimeMs } : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Farm builds belong to the farm: serve stops following them, it does not cancel them. */

@@ -14,7 +14,7 @@ import type { FarmStatus } from '../../shared/farm-status.js';
 import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
 import { FarmStatusFeed } from '../farm-status-feed.js';
 import { keys } from '../keys.js';
-import { killProc, rmDir, startRedis, startWorker, stopAll, type RedisServer } from './harness.js';
+import { killProc, LOSS_HEARTBEAT, rmDir, startRedis, startWorker, stopAll, type RedisServer } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
 
@@ -103,7 +103,7 @@ describe('the farm view as a live stream', () => {
       expect(first.workers).toEqual([]);
 
       // A worker joins: its first heartbeat is published, the stream says so.
-      const w = await startWorker(redis.url, 'wS', 'gpu=L4,trt=10.16.0');
+      const w = await startWorker(redis.url, 'wS', 'gpu=L4,trt=10.16.0', LOSS_HEARTBEAT);
       const joined = await stream.next((s) => s.workers.some((x) => x.id === 'wS'), 'worker wS');
       expect(joined.workers.find((x) => x.id === 'wS')).toMatchObject({ labels: { gpu: 'L4', trt: '10.16.0' }, slots: 1, running: [] });
 
@@ -183,7 +183,7 @@ describe('farm status --watch', () => {
     };
     try {
       await seen(() => true, 'anything');
-      const w = await startWorker(redis.url, 'wWatch', 'gpu=T4');
+      const w = await startWorker(redis.url, 'wWatch', 'gpu=T4', LOSS_HEARTBEAT);
       const joined = await seen((s) => s.workers.some((x) => x.id === 'wWatch'), 'worker wWatch');
       // The worker dies without a word: the watch notices when its heartbeat (1.5 s) expires.
       await killProc(w.proc, 'SIGKILL');

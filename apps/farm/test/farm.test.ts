@@ -19,7 +19,7 @@ import { startBuildTool } from '../../mcp/build-tool.js';
 import { CancelReasons } from '../../surface/cancel-reasons.js';
 import { runMatrixTool } from '../../mcp/matrix-tool.js';
 import { createBuildService } from '../../service/build-service.js';
-import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
+import { killProc, LOSS_HEARTBEAT, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
 
@@ -414,7 +414,7 @@ describe('build farm', () => {
   });
 
   it('a worker killed mid-build: the build ends crashed, "worker lost", within the heartbeat bound', async () => {
-    const wK = await startWorker(redis.url, 'wK', 'gpu=K80');
+    const wK = await startWorker(redis.url, 'wK', 'gpu=K80', LOSS_HEARTBEAT);
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } });
     await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
@@ -433,7 +433,7 @@ describe('build farm', () => {
   });
 
   it('a worker killed and restarted at once under the same id (a pod restart): its build is not left running forever', async () => {
-    const first = await startWorker(redis.url, 'wR', 'gpu=R1');
+    const first = await startWorker(redis.url, 'wR', 'gpu=R1', LOSS_HEARTBEAT);
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'R1' } });
     await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
@@ -457,6 +457,9 @@ describe('build farm', () => {
   });
 
   it("with retries: n, a lost worker's build runs again on another matching worker", async () => {
+    // Both beat with a generous TTL, so a slow machine never loses the survivor; the loss is
+    // driven here: the first worker is killed and its heartbeat key expired by hand, as its TTL
+    // would (the TTL bound itself is the "worker killed mid-build" test's).
     const [w1, w2] = await Promise.all([startWorker(redis.url, 'wT1', 'gpu=T4'), startWorker(redis.url, 'wT2', 'gpu=T4')]);
     const svc = await serve();
     const rec = await svc.startBuild({ modelPath: model, options: sim(2), target: { gpu: 'T4' }, retries: 1 });
@@ -464,6 +467,8 @@ describe('build farm', () => {
     await until(() => rowCount(svc, rec.id) > 2, 20_000, 'the build to run');
     const first = (svc.getBuild(rec.id) as FarmRecord).farm.worker!.id;
     await killProc((first === 'wT1' ? w1 : w2).proc, 'SIGKILL');
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    await raw.pexpire(keys.worker(first), 1).finally(() => raw.disconnect());
     await c.done;
     const r = svc.getBuild(rec.id) as FarmRecord;
     expect(r.state).toBe('succeeded');

@@ -94,8 +94,21 @@ export interface WorkerProc {
   stderr: () => string;
 }
 
+/**
+ * Heartbeat TTLs for test workers. A live worker whose beat is late by its TTL is called lost and
+ * its build ends crashed, so a short TTL on a worker a test does not mean to lose turns a busy
+ * machine (a 2-core box running the whole suite beside other work stalls a Node process for
+ * seconds) into spurious "worker lost" endings. Workers get GENEROUS_HEARTBEAT_MS unless the test
+ * kills them on purpose (SIGKILL: the loss is driven by the test, not by load) and needs serve to
+ * see it quickly: those pass LOSS_HEARTBEAT (and only those).
+ */
+export const GENEROUS_HEARTBEAT_MS = 20_000;
+export const LOSS_HEARTBEAT_MS = 1500;
+export const LOSS_HEARTBEAT = ['--heartbeat-ms', String(LOSS_HEARTBEAT_MS)];
+
 export async function startWorker(url: string, id: string, labels: string, extra: string[] = []): Promise<WorkerProc> {
-  const proc = spawnCli(['worker', '--queue', url, '--id', id, '--labels', labels, '--heartbeat-ms', '1500', '--cancel-kill-ms', '3000', ...extra]);
+  const ttl = extra.includes('--heartbeat-ms') ? [] : ['--heartbeat-ms', String(GENEROUS_HEARTBEAT_MS)];
+  const proc = spawnCli(['worker', '--queue', url, '--id', id, '--labels', labels, ...ttl, '--cancel-kill-ms', '3000', ...extra]);
   started.add(proc);
   let err = '';
   proc.stderr?.on('data', (d) => (err += d));

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { FINAL_STATES, type FarmRecord } from '../farm-store.js';
 import { keys } from '../keys.js';
 import { QueueBuildService } from '../queue-service.js';
-import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer } from './harness.js';
+import { killProc, LOSS_HEARTBEAT, rmDir, startRedis, startWorker, stopAll, until, type RedisServer } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
 
@@ -98,7 +98,7 @@ describe('records serve writes itself carry the build view', () => {
   }, 60_000);
 
   it('a worker lost mid-build: a restarted serve shows the tree it had run, ended crashed, no open phase', async () => {
-    const w = await startWorker(redis.url, 'wLost', 'gpu=K80');
+    const w = await startWorker(redis.url, 'wLost', 'gpu=K80', LOSS_HEARTBEAT);
     const first = await serve();
     const rec = await first.startBuild({ modelPath: model, options: sim(30), target: { gpu: 'K80' } });
     await until(() => (first.getView(rec.id)?.rows.rows.length ?? 0) > 2, 20_000, 'the build to run');
