@@ -74,7 +74,11 @@ async function startBuild(s: Serve, gpu: string, seconds: number): Promise<strin
 
 async function stateOf(s: Serve, id: string): Promise<string> {
   const r = await s.api(`/api/builds/${id}`);
-  return ((await r.json()) as { state: string }).state;
+  const body = await r.text();
+  if (r.status !== 200) throw new Error(`GET /api/builds/${id}: ${r.status} ${body}; serve's stderr: ${s.stderr().slice(-2000)}`);
+  const { state, outcome } = JSON.parse(body) as { state: string; outcome?: { error?: string } };
+  if (state === 'failed' || state === 'crashed') throw new Error(`build ${id} ${state}: ${outcome?.error}; serve's stderr: ${s.stderr().slice(-2000)}`);
+  return state;
 }
 
 /** Random bytes that are not JSON (a '{' first, so they look like a record to a careless reader). */
@@ -128,7 +132,7 @@ describe('the farm verifies what it reads from Redis', () => {
     const s = await serve();
     try {
       const id = await startBuild(s, 'G1', 2);
-      await until(async () => (await stateOf(s, id)) === 'running', 20_000, 'the build to run');
+      await until(async () => (await raw.xlen(keys.events(id))) > 2, 20_000, 'the build to run');
       // Valid JSON, so only its id is in the way (an automatic id is \`<ms>-<n>\`, above every \`0-<n>\`).
       await raw.xadd(keys.events(id), '*', 'e', JSON.stringify({ note: 'not an event' }));
       await until(async () => (await stateOf(s, id)) === 'succeeded', 30_000, 'the build to succeed');
@@ -214,8 +218,10 @@ describe('serve hands out only the engine the build wrote, from the artifact fol
       const eng = await s.api(`/api/builds/${id}/engine`);
       expect(eng.status).toBe(200);
       expect(await eng.text()).toMatch(/SIMULATED ENGINE/);
-      const rec = JSON.parse((await raw.hget(keys.build(id), 'record'))!) as { outcome: { outputPath: string } };
-      return { id, engine: rec.outcome.outputPath };
+      // The worker writes its final record just after build.finished.
+      let rec: { outcome?: { outputPath: string } } = {};
+      await until(async () => (rec = JSON.parse((await raw.hget(keys.build(id), 'record'))!)).outcome !== undefined, 10_000, 'the final record');
+      return { id, engine: rec.outcome!.outputPath };
     } finally {
       await stop(s);
     }
