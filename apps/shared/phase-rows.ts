@@ -203,6 +203,7 @@ export class PhaseRows {
     inst.stepsDone += added;
     inst.endT = t;
     inst.early = early;
+    inst.seg = undefined;
     if (early && row.earlyCount++ === 0) this.earlyRows++;
     const i = row.open.indexOf(inst);
     if (i >= 0) row.open.splice(i, 1);
@@ -289,7 +290,8 @@ export class PhaseRows {
           parent: c.parent && c.parent !== this.root ? index.get(c.parent)! : -1,
           count: c.count,
           earlyCount: c.earlyCount,
-          shown: { ...c.shown },
+          // The progress segment is the view's (build-view.ts snapshots it apart), not the row's.
+          shown: withoutSegment(c.shown),
           firstStartT: c.firstStartT,
           spans: { start: [...c.spans.start], end: [...c.spans.end], count: [...c.spans.count], gap: c.spans.gap },
         });
@@ -428,6 +430,11 @@ export interface RowsSnapshot {
   finishedCallbacks: number;
   lastT: number;
   tick: number;
+}
+
+function withoutSegment(i: Instance): Instance {
+  const { seg: _seg, ...rest } = i;
+  return rest;
 }
 
 function newRow(key: string, name: string, depth: number, parent: PhaseRow | null, shown: Instance, t: number): PhaseRow {
