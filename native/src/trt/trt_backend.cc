@@ -16,12 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,8 @@ namespace tbs {
 namespace {
 
 using trt::ConfigPlan;
+using trt::IOFormatSpec;
+using trt::LayerTypeSpec;
 using trt::Logger;
 using trt::TrtLibraries;
 
@@ -121,9 +125,100 @@ bool applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config, std::st
     return false;
   }
 #endif
+  if (plan.setTacticSources) config.setTacticSources((config.getTacticSources() | plan.enableTactics) & ~plan.disableTactics);
+  if (plan.avgTiming > 0) config.setAvgTimingIterations(plan.avgTiming);
+  for (auto const& [feature, on] : plan.preview) config.setPreviewFeature(feature, on);
   (void)error;
   return true;
 }
+
+// DLA (trtexec --useDLACore): refused where the GPU has none, as TensorRT would only fail later.
+bool applyDla(ConfigPlan const& plan, nvinfer1::IBuilder& builder, nvinfer1::IBuilderConfig& config, std::string& error) {
+  if (plan.dlaCore < 0) return true;
+  int32_t const cores = builder.getNbDLACores();
+  if (cores <= 0) {
+    error = "dlaCore " + std::to_string(plan.dlaCore) +
+            ": this GPU has no DLA (DLA cores are on Jetson and DRIVE platforms); leave --useDLACore out to build for the GPU";
+    return false;
+  }
+  if (plan.dlaCore >= cores) {
+    error = "dlaCore " + std::to_string(plan.dlaCore) + ": this GPU has " + std::to_string(cores) + " DLA core(s), 0.." +
+            std::to_string(cores - 1);
+    return false;
+  }
+  config.setDefaultDeviceType(nvinfer1::DeviceType::kDLA);
+  config.setDLACore(plan.dlaCore);
+  return true;
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored \
+    "-Wdeprecated-declarations"  // 10.x setType/setPrecision/setOutputType: deprecated with weak typing, as trtexec still uses them
+// trtexec's --inputIOFormats/--outputIOFormats (one entry per tensor, in order) and, on 10.x,
+// --layerPrecisions/--layerOutputTypes. A layer name the network lacks is a warning, as in trtexec.
+bool applyNetworkSpecs(ConfigPlan const& plan, nvinfer1::INetworkDefinition& network, std::vector<std::string>& warnings,
+                       std::string& error) {
+  auto formats = [&](char const* option, std::vector<IOFormatSpec> const& specs, int32_t count, bool inputs) {
+    if (specs.empty()) return true;
+    if (static_cast<int32_t>(specs.size()) != count) {
+      error = std::string(option) + " gives " + std::to_string(specs.size()) + " format(s) but the network has " + std::to_string(count) +
+              (inputs ? " input(s)" : " output(s)") + ": give one per tensor, in order";
+      return false;
+    }
+    for (int32_t i = 0; i < count; ++i) {
+      nvinfer1::ITensor* t = inputs ? network.getInput(i) : network.getOutput(i);
+      IOFormatSpec const& spec = specs[static_cast<std::size_t>(i)];
+#if NV_TENSORRT_MAJOR >= 11
+      // Strongly typed: a tensor's type comes from the model; only its formats can be chosen.
+      if (t->getType() != spec.type) {
+        error =
+            std::string(option) + ": " + (inputs ? "input \"" : "output \"") + t->getName() +
+            "\" has the model's type, which TensorRT 11 (strongly typed) keeps; give that type with the format, or cast the model offline";
+        return false;
+      }
+#else
+      t->setType(spec.type);
+#endif
+      t->setAllowedFormats(spec.formats);
+    }
+    return true;
+  };
+  if (!formats("inputIOFormats", plan.inputFormats, network.getNbInputs(), true)) return false;
+  if (!formats("outputIOFormats", plan.outputFormats, network.getNbOutputs(), false)) return false;
+#if NV_TENSORRT_MAJOR < 11
+  auto matched = [&](std::vector<LayerTypeSpec> const& specs, auto&& apply) {
+    std::set<std::string> used;
+    for (int32_t i = 0; i < network.getNbLayers(); ++i) {
+      nvinfer1::ILayer* layer = network.getLayer(i);
+      std::string const name = layer->getName();
+      for (auto const& s : specs) {
+        if (s.layer != name && s.layer != "*") continue;
+        // "*" leaves layers alone whose outputs are not floating point (shapes, indices, masks), as trtexec does.
+        if (s.layer == "*") {
+          nvinfer1::DataType const t = layer->getNbOutputs() > 0 ? layer->getOutput(0)->getType() : nvinfer1::DataType::kFLOAT;
+          if (t != nvinfer1::DataType::kFLOAT && t != nvinfer1::DataType::kHALF && t != nvinfer1::DataType::kBF16) continue;
+        }
+        apply(*layer, s);
+        used.insert(s.layer);
+        if (s.layer == name) break;
+      }
+    }
+    for (auto const& s : specs) {
+      if (s.layer != "*" && !used.count(s.layer))
+        warnings.push_back("layer \"" + s.layer + "\" named in a layer precision/output type is not in the network");
+    }
+  };
+  matched(plan.layerPrecisions, [](nvinfer1::ILayer& l, LayerTypeSpec const& s) { l.setPrecision(s.types.front()); });
+  matched(plan.layerOutputTypes, [](nvinfer1::ILayer& l, LayerTypeSpec const& s) {
+    int32_t const n = l.getNbOutputs();
+    for (int32_t o = 0; o < n; ++o) l.setOutputType(o, s.types[std::min(static_cast<std::size_t>(o), s.types.size() - 1)]);
+  });
+#else
+  (void)warnings;
+#endif
+  return true;
+}
+#pragma GCC diagnostic pop
 
 std::vector<trt::InputDesc> describeInputs(nvinfer1::INetworkDefinition& network) {
   std::vector<trt::InputDesc> inputs;
@@ -567,6 +662,12 @@ class TrtBackend final : public Backend {
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (!config) return failed(withLastError("TensorRT could not create a builder config"));
     if (!applyPlan(plan, *config, error)) return failed(error);
+    if (!applyDla(plan, *builder, *config, error)) return failed(error);
+    {
+      std::vector<std::string> specWarnings;
+      if (!applyNetworkSpecs(plan, *network, specWarnings, error)) return failed(error);
+      for (auto const& w : specWarnings) sink.log(Severity::kWarning, w.c_str());
+    }
     trt::setPluginsToSerialize(*config, serializePlugins);
 
     std::vector<trt::ProfileEntry> profile;

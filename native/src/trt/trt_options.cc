@@ -1,5 +1,7 @@
 #include "trt_options.h"
 
+#include <cctype>
+#include <map>
 #include <set>
 
 #include "trt_version.h"
@@ -170,6 +172,218 @@ bool planHardwareCompatibility(std::string const& hc, int32_t libVersion, Config
   return true;
 }
 
+std::vector<std::string> splitOn(std::string const& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+// trtexec's type names (its stringToValue<DataType>).
+bool dataTypeOf(std::string const& name, nvinfer1::DataType& t) {
+  using D = nvinfer1::DataType;
+  static std::map<std::string, D> const kTypes{{"fp32", D::kFLOAT},  {"fp16", D::kHALF},   {"bf16", D::kBF16},   {"int8", D::kINT8},
+                                               {"fp8", D::kFP8},     {"int32", D::kINT32}, {"int64", D::kINT64}, {"bool", D::kBOOL},
+                                               {"uint8", D::kUINT8}, {"int4", D::kINT4}};
+  auto it = kTypes.find(name);
+  if (it == kTypes.end()) return false;
+  t = it->second;
+  return true;
+}
+
+bool tensorFormatOf(std::string const& name, nvinfer1::TensorFormat& f) {
+  using T = nvinfer1::TensorFormat;
+  static std::map<std::string, T> const kFormats{{"chw", T::kLINEAR},
+                                                 {"chw2", T::kCHW2},
+                                                 {"chw4", T::kCHW4},
+                                                 {"hwc8", T::kHWC8},
+                                                 {"chw16", T::kCHW16},
+                                                 {"chw32", T::kCHW32},
+                                                 {"dhwc8", T::kDHWC8},
+                                                 {"cdhw32", T::kCDHW32},
+                                                 {"hwc", T::kHWC},
+                                                 {"dhwc", T::kDHWC},
+                                                 {"dla_linear", T::kDLA_LINEAR},
+                                                 {"hwc16", T::kHWC16},
+                                                 {"dla_hwc4", T::kDLA_HWC4}};
+  auto it = kFormats.find(name);
+  if (it == kFormats.end()) return false;
+  f = it->second;
+  return true;
+}
+
+// "-CUBLAS,+CUDNN" → bits to add and remove; the sources the headers have (11.x dropped cuBLAS/cuDNN).
+bool planTacticSources(std::string const& spec, ConfigPlan& plan, std::string& error) {
+  using S = nvinfer1::TacticSource;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuBLAS/cuDNN sources: deprecated in 10.x, as trtexec still takes them
+  std::map<std::string, S> const sources{
+#if NV_TENSORRT_MAJOR < 11
+      {"CUBLAS", S::kCUBLAS},
+      {"CUBLAS_LT", S::kCUBLAS_LT},
+      {"CUBLASLT", S::kCUBLAS_LT},
+      {"CUDNN", S::kCUDNN},
+#endif
+      {"EDGE_MASK_CONVOLUTIONS", S::kEDGE_MASK_CONVOLUTIONS},
+      {"JIT_CONVOLUTIONS", S::kJIT_CONVOLUTIONS}};
+#pragma GCC diagnostic pop
+  for (auto const& entry : splitOn(spec, ',')) {
+    if (entry.empty() || (entry[0] != '+' && entry[0] != '-')) {
+      error = "tacticSources: \"" + entry + "\" must start with + or - (enable or disable)";
+      return false;
+    }
+    std::string name = entry.substr(1);
+    for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    auto it = sources.find(name);
+    if (it == sources.end()) {
+      error =
+          "tacticSources: \"" + entry.substr(1) + "\" is not a tactic source of TensorRT " + std::to_string(NV_TENSORRT_MAJOR) +
+          (NV_TENSORRT_MAJOR >= 11 ? " (11.x has EDGE_MASK_CONVOLUTIONS and JIT_CONVOLUTIONS; cuBLAS and cuDNN tactics were removed)" : "");
+      return false;
+    }
+    uint32_t bit = 1U << static_cast<uint32_t>(it->second);
+    (entry[0] == '+' ? plan.enableTactics : plan.disableTactics) |= bit;
+    if (plan.enableTactics & plan.disableTactics) {
+      error = "tacticSources: " + name + " is both enabled and disabled";
+      return false;
+    }
+  }
+  plan.setTacticSources = true;
+  return true;
+}
+
+// "+aliasedPluginIO1003" → preview features the headers have, by trtexec's names.
+bool planPreview(std::string const& spec, ConfigPlan& plan, std::string& error) {
+  using P = nvinfer1::PreviewFeature;
+  for (auto const& entry : splitOn(spec, ',')) {
+    if (entry.empty() || (entry[0] != '+' && entry[0] != '-')) {
+      error = "previewFeatures: \"" + entry + "\" must start with + or - (enable or disable)";
+      return false;
+    }
+    std::string const name = entry.substr(1);
+    bool const on = entry[0] == '+';
+    if (name == "profileSharing0806") {
+      plan.warnings.push_back("preview feature profileSharing0806 is on by default since TensorRT 10.0; the setting has no effect");
+      continue;
+    }
+    if (name == "aliasedPluginIO1003") {
+      plan.preview.emplace_back(P::kALIASED_PLUGIN_IO_10_03, on);
+#if TBS_TRT_HEADERS_AT_LEAST(10, 10)
+    } else if (name == "runtimeActivationResize") {
+      plan.preview.emplace_back(P::kRUNTIME_ACTIVATION_RESIZE_10_10, on);
+#endif
+#if NV_TENSORRT_MAJOR == 10 && TBS_TRT_HEADERS_AT_LEAST(10, 16)
+    } else if (name == "multiDeviceRuntime") {
+      plan.preview.emplace_back(P::kMULTIDEVICE_RUNTIME_10_16, on);
+#endif
+    } else {
+      error = "previewFeatures: \"" + name + "\" is not a preview feature of the TensorRT " + std::to_string(NV_TENSORRT_MAJOR) +
+              ".x headers this adapter was built with";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parseIOFormats(char const* option, std::string const& spec, std::vector<IOFormatSpec>& out, std::string& error) {
+  out.clear();
+  for (auto const& entry : splitOn(spec, ',')) {
+    std::size_t colon = entry.find(':');
+    IOFormatSpec f;
+    if (colon == std::string::npos || !dataTypeOf(entry.substr(0, colon), f.type)) {
+      error = std::string(option) + ": \"" + entry + "\" is not <type>:<format>[+<format>] with a type trtexec knows (e.g. fp16:chw)";
+      return false;
+    }
+    for (auto const& name : splitOn(entry.substr(colon + 1), '+')) {
+      nvinfer1::TensorFormat fmt{};
+      if (!tensorFormatOf(name, fmt)) {
+        error = std::string(option) + ": \"" + name +
+                "\" is not a tensor format (chw, chw2, chw4, hwc8, chw16, chw32, dhwc8, cdhw32, hwc, dhwc, dla_linear, hwc16, dla_hwc4)";
+        return false;
+      }
+      f.formats |= 1U << static_cast<uint32_t>(fmt);
+    }
+    out.push_back(f);
+  }
+  return true;
+}
+
+bool parseLayerTypes(char const* option, std::string const& spec, bool severalTypes, std::vector<LayerTypeSpec>& out, std::string& error) {
+  out.clear();
+  for (auto const& entry : splitOn(spec, ',')) {
+    std::size_t colon = entry.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      error = std::string(option) + ": \"" + entry + "\" is not <layer name>:<type> (* for every layer)";
+      return false;
+    }
+    LayerTypeSpec l{entry.substr(0, colon), {}};
+    auto const types = severalTypes ? splitOn(entry.substr(colon + 1), '+') : std::vector<std::string>{entry.substr(colon + 1)};
+    for (auto const& name : types) {
+      nvinfer1::DataType t{};
+      if (!dataTypeOf(name, t)) {
+        error = std::string(option) + ": \"" + name + "\" is not a type (fp32, fp16, bf16, int8, fp8, int32, int64, bool, uint8, int4)";
+        return false;
+      }
+      l.types.push_back(t);
+    }
+    out.push_back(l);
+  }
+  return true;
+}
+
+namespace {
+
+// --precisionConstraints and the layer types (10.x; 11.x networks are strongly typed).
+bool planLayerConstraints(BuildRequest const& request, ConfigPlan& plan, std::string& error) {
+  bool const any = !request.layerPrecisions.empty() || !request.layerOutputTypes.empty() ||
+                   (!request.precisionConstraints.empty() && request.precisionConstraints != "none");
+  if (!any) return true;
+#if NV_TENSORRT_MAJOR >= 11
+  error =
+      "precisionConstraints/layerPrecisions/layerOutputTypes: TensorRT 11 has no per-layer precision constraints: networks are "
+      "strongly typed, so each layer runs in the precision its tensors' types give it (cast or quantize the model offline)";
+  (void)plan;
+  return false;
+#else
+  if (plan.stronglyTyped) {
+    error =
+        "stronglyTyped cannot be combined with precisionConstraints/layerPrecisions/layerOutputTypes: a strongly typed network "
+        "takes each layer's precision from the model";
+    return false;
+  }
+  if (!request.layerPrecisions.empty() &&
+      !parseLayerTypes("layerPrecisions", request.layerPrecisions, false, plan.layerPrecisions, error)) {
+    return false;
+  }
+  if (!request.layerOutputTypes.empty() &&
+      !parseLayerTypes("layerOutputTypes", request.layerOutputTypes, true, plan.layerOutputTypes, error)) {
+    return false;
+  }
+  std::string const& c = request.precisionConstraints;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // kOBEY/kPREFER_PRECISION_CONSTRAINTS: deprecated in 10.12+
+  nvinfer1::BuilderFlag const obey = nvinfer1::BuilderFlag::kOBEY_PRECISION_CONSTRAINTS;
+  nvinfer1::BuilderFlag const prefer = nvinfer1::BuilderFlag::kPREFER_PRECISION_CONSTRAINTS;
+#pragma GCC diagnostic pop
+  if (c == "obey") plan.setFlags.push_back(obey);
+  else if (c == "prefer") plan.setFlags.push_back(prefer);
+  else if (c == "none" || c.empty()) {
+    // As trtexec: layer types without obey/prefer are hints TensorRT may ignore.
+    plan.warnings.push_back("layerPrecisions/layerOutputTypes without precisionConstraints obey or prefer: TensorRT may ignore them");
+  } else {
+    error = "precisionConstraints must be none, prefer or obey, got \"" + c + "\"";
+    return false;
+  }
+  return true;
+#endif
+}
+
 }  // namespace
 
 bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPlan& plan, std::string& error) {
@@ -282,6 +496,32 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     }
     plan.setFlags.push_back(F::kERROR_ON_TIMING_CACHE_MISS);
     plan.pinnedCache = true;
+  }
+  if (!request.inputIOFormats.empty() && !parseIOFormats("inputIOFormats", request.inputIOFormats, plan.inputFormats, error)) return false;
+  if (!request.outputIOFormats.empty() && !parseIOFormats("outputIOFormats", request.outputIOFormats, plan.outputFormats, error))
+    return false;
+  if (!planLayerConstraints(request, plan, error)) return false;
+  if (request.sparsity == "enable") plan.setFlags.push_back(F::kSPARSE_WEIGHTS);
+  else if (!request.sparsity.empty() && request.sparsity != "disable") {
+    error = "sparsity must be disable or enable, got \"" + request.sparsity + "\"";
+    return false;
+  }
+  if (!request.tacticSources.empty() && !planTacticSources(request.tacticSources, plan, error)) return false;
+  if (request.avgTiming == 0 || request.avgTiming < -1) {
+    error = "avgTiming must be >= 1 (or unset), got " + std::to_string(request.avgTiming);
+    return false;
+  }
+  plan.avgTiming = request.avgTiming;
+  if (request.compilationCache == 0) plan.setFlags.push_back(F::kDISABLE_COMPILATION_CACHE);
+  if (!request.previewFeatures.empty() && !planPreview(request.previewFeatures, plan, error)) return false;
+  if (request.dlaCore < -1) {
+    error = "dlaCore must be a DLA core index >= 0 (or unset), got " + std::to_string(request.dlaCore);
+    return false;
+  }
+  plan.dlaCore = request.dlaCore;
+  if (request.allowGPUFallback) {
+    plan.setFlags.push_back(F::kGPU_FALLBACK);
+    if (request.dlaCore < 0) plan.warnings.push_back("allowGPUFallback without dlaCore: every layer runs on the GPU anyway");
   }
   plan.forwardVerbose = request.verboseLog || plan.inferCacheMisses;
   return true;

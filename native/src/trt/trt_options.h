@@ -21,6 +21,18 @@
 
 namespace tbs::trt {
 
+// A tensor's type and the formats it may take (trtexec's "fp16:chw+hwc8").
+struct IOFormatSpec {
+  nvinfer1::DataType type = nvinfer1::DataType::kFLOAT;
+  nvinfer1::TensorFormats formats = 0;  // bit mask of TensorFormat
+};
+
+// A layer name ("*": every layer) and its types (one for a precision, one per output for output types).
+struct LayerTypeSpec {
+  std::string layer;
+  std::vector<nvinfer1::DataType> types;
+};
+
 struct ConfigPlan {
   nvinfer1::NetworkDefinitionCreationFlags networkFlags = 0;
   bool stronglyTyped = false;
@@ -45,7 +57,22 @@ struct ConfigPlan {
   // A pinned build (--pinned-cache): kERROR_ON_TIMING_CACHE_MISS is set (every release 10.0+ and
   // 11.x has it, as trtexec's --errorOnTimingCacheMiss), the cache is read only.
   bool pinnedCache = false;
+  // trtexec's build specs (BuildRequest's strings, parsed here so a typo fails before the build).
+  std::vector<IOFormatSpec> inputFormats;       // one per network input, in order (setType/setAllowedFormats)
+  std::vector<IOFormatSpec> outputFormats;      // one per network output
+  std::vector<LayerTypeSpec> layerPrecisions;   // 10.x: ILayer::setPrecision ("*" = every layer)
+  std::vector<LayerTypeSpec> layerOutputTypes;  // 10.x: ILayer::setOutputType, one type per output
+  bool setTacticSources = false;
+  uint32_t enableTactics = 0;   // bits of TacticSource added to TensorRT's defaults
+  uint32_t disableTactics = 0;  // bits removed from them
+  int32_t avgTiming = -1;       // -1: TensorRT's default (IBuilderConfig::setAvgTimingIterations)
+  std::vector<std::pair<nvinfer1::PreviewFeature, bool>> preview;
+  int32_t dlaCore = -1;  // -1: GPU only; else setDefaultDeviceType(kDLA) + setDLACore (the GPU must have DLA)
 };
+
+// trtexec's spec text → the plan's parts; false with an error naming the option and the bad part.
+bool parseIOFormats(char const* option, std::string const& spec, std::vector<IOFormatSpec>& out, std::string& error);
+bool parseLayerTypes(char const* option, std::string const& spec, bool severalTypes, std::vector<LayerTypeSpec>& out, std::string& error);
 
 // Fills `plan` from `request` for the library whose getInferLibVersion() is `libVersion`; false
 // with a user-facing `error` naming the offending option (and the version that would have it).

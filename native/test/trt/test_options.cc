@@ -459,3 +459,117 @@ TEST(route_knob_patterns_keep_every_entry_with_an_option) {
 }
 
 TEST_MAIN()
+
+// trtexec's other build flags (issue 37): BuildRequest's spec strings → the plan.
+TEST(io_formats_parse_type_and_format_mask_per_tensor) {
+  tbs::BuildRequest r;
+  r.inputIOFormats = "fp16:chw,int8:chw4+hwc8";
+  r.outputIOFormats = "fp32:hwc";
+  ConfigPlan p;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.inputFormats.size(), size_t{2});
+  CHECK(p.inputFormats[0].type == nvinfer1::DataType::kHALF);
+  CHECK_EQ(p.inputFormats[0].formats, 1U << static_cast<uint32_t>(nvinfer1::TensorFormat::kLINEAR));
+  CHECK(p.inputFormats[1].type == nvinfer1::DataType::kINT8);
+  CHECK_EQ(p.inputFormats[1].formats,
+           (1U << static_cast<uint32_t>(nvinfer1::TensorFormat::kCHW4)) | (1U << static_cast<uint32_t>(nvinfer1::TensorFormat::kHWC8)));
+  CHECK_EQ(p.outputFormats.size(), size_t{1});
+  CHECK(p.outputFormats[0].type == nvinfer1::DataType::kFLOAT);
+  r.inputIOFormats = "fp16:nchw";
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("inputIOFormats: \"nchw\" is not a tensor format") == 0);
+}
+
+TEST(sparsity_compilation_cache_avg_timing_dla_map_to_their_settings) {
+  tbs::BuildRequest r;
+  r.sparsity = "enable";
+  r.compilationCache = 0;
+  r.avgTiming = 4;
+  r.dlaCore = 1;
+  r.allowGPUFallback = true;
+  ConfigPlan p;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(has(p.setFlags, BuilderFlag::kSPARSE_WEIGHTS));
+  CHECK(has(p.setFlags, BuilderFlag::kDISABLE_COMPILATION_CACHE));
+  CHECK(has(p.setFlags, BuilderFlag::kGPU_FALLBACK));
+  CHECK_EQ(p.avgTiming, 4);
+  CHECK_EQ(p.dlaCore, 1);
+  r.sparsity = "force";
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("sparsity must be disable or enable") == 0);
+  r.sparsity = "";
+  r.avgTiming = 0;
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("avgTiming must be >= 1") == 0);
+}
+
+TEST(tactic_sources_add_and_remove_bits_the_headers_have) {
+  tbs::BuildRequest r;
+  r.tacticSources = "+jit_convolutions,-EDGE_MASK_CONVOLUTIONS";
+  ConfigPlan p;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(p.setTacticSources);
+  CHECK_EQ(p.enableTactics, 1U << static_cast<uint32_t>(nvinfer1::TacticSource::kJIT_CONVOLUTIONS));
+  CHECK_EQ(p.disableTactics, 1U << static_cast<uint32_t>(nvinfer1::TacticSource::kEDGE_MASK_CONVOLUTIONS));
+  r.tacticSources = "+JIT_CONVOLUTIONS,-JIT_CONVOLUTIONS";
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("both enabled and disabled") != std::string::npos);
+  r.tacticSources = "-CUBLAS";
+#if NV_TENSORRT_MAJOR >= 11
+  // 11.x removed cuBLAS/cuDNN tactics: the flag names the ones there are.
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("cuBLAS and cuDNN tactics were removed") != std::string::npos);
+#else
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK(p.disableTactics != 0U);
+#endif
+}
+
+TEST(preview_features_by_trtexec_names) {
+  tbs::BuildRequest r;
+  r.previewFeatures = "+aliasedPluginIO1003,-profileSharing0806";
+  ConfigPlan p;
+  std::string err;
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.preview.size(), size_t{1});
+  CHECK(p.preview[0].first == nvinfer1::PreviewFeature::kALIASED_PLUGIN_IO_10_03);
+  CHECK(p.preview[0].second);
+  CHECK_EQ(p.warnings.size(), size_t{1});
+  r.previewFeatures = "+fastMath";
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("\"fastMath\" is not a preview feature") != std::string::npos);
+}
+
+TEST(layer_precision_constraints_are_10x_only) {
+  tbs::BuildRequest r;
+  r.precisionConstraints = "obey";
+  r.layerPrecisions = "conv1:fp16,*:fp32";
+  r.layerOutputTypes = "split:fp16+fp32";
+  ConfigPlan p;
+  std::string err;
+#if NV_TENSORRT_MAJOR >= 11
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("TensorRT 11 has no per-layer precision constraints: networks are strongly typed") != std::string::npos);
+#else
+  CHECK(planBuilderConfig(r, kLib, p, err));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  CHECK(has(p.setFlags, BuilderFlag::kOBEY_PRECISION_CONSTRAINTS));
+#pragma GCC diagnostic pop
+  CHECK_EQ(p.layerPrecisions.size(), size_t{2});
+  CHECK_EQ(p.layerPrecisions[1].layer, std::string("*"));
+  CHECK(p.layerPrecisions[1].types.front() == nvinfer1::DataType::kFLOAT);
+  CHECK_EQ(p.layerOutputTypes.size(), size_t{1});
+  CHECK_EQ(p.layerOutputTypes[0].types.size(), size_t{2});
+  r.stronglyTyped = true;
+  CHECK(!planBuilderConfig(r, kLib, p, err));
+  CHECK(err.find("stronglyTyped cannot be combined") == 0);
+  r.stronglyTyped = false;
+  r.precisionConstraints = "";
+  CHECK(planBuilderConfig(r, kLib, p, err));
+  CHECK_EQ(p.warnings.size(), size_t{1});  // without obey/prefer TensorRT may ignore them
+#endif
+}
