@@ -18,6 +18,7 @@ import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 import { NO_PLUGINS } from '../service/plugin-libraries.js';
+import { displayMessage } from '../shared/display-text.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--plugin-dir <folder>]... [--queue <redis://...>] [--heartbeat <seconds>]
 
@@ -52,7 +53,7 @@ export function parseLspArgs(argv: readonly string[]): LspCliOptions | 'help' {
   return parseStdioServerArgs(argv, FLAGS);
 }
 
-const log = (line: string) => process.stderr.write(`[lsp] ${line}\n`);
+const log = (line: string) => process.stderr.write(`[lsp] ${displayMessage(line)}\n`);
 
 /** Runs until the client goes away; resolves to the exit code (the LSP `exit` notification ends the process itself). */
 export async function runLsp(argv: string[]): Promise<number> {

@@ -10,7 +10,7 @@
 // The signal handlers are in place before the SDK, zod and the service load (the slow part of the
 // start), so a signal during start-up stops the server the same way instead of killing it.
 import type { BuildServiceApi } from '../service/api.js';
-import { displayMessage } from '../shared/display-text.js';
+import { displayLines, displayMessage } from '../shared/display-text.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
@@ -41,7 +41,7 @@ export function parseMcpArgs(argv: readonly string[]): McpCliOptions | 'help' {
 }
 
 // Log lines quote paths and names from requests: escaped and cut (display-text.ts), line by line.
-const log = (line: string) => process.stderr.write(`[mcp] ${line.split('\n').map(displayMessage).join('\n')}\n`);
+const log = (line: string) => process.stderr.write(`[mcp] ${displayMessage(line)}\n`);
 
 /** Runs until the client goes away or a signal arrives; resolves to the exit code. */
 export async function runMcp(argv: string[]): Promise<number> {
@@ -120,7 +120,7 @@ if (require.main === module) {
   runMcp(process.argv.slice(2)).then(
     (code) => processSignals().exitWith(code),
     (e: unknown) => {
-      process.stderr.write(`trt-build-studio mcp: ${(e as Error).stack ?? String(e)}\n`);
+      process.stderr.write(`trt-build-studio mcp: ${displayLines((e as Error).stack ?? String(e))}\n`);
       process.exit(1);
     },
   );

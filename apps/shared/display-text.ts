@@ -49,3 +49,12 @@ export function displayMessage(s: string): string {
   if (out.length > MAX_DISPLAY_MESSAGE) out = cut(out, MAX_DISPLAY_MESSAGE - 100);
   return displayText(out);
 }
+
+/**
+ * Text whose line breaks are the program's own (a stack trace) made safe line by line: the breaks
+ * kept, everything a line quotes escaped and cut. Never for text that quotes input as a whole: a
+ * line break from a file or a client would then pass (use displayMessage).
+ */
+export function displayLines(s: string): string {
+  return s.split('\n').map(displayMessage).join('\n');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayText } from '../display-text.js';
+import { displayLines, displayText } from '../display-text.js';
 
 describe('displayText', () => {
   it('leaves ordinary text, Unicode and backslashes alone', () => {
@@ -53,5 +53,17 @@ describe('displayMessage', () => {
     expect(many.length).toBeLessThanOrEqual(MAX_DISPLAY_MESSAGE + 40);
     expect(many).toMatch(/… \(25000 characters\)$/);
     expect(displayMessage('a\u001b[2Jb\u202ec\r')).toBe('a\\x1b[2Jb\\u202ec\\r');
+  });
+});
+
+describe('displayLines', () => {
+  it('keeps a message’s own line breaks and makes each line safe', () => {
+    const msg = `m.onnx is not a valid ONNX model for TensorRT: 2 problems\n  1. node "a\u001b[2Jb" reads x\n  2. ${'p'.repeat(5000)}`;
+    const out = displayLines(msg);
+    const lines = out.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toBe('  1. node "a\\x1b[2Jb" reads x');
+    expect(lines[2]!.length).toBeLessThan(400);
+    expect(lines[2]).toContain('(5000 characters)');
   });
 });
