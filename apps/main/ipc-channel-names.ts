@@ -27,6 +27,8 @@ export const INVOKE = {
   deleteEngines: 'tbs:delete-engines',
   checkEngine: 'tbs:check-engine',
   compareBuilds: 'tbs:compare-builds',
+  /** A build's layer information, as GET /api/builds/{id}/layers answers (the Engine view). */
+  buildLayers: 'tbs:build-layers',
   showBuildFile: 'tbs:show-build-file',
 } as const;
 

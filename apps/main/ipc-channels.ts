@@ -57,6 +57,7 @@ export const PAYLOADS = {
   [INVOKE.deleteEngines]: z.object({ names: z.array(z.string().min(1).max(1024)).min(1).max(1000) }).strict(),
   [INVOKE.checkEngine]: z.object({ name: z.string().min(1).max(1024) }).strict(),
   [INVOKE.compareBuilds]: z.object({ a: z.string().min(1).max(200), b: z.string().min(1).max(200) }).strict(),
+  [INVOKE.buildLayers]: z.object({ id: Id }).strict(),
   [INVOKE.showBuildFile]: z.object({ id: Id, file: z.enum(['engine', 'manifest']) }).strict(),
 } satisfies Record<InvokeChannel, z.ZodType>;
 

@@ -4,12 +4,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseWindow, IpcMainInvokeEvent } from 'electron';
-import type { ModelRef, SavedEngine } from '../shared/build-client.js';
+import type { BuildLayers, ModelRef, SavedEngine } from '../shared/build-client.js';
 import { describeZodError, type BackendInfo } from '../shared/protocol.js';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
 import { checkEngine } from '../service/engine-check.js';
 import { manifestPathFor } from '../shared/engine-manifest.js';
 import { compareSources } from '../service/compare-sources.js';
+import { buildLayerReport } from '../service/engine-explain.js';
 import { copyFileAtomic } from './atomic-file.js';
 import type { Dialogs } from './dialogs.js';
 import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
@@ -209,6 +210,13 @@ export function registerIpcHandlers(deps: IpcDeps): () => void {
       return file;
     };
     return compareSources(engineOf(a), engineOf(b), []);
+  });
+  // The Engine view's "Show layers" and build picker on the desktop: the service's own reading and
+  // precision check (engine-explain.ts), shaped as GET /api/builds/{id}/layers sends it, so both
+  // hosts give the page the same object. The files' paths stay in main (the HTTP route omits them too).
+  on(INVOKE.buildLayers, ({ id }): BuildLayers => {
+    const { schema, detailed, layers, summary, io, check } = buildLayerReport(service, id);
+    return { schema, detailed, layers, summary, io, ...(check ? { check } : {}) };
   });
   // History's "engine" and "manifest" on the desktop: the file manager opens at the build's file.
   // Only a build's own engine (still the file it wrote) or the manifest beside it, by build id.

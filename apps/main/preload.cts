@@ -9,7 +9,7 @@
 // nothing but 'electron'. (Electron runs a sandboxed preload as a function of require, process,
 // exports and module, so CommonJS output works as is.)
 import electron = require('electron');
-import type { BuildClient, ModelRef, PluginLibraryLists, PluginOption, SavedEngine } from '../shared/build-client.js';
+import type { BuildClient, BuildLayers, ModelRef, PluginLibraryLists, PluginOption, SavedEngine } from '../shared/build-client.js';
 import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
 import type { CheckResult } from '../shared/engine-manifest.js';
 import type { BuildComparison } from '../shared/build-compare.js';
@@ -109,6 +109,7 @@ const client: BuildClient = {
   deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
   checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),
   compareBuilds: (a: string, b: string) => call<BuildComparison>(C.compareBuilds, { a, b }),
+  buildLayers: (id: string) => call<BuildLayers>(C.buildLayers, { id }),
   showBuildFile: (id: string, file: 'engine' | 'manifest') => call<{ path: string }>(C.showBuildFile, { id, file }),
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };

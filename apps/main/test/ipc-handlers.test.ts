@@ -18,6 +18,9 @@ import { createSenderCheck } from '../sender-check.js';
 import { SubscriptionHub } from '../subscription-hub.js';
 import { FakeWebContents } from './fake-electron.js';
 import { viewFromRecord } from '../../shared/view-format.js';
+import { layersPathFor, normalizeOptions } from '../../shared/engine-manifest.js';
+import { buildLayerReport } from '../../service/engine-explain.js';
+import { simulatedLayerInformation } from '../../service/layer-info.js';
 
 const summary = (fileName: string): ModelSummary => ({
   fileName,
@@ -513,5 +516,62 @@ describe("History's engine and manifest on the desktop (showBuildFile)", () => {
     expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'layers' })).code).toBe('bad_input');
     expect(errorOf(await t.call(INVOKE.showBuildFile, { id: 'b1', file: 'engine', path: '/etc/passwd' })).code).toBe('bad_input');
     expect(t.shown).toEqual([]);
+  });
+});
+
+describe("a build's layers for the Engine view (buildLayers)", () => {
+  /** What the simulated backend writes beside its engine (engine-manifest-file.ts) for a build with these options. */
+  const writeSimulatedLayers = (precision: Array<'fp16'>) =>
+    writeFileSync(
+      layersPathFor(t.engine),
+      JSON.stringify(
+        simulatedLayerInformation(
+          [
+            { name: 'conv_0', op: 'Conv' },
+            { name: 'relu_1', op: 'Relu' },
+            { name: 'exp_2', op: 'Exp' },
+            { name: 'fc', op: 'Gemm' },
+          ],
+          normalizeOptions({ precision }),
+          ['input', 'output'],
+        ),
+      ),
+    );
+
+  it("answers the service's reading of the build's saved layer JSON, shaped as GET /api/builds/{id}/layers sends it", async () => {
+    t.service.getBuild('b1')!.options = { backend: 'simulated', precision: ['fp16'] };
+    writeSimulatedLayers(['fp16']);
+    const res = await t.call(INVOKE.buildLayers, { id: 'b1' });
+    // The same function the HTTP route answers from, less the files' paths on disk (as the route).
+    const { files, ...expected } = buildLayerReport(t.service, 'b1');
+    expect(files.layers).toBe(layersPathFor(t.engine));
+    expect(res).toEqual({ ok: true, value: expected });
+    expect(JSON.stringify(res)).not.toContain(t.dir);
+    const value = (res as { value: typeof expected }).value;
+    expect(value).toMatchObject({ schema: '10.x', detailed: true, summary: { count: value.layers.length } });
+    expect(value.layers.map((l) => [l.name, l.precision])).toContainEqual(['conv_0 + relu_1', 'fp16']);
+    // An fp16 build: the check names the layer the simulated backend left in FP32.
+    expect(value.check).toMatchObject({ expected: 'fp16', wider: [{ name: 'exp_2', precision: 'fp32' }] });
+  });
+
+  it('no precision asked for: no check', async () => {
+    writeSimulatedLayers([]);
+    const res = await t.call(INVOKE.buildLayers, { id: 'b1' });
+    expect(res.ok && (res.value as Record<string, unknown>).check).toBeUndefined();
+    expect(res.ok && Object.keys(res.value as object).sort()).toEqual(['detailed', 'io', 'layers', 'schema', 'summary']);
+  });
+
+  it('refuses an id of another shape (bad_input) and says not_found for an unknown build, a failed one and one without layer information', async () => {
+    writeSimulatedLayers([]);
+    for (const payload of [{ id: '../b1' }, { id: '' }, { id: 'b1', path: '/etc/passwd' }, 'b1', undefined]) {
+      const err = errorOf(await t.call(INVOKE.buildLayers, payload));
+      expect(err.code).toBe('bad_input');
+      expect(err.message).toMatch(/^Invalid request to tbs:build-layers: /);
+    }
+    expect(errorOf(await t.call(INVOKE.buildLayers, { id: 'nope' }))).toEqual({ code: 'not_found', message: 'unknown build "nope"' });
+    expect(errorOf(await t.call(INVOKE.buildLayers, { id: 'b2' })).message).toMatch(/^build b2 has no engine \(it is failed\)/);
+    rmSync(layersPathFor(t.engine));
+    const gone = errorOf(await t.call(INVOKE.buildLayers, { id: 'b1' }));
+    expect([gone.code, gone.message]).toEqual(['not_found', expect.stringMatching(/^build b1 has no layer information/)]);
   });
 });

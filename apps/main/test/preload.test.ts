@@ -160,6 +160,21 @@ describe('preload', () => {
     ]);
   });
 
+  it("exposes buildLayers (the Engine view's build layers) and sends only the build id; main's not_found reaches the page", async () => {
+    const report = { schema: '10.x', detailed: true, layers: [{ name: 'conv_0', precision: 'fp16' }], io: [], summary: { count: 1, byPrecision: { fp16: 1 } } };
+    const p = runPreload((_channel, payload) =>
+      (payload as { id: string }).id === 'b1' ? ok(report) : { ok: false, error: { code: 'not_found', message: 'unknown build "b9"' } },
+    );
+    expect(typeof p.page.buildLayers).toBe('function');
+    expect(await p.page.buildLayers!('b1')).toEqual(report);
+    const err = await p.page.buildLayers!('b9').catch((e: Error) => e);
+    expect([(err as Error).name, (err as Error).message]).toEqual(['not_found', 'unknown build "b9"']);
+    expect(p.invoked).toEqual([
+      [INVOKE.buildLayers, { id: 'b1' }],
+      [INVOKE.buildLayers, { id: 'b9' }],
+    ]);
+  });
+
   it('resolves a dropped file to its path in the preload, and refuses one without a path', async () => {
     const p = runPreload(() => ok({ path: '/m/d.onnx' }));
     await p.page.openDroppedFile({ fakePath: '/m/d.onnx' } as never);
