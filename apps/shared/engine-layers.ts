@@ -133,36 +133,48 @@ const dims = (v: unknown): number[] | undefined => (Array.isArray(v) && v.every(
  * "Row major linear FP32" → fp32. Undefined when it names none of them.
  */
 export function precisionOfFormat(format: string): LayerPrecision | undefined {
-  const f = format.toLowerCase();
-  // Longest and most specific names first: "bf16" before "fp16", "int64" before "int4".
-  const rules: Array<[RegExp, LayerPrecision]> = [
-    [/\b(bf16|bfloat16)\b/, 'bf16'],
-    [/\b(fp16|half)\b/, 'fp16'],
-    [/\b(fp32|float|float32)\b/, 'fp32'],
-    [/\b(fp8|e4m3|fp8e4m3)\b/, 'fp8'],
-    [/\b(fp4|e2m1|fp4e2m1)\b/, 'fp4'],
-    [/\bint64\b/, 'int64'],
-    [/\bint32\b/, 'int32'],
-    [/\bint8\b/, 'int8'],
-    [/\bint4\b/, 'int4'],
-    [/\buint8\b/, 'uint8'],
-    [/\bbool\b/, 'bool'],
-  ];
-  for (const [re, p] of rules) if (re.test(f)) return p;
-  return undefined;
+  // Formats repeat across an engine's layers (a handful of distinct texts for thousands of
+  // tensors): each text is matched once.
+  let p = formatPrecisions.get(format);
+  if (p === undefined && !formatPrecisions.has(format)) {
+    const f = format.toLowerCase();
+    p = FORMAT_RULES.find(([re]) => re.test(f))?.[1];
+    if (formatPrecisions.size > 4096) formatPrecisions.clear();
+    formatPrecisions.set(format, p);
+  }
+  return p;
 }
+
+// Longest and most specific names first: "bf16" before "fp16", "int64" before "int4".
+const FORMAT_RULES: ReadonlyArray<readonly [RegExp, LayerPrecision]> = [
+  [/\b(bf16|bfloat16)\b/, 'bf16'],
+  [/\b(fp16|half)\b/, 'fp16'],
+  [/\b(fp32|float|float32)\b/, 'fp32'],
+  [/\b(fp8|e4m3|fp8e4m3)\b/, 'fp8'],
+  [/\b(fp4|e2m1|fp4e2m1)\b/, 'fp4'],
+  [/\bint64\b/, 'int64'],
+  [/\bint32\b/, 'int32'],
+  [/\bint8\b/, 'int8'],
+  [/\bint4\b/, 'int4'],
+  [/\buint8\b/, 'uint8'],
+  [/\bbool\b/, 'bool'],
+];
+const formatPrecisions = new Map<string, LayerPrecision | undefined>();
 
 function tensorOf(v: unknown): LayerTensor | undefined {
   if (!isObject(v)) return typeof v === 'string' ? { name: v } : undefined;
-  const format = str(v['Format/Datatype']);
+  // Fields set one by one (no spread of temporary objects): a 10,000-layer file makes tens of
+  // thousands of these, and the temporaries were most of the reader's garbage.
+  const t: LayerTensor = { name: str(v['Name']) ?? '' };
   const d = dims(v['Dimensions']);
-  const precision = format !== undefined ? precisionOfFormat(format) : undefined;
-  return {
-    name: str(v['Name']) ?? '',
-    ...(d ? { dimensions: d } : {}),
-    ...(format !== undefined ? { format } : {}),
-    ...(precision ? { precision } : {}),
-  };
+  if (d) t.dimensions = d;
+  const format = str(v['Format/Datatype']);
+  if (format !== undefined) {
+    t.format = format;
+    const precision = precisionOfFormat(format);
+    if (precision) t.precision = precision;
+  }
+  return t;
 }
 
 const tensors = (v: unknown): LayerTensor[] => (Array.isArray(v) ? v.map(tensorOf).filter((t): t is LayerTensor => t !== undefined) : []);
@@ -177,31 +189,35 @@ function fusedOps(name: string): string[] | undefined {
 
 function layerOf(v: unknown, i: number): EngineLayer {
   if (typeof v === 'string') {
+    const l: EngineLayer = { name: v, inputs: [], outputs: [] };
     const fused = fusedOps(v);
-    return { name: v, inputs: [], outputs: [], ...(fused ? { fused } : {}) };
+    if (fused) l.fused = fused;
+    return l;
   }
   if (!isObject(v)) throw new LayerFileError(`layer ${i}: neither a name nor an object`);
   const name = str(v['Name']) ?? `(layer ${i})`;
   const outputs = tensors(v['Outputs']);
   const first = outputs[0];
-  const w = v['Weights'];
-  const weights = isObject(w)
-    ? { ...(str(w['Type']) !== undefined ? { type: str(w['Type']) } : {}), ...(num(w['Count']) !== undefined ? { count: num(w['Count']) } : {}) }
-    : undefined;
-  const fused = fusedOps(name);
+  const l: EngineLayer = { name, inputs: [], outputs };
   const type = str(v['LayerType']);
+  if (type !== undefined) l.type = type;
+  if (first?.precision) l.precision = first.precision;
+  if (first?.format !== undefined) l.format = first.format;
   const tactic = str(v['TacticName']) ?? str(v['TacticValue']);
-  return {
-    name,
-    ...(type !== undefined ? { type } : {}),
-    ...(first?.precision ? { precision: first.precision } : {}),
-    ...(first?.format !== undefined ? { format: first.format } : {}),
-    ...(tactic !== undefined ? { tactic } : {}),
-    ...(fused ? { fused } : {}),
-    inputs: tensors(v['Inputs']),
-    outputs,
-    ...(weights && Object.keys(weights).length ? { weights } : {}),
-  };
+  if (tactic !== undefined) l.tactic = tactic;
+  const fused = fusedOps(name);
+  if (fused) l.fused = fused;
+  l.inputs = tensors(v['Inputs']);
+  const w = v['Weights'];
+  if (isObject(w)) {
+    const weights: { type?: string; count?: number } = {};
+    const wt = str(w['Type']);
+    if (wt !== undefined) weights.type = wt;
+    const wc = num(w['Count']);
+    if (wc !== undefined) weights.count = wc;
+    if (wt !== undefined || wc !== undefined) l.weights = weights;
+  }
+  return l;
 }
 
 function ioOf(v: unknown): EngineIoTensor | undefined {
