@@ -19,11 +19,12 @@ import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
 import { NO_PLUGINS } from '../service/plugin-libraries.js';
 import { displayMessage } from '../shared/display-text.js';
+import { startSurfaceStudio } from '../service/watched/studio-probe.js';
 
 const USAGE = `Usage: trt-build-studio lsp [--stdio] [--output-dir <dir>] [--plugin-dir <folder>]... [--queue <redis://...>] [--heartbeat <seconds>]
 
 Runs a Language Server Protocol server on stdin/stdout for editors (VS Code, Neovim, Emacs, Helix...).
-Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel,
+Commands (workspace/executeCommand): trtBuildStudio.build, trtBuildStudio.cancel, trtBuildStudio.listBuilds,
 trtBuildStudio.inspect, trtBuildStudio.backends, trtBuildStudio.checkEngine,
 trtBuildStudio.explainEngine. Builds report work-done progress ($/progress) and
 stop on window/workDoneProgress/cancel or $/cancelRequest.
@@ -89,6 +90,10 @@ export async function runLsp(argv: string[]): Promise<number> {
     log,
   });
 
+  // A studio too (docs/watch.md): builds that `watch` or a drop-in monitor reports show in
+  // trtBuildStudio.listBuilds, labelled watched, and trtBuildStudio.cancel reaches the probe.
+  const studio = await startSurfaceStudio(service, 'lsp', log);
+
   const stopping = stdioServerStop({
     service,
     workers,
@@ -96,6 +101,7 @@ export async function runLsp(argv: string[]): Promise<number> {
     log,
     shutdown: () => server.shutdown(),
     release: async () => {
+      await studio?.close().catch(() => {});
       connection.dispose();
       process.stdin.unpipe(frames);
       process.stdin.pause();

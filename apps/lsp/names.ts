@@ -3,6 +3,7 @@
 export const COMMANDS = {
   build: 'trtBuildStudio.build',
   cancel: 'trtBuildStudio.cancel',
+  list: 'trtBuildStudio.listBuilds',
   inspect: 'trtBuildStudio.inspect',
   backends: 'trtBuildStudio.backends',
   check: 'trtBuildStudio.checkEngine',

@@ -1,4 +1,4 @@
-// The language server: capabilities, the four commands, progress cancellation, shutdown. It holds
+// The language server: capabilities, its commands, progress cancellation, shutdown. It holds
 // no documents (ONNX files are binary); it exists for its commands, their work-done progress and
 // the diagnostics it publishes on model files. Every handler turns its failures into a
 // ResponseError, so no request can take the server down.
@@ -108,6 +108,13 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
       if (extra.length) throw invalidParams(COMMANDS.cancel, `unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')}; it takes {"buildId"?: string}`);
       const { buildId } = arg as { buildId?: unknown };
       if (buildId !== undefined && (typeof buildId !== 'string' || buildId.length === 0)) throw invalidParams(COMMANDS.cancel, 'buildId must be a non-empty string');
+      // A watched build (docs/watch.md) is not this server's command, but it is its to stop: the
+      // cancel goes to the program's probe, which ends the build at TensorRT's next step.
+      if (buildId !== undefined && !active.byId.has(buildId) && service.getBuild(buildId)?.watched) {
+        const accepted = service.cancelBuild(buildId, 'user');
+        if (accepted) reasons.note(buildId, 'user');
+        return { cancelled: accepted ? [buildId] : [], message: accepted ? `cancel sent to ${buildId}` : `watched build ${buildId} has already ended or is stopping` };
+      }
       if (buildId !== undefined && !active.byId.has(buildId)) {
         throw invalidParams(COMMANDS.cancel, `no running build "${buildId}" started by this server (running: ${[...active.byId.keys()].join(', ') || 'none'})`);
       }
@@ -115,6 +122,17 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
       const cancelled = ids.filter((id) => active.byId.get(id)?.cancel());
       return { cancelled, message: cancelled.length ? `cancel sent to ${cancelled.join(', ')}` : 'no running build to cancel' };
     },
+    // The builds of this server run, its own and watched ones (labelled: program, pid, command line).
+    [COMMANDS.list]: async () => ({
+      builds: service.listBuilds().map((b) => ({
+        buildId: b.id,
+        state: b.state,
+        modelPath: b.modelPath,
+        ...(b.outputPath ? { outputPath: b.outputPath } : {}),
+        queuedAt: b.queuedAt,
+        ...(b.watched ? { watched: { program: b.watched.program, pid: b.watched.pid, argv: b.watched.argv, probe: b.watched.probe } } : {}),
+      })),
+    }),
     [COMMANDS.inspect]: async (params) => {
       const parsed = InspectArgs.safeParse(params.arguments?.[0]);
       if (!parsed.success) throw invalidParams(COMMANDS.inspect, `expects {"path": "<model.onnx>"}: ${describeZodError(parsed.error)}`);

@@ -58,6 +58,7 @@ export async function runMcp(argv: string[]): Promise<number> {
     import('./tools.js'),
     import('../service/package-info.js'),
   ]);
+  const { startSurfaceStudio } = await import('../service/watched/studio-probe.js');
 
   const channel = claimStdoutForProtocol();
   const workers = new LiveWorkers();
@@ -74,6 +75,9 @@ export async function runMcp(argv: string[]): Promise<number> {
     notifier: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
     log,
   });
+  // A studio too (docs/watch.md): builds that `watch` or a drop-in monitor reports show in
+  // list_builds / get_build, labelled watched, and cancel_build reaches the program's probe.
+  const studio = await startSurfaceStudio(service, 'mcp', log);
   const framed = frameJsonRpc(process.stdin, {
     reply: (message) => channel.stdout.write(`${JSON.stringify(message)}\n`),
     log,
@@ -87,6 +91,7 @@ export async function runMcp(argv: string[]): Promise<number> {
     log,
     shutdown: () => service.shutdown(),
     release: async () => {
+      await studio?.close().catch(() => {});
       await server.close().catch(() => {});
       process.stdin.pause();
       channel.release();

@@ -31,6 +31,7 @@ export const BuildListOut = z.object({
       modelPath: z.string(),
       outputPath: z.string().optional(),
       queuedAt: z.string(),
+      watched: z.object({ program: z.string(), pid: z.number().int(), argv: z.array(z.string()), probe: z.string() }).optional(),
     }),
   ),
 });

@@ -237,7 +237,8 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     'list_builds',
     {
       title: 'List builds',
-      description: 'Builds of this server run, oldest first, with their ids and states.',
+      description:
+        'Builds of this server run, oldest first, with their ids and states; builds of other programs that `trt-build-studio watch` reports are listed too, with `watched` (program, pid, command line), and cancel_build stops them.',
       inputSchema: NoArgs,
       outputSchema: BuildListOut,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -250,6 +251,8 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
           modelPath: b.modelPath,
           ...(b.outputPath ? { outputPath: b.outputPath } : {}),
           queuedAt: b.queuedAt,
+          // A build `watch` or a drop-in monitor reported (docs/watch.md): its modelPath is a label.
+          ...(b.watched ? { watched: { program: b.watched.program, pid: b.watched.pid, argv: b.watched.argv, probe: b.watched.probe } } : {}),
         })),
       }),
   );

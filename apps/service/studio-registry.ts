@@ -12,11 +12,12 @@ import { z } from 'zod';
 export const StudioEntry = z.object({
   v: z.literal(1),
   pid: z.number().int().positive(),
-  /** The HTTP API (serve); the desktop app has none: its watched builds come through the socket. */
+  /** The HTTP API (serve); the desktop app, MCP and LSP have none: their watched builds come through the socket. */
   url: z.string().url().optional(),
   token: z.string().optional(),
   probeSocket: z.string().min(1),
-  kind: z.enum(['serve', 'desktop']),
+  /** Which surface: `mcp` and `lsp` are the stdio servers (an agent's, an editor's), studios too. */
+  kind: z.enum(['serve', 'desktop', 'mcp', 'lsp']),
 });
 export type StudioEntry = z.infer<typeof StudioEntry>;
 

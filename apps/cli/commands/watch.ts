@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { processSignals } from '../../process/process-signals.js';
 import { createBuildService } from '../../service/build-service.js';
-import { findStudios } from '../../service/studio-registry.js';
+import { findStudios, type StudioEntry } from '../../service/studio-registry.js';
 import { ProbeRelay } from '../../service/watched/probe-relay.js';
 import { ProbeSink } from '../../service/watched/probe-sink.js';
 import { WatchedSession } from '../../service/watched/watched-session.js';
@@ -133,19 +133,46 @@ export async function runWatch(argv: string[]): Promise<number> {
   const socketPath = path.join(dir, 'probe.sock');
   const service = createBuildService({ retainEvents: 1000, profiles: null });
 
-  // The studio, found now and again whenever a relay has lost it (a restarted studio).
+  // The studios, found now and again whenever a relay has lost its own (a restarted studio).
+  // Without --studio every live studio gets the builds (fan-out: an agent's MCP server, an editor's
+  // language server and the desktop app all show them); --studio picks the one with that URL.
   let studioRefusalsSaid = false;
-  const studioSocket = (): string | undefined => {
-    if (args.noStudio) return undefined;
+  const liveStudios = (): StudioEntry[] => {
+    if (args.noStudio) return [];
     const found = findStudios();
     if (!studioRefusalsSaid) for (const r of found.refused) note(`studio registry: ${r}`);
     studioRefusalsSaid = true;
-    const s = args.studio ? found.studios.find((e) => e.url !== undefined && new URL(e.url).origin === args.studio) : found.studios[0];
-    return s?.probeSocket;
+    return args.studio ? found.studios.filter((e) => e.url !== undefined && new URL(e.url).origin === args.studio).slice(0, 1) : found.studios;
   };
-  const first = studioSocket();
-  if (args.studio && !first) note(`no studio at ${args.studio} is published on this machine; watching here only`);
-  else if (first && (args.verbose || args.json)) note(`builds are shown in the studio too (${first})`);
+  const firstStudios = liveStudios();
+  if (args.studio && !firstStudios.length) note(`no studio at ${args.studio} is published on this machine; watching here only`);
+  else if (firstStudios.length && (args.verbose || args.json))
+    note(`builds are shown in the studio${firstStudios.length > 1 ? 's' : ''} too (${firstStudios.map((e) => `${e.kind} ${e.probeSocket}`).join(', ')})`);
+  /**
+   * One relay per studio for each probe connection. A relay keeps to its studio while that one is
+   * published; once it is gone the relay takes the newest live studio no sibling relay serves (a
+   * restarted studio), so a restart is followed as before and no studio gets a build twice.
+   */
+  const relayTargets = (): Array<() => string | undefined> => {
+    const taken = new Map<number, string>();
+    const target = (slot: number, want?: StudioEntry) => {
+      if (want) taken.set(slot, want.probeSocket);
+      return () => {
+        const live = liveStudios();
+        const mine = taken.get(slot);
+        if (mine && live.some((e) => e.probeSocket === mine)) return mine;
+        const others = new Set([...taken].filter(([k]) => k !== slot).map(([, v]) => v));
+        const next = live.find((e) => !others.has(e.probeSocket));
+        if (next) taken.set(slot, next.probeSocket);
+        else taken.delete(slot);
+        return next?.probeSocket;
+      };
+    };
+    const now = liveStudios();
+    // No studio now: one relay keeps looking (a studio started later gets the build), unless --studio named one that is not there.
+    if (!now.length) return args.studio && !firstStudios.length ? [] : [target(0)];
+    return now.map((e, i) => target(i, e));
+  };
 
   const rendering = new Set<Promise<void>>();
   let builds = 0;
@@ -182,19 +209,19 @@ export async function runWatch(argv: string[]): Promise<number> {
     onBuild: (s) => render(s),
     onWarning: (m) => note(m),
     onConnection: (conn) => {
-      if (!args.noStudio && (first || args.studio === undefined))
-        new ProbeRelay(conn, {
-          findSocket: studioSocket,
-          onNote: note,
-          // Stop in the studio: the local session cancels (the probe gets its line, the terminal
-          // shows the build cancelling).
-          onCancel: (build) => {
-            if (build === '*') {
-              for (const s of conn.builds.values()) s.cancel('user', { send: false });
-              conn.cancel('*');
-            } else if (conn.builds.get(build)?.cancel('user') !== true) conn.cancel(build);
-          },
-        });
+      if (args.noStudio) return;
+      // Stop in any studio: the local session cancels (the probe gets its line once, the terminal
+      // shows the build cancelling); the same Stop from a second studio finds it cancelling already
+      // and sends nothing more.
+      const onCancel = (build: number | '*') => {
+        if (build === '*') {
+          const open = [...conn.builds.values()].filter((s) => !s.finished);
+          const fresh = open.filter((s) => s.cancel('user', { send: false }));
+          if (fresh.length || !open.length) conn.cancel('*');
+        } else if (!conn.builds.has(build)) conn.cancel(build);
+        else conn.builds.get(build)!.cancel('user');
+      };
+      for (const findSocket of relayTargets()) new ProbeRelay(conn, { findSocket, onNote: note, onCancel });
     },
   });
   try {

@@ -54,9 +54,16 @@ export interface LspTestClient {
   kill(): Promise<void>;
 }
 
-export async function startLsp(args: string[] = [], opts: { workDoneProgress?: boolean } = {}): Promise<LspTestClient> {
+/**
+ * `env` adds to this process's environment. TBS_NO_STUDIO=1 unless `env` says otherwise: a test
+ * server stays out of the user's studio registry (a `watch` the user runs would relay to it).
+ */
+export async function startLsp(args: string[] = [], opts: { workDoneProgress?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<LspTestClient> {
   if (!fs.existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build:ts\` before these tests`);
-  const child = spawn(process.execPath, [SERVER_ENTRY, '--stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER_ENTRY, '--stdio', ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, TBS_NO_STUDIO: '1', ...opts.env },
+  });
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const pid = child.pid!;

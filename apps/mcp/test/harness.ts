@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const SERVER_JS = path.resolve(process.cwd(), 'dist/apps/mcp/server.js');
 
@@ -22,12 +22,17 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(args: string[] = [], command: string[] = [SERVER_JS]): Promise<RunningServer> {
+/**
+ * `env` adds to the SDK's default environment. TBS_NO_STUDIO=1 unless `env` says otherwise: a test
+ * server stays out of the user's studio registry (a `watch` the user runs would relay to it).
+ */
+export async function startServer(args: string[] = [], command: string[] = [SERVER_JS], env: Record<string, string | undefined> = {}): Promise<RunningServer> {
   if (!fs.existsSync(SERVER_JS)) throw new Error(`${SERVER_JS} is missing: run "npm run build:ts" first`);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...command, ...args],
     cwd: process.cwd(),
+    env: Object.fromEntries(Object.entries({ ...getDefaultEnvironment(), TBS_NO_STUDIO: '1', ...env }).filter((e): e is [string, string] => e[1] !== undefined)),
     stderr: 'pipe',
   });
   let err = '';

@@ -45,7 +45,12 @@ export class ProbeRelay {
     private readonly conn: ProbeConnection,
     private readonly opts: RelayOptions,
   ) {
-    conn.onRawLine = (text) => this.line(text);
+    // Several relays may share one connection (watch fans out to every live studio): chained.
+    const prevLine = conn.onRawLine;
+    conn.onRawLine = (text) => {
+      prevLine?.(text);
+      this.line(text);
+    };
     const prevClose = conn.onClose;
     conn.onClose = () => {
       prevClose?.();

@@ -1,8 +1,8 @@
-// A studio (`serve`, the desktop app) as a sink of watched builds: it listens on a probe socket
+// A studio (`serve`, the desktop app, the MCP and language servers) as a sink of watched builds: it listens on a probe socket
 // in the private registry folder and publishes itself there (studio-registry.ts), so `watch` and
 // the drop-in monitors find it without flags. Each probe build becomes a build of the studio's
 // BuildService: listed, streamed, shown in every surface, and Stop sends the probe its cancel.
-import { ensureRegistryDir, probeSocketPath, publishStudio, removeStaleSockets } from '../studio-registry.js';
+import { type StudioEntry, ensureRegistryDir, probeSocketPath, publishStudio, removeStaleSockets } from '../studio-registry.js';
 import { ProbeSink, type WatchedBuildHost } from './probe-sink.js';
 import { WatchedSession } from './watched-session.js';
 
@@ -18,7 +18,7 @@ export interface StudioProbeOptions {
   /** serve's HTTP API; the desktop app has none. */
   url?: string;
   token?: string;
-  kind: 'serve' | 'desktop';
+  kind: StudioEntry['kind'];
   onWarning?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
   /** Events kept per watched build for replay (default 20 000, as serve keeps for its own). */
@@ -61,16 +61,30 @@ export async function startStudioProbe(service: WatchedBuildHost, opts: StudioPr
 }
 
 /**
- * The desktop app's part (apps/main/main.ts calls it once its BuildService exists): a studio with
- * no HTTP API, published for the probes. A failure is a log line; the app works on without it.
+ * A surface without an HTTP API as a studio: the desktop app (apps/main/main.ts calls it once its
+ * BuildService exists), the MCP server and the language server (their own in-process service, so
+ * a watched build shows in list_builds / trtBuildStudio.listBuilds and their cancel reaches the
+ * probe). A failure is a log line; the surface works on without it. A service that takes no
+ * watched builds (a farm's) and TBS_NO_STUDIO=1 keep it out of the registry.
  */
-export async function startDesktopStudio(service: WatchedBuildHost, log: (message: string) => void, env?: NodeJS.ProcessEnv): Promise<StudioProbe | undefined> {
+export async function startSurfaceStudio(
+  service: unknown,
+  kind: 'desktop' | 'mcp' | 'lsp',
+  log: (message: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<StudioProbe | undefined> {
+  if (!takesWatchedBuilds(service) || env.TBS_NO_STUDIO === '1') return undefined;
   try {
-    const studio = await startStudioProbe(service, { kind: 'desktop', onWarning: log, env });
-    log(`watched builds: probe socket ${studio.probeSocket}`);
+    const studio = await startStudioProbe(service, { kind, onWarning: log, env });
+    log(`watched builds: probe socket ${studio.probeSocket} (published in ${studio.registryFile})`);
     return studio;
   } catch (e) {
     log(`not taking watched builds: ${(e as Error).message}`);
     return undefined;
   }
+}
+
+/** The desktop app's part: a studio with no HTTP API, published for the probes. */
+export async function startDesktopStudio(service: WatchedBuildHost, log: (message: string) => void, env?: NodeJS.ProcessEnv): Promise<StudioProbe | undefined> {
+  return startSurfaceStudio(service, 'desktop', log, env);
 }
