@@ -246,6 +246,14 @@ describe.skipIf(needed.length > 0)('main process, wired as main.ts wires it', ()
     expect(source.startsWith(path.join(dir, 'data home', 'trt-build-studio', 'engines') + path.sep)).toBe(true);
     expect(readFileSync(result.location).equals(readFileSync(source))).toBe(true);
     expect(result.bytes).toBe(readFileSync(source).length);
+
+    // The Engine view's layers: the layer JSON the simulated backend saved beside that engine, read
+    // by the service as GET /api/builds/{id}/layers reads it (no precision asked: no check).
+    const layers = await call<{ schema: string; detailed: boolean; layers: Array<{ name: string }>; summary: { count: number }; check?: unknown }>(INVOKE.buildLayers, { id });
+    const savedLayers = JSON.parse(readFileSync(`${source}.layers.json`, 'utf8')) as { Layers: Array<{ Name: string }> };
+    expect(layers.layers.map((l) => l.name)).toEqual(savedLayers.Layers.map((l) => l.Name));
+    expect(layers).toMatchObject({ schema: '10.x', detailed: true, summary: { count: savedLayers.Layers.length } });
+    expect(layers.check).toBeUndefined();
   });
 
   it('answers nobody but our window', async () => {
