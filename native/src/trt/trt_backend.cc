@@ -187,6 +187,7 @@ bool applyNetworkSpecs(ConfigPlan const& plan, nvinfer1::INetworkDefinition& net
   if (!formats("outputIOFormats", plan.outputFormats, network.getNbOutputs(), false)) return false;
 #if NV_TENSORRT_MAJOR < 11
   auto matched = [&](std::vector<LayerTypeSpec> const& specs, auto&& apply) {
+    if (specs.empty()) return;
     std::set<std::string> used;
     for (int32_t i = 0; i < network.getNbLayers(); ++i) {
       nvinfer1::ILayer* layer = network.getLayer(i);

@@ -106,6 +106,15 @@ class FakeTensor final : public nvinfer1::ITensor {
     char const* getName() const noexcept override { return name.c_str(); }
     nvinfer1::Dims getDimensions() const noexcept override { return dims; }
     bool isShapeTensor() const noexcept override { return shape; }
+    nvinfer1::DataType getType() const noexcept override { return type; }
+#if NV_TENSORRT_MAJOR < 11
+    void setType(nvinfer1::DataType t) noexcept override {
+      note("tensorType " + name + " " + std::to_string(static_cast<int>(t)));
+      type = t;
+    }
+#endif
+    void setAllowedFormats(nvinfer1::TensorFormats f) noexcept override { note("allowedFormats " + name + " " + std::to_string(f)); }
+    nvinfer1::DataType type = nvinfer1::DataType::kFLOAT;
     std::string name;
     nvinfer1::Dims dims;
     bool shape;
@@ -206,6 +215,18 @@ class FakeConfig final : public nvinfer1::IBuilderConfig {
     bool getFlag(nvinfer1::BuilderFlag f) const noexcept override { return flagKnown(f) && ((flags >> static_cast<int>(f)) & 1U); }
     uint64_t flags = 0;
     void setBuilderOptimizationLevel(int32_t level) noexcept override { note("optLevel " + std::to_string(level)); }
+    bool setTacticSources(nvinfer1::TacticSources t) noexcept override {
+      note("tacticSources " + std::to_string(t));
+      tactics = t;
+      return true;
+    }
+    nvinfer1::TacticSources getTacticSources() const noexcept override { return tactics; }
+    void setAvgTimingIterations(int32_t n) noexcept override { note("avgTiming " + std::to_string(n)); }
+    void setPreviewFeature(nvinfer1::PreviewFeature f, bool on) noexcept override {
+      note("preview " + std::to_string(static_cast<int>(f)) + (on ? " on" : " off"));
+    }
+    // TensorRT's defaults: every source the headers have (the adapter adds and removes bits).
+    nvinfer1::TacticSources tactics = 0xFFU;
     void setMemoryPoolLimit(nvinfer1::MemoryPoolType pool, std::size_t bytes) noexcept override {
       note("pool " + std::to_string(static_cast<int>(pool)) + " " + std::to_string(bytes));
     }

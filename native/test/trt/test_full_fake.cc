@@ -321,6 +321,44 @@ TEST(strongly_typed_sets_the_network_flag_and_no_precision) {
   CHECK(!hasLine(j, "timingCache ignoreMismatch=1"));  // no cache path: none attached
 }
 
+// trtexec's other build flags (issue 37) reach the builder config and the network's inputs.
+TEST(trtexec_build_specs_reach_the_config_and_the_inputs) {
+  Scratch s("input images 1,3,8,8\n");
+  tbs::BuildRequest r = request(s);
+  r.inputIOFormats = "fp32:chw+hwc8";
+  r.tacticSources = "-JIT_CONVOLUTIONS";
+  r.avgTiming = 3;
+  r.previewFeatures = "+aliasedPluginIO1003";
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kSucceeded);
+  std::string const j = journal();
+  uint32_t const formats =
+      (1U << static_cast<uint32_t>(nvinfer1::TensorFormat::kLINEAR)) | (1U << static_cast<uint32_t>(nvinfer1::TensorFormat::kHWC8));
+  CHECK(hasLine(j, "allowedFormats images " + std::to_string(formats)));
+  CHECK(hasLine(j, "tacticSources " + std::to_string(0xFFU & ~(1U << static_cast<uint32_t>(nvinfer1::TacticSource::kJIT_CONVOLUTIONS)))));
+  CHECK(hasLine(j, "avgTiming 3"));
+  CHECK(hasLine(j, "preview " + std::to_string(static_cast<int>(nvinfer1::PreviewFeature::kALIASED_PLUGIN_IO_10_03)) + " on"));
+  // One format per input: two for one input is refused naming the counts.
+  r.inputIOFormats = "fp32:chw,fp32:chw";
+  o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "inputIOFormats gives 2 format(s) but the network has 1 input(s)");
+}
+
+// DLA: the fake GPU has none (getNbDLACores() is 0), so --useDLACore is refused before the build, saying so.
+TEST(dla_core_is_refused_where_the_gpu_has_no_dla) {
+  Scratch s("input images 1,3,8,8\n");
+  tbs::BuildRequest r = request(s);
+  r.dlaCore = 0;
+  r.allowGPUFallback = true;
+  tbs_test::RecordingSink sink;
+  tbs::BuildOutcome o = build(r, sink);
+  CHECK(o.status == tbs::BuildOutcome::Status::kFailed);
+  CHECK_CONTAINS(o.error, "dlaCore 0: this GPU has no DLA");
+  CHECK(!hasLine(journal(), "build"));
+}
+
 #if NV_TENSORRT_MAJOR >= 11
 // The 11.x adapter: precision flags do not exist; asking for one is refused before TensorRT is
 // touched, with the way out; not asking is a strongly typed build with flags 0.
