@@ -115,7 +115,10 @@ describe('trtexec', () => {
   });
 
   it('refuses per-layer precision constraints on TensorRT 11 with the strong-typing reason, and layer exports without --saveEngine', async () => {
-    const r = await runCli(['trtexec', `--onnx=${fixed}`, `--saveEngine=${path.join(dir, 'v11.engine')}`, '--precisionConstraints=obey', '--layerPrecisions=*:fp16', '--backend=simulated'], v11);
+    const r = await runCli(
+      ['trtexec', `--onnx=${fixed}`, `--saveEngine=${path.join(dir, 'v11.engine')}`, '--precisionConstraints=obey', '--layerPrecisions=*:fp16', '--backend=simulated'],
+      v11,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--precisionConstraints, --layerPrecisions: TensorRT 11\.1\.0 has no per-layer precision constraints: networks are strongly typed/);
     const n = await runCli(['trtexec', `--onnx=${fixed}`, '--dumpLayerInfo', '--backend=simulated']);
