@@ -50,10 +50,11 @@ function kinds(values: ProgressValue[]): string[] {
 }
 
 describe('initialize', () => {
-  it('advertises the six commands and work-done progress for them', () => {
+  it('advertises the seven commands and work-done progress for them', () => {
     expect(lsp.init.capabilities.executeCommandProvider?.commands).toEqual([
       'trtBuildStudio.build',
       'trtBuildStudio.cancel',
+      'trtBuildStudio.listBuilds',
       'trtBuildStudio.inspect',
       'trtBuildStudio.backends',
       'trtBuildStudio.checkEngine',
