@@ -39,7 +39,9 @@ ONNX Runtime) through an LD_PRELOAD shim. Exits with the program's exit code.
 
 Options:
   --json            NDJSON events on stdout (the program's stdout goes to stderr)
-  --studio URL      also show the builds in the studio running at URL (found in the registry)
+  --studio URL      show the builds only in the studio running at URL (a serve, found in the
+                    registry); without it every running studio shows them (serve, the desktop
+                    app, MCP and language servers)
   --no-studio       do not look for a running studio
   -v, --verbose     say how the program is watched
   -h, --help        this help
