@@ -8,6 +8,7 @@
 import type { Redis, Result } from 'ioredis';
 import type { BuildEvent, BuildRecord, BuildState, CancelReason } from '../shared/protocol.js';
 import type { ZodType } from 'zod';
+import { CancelReason as CancelReasonSchema } from '../shared/protocol.js';
 import { FarmEngineIdentity, FarmRecordSchema, FarmRequestSchema, parseStored, parseStreamEntry, WorkerInfoSchema } from './farm-schemas.js';
 import type { StartBuildInput } from '../service/api.js';
 import { keys } from './keys.js';
@@ -379,7 +380,11 @@ export class FarmStore {
 
   async cancelRequests(id: string): Promise<{ n: number; reason: CancelReason }> {
     const h = await this.redis.hgetall(keys.cancel(id));
-    return { n: Number(h.n ?? 0), reason: (h.reason as CancelReason) ?? 'user' };
+    const n = Number(h.n ?? 0);
+    const reason = CancelReasonSchema.safeParse(h.reason ?? 'user');
+    if (!Number.isSafeInteger(n) || n < 0 || !reason.success) this.refused(keys.cancel(id), `not a stop count and reason (${JSON.stringify(h).slice(0, 120)})`);
+    // Unreadable still means somebody asked to stop: the build is stopped, as asked by a person.
+    return { n: Number.isSafeInteger(n) && n >= 0 ? n : 1, reason: reason.success ? reason.data : 'user' };
   }
 
   async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {

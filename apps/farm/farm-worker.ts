@@ -16,7 +16,16 @@ import { resolveBackend } from '../service/build-validation.js';
 import { checkTimingCacheFile } from '../service/timing-cache-file.js';
 import { NO_PLUGINS, type PluginPolicy } from '../service/plugin-libraries.js';
 import { ServiceError, type StartBuildInput } from '../service/api.js';
-import { describeZodError, PROTOCOL_VERSION, type BackendInfo, type BuildEvent, type BuildFinished, type BuildRecord, type CancelReason } from '../shared/protocol.js';
+import {
+  CancelReason as CancelReasonSchema,
+  describeZodError,
+  PROTOCOL_VERSION,
+  type BackendInfo,
+  type BuildEvent,
+  type BuildFinished,
+  type BuildRecord,
+  type CancelReason,
+} from '../shared/protocol.js';
 import { JobData } from './farm-schemas.js';
 import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
@@ -147,7 +156,9 @@ export class FarmWorker {
         if (typeof m.id !== 'string' || typeof m.n !== 'number') return;
         this.pairedStops.set(m.id, (this.pairedStops.get(m.id) ?? 0) + 1);
         const entry = this.running.get(m.id);
-        if (entry) this.applyCount(entry, { n: m.n, reason: (typeof m.reason === 'string' ? m.reason : 'user') as CancelReason });
+        // A reason that is not one of the protocol's would end the build with an event nobody accepts.
+        const reason = CancelReasonSchema.safeParse(m.reason);
+        if (entry) this.applyCount(entry, { n: m.n, reason: reason.success ? reason.data : 'user' });
         return;
       }
       // The bare id (cancelChannel): a serve of this version sent it right after the message above
