@@ -216,7 +216,10 @@ describe('build farm', () => {
     expect(fs.readFileSync(again[1].outputPath!).equals(fs.readFileSync(l2.outputPath!))).toBe(true);
     // A changed option makes every target's engine stale: both build.
     const changed = await matrix({ ...opts, optLevel: 1 }, [{ gpu: 'A100' }, { gpu: 'L4' }]);
-    expect(changed.map((f) => [f.status, f.reused])).toEqual([
+    expect(
+      changed.map((f) => [f.status, f.reused]),
+      changed.map((f) => f.error ?? '').join('; '),
+    ).toEqual([
       ['succeeded', undefined],
       ['succeeded', undefined],
     ]);
