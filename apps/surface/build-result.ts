@@ -132,6 +132,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
   if (record.finishedAt) out.finishedAt = record.finishedAt;
   if (record.backend) out.backend = record.backend;
   if (record.simulated !== undefined) out.simulated = record.simulated;
+  if (record.watched) out.watched = { program: record.watched.program, pid: record.watched.pid, argv: record.watched.argv, probe: record.watched.probe };
   if (reason && (record.state === 'cancelling' || record.state === 'cancelled')) out.cancelReason = reason;
   if (record.cache ?? outcome?.cache) out.timingCache = record.cache ?? outcome?.cache;
   if (outcome) {

@@ -162,5 +162,7 @@ export const BuildStateOut = z.object({
   timingCache: CacheStats.optional(),
   engineAvailable: z.boolean(),
   phases: PhaseSummaryOut,
+  /** A build inside a user's own program (`watch`, a drop-in monitor): whose. */
+  watched: z.object({ program: z.string(), pid: z.number().int(), argv: z.array(z.string()), probe: z.string() }).optional(),
 });
 export type BuildStateOut = z.infer<typeof BuildStateOut>;

@@ -92,8 +92,10 @@ describe('watched builds in the MCP server and the language server', () => {
       const w = watchSlow();
       const b = await runningIn('list_builds', () => mcpList(s));
       expectLabelled(b, w);
-      const got = (await s.client.callTool({ name: 'get_build', arguments: { id: b.buildId } })).structuredContent as { state: string };
+      const got = (await s.client.callTool({ name: 'get_build', arguments: { id: b.buildId } })).structuredContent as { state: string; watched?: unknown };
       expect(got.state).toBe('running');
+      // get_build carries the watched label as list_builds does.
+      expect(got.watched).toEqual((b as { watched?: unknown }).watched);
       const c = (await s.client.callTool({ name: 'cancel_build', arguments: { id: b.buildId } })).structuredContent as { accepted: boolean };
       expect(c.accepted).toBe(true);
       expect(await w.done).toBe(0);

@@ -63,7 +63,7 @@ function TableControl({ entry, form, set, caps }: { entry: OptionEntry; form: Fo
       return (
         <Field label={f.label!}>
           <input
-            inputMode={f.control === 'decimal' ? 'decimal' : 'numeric'}
+            inputMode={f.control === 'decimal' ? 'decimal' : f.control === 'text' ? 'text' : 'numeric'}
             placeholder={f.placeholder}
             title={f.title}
             value={value as string}
