@@ -73,7 +73,7 @@ describe('explain_engine', () => {
       times.reduce((a, t) => a + t.timeMs, 0),
       9,
     );
-    expect(text(r)).toMatch(/Profiled: [\d.]+ ms in all; slowest:\n {2}[\d.]+ ms \([\d.]+%\)  tanh\w* \[Tanh, fp32\]\n/i);
+    expect(text(r)).toMatch(/Profiled: [\d.]+ ms in all; slowest:\n {2}[\d.]+ ms \([\d.]+%\) {2}tanh\w* \[Tanh, fp32\]\n/i);
   });
 
   it("build_engine's result carries the precision check, in its fields and its message", async () => {
