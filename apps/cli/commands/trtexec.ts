@@ -16,7 +16,7 @@ import { ServiceError } from '../../service/api.js';
 import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
 import { UsageError } from '../../shared/usage-error.js';
-import { runBuildInput } from './build.js';
+import { inputErrorFinished, runBuildInput } from './build.js';
 
 /**
  * The options table's trtexec flags, for the TensorRT version in use: short ones several to a
@@ -174,15 +174,29 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     return 0;
   }
   if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
-  // A bad command line throws a TrtexecUsageError, which is a UsageError: exit 2.
-  const parsed = parseTrtexecArgs(argv);
+  // A bad command line throws a TrtexecUsageError, which is a UsageError: exit 2. With --json,
+  // stdout still ends with the contract's build.finished (for no build), as build's does.
+  const startedAt = Date.now();
+  let parsed: ReturnType<typeof parseTrtexecArgs>;
+  try {
+    parsed = parseTrtexecArgs(argv);
+    if ((parsed.layerInfo.dump || parsed.layerInfo.exportPath !== undefined) && parsed.enginePath === undefined) {
+      throw new UsageError("--dumpLayerInfo/--exportLayerInfo need --saveEngine here: the layer information is read from the engine's .layers.json after the build");
+    }
+  } catch (e) {
+    if (argv.includes('--json')) {
+      try {
+        fs.writeSync(1, `${JSON.stringify(inputErrorFinished(e, Date.now() - startedAt))}\n`);
+      } catch {
+        // The reader is gone: nothing to end.
+      }
+    }
+    throw e;
+  }
   // On stderr, so --json output stays pure NDJSON; worded as trtexec words them.
   for (const w of parsed.warnings) process.stderr.write(`trt-build-studio trtexec: warning: ${w}\n`);
   const ignored = ignoredFlagsNote(parsed.ignored);
   if (ignored) process.stderr.write(`trt-build-studio trtexec: ${ignored}\n`);
-  if ((parsed.layerInfo.dump || parsed.layerInfo.exportPath !== undefined) && parsed.enginePath === undefined) {
-    throw new UsageError("--dumpLayerInfo/--exportLayerInfo need --saveEngine here: the layer information is read from the engine's .layers.json after the build");
-  }
   try {
     const code = await runBuildInput(
       { modelPath: parsed.modelPath, ...(parsed.enginePath !== undefined ? { outputPath: parsed.enginePath } : {}), options: parsed.options },

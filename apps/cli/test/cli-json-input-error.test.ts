@@ -47,6 +47,12 @@ describe('build --json on an input error', () => {
     expect(fs.existsSync(engine)).toBe(false);
   });
 
+  it('trtexec --json with a flag it does not know: the same line, naming the flag, exit 2', async () => {
+    const r = await runCli(['trtexec', `--onnx=${model}`, `--saveEngine=${path.join(dir, 'd.engine')}`, '--json', '--bogus']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(onlyFinished(r.stdout).error).toMatch(/--bogus/);
+  });
+
   it('without --json stdout stays empty', async () => {
     const r = await runCli(['build', broken, '-o', path.join(dir, 'c.engine'), '--backend', 'simulated']);
     expect(r.code).toBe(2);
