@@ -31,6 +31,7 @@ import type { ArtifactStore } from './artifacts.js';
 import { FarmStore, targetFromCanonical, type FarmRequest, type StoreLimits, DEFAULT_LIMITS } from './farm-store.js';
 import { matches, probeLabels, type Labels } from './labels.js';
 import { acquireLock } from './redis-lock.js';
+import { displayMessage } from '../shared/display-text.js';
 import { checkOut, discard, publish, type Published, type WorkingCopy } from './cache-copy.js';
 import { connectRedis, watchRedis, type LogLine } from './redis.js';
 import { buildJob, keys } from './keys.js';
@@ -105,6 +106,8 @@ export class FarmWorker {
   labels: Labels = {};
   concurrency = 1;
   private readonly log: LogLine;
+  /** The last error of the job poll, said once (loop). */
+  private lastPollError?: string;
   private readonly redis: Redis;
   private readonly store: FarmStore;
   private readonly local: BuildService;
@@ -223,8 +226,13 @@ export class FarmWorker {
         try {
           took = await this.takeOne();
         } catch (e) {
-          // Redis away: the connection line says so; keep polling.
-          void e;
+          // Redis away: the connection line says so; keep polling. Anything else is said once
+          // per distinct message, so a poll that keeps failing is never silent.
+          const msg = (e as Error)?.message ?? String(e);
+          if (msg !== this.lastPollError) {
+            this.lastPollError = msg;
+            this.log(`worker ${this.id}: taking a job failed: ${displayMessage(msg)} (retrying)`);
+          }
         }
       }
       if (!took && !this.stopping) {
