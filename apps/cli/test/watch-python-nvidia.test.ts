@@ -9,7 +9,7 @@
 //
 // Building the module takes minutes (NVIDIA's pyCore.cpp is a large pybind11 unit) and needs the
 // NVIDIA/TensorRT sources, which are not in this repository: run
-//   test/support/fake-tensorrt/nvidia-bindings/build.sh build/nvidia-py-bindings
+//   TBS_TRT_MIRROR=<NVIDIA/TensorRT clone> TBS_TRT_INCLUDE=<its 10.16 include/> test/support/fake-tensorrt/nvidia-bindings/build.sh build/nvidia-py-bindings
 // first (see that script for what it needs). Without the module these tests are skipped.
 import * as fs from 'node:fs';
 import * as os from 'node:os';

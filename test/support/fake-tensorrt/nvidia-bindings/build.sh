@@ -5,9 +5,9 @@
 #
 #   build.sh OUT_DIR
 # Environment (defaults are this development machine's):
-#   TBS_TRT_MIRROR    bare git mirror of NVIDIA/TensorRT   (/work/.mirror/NVIDIA+TensorRT/repo)
+#   TBS_TRT_MIRROR    bare git mirror of NVIDIA/TensorRT   (required: a clone of github.com/NVIDIA/TensorRT)
 #   TBS_TRT_BRANCH    its branch                            (release/10.16)
-#   TBS_TRT_INCLUDE   TensorRT headers of that version      (/work/trt-headers/10.16/include)
+#   TBS_TRT_INCLUDE   TensorRT headers of that version      (required: its include/ folder)
 #   TBS_FAKE_NVINFER  fake libnvinfer.so.10 (built by test:native from fake_full_nvinfer.cc)
 #                     (build/native-trt/trt10-fake/full-current/libnvinfer.so.10)
 #   PYBIND11_INCLUDE  pybind11's include folder            (python3 -c 'import pybind11' ...)
@@ -17,9 +17,9 @@ set -eu
 OUT=${1:?usage: build.sh OUT_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../../.." && pwd)
-MIRROR=${TBS_TRT_MIRROR:-/work/.mirror/NVIDIA+TensorRT/repo}
+MIRROR=${TBS_TRT_MIRROR:?set TBS_TRT_MIRROR to a git clone of NVIDIA/TensorRT}
 BRANCH=${TBS_TRT_BRANCH:-release/10.16}
-INC=${TBS_TRT_INCLUDE:-/work/trt-headers/10.16/include}
+INC=${TBS_TRT_INCLUDE:?set TBS_TRT_INCLUDE to TensorRT 10.16 include/}
 FAKE=${TBS_FAKE_NVINFER:-$ROOT/build/native-trt/trt10-fake/full-current/libnvinfer.so.10}
 PY=${PYTHON:-python3}
 PB=${PYBIND11_INCLUDE:-$("$PY" -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || echo /usr/include)}

@@ -11,7 +11,7 @@ probe depends on and nothing more:
   the Python traceback after it); in step_complete it counts as False, i.e. cancels the build.
 - `Builder.build_serialized_network` / `build_engine_with_config` /
   `build_serialized_network_to_stream` drive a TensorRT-10-shaped phase tree (the one a real
-  10.16 build of a small model reports, /work/shared/TENSORRT.md) from SEVERAL threads in turn,
+  10.16 build of a small model reports, docs/tensorrt.md) from SEVERAL threads in turn,
   as TensorRT's builder does, and return None when a step_complete answered False (after
   finishing the open phases, innermost first: what TensorRT does there is not documented), an
   `IHostMemory` (bytes with `nbytes`) otherwise.
