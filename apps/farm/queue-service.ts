@@ -10,7 +10,7 @@ import { composeFarmStatus } from './farm-status.js';
 import { FarmStatusFeed, type FarmStatusListener } from './farm-status-feed.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ServiceError, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from '../service/api.js';
+import { ServiceError, type BuildServiceApi, type FarmServiceCalls, type StartBuildInput, type StartMatrixInput, type SubscribeOpts, type Subscription } from '../service/api.js';
 import { checkOutputPath, checkShapes } from '../service/build-validation.js';
 import { inspectModel, readModel } from '../service/model/model-reader.js';
 import {
@@ -56,7 +56,7 @@ export interface QueueServiceOptions {
   retainFinishedPhases?: number;
 }
 
-export class QueueBuildService implements BuildServiceApi {
+export class QueueBuildService implements BuildServiceApi, FarmServiceCalls {
   private readonly log: LogLine;
   private readonly redis: Redis;
   private readonly reader: Redis;
@@ -160,7 +160,7 @@ export class QueueBuildService implements BuildServiceApi {
   }
 
   /** One build per target; returns them in the targets' order. */
-  async startMatrix(input: Omit<StartBuildInput, 'target'> & { targets: Array<Record<string, string>> }): Promise<BuildRecord[]> {
+  async startMatrix(input: StartMatrixInput): Promise<BuildRecord[]> {
     const targets = input.targets;
     if (!Array.isArray(targets) || targets.length === 0) throw new ServiceError('bad_input', 'targets must be a non-empty array of {label: value} objects');
     if (targets.length > 256) throw new ServiceError('bad_input', `targets: at most 256 per matrix, got ${targets.length}`);

@@ -10,7 +10,7 @@ import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BackendChoice, BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
 import { chosenBackend, trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
 import { WorkerToParent, type ParentToWorker } from '../worker/messages.js';
-import { ServiceError, type BuildRoutesRead, type BuildServiceApi, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
+import { ServiceError, type BuildRoutesRead, type BuildServiceApi, type LocalServiceCalls, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
 import { BuildEstimator } from './build-estimator.js';
 import { BuildProfileStore, buildKind } from './build-profiles.js';
 import { BuildSession } from './build-session.js';
@@ -126,7 +126,7 @@ const BACKENDS_TIMEOUT_MS = 20_000;
  */
 const BUILD_ROUTES_TIMEOUT_MS = 120_000;
 
-export class BuildService implements BuildServiceApi {
+export class BuildService implements BuildServiceApi, LocalServiceCalls {
   private readonly launcher: WorkerLauncher;
   private readonly outputDir: string;
   private readonly outputDirLevels: number;

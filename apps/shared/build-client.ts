@@ -1,14 +1,16 @@
 // The one interface the renderer depends on (Netron's host-adapter pattern). Electron's preload
 // implements it over IPC; apps/renderer/web implements it over HTTP + SSE against `serve`. The UI
 // cannot tell which one it has, except through `host` for wording ("Save…" vs "Download").
-import type { FarmStatus } from './farm-status.js';
-import type { BuildViewSnapshot } from './build-view.js';
-import type { BuildRoutesRead } from './build-routes.js';
-import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord, ModelSummary } from './protocol.js';
-import type { DeleteEnginesResult, EngineFile } from './engine-files.js';
+//
+// The calls it shares with the build service take their signatures from the service's one
+// description (./build-service-api.ts) through `RemoteCalls`; those a page makes in its own way
+// (a model it picked instead of a path, a stream of handlers instead of a subscription) name the
+// service's types for what they carry, so a change there is a compile error in every client.
+import type { BackendChoice, BuildOptionsInput } from './protocol.js';
 import type { CheckResult } from './engine-manifest.js';
 import type { BuildComparison } from './build-compare.js';
 import type { EngineLayers, PrecisionCheck } from './engine-layers.js';
+import type { Answer, BuildServiceCalls, RemoteCalls, StartBuildInput, Subscription } from './build-service-api.js';
 
 /** GET /api/builds/{id}/layers: the reader's answer and the precision check against what the build asked for. */
 export type BuildLayers = EngineLayers & { check?: PrecisionCheck };
@@ -21,7 +23,8 @@ export interface ModelRef {
   path: string;
   /** What to show the user (original file name). */
   displayName: string;
-  summary: ModelSummary;
+  /** The service's inspectModel answer for it. */
+  summary: Answer<'inspectModel'>;
 }
 
 export interface SavedEngine {
@@ -45,15 +48,37 @@ export interface HostCapabilities {
   recentFiles: boolean;
 }
 
-export interface BuildClient {
-  readonly capabilities: HostCapabilities;
-  listBackends(): Promise<BackendInfo[]>;
+/** How a page asks to start a build: the service's StartBuildInput, less what the host decides. */
+export type StartBuildRun = Pick<StartBuildInput, 'timeBudgetSeconds'>;
+
+/** The build's stream as a page follows it: the service's subscribe, handed over in calls. */
+export interface BuildStreamHandlers {
   /**
-   * The build-route knob database of a backend (TensorRT 11.1+), read from the library when asked
-   * (the route picker's "List knobs" button); afterwards listBackends() reports it too. Rejects with
-   * a user-readable Error when the backend has none or the library could not list them.
+   * The record and view the stream starts from (the service's Subscription.snapshot and .view),
+   * again after a reset; a record alone when the host has no view for it.
    */
-  readBuildRoutes?(backend: BackendChoice): Promise<BuildRoutesRead>;
+  onSnapshot(record: Subscription['snapshot'], view?: Subscription['view']): void;
+  /** The service's event batches (the subscribe callback's argument), in seq order, each once. */
+  onEvents(events: Parameters<Parameters<BuildServiceCalls['subscribe']>[1]>[0]): void;
+  onError?(err: Error): void;
+}
+
+/**
+ * The service's calls a page makes as they are (RemoteCalls: the same arguments, the answer as a
+ * promise): listBackends and listBuilds on every host; the engine folder's listing and deletion
+ * (names it will not delete come back in `refused`) where the host offers them.
+ */
+type SharedCalls = RemoteCalls<'listBackends' | 'listBuilds'> & Partial<RemoteCalls<'listEngines' | 'deleteEngines'>>;
+
+export interface BuildClient extends SharedCalls {
+  readonly capabilities: HostCapabilities;
+  /**
+   * The service's readBuildRoutes for a named backend: the build-route knob database (TensorRT
+   * 11.1+), read from the library when asked (the route picker's "List knobs" button); afterwards
+   * listBackends() reports it too. Rejects with a user-readable Error when the backend has none or
+   * the library could not list them.
+   */
+  readBuildRoutes?(backend: BackendChoice): Promise<Answer<'readBuildRoutes'>>;
   /**
    * Asks the user for a model (native dialog / file picker) and inspects it.
    * Resolves null when the user cancels. Rejects with a user-readable Error for a bad model.
@@ -77,10 +102,13 @@ export interface BuildClient {
   choosePluginLibraries?(model: ModelRef, option: PluginOption): Promise<PluginLibraryLists>;
   forgetPluginLibrary?(model: ModelRef, option: PluginOption, library: string): Promise<PluginLibraryLists>;
 
-  /** `timeBudgetSeconds`: the service cancels the build (reason "timeout") after that long. */
-  startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }>;
+  /**
+   * The service's startBuild for a model the host opened. `timeBudgetSeconds`: the service cancels
+   * the build (reason "timeout") after that long. Resolves with the new build's id.
+   */
+  startBuild(model: ModelRef, options: BuildOptionsInput, run?: StartBuildRun): Promise<Pick<Answer<'startBuild'>, 'id'>>;
+  /** The service's cancelBuild (reason "user"); a build that already finished is not an error. */
   cancelBuild(id: string): Promise<void>;
-  listBuilds(): Promise<BuildRecord[]>;
   /**
    * Snapshot first, then live batches. Returns an unsubscribe function. Implementations batch:
    * callers must not assume one call per event. `view` is the build view's complete snapshot
@@ -88,20 +116,9 @@ export interface BuildClient {
    * (the events after the last one seen are no longer kept), onSnapshot comes again with a new
    * view, and events continue after its seq.
    */
-  subscribe(
-    id: string,
-    handlers: {
-      onSnapshot(record: BuildRecord, view?: BuildViewSnapshot): void;
-      onEvents(events: BuildEvent[]): void;
-      onError?(err: Error): void;
-    },
-  ): () => void;
+  subscribe(id: string, handlers: BuildStreamHandlers): () => void;
   /** Saves (Electron: native save dialog) or downloads (browser) the engine. Null when cancelled. */
   saveEngine(id: string): Promise<SavedEngine | null>;
-  /** Engines in the build service's default output folder, newest first (absent: not offered). */
-  listEngines?(): Promise<EngineFile[]>;
-  /** Deletes engines of that folder by file name; names it will not delete come back in `refused`. */
-  deleteEngines?(names: string[]): Promise<DeleteEnginesResult>;
   /**
    * A succeeded build's layer information, read and checked by the service (GET
    * /api/builds/{id}/layers, apps/service/engine-explain.ts). Absent: not offered by this host.
@@ -111,13 +128,13 @@ export interface BuildClient {
    * The build farm's workers, queues and recent endings (GET /api/farm); null when the service
    * runs builds itself (no farm). Absent: not offered by this host.
    */
-  farmStatus?(): Promise<FarmStatus | null>;
+  farmStatus?(): Promise<Answer<'farmStatus'> | null>;
   /**
    * The farm view now and at every change (GET /api/farm/events, apps/shared/farm-stream.ts):
    * `onStatus(null)` once when the service runs builds itself (no farm), then nothing more.
    * Reconnects by itself; `onError` when it gives up. Returns the unsubscribe.
    */
-  subscribeFarm?(handlers: { onStatus(status: FarmStatus | null): void; onError?(err: Error): void }): () => void;
+  subscribeFarm?(handlers: { onStatus(status: Answer<'farmStatus'> | null): void; onError?(err: Error): void }): () => void;
   /** Checks an engine of that folder by file name against its manifest (docs/engines.md). */
   checkEngine?(name: string): Promise<CheckResult>;
   /** Two finished builds of this service side by side, from their manifests (the Compare view). */

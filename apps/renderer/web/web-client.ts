@@ -3,7 +3,7 @@
 // it because everything is same-origin (the event stream too: see sse-reader.ts for why it is
 // read with fetch). Open becomes an upload, Save a download.
 import type { FarmStatus } from '../../shared/farm-status.js';
-import type { BuildClient, BuildLayers, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine } from '../../shared/build-client.js';
+import type { BuildClient, BuildLayers, BuildStreamHandlers, DeleteEnginesResult, EngineFile, ModelRef, SavedEngine, StartBuildRun } from '../../shared/build-client.js';
 import type { CheckResult } from '../../shared/engine-manifest.js';
 import type { BuildComparison } from '../../shared/build-compare.js';
 import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js';
@@ -84,7 +84,7 @@ export class WebBuildClient implements BuildClient {
     return { ...ref, displayName: file.name || ref.displayName };
   }
 
-  async startBuild(model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }): Promise<{ id: string }> {
+  async startBuild(model: ModelRef, options: BuildOptionsInput, run?: StartBuildRun): Promise<{ id: string }> {
     const body = { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) };
     return this.json<{ id: string }>('POST', '/api/builds', JSON.stringify(body), {
       'content-type': 'application/json',
@@ -108,10 +108,7 @@ export class WebBuildClient implements BuildClient {
     return this.json<BuildRecord>('GET', `/api/builds/${encodeURIComponent(id)}`);
   }
 
-  subscribe(
-    id: string,
-    handlers: { onSnapshot(record: BuildRecord, view?: BuildViewSnapshot): void; onEvents(events: BuildEvent[]): void; onError?(err: Error): void },
-  ): () => void {
+  subscribe(id: string, handlers: BuildStreamHandlers): () => void {
     const url = `${this.base}/api/builds/${encodeURIComponent(id)}/events`;
     const abort = new AbortController();
     let retries = 0;
