@@ -34,6 +34,7 @@ import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
 import { ensurePrivateDir } from './private-dir.js';
+import { claimDir, claimOutput, describeHolder, type OutputClaim } from './output-claim.js';
 import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
@@ -62,6 +63,8 @@ export interface SessionOptions {
   memoryGraceMs?: number;
   /** A `reuse` build keeps its engine here once built (engine-reuse.ts). */
   reuseStore?: EngineReuseStore;
+  /** Where claims on output files across processes are kept (output-claim.ts; default: the state folder's). */
+  claimDir?: string;
 }
 
 /** Default grace period of a memory stop (issue 21): a step within it, or the worker is ended. */
@@ -124,6 +127,8 @@ export class BuildSession {
   private preexistingOutput?: string;
   /** This session holds claimedOutputs[outputTarget]. */
   private claimsOutput = false;
+  /** The claim on outputTarget that builds of other processes see (output-claim.ts). */
+  private outputClaim?: OutputClaim;
   /**
    * Device:inode of the temp files this build's worker was seen creating beside the output
    * (`<target>.tmp-<pid>-<n>`, watched while it runs): the rename keeps the inode, so a file at
@@ -279,6 +284,24 @@ export class BuildSession {
       );
       return;
     }
+    // The same refusal between processes (a CLI build and a serve, two CLIs): the claim is held
+    // until the build ends, and one whose process and worker are gone is stale (output-claim.ts).
+    try {
+      const r = claimOutput(this.outputTarget, this.id, this.opts.claimDir ?? claimDir());
+      if (!r.ok) {
+        this.finishLocally(
+          'failed',
+          `another build (${describeHolder(r.holder)}) is writing ${this.outputTarget}: two builds may not write one engine at the same time; wait for it to end or choose another output`,
+        );
+        return;
+      }
+      this.outputClaim = r.claim;
+    } catch (e) {
+      // No usable state folder: the build runs, refused only by builds of this process.
+      this.opts.onWarning?.(
+        `build ${this.id}: ${this.outputTarget} could not be claimed against builds of other processes (${(e as Error).message}); a build of another process naming it is not kept out`,
+      );
+    }
     claimedOutputs.set(this.outputTarget, this.id);
     this.claimsOutput = true;
     this.modelAtLaunch = modelDigest(b.modelPath, b.summary.externalData.files);
@@ -314,6 +337,7 @@ export class BuildSession {
         ...(this.opts.heartbeatMs ? { heartbeatMs: this.opts.heartbeatMs } : {}),
         ...(this.crashRecord ? { crashRecordPath: this.crashRecord } : {}),
       });
+      if (this.run.pid !== undefined) this.outputClaim?.setWorker(this.run.pid);
       this.watchTempFiles();
       this.readCgroupAtLaunch();
     } catch (e) {
@@ -639,6 +663,8 @@ export class BuildSession {
   private releaseOutput(): void {
     if (this.claimsOutput && this.outputTarget !== undefined && claimedOutputs.get(this.outputTarget) === this.id) claimedOutputs.delete(this.outputTarget);
     this.claimsOutput = false;
+    this.outputClaim?.release();
+    this.outputClaim = undefined;
   }
 
   /** Records the identity of each temp file the worker creates beside the output (tempFileIds). */

@@ -1,0 +1,245 @@
+// Which build, of which process, is writing an output file: a claim that holds across processes
+// (a CLI `build` and a `serve`, two CLIs), so that two builds naming one engine never run at once.
+// Without it the one that ends later could clean up over the other's engine, and both write
+// temp + rename into the same path. Within one process build-session.ts refuses the second build
+// itself; this is the same refusal between processes.
+//
+// One file per output in the user's private state folder (`<state>/output-claims/<sha256 of the
+// real path>.claim`), never beside the engine (the files there are the build's own). Node has no
+// flock, and the service may not load the addon (tools/rooms.json), so a claim is a file created
+// atomically (written whole to a temp file, then hard-linked into place: link fails if the name
+// exists, and a reader never sees half a claim) that names its holder: the process's pid and
+// start time, and the worker's. A claim whose holder and worker are both gone (killed, crashed:
+// no release ran) is stale and taken over, so a killed CLI never blocks the next build; a pid
+// reused by another program does not keep it alive (its start time differs).
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { displayText } from '../shared/display-text.js';
+import { stateDir } from './build-profiles.js';
+import { ensurePrivateDir } from './private-dir.js';
+
+export interface ClaimHolder {
+  v: 1;
+  /** Unique to one claim: its release removes that claim and nothing that replaced it. */
+  nonce: string;
+  buildId: string;
+  /** The output file, a link resolved. */
+  target: string;
+  host: string;
+  pid: number;
+  /** Linux: the process's start time (/proc/<pid>/stat field 22); absent elsewhere. */
+  start?: string;
+  /** What the process is (`trt-build-studio serve`), for the refusal. */
+  command: string;
+  /** The build's worker, which may outlive its host for a moment (it cancels when orphaned). */
+  workerPid?: number;
+  workerStart?: string;
+}
+
+/** The folder of claims: `<state folder>/output-claims`. */
+export function claimDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(stateDir(env), 'output-claims');
+}
+
+/** The claim file of `target` (a real path) in `dir`. */
+export function claimFile(dir: string, target: string): string {
+  return path.join(dir, `${crypto.createHash('sha256').update(target).digest('hex').slice(0, 40)}.claim`);
+}
+
+/** Linux: field 22 of /proc/<pid>/stat (start time in clock ticks since boot), with the state; undefined elsewhere. */
+function procStat(pid: number): { start: string; zombie: boolean } | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return { start: rest[19] ?? '', zombie: rest[0] === 'Z' || rest[0] === 'X' };
+  } catch {
+    return undefined;
+  }
+}
+
+export function processStart(pid: number): string | undefined {
+  return procStat(pid)?.start;
+}
+
+/** Process `pid` runs and, when `start` is known, is the one that started then (not a reused pid). */
+export function processAlive(pid: number, start: string | undefined): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false; // ESRCH: gone
+  }
+  const st = procStat(pid);
+  // Vanished between the two looks; or no /proc to ask (not Linux, or not mounted): kill's word stands.
+  if (!st) return procStat(process.pid) === undefined;
+  if (st.zombie) return false;
+  return start === undefined || st.start === start;
+}
+
+/** Nonces of the claims this process holds now (a claim naming this process and not here is a leftover). */
+const heldHere = new Set<string>();
+
+/** The holder's process or its worker still runs: the claim stands. Another host's cannot be checked: it stands. */
+function holderAlive(h: ClaimHolder): boolean {
+  if (h.host !== os.hostname()) return true;
+  if (h.pid === process.pid && h.start === processStart(process.pid)) return heldHere.has(h.nonce);
+  if (processAlive(h.pid, h.start)) return true;
+  return h.workerPid !== undefined && processAlive(h.workerPid, h.workerStart);
+}
+
+function parseHolder(text: string): ClaimHolder | undefined {
+  try {
+    const h = JSON.parse(text) as Partial<ClaimHolder>;
+    const str = (v: unknown) => typeof v === 'string';
+    const pid = (v: unknown) => Number.isSafeInteger(v) && (v as number) > 0;
+    if (h.v !== 1 || !str(h.nonce) || !str(h.buildId) || !str(h.target) || !str(h.host) || !pid(h.pid) || !str(h.command)) return undefined;
+    if ((h.start !== undefined && !str(h.start)) || (h.workerPid !== undefined && !pid(h.workerPid)) || (h.workerStart !== undefined && !str(h.workerStart))) return undefined;
+    return h as ClaimHolder;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The claim file's bytes, or undefined when there is none. */
+function readBytes(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** `text` written whole to a fresh temp file beside `file` (0600); returns its path. */
+function writeTemp(file: string, text: string): string {
+  const tmp = `${file}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  fs.writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+  return tmp;
+}
+
+function unlinkQuiet(p: string): void {
+  try {
+    fs.unlinkSync(p);
+  } catch {
+    // Gone already.
+  }
+}
+
+/**
+ * Removes the stale claim whose bytes were `seen`, and nothing else: it is moved aside first and
+ * compared; a claim that replaced it meanwhile (another process broke the stale one and claimed)
+ * is linked back under its name, with its inode and bytes, for its holder to release.
+ */
+function breakStale(file: string, seen: string): void {
+  const aside = `${file}.stale-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  try {
+    fs.renameSync(file, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (readBytes(aside) !== seen) {
+    try {
+      fs.linkSync(aside, file);
+    } catch {
+      // A third claimer took the free name in the moment between: the rarest race (a dead
+      // holder's claim broken by three processes at once); the newest claim stands.
+    }
+  }
+  unlinkQuiet(aside);
+}
+
+/** The process's own description for a refusal: the program and its subcommand. */
+function describeSelf(): string {
+  const prog = path.basename(process.argv[1] ?? process.argv0).replace(/\.(c|m)?js$/, '');
+  const sub = process.argv[2];
+  return sub && !sub.startsWith('-') ? `${prog} ${sub}` : prog;
+}
+
+/** One line naming the holder: `b3-1a2b3c of trt-build-studio serve, pid 1234`. */
+export function describeHolder(h: ClaimHolder): string {
+  const where = h.host !== os.hostname() ? ` on ${h.host}` : '';
+  return displayText(`${h.buildId} of ${h.command}, pid ${h.pid}${where}`);
+}
+
+export class OutputClaim {
+  private released = false;
+
+  constructor(
+    readonly file: string,
+    private holder: ClaimHolder,
+  ) {
+    heldHere.add(holder.nonce);
+  }
+
+  /** Names the worker in the claim, so that it holds while an orphaned worker winds down. */
+  setWorker(pid: number): void {
+    if (this.released) return;
+    this.holder = { ...this.holder, workerPid: pid, workerStart: processStart(pid) };
+    let tmp: string | undefined;
+    try {
+      tmp = writeTemp(this.file, JSON.stringify(this.holder));
+      fs.renameSync(tmp, this.file);
+    } catch {
+      if (tmp) unlinkQuiet(tmp); // the claim stands as it was, naming the host process alone
+    }
+  }
+
+  /** Removes the claim if it is still this one (never a claim that replaced it). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    heldHere.delete(this.holder.nonce);
+    try {
+      const now = parseHolder(readBytes(this.file) ?? '');
+      if (now?.nonce === this.holder.nonce) fs.unlinkSync(this.file);
+    } catch {
+      // Unreadable or gone: a claim naming this process and not held here counts as stale anyway.
+    }
+  }
+}
+
+export type ClaimResult = { ok: true; claim: OutputClaim } | { ok: false; holder: ClaimHolder };
+
+/**
+ * Claims `target` (the output file, a link resolved) for build `buildId` of this process, or says
+ * who holds it. Throws when the claim folder cannot be used (not private, not writable).
+ */
+export function claimOutput(target: string, buildId: string, dir: string = claimDir()): ClaimResult {
+  ensurePrivateDir(dir, 'output claim');
+  const file = claimFile(dir, target);
+  const mine: ClaimHolder = {
+    v: 1,
+    nonce: crypto.randomBytes(12).toString('hex'),
+    buildId,
+    target,
+    host: os.hostname(),
+    pid: process.pid,
+    ...(processStart(process.pid) !== undefined ? { start: processStart(process.pid) } : {}),
+    command: describeSelf(),
+  };
+  const text = JSON.stringify(mine);
+  // Each round either claims, finds a live holder, or removes a stale claim; a few rounds cover
+  // claims that come and go meanwhile.
+  for (let round = 0; round < 8; round++) {
+    const tmp = writeTemp(file, text);
+    try {
+      fs.linkSync(tmp, file);
+      return { ok: true, claim: new OutputClaim(file, mine) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      unlinkQuiet(tmp);
+    }
+    const seen = readBytes(file);
+    if (seen === undefined) continue; // released meanwhile
+    const holder = parseHolder(seen);
+    if (holder && holderAlive(holder)) return { ok: false, holder };
+    // Its holder is gone (or it is not a claim at all: nothing of a build's can be lost with it).
+    breakStale(file, seen);
+  }
+  throw new Error(`the claim ${file} on ${target} kept changing while it was taken; try again`);
+}
