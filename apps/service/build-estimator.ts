@@ -1,8 +1,18 @@
 // The predicted end of one build, as the service adds it to the stream: at start the profiles of
 // earlier builds of the same kind are looked up (build-profiles.ts), every event goes through a
 // MilestoneRecorder, each heartbeat gets `estimate` when the profiles give one, and a build that
-// succeeds leaves its own profile for the next. No history, no estimate: never a guess.
-import { MilestoneRecorder, PhaseShareRecorder, estimateFromProgress, estimateRemaining, mergeShares, type BuildProfile } from '../shared/build-estimate.js';
+// succeeds leaves its own profile for the next. No history of the same kind: an estimate only from
+// the build's own progress, labelled so (never a guess dressed as history).
+import {
+  MilestoneRecorder,
+  PhaseShareRecorder,
+  estimateFromProgress,
+  estimateRemaining,
+  mergeShares,
+  withPrior,
+  type BuildProfile,
+  type SharesSource,
+} from '../shared/build-estimate.js';
 import type { BuildEvent } from '../shared/protocol.js';
 import type { BuildProfileStore } from './build-profiles.js';
 
@@ -10,6 +20,7 @@ export class BuildEstimator {
   private readonly recorder = new MilestoneRecorder();
   private readonly shares = new PhaseShareRecorder();
   private resolved?: { kind: string; profiles: readonly BuildProfile[] };
+  private source?: SharesSource;
 
   /**
    * `kind` may be a function: it is then asked when the build's first event arrives, not when the
@@ -32,10 +43,11 @@ export class BuildEstimator {
   }
 
   /**
-   * Folds the event in. build.started comes back with the phase shares earlier builds of any model
-   * leave (the percentage's weights); a heartbeat with the prediction at its moment: from earlier
-   * builds of this kind, or, for a first build, from its own progress so far (`progress`, the
-   * view's fraction), once there is enough of it.
+   * Folds the event in. build.started comes back with the phase shares (the percentage's weights):
+   * those earlier builds of any model left, and the built-in prior for the TensorRT phase kinds
+   * they lack (build-estimate.ts, withPrior; `sharesSource` says which). A heartbeat comes back with
+   * the prediction at its moment: from earlier builds of this kind, or, for a first build, from
+   * its own progress so far (`progress`, the view's fraction), once there is enough of it.
    */
   annotate(ev: BuildEvent, progress?: () => number): BuildEvent {
     const { profiles } = this.basisProfiles();
@@ -52,12 +64,26 @@ export class BuildEstimator {
     return p ? { ...ev, estimate: p } : ev;
   }
 
+  /**
+   * Where the phase shares of build.started came from: `prior` (no earlier build left any: the
+   * percentage rests on the built-in prior alone), `mixed` or `history`. Undefined before
+   * build.started.
+   */
+  get sharesSource(): SharesSource | undefined {
+    return this.source;
+  }
+
+  /** The phase shares a build starts with: learned ones, the prior for kinds without history. */
   private learnedShares(): Record<string, number> {
+    let learned: Record<string, number> = {};
     try {
-      return mergeShares(this.store.allProfiles());
+      learned = mergeShares(this.store.allProfiles());
     } catch {
-      return {};
+      // An unreadable profile store costs only the learned shares: the prior still holds.
     }
+    const { shares, source } = withPrior(learned);
+    this.source = source;
+    return shares;
   }
 
   /**

@@ -167,7 +167,7 @@ function clamp(x: number, lo: number, hi: number): number {
 
 /** Phases below this depth, and steps past this index, leave no share (bounds a profile). */
 const SHARE_MAX_DEPTH = 8;
-const SHARE_MAX_STEP = 64;
+export const SHARE_MAX_STEP = 64;
 /** Kinds kept per profile and handed to a build (the most frequent first). */
 export const MAX_SHARE_KINDS = 400;
 
@@ -287,6 +287,72 @@ function keepShares(sums: Map<string, { sum: number; n: number }>): Record<strin
   const depth = (k: string) => k.split('/').length;
   const kinds = [...sums].sort((a, b) => depth(a[0]) - depth(b[0]) || b[1].n - a[1].n).slice(0, MAX_SHARE_KINDS);
   return Object.fromEntries(kinds.map(([k, s]) => [k, round3(s.sum / s.n)]));
+}
+
+// ───────────────────────────── the prior ─────────────────────────────
+//
+// A first build has no history: every step an even part of its phase, every child half of what is
+// left. On TensorRT's tree that gives the silent top (6 steps, one of which holds nearly all the
+// time) the bar and leaves tactic timing, where the time goes, a sliver: a 30 s simulated build
+// sat at 37 % from 2 s to 29 s. So phase kinds of the TensorRT 10/11 tree (docs/tensorrt.md, "The
+// phase tree of a real build"; the simulator's plan follows it) start from these shares, each of
+// what is left as above. They are a judgement, not a measurement: the tree's shape is observed
+// (10.16), the weights only say where builds are known to spend their time (most in timing
+// tactics, node timing ahead of reformats; cloning, preparing and graph optimization short;
+// serialization the bulk of what follows). No real TensorRT build has been timed here to fit them.
+// A phase tree with other names or step counts gets nothing from them (even steps, as before):
+// no logic rests on a name. Learned shares always win kind by kind (withPrior), and the build's
+// start says where its shares came from (`sharesSource`), so nothing claims more than it knows;
+// the predicted end of a first build stays a range from its own progress (estimateFromProgress).
+
+const ROOT = 'Building engine';
+const SUBGRAPH = `${ROOT}/Building engine from subgraph`;
+const PROFILE = `${SUBGRAPH}/Computing profile costs`;
+const TACTICS = `${PROFILE}/Timing tactics`;
+const NODES = `${TACTICS}/Timing graph nodes`;
+const REFORMATS = `${TACTICS}/Timing tensor reformats`;
+const REFORMAT_COSTS = `${REFORMATS}/Computing reformatting costs`;
+
+/** Built-in shares of the TensorRT 10/11 phase kinds (see above), keyed as PhaseShareRecorder keys them. */
+export const PHASE_SHARE_PRIOR: Readonly<Record<string, number>> = Object.freeze({
+  // The root, 6 steps: cloning, preparing, the subgraph (optimizing and timing), serialization.
+  [stepShareKey(ROOT, 0, 6)]: 0.02,
+  [stepShareKey(ROOT, 1, 6)]: 0.02,
+  [stepShareKey(ROOT, 2, 6)]: 0.93,
+  [stepShareKey(ROOT, 3, 6)]: 0.9,
+  // Children that are their parent step's whole work.
+  [`${ROOT}/Cloning network graph`]: 0.95,
+  [`${ROOT}/Preparing graph for optimization`]: 0.95,
+  [SUBGRAPH]: 0.98,
+  [`${SUBGRAPH}/Optimizing graph`]: 0.05,
+  [PROFILE]: 0.95,
+  // "Computing profile costs" (10 steps, ends early at 4): timing in its first step, refit after.
+  [stepShareKey(PROFILE, 0, 10)]: 0.9,
+  [TACTICS]: 0.95,
+  // "Timing tactics" (3 steps, ends early at 1): graph nodes, then reformats.
+  [stepShareKey(TACTICS, 0, 3)]: 0.65,
+  [stepShareKey(TACTICS, 1, 3)]: 0.9,
+  [NODES]: 0.98,
+  [`${NODES}/Evaluating tactic times`]: 0.95,
+  [`${NODES}/Evaluating tactic times/Measuring tactic time`]: 0.9,
+  [REFORMATS]: 0.98,
+  [REFORMAT_COSTS]: 0.95,
+  [`${REFORMAT_COSTS}/Evaluating tactic times`]: 0.95,
+  [`${REFORMAT_COSTS}/Evaluating tactic times/Measuring tactic time`]: 0.9,
+});
+
+/** Where a build's phase shares came from: earlier builds, the prior, or both (kinds without history from the prior). */
+export type SharesSource = 'history' | 'prior' | 'mixed';
+
+/**
+ * Learned shares, with the prior for kinds they lack. Learned ones win kind by kind: a share an
+ * earlier build measured says more about this machine and version than the prior does.
+ */
+export function withPrior(learned: Readonly<Record<string, number>>): { shares: Record<string, number>; source: SharesSource } {
+  const fromPrior = Object.keys(PHASE_SHARE_PRIOR).filter((k) => !(k in learned));
+  const nLearned = Object.keys(learned).length;
+  const source: SharesSource = nLearned === 0 ? 'prior' : fromPrior.length === 0 ? 'history' : 'mixed';
+  return { shares: { ...Object.fromEntries(fromPrior.map((k) => [k, PHASE_SHARE_PRIOR[k]])), ...learned }, source };
 }
 
 /** Below this much progress or time a first build's own pace says too little to extrapolate. */

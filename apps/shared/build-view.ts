@@ -32,7 +32,7 @@
 // original does, and events after the snapshot's seq continue it.
 // The snapshot's schema lives in build-view-schema.ts: validating needs zod at run time, and the
 // renderer (which only folds events) must not load it (zod's JIT trips the page's CSP).
-import { stepShareKey } from './build-estimate.js';
+import { SHARE_MAX_STEP, stepShareKey } from './build-estimate.js';
 import { MemoryTrack, rowsInOrder, type MemorySnapshot } from './memory-track.js';
 import { PhaseRows, type Instance, type PhaseRow, type ProgressSegment, type RowsSnapshot } from './phase-rows.js';
 import { RecentLogs } from './recent-logs.js';
@@ -407,19 +407,21 @@ const DEFAULT_CHILD_SHARE = 0.5;
 
 /**
  * Where step `s` of a phase of `nbSteps` starts on its bar and how wide it is: from the shares
- * earlier builds spent in each step (each of what was left), or even steps where any is unknown.
+ * earlier builds (or the prior, build-estimate.ts) spent in each step, each of what was left. A
+ * step without a share gets an even part of what is left (1 / the steps left), so with no shares
+ * at all the steps are even, and a phase whose first steps are known (the prior names only those
+ * that matter) splits the rest evenly instead of falling back to even steps from its start: that
+ * would put step s at s / nbSteps, below where the known steps had already brought the bar, and
+ * hold the percentage (it never falls) until the phase caught up.
  */
 function stepSpan(shares: Record<string, number> | undefined, path: string, s: number, nbSteps: number): [number, number] {
-  if (shares) {
-    let left = 1;
-    let known = true;
-    for (let k = 0; k < s && known; k++) {
-      const w = shares[stepShareKey(path, k, nbSteps)];
-      if (w === undefined) known = false;
-      else left *= 1 - w;
-    }
-    const w = shares[stepShareKey(path, s, nbSteps)];
-    if (known && w !== undefined) return [1 - left, left * w];
-  }
-  return [s / nbSteps, 1 / nbSteps];
+  if (!shares) return [s / nbSteps, 1 / nbSteps];
+  // No step past SHARE_MAX_STEP has a share; even parts from there on leave (n − s) / (n − k) of
+  // what was left at k, so a phase of thousands of steps costs no more than 64 look-ups a step.
+  const known = Math.min(s, SHARE_MAX_STEP);
+  let left = 1;
+  for (let k = 0; k < known; k++) left *= 1 - (shares[stepShareKey(path, k, nbSteps)] ?? 1 / (nbSteps - k));
+  left *= (nbSteps - s) / (nbSteps - known);
+  const w = s < SHARE_MAX_STEP ? shares[stepShareKey(path, s, nbSteps)] : undefined;
+  return [1 - left, left * (w ?? 1 / (nbSteps - s))];
 }
