@@ -87,9 +87,32 @@ interface WorkerProcess {
   proc: ChildProcess;
 }
 
+/**
+ * Heartbeat TTL of the bench's workers. The bench loses no worker on purpose, so the TTL only has
+ * to outlast the longest stall of a worker's event loop: a 1.5 s TTL (beats every 0.5 s) turned a
+ * busy machine (the bench's own builds, their workers and serve on a few cores) into serve calling
+ * live workers lost and ending their builds "worker lost", which measures load, not the farm.
+ * 20 s, as the farm tests' GENEROUS_HEARTBEAT_MS (a worker's default is 10 s).
+ */
+const BENCH_HEARTBEAT_MS = 20_000;
+
 function startWorkerProcess(url: string, id: string, labels: string, slots: number, artifacts: string): Promise<WorkerProcess> {
   return new Promise((resolve, reject) => {
-    const proc = spawnCli(['worker', '--queue', url, '--id', id, '--labels', labels, '--gpus', `sim:${slots}`, '--heartbeat-ms', '1500', '--artifacts', artifacts]);
+    const proc = spawnCli([
+      'worker',
+      '--queue',
+      url,
+      '--id',
+      id,
+      '--labels',
+      labels,
+      '--gpus',
+      `sim:${slots}`,
+      '--heartbeat-ms',
+      String(BENCH_HEARTBEAT_MS),
+      '--artifacts',
+      artifacts,
+    ]);
     let err = '';
     const onData = (c: Buffer) => {
       err += c.toString();
