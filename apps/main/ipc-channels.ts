@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { BackendChoice, BuildOptions } from '../shared/protocol.js';
 import type { BuildViewSnapshot } from '../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../shared/protocol.js';
+import type { BuildClient } from '../shared/build-client.js';
 import { INVOKE, type InvokeChannel } from './ipc-channel-names.js';
 
 export { INVOKE, PUSH, type InvokeChannel, type IpcChannel, type PushChannel } from './ipc-channel-names.js';
@@ -62,6 +63,35 @@ export const PAYLOADS = {
 } satisfies Record<InvokeChannel, z.ZodType>;
 
 export type PayloadOf<C extends InvokeChannel> = z.output<(typeof PAYLOADS)[C]>;
+/** What the preload sends on a channel: what main's schema takes. */
+export type PayloadIn<C extends InvokeChannel> = z.input<(typeof PAYLOADS)[C]>;
+
+// ─────────────────────────── what each invoke answers ───────────────────────────
+
+/** What a BuildClient call resolves with (the build service's own answer, where it is one of its calls). */
+type ClientAnswer<K extends keyof BuildClient> = Awaited<ReturnType<Extract<NonNullable<BuildClient[K]>, (...args: never[]) => unknown>>>;
+
+/** The invokes that carry no BuildClient call of their name (the bridge's own), and their answers. */
+interface BridgeOnlyAnswers {
+  takeOpenRequests: string[];
+  subscribe: void;
+  unsubscribe: void;
+  ackStream: void;
+}
+
+/**
+ * What each invoke answers, by its name in INVOKE: the BuildClient call of that name, so main's
+ * handlers (ipc-handlers.ts) and the preload's client are held to the one description of the
+ * service (apps/shared/build-service-api.ts) that BuildClient takes its calls from. A new channel
+ * named after no call answers `never` until it is listed in BridgeOnlyAnswers.
+ */
+type AnswerByName = {
+  [K in keyof typeof INVOKE]: K extends keyof BridgeOnlyAnswers ? BridgeOnlyAnswers[K] : K extends keyof BuildClient ? ClientAnswer<K> : never;
+};
+type NameOf<C extends InvokeChannel> = { [K in keyof typeof INVOKE]: (typeof INVOKE)[K] extends C ? K : never }[keyof typeof INVOKE];
+
+/** What an invoke on channel C resolves with (inside its IpcResult envelope). */
+export type IpcAnswer<C extends InvokeChannel> = AnswerByName[NameOf<C>];
 
 // ─────────────────────────── main → renderer messages ───────────────────────────
 

@@ -13,7 +13,7 @@ import { compareSources } from '../service/compare-sources.js';
 import { buildLayerReport } from '../service/engine-explain.js';
 import { copyFileAtomic } from './atomic-file.js';
 import type { Dialogs } from './dialogs.js';
-import { INVOKE, PAYLOADS, type InvokeChannel, type IpcResult, type PayloadOf } from './ipc-channels.js';
+import { INVOKE, PAYLOADS, type InvokeChannel, type IpcAnswer, type IpcResult, type PayloadOf } from './ipc-channels.js';
 import type { OpenRequests } from './open-requests.js';
 import { PluginChoices } from './plugin-choices.js';
 import type { RecentFiles } from './recent-files.js';
@@ -52,7 +52,7 @@ export interface IpcDeps {
   log?(message: string): void;
 }
 
-type Handler<C extends InvokeChannel> = (payload: PayloadOf<C>, event: IpcMainInvokeEvent) => unknown;
+type Handler<C extends InvokeChannel> = (payload: PayloadOf<C>, event: IpcMainInvokeEvent) => IpcAnswer<C> | Promise<IpcAnswer<C>>;
 
 function fail(code: string, message: string): IpcResult<never> {
   return { ok: false, error: { code, message } };

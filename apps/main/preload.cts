@@ -9,14 +9,10 @@
 // nothing but 'electron'. (Electron runs a sandboxed preload as a function of require, process,
 // exports and module, so CommonJS output works as is.)
 import electron = require('electron');
-import type { BuildClient, BuildLayers, ModelRef, PluginLibraryLists, PluginOption, SavedEngine } from '../shared/build-client.js';
-import type { DeleteEnginesResult, EngineFile } from '../shared/engine-files.js';
-import type { CheckResult } from '../shared/engine-manifest.js';
-import type { BuildComparison } from '../shared/build-compare.js';
-import type { BuildRoutesRead } from '../shared/build-routes.js';
-import type { BackendChoice, BackendInfo, BuildOptionsInput, BuildRecord } from '../shared/protocol.js';
+import type { BuildClient, ModelRef, PluginOption, StartBuildRun } from '../shared/build-client.js';
+import type { BackendChoice, BuildOptionsInput } from '../shared/protocol.js';
 import { INVOKE as C, PUSH as P } from './ipc-channel-names.js';
-import type { BuildStreamMessage, HostAction, InvokeChannel, IpcResult, PushChannel } from './ipc-channels.js';
+import type { BuildStreamMessage, HostAction, InvokeChannel, IpcAnswer, IpcResult, PayloadIn, PushChannel } from './ipc-channels.js';
 
 const { contextBridge, ipcRenderer, webUtils } = electron;
 
@@ -32,8 +28,9 @@ interface BridgeError {
 }
 const bridgeError = (code: string, message: string): BridgeError => ({ tbsBridgeError: true, code, message });
 
-async function call<T>(channel: InvokeChannel, payload?: unknown): Promise<T> {
-  const res = (await ipcRenderer.invoke(channel, payload)) as IpcResult<T>;
+/** One invoke: its payload is what main's schema takes, its answer what the BuildClient call resolves with. */
+async function call<C extends InvokeChannel>(channel: C, payload?: PayloadIn<C>): Promise<IpcAnswer<C>> {
+  const res = (await ipcRenderer.invoke(channel, payload)) as IpcResult<IpcAnswer<C>>;
   if (res.ok) return res.value;
   return Promise.reject(bridgeError(res.error.code, res.error.message));
 }
@@ -53,7 +50,7 @@ ipcRenderer.on(P.buildStream, (_e, msg: BuildStreamMessage) => {
     else if (msg.kind === 'events') h.onEvents(msg.events);
     else (h.onError as ((e: unknown) => void) | undefined)?.(bridgeError('stream_error', msg.message));
   } finally {
-    if (msg.kind === 'events') void call<void>(C.ackStream, { subscriptionId: msg.subscriptionId, batch: msg.batch }).catch(() => undefined);
+    if (msg.kind === 'events') void call(C.ackStream, { subscriptionId: msg.subscriptionId, batch: msg.batch }).catch(() => undefined);
   }
 });
 
@@ -67,50 +64,50 @@ function listen<T>(channel: PushChannel, cb: (value: T) => void): () => void {
 
 const client: BuildClient = {
   capabilities: { host: 'electron', nativeDialogs: true, recentFiles: true },
-  listBackends: () => call<BackendInfo[]>(C.listBackends),
-  readBuildRoutes: (backend: BackendChoice) => call<BuildRoutesRead>(C.readBuildRoutes, { backend }),
-  openModel: () => call<ModelRef | null>(C.openModel),
+  listBackends: () => call(C.listBackends),
+  readBuildRoutes: (backend: BackendChoice) => call(C.readBuildRoutes, { backend }),
+  openModel: () => call(C.openModel),
   openDroppedFile(file: File) {
     // Only the preload can turn a dropped File into its path (File.path was removed in Electron 32).
     const path = webUtils.getPathForFile(file);
     if (!path) return Promise.reject(bridgeError('bad_input', 'That item is not a file on this computer; drop a .onnx file.'));
-    return call<ModelRef>(C.openModelPath, { path });
+    return call(C.openModelPath, { path });
   },
-  openModelPath: (path: string) => call<ModelRef>(C.openModelPath, { path }),
-  recentModels: () => call<string[]>(C.recentModels),
+  openModelPath: (path: string) => call(C.openModelPath, { path }),
+  recentModels: () => call(C.recentModels),
   onOpenRequest(cb: (path: string) => void) {
     const stop = listen<{ path: string }>(P.openRequest, (m) => cb(m.path));
     // Paths from the command line arrive before the page is listening; main holds them until asked.
-    void call<string[]>(C.takeOpenRequests).then((paths) => paths.forEach((p) => cb(p)));
+    void call(C.takeOpenRequests).then((paths) => paths.forEach((p) => cb(p)));
     return stop;
   },
-  chooseTimingCache: () => call<string | null>(C.chooseTimingCache),
-  pluginLibraries: (model: ModelRef) => call<PluginLibraryLists>(C.pluginLibraries, { modelPath: model.path }),
-  choosePluginLibraries: (model: ModelRef, option: PluginOption) => call<PluginLibraryLists>(C.choosePluginLibraries, { modelPath: model.path, option }),
-  forgetPluginLibrary: (model: ModelRef, option: PluginOption, library: string) => call<PluginLibraryLists>(C.forgetPluginLibrary, { modelPath: model.path, option, library }),
-  startBuild: (model: ModelRef, options: BuildOptionsInput, run?: { timeBudgetSeconds?: number }) =>
-    call<{ id: string }>(C.startBuild, { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) }),
-  cancelBuild: (id: string) => call<void>(C.cancelBuild, { id }),
-  listBuilds: () => call<BuildRecord[]>(C.listBuilds),
+  chooseTimingCache: () => call(C.chooseTimingCache),
+  pluginLibraries: (model: ModelRef) => call(C.pluginLibraries, { modelPath: model.path }),
+  choosePluginLibraries: (model: ModelRef, option: PluginOption) => call(C.choosePluginLibraries, { modelPath: model.path, option }),
+  forgetPluginLibrary: (model: ModelRef, option: PluginOption, library: string) => call(C.forgetPluginLibrary, { modelPath: model.path, option, library }),
+  startBuild: (model: ModelRef, options: BuildOptionsInput, run?: StartBuildRun) =>
+    call(C.startBuild, { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) }),
+  cancelBuild: (id: string) => call(C.cancelBuild, { id }),
+  listBuilds: () => call(C.listBuilds),
   subscribe(id: string, handlers: StreamHandlers) {
     const subscriptionId = `s${++subscriptionCounter}`;
     streams.set(subscriptionId, handlers);
-    call<void>(C.subscribe, { subscriptionId, buildId: id }).catch((err: unknown) => {
+    call(C.subscribe, { subscriptionId, buildId: id }).catch((err: unknown) => {
       streams.delete(subscriptionId);
       (handlers.onError as ((e: unknown) => void) | undefined)?.(err);
     });
     return () => {
       if (!streams.delete(subscriptionId)) return;
-      void call<void>(C.unsubscribe, { subscriptionId }).catch(() => undefined);
+      void call(C.unsubscribe, { subscriptionId }).catch(() => undefined);
     };
   },
-  saveEngine: (id: string) => call<SavedEngine | null>(C.saveEngine, { id }),
-  listEngines: () => call<EngineFile[]>(C.listEngines),
-  deleteEngines: (names: string[]) => call<DeleteEnginesResult>(C.deleteEngines, { names }),
-  checkEngine: (name: string) => call<CheckResult>(C.checkEngine, { name }),
-  compareBuilds: (a: string, b: string) => call<BuildComparison>(C.compareBuilds, { a, b }),
-  buildLayers: (id: string) => call<BuildLayers>(C.buildLayers, { id }),
-  showBuildFile: (id: string, file: 'engine' | 'manifest') => call<{ path: string }>(C.showBuildFile, { id, file }),
+  saveEngine: (id: string) => call(C.saveEngine, { id }),
+  listEngines: () => call(C.listEngines),
+  deleteEngines: (names: string[]) => call(C.deleteEngines, { names }),
+  checkEngine: (name: string) => call(C.checkEngine, { name }),
+  compareBuilds: (a: string, b: string) => call(C.compareBuilds, { a, b }),
+  buildLayers: (id: string) => call(C.buildLayers, { id }),
+  showBuildFile: (id: string, file: 'engine' | 'manifest') => call(C.showBuildFile, { id, file }),
   onHostAction: (cb: (action: HostAction) => void) => listen<{ action: HostAction }>(P.hostAction, (m) => cb(m.action)),
 };
 
