@@ -235,15 +235,39 @@ function seconds(flag: string, v: string | undefined): number | undefined {
   return n;
 }
 
+/** The long flags that take a value (`--tactic-sources`), as written on a command line. */
+const VALUE_FLAGS = new Set(Object.entries(OPTIONS).flatMap(([name, spec]) => (spec.type === 'string' ? [`--${name}`] : [])));
+/** The short flags, which a value never stands for (`-o -h` is a forgotten value, not an output named -h). */
+const SHORT_FLAGS = new Set(Object.values(OPTIONS).flatMap((spec) => (spec.short ? [`-${spec.short}`] : [])));
+
 /**
- * A build route starts with a dash (`-conv_use_long_w=off …`), which parseArgs would take for an
- * option: `--build-route <route>` becomes `--build-route=<route>` first.
+ * Values that start with a dash are routine here, as trtexec writes them: tactic sources
+ * (`-CUBLAS,+CUDNN`), preview features (`-runtimeActivationResize`), a build route
+ * (`-conv_use_long_w=off …`); parseArgs would take each for an option and refuse it as
+ * ambiguous. So after a long flag that takes a value, the next word is its value (`--flag -x`
+ * becomes `--flag=-x`) when it starts with a single dash and is not one of the short flags (an
+ * output named with a dash: `-o ./-x.engine`). A flag with nothing after it, or a flag after it
+ * (a word starting with `--`, or a short flag), is a forgotten value: said in one line naming the
+ * flag, instead of parseArgs' three lines that suggest `--flag=-XYZ`.
  */
 function joinDashValues(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--build-route' && i + 1 < argv.length) out.push(`--build-route=${argv[++i]}`);
-    else out.push(argv[i]);
+    const word = argv[i];
+    if (word === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (!VALUE_FLAGS.has(word)) {
+      out.push(word);
+      continue;
+    }
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--') || SHORT_FLAGS.has(next)) {
+      throw new UsageError(`${word} needs a value${next === undefined ? '' : ` (found ${next} after it)`}`);
+    }
+    if (next.startsWith('-')) out.push(`${word}=${argv[++i]}`);
+    else out.push(word);
   }
   return out;
 }
