@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView, type BuildViewSnapshot } from '../../shared/build-view.js';
 import type { BuildEvent, BuildRecord } from '../../shared/protocol.js';
-import { errorFromResponse, HttpError, WebBuildClient, type StreamWorker } from '../web/web-client.js';
+import { errorFromResponse, ServiceAnswerError, WebBuildClient, type StreamWorker } from '../web/web-client.js';
 import { EventStreamReader } from '../web/event-stream-reader.js';
 
 type Call = { url: string; method?: string; body: unknown; headers: unknown };
@@ -151,7 +151,7 @@ describe('WebBuildClient', () => {
       [404, { error: { code: 'not_found', message: 'no build b9' } }],
     ]);
     await expect(c.cancelBuild('b1')).resolves.toBeUndefined();
-    await expect(c.cancelBuild('b9')).rejects.toBeInstanceOf(HttpError);
+    await expect(c.cancelBuild('b9')).rejects.toBeInstanceOf(ServiceAnswerError);
   });
 
   it('downloads the engine under the model name the user knows, not the stored upload name', async () => {

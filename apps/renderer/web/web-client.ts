@@ -19,14 +19,19 @@ const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 /** Reconnects in a row before the stream is reported lost. */
 const MAX_STREAM_RETRIES = 5;
 
-export class HttpError extends Error {
+/**
+ * The page's side of a failed request: "the build service answered this status", with the code and
+ * message of its JSON error body (docs/http-api.md). The server's side, "answer with this status",
+ * is ErrorResponse (apps/service/http/errors.ts).
+ */
+export class ServiceAnswerError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
   ) {
     super(message);
-    this.name = 'HttpError';
+    this.name = 'ServiceAnswerError';
   }
 }
 
@@ -96,7 +101,7 @@ export class WebBuildClient implements BuildClient {
       await this.json('POST', `/api/builds/${encodeURIComponent(id)}/cancel`);
     } catch (e) {
       // 409: it finished on its own while the request was in flight; nothing left to stop.
-      if (!(e instanceof HttpError && e.status === 409)) throw e;
+      if (!(e instanceof ServiceAnswerError && e.status === 409)) throw e;
     }
   }
 
@@ -231,7 +236,7 @@ export class WebBuildClient implements BuildClient {
         } catch (e) {
           if (abort.signal.aborted) return;
           // 4xx will not get better by retrying (unknown build, signed out).
-          if ((e instanceof HttpError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
+          if ((e instanceof ServiceAnswerError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
             handlers.onError?.(new Error(`Lost the connection to the build service: ${(e as Error).message}`));
             return;
           }
@@ -271,7 +276,7 @@ export class WebBuildClient implements BuildClient {
       return await this.json<FarmStatus>('GET', '/api/farm');
     } catch (e) {
       // A serve that builds locally has no farm: not an error, just nothing to show.
-      if (e instanceof HttpError && e.status === 404) return null;
+      if (e instanceof ServiceAnswerError && e.status === 404) return null;
       throw e;
     }
   }
@@ -314,7 +319,7 @@ export class WebBuildClient implements BuildClient {
           await readBodyText(res.body, (text) => parser.push(text));
         } catch (e) {
           if (abort.signal.aborted) return;
-          if ((e instanceof HttpError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
+          if ((e instanceof ServiceAnswerError && e.status >= 400 && e.status < 500) || ++retries > MAX_STREAM_RETRIES) {
             handlers.onError?.(new Error(`Lost the connection to the build service: ${(e as Error).message}`));
             return;
           }
@@ -365,15 +370,15 @@ export class WebBuildClient implements BuildClient {
   }
 }
 
-export function errorFromResponse(status: number, text: string): HttpError {
+export function errorFromResponse(status: number, text: string): ServiceAnswerError {
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-    if (body.error?.message) return new HttpError(status, body.error.code ?? 'internal', body.error.message);
+    if (body.error?.message) return new ServiceAnswerError(status, body.error.code ?? 'internal', body.error.message);
   } catch {
     // not JSON: fall through to a generic message
   }
-  if (status === 401) return new HttpError(401, 'unauthorized', 'Not signed in: open the link with ?token=… that `serve` printed.');
-  return new HttpError(status, 'internal', `The build service answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+  if (status === 401) return new ServiceAnswerError(401, 'unauthorized', 'Not signed in: open the link with ?token=… that `serve` printed.');
+  return new ServiceAnswerError(status, 'internal', `The build service answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 }
 
 /**

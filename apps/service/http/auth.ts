@@ -4,7 +4,7 @@
 import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type * as http from 'node:http';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 
 export const TOKEN_COOKIE = 'tbs_token';
 
@@ -47,15 +47,15 @@ export function requireToken(req: http.IncomingMessage, token: string): void {
   const auth = req.headers.authorization;
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m) throw new HttpError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"', authenticateHeader());
-    if (!tokenMatches(m[1], token)) throw new HttpError('unauthorized', 'wrong token', authenticateHeader());
+    if (!m) throw new ErrorResponse('unauthorized', 'malformed Authorization header: expected "Bearer <token>"', authenticateHeader());
+    if (!tokenMatches(m[1], token)) throw new ErrorResponse('unauthorized', 'wrong token', authenticateHeader());
     return;
   }
   const cookie = parseCookies(req.headers.cookie).get(TOKEN_COOKIE);
   if (cookie === undefined) {
-    throw new HttpError('unauthorized', 'missing token: send "Authorization: Bearer <token>" (the token is printed by `trt-build-studio serve`)', authenticateHeader());
+    throw new ErrorResponse('unauthorized', 'missing token: send "Authorization: Bearer <token>" (the token is printed by `trt-build-studio serve`)', authenticateHeader());
   }
-  if (!tokenMatches(cookie, token)) throw new HttpError('unauthorized', 'wrong token (cookie)', authenticateHeader());
+  if (!tokenMatches(cookie, token)) throw new ErrorResponse('unauthorized', 'wrong token (cookie)', authenticateHeader());
 }
 
 function authenticateHeader(): Record<string, string> {
@@ -90,12 +90,12 @@ export function hostAllowed(hostHeader: string | undefined, port: number, boundH
 export function checkSingleHost(req: http.IncomingMessage): void {
   let count = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++;
-  if (count > 1) throw new HttpError('bad_input', `${count} Host headers in one request: send exactly one`, { Connection: 'close' });
+  if (count > 1) throw new ErrorResponse('bad_input', `${count} Host headers in one request: send exactly one`, { Connection: 'close' });
 }
 
 export function checkHost(req: http.IncomingMessage, port: number, boundHost: string): void {
   if (!hostAllowed(req.headers.host, port, boundHost)) {
-    throw new HttpError('forbidden', `Host "${req.headers.host ?? ''}" is not allowed (use http://127.0.0.1:${port}/)`);
+    throw new ErrorResponse('forbidden', `Host "${req.headers.host ?? ''}" is not allowed (use http://127.0.0.1:${port}/)`);
   }
 }
 
@@ -110,9 +110,9 @@ export function checkOrigin(req: http.IncomingMessage): void {
   try {
     originHost = new URL(origin).host;
   } catch {
-    throw new HttpError('forbidden', `malformed Origin "${origin}"`);
+    throw new ErrorResponse('forbidden', `malformed Origin "${origin}"`);
   }
   if (originHost.toLowerCase() !== (req.headers.host ?? '').toLowerCase()) {
-    throw new HttpError('forbidden', `cross-origin request from ${origin} refused`);
+    throw new ErrorResponse('forbidden', `cross-origin request from ${origin} refused`);
   }
 }

@@ -20,7 +20,12 @@ const STATUS: Record<HttpErrorCode, number> = {
   unavailable: 503,
 };
 
-export class HttpError extends Error {
+/**
+ * The server's side of a failed request: "answer with this status and code". A route throws it
+ * (or a ServiceError, mapped by toErrorResponse) and the server sends it as the JSON error body.
+ * The page's side, "the server answered this status", is ServiceAnswerError (apps/renderer/web).
+ */
+export class ErrorResponse extends Error {
   readonly status: number;
   constructor(
     readonly code: HttpErrorCode,
@@ -28,20 +33,20 @@ export class HttpError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
-    this.name = 'HttpError';
+    this.name = 'ErrorResponse';
     this.status = STATUS[code];
   }
 }
 
-/** Maps anything thrown by a route to an HttpError; unknown errors become a 500 without internals. */
-export function toHttpError(err: unknown): HttpError {
-  if (err instanceof HttpError) return err;
-  if (err instanceof ServiceError) return new HttpError(err.code, err.message);
+/** Maps anything thrown by a route to an ErrorResponse; unknown errors become a 500 without internals. */
+export function toErrorResponse(err: unknown): ErrorResponse {
+  if (err instanceof ErrorResponse) return err;
+  if (err instanceof ServiceError) return new ErrorResponse(err.code, err.message);
   // ServiceError may come from another copy of api.js (dist vs sources in tests): match by shape.
   if (err instanceof Error && err.name === 'ServiceError' && typeof (err as ServiceError).code === 'string' && (err as ServiceError).code in STATUS) {
-    return new HttpError((err as ServiceError).code, err.message);
+    return new ErrorResponse((err as ServiceError).code, err.message);
   }
-  return new HttpError('internal', 'internal error (see the server log)');
+  return new ErrorResponse('internal', 'internal error (see the server log)');
 }
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -55,7 +60,7 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
-export function sendError(res: http.ServerResponse, err: HttpError): void {
+export function sendError(res: http.ServerResponse, err: ErrorResponse): void {
   if (res.headersSent) {
     // Too late for a status: the client sees a cut-off body, which is the honest signal left.
     res.destroy();

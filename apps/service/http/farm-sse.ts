@@ -7,7 +7,7 @@ import type * as http from 'node:http';
 import type { FarmStatus } from '../../shared/farm-status.js';
 import { formatFarmMessage } from '../../shared/farm-stream.js';
 import type { BuildServiceApi } from '../api.js';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 
 export interface FarmStreamOptions {
   heartbeatMs: number;
@@ -16,7 +16,7 @@ export interface FarmStreamOptions {
 }
 
 export function openFarmStream(res: http.ServerResponse, service: BuildServiceApi, opts: FarmStreamOptions): void {
-  if (!service.subscribeFarm) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
+  if (!service.subscribeFarm) throw new ErrorResponse('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-store',

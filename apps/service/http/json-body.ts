@@ -2,7 +2,7 @@
 // up front and again while streaming (chunked bodies have no length), so a huge body is refused
 // without ever being held in memory.
 import type * as http from 'node:http';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
@@ -36,21 +36,21 @@ export async function readJsonBody(req: http.IncomingMessage, limit = JSON_LIMIT
       chunks.push(chunk);
     }
   } catch (e) {
-    if (e instanceof HttpError) throw e;
+    if (e instanceof ErrorResponse) throw e;
     // The client went away mid-body: its fault, not an internal error worth logging.
-    throw new HttpError('bad_input', `request body aborted: ${(e as Error).message}`);
+    throw new ErrorResponse('bad_input', `request body aborted: ${(e as Error).message}`);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new HttpError('bad_input', 'empty request body: expected a JSON object');
+  if (text.trim() === '') throw new ErrorResponse('bad_input', 'empty request body: expected a JSON object');
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new HttpError('bad_input', `invalid JSON: ${(e as Error).message}`);
+    throw new ErrorResponse('bad_input', `invalid JSON: ${(e as Error).message}`);
   }
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError('too_large', `request body exceeds ${limit} bytes`, { Connection: 'close' });
+function tooLarge(limit: number): ErrorResponse {
+  return new ErrorResponse('too_large', `request body exceeds ${limit} bytes`, { Connection: 'close' });
 }
 
 /**

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { BuildOptions, describeZodError } from '../../shared/protocol.js';
 import type { StartBuildInput } from '../api.js';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 import { checkClientPath } from './paths.js';
 
 const StrictOptions = z.strictObject(BuildOptions.shape);
@@ -23,7 +23,7 @@ export const ModelPathBody = z.strictObject({ path: z.string().min(1) });
 
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
-  if (!result.success) throw new HttpError('bad_input', `invalid request: ${describeZodError(result.error)}`);
+  if (!result.success) throw new ErrorResponse('bad_input', `invalid request: ${describeZodError(result.error)}`);
   return result.data;
 }
 
@@ -54,7 +54,7 @@ export function multipartFieldsToBody(fields: Record<string, string>): Record<st
       try {
         body.options = JSON.parse(value);
       } catch (e) {
-        throw new HttpError('bad_input', `options: invalid JSON: ${(e as Error).message}`);
+        throw new ErrorResponse('bad_input', `options: invalid JSON: ${(e as Error).message}`);
       }
     } else if (name === 'timeBudgetSeconds') {
       body.timeBudgetSeconds = value.trim() === '' ? undefined : Number(value);

@@ -1,12 +1,12 @@
 // The /api routes: each takes the parsed request, talks to the build service and answers JSON
-// (or a stream). Errors are thrown as HttpError/ServiceError and turned into JSON by the server.
+// (or a stream). Errors are thrown as ErrorResponse/ServiceError and turned into JSON by the server.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import type { BuildServiceApi } from '../api.js';
 import { BackendChoice, type BuildRecord } from '../../shared/protocol.js';
 import { isRecordedEngine } from '../engine-identity.js';
-import { HttpError, sendJson } from './errors.js';
+import { ErrorResponse, sendJson } from './errors.js';
 import { isJsonRequest, isMultipartRequest, readJsonBody } from './json-body.js';
 import { checkClientPath } from './paths.js';
 import { checkEngine } from '../engine-check.js';
@@ -72,12 +72,12 @@ export const ROUTES: Route[] = [
 /** The build farm has no default output folder of its own: it lists no engines. */
 function engineStore(ctx: RouteContext): Required<Pick<BuildServiceApi, 'listEngines' | 'deleteEngines'>> {
   const { listEngines, deleteEngines } = ctx.service;
-  if (!listEngines || !deleteEngines) throw new HttpError('not_found', 'this server keeps no engine folder of its own (build farm)');
+  if (!listEngines || !deleteEngines) throw new ErrorResponse('not_found', 'this server keeps no engine folder of its own (build farm)');
   return { listEngines: listEngines.bind(ctx.service), deleteEngines: deleteEngines.bind(ctx.service) };
 }
 
 async function farmStatus({ res, ctx }: RouteRequest): Promise<void> {
-  if (!ctx.service.farmStatus) throw new HttpError('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
+  if (!ctx.service.farmStatus) throw new ErrorResponse('not_found', 'this server runs builds itself, not on a build farm (start it with --queue)');
   sendJson(res, 200, await ctx.service.farmStatus());
 }
 
@@ -92,10 +92,10 @@ function listEngines({ res, ctx }: RouteRequest): void {
 async function deleteEngines({ req, res, ctx }: RouteRequest): Promise<void> {
   const store = engineStore(ctx);
   if (!isJsonRequest(req)) {
-    throw new HttpError('bad_input', `expected Content-Type application/json, got "${req.headers['content-type'] ?? 'none'}"`);
+    throw new ErrorResponse('bad_input', `expected Content-Type application/json, got "${req.headers['content-type'] ?? 'none'}"`);
   }
   const body = await readJsonBody(req);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_input', 'body must be a JSON object { names: [...] }');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ErrorResponse('bad_input', 'body must be a JSON object { names: [...] }');
   sendJson(res, 200, store.deleteEngines((body as { names?: unknown }).names as string[]));
 }
 
@@ -106,7 +106,7 @@ async function deleteEngines({ req, res, ctx }: RouteRequest): Promise<void> {
  */
 async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void> {
   const engine = query.get('engine');
-  if (!engine) throw new HttpError('bad_input', 'engine: give the engine to check (?engine=<path or listed name>)');
+  if (!engine) throw new ErrorResponse('bad_input', 'engine: give the engine to check (?engine=<path or listed name>)');
   let enginePath: string;
   if (!/[\\/]/.test(engine) && ctx.service.engineFolder) enginePath = path.join(ctx.service.engineFolder(), engine);
   else enginePath = checkClientPath(engine, 'engine');
@@ -117,7 +117,7 @@ async function checkEngineRoute({ res, query, ctx }: RouteRequest): Promise<void
     try {
       options = JSON.parse(rawOptions);
     } catch {
-      throw new HttpError('bad_input', 'options: not JSON (give the build options as a JSON object)');
+      throw new ErrorResponse('bad_input', 'options: not JSON (give the build options as a JSON object)');
     }
   }
   const result = await checkEngine({ enginePath, modelPath: model === null ? undefined : checkClientPath(model, 'model'), options }, () => ctx.service.listBackends());
@@ -135,10 +135,10 @@ async function listBackends({ res, ctx }: RouteRequest): Promise<void> {
  * Answers { backend, version, source, json } with `json` as getAllBuildRoutes() returned it.
  */
 async function readBuildRoutes({ res, query, ctx }: RouteRequest): Promise<void> {
-  if (!ctx.service.readBuildRoutes) throw new HttpError('not_found', 'this server cannot read build routes from a library (build farm)');
+  if (!ctx.service.readBuildRoutes) throw new ErrorResponse('not_found', 'this server cannot read build routes from a library (build farm)');
   const raw = query.get('backend') ?? 'auto';
   const choice = BackendChoice.safeParse(raw);
-  if (!choice.success) throw new HttpError('bad_input', `backend must be auto, tensorrt or simulated, got "${raw}"`);
+  if (!choice.success) throw new ErrorResponse('bad_input', `backend must be auto, tensorrt or simulated, got "${raw}"`);
   sendJson(res, 200, await ctx.service.readBuildRoutes(choice.data));
 }
 
@@ -171,8 +171,8 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
     const { file, fields } = await receiveMultipart(req, { uploadDir: ctx.uploadDir, fileField: 'model', maxFileBytes: ctx.maxUploadBytes });
     upload = file;
     try {
-      if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
-      if ('modelPath' in fields) throw new HttpError('bad_input', 'modelPath: give either an uploaded "model" file or a modelPath, not both');
+      if (!file) throw new ErrorResponse('bad_input', 'multipart body has no file field "model"');
+      if ('modelPath' in fields) throw new ErrorResponse('bad_input', 'modelPath: give either an uploaded "model" file or a modelPath, not both');
       input = { ...toStartBuildInput(multipartFieldsToBody(fields), file.path), modelDisplayName: file.displayName };
       refuseExternalData(await ctx.service.inspectModel(file.path), file);
     } catch (e) {
@@ -189,7 +189,7 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
   try {
     const { targets, ...single } = input;
     if ((targets || single.target || single.retries !== undefined) && !ctx.service.startMatrix) {
-      throw new HttpError(
+      throw new ErrorResponse(
         'bad_input',
         `${targets ? 'targets' : single.target ? 'target' : 'retries'}: only a build farm routes builds (start serve with --queue redis://host:port)`,
       );
@@ -217,7 +217,7 @@ function refuseExternalData(summary: { externalData: { files: string[] } }, uplo
   const files = summary.externalData.files;
   if (files.length === 0) return;
   const shown = files.slice(0, 3).join(', ') + (files.length > 3 ? `, … (${files.length} in all)` : '');
-  throw new HttpError(
+  throw new ErrorResponse(
     'bad_model',
     `"${upload.displayName}" keeps its weights in ${files.length === 1 ? 'an external data file' : `${files.length} external data files`} (${shown}), ` +
       'which an upload cannot bring along: open the model by its path on the machine that runs the service instead',
@@ -250,7 +250,7 @@ function detailsHeader(ctx: { service: BuildServiceApi }, id: string): Record<st
 /** The build view's complete snapshot: what a client rebuilds its picture of the build from. */
 function getView({ res, params, ctx }: RouteRequest): void {
   const view = ctx.service.getView?.(params[0]);
-  if (!view) throw new HttpError('not_found', `unknown build "${params[0]}"`);
+  if (!view) throw new ErrorResponse('not_found', `unknown build "${params[0]}"`);
   sendJson(res, 200, view, detailsHeader(ctx, params[0]));
 }
 
@@ -267,12 +267,12 @@ function streamEvents({ req, res, params, query, ctx }: RouteRequest): void {
 function cancelBuild({ res, params, ctx }: RouteRequest): void {
   const record = knownBuild(ctx, params[0]);
   if (FINAL_STATES.has(record.state)) {
-    throw new HttpError('conflict', `build ${record.id} has already finished (${record.state})`);
+    throw new ErrorResponse('conflict', `build ${record.id} has already finished (${record.state})`);
   }
   if (!ctx.service.cancelBuild(record.id, 'user')) {
     // It finished between our look and the cancel.
     const now = knownBuild(ctx, record.id);
-    throw new HttpError('conflict', `build ${record.id} has already finished (${now.state})`);
+    throw new ErrorResponse('conflict', `build ${record.id} has already finished (${now.state})`);
   }
   sendJson(res, 202, { id: record.id, state: knownBuild(ctx, record.id).state });
 }
@@ -281,9 +281,9 @@ function cancelBuild({ res, params, ctx }: RouteRequest): void {
 function getManifest({ res, params, ctx }: RouteRequest): void {
   const record = knownBuild(ctx, params[0]);
   const file = record.state === 'succeeded' ? ctx.service.enginePath(record.id) : undefined;
-  if (!file) throw new HttpError('not_found', `build ${record.id} has no engine (it is ${record.state}), so no manifest`);
+  if (!file) throw new ErrorResponse('not_found', `build ${record.id} has no engine (it is ${record.state}), so no manifest`);
   const read = readManifest(file);
-  if (!read.ok) throw new HttpError('not_found', read.message);
+  if (!read.ok) throw new ErrorResponse('not_found', read.message);
   sendJson(res, 200, read.manifest);
 }
 
@@ -304,10 +304,10 @@ function getLayers({ res, params, ctx }: RouteRequest): void {
 async function compareRoute({ res, query, ctx }: RouteRequest): Promise<void> {
   const engineOf = (key: 'a' | 'b'): string => {
     const id = query.get(key);
-    if (!id) throw new HttpError('bad_input', `${key}: give two build ids (?a=<id>&b=<id>)`);
+    if (!id) throw new ErrorResponse('bad_input', `${key}: give two build ids (?a=<id>&b=<id>)`);
     const record = knownBuild(ctx, id);
     const file = record.state === 'succeeded' ? ctx.service.enginePath(record.id) : undefined;
-    if (!file) throw new HttpError('conflict', `build ${record.id} has no engine to compare (it is ${record.state})`);
+    if (!file) throw new ErrorResponse('conflict', `build ${record.id} has no engine to compare (it is ${record.state})`);
     return file;
   };
   sendJson(res, 200, await compareSources(engineOf('a'), engineOf('b'), []));
@@ -316,7 +316,7 @@ async function compareRoute({ res, query, ctx }: RouteRequest): Promise<void> {
 async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<void> {
   const record = knownBuild(ctx, params[0]);
   if (record.state !== 'succeeded') {
-    throw new HttpError('conflict', `build ${record.id} has no engine: it is ${record.state}`);
+    throw new ErrorResponse('conflict', `build ${record.id} has no engine: it is ${record.state}`);
   }
   const file = ctx.service.enginePath(record.id);
   let handle: fs.promises.FileHandle | undefined;
@@ -337,7 +337,7 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
     });
   } catch {
     await handle?.close();
-    throw new HttpError('not_found', `the engine file of build ${record.id} no longer exists, or was replaced after the build wrote it`);
+    throw new ErrorResponse('not_found', `the engine file of build ${record.id} no longer exists, or was replaced after the build wrote it`);
   }
   if (req.method === 'HEAD') {
     await handle.close();
@@ -351,19 +351,19 @@ async function downloadEngine({ req, res, params, ctx }: RouteRequest): Promise<
 
 function knownBuild(ctx: RouteContext, id: string) {
   const record = ctx.service.getBuild(id);
-  if (!record) throw new HttpError('not_found', `unknown build "${id}"`);
+  if (!record) throw new ErrorResponse('not_found', `unknown build "${id}"`);
   return record;
 }
 
 function requireJson(req: http.IncomingMessage): void {
   if (!isJsonRequest(req)) {
-    throw new HttpError('bad_input', `expected Content-Type application/json or multipart/form-data, got "${req.headers['content-type'] ?? 'none'}"`);
+    throw new ErrorResponse('bad_input', `expected Content-Type application/json or multipart/form-data, got "${req.headers['content-type'] ?? 'none'}"`);
   }
 }
 
 async function requireUpload(req: http.IncomingMessage, ctx: RouteContext): Promise<UploadedFile> {
   const { file } = await receiveMultipart(req, { uploadDir: ctx.uploadDir, fileField: 'model', maxFileBytes: ctx.maxUploadBytes });
-  if (!file) throw new HttpError('bad_input', 'multipart body has no file field "model"');
+  if (!file) throw new ErrorResponse('bad_input', 'multipart body has no file field "model"');
   return file;
 }
 

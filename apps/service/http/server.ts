@@ -7,7 +7,7 @@ import type * as net from 'node:net';
 import type { BuildServiceApi } from '../api.js';
 import { checkHost, checkOrigin, checkSingleHost, requireToken, tokenCookie, tokenMatches } from './auth.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MIN_BODY_BYTES_PER_SECOND, hasBody, watchRequestBody } from './body-timeout.js';
-import { HttpError, sendError, toHttpError } from './errors.js';
+import { ErrorResponse, sendError, toErrorResponse } from './errors.js';
 import { ROUTES, type RouteContext } from './routes.js';
 import { DEFAULT_HEARTBEAT_MS } from './sse.js';
 import { securityHeaders, serveStatic } from './static-files.js';
@@ -98,9 +98,9 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
         watchRequestBody(req, { timeoutMs: bodyTimeoutMs, minBytesPerSecond: minBodyRate, onTimeout: (why) => cutSlowBody(req, res, why) });
       }
       handle(req, res).catch((err: unknown) => {
-        const httpErr = toHttpError(err);
-        if (httpErr.status >= 500) opts.onInternalError?.(err, req);
-        sendError(res, httpErr);
+        const response = toErrorResponse(err);
+        if (response.status >= 500) opts.onInternalError?.(err, req);
+        sendError(res, response);
       });
     },
   );
@@ -119,7 +119,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
   function refuseOverCap(res: http.ServerResponse): void {
     sendError(
       res,
-      new HttpError('unavailable', `the server is at its limit of ${maxConnections} connections (event streams count): retry shortly`, {
+      new ErrorResponse('unavailable', `the server is at its limit of ${maxConnections} connections (event streams count): retry shortly`, {
         Connection: 'close',
         'Retry-After': '1',
       }),
@@ -134,7 +134,7 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
       req.socket.destroy();
     };
     if (res.headersSent) return drop();
-    sendError(res, new HttpError('timeout', `${why}; the connection is closed`, { Connection: 'close' }));
+    sendError(res, new ErrorResponse('timeout', `${why}; the connection is closed`, { Connection: 'close' }));
     // The answer goes out first; a client that does not read it loses the socket anyway.
     res.once('finish', () => setImmediate(drop));
     setTimeout(drop, 1000).unref();
@@ -155,20 +155,20 @@ export function createHttpServer(opts: HttpServerOptions): BuildHttpServer {
         const handler = route.methods[req.method ?? ''];
         if (!handler) {
           const allow = Object.keys(route.methods).join(', ');
-          throw new HttpError('method_not_allowed', `${req.method} ${pathname} is not allowed (use ${allow})`, { Allow: allow });
+          throw new ErrorResponse('method_not_allowed', `${req.method} ${pathname} is not allowed (use ${allow})`, { Allow: allow });
         }
         const params = m.slice(1).map(decodeParam);
         await handler({ req, res, params, query: url.searchParams, ctx });
         return;
       }
-      throw new HttpError('not_found', `no such API route: ${req.method} ${pathname}`);
+      throw new ErrorResponse('not_found', `no such API route: ${req.method} ${pathname}`);
     }
 
     if (pathname === '/' && url.searchParams.has('token')) {
       // The UI link printed at start: trade the token in the URL for a cookie, and drop it from
       // the address bar (and from history) with the redirect.
       if (!tokenMatches(url.searchParams.get('token') ?? '', opts.token)) {
-        throw new HttpError('unauthorized', 'wrong token in the link: use the URL printed by `trt-build-studio serve`');
+        throw new ErrorResponse('unauthorized', 'wrong token in the link: use the URL printed by `trt-build-studio serve`');
       }
       res.writeHead(302, { ...securityHeaders(), Location: '/', 'Set-Cookie': tokenCookie(opts.token), 'Cache-Control': 'no-store' });
       res.end();
@@ -208,7 +208,7 @@ function requestUrl(raw: string): URL {
   try {
     return new URL(raw.startsWith('/') ? `http://localhost${raw}` : raw);
   } catch {
-    throw new HttpError('bad_input', 'malformed request URL');
+    throw new ErrorResponse('bad_input', 'malformed request URL');
   }
 }
 
@@ -216,7 +216,7 @@ function decodeParam(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new HttpError('not_found', `malformed build id "${raw}"`);
+    throw new ErrorResponse('not_found', `malformed build id "${raw}"`);
   }
 }
 

@@ -15,7 +15,7 @@ import type { BuildViewSnapshot } from '../../shared/build-view.js';
 import { eventJson } from '../../shared/event-json.js';
 import type { BuildEvent } from '../../shared/protocol.js';
 import type { BuildServiceApi, Subscription } from '../api.js';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /**
@@ -47,7 +47,7 @@ export function parseLastEventId(req: http.IncomingMessage, query: URLSearchPara
   const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : (query.get('lastEventId') ?? undefined);
   if (raw === undefined || raw === '') return undefined;
   if (!/^(-1|\d{1,15})$/.test(raw)) {
-    throw new HttpError('bad_input', `Last-Event-ID must be an event seq (an integer ≥ -1), got "${raw}"`);
+    throw new ErrorResponse('bad_input', `Last-Event-ID must be an event seq (an integer ≥ -1), got "${raw}"`);
   }
   return Number(raw);
 }
@@ -66,7 +66,7 @@ export function formatReset(view: BuildViewSnapshot): string {
 
 export function openEventStream(res: http.ServerResponse, service: BuildServiceApi, id: string, afterSeq: number | undefined, opts: EventStreamOptions): void {
   const record = service.getBuild(id);
-  if (!record) throw new HttpError('not_found', `unknown build "${id}"`);
+  if (!record) throw new ErrorResponse('not_found', `unknown build "${id}"`);
   if (afterSeq !== undefined && record.outcome && afterSeq === record.outcome.seq) {
     // The client has everything: 204 is how SSE tells EventSource to stop reconnecting.
     res.writeHead(204, { 'Cache-Control': 'no-store' });

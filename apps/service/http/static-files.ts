@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 
 export const CONTENT_SECURITY_POLICY = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
 
@@ -40,24 +40,24 @@ export function securityHeaders(): Record<string, string> {
 
 export async function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, rootDir: string, pathname: string): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    throw new HttpError('method_not_allowed', `${req.method} is not allowed here (GET or HEAD)`, { Allow: 'GET, HEAD' });
+    throw new ErrorResponse('method_not_allowed', `${req.method} is not allowed here (GET or HEAD)`, { Allow: 'GET, HEAD' });
   }
   let rel: string;
   try {
     rel = decodeURIComponent(pathname).replace(/^\/+/, '');
   } catch {
-    throw new HttpError('bad_input', 'malformed URL encoding');
+    throw new ErrorResponse('bad_input', 'malformed URL encoding');
   }
-  if (rel.includes('\0') || rel.split(/[\\/]+/).includes('..')) throw new HttpError('not_found', 'not found');
+  if (rel.includes('\0') || rel.split(/[\\/]+/).includes('..')) throw new ErrorResponse('not_found', 'not found');
 
   let root: string;
   try {
     root = await fs.promises.realpath(rootDir);
   } catch {
-    throw new HttpError('not_found', `the web UI is not built (${rootDir} is missing): run npm run build:renderer`);
+    throw new ErrorResponse('not_found', `the web UI is not built (${rootDir} is missing): run npm run build:renderer`);
   }
   const file = await resolveFile(root, rel === '' ? 'index.html' : rel);
-  if (!file) throw new HttpError('not_found', `not found: ${pathname}`);
+  if (!file) throw new ErrorResponse('not_found', `not found: ${pathname}`);
 
   const ext = path.extname(file.path).toLowerCase();
   const etag = `W/"${file.stat.size.toString(16)}-${Math.floor(file.stat.mtimeMs).toString(16)}"`;

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type * as http from 'node:http';
 import busboy from 'busboy';
-import { HttpError } from './errors.js';
+import { ErrorResponse } from './errors.js';
 import { discardRest } from './json-body.js';
 
 export const UPLOAD_LIMIT_BYTES = 2 * 1024 ** 3;
@@ -51,7 +51,7 @@ export function receiveMultipart(req: http.IncomingMessage, opts: MultipartOptio
       });
     } catch (e) {
       discardRest(req);
-      reject(new HttpError('bad_input', `malformed multipart request: ${(e as Error).message}`));
+      reject(new ErrorResponse('bad_input', `malformed multipart request: ${(e as Error).message}`));
       return;
     }
 
@@ -59,10 +59,10 @@ export function receiveMultipart(req: http.IncomingMessage, opts: MultipartOptio
     let file: UploadedFile | undefined;
     let fileWrite: Promise<void> | undefined;
     let fileSink: fs.WriteStream | undefined;
-    let failure: HttpError | undefined;
+    let failure: ErrorResponse | undefined;
     let settled = false;
 
-    const fail = (err: HttpError) => {
+    const fail = (err: ErrorResponse) => {
       if (failure) return;
       failure = err;
       req.unpipe(parser);
@@ -91,7 +91,7 @@ export function receiveMultipart(req: http.IncomingMessage, opts: MultipartOptio
     parser.on('file', (name, stream, info) => {
       if (name !== opts.fileField || file || failure) {
         stream.resume();
-        fail(new HttpError('bad_input', `unexpected file field "${name}": send the model as the one file field "${opts.fileField}"`));
+        fail(new ErrorResponse('bad_input', `unexpected file field "${name}": send the model as the one file field "${opts.fileField}"`));
         return;
       }
       const stored = path.join(opts.uploadDir, `upload-${crypto.randomBytes(12).toString('hex')}.onnx`);
@@ -106,28 +106,28 @@ export function receiveMultipart(req: http.IncomingMessage, opts: MultipartOptio
       // 'close' comes after a finished write and after a destroy alike: the one signal to wait on.
       fileWrite = new Promise<void>((done) => sink.on('close', () => done()));
       pipeline(stream, sink).catch((e: Error) => {
-        if (!failure) fail(new HttpError('internal', `could not store the upload: ${e.message}`));
+        if (!failure) fail(new ErrorResponse('internal', `could not store the upload: ${e.message}`));
       });
     });
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) return fail(new HttpError('too_large', `field "${name}" exceeds ${FIELD_LIMIT_BYTES} bytes`));
+      if (info.valueTruncated) return fail(new ErrorResponse('too_large', `field "${name}" exceeds ${FIELD_LIMIT_BYTES} bytes`));
       fields[name] = value;
     });
-    parser.on('filesLimit', () => fail(new HttpError('bad_input', `only one file may be uploaded (field "${opts.fileField}")`)));
-    parser.on('partsLimit', () => fail(new HttpError('bad_input', 'too many parts in the multipart body')));
-    parser.on('fieldsLimit', () => fail(new HttpError('bad_input', 'too many fields in the multipart body')));
-    parser.on('error', (e: Error) => fail(new HttpError('bad_input', `malformed multipart body: ${e.message}`)));
+    parser.on('filesLimit', () => fail(new ErrorResponse('bad_input', `only one file may be uploaded (field "${opts.fileField}")`)));
+    parser.on('partsLimit', () => fail(new ErrorResponse('bad_input', 'too many parts in the multipart body')));
+    parser.on('fieldsLimit', () => fail(new ErrorResponse('bad_input', 'too many fields in the multipart body')));
+    parser.on('error', (e: Error) => fail(new ErrorResponse('bad_input', `malformed multipart body: ${e.message}`)));
     parser.on('close', finish);
     // A client that goes away mid-upload must not leave a partial file behind.
     req.on('close', () => {
-      if (!req.complete && !settled) fail(new HttpError('bad_input', 'upload aborted by the client'));
+      if (!req.complete && !settled) fail(new ErrorResponse('bad_input', 'upload aborted by the client'));
     });
     req.pipe(parser);
   });
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError('too_large', `upload exceeds ${limit} bytes`, { Connection: 'close' });
+function tooLarge(limit: number): ErrorResponse {
+  return new ErrorResponse('too_large', `upload exceeds ${limit} bytes`, { Connection: 'close' });
 }
 
 /**
