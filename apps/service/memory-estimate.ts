@@ -16,7 +16,7 @@ import type { BuildOptions, MemoryEstimate, ModelSummary, TensorInfo } from '../
 export const WEIGHT_FACTOR = 3;
 /** The builder, CUDA's host-side state and the worker process itself (rule of thumb). */
 export const BUILDER_BASE_BYTES = 1024 * 2 ** 20;
-/** The worker process without a build's memory (Node, the addon): measured here, about 100 MiB. */
+/** The worker process without a build's memory (Node, the addon): set above what it measured (docs/benchmarks.md). */
 export const WORKER_BASE_BYTES = 160 * 2 ** 20;
 
 const ELEM_BYTES: Record<string, number> = { float32: 4, float16: 2, bfloat16: 2, int64: 8, int32: 4, int8: 1, uint8: 1, bool: 1, float64: 8, int16: 2, uint16: 2 };

@@ -40,9 +40,10 @@ export const childProcessLauncher: WorkerLauncher = () => {
     serialization: 'advanced',
     // Not the parent's flags: under a test runner they may name loaders the worker cannot use.
     // A small young generation: the worker turns every native batch into short-lived objects
-    // at up to ~10^5 events/s, and with the default (16 MiB semi-spaces, grown on demand) that
-    // garbage alone took ~80 MiB of RSS; 1 MiB keeps a 3,000-layer build's worker near 130 MiB
-    // at no measurable cost in throughput (scavenges of a small space are cheap).
+    // at up to ~10^5 events/s, and with the default (semi-spaces grown on demand) that garbage
+    // alone was a large part of its RSS; 1 MiB semi-spaces keep the worker small at no
+    // measurable cost in throughput (scavenges of a small space are cheap; the figures are in
+    // docs/benchmarks.md).
     // TBS_WORKER_NODE_ARGS (debugging and benchmarks only): more Node flags for the worker, split
     // on spaces, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it (NODE_OPTIONS refuses
     // --cpu-prof).

@@ -7,10 +7,9 @@
 // Why fold on arrival and not in the frame: the frame's own work is then React and Chromium's
 // rendering only. Folding a frame's worth of events inside requestAnimationFrame made every frame
 // longer by that much, and on a busy machine a longer frame is one more likely to miss its vsync:
-// in bench:ui (178 k callbacks/s, 2 cores; alternating with the code before it) event-to-paint
-// p99 went from 68.5 to 30.9 ms and the share of events painted later than two frames from 6.8 %
-// to 0.7 %. What a burst leaves over the budget waits in the queue and is applied, oldest first, by
-// the next arrivals and frames.
+// bench:ui, alternating with the code before it, showed the event-to-paint tail and the share of
+// events painted later than two frames both falling (docs/benchmarks.md). What a burst leaves over
+// the budget waits in the queue and is applied, oldest first, by the next arrivals and frames.
 import type { BuildEvent } from '../../shared/protocol.js';
 
 export interface FrameScheduler {
@@ -36,7 +35,7 @@ const MAX_PENDING = 50_000;
 /**
  * Time (ms) an arrival or a frame may spend applying events; what is left waits for the next, so
  * a burst (a stall, a replay after reconnect) costs a few frames of lag instead of one long frozen
- * one. Applying is ~1 µs an event here and the stream worker hands over pieces of ~450 events, so
+ * one. Applying one of the stream worker's pieces takes far less than this (docs/benchmarks.md), so
  * this only binds on bursts well beyond the steady stream, and MAX_PENDING still forces
  * everything through if the backlog ever keeps growing.
  */
@@ -56,9 +55,9 @@ export const LATE_CAP_MS = 24;
  * programs); for SLOW_HOLD_MS after that the UI is told at most every BUSY_NOTIFY_MS:
  * re-rendering every frame is what keeps the event-to-paint tail within two frames when the page
  * keeps up, and only adds to its lateness when it does not. One late frame (a GC pause, one
- * preemption) is no such sign: holding back every render for a second after each one put a
- * second of events at ~65 ms each, and that second set the tail (bench:ui's event-to-paint p99
- * sat at 66-70 ms on a quiet machine).
+ * preemption) is no such sign: holding back every render for a second after each one made that
+ * second's events late by several frames, and that second set bench:ui's event-to-paint tail even
+ * on a quiet machine (docs/benchmarks.md).
  */
 export const SLOW_FRAME_MS = 25;
 export const SLOW_FRAMES = 4;

@@ -1,9 +1,9 @@
 // Feeds a decoded network chunk to the SSE parser in pieces, giving the page a task boundary
 // between pieces. When the page is busy, the fetch body piles up and one read returns up to a
-// megabyte at once; parsing that (JSON.parse of thousands of events) in one task took 10-15 ms
-// in traces of bench:ui and made the next animation frame late. Same total work, shorter tasks.
+// megabyte at once; parsing that (JSON.parse of thousands of events) in one task made the next
+// animation frame late in traces of bench:ui (docs/benchmarks.md). Same total work, shorter tasks.
 
-/** Characters parsed per task; ~64 KB is ~450 events, 1-2 ms of parsing here. */
+/** Characters parsed per task: a piece short enough to parse well within a frame (docs/benchmarks.md). */
 export const PIECE_CHARS = 64 * 1024;
 
 /**

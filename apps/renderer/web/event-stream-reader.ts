@@ -2,7 +2,7 @@
 // it opens the build's text/event-stream with fetch, decodes it and splits it into SSE messages,
 // and hands the page each piece's events as one JSON array text (sse-reader.ts: MessageBatch).
 // The page then parses that text with one JSON.parse: reading the body, decoding it and framing
-// the messages (a third of the page's work for the stream in bench:ui's profiles) run on the
+// the messages (a large share of the page's work for the stream in bench:ui's profiles) run on the
 // worker's thread instead of the page's, and no object is cloned between the two.
 //
 // At most MAX_UNACKED messages are on their way to the page at once: past that the worker stops
@@ -34,8 +34,8 @@ export type StreamMessage =
 /**
  * Messages posted and not yet acknowledged before the worker stops reading: at most this many
  * pieces of 64 K characters. The page acknowledges what it handled once per turn of its event
- * loop, not per message (a message to a worker costs the page's thread ~15 µs, and a network
- * read is often a few KB).
+ * loop, not per message (each message to a worker costs the page's thread time, and a network
+ * read is often small; docs/benchmarks.md).
  */
 export const MAX_UNACKED = 8;
 

@@ -22,8 +22,8 @@ export const DEFAULT_HEARTBEAT_MS = 15_000;
  * Bytes a stream may have waiting in its response buffer before the next batch waits for the
  * socket to drain (the bound on what one client costs in buffers, as the old cut-off was).
  * Waiting earlier costs latency: a batch that waits for 'drain' waits behind the event loop's
- * queue of worker messages, which under load is long (measured with bench:pipeline: p50 220 ms
- * at 1 MiB, as at Node's own 16 KiB mark, against about 30 ms writing straight through).
+ * queue of worker messages, which under load is long (bench:pipeline showed it at 1 MiB as at
+ * Node's own 16 KiB mark; the figures are in docs/benchmarks.md).
  */
 const BACKPRESSURE_BYTES = 8 * 1024 * 1024;
 /** A client that has not read anything for this long while we wait to write is cut off. */

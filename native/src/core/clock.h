@@ -2,21 +2,21 @@
 // cancel bookkeeping can be compared directly. It is CLOCK_MONOTONIC's timeline (system-wide).
 //
 // Why not simply steady_clock: a callback reads the clock once, and on the machines we measure
-// (x86-64 VMs) reading CLOCK_MONOTONIC through the vDSO costs ~37 ns, the largest single part of
-// a callback (perf, bench:native). Where the kernel itself keeps time with the TSC (its
-// clocksource is "tsc", which the kernel picks only for an invariant TSC synchronized across
-// CPUs), the clock here reads the TSC and maps it onto CLOCK_MONOTONIC with one linear map,
-// measured once per process over 20 ms at first use (clock.cc). One fixed map keeps the clock
-// monotonic and the same for every thread. Its rate is exact to a few parts per million, so over a
-// one-hour build event times may drift some milliseconds from CLOCK_MONOTONIC and the wall clock
-// (nothing compares them at that precision: durations and the event order are exact). Elsewhere
-// (another clocksource, not x86-64, the map failed its checks) it is steady_clock itself.
+// (x86-64 VMs) reading CLOCK_MONOTONIC through the vDSO was the largest single part of a callback
+// (perf, bench:native; the figures are in docs/benchmarks.md). Where the kernel itself keeps time
+// with the TSC (its clocksource is "tsc", which the kernel picks only for an invariant TSC
+// synchronized across CPUs), the clock here reads the TSC and maps it onto CLOCK_MONOTONIC with one
+// linear map, measured once per process over 20 ms at first use (clock.cc). One fixed map keeps the
+// clock monotonic and the same for every thread. Its rate is exact to a few parts per million, so
+// over a one-hour build event times may drift some milliseconds from CLOCK_MONOTONIC and the wall
+// clock (nothing compares them at that precision: durations and the event order are exact).
+// Elsewhere (another clocksource, not x86-64, the map failed its checks) it is steady_clock itself.
 //
 // Two readings of the same clock, differing only in how the CPU may reorder them:
 //   monoNowNs()      waits for every earlier instruction (and, after a locked write such as a
 //                    seq_cst store, for that write to be visible) and holds back later ones: a
 //                    timestamp taken after setting a flag is later than the flag.
-//   callbackNowNs()  holds back later instructions only (rdtsc; lfence), ~10 ns cheaper: what a
+//   callbackNowNs()  holds back later instructions only (rdtsc; lfence), so it is cheaper: what a
 //                    builder callback needs ("the timestamp is taken before the cancel flag is
 //                    read", progress_pipeline.cc). It may be taken before an earlier load has
 //                    completed, so it can be below a time another thread published just before

@@ -1,9 +1,9 @@
-// The JSON text of the hot events (phase.start, phase.step, phase.finish), written natively for
-// the build worker's `eventLines` message (apps/shared/event-lines.ts). They are nearly every
-// event of a fast build; JSON.stringify of each decoded object was the worker's largest cost
-// (about 1.6 µs an event, most of it turning the double `t` into its shortest text). Here a line
-// costs a few dozen nanoseconds, and the text is byte for byte what JSON.stringify writes for the
-// object addon.ts would decode from the same slots (same keys, same order, same number text):
+// The JSON text of the hot events (phase.start, phase.step, phase.finish), written natively for the
+// build worker's `eventLines` message (apps/shared/event-lines.ts). They are nearly every event of
+// a fast build; JSON.stringify of each decoded object was the worker's largest cost (most of it
+// turning the double `t` into its shortest text; the figures are in docs/benchmarks.md). Here a
+// line costs a small fraction of that, and the text is byte for byte what JSON.stringify writes for
+// the object addon.ts would decode from the same slots (same keys, same order, same number text):
 // apps/worker/test/addon-lines.test.ts holds the two to that, event by event.
 // Every other event gets an empty line: the worker decodes it into an object as before (they
 // are rare, and the worker annotates some of them).

@@ -145,10 +145,10 @@ class ProgressPipeline final : public ProgressSink {
   uint64_t flushLockWaits() const { return flushLockWaits_.load(std::memory_order_relaxed); }
   int64_t flushLockWaitedNs() const { return flushLockWaitedNs_.load(std::memory_order_relaxed); }
   uint64_t peakQueuedRecords() const { return peakQueued_.load(std::memory_order_relaxed); }
-  // The most records one flush takes outside the final one, so that a flush holds flushMu_
-  // (and a builder that waits for it) for ~3 ms at most. Above what one budget takes in normal
-  // operation (about 11,000 records per 8 ms at 5 M callbacks/s), so only a flush that is
-  // catching up is cut; it goes on at once.
+  // The most records one flush takes outside the final one, so that a flush holds flushMu_ (and a
+  // builder that waits for it) only briefly (docs/benchmarks.md has the time). Above what one
+  // budget takes in normal operation (about 11,000 records per 8 ms at 5 M callbacks/s), so only a
+  // flush that is catching up is cut; it goes on at once.
   static constexpr uint64_t kFlushChunk = 16384;
   // A builder thread looks at the flusher's lag once per this many of its records, so the
   // queues may pass maxQueuedRecords by this much per thread.

@@ -96,14 +96,14 @@ class Recorder {
   // Builder threads. `now` is the callback's timestamp.
   void phaseStart(char const* name, char const* parent, int32_t nbSteps, int64_t now) noexcept;
   void phaseFinish(char const* name, int64_t now) noexcept;
-  // A step reads the clock only when it is the first of its phase since the flusher last looked
-  // (or the thread has no time yet); the others take the time of the thread's latest timed
-  // callback (its start, finish or first step since that flush), so a step's time is at most one
-  // flush interval early, and exact whenever steps are further apart than that. Reading the
-  // clock was most of a step's cost (rdtsc and its fence: ~25 of ~60 ns on the VMs we measure),
-  // and a fast run of steps all within one interval coalesces into one event anyway. The time
-  // is taken before the cancel flag is read, so a step recorded as completed is never later
-  // than the cancel request (cancel_state.h); `*now` is the time used.
+  // A step reads the clock only when it is the first of its phase since the flusher last looked (or
+  // the thread has no time yet); the others take the time of the thread's latest timed callback
+  // (its start, finish or first step since that flush), so a step's time is at most one flush
+  // interval early, and exact whenever steps are further apart than that. Reading the clock (rdtsc
+  // and its fence) was most of a step's cost on the VMs we measure (docs/benchmarks.md), and a fast
+  // run of steps all within one interval coalesces into one event anyway. The time is taken before
+  // the cancel flag is read, so a step recorded as completed is never later than the cancel request
+  // (cancel_state.h); `*now` is the time used.
   enum class StepResult { kRecorded, kCancelled, kEnded };
   StepResult stepComplete(char const* name, int32_t step, int64_t* now) noexcept;
 
