@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BuildOptions } from './build-options.js';
 import { OPTION_LIMITS } from './option-limits.js';
+import { Precision } from './option-values.js';
 
 export { OPTION_LIMITS };
 export { BuildOptions, type BuildOptionsInput } from './build-options.js';
@@ -17,6 +18,37 @@ export const PROTOCOL_VERSION = 1 as const;
 
 export const BackendName = z.enum(['tensorrt', 'simulated']);
 export type BackendName = z.infer<typeof BackendName>;
+
+/**
+ * What the TensorRT release a backend builds with can do, as the native layer computes it from its
+ * one list of TensorRT facts (native/trt-facts.json, native/src/trt/trt_capabilities.h): for
+ * tensorrt, of the release it drives (the older of the found library and the adapter's headers);
+ * for the simulator, of the release it imitates. TypeScript reads these (trt-capabilities.ts) and
+ * keeps no version gates of its own.
+ */
+export const BackendCapabilities = z.object({
+  /** The release they were computed for, e.g. "10.3.0". */
+  version: z.string(),
+  /** Weakly typed precision flags (BuilderFlag kFP16 ...) it has; none once weak typing is removed (11). */
+  precisions: z.array(Precision),
+  /** Flags that exist but are deprecated themselves (kINT4/kFP4 only enable plugin I/O types, 10.12+). */
+  deprecatedPrecisions: z.array(Precision),
+  /** Every weakly typed precision flag is deprecated (10.12+); builds warn for each. */
+  weakTypingDeprecated: z.boolean(),
+  /** Weak typing is gone (11): every network is strongly typed. */
+  stronglyTypedImplied: z.boolean(),
+  /** The hardware compatibility levels it has. */
+  hardwareCompatibility: z.array(BuildOptions.shape.hardwareCompatibility.unwrap()),
+  /** IBuilderConfig::setBuildRoute (11.1+). */
+  buildRoutes: z.boolean(),
+  /** ITimingCache::queryKeys (10.8+), so timing-cache entry counts can be reported. */
+  timingCacheKeyCount: z.boolean(),
+  /** buildSerializedNetworkToStream (10.13+): the engine is not held in memory. */
+  serializeToStream: z.boolean(),
+  /** trtexec --best enables no INT8 on compute capability 10.3 (10.13+). */
+  bestWithoutInt8OnCc103: z.boolean(),
+});
+export type BackendCapabilities = z.infer<typeof BackendCapabilities>;
 
 export const BackendInfo = z.object({
   name: BackendName,
@@ -67,6 +99,8 @@ export const BackendInfo = z.object({
    * can be exercised without TensorRT.
    */
   emulates: z.string().optional(),
+  /** What its TensorRT release can do (see BackendCapabilities); absent when no release is known. */
+  capabilities: BackendCapabilities.optional(),
 });
 export type BackendInfo = z.infer<typeof BackendInfo>;
 

@@ -1,11 +1,17 @@
-// Which build options a TensorRT version has. Every surface (service validation, CLI help and
-// flags, the options form, "Copy as trtexec command") asks this one module, so what the user is
-// offered and what a build accepts cannot drift apart. Options are gated by name on the version
-// TensorRT this backend can drive: the lower of the library that will run the build and the headers
-// the adapter was compiled against (trtVersionOf). A 10.16-built adapter driving a 10.3 library
-// must not pass a flag that 10.3 lacks, and a 10.3-built adapter cannot pass one its headers lack.
+// What a TensorRT release can do, for every surface (service validation, CLI help and flags, the
+// options form, "Copy as trtexec command"), so what the user is offered and what a build accepts
+// cannot drift apart. The native layer owns these facts: each backend reports the capabilities of
+// the release it builds with (BackendInfo.capabilities: for tensorrt the lower of the library that
+// will run the build and the headers the adapter was compiled against, for the simulator the
+// release it imitates), computed from native/trt-facts.json, the one list of TensorRT facts. This
+// module reads them (backendCapabilities) and checks options against them (versionProblems); it
+// writes no TensorRT version of its own. Where only a version string is at hand (a build record,
+// a manifest, a backend object from an addon or farm worker that reports no capabilities),
+// trtCapabilities reads the same facts file for that version; test/trt-facts.test.ts holds it to
+// what the addon computes for every release.
+import FACTS from '../../native/trt-facts.json';
 import { knobsFromPatterns, routeProblems } from './build-routes.js';
-import type { BackendInfo, BuildOptions, Precision } from './protocol.js';
+import type { BackendCapabilities, BackendInfo, BuildOptions, Precision } from './protocol.js';
 
 export interface TrtVersion {
   major: number;
@@ -13,8 +19,28 @@ export interface TrtVersion {
   patch: number;
 }
 
+export type HardwareCompatibility = NonNullable<BuildOptions['hardwareCompatibility']>;
+
+/** A fact of native/trt-facts.json: the first release that has it ("10.8"); absent = every supported release. */
+interface Since {
+  since?: string;
+  /** precisionFlags: the release that deprecated the flag itself. */
+  deprecated?: string;
+}
+type Feature = 'weakTypingDeprecated' | 'weakTypingRemoved' | 'buildRoutes' | 'timingCacheQueryKeys' | 'streamBuild' | 'bestWithoutInt8OnCc103';
+const facts = FACTS as unknown as {
+  supportedMajors: number[];
+  simulatedDefault: string;
+  precisionFlags: Record<Precision, Since>;
+  hardwareCompatibility: Record<HardwareCompatibility, Since>;
+  features: Record<Feature, Required<Pick<Since, 'since'>>>;
+};
+
+/** The TensorRT majors this product supports (native/trt-facts.json), oldest first. */
+export const SUPPORTED_TRT_MAJORS: readonly number[] = [...facts.supportedMajors].sort((a, b) => a - b);
+
 /** What the simulated backend imitates when it does not say (older addons report no `emulates`). */
-export const SIM_DEFAULT_TRT_VERSION = '10.16.0';
+export const SIM_DEFAULT_TRT_VERSION: string = facts.simulatedDefault;
 
 /** "10.3.0", "10.16.1.11", "11.1" → numbers; anything else → null. */
 export function parseTrtVersion(s: string | undefined): TrtVersion | null {
@@ -23,57 +49,72 @@ export function parseTrtVersion(s: string | undefined): TrtVersion | null {
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) };
 }
 
-const atLeast = (v: TrtVersion, major: number, minor: number) => v.major > major || (v.major === major && v.minor >= minor);
+/** Whether release `v` has a fact that starts at `since` (a later major counts; none: every release). */
+function releaseHas(v: TrtVersion, since: string | undefined): boolean {
+  const s = parseTrtVersion(since);
+  return !s || v.major > s.major || (v.major === s.major && v.minor >= s.minor);
+}
 
-export type HardwareCompatibility = NonNullable<BuildOptions['hardwareCompatibility']>;
+/** The first release with a feature, a precision flag or a hardware compatibility level, as text ("10.9"). */
+export function trtSince(what: { feature: Feature } | { precision: Precision } | { hardwareCompatibility: HardwareCompatibility }): string {
+  const since =
+    'feature' in what
+      ? facts.features[what.feature].since
+      : 'precision' in what
+        ? facts.precisionFlags[what.precision]?.since
+        : facts.hardwareCompatibility[what.hardwareCompatibility]?.since;
+  return since ?? `${SUPPORTED_TRT_MAJORS[0]}.0`;
+}
 
-export interface TrtCapabilities {
-  /** The version string these capabilities were derived from, e.g. "10.3.0". */
-  version: string;
+/** What a TensorRT release can do: what its backend reports (BackendCapabilities), with its major and minor. */
+export interface TrtCapabilities extends BackendCapabilities {
   major: number;
   minor: number;
-  /** Weakly typed precision flags (BuilderFlag kFP16 ...) this version has; none on 11. */
-  precisions: Precision[];
-  /** Flags that exist but are deprecated: kINT4/kFP4 only enable plugin I/O types (since 10.12). */
-  deprecatedPrecisions: Precision[];
-  /** 10.12+: every weakly typed precision flag is deprecated (removed in 11); builds warn for each. */
-  weakTypingDeprecated: boolean;
-  /** 11.x: weak typing is gone; every network is strongly typed. */
-  stronglyTypedImplied: boolean;
-  hardwareCompatibility: HardwareCompatibility[];
-  /** 11.1+: IBuilderConfig::setBuildRoute. */
-  buildRoutes: boolean;
-  /** 10.8+: ITimingCache::queryKeys, so cache entry counts can be reported. */
-  timingCacheKeyCount: boolean;
-  /** 10.13+: buildSerializedNetworkToStream (the engine is not held in memory). */
-  serializeToStream: boolean;
 }
 
 export const ALL_PRECISIONS: readonly Precision[] = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'];
 
 /**
- * Capabilities of a TensorRT version. An unparsable string gets the newest 10.x behaviour the
- * simulator imitates by default; majors after 11 are treated like the newest known (11.x).
+ * Capabilities of a TensorRT release given only as a version string, from the native facts file
+ * (the same computation as native/src/trt/trt_capabilities.h). An unparsable string gets the
+ * release the simulator imitates by default; majors after the newest are treated like it.
+ * Prefer backendCapabilities where a backend is at hand: its report is the native layer's own.
  */
 export function trtCapabilities(version: string): TrtCapabilities {
   const v = parseTrtVersion(version) ?? (parseTrtVersion(SIM_DEFAULT_TRT_VERSION) as TrtVersion);
-  const eleven = v.major >= 11;
-  const precisions: Precision[] = eleven ? [] : ['fp16', 'bf16', 'int8', 'fp8'];
-  if (!eleven && atLeast(v, 10, 1)) precisions.push('int4');
-  if (!eleven && atLeast(v, 10, 8)) precisions.push('fp4');
+  const has = (f: Feature) => releaseHas(v, facts.features[f].since);
+  const removed = has('weakTypingRemoved');
+  const flags = (Object.entries(facts.precisionFlags) as Array<[Precision, Since]>).filter(([, f]) => !removed && releaseHas(v, f.since));
   return {
     version,
     major: v.major,
     minor: v.minor,
-    precisions,
-    deprecatedPrecisions: !eleven && atLeast(v, 10, 12) ? precisions.filter((p) => p === 'int4' || p === 'fp4') : [],
-    weakTypingDeprecated: !eleven && atLeast(v, 10, 12),
-    stronglyTypedImplied: eleven,
-    hardwareCompatibility: atLeast(v, 10, 9) ? ['none', 'ampere_plus', 'same_compute_capability'] : ['none', 'ampere_plus'],
-    buildRoutes: atLeast(v, 11, 1),
-    timingCacheKeyCount: atLeast(v, 10, 8),
-    serializeToStream: atLeast(v, 10, 13),
+    precisions: flags.map(([p]) => p),
+    deprecatedPrecisions: flags.filter(([, f]) => f.deprecated !== undefined && releaseHas(v, f.deprecated)).map(([p]) => p),
+    weakTypingDeprecated: !removed && has('weakTypingDeprecated'),
+    stronglyTypedImplied: removed,
+    hardwareCompatibility: (Object.entries(facts.hardwareCompatibility) as Array<[HardwareCompatibility, Since]>).filter(([, l]) => releaseHas(v, l.since)).map(([h]) => h),
+    buildRoutes: has('buildRoutes'),
+    timingCacheKeyCount: has('timingCacheQueryKeys'),
+    serializeToStream: has('streamBuild'),
+    bestWithoutInt8OnCc103: has('bestWithoutInt8OnCc103'),
   };
+}
+
+/**
+ * What the TensorRT release a backend builds with can do: its own report (the native layer's,
+ * BackendInfo.capabilities), else (an addon or farm worker from before backends reported them, a
+ * hand-made backend object) trtCapabilities of trtVersionOf. Undefined when no release is known
+ * (tensorrt found no library).
+ */
+export function backendCapabilities(b: BackendInfo | undefined): TrtCapabilities | undefined {
+  const reported = b?.capabilities;
+  if (reported) {
+    const v = parseTrtVersion(reported.version) ?? (parseTrtVersion(SIM_DEFAULT_TRT_VERSION) as TrtVersion);
+    return { ...reported, major: v.major, minor: v.minor };
+  }
+  const version = trtVersionOf(b);
+  return version ? trtCapabilities(version) : undefined;
 }
 
 const compareVersions = (a: TrtVersion, b: TrtVersion) => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
@@ -105,8 +146,6 @@ export function chosenBackend(choice: BuildOptions['backend'] | undefined, backe
 }
 
 export const PRECISION_REMOVED_ADVICE = 'TensorRT 11 builds strongly typed networks; cast or quantize the model offline (e.g. NVIDIA Model Optimizer)';
-
-const PRECISION_ADDED: Partial<Record<Precision, string>> = { int4: '10.1', fp4: '10.8' };
 
 /** How each option is called where the problem is reported (CLI flag spelling or option field). */
 export type OptionNamer = (
@@ -147,7 +186,7 @@ export function versionProblems(
     } else {
       for (const p of precision) {
         if (!caps.precisions.includes(p)) {
-          problems.push(`${name('precision', p)} needs TensorRT ${PRECISION_ADDED[p] ?? '10.0'} or newer; the build would run on ${v}.`);
+          problems.push(`${name('precision', p)} needs TensorRT ${trtSince({ precision: p })} or newer; the build would run on ${v}.`);
         }
       }
     }
@@ -165,13 +204,17 @@ export function versionProblems(
   }
   const hc = o.hardwareCompatibility;
   if (hc && !caps.hardwareCompatibility.includes(hc)) {
-    problems.push(`${name('hardwareCompatibility', hc)} "${hc}" needs TensorRT 10.9 or newer; ${v} offers ${caps.hardwareCompatibility.join(', ')}.`);
+    problems.push(
+      `${name('hardwareCompatibility', hc)} "${hc}" needs TensorRT ${trtSince({ hardwareCompatibility: hc })} or newer; ${v} offers ${caps.hardwareCompatibility.join(', ')}.`,
+    );
   }
   // excludeLeanRuntime without versionCompatible: accepted as trtexec accepts it (TensorRT ignores
   // the flag then); the build says so in a warning (build-validation.ts).
   if (o.buildRoute !== undefined) {
     if (!caps.buildRoutes) {
-      problems.push(`${name('buildRoute')} needs TensorRT 11.1 or newer (build routes); the build would run on ${v}. Leave it out to use the default route.`);
+      problems.push(
+        `${name('buildRoute')} needs TensorRT ${trtSince({ feature: 'buildRoutes' })} or newer (build routes); the build would run on ${v}. Leave it out to use the default route.`,
+      );
     } else {
       problems.push(...routeProblems(o.buildRoute, knownRoutes ? knobsFromPatterns(knownRoutes) : undefined, name('buildRoute')));
     }

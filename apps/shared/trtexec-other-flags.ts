@@ -10,7 +10,7 @@
 //   (--workspace, --plugins, --nvtxMode, --explicitBatch), refused naming the successor otherwise;
 // - --best, whose meaning depends on the TensorRT version and the GPU (bestPrecisions).
 import type { Precision } from './protocol.js';
-import { PRECISION_REMOVED_ADVICE } from './trt-capabilities.js';
+import { PRECISION_REMOVED_ADVICE, trtCapabilities, type TrtCapabilities } from './trt-capabilities.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -122,15 +122,21 @@ export class BestFlagError extends UsageError {
 /**
  * --best as trtexec of that TensorRT version reads it (BuildOptions::parse):
  * - 10.x: FP16 and INT8, and BF16 on compute capability 8.0 or newer; from 10.13 not INT8 on
- *   compute capability 10.3. With the GPU unknown (the simulated backend) it reads as on an
- *   Ampere-or-newer GPU (FP16, INT8, BF16), and the warning says so.
- * - 11.x: trtexec has no --best. Networks are strongly typed, so there is nothing for it to
- *   enable: refused with what to do instead.
- * With --stronglyTyped it is refused in trtexec's words.
+ *   compute capability 10.3 (caps.bestWithoutInt8OnCc103). With the GPU unknown (the simulated
+ *   backend) it reads as on an Ampere-or-newer GPU (FP16, INT8, BF16), and the warning says so.
+ * - 11.x (caps.stronglyTypedImplied): trtexec has no --best. Networks are strongly typed, so there
+ *   is nothing for it to enable: refused with what to do instead.
+ * With --stronglyTyped it is refused in trtexec's words. `caps`: what the backend reports for that
+ * version (backendCapabilities), else read from the version.
  */
-export function bestPrecisions(trtVersion: string, computeCapability: string | undefined, stronglyTyped: boolean): BestPrecisions {
-  const [major, minor] = trtVersion.split('.').map(Number);
-  if (major >= 11) {
+export function bestPrecisions(
+  trtVersion: string,
+  computeCapability: string | undefined,
+  stronglyTyped: boolean,
+  caps: TrtCapabilities = trtCapabilities(trtVersion),
+): BestPrecisions {
+  const { major, minor } = caps;
+  if (caps.stronglyTypedImplied) {
     throw new BestFlagError(
       `--best: TensorRT ${trtVersion} has no --best (trtexec 11 removed it with the precision flags). Networks are strongly typed: each layer runs in the ` +
         `precision its tensors' types and the model's Q/DQ nodes give it, so there is nothing for --best to enable. ${PRECISION_REMOVED_ADVICE}, then build without --best.`,
@@ -142,7 +148,7 @@ export function bestPrecisions(trtVersion: string, computeCapability: string | u
   const sm = smVersion(computeCapability);
   // In the order precisions are listed everywhere else (fp16, bf16, int8), so a copy reads back the same.
   const precision: Precision[] = ['fp16'];
-  const noInt8 = sm === 0x0a03 && (major > 10 || minor >= 13);
+  const noInt8 = sm === 0x0a03 && caps.bestWithoutInt8OnCc103;
   if (sm === undefined || sm >= 0x0800) precision.push('bf16');
   if (!noInt8) precision.push('int8');
   const on = sm === undefined ? 'with the GPU unknown, read as on compute capability 8.0 or newer' : `on compute capability ${computeCapability}`;

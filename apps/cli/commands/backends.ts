@@ -1,7 +1,7 @@
 // `backends [--json]`: which build backends this machine has, with versions or the reason not.
 import { parseArgs } from 'node:util';
 import { createBuildService } from '../../service/build-service.js';
-import type { BackendInfo } from '../../shared/protocol.js';
+import type { BackendCapabilities, BackendInfo } from '../../shared/protocol.js';
 import { trtVersionOf } from '../../shared/trt-capabilities.js';
 import { UsageError } from '../../shared/usage-error.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-stdout.js';
@@ -10,8 +10,9 @@ export const BACKENDS_HELP = `Usage: trt-build-studio backends [--json]
 
 Lists the build backends (TensorRT, simulated): available or not, version, and why not. For
 TensorRT: the library found (path, version), the adapters this build can drive (one per major),
-the adapter in use, the GPU, and build routes (11.1+). --json prints the backend objects as they
-are.
+the adapter in use, the GPU, and build routes (11.1+). For each: what its TensorRT version
+offers (precision flags, hardware compatibility, build routes ...), as the native layer reports it.
+--json prints the backend objects as they are.
 
 Options:
   --json      print the list as JSON
@@ -46,6 +47,19 @@ export async function runBackends(argv: string[]): Promise<number> {
   }
 }
 
+/** What the backend's TensorRT release can do, as the native layer reports it, on one line. */
+export function capabilitiesLine(c: BackendCapabilities): string {
+  const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+  const deprecated = c.deprecatedPrecisions.length ? `; ${c.deprecatedPrecisions.join(', ')} deprecated` : '';
+  const flags = c.stronglyTypedImplied
+    ? 'none (networks are strongly typed)'
+    : `${c.precisions.join(' ')}${c.weakTypingDeprecated ? ` (all deprecated${deprecated})` : deprecated ? ` (${deprecated.slice(2)})` : ''}`;
+  return (
+    `TensorRT ${c.version} offers: precision flags ${flags}; hardware compatibility ${c.hardwareCompatibility.join(', ')}; ` +
+    `build routes ${yesNo(c.buildRoutes)}; streamed engine ${yesNo(c.serializeToStream)}; timing-cache entry counts ${yesNo(c.timingCacheKeyCount)}`
+  );
+}
+
 /** One backend as indented lines: state first, then what was found (or why not). */
 export function describeBackend(b: BackendInfo): string {
   const pad = '           ';
@@ -72,6 +86,7 @@ export function describeBackend(b: BackendInfo): string {
     const creators = b.plugins.creators !== undefined ? `, ${b.plugins.creators} plugin creators registered` : '';
     lines.push(`${pad}plugins: ${b.plugins.path ?? 'standard plugin library'}${b.plugins.version ? ` (${b.plugins.version})` : ''}${creators}`);
   }
+  if (b.capabilities) lines.push(`${pad}${capabilitiesLine(b.capabilities)}`);
   if (b.buildRoutes) lines.push(`${pad}build route knobs: ${b.buildRoutes.join(' ') || '(none listed)'}  (a route picks one value each; trtexec --helpBuildRoute)`);
   // The knob database's JSON is for --json and --helpBuildRoute, not for a line of text.
   for (const [k, v] of Object.entries(b.detail ?? {})) if (k !== 'buildRoutesJson') lines.push(`${pad}${k}: ${v}`);

@@ -9,7 +9,7 @@ import { knobEntriesJson, parseKnobDatabase } from '../../shared/build-routes.js
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
 import { BUILD_OPTIONS } from '../../shared/build-options.js';
-import { chosenBackend, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { backendCapabilities, chosenBackend, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { parseTrtexecArgs, SUPPORTED_TRTEXEC_FLAGS, TRTEXEC_POOLS, trtexecShapeArgs } from '../../shared/trtexec.js';
 import { bestPrecisions, ignoredFlagsNote } from '../../shared/trtexec-other-flags.js';
 import { ServiceError } from '../../service/api.js';
@@ -151,7 +151,7 @@ function resolveBest(options: BuildOptionsInput, backends: BackendInfo[]): Build
   const version = trtVersionOf(backend);
   if (!backend || !version) return options;
   // On 11.x or with --stronglyTyped this throws a UsageError (a BestFlagError): exit 2.
-  const best = bestPrecisions(version, backend.gpu?.computeCapability, options.stronglyTyped === true);
+  const best = bestPrecisions(version, backend.gpu?.computeCapability, options.stronglyTyped === true, backendCapabilities(backend));
   process.stderr.write(`trt-build-studio trtexec: warning: ${best.warning}\n`);
   return { ...options, precision: [...new Set([...(options.precision ?? []), ...best.precision])] };
 }

@@ -3,7 +3,7 @@
 // instead of a round trip to the service.
 import { BUILD_OPTIONS, readNumber, type GenericFormFields, type OptionEntry } from '../../shared/build-options.js';
 import { type BackendInfo, type BuildOptionsInput, type ModelSummary, type Precision, type ShapeRange, type ShapeValueRange, type TensorInfo } from '../../shared/protocol.js';
-import { chosenBackend, trtCapabilities, trtVersionOf, type TrtCapabilities } from '../../shared/trt-capabilities.js';
+import { backendCapabilities, chosenBackend, type TrtCapabilities } from '../../shared/trt-capabilities.js';
 import { PLUGIN_OPTION_NAMES, type PluginLibraryLists, type PluginOption } from '../../shared/build-client.js';
 
 /** Shown only where the TensorRT version has them (int4 from 10.1, fp4 from 10.8; none on 11). */
@@ -115,8 +115,7 @@ export function withDim(text: string, template: string, rank: number, i: number,
  * "auto" the same way); undefined while backends are unknown.
  */
 export function formCapabilities(backend: FormState['backend'], backends: BackendInfo[]): TrtCapabilities | undefined {
-  const version = trtVersionOf(chosenBackend(backend, backends));
-  return version ? trtCapabilities(version) : undefined;
+  return backendCapabilities(chosenBackend(backend, backends));
 }
 
 /** Inputs whose values (not dims) the form asks for: the model reader's shape-tensor inputs. */

@@ -21,6 +21,7 @@
 #include "gpu_probe_js.h"
 #include "request_from_js.h"
 #include "stderr_file.h"
+#include "trt/trt_capabilities.h"
 #include "trt/trt_host.h"
 
 #ifndef TBS_TRT_ADAPTERS
@@ -61,6 +62,36 @@ GpuIdentity gpuIdentity(int32_t device) {
   }
   if (!gpu::nvidiaDriverVersion(id.driverVersion, error)) id.driverProblem = error;
   return id;
+}
+
+Napi::Array stringsToJs(Napi::Env env, std::vector<std::string> const& list) {
+  auto arr = Napi::Array::New(env, list.size());
+  for (uint32_t i = 0; i < list.size(); ++i) arr.Set(i, list[i]);
+  return arr;
+}
+
+Napi::Object capabilitiesToJs(Napi::Env env, trt::TrtCapabilities const& c) {
+  auto o = Napi::Object::New(env);
+  o.Set("version", c.version);
+  o.Set("precisions", stringsToJs(env, c.precisions));
+  o.Set("deprecatedPrecisions", stringsToJs(env, c.deprecatedPrecisions));
+  o.Set("weakTypingDeprecated", c.weakTypingDeprecated);
+  o.Set("stronglyTypedImplied", c.stronglyTypedImplied);
+  o.Set("hardwareCompatibility", stringsToJs(env, c.hardwareCompatibility));
+  o.Set("buildRoutes", c.buildRoutes);
+  o.Set("timingCacheKeyCount", c.timingCacheKeyCount);
+  o.Set("serializeToStream", c.serializeToStream);
+  o.Set("bestWithoutInt8OnCc103", c.bestWithoutInt8OnCc103);
+  return o;
+}
+
+// The release whose capabilities a backend reports: for tensorrt the one it drives (the older of
+// the found library and the adapter's headers; the library's version, or the backend's when it
+// found none but is available), for the simulator the one it imitates. "" when none is known.
+std::string capabilityRelease(BackendProbe const& p) {
+  if (p.name == "simulated") return p.emulates.empty() ? std::string(facts::kSimulatedDefault) : p.emulates;
+  std::string library = !p.library.path.empty() ? p.library.version : p.available ? p.version : std::string();
+  return p.adapter.major > 0 ? trt::drivenRelease(library, p.adapter.headerVersion) : library;
 }
 
 Napi::Object probeToJs(Napi::Env env, BackendProbe const& p, GpuIdentity const& id) {
@@ -134,6 +165,8 @@ Napi::Object probeToJs(Napi::Env env, BackendProbe const& p, GpuIdentity const& 
     o.Set("buildRoutes", arr);
   }
   if (!p.emulates.empty()) o.Set("emulates", p.emulates);
+  trt::TrtCapabilities caps;
+  if (trt::capabilitiesOfText(capabilityRelease(p), caps)) o.Set("capabilities", capabilitiesToJs(env, caps));
   if (!p.pluginLibrary.path.empty() || p.pluginCreators >= 0) {
     auto pl = Napi::Object::New(env);
     if (!p.pluginLibrary.path.empty()) pl.Set("path", p.pluginLibrary.path);
@@ -159,7 +192,7 @@ BackendProbe probeTensorRtSafe() {
 BackendProbe probeSimulated() {
   BackendProbe p = sim::SimBackend().probe();
   p.emulates = sim::simEmulatedTrtVersion();
-  // As a TensorRT 11.1+ library: the knob database of getAllBuildRoutes().
+  // As a TensorRT library with build routes: the knob database of getAllBuildRoutes().
   if (sim::simVersionHasBuildRoutes(p.emulates)) {
     p.hasBuildRoutes = true;
     p.buildRoutes = sim::simKnobPatterns();
@@ -317,6 +350,17 @@ Napi::Value EchoBuildRequest(Napi::CallbackInfo const& info) {
   return requestToJs(env, requestFromJs(info[0].As<Napi::Object>()).request);
 }
 
+// What a TensorRT release can do (trt/trt_capabilities.h), for a release given as text; null when
+// the text is not a release. What listBackends() reports per backend, for the test that holds
+// apps/shared/trt-capabilities.ts (capabilities of a bare version string) to the same facts.
+Napi::Value TrtCapabilitiesFor(Napi::CallbackInfo const& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "trtCapabilitiesFor(version): version must be a string");
+  trt::TrtCapabilities caps;
+  if (!trt::capabilitiesOfText(info[0].As<Napi::String>().Utf8Value(), caps)) return env.Null();
+  return capabilitiesToJs(env, caps);
+}
+
 // The batch layout (events.h) for addon.ts to check against the one it decodes.
 Napi::Object eventLayoutToJs(Napi::Env env) {
   auto layout = Napi::Object::New(env);
@@ -337,8 +381,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("openGpuProbe", Napi::Function::New(env, OpenGpuProbe, "openGpuProbe"));
   exports.Set("echoBuildRequest", Napi::Function::New(env, EchoBuildRequest, "echoBuildRequest"));
   exports.Set("redirectStderrToFile", Napi::Function::New(env, tbs::RedirectStderrToFile, "redirectStderrToFile"));
+  exports.Set("trtCapabilitiesFor", Napi::Function::New(env, TrtCapabilitiesFor, "trtCapabilitiesFor"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   exports.Set("eventLayout", eventLayoutToJs(env));
+  exports.Set("requestFields", requestFieldsToJs(env));
   return exports;
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "../trt/trt_capabilities.h"
+
 namespace tbs::sim {
 namespace {
 
@@ -82,7 +84,7 @@ bool simVersionHasBuildRoutes(std::string const& version) {
   int major = 0;
   int minor = 0;
   if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return false;
-  return major > 11 || (major == 11 && minor >= 1);
+  return trt::releaseHas({major, minor, 0}, facts::kBuildRoutes);
 }
 
 }  // namespace tbs::sim

@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../core/trt_facts.h"
+#include "../trt/trt_capabilities.h"
+
 namespace tbs::sim {
 
 std::string simEmulatedTrtVersion() {
   char const* v = std::getenv("TBS_SIM_TRT_VERSION");
-  return v != nullptr && *v != '\0' ? v : "10.16.0";
+  return v != nullptr && *v != '\0' ? v : facts::kSimulatedDefault;
 }
 
 std::vector<std::string> simPrecisionWarnings(BuildRequest const& request, std::string const& emulated) {
@@ -15,13 +18,14 @@ std::vector<std::string> simPrecisionWarnings(BuildRequest const& request, std::
   int major = 0;
   int minor = 0;
   std::sscanf(emulated.c_str(), "%d.%d", &major, &minor);
-  bool deprecated = major > 10 || (major == 10 && minor >= 12);
+  bool deprecated = trt::releaseHas({major, minor, 0}, facts::kWeakTypingDeprecated);
   bool hasQdq = false;
   for (auto const& l : request.layers) hasQdq = hasQdq || l.op == "QuantizeLinear" || l.op == "DequantizeLinear";
   for (auto const& p : request.precision) {
     if (deprecated) {
-      out.push_back("precision \"" + p +
-                    "\" is a weakly typed precision flag, deprecated since TensorRT 10.12 and removed in 11: "
+      out.push_back("precision \"" + p + "\" is a weakly typed precision flag, deprecated since TensorRT " +
+                    trt::sinceText(trt::kSinceWeakTypingDeprecated) + " and removed in " + std::to_string(facts::kWeakTypingRemoved.major) +
+                    ": "
                     "cast or quantize the model offline (e.g. with NVIDIA Model Optimizer) and build it strongly typed");
     }
     if (p == "int8" && !hasQdq) {

@@ -1,7 +1,8 @@
 // The warnings the simulated backend gives for precision flags, as the tensorrt backend does
 // (trt_options.cc, trt_int8.h) for the TensorRT version it imitates (TBS_SIM_TRT_VERSION, default
-// 10.16.0): every weakly typed flag is deprecated since 10.12, and int8 without Q/DQ nodes in the
-// model (QuantizeLinear / DequantizeLinear) is built with placeholder ranges, accuracy meaningless.
+// native/trt-facts.json's simulatedDefault): every weakly typed flag is deprecated from
+// weakTypingDeprecated on, and int8 without Q/DQ nodes in the model (QuantizeLinear /
+// DequantizeLinear) is built with placeholder ranges, accuracy meaningless.
 #pragma once
 
 #include <string>

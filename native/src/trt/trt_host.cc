@@ -4,9 +4,11 @@
 #include <link.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <map>
+#include <iterator>
 #include <mutex>
 
 #include "adapter_api.h"
@@ -16,8 +18,13 @@
 namespace tbs::trt {
 namespace {
 
-// Newest first: with both installed, the newest major this build has an adapter for wins.
-constexpr int32_t kMajors[] = {11, 10};
+// The supported majors (native/trt-facts.json), newest first: with several installed, the newest
+// major this build has an adapter for wins.
+std::vector<int32_t> majorsNewestFirst() {
+  std::vector<int32_t> m(std::begin(facts::kSupportedMajors), std::end(facts::kSupportedMajors));
+  std::sort(m.rbegin(), m.rend());
+  return m;
+}
 
 std::string env(char const* name) {
   char const* v = std::getenv(name);
@@ -202,7 +209,7 @@ Selection select(std::vector<AdapterFact> const& built) {
     }
     candidates.push_back(nvinferOverride);
   } else {
-    for (int32_t m : kMajors) {
+    for (int32_t m : majorsNewestFirst()) {
       if (!hasAdapter(built, m)) continue;
       std::string path = joinPath(libDir, "libnvinfer.so." + std::to_string(m));
       if (majorOpened() != 0 && majorOpened() != m) {

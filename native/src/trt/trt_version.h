@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "../core/trt_facts.h"
+
 namespace tbs::trt {
 
 struct TrtVersion {
@@ -70,19 +72,40 @@ inline bool libAtLeast(int32_t encoded, int32_t major, int32_t minor) {
   return v.major > major || (v.major == major && v.minor >= minor);
 }
 
-// First library version of each gated feature (from the public headers of every release).
-struct Since {
-  int32_t major, minor;
-};
-inline constexpr Since kSinceInt4Flag{10, 1};               // BuilderFlag::kINT4 (10.x only)
-inline constexpr Since kSinceFp4Flag{10, 8};                // BuilderFlag::kFP4 (10.x only)
-inline constexpr Since kSinceEditableTimingCache{10, 8};    // BuilderFlag::kEDITABLE_TIMING_CACHE
-inline constexpr Since kSinceTimingCacheQueryKeys{10, 8};   // ITimingCache::queryKeys
-inline constexpr Since kSinceSameComputeCapability{10, 9};  // HardwareCompatibilityLevel
-inline constexpr Since kSinceShapeValuesV2{10, 11};         // IOptimizationProfile::setShapeValuesV2
-inline constexpr Since kSinceStreamBuild{10, 13};           // IBuilder::buildSerializedNetworkToStream
-inline constexpr Since kSinceBuildRoutes{11, 1};            // IBuilderConfig::setBuildRoute
-inline constexpr Since kSinceDeprecatedInt4Fp4{10, 12};     // kINT4/kFP4 deprecated
+// First library version of each gated feature: native/trt-facts.json, the one list of them
+// (core/trt_facts.h is generated from it), under the names the adapters use.
+using Since = facts::Version;
+
+// The precision flag `name` of the facts (a name the list lacks fails to compile where constant).
+inline constexpr facts::PrecisionFlag precisionFact(char const* name) {
+  for (auto const& f : facts::kPrecisionFlags) {
+    char const* a = f.name;
+    char const* b = name;
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    if (*a == *b) return f;
+  }
+  throw "precisionFact: no such precision flag in native/trt-facts.json";
+}
+inline constexpr Since hardwareCompatibilitySince(char const* name) {
+  for (auto const& l : facts::kHardwareCompatibility) {
+    char const* a = l.name;
+    char const* b = name;
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    if (*a == *b) return l.since;
+  }
+  throw "hardwareCompatibilitySince: no such level in native/trt-facts.json";
+}
+
+inline constexpr Since kSinceInt4Flag = precisionFact("int4").since;               // BuilderFlag::kINT4 (10.x only)
+inline constexpr Since kSinceFp4Flag = precisionFact("fp4").since;                 // BuilderFlag::kFP4 (10.x only)
+inline constexpr Since kSinceEditableTimingCache = facts::kEditableTimingCache;    // BuilderFlag::kEDITABLE_TIMING_CACHE
+inline constexpr Since kSinceTimingCacheQueryKeys = facts::kTimingCacheQueryKeys;  // ITimingCache::queryKeys
+inline constexpr Since kSinceSameComputeCapability = hardwareCompatibilitySince("same_compute_capability");  // HardwareCompatibilityLevel
+inline constexpr Since kSinceShapeValuesV2 = facts::kShapeValuesV2;                 // IOptimizationProfile::setShapeValuesV2
+inline constexpr Since kSinceStreamBuild = facts::kStreamBuild;                     // IBuilder::buildSerializedNetworkToStream
+inline constexpr Since kSinceBuildRoutes = facts::kBuildRoutes;                     // IBuilderConfig::setBuildRoute
+inline constexpr Since kSinceDeprecatedInt4Fp4 = precisionFact("int4").deprecated;  // kINT4/kFP4 deprecated
+inline constexpr Since kSinceWeakTypingDeprecated = facts::kWeakTypingDeprecated;   // every precision flag deprecated
 
 inline bool libHas(int32_t encoded, Since s) { return libAtLeast(encoded, s.major, s.minor); }
 
