@@ -22,20 +22,26 @@
 //                 out when trtexec has no equivalent (shown next to the copy)
 //       form      its control: group (which fieldset), control ('number', 'decimal', 'checkbox',
 //                 'select'), label, and for errors a name and what a valid value is
-//       native    the key of the flat request native/src/addon/request_from_js.cc reads, with the
-//                 unit conversion (`scale`: multiply by it, e.g. MiB → bytes), or `none` and why
+//       native    the key of the flat request the addon reads, with the unit conversion
+//                 (`scale`: multiply by it, e.g. MiB → bytes), or `none` and why. The key must be a
+//                 line of native/src/core/request_fields.def: the worker refuses an addon whose
+//                 fields differ (checkRequestFields in apps/worker/addon.ts)
 //       engineIdentity  true when the option can change the engine (then it is part of the
-//                 manifest's canonical options and the reuse key: add it to NormalizedOptions and
-//                 normalizeOptions in engine-manifest.ts), else { not: why }
+//                 manifest's canonical options and the reuse key), else { not: why }
+//       manifest  how the manifest records it (ManifestSpec: its value when left out, lists
+//                 sorted or not); an identity option without one is recorded only when given,
+//                 which keeps every older engine's reuse key; engine-manifest.ts derives from it
 //       sample    a valid value, which test/contract/option-table.test.ts sends through every
 //                 surface and through the native request parser and back
 //     A `custom` cli/trtexec/form kind means that surface handles the field by hand (shapes,
 //     precision flags, the backend choice): look for the field's name in that surface's file.
-//  2. Read it natively: a key in native/src/addon/request_from_js.cc (and echoBuildRequest there,
-//     which the table test uses), a field of BuildRequest in native/src/core/backend.h, its use in
-//     the backends (native/src/trt/trt_options.cc, the simulator).
-//  3. Version gates (an option only some TensorRT versions have) go in trt-capabilities.ts.
-//  4. Tests: the table test walks the new entry through every surface by itself, and
+//  2. Read it natively: one line in native/src/core/request_fields.def (key, kind, unset value,
+//     unit, the TensorRT versions that have it, its lower bound); the C++ request member, its reader
+//     from JS and its echo (echoBuildRequest) follow from that line.
+//  3. The TensorRT call: where the backend applies it (native/src/trt/trt_backend.cc, or a
+//     translation in trt_options.cc); the simulator's part, if it imitates one.
+//  4. Version gates (an option only some TensorRT versions have) go in trt-capabilities.ts.
+//  5. Tests: the table test walks the new entry through every surface by itself, and
 //     test/contract/engine-identity.test.ts through the reuse key and `check`; add tests for
 //     what the option does.
 import { z } from 'zod';
@@ -152,6 +158,79 @@ export type NativeSpec =
   | { keys: readonly string[]; toNative: (value: never) => Record<string, unknown>; fromNative: (request: Record<string, unknown>) => unknown }
   | { none: string };
 
+/**
+ * How the engine manifest records an option among its canonical options (engine-manifest.ts:
+ * NormalizedOptions, normalizeOptions, optionsFromManifest; docs/engines.md). An entry with
+ * `engineIdentity: true` and no spec is recorded only when given (`whenGiven`), so a new option
+ * leaves the reuse key of every build without it as it was.
+ */
+export type ManifestSpec =
+  /**
+   * Always recorded; `unset` when the request leaves it out: TensorRT's default (what it builds with
+   * anyway), or null where TensorRT picks by itself. `impliedBy`: another option, when true, makes
+   * the unset value this one instead. `olderManifestsLack`: added after manifests were first
+   * written; a manifest without it reads as `unset`. `nullable`: a manifest may hold null for it.
+   */
+  | {
+      unset: string | number | boolean | null;
+      impliedBy?: { option: string; value: string | number | boolean };
+      olderManifestsLack?: true;
+      nullable?: true;
+    }
+  /** A list, [] when left out: 'sorted' when order does not matter, else kept 'as given'. */
+  | { list: 'sorted' | 'as given' }
+  /** A record of inputs, {} when left out, keyed in name order. */
+  | { byName: true }
+  /** Recorded only when given. */
+  | { whenGiven: true }
+  /** Shapes the engine but is recorded elsewhere in the manifest (said where). */
+  | { elsewhere: string };
+
+/**
+ * The order the engine manifest (format 1) holds its canonical options in, frozen: the reuse key
+ * is the sha256 of their JSON text, and a stored engine's key is recomputed from its manifest, so
+ * moving one would change every key. Options recorded later follow in the table's order (so a new
+ * option is never added here). engine-manifest.ts reads it.
+ */
+export const MANIFEST_FORMAT_1_ORDER: readonly string[] = [
+  'optLevel',
+  'workspaceMiB',
+  'tacticDramMiB',
+  'tacticSharedMemoryKiB',
+  'shapes',
+  'shapeValues',
+  'stronglyTyped',
+  'precision',
+  'tf32',
+  'profilingVerbosity',
+  'hardwareCompatibility',
+  'versionCompatible',
+  'excludeLeanRuntime',
+  'maxAuxStreams',
+  'device',
+  'buildRoute',
+  'staticPlugins',
+  'dynamicPlugins',
+  'pluginsToSerialize',
+  'maxGpuMemory',
+  'inferCacheMisses',
+  'verboseLog',
+  'simSeed',
+  'simDuration',
+  'inputIOFormats',
+  'outputIOFormats',
+  'precisionConstraints',
+  'layerPrecisions',
+  'layerOutputTypes',
+  'sparsity',
+  'tacticSources',
+  'previewFeatures',
+  'avgTiming',
+  'compilationCache',
+  'dlaCore',
+  'allowGPUFallback',
+];
+
 export interface OptionEntry {
   field: string;
   schema: z.ZodType;
@@ -177,6 +256,8 @@ export interface OptionEntry {
    * test/contract/engine-identity.test.ts walks every entry.
    */
   engineIdentity: true | { not: string };
+  /** How the manifest's canonical options record it (ManifestSpec); absent: see ManifestSpec. */
+  manifest?: ManifestSpec;
   sample: unknown;
 }
 
@@ -225,6 +306,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--builderOptimizationLevel', value: 'number', help: '--builderOptimizationLevel=N (0-5)' },
     form: { group: 'top', control: 'custom', initial: 3 },
     native: { key: 'optLevel' },
+    manifest: { unset: 3 },
     engineIdentity: true,
     sample: 4,
   },
@@ -246,6 +328,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'workspaceBytes', scale: MiB },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: 2048,
   },
@@ -267,6 +350,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'tacticSharedMemoryBytes', scale: 1024 },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: 48,
   },
@@ -292,6 +376,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'tacticDramBytes', scale: MiB },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: 512,
   },
@@ -318,6 +403,7 @@ export const BUILD_OPTION_TABLE = [
     },
     form: { group: 'shapes', control: 'custom' },
     native: { key: 'shapes' },
+    manifest: { byName: true },
     engineIdentity: true,
     sample: { x: { min: [1, 3, 8, 8], opt: [2, 3, 16, 16], max: [4, 3, 32, 32] } },
   },
@@ -340,6 +426,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--minShapes', value: 'custom' },
     form: { group: 'shapes', control: 'custom' },
     native: { key: 'shapeValues' },
+    manifest: { byName: true },
     engineIdentity: true,
     sample: { n: { min: [1, -1], opt: [2, -1], max: [4, 0] } },
   },
@@ -367,6 +454,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--stronglyTyped', value: 'on', emitWhen: (gate) => !gate?.stronglyTypedImplied, help: '--stronglyTyped' },
     form: { group: 'precision', control: 'custom', initial: false },
     native: { key: 'stronglyTyped' },
+    manifest: { unset: false },
     engineIdentity: true,
     sample: true,
   },
@@ -384,6 +472,7 @@ export const BUILD_OPTION_TABLE = [
     trtexecMissing: (p: Precision[], o) => (p.includes('fp4') && !o.stronglyTyped ? 'FP4 has no trtexec flag, so the command leaves it out.' : undefined),
     form: { group: 'precision', control: 'custom', initial: '' },
     native: { key: 'precision' },
+    manifest: { list: 'sorted' },
     engineIdentity: true,
     sample: ['fp16', 'int8'],
   },
@@ -395,6 +484,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--noTF32', value: 'off', help: '--noTF32' },
     form: { group: 'precision', control: 'checkbox', label: 'TF32', title: "Off is trtexec's --noTF32: FP32 layers may not use TF32 Tensor Cores", initial: true },
     native: { key: 'tf32', toNative: (on: boolean) => (on ? 1 : 0), fromNative: (n: number) => n === 1 },
+    manifest: { unset: true },
     engineIdentity: true,
     sample: false,
   },
@@ -546,6 +636,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'profilingVerbosity' },
+    manifest: { unset: 'layer_names_only', impliedBy: { option: 'inferCacheMisses', value: 'detailed' } },
     engineIdentity: true,
     sample: 'detailed',
   },
@@ -580,6 +671,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'hardwareCompatibility' },
+    manifest: { unset: 'none' },
     engineIdentity: true,
     sample: 'ampere_plus',
   },
@@ -601,6 +693,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'versionCompatible' },
+    manifest: { unset: false, olderManifestsLack: true },
     engineIdentity: true,
     sample: true,
   },
@@ -621,6 +714,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'excludeLeanRuntime' },
+    manifest: { unset: false, olderManifestsLack: true },
     engineIdentity: true,
     sample: true,
   },
@@ -641,6 +735,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'maxAuxStreams' },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: 3,
   },
@@ -653,6 +748,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--device', value: 'number', help: '--device=N' },
     form: { group: 'build', control: 'number', label: 'Device', name: 'Device', invalid: 'must be a CUDA device index (a whole number ≥ 0)', placeholder: '0', initial: '' },
     native: { key: 'device' },
+    manifest: { unset: 0 },
     engineIdentity: true,
     sample: 1,
   },
@@ -779,6 +875,7 @@ export const BUILD_OPTION_TABLE = [
     },
     form: { group: 'build', control: 'custom', initial: '' },
     native: { key: 'buildRoute' },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: '-conv_use_long_w=off -kgen:codegen:cuda_tile=2',
   },
@@ -793,6 +890,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--staticPlugins', value: 'list', help: '--staticPlugins=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Static plugin libraries', initial: '' },
     native: { key: 'staticPlugins' },
+    manifest: { list: 'as given' },
     engineIdentity: true,
     sample: ['/opt/plugins/libstatic_plugin.so'],
   },
@@ -804,6 +902,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--dynamicPlugins', value: 'list', help: '--dynamicPlugins=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Dynamic plugin libraries', initial: '' },
     native: { key: 'dynamicPlugins' },
+    manifest: { list: 'as given' },
     engineIdentity: true,
     sample: ['/opt/plugins/libmy_plugin.so'],
   },
@@ -820,6 +919,7 @@ export const BUILD_OPTION_TABLE = [
     trtexec: { flag: '--setPluginsToSerialize', value: 'list', help: '--setPluginsToSerialize=<lib.so>' },
     form: { group: 'build', control: 'custom', label: 'Plugin libraries to serialize', initial: '' },
     native: { key: 'pluginsToSerialize' },
+    manifest: { list: 'as given' },
     engineIdentity: true,
     sample: ['/opt/plugins/libmy_plugin.so'],
   },
@@ -846,6 +946,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'inferCacheMisses' },
+    manifest: { unset: false },
     engineIdentity: true,
     sample: true,
   },
@@ -865,6 +966,7 @@ export const BUILD_OPTION_TABLE = [
       initial: false,
     },
     native: { key: 'verboseLog' },
+    manifest: { unset: false },
     engineIdentity: { not: 'how much is logged; the build is the same (recorded in the manifest, never compared)' },
     sample: true,
   },
@@ -906,6 +1008,7 @@ export const BUILD_OPTION_TABLE = [
     trtexecMissing: () => "trtexec has no GPU memory limit (--maxGpuMemory is this product's own flag; --memPoolSize caps the pools), so the command leaves it out.",
     form: { group: 'build', control: 'number', label: 'Max GPU memory', name: 'Max GPU memory', invalid: 'must be a size such as 24G or 512M', placeholder: 'none', initial: '' },
     native: { none: "the service watches the worker's GPU memory (NVML) at each heartbeat; toNativeRequest caps workspaceBytes and tacticDramBytes by it" },
+    manifest: { unset: null },
     engineIdentity: true,
     sample: 25769803776,
   },
@@ -930,6 +1033,7 @@ export const BUILD_OPTION_TABLE = [
       initial: '',
     },
     native: { key: 'simDurationMs', scale: 1000 },
+    manifest: { unset: null },
     engineIdentity: { not: 'how long the simulator takes; the bytes are the same (recorded in the manifest, never compared)' },
     sample: 2.5,
   },
@@ -942,6 +1046,7 @@ export const BUILD_OPTION_TABLE = [
     // The simulator's default seed, shown as the value it is (every build without one uses it).
     form: { group: 'simulator', control: 'number', label: 'Seed', name: 'Seed', invalid: 'must be a whole number ≥ 0', placeholder: '1', initial: '1' },
     native: { key: 'simSeed' },
+    manifest: { unset: 1, nullable: true },
     engineIdentity: true,
     sample: 7,
   },
@@ -1043,6 +1148,7 @@ export const BUILD_OPTION_TABLE = [
       `A pinned build is close to trtexec's --timingCacheFile=${file} --errorOnTimingCacheMiss, but trtexec writes the cache back after the build; the command leaves it out.`,
     form: { group: 'cache', control: 'custom', initial: '' },
     native: { key: 'pinnedCachePath' },
+    manifest: { elsewhere: 'pinnedCache: { path, sha256 } beside the options (the reuse key takes its sha256)' },
     engineIdentity: true,
     sample: '/caches/pinned.cache',
   },

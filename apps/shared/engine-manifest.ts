@@ -10,8 +10,8 @@
 // probing the machine happen in apps/service (engine-manifest-file.ts, engine-check.ts): this
 // module imports nothing but zod, so every surface can validate and explain a manifest.
 import { z } from 'zod';
-import { BUILD_OPTIONS } from './build-options.js';
-import { BackendName, BuildOptions, ShapeRange, ShapeValueRange, TensorInfo, type BackendInfo, type BuildOptionsInput } from './protocol.js';
+import { BUILD_OPTION_TABLE, BUILD_OPTIONS, MANIFEST_FORMAT_1_ORDER, type ManifestSpec, type OptionEntry } from './build-options.js';
+import { BackendName, BuildOptions, TensorInfo, type BackendInfo, type BuildOptionsInput } from './protocol.js';
 
 /** Bumped on any incompatible change of the manifest's shape; a reader refuses other versions. */
 export const MANIFEST_FORMAT_VERSION = 1 as const;
@@ -31,57 +31,94 @@ export function layersPathFor(enginePath: string): string {
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 in lower-case hex');
 
+// ───────────────────────── the canonical options, from the options table ─────────────────────────
+// Which options the manifest records and how (their value when left out, lists sorted or not) is
+// said once, per entry of the options table (`manifest`, ManifestSpec in build-options.ts); the
+// schema, normalizeOptions and optionsFromManifest below are derived from it.
+
+type Entry = (typeof BUILD_OPTION_TABLE)[number];
+type SpecOf<E> = E extends { manifest: infer M } ? M : E extends { engineIdentity: true } ? { whenGiven: true } : { notRecorded: true };
+/** A list of choices is recorded as a list of strings (recordedType); other values as the option's type. */
+type Recorded<T> = T extends readonly (infer U)[] ? (U extends string ? string : U)[] : T;
+type ValueOf<E extends Entry> = Recorded<Exclude<z.output<E['schema']>, undefined>>;
+type NullOf<E> = SpecOf<E> extends { unset: null } | { nullable: true } ? null : never;
+type AlwaysRecorded = { [E in Entry as SpecOf<E> extends { unset: unknown } | { list: unknown } | { byName: true } ? E['field'] : never]: ValueOf<E> | NullOf<E> };
+type RecordedWhenGiven = { [E in Entry as SpecOf<E> extends { whenGiven: true } ? E['field'] : never]?: ValueOf<E> };
+
 /**
- * Every build option in one canonical form: each field present (a default where the request left
- * it out; null where TensorRT picks by itself, e.g. the workspace limit), lists sorted, shape
- * maps keyed in name order. Two requests that build the same engine normalize to the same object.
+ * Every build option in one canonical form: each field present (its `unset` where the request left
+ * it out; null where TensorRT picks by itself, e.g. the workspace limit), lists sorted where order
+ * does not matter, shape maps keyed in name order; the table's `whenGiven` options only when given,
+ * so the reuse key of a build without them is what it was before they existed. Two requests that
+ * build the same engine normalize to the same object.
  */
-export const NormalizedOptions = z.object({
-  optLevel: z.number().int(),
-  workspaceMiB: z.number().int().nullable(),
-  tacticDramMiB: z.number().int().nullable(),
-  tacticSharedMemoryKiB: z.number().int().nullable(),
-  shapes: z.record(z.string(), ShapeRange),
-  shapeValues: z.record(z.string(), ShapeValueRange),
-  stronglyTyped: z.boolean(),
-  precision: z.array(z.string()),
-  tf32: z.boolean(),
-  profilingVerbosity: z.string(),
-  hardwareCompatibility: z.enum(['none', 'ampere_plus', 'same_compute_capability']),
-  /** Defaults false: manifests written before the option existed were never version-compatible. */
-  versionCompatible: z.boolean().default(false),
-  excludeLeanRuntime: z.boolean().default(false),
-  maxAuxStreams: z.number().int().nullable(),
-  device: z.number().int(),
-  buildRoute: z.string().nullable(),
-  /** Plugin library paths as given (absolute), in order: load order decides which creator registers first. */
-  staticPlugins: z.array(z.string()),
-  dynamicPlugins: z.array(z.string()),
-  pluginsToSerialize: z.array(z.string()),
-  /** Bytes; it caps the workspace and tactic DRAM pools, which the tactics chosen depend on. */
-  maxGpuMemory: z.number().int().nullable(),
-  inferCacheMisses: z.boolean(),
-  verboseLog: z.boolean(),
-  simSeed: z.number().int().nullable(),
-  simDuration: z.number().nullable(),
-  /**
-   * trtexec's other build flags (I/O formats, layer precisions, sparsity, tactic sources, DLA, ...):
-   * present only when given, so the reuse key of a build without them is what it was before they existed.
-   */
-  inputIOFormats: z.string().optional(),
-  outputIOFormats: z.string().optional(),
-  precisionConstraints: z.string().optional(),
-  layerPrecisions: z.string().optional(),
-  layerOutputTypes: z.string().optional(),
-  sparsity: z.string().optional(),
-  tacticSources: z.string().optional(),
-  previewFeatures: z.string().optional(),
-  avgTiming: z.number().int().optional(),
-  compilationCache: z.boolean().optional(),
-  dlaCore: z.number().int().optional(),
-  allowGPUFallback: z.boolean().optional(),
-});
-export type NormalizedOptions = z.infer<typeof NormalizedOptions>;
+export type NormalizedOptions = AlwaysRecorded & RecordedWhenGiven;
+
+/** A recorded entry's spec (an identity option without one: recorded when given); undefined: not recorded here. */
+function specOf(e: OptionEntry): Exclude<ManifestSpec, { elsewhere: string }> | undefined {
+  const spec = e.manifest ?? (e.engineIdentity === true ? { whenGiven: true as const } : undefined);
+  return spec && !('elsewhere' in spec) ? spec : undefined;
+}
+
+const RECORDED: ReadonlyArray<{ field: string; entry: OptionEntry; spec: Exclude<ManifestSpec, { elsewhere: string }> }> = (() => {
+  const recorded = BUILD_OPTIONS.flatMap((entry) => {
+    const spec = specOf(entry);
+    return spec ? [{ field: entry.field, entry, spec }] : [];
+  });
+  const rank = (f: string) => (MANIFEST_FORMAT_1_ORDER.includes(f) ? MANIFEST_FORMAT_1_ORDER.indexOf(f) : MANIFEST_FORMAT_1_ORDER.length);
+  // A stable sort: the options recorded after format 1 keep the table's order.
+  return recorded.sort((a, b) => rank(a.field) - rank(b.field));
+})();
+
+/**
+ * The type of an option's value as the manifest checks it: the kind of value (a whole number, a
+ * string of the option's choices, a list, a shape map), not the option's finer rules (ranges, spec
+ * syntax). A manifest records a build that passed them then; a rule tightened later must not make
+ * the record unreadable.
+ */
+function recordedType(schema: z.ZodType): z.ZodType {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+      return recordedType(def.innerType as z.ZodType);
+    case 'pipe':
+      return recordedType(def.out as z.ZodType);
+    case 'number':
+      return (schema as z.ZodNumber).format === 'safeint' ? z.number().int() : z.number();
+    case 'string':
+      return z.string();
+    case 'boolean':
+      return z.boolean();
+    case 'enum':
+      return z.enum((schema as z.ZodEnum<Record<string, string>>).options as [string, ...string[]]);
+    case 'array': {
+      // A list of choices (precision flags) as strings: a choice a later release drops still reads.
+      const element = recordedType(def.element as z.ZodType);
+      return z.array(element instanceof z.ZodEnum ? z.string() : element);
+    }
+    case 'record':
+      // Shape maps: the range objects as the protocol defines them (ShapeRange, ShapeValueRange).
+      return z.record(z.string(), def.valueType as z.ZodType);
+    default:
+      throw new Error(`engine manifest: no recorded type for a ${def.type} option schema`);
+  }
+}
+
+function fieldSchema(entry: OptionEntry, spec: Exclude<ManifestSpec, { elsewhere: string }>): z.ZodType {
+  const t = recordedType(entry.schema);
+  if ('whenGiven' in spec) return t.optional();
+  if (!('unset' in spec)) return t;
+  const value = spec.unset === null || spec.nullable ? t.nullable() : t;
+  return spec.olderManifestsLack ? value.default(spec.unset as never) : value;
+}
+
+/** The schema of the canonical options (typed as NormalizedOptions; its `shape` lists the fields in their order). */
+export const NormalizedOptions = z.object(Object.fromEntries(RECORDED.map(({ field, entry, spec }) => [field, fieldSchema(entry, spec)]))) as unknown as z.ZodType<
+  NormalizedOptions,
+  Partial<NormalizedOptions>
+> & { shape: Record<string, z.ZodType> };
 
 /**
  * Options the manifest records that cannot change the engine's bytes or where it loads (how much
@@ -90,22 +127,6 @@ export type NormalizedOptions = z.infer<typeof NormalizedOptions>;
  * the table's other such options are not recorded at all (the reasons are written there).
  */
 export const OPTIONS_NOT_SHAPING_ENGINE: ReadonlyArray<string> = BUILD_OPTIONS.filter((e) => e.engineIdentity !== true).map((e) => e.field);
-
-/** TensorRT's defaults for what a request leaves out (trtexec's, which are the builder's). */
-export const OPTION_DEFAULTS = {
-  optLevel: 3,
-  stronglyTyped: false,
-  tf32: true,
-  profilingVerbosity: 'layer_names_only',
-  hardwareCompatibility: 'none',
-  versionCompatible: false,
-  excludeLeanRuntime: false,
-  device: 0,
-  inferCacheMisses: false,
-  verboseLog: false,
-  /** The simulator's own default (BuildRequest::simSeed in native/src/core/backend.h): no seed and seed 1 build the same. */
-  simSeed: 1,
-} as const;
 
 function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
   if (!r) return {};
@@ -116,55 +137,24 @@ function sortedRecord<T>(r: Record<string, T> | undefined): Record<string, T> {
   );
 }
 
-export function normalizeOptions(o: BuildOptions): NormalizedOptions {
-  return {
-    optLevel: o.optLevel ?? OPTION_DEFAULTS.optLevel,
-    workspaceMiB: o.workspaceMiB ?? null,
-    tacticDramMiB: o.tacticDramMiB ?? null,
-    tacticSharedMemoryKiB: o.tacticSharedMemoryKiB ?? null,
-    shapes: sortedRecord(o.shapes),
-    shapeValues: sortedRecord(o.shapeValues),
-    stronglyTyped: o.stronglyTyped ?? OPTION_DEFAULTS.stronglyTyped,
-    precision: [...(o.precision ?? [])].sort(),
-    tf32: o.tf32 ?? OPTION_DEFAULTS.tf32,
-    // inferCacheMisses turns detailed verbosity on (protocol.ts): the engine is built that way.
-    profilingVerbosity: o.profilingVerbosity ?? (o.inferCacheMisses ? 'detailed' : OPTION_DEFAULTS.profilingVerbosity),
-    hardwareCompatibility: o.hardwareCompatibility ?? OPTION_DEFAULTS.hardwareCompatibility,
-    versionCompatible: o.versionCompatible ?? OPTION_DEFAULTS.versionCompatible,
-    excludeLeanRuntime: o.excludeLeanRuntime ?? OPTION_DEFAULTS.excludeLeanRuntime,
-    maxAuxStreams: o.maxAuxStreams ?? null,
-    device: o.device ?? OPTION_DEFAULTS.device,
-    buildRoute: o.buildRoute ?? null,
-    staticPlugins: [...(o.staticPlugins ?? [])],
-    dynamicPlugins: [...(o.dynamicPlugins ?? [])],
-    pluginsToSerialize: [...(o.pluginsToSerialize ?? [])],
-    maxGpuMemory: o.maxGpuMemory ?? null,
-    inferCacheMisses: o.inferCacheMisses ?? OPTION_DEFAULTS.inferCacheMisses,
-    verboseLog: o.verboseLog ?? OPTION_DEFAULTS.verboseLog,
-    simSeed: o.simSeed ?? OPTION_DEFAULTS.simSeed,
-    simDuration: o.simDuration ?? null,
-    ...givenOnly(o, TRTEXEC_SPEC_FIELDS),
-  };
+/** What an always-recorded option stands at when the request leaves it out. */
+function unsetValue(spec: Extract<ManifestSpec, { unset: unknown }>, o: Record<string, unknown>): unknown {
+  // e.g. inferCacheMisses turns detailed profiling verbosity on (protocol.ts): the engine is built that way.
+  return spec.impliedBy && o[spec.impliedBy.option] === true ? spec.impliedBy.value : spec.unset;
 }
 
-/** The fields normalizeOptions records only when a request gives them (see NormalizedOptions). */
-const TRTEXEC_SPEC_FIELDS = [
-  'inputIOFormats',
-  'outputIOFormats',
-  'precisionConstraints',
-  'layerPrecisions',
-  'layerOutputTypes',
-  'sparsity',
-  'tacticSources',
-  'previewFeatures',
-  'avgTiming',
-  'compilationCache',
-  'dlaCore',
-  'allowGPUFallback',
-] as const;
-
-function givenOnly<K extends keyof BuildOptions>(o: BuildOptions, fields: readonly K[]): Partial<Pick<BuildOptions, K>> {
-  return Object.fromEntries(fields.filter((f) => o[f] !== undefined).map((f) => [f, o[f]])) as Partial<Pick<BuildOptions, K>>;
+export function normalizeOptions(options: BuildOptions): NormalizedOptions {
+  const o = options as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const { field, spec } of RECORDED) {
+    const v = o[field];
+    if ('whenGiven' in spec) {
+      if (v !== undefined) out[field] = v;
+    } else if ('byName' in spec) out[field] = sortedRecord(v as Record<string, unknown> | undefined);
+    else if ('list' in spec) out[field] = spec.list === 'sorted' ? [...((v as string[] | undefined) ?? [])].sort() : [...((v as unknown[] | undefined) ?? [])];
+    else out[field] = v ?? unsetValue(spec, o);
+  }
+  return out as NormalizedOptions;
 }
 
 export const ManifestPhase = z.object({
@@ -397,38 +387,20 @@ export interface CheckResult {
  * defaults and nulls left out, so a form opened with them shows only what was chosen.
  */
 export function optionsFromManifest(m: Pick<EngineManifest, 'backend' | 'options' | 'timingCache' | 'pinnedCache'>): BuildOptionsInput {
-  const o = m.options;
-  const out: BuildOptionsInput = { backend: m.backend };
-  if (o.optLevel !== OPTION_DEFAULTS.optLevel) out.optLevel = o.optLevel;
-  if (o.workspaceMiB !== null) out.workspaceMiB = o.workspaceMiB;
-  if (o.tacticDramMiB !== null) out.tacticDramMiB = o.tacticDramMiB;
-  if (o.tacticSharedMemoryKiB !== null) out.tacticSharedMemoryKiB = o.tacticSharedMemoryKiB;
-  if (Object.keys(o.shapes).length) out.shapes = o.shapes;
-  if (Object.keys(o.shapeValues).length) out.shapeValues = o.shapeValues;
-  if (o.stronglyTyped) out.stronglyTyped = true;
-  if (o.precision.length) out.precision = o.precision as BuildOptionsInput['precision'];
-  if (!o.tf32) out.tf32 = false;
-  if (o.profilingVerbosity !== OPTION_DEFAULTS.profilingVerbosity && !(o.inferCacheMisses && o.profilingVerbosity === 'detailed')) {
-    out.profilingVerbosity = o.profilingVerbosity as BuildOptionsInput['profilingVerbosity'];
+  const o = m.options as Record<string, unknown>;
+  const out: Record<string, unknown> = { backend: m.backend };
+  for (const { field, spec } of RECORDED) {
+    const v = o[field];
+    if (v === undefined || v === null) continue;
+    if ('byName' in spec) {
+      if (Object.keys(v as object).length) out[field] = v;
+    } else if ('list' in spec) {
+      if ((v as unknown[]).length) out[field] = v;
+    } else if ('whenGiven' in spec || v !== unsetValue(spec, o)) out[field] = v;
   }
-  if (o.hardwareCompatibility !== 'none') out.hardwareCompatibility = o.hardwareCompatibility;
-  if (o.versionCompatible) out.versionCompatible = true;
-  if (o.excludeLeanRuntime) out.excludeLeanRuntime = true;
-  if (o.maxAuxStreams !== null) out.maxAuxStreams = o.maxAuxStreams;
-  if (o.device !== OPTION_DEFAULTS.device) out.device = o.device;
-  if (o.buildRoute !== null) out.buildRoute = o.buildRoute;
-  if (o.staticPlugins.length) out.staticPlugins = o.staticPlugins;
-  if (o.dynamicPlugins.length) out.dynamicPlugins = o.dynamicPlugins;
-  if (o.pluginsToSerialize.length) out.pluginsToSerialize = o.pluginsToSerialize;
-  if (o.maxGpuMemory !== null) out.maxGpuMemory = o.maxGpuMemory;
-  if (o.inferCacheMisses) out.inferCacheMisses = true;
-  if (o.verboseLog) out.verboseLog = true;
-  if (o.simSeed !== null && o.simSeed !== OPTION_DEFAULTS.simSeed) out.simSeed = o.simSeed;
-  if (o.simDuration !== null) out.simDuration = o.simDuration;
-  for (const f of TRTEXEC_SPEC_FIELDS) if (o[f] !== undefined) (out as Record<string, unknown>)[f] = o[f];
   if (m.pinnedCache) out.pinnedCache = m.pinnedCache.path;
   else if (m.timingCache) out.timingCache = m.timingCache.path;
-  return out;
+  return out as BuildOptionsInput;
 }
 
 /** This machine as `check` sees it: the backend the engine's manifest names, from listBackends. */
@@ -538,7 +510,7 @@ export function checkAgainst(m: EngineManifest, env: CheckEnvironment, inputs: C
   }
   if (inputs.options) {
     const now = normalizeOptions(inputs.options);
-    // Both sides' keys: the fields recorded only when given (TRTEXEC_SPEC_FIELDS) may be on either.
+    // Both sides' keys: the fields recorded only when given (`whenGiven`) may be on either.
     for (const key of [...new Set([...Object.keys(m.options), ...Object.keys(now)])] as Array<keyof NormalizedOptions>) {
       if (OPTIONS_NOT_SHAPING_ENGINE.includes(key)) continue;
       if (key === 'shapes' || key === 'shapeValues') {
