@@ -301,9 +301,10 @@ function keepShares(sums: Map<string, { sum: number; n: number }>): Record<strin
 // tactics, node timing ahead of reformats; cloning, preparing and graph optimization short;
 // serialization the bulk of what follows). No real TensorRT build has been timed here to fit them.
 // A phase tree with other names or step counts gets nothing from them (even steps, as before):
-// no logic rests on a name. Learned shares always win kind by kind (withPrior), and the build's
-// start says where its shares came from (`sharesSource`), so nothing claims more than it knows;
-// the predicted end of a first build stays a range from its own progress (estimateFromProgress).
+// no logic rests on a name. Learned shares always win kind by kind (withPrior), which also says
+// where a build's shares came from (BuildEstimator.sharesSource), so nothing claims more than it
+// knows; the predicted end of a first build stays a range from its own progress
+// (estimateFromProgress, source "progress", basis 0), wide at first and narrowing.
 
 const ROOT = 'Building engine';
 const SUBGRAPH = `${ROOT}/Building engine from subgraph`;
@@ -318,16 +319,16 @@ export const PHASE_SHARE_PRIOR: Readonly<Record<string, number>> = Object.freeze
   // The root, 6 steps: cloning, preparing, the subgraph (optimizing and timing), serialization.
   [stepShareKey(ROOT, 0, 6)]: 0.02,
   [stepShareKey(ROOT, 1, 6)]: 0.02,
-  [stepShareKey(ROOT, 2, 6)]: 0.93,
+  [stepShareKey(ROOT, 2, 6)]: 0.95,
   [stepShareKey(ROOT, 3, 6)]: 0.9,
   // Children that are their parent step's whole work.
   [`${ROOT}/Cloning network graph`]: 0.95,
   [`${ROOT}/Preparing graph for optimization`]: 0.95,
   [SUBGRAPH]: 0.98,
   [`${SUBGRAPH}/Optimizing graph`]: 0.05,
-  [PROFILE]: 0.95,
+  [PROFILE]: 0.97,
   // "Computing profile costs" (10 steps, ends early at 4): timing in its first step, refit after.
-  [stepShareKey(PROFILE, 0, 10)]: 0.9,
+  [stepShareKey(PROFILE, 0, 10)]: 0.92,
   [TACTICS]: 0.95,
   // "Timing tactics" (3 steps, ends early at 1): graph nodes, then reformats.
   [stepShareKey(TACTICS, 0, 3)]: 0.65,
