@@ -8,14 +8,16 @@ import type { BuildServiceApi } from '../service/api.js';
 import { displayMessage } from '../shared/display-text.js';
 import { ServiceError } from '../service/api.js';
 import { checkShapes } from '../service/build-validation.js';
-import { describeZodError, type BuildEvent, type BuildFinished, type ModelSummary } from '../shared/protocol.js';
+import { describeZodError, type BuildEvent, type ModelSummary } from '../shared/protocol.js';
 import type { CancelReasons } from '../surface/cancel-reasons.js';
 import type { NotifierOptions } from '../surface/progress-notifier.js';
 import { progressMessage } from '../surface/progress-message.js';
 import { crashSite, formatCurrentPath } from '../shared/view-format.js';
 import { buildResult } from '../surface/build-result.js';
 import { BuildArgs, parseBuildOptions, type BuildResultOut } from '../surface/schemas.js';
-import { cancelMatrix, farmFields, followMatrix, formatTarget, MatrixTargets, type MatrixResult } from '../surface/farm-builds.js';
+import { farmFields, formatTarget, MatrixTargets, type MatrixResult } from '../surface/farm-builds.js';
+import { RunStop, runBuild, StoppedBeforeStart } from '../surface/run-build.js';
+import { runMatrix } from '../surface/run-matrix.js';
 import { phaseRows, type BuildLogLine, type BuildView } from './build-view-notification.js';
 import { BUILD_LOG_NOTIFICATION, BUILD_VIEW_NOTIFICATION, COMMANDS } from './names.js';
 import { modelUri, parserDiagnostics, problemDiagnostics, type ProblemKind } from './diagnostics.js';
@@ -109,7 +111,7 @@ export async function runBuildCommand(
   const parsed = LspBuildArgs.safeParse(rawArgs);
   if (!parsed.success) throw invalidParams(BUILD_COMMAND, `invalid arguments: ${describeZodError(parsed.error)}`);
   const { targets, ...args } = parsed.data;
-  if (targets) return runMatrix(deps, { ...args, targets }, request);
+  if (targets) return runMatrixCommand(deps, { ...args, targets }, request);
   let farm;
   let modelPath: string;
   let outputPath: string | undefined;
@@ -130,103 +132,103 @@ export async function runBuildCommand(
   }
   // The model is fine now: whatever an earlier attempt marked on it is out of date.
   port.publishDiagnostics(modelUri(modelPath), []);
-  if (request.cancel.isCancellationRequested) throw requestCancelled(BUILD_COMMAND, 'cancelled before the build started');
 
-  let record;
-  try {
-    record = await service.startBuild({ modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds, ...farm });
-  } catch (e) {
-    if (e instanceof ServiceError && e.code === 'bad_model') {
-      port.publishDiagnostics(modelUri(modelPath), problemDiagnostics('bad-model', e.message));
-    }
-    throw toResponseError(BUILD_COMMAND, e);
-  }
-  // Only a build that exists gets a progress token: a token must see `begin` before anything else.
-  const token =
-    request.workDoneToken ??
-    (await port.createProgressToken().catch((e: unknown) => {
-      port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
-      return undefined;
-    }));
-  return followBuild(deps, record.id, modelPath, token, request.cancel, args.timeBudgetSeconds);
-}
-
-async function followBuild(
-  deps: BuildCommandDeps,
-  id: string,
-  modelPath: string,
-  token: ProgressToken | undefined,
-  cancel: CancellationToken,
-  timeBudgetSeconds: number | undefined,
-): Promise<LspBuildResult> {
-  const { service, port, reasons, active } = deps;
-  port.log(`build ${id} started for ${modelPath}`);
-  const progress = new WorkDoneBuildProgress({
-    token: token ?? '',
-    buildId: id,
-    pacing: deps.pacing,
-    // Without a token the model and its percentage still feed the buildView snapshots.
-    send: token === undefined ? () => {} : (t, v) => port.sendProgress(t, safeProgress(v)),
+  const { reasons, active } = deps;
+  let id = '';
+  let beginProgress: (queued: boolean) => void = () => {};
+  let token: ProgressToken | undefined;
+  let progress: WorkDoneBuildProgress | undefined;
+  let view: ViewPublisher | undefined;
+  const stop = new RunStop(reasons, {
+    send: (_request, send) => {
+      const accepted = send();
+      port.log(`build ${id}: cancel ${accepted ? 'sent' : 'not needed (already finished)'}`);
+      return accepted;
+    },
   });
-  const view = new ViewPublisher(deps, id, modelPath, progress);
+  // $/cancelRequest: before the build exists the run starts nothing; while startBuild (or the
+  // progress token) is on its way, the cancel is sent once the build has its id. A token that is
+  // already cancelled calls a new listener too, a moment later: one request is one cancel.
+  const onRequestCancelled = () => void (stop.asked('request') || stop.request('user', 'request'));
+  if (request.cancel.isCancellationRequested) onRequestCancelled();
+  const onCancelRequest = request.cancel.onCancellationRequested(onRequestCancelled);
 
-  let requestCancelledByClient = false;
-  const stop = () => {
-    reasons.note(id, 'user');
-    const accepted = service.cancelBuild(id, 'user');
-    port.log(`build ${id}: cancel ${accepted ? 'sent' : 'not needed (already finished)'}`);
-    return accepted;
-  };
-  active.byId.set(id, { modelPath, cancel: stop });
-  if (token !== undefined) active.byToken.set(token, [id]);
-  const onCancelRequest = cancel.onCancellationRequested(() => {
-    requestCancelledByClient = true;
-    stop();
-  });
-
-  // The notifier's live view (apps/shared/live-view.ts) follows the build: the snapshot first and
-  // each event once, also when events arrive while subscribe() is still returning its snapshot.
-  // The work-done "begin" goes out with the snapshot (it says since when a queued build waits)
-  // and before any event's report.
-  const title = `TensorRT build: ${modelPath.split(/[\\/]/).pop()}`;
-  const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
-  let begun = false;
-  const begin = (queued: boolean) => {
-    if (begun) return;
-    begun = true;
-    progress.begin(title, busy && queued);
-  };
-  progress.notifier.followers.push({
-    onReset: (_view, record) => begin(record?.state === 'queued'),
-    onEvents: (events) => view.onEvents(events),
-  });
-  let following = false;
+  let run;
   try {
-    progress.notifier.live.follow(service);
-    following = true;
+    run = await runBuild(
+      service,
+      { modelPath, outputPath, options, timeBudgetSeconds: args.timeBudgetSeconds, ...farm },
+      {
+        stop,
+        onStarted: async (record) => {
+          id = record.id;
+          // Only a build that exists gets a progress token: a token must see `begin` before anything else.
+          token =
+            request.workDoneToken ??
+            (await port.createProgressToken().catch((e: unknown) => {
+              port.log(`window/workDoneProgress/create failed (${(e as Error).message}); building without progress`);
+              return undefined;
+            }));
+          port.log(`build ${id} started for ${modelPath}`);
+          const t = token;
+          progress = new WorkDoneBuildProgress({
+            token: t ?? '',
+            buildId: id,
+            pacing: deps.pacing,
+            // Without a token the model and its percentage still feed the buildView snapshots.
+            send: t === undefined ? () => {} : (tk, v) => port.sendProgress(tk, safeProgress(v)),
+          });
+          const publisher = (view = new ViewPublisher(deps, id, modelPath, progress));
+          active.byId.set(id, { modelPath, cancel: () => stop.request('user', 'command') });
+          if (t !== undefined) active.byToken.set(t, [id]);
+          // The notifier's live view (apps/shared/live-view.ts) follows the build: the snapshot first and
+          // each event once, also when events arrive while subscribe() is still returning its snapshot.
+          // The work-done "begin" goes out with the snapshot (it says since when a queued build waits)
+          // and before any event's report.
+          const p = progress;
+          const title = `TensorRT build: ${modelPath.split(/[\\/]/).pop()}`;
+          const busy = service.listBuilds().some((b) => b.id !== id && (b.state === 'running' || b.state === 'cancelling'));
+          let begun = false;
+          beginProgress = (queued: boolean) => {
+            if (begun) return;
+            begun = true;
+            p.begin(title, busy && queued);
+          };
+          p.notifier.followers.push({
+            onReset: (_view, rec) => beginProgress(rec?.state === 'queued'),
+            onEvents: (events) => publisher.onEvents(events),
+          });
+        },
+        follow: () => {
+          const live = progress!.notifier.live.follow(service);
+          beginProgress(false);
+          return live;
+        },
+        onFollowError: (e) => {
+          port.log(`cannot follow build ${id}: ${(e as Error).message}`);
+          beginProgress(false);
+        },
+      },
+    );
   } catch (e) {
-    port.log(`cannot follow build ${id}: ${(e as Error).message}`);
-  }
-  begin(false);
-  if (cancel.isCancellationRequested) stop(); // cancelled while startBuild was in flight
-
-  let outcome: BuildFinished;
-  try {
-    outcome = await service.waitForResult(id);
-  } catch (e) {
-    progress.end(`could not follow the build to its end: ${(e as Error).message}`, false);
+    if (e instanceof StoppedBeforeStart) throw requestCancelled(BUILD_COMMAND, 'cancelled before the build started');
+    if (!progress) {
+      if (e instanceof ServiceError && e.code === 'bad_model') {
+        port.publishDiagnostics(modelUri(modelPath), problemDiagnostics('bad-model', e.message));
+      }
+    } else progress.end(`could not follow the build to its end: ${(e as Error).message}`, false);
     throw toResponseError(BUILD_COMMAND, e);
   } finally {
     onCancelRequest.dispose();
-    if (following) progress.notifier.live.unsubscribe();
-    active.byId.delete(id);
+    if (id) active.byId.delete(id);
     if (token !== undefined) active.byToken.delete(token);
   }
-
-  progress.notifier.ended(outcome);
-  const bv = progress.view;
-  const pathBefore = progress.notifier.pathAtEnd;
-  const base = buildResult(service.getBuild(id), outcome, bv.cancelling?.reason ?? reasons.get(id), timeBudgetSeconds, bv);
+  const outcome = run.finished;
+  const p = progress!;
+  p.notifier.ended(outcome); // done by the run when the view was followed; its outcome all the same when not
+  const bv = p.view;
+  const pathBefore = p.notifier.pathAtEnd;
+  const base = buildResult(service.getBuild(id), outcome, run.reason, args.timeBudgetSeconds, bv);
   const result: LspBuildResult = { ...base, modelPath };
   // Where a crashed build died is the one fact its user needs. The service knows it exactly when
   // the crash record outside the worker survived (lastPhasePath, already in the result's message);
@@ -236,15 +238,15 @@ async function followBuild(
     result.lastPhasePath = pathBefore.map((l) => l.name);
     result.message += ` (the last phase it reported: ${formatCurrentPath(pathBefore)})`;
   }
-  view.finish(result);
-  progress.end(result.message, outcome.status === 'succeeded');
+  view!.finish(result);
+  p.end(result.message, outcome.status === 'succeeded');
   port.log(result.message);
 
   if (outcome.status === 'failed') {
     const diags = parserDiagnostics(outcome.error);
     if (diags) port.publishDiagnostics(modelUri(modelPath), diags);
   }
-  if (requestCancelledByClient) throw requestCancelled(BUILD_COMMAND, result.message, result);
+  if (stop.asked('request')) throw requestCancelled(BUILD_COMMAND, result.message, result);
   if (outcome.status === 'failed' || outcome.status === 'crashed') throw requestFailed(BUILD_COMMAND, result.message, result);
   return result;
 }
@@ -257,7 +259,7 @@ async function followBuild(
  * The result reports every build as the single build command does, with its target; it fails
  * (RequestFailed, the result as data) when one of them failed or crashed.
  */
-async function runMatrix(
+async function runMatrixCommand(
   deps: BuildCommandDeps,
   args: Omit<z.infer<typeof LspBuildArgs>, 'targets'> & { targets: Array<Record<string, string>> },
   request: { workDoneToken?: ProgressToken; cancel: CancellationToken },
@@ -278,57 +280,51 @@ async function runMatrix(
     throw toResponseError(BUILD_COMMAND, e);
   }
   port.publishDiagnostics(modelUri(modelPath), []);
-  if (request.cancel.isCancellationRequested) throw requestCancelled(BUILD_COMMAND, 'cancelled before the builds started');
-  let ids: string[];
-  try {
-    const records = await service.startMatrix({
-      modelPath,
-      options,
-      timeBudgetSeconds: args.timeBudgetSeconds,
-      targets: args.targets,
-      ...(args.retries !== undefined ? { retries: args.retries } : {}),
-    });
-    ids = records.map((r) => r.id);
-  } catch (e) {
-    throw toResponseError(BUILD_COMMAND, e);
-  }
-  port.log(`matrix of ${ids.length} builds started for ${modelPath}: ${ids.map((id, i) => `${id} (${formatTarget(args.targets[i])})`).join(', ')}`);
-  const token = request.workDoneToken ?? (await port.createProgressToken().catch(() => undefined));
+  // Cancelling the request stops every build of the matrix, also while the farm is queueing them.
+  const stop = new RunStop(deps.reasons);
+  const onRequestCancelled = () => void (stop.asked('request') || stop.request('user', 'request'));
+  if (request.cancel.isCancellationRequested) onRequestCancelled();
+  const onCancel = request.cancel.onCancellationRequested(onRequestCancelled);
+  let ids: readonly string[] = [];
+  let token: ProgressToken | undefined;
   const send = (v: WorkDoneValue) => token !== undefined && port.sendProgress(token, safeProgress(v));
-  send({
-    kind: 'begin',
-    title: `TensorRT matrix: ${modelPath.split(/[\\/]/).pop()} (${ids.length} targets)`,
-    cancellable: true,
-    message: `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`,
-    percentage: 0,
-  });
-  let cancelledByClient = false;
-  for (const id of ids) {
-    active.byId.set(id, {
-      modelPath,
-      cancel: () => {
-        deps.reasons.note(id, 'user');
-        return service.cancelBuild(id, 'user');
-      },
-    });
-  }
-  if (token !== undefined) active.byToken.set(token, ids);
-  const onCancel = request.cancel.onCancellationRequested(() => {
-    cancelledByClient = true;
-    cancelMatrix(deps, ids);
-  });
   let out: MatrixResult;
   try {
-    out = await followMatrix(deps, ids, args.targets, {
-      timeBudgetSeconds: args.timeBudgetSeconds,
-      onEnded: (e) => {
-        const message = `${e.ended} of ${e.total} ended: ${formatTarget(e.target)} ${e.finished.status}`;
-        port.log(`build ${e.id}: ${message}`);
-        send({ kind: 'report', cancellable: true, message, percentage: Math.round((100 * e.ended) / e.total) });
+    ({ result: out } = await runMatrix(
+      service,
+      {
+        modelPath,
+        options,
+        timeBudgetSeconds: args.timeBudgetSeconds,
+        targets: args.targets,
+        ...(args.retries !== undefined ? { retries: args.retries } : {}),
       },
-    });
+      {
+        stop,
+        onStarted: async (started) => {
+          ids = started;
+          port.log(`matrix of ${ids.length} builds started for ${modelPath}: ${ids.map((id, i) => `${id} (${formatTarget(args.targets[i])})`).join(', ')}`);
+          token = request.workDoneToken ?? (await port.createProgressToken().catch(() => undefined));
+          send({
+            kind: 'begin',
+            title: `TensorRT matrix: ${modelPath.split(/[\\/]/).pop()} (${ids.length} targets)`,
+            cancellable: true,
+            message: `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`,
+            percentage: 0,
+          });
+          for (const id of ids) active.byId.set(id, { modelPath, cancel: () => deps.reasons.request(service, id, 'user', 'command') });
+          if (token !== undefined) active.byToken.set(token, [...ids]);
+        },
+        onEnded: (e) => {
+          const message = `${e.ended} of ${e.total} ended: ${formatTarget(e.target)} ${e.finished.status}`;
+          port.log(`build ${e.id}: ${message}`);
+          send({ kind: 'report', cancellable: true, message, percentage: Math.round((100 * e.ended) / e.total) });
+        },
+      },
+    ));
   } catch (e) {
-    send({ kind: 'end', message: `could not follow the builds to their end: ${(e as Error).message}` });
+    if (e instanceof StoppedBeforeStart) throw requestCancelled(BUILD_COMMAND, 'cancelled before the builds started');
+    if (ids.length > 0) send({ kind: 'end', message: `could not follow the builds to their end: ${(e as Error).message}` });
     throw toResponseError(BUILD_COMMAND, e);
   } finally {
     onCancel.dispose();
@@ -337,8 +333,8 @@ async function runMatrix(
   }
   send({ kind: 'end', message: out.message });
   port.log(out.message);
-  const result: LspMatrixResult = { ...out, modelPath, buildIds: ids };
-  if (cancelledByClient) throw requestCancelled(BUILD_COMMAND, out.message, result);
+  const result: LspMatrixResult = { ...out, modelPath, buildIds: [...ids] };
+  if (stop.asked('request')) throw requestCancelled(BUILD_COMMAND, out.message, result);
   if (out.builds.some((b) => b.status === 'failed' || b.status === 'crashed')) throw requestFailed(BUILD_COMMAND, out.message, result);
   return result;
 }

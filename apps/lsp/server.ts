@@ -111,8 +111,7 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
       // A watched build (docs/watch.md) is not this server's command, but it is its to stop: the
       // cancel goes to the program's probe, which ends the build at TensorRT's next step.
       if (buildId !== undefined && !active.byId.has(buildId) && service.getBuild(buildId)?.watched) {
-        const accepted = service.cancelBuild(buildId, 'user');
-        if (accepted) reasons.note(buildId, 'user');
+        const accepted = reasons.request(service, buildId, 'user', 'command');
         return { cancelled: accepted ? [buildId] : [], message: accepted ? `cancel sent to ${buildId}` : `watched build ${buildId} has already ended or is stopping` };
       }
       if (buildId !== undefined && !active.byId.has(buildId)) {

@@ -8,7 +8,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../service/api.js';
 import type { BuildToolDeps, ToolExtra } from './build-tool.js';
 import { resolveUserPath } from '../surface/user-path.js';
-import { cancelMatrix, followMatrix, formatTarget, MatrixTargets } from '../surface/farm-builds.js';
+import { formatTarget, MatrixTargets } from '../surface/farm-builds.js';
+import { RunStop, StoppedBeforeStart } from '../surface/run-build.js';
+import { runMatrix } from '../surface/run-matrix.js';
 import { errorResult, okResult, resultForError } from './tool-results.js';
 import { BuildArgs, parseBuildOptions } from '../surface/schemas.js';
 
@@ -19,21 +21,14 @@ export const MatrixArgs = BuildArgs.omit({ target: true, outputPath: true }).ext
 export async function runMatrixTool(deps: BuildToolDeps, args: z.infer<typeof MatrixArgs>, extra: ToolExtra): Promise<CallToolResult> {
   const { service } = deps;
   if (!service.startMatrix) return errorResult('targets: only a build farm routes builds (start the MCP server with --queue redis://host:port)');
-  let records;
+  let options;
   try {
-    records = await service.startMatrix({
-      modelPath: resolveUserPath(args.modelPath),
-      options: parseBuildOptions(args.options),
-      timeBudgetSeconds: args.timeBudgetSeconds,
-      targets: args.targets,
-      ...(args.retries !== undefined ? { retries: args.retries } : {}),
-    });
+    options = parseBuildOptions(args.options);
   } catch (e) {
     return resultForError(e, 'Cannot start the builds');
   }
-  const ids = records.map((r) => r.id);
-  deps.log?.(`matrix of ${ids.length} builds started: ${ids.join(', ')}`);
   const token = extra._meta?.progressToken;
+  let ids: readonly string[] = [];
   const notify = (progress: number, message: string) =>
     token === undefined
       ? undefined
@@ -43,16 +38,34 @@ export async function runMatrixTool(deps: BuildToolDeps, args: z.infer<typeof Ma
             params: { progressToken: token, progress, total: ids.length, message, _meta: { 'trt-build-studio/buildIds': ids } },
           })
           .catch(() => undefined);
-  void notify(0, `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`);
-  const onAbort = () => cancelMatrix(deps, ids);
+  // Cancelling the request cancels every build of the matrix, also while the farm is queueing them.
+  const stop = new RunStop(deps.reasons);
+  const onAbort = () => void stop.request('user', 'request');
   extra.signal.addEventListener('abort', onAbort, { once: true });
   let out;
   try {
-    out = await followMatrix(deps, ids, args.targets, {
-      timeBudgetSeconds: args.timeBudgetSeconds,
-      onEnded: (e) => void notify(e.ended, `${e.ended} of ${e.total} ended: ${formatTarget(e.target)} ${e.finished.status}`),
-    });
+    ({ result: out } = await runMatrix(
+      service,
+      {
+        modelPath: resolveUserPath(args.modelPath),
+        options,
+        timeBudgetSeconds: args.timeBudgetSeconds,
+        targets: args.targets,
+        ...(args.retries !== undefined ? { retries: args.retries } : {}),
+      },
+      {
+        stop,
+        onStarted: (started) => {
+          ids = started;
+          deps.log?.(`matrix of ${ids.length} builds started: ${ids.join(', ')}`);
+          void notify(0, `${ids.length} builds queued: ${args.targets.map(formatTarget).join('; ')}`);
+        },
+        onEnded: (e) => void notify(e.ended, `${e.ended} of ${e.total} ended: ${formatTarget(e.target)} ${e.finished.status}`),
+      },
+    ));
   } catch (e) {
+    if (e instanceof StoppedBeforeStart) return errorResult('The request was cancelled before the builds started.');
+    if (ids.length === 0) return resultForError(e, 'Cannot start the builds');
     return resultForError(e instanceof ServiceError ? e : new Error(String(e)), 'The builds could not be followed to their end');
   } finally {
     extra.signal.removeEventListener('abort', onAbort);

@@ -221,8 +221,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
       const before = service.getBuild(id);
       if (!before) return errorResult(`No build with id "${id}" (list_builds shows the builds of this server run).`);
       const wasCancelling = before.state === 'cancelling';
-      const accepted = service.cancelBuild(id, 'user');
-      if (accepted) reasons.note(id, 'user');
+      const accepted = reasons.request(service, id, 'user', 'command');
       const state = service.getBuild(id)?.state ?? before.state;
       const message = accepted
         ? wasCancelling

@@ -16,12 +16,13 @@
 //   may be slow): exit at once with the build's own code, any worker still there killed first.
 // The heavier modules (service, protocol schemas, renderers) load only after the listener is in
 // place.
-import type { BuildServiceApi, StartBuildInput } from '../../service/api.js';
+import type { StartBuildInput } from '../../service/api.js';
 import type { BackendInfo, BuildFinished, BuildOptionsInput } from '../../shared/protocol.js';
 import { LiveWorkers } from '../../service/live-workers.js';
 import { processSignals, type ProcessSignals } from '../../process/process-signals.js';
 import type { BuildRenderer } from '../render/renderer.js';
 import { followIntoRenderer } from '../render/follow.js';
+import { RunStop, runBuild as runSharedBuild } from '../../surface/run-build.js';
 import type { TtyRenderer } from '../render/tty-renderer.js';
 import type { ShapesError } from '../../service/build-validation.js';
 
@@ -87,20 +88,29 @@ function writeJsonLine(event: BuildFinished): void {
   }
 }
 
-/** What the signals and the reader asked for, applied to the build as soon as it has an id. */
+/**
+ * What the signals and the reader asked for: the run's stop requests (apps/surface/run-build.ts
+ * sends those that came before the build had an id as soon as it has one), and what this command
+ * does about them at the terminal (announce, exit at once).
+ */
 class StopRequests {
-  signals: NodeJS.Signals[] = [];
+  /** The signal the first stop came with (the stderr line names it). */
+  private firstSignal: NodeJS.Signals | undefined;
   /** The stop was already announced on stderr (by onSignal, when the renderer existed). */
   private announced = false;
   /** --json: the output must end with a build.finished line whatever happens. */
   json = false;
   readonly startedAt = Date.now();
-  readerGone = false;
-  buildId: string | undefined;
-  service: BuildServiceApi | undefined;
   renderer: BuildRenderer | undefined;
   /** Every worker this command started: killed by PID when it must exit at once. */
   readonly workers = new LiveWorkers();
+  /** The run's stop requests: signals and a reader that left. */
+  readonly run = new RunStop(undefined, {
+    // The build exists now: say the stop that came before it, then the run sends it.
+    attached: () => {
+      if (this.firstSignal && !this.announced) this.renderer?.stopping('cancel', this.firstSignal);
+    },
+  });
 
   /** The build runs on a farm machine (--queue): no worker of ours to wait for. */
   remote = false;
@@ -109,49 +119,51 @@ class StopRequests {
     hub.onHardExit(() => this.workers.killAll());
   }
 
+  get buildId(): string | undefined {
+    return this.run.buildId;
+  }
+
+  get readerGone(): boolean {
+    return this.run.asked('reader');
+  }
+
   onSignal = (signal: NodeJS.Signals): void => {
-    this.signals.push(signal);
-    if (!this.buildId && this.signals.length > 1) {
+    const n = this.run.count('signal') + 1;
+    if (!this.buildId && n > 1) {
       // Still reading the model and a second request: no build runs yet, so stop right away,
       // the --json stream still ending with its build.finished (written synchronously: the
       // process ends on this line, and nothing else of the build was written yet).
       if (this.json && !this.readerGone) writeJsonLine(noBuildFinished(Date.now() - this.startedAt));
       this.hub.hardExit(130);
     }
-    if (this.signals.length > 2) {
+    if (n > 2) {
       // A local worker is being killed: its ending (and the removal of its partial output)
       // follows within moments. A farm build's ending may never come if the farm is gone.
+      this.run.request('user', 'signal', { send: false });
       if (this.remote) this.hub.hardExit(130);
       return;
     }
+    this.firstSignal ??= signal;
     if (this.renderer) {
-      this.renderer.stopping(this.signals.length === 1 ? 'cancel' : 'kill', signal);
+      this.renderer.stopping(n === 1 ? 'cancel' : 'kill', signal);
       this.announced = true;
     }
-    // Before the build is accepted the cancel waits for apply(): the build then starts already
+    // Before the build is accepted the cancel waits for the run: the build then starts already
     // cancelled, and the output still ends with its build.finished.
-    if (this.buildId) this.service!.cancelBuild(this.buildId, 'user');
+    this.run.request('user', 'signal');
   };
 
   /** `build --json | head`: the reader left. Stop the build (nothing half-written) quietly. */
   onReaderGone = (): void => {
     if (this.readerGone) return;
-    this.readerGone = true;
-    if (this.buildId) this.service!.cancelBuild(this.buildId, 'user');
+    // Before the build exists, only when no signal asked already (a second cancel kills the worker).
+    this.run.request('user', 'reader', { ifAlone: true });
   };
 
   onStdoutError = (err: NodeJS.ErrnoException): void => {
     if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.onReaderGone();
     else process.stderr.write(`trt-build-studio build: cannot write to stdout: ${err.message}\n`);
   };
-
-  /** The build exists now: replay what came before. */
-  apply(buildId: string): void {
-    this.buildId = buildId;
-    if (this.signals.length > 0 && !this.announced) this.renderer?.stopping('cancel', this.signals[0]);
-    for (let i = 0; i < this.signals.length; i++) this.service!.cancelBuild(buildId, 'user');
-    if (this.readerGone && this.signals.length === 0) this.service!.cancelBuild(buildId, 'user');
-  }
 
   /** The build's ending is known: a signal from now on exits with its code. */
   ended(finished: BuildFinished): void {
@@ -224,27 +236,26 @@ async function buildAndFollow(stop: StopRequests, input: StartBuildInput, json: 
   const service = queue
     ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true })
     : createBuildService({ retainEvents: 1000, launcher: stop.workers.launcher });
-  stop.service = service;
   stop.remote = queue !== undefined;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
   const restoreCursor = () => (r as TtyRenderer).dispose?.();
   process.on('exit', restoreCursor);
   try {
     const checked = check(input.options ?? {}, await service.listBackends());
-    const record = await service.startBuild(checked ? { ...input, options: checked } : input);
-    r.begin(record);
-    const live = followIntoRenderer(service, record.id, r);
-    stop.apply(record.id);
-    const finished = await service.waitForResult(record.id);
-    stop.ended(finished);
-    // Deliveries are queued behind the subscription's replay, and, while the renderer is behind
-    // (back-pressure), in the subscription: each time the renderer has room the subscription
-    // hands over what waits, until build.finished is through.
-    for (let room = r.backpressure?.(); room && !live.finished; room = r.backpressure?.()) await room;
-    await new Promise((res) => setImmediate(res));
-    live.unsubscribe();
-    // The outcome is the view's too (it may not have come through the stream: a worker that died first).
-    live.end(finished);
+    const { finished } = await runSharedBuild(service, checked ? { ...input, options: checked } : input, {
+      stop: stop.run,
+      startStopped: true,
+      onStarted: (record) => r.begin(record),
+      follow: (record) => followIntoRenderer(service, record.id, r),
+      onEnded: (f) => stop.ended(f),
+      // Deliveries are queued behind the subscription's replay, and, while the renderer is behind
+      // (back-pressure), in the subscription: each time the renderer has room the subscription
+      // hands over what waits, until build.finished is through.
+      drain: async (live) => {
+        for (let room = r.backpressure?.(); room && !live.finished; room = r.backpressure?.()) await room;
+        await new Promise((res) => setImmediate(res));
+      },
+    });
     r.end(finished);
     return exitCodeFor(finished);
   } finally {
