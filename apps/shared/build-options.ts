@@ -1046,6 +1046,8 @@ export const BUILD_OPTION_TABLE = [
     // The simulator's default seed, shown as the value it is (every build without one uses it).
     form: { group: 'simulator', control: 'number', label: 'Seed', name: 'Seed', invalid: 'must be a whole number ≥ 0', placeholder: '1', initial: '1' },
     native: { key: 'simSeed' },
+    // Unset: the simulator's own seed (simSeed's line in native/src/core/request_fields.def), so no
+    // seed and seed 1 build the same; a manifest may hold null for it.
     manifest: { unset: 1, nullable: true },
     engineIdentity: true,
     sample: 7,

@@ -39,6 +39,26 @@ interface RawAddon {
   abiVersion: number;
   /** The batch layout the addon was built with (native/src/core/events.h). */
   eventLayout?: EventLayout;
+  /** The fields of the request it reads (native/src/core/request_fields.def); absent from addons built before the list. */
+  requestFields?: RequestField[];
+}
+
+/** One field of the native request, as the addon lists it (native/src/core/request_fields.def). */
+export interface RequestField {
+  /** The key of the flat request (toNativeRequest) and the C++ member. */
+  key: string;
+  /** The JS value the addon reads: 'ranges' = {name: {min, opt, max}}, 'layers' = [{name, op}]. */
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'string[]' | 'ranges' | 'layers';
+  /** The C++ type of the member ("int32_t", "std::string", ...). */
+  cxx: string;
+  /** The unit of a number ('bytes', 'ms'), '' for none. */
+  unit: string;
+  /** 'option': an options-table entry's native key; 'worker': set by toNativeRequest itself. */
+  origin: 'option' | 'worker';
+  /** The TensorRT versions that have it: "all", "11.1+", "10.x", "none" (simulated backend or host only). */
+  tensorrt: string;
+  /** The least value a backend accepts besides "not set". */
+  min?: number;
 }
 
 /** How one batch packs events into the Float64Array, as the addon reports it. */
@@ -135,6 +155,7 @@ export function loadNative(): RawAddon {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(file) as RawAddon;
   checkEventLayout(mod.eventLayout, file);
+  checkRequestFields(mod.requestFields, BUILD_OPTIONS, file);
   raw = mod;
   return raw;
 }
@@ -150,6 +171,87 @@ export function nativeOptionFields(entry: OptionEntry, value: unknown): Record<s
   if (value === undefined) return { [n.key]: undefined };
   if (n.toNative) return { [n.key]: n.toNative(value as never) };
   return { [n.key]: n.scale !== undefined ? (value as number) * n.scale : value };
+}
+
+/** How a table unit converts to a native one (the entry's `native.scale` must be this factor). */
+const UNIT_FACTORS: Record<string, number> = { 'MiB>bytes': 1024 * 1024, 'KiB>bytes': 1024, 's>ms': 1000 };
+
+function hasType(type: string, v: unknown): boolean {
+  const ints = (a: unknown) => Array.isArray(a) && a.every((x) => Number.isInteger(x));
+  switch (type) {
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return Number.isInteger(v);
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'string[]':
+      return Array.isArray(v) && v.every((x) => typeof x === 'string');
+    case 'ranges':
+      return (
+        typeof v === 'object' &&
+        v !== null &&
+        !Array.isArray(v) &&
+        Object.values(v).every((r: { min?: unknown; opt?: unknown; max?: unknown }) => typeof r === 'object' && r !== null && ints(r.min) && ints(r.opt) && ints(r.max))
+      );
+    default:
+      return false;
+  }
+}
+
+/**
+ * Throws, naming every difference, unless the options table's native keys and the addon's request
+ * fields agree: each key an entry sends is an 'option' field of the addon, of the type the entry's
+ * sample becomes (toNativeRequest's conversion included) and in the unit its `scale` converts to,
+ * with no lower bound the table's range lets a value under; and each 'option' field is some entry's
+ * key. So a field added on one side only fails when the addon loads, not as a value silently
+ * ignored (the C++ reader skips keys it does not know) or a key never sent.
+ */
+export function checkRequestFields(fields: readonly RequestField[] | undefined, table: readonly OptionEntry[] = BUILD_OPTIONS, file = 'the native addon'): void {
+  if (!Array.isArray(fields)) {
+    throw new Error(`${file} does not export requestFields: it predates this version of addon.ts; run "npm run build:native"`);
+  }
+  const byKey = new Map(fields.map((f) => [f.key, f]));
+  const sent = new Set<string>();
+  const diffs: string[] = [];
+  for (const entry of table) {
+    const n = entry.native;
+    if ('none' in n) continue;
+    const values = nativeOptionFields(entry, entry.sample);
+    for (const key of 'keys' in n ? n.keys : [n.key]) {
+      sent.add(key);
+      const f = byKey.get(key);
+      if (!f) {
+        diffs.push(`option ${entry.field} sends "${key}", which the addon does not read`);
+        continue;
+      }
+      if (f.origin !== 'option') diffs.push(`option ${entry.field} sends "${key}", which the addon lists as set by the worker, not the table`);
+      const value = values[key];
+      if (value !== undefined && !hasType(f.type, value)) {
+        diffs.push(`"${key}": the addon reads ${f.type} (${f.cxx}), option ${entry.field} sends ${JSON.stringify(value)}`);
+      }
+      if ('key' in n) {
+        const unit = entry.unit ?? (entry.range?.kind === 'bytes' ? 'bytes' : '');
+        const factor = unit === f.unit ? 1 : UNIT_FACTORS[`${unit}>${f.unit}`];
+        if (factor === undefined || factor !== (n.scale ?? 1)) {
+          diffs.push(`"${key}": the addon reads ${f.unit || 'no unit'}, option ${entry.field} sends ${unit || 'no unit'} times ${n.scale ?? 1}`);
+        }
+        if (f.min !== undefined && entry.range?.kind === 'int' && entry.range.min * (n.scale ?? 1) < f.min) {
+          diffs.push(`"${key}": the addon refuses values below ${f.min}, option ${entry.field} allows ${entry.range.min}`);
+        }
+      }
+    }
+  }
+  for (const f of fields) {
+    if (f.origin === 'option' && !sent.has(f.key)) diffs.push(`the addon reads "${f.key}" as an option, but no entry of the options table sends it`);
+  }
+  if (diffs.length > 0) {
+    throw new Error(
+      `${file} reads build options differently from the options table (apps/shared/build-options.ts; native/src/core/request_fields.def; rebuild the addon with npm run build:native if it is older): ${diffs.join('; ')}`,
+    );
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 #include "request_from_js.h"
 
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -77,137 +78,95 @@ std::vector<int64_t> dims(Napi::Env env, Napi::Value v, std::string const& field
   return out;
 }
 
+// One reader per kind of field (request_fields.h); `v` holds the field's `unset` on entry.
+void read(Napi::Object const& o, char const* key, std::string& v, request_kind::Text) { v = str(o, key); }
+void read(Napi::Object const& o, char const* key, std::string& v, request_kind::RequiredText) { v = str(o, key, true); }
+void read(Napi::Object const& o, char const* key, int32_t& v, request_kind::Int32) { v = static_cast<int32_t>(num(o, key, v)); }
+void read(Napi::Object const& o, char const* key, int64_t& v, request_kind::Int64) {
+  v = static_cast<int64_t>(num(o, key, static_cast<double>(v)));
+}
+void read(Napi::Object const& o, char const* key, uint64_t& v, request_kind::Uint64) {
+  v = static_cast<uint64_t>(num(o, key, static_cast<double>(v)));
+}
+void read(Napi::Object const& o, char const* key, double& v, request_kind::Double) { v = num(o, key, v); }
+void read(Napi::Object const& o, char const* key, int32_t& v, request_kind::DeviceIndex) {
+  double device = num(o, key, v);
+  if (device != v && (device < 0 || device != static_cast<double>(static_cast<int32_t>(device)))) {
+    typeError(o.Env(), key, "a CUDA device index (an integer >= 0)");
+  }
+  v = static_cast<int32_t>(device);
+}
+void read(Napi::Object const& o, char const* key, bool& v, request_kind::Flag) { v = flag(o, key, v); }
+void read(Napi::Object const& o, char const* key, std::vector<std::string>& v, request_kind::Texts) { v = strings(o.Env(), o, key); }
+
+template <typename Range, typename ReadList>
+void readRanges(Napi::Object const& o, std::string const& key, std::map<std::string, Range>& out, ReadList readList) {
+  Napi::Env env = o.Env();
+  Napi::Value ranges = o.Get(key);
+  if (ranges.IsUndefined() || ranges.IsNull()) return;
+  if (!ranges.IsObject()) typeError(env, key, "an object of {min, opt, max}");
+  auto so = ranges.As<Napi::Object>();
+  Napi::Array names = so.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+    Napi::Value range = so.Get(name);
+    if (!range.IsObject()) typeError(env, key + "." + name, "an object {min, opt, max}");
+    auto ro = range.As<Napi::Object>();
+    Range r;
+    r.min = readList(env, ro.Get("min"), key + "." + name + ".min");
+    r.opt = readList(env, ro.Get("opt"), key + "." + name + ".opt");
+    r.max = readList(env, ro.Get("max"), key + "." + name + ".max");
+    out[name] = r;
+  }
+}
+void read(Napi::Object const& o, char const* key, std::map<std::string, ShapeRange>& v, request_kind::DimRanges) {
+  readRanges(o, key, v, dims);
+}
+void read(Napi::Object const& o, char const* key, std::map<std::string, ShapeValueRange>& v, request_kind::ValueRanges) {
+  readRanges(o, key, v, values);
+}
+void read(Napi::Object const& o, char const* key, SimFaultKind& v, request_kind::SimFault) {
+  std::string fault = str(o, key);
+  if (fault.empty()) {
+    v = SimFaultKind::kNone;
+  } else if (fault == "fail") {
+    v = SimFaultKind::kFail;
+  } else if (fault == "crash") {
+    v = SimFaultKind::kCrash;
+  } else if (fault == "hang") {
+    v = SimFaultKind::kHang;
+  } else {
+    typeError(o.Env(), key, "one of \"fail\", \"crash\", \"hang\"");
+  }
+}
+void read(Napi::Object const& o, char const* key, std::vector<LayerInfo>& v, request_kind::Layers) {
+  Napi::Env env = o.Env();
+  Napi::Value layers = o.Get(key);
+  if (layers.IsUndefined() || layers.IsNull()) return;
+  if (!layers.IsArray()) typeError(env, key, "an array of {name, op}");
+  auto arr = layers.As<Napi::Array>();
+  v.reserve(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value item = arr.Get(i);
+    if (!item.IsObject()) typeError(env, std::string(key) + "[" + std::to_string(i) + "]", "an object {name, op}");
+    auto layer = item.As<Napi::Object>();
+    v.push_back(LayerInfo{str(layer, "name"), str(layer, "op")});
+  }
+}
+
 }  // namespace
 
 JobSpec requestFromJs(Napi::Object const& o) {
-  Napi::Env env = o.Env();
   JobSpec spec;
   BuildRequest& r = spec.request;
-  r.buildId = str(o, "buildId", true);
-  r.backend = str(o, "backend", true);
-  r.modelPath = str(o, "modelPath");
-  r.outputPath = str(o, "outputPath");
-  r.timingCachePath = str(o, "timingCachePath");
-  // A pinned build (pinnedCache): its cache is the build's timing cache, read only, and a miss fails.
-  std::string pinned = str(o, "pinnedCachePath");
-  if (!pinned.empty()) {
-    r.timingCachePath = pinned;
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) read(o, #member, r.member, request_kind::Kind{});
+#include "../core/request_fields.def"
+#undef TBS_REQUEST_FIELD
+  // A pinned build: its cache is the build's timing cache, read only, and a miss fails.
+  if (!r.pinnedCachePath.empty()) {
+    r.timingCachePath = r.pinnedCachePath;
     r.errorOnCacheMiss = true;
   }
-
-  Napi::Value layers = o.Get("layers");
-  if (!layers.IsUndefined() && !layers.IsNull()) {
-    if (!layers.IsArray()) typeError(env, "layers", "an array of {name, op}");
-    auto arr = layers.As<Napi::Array>();
-    r.layers.reserve(arr.Length());
-    for (uint32_t i = 0; i < arr.Length(); ++i) {
-      Napi::Value item = arr.Get(i);
-      if (!item.IsObject()) typeError(env, "layers[" + std::to_string(i) + "]", "an object {name, op}");
-      auto layer = item.As<Napi::Object>();
-      r.layers.push_back(LayerInfo{str(layer, "name"), str(layer, "op")});
-    }
-  }
-
-  r.optLevel = static_cast<int32_t>(num(o, "optLevel", -1));
-  r.workspaceBytes = static_cast<int64_t>(num(o, "workspaceBytes", -1));
-  r.tacticDramBytes = static_cast<int64_t>(num(o, "tacticDramBytes", -1));
-  r.tacticSharedMemoryBytes = static_cast<int64_t>(num(o, "tacticSharedMemoryBytes", -1));
-  Napi::Value shapes = o.Get("shapes");
-  if (!shapes.IsUndefined() && !shapes.IsNull()) {
-    if (!shapes.IsObject()) typeError(env, "shapes", "an object of {min, opt, max}");
-    auto so = shapes.As<Napi::Object>();
-    Napi::Array names = so.GetPropertyNames();
-    for (uint32_t i = 0; i < names.Length(); ++i) {
-      std::string name = names.Get(i).As<Napi::String>().Utf8Value();
-      Napi::Value range = so.Get(name);
-      if (!range.IsObject()) typeError(env, "shapes." + name, "an object {min, opt, max}");
-      auto ro = range.As<Napi::Object>();
-      ShapeRange sr;
-      sr.min = dims(env, ro.Get("min"), "shapes." + name + ".min");
-      sr.opt = dims(env, ro.Get("opt"), "shapes." + name + ".opt");
-      sr.max = dims(env, ro.Get("max"), "shapes." + name + ".max");
-      r.shapes[name] = sr;
-    }
-  }
-  Napi::Value shapeValues = o.Get("shapeValues");
-  if (!shapeValues.IsUndefined() && !shapeValues.IsNull()) {
-    if (!shapeValues.IsObject()) typeError(env, "shapeValues", "an object of {min, opt, max}");
-    auto so = shapeValues.As<Napi::Object>();
-    Napi::Array names = so.GetPropertyNames();
-    for (uint32_t i = 0; i < names.Length(); ++i) {
-      std::string name = names.Get(i).As<Napi::String>().Utf8Value();
-      Napi::Value range = so.Get(name);
-      if (!range.IsObject()) typeError(env, "shapeValues." + name, "an object {min, opt, max}");
-      auto ro = range.As<Napi::Object>();
-      ShapeValueRange vr;
-      vr.min = values(env, ro.Get("min"), "shapeValues." + name + ".min");
-      vr.opt = values(env, ro.Get("opt"), "shapeValues." + name + ".opt");
-      vr.max = values(env, ro.Get("max"), "shapeValues." + name + ".max");
-      r.shapeValues[name] = vr;
-    }
-  }
-  double device = num(o, "device", -1);
-  if (device != -1 && (device < 0 || device != static_cast<double>(static_cast<int32_t>(device)))) {
-    typeError(env, "device", "a CUDA device index (an integer >= 0)");
-  }
-  r.device = static_cast<int32_t>(device);
-  r.buildRoute = str(o, "buildRoute");
-  r.staticPlugins = strings(env, o, "staticPlugins");
-  r.dynamicPlugins = strings(env, o, "dynamicPlugins");
-  r.pluginsToSerialize = strings(env, o, "pluginsToSerialize");
-  r.inferCacheMisses = flag(o, "inferCacheMisses", false);
-  r.verboseLog = flag(o, "verboseLog", false);
-  r.inputIOFormats = str(o, "inputIOFormats");
-  r.outputIOFormats = str(o, "outputIOFormats");
-  r.precisionConstraints = str(o, "precisionConstraints");
-  r.layerPrecisions = str(o, "layerPrecisions");
-  r.layerOutputTypes = str(o, "layerOutputTypes");
-  r.sparsity = str(o, "sparsity");
-  r.tacticSources = str(o, "tacticSources");
-  r.previewFeatures = str(o, "previewFeatures");
-  r.avgTiming = static_cast<int32_t>(num(o, "avgTiming", -1));
-  r.compilationCache = static_cast<int32_t>(num(o, "compilationCache", -1));
-  r.dlaCore = static_cast<int32_t>(num(o, "dlaCore", -1));
-  r.allowGPUFallback = flag(o, "allowGPUFallback", false);
-  r.stronglyTyped = flag(o, "stronglyTyped", false);
-  Napi::Value precision = o.Get("precision");
-  if (!precision.IsUndefined() && !precision.IsNull()) {
-    if (!precision.IsArray()) typeError(env, "precision", "an array of strings");
-    auto arr = precision.As<Napi::Array>();
-    for (uint32_t i = 0; i < arr.Length(); ++i) {
-      Napi::Value p = arr.Get(i);
-      if (!p.IsString()) typeError(env, "precision", "an array of strings");
-      r.precision.push_back(p.As<Napi::String>().Utf8Value());
-    }
-  }
-  r.tf32 = static_cast<int32_t>(num(o, "tf32", -1));
-  r.profilingVerbosity = str(o, "profilingVerbosity");
-  r.hardwareCompatibility = str(o, "hardwareCompatibility");
-  r.versionCompatible = flag(o, "versionCompatible", false);
-  r.excludeLeanRuntime = flag(o, "excludeLeanRuntime", false);
-  r.maxAuxStreams = static_cast<int32_t>(num(o, "maxAuxStreams", -1));
-
-  r.simDurationMs = num(o, "simDurationMs", r.simDurationMs);
-  r.simSeed = static_cast<uint64_t>(num(o, "simSeed", static_cast<double>(r.simSeed)));
-  r.simThreads = static_cast<int32_t>(num(o, "simThreads", r.simThreads));
-  std::string fault = str(o, "simFault");
-  if (fault.empty()) {
-    r.simFault = SimFaultKind::kNone;
-  } else if (fault == "fail") {
-    r.simFault = SimFaultKind::kFail;
-  } else if (fault == "crash") {
-    r.simFault = SimFaultKind::kCrash;
-  } else if (fault == "hang") {
-    r.simFault = SimFaultKind::kHang;
-  } else {
-    typeError(env, "simFault", "one of \"fail\", \"crash\", \"hang\"");
-  }
-  r.simFaultPhase = str(o, "simFaultPhase");
-  r.simHangMs = num(o, "simHangMs", r.simHangMs);
-  r.simMemoryBytes = static_cast<int64_t>(num(o, "simMemoryBytes", 0));
-  r.heartbeatMs = static_cast<int32_t>(num(o, "heartbeatMs", r.heartbeatMs));
-
-  r.crashRecordPath = str(o, "crashRecordPath");
 
   spec.pipeline.heartbeatMs = r.heartbeatMs;
   spec.pipeline.crashRecordPath = r.crashRecordPath;
@@ -251,60 +210,61 @@ char const* simFaultName(SimFaultKind k) {
   return "";
 }
 
+Napi::Value toJs(Napi::Env env, std::string const& v) { return Napi::String::New(env, v); }
+Napi::Value toJs(Napi::Env env, int32_t v) { return Napi::Number::New(env, v); }
+Napi::Value toJs(Napi::Env env, int64_t v) { return Napi::Number::New(env, static_cast<double>(v)); }
+Napi::Value toJs(Napi::Env env, uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); }
+Napi::Value toJs(Napi::Env env, double v) { return Napi::Number::New(env, v); }
+Napi::Value toJs(Napi::Env env, bool v) { return Napi::Boolean::New(env, v); }
+Napi::Value toJs(Napi::Env env, SimFaultKind v) { return Napi::String::New(env, simFaultName(v)); }
+Napi::Value toJs(Napi::Env env, std::vector<std::string> const& v) {
+  auto arr = Napi::Array::New(env, v.size());
+  for (uint32_t i = 0; i < v.size(); ++i) arr.Set(i, v[i]);
+  return arr;
+}
+template <typename Range>
+Napi::Value toJs(Napi::Env env, std::map<std::string, Range> const& v) {
+  return rangesToJs(env, v);
+}
+Napi::Value toJs(Napi::Env env, std::vector<LayerInfo> const& v) {
+  auto arr = Napi::Array::New(env, v.size());
+  for (uint32_t i = 0; i < v.size(); ++i) {
+    auto layer = Napi::Object::New(env);
+    layer.Set("name", v[i].name);
+    layer.Set("op", v[i].op);
+    arr.Set(i, layer);
+  }
+  return arr;
+}
+
 }  // namespace
 
 Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   auto o = Napi::Object::New(env);
-  auto number = [&](char const* key, double v) { o.Set(key, Napi::Number::New(env, v)); };
-  // Pinned: the cache path comes back under the key it came in by.
-  o.Set("timingCachePath", r.errorOnCacheMiss ? std::string() : r.timingCachePath);
-  o.Set("pinnedCachePath", r.errorOnCacheMiss ? r.timingCachePath : std::string());
-  number("optLevel", r.optLevel);
-  number("workspaceBytes", static_cast<double>(r.workspaceBytes));
-  number("tacticDramBytes", static_cast<double>(r.tacticDramBytes));
-  number("tacticSharedMemoryBytes", static_cast<double>(r.tacticSharedMemoryBytes));
-  o.Set("shapes", rangesToJs(env, r.shapes));
-  o.Set("stronglyTyped", r.stronglyTyped);
-  auto precision = Napi::Array::New(env, r.precision.size());
-  for (uint32_t i = 0; i < r.precision.size(); ++i) precision.Set(i, r.precision[i]);
-  o.Set("precision", precision);
-  number("tf32", r.tf32);
-  o.Set("profilingVerbosity", r.profilingVerbosity);
-  o.Set("hardwareCompatibility", r.hardwareCompatibility);
-  o.Set("versionCompatible", r.versionCompatible);
-  o.Set("excludeLeanRuntime", r.excludeLeanRuntime);
-  number("maxAuxStreams", r.maxAuxStreams);
-  number("device", r.device);
-  o.Set("shapeValues", rangesToJs(env, r.shapeValues));
-  o.Set("buildRoute", r.buildRoute);
-  auto list = [&](char const* key, std::vector<std::string> const& v) {
-    auto arr = Napi::Array::New(env, v.size());
-    for (uint32_t i = 0; i < v.size(); ++i) arr.Set(i, v[i]);
-    o.Set(key, arr);
-  };
-  list("staticPlugins", r.staticPlugins);
-  list("dynamicPlugins", r.dynamicPlugins);
-  list("pluginsToSerialize", r.pluginsToSerialize);
-  o.Set("inferCacheMisses", r.inferCacheMisses);
-  o.Set("verboseLog", r.verboseLog);
-  o.Set("inputIOFormats", r.inputIOFormats);
-  o.Set("outputIOFormats", r.outputIOFormats);
-  o.Set("precisionConstraints", r.precisionConstraints);
-  o.Set("layerPrecisions", r.layerPrecisions);
-  o.Set("layerOutputTypes", r.layerOutputTypes);
-  o.Set("sparsity", r.sparsity);
-  o.Set("tacticSources", r.tacticSources);
-  o.Set("previewFeatures", r.previewFeatures);
-  number("avgTiming", r.avgTiming);
-  number("compilationCache", r.compilationCache);
-  number("dlaCore", r.dlaCore);
-  o.Set("allowGPUFallback", r.allowGPUFallback);
-  number("simDurationMs", r.simDurationMs);
-  number("simSeed", static_cast<double>(r.simSeed));
-  o.Set("simFault", simFaultName(r.simFault));
-  o.Set("simFaultPhase", r.simFaultPhase);
-  number("simMemoryBytes", static_cast<double>(r.simMemoryBytes));
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) \
+  if (RequestOrigin::origin == RequestOrigin::Option) o.Set(#member, toJs(env, r.member));
+#include "../core/request_fields.def"
+#undef TBS_REQUEST_FIELD
+  // Pinned: the cache path comes back under the key it came in by only.
+  if (r.errorOnCacheMiss) o.Set("timingCachePath", std::string());
   return o;
+}
+
+Napi::Array requestFieldsToJs(Napi::Env env) {
+  auto list = Napi::Array::New(env, std::size(kRequestFields));
+  uint32_t i = 0;
+  for (RequestFieldInfo const& f : kRequestFields) {
+    auto o = Napi::Object::New(env);
+    o.Set("key", f.key);
+    o.Set("type", f.jsType);
+    o.Set("cxx", f.cxxType);
+    o.Set("unit", f.unit);
+    o.Set("origin", f.origin == RequestOrigin::Option ? "option" : "worker");
+    o.Set("tensorrt", f.tensorrt);
+    if (f.min != kNoMin) o.Set("min", Napi::Number::New(env, static_cast<double>(f.min)));
+    list.Set(i++, o);
+  }
+  return list;
 }
 
 }  // namespace tbs::addon

@@ -1,5 +1,6 @@
 // Converts the request object addon.ts passes (already validated and flattened there) into a
-// BuildRequest, once, on the JS thread; builder threads never touch JS values.
+// BuildRequest, once, on the JS thread; builder threads never touch JS values. The fields, their
+// kinds and units come from one list, native/src/core/request_fields.def.
 #pragma once
 
 #include <napi.h>
@@ -25,5 +26,10 @@ JobSpec requestFromJs(Napi::Object const& obj);
 // build-options.ts) through JS -> native -> JS; a key read here but not there, or the other way
 // round, fails that test. Unset values come back as their "not set" value (-1, "", false).
 Napi::Object requestToJs(Napi::Env env, BuildRequest const& r);
+
+// The list of request fields (request_fields.def) as data: [{key, type, cxx, unit, origin,
+// tensorrt, min?}]. The addon exports it as requestFields; apps/worker/addon.ts refuses to load
+// an addon whose fields disagree with the options table's native keys (checkRequestFields).
+Napi::Array requestFieldsToJs(Napi::Env env);
 
 }  // namespace tbs::addon

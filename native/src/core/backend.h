@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "request_fields.h"
+
 namespace tbs {
 
 enum class Severity : uint8_t { kInternalError = 0, kError, kWarning, kInfo, kVerbose };
@@ -60,92 +62,17 @@ class ProgressSink {
   }
 };
 
-struct ShapeRange {
-  std::vector<int64_t> min, opt, max;
-};
-
-// Values (not dimensions) of a shape-tensor input; may be zero or negative (e.g. -1 in a Reshape
-// target), one entry per element of the shape tensor.
-struct ShapeValueRange {
-  std::vector<int64_t> min, opt, max;
-};
-
-struct LayerInfo {
-  std::string name;
-  std::string op;
-};
-
-enum class SimFaultKind : uint8_t { kNone = 0, kFail, kCrash, kHang };
-
-// A build request as the addon receives it (converted from the JS object once, up front).
+// A build request as the addon receives it (converted from the JS object once, up front). Its
+// fields are declared once, in request_fields.def, which also gives the addon its reader, its echo
+// and the list it exports; members here are the ones no JS key sets.
 struct BuildRequest {
-  std::string buildId;
-  std::string backend;  // "tensorrt" | "simulated" (never "auto": JS resolves that)
-  std::string modelPath;
-  std::string outputPath;         // final path; backends write via AtomicFile (temp + rename)
-  std::vector<LayerInfo> layers;  // from the model reader; drives the simulated tree
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) request_kind::Kind::type member = unset;
+#include "request_fields.def"
+#undef TBS_REQUEST_FIELD
 
-  std::string timingCachePath;  // empty = no cache file
-  // Pinned build (--pinned-cache): fail at the first timing-cache miss and leave the cache file as
+  // Pinned build (pinnedCachePath): fail at the first timing-cache miss and leave the cache file as
   // it was. TensorRT: BuilderFlag::kERROR_ON_TIMING_CACHE_MISS; the simulator fails the same way.
   bool errorOnCacheMiss = false;
-  int32_t optLevel = -1;  // -1 = backend default (TensorRT: 3)
-  int64_t workspaceBytes = -1;
-  int64_t tacticDramBytes = -1;
-  int64_t tacticSharedMemoryBytes = -1;
-  std::map<std::string, ShapeRange> shapes;
-  bool stronglyTyped = false;
-  std::vector<std::string> precision;  // "fp16", "bf16", "int8", "fp8", "int4", "fp4"
-  int32_t tf32 = -1;                   // -1 default, 0 off, 1 on
-  std::string profilingVerbosity;      // "", "layer_names_only", "none", "detailed"
-  std::string hardwareCompatibility;   // "", "none", "ampere_plus", "same_compute_capability"
-  // Version-compatible engine (trtexec --versionCompatible): BuilderFlag::kVERSION_COMPATIBLE;
-  // excludeLeanRuntime (kEXCLUDE_LEAN_RUNTIME) only counts with it, as in TensorRT.
-  bool versionCompatible = false;
-  bool excludeLeanRuntime = false;
-  int32_t maxAuxStreams = -1;
-  int32_t device = -1;                                 // CUDA device index; -1 = the current device (0)
-  std::map<std::string, ShapeValueRange> shapeValues;  // shape-tensor inputs only
-  std::string buildRoute;                              // TensorRT 11.1+ (IBuilderConfig::setBuildRoute)
-  // User plugin libraries, as trtexec takes them: dlopened after the standard plugins
-  // (--staticPlugins), loaded through IPluginRegistry::loadLibrary (--dynamicPlugins), and
-  // serialized into the engine (--setPluginsToSerialize, IBuilderConfig::setPluginsToSerialize).
-  std::vector<std::string> staticPlugins;
-  std::vector<std::string> dynamicPlugins;
-  std::vector<std::string> pluginsToSerialize;
-  // Count "Autotuning op" lines as inferred timing-cache misses; turns on what that needs
-  // (editable timing cache, detailed profiling verbosity, verbose logging).
-  bool inferCacheMisses = false;
-  // Forward the backend's VERBOSE log lines; the build itself is unchanged.
-  bool verboseLog = false;
-  // trtexec's build specs, kept as trtexec writes them (trt_options.cc parses them; the options
-  // table in apps/shared/build-options.ts checks them first): "" = not given.
-  std::string inputIOFormats;        // "fp16:chw,int8:chw4+hwc8", one entry per network input
-  std::string outputIOFormats;       // the same per network output
-  std::string precisionConstraints;  // "", "none", "prefer", "obey" (10.x only)
-  std::string layerPrecisions;       // "conv1:fp16,*:fp32" (10.x only)
-  std::string layerOutputTypes;      // "split:fp16+fp32" (10.x only)
-  std::string sparsity;              // "", "disable", "enable" (kSPARSE_WEIGHTS)
-  std::string tacticSources;         // "-CUBLAS,+CUDNN"
-  std::string previewFeatures;       // "+aliasedPluginIO1003"
-  int32_t avgTiming = -1;            // -1: TensorRT's default (1)
-  int32_t compilationCache = -1;     // -1 default, 0 off (kDISABLE_COMPILATION_CACHE), 1 on
-  int32_t dlaCore = -1;              // -1: no DLA
-  bool allowGPUFallback = false;     // kGPU_FALLBACK (with dlaCore)
-
-  // Simulated backend only.
-  double simDurationMs = 2000;
-  uint64_t simSeed = 1;
-  int32_t simThreads = 4;
-  SimFaultKind simFault = SimFaultKind::kNone;
-  std::string simFaultPhase;   // empty = a phase chosen by the seed
-  double simHangMs = 60000;    // how long a "hang" step blocks unless cancelled
-  int64_t simMemoryBytes = 0;  // host memory held at the peak (sim_memory.h); 0 = none
-
-  int32_t heartbeatMs = 1000;  // cadence of heartbeat events
-  // A file the pipeline keeps the open phase path in, memory-mapped so that it survives the
-  // process (crash_record.h). Empty = none.
-  std::string crashRecordPath;
 };
 
 struct BuildOutcome {

@@ -103,7 +103,9 @@ std::string checkDistinctPaths(BuildRequest const& r) {
   return {};
 }
 
-bool applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config, std::string& error) {
+// `plan` holds what needed translating; a request field TensorRT takes as it is (planBuilderConfig
+// checked its bound, request_fields.def) is set here straight from the request.
+bool applyPlan(ConfigPlan const& plan, BuildRequest const& request, nvinfer1::IBuilderConfig& config, std::string& error) {
   for (auto flag : plan.setFlags) config.setFlag(flag);
   for (auto flag : plan.clearFlags) config.clearFlag(flag);
   if (plan.optLevel >= 0) config.setBuilderOptimizationLevel(plan.optLevel);
@@ -112,12 +114,12 @@ bool applyPlan(ConfigPlan const& plan, nvinfer1::IBuilderConfig& config, std::st
   if (plan.setHardwareCompatibility) config.setHardwareCompatibilityLevel(plan.hardwareCompatibility);
 #if NV_TENSORRT_MAJOR >= 11
   // 11.x reports whether it accepted the value.
-  if (plan.maxAuxStreams >= 0 && !config.setMaxAuxStreams(plan.maxAuxStreams)) {
-    error = withLastError("TensorRT rejected maxAuxStreams " + std::to_string(plan.maxAuxStreams));
+  if (request.maxAuxStreams >= 0 && !config.setMaxAuxStreams(request.maxAuxStreams)) {
+    error = withLastError("TensorRT rejected maxAuxStreams " + std::to_string(request.maxAuxStreams));
     return false;
   }
 #else
-  if (plan.maxAuxStreams >= 0) config.setMaxAuxStreams(plan.maxAuxStreams);
+  if (request.maxAuxStreams >= 0) config.setMaxAuxStreams(request.maxAuxStreams);
 #endif
 #if TBS_TRT_HEADERS_AT_LEAST(11, 1)
   if (!plan.buildRoute.empty() && !config.setBuildRoute(plan.buildRoute.c_str())) {
@@ -662,7 +664,7 @@ class TrtBackend final : public Backend {
 
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (!config) return failed(withLastError("TensorRT could not create a builder config"));
-    if (!applyPlan(plan, *config, error)) return failed(error);
+    if (!applyPlan(plan, request, *config, error)) return failed(error);
     if (!applyDla(plan, *builder, *config, error)) return failed(error);
     {
       std::vector<std::string> specWarnings;

@@ -404,6 +404,8 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     plan.networkFlags |= 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
   }
 #endif
+  // The lower bounds the request list declares (request_fields.def, its `min` column).
+  if (!checkRequestMinimums(request, error)) return false;
   if (!planPrecision(request, libVersion, plan, error)) return false;
 
   if (request.tf32 == 1) plan.setFlags.push_back(F::kTF32);
@@ -454,12 +456,6 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     }
   }
 
-  if (request.maxAuxStreams < -1) {
-    error = "max aux streams must be >= 0 (or unset), got " + std::to_string(request.maxAuxStreams);
-    return false;
-  }
-  plan.maxAuxStreams = request.maxAuxStreams;
-
   if (!request.buildRoute.empty()) {
 #if TBS_TRT_HEADERS_AT_LEAST(11, 1)
     if (!needs("buildRoute", kSinceBuildRoutes, libVersion, error)) return false;
@@ -507,10 +503,6 @@ bool planBuilderConfig(BuildRequest const& request, int32_t libVersion, ConfigPl
     return false;
   }
   if (!request.tacticSources.empty() && !planTacticSources(request.tacticSources, plan, error)) return false;
-  if (request.avgTiming == 0 || request.avgTiming < -1) {
-    error = "avgTiming must be >= 1 (or unset), got " + std::to_string(request.avgTiming);
-    return false;
-  }
   plan.avgTiming = request.avgTiming;
   if (request.compilationCache == 0) plan.setFlags.push_back(F::kDISABLE_COMPILATION_CACHE);
   if (!request.previewFeatures.empty() && !planPreview(request.previewFeatures, plan, error)) return false;

@@ -44,7 +44,6 @@ struct ConfigPlan {
   nvinfer1::ProfilingVerbosity profilingVerbosity = nvinfer1::ProfilingVerbosity::kLAYER_NAMES_ONLY;
   bool setHardwareCompatibility = false;
   nvinfer1::HardwareCompatibilityLevel hardwareCompatibility = nvinfer1::HardwareCompatibilityLevel::kNONE;
-  int32_t maxAuxStreams = -1;     // -1: leave TensorRT's default
   std::string buildRoute;         // TensorRT 11.1+: IBuilderConfig::setBuildRoute
   bool inferCacheMisses = false;  // count "Autotuning op" lines (needs forwardVerbose)
   // Route TensorRT's VERBOSE lines to the build's sink: asked for (verboseLog) or needed to

@@ -219,6 +219,22 @@ TEST(success_applies_every_option_and_writes_the_engine) {
   CHECK(s.list() == expected);  // no temp files left
 }
 
+// maxAuxStreams reaches TensorRT straight from the request (no plan field): unset leaves
+// TensorRT's default alone, 0 is a value like any other.
+TEST(max_aux_streams_is_set_only_when_given) {
+  Scratch s("input x 1,4\nsteps 4\n");
+  tbs::BuildRequest r = request(s);
+  tbs_test::RecordingSink unset;
+  CHECK(build(r, unset).status == tbs::BuildOutcome::Status::kSucceeded);
+  std::string j = journal();
+  CHECK_MSG(j.find("auxStreams") == std::string::npos, j);
+  r.maxAuxStreams = 0;
+  tbs_test::RecordingSink zero;
+  CHECK(build(r, zero).status == tbs::BuildOutcome::Status::kSucceeded);
+  j = journal();
+  CHECK_MSG(hasLine(j, "auxStreams 0"), j);
+}
+
 TEST(version_compatible_sets_the_builder_flags_trtexec_sets) {
   Scratch s("input x 1,4\nsteps 4\n");
   tbs::BuildRequest r = request(s);
