@@ -58,6 +58,8 @@ export interface FarmLoadResult {
   /** One-minute load average: lowest and highest seen during the run. */
   load: number[];
   stopLatencyMs?: StopLatency;
+  /** Every build that did not succeed: how it ended and why, so a failed run says what happened. */
+  notSucceeded: Array<{ id: string; status: string; error?: string }>;
 }
 
 export interface StopLatency {
@@ -296,6 +298,9 @@ export async function runFarmLoad(opts: FarmLoadOptions): Promise<FarmLoadResult
       kills,
       load: [Math.min(...loadSamples), Math.max(...loadSamples)].map((x) => Math.round(x * 10) / 10),
       ...(stopLatencyMs ? { stopLatencyMs } : {}),
+      notSucceeded: records
+        .filter((r) => r.outcome?.status !== 'succeeded')
+        .map((r) => ({ id: r.id, status: r.outcome?.status ?? r.state, ...(r.outcome?.error ? { error: r.outcome.error } : {}) })),
     };
   } finally {
     for (const w of workers) await killProc(w.proc, 'SIGTERM').catch(() => undefined);

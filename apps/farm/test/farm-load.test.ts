@@ -10,13 +10,14 @@ import { runFarmLoad } from '../../../bench/farm.js';
 describe('farm under load with a worker killed mid-run', () => {
   it('ends every build, retries the ones a dead worker held, and loses no watcher; a farm Stop costs about a local one', async () => {
     const r = await runFarmLoad({ slots: 2, procs: 2, builds: 10, watchers: 4, simSeconds: 0.6, kills: 1, targets: 2, stops: 4, deadlineMs: 150_000 });
+    const why = JSON.stringify(r.notSucceeded);
     expect(r.counts.submitted).toBe(10);
-    expect(r.counts.stuck).toBe(0);
-    expect(r.counts.failed).toBe(0);
-    expect(r.counts.cancelled).toBe(0);
-    expect(r.counts.succeeded + r.counts.crashed).toBe(10);
+    expect(r.counts.stuck, why).toBe(0);
+    expect(r.counts.failed, why).toBe(0);
+    expect(r.counts.cancelled, why).toBe(0);
+    expect(r.counts.succeeded + r.counts.crashed, why).toBe(10);
     // With two retries allowed, one kill cannot make a build crash for good.
-    expect(r.counts.crashed).toBe(0);
+    expect(r.counts.crashed, why).toBe(0);
     expect(r.kills).toHaveLength(1);
     expect(r.latencyMs.eventToWatcher.n).toBeGreaterThan(0);
     expect(r.latencyMs.queueToStart.n).toBe(10);
