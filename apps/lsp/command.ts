@@ -17,6 +17,7 @@ import { packageVersion } from '../service/package-info.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
+import { CancelReasons } from '../surface/cancel-reasons.js';
 import { NO_PLUGINS } from '../service/plugin-libraries.js';
 import { displayMessage } from '../shared/display-text.js';
 import { startSurfaceStudio } from '../service/watched/studio-probe.js';
@@ -84,8 +85,11 @@ export async function runLsp(argv: string[]): Promise<number> {
   const frames = process.stdin.pipe(new FrameGuard({ maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, log }));
   const writer = new StreamMessageWriter(protocolOut);
   const connection = createConnection(ProposedFeatures.all, gateLifecycle(new StreamMessageReader(frames), writer, log), writer);
+  // One record of stop requests for the server: its commands' and its own stop's.
+  const reasons = new CancelReasons();
   const server = createLspServer(connection, service, {
     version: packageVersion(),
+    reasons,
     pacing: opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs, silentAfterMs: Math.min(2000, Math.round(opts.heartbeatMs * 0.8)) } : undefined,
     log,
   });
@@ -99,6 +103,7 @@ export async function runLsp(argv: string[]): Promise<number> {
     workers,
     signals,
     log,
+    reasons,
     shutdown: () => server.shutdown(),
     release: async () => {
       await studio?.close().catch(() => {});

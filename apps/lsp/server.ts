@@ -37,6 +37,8 @@ export interface LspServerOptions {
   pacing?: Pick<NotifierOptions, 'minIntervalMs' | 'heartbeatMs' | 'silentAfterMs'>;
   viewIntervalMs?: number;
   log?: (line: string) => void;
+  /** The server's record of stop requests (one per server; shared with its stop on signals). */
+  reasons?: CancelReasons;
 }
 
 export interface LspServer {
@@ -47,7 +49,7 @@ export interface LspServer {
 export function createLspServer(connection: Connection, service: BuildServiceApi, opts: LspServerOptions): LspServer {
   const log = opts.log ?? (() => {});
   const active = new ActiveBuilds();
-  const reasons = new CancelReasons();
+  const reasons = opts.reasons ?? new CancelReasons();
   let clientShowsProgress = false;
   let shuttingDown: Promise<void> | undefined;
 

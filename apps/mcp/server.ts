@@ -14,6 +14,7 @@ import { displayLines, displayMessage } from '../shared/display-text.js';
 import { LiveWorkers } from '../service/live-workers.js';
 import { processSignals } from '../process/process-signals.js';
 import { listenForStop, stdioServerStop } from '../surface/stdio-server-stop.js';
+import { CancelReasons } from '../surface/cancel-reasons.js';
 import { NO_PLUGINS } from '../service/plugin-libraries.js';
 import { parseStdioServerArgs, readStdioServerArgs, type StdioServerFlags, type StdioServerOptions } from '../surface/stdio-server-args.js';
 
@@ -67,8 +68,11 @@ export async function runMcp(argv: string[]): Promise<number> {
     ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
     : // A client names the plugin libraries: only the operator's --plugin-dir folders load.
       createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher, pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS });
+  // One record of stop requests for the server: its tools' and its own stop's.
+  const reasons = new CancelReasons();
   const server = createMcpServer(service, {
     version: packageVersion(),
+    reasons,
     // On a farm the workers decide (worker --plugin-dir); here this server's own service does.
     ...(opts.queue ? {} : { pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS }),
     // Silence is called out by the time a heartbeat is due, or it would never show at short cadences.
@@ -89,6 +93,7 @@ export async function runMcp(argv: string[]): Promise<number> {
     workers,
     signals,
     log,
+    reasons,
     shutdown: () => service.shutdown(),
     release: async () => {
       await studio?.close().catch(() => {});

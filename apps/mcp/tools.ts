@@ -38,6 +38,8 @@ not a TensorRT engine and every result says simulated: true.`;
 
 export interface McpToolsOptions extends Omit<BuildToolDeps, 'service' | 'reasons'> {
   version: string;
+  /** The server's record of stop requests (one per server; shared with its stop on signals). */
+  reasons?: CancelReasons;
   /**
    * The --plugin-dir policy of the service behind the tools: a plugin library it would refuse is
    * refused here first, as invalid arguments (-32602). The service checks again whatever this says.
@@ -47,7 +49,7 @@ export interface McpToolsOptions extends Omit<BuildToolDeps, 'service' | 'reason
 
 export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: opts.version }, { instructions: INSTRUCTIONS });
-  const reasons = new CancelReasons();
+  const reasons = opts.reasons ?? new CancelReasons();
   const deps: BuildToolDeps = { ...opts, service, reasons };
 
   server.registerTool(

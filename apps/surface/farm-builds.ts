@@ -2,7 +2,8 @@
 // trtBuildStudio.build) share about builds on a farm: the target/retries check, and a matrix (one
 // build per target) followed to the end of every build, each reported as a single build is
 // (status, durations, engine, cache figures, slowest phases) with the target it ran for. The
-// surfaces differ only in how they show progress and cancellation, which they pass in.
+// surfaces differ only in how they show progress and cancellation, which they pass in; a matrix
+// is started and stopped through run-matrix.ts.
 import { z } from 'zod';
 import { ServiceError, type BuildServiceApi } from '../service/api.js';
 import { BuildView } from '../shared/build-view.js';
@@ -57,14 +58,6 @@ export interface MatrixEnding {
 export interface MatrixDeps {
   service: BuildServiceApi;
   reasons: CancelReasons;
-}
-
-/** Stop for every build of a matrix (each one's cancel reason noted as the user's). */
-export function cancelMatrix(deps: MatrixDeps, ids: readonly string[]): void {
-  for (const id of ids) {
-    deps.reasons.note(id, 'user');
-    deps.service.cancelBuild(id, 'user');
-  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { BuildServiceApi } from '../service/api.js';
 import type { LiveWorkers } from '../service/live-workers.js';
 import type { ProcessSignals } from '../process/process-signals.js';
+import type { CancelReasons } from './cancel-reasons.js';
 
 /** A forced stop waits this long for the killed workers' exits to be seen, then exits anyway. */
 export const FORCE_EXIT_MS = 3000;
@@ -16,6 +17,8 @@ export interface StdioServerStopDeps {
   workers: LiveWorkers;
   signals: ProcessSignals;
   log: (line: string) => void;
+  /** The server's record of stop requests (cancel-reasons.ts): a forced stop is noted there too. */
+  reasons?: CancelReasons;
   /** The server's orderly shutdown: cancel its builds and wait for them. */
   shutdown: () => Promise<void>;
   /** Then: close the protocol connection and give stdin/stdout back. */
@@ -80,7 +83,10 @@ export function stdioServerStop(deps: StdioServerStopDeps): StdioServerStop {
     phase = 'forcing';
     // A second cancel kills a build's worker (the service then sees its exit and removes its
     // partial output); killAll also ends workers that run no build (a backends query).
-    for (const b of service.listBuilds()) service.cancelBuild(b.id, 'shutdown');
+    for (const b of service.listBuilds()) {
+      if (deps.reasons) deps.reasons.request(service, b.id, 'shutdown', 'shutdown');
+      else service.cancelBuild(b.id, 'shutdown');
+    }
     const pids = workers.killAll();
     log(`${why} again: killed the build workers now (pids ${pids.join(', ') || 'none'})`);
     // close() finishes as soon as the service has seen those exits; this bounds the wait.
