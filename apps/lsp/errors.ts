@@ -3,7 +3,7 @@
 // name the command and the field or file; `data` carries a build result when there is one.
 import { ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import { ServiceError } from '../service/api.js';
-import { ToolInputError } from '../surface/schemas.js';
+import { UsageError } from '../shared/usage-error.js';
 import { displayMessage } from '../shared/display-text.js';
 
 // Every message text is for a person: names quoted in it come escaped and long values cut
@@ -25,7 +25,7 @@ export function requestCancelled<D>(command: string, message: string, data?: D):
 /** Anything a handler threw, as a ResponseError; internal errors say so instead of posing as input errors. */
 export function toResponseError(command: string, e: unknown): ResponseError<unknown> {
   if (e instanceof ResponseError) return e;
-  if (e instanceof ToolInputError) return invalidParams(command, e.message);
+  if (e instanceof UsageError) return invalidParams(command, e.message);
   if (e instanceof ServiceError) {
     return e.code === 'bad_input' || e.code === 'not_found'
       ? invalidParams(command, e.message)

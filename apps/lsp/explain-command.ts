@@ -6,7 +6,7 @@ import type { BuildServiceApi } from '../service/api.js';
 import { buildLayerReport, explainLayers, fileLayerReport, type EngineExplanation } from '../service/engine-explain.js';
 import { checkPrecision } from '../shared/engine-layers.js';
 import { describeZodError } from '../shared/protocol.js';
-import { ToolInputError } from '../surface/schemas.js';
+import { UsageError } from '../shared/usage-error.js';
 import { fileArg } from './paths.js';
 
 const Text = z.string().trim().min(1, 'must not be empty');
@@ -22,9 +22,9 @@ export const EXPLAIN_USAGE = 'expects {"buildId": "<id>"} or {"path": "<engine |
 
 export function explainEngineCommand(service: Pick<BuildServiceApi, 'getBuild' | 'enginePath'>, arg: unknown): EngineExplanation {
   const parsed = ExplainEngineCommandArgs.safeParse(arg);
-  if (!parsed.success) throw new ToolInputError(`${EXPLAIN_USAGE}: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) throw new UsageError(`${EXPLAIN_USAGE}: ${describeZodError(parsed.error)}`);
   const { buildId, path, profilePath, expect, slowest } = parsed.data;
-  if ((buildId === undefined) === (path === undefined)) throw new ToolInputError(`${EXPLAIN_USAGE}: give one of buildId and path`);
+  if ((buildId === undefined) === (path === undefined)) throw new UsageError(`${EXPLAIN_USAGE}: give one of buildId and path`);
   const profile = profilePath === undefined ? undefined : fileArg(profilePath, 'profilePath');
   let r = buildId !== undefined ? buildLayerReport(service, buildId, profile) : fileLayerReport(fileArg(path!, 'path'), profile, expect);
   if (buildId !== undefined && expect !== undefined) r = { ...r, check: checkPrecision(r.layers, expect) };

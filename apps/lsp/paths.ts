@@ -2,15 +2,15 @@
 // Both are accepted wherever a command takes a file.
 import { fileURLToPath } from 'node:url';
 import { resolveUserPath } from '../surface/user-path.js';
-import { ToolInputError } from '../surface/schemas.js';
+import { UsageError } from '../shared/usage-error.js';
 
 export function fileArg(value: string, field: string): string {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    if (!value.toLowerCase().startsWith('file://')) throw new ToolInputError(`${field} must be a file path or a file:// URI, got "${value}"`);
+    if (!value.toLowerCase().startsWith('file://')) throw new UsageError(`${field} must be a file path or a file:// URI, got "${value}"`);
     try {
       return fileURLToPath(value);
     } catch (e) {
-      throw new ToolInputError(`${field} is not a usable file URI ("${value}"): ${(e as Error).message}`);
+      throw new UsageError(`${field} is not a usable file URI ("${value}"): ${(e as Error).message}`);
     }
   }
   return resolveUserPath(value);

@@ -2,7 +2,7 @@
 // clients that predate structured output (the MCP spec asks for both).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../service/api.js';
-import { ToolInputError } from '../surface/schemas.js';
+import { UsageError } from '../shared/usage-error.js';
 import { displayMessage } from '../shared/display-text.js';
 
 /**
@@ -38,7 +38,7 @@ export function errorResult(message: string, structured?: Record<string, unknown
 
 /** Maps what a tool threw to a tool error: user-fixable errors verbatim, anything else marked internal. */
 export function resultForError(err: unknown, action: string): CallToolResult {
-  if (err instanceof ToolInputError) return errorResult(err.message);
+  if (err instanceof UsageError) return errorResult(err.message);
   if (err instanceof ServiceError) return errorResult(`${action}: ${err.message}`);
   const message = err instanceof Error ? err.message : String(err);
   return errorResult(`${action}: internal error: ${message}`);

@@ -1,5 +1,8 @@
-// A bad command line, in the same words for every command (`build`, `serve`, `mcp`, `lsp`):
-// printed after the command's name with exit code 2. Pure, so any layer can throw it.
+// Bad input from the person or the agent, theirs to fix: a command line (`build`, `serve`, `mcp`,
+// `lsp`, ...: printed after the command's name, exit code 2) or the arguments of an MCP tool or an
+// LSP command (a tool error with the message as it is, the LSP's InvalidParams). One class for
+// that one meaning; the message is one line, naming the flag or field. Pure, so any layer can
+// throw it.
 
 export class UsageError extends Error {
   constructor(message: string) {

@@ -1,5 +1,5 @@
 // What the agent and editor surfaces share about a build: its arguments (model, output, options,
-// time budget; options checked strictly against the protocol, ToolInputError naming the field)
+// time budget; options checked strictly against the protocol, a UsageError naming the field)
 // and the shape of its result and state. zod 4: the MCP SDK turns these into JSON Schema for
 // tools/list and validates against them; the LSP validates its command arguments with the same.
 // The MCP-only tool schemas are apps/mcp/tool-schemas.ts.
@@ -17,6 +17,7 @@ import {
   type BuildOptions as BuildOptionsT,
 } from '../shared/protocol.js';
 import { BUILD_OPTIONS } from '../shared/build-options.js';
+import { UsageError } from '../shared/usage-error.js';
 
 // ─────────────────────────────── build options ──────────────────────────────
 
@@ -50,14 +51,12 @@ const OptionsArg = z
       'stronglyTyped, precision, simDuration, simSeed, simFault, ...).',
   });
 
-export class ToolInputError extends Error {}
-
-/** Parses `options` with the protocol schema; throws ToolInputError naming each bad field. */
+/** Parses `options` with the protocol schema; throws a UsageError naming each bad field. */
 export function parseBuildOptions(raw: unknown): BuildOptionsT {
   const r = StrictBuildOptions.safeParse(raw ?? {});
   if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({ ...i, path: ['options', ...i.path] }));
-  throw new ToolInputError(`Invalid build options: ${describeZodError(new z.ZodError(issues))}`);
+  throw new UsageError(`Invalid build options: ${describeZodError(new z.ZodError(issues))}`);
 }
 
 // ─────────────────────────────────── inputs ─────────────────────────────────

@@ -5,7 +5,8 @@ import { formatPath } from '../../shared/view-format.js';
 import { tensorrtLikeStream } from '../../../test/support/synthetic-build.js';
 import { summarizePhases } from '../../surface/phase-summary.js';
 import { buildResult, buildState } from '../../surface/build-result.js';
-import { BuildResultOut, BuildStateOut, parseBuildOptions, ToolInputError } from '../../surface/schemas.js';
+import { BuildResultOut, BuildStateOut, parseBuildOptions } from '../../surface/schemas.js';
+import { UsageError } from '../../shared/usage-error.js';
 import { parseMcpArgs } from '../server.js';
 
 function viewOf(events: readonly BuildEvent[]): BuildView {
@@ -167,10 +168,10 @@ describe('parseBuildOptions', () => {
       try {
         parseBuildOptions(raw);
       } catch (e) {
-        expect(e).toBeInstanceOf(ToolInputError);
+        expect(e).toBeInstanceOf(UsageError);
         return (e as Error).message;
       }
-      throw new Error('expected a ToolInputError');
+      throw new Error('expected a UsageError');
     };
     expect(msg({ optLevel: 9 })).toMatch(/^Invalid build options: options\.optLevel: .*<=5/);
     expect(msg({ optlevel: 3 })).toMatch(/options: Unrecognized key: "optlevel"/);
