@@ -415,13 +415,37 @@ const DEFAULT_CHILD_SHARE = 0.5;
  * hold the percentage (it never falls) until the phase caught up.
  */
 function stepSpan(shares: Record<string, number> | undefined, path: string, s: number, nbSteps: number): [number, number] {
-  if (!shares) return [s / nbSteps, 1 / nbSteps];
-  // No step past SHARE_MAX_STEP has a share; even parts from there on leave (n − s) / (n − k) of
-  // what was left at k, so a phase of thousands of steps costs no more than 64 look-ups a step.
-  const known = Math.min(s, SHARE_MAX_STEP);
+  const known = shares && stepSharesOf(shares, path, nbSteps);
+  if (!known) return [s / nbSteps, 1 / nbSteps];
+  // Past the last known step every step is an even part of what is left: together they leave
+  // (n − s) / (n − upto) of what was left at `upto`.
+  const upto = Math.min(s, known.length);
   let left = 1;
-  for (let k = 0; k < known; k++) left *= 1 - (shares[stepShareKey(path, k, nbSteps)] ?? 1 / (nbSteps - k));
-  left *= (nbSteps - s) / (nbSteps - known);
-  const w = s < SHARE_MAX_STEP ? shares[stepShareKey(path, s, nbSteps)] : undefined;
-  return [1 - left, left * (w ?? 1 / (nbSteps - s))];
+  for (let k = 0; k < upto; k++) left *= 1 - (known[k] ?? 1 / (nbSteps - k));
+  left *= (nbSteps - s) / (nbSteps - upto);
+  return [1 - left, left * (known[s] ?? 1 / (nbSteps - s))];
+}
+
+/**
+ * The step shares of each phase kind (name path and declared steps), by step: indexed once per
+ * shares object, so that a new step costs one look-up rather than one string per earlier step (a
+ * phase of a storm of tactic timings starts a step on nearly every event).
+ */
+const stepShareIndex = new WeakMap<Record<string, number>, Map<string, Array<number | undefined>>>();
+
+function stepSharesOf(shares: Record<string, number>, path: string, nbSteps: number): Array<number | undefined> | undefined {
+  let index = stepShareIndex.get(shares);
+  if (!index) {
+    index = new Map();
+    for (const [key, w] of Object.entries(shares)) {
+      const m = /^(.*)@(\d+)\/(\d+)$/.exec(key);
+      if (!m || Number(m[2]) >= SHARE_MAX_STEP || stepShareKey(m[1]!, Number(m[2]), Number(m[3])) !== key) continue;
+      const kind = `${m[1]}@${m[3]}`;
+      const steps = index.get(kind) ?? [];
+      steps[Number(m[2])] = w;
+      index.set(kind, steps);
+    }
+    stepShareIndex.set(shares, index);
+  }
+  return index.get(`${path}@${nbSteps}`);
 }

@@ -134,6 +134,19 @@ describe('the prior of phase shares (a first build)', () => {
     expect(after).toBeLessThan(100);
   });
 
+  it('a view from a snapshot mid-build continues with exactly the same fraction', () => {
+    const events = trtShapedBuild(withPrior({}).shares).events;
+    const cut = events.findIndex((e) => e.type === 'phase.start' && e.name === 'Timing graph nodes') + 7;
+    const a = new BuildView('b1');
+    for (const e of events.slice(0, cut)) a.apply(e);
+    const b = BuildView.fromSnapshot(JSON.parse(JSON.stringify(a.snapshot())));
+    for (const e of events.slice(cut)) {
+      a.apply(e);
+      b.apply(e);
+      expect(b.fraction()).toBe(a.fraction());
+    }
+  });
+
   it('speaks the recorder’s language: every prior kind is one a finished build of that tree leaves', () => {
     const rec = new PhaseShareRecorder();
     for (const e of trtShapedBuild().events) rec.apply(e);
