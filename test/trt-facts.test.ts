@@ -9,8 +9,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackendCapabilities, BackendInfo } from '../apps/shared/protocol.js';
-import { backendCapabilities, SIM_DEFAULT_TRT_VERSION, SUPPORTED_TRT_MAJORS, trtCapabilities, trtSince } from '../apps/shared/trt-capabilities.js';
+import { backendCapabilities, SIM_DEFAULT_TRT_VERSION, SUPPORTED_TRT_MAJORS, trtCapabilities, trtSince, trtVersionOf } from '../apps/shared/trt-capabilities.js';
 import { addonPath } from '../apps/worker/addon.js';
+import { runCli } from './support/cli.js';
+import { trtFakeBuild } from './support/trt-fakes.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
@@ -132,6 +134,27 @@ describe('capabilities computed natively', () => {
     const { major: _major, minor: _minor, ...ts } = trtCapabilities('10.16.0');
     expect(BackendCapabilities.safeParse({ ...ts, precisions: ['fp16', 'fp6'] }).success).toBe(false);
     expect(BackendCapabilities.safeParse(ts).success).toBe(true);
+  });
+});
+
+// The tensorrt backend through the whole listing path (CLI, service, worker, addon, adapter) against
+// the scripted fake libnvinfer of each major (test/support/trt-fakes.ts): our own fakes, so this
+// proves the report's wiring (the release it is computed for), not what a real TensorRT returns.
+describe.each([10, 11] as const)('the tensorrt backend with the fake TensorRT %i', (major) => {
+  const fake = trtFakeBuild(major);
+  const missing = 'missing' in fake ? fake.missing : undefined;
+  if (missing) console.warn(`skipped: the tensorrt backend's capabilities on TensorRT ${major}: ${missing}`);
+  it.skipIf(missing !== undefined)('reports the capabilities of the release it drives, through backends --json', async () => {
+    if ('missing' in fake) return;
+    const r = await runCli(['backends', '--json'], { env: { ...process.env, ...fake.env } });
+    expect(r.code, r.stderr).toBe(0);
+    const trt = (JSON.parse(r.stdout) as unknown[]).map((b) => BackendInfo.parse(b)).find((b) => b.name === 'tensorrt')!;
+    expect(trt.available, trt.reason).toBe(true);
+    expect(trt.adapter?.major).toBe(major);
+    // The older of the library and the adapter's headers (trtVersionOf says which).
+    const { major: _major, minor: _minor, ...ts } = trtCapabilities(trtVersionOf(trt)!);
+    expect(trt.capabilities).toEqual(ts);
+    expect(trt.capabilities!.stronglyTypedImplied).toBe(major === 11);
   });
 });
 
