@@ -48,9 +48,9 @@ export async function startBuildTool(deps: BuildToolDeps, args: z.infer<typeof B
 export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof BuildArgs>, extra: ToolExtra): Promise<CallToolResult> {
   const { service, reasons } = deps;
   const log = deps.log ?? (() => {});
-  let options;
+  let input;
   try {
-    options = parseBuildOptions(args.options);
+    input = buildInput(service, args, parseBuildOptions(args.options));
   } catch (e) {
     return resultForError(e, 'Cannot start the build');
   }
@@ -74,7 +74,7 @@ export async function runBuildTool(deps: BuildToolDeps, args: z.infer<typeof Bui
 
   let run;
   try {
-    run = await runBuild(service, buildInput(service, args, options), {
+    run = await runBuild(service, input, {
       stop,
       onStarted: (record) => {
         id = record.id;
