@@ -38,6 +38,9 @@ import { buildJob, keys } from './keys.js';
 import { EngineReuseStore } from '../service/engine-reuse-store.js';
 import { Forwarder } from './event-forwarder.js';
 
+/** The pool names serve makes (keys.ts poolQueueName); BullMQ refuses others (a ':' throws). */
+const POOL_NAME = /^tbs-pool-(any|[0-9a-f]{16})$/;
+
 /** Phase ids of attempt n are offset by (n-1) × this, so a retry's tree never collides with the lost one's. */
 export const ATTEMPT_PHASE_OFFSET = 1_000_000;
 
@@ -266,24 +269,47 @@ export class FarmWorker {
     return p;
   }
 
-  /** Takes the oldest waiting job among the pools this worker matches. */
+  /**
+   * Takes the oldest waiting job among the pools this worker matches. Each pool is read on its
+   * own: one that cannot be (a name in the pools hash that is no pool of this farm, a queue whose
+   * keys hold something else) is named once and skipped, so that it cannot keep this worker from
+   * the others' builds (it took every poll down with it, and the worker, ready, took nothing).
+   */
   private async takeOne(): Promise<boolean> {
     const pools = await this.store.pools();
     const candidates: Array<{ name: string; ts: number }> = [];
     for (const [name, canon] of Object.entries(pools)) {
+      if (!POOL_NAME.test(name)) {
+        this.store.refused(`${keys.pools} ${name}`, 'not a pool name of this farm (tbs-pool-<16 hex digits> or tbs-pool-any)');
+        continue;
+      }
       if (!matches(this.labels, targetFromCanonical(canon))) continue;
-      const [head] = await this.pool(name).queue.getJobs(['wait'], 0, 0, true);
-      if (head) candidates.push({ name, ts: head.timestamp });
+      try {
+        const [head] = await this.pool(name).queue.getJobs(['wait'], 0, 0, true);
+        if (head) candidates.push({ name, ts: Number.isFinite(head.timestamp) ? head.timestamp : Infinity });
+      } catch (e) {
+        this.poolUnreadable(name, e);
+      }
     }
     candidates.sort((a, b) => a.ts - b.ts);
     for (const c of candidates) {
       const token = crypto.randomUUID();
-      const job = await this.pool(c.name).worker.getNextJob(token, { block: false });
+      let job: Job | undefined;
+      try {
+        job = await this.pool(c.name).worker.getNextJob(token, { block: false });
+      } catch (e) {
+        this.poolUnreadable(c.name, e);
+        continue;
+      }
       if (!job) continue;
       this.runJob(job, token);
       return true;
     }
     return false;
+  }
+
+  private poolUnreadable(name: string, e: unknown): void {
+    this.store.refused(`bull:${name}`, `its queue cannot be read (${displayMessage((e as Error)?.message ?? String(e))}); its builds wait, the other pools are served`);
   }
 
   private runJob(job: Job, token: string): void {

@@ -13,7 +13,7 @@ import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 import { spawnCli } from '../../../test/support/cli.js';
 import { SharedFolderArtifacts } from '../artifacts.js';
 import { keys, poolQueueName } from '../keys.js';
-import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer } from './harness.js';
+import { killProc, rmDir, startRedis, startWorker, stopAll, until, type RedisServer, type WorkerProc } from './harness.js';
 
 const sim = (simDuration: number) => ({ backend: 'simulated' as const, simDuration, simSeed: 3 });
 let dir: string;
@@ -21,6 +21,7 @@ let model: string;
 let redis: RedisServer;
 let raw: Redis;
 let artifacts: SharedFolderArtifacts;
+let wG: WorkerProc;
 
 interface Serve {
   proc: ChildProcess;
@@ -92,7 +93,7 @@ beforeAll(async () => {
   artifacts.ensure();
   redis = await startRedis(path.join(dir, 'redis'));
   raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-  await startWorker(redis.url, 'wG', 'gpu=G1', ['--artifacts', artifacts.root]);
+  wG = await startWorker(redis.url, 'wG', 'gpu=G1', ['--artifacts', artifacts.root]);
 }, 60_000);
 
 afterEach(async () => {
@@ -181,6 +182,23 @@ describe('the farm verifies what it reads from Redis', () => {
       expect(st.workers.map((w) => w.id)).not.toContain('wShape');
       await until(() => s.stderr().includes(keys.worker('wJunk')) && s.stderr().includes(keys.worker('wShape')), 10_000, 'the bad heartbeats to be named');
     } finally {
+      await stop(s);
+    }
+  });
+
+  it('a pools entry that is no pool (a name BullMQ refuses, a queue whose keys hold garbage) is named and skipped; the worker goes on taking builds', async () => {
+    const s = await serve();
+    const broken = 'tbs-pool-00000000deadbeef';
+    try {
+      // An empty target matches every worker: each would read these on every poll.
+      await raw.hset(keys.pools, 'not:a:pool', '', broken, '');
+      await raw.set(`bull:${broken}:wait`, 'not a list');
+      const id = await startBuild(s, 'G1', 0.2);
+      await until(async () => (await stateOf(s, id)) === 'succeeded', 30_000, 'a build beside the broken pools to succeed');
+      await until(() => wG.stderr().includes(`${keys.pools} not:a:pool`) && wG.stderr().includes(`bull:${broken}`), 10_000, 'the bad pools to be named');
+    } finally {
+      await raw.hdel(keys.pools, 'not:a:pool', broken);
+      await raw.del(`bull:${broken}:wait`);
       await stop(s);
     }
   });
