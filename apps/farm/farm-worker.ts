@@ -343,7 +343,12 @@ export class FarmWorker {
   private async runBuild(entry: Running): Promise<void> {
     const { farmId, owner } = entry;
     const attempt = await this.store.claim(farmId, owner);
-    if (attempt === 0) return; // cancelled while queued, or already ended: nothing to run
+    if (attempt === 0) {
+      // Cancelled while queued, ended, or taken by another attempt's job: nothing to run. Said, so
+      // that a job taken and dropped is never mistaken for a worker that took nothing.
+      this.log(`worker ${this.id}: build ${farmId} is not queued any more (stopped, ended or already taken); its job ${entry.pool} is dropped`);
+      return;
+    }
     const request = await this.store.getRequest(farmId);
     const base = await this.store.getRecord(farmId);
     if (!request || !base) {
