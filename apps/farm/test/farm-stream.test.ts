@@ -103,7 +103,9 @@ describe('the farm view as a live stream', () => {
       expect(first.workers).toEqual([]);
 
       // A worker joins: its first heartbeat is published, the stream says so.
-      const w = await startWorker(redis.url, 'wS', 'gpu=L4,trt=10.16.0', LOSS_HEARTBEAT);
+      // The generous TTL: with 1.5 s, a busy machine let serve call wS lost under its running build
+      // (ending it "worker lost", not cancelled). Its loss below is driven by the test.
+      const w = await startWorker(redis.url, 'wS', 'gpu=L4,trt=10.16.0');
       const joined = await stream.next((s) => s.workers.some((x) => x.id === 'wS'), 'worker wS');
       expect(joined.workers.find((x) => x.id === 'wS')).toMatchObject({ labels: { gpu: 'L4', trt: '10.16.0' }, slots: 1, running: [] });
 
@@ -126,8 +128,15 @@ describe('the farm view as a live stream', () => {
       const ended = await stream.next((s) => [long, stuck].every((id) => s.recent.some((r) => r.id === id && r.state === 'cancelled')), 'both endings');
       expect(ended.running).toEqual([]);
 
-      // A worker killed: no message from it, its heartbeat key expires (1.5 s TTL) and serve sees it.
+      // A worker killed: no message from it; its heartbeat key expires (here at once, as its TTL
+      // would) and serve sees it.
       await killProc(w.proc, 'SIGKILL');
+      const expire = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      try {
+        await expire.pexpire(keys.worker('wS'), 1);
+      } finally {
+        expire.disconnect();
+      }
       await stream.next((s) => !s.workers.some((x) => x.id === 'wS'), 'wS gone', 20_000);
 
       // Versions only grow; no two messages in a row say the same thing.
