@@ -50,10 +50,8 @@ export async function runBackends(argv: string[]): Promise<number> {
 /** What the backend's TensorRT release can do, as the native layer reports it, on one line. */
 export function capabilitiesLine(c: BackendCapabilities): string {
   const yesNo = (b: boolean) => (b ? 'yes' : 'no');
-  const deprecated = c.deprecatedPrecisions.length ? `; ${c.deprecatedPrecisions.join(', ')} deprecated` : '';
-  const flags = c.stronglyTypedImplied
-    ? 'none (networks are strongly typed)'
-    : `${c.precisions.join(' ')}${c.weakTypingDeprecated ? ` (all deprecated${deprecated})` : deprecated ? ` (${deprecated.slice(2)})` : ''}`;
+  const deprecated = c.weakTypingDeprecated ? ' (all deprecated)' : c.deprecatedPrecisions.length ? ` (${c.deprecatedPrecisions.join(', ')} deprecated)` : '';
+  const flags = c.stronglyTypedImplied ? 'none (networks are strongly typed)' : `${c.precisions.join(' ')}${deprecated}`;
   return (
     `TensorRT ${c.version} offers: precision flags ${flags}; hardware compatibility ${c.hardwareCompatibility.join(', ')}; ` +
     `build routes ${yesNo(c.buildRoutes)}; streamed engine ${yesNo(c.serializeToStream)}; timing-cache entry counts ${yesNo(c.timingCacheKeyCount)}`
