@@ -1,6 +1,7 @@
 // The predicted end through the real service and worker: profiles of earlier identical builds
-// (kept in the state directory) give each heartbeat an estimate; no history, no estimate. And
-// the worker's CPU time rides on every heartbeat.
+// (kept in the state directory) give each heartbeat an estimate; with no history, only the
+// estimate from the build's own progress (basis 0), never one claiming earlier builds. And the
+// worker's CPU time rides on every heartbeat.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 type Heartbeat = Extract<BuildEvent, { type: 'heartbeat' }>;
 
 describe('predicted end', () => {
-  it('says nothing without history; on the third identical build it is within 20% from a quarter of the way in', async () => {
+  it('claims no history without history; on the third identical build it is within 20% from a quarter of the way in', async () => {
     const profiles = new BuildProfileStore(path.join(dir, 'state'));
     const svc = createBuildService({ outputDir: path.join(dir, 'engines'), profiles, heartbeatMs: 100, crashDir: path.join(dir, 'crash') });
     const options = { backend: 'simulated' as const, simDuration: 2, simSeed: 11 };
@@ -42,7 +43,9 @@ describe('predicted end', () => {
     }
     const [first, second, third] = runs;
     expect(first.beats.length).toBeGreaterThan(5);
-    expect(first.beats.some((b) => b.estimate)).toBe(false);
+    // A first build may estimate from its own progress once it is far enough in (how far a 2 s
+    // build gets before a heartbeat depends on the machine's load), but never from history.
+    expect(first.beats.every((b) => !b.estimate || (b.estimate.source === 'progress' && b.estimate.basis === 0))).toBe(true);
     expect(second.beats.some((b) => b.estimate?.basis === 1)).toBe(true);
 
     const quarter = third.beats.find((b) => b.t >= third.durationMs / 4 && b.estimate);
