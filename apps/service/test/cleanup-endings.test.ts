@@ -1,14 +1,16 @@
 // Issue 40's first not-negotiable, for every way a build ends without succeeding: after a cancel,
-// a failure, or a kill (the worker ended after a cancel it could not answer), no file the build
-// did not create is missing or changed. cleanup-ownership.test.ts has the crash; here the same
-// things appear at the output path after the build looked at it (a symbolic link to someone's
-// file, another build's engine and manifest, a FIFO, a folder) and each ending leaves them as
-// they were. Real worker processes and the addon's simulated backend.
+// a failure, a kill (the worker ended after a cancel it could not answer) or a crash, no file the
+// build did not create is missing or changed. Things appear at the output path after the build
+// looked at it (a symbolic link to someone's file, another build's engine and manifest, a FIFO,
+// a folder) and each ending leaves them as they were, with no temp file left and the build's
+// claim on the output (output-claim.ts) released. cleanup-ownership.test.ts has more crashes.
+// Real worker processes and the addon's simulated backend.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBuildService, type BuildService } from '../build-service.js';
+import { claimDir, claimFile } from '../output-claim.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
@@ -118,6 +120,8 @@ const endings: Ending[] = [
   // Planted as it starts: it fails (the injected fault, or the native layer refusing the path
   // first, which is a failure too).
   { how: 'a failure', options: { simDuration: 1, simFault: 'fail@Timing graph nodes' }, expected: ['failed'] },
+  // The worker process dies: the service cleans up after it (crashed, or failed first as above).
+  { how: 'a crash', options: { simDuration: 1, simFault: 'crash@Timing graph nodes' }, expected: ['crashed', 'failed'] },
 ];
 
 describe('a build that ends without succeeding leaves what it did not create', () => {
@@ -129,8 +133,10 @@ describe('a build that ends without succeeding leaves what it did not create', (
         const { svc, pids } = service();
         if (!e.end) await svc.listBackends(); // its worker comes first, so pids[0] is the build's
         const rec = await svc.startBuild({ modelPath: model, outputPath: out, options: { backend: 'simulated', simSeed: 7, ...e.options } });
+        const claim = claimFile(claimDir(), path.join(fs.realpathSync(folder), 'model.engine'));
         if (e.end) {
           await running(svc, rec.id);
+          expect(fs.existsSync(claim), 'the running build holds its claim').toBe(true);
           p.plant(out, folder);
           e.end(svc, rec.id, pids.at(-1)!);
         } else p.plant(out, folder);
@@ -140,8 +146,10 @@ describe('a build that ends without succeeding leaves what it did not create', (
         // Whatever the worker still does on its way out (it is told to exit after its result) is done.
         await new Promise((r) => setTimeout(r, 300));
         p.check(out, folder);
-        // Nothing else of the build's is left beside it either (no temp file).
+        // Nothing else of the build's is left beside it either (no temp file), and its claim on the
+        // output against builds of other processes is released (output-claim.ts).
         expect(fs.readdirSync(folder).filter((f) => f.includes('.tmp-'))).toEqual([]);
+        expect(fs.existsSync(claim)).toBe(false);
       }, 60_000);
     }
   }
