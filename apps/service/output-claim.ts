@@ -10,8 +10,10 @@
 // atomically (written whole to a temp file, then hard-linked into place: link fails if the name
 // exists, and a reader never sees half a claim) that names its holder: the process's pid and
 // start time, and the worker's. A claim whose holder and worker are both gone (killed, crashed:
-// no release ran) is stale and taken over, so a killed CLI never blocks the next build; a pid
-// reused by another program does not keep it alive (its start time differs).
+// no release ran) is stale and taken over, so a killed CLI never blocks the next build; on Linux
+// a pid reused by another program does not keep it alive (its start time differs; elsewhere such
+// a claim stands until that program ends). A claim from another host (a home folder shared over
+// NFS) cannot be checked and stands: the refusal names the host.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
