@@ -55,8 +55,12 @@ export interface RequestField {
   unit: string;
   /** 'option': an options-table entry's native key; 'worker': set by toNativeRequest itself. */
   origin: 'option' | 'worker';
-  /** The TensorRT versions that have it: "all", "11.1+", "10.x", "none" (simulated backend or host only). */
-  tensorrt: string;
+  /**
+   * The TensorRT releases whose builder has the setting (from native/trt-facts.json): `since` the
+   * first, `before` the one that removed it; {} every supported release; null none (a setting of
+   * the simulated backend or the host).
+   */
+  tensorrt: { since?: string; before?: string } | null;
   /** The least value a backend accepts besides "not set". */
   min?: number;
 }

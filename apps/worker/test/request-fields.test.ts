@@ -26,8 +26,11 @@ describe('the addon lists the request fields it reads', () => {
     }
     expect(byKey.get('workspaceBytes')).toMatchObject({ type: 'integer', cxx: 'int64_t', unit: 'bytes' });
     expect(byKey.get('simDurationMs')).toMatchObject({ type: 'number', unit: 'ms' });
-    expect(byKey.get('maxAuxStreams')).toMatchObject({ type: 'integer', min: 0, tensorrt: 'all' });
-    expect(byKey.get('buildRoute')).toMatchObject({ type: 'string', tensorrt: '11.1+' });
+    expect(byKey.get('maxAuxStreams')).toMatchObject({ type: 'integer', min: 0 });
+    expect(byKey.get('maxAuxStreams')?.tensorrt).toEqual({});
+    expect(byKey.get('buildRoute')).toMatchObject({ type: 'string', tensorrt: { since: '11.1' } });
+    expect(byKey.get('precision')?.tensorrt).toEqual({ before: '11.0' });
+    expect(byKey.get('simSeed')?.tensorrt).toBeNull();
     expect(byKey.get('heartbeatMs')).toMatchObject({ origin: 'worker', unit: 'ms' });
     expect(byKey.get('layers')).toMatchObject({ origin: 'worker', type: 'layers' });
   });
@@ -45,7 +48,7 @@ describe('a difference between the table and the addon fails the load, naming it
   });
 
   it('an option field no table entry sends', () => {
-    const extra: RequestField = { key: 'maxTacticCount', type: 'integer', cxx: 'int32_t', unit: '', origin: 'option', tensorrt: 'all' };
+    const extra: RequestField = { key: 'maxTacticCount', type: 'integer', cxx: 'int32_t', unit: '', origin: 'option', tensorrt: {} };
     expect(() => checkRequestFields([...fields, extra])).toThrow(/the addon reads "maxTacticCount" as an option, but no entry of the options table sends it/);
     // The same field set by the worker itself is no table's business.
     expect(() => checkRequestFields([...fields, { ...extra, origin: 'worker' }])).not.toThrow();

@@ -159,7 +159,7 @@ void read(Napi::Object const& o, char const* key, std::vector<LayerInfo>& v, req
 JobSpec requestFromJs(Napi::Object const& o) {
   JobSpec spec;
   BuildRequest& r = spec.request;
-#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) read(o, #member, r.member, request_kind::Kind{});
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, since, before, min) read(o, #member, r.member, request_kind::Kind{});
 #include "../core/request_fields.def"
 #undef TBS_REQUEST_FIELD
   // A pinned build: its cache is the build's timing cache, read only, and a miss fails.
@@ -241,7 +241,7 @@ Napi::Value toJs(Napi::Env env, std::vector<LayerInfo> const& v) {
 
 Napi::Object requestToJs(Napi::Env env, BuildRequest const& r) {
   auto o = Napi::Object::New(env);
-#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) \
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, since, before, min) \
   if (RequestOrigin::origin == RequestOrigin::Option) o.Set(#member, toJs(env, r.member));
 #include "../core/request_fields.def"
 #undef TBS_REQUEST_FIELD
@@ -260,7 +260,15 @@ Napi::Array requestFieldsToJs(Napi::Env env) {
     o.Set("cxx", f.cxxType);
     o.Set("unit", f.unit);
     o.Set("origin", f.origin == RequestOrigin::Option ? "option" : "worker");
-    o.Set("tensorrt", f.tensorrt);
+    if (f.since.major < 0) {
+      o.Set("tensorrt", env.Null());
+    } else {
+      auto trt = Napi::Object::New(env);
+      auto text = [](facts::Version v) { return std::to_string(v.major) + "." + std::to_string(v.minor); };
+      if (f.since.major > 0) trt.Set("since", text(f.since));
+      if (f.before.major > 0) trt.Set("before", text(f.before));
+      o.Set("tensorrt", trt);
+    }
     if (f.min != kNoMin) o.Set("min", Napi::Number::New(env, static_cast<double>(f.min)));
     list.Set(i++, o);
   }

@@ -66,7 +66,7 @@ class ProgressSink {
 // fields are declared once, in request_fields.def, which also gives the addon its reader, its echo
 // and the list it exports; members here are the ones no JS key sets.
 struct BuildRequest {
-#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) request_kind::Kind::type member = unset;
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, since, before, min) request_kind::Kind::type member = unset;
 #include "request_fields.def"
 #undef TBS_REQUEST_FIELD
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "trt_facts.h"
+
 namespace tbs {
 
 struct ShapeRange {
@@ -56,6 +58,10 @@ TBS_REQUEST_KIND(Layers, "layers", std::vector<LayerInfo>)
 enum class RequestOrigin : uint8_t { Option, Worker };
 
 inline constexpr int64_t kNoMin = std::numeric_limits<int64_t>::min();
+// The TensorRT releases a field's setting exists in (request_fields.def's since/before columns).
+inline constexpr facts::Version kEvery{0, 0};         // since: every supported release
+inline constexpr facts::Version kNever{0, 0};         // before: never removed
+inline constexpr facts::Version kNoTensorRT{-1, -1};  // since: no TensorRT setting (simulated backend, host)
 
 // One field of the list, as data.
 struct RequestFieldInfo {
@@ -64,13 +70,14 @@ struct RequestFieldInfo {
   char const* cxxType;
   char const* unit;
   RequestOrigin origin;
-  char const* tensorrt;
-  int64_t min;  // kNoMin: none
+  facts::Version since;   // kEvery, kNoTensorRT or a release
+  facts::Version before;  // kNever or a release
+  int64_t min;            // kNoMin: none
 };
 
 inline constexpr RequestFieldInfo kRequestFields[] = {
-#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, tensorrt, min) \
-  {#member, request_kind::Kind::js, request_kind::Kind::cxx, unit, RequestOrigin::origin, tensorrt, min},
+#define TBS_REQUEST_FIELD(member, Kind, unset, unit, origin, since, before, min) \
+  {#member, request_kind::Kind::js, request_kind::Kind::cxx, unit, RequestOrigin::origin, since, before, min},
 #include "request_fields.def"
 #undef TBS_REQUEST_FIELD
 };
@@ -81,7 +88,7 @@ inline constexpr RequestFieldInfo kRequestFields[] = {
 template <typename Request>
 bool checkRequestMinimums(Request const& request, std::string& error) {
   Request const unset{};  // each member starts at its `unset`
-#define TBS_REQUEST_FIELD(member, Kind, unsetValue, unit, origin, tensorrt, min)                                   \
+#define TBS_REQUEST_FIELD(member, Kind, unsetValue, unit, origin, since, before, min)                              \
   if constexpr ((min) != kNoMin) {                                                                                 \
     if (request.member != unset.member && static_cast<int64_t>(request.member) < (min)) {                          \
       error = #member " must be >= " + std::to_string(min) + " (or unset), got " + std::to_string(request.member); \
