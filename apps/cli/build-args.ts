@@ -2,7 +2,7 @@
 // flag lands on the BuildOptions field of the same meaning (the names HTTP and MCP use too).
 import { parseArgs } from 'node:util';
 import { BuildOptions, describeZodError, parseShapeSpec, type BackendInfo, type BuildOptionsInput, type Precision, type ShapeRange } from '../shared/protocol.js';
-import { chosenBackend, trtCapabilities, trtVersionOf, versionProblems, type OptionNamer, type TrtCapabilities } from '../shared/trt-capabilities.js';
+import { backendCapabilities, chosenBackend, versionProblems, type OptionNamer, type TrtCapabilities } from '../shared/trt-capabilities.js';
 import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shared/trtexec.js';
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
@@ -116,9 +116,9 @@ export const cliNamer: OptionNamer = (field, value) => (field === 'precision' ? 
 export function checkCliOptions(options: BuildOptionsInput, backends: BackendInfo[], namer: OptionNamer = cliNamer): void {
   const parsed = BuildOptions.safeParse(options);
   const backend = chosenBackend(parsed.success ? parsed.data.backend : undefined, backends);
-  const version = trtVersionOf(backend);
-  if (!parsed.success || !backend || !version) return; // the service says why
-  const problems = versionProblems(parsed.data, trtCapabilities(version), namer, backend.buildRoutes);
+  const caps = backendCapabilities(backend);
+  if (!parsed.success || !backend || !caps) return; // the service says why
+  const problems = versionProblems(parsed.data, caps, namer, backend.buildRoutes);
   if (problems.length) throw new UsageError(problems.join('\n'));
 }
 
@@ -140,8 +140,7 @@ export async function versionedBuildHelp(): Promise<string> {
 
 /** The capabilities `build --help` describes: those of the backend auto would pick. */
 export function helpCapabilities(backends: BackendInfo[]): TrtCapabilities | undefined {
-  const v = trtVersionOf(chosenBackend('auto', backends));
-  return v ? trtCapabilities(v) : undefined;
+  return backendCapabilities(chosenBackend('auto', backends));
 }
 
 const PRECISIONS: Precision[] = ['fp16', 'bf16', 'int8', 'fp8', 'int4', 'fp4'];

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BuildView, type BuildViewSnapshot } from '../shared/build-view.js';
 import type { BackendChoice, BackendInfo, BuildEvent, BuildFinished, BuildRecord, CancelReason, ModelSummary } from '../shared/protocol.js';
-import { chosenBackend, trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
+import { backendCapabilities, chosenBackend, trtSince, trtVersionOf } from '../shared/trt-capabilities.js';
 import { WorkerToParent, type ParentToWorker } from '../worker/messages.js';
 import { ServiceError, type BuildRoutesRead, type BuildServiceApi, type LocalServiceCalls, type StartBuildInput, type SubscribeOpts, type Subscription } from './api.js';
 import { BuildEstimator } from './build-estimator.js';
@@ -218,7 +218,9 @@ export class BuildService implements BuildServiceApi, LocalServiceCalls {
     const backend = chosenBackend(choice, await this.listBackends());
     const version = trtVersionOf(backend);
     if (!backend || !version) throw new ServiceError('bad_input', `no ${choice === 'auto' ? '' : `${choice} `}backend is available to list build routes`);
-    if (!trtCapabilities(version).buildRoutes) throw new ServiceError('bad_input', `TensorRT ${version} has no build routes (they need 11.1 or newer)`);
+    if (!backendCapabilities(backend)?.buildRoutes) {
+      throw new ServiceError('bad_input', `TensorRT ${version} has no build routes (they need ${trtSince({ feature: 'buildRoutes' })} or newer)`);
+    }
     const listed = backend.detail?.buildRoutesJson;
     if (listed !== undefined) return { backend: backend.name, version, json: listed, source: backend.name === 'simulated' ? 'simulated' : 'disk cache' };
     if (backend.name !== 'tensorrt') throw new ServiceError('internal', `the ${backend.name} backend (TensorRT ${version}) listed no build routes`);

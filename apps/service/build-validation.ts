@@ -16,7 +16,7 @@ import {
 } from '../shared/protocol.js';
 import { engineFileName } from '../shared/engine-name.js';
 import { ATOMIC_TEMP_SUFFIX_MAX_BYTES, NAME_MAX_BYTES, TIMING_CACHE_SUFFIX_MAX_BYTES, utf8Length } from '../shared/file-names.js';
-import { trtCapabilities, trtVersionOf, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
+import { backendCapabilities, versionProblems, type OptionNamer } from '../shared/trt-capabilities.js';
 import { ServiceError, type StartBuildInput } from './api.js';
 import { readModel } from './model/model-reader.js';
 import { ensurePrivateDir } from './private-dir.js';
@@ -277,9 +277,9 @@ export function checkShapeValues(summary: ModelSummary, values: Record<string, S
  * before any worker builds. `name` lets the CLI name its own flags.
  */
 export function checkVersionGates(options: BuildOptions, backend: BackendInfo, name?: OptionNamer): void {
-  const version = trtVersionOf(backend);
-  if (!version) return; // no library found: resolveBackend has already refused this backend
-  const problems = versionProblems(options, trtCapabilities(version), name, backend.buildRoutes);
+  const caps = backendCapabilities(backend);
+  if (!caps) return; // no library found: resolveBackend has already refused this backend
+  const problems = versionProblems(options, caps, name, backend.buildRoutes);
   if (problems.length) throw bad(problems.join('\n'));
 }
 

@@ -27,7 +27,7 @@ import type { ValidatedBuild } from './build-validation.js';
 import { simulatedLayerInformation } from './layer-info.js';
 import { buildLayersFacts, expectedPrecision, type BuildLayersFacts } from '../shared/build-layers.js';
 import { readEngineLayers } from '../shared/engine-layers.js';
-import { trtCapabilities, trtVersionOf } from '../shared/trt-capabilities.js';
+import { backendCapabilities } from '../shared/trt-capabilities.js';
 import { readBoundedText } from './engine-layers-file.js';
 import { packageVersion } from './package-info.js';
 import { refusePlanted } from './writable-path.js';
@@ -324,8 +324,7 @@ export async function writeLayerInfo(build: ValidatedBuild): Promise<EngineManif
 
 /** The precision a build asked for (apps/shared/build-layers.ts), from its options, model and TensorRT version. */
 export function buildExpectedPrecision(build: Pick<ValidatedBuild, 'options' | 'summary' | 'backendInfo'>) {
-  const version = trtVersionOf(build.backendInfo);
-  return expectedPrecision(build.options, build.summary, version !== undefined && trtCapabilities(version).stronglyTypedImplied);
+  return expectedPrecision(build.options, build.summary, backendCapabilities(build.backendInfo)?.stronglyTypedImplied === true);
 }
 
 /**

@@ -20,7 +20,7 @@ import { BUILD_OPTIONS, HARDWARE_TRTEXEC, readNumber, type OptionEntry } from '.
 import { engineFileName } from './engine-name.js';
 import { UsageError } from './usage-error.js';
 import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueRange } from './protocol.js';
-import { trtCapabilities } from './trt-capabilities.js';
+import { trtCapabilities, type TrtCapabilities } from './trt-capabilities.js';
 import { INFERENCE_ONLY_FLAGS, NOTED_FLAGS, refusedBuildFlag, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';
 
 /** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
@@ -525,6 +525,11 @@ export interface TrtexecFormatInput {
   options: BuildOptionsInput;
   /** The TensorRT version the command is for; flags it lacks or implies are left out. */
   trtVersion?: string;
+  /**
+   * What that release can do, as its backend reports it (backendCapabilities); read before
+   * trtVersion, which serves only where no backend is at hand.
+   */
+  capabilities?: TrtCapabilities;
   /** The backend the build would run on: the engine then gets the name the service would give it. */
   backend?: BackendInfo;
 }
@@ -560,8 +565,8 @@ function rangeEntries(r: unknown): Array<[string, Range]> {
  * options, fp4 and the options the table gives a `trtexecMissing` have no trtexec flag and are left out
  * (trtexecWarnings says so for those); on TensorRT 11 the precision flags (removed) and --stronglyTyped (implied) are too.
  */
-export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, backend }: TrtexecFormatInput): string[] {
-  const caps = trtVersion ? trtCapabilities(trtVersion) : undefined;
+export function trtexecArgs({ modelPath, enginePath, options: o, trtVersion, capabilities, backend }: TrtexecFormatInput): string[] {
+  const caps = capabilities ?? (trtVersion ? trtCapabilities(trtVersion) : undefined);
   const args = [`--onnx=${modelPath}`, `--saveEngine=${enginePath ?? defaultEnginePath(modelPath, backend)}`];
   const given = o as Record<string, unknown>;
   for (const { field, trtexec: t } of BUILD_OPTIONS) {

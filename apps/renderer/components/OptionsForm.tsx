@@ -444,5 +444,5 @@ function commandFor(
   if (!o.ok) return { ok: false, text: o.error, warnings: [] };
   const modelPath = host === 'web' ? model.displayName : model.path;
   // The engine gets the name the service would give it on the backend in use.
-  return { ok: true, ...trtexecCommandWithWarnings({ modelPath, options: o.options, trtVersion: caps?.version, backend }) };
+  return { ok: true, ...trtexecCommandWithWarnings({ modelPath, options: o.options, trtVersion: caps?.version, capabilities: caps, backend }) };
 }

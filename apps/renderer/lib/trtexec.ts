@@ -7,7 +7,7 @@ import { defaultEnginePath, formatTrtexecCommand, shellQuote, trtexecCopy, type 
 export { defaultEnginePath, shellQuote };
 export type TrtexecInput = TrtexecFormatInput;
 
-/** `trtVersion`: the TensorRT version of the backend in use; flags it lacks or implies are left out. */
+/** `capabilities` (else `trtVersion`): what the backend in use offers; flags it lacks or implies are left out. */
 export function trtexecCommand(input: TrtexecInput): string {
   return formatTrtexecCommand(input);
 }
