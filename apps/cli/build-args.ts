@@ -303,7 +303,7 @@ function optionsFromFlags(values: BuildFlagValues): BuildOptionsInput {
     }
   }
   // trtexec's spelling: the same profile, one flag per bound (values for shape-tensor inputs).
-  // (Their errors are TrtexecUsageErrors, which are UsageErrors: exit 2.)
+  // (Their errors are UsageErrors: exit 2.)
   const lists: Partial<Record<Which, Array<[string, number[]]>>> = {};
   for (const w of ['min', 'opt', 'max'] as const) {
     const specs = values[`${w}Shapes`];

@@ -111,14 +111,6 @@ function smVersion(computeCapability: string | undefined): number | undefined {
   return m ? (Number(m[1]) << 8) + Number(m[2]) : undefined;
 }
 
-/** --best cannot be read on this version (11.x), or with these options; the CLI exits 2 with it. */
-export class BestFlagError extends UsageError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BestFlagError';
-  }
-}
-
 /**
  * --best as trtexec of that TensorRT version reads it (BuildOptions::parse):
  * - 10.x: FP16 and INT8, and BF16 on compute capability 8.0 or newer; from 10.13 not INT8 on
@@ -126,8 +118,9 @@ export class BestFlagError extends UsageError {
  *   backend) it reads as on an Ampere-or-newer GPU (FP16, INT8, BF16), and the warning says so.
  * - 11.x (caps.stronglyTypedImplied): trtexec has no --best. Networks are strongly typed, so there
  *   is nothing for it to enable: refused with what to do instead.
- * With --stronglyTyped it is refused in trtexec's words. `caps`: what the backend reports for that
- * version (backendCapabilities), else read from the version.
+ * With --stronglyTyped it is refused in trtexec's words. Refusals are UsageErrors (the CLI exits
+ * 2). `caps`: what the backend reports for that version (backendCapabilities), else read from the
+ * version.
  */
 export function bestPrecisions(
   trtVersion: string,
@@ -137,13 +130,13 @@ export function bestPrecisions(
 ): BestPrecisions {
   const { major, minor } = caps;
   if (caps.stronglyTypedImplied) {
-    throw new BestFlagError(
+    throw new UsageError(
       `--best: TensorRT ${trtVersion} has no --best (trtexec 11 removed it with the precision flags). Networks are strongly typed: each layer runs in the ` +
         `precision its tensors' types and the model's Q/DQ nodes give it, so there is nothing for --best to enable. ${PRECISION_REMOVED_ADVICE}, then build without --best.`,
     );
   }
   if (stronglyTyped) {
-    throw new BestFlagError('--best and --stronglyTyped cannot be both set. --best enables implicit precisions, while --stronglyTyped enforces explicit precisions.');
+    throw new UsageError('--best and --stronglyTyped cannot be both set. --best enables implicit precisions, while --stronglyTyped enforces explicit precisions.');
   }
   const sm = smVersion(computeCapability);
   // In the order precisions are listed everywhere else (fp16, bf16, int8), so a copy reads back the same.

@@ -23,14 +23,6 @@ import type { BackendInfo, BuildOptionsInput, Precision, ShapeRange, ShapeValueR
 import { trtCapabilities, type TrtCapabilities } from './trt-capabilities.js';
 import { INFERENCE_ONLY_FLAGS, NOTED_FLAGS, refusedBuildFlag, RENAMED_FLAG_WARNINGS, RETIRED_FLAGS } from './trtexec-other-flags.js';
 
-/** A trtexec command line that cannot be run as given; the CLI exits 2 with it (a UsageError). */
-export class TrtexecUsageError extends UsageError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TrtexecUsageError';
-  }
-}
-
 export interface TrtexecBuild {
   modelPath: string;
   /** --saveEngine; without it the service's default output location (as `build` without -o). */
@@ -66,7 +58,7 @@ export function parseShapeList(flag: string, spec: string): Array<[string, numbe
   const out: Array<[string, number[]]> = [];
   let i = 0;
   const fail = (why: string): never => {
-    throw new TrtexecUsageError(`${flag}: ${why} in "${spec}" (expected e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128)`);
+    throw new UsageError(`${flag}: ${why} in "${spec}" (expected e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128)`);
   };
   while (i < spec.length) {
     let name: string;
@@ -156,11 +148,11 @@ export function shapesFromFlags(
   for (const w of given) {
     const names = lists[w]!.map(([n]) => n);
     const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice !== undefined) throw new TrtexecUsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
+    if (twice !== undefined) throw new UsageError(`${SHAPE_FLAG[w]}: "${twice}" is given twice`);
   }
   if (given.length !== 3 && !warnings && !(given.length === 1 && given[0] === 'opt')) {
     const missing = WHICH.filter((w) => !lists[w]).map((w) => SHAPE_FLAG[w]);
-    throw new TrtexecUsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
+    throw new UsageError(`${missing.join(' and ')} missing: give all three of --minShapes, --optShapes and --maxShapes (or only --optShapes)`);
   }
   const sources = broadcastSources(given);
   const maps = Object.fromEntries(given.map((w) => [w, new Map(lists[w])])) as Partial<Record<Which, Map<string, number[]>>>;
@@ -170,7 +162,7 @@ export function shapesFromFlags(
   for (const name of names) {
     const absent = given.filter((w) => !maps[w]!.has(name));
     if (absent.length) {
-      throw new TrtexecUsageError(`"${name}" is missing from ${absent.map((w) => SHAPE_FLAG[w]).join(' and ')}: every input needs min, opt and max`);
+      throw new UsageError(`"${name}" is missing from ${absent.map((w) => SHAPE_FLAG[w]).join(' and ')}: every input needs min, opt and max`);
     }
     // A source is always a flag that was given (see broadcastSources).
     const bound = (w: Which): number[] => (maps[w] ?? maps[sources[w]!]!).get(name)!;
@@ -197,7 +189,7 @@ const UNIT: Record<string, number> = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3
  */
 export function parsePoolSize(flag: string, text: string, warnings?: string[]): number {
   const m = /^(\d+(?:\.\d*)?|\.\d+)(?:([BKMG])|([KMG])iB)?$/i.exec(text);
-  if (!m) throw new TrtexecUsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (also KiB, MiB, GiB; no suffix: MiB)`);
+  if (!m) throw new UsageError(`${flag}: size "${text}" is not a number with an optional B, K, M or G suffix (also KiB, MiB, GiB; no suffix: MiB)`);
   if (m[3]) {
     const unit = m[3].toUpperCase();
     warnings?.push(`${flag}: "${text}" read as ${m[1]}${unit} (${unit}iB); trtexec itself reads the last letter only and would take it as ${m[1]} bytes, so write ${m[1]}${unit}.`);
@@ -229,19 +221,19 @@ function parsePools(spec: string, into: BuildOptionsInput, warnings: string[]): 
   const flag = '--memPoolSize';
   for (const part of spec.split(',')) {
     const colon = part.indexOf(':');
-    if (colon <= 0) throw new TrtexecUsageError(`${flag}: "${part}" is not <pool>:<size>, e.g. ${flag}=workspace:1024M`);
+    if (colon <= 0) throw new UsageError(`${flag}: "${part}" is not <pool>:<size>, e.g. ${flag}=workspace:1024M`);
     const pool = part.slice(0, colon);
     const p = POOLS[pool];
     if (!p) {
-      throw new TrtexecUsageError(
+      throw new UsageError(
         `${flag}: pool "${pool}" is not supported here (supported: ${TRTEXEC_POOLS.join(', ')}${pool.startsWith('dla') ? '; DLA pools are not used by this product' : ''})`,
       );
     }
     const bytes = parsePoolSize(`${flag} ${pool}`, part.slice(colon + 1), warnings);
     if (bytes === 0 || bytes % p.unit !== 0) {
-      throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
+      throw new UsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" must be a positive whole number of ${p.unitName} here`);
     }
-    if (bytes / p.unit > p.max) throw new TrtexecUsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" is too large (at most ${p.max} ${p.unitName})`);
+    if (bytes / p.unit > p.max) throw new UsageError(`${flag}: ${pool} size "${part.slice(colon + 1)}" is too large (at most ${p.max} ${p.unitName})`);
     (into as Record<string, unknown>)[p.field] = bytes / p.unit;
   }
 }
@@ -294,7 +286,7 @@ function hardwareLevel(text: string): NonNullable<BuildOptionsInput['hardwareCom
   const lower = text.toLowerCase();
   if (lower === 'ampere+') return 'ampere_plus';
   if (lower === 'samecomputecapability') return 'same_compute_capability';
-  throw new TrtexecUsageError(`--hardwareCompatibilityLevel expects none, ampere+ or sameComputeCapability, got "${text}"`);
+  throw new UsageError(`--hardwareCompatibilityLevel expects none, ampere+ or sameComputeCapability, got "${text}"`);
 }
 
 /** trtexec's values, and the deprecated ones it still takes (with its warning). */
@@ -309,16 +301,16 @@ const PROFILING: Record<string, { value: NonNullable<BuildOptionsInput['profilin
 /** Text values are checked by the table's schema here, so the message names the trtexec flag. */
 function checkedText(flag: string, text: string, schema: OptionEntry['schema']): string {
   if (flag === '--sparsity' && text === 'force') {
-    throw new TrtexecUsageError('--sparsity=force: trtexec deprecated it (it rewrites weights); prune the weights offline (polygraphy surgeon prune), then --sparsity=enable');
+    throw new UsageError('--sparsity=force: trtexec deprecated it (it rewrites weights); prune the weights offline (polygraphy surgeon prune), then --sparsity=enable');
   }
   const r = schema.safeParse(text);
-  if (!r.success) throw new TrtexecUsageError(`${flag}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${text}")`);
+  if (!r.success) throw new UsageError(`${flag}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${text}")`);
   return text;
 }
 
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new TrtexecUsageError(`${flag} expects a whole number from ${min} to ${max}, got "${text}"`);
+    throw new UsageError(`${flag} expects a whole number from ${min} to ${max}, got "${text}"`);
   }
   return Number(text);
 }
@@ -339,7 +331,7 @@ function readShapes(
   for (const flag of [...WHICH.map((w) => SHAPE_FLAG[w]), '--shapes']) {
     const n = values.get(flag)?.length ?? 0;
     if (n > 1) {
-      throw new TrtexecUsageError(
+      throw new UsageError(
         `${flag} is given ${n} times: trtexec takes each of --minShapes/--optShapes/--maxShapes/--shapes once ` +
           `(more than one profile needs --profile, which this command does not take); list every input in one flag, e.g. ${flag}=input0:1x3x256x256,input1:1x3x128x128`,
       );
@@ -353,7 +345,7 @@ function readShapes(
   const inference = one('--shapes');
   if (inference !== undefined) {
     // trtexec builds a static profile from --shapes (silently) when no --min/opt/maxShapes are given.
-    if (WHICH.some((w) => lists[w])) throw new TrtexecUsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
+    if (WHICH.some((w) => lists[w])) throw new UsageError('--shapes cannot be combined with --minShapes/--optShapes/--maxShapes here (trtexec uses --shapes for inference)');
     lists.min = lists.opt = lists.max = parseShapeList('--shapes', inference);
   }
   Object.assign(options, shapesFromFlags(lists, shapeTensorInputs, warnings));
@@ -361,7 +353,8 @@ function readShapes(
 
 /**
  * trtexec arguments → the build they describe. `shapeTensorInputs` (from the model reader, when
- * known) sorts shape-flag entries into dims and shape-tensor values; see shapesFromFlags.
+ * known) sorts shape-flag entries into dims and shape-tensor values; see shapesFromFlags. A
+ * command line that cannot be run as given throws a UsageError (the CLI exits 2 with it).
  */
 export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly string[] = []): TrtexecBuild {
   const values = new Map<string, string[]>();
@@ -372,41 +365,41 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
     const arg = argv[i];
     const eq = arg.indexOf('=');
     const flag = eq < 0 ? arg : arg.slice(0, eq);
-    if (!flag.startsWith('--')) throw new TrtexecUsageError(`unexpected argument "${arg}": trtexec takes only --flags (the model is --onnx=<file>)`);
+    if (!flag.startsWith('--')) throw new UsageError(`unexpected argument "${arg}": trtexec takes only --flags (the model is --onnx=<file>)`);
     if (Object.hasOwn(INFERENCE_ONLY_FLAGS, flag)) {
       // Its value, when written after a space, is taken with it (a following --flag is not).
       const spaced = eq < 0 && INFERENCE_ONLY_FLAGS[flag] && argv[i + 1] !== undefined && !argv[i + 1].startsWith('--');
       const given = spaced ? `${flag}=${argv[++i]}` : arg;
       if (!ignored.includes(given)) ignored.push(given);
     } else if (Object.hasOwn(RETIRED_FLAGS, flag)) {
-      throw new TrtexecUsageError(`${flag}: ${RETIRED_FLAGS[flag].instead}`);
+      throw new UsageError(`${flag}: ${RETIRED_FLAGS[flag].instead}`);
     } else if (refusedBuildFlag(flag)) {
-      throw new TrtexecUsageError(refusedBuildFlag(flag)!);
+      throw new UsageError(refusedBuildFlag(flag)!);
     } else if (Object.hasOwn(NOTED_FLAGS, flag)) {
-      if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
+      if (eq >= 0) throw new UsageError(`${flag} takes no value, got "${arg}"`);
       if (!warnings.includes(NOTED_FLAGS[flag])) warnings.push(NOTED_FLAGS[flag]);
     } else if (VALUE_FLAGS.has(flag)) {
       let value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
-      if (value === undefined) throw new TrtexecUsageError(`${flag} needs a value: ${flag}=<value>`);
+      if (value === undefined) throw new UsageError(`${flag} needs a value: ${flag}=<value>`);
       value = value.trim();
       values.set(flag, [...(values.get(flag) ?? []), value]);
     } else if (BOOLEAN_FLAGS.has(flag)) {
-      if (eq >= 0) throw new TrtexecUsageError(`${flag} takes no value, got "${arg}"`);
+      if (eq >= 0) throw new UsageError(`${flag} takes no value, got "${arg}"`);
       flags.add(FLAG_ALIASES[flag] ?? flag);
     } else {
-      throw new TrtexecUsageError(`${flag}: not a trtexec build flag this command knows (trt-build-studio trtexec --help lists what it reads)`);
+      throw new UsageError(`${flag}: not a trtexec build flag this command knows (trt-build-studio trtexec --help lists what it reads)`);
     }
   }
   const one = (flag: string): string | undefined => {
     const v = values.get(flag);
-    if (v && v.length > 1 && new Set(v).size > 1) throw new TrtexecUsageError(`${flag} is given ${v.length} times with different values; give it once`);
+    if (v && v.length > 1 && new Set(v).size > 1) throw new UsageError(`${flag} is given ${v.length} times with different values; give it once`);
     return v?.[0];
   };
 
   const modelPath = one('--onnx');
-  if (!modelPath) throw new TrtexecUsageError('--onnx=<model.onnx> is required: this command builds an engine from an ONNX model');
+  if (!modelPath) throw new UsageError('--onnx=<model.onnx> is required: this command builds an engine from an ONNX model');
   const enginePath = one('--saveEngine');
-  if (enginePath === '') throw new TrtexecUsageError('--saveEngine needs a file name (leave the flag out for the default output location)');
+  if (enginePath === '') throw new UsageError('--saveEngine needs a file name (leave the flag out for the default output location)');
 
   const options: BuildOptionsInput = {};
   const set = options as Record<string, unknown>;
@@ -425,10 +418,10 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       }
       case 'text': {
         const text = one(t.flag);
-        if (text === '' && t.emptyError) throw new TrtexecUsageError(t.emptyError);
+        if (text === '' && t.emptyError) throw new UsageError(t.emptyError);
         if (text !== undefined && range?.kind === 'bytes') {
           const n = readNumber(range, text);
-          if (n === null) throw new TrtexecUsageError(`${t.flag}: invalid memory size "${text}": expected e.g. 512M, 20G (binary units)${range.auto ? ', or auto' : ''}`);
+          if (n === null) throw new UsageError(`${t.flag}: invalid memory size "${text}": expected e.g. 512M, 20G (binary units)${range.auto ? ', or auto' : ''}`);
           set[field] = n;
         } else if (text !== undefined) set[field] = checkedText(t.flag, text, schema);
         break;
@@ -436,7 +429,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
       case 'list': {
         // Repeatable, as trtexec's plugin flags: every occurrence is one entry.
         const all = values.get(t.flag) ?? [];
-        if (all.some((v) => v === '')) throw new TrtexecUsageError(`${t.flag} needs a file: ${t.flag}=<lib.so>`);
+        if (all.some((v) => v === '')) throw new UsageError(`${t.flag} needs a file: ${t.flag}=<lib.so>`);
         if (all.length) set[field] = all;
         break;
       }
@@ -457,7 +450,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
           const pv = one('--profilingVerbosity');
           if (pv !== undefined) {
             const p = Object.hasOwn(PROFILING, pv) ? PROFILING[pv] : undefined;
-            if (!p) throw new TrtexecUsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
+            if (!p) throw new UsageError(`--profilingVerbosity expects layer_names_only, detailed or none, got "${pv}"`);
             if (p.deprecatedBy) warnings.push(`--profilingVerbosity=${pv} has been deprecated by --profilingVerbosity=${p.deprecatedBy}.`);
             options.profilingVerbosity = p.value;
           }
@@ -473,7 +466,7 @@ export function parseTrtexecArgs(argv: string[], shapeTensorInputs: readonly str
     warnings.push('--buildOnly flag has been deprecated by --skipInference flag. (trtexec 10 and later no longer take --buildOnly.)');
   }
   const exportPath = one('--exportLayerInfo');
-  if (exportPath === '') throw new TrtexecUsageError('--exportLayerInfo needs a file: --exportLayerInfo=<layers.json>');
+  if (exportPath === '') throw new UsageError('--exportLayerInfo needs a file: --exportLayerInfo=<layers.json>');
   const layerInfo = { dump: flags.has('--dumpLayerInfo'), ...(exportPath !== undefined ? { exportPath } : {}) };
   return { modelPath, ...(enginePath !== undefined ? { enginePath } : {}), options, json: flags.has('--json'), warnings, ignored, best: flags.has('--best'), layerInfo };
 }
@@ -487,20 +480,17 @@ function readRenamedFlags(values: Map<string, string[]>, flags: Set<string>, one
   const workspace = one('--workspace');
   if (workspace !== undefined) {
     const bytes = parsePoolSize('--workspace', workspace);
-    if (bytes === 0 || bytes % 2 ** 20 !== 0)
-      throw new TrtexecUsageError(`--workspace: "${workspace}" must be a positive whole number of MiB (better: --memPoolSize=workspace:<size>)`);
+    if (bytes === 0 || bytes % 2 ** 20 !== 0) throw new UsageError(`--workspace: "${workspace}" must be a positive whole number of MiB (better: --memPoolSize=workspace:<size>)`);
     const mib = bytes / 2 ** 20;
     if (options.workspaceMiB !== undefined && options.workspaceMiB !== mib) {
-      throw new TrtexecUsageError(
-        `--workspace=${workspace} and --memPoolSize=workspace:${options.workspaceMiB}M disagree: give the workspace once, as --memPoolSize=workspace:<size>`,
-      );
+      throw new UsageError(`--workspace=${workspace} and --memPoolSize=workspace:${options.workspaceMiB}M disagree: give the workspace once, as --memPoolSize=workspace:<size>`);
     }
     options.workspaceMiB = mib;
     warnings.push(RENAMED_FLAG_WARNINGS.workspace(mib));
   }
   const plugins = values.get('--plugins') ?? [];
   if (plugins.length) {
-    if (plugins.some((v) => v === '')) throw new TrtexecUsageError('--plugins needs a file: --staticPlugins=<lib.so>');
+    if (plugins.some((v) => v === '')) throw new UsageError('--plugins needs a file: --staticPlugins=<lib.so>');
     options.staticPlugins = [...(options.staticPlugins ?? []), ...plugins];
     warnings.push(RENAMED_FLAG_WARNINGS.plugins);
   }
@@ -508,7 +498,7 @@ function readRenamedFlags(values: Map<string, string[]>, flags: Set<string>, one
   if (nvtx !== undefined) {
     // trtexec 8.x read it into the same variable, then let --profilingVerbosity override it.
     const p = Object.hasOwn(PROFILING, nvtx) ? PROFILING[nvtx] : undefined;
-    if (!p) throw new TrtexecUsageError(`--nvtxMode expects layer_names_only, detailed or none (better: --profilingVerbosity=...), got "${nvtx}"`);
+    if (!p) throw new UsageError(`--nvtxMode expects layer_names_only, detailed or none (better: --profilingVerbosity=...), got "${nvtx}"`);
     options.profilingVerbosity ??= p.value;
     warnings.push(RENAMED_FLAG_WARNINGS.nvtxMode);
   }

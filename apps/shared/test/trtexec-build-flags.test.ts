@@ -7,8 +7,9 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { trtCapabilities, versionProblems } from '../trt-capabilities.js';
-import { formatTrtexecCommand, parseTrtexecArgs, trtexecArgs, TrtexecUsageError } from '../trtexec.js';
-import { BestFlagError, bestPrecisions } from '../trtexec-other-flags.js';
+import { formatTrtexecCommand, parseTrtexecArgs, trtexecArgs } from '../trtexec.js';
+import { bestPrecisions } from '../trtexec-other-flags.js';
+import { UsageError } from '../usage-error.js';
 
 const LISTS = JSON.parse(fs.readFileSync(new URL('./fixtures/trtexec-build-flags.json', import.meta.url), 'utf8')) as Record<string, string[]>;
 const VERSIONS = ['10.16', '11.1'] as const;
@@ -93,7 +94,7 @@ describe.each(VERSIONS)("trtexec %s's build flags", (version) => {
       error = e;
     }
     if (error !== undefined) {
-      expect(error).toBeInstanceOf(TrtexecUsageError);
+      expect(error).toBeInstanceOf(UsageError);
       const message = (error as Error).message;
       expect(message.startsWith(`${flag}: `) || message.startsWith(`${flag}=`), message).toBe(true);
       expect(message).not.toContain('\n');
@@ -123,7 +124,7 @@ describe.each(VERSIONS)("trtexec %s's build flags", (version) => {
       expect(problems).toEqual([
         expect.stringMatching(/^precisionConstraints, layerPrecisions: TensorRT 11\.1\.0 has no per-layer precision constraints: networks are strongly typed/),
       ]);
-      expect(() => bestPrecisions('11.1.0', undefined, false)).toThrow(BestFlagError);
+      expect(() => bestPrecisions('11.1.0', undefined, false)).toThrow(UsageError);
     } else {
       expect(problems).toEqual([]);
       expect(versionProblems({ ...o, stronglyTyped: true }, caps)).toEqual([expect.stringMatching(/^stronglyTyped cannot be combined with precisionConstraints, layerPrecisions/)]);

@@ -1,24 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { BuildOptions, type BuildOptionsInput, type Precision, type ShapeRange } from '../protocol.js';
 import { trtCapabilities } from '../trt-capabilities.js';
-import {
-  formatTrtexecCommand,
-  parsePoolSize,
-  parseShapeList,
-  parseTrtexecArgs,
-  trtexecArgs,
-  trtexecCopy,
-  trtexecShapeArgs,
-  TrtexecUsageError,
-  trtexecWarnings,
-} from '../trtexec.js';
+import { formatTrtexecCommand, parsePoolSize, parseShapeList, parseTrtexecArgs, trtexecArgs, trtexecCopy, trtexecShapeArgs, trtexecWarnings } from '../trtexec.js';
 import { bestPrecisions, ignoredFlagsNote, INFERENCE_ONLY_FLAGS } from '../trtexec-other-flags.js';
 import type { BackendInfo } from '../protocol.js';
+import { UsageError } from '../usage-error.js';
 
 const base = ['--onnx=m.onnx', '--saveEngine=m.engine'];
 const parse = (...a: string[]) => parseTrtexecArgs([...base, ...a]);
 const fails = (args: string[], msg: RegExp) => {
-  expect(() => parseTrtexecArgs([...base, ...args])).toThrow(TrtexecUsageError);
+  expect(() => parseTrtexecArgs([...base, ...args])).toThrow(UsageError);
   expect(() => parseTrtexecArgs([...base, ...args])).toThrow(msg);
 };
 
