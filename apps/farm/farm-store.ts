@@ -433,12 +433,29 @@ export class FarmStore {
     }
   }
 
+  /**
+   * Records pool `queueName` and its target. Where the pools hash should be, something else (not a
+   * hash) is nothing of the farm's: it is said once and replaced, so that builds can be queued again.
+   */
   async registerPool(queueName: string, canonical: string): Promise<void> {
-    await this.redis.hset(keys.pools, queueName, canonical);
+    try {
+      await this.redis.hset(keys.pools, queueName, canonical);
+    } catch (e) {
+      if (!/WRONGTYPE/.test((e as Error).message)) throw e;
+      this.refused(keys.pools, 'not a hash of pools; replaced by one');
+      await this.redis.multi().del(keys.pools).hset(keys.pools, queueName, canonical).exec();
+    }
   }
 
+  /** The pools (queue name → canonical target); none, said once, when the key holds something else. */
   async pools(): Promise<Record<string, string>> {
-    return this.redis.hgetall(keys.pools);
+    try {
+      return await this.redis.hgetall(keys.pools);
+    } catch (e) {
+      if (!/WRONGTYPE/.test((e as Error).message)) throw e;
+      this.refused(keys.pools, 'not a hash of pools; no pool is read until a build queued replaces it');
+      return {};
+    }
   }
 }
 

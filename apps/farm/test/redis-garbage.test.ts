@@ -203,6 +203,23 @@ describe('the farm verifies what it reads from Redis', () => {
     }
   });
 
+  it('a pools key that is not a hash: GET /api/farm answers, it is named, and the next build queued replaces it and runs', async () => {
+    const s = await serve();
+    const saved = await raw.hgetall(keys.pools);
+    try {
+      await raw.del(keys.pools);
+      await raw.set(keys.pools, notJson());
+      expect((await s.api('/api/farm')).status).toBe(200);
+      const id = await startBuild(s, 'G1', 0.2);
+      await until(async () => (await stateOf(s, id)) === 'succeeded', 30_000, 'a build queued over the garbage to succeed');
+      await until(() => s.stderr().includes(`${JSON.stringify(keys.pools)}: not a hash of pools`), 10_000, 'the bad key to be named');
+    } finally {
+      await raw.del(keys.pools);
+      if (Object.keys(saved).length) await raw.hset(keys.pools, saved);
+      await stop(s);
+    }
+  });
+
   it('a poison job fails once with its reason; the worker goes on taking builds', async () => {
     const s = await serve();
     const pool = poolQueueName({ gpu: 'G1' });
