@@ -45,7 +45,8 @@ export class BuildEstimator {
   /**
    * Folds the event in. build.started comes back with the phase shares (the percentage's weights):
    * those earlier builds of any model left, and the built-in prior for the TensorRT phase kinds
-   * they lack (build-estimate.ts, withPrior; `sharesSource` says which). A heartbeat comes back with
+   * they lack (build-estimate.ts, withPrior), and where they came from (`phaseSharesSource`, as
+   * `sharesSource` says). A heartbeat comes back with
    * the prediction at its moment: from earlier builds of this kind, or, for a first build, from
    * its own progress so far (`progress`, the view's fraction), once there is enough of it.
    */
@@ -55,7 +56,7 @@ export class BuildEstimator {
     this.shares.apply(ev);
     if (ev.type === 'build.started') {
       const phaseShares = this.learnedShares();
-      return Object.keys(phaseShares).length ? { ...ev, phaseShares } : ev;
+      return Object.keys(phaseShares).length ? { ...ev, phaseShares, ...(this.source ? { phaseSharesSource: this.source } : {}) } : ev;
     }
     if (ev.type !== 'heartbeat') return ev;
     const e = profiles.length ? estimateRemaining(profiles, this.recorder.latest, this.recorder.latestT, ev.t) : undefined;

@@ -284,6 +284,15 @@ export class BuildView {
     return this.memory.summary(rowsInOrder(this.rows.root));
   }
 
+  /**
+   * Where the fraction's weights came from (build.started's phaseSharesSource): `prior` when no
+   * earlier build left any, so the percentage rests on typical TensorRT phase weights alone.
+   * Kept in the snapshot with build.started.
+   */
+  get phaseSharesSource(): BuildStarted['phaseSharesSource'] {
+    return this.started?.phaseSharesSource;
+  }
+
   /** 0..1, never falling (see the header); 1 once the build succeeded. */
   fraction(): number {
     return this.status === 'succeeded' ? 1 : this.frac;

@@ -314,9 +314,16 @@ export const BuildStartedEvent = z.object({
   watched: WatchedBuild.optional(),
   /**
    * What earlier builds (of any model) spent in each phase kind, as shares of what was left
-   * (build-estimate.ts, PhaseShareRecorder): the weights of the percentage. Added by the service.
+   * (build-estimate.ts, PhaseShareRecorder), with the built-in prior for the kinds they lack: the
+   * weights of the percentage. Added by the service.
    */
   phaseShares: z.record(z.string(), z.number().min(0).max(1)).optional(),
+  /**
+   * Where phaseShares came from: `history` (earlier builds), `prior` (the built-in shares of
+   * TensorRT's phase kinds, build-estimate.ts PHASE_SHARE_PRIOR: a judgement, no build timed), or
+   * `mixed`. Surfaces say when the percentage rests on the prior alone.
+   */
+  phaseSharesSource: z.enum(['history', 'prior', 'mixed']).optional(),
 });
 export const PhaseStartEvent = z.object({
   ...base,

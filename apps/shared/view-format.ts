@@ -35,18 +35,26 @@ export function formatCurrentPath(levels: readonly PathLevel[]): string {
 }
 
 /**
+ * Said beside a percentage (or an estimate drawn from it) whose phase weights are the built-in
+ * prior alone (BuildView.phaseSharesSource `prior`): typical TensorRT phases, no build timed here.
+ */
+export const PRIOR_WEIGHTS_NOTE = 'typical phase weights';
+
+/**
  * "about 12.0 s left (9.0 s–15.0 s)": the best guess and the spread of the builds it rests on.
  * Once the best guess has run out: "past the predicted end", with what the slowest earlier build
- * still allows. A first build's (no earlier build: extrapolated from its own progress) says so.
+ * still allows. A first build's (no earlier build: extrapolated from its own progress) says so,
+ * and, when its progress is weighed by the prior alone (`sharesSource` `prior`), that too.
  */
-export function formatRemaining(e: Estimate): string {
+export function formatRemaining(e: Estimate, sharesSource?: BuildView['phaseSharesSource']): string {
   if (e.remainingMs <= 0) return `past the predicted end${e.highMs > 0 ? ` (up to ${formatDuration(e.highMs)} more)` : ''}`;
   const low = formatDuration(e.lowMs);
   const high = formatDuration(e.highMs);
   // A range narrower than the rounding reads as "9.9 s–9.9 s": say the one figure.
   const range = low === high ? '' : ` (${low}–${high})`;
   // A first build's estimate rests on its own pace, not on earlier builds: say so.
-  return `about ${formatDuration(e.remainingMs)} left${range}${e.source === 'progress' ? ' (estimate from progress so far)' : ''}`;
+  const basis = e.source !== 'progress' ? '' : sharesSource === 'prior' ? ` (estimate from progress so far, ${PRIOR_WEIGHTS_NOTE})` : ' (estimate from progress so far)';
+  return `about ${formatDuration(e.remainingMs)} left${range}${basis}`;
 }
 
 /**

@@ -69,7 +69,7 @@ export class PlainRenderer implements BuildRenderer {
     const quiet = this.view.sinceLastCallbackMs(now) ?? this.view.elapsedMs(now);
     const parts = [`${quiet >= LONG_SILENCE_MS ? '⚠' : '…'} still building; ${formatCallback(this.view, now) ?? 'no TensorRT callback yet'}`];
     const left = this.view.remaining(now);
-    if (left) parts.push(formatRemaining(left));
+    if (left) parts.push(formatRemaining(left, this.view.phaseSharesSource));
     this.line(parts.join('; '));
   }
 

@@ -130,7 +130,7 @@ export class TtyRenderer implements BuildRenderer {
     if (callback) parts.push((v.sinceLastCallbackMs(now) ?? 0) > LONG_SILENCE_MS ? this.paint('1;33', callback) : callback);
     else parts.push('no TensorRT callback yet');
     const left = v.remaining(now);
-    if (left) parts.push(formatRemaining(left));
+    if (left) parts.push(formatRemaining(left, v.phaseSharesSource));
     if (this.stopState) {
       const since = formatDuration(now - this.stopState.at);
       parts.push(this.paint('1;33', this.stopState.kind === 'cancel' ? `stopping… ${since} (Ctrl-C again to kill)` : `killing the worker… ${since}`));

@@ -90,6 +90,32 @@ describe('terminal status line', () => {
     r.dispose();
   });
 
+  it("a first build's estimate from progress says when its percentage rests on typical phase weights (the prior), not when on earlier builds'", () => {
+    for (const [phaseSharesSource, note] of [
+      ['prior', ' (estimate from progress so far, typical phase weights)'],
+      ['history', ' (estimate from progress so far)'],
+    ] as const) {
+      let wall = 0;
+      const r = new TtyRenderer(terminal().out, () => wall);
+      r.begin(record);
+      const rIn = follow(r, () => wall);
+      wall = 4000;
+      rIn.events([
+        ev(0, { type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true, phaseShares: { 'Building engine@2/6': 0.9 }, phaseSharesSource }),
+        ev(10, { type: 'phase.start', id: 1, parentId: null, name: 'Building engine', nbSteps: 6, instance: 0 }),
+        ev(4000, {
+          type: 'heartbeat',
+          sinceLastCallbackMs: 3990,
+          cancelRequested: false,
+          estimate: { remainingMs: 12_000, lowMs: 6000, highMs: 36_000, basis: 0, source: 'progress' },
+        }),
+      ]);
+      expect(r.statusLine(), phaseSharesSource).toContain(`about 12.0 s left (6.0 s–36.0 s)${note}`);
+      expect(r.statusLine().includes('typical phase weights'), phaseSharesSource).toBe(phaseSharesSource === 'prior');
+      r.dispose();
+    }
+  });
+
   it('prints logs and phase names with control characters escaped, and says where a crashed build died', () => {
     const term = terminal();
     const r = new TtyRenderer(term.out, () => 0);

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useApp, useController } from '../hooks.js';
 import { formatAgo, formatBytes, formatDuration, formatLatency } from '../../shared/format.js';
 import { shortOutcomeText } from '../lib/outcome-text.js';
-import { busyWord, formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, shownLiveness, type Liveness } from '../../shared/view-format.js';
+import { busyWord, formatCores, gpuMemoryText, IDLE_CORES, LONG_SILENCE_MS, PRIOR_WEIGHTS_NOTE, shownLiveness, type Liveness } from '../../shared/view-format.js';
 import { fmtCount, fmtRemaining } from '../lib/panel-numbers.js';
 import { modelErrorParts, pageStatus } from '../lib/model-error.js';
 
@@ -26,7 +26,9 @@ export function StatusLine() {
   const running = status === 'Building' || status === 'Stopping';
   const parts: string[] = [];
   const percent = live && status !== 'Idle' ? overallPercent(live.view.fraction(), status) : undefined;
-  if (percent !== undefined && running) parts.push(`${percent}%`);
+  // No earlier build left phase weights: the percentage rests on the built-in prior, and says so.
+  const priorWeights = live?.view.phaseSharesSource === 'prior';
+  if (percent !== undefined && running) parts.push(`${percent}%${priorWeights ? ` (${PRIOR_WEIGHTS_NOTE})` : ''}`);
   if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
   const modelName = useApp((s) => s.model?.displayName);
   // A refused model while no build is on screen: the line says so, not "Idle".
@@ -82,10 +84,10 @@ export function StatusLine() {
         {parts.map((p) => (
           // Ticking figures: readable in the region, but not announced four times a second.
           <span
-            key={p.endsWith('%') ? 'percent' : p.split(' ')[0]}
+            key={PERCENT_PART.test(p) ? 'percent' : p.split(' ')[0]}
             className="part"
             aria-live="off"
-            title={p.startsWith('about') ? estimateTitle(estimate) : p.endsWith('%') ? PERCENT_TITLE : undefined}
+            title={p.startsWith('about') ? estimateTitle(estimate) : PERCENT_PART.test(p) ? PERCENT_TITLE + (priorWeights ? PRIOR_WEIGHTS_TITLE : '') : undefined}
           >
             {p}
           </span>
@@ -137,6 +139,10 @@ export function StatusLine() {
 
 const PERCENT_TITLE =
   "Overall progress, as every surface reports it: the outermost phase's steps, refined by the phase running inside it. TensorRT gives no total, so it is a shape, not a promise; it stays under 100 until the engine is written.";
+const PRIOR_WEIGHTS_TITLE =
+  ' No earlier build has been timed here yet, so each phase counts with the share typical TensorRT builds spend in it; once a build succeeds, the shares it measured take over.';
+/** The status line's percentage part: "37%", or "37% (typical phase weights)". */
+const PERCENT_PART = /^\d+%/;
 
 /** The build view's fraction as a whole percent; under 100 until the engine is written (as the LSP's). */
 export function overallPercent(fraction: number, status: string): number {

@@ -192,6 +192,35 @@ describe('App', () => {
     expect(host.querySelector('.statusbar .detail')!.getAttribute('title')).toBe('1,000 bytes');
   });
 
+  it('says the percentage rests on typical phase weights when no earlier build left any (prior), not when history did', async () => {
+    const cases = [
+      ['prior', true],
+      ['history', false],
+      ['mixed', false],
+    ] as const;
+    for (const [i, [phaseSharesSource, shown]] of cases.entries()) {
+      await openAndBuild();
+      const id = `b${i + 1}`; // the scripted client numbers builds in order
+      const w = new StreamWriter(id);
+      w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true, phaseShares: { 'Building engine@0/4': 0.25 }, phaseSharesSource });
+      const root = w.start('Building engine', null, 4);
+      w.step(root, 0);
+      w.step(root, 1);
+      act(() => client.push(id, w.events));
+      runFramesUntilIdle();
+      expect(status(), phaseSharesSource).toMatch(/^Building\d+%/);
+      expect(status().includes('(typical phase weights)'), phaseSharesSource).toBe(shown);
+      const part = [...host.querySelectorAll('.statusbar .part')].find((p) => /^\d+%/.test(p.textContent ?? ''))!;
+      expect(part.getAttribute('title')!.includes('typical TensorRT builds'), phaseSharesSource).toBe(shown);
+      // The window title keeps the bare percentage.
+      expect(document.title).toMatch(/^\d+% · Building · tiny\.onnx/);
+      w.finished('succeeded', { engineBytes: 1000 });
+      act(() => client.push(id, w.events.slice(-1)));
+      runFramesUntilIdle();
+      expect(status()).not.toContain('typical phase weights');
+    }
+  });
+
   it('keeps the fraction of phases that a cancelled build cut short', async () => {
     await openAndBuild();
     const w = new StreamWriter('b1');

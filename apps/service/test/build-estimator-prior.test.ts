@@ -29,8 +29,10 @@ describe('the phase shares a build starts with', () => {
   it('a first build (no profile anywhere) gets the prior, and says so', () => {
     const e = new BuildEstimator(store(), 'kind-a');
     expect(e.sharesSource).toBeUndefined();
-    expect(sharesOf(e.annotate(started))).toEqual(PHASE_SHARE_PRIOR);
+    const first = e.annotate(started);
+    expect(sharesOf(first)).toEqual(PHASE_SHARE_PRIOR);
     expect(e.sharesSource).toBe('prior');
+    expect(first).toMatchObject({ phaseSharesSource: 'prior' });
     // No history of its kind: the predicted end comes from its own progress, a range, never from the prior alone.
     expect(e.annotate(heartbeat(1000), () => 0.5)).not.toHaveProperty('estimate');
     const hb = e.annotate(heartbeat(10_000), () => 0.4);
@@ -45,11 +47,21 @@ describe('the phase shares a build starts with', () => {
     const s = store();
     s.add('another-model', { durationMs: 30_000, marks: {}, shares: { 'Building engine@2/6': 0.5, 'Building engine/Timing graph nodes@3/44': 0.25 } });
     const e = new BuildEstimator(s, 'kind-a');
-    const shares = sharesOf(e.annotate(started))!;
+    const ev = e.annotate(started);
+    const shares = sharesOf(ev)!;
     expect(e.sharesSource).toBe('mixed');
+    expect(ev).toMatchObject({ phaseSharesSource: 'mixed' });
     expect(shares['Building engine@2/6']).toBe(0.5);
     expect(shares['Building engine/Timing graph nodes@3/44']).toBe(0.25);
     for (const [k, v] of Object.entries(PHASE_SHARE_PRIOR)) if (k !== 'Building engine@2/6') expect(shares[k], k).toBe(v);
+  });
+
+  it('shares learned for every kind of the prior come from history alone, and build.started says so', () => {
+    const s = store();
+    s.add('another-model', { durationMs: 30_000, marks: {}, shares: Object.fromEntries(Object.keys(PHASE_SHARE_PRIOR).map((k) => [k, 0.5])) });
+    const ev = new BuildEstimator(s, 'kind-a').annotate(started);
+    expect(ev).toMatchObject({ phaseSharesSource: 'history' });
+    for (const k of Object.keys(PHASE_SHARE_PRIOR)) expect(sharesOf(ev)![k], k).toBe(0.5);
   });
 
   it('an unreadable profile store still gives the prior', () => {

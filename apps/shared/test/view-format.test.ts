@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BuildView } from '../build-view.js';
+import { BuildViewSnapshot } from '../build-view-schema.js';
 import type { BuildRecord } from '../protocol.js';
+import { StreamWriter } from '../../../test/support/synthetic-build.js';
 import {
   stoppedMidTimingNote,
   formatCallback,
@@ -9,6 +11,7 @@ import {
   formatLiveness,
   formatRemaining,
   livenessOf,
+  PRIOR_WEIGHTS_NOTE,
   shownLiveness,
   viewFromRecord,
 } from '../view-format.js';
@@ -199,6 +202,41 @@ describe('wording', () => {
     expect(formatRemaining({ remainingMs: 0, lowMs: 0, highMs: 0, basis: 2 })).toBe('past the predicted end');
     // A range narrower than the rounding is one figure, not "9.9 s–9.9 s".
     expect(formatRemaining({ remainingMs: 9900, lowMs: 9880, highMs: 9920, basis: 3 })).toBe('about 9.9 s left');
+  });
+
+  // A first build's estimate is drawn from its percentage; with no earlier build's phase weights
+  // (build.started phaseSharesSource "prior") the percentage rests on typical TensorRT phases.
+  const firstBuild = (phaseSharesSource?: 'history' | 'prior' | 'mixed') => {
+    const w = new StreamWriter('b1');
+    w.emit({
+      type: 'build.started',
+      backend: 'simulated',
+      backendVersion: 'sim-1',
+      simulated: true,
+      phaseShares: { 'Building engine@2/6': 0.5 },
+      ...(phaseSharesSource ? { phaseSharesSource } : {}),
+    });
+    const root = w.start('Building engine', null, 4);
+    w.step(root, 0);
+    w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false, estimate: { remainingMs: 12_000, lowMs: 6000, highMs: 36_000, basis: 0, source: 'progress' } });
+    const v = new BuildView('b1');
+    for (const e of w.events) v.apply(e, 0);
+    return v;
+  };
+
+  it("says a first build's estimate rests on typical phase weights when the prior alone weighs its progress", () => {
+    const prior = firstBuild('prior');
+    expect(prior.phaseSharesSource).toBe('prior');
+    expect(formatRemaining(prior.remaining()!, prior.phaseSharesSource)).toBe(`about 12.0 s left (6.0 s–36.0 s) (estimate from progress so far, ${PRIOR_WEIGHTS_NOTE})`);
+    // The snapshot keeps it (with build.started), through the wire schema.
+    const again = BuildView.fromSnapshot(BuildViewSnapshot.parse(JSON.parse(JSON.stringify(prior.snapshot()))));
+    expect(again.phaseSharesSource).toBe('prior');
+    for (const source of ['history', 'mixed', undefined] as const) {
+      const v = firstBuild(source);
+      expect(formatRemaining(v.remaining()!, v.phaseSharesSource), String(source)).toBe('about 12.0 s left (6.0 s–36.0 s) (estimate from progress so far)');
+    }
+    // An estimate from earlier builds of the same kind is no extrapolation of the percentage: no note.
+    expect(formatRemaining({ remainingMs: 12_000, lowMs: 9000, highMs: 15_000, basis: 3, source: 'history' }, 'prior')).toBe('about 12.0 s left (9.0 s–15.0 s)');
   });
 });
 
