@@ -3,6 +3,7 @@
 // ONNX is binary: there is no line to point at, so every diagnostic sits on 0:0.
 import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
+import { displayMessage } from '../shared/display-text.js';
 
 export const DIAGNOSTIC_SOURCE = 'trt-build-studio';
 
@@ -18,7 +19,9 @@ function diagnostic(kind: ProblemKind, message: string): Diagnostic {
     severity: DiagnosticSeverity.Error,
     source: DIAGNOSTIC_SOURCE,
     code: kind,
-    message,
+    // Names in a message come from the model file: an editor shows them as text, so control
+    // characters and bidi overrides arrive escaped and long values cut, as on every surface.
+    message: displayMessage(message),
   };
 }
 
