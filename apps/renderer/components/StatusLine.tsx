@@ -28,7 +28,7 @@ export function StatusLine() {
   const percent = live && status !== 'Idle' ? overallPercent(live.view.fraction(), status) : undefined;
   // No earlier build left phase weights: the percentage rests on the built-in prior, and says so.
   const priorWeights = live?.view.phaseSharesSource === 'prior';
-  if (percent !== undefined && running) parts.push(`${percent}%${priorWeights ? ` (${PRIOR_WEIGHTS_NOTE})` : ''}`);
+  if (percent !== undefined && running) parts.push(`${percent}%`);
   if (live && status !== 'Idle') parts.push(`elapsed ${formatDuration(live.elapsedMs(now))}`);
   const modelName = useApp((s) => s.model?.displayName);
   // A refused model while no build is on screen: the line says so, not "Idle".
@@ -90,6 +90,7 @@ export function StatusLine() {
             title={p.startsWith('about') ? estimateTitle(estimate) : PERCENT_PART.test(p) ? PERCENT_TITLE + (priorWeights ? PRIOR_WEIGHTS_TITLE : '') : undefined}
           >
             {p}
+            {priorWeights && PERCENT_PART.test(p) && <span className="muted"> ({PRIOR_WEIGHTS_NOTE})</span>}
           </span>
         ))}
         {running && since !== undefined && (
@@ -141,8 +142,8 @@ const PERCENT_TITLE =
   "Overall progress, as every surface reports it: the outermost phase's steps, refined by the phase running inside it. TensorRT gives no total, so it is a shape, not a promise; it stays under 100 until the engine is written.";
 const PRIOR_WEIGHTS_TITLE =
   ' No earlier build has been timed here yet, so each phase counts with the share typical TensorRT builds spend in it; once a build succeeds, the shares it measured take over.';
-/** The status line's percentage part: "37%", or "37% (typical phase weights)". */
-const PERCENT_PART = /^\d+%/;
+/** The status line's percentage part ("37%"), which says when it rests on typical phase weights. */
+const PERCENT_PART = /^\d+%$/;
 
 /** The build view's fraction as a whole percent; under 100 until the engine is written (as the LSP's). */
 export function overallPercent(fraction: number, status: string): number {
