@@ -17,6 +17,7 @@ import { BuildSession } from './build-session.js';
 import { validateBuild, type ValidatedBuild } from './build-validation.js';
 import { EngineReuseStore } from './engine-reuse-store.js';
 import { placeStoredEngine, type ReusedEngine } from './engine-reuse.js';
+import { claimOutput, realOr, type OutputClaim } from './output-claim.js';
 import { deleteEngineFiles, listEngineFiles, type DeleteEnginesResult, type EngineFile } from './engine-store.js';
 import { describeExit } from './exit-status.js';
 import { isRecordedEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
@@ -345,11 +346,25 @@ export class BuildService implements BuildServiceApi, LocalServiceCalls {
    */
   private async reuseStored(id: string, build: ValidatedBuild): Promise<BuildRecord | undefined> {
     let reused: ReusedEngine | undefined;
+    // Placing a stored engine writes the output as a build would, so it takes the same claim on
+    // it: a build of another process writing there now is left alone (this one then builds, and
+    // its launch refuses it naming the holder). A claim folder that cannot be used is no reason
+    // not to reuse: the in-process check still holds.
+    let claim: OutputClaim | undefined;
+    try {
+      const r = claimOutput(realOr(build.outputPath), id);
+      if (!r.ok) return undefined;
+      claim = r.claim;
+    } catch {
+      claim = undefined;
+    }
     try {
       reused = await placeStoredEngine(this.reuseStore(), id, build);
     } catch (e) {
       this.onWarning?.(`build ${id}: the engine store could not be used (${(e as Error).message}); building instead`);
       return undefined;
+    } finally {
+      claim?.release();
     }
     if (!reused) return undefined;
     const session = new BuildSession(id, build, {

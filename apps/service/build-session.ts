@@ -34,7 +34,7 @@ import type { EngineReuseStore } from './engine-reuse-store.js';
 import { storeBuiltEngine, type ReusedEngine } from './engine-reuse.js';
 import { describeExit } from './exit-status.js';
 import { ensurePrivateDir } from './private-dir.js';
-import { claimDir, claimOutput, describeHolder, type OutputClaim } from './output-claim.js';
+import { claimDir, claimOutput, describeHolder, realOr, type OutputClaim } from './output-claim.js';
 import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
@@ -87,15 +87,6 @@ function ownRegularFile(p: string): boolean {
     return st.isFile() && (typeof process.geteuid !== 'function' || st.uid === process.geteuid());
   } catch {
     return false;
-  }
-}
-
-/** `p` with a symbolic link resolved; `p` itself when it cannot be. */
-function realOr(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
   }
 }
 

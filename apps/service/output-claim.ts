@@ -204,6 +204,15 @@ export class OutputClaim {
   }
 }
 
+/** `p` with a symbolic link resolved (a claim is on the file written); `p` itself when it cannot be. */
+export function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
 export type ClaimResult = { ok: true; claim: OutputClaim } | { ok: false; holder: ClaimHolder };
 
 /**

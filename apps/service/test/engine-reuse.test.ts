@@ -11,6 +11,7 @@ import type { BuildEvent, BuildOptionsInput } from '../../shared/protocol.js';
 import { createBuildService, type BuildService } from '../build-service.js';
 import { checkEngine } from '../engine-check.js';
 import { EngineReuseStore } from '../engine-reuse-store.js';
+import { claimOutput } from '../output-claim.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
 
@@ -175,6 +176,24 @@ describe('build --reuse', () => {
     // An option marked as shaping the engine does change them.
     await build(svc, path.join(dir, 'ident-d.engine'), sim({ simSeed: 40, optLevel: 5, reuse: undefined }));
     expect(bytes('d') === bytes('a')).toBe(false);
+  });
+
+  it('a stored engine is not placed at an output another build holds; once released it is', async () => {
+    storeDir = path.join(dir, 'store-claimed');
+    const svc = service();
+    expect((await build(svc, path.join(dir, 'claimed-first.engine'), sim())).fin.status).toBe('succeeded');
+    const out = path.join(dir, 'claimed.engine');
+    fs.writeFileSync(out, 'the other build is writing this');
+    // Held as another process's build would hold it (the claim file names a live holder).
+    const held = claimOutput(fs.realpathSync(out), 'other-build');
+    if (!held.ok) throw new Error('could not claim');
+    const refused = await build(svc, out, sim());
+    expect(refused.fin.status).toBe('failed');
+    expect(refused.fin.error).toMatch(/another build \(other-build/);
+    expect(fs.readFileSync(out, 'utf8')).toBe('the other build is writing this');
+    held.claim.release();
+    const placed = await build(svc, out, sim());
+    expect(placed.fin).toMatchObject({ status: 'succeeded', reused: {} });
   });
 
   it('without reuse nothing is looked up or kept', async () => {
