@@ -156,7 +156,7 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
     out.message =
       record.state === 'queued'
         ? `Build ${record.id} is queued behind an earlier build`
-        : `Build ${record.id} is ${record.state} (${formatDuration(nowT)} so far${where}${left ? `; ${formatRemaining(left)}` : ''})`;
+        : `Build ${record.id} is ${record.state} (${formatDuration(nowT)} so far${where}${left ? `; ${formatRemaining(left, view.phaseSharesSource)}` : ''})`;
   }
   return out;
 }

@@ -61,5 +61,5 @@ function progressLine(view: BuildView, nowWall: number, opts: MessageOptions): s
   }
   const left = view.remaining(nowWall);
   const memory = memoryProgressNote(view);
-  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left)}` : ''}${memory ? ` · ${memory}` : ''}`;
+  return `${silent ? 'still building: ' : ''}${where} · ${since}${left ? ` · ${formatRemaining(left, view.phaseSharesSource)}` : ''}${memory ? ` · ${memory}` : ''}`;
 }

@@ -150,7 +150,7 @@ function resolveBest(options: BuildOptionsInput, backends: BackendInfo[]): Build
   const backend = chosenBackend(options.backend, backends);
   const version = trtVersionOf(backend);
   if (!backend || !version) return options;
-  // On 11.x or with --stronglyTyped this throws a UsageError (a BestFlagError): exit 2.
+  // On 11.x or with --stronglyTyped this throws a UsageError: exit 2.
   const best = bestPrecisions(version, backend.gpu?.computeCapability, options.stronglyTyped === true, backendCapabilities(backend));
   process.stderr.write(`trt-build-studio trtexec: warning: ${best.warning}\n`);
   return { ...options, precision: [...new Set([...(options.precision ?? []), ...best.precision])] };
@@ -174,7 +174,7 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     return 0;
   }
   if (argv.length === 0) throw new UsageError(`trtexec needs at least --onnx=<model.onnx> (supported: ${SUPPORTED_TRTEXEC_FLAGS.join(' ')})`);
-  // A bad command line throws a TrtexecUsageError, which is a UsageError: exit 2. With --json,
+  // A bad command line throws a UsageError: exit 2. With --json,
   // stdout still ends with the contract's build.finished (for no build), as build's does.
   const startedAt = Date.now();
   let parsed: ReturnType<typeof parseTrtexecArgs>;

@@ -129,6 +129,21 @@ describe('progress over the build view, on a TensorRT-like stream', () => {
     expect(progressMessage(view, 2000, { silentAfterMs: 10_000 })).toBe('Building engine 0/6 · last TensorRT callback 2.0 s ago · about 10.0 s left (7.0 s–13.0 s)');
   });
 
+  it("says a first build's percentage rests on typical phase weights, and not once history gives shares", () => {
+    const message = (phaseSharesSource: 'prior' | 'history') => {
+      const w = new StreamWriter();
+      w.emit({ type: 'build.started', backend: 'simulated', backendVersion: 'sim-1', simulated: true, phaseShares: { 'Building engine@0/6': 0.5 }, phaseSharesSource }, 0);
+      w.start('Building engine', null, 6);
+      const view = new BuildView('b1');
+      for (const ev of w.events) view.apply(ev, 0);
+      const estimate = { remainingMs: 12_000, lowMs: 9000, highMs: 15_000, basis: 0, source: 'progress' as const };
+      view.apply(w.emit({ type: 'heartbeat', sinceLastCallbackMs: 0, cancelRequested: false, estimate }, 0), 0);
+      return progressMessage(view, 0, { silentAfterMs: 10_000 });
+    };
+    expect(message('prior')).toMatch(/\(estimate from progress so far, typical phase weights\)$/);
+    expect(message('history')).toMatch(/\(estimate from progress so far\)$/);
+  });
+
   it('says where a crashed build died', () => {
     const events = tensorrtLikeStream(3, { end: 'crashed' });
     const view = new BuildView('b-test');
