@@ -7,6 +7,7 @@ import { parseShapeList, shapesFromFlags, shellQuote, type Which } from '../shar
 import type { ShapeExample } from '../service/build-validation.js';
 import type { StartBuildInput } from '../service/api.js';
 import { UsageError } from '../shared/usage-error.js';
+import type { LayerInfoRequest } from './layer-info-export.js';
 import { BUILD_OPTIONS, readNumber, type OptionEntry } from '../shared/build-options.js';
 
 /** The precision flags' help lines: which flags the TensorRT version in use has. */
@@ -84,6 +85,11 @@ Options:
   -o, --output <file>            where the engine goes (written atomically; nothing on failure)
 ${optionHelp(caps, undefined)}
       --time-budget <s>          cancel the build (reason "timeout") after this many seconds
+      --dump-layer-info          print the engine's layer information after the build (trtexec's
+                                 --dumpLayerInfo; on stderr with --json), as detailed as the
+                                 profiling verbosity option above says
+      --export-layer-info <file> write it to <file> too, in IEngineInspector's JSON as trtexec's
+                                 --exportLayerInfo does (\`layers\` and \`compare\` read it)
       --json                     print protocol events as NDJSON (last line: build.finished)
   Build farm (builds run on \`trt-build-studio worker\` machines; paths must be shared):
       --queue <redis://host:port>  send the build to the farm's queue instead of running it here
@@ -166,6 +172,8 @@ const OPTIONS: Record<string, FlagSpec> = {
     }),
   ),
   'time-budget': { type: 'string' },
+  'dump-layer-info': { type: 'boolean' },
+  'export-layer-info': { type: 'string' },
   json: { type: 'boolean' },
   queue: { type: 'string' },
   target: { type: 'string', multiple: true },
@@ -216,6 +224,8 @@ export interface BuildCommand {
   json: boolean;
   /** Build farm: the Redis URL the build is queued in. */
   queue?: string;
+  /** --dump-layer-info / --export-layer-info: done after a successful build. */
+  layerInfo?: LayerInfoRequest;
   input: StartBuildInput;
 }
 
@@ -340,7 +350,7 @@ function optionsFromFlags(values: BuildFlagValues): BuildOptionsInput {
 export function parseBuildOptionFlags(argv: string[], command: string, what: string): BuildOptionsInput {
   const { values, positionals } = parseFlags(argv);
   if (positionals.length > 0) throw new UsageError(`${command} takes one ${what}; unexpected: ${positionals.join(' ')}`);
-  const notOptions = (['output', 'queue', 'target', 'retries', 'time-budget'] as const).filter((k) => values[k] !== undefined);
+  const notOptions = (['output', 'queue', 'target', 'retries', 'time-budget', 'dump-layer-info', 'export-layer-info'] as const).filter((k) => values[k] !== undefined);
   if (notOptions.length > 0) throw new UsageError(`${command} takes build options, not ${notOptions.map((k) => (k === 'output' ? '-o/--output' : `--${k}`)).join(', ')}`);
   return optionsFromFlags(values);
 }
@@ -366,9 +376,12 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
       (target ??= {})[pair.slice(0, eq)] = pair.slice(eq + 1);
     }
   }
+  const exportPath = values['export-layer-info'] as string | undefined;
+  if (exportPath === '') throw new UsageError('--export-layer-info needs a file: --export-layer-info <layers.json>');
   return {
     help: false,
     json: !!values.json,
+    layerInfo: { dump: values['dump-layer-info'] === true, ...(exportPath !== undefined ? { exportPath } : {}) },
     ...(values.queue ? { queue: values.queue } : {}),
     input: {
       ...(target ? { target } : {}),

@@ -177,6 +177,8 @@ class StopRequests {
  */
 type OptionCheck = (options: BuildOptionsInput, backends: BackendInfo[]) => BuildOptionsInput | void;
 
+const BUILD_LAYER_WORDS = { command: 'build', dumpFlag: '--dump-layer-info', exportFlag: '--export-layer-info' };
+
 export async function runBuild(argv: string[]): Promise<number> {
   // Known before the arguments are parsed (a signal may come while they are), settled after.
   return withStopHandling(argv.includes('--json'), async (stop) => {
@@ -187,7 +189,10 @@ export async function runBuild(argv: string[]): Promise<number> {
       return 0;
     }
     stop.json = cmd.json;
-    return buildAndFollow(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
+    const code = await buildAndFollow(stop, cmd.input, cmd.json, checkCliOptions, cmd.queue);
+    if (code !== 0 || !cmd.layerInfo) return code;
+    const { layerInfoAfterBuild } = require('../layer-info-export.js') as typeof import('../layer-info-export.js');
+    return layerInfoAfterBuild(cmd.input.outputPath, cmd.layerInfo, cmd.json, BUILD_LAYER_WORDS);
   });
 }
 

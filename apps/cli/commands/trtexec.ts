@@ -3,8 +3,6 @@
 // scripts and notes; the flags are trtexec's own spelling, parsed by the same module that writes
 // the app's "Copy as trtexec command".
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { layersPathFor } from '../../shared/engine-manifest.js';
 import { knobEntriesJson, parseKnobDatabase } from '../../shared/build-routes.js';
 import type { BackendInfo, BuildOptionsInput } from '../../shared/protocol.js';
 import { BackendChoice } from '../../shared/protocol.js';
@@ -17,6 +15,9 @@ import type { ShapesError } from '../../service/build-validation.js';
 import { checkCliOptions, helpCapabilities } from '../build-args.js';
 import { UsageError } from '../../shared/usage-error.js';
 import { inputErrorFinished, runBuildInput } from './build.js';
+import { layerInfoAfterBuild } from '../layer-info-export.js';
+
+const TRTEXEC_LAYER_WORDS = { command: 'trtexec', dumpFlag: '--dumpLayerInfo', exportFlag: '--exportLayerInfo' };
 
 /**
  * The options table's trtexec flags, for the TensorRT version in use: short ones several to a
@@ -207,7 +208,7 @@ export async function runTrtexec(argv: string[]): Promise<number> {
         return withBest;
       },
     );
-    return code === 0 ? layerInfoAfterBuild(parsed.enginePath, parsed.layerInfo, parsed.json) : code;
+    return code === 0 ? layerInfoAfterBuild(parsed.enginePath, parsed.layerInfo, parsed.json, TRTEXEC_LAYER_WORDS) : code;
   } catch (e) {
     // Inputs without shapes: say how to give them in trtexec's flags, not in another surface's.
     // (Recognised by its restate(): importing the class would load the model reader before the
@@ -220,39 +221,4 @@ export async function runTrtexec(argv: string[]): Promise<number> {
     }
     throw e;
   }
-}
-
-/**
- * What trtexec does with --dumpLayerInfo and --exportLayerInfo after a build-only run, from the
- * `<engine>.layers.json` every build writes (IEngineInspector's JSON on TensorRT; the simulator's
- * in the same format): printed (on stderr with --json, whose stdout is NDJSON), and copied to the
- * file asked for, atomically. No layer file (TensorRT could not give one; the build log says why)
- * is exit 1 naming the flag.
- */
-function layerInfoAfterBuild(enginePath: string | undefined, info: { dump: boolean; exportPath?: string }, json: boolean): number {
-  if (!enginePath || (!info.dump && info.exportPath === undefined)) return 0;
-  const source = layersPathFor(enginePath);
-  let text: string;
-  try {
-    text = fs.readFileSync(source, 'utf8');
-  } catch {
-    const flag = info.exportPath !== undefined ? '--exportLayerInfo' : '--dumpLayerInfo';
-    process.stderr.write(`trt-build-studio trtexec: ${flag}: the build wrote no layer information (${source}); see the build log\n`);
-    return 1;
-  }
-  if (info.dump) (json ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
-  if (info.exportPath !== undefined) {
-    const target = path.resolve(info.exportPath);
-    const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.tmp`);
-    try {
-      fs.writeFileSync(temp, text);
-      fs.renameSync(temp, target);
-    } catch (e) {
-      fs.rmSync(temp, { force: true });
-      process.stderr.write(`trt-build-studio trtexec: --exportLayerInfo: cannot write ${target}: ${(e as Error).message}\n`);
-      return 1;
-    }
-    if (!json) process.stderr.write(`trt-build-studio trtexec: layer information written to ${target}\n`);
-  }
-  return 0;
 }
