@@ -5,7 +5,6 @@
 // a folder) and each ending leaves them as they were, with no temp file left and the build's
 // claim on the output (output-claim.ts) released. cleanup-ownership.test.ts has more crashes.
 // Real worker processes and the addon's simulated backend.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { claimDir, claimFile } from '../output-claim.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { SYMLINK_FIFO_FOLDER, type Planted } from '../../../test/support/planted-outputs.js';
 
 let dir: string;
 let model: string;
@@ -37,20 +37,8 @@ afterEach(async () => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-type Planted = { what: string; plant: (out: string, folder: string) => void; check: (out: string, folder: string) => void };
-
 const planted: Planted[] = [
-  {
-    what: 'a symbolic link to another file',
-    plant: (out, folder) => {
-      fs.writeFileSync(path.join(folder, 'victim'), 'precious');
-      fs.symlinkSync(path.join(folder, 'victim'), out);
-    },
-    check: (out, folder) => {
-      expect(fs.lstatSync(out).isSymbolicLink()).toBe(true);
-      expect(fs.readFileSync(path.join(folder, 'victim'), 'utf8')).toBe('precious');
-    },
-  },
+  SYMLINK_FIFO_FOLDER[0]!,
   {
     what: "another build's engine and manifest",
     plant: (out) => {
@@ -62,19 +50,7 @@ const planted: Planted[] = [
       expect(fs.readFileSync(`${out}.manifest.json`, 'utf8')).toBe(donor.manifest);
     },
   },
-  {
-    what: 'a FIFO',
-    plant: (out) => execFileSync('mkfifo', [out]),
-    check: (out) => expect(fs.lstatSync(out).isFIFO()).toBe(true),
-  },
-  {
-    what: 'a folder',
-    plant: (out) => {
-      fs.mkdirSync(out);
-      fs.writeFileSync(path.join(out, 'inside'), 'x');
-    },
-    check: (out) => expect(fs.readFileSync(path.join(out, 'inside'), 'utf8')).toBe('x'),
-  },
+  ...SYMLINK_FIFO_FOLDER.slice(1),
 ];
 
 /** A service whose builds' worker pids are kept (the kill case stops one). */

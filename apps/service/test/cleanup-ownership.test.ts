@@ -4,7 +4,6 @@
 // crashed or was killed; the service never throws out of the clean-up; two builds naming one
 // output never run at once. Real worker processes and the addon's simulated backend; the thing at
 // the output path is planted by the launcher, after the build looked at the path at launch.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { createBuildService, type BuildService } from '../build-service.js';
 import { childProcessLauncher, type WorkerLauncher } from '../worker-host.js';
 import { requireBuilt } from '../../../test/support/cli.js';
 import { tempDir, writeModel } from '../../../test/support/onnx-gen.js';
+import { SYMLINK_FIFO_FOLDER, type Planted } from '../../../test/support/planted-outputs.js';
 
 let dir: string;
 let model: string;
@@ -43,45 +43,21 @@ function serviceWithPlant(plant: () => void, opts: Parameters<typeof createBuild
   return { svc, arm: () => (armed = true) };
 }
 
-type Planted = { describe: string; plant: (out: string, folder: string) => void; check: (out: string, folder: string) => void };
-
 const cases: Planted[] = [
-  {
-    describe: "a symbolic link to another file (the target's bytes stay)",
-    plant: (out, folder) => {
-      fs.writeFileSync(path.join(folder, 'victim'), 'precious');
-      fs.symlinkSync(path.join(folder, 'victim'), out);
-    },
-    check: (out, folder) => {
-      expect(fs.lstatSync(out).isSymbolicLink()).toBe(true);
-      expect(fs.readFileSync(path.join(folder, 'victim'), 'utf8')).toBe('precious');
-    },
-  },
+  SYMLINK_FIFO_FOLDER[0]!,
   {
     // A file the worker did not write (its inode is none of the worker's temp files), without a
     // manifest to say whose it is: another process's engine renamed in just before its manifest.
-    describe: 'a regular file it did not write',
+    what: 'a regular file it did not write',
     plant: (out) => fs.writeFileSync(out, "someone else's engine"),
     check: (out) => expect(fs.readFileSync(out, 'utf8')).toBe("someone else's engine"),
   },
-  {
-    describe: 'a FIFO',
-    plant: (out) => execFileSync('mkfifo', [out]),
-    check: (out) => expect(fs.lstatSync(out).isFIFO()).toBe(true),
-  },
-  {
-    describe: 'a folder (no EISDIR out of the clean-up)',
-    plant: (out) => {
-      fs.mkdirSync(out);
-      fs.writeFileSync(path.join(out, 'inside'), 'x');
-    },
-    check: (out) => expect(fs.readFileSync(path.join(out, 'inside'), 'utf8')).toBe('x'),
-  },
+  ...SYMLINK_FIFO_FOLDER.slice(1),
 ];
 
 describe('clean-up removes only what the build created', () => {
   for (const c of cases) {
-    it(`a crashed worker leaves ${c.describe} at the output path alone`, async () => {
+    it(`a crashed worker leaves ${c.what} at the output path alone`, async () => {
       const folder = fs.mkdtempSync(path.join(dir, 'out-'));
       const out = path.join(folder, 'model.engine');
       const { svc, arm } = serviceWithPlant(() => c.plant(out, folder));
