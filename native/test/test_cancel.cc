@@ -22,8 +22,10 @@ TEST(hang_step_is_woken_by_cancel) {
   CHECK_MSG(r.wallMs < 150 + 5000 * 0.1, "build took " << r.wallMs << " ms after a cancel at 150 ms");
   double stopToEnd = ms(r.cancel.endNs - r.cancel.requestedNs);
   double latency = ms(r.cancel.firstFalseNs - r.cancel.requestedNs);
-  CHECK_MSG(stopToEnd >= 0 && stopToEnd < 100, "stop to finish " << stopToEnd << " ms");
-  CHECK_MSG(latency >= 0 && latency < 100, "cancel latency " << latency << " ms");
+  // Bounds for correctness, not speed (bench:pipeline measures that): the hung step would hold
+  // the build 5 s, so a tenth of that proves the cancel woke it, also on a busy machine.
+  CHECK_MSG(stopToEnd >= 0 && stopToEnd < 500, "stop to finish " << stopToEnd << " ms");
+  CHECK_MSG(latency >= 0 && latency < 500, "cancel latency " << latency << " ms");
   auto const* f = r.log->last(EvType::kFinished);
   CHECK(f && f->text.find("\"cancelLatencyMs\":") != std::string::npos && f->text.find("\"stopToFinishMs\":") != std::string::npos);
   bool hangLogged = false;
