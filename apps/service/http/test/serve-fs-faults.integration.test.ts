@@ -61,7 +61,11 @@ describe('serve and the file system changing under a build', () => {
       const s = ((await (await api(`/api/builds/${id}`)).json()) as { state: string }).state;
       return ['cancelled', 'failed', 'crashed', 'succeeded'].includes(s) ? s : undefined;
     });
-    expect(state).toBe('cancelled');
+    // Cancelled; or, on a busy machine where the worker reaches the model or its output only after
+    // they changed, failed naming what it found there: either is a clear ending.
+    const record = JSON.stringify(await (await api(`/api/builds/${id}`)).json());
+    if (state === 'failed') expect(record).toMatch(/is a directory|FIFO|not a regular file/);
+    else expect(state, record).toBe('cancelled');
     expect(Date.now() - t0).toBeLessThan(20_000);
     expect(fs.readFileSync(path.join(out, 'inside'), 'utf8')).toBe('x');
     for (const p of [model, cache]) expect(fs.lstatSync(p).isFIFO()).toBe(true);
