@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { BuildServiceApi } from '../service/api.js';
 import { ServiceError } from '../service/api.js';
 import { describeZodError } from '../shared/protocol.js';
+import { buildListEntry } from '../surface/build-result.js';
 import { CancelReasons } from '../surface/cancel-reasons.js';
 import { CheckEngineArgs, InspectArgs, parseBuildOptions } from '../surface/schemas.js';
 import { checkEngine } from '../service/engine-check.js';
@@ -125,14 +126,7 @@ export function createLspServer(connection: Connection, service: BuildServiceApi
     },
     // The builds of this server run, its own and watched ones (labelled: program, pid, command line).
     [COMMANDS.list]: async () => ({
-      builds: service.listBuilds().map((b) => ({
-        buildId: b.id,
-        state: b.state,
-        modelPath: b.modelPath,
-        ...(b.outputPath ? { outputPath: b.outputPath } : {}),
-        queuedAt: b.queuedAt,
-        ...(b.watched ? { watched: { program: b.watched.program, pid: b.watched.pid, argv: b.watched.argv, probe: b.watched.probe } } : {}),
-      })),
+      builds: service.listBuilds().map(buildListEntry),
     }),
     [COMMANDS.inspect]: async (params) => {
       const parsed = InspectArgs.safeParse(params.arguments?.[0]);

@@ -11,7 +11,7 @@ import { resolveUserPath } from '../surface/user-path.js';
 import { resolveWriteTarget } from '../service/output-target.js';
 import { installInvalidParamsCheck } from './call-arguments.js';
 import { MatrixArgs, MatrixOut, runMatrixTool } from './matrix-tool.js';
-import { buildState } from '../surface/build-result.js';
+import { buildListEntry, buildState } from '../surface/build-result.js';
 import { errorResult, okResult, okResultLines, resultForError } from './tool-results.js';
 import { BuildArgs, BuildResultOut, BuildStateOut, CheckEngineArgs, InspectArgs, parseBuildOptions } from '../surface/schemas.js';
 import { BackendsOut, BuildIdArgs, BuildListOut, CancelOut, ExplainEngineArgs, ExplainEngineOut, NoArgs, StartOut } from './tool-schemas.js';
@@ -246,15 +246,7 @@ export function createMcpServer(service: BuildServiceApi, opts: McpToolsOptions)
     },
     async () =>
       okResult({
-        builds: service.listBuilds().map((b) => ({
-          buildId: b.id,
-          state: b.state,
-          modelPath: b.modelPath,
-          ...(b.outputPath ? { outputPath: b.outputPath } : {}),
-          queuedAt: b.queuedAt,
-          // A build `watch` or a drop-in monitor reported (docs/watch.md): its modelPath is a label.
-          ...(b.watched ? { watched: { program: b.watched.program, pid: b.watched.pid, argv: b.watched.argv, probe: b.watched.probe } } : {}),
-        })),
+        builds: service.listBuilds().map(buildListEntry),
       }),
   );
 

@@ -160,3 +160,18 @@ export function buildState(record: BuildRecord, reason: CancelReason | undefined
   }
   return out;
 }
+
+/**
+ * One build of a server's list, as MCP `list_builds` and the LSP's listBuilds answer it. A build
+ * `watch` or a drop-in monitor reported (docs/watch.md) carries `watched`; its modelPath is a label.
+ */
+export function buildListEntry(b: BuildRecord) {
+  return {
+    buildId: b.id,
+    state: b.state,
+    modelPath: b.modelPath,
+    ...(b.outputPath ? { outputPath: b.outputPath } : {}),
+    queuedAt: b.queuedAt,
+    ...(b.watched ? { watched: { program: b.watched.program, pid: b.watched.pid, argv: b.watched.argv, probe: b.watched.probe } } : {}),
+  };
+}

@@ -60,12 +60,11 @@ export class StreamWriter {
 }
 
 /**
- * The MNIST-like build of TENSORRT.md: "Building engine" finishes early at 4 of 6, "Timing
- * graph nodes" has 12 nodes, each with `measures` "Measuring tactic time" instances.
+ * TensorRT's phase tree (docs/tensorrt.md) up to the first graph node: "Building engine" past its
+ * clone and prepare steps, the subgraph's "Optimizing graph" ended early at 28 of 33, then
+ * "Computing profile costs" › "Timing tactics" › "Timing graph nodes" (12 nodes) open.
  */
-export function mnistLikeBuild(measuresPerNode = 90): StreamWriter {
-  const w = new StreamWriter();
-  w.started();
+export function openTrtTree(w: StreamWriter): { root: number; sub: number; costs: number; tactics: number; nodes: number } {
   const root = w.start('Building engine', null, 6);
   w.full('Cloning network graph', root, 30);
   w.step(root, 0);
@@ -78,6 +77,17 @@ export function mnistLikeBuild(measuresPerNode = 90): StreamWriter {
   const costs = w.start('Computing profile costs', sub, 10);
   const tactics = w.start('Timing tactics', costs, 3);
   const nodes = w.start('Timing graph nodes', tactics, 12);
+  return { root, sub, costs, tactics, nodes };
+}
+
+/**
+ * The MNIST-like build of TENSORRT.md: "Building engine" finishes early at 4 of 6, "Timing
+ * graph nodes" has 12 nodes, each with `measures` "Measuring tactic time" instances.
+ */
+export function mnistLikeBuild(measuresPerNode = 90): StreamWriter {
+  const w = new StreamWriter();
+  w.started();
+  const { root, sub, costs, tactics, nodes } = openTrtTree(w);
   for (let n = 0; n < 12; n++) {
     w.full('Evaluating tactic times', nodes, 1, (ev) => {
       for (let m = 0; m < measuresPerNode; m++) w.full('Measuring tactic time', ev, m % 2 ? 2 : 4);

@@ -3,7 +3,7 @@
 // phases the bar, learned shares win kind by kind, and a phase whose first steps alone have shares
 // splits the rest evenly instead of holding the percentage (build-view.ts, stepSpan).
 import { describe, expect, it } from 'vitest';
-import { StreamWriter } from '../../../test/support/synthetic-build.js';
+import { openTrtTree, StreamWriter } from '../../../test/support/synthetic-build.js';
 import { PHASE_SHARE_PRIOR, PhaseShareRecorder, mergeShares, withPrior } from '../build-estimate.js';
 import { BuildView } from '../build-view.js';
 import { BuildEvent, type BuildEvent as Ev } from '../protocol.js';
@@ -19,18 +19,7 @@ const REFORMAT_MS = 1000;
 function trtShapedBuild(phaseShares?: Record<string, number>): StreamWriter {
   const w = new StreamWriter();
   w.emit({ type: 'build.started', backend: 'tensorrt', backendVersion: '10.16.0', simulated: false, ...(phaseShares ? { phaseShares } : {}) });
-  const root = w.start('Building engine', null, 6);
-  w.full('Cloning network graph', root, 30);
-  w.step(root, 0);
-  w.full('Preparing graph for optimization', root, 4);
-  w.step(root, 1);
-  const sub = w.start('Building engine from subgraph', root, 1);
-  const opt = w.start('Optimizing graph', sub, 33);
-  for (let s = 0; s < 28; s++) w.step(opt, s);
-  w.finish(opt, 28, true);
-  const costs = w.start('Computing profile costs', sub, 10);
-  const tactics = w.start('Timing tactics', costs, 3);
-  const nodes = w.start('Timing graph nodes', tactics, 12);
+  const { root, sub, costs, tactics, nodes } = openTrtTree(w);
   for (let n = 0; n < 12; n++) {
     const ev = w.start('Evaluating tactic times', nodes, 4);
     for (let k = 0; k < 4; k++) {
