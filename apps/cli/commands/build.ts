@@ -115,8 +115,15 @@ class StopRequests {
   /** The build runs on a farm machine (--queue): no worker of ours to wait for. */
   remote = false;
 
+  /** The build's ending, once known (ended()). */
+  private finished: BuildFinished | undefined;
+
   constructor(private readonly hub: ProcessSignals) {
     hub.onHardExit(() => this.workers.killAll());
+    // A signal between the ending being known and its line being written still ends the stream with it.
+    hub.onHardExit(() => {
+      if (this.finished && !this.readerGone) this.renderer?.exitNow?.(this.finished);
+    });
   }
 
   get buildId(): string | undefined {
@@ -167,6 +174,7 @@ class StopRequests {
 
   /** The build's ending is known: a signal from now on exits with its code. */
   ended(finished: BuildFinished): void {
+    this.finished = finished;
     this.hub.exitOnSignal(exitCodeFor(finished));
   }
 }

@@ -3,7 +3,9 @@
 // reader gets every event but coalesced steps (see NdjsonWriter); a reader that closes the pipe
 // ends the writing quietly and onReaderGone lets the command stop the build.
 import type { BuildView } from '../../shared/build-view.js';
-import type { BuildEvent } from '../../shared/protocol.js';
+import { writeSync } from 'node:fs';
+import type { BuildEvent, BuildFinished } from '../../shared/protocol.js';
+import { eventJson } from '../../shared/event-json.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import type { BuildRenderer } from './renderer.js';
 
@@ -12,17 +14,23 @@ export class JsonRenderer implements BuildRenderer {
   /** The events are written as they are: the live view need not fold them (the service's session does). */
   readonly readsView = false;
 
-  constructor(out: NodeJS.WritableStream = process.stdout, onReaderGone: (err: NodeJS.ErrnoException) => void = () => {}) {
+  constructor(
+    private readonly out: NodeJS.WritableStream = process.stdout,
+    onReaderGone: (err: NodeJS.ErrnoException) => void = () => {},
+  ) {
     this.writer = new NdjsonWriter(out, onReaderGone);
   }
 
   /** Seq of the last event handed to the writer. */
   private lastSeq = -1;
+  /** build.finished has been handed to the writer. */
+  private wroteFinished = false;
 
   begin(): void {}
 
   events(events: BuildEvent[]): void {
     if (events.length) this.lastSeq = events[events.length - 1].seq;
+    if (events.some((e) => e.type === 'build.finished')) this.wroteFinished = true;
     this.writer.write(events);
   }
 
@@ -46,6 +54,25 @@ export class JsonRenderer implements BuildRenderer {
   }
 
   end(): void {}
+
+  /**
+   * The process ends now, on a signal that came after the build's end was known but before its
+   * build.finished reached this renderer (it waits behind the subscription's delivery for a few
+   * milliseconds). The stream must still end with that line: written straight to the descriptor
+   * when everything before it is with the OS, so it lands whole and last. A reader that is behind
+   * loses the tail either way (the command does not wait for it once the ending is known).
+   */
+  exitNow(finished: BuildFinished): void {
+    if (this.wroteFinished || !this.writer.caughtUp) return;
+    const fd = (this.out as { fd?: unknown }).fd;
+    if (typeof fd !== 'number') return;
+    this.wroteFinished = true;
+    try {
+      writeSync(fd, `${eventJson(finished)}\n`);
+    } catch {
+      // The reader is gone, or its pipe is full: nothing more can reach it.
+    }
+  }
 
   flushed(): Promise<void> {
     return this.writer.idle();

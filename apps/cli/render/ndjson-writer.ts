@@ -113,6 +113,15 @@ export class NdjsonWriter {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Everything handed to write() is with the OS now (nothing waits here or in the stream's own
+   * buffer), so a line written to the file descriptor directly lands after all of it, whole.
+   */
+  get caughtUp(): boolean {
+    const buffered = (this.out as { writableLength?: number }).writableLength ?? 0;
+    return !this.closed && !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0 && buffered === 0;
+  }
+
   private isIdle(): boolean {
     return this.closed || (this.inFlight === 0 && !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0);
   }

@@ -28,6 +28,11 @@ export interface BuildRenderer {
   stopping(kind: 'cancel' | 'kill', signal: string): void;
   /** The last event has been passed to events(); print the summary, stop timers. */
   end(finished: BuildFinished): void;
+  /**
+   * The process is about to exit on a signal that came once the build's end was known: a renderer
+   * that owes its reader a last line (--json's build.finished) writes it synchronously if it can.
+   */
+  exitNow?(finished: BuildFinished): void;
   /** Resolves once everything written has left the process (a renderer that holds lines back). */
   flushed?(): Promise<void>;
   /**
