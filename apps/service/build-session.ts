@@ -278,7 +278,7 @@ export class BuildSession {
     // The same refusal between processes (a CLI build and a serve, two CLIs): the claim is held
     // until the build ends, and one whose process and worker are gone is stale (output-claim.ts).
     try {
-      const r = claimOutput(this.outputTarget, this.id, this.opts.claimDir ?? claimDir());
+      const r = claimOutput(this.outputTarget, this.id, this.opts.claimDir ?? claimDir(), (m) => this.opts.onWarning?.(`build ${this.id}: ${m}`));
       if (!r.ok) {
         this.finishLocally(
           'failed',
@@ -658,7 +658,11 @@ export class BuildSession {
     this.outputClaim = undefined;
   }
 
-  /** Records the identity of each temp file the worker creates beside the output (tempFileIds). */
+  /**
+   * Records the identity of each temp file the worker creates beside the output (tempFileIds), in
+   * the output's claim too: if this process and the worker are killed, the build that takes the
+   * claim over removes those very files (output-claim.ts).
+   */
   private watchTempFiles(): void {
     const pid = this.run.pid;
     const target = this.outputTarget;
@@ -669,11 +673,19 @@ export class BuildSession {
       this.tempWatch = fs.watch(dir, { persistent: false }, (_event, name) => {
         if (typeof name !== 'string' || !name.startsWith(prefix)) return;
         const id = regularFileId(path.join(dir, name));
-        if (id !== undefined) this.tempFileIds.add(id);
+        if (id === undefined || this.tempFileIds.has(id)) return;
+        this.tempFileIds.add(id);
+        this.outputClaim?.addTemp(id);
       });
-      this.tempWatch.on('error', () => this.stopWatchingTempFiles());
+      this.tempWatch.on('error', () => {
+        this.stopWatchingTempFiles();
+        // What is recorded so far may not be all: a taker goes by the files' names instead.
+        this.outputClaim?.watchTemps(false);
+      });
+      this.outputClaim?.watchTemps(true);
     } catch {
-      // No watch (inotify limits): a worker that dies leaves whatever is at the output path alone.
+      // No watch (inotify limits): a worker that dies leaves whatever is at the output path alone,
+      // and a taker of the claim knows its temp files by their names alone.
     }
   }
 

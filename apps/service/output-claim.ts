@@ -14,6 +14,14 @@
 // a pid reused by another program does not keep it alive (its start time differs; elsewhere such
 // a claim stands until that program ends). A claim from another host (a home folder shared over
 // NFS) cannot be checked and stands: the refusal names the host.
+//
+// A worker killed mid-build (with its holder: no clean-up ran) leaves its temp file beside the
+// engine (`<engine>.tmp-<worker pid>-<n>`, atomic_file.cc; the TensorRT adapter holds it open for
+// the whole build). The holder records in its claim the device:inode of each such file its watch
+// sees (build-session.ts); the process that takes over the stale claim removes them
+// (removeDeadWorkerTemps): files of exactly that name, regular, of this user, with one link, of a
+// worker that is not running, and, when the claim recorded identities, one of those. Only the
+// worker's: the addon is never loaded by the holder itself, so no temp file carries its pid.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -38,7 +46,16 @@ export interface ClaimHolder {
   /** The build's worker, which may outlive its host for a moment (it cancels when orphaned). */
   workerPid?: number;
   workerStart?: string;
+  /**
+   * Device:inode (`<dev>:<ino>`) of the worker's temp files beside the target that the holder's
+   * watch saw; an empty list: watched, none seen. Absent: not watched (no watch could be set up, or
+   * it failed, or an older claim), so a taker knows them by name, owner and kind alone.
+   */
+  temps?: string[];
 }
+
+/** At most this many temp identities are kept in a claim (a worker writes one engine). */
+const MAX_TEMPS = 64;
 
 /** The folder of claims: `<state folder>/output-claims`. */
 export function claimDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -99,6 +116,9 @@ function parseHolder(text: string): ClaimHolder | undefined {
     const pid = (v: unknown) => Number.isSafeInteger(v) && (v as number) > 0;
     if (h.v !== 1 || !str(h.nonce) || !str(h.buildId) || !str(h.target) || !str(h.host) || !pid(h.pid) || !str(h.command)) return undefined;
     if ((h.start !== undefined && !str(h.start)) || (h.workerPid !== undefined && !pid(h.workerPid)) || (h.workerStart !== undefined && !str(h.workerStart))) return undefined;
+    // A list not of this form (another version's) decides nothing about the claim itself; it only
+    // means no file is known to be the worker's.
+    if (h.temps !== undefined && !(Array.isArray(h.temps) && h.temps.length <= MAX_TEMPS && h.temps.every((t) => typeof t === 'string' && /^\d+:\d+$/.test(t)))) h.temps = [];
     return h as ClaimHolder;
   } catch {
     return undefined;
@@ -133,17 +153,19 @@ function unlinkQuiet(p: string): void {
 /**
  * Removes the stale claim whose bytes were `seen`, and nothing else: it is moved aside first and
  * compared; a claim that replaced it meanwhile (another process broke the stale one and claimed)
- * is linked back under its name, with its inode and bytes, for its holder to release.
+ * is linked back under its name, with its inode and bytes, for its holder to release. True when
+ * this call removed that very claim (so its leftovers are this caller's to remove).
  */
-function breakStale(file: string, seen: string): void {
+function breakStale(file: string, seen: string): boolean {
   const aside = `${file}.stale-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
   try {
     fs.renameSync(file, aside);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
   }
-  if (readBytes(aside) !== seen) {
+  const removed = readBytes(aside) === seen;
+  if (!removed) {
     try {
       fs.linkSync(aside, file);
     } catch {
@@ -152,6 +174,49 @@ function breakStale(file: string, seen: string): void {
     }
   }
   unlinkQuiet(aside);
+  return removed;
+}
+
+/**
+ * The temp files that the dead worker of stale claim `h` left beside `target` (killed with its
+ * holder, so nobody removed them), removed; nothing else is. A file goes only when all hold: its
+ * name is exactly `<basename>.tmp-<worker pid>-<digits>` (the native layer's, created O_EXCL); it
+ * is a regular file itself (a link is not followed), of this user, with one link; the pid in its
+ * name runs no process now (a reused pid may be a new build's worker); and, when the claim
+ * recorded the identities its holder saw, its device:inode is one of them (otherwise the file is
+ * not known to be that worker's, whatever its name). Failures are warnings: the claim is taken
+ * all the same.
+ */
+function removeDeadWorkerTemps(target: string, h: ClaimHolder, onWarning?: (message: string) => void): void {
+  const pid = h.workerPid;
+  if (pid === undefined || h.target !== target || h.host !== os.hostname() || processAlive(pid, undefined)) return;
+  const dir = path.dirname(target);
+  const prefix = `${path.basename(target)}.tmp-${pid}-`;
+  const known = h.temps ? new Set(h.temps) : undefined;
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return; // the folder is gone or unreadable: nothing to find
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^\d{1,20}$/.test(name.slice(prefix.length))) continue;
+    const p = path.join(dir, name);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (!st.isFile() || st.nlink !== 1 || (uid !== undefined && st.uid !== uid)) continue;
+    if (known && !known.has(`${st.dev}:${st.ino}`)) continue;
+    try {
+      fs.unlinkSync(p);
+    } catch (e) {
+      onWarning?.(`could not remove ${p}, left by the killed build ${displayText(h.buildId)}: ${(e as Error).message}`);
+    }
+  }
 }
 
 /** The process's own description for a refusal: the program and its subcommand. */
@@ -179,14 +244,41 @@ export class OutputClaim {
 
   /** Names the worker in the claim, so that it holds while an orphaned worker winds down. */
   setWorker(pid: number): void {
+    this.rewrite({ ...this.holder, workerPid: pid, workerStart: processStart(pid) });
+  }
+
+  /**
+   * The holder watches the worker's temp files from now on (`watching`, with none seen yet), or
+   * no longer can (a taker then knows them by name alone).
+   */
+  watchTemps(watching: boolean): void {
+    const next: ClaimHolder = { ...this.holder, temps: [] };
+    if (!watching) delete next.temps;
+    this.rewrite(next);
+  }
+
+  /** Records the device:inode of a temp file of the worker, seen while watching. */
+  addTemp(id: string): void {
+    const temps = this.holder.temps;
+    if (!temps || temps.includes(id)) return;
+    // Past the limit nothing more is known for sure: the name rule alone.
+    if (temps.length >= MAX_TEMPS) return this.watchTemps(false);
+    this.rewrite({ ...this.holder, temps: [...temps, id] });
+  }
+
+  /**
+   * The claim file, replaced whole (temp + rename) with `next`; left as it was when that fails
+   * (naming the host process alone, or fewer temps), and `next` goes with the next rewrite.
+   */
+  private rewrite(next: ClaimHolder): void {
     if (this.released) return;
-    this.holder = { ...this.holder, workerPid: pid, workerStart: processStart(pid) };
+    this.holder = next;
     let tmp: string | undefined;
     try {
-      tmp = writeTemp(this.file, JSON.stringify(this.holder));
+      tmp = writeTemp(this.file, JSON.stringify(next));
       fs.renameSync(tmp, this.file);
     } catch {
-      if (tmp) unlinkQuiet(tmp); // the claim stands as it was, naming the host process alone
+      if (tmp) unlinkQuiet(tmp);
     }
   }
 
@@ -217,9 +309,11 @@ export type ClaimResult = { ok: true; claim: OutputClaim } | { ok: false; holder
 
 /**
  * Claims `target` (the output file, a link resolved) for build `buildId` of this process, or says
- * who holds it. Throws when the claim folder cannot be used (not private, not writable).
+ * who holds it. A stale claim taken over has its dead worker's temp files removed
+ * (removeDeadWorkerTemps); what could not be is told to `onWarning`. Throws when the claim folder
+ * cannot be used (not private, not writable).
  */
-export function claimOutput(target: string, buildId: string, dir: string = claimDir()): ClaimResult {
+export function claimOutput(target: string, buildId: string, dir: string = claimDir(), onWarning?: (message: string) => void): ClaimResult {
   ensurePrivateDir(dir, 'output claim');
   const file = claimFile(dir, target);
   const mine: ClaimHolder = {
@@ -250,7 +344,9 @@ export function claimOutput(target: string, buildId: string, dir: string = claim
     const holder = parseHolder(seen);
     if (holder && holderAlive(holder)) return { ok: false, holder };
     // Its holder is gone (or it is not a claim at all: nothing of a build's can be lost with it).
-    breakStale(file, seen);
+    // Whoever removed the stale claim removes what its worker left, at once: a claimer that
+    // comes first now runs a worker of another pid (a live pid is never touched).
+    if (breakStale(file, seen) && holder) removeDeadWorkerTemps(target, holder, onWarning);
   }
   throw new Error(`the claim ${file} on ${target} kept changing while it was taken; try again`);
 }

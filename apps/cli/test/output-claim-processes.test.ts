@@ -2,8 +2,9 @@
 // `serve`) never run at once. The second is refused with the same words as within one process,
 // naming the other build, its program and pid, and it touches nothing of the first's: the
 // winner's engine and manifest are the winner's. A holder that was killed (no release ran) does
-// not keep the output from the next build. Real CLIs and serve (bin → dist), real workers on the
-// simulated backend, one state folder for all of them as one user's processes share.
+// not keep the output from the next build, which removes the temp file its killed worker left.
+// Real CLIs and serve (bin → dist), real workers on the simulated backend, one state folder for
+// all of them as one user's processes share.
 import { type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -171,16 +172,26 @@ describe('one output, two processes', () => {
     expect((await api(s, '/api/builds')).status).toBe(200);
   });
 
-  it('a killed holder (CLI and worker SIGKILLed, its claim left behind) does not block the next build', async () => {
+  it('a killed holder (CLI and worker SIGKILLed, its claim left behind) does not block the next build, which removes the temp file it left', async () => {
     const out = path.join(outFolder(), 'model.engine');
     const { cli, holder } = await longHolder(out);
+    // The worker's temp file as the TensorRT adapter holds it for a whole build (the simulated
+    // backend writes its engine only at the end): the CLI's watch records it in the claim.
+    const temp = `${out}.tmp-${holder.workerPid}-0`;
+    fs.writeFileSync(temp, 'half an engine');
+    const st = fs.statSync(temp);
+    await until('the claim to record the temp file', () =>
+      ((JSON.parse(fs.readFileSync(claimFile(claims, out), 'utf8')) as ClaimHolder).temps ?? []).includes(`${st.dev}:${st.ino}`),
+    );
     process.kill(holder.workerPid!, 'SIGKILL');
     cli.kill('SIGKILL');
     await exited(cli);
     await until('the worker to be gone', () => !running(holder.workerPid!));
     expect(fs.existsSync(claimFile(claims, out))).toBe(true); // no release ran: only its dead holder tells it is stale
+    expect(fs.existsSync(temp)).toBe(true); // nor any clean-up
     const next = await runCli(['build', model, '-o', out, ...SIM, '--sim-duration', '0.2', '--json'], { env });
     expect(next.code, next.stdout + next.stderr).toBe(0);
+    // The engine and its sidecars alone: the dead worker's temp file is gone.
     expectWinnersFiles(out, finishedOf(next.stdout).buildId);
   });
 

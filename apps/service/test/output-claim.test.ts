@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimFile, claimOutput, describeHolder, processStart, type ClaimHolder } from '../output-claim.js';
+import { SYMLINK_FIFO_FOLDER } from '../../../test/support/planted-outputs.js';
 import { tempDir } from '../../../test/support/onnx-gen.js';
 
 let dir: string;
@@ -152,5 +153,180 @@ describe('output claims across processes', () => {
     const r = claimOutput(t, 'b2', claims);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(describeHolder(r.holder)).toBe(`b1\\x1b]0;pwned\\x07 of x\\u202ey, pid ${process.ppid}`);
+  });
+});
+
+// A build killed with its worker (SIGKILL: no clean-up ran) leaves the worker's temp file beside
+// the engine. The build that takes over its stale claim removes that file, and only that: what
+// merely looks like it (a link, a FIFO, a folder, a file with a second name, another pid's, a name
+// off the pattern) stays, and a claim that stands touches nothing.
+describe("taking over a stale claim removes its dead worker's temp files, and nothing else", () => {
+  /** A fresh output folder and its target path, `model.engine` in it. */
+  function outFolder(): { folder: string; out: string } {
+    const folder = fs.mkdtempSync(path.join(dir, 'temps-'));
+    return { folder, out: path.join(folder, 'model.engine') };
+  }
+
+  const devIno = (p: string) => {
+    const st = fs.lstatSync(p);
+    return `${st.dev}:${st.ino}`;
+  };
+
+  /**
+   * Beside `out`: what a worker of pid `p` would have left (`model.engine.tmp-<p>-0`, returned),
+   * and neighbours that only look like it, each checked by the function returned with it.
+   */
+  function plantAround(folder: string, p: number): { leftover: string; checkNeighbours: () => void } {
+    const at = (name: string) => path.join(folder, name);
+    const leftover = at(`model.engine.tmp-${p}-0`);
+    fs.writeFileSync(leftover, 'half an engine');
+    const outside = fs.mkdtempSync(path.join(dir, 'outside-'));
+    // The shared symlink, FIFO and folder, each planted under a temp name of the dead worker.
+    const [link, fifo, folderCase] = SYMLINK_FIFO_FOLDER.map((c, i) => ({ c, name: at(`model.engine.tmp-${p}-${i + 1}`) }));
+    link!.c.plant(link!.name, outside);
+    fifo!.c.plant(fifo!.name, folder);
+    folderCase!.c.plant(folderCase!.name, folder);
+    // A file of the worker's name that has a second name elsewhere: not only a temp file.
+    fs.writeFileSync(at(`model.engine.tmp-${p}-4`), 'linked');
+    fs.linkSync(at(`model.engine.tmp-${p}-4`), path.join(outside, 'second-name'));
+    const plain: Record<string, string> = {
+      [`model.engine.tmp-${process.pid}-0`]: 'a live process writes this',
+      [`model.engine.tmp-${p}-x`]: 'not digits',
+      [`model.engine.tmp-${p}-0.keep`]: 'longer than the pattern',
+      [`model.engine.tmp-${p}-`]: 'no counter',
+      [`other.engine.tmp-${p}-0`]: "another output's",
+      [`xmodel.engine.tmp-${p}-0`]: 'a longer name ending alike',
+      'model.engine': 'the engine already there',
+    };
+    for (const [name, text] of Object.entries(plain)) fs.writeFileSync(at(name), text);
+    return {
+      leftover,
+      checkNeighbours: () => {
+        link!.c.check(link!.name, outside);
+        fifo!.c.check(fifo!.name, folder);
+        folderCase!.c.check(folderCase!.name, folder);
+        expect(fs.readFileSync(at(`model.engine.tmp-${p}-4`), 'utf8')).toBe('linked');
+        for (const [name, text] of Object.entries(plain)) expect(fs.readFileSync(at(name), 'utf8'), name).toBe(text);
+      },
+    };
+  }
+
+  const tmpNames = (folder: string) =>
+    fs
+      .readdirSync(folder)
+      .filter((f) => f.includes('.tmp-'))
+      .sort();
+
+  it("a claim that recorded no identities (not watched, or an older claim): the dead worker's regular temp files by name", () => {
+    const { folder, out } = outFolder();
+    const worker = deadPid();
+    const { leftover, checkNeighbours } = plantAround(folder, worker);
+    const before = tmpNames(folder);
+    plant(out, { pid: deadPid(), workerPid: worker });
+    const c = claimOutput(out, 'b1', claims);
+    expect(c.ok).toBe(true);
+    if (c.ok) c.claim.release();
+    expect(fs.existsSync(leftover)).toBe(false);
+    expect(tmpNames(folder)).toEqual(before.filter((f) => f !== path.basename(leftover)));
+    checkNeighbours();
+  });
+
+  it('a claim that recorded its temp files: only those very files, whatever else carries the name', () => {
+    const { folder, out } = outFolder();
+    const worker = deadPid();
+    const { leftover, checkNeighbours } = plantAround(folder, worker);
+    // Of the worker's name, a regular file of this user with one link, but not one the holder saw.
+    const unseen = path.join(folder, `model.engine.tmp-${worker}-5`);
+    fs.writeFileSync(unseen, 'not seen by the holder');
+    // The claim as a holder writes it (setWorker, watchTemps, addTemp), then left by a holder that died.
+    const held = claimOutput(out, 'b0', claims);
+    expect(held.ok).toBe(true);
+    if (!held.ok) return;
+    held.claim.setWorker(worker);
+    held.claim.watchTemps(true);
+    held.claim.addTemp(devIno(leftover));
+    const written = JSON.parse(fs.readFileSync(claimFile(claims, out), 'utf8')) as ClaimHolder;
+    expect(written.workerPid).toBe(worker);
+    expect(written.temps).toEqual([devIno(leftover)]);
+    held.claim.release();
+    plant(out, { ...written, pid: deadPid(), start: undefined });
+    const c = claimOutput(out, 'b1', claims);
+    expect(c.ok).toBe(true);
+    if (c.ok) c.claim.release();
+    expect(fs.existsSync(leftover)).toBe(false);
+    expect(fs.readFileSync(unseen, 'utf8')).toBe('not seen by the holder');
+    checkNeighbours();
+  });
+
+  it('a list of identities not of this form keeps a live claim standing, and a stale one is taken with nothing removed', async () => {
+    const { folder, out } = outFolder();
+    const worker = deadPid();
+    const leftover = path.join(folder, `model.engine.tmp-${worker}-0`);
+    fs.writeFileSync(leftover, 'x');
+    const s = sleeper();
+    await new Promise((r) => s.once('spawn', r));
+    for (const temps of ['1:2', [1, 2], ['a:b']]) {
+      plant(out, { pid: s.pid!, start: processStart(s.pid!), workerPid: worker, temps: temps as unknown as string[] });
+      expect(claimOutput(out, 'b1', claims).ok, JSON.stringify(temps)).toBe(false);
+      plant(out, { pid: deadPid(), workerPid: worker, temps: temps as unknown as string[] });
+      const c = claimOutput(out, 'b2', claims);
+      expect(c.ok, JSON.stringify(temps)).toBe(true);
+      if (c.ok) c.claim.release();
+      expect(fs.existsSync(leftover), JSON.stringify(temps)).toBe(true);
+    }
+  });
+
+  it('a watch that failed takes the identities back out of the claim (the name rule then)', () => {
+    const t = target();
+    const c = claimOutput(t, 'b1', claims);
+    expect(c.ok).toBe(true);
+    if (!c.ok) return;
+    c.claim.watchTemps(true);
+    c.claim.addTemp('1:2');
+    expect((JSON.parse(fs.readFileSync(claimFile(claims, t), 'utf8')) as ClaimHolder).temps).toEqual(['1:2']);
+    c.claim.watchTemps(false);
+    expect((JSON.parse(fs.readFileSync(claimFile(claims, t), 'utf8')) as ClaimHolder).temps).toBeUndefined();
+    c.claim.release();
+  });
+
+  it('a claim that stands (its holder, or its worker, alive) has nothing removed; once the worker is gone, its file goes', async () => {
+    const { folder, out } = outFolder();
+    const holderProc = sleeper();
+    const w = sleeper();
+    await Promise.all([new Promise((r) => holderProc.once('spawn', r)), new Promise((r) => w.once('spawn', r))]);
+    const dead = deadPid();
+    const deadWorkers = path.join(folder, `model.engine.tmp-${dead}-0`);
+    const liveWorkers = path.join(folder, `model.engine.tmp-${w.pid}-0`);
+    fs.writeFileSync(deadWorkers, 'x');
+    fs.writeFileSync(liveWorkers, 'y');
+    // The holder lives; its worker is gone.
+    plant(out, { pid: holderProc.pid!, start: processStart(holderProc.pid!), workerPid: dead });
+    expect(claimOutput(out, 'b1', claims).ok).toBe(false);
+    expect(fs.existsSync(deadWorkers)).toBe(true);
+    // The holder is gone; its worker winds down.
+    plant(out, { pid: deadPid(), workerPid: w.pid!, workerStart: processStart(w.pid!) });
+    expect(claimOutput(out, 'b2', claims).ok).toBe(false);
+    expect(fs.existsSync(liveWorkers)).toBe(true);
+    w.kill('SIGKILL');
+    await new Promise((r) => w.once('exit', r));
+    const c = claimOutput(out, 'b3', claims);
+    expect(c.ok).toBe(true);
+    if (c.ok) c.claim.release();
+    expect(fs.existsSync(liveWorkers)).toBe(false);
+    // Not the claim's worker: stays.
+    expect(fs.existsSync(deadWorkers)).toBe(true);
+  });
+
+  it("a worker pid that another process runs now (reused): the claim is stale, the pid's files stay", async () => {
+    const { folder, out } = outFolder();
+    const s = sleeper();
+    await new Promise((r) => s.once('spawn', r));
+    const file = path.join(folder, `model.engine.tmp-${s.pid}-0`);
+    fs.writeFileSync(file, 'maybe the new process writes this');
+    plant(out, { pid: deadPid(), workerPid: s.pid!, workerStart: '1' });
+    const c = claimOutput(out, 'b1', claims);
+    expect(c.ok).toBe(true);
+    if (c.ok) c.claim.release();
+    expect(fs.readFileSync(file, 'utf8')).toBe('maybe the new process writes this');
   });
 });
