@@ -10,6 +10,7 @@ import { VIEW_VERSION, type BuildViewSnapshot } from '../../shared/build-view.js
 import type { BuildRoutesRead } from '../../shared/build-routes.js';
 import type { BackendChoice, BackendInfo, BuildEvent, BuildOptionsInput, BuildRecord } from '../../shared/protocol.js';
 import { StreamCursor } from '../../shared/stream-cursor.js';
+import { apiPath } from '../../shared/http-paths.js';
 import { FARM_STREAM_EVENT, farmStatusProblem } from '../../shared/farm-stream.js';
 import { defaultYielder, feedInPieces, readBodyText } from './chunk-feed.js';
 import { parseMessages, SseChunkParser, type SseHandlers } from './sse-reader.js';
@@ -64,11 +65,11 @@ export class WebBuildClient implements BuildClient {
   }
 
   listBackends(): Promise<BackendInfo[]> {
-    return this.json<BackendInfo[]>('GET', '/api/backends');
+    return this.json<BackendInfo[]>('GET', apiPath('backends'));
   }
 
   readBuildRoutes(backend: BackendChoice): Promise<BuildRoutesRead> {
-    return this.json<BuildRoutesRead>('GET', `/api/backends/build-routes?backend=${encodeURIComponent(backend)}`);
+    return this.json<BuildRoutesRead>('GET', apiPath('buildRoutes', {}, { backend }));
   }
 
   async openModel(): Promise<ModelRef | null> {
@@ -78,27 +79,27 @@ export class WebBuildClient implements BuildClient {
 
   /** A model already on the server's disk (Rebuild from an engine's manifest names its model by path). */
   openModelPath(path: string): Promise<ModelRef> {
-    return this.json<ModelRef>('POST', '/api/models', JSON.stringify({ path }), { 'content-type': 'application/json' });
+    return this.json<ModelRef>('POST', apiPath('models'), JSON.stringify({ path }), { 'content-type': 'application/json' });
   }
 
   async openDroppedFile(file: File): Promise<ModelRef> {
     const body = new FormData();
     body.append('model', file, file.name);
-    const ref = await this.json<ModelRef>('POST', '/api/models', body);
+    const ref = await this.json<ModelRef>('POST', apiPath('models'), body);
     // The server names the upload after its own copy; the user knows it by the file's name.
     return { ...ref, displayName: file.name || ref.displayName };
   }
 
   async startBuild(model: ModelRef, options: BuildOptionsInput, run?: StartBuildRun): Promise<{ id: string }> {
     const body = { modelPath: model.path, options, ...(run?.timeBudgetSeconds ? { timeBudgetSeconds: run.timeBudgetSeconds } : {}) };
-    return this.json<{ id: string }>('POST', '/api/builds', JSON.stringify(body), {
+    return this.json<{ id: string }>('POST', apiPath('builds'), JSON.stringify(body), {
       'content-type': 'application/json',
     });
   }
 
   async cancelBuild(id: string): Promise<void> {
     try {
-      await this.json('POST', `/api/builds/${encodeURIComponent(id)}/cancel`);
+      await this.json('POST', apiPath('buildCancel', { id }));
     } catch (e) {
       // 409: it finished on its own while the request was in flight; nothing left to stop.
       if (!(e instanceof ServiceAnswerError && e.status === 409)) throw e;
@@ -106,15 +107,15 @@ export class WebBuildClient implements BuildClient {
   }
 
   listBuilds(): Promise<BuildRecord[]> {
-    return this.json<BuildRecord[]>('GET', '/api/builds');
+    return this.json<BuildRecord[]>('GET', apiPath('builds'));
   }
 
   getBuild(id: string): Promise<BuildRecord> {
-    return this.json<BuildRecord>('GET', `/api/builds/${encodeURIComponent(id)}`);
+    return this.json<BuildRecord>('GET', apiPath('build', { id }));
   }
 
   subscribe(id: string, handlers: BuildStreamHandlers): () => void {
-    const url = `${this.base}/api/builds/${encodeURIComponent(id)}/events`;
+    const url = `${this.base}${apiPath('buildEvents', { id })}`;
     const abort = new AbortController();
     let retries = 0;
     // The stream contract lives in the cursor (apps/shared/stream-cursor.ts): record, reset,
@@ -258,7 +259,7 @@ export class WebBuildClient implements BuildClient {
     // A plain link: the browser streams the file to disk; engines can be gigabytes, so it is
     // never pulled into page memory.
     const a = this.deps.document.createElement('a');
-    a.href = `${this.base}/api/builds/${encodeURIComponent(id)}/engine`;
+    a.href = `${this.base}${apiPath('buildEngine', { id })}`;
     a.download = name;
     a.rel = 'noopener';
     this.deps.document.body.appendChild(a);
@@ -268,12 +269,12 @@ export class WebBuildClient implements BuildClient {
   }
 
   listEngines(): Promise<EngineFile[]> {
-    return this.json<EngineFile[]>('GET', '/api/engines');
+    return this.json<EngineFile[]>('GET', apiPath('engines'));
   }
 
   async farmStatus(): Promise<FarmStatus | null> {
     try {
-      return await this.json<FarmStatus>('GET', '/api/farm');
+      return await this.json<FarmStatus>('GET', apiPath('farm'));
     } catch (e) {
       // A serve that builds locally has no farm: not an error, just nothing to show.
       if (e instanceof ServiceAnswerError && e.status === 404) return null;
@@ -306,7 +307,7 @@ export class WebBuildClient implements BuildClient {
     const run = async () => {
       while (!abort.signal.aborted) {
         try {
-          const res = await this.deps.fetch(`${this.base}/api/farm/events`, {
+          const res = await this.deps.fetch(`${this.base}${apiPath('farmEvents')}`, {
             headers: { accept: 'text/event-stream' },
             credentials: 'same-origin',
             signal: abort.signal,
@@ -333,24 +334,23 @@ export class WebBuildClient implements BuildClient {
   }
 
   deleteEngines(names: string[]): Promise<DeleteEnginesResult> {
-    return this.json<DeleteEnginesResult>('POST', '/api/engines/delete', JSON.stringify({ names }), { 'content-type': 'application/json' });
+    return this.json<DeleteEnginesResult>('POST', apiPath('enginesDelete'), JSON.stringify({ names }), { 'content-type': 'application/json' });
   }
 
   buildLayers(id: string): Promise<BuildLayers> {
-    return this.json<BuildLayers>('GET', `/api/builds/${encodeURIComponent(id)}/layers`);
+    return this.json<BuildLayers>('GET', apiPath('buildLayers', { id }));
   }
 
   compareBuilds(a: string, b: string): Promise<BuildComparison> {
-    return this.json<BuildComparison>('GET', `/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+    return this.json<BuildComparison>('GET', apiPath('compare', {}, { a, b }));
   }
 
   buildFileLinks(id: string): { engine: string; manifest: string } {
-    const at = `${this.base}/api/builds/${encodeURIComponent(id)}`;
-    return { engine: `${at}/engine`, manifest: `${at}/manifest` };
+    return { engine: `${this.base}${apiPath('buildEngine', { id })}`, manifest: `${this.base}${apiPath('buildManifest', { id })}` };
   }
 
   checkEngine(name: string): Promise<CheckResult> {
-    return this.json<CheckResult>('GET', `/api/engines/check?engine=${encodeURIComponent(name)}`);
+    return this.json<CheckResult>('GET', apiPath('enginesCheck', {}, { engine: name }));
   }
 
   private async json<T>(method: string, path: string, body?: BodyInit, headers?: Record<string, string>): Promise<T> {

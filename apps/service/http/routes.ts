@@ -17,6 +17,7 @@ import { ModelPathBody, multipartFieldsToBody, parseBody, toStartBuildInput } fr
 import { openEventStream, parseLastEventId } from './sse.js';
 import { openFarmStream } from './farm-sse.js';
 import { receiveMultipart, type UploadedFile } from './upload.js';
+import { apiPath, apiPattern, type ApiPathName } from '../../shared/http-paths.js';
 
 export interface RouteContext {
   service: BuildServiceApi;
@@ -43,30 +44,34 @@ export interface RouteRequest {
 type Handler = (r: RouteRequest) => Promise<void> | void;
 
 export interface Route {
+  /** The path's name in the one table of paths (apps/shared/http-paths.ts). */
+  path: ApiPathName;
   pattern: RegExp;
   methods: Partial<Record<string, Handler>>;
 }
 
 const FINAL_STATES = new Set(['succeeded', 'cancelled', 'failed', 'crashed']);
 
+const route = (path: ApiPathName, methods: Route['methods']): Route => ({ path, pattern: apiPattern(path), methods });
+
 export const ROUTES: Route[] = [
-  { pattern: /^\/api\/backends$/, methods: { GET: listBackends } },
-  { pattern: /^\/api\/backends\/build-routes$/, methods: { GET: readBuildRoutes } },
-  { pattern: /^\/api\/models$/, methods: { POST: openModel } },
-  { pattern: /^\/api\/builds$/, methods: { GET: listBuilds, POST: startBuild } },
-  { pattern: /^\/api\/builds\/([^/]+)$/, methods: { GET: getBuild } },
-  { pattern: /^\/api\/builds\/([^/]+)\/events$/, methods: { GET: streamEvents } },
-  { pattern: /^\/api\/builds\/([^/]+)\/view$/, methods: { GET: getView } },
-  { pattern: /^\/api\/builds\/([^/]+)\/cancel$/, methods: { POST: cancelBuild } },
-  { pattern: /^\/api\/builds\/([^/]+)\/layers$/, methods: { GET: getLayers } },
-  { pattern: /^\/api\/builds\/([^/]+)\/engine$/, methods: { GET: downloadEngine, HEAD: downloadEngine } },
-  { pattern: /^\/api\/builds\/([^/]+)\/manifest$/, methods: { GET: getManifest } },
-  { pattern: /^\/api\/compare$/, methods: { GET: compareRoute } },
-  { pattern: /^\/api\/engines$/, methods: { GET: listEngines } },
-  { pattern: /^\/api\/farm$/, methods: { GET: farmStatus } },
-  { pattern: /^\/api\/farm\/events$/, methods: { GET: farmEvents } },
-  { pattern: /^\/api\/engines\/delete$/, methods: { POST: deleteEngines } },
-  { pattern: /^\/api\/engines\/check$/, methods: { GET: checkEngineRoute } },
+  route('backends', { GET: listBackends }),
+  route('buildRoutes', { GET: readBuildRoutes }),
+  route('models', { POST: openModel }),
+  route('builds', { GET: listBuilds, POST: startBuild }),
+  route('build', { GET: getBuild }),
+  route('buildEvents', { GET: streamEvents }),
+  route('buildView', { GET: getView }),
+  route('buildCancel', { POST: cancelBuild }),
+  route('buildLayers', { GET: getLayers }),
+  route('buildEngine', { GET: downloadEngine, HEAD: downloadEngine }),
+  route('buildManifest', { GET: getManifest }),
+  route('compare', { GET: compareRoute }),
+  route('engines', { GET: listEngines }),
+  route('farm', { GET: farmStatus }),
+  route('farmEvents', { GET: farmEvents }),
+  route('enginesDelete', { POST: deleteEngines }),
+  route('enginesCheck', { GET: checkEngineRoute }),
 ];
 
 /** The build farm has no default output folder of its own: it lists no engines. */
@@ -200,7 +205,7 @@ async function startBuild({ req, res, ctx }: RouteRequest): Promise<void> {
       return;
     }
     const record = await ctx.service.startBuild(single);
-    sendJson(res, 201, { id: record.id }, { Location: `/api/builds/${encodeURIComponent(record.id)}` });
+    sendJson(res, 201, { id: record.id }, { Location: apiPath('build', { id: record.id }) });
   } catch (e) {
     if (!upload) throw e;
     await fs.promises.rm(upload.path, { force: true });
