@@ -102,6 +102,9 @@ describe('documented commands parse', () => {
       const r = await runUntilRedis(args);
       expect(r.stderr, 'a usage error').not.toMatch(/for usage\.|^usage:|unknown option|unknown argument/m);
       expect(r.reachedRedis, `stopped before reaching the farm's Redis (exit ${r.code}):\n${r.stderr}`).toBe(true);
+      // The line names the command that waits (a `build --queue` once said "serve").
+      const line = /^.*Redis at \S+ is unavailable.*$/m.exec(r.stderr)![0];
+      expect(line.startsWith(`trt-build-studio ${args[0]}`), line).toBe(true);
     });
   }
 

@@ -102,9 +102,7 @@ export class BuildMirror {
       const rec = await this.store.getRecord(b.id);
       if (rec) b.reset(rec);
       if (events[0].seq > b.lastSeq + 1) {
-        this.opts.log(
-          `trt-build-studio serve: build ${b.id}: events ${b.lastSeq + 1}..${events[0].seq - 1} were trimmed from Redis before they were read; its tree may miss phases`,
-        );
+        this.opts.log(`build ${b.id}: events ${b.lastSeq + 1}..${events[0].seq - 1} were trimmed from Redis before they were read; its tree may miss phases`);
       }
     }
     const fresh = events.filter((e) => e.seq > b.lastSeq);

@@ -57,7 +57,7 @@ export class BuildOwnership {
     if (fields.state === undefined) {
       // Redis no longer has the build at all: it restarted without persistence (or was flushed).
       // Nobody can finish it in Redis any more; end it here so no client waits forever.
-      this.deps.log(`trt-build-studio serve: build ${b.id} is gone from Redis (restarted without persistence?); ending it as crashed`);
+      this.deps.log(`build ${b.id} is gone from Redis (restarted without persistence?); ending it as crashed`);
       const rec = b.record();
       const t = rec.startedAt ? Date.now() - Date.parse(rec.startedAt) : 0;
       b.ingest([
@@ -101,7 +101,7 @@ export class BuildOwnership {
       runs === 'gone'
         ? `worker lost: ${workerId} stopped sending heartbeats (none for ${ttl} ms)`
         : `worker lost: ${workerId} restarted and its new process does not run this build`;
-    this.deps.log(`serve: build ${b.id}: ${why}`);
+    this.deps.log(`build ${b.id}: ${why}`);
     const closeOpen = b.openPhases().map((id) => ({ v: PROTOCOL_VERSION, buildId: b.id, seq: 0, t: 0, type: 'phase.finish', id, stepsDone: 0, early: true }) as BuildEvent);
     if (attempt <= b.farm.retries) {
       await this.appendAs(b, newOwner, [...closeOpen, logEvent(b.id, 'warning', `${why}; retrying (attempt ${attempt + 1} of ${b.farm.retries + 1})`)]);

@@ -45,6 +45,8 @@ export interface QueueServiceOptions {
   url: string;
   artifacts?: ArtifactStore;
   log?: LogLine;
+  /** The command whose lines these are (default `trt-build-studio serve`; a `build --queue` says build). */
+  who?: string;
   /** How often serve checks for lost workers and unmatched targets (default 1000 ms). */
   checkMs?: number;
   /** Must match the workers' heartbeat TTL (default 10 s): after a reconnect serve waits this long before calling anyone lost. */
@@ -58,6 +60,8 @@ export interface QueueServiceOptions {
 
 export class QueueBuildService implements BuildServiceApi, FarmServiceCalls {
   private readonly log: LogLine;
+  /** A line of this service's own, after the command's name. */
+  private readonly say: LogLine;
   private readonly redis: Redis;
   private readonly reader: Redis;
   private readonly store: FarmStore;
@@ -83,12 +87,14 @@ export class QueueBuildService implements BuildServiceApi, FarmServiceCalls {
 
   private constructor(private readonly opts: QueueServiceOptions) {
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
-    this.redis = connectRedis(opts.url, 'trt-build-studio serve', this.log);
+    const who = opts.who ?? 'trt-build-studio serve';
+    this.say = (l) => this.log(`${who}: ${l}`);
+    this.redis = connectRedis(opts.url, who, this.log);
     this.reader = this.redis.duplicate();
-    watchRedis(this.reader, opts.url, 'trt-build-studio serve', this.log);
+    watchRedis(this.reader, opts.url, who, this.log);
     this.redis.on('ready', () => (this.readySince = Date.now()));
     this.farmChanges = this.redis.duplicate();
-    watchRedis(this.farmChanges, opts.url, 'trt-build-studio serve', this.log);
+    watchRedis(this.farmChanges, opts.url, who, this.log);
     this.farmChanges.on('message', () => this.farmFeed.changed());
     this.farmChanges.on('ready', () => {
       void this.farmChanges.subscribe(keys.farmChannel).catch(() => undefined);
@@ -98,12 +104,12 @@ export class QueueBuildService implements BuildServiceApi, FarmServiceCalls {
     this.artifacts = opts.artifacts ?? new LocalPathArtifacts();
     this.builds = new BuildMirror(this.store, this.reader, this.redis, {
       retainEvents: opts.retainEvents,
-      log: this.log,
+      log: this.say,
       readBlockLimitMs: opts.readBlockLimitMs,
       onChange: () => this.farmFeed.changed(),
     });
     this.ownership = new BuildOwnership(this.store, this.builds, {
-      log: this.log,
+      log: this.say,
       heartbeatTtlMs: opts.heartbeatTtlMs,
       readySince: () => this.readySince,
       addJob: (id, target, attempt) => this.addJob(id, target, attempt),
@@ -285,7 +291,7 @@ export class QueueBuildService implements BuildServiceApi, FarmServiceCalls {
     if (reason === 'shutdown') return false;
     b.cancelRequests++;
     b.requestStop();
-    void this.cancelRemote(b, reason).catch((e) => this.log(`serve: cancel of ${id} could not reach Redis: ${(e as Error).message}`));
+    void this.cancelRemote(b, reason).catch((e) => this.say(`cancel of ${id} could not reach Redis: ${(e as Error).message}`));
     return true;
   }
 

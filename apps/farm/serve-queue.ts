@@ -9,6 +9,8 @@ import { SharedFolderArtifacts } from './artifacts.js';
 export interface ServeServiceArgs extends ServeServiceRequest {
   /** No "builds go to the farm" line (the CLI's build prints its own). */
   quiet?: boolean;
+  /** The command whose lines the farm connection writes (default `trt-build-studio serve`). */
+  who?: string;
 }
 
 export async function createServeService(args: ServeServiceArgs): Promise<BuildServiceApi> {
@@ -35,7 +37,7 @@ export async function createServeService(args: ServeServiceArgs): Promise<BuildS
     historyMax: args.farmLimits?.history ?? DEFAULT_LIMITS.historyMax,
   };
   // serve's replay mirror keeps as many events per build as Redis does: a resume gets the same.
-  const service = await QueueBuildService.create({ url, artifacts, limits, retainEvents: limits.streamMaxLen });
+  const service = await QueueBuildService.create({ url, artifacts, limits, retainEvents: limits.streamMaxLen, who: args.who });
   if (!args.quiet) process.stderr.write(`trt-build-studio serve: builds go to the farm at ${safeUrl(url)}${args.artifacts ? `; artifacts in ${args.artifacts}` : ''}\n`);
   return service;
 }

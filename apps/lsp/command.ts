@@ -72,7 +72,7 @@ export async function runLsp(argv: string[]): Promise<number> {
   signals.onHardExit(() => workers.killAll());
   // On a farm, builds belong to the farm: the server's shutdown stops following them, as serve's does.
   const service: BuildServiceApi = opts.queue
-    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
+    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true, who: 'trt-build-studio lsp' })
     : // A client names the plugin libraries: only the operator's --plugin-dir folders load.
       createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher, pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS });
   // Explicit streams: the library's own stdio mode calls process.exit the moment stdin ends,

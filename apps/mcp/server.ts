@@ -65,7 +65,7 @@ export async function runMcp(argv: string[]): Promise<number> {
   const workers = new LiveWorkers();
   signals.onHardExit(() => workers.killAll());
   const service: BuildServiceApi = opts.queue
-    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true })
+    ? await (await import('../farm/serve-queue.js')).createServeService({ queue: opts.queue, quiet: true, who: 'trt-build-studio mcp' })
     : // A client names the plugin libraries: only the operator's --plugin-dir folders load.
       createBuildService({ outputDir: opts.outputDir, launcher: workers.launcher, pluginPolicy: opts.pluginPolicy ?? NO_PLUGINS });
   // One record of stop requests for the server: its tools' and its own stop's.

@@ -247,7 +247,7 @@ async function buildAndFollow(stop: StopRequests, input: StartBuildInput, json: 
   // nor a big snapshot tree, and a long build should not make it hold them. With --queue (build
   // farm) the same live view and Stop, with the build running on a worker machine.
   const service = queue
-    ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true })
+    ? await (await import('../../farm/serve-queue.js')).createServeService({ queue, quiet: true, who: 'trt-build-studio build' })
     : createBuildService({ retainEvents: 1000, launcher: stop.workers.launcher });
   stop.remote = queue !== undefined;
   const r = (stop.renderer = makeRenderer(json, stop.onReaderGone));
