@@ -164,6 +164,7 @@ describe('farm worker: a second signal forces the stop', () => {
 
 describe('farm worker: storms of signals', () => {
   it('during a running build: exits 0, never by a signal, no build worker, nothing half-written, the build ends', async () => {
+    const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const w = startWorker(`storm-${i}`);
       const { id } = await runningBuild(w);
@@ -172,12 +173,15 @@ describe('farm worker: storms of signals', () => {
       expect({ code: r.code, signal: r.signal }, w.stderr()).toEqual({ code: 0, signal: null });
       expect(sent()).toBeGreaterThan(0);
       expect(await leftoverMarked(w.mark)).toEqual([]);
-      // A storm's third signal exits at once: the end the worker wrote, or serve's "worker lost".
-      const f = await svc.waitForResult(id);
-      expect((f.status === 'failed' && f.error === 'worker shut down') || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
-      expectNothingHalfWritten(id);
+      ids.push(id);
     }
-    // Each "worker lost" ending comes a heartbeat TTL (20 s) after the exit.
+    // A storm's third signal exits at once: the end the worker wrote, or serve's "worker lost",
+    // which comes a heartbeat TTL (20 s) after the exit; the two storms' endings are awaited
+    // together, so the TTLs overlap.
+    for (const f of await Promise.all(ids.map((id) => svc.waitForResult(id)))) {
+      expect((f.status === 'failed' && f.error === 'worker shut down') || (f.status === 'crashed' && f.error === 'worker lost'), JSON.stringify(f)).toBe(true);
+      expectNothingHalfWritten(f.buildId);
+    }
   }, 180_000);
 
   it('from the spawn: exits 0, or by the signal only before any of its code ran; no process left', async () => {

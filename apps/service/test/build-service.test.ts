@@ -341,20 +341,23 @@ describe('build service', () => {
     // Without a bound every finished build kept its event log and phase tree for the life of the
     // server (about 1 MiB each for real models). Measured through the service API: what a
     // subscriber replaying from the start (afterSeq -1) gets back, and the phase tree a record holds.
-    const keep = 20;
+    // The bound is the service's option (serve --keep-build-details); a small one shows the same
+    // eviction with a quarter of the worker processes.
+    const keep = 5;
+    const total = 15;
     // One at a time, so "the most recent to finish" is the order they were started in.
-    const svc = service({ concurrency: 1 });
+    const svc = service({ concurrency: 1, retainFinishedBuilds: keep });
     const out = path.join(dir, 'evict');
     fs.mkdirSync(out, { recursive: true });
     const ids: string[] = [];
-    for (let i = 0; i < 60; i++) {
+    for (let i = 0; i < total; i++) {
       const r = await svc.startBuild({ modelPath: model, outputPath: path.join(out, `e${i}.engine`), options: sim({ simDuration: 0.05 }) });
       ids.push(r.id);
     }
     for (const id of ids) expect((await svc.waitForResult(id)).status).toBe('succeeded');
     // Workers exit a moment after their result; eviction follows the exit.
-    // The last build's exit evicts the 40th: after that nothing changes.
-    await waitUntil(() => svc.detailsEvicted(ids[59 - keep]));
+    // The last build's exit evicts the one `keep` before it: after that nothing changes.
+    await waitUntil(() => svc.detailsEvicted(ids[total - 1 - keep]));
 
     const replayed = (id: string) => {
       let n = 0;
@@ -376,7 +379,7 @@ describe('build service', () => {
     expect(totalEvents).toBeLessThanOrEqual(keep * Math.max(...counts.map((c) => c.n)));
 
     // Evicted: no events, no phase tree, but the summary is all there.
-    for (const [i, c] of counts.slice(0, 60 - keep).entries()) {
+    for (const [i, c] of counts.slice(0, total - keep).entries()) {
       expect(c.n).toBe(0);
       // A resume from -1 is told plainly that the events are gone: a reset to the outcome alone.
       expect(c.reset).toBe(true);
@@ -385,7 +388,7 @@ describe('build service', () => {
       expect(c.snapshot).toMatchObject({ id: ids[i], state: 'succeeded', engineAvailable: true, outcome: { status: 'succeeded' } });
       expect(svc.detailsEvicted(ids[i])).toBe(true);
     }
-    expect(svc.detailsEvicted(ids[59])).toBe(false);
+    expect(svc.detailsEvicted(ids[total - 1])).toBe(false);
     const list = svc.listBuilds();
     expect(list.map((b) => b.id)).toEqual(ids);
     expect(list.every((b) => b.state === 'succeeded' && b.outcome?.status === 'succeeded')).toBe(true);
