@@ -29,8 +29,10 @@ export class JsonRenderer implements BuildRenderer {
   begin(): void {}
 
   events(events: BuildEvent[]): void {
-    if (events.length) this.lastSeq = events[events.length - 1].seq;
-    if (events.some((e) => e.type === 'build.finished')) this.wroteFinished = true;
+    const last = events.at(-1);
+    if (last) this.lastSeq = last.seq;
+    // build.finished is a stream's last event, so the last of its batch.
+    if (last?.type === 'build.finished') this.wroteFinished = true;
     this.writer.write(events);
   }
 
