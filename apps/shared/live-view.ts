@@ -18,6 +18,7 @@
 import { BuildView, type BuildViewSnapshot, type PathLevel } from './build-view.js';
 import { isFinalStatus } from './build-view.js';
 import type { BuildEvent, BuildFinished, BuildRecord } from './protocol.js';
+import type { SubscribeOpts, Subscription } from './build-service-api.js';
 import { StreamCursor } from './stream-cursor.js';
 import { viewFromRecord } from './view-format.js';
 
@@ -220,13 +221,17 @@ export class LiveView {
   }
 }
 
-/** The part of a build service a follower needs (BuildServiceApi.subscribe, by shape). */
+/**
+ * The part of a build service a follower needs: the service's own subscribe
+ * (build-service-api.ts), except that a source without a view (a host that keeps none) may leave
+ * `view` and `reset` out; the follower then starts from the record.
+ */
 export interface FollowSource {
   subscribe(
     id: string,
     onEvents: (events: BuildEvent[]) => unknown,
-    opts?: { afterSeq?: number; maxBacklog?: number; maxBacklogBytes?: number; pacesBuild?: boolean; onOverflow?: (lastSeq: number) => void },
-  ): { readonly snapshot: BuildRecord; readonly view?: BuildViewSnapshot; readonly reset?: boolean; unsubscribe(): void };
+    opts?: SubscribeOpts,
+  ): Pick<Subscription, 'snapshot' | 'unsubscribe'> & Partial<Pick<Subscription, 'view' | 'reset'>>;
 }
 
 export interface FollowOptions extends LiveViewOptions {
