@@ -19,9 +19,10 @@
 // engine (`<engine>.tmp-<worker pid>-<n>`, atomic_file.cc; the TensorRT adapter holds it open for
 // the whole build). The holder records in its claim the device:inode of each such file its watch
 // sees (build-session.ts); the process that takes over the stale claim removes them
-// (removeDeadWorkerTemps): files of exactly that name, regular, of this user, with one link, of a
-// worker that is not running, and, when the claim recorded identities, one of those. Only the
-// worker's: the addon is never loaded by the holder itself, so no temp file carries its pid.
+// (removeLeftTemps): files of exactly that name, regular, of this user, with one link, of a
+// worker that is not running, and, when the claim recorded identities, one of those. The holder's
+// own temps (a stored engine being placed, its manifest being written) go by the same rules, known
+// by their names and the holder's pid.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -178,21 +179,30 @@ function breakStale(file: string, seen: string): boolean {
 }
 
 /**
- * The temp files that the dead worker of stale claim `h` left beside `target` (killed with its
- * holder, so nobody removed them), removed; nothing else is. A file goes only when all hold: its
- * name is exactly `<basename>.tmp-<worker pid>-<digits>` (the native layer's, created O_EXCL); it
- * is a regular file itself (a link is not followed), of this user, with one link; the pid in its
- * name runs no process now (a reused pid may be a new build's worker); and, when the claim
- * recorded the identities its holder saw, its device:inode is one of them (otherwise the file is
- * not known to be that worker's, whatever its name). Failures are warnings: the claim is taken
- * all the same.
+ * The temp files that stale claim `h`'s build left beside `target` (its worker and its holder were
+ * killed, so nobody removed them), removed; nothing else is. Whose they are is told by their names
+ * and, for the worker's, by the identities the holder recorded:
+ * - the worker's engine temp, `<basename>.tmp-<worker pid>-<digits>` (the native layer's, created
+ *   O_EXCL); when the claim recorded the identities its holder saw, its device:inode must be one of
+ *   them (otherwise the file is not known to be that worker's, whatever its name);
+ * - the holder's own temps, written by the service in that process (engine-reuse.ts places a stored
+ *   engine and its layer file, engine-manifest-file.ts writes the manifest):
+ *   `<basename>.tmp-<holder pid>-reuse-<digits>`, `<basename>.layers.json.tmp-<holder pid>-reuse-<digits>`
+ *   and `<basename>.manifest.json.tmp-<holder pid>-<digits>`.
+ * A file goes only when, besides, it is a regular file itself (a link is not followed), of this
+ * user, with one link, and the pid in its name runs no process now (a reused pid may be a new
+ * build's). Failures are warnings: the claim is taken all the same.
  */
-function removeDeadWorkerTemps(target: string, h: ClaimHolder, onWarning?: (message: string) => void): void {
-  const pid = h.workerPid;
-  if (pid === undefined || h.target !== target || h.host !== os.hostname() || processAlive(pid, undefined)) return;
+function removeLeftTemps(target: string, h: ClaimHolder, onWarning?: (message: string) => void): void {
+  if (h.target !== target || h.host !== os.hostname()) return;
+  const base = path.basename(target);
+  const kinds: Array<{ prefix: string; known?: Set<string> }> = [];
+  if (h.workerPid !== undefined && !processAlive(h.workerPid, undefined)) kinds.push({ prefix: `${base}.tmp-${h.workerPid}-`, known: h.temps ? new Set(h.temps) : undefined });
+  if (!processAlive(h.pid, undefined)) {
+    for (const prefix of [`${base}.tmp-${h.pid}-reuse-`, `${base}.layers.json.tmp-${h.pid}-reuse-`, `${base}.manifest.json.tmp-${h.pid}-`]) kinds.push({ prefix });
+  }
+  if (kinds.length === 0) return;
   const dir = path.dirname(target);
-  const prefix = `${path.basename(target)}.tmp-${pid}-`;
-  const known = h.temps ? new Set(h.temps) : undefined;
   const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
   let names: string[];
   try {
@@ -201,7 +211,8 @@ function removeDeadWorkerTemps(target: string, h: ClaimHolder, onWarning?: (mess
     return; // the folder is gone or unreadable: nothing to find
   }
   for (const name of names) {
-    if (!name.startsWith(prefix) || !/^\d{1,20}$/.test(name.slice(prefix.length))) continue;
+    const kind = kinds.find((k) => name.startsWith(k.prefix) && /^\d{1,20}$/.test(name.slice(k.prefix.length)));
+    if (!kind) continue;
     const p = path.join(dir, name);
     let st: fs.Stats;
     try {
@@ -210,7 +221,7 @@ function removeDeadWorkerTemps(target: string, h: ClaimHolder, onWarning?: (mess
       continue;
     }
     if (!st.isFile() || st.nlink !== 1 || (uid !== undefined && st.uid !== uid)) continue;
-    if (known && !known.has(`${st.dev}:${st.ino}`)) continue;
+    if (kind.known && !kind.known.has(`${st.dev}:${st.ino}`)) continue;
     try {
       fs.unlinkSync(p);
     } catch (e) {
@@ -310,7 +321,7 @@ export type ClaimResult = { ok: true; claim: OutputClaim } | { ok: false; holder
 /**
  * Claims `target` (the output file, a link resolved) for build `buildId` of this process, or says
  * who holds it. A stale claim taken over has its dead worker's temp files removed
- * (removeDeadWorkerTemps); what could not be is told to `onWarning`. Throws when the claim folder
+ * (removeLeftTemps); what could not be is told to `onWarning`. Throws when the claim folder
  * cannot be used (not private, not writable).
  */
 export function claimOutput(target: string, buildId: string, dir: string = claimDir(), onWarning?: (message: string) => void): ClaimResult {
@@ -346,7 +357,7 @@ export function claimOutput(target: string, buildId: string, dir: string = claim
     // Its holder is gone (or it is not a claim at all: nothing of a build's can be lost with it).
     // Whoever removed the stale claim removes what its worker left, at once: a claimer that
     // comes first now runs a worker of another pid (a live pid is never touched).
-    if (breakStale(file, seen) && holder) removeDeadWorkerTemps(target, holder, onWarning);
+    if (breakStale(file, seen) && holder) removeLeftTemps(target, holder, onWarning);
   }
   throw new Error(`the claim ${file} on ${target} kept changing while it was taken; try again`);
 }

@@ -160,7 +160,7 @@ describe('output claims across processes', () => {
 // the engine. The build that takes over its stale claim removes that file, and only that: what
 // merely looks like it (a link, a FIFO, a folder, a file with a second name, another pid's, a name
 // off the pattern) stays, and a claim that stands touches nothing.
-describe("taking over a stale claim removes its dead worker's temp files, and nothing else", () => {
+describe("taking over a stale claim removes its dead build's temp files, and nothing else", () => {
   /** A fresh output folder and its target path, `model.engine` in it. */
   function outFolder(): { folder: string; out: string } {
     const folder = fs.mkdtempSync(path.join(dir, 'temps-'));
@@ -229,6 +229,34 @@ describe("taking over a stale claim removes its dead worker's temp files, and no
     expect(fs.existsSync(leftover)).toBe(false);
     expect(tmpNames(folder)).toEqual(before.filter((f) => f !== path.basename(leftover)));
     checkNeighbours();
+  });
+
+  it("the dead holder's own temps (a stored engine being placed, its layer file, its manifest): by name, pid and kind", () => {
+    const { folder, out } = outFolder();
+    const holder = deadPid();
+    const worker = deadPid();
+    const at = (name: string) => path.join(folder, name);
+    const left = [`model.engine.tmp-${holder}-reuse-3`, `model.engine.layers.json.tmp-${holder}-reuse-4`, `model.engine.manifest.json.tmp-${holder}-7`];
+    for (const name of left) fs.writeFileSync(at(name), 'half written');
+    const outside = fs.mkdtempSync(path.join(dir, 'outside-'));
+    fs.writeFileSync(path.join(outside, 'theirs'), 'not the build’s');
+    fs.symlinkSync(path.join(outside, 'theirs'), at(`model.engine.tmp-${holder}-reuse-9`));
+    const stay: Record<string, string> = {
+      [`model.engine.manifest.json.tmp-${holder}-x`]: 'not digits',
+      [`model.engine.tmp-${holder}-reuse-`]: 'no counter',
+      [`model.engine.tmp-${holder}-0`]: 'the worker pattern with the holder pid: no holder writes it',
+      [`model.engine.manifest.json.tmp-${process.pid}-1`]: 'a live process writes this',
+      [`other.engine.manifest.json.tmp-${holder}-1`]: "another output's",
+    };
+    for (const [name, text] of Object.entries(stay)) fs.writeFileSync(at(name), text);
+    plant(out, { pid: holder, workerPid: worker });
+    const c = claimOutput(out, 'b1', claims);
+    expect(c.ok).toBe(true);
+    if (c.ok) c.claim.release();
+    for (const name of left) expect(fs.existsSync(at(name)), name).toBe(false);
+    expect(fs.readFileSync(at(`model.engine.tmp-${holder}-reuse-9`), 'utf8')).toBe('not the build’s');
+    expect(fs.lstatSync(at(`model.engine.tmp-${holder}-reuse-9`)).isSymbolicLink()).toBe(true);
+    for (const [name, text] of Object.entries(stay)) expect(fs.readFileSync(at(name), 'utf8'), name).toBe(text);
   });
 
   it('a claim that recorded its temp files: only those very files, whatever else carries the name', () => {
