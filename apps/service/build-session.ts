@@ -328,8 +328,11 @@ export class BuildSession {
         ...(this.opts.heartbeatMs ? { heartbeatMs: this.opts.heartbeatMs } : {}),
         ...(this.crashRecord ? { crashRecordPath: this.crashRecord } : {}),
       });
-      if (this.run.pid !== undefined) this.outputClaim?.setWorker(this.run.pid);
+      // The watch before the claim names the worker: once it does, a temp file of that worker may
+      // appear at any moment, and one created before the watch began would be missed for good
+      // (the claim would say "watched, none seen", and a taker would leave the file).
       this.watchTempFiles();
+      if (this.run.pid !== undefined) this.outputClaim?.setWorker(this.run.pid);
       this.readCgroupAtLaunch();
     } catch (e) {
       // No worker: finishLocally frees the slot itself.
@@ -671,11 +674,7 @@ export class BuildSession {
     const prefix = `${path.basename(target)}.tmp-${pid}-`;
     try {
       this.tempWatch = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (typeof name !== 'string' || !name.startsWith(prefix)) return;
-        const id = regularFileId(path.join(dir, name));
-        if (id === undefined || this.tempFileIds.has(id)) return;
-        this.tempFileIds.add(id);
-        this.outputClaim?.addTemp(id);
+        if (typeof name === 'string' && name.startsWith(prefix)) this.recordTempFile(path.join(dir, name));
       });
       this.tempWatch.on('error', () => {
         this.stopWatchingTempFiles();
@@ -686,7 +685,23 @@ export class BuildSession {
     } catch {
       // No watch (inotify limits): a worker that dies leaves whatever is at the output path alone,
       // and a taker of the claim knows its temp files by their names alone.
+      return;
     }
+    // The worker runs from its spawn on, and the watch reports only what changes after it began:
+    // a temp file created before it (a fast worker, a busy machine) is found by name once.
+    try {
+      for (const name of fs.readdirSync(dir)) if (name.startsWith(prefix)) this.recordTempFile(path.join(dir, name));
+    } catch {
+      // The folder is gone or unreadable: the watch's error (or the build's own) says so.
+    }
+  }
+
+  /** The temp file at `p`, if it is a regular file, recorded here and in the output's claim. */
+  private recordTempFile(p: string): void {
+    const id = regularFileId(p);
+    if (id === undefined || this.tempFileIds.has(id)) return;
+    this.tempFileIds.add(id);
+    this.outputClaim?.addTemp(id);
   }
 
   private stopWatchingTempFiles(): void {
