@@ -251,15 +251,21 @@ describe('launcher: signals while the build runs', () => {
     // the launcher alone: had the launcher forwarded it, the stand-in would die by it (exit 130).
     const t = underTerminal(buildArgs('tty-own-group', ['--json']), { ...process.env, PATH: ownGroupNodeDir, [marks.next()]: '1' });
     let launcher = 0;
-    await until('the launcher and its stand-in', () => {
+    // Its process group, field 5 of /proc/<pid>/stat (counted after the command name's ')').
+    const pgrp = (pid: number | string) => {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2];
+    };
+    await until('the launcher and its stand-in, in a group of its own', () => {
       const kids = fs.readFileSync(`/proc/${t.script.pid}/task/${t.script.pid}/children`, 'utf8').trim();
       launcher = Number(kids.split(/\s+/)[0] || 0);
       if (!launcher) return false;
       try {
-        return (
-          fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim() !== '' &&
-          /sleep/.test(fs.readFileSync(`/proc/${fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim()}/cmdline`, 'utf8'))
-        );
+        const standIn = fs.readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim();
+        // Not as soon as `setsid sleep 60` runs (its cmdline names sleep already): until its
+        // setsid() the stand-in is still in the terminal's foreground group, and a Ctrl-C then
+        // kills it directly, forwarded or not (seen on a busy machine).
+        return standIn !== '' && /sleep/.test(fs.readFileSync(`/proc/${standIn}/cmdline`, 'utf8')) && pgrp(standIn) !== pgrp(launcher);
       } catch {
         return false;
       }
