@@ -267,7 +267,9 @@ function cliBuild(modelPath: string, outPath: string, simSeconds: number): Promi
         if (line.trim()) arrivals.push({ event: JSON.parse(line) as BuildEvent, at, replayed: false });
       }
     });
-    proc.on('exit', (code) => {
+    // 'close', not 'exit': the last chunks of stdout (build.finished among them) may still be on
+    // their way when the process has exited; read before then, a whole stream looked cut.
+    proc.on('close', (code) => {
       if (code !== 0) reject(new Error(`build --json exited ${code}: ${err}`));
       else resolve({ arrivals, anchored: hasAnchor(arrivals) });
     });
