@@ -36,6 +36,7 @@ import { describeExit } from './exit-status.js';
 import { ensurePrivateDir } from './private-dir.js';
 import { claimDir, claimOutput, describeHolder, realOr, type OutputClaim } from './output-claim.js';
 import { recordEngine, recordedEnginePath, type EngineRecord } from './engine-identity.js';
+import { removeOwnFiles, tempPrefix } from './temp-files.js';
 import { WorkerRun, type WorkerExit } from './worker-run.js';
 import type { WorkerLauncher } from './worker-host.js';
 
@@ -77,16 +78,6 @@ function regularFileId(p: string): string | undefined {
     return st.isFile() ? `${st.dev}:${st.ino}` : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** `p` is a regular file (not a link, FIFO or folder) of this user. */
-function ownRegularFile(p: string): boolean {
-  try {
-    const st = fs.lstatSync(p);
-    return st.isFile() && (typeof process.geteuid !== 'function' || st.uid === process.geteuid());
-  } catch {
-    return false;
   }
 }
 
@@ -671,7 +662,7 @@ export class BuildSession {
     const target = this.outputTarget;
     if (pid === undefined || target === undefined) return;
     const dir = path.dirname(target);
-    const prefix = `${path.basename(target)}.tmp-${pid}-`;
+    const prefix = tempPrefix(path.basename(target), pid);
     try {
       this.tempWatch = fs.watch(dir, { persistent: false }, (_event, name) => {
         if (typeof name === 'string' && name.startsWith(prefix)) this.recordTempFile(path.join(dir, name));
@@ -739,24 +730,8 @@ export class BuildSession {
     const warn = (what: string, e: unknown) => this.opts.onWarning?.(`build ${this.id}: could not remove ${what}: ${(e as Error).message}`);
     const cache = this.build.options.timingCache;
     for (const t of [target, ...(cache ? [realOr(cache)] : [])]) {
-      const dir = path.dirname(t);
-      const prefix = `${path.basename(t)}.tmp-${pid}-`;
-      let names: string[];
-      try {
-        names = fs.readdirSync(dir);
-      } catch {
-        continue; // folder gone or unreadable: nothing of ours to find
-      }
-      for (const f of names) {
-        if (!f.startsWith(prefix)) continue;
-        const p = path.join(dir, f);
-        if (!ownRegularFile(p)) continue;
-        try {
-          fs.unlinkSync(p);
-        } catch (e) {
-          warn(p, e);
-        }
-      }
+      const prefix = tempPrefix(path.basename(t), pid);
+      removeOwnFiles(path.dirname(t), (f) => f.startsWith(prefix), warn);
     }
     if (!workerDied) return;
     const now = regularFileId(target);

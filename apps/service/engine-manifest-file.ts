@@ -31,6 +31,7 @@ import { backendCapabilities } from '../shared/trt-capabilities.js';
 import { readBoundedText } from './engine-layers-file.js';
 import { packageVersion } from './package-info.js';
 import { refusePlanted } from './writable-path.js';
+import { tempPrefix } from './temp-files.js';
 
 export { manifestPathFor } from '../shared/engine-manifest.js';
 
@@ -277,7 +278,7 @@ export async function writeJsonAtomic(dest: string, value: unknown): Promise<voi
   const there = await fs.promises.lstat(dest).catch(() => undefined);
   if (there && !there.isFile()) throw new Error(`${dest} is ${there.isSymbolicLink() ? 'a symbolic link' : kindOf(there)}, not a file this build wrote: it is left as it is`);
   refusePlanted(dest, 'manifest');
-  const tmp = `${dest}.tmp-${process.pid}-${++tmpCounter}`;
+  const tmp = `${tempPrefix(dest, process.pid)}${++tmpCounter}`;
   try {
     const fh = await fs.promises.open(tmp, 'wx', 0o644);
     try {

@@ -7,6 +7,7 @@ import { engineIdentity, layersPathFor, normalizeOptions, pluginLibraryPaths, re
 import type { ValidatedBuild } from './build-validation.js';
 import { modelDigest, sha256File, writeManifest } from './engine-manifest-file.js';
 import type { EngineReuseStore } from './engine-reuse-store.js';
+import { tempPrefix } from './temp-files.js';
 
 const MiB = 1024 * 1024;
 
@@ -63,7 +64,7 @@ async function copyAtomic(src: string, dest: string): Promise<void> {
   const there = await fs.promises.lstat(dest).catch(() => undefined);
   if (there && !there.isFile() && !there.isSymbolicLink())
     throw new Error(`${dest} is no longer a file (${there.isFIFO() ? 'a FIFO' : there.isDirectory() ? 'a directory' : 'a special file'}): it is left as it is`);
-  const tmp = `${dest}.tmp-${process.pid}-reuse-${++tmpCounter}`;
+  const tmp = `${tempPrefix(dest, process.pid, 'reuse')}${++tmpCounter}`;
   try {
     await fs.promises.copyFile(src, tmp);
     await fs.promises.rename(tmp, dest);

@@ -28,8 +28,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { displayText } from '../shared/display-text.js';
+import { layersPathFor, manifestPathFor } from '../shared/engine-manifest.js';
 import { stateDir } from './build-profiles.js';
 import { ensurePrivateDir } from './private-dir.js';
+import { isTempName, removeOwnFiles, tempPrefix } from './temp-files.js';
 
 export interface ClaimHolder {
   v: 1;
@@ -197,37 +199,21 @@ function removeLeftTemps(target: string, h: ClaimHolder, onWarning?: (message: s
   if (h.target !== target || h.host !== os.hostname()) return;
   const base = path.basename(target);
   const kinds: Array<{ prefix: string; known?: Set<string> }> = [];
-  if (h.workerPid !== undefined && !processAlive(h.workerPid, undefined)) kinds.push({ prefix: `${base}.tmp-${h.workerPid}-`, known: h.temps ? new Set(h.temps) : undefined });
+  if (h.workerPid !== undefined && !processAlive(h.workerPid, undefined)) kinds.push({ prefix: tempPrefix(base, h.workerPid), known: h.temps ? new Set(h.temps) : undefined });
   if (!processAlive(h.pid, undefined)) {
-    for (const prefix of [`${base}.tmp-${h.pid}-reuse-`, `${base}.layers.json.tmp-${h.pid}-reuse-`, `${base}.manifest.json.tmp-${h.pid}-`]) kinds.push({ prefix });
+    for (const prefix of [tempPrefix(base, h.pid, 'reuse'), tempPrefix(layersPathFor(base), h.pid, 'reuse'), tempPrefix(manifestPathFor(base), h.pid)]) kinds.push({ prefix });
   }
   if (kinds.length === 0) return;
-  const dir = path.dirname(target);
-  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return; // the folder is gone or unreadable: nothing to find
-  }
-  for (const name of names) {
-    const kind = kinds.find((k) => name.startsWith(k.prefix) && /^\d{1,20}$/.test(name.slice(k.prefix.length)));
-    if (!kind) continue;
-    const p = path.join(dir, name);
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (!st.isFile() || st.nlink !== 1 || (uid !== undefined && st.uid !== uid)) continue;
-    if (kind.known && !kind.known.has(`${st.dev}:${st.ino}`)) continue;
-    try {
-      fs.unlinkSync(p);
-    } catch (e) {
-      onWarning?.(`could not remove ${p}, left by the killed build ${displayText(h.buildId)}: ${(e as Error).message}`);
-    }
-  }
+  const kindOf = (name: string) => kinds.find((k) => isTempName(name, k.prefix));
+  removeOwnFiles(
+    path.dirname(target),
+    (name) => kindOf(name) !== undefined,
+    (p, e) => onWarning?.(`could not remove ${p}, left by the killed build ${displayText(h.buildId)}: ${(e as Error).message}`),
+    (name, st) => {
+      const known = kindOf(name)!.known;
+      return st.nlink === 1 && (!known || known.has(`${st.dev}:${st.ino}`));
+    },
+  );
 }
 
 /** The process's own description for a refusal: the program and its subcommand. */

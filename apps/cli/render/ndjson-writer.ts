@@ -119,11 +119,16 @@ export class NdjsonWriter {
    */
   get caughtUp(): boolean {
     const buffered = (this.out as { writableLength?: number }).writableLength ?? 0;
-    return !this.closed && !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0 && buffered === 0;
+    return !this.closed && this.nothingWaiting() && buffered === 0;
   }
 
   private isIdle(): boolean {
-    return this.closed || (this.inFlight === 0 && !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0);
+    return this.closed || (this.inFlight === 0 && this.nothingWaiting());
+  }
+
+  /** No line waits here for the reader (none stored, no step, no drain awaited). */
+  private nothingWaiting(): boolean {
+    return !this.waitingForDrain && this.readPos === this.writePos && this.steps.size === 0;
   }
 
   private enqueue(e: BuildEvent): void {
